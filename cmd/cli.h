@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* Shared by the cmd_<verb>.c files: exit codes, the command table, output helpers. */
+
+#include <stdbool.h>
+
+#include "sbx/util.h"
+
+/* Exit codes, as documented in `sandboxctl --help` and DESIGN.md. */
+enum {
+	EXIT_PASS = 0,	     /* success, or graded and passed */
+	EXIT_NOT_PASSED = 1, /* graded but not passed */
+	EXIT_USAGE = 2,	     /* usage or configuration error, bad input */
+	EXIT_ENGINE = 3,     /* engine or infrastructure error */
+	EXIT_DEADLINE = 4,   /* deadline passed */
+};
+
+typedef struct cli_command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+} cli_command;
+
+/* Each returns an exit code; argv[0] is the command name. */
+int cmd_build(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_mcp(int argc, char **argv);
+int cmd_grade(int argc, char **argv);
+int cmd_tasks(int argc, char **argv);
+int cmd_doctor(int argc, char **argv);
+int cmd_ps(int argc, char **argv);
+int cmd_gc(int argc, char **argv);
+int cmd_version(int argc, char **argv);
+
+/* Prints "sandboxctl: <msg>" on stderr. */
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* True when --help or -h is among argv[1..]. */
+bool cli_wants_help(int argc, char **argv);
+
+/* Global flags parsed by main before the command runs. */
+extern bool arg_verbose;

@@ -1,0 +1,9 @@
+/* SPDX-License-Identifier: MIT */
+/* Placeholder until its issue lands: refuses clearly instead of pretending. */
+#include "cli.h"
+
+int cmd_doctor(int argc, char **argv)
+{
+	cli_error("'doctor' is not available in this build yet");
+	return EXIT_USAGE;
+}

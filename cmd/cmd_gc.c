@@ -1,0 +1,9 @@
+/* SPDX-License-Identifier: MIT */
+/* Placeholder until its issue lands: refuses clearly instead of pretending. */
+#include "cli.h"
+
+int cmd_gc(int argc, char **argv)
+{
+	cli_error("'gc' is not available in this build yet");
+	return EXIT_USAGE;
+}

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/*
+ * Scope-bound cleanup (after systemd's macro.h): ownership is visible in the
+ * declaration and early returns cannot leak. TAKE_PTR hands a value on and
+ * disarms the cleanup.
+ */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <errno.h>
+
+#define _cleanup_(f) __attribute__((cleanup(f)))
+
+static inline void sbx_freep(void *p)
+{
+	free(*(void **)p);
+}
+
+static inline void sbx_closep(int *fd)
+{
+	if (*fd >= 0) {
+		int saved = errno;
+		close(*fd);
+		errno = saved;
+	}
+}
+
+static inline void sbx_fclosep(FILE **f)
+{
+	if (*f)
+		fclose(*f);
+}
+
+#define _cleanup_free_	 _cleanup_(sbx_freep)
+#define _cleanup_close_	 _cleanup_(sbx_closep)
+#define _cleanup_fclose_ _cleanup_(sbx_fclosep)
+
+/* Defines a static inline `name##p(type **)` that calls fn on a non-NULL value. */
+#define SBX_DEFINE_CLEANUP(type, fn)                                                               \
+	static inline void fn##p(type **p)                                                         \
+	{                                                                                          \
+		if (*p)                                                                            \
+			fn(*p);                                                                    \
+	}
+
+/* Returns the pointer and sets the variable to NULL (ownership moves). */
+#define TAKE_PTR(ptr)                                                                              \
+	__extension__({                                                                            \
+		__typeof__(ptr) _took_ = (ptr);                                                    \
+		(ptr) = NULL;                                                                      \
+		_took_;                                                                            \
+	})
+
+/* Returns the fd and sets the variable to -1. */
+#define TAKE_FD(fd)                                                                                \
+	__extension__({                                                                            \
+		int _fd_ = (fd);                                                                   \
+		(fd) = -1;                                                                         \
+		_fd_;                                                                              \
+	})
+
+#define SBX_ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))

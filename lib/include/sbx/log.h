@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/*
+ * The library never prints. A program installs a log handler; without one,
+ * messages go nowhere.
+ */
+
+enum sbx_log_level {
+	SBX_LOG_ERROR = 3,
+	SBX_LOG_WARNING = 4,
+	SBX_LOG_INFO = 6,
+	SBX_LOG_DEBUG = 7,
+};
+
+typedef void (*sbx_log_fn)(int level, const char *msg, void *payload);
+
+/* Installs fn (NULL silences). Messages above max_level are not formatted. */
+void sbx_log_set(sbx_log_fn fn, void *payload, int max_level);
+
+/* Internal: used by library modules. */
+void sbx__log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#define sbx_log_error(...)   sbx__log(SBX_LOG_ERROR, __VA_ARGS__)
+#define sbx_log_warning(...) sbx__log(SBX_LOG_WARNING, __VA_ARGS__)
+#define sbx_log_info(...)    sbx__log(SBX_LOG_INFO, __VA_ARGS__)
+#define sbx_log_debug(...)   sbx__log(SBX_LOG_DEBUG, __VA_ARGS__)

@@ -1,0 +1,6 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* The umbrella header of libsbx. Modules add their header here as they land. */
+
+#include "sbx/util.h"

@@ -1,0 +1,11 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* The base layer: everything else may use it; it uses nothing above it. */
+
+#include "sbx/error.h"
+#include "sbx/buf.h"
+#include "sbx/cleanup.h"
+#include "sbx/json.h"
+#include "sbx/log.h"
+#include "sbx/path.h"

@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <stdio.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sbx/buf.h"
+
+void sbx_buf_init(sbx_buf *b, size_t max)
+{
+	b->data = NULL;
+	b->len = 0;
+	b->cap = 0;
+	b->max = max;
+}
+
+void sbx_buf_free(sbx_buf *b)
+{
+	if (!b)
+		return;
+	free(b->data);
+	b->data = NULL;
+	b->len = 0;
+	b->cap = 0;
+}
+
+void sbx_buf_reset(sbx_buf *b)
+{
+	b->len = 0;
+	if (b->data)
+		b->data[0] = '\0';
+}
+
+static int grow(sbx_buf *b, size_t need)
+{
+	size_t cap;
+	char *p;
+
+	if (need > b->max || need + 1 < need) {
+		sbx_buf_free(b);
+		return -ENOBUFS;
+	}
+	if (need + 1 <= b->cap)
+		return 0;
+	cap = b->cap ? b->cap : 64;
+	while (cap < need + 1)
+		cap = cap > SIZE_MAX / 2 ? need + 1 : cap * 2;
+	if (cap > b->max + 1)
+		cap = b->max + 1;
+	p = realloc(b->data, cap);
+	if (!p) {
+		sbx_buf_free(b);
+		return -ENOMEM;
+	}
+	b->data = p;
+	b->cap = cap;
+	return 0;
+}
+
+int sbx_buf_append(sbx_buf *b, const void *p, size_t n)
+{
+	int r;
+
+	if (n > SIZE_MAX - b->len) {
+		sbx_buf_free(b);
+		return -ENOBUFS;
+	}
+	r = grow(b, b->len + n);
+	if (r < 0)
+		return r;
+	if (n)
+		memcpy(b->data + b->len, p, n);
+	b->len += n;
+	b->data[b->len] = '\0';
+	return 0;
+}
+
+int sbx_buf_puts(sbx_buf *b, const char *s)
+{
+	return sbx_buf_append(b, s, strlen(s));
+}
+
+int sbx_buf_putc(sbx_buf *b, char c)
+{
+	return sbx_buf_append(b, &c, 1);
+}
+
+int sbx_buf_vprintf(sbx_buf *b, const char *fmt, va_list ap)
+{
+	va_list aq;
+	int n, r;
+
+	va_copy(aq, ap);
+	n = vsnprintf(NULL, 0, fmt, aq);
+	va_end(aq);
+	if (n < 0) {
+		sbx_buf_free(b);
+		return -EINVAL;
+	}
+	r = grow(b, b->len + (size_t)n);
+	if (r < 0)
+		return r;
+	vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+	b->len += (size_t)n;
+	return 0;
+}
+
+int sbx_buf_printf(sbx_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = sbx_buf_vprintf(b, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+char *sbx_buf_steal(sbx_buf *b, size_t *len_out)
+{
+	char *p = b->data;
+
+	if (!p)
+		p = calloc(1, 1);
+	if (len_out)
+		*len_out = b->data ? b->len : 0;
+	b->data = NULL;
+	b->len = 0;
+	b->cap = 0;
+	return p;
+}
+
+const char *sbx_buf_str(const sbx_buf *b)
+{
+	return b->data ? b->data : "";
+}

@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "sbx/cleanup.h"
+#include "sbx/path.h"
+
+#define PATH_MAX_LEN 4096
+
+int sbx_path_check_relative(const char *path, sbx_error *err)
+{
+	size_t len;
+	const char *p;
+
+	if (!path || !*path)
+		return sbx_error_set(err, -EINVAL, "empty path");
+	len = strnlen(path, PATH_MAX_LEN + 1);
+	if (len > PATH_MAX_LEN)
+		return sbx_error_set(err, -ENAMETOOLONG, "path longer than %d bytes", PATH_MAX_LEN);
+	if (path[0] == '/')
+		return sbx_error_set(err, -EXDEV, "'%s': absolute paths are not allowed", path);
+	for (p = path; *p;) {
+		const char *slash = strchr(p, '/');
+		size_t n = slash ? (size_t)(slash - p) : strlen(p);
+
+		if (n == 2 && p[0] == '.' && p[1] == '.')
+			return sbx_error_set(err, -EXDEV, "'%s': '..' is not allowed", path);
+		if (!slash)
+			break;
+		p = slash + 1;
+	}
+	return 0;
+}
+
+static int openat2_beneath(int dirfd, const char *path, int flags, mode_t mode, bool no_symlinks)
+{
+	struct open_how how = {
+		.flags = (unsigned long long)(flags | O_CLOEXEC),
+		.mode = (flags & (O_CREAT | O_TMPFILE)) ? mode : 0,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS,
+	};
+	long fd;
+
+	if (no_symlinks)
+		how.resolve |= RESOLVE_NO_SYMLINKS;
+	fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+	return fd < 0 ? -errno : (int)fd;
+}
+
+int sbx_path_open_beneath(int dirfd, const char *path, int flags, mode_t mode, bool no_symlinks,
+			  sbx_error *err)
+{
+	int fd, r;
+
+	r = sbx_path_check_relative(path, err);
+	if (r < 0)
+		return r;
+	fd = openat2_beneath(dirfd, path, flags, mode, no_symlinks);
+	if (fd >= 0)
+		return fd;
+	switch (fd) {
+	case -EXDEV:
+		return sbx_error_set(err, fd, "'%s': resolves outside the allowed directory", path);
+	case -ELOOP:
+		return sbx_error_set(err, fd, "'%s': symbolic links are not allowed here", path);
+	case -ENOSYS:
+		return sbx_error_set(err, fd, "'%s': kernel lacks openat2 (needs Linux 5.6+)",
+				     path);
+	default:
+		return sbx_error_set(err, fd, "'%s': %s", path, strerror(-fd));
+	}
+}
+
+int sbx_path_mkdirs_beneath(int dirfd, const char *path, mode_t mode, sbx_error *err)
+{
+	_cleanup_free_ char *copy = NULL;
+	int cur, r;
+	char *p, *slash;
+
+	r = sbx_path_check_relative(path, err);
+	if (r < 0)
+		return r;
+	copy = strdup(path);
+	if (!copy)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	cur = fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
+	if (cur < 0)
+		return sbx_error_set(err, -errno, "'%s': %s", path, strerror(errno));
+	for (p = copy; p && *p; p = slash) {
+		int next;
+
+		slash = strchr(p, '/');
+		if (slash)
+			*slash++ = '\0';
+		if (!*p || strcmp(p, ".") == 0)
+			continue;
+		if (mkdirat(cur, p, mode) < 0 && errno != EEXIST) {
+			r = -errno;
+			close(cur);
+			return sbx_error_set(err, r, "'%s': cannot create directory: %s", path,
+					     strerror(-r));
+		}
+		next = openat2_beneath(cur, p, O_PATH | O_DIRECTORY | O_NOFOLLOW, 0, true);
+		close(cur);
+		if (next < 0)
+			return sbx_error_set(err, next,
+					     "'%s': not a directory inside the target: %s", path,
+					     strerror(-next));
+		cur = next;
+	}
+	return cur;
+}
+
+int sbx_path_write_atomic(const char *path, const void *data, size_t len, sbx_error *err)
+{
+	_cleanup_free_ char *tmp = NULL;
+	_cleanup_close_ int fd = -1;
+	const char *p = data;
+	size_t left = len;
+
+	if (asprintf(&tmp, "%s.tmp.XXXXXX", path) < 0) {
+		tmp = NULL;
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	}
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0)
+		return sbx_error_set(err, -errno, "'%s': cannot create temp file: %s", path,
+				     strerror(errno));
+	while (left > 0) {
+		ssize_t n = write(fd, p, left);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			int r = -errno;
+			unlink(tmp);
+			return sbx_error_set(err, r, "'%s': write failed: %s", path, strerror(-r));
+		}
+		p += n;
+		left -= (size_t)n;
+	}
+	if (fchmod(fd, 0644) < 0 || fsync(fd) < 0 || rename(tmp, path) < 0) {
+		int r = -errno;
+		unlink(tmp);
+		return sbx_error_set(err, r, "'%s': cannot replace atomically: %s", path,
+				     strerror(-r));
+	}
+	return 0;
+}

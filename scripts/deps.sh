@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs everything sandboxctl needs to build, test and run on Debian 12.
+# The one place that names packages: README commands and .ci/run call this.
+set -euo pipefail
+
+# Build toolchain and the libraries the C code links against.
+build_pkgs=(
+	meson ninja-build gcc clang clang-format pkg-config git
+	libcurl4-openssl-dev libcjson-dev libarchive-dev libyaml-dev libgit2-dev
+	check libmicrohttpd-dev libxml2-dev libx11-dev libxtst-dev libpng-dev
+	zlib1g-dev
+)
+# What the tests and the offline base image need on the host.
+test_pkgs=(
+	busybox-static mmdebstrap ca-certificates curl iproute2
+	libreoffice-calc xvfb xauth x11-utils fonts-dejavu-core
+	python3-odf python3-pip wrk valgrind libclang-rt-14-dev
+)
+# The official MCP client SDKs, for protocol tests.
+pip_pkgs=(mcp fastmcp)
+
+missing=()
+for p in "${build_pkgs[@]}" "${test_pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	echo "deps: installing ${missing[*]}" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+py=${PYTHON:-python3}
+if ! "$py" -c 'import mcp, fastmcp' 2>/dev/null; then
+	echo "deps: pip installing ${pip_pkgs[*]}" >&2
+	"$py" -m pip install -q --disable-pip-version-check "${pip_pkgs[@]}" ||
+		"$py" -m pip install -q --break-system-packages "${pip_pkgs[@]}"
+fi

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it: installs what is missing, builds with
+# warnings as errors, checks formatting, runs every suite against the real
+# engine, then runs again under AddressSanitizer + UBSan.
+#
+#   scripts/test.sh            everything
+#   SBX_SKIP_ASAN=1 scripts/test.sh    skip the sanitizer pass (local iteration)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/deps.sh
+
+echo "== clang-format"
+bad=$(git ls-files '*.c' '*.h' | xargs -r clang-format --dry-run -Werror 2>&1 | grep -c 'error:' || true)
+if [ "$bad" != 0 ]; then
+	git ls-files '*.c' '*.h' | xargs -r clang-format --dry-run -Werror 2>&1 | head -40
+	echo "clang-format: $bad places differ; run: git ls-files '*.c' '*.h' | xargs clang-format -i" >&2
+	exit 1
+fi
+
+passed=0
+failed=0
+run_suite() { # build-dir, extra meson test args...
+	local dir=$1
+	shift
+	local rc=0 ok bad
+	meson test -C "$dir" --print-errorlogs "$@" || rc=$?
+	read -r ok bad < <(python3 -c 'import json,sys
+r=[json.loads(l).get("result") for l in open(sys.argv[1])]
+print(sum(x in ("OK","EXPECTEDFAIL") for x in r), sum(x not in ("OK","EXPECTEDFAIL","SKIP") for x in r))' \
+		"$dir/meson-logs/testlog.json")
+	[ "$rc" = 0 ] || [ "$bad" != 0 ] || bad=1
+	passed=$((passed + ok))
+	failed=$((failed + bad))
+}
+
+echo "== build (warnings are errors)"
+[ -d build-ci ] || meson setup build-ci --werror >/dev/null
+meson compile -C build-ci
+run_suite build-ci
+
+if [ -z "${SBX_SKIP_ASAN:-}" ]; then
+	echo "== build with AddressSanitizer + UBSan"
+	[ -d build-asan ] || meson setup build-asan --werror -Db_sanitize=address,undefined \
+		-Db_lundef=false >/dev/null
+	meson compile -C build-asan
+	export ASAN_OPTIONS=halt_on_error=1:detect_leaks=1
+	export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+	run_suite build-asan --no-suite slow
+fi
+
+echo "tests: $passed passed, $failed failed"
+[ "$failed" = 0 ]

@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: MIT */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sbx/util.h"
+
+START_TEST(error_first_message_wins)
+{
+	sbx_error err = SBX_ERROR_INIT;
+
+	ck_assert_int_eq(sbx_error_set(&err, -ENOENT, "file '%s' missing", "a"), -ENOENT);
+	ck_assert_int_eq(sbx_error_set(&err, -EIO, "generic"), -EIO);
+	ck_assert_str_eq(err.msg, "file 'a' missing");
+	ck_assert_int_eq(err.code, -ENOENT);
+	sbx_error_prefix(&err, -EIO, "task 'x'");
+	ck_assert_str_eq(sbx_error_message(&err), "task 'x': file 'a' missing");
+	sbx_error_replace(&err, -EPERM, "line\nbreak");
+	ck_assert_str_eq(err.msg, "line break");
+	sbx_error_clear(&err);
+	ck_assert_str_eq(sbx_error_message(&err), "no error");
+	ck_assert_int_eq(sbx_error_set(NULL, -EINVAL, "ignored"), -EINVAL);
+}
+END_TEST
+
+START_TEST(buf_grows_and_caps)
+{
+	sbx_buf b = SBX_BUF_INIT(16);
+
+	ck_assert_int_eq(sbx_buf_puts(&b, "hello"), 0);
+	ck_assert_int_eq(sbx_buf_printf(&b, " %d", 42), 0);
+	ck_assert_str_eq(sbx_buf_str(&b), "hello 42");
+	ck_assert_uint_eq(b.len, 8);
+	ck_assert_int_eq(sbx_buf_puts(&b, "0123456789"), -ENOBUFS);
+	/* A failed append frees the buffer: no half-built value. */
+	ck_assert_ptr_null(b.data);
+	ck_assert_uint_eq(b.len, 0);
+	ck_assert_int_eq(sbx_buf_append(&b, "0123456789abcdef", 16), 0);
+	ck_assert_int_eq(sbx_buf_putc(&b, 'x'), -ENOBUFS);
+	sbx_buf_free(&b);
+}
+END_TEST
+
+START_TEST(buf_steal_hands_over)
+{
+	sbx_buf b = SBX_BUF_INIT(1024);
+	size_t len = 99;
+	char *s = sbx_buf_steal(&b, &len);
+
+	ck_assert_str_eq(s, "");
+	ck_assert_uint_eq(len, 0);
+	free(s);
+	sbx_buf_puts(&b, "abc");
+	s = sbx_buf_steal(&b, &len);
+	ck_assert_str_eq(s, "abc");
+	ck_assert_uint_eq(len, 3);
+	ck_assert_ptr_null(b.data);
+	free(s);
+}
+END_TEST
+
+START_TEST(json_parse_and_get)
+{
+	_cleanup_json_ cJSON *root = NULL;
+	sbx_error err = SBX_ERROR_INIT;
+	const char *text = "{\"a\":\"x\",\"n\":3.5,\"b\":true,\"o\":{\"k\":1}}  \n";
+
+	ck_assert_int_eq(sbx_json_parse(text, strlen(text), &root, &err), 0);
+	ck_assert_str_eq(sbx_json_get_string(root, "a", NULL), "x");
+	ck_assert_double_eq(sbx_json_get_number(root, "n", 0), 3.5);
+	ck_assert(sbx_json_get_bool(root, "b", false));
+	ck_assert_str_eq(sbx_json_get_string(root, "missing", "fb"), "fb");
+	ck_assert_str_eq(sbx_json_get_string(root, "n", "fb"), "fb");
+	ck_assert_double_eq(sbx_json_get_number(sbx_json_get(root, "o"), "k", 0), 1);
+	ck_assert_double_eq(sbx_json_get_number(NULL, "k", 7), 7);
+}
+END_TEST
+
+START_TEST(json_parse_rejects_bad_input)
+{
+	cJSON *root = NULL;
+	sbx_error err = SBX_ERROR_INIT;
+	size_t deep = 10000;
+	char *nest = malloc(deep * 2);
+
+	ck_assert_int_eq(sbx_json_parse("{\"a\":", 5, &root, &err), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err.msg, "invalid JSON at byte"));
+	sbx_error_clear(&err);
+	ck_assert_int_eq(sbx_json_parse("{} x", 4, &root, &err), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err.msg, "trailing data at byte 3"));
+	sbx_error_clear(&err);
+	memset(nest, '[', deep);
+	memset(nest + deep, ']', deep);
+	ck_assert_int_eq(sbx_json_parse(nest, deep * 2, &root, &err), -E2BIG);
+	ck_assert_ptr_nonnull(strstr(err.msg, "nesting deeper than"));
+	ck_assert_ptr_null(root);
+	free(nest);
+}
+END_TEST
+
+static char tmpdir[64];
+static int dirfd_ = -1;
+
+static void path_setup(void)
+{
+	strcpy(tmpdir, "/tmp/sbx-test-path-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+	dirfd_ = open(tmpdir, O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(dirfd_, 0);
+}
+
+static void path_teardown(void)
+{
+	char cmd[128];
+
+	close(dirfd_);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+START_TEST(path_confines)
+{
+	sbx_error err = SBX_ERROR_INIT;
+	int fd;
+
+	fd = sbx_path_open_beneath(dirfd_, "a.txt", O_WRONLY | O_CREAT, 0644, false, &err);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert_int_eq(sbx_path_open_beneath(dirfd_, "../etc/passwd", O_RDONLY, 0, false, &err),
+			 -EXDEV);
+	ck_assert_ptr_nonnull(strstr(err.msg, "'..' is not allowed"));
+	sbx_error_clear(&err);
+	ck_assert_int_eq(sbx_path_open_beneath(dirfd_, "/etc/passwd", O_RDONLY, 0, false, &err),
+			 -EXDEV);
+	sbx_error_clear(&err);
+	/* A symlink pointing out is refused by the kernel, not by string checks. */
+	ck_assert_int_eq(symlinkat("/etc/passwd", dirfd_, "evil"), 0);
+	ck_assert_int_eq(sbx_path_open_beneath(dirfd_, "evil", O_RDONLY, 0, false, &err), -EXDEV);
+	ck_assert_ptr_nonnull(strstr(err.msg, "outside the allowed directory"));
+	sbx_error_clear(&err);
+	ck_assert_int_eq(symlinkat("a.txt", dirfd_, "inside"), 0);
+	fd = sbx_path_open_beneath(dirfd_, "inside", O_RDONLY, 0, false, &err);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert_int_eq(sbx_path_open_beneath(dirfd_, "inside", O_RDONLY, 0, true, &err), -ELOOP);
+}
+END_TEST
+
+START_TEST(path_mkdirs_refuses_symlinked_dirs)
+{
+	sbx_error err = SBX_ERROR_INIT;
+	int fd;
+
+	fd = sbx_path_mkdirs_beneath(dirfd_, "x/y/z", 0755, &err);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert_int_eq(symlinkat("/tmp", dirfd_, "out"), 0);
+	ck_assert_int_lt(sbx_path_mkdirs_beneath(dirfd_, "out/sub", 0755, &err), 0);
+	ck_assert_ptr_nonnull(strstr(err.msg, "out/sub"));
+}
+END_TEST
+
+START_TEST(path_write_atomic_replaces)
+{
+	sbx_error err = SBX_ERROR_INIT;
+	char path[128], got[16] = {0};
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/result.json", tmpdir);
+	ck_assert_int_eq(sbx_path_write_atomic(path, "one", 3, &err), 0);
+	ck_assert_int_eq(sbx_path_write_atomic(path, "two!", 4, &err), 0);
+	f = fopen(path, "r");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fread(got, 1, sizeof(got) - 1, f), 4);
+	fclose(f);
+	ck_assert_str_eq(got, "two!");
+}
+END_TEST
+
+static Suite *util_suite(void)
+{
+	Suite *s = suite_create("util");
+	TCase *tc = tcase_create("core");
+	TCase *tp = tcase_create("path");
+
+	tcase_add_test(tc, error_first_message_wins);
+	tcase_add_test(tc, buf_grows_and_caps);
+	tcase_add_test(tc, buf_steal_hands_over);
+	tcase_add_test(tc, json_parse_and_get);
+	tcase_add_test(tc, json_parse_rejects_bad_input);
+	suite_add_tcase(s, tc);
+	tcase_add_checked_fixture(tp, path_setup, path_teardown);
+	tcase_add_test(tp, path_confines);
+	tcase_add_test(tp, path_mkdirs_refuses_symlinked_dirs);
+	tcase_add_test(tp, path_write_atomic_replaces);
+	suite_add_tcase(s, tp);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(util_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
