@@ -40,6 +40,55 @@ int sbx_path_check_relative(const char *path, sbx_error *err)
 	return 0;
 }
 
+/*
+ * Fallback where openat2 is unavailable: walk the path one component at a
+ * time with O_NOFOLLOW, so no symlink is ever followed (stricter than
+ * RESOLVE_BENEATH, which allows symlinks that stay inside). ".." was already
+ * refused lexically by the caller.
+ */
+static int walk_beneath(int dirfd, const char *path, int flags, mode_t mode)
+{
+	_cleanup_free_ char *copy = strdup(path);
+	char *p, *slash;
+	int cur;
+
+	if (!copy)
+		return -ENOMEM;
+	cur = fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
+	if (cur < 0)
+		return -errno;
+	for (p = copy; *p == '/'; p++)
+		;
+	for (;;) {
+		int next;
+
+		slash = strchr(p, '/');
+		if (slash) {
+			*slash = '\0';
+			while (slash[1] == '/')
+				slash++;
+		}
+		if (!slash || !slash[1]) {
+			const char *last = *p ? p : ".";
+			next = openat(cur, last, flags | O_NOFOLLOW | O_CLOEXEC, mode);
+			next = next < 0 ? -errno : next;
+			close(cur);
+			return next;
+		}
+		if (*p && strcmp(p, ".") != 0) {
+			next = openat(cur, p, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (next < 0) {
+				int r = errno == ENOTDIR ? -ELOOP : -errno;
+				close(cur);
+				return r;
+			}
+			close(cur);
+			cur = next;
+		}
+		p = slash + 1;
+	}
+}
+
 static int openat2_beneath(int dirfd, const char *path, int flags, mode_t mode, bool no_symlinks)
 {
 	struct open_how how = {
@@ -52,6 +101,8 @@ static int openat2_beneath(int dirfd, const char *path, int flags, mode_t mode, 
 	if (no_symlinks)
 		how.resolve |= RESOLVE_NO_SYMLINKS;
 	fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+	if (fd < 0 && (errno == ENOSYS || errno == EPERM))
+		return walk_beneath(dirfd, path, flags, mode); /* old kernel, seccomp, valgrind */
 	return fd < 0 ? -errno : (int)fd;
 }
 

@@ -139,8 +139,10 @@ START_TEST(path_confines)
 	sbx_error_clear(&err);
 	/* A symlink pointing out is refused by the kernel, not by string checks. */
 	ck_assert_int_eq(symlinkat("/etc/passwd", dirfd_, "evil"), 0);
-	ck_assert_int_eq(sbx_path_open_beneath(dirfd_, "evil", O_RDONLY, 0, false, &err), -EXDEV);
-	ck_assert_ptr_nonnull(strstr(err.msg, "outside the allowed directory"));
+	/* -EXDEV from openat2; -ELOOP from the no-symlinks fallback (valgrind, old kernels). */
+	fd = sbx_path_open_beneath(dirfd_, "evil", O_RDONLY, 0, false, &err);
+	ck_assert(fd == -EXDEV || fd == -ELOOP);
+	ck_assert_ptr_nonnull(strstr(err.msg, "'evil'"));
 	sbx_error_clear(&err);
 	ck_assert_int_eq(symlinkat("a.txt", dirfd_, "inside"), 0);
 	fd = sbx_path_open_beneath(dirfd_, "inside", O_RDONLY, 0, false, &err);
