@@ -4,7 +4,10 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/openat2.h>
+#include <stdbool.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "sbx/util.h"
@@ -102,6 +105,16 @@ START_TEST(json_parse_rejects_bad_input)
 }
 END_TEST
 
+static bool have_openat2(void)
+{
+	struct open_how how = {.flags = O_RDONLY | O_CLOEXEC};
+	long fd = syscall(SYS_openat2, AT_FDCWD, ".", &how, sizeof(how));
+
+	if (fd >= 0)
+		close((int)fd);
+	return fd >= 0;
+}
+
 static char tmpdir[64];
 static int dirfd_ = -1;
 
@@ -146,8 +159,12 @@ START_TEST(path_confines)
 	sbx_error_clear(&err);
 	ck_assert_int_eq(symlinkat("a.txt", dirfd_, "inside"), 0);
 	fd = sbx_path_open_beneath(dirfd_, "inside", O_RDONLY, 0, false, &err);
-	ck_assert_int_ge(fd, 0);
-	close(fd);
+	if (have_openat2()) {
+		ck_assert_int_ge(fd, 0);
+		close(fd);
+	} else {
+		ck_assert_int_eq(fd, -ELOOP); /* the fallback follows no symlink at all */
+	}
 	ck_assert_int_eq(sbx_path_open_beneath(dirfd_, "inside", O_RDONLY, 0, true, &err), -ELOOP);
 }
 END_TEST
