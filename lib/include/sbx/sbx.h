@@ -4,3 +4,6 @@
 /* The umbrella header of libsbx. Modules add their header here as they land. */
 
 #include "sbx/util.h"
+#include "sbx/labels.h"
+#include "sbx/docker.h"
+#include "sbx/docker_stream.h"
