@@ -7,3 +7,4 @@
 #include "sbx/labels.h"
 #include "sbx/docker.h"
 #include "sbx/docker_stream.h"
+#include "sbx/sheet.h"
