@@ -1,0 +1,265 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sandbox-mcp: the MCP server inside the sandbox container. It serves one
+ * workspace over stdio, or over HTTP (Streamable HTTP /mcp, legacy SSE
+ * /mcp/sse, REST) on a loopback port or a unix socket.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sbx-config.h"
+#include "server.h"
+
+static const char *arg_workspace;
+static const char *arg_http;
+static const char *arg_unix;
+static const char *arg_display;
+static const char *arg_ready_file;
+static const char *arg_status_file;
+static double arg_task_timeout;
+static int arg_exec_timeout = 30;
+static size_t arg_max_body = 16u << 20;
+static unsigned arg_max_connections = 64;
+static bool arg_stdio;
+
+static void help(void)
+{
+	printf("Usage: sandbox-mcp --workspace DIR [--stdio | --http ADDR:PORT | --unix PATH] "
+	       "[OPTIONS]\n"
+	       "\n"
+	       "The MCP server inside a sandboxctl container: spreadsheet, code and task tools\n"
+	       "on one workspace directory.\n"
+	       "\n"
+	       "Transports (default --stdio):\n"
+	       "  --stdio                 newline-delimited JSON-RPC on stdin/stdout\n"
+	       "  --http ADDR:PORT        HTTP on a loopback address, e.g. 127.0.0.1:8765\n"
+	       "  --unix PATH             HTTP on a unix socket (the host reaches it through a\n"
+	       "                          Docker exec relay); same endpoints as --http\n"
+	       "HTTP endpoints: POST/DELETE /mcp (Streamable HTTP), GET /mcp/sse + POST\n"
+	       "/mcp/messages (legacy SSE), GET /health, GET /tools, POST /tools/call,\n"
+	       "GET /resources, POST /task/start, GET /task/status, POST /task/complete.\n"
+	       "Requests must carry Host localhost, 127.0.0.1 or [::1] (any port), or a\n"
+	       "name given with --allowed-host; a present Origin must name one of them.\n"
+	       "\n"
+	       "Options:\n"
+	       "  --workspace DIR         the task's files; every path is confined to it\n"
+	       "  --display :N            X display for the computer-use tools\n"
+	       "  --task-timeout SECONDS  task deadline, from task/start or the first tool\n"
+	       "                          call (default: none)\n"
+	       "  --exec-timeout SECONDS  default execute_python/execute_shell timeout (30)\n"
+	       "  --status-file PATH      JSON task state, written atomically when the task\n"
+	       "                          completes or times out\n"
+	       "  --ready-file PATH       written once the server accepts requests (\"ready\"\n"
+	       "                          is also printed to stderr)\n"
+	       "  --allowed-host HOST     accept this Host/Origin name too (repeatable)\n"
+	       "  --max-body BYTES        largest HTTP request body (default 16 MiB)\n"
+	       "  --max-connections N     concurrent HTTP connections (default 64)\n"
+	       "  -h, --help              this text\n"
+	       "  --version               the version\n"
+	       "\n"
+	       "Exit status: 0 after a clean shutdown (EOF on stdio, SIGTERM), 2 on a usage\n"
+	       "error, 1 when the server cannot start.\n");
+}
+
+enum {
+	OPT_WORKSPACE = 0x100,
+	OPT_STDIO,
+	OPT_HTTP,
+	OPT_UNIX,
+	OPT_DISPLAY,
+	OPT_TASK_TIMEOUT,
+	OPT_EXEC_TIMEOUT,
+	OPT_STATUS_FILE,
+	OPT_READY_FILE,
+	OPT_ALLOWED_HOST,
+	OPT_MAX_BODY,
+	OPT_MAX_CONNECTIONS,
+	OPT_VERSION,
+};
+
+static int parse_number(const char *s, double min, double max, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || v < min || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, char ***hosts, size_t *n_hosts)
+{
+	static const struct option opts[] = {
+		{"workspace", required_argument, NULL, OPT_WORKSPACE},
+		{"stdio", no_argument, NULL, OPT_STDIO},
+		{"http", required_argument, NULL, OPT_HTTP},
+		{"unix", required_argument, NULL, OPT_UNIX},
+		{"display", required_argument, NULL, OPT_DISPLAY},
+		{"task-timeout", required_argument, NULL, OPT_TASK_TIMEOUT},
+		{"exec-timeout", required_argument, NULL, OPT_EXEC_TIMEOUT},
+		{"status-file", required_argument, NULL, OPT_STATUS_FILE},
+		{"ready-file", required_argument, NULL, OPT_READY_FILE},
+		{"allowed-host", required_argument, NULL, OPT_ALLOWED_HOST},
+		{"max-body", required_argument, NULL, OPT_MAX_BODY},
+		{"max-connections", required_argument, NULL, OPT_MAX_CONNECTIONS},
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, OPT_VERSION},
+		{0},
+	};
+	int c, transports = 0;
+	double v;
+
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) >= 0) {
+		switch (c) {
+		case OPT_WORKSPACE:
+			arg_workspace = optarg;
+			break;
+		case OPT_STDIO:
+			arg_stdio = true;
+			transports++;
+			break;
+		case OPT_HTTP:
+			arg_http = optarg;
+			transports++;
+			break;
+		case OPT_UNIX:
+			arg_unix = optarg;
+			transports++;
+			break;
+		case OPT_DISPLAY:
+			arg_display = optarg;
+			break;
+		case OPT_TASK_TIMEOUT:
+			if (parse_number(optarg, 0, 86400 * 7, &arg_task_timeout) < 0) {
+				fprintf(stderr,
+					"sandbox-mcp: --task-timeout: '%s' is not a "
+					"number of seconds\n",
+					optarg);
+				return -EINVAL;
+			}
+			break;
+		case OPT_EXEC_TIMEOUT:
+			if (parse_number(optarg, 1, 1200, &v) < 0) {
+				fprintf(stderr, "sandbox-mcp: --exec-timeout: expected 1..1200\n");
+				return -EINVAL;
+			}
+			arg_exec_timeout = (int)v;
+			break;
+		case OPT_STATUS_FILE:
+			arg_status_file = optarg;
+			break;
+		case OPT_READY_FILE:
+			arg_ready_file = optarg;
+			break;
+		case OPT_ALLOWED_HOST: {
+			char **grown = realloc(*hosts, (*n_hosts + 1) * sizeof(char *));
+			if (!grown)
+				return -ENOMEM;
+			*hosts = grown;
+			(*hosts)[(*n_hosts)++] = optarg;
+			break;
+		}
+		case OPT_MAX_BODY:
+			if (parse_number(optarg, 1024, 1u << 30, &v) < 0) {
+				fprintf(stderr, "sandbox-mcp: --max-body: expected 1024..1GiB\n");
+				return -EINVAL;
+			}
+			arg_max_body = (size_t)v;
+			break;
+		case OPT_MAX_CONNECTIONS:
+			if (parse_number(optarg, 1, 4096, &v) < 0) {
+				fprintf(stderr,
+					"sandbox-mcp: --max-connections: expected 1..4096\n");
+				return -EINVAL;
+			}
+			arg_max_connections = (unsigned)v;
+			break;
+		case 'h':
+			help();
+			return 1;
+		case OPT_VERSION:
+			printf("sandbox-mcp %s\n", SBX_VERSION);
+			return 1;
+		default:
+			return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "sandbox-mcp: unexpected argument '%s'\n", argv[optind]);
+		return -EINVAL;
+	}
+	if (!arg_workspace) {
+		fprintf(stderr, "sandbox-mcp: --workspace DIR is required (see --help)\n");
+		return -EINVAL;
+	}
+	if (transports > 1) {
+		fprintf(stderr, "sandbox-mcp: choose one of --stdio, --http, --unix\n");
+		return -EINVAL;
+	}
+	if (transports == 0)
+		arg_stdio = true;
+	return 0;
+}
+
+static void write_ready_file(void)
+{
+	sbx_error err = SBX_ERROR_INIT;
+	char text[64];
+
+	snprintf(text, sizeof(text), "%ld\n", (long)getpid());
+	if (arg_ready_file && sbx_path_write_atomic(arg_ready_file, text, strlen(text), &err) < 0)
+		server_log(SBX_LOG_WARNING, "ready file: %s", sbx_error_message(&err));
+}
+
+int main(int argc, char **argv)
+{
+	sbx_error err = SBX_ERROR_INIT;
+	char **hosts = NULL;
+	size_t n_hosts = 0;
+	server srv;
+	int r;
+
+	r = parse_args(argc, argv, &hosts, &n_hosts);
+	if (r != 0) {
+		free(hosts);
+		return r > 0 ? 0 : 2;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	r = server_init(&srv, arg_workspace, arg_display, arg_task_timeout, arg_status_file, &err);
+	if (r < 0) {
+		server_log(SBX_LOG_ERROR, "%s", sbx_error_message(&err));
+		free(hosts);
+		return 1;
+	}
+	srv.allowed_hosts = hosts;
+	srv.n_allowed_hosts = n_hosts;
+	srv.exec_timeout_default = arg_exec_timeout;
+	if (arg_stdio) {
+		write_ready_file();
+		server_log(SBX_LOG_INFO, "ready (stdio, workspace '%s', %zu tools)",
+			   srv.base.workspace, srv.n_tools);
+		r = stdio_serve(&srv, STDIN_FILENO, STDOUT_FILENO);
+	} else {
+		http_options opt = {
+			.listen = arg_http,
+			.unix_path = arg_unix,
+			.ready_file = arg_ready_file,
+			.max_body = arg_max_body,
+			.max_connections = arg_max_connections,
+		};
+		r = http_serve(&srv, &opt, &err);
+		if (r < 0)
+			server_log(SBX_LOG_ERROR, "%s", sbx_error_message(&err));
+	}
+	server_done(&srv);
+	free(hosts);
+	return r < 0 ? 1 : 0;
+}

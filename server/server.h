@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/*
+ * sandbox-mcp internals shared by the transports and the tools.
+ *
+ * One `server` holds the dispatch table, the workspace and the task session;
+ * every transport (stdio, Streamable HTTP, legacy SSE, REST) calls
+ * server_call_tool() / mcp_handle() on it, so all of them see the same state.
+ */
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <cjson/cJSON.h>
+
+#include "sbx/util.h"
+#include "tool.h"
+
+#define SERVER_NAME "sandbox-mcp"
+
+typedef struct task_session task_session;
+typedef struct server server;
+
+/*
+ * What a tool handler sees. The gui tools read `display`; spreadsheet and
+ * file tools resolve every path beneath `workspace_fd`.
+ */
+struct tool_context {
+	int workspace_fd;      /* O_PATH|O_DIRECTORY fd of the workspace */
+	const char *workspace; /* its absolute path */
+	const char *display;   /* X display name such as ":99", NULL when none */
+	task_session *task;    /* the task session (deadline, modified files) */
+	server *srv;
+
+	/* Per call. cancelled becomes true when the client cancels the request. */
+	const atomic_bool *cancelled;
+	/* Reports progress when the client asked for it; may be NULL. */
+	void (*progress)(void *payload, double progress, double total, const char *message);
+	void *progress_payload;
+};
+
+struct server {
+	tool_context base;
+	const tool_def **tools; /* the dispatch table, sorted by nothing: order of listing */
+	cJSON **input_schemas;	/* parsed inputSchema per tool */
+	size_t n_tools;
+
+	char **allowed_hosts; /* extra Host/Origin names accepted over HTTP */
+	size_t n_allowed_hosts;
+	int exec_timeout_default; /* seconds */
+
+	pthread_mutex_t inflight_lock;
+	struct inflight *inflight; /* running requests, for notifications/cancelled */
+};
+
+/* Sets up the server on a workspace directory; returns 0 or a negative errno. */
+int server_init(server *srv, const char *workspace, const char *display, double task_timeout,
+		const char *status_file, sbx_error *err);
+void server_done(server *srv);
+
+/* Looks a tool up by name; NULL when unknown. */
+const tool_def *server_find_tool(const server *srv, const char *name, size_t *index_out);
+
+/*
+ * Runs one tool call the same way for every transport: looks the tool up
+ * (-ENOENT when unknown, out untouched), checks the task deadline, validates
+ * the arguments against the tool's inputSchema, then runs the handler.
+ * Every other outcome is reported in out (error_kind != TOOL_OK on failure)
+ * and returns 0. args may be NULL (no arguments).
+ */
+int server_call_tool(server *srv, const char *name, const cJSON *args, tool_context *ctx,
+		     tool_result *out);
+
+/* The tools/list entry for one tool (a new object, caller owns). */
+cJSON *server_tool_json(const server *srv, size_t index);
+
+/* ---- MCP sessions and the JSON-RPC handler (rpc.c) ---- */
+
+typedef struct mcp_session {
+	char id[40];		   /* Mcp-Session-Id or legacy SSE session id; "" for stdio */
+	char protocol_version[16]; /* negotiated at initialize */
+	atomic_int log_level;	   /* notifications/message at or above this (syslog scale) */
+	atomic_bool initialized;
+} mcp_session;
+
+void mcp_session_init(mcp_session *s);
+
+/* Where a request's notifications (progress, log messages) go. */
+typedef struct rpc_sink {
+	void (*send)(void *payload, const char *json);
+	void *payload;
+} rpc_sink;
+
+/*
+ * Handles one parsed JSON-RPC message. For a request, *out is the response
+ * (malloc'd one-line JSON); for a notification or a response, *out is NULL.
+ * sink may be NULL (notifications are dropped). Returns 0, or -ENOMEM.
+ */
+int mcp_handle(server *srv, mcp_session *s, const cJSON *msg, const rpc_sink *sink, char **out);
+
+/*
+ * Parses text and handles it; a parse error yields a -32700 response.
+ * The same contract as mcp_handle otherwise.
+ */
+int mcp_handle_text(server *srv, mcp_session *s, const char *text, size_t len, const rpc_sink *sink,
+		    char **out);
+
+/* A JSON-RPC error response (malloc'd) for id (NULL → null id). */
+char *mcp_error_response(const cJSON *id, int code, const char *message);
+
+/* True when msg is a request (has a method and an id). */
+bool mcp_is_request(const cJSON *msg);
+
+/* Whether the protocol version string is one we speak. */
+bool mcp_version_supported(const char *version);
+
+/* ---- transports ---- */
+
+/* Serves newline-delimited JSON-RPC on in/out until EOF; returns 0 or a negative errno. */
+int stdio_serve(server *srv, int in_fd, int out_fd);
+
+typedef struct http_options {
+	const char *listen;	/* "ADDR:PORT" or NULL */
+	const char *unix_path;	/* unix socket path or NULL */
+	const char *ready_file; /* written once listening, or NULL */
+	size_t max_body;	/* bytes */
+	unsigned max_connections;
+} http_options;
+
+/* Serves HTTP until SIGTERM/SIGINT; returns 0 or a negative errno. */
+int http_serve(server *srv, const http_options *opt, sbx_error *err);
+
+/* ---- tool tables from the tool modules ---- */
+
+const tool_def *file_tools(size_t *n_out);
+const tool_def *exec_tools(size_t *n_out);
+const tool_def *sheet_tools(size_t *n_out);
+const tool_def *task_tools(size_t *n_out);
+
+/* Logging to stderr for the program (the library logs through sbx_log_set). */
+void server_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

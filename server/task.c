@@ -1,0 +1,379 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "sbx/util.h"
+#include "server.h"
+#include "task.h"
+#include "workspace.h"
+
+#define MAX_NOTED_FILES 1024
+
+struct task_session {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	pthread_t timer;
+	bool timer_started, stopping;
+
+	int workspace_fd;
+	char *status_file;
+	double default_timeout;
+
+	task_state state;
+	char *task_id;
+	char *note;
+	double timeout;		    /* seconds, <= 0: none */
+	struct timespec start_mono; /* CLOCK_MONOTONIC at start */
+	struct timespec start_real; /* CLOCK_REALTIME at start */
+	double end_elapsed;	    /* elapsed when it ended */
+	char **files;
+	size_t n_files;
+};
+
+const char *task_state_name(task_state s)
+{
+	switch (s) {
+	case TASK_PENDING:
+		return "pending";
+	case TASK_RUNNING:
+		return "running";
+	case TASK_COMPLETED:
+		return "completed";
+	case TASK_TIMED_OUT:
+		return "timed_out";
+	}
+	return "unknown";
+}
+
+static double since(const struct timespec *t0)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - t0->tv_sec) + (double)(now.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+static void iso8601(const struct timespec *t, char *buf, size_t size)
+{
+	struct tm tm;
+
+	gmtime_r(&t->tv_sec, &tm);
+	strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+struct scan_ctx {
+	cJSON *arr;
+	const struct timespec *since;
+	task_session *t;
+};
+
+static bool noted(task_session *t, const char *rel)
+{
+	for (size_t i = 0; i < t->n_files; i++)
+		if (strcmp(t->files[i], rel) == 0)
+			return true;
+	return false;
+}
+
+static int scan_one(const char *rel, const struct stat *st, void *payload)
+{
+	struct scan_ctx *c = payload;
+
+	if (noted(c->t, rel))
+		return 0;
+	if (st->st_mtim.tv_sec > c->since->tv_sec ||
+	    (st->st_mtim.tv_sec == c->since->tv_sec && st->st_mtim.tv_nsec >= c->since->tv_nsec))
+		cJSON_AddItemToArray(c->arr, cJSON_CreateString(rel));
+	return 0;
+}
+
+/* Files the tools wrote plus files whose mtime is after the start (python, shell). Locked. */
+static cJSON *files_modified(task_session *t)
+{
+	cJSON *arr = cJSON_CreateArray();
+	struct scan_ctx c = {arr, &t->start_real, t};
+
+	if (!arr)
+		return NULL;
+	for (size_t i = 0; i < t->n_files; i++)
+		cJSON_AddItemToArray(arr, cJSON_CreateString(t->files[i]));
+	if (t->state != TASK_PENDING)
+		(void)workspace_walk(t->workspace_fd, scan_one, &c, 10000);
+	return arr;
+}
+
+static double elapsed_locked(task_session *t)
+{
+	if (t->state == TASK_PENDING)
+		return 0;
+	if (t->state == TASK_RUNNING)
+		return since(&t->start_mono);
+	return t->end_elapsed;
+}
+
+static cJSON *status_locked(task_session *t)
+{
+	cJSON *o = cJSON_CreateObject();
+	double elapsed = elapsed_locked(t);
+	char when[32];
+
+	if (!o)
+		return NULL;
+	if (t->task_id)
+		cJSON_AddStringToObject(o, "task_id", t->task_id);
+	else
+		cJSON_AddNullToObject(o, "task_id");
+	cJSON_AddStringToObject(o, "status", task_state_name(t->state));
+	if (t->state == TASK_PENDING) {
+		cJSON_AddNullToObject(o, "started_at");
+	} else {
+		iso8601(&t->start_real, when, sizeof(when));
+		cJSON_AddStringToObject(o, "started_at", when);
+	}
+	cJSON_AddNumberToObject(o, "elapsed", elapsed);
+	cJSON_AddNumberToObject(o, "elapsed_seconds", elapsed);
+	if (t->timeout > 0) {
+		double left = t->timeout - elapsed;
+		cJSON_AddNumberToObject(o, "timeout_seconds", t->timeout);
+		cJSON_AddNumberToObject(o, "remaining",
+					t->state == TASK_RUNNING || t->state == TASK_PENDING
+						? (left > 0 ? left : 0)
+						: 0);
+	} else {
+		cJSON_AddNullToObject(o, "timeout_seconds");
+		cJSON_AddNullToObject(o, "remaining");
+	}
+	cJSON_AddItemToObject(o, "files_modified", files_modified(t));
+	if (t->state == TASK_TIMED_OUT)
+		cJSON_AddStringToObject(o, "error", "Task has timed out");
+	else
+		cJSON_AddNullToObject(o, "error");
+	if (t->note)
+		cJSON_AddStringToObject(o, "note", t->note);
+	return o;
+}
+
+/* Writes the status file (locked). Failures are logged, never fatal. */
+static void write_status_locked(task_session *t)
+{
+	_cleanup_json_ cJSON *o = NULL;
+	_cleanup_free_ char *text = NULL;
+	sbx_error err = SBX_ERROR_INIT;
+
+	server_log(SBX_LOG_INFO, "task %s: %s after %.1f s", t->task_id ? t->task_id : "(unnamed)",
+		   task_state_name(t->state), t->end_elapsed);
+	if (!t->status_file)
+		return;
+	o = status_locked(t);
+	text = o ? sbx_json_print(o) : NULL;
+	if (!text) {
+		server_log(SBX_LOG_ERROR, "status file: out of memory");
+		return;
+	}
+	if (sbx_path_write_atomic(t->status_file, text, strlen(text), &err) < 0)
+		server_log(SBX_LOG_ERROR, "status file: %s", sbx_error_message(&err));
+}
+
+static void check_deadline_locked(task_session *t)
+{
+	if (t->state != TASK_RUNNING || t->timeout <= 0)
+		return;
+	if (since(&t->start_mono) < t->timeout)
+		return;
+	t->state = TASK_TIMED_OUT;
+	t->end_elapsed = t->timeout;
+	write_status_locked(t);
+}
+
+static void *timer_main(void *arg)
+{
+	task_session *t = arg;
+
+	pthread_mutex_lock(&t->lock);
+	while (!t->stopping) {
+		if (t->state == TASK_RUNNING && t->timeout > 0) {
+			struct timespec at = t->start_mono;
+			double whole = (double)(long long)t->timeout;
+
+			at.tv_sec += (time_t)whole;
+			at.tv_nsec += (long)((t->timeout - whole) * 1e9);
+			if (at.tv_nsec >= 1000000000L) {
+				at.tv_sec++;
+				at.tv_nsec -= 1000000000L;
+			}
+			pthread_cond_timedwait(&t->cond, &t->lock, &at);
+			check_deadline_locked(t);
+		} else {
+			pthread_cond_wait(&t->cond, &t->lock);
+		}
+	}
+	pthread_mutex_unlock(&t->lock);
+	return NULL;
+}
+
+task_session *task_session_new(int workspace_fd, double timeout_seconds, const char *status_file)
+{
+	task_session *t = calloc(1, sizeof(*t));
+	pthread_condattr_t ca;
+
+	if (!t)
+		return NULL;
+	pthread_mutex_init(&t->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&t->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	t->workspace_fd = workspace_fd;
+	t->default_timeout = timeout_seconds;
+	t->timeout = timeout_seconds;
+	t->state = TASK_PENDING;
+	if (status_file && !(t->status_file = strdup(status_file))) {
+		task_session_free(t);
+		return NULL;
+	}
+	if (pthread_create(&t->timer, NULL, timer_main, t) != 0) {
+		task_session_free(t);
+		return NULL;
+	}
+	t->timer_started = true;
+	return t;
+}
+
+void task_session_free(task_session *t)
+{
+	if (!t)
+		return;
+	if (t->timer_started) {
+		pthread_mutex_lock(&t->lock);
+		t->stopping = true;
+		pthread_cond_broadcast(&t->cond);
+		pthread_mutex_unlock(&t->lock);
+		pthread_join(t->timer, NULL);
+	}
+	for (size_t i = 0; i < t->n_files; i++)
+		free(t->files[i]);
+	free(t->files);
+	free(t->task_id);
+	free(t->note);
+	free(t->status_file);
+	pthread_cond_destroy(&t->cond);
+	pthread_mutex_destroy(&t->lock);
+	free(t);
+}
+
+static void start_locked(task_session *t, const char *task_id, double timeout_seconds)
+{
+	for (size_t i = 0; i < t->n_files; i++)
+		free(t->files[i]);
+	t->n_files = 0;
+	free(t->note);
+	t->note = NULL;
+	if (task_id) {
+		free(t->task_id);
+		t->task_id = strdup(task_id);
+	}
+	t->timeout = timeout_seconds > 0 ? timeout_seconds : t->default_timeout;
+	clock_gettime(CLOCK_MONOTONIC, &t->start_mono);
+	clock_gettime(CLOCK_REALTIME, &t->start_real);
+	t->end_elapsed = 0;
+	t->state = TASK_RUNNING;
+	pthread_cond_broadcast(&t->cond);
+	server_log(SBX_LOG_INFO, "task %s: started, timeout %g s",
+		   t->task_id ? t->task_id : "(unnamed)", t->timeout);
+}
+
+int task_session_start(task_session *t, const char *task_id, double timeout_seconds)
+{
+	int r = 0;
+
+	pthread_mutex_lock(&t->lock);
+	check_deadline_locked(t);
+	if (t->state == TASK_RUNNING)
+		r = -EBUSY;
+	else
+		start_locked(t, task_id, timeout_seconds);
+	pthread_mutex_unlock(&t->lock);
+	return r;
+}
+
+void task_session_autostart(task_session *t)
+{
+	pthread_mutex_lock(&t->lock);
+	if (t->state == TASK_PENDING)
+		start_locked(t, NULL, 0);
+	pthread_mutex_unlock(&t->lock);
+}
+
+task_state task_session_state(task_session *t)
+{
+	task_state s;
+
+	pthread_mutex_lock(&t->lock);
+	check_deadline_locked(t);
+	s = t->state;
+	pthread_mutex_unlock(&t->lock);
+	return s;
+}
+
+int task_session_complete(task_session *t, const char *note)
+{
+	int r = 0;
+
+	pthread_mutex_lock(&t->lock);
+	check_deadline_locked(t);
+	switch (t->state) {
+	case TASK_TIMED_OUT:
+		r = -ETIME;
+		break;
+	case TASK_COMPLETED:
+		r = -EALREADY;
+		break;
+	case TASK_PENDING:
+		/* Completing an unstarted task is allowed: it ran for zero seconds. */
+		start_locked(t, NULL, 0);
+		__attribute__((fallthrough));
+	case TASK_RUNNING:
+		t->end_elapsed = since(&t->start_mono);
+		t->state = TASK_COMPLETED;
+		if (note)
+			t->note = strdup(note);
+		pthread_cond_broadcast(&t->cond);
+		write_status_locked(t);
+		break;
+	}
+	pthread_mutex_unlock(&t->lock);
+	return r;
+}
+
+cJSON *task_session_status(task_session *t)
+{
+	cJSON *o;
+
+	pthread_mutex_lock(&t->lock);
+	check_deadline_locked(t);
+	o = status_locked(t);
+	pthread_mutex_unlock(&t->lock);
+	return o;
+}
+
+void task_session_note_file(task_session *t, const char *relpath)
+{
+	char **grown;
+
+	pthread_mutex_lock(&t->lock);
+	if (noted(t, relpath) || t->n_files >= MAX_NOTED_FILES)
+		goto out;
+	grown = realloc(t->files, (t->n_files + 1) * sizeof(*grown));
+	if (!grown)
+		goto out;
+	t->files = grown;
+	if ((t->files[t->n_files] = strdup(relpath)))
+		t->n_files++;
+out:
+	pthread_mutex_unlock(&t->lock);
+}

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/*
+ * The task session: a deadline that starts with task/start (or the first tool
+ * call), ends with complete_task / task/complete, or passes. Once it passed,
+ * every tool answers "Task has timed out". When the task ends either way the
+ * state is written atomically to the status file, so a supervisor can read it
+ * through the Docker API.
+ */
+
+#include <stdbool.h>
+#include <cjson/cJSON.h>
+
+typedef struct task_session task_session;
+
+typedef enum task_state {
+	TASK_PENDING,
+	TASK_RUNNING,
+	TASK_COMPLETED,
+	TASK_TIMED_OUT,
+} task_state;
+
+const char *task_state_name(task_state s);
+
+/*
+ * A new session on the workspace (workspace_fd stays owned by the caller).
+ * timeout_seconds <= 0 means no deadline. status_file may be NULL.
+ * Returns NULL on OOM or when the timer thread cannot start.
+ */
+task_session *task_session_new(int workspace_fd, double timeout_seconds, const char *status_file);
+void task_session_free(task_session *t);
+
+/*
+ * Starts the deadline. task_id may be NULL; timeout_seconds <= 0 keeps the
+ * configured one. A finished task may be started again (a new episode).
+ * Returns 0, or -EBUSY when a task is already running.
+ */
+int task_session_start(task_session *t, const char *task_id, double timeout_seconds);
+
+/* Starts the task when it is still pending (the first tool call does this). */
+void task_session_autostart(task_session *t);
+
+/* The state now; a running task whose deadline passed becomes timed_out here. */
+task_state task_session_state(task_session *t);
+
+/*
+ * Ends the task. Returns 0, -ETIME when it had already timed out, -EALREADY
+ * when already completed. note (may be NULL) is recorded in the status file.
+ */
+int task_session_complete(task_session *t, const char *note);
+
+/* The status object: task_id, status, started_at, elapsed, remaining, ... (caller owns). */
+cJSON *task_session_status(task_session *t);
+
+/* Records a file a tool wrote (a workspace-relative path). */
+void task_session_note_file(task_session *t, const char *relpath);

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/* Tools over the task session: complete_task and get_task_status. */
+#include <errno.h>
+#include <string.h>
+
+#include "server.h"
+#include "task.h"
+
+#define STATUS_SCHEMA                                                                              \
+	"{\"type\":\"object\",\"properties\":{"                                                    \
+	"\"task_id\":{\"type\":[\"string\",\"null\"]},"                                            \
+	"\"status\":{\"type\":\"string\",\"enum\":[\"pending\",\"running\",\"completed\","         \
+	"\"timed_out\"]},"                                                                         \
+	"\"started_at\":{\"type\":[\"string\",\"null\"]},"                                         \
+	"\"elapsed\":{\"type\":\"number\"},"                                                       \
+	"\"remaining\":{\"type\":[\"number\",\"null\"]},"                                          \
+	"\"timeout_seconds\":{\"type\":[\"number\",\"null\"]},"                                    \
+	"\"files_modified\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}"
+
+static int complete_task(tool_context *ctx, const cJSON *args, tool_result *out)
+{
+	const char *summary = sbx_json_get_string(args, "summary", NULL);
+	int r = task_session_complete(ctx->task, summary);
+
+	if (r == -ETIME)
+		return tool_fail(out, TOOL_E_TIMEOUT, "Task has timed out");
+	out->structured = task_session_status(ctx->task);
+	if (!out->structured)
+		return -ENOMEM;
+	cJSON_AddBoolToObject(out->structured, "success", true);
+	cJSON_AddBoolToObject(out->structured, "already_completed", r == -EALREADY);
+	return 0;
+}
+
+static int get_task_status(tool_context *ctx, const cJSON *args, tool_result *out)
+{
+	out->structured = task_session_status(ctx->task);
+	return out->structured ? 0 : -ENOMEM;
+}
+
+static const tool_def tools[] = {
+	{
+		.name = "complete_task",
+		.title = "Complete the task",
+		.description = "Declares the task finished: the workspace is handed in for "
+			       "grading and the task stops. Call it once, after saving your "
+			       "work. Optional summary: a short note of what was done.",
+		.input_schema = "{\"type\":\"object\",\"properties\":{\"summary\":{\"type\":"
+				"\"string\",\"maxLength\":4096}},\"additionalProperties\":false}",
+		.output_schema = STATUS_SCHEMA ",\"success\":{\"type\":\"boolean\"},"
+					       "\"already_completed\":{\"type\":\"boolean\"}},"
+					       "\"required\":[\"success\",\"status\"]}",
+		.annotations = TOOL_IDEMPOTENT,
+		.fn = complete_task,
+	},
+	{
+		.name = "get_task_status",
+		.title = "Task status",
+		.description = "Reports the task state (pending, running, completed, timed_out), "
+			       "seconds elapsed and remaining, and the files modified so far.",
+		.input_schema = "{\"type\":\"object\",\"properties\":{},"
+				"\"additionalProperties\":false}",
+		.output_schema = STATUS_SCHEMA "},\"required\":[\"status\"]}",
+		.annotations = TOOL_READ_ONLY | TOOL_IDEMPOTENT,
+		.fn = get_task_status,
+	},
+};
+
+const tool_def *task_tools(size_t *n_out)
+{
+	*n_out = SBX_ELEMENTSOF(tools);
+	return tools;
+}

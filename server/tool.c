@@ -1,0 +1,238 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gui/gui.h"
+#include "schema.h"
+#include "server.h"
+#include "task.h"
+
+int tool_fail(tool_result *out, tool_error_kind kind, const char *fmt, ...)
+{
+	va_list ap;
+	char *msg = NULL;
+
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
+	va_end(ap);
+	free(out->error);
+	out->error = msg ? msg : strdup("out of memory");
+	out->error_kind = kind;
+	return 0;
+}
+
+void tool_result_clear(tool_result *r)
+{
+	if (!r)
+		return;
+	cJSON_Delete(r->structured);
+	free(r->image_png_b64);
+	free(r->error);
+	free(r->error_code);
+	*r = (tool_result){0};
+}
+
+void server_log(int level, const char *fmt, ...)
+{
+	static const char *names[] = {[SBX_LOG_ERROR] = "error",
+				      [SBX_LOG_WARNING] = "warning",
+				      [SBX_LOG_INFO] = "info",
+				      [SBX_LOG_DEBUG] = "debug"};
+	char line[2048];
+	va_list ap;
+	int n;
+
+	if (level > SBX_LOG_DEBUG || level < 0)
+		level = SBX_LOG_INFO;
+	n = snprintf(line, sizeof(line), SERVER_NAME ": %s: ", names[level] ? names[level] : "log");
+	va_start(ap, fmt);
+	vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
+	va_end(ap);
+	strcat(line, "\n");
+	/* One write per line so lines from several threads do not interleave. */
+	(void)!write(STDERR_FILENO, line, strlen(line));
+}
+
+static int add_tools(server *srv, const tool_def *defs, size_t n, sbx_error *err)
+{
+	const tool_def **tools;
+	cJSON **schemas;
+
+	if (n == 0)
+		return 0;
+	tools = realloc(srv->tools, (srv->n_tools + n) * sizeof(*tools));
+	if (!tools)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	srv->tools = tools;
+	schemas = realloc(srv->input_schemas, (srv->n_tools + n) * sizeof(*schemas));
+	if (!schemas)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	srv->input_schemas = schemas;
+	for (size_t i = 0; i < n; i++) {
+		const tool_def *d = &defs[i];
+		cJSON *schema = NULL;
+
+		if (server_find_tool(srv, d->name, NULL))
+			return sbx_error_set(err, -EEXIST, "tool '%s': defined twice", d->name);
+		if (sbx_json_parse(d->input_schema, strlen(d->input_schema), &schema, err) < 0)
+			return sbx_error_prefix(err, -EINVAL, "tool '%s': inputSchema", d->name);
+		if (d->output_schema) {
+			cJSON *o = NULL;
+			if (sbx_json_parse(d->output_schema, strlen(d->output_schema), &o, err) <
+			    0) {
+				cJSON_Delete(schema);
+				return sbx_error_prefix(err, -EINVAL, "tool '%s': outputSchema",
+							d->name);
+			}
+			cJSON_Delete(o);
+		}
+		srv->tools[srv->n_tools] = d;
+		srv->input_schemas[srv->n_tools] = schema;
+		srv->n_tools++;
+	}
+	return 0;
+}
+
+int server_init(server *srv, const char *workspace, const char *display, double task_timeout,
+		const char *status_file, sbx_error *err)
+{
+	const tool_def *(*tables[])(size_t *) = {file_tools, sheet_tools, exec_tools, task_tools,
+						 gui_tools};
+	_cleanup_close_ int fd = -1;
+	char *abs = NULL;
+	int r;
+
+	*srv = (server){0};
+	srv->base.workspace_fd = -1;
+	srv->exec_timeout_default = 30;
+	pthread_mutex_init(&srv->inflight_lock, NULL);
+	fd = open(workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return sbx_error_set(err, -errno, "workspace '%s': %s", workspace, strerror(errno));
+	abs = realpath(workspace, NULL);
+	if (!abs)
+		return sbx_error_set(err, -errno, "workspace '%s': %s", workspace, strerror(errno));
+	srv->base.workspace = abs;
+	srv->base.display = display;
+	srv->base.srv = srv;
+	srv->base.task = task_session_new(fd, task_timeout, status_file);
+	if (!srv->base.task) {
+		server_done(srv);
+		return sbx_error_set(err, -ENOMEM, "task session: cannot start");
+	}
+	srv->base.workspace_fd = TAKE_FD(fd);
+	for (size_t i = 0; i < SBX_ELEMENTSOF(tables); i++) {
+		size_t n = 0;
+		const tool_def *defs = tables[i](&n);
+
+		r = add_tools(srv, defs, n, err);
+		if (r < 0) {
+			server_done(srv);
+			return r;
+		}
+	}
+	return 0;
+}
+
+void server_done(server *srv)
+{
+	task_session_free(srv->base.task);
+	srv->base.task = NULL;
+	for (size_t i = 0; i < srv->n_tools; i++)
+		cJSON_Delete(srv->input_schemas[i]);
+	free(srv->input_schemas);
+	free(srv->tools);
+	free((char *)srv->base.workspace);
+	if (srv->base.workspace_fd >= 0)
+		close(srv->base.workspace_fd);
+	pthread_mutex_destroy(&srv->inflight_lock);
+	*srv = (server){0};
+	srv->base.workspace_fd = -1;
+}
+
+const tool_def *server_find_tool(const server *srv, const char *name, size_t *index_out)
+{
+	for (size_t i = 0; i < srv->n_tools; i++)
+		if (strcmp(srv->tools[i]->name, name) == 0) {
+			if (index_out)
+				*index_out = i;
+			return srv->tools[i];
+		}
+	return NULL;
+}
+
+int server_call_tool(server *srv, const char *name, const cJSON *args, tool_context *ctx,
+		     tool_result *out)
+{
+	sbx_error err = SBX_ERROR_INIT;
+	_cleanup_json_ cJSON *empty = NULL;
+	const tool_def *def;
+	size_t idx;
+	task_state st;
+
+	def = server_find_tool(srv, name, &idx);
+	if (!def)
+		return -ENOENT;
+	if (!args) {
+		empty = cJSON_CreateObject();
+		if (!empty)
+			return tool_fail(out, TOOL_E_INTERNAL, "out of memory");
+		args = empty;
+	}
+	if (!cJSON_IsObject(args))
+		return tool_fail(out, TOOL_E_ARGUMENT, "Invalid arguments for '%s': not an object",
+				 name);
+	task_session_autostart(ctx->task);
+	st = task_session_state(ctx->task);
+	if (st == TASK_TIMED_OUT)
+		return tool_fail(out, TOOL_E_TIMEOUT, "Task has timed out");
+	if (st == TASK_COMPLETED && !(def->annotations & TOOL_READ_ONLY) &&
+	    strcmp(name, "complete_task") != 0)
+		return tool_fail(out, TOOL_E_ARGUMENT,
+				 "Task is already completed; '%s' would change the workspace",
+				 name);
+	if (schema_validate(srv->input_schemas[idx], args, &err) < 0)
+		return tool_fail(out, TOOL_E_ARGUMENT, "Invalid arguments for '%s': %s", name,
+				 sbx_error_message(&err));
+	if (def->fn(ctx, args, out) < 0 && out->error_kind == TOOL_OK)
+		tool_fail(out, TOOL_E_INTERNAL, "'%s' failed", name);
+	if (out->error_kind == TOOL_OK && !out->structured) {
+		out->structured = cJSON_CreateObject();
+		if (!out->structured)
+			return tool_fail(out, TOOL_E_INTERNAL, "out of memory");
+	}
+	return 0;
+}
+
+cJSON *server_tool_json(const server *srv, size_t index)
+{
+	const tool_def *d = srv->tools[index];
+	cJSON *t = cJSON_CreateObject(), *ann;
+
+	if (!t)
+		return NULL;
+	cJSON_AddStringToObject(t, "name", d->name);
+	if (d->title)
+		cJSON_AddStringToObject(t, "title", d->title);
+	cJSON_AddStringToObject(t, "description", d->description);
+	cJSON_AddItemToObject(t, "inputSchema", cJSON_Duplicate(srv->input_schemas[index], true));
+	if (d->output_schema)
+		cJSON_AddItemToObject(t, "outputSchema", cJSON_Parse(d->output_schema));
+	ann = cJSON_AddObjectToObject(t, "annotations");
+	if (ann) {
+		if (d->title)
+			cJSON_AddStringToObject(ann, "title", d->title);
+		cJSON_AddBoolToObject(ann, "readOnlyHint", d->annotations & TOOL_READ_ONLY);
+		cJSON_AddBoolToObject(ann, "destructiveHint", d->annotations & TOOL_DESTRUCTIVE);
+		cJSON_AddBoolToObject(ann, "idempotentHint", d->annotations & TOOL_IDEMPOTENT);
+		cJSON_AddBoolToObject(ann, "openWorldHint", false);
+	}
+	return t;
+}
