@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the GUI tools need from the server, for linking them alone: tool_fail
+ * and tool_result_clear (as server/tool.c has them) and the display lookup,
+ * which here reads test_display.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gui-test.h"
+
+const char *test_display;
+
+int tool_fail(tool_result *out, tool_error_kind kind, const char *fmt, ...)
+{
+	va_list ap;
+	char *msg = NULL;
+
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
+	va_end(ap);
+	free(out->error);
+	out->error = msg ? msg : strdup("out of memory");
+	out->error_kind = kind;
+	return 0;
+}
+
+void tool_result_clear(tool_result *r)
+{
+	if (!r)
+		return;
+	cJSON_Delete(r->structured);
+	free(r->image_png_b64);
+	free(r->error);
+	free(r->error_code);
+	*r = (tool_result){0};
+}
+
+const char *gui__display(tool_context *ctx)
+{
+	(void)ctx;
+	return test_display;
+}
+
+const tool_def *test_tool(const char *name)
+{
+	size_t n;
+	const tool_def *t = gui_tools(&n);
+
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(t[i].name, name) == 0)
+			return &t[i];
+	return NULL;
+}
+
+int test_call(const char *name, const char *args_json, tool_result *out)
+{
+	const tool_def *t = test_tool(name);
+	cJSON *args = args_json ? cJSON_Parse(args_json) : NULL;
+	int r;
+
+	*out = (tool_result){0};
+	if (!t || (args_json && !args)) {
+		cJSON_Delete(args);
+		return -1;
+	}
+	r = t->fn(NULL, args, out);
+	cJSON_Delete(args);
+	return r;
+}
+
+int test_png_decode(const void *data, size_t len, uint32_t *w, uint32_t *h, uint8_t **rgb)
+{
+	png_image img;
+
+	memset(&img, 0, sizeof(img));
+	img.version = PNG_IMAGE_VERSION;
+	if (!png_image_begin_read_from_memory(&img, data, len))
+		return -1;
+	img.format = PNG_FORMAT_RGB;
+	*rgb = malloc(PNG_IMAGE_SIZE(img));
+	if (!*rgb || !png_image_finish_read(&img, NULL, *rgb, 0, NULL)) {
+		free(*rgb);
+		*rgb = NULL;
+		png_image_free(&img);
+		return -1;
+	}
+	*w = img.width;
+	*h = img.height;
+	return 0;
+}
+
+int test_base64_decode(const char *s, uint8_t **out, size_t *len)
+{
+	static const char alphabet[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	size_t n = strlen(s), o = 0;
+	uint8_t *buf;
+	uint32_t acc = 0;
+	int bits = 0;
+
+	if (n % 4)
+		return -1;
+	buf = malloc(n / 4 * 3 + 1);
+	if (!buf)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		const char *p;
+
+		if (s[i] == '=') {
+			if (i < n - 2)
+				goto bad;
+			break;
+		}
+		p = strchr(alphabet, s[i]);
+		if (!p || !s[i])
+			goto bad;
+		acc = acc << 6 | (uint32_t)(p - alphabet);
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			buf[o++] = (uint8_t)(acc >> bits);
+		}
+	}
+	*out = buf;
+	*len = o;
+	return 0;
+bad:
+	free(buf);
+	return -1;
+}
