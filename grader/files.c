@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sbx/cleanup.h"
+#include "sbx/path.h"
+#include "grader-internal.h"
+
+sbx_grade_result *sbx_grade_result_free(sbx_grade_result *r)
+{
+	if (!r)
+		return NULL;
+	for (size_t i = 0; i < r->n_cases; i++)
+		sbx_grade_case_result_clear(&r->cases[i]);
+	free(r->cases);
+	free(r);
+	return NULL;
+}
+
+void sbx_grade_result_summarise(sbx_grade_result *r)
+{
+	size_t passed = 0, failed = 0;
+
+	r->graded = r->matched = 0;
+	for (size_t i = 0; i < r->n_cases; i++) {
+		r->graded += r->cases[i].graded;
+		r->matched += r->cases[i].matched;
+		passed += r->cases[i].status == SBX_GRADE_PASS;
+		failed += r->cases[i].status == SBX_GRADE_FAIL;
+	}
+	r->score = r->graded ? (double)r->matched / (double)r->graded : 0;
+	r->soft = r->n_cases ? (double)passed / (double)r->n_cases : 0;
+	r->hard = r->n_cases && passed == r->n_cases;
+	r->status = r->hard		   ? SBX_GRADE_PASS
+		    : failed == r->n_cases ? SBX_GRADE_FAIL
+					   : SBX_GRADE_PARTIAL;
+}
+
+/* Reads an already opened file (at most max bytes) and parses it as a workbook. */
+static int open_fd(int fd, const char *name, sbx_book **out, sbx_error *err)
+{
+	sbx_sheet_limits limits = SBX_SHEET_LIMITS_INIT;
+	sbx_sheet_open_options opts = SBX_SHEET_OPEN_OPTIONS_INIT;
+	_cleanup_free_ char *data = NULL;
+	struct stat st;
+	size_t len = 0;
+
+	sbx_sheet_limits_default(&limits);
+	if (fstat(fd, &st) < 0)
+		return sbx_error_set(err, -errno, "'%s': %s", name, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return sbx_error_set(err, -EINVAL, "'%s': not a regular file", name);
+	if ((uint64_t)st.st_size > limits.max_file_size)
+		return sbx_error_set(err, -EFBIG, "'%s': file too large (%lld bytes)", name,
+				     (long long)st.st_size);
+	data = malloc((size_t)st.st_size + 1);
+	if (!data)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	while (len < (size_t)st.st_size) {
+		ssize_t n = read(fd, data + len, (size_t)st.st_size - len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return sbx_error_set(err, -errno, "'%s': %s", name, strerror(errno));
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	return sbx_book_open_memory(data, len, name, &opts, out, err);
+}
+
+/* Opens an output; failures become the case's failure text, not an error. */
+static int open_output(int dirfd, const char *path, sbx_book **out, char **problem)
+{
+	sbx_error err = SBX_ERROR_INIT;
+	_cleanup_close_ int fd = -1;
+	int r;
+
+	if (dirfd >= 0)
+		fd = sbx_path_open_beneath(dirfd, path, O_RDONLY | O_NOCTTY | O_NONBLOCK, 0, true,
+					   &err);
+	else if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)) < 0)
+		sbx_error_set(&err, -errno, "%s", strerror(errno));
+	if (fd == -ENOENT || (fd < 0 && errno == ENOENT && dirfd < 0))
+		r = asprintf(problem, "output '%s' not found", path);
+	else if (fd < 0)
+		r = asprintf(problem, "output '%s': %s", path, err.msg);
+	else if (open_fd(fd, path, out, &err) < 0)
+		r = asprintf(problem, "output unreadable: %s", err.msg);
+	else
+		return 0;
+	return r < 0 ? -ENOMEM : 0;
+}
+
+/* Shared by sbx_grade_files and sbx_grade_task: output paths relative to out_dirfd (or cwd). */
+static int grade_cases(const sbx_grading_spec *spec, int out_dirfd, const char *const *outputs,
+		       const char *const *oracles, sbx_grade_result **out, sbx_error *err)
+{
+	_cleanup_(sbx_grade_result_freep) sbx_grade_result *res = NULL;
+	int r = 0;
+
+	if (spec->n_cases == 0)
+		return sbx_error_set(err, -EINVAL, "grading: no cases");
+	res = calloc(1, sizeof(*res));
+	if (!res || !(res->cases = calloc(spec->n_cases, sizeof(*res->cases))))
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < spec->n_cases; i++) {
+		const sbx_grading_case *gc = &spec->cases[i];
+		_cleanup_(sbx_book_freep) sbx_book *oracle = NULL, *output = NULL;
+		_cleanup_free_ char *problem = NULL;
+		sbx_grade_case_result *cr = &res->cases[res->n_cases];
+
+		r = sbx_book_open(oracles[i], NULL, &oracle, err);
+		if (r < 0)
+			return sbx_error_prefix(err, r, "oracle");
+		r = open_output(out_dirfd, outputs[i], &output, &problem);
+		if (r < 0)
+			return sbx_error_set(err, r, "out of memory");
+		r = sbx_grade_books(&gc->opts, output, problem, oracle, cr, err);
+		if (r < 0)
+			return spec->n_cases > 1 ? sbx_error_prefix(err, r, "case '%s'", gc->name)
+						 : r;
+		res->n_cases++;
+		cr->name = strdup(gc->name);
+		cr->output = strdup(outputs[i]);
+		cr->oracle = strdup(oracles[i]);
+		if (!cr->name || !cr->output || !cr->oracle)
+			return sbx_error_set(err, -ENOMEM, "out of memory");
+	}
+	sbx_grade_result_summarise(res);
+	*out = TAKE_PTR(res);
+	return 0;
+}
+
+int sbx_grade_files(const sbx_grading_spec *spec, const char *const *outputs,
+		    const char *const *oracles, sbx_grade_result **out, sbx_error *err)
+{
+	return grade_cases(spec, -1, outputs, oracles, out, err);
+}
+
+static void strv_free(char **v, size_t n)
+{
+	for (size_t i = 0; v && i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+int sbx_grade_task(const sbx_task *task, const char *output, sbx_grade_result **out, sbx_error *err)
+{
+	const sbx_grading_spec *spec = &task->grading;
+	char **outputs = NULL, **oracles = NULL;
+	_cleanup_close_ int dirfd = -1;
+	struct stat st;
+	int r = 0;
+
+	if (stat(output, &st) < 0)
+		return sbx_error_set(err, -errno, "output '%s': %s", output, strerror(errno));
+	if (S_ISDIR(st.st_mode)) {
+		dirfd = open(output, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (dirfd < 0)
+			return sbx_error_set(err, -errno, "output directory '%s': %s", output,
+					     strerror(errno));
+	} else if (task->n_outputs > 1) {
+		return sbx_error_set(err, -EINVAL,
+				     "task '%s' has %zu outputs: pass the directory that holds "
+				     "them, not one file",
+				     task->id, task->n_outputs);
+	}
+	outputs = calloc(spec->n_cases, sizeof(*outputs));
+	oracles = calloc(spec->n_cases, sizeof(*oracles));
+	if (!outputs || !oracles) {
+		r = sbx_error_set(err, -ENOMEM, "out of memory");
+		goto done;
+	}
+	for (size_t i = 0; i < spec->n_cases; i++) {
+		const sbx_grading_case *gc = &spec->cases[i];
+		const char *o = gc->output ? gc->output : task->outputs[0];
+
+		outputs[i] = strdup(dirfd >= 0 ? o : output);
+		if (asprintf(&oracles[i], "%s/%s", task->dir ? task->dir : ".",
+			     gc->oracle ? gc->oracle : task->oracles[0]) < 0)
+			oracles[i] = NULL;
+		if (!outputs[i] || !oracles[i]) {
+			r = sbx_error_set(err, -ENOMEM, "out of memory");
+			goto done;
+		}
+	}
+	r = grade_cases(spec, dirfd, (const char *const *)outputs, (const char *const *)oracles,
+			out, err);
+done:
+	strv_free(outputs, spec->n_cases);
+	strv_free(oracles, spec->n_cases);
+	return r;
+}

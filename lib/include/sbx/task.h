@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/*
+ * Tasks: tasks/<name>/task.yaml, loaded and validated with libyaml.
+ *
+ * A task is data: the prompt the agent gets, the starting files copied into
+ * the workspace, the output files collected afterwards, the oracle files the
+ * outputs are graded against, the grading configuration, resource limits and
+ * whether the GUI is needed. Every error names the file, line and column:
+ * "tasks/x/task.yaml:12:5: grading.tolerance must be a number >= 0".
+ * Unknown keys are errors.
+ *
+ * The grading configuration is a plain struct (sbx_grading_spec) so the
+ * grader (grader/) can consume it without lib/ knowing the grader. A
+ * standalone grading.yaml (the `grading:` mapping on its own) is loaded by
+ * the same parser (sbx_grading_spec_load).
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sbx/error.h"
+
+#define SBX_TASK_MAX_FILES     64
+#define SBX_GRADING_MAX_CASES  64
+#define SBX_GRADING_MAX_SHEETS 64
+#define SBX_GRADING_MAX_RANGES 64
+#define SBX_TASK_MAX_ID	       64
+#define SBX_GRADING_MAX_DIGITS 15
+
+typedef enum sbx_formula_mode {
+	SBX_FORMULA_IGNORE = 0, /* grade cached values only (default) */
+	SBX_FORMULA_REQUIRE,	/* also: a formula where the oracle has one */
+	SBX_FORMULA_MATCH,	/* also: the normalised formula text is equal */
+} sbx_formula_mode;
+
+typedef enum sbx_missing_sheet {
+	SBX_MISSING_SHEET_MISMATCH = 0, /* its cells count as mismatches (default) */
+	SBX_MISSING_SHEET_FAIL,		/* the case fails outright */
+} sbx_missing_sheet;
+
+/* A sheet selector: by name, or by 0-based position in the oracle. */
+typedef struct sbx_grading_sheet {
+	char *name; /* NULL when index is used */
+	int index;  /* -1 when name is used */
+} sbx_grading_sheet;
+
+/* A rectangle; 0-based, inclusive. sheet NULL: applies to every graded sheet. */
+typedef struct sbx_grading_range {
+	char *sheet;
+	uint32_t first_row, first_col, last_row, last_col;
+} sbx_grading_range;
+
+/* How cells are compared. Defaults in SBX_GRADING_OPTS_DEFAULTS (documented in tasks/README.md). */
+typedef struct sbx_grading_opts {
+	double abs_tol;		  /* tolerance: default 0.01 */
+	double rel_tol;		  /* relative_tolerance: default 0 */
+	int round_digits;	  /* round: decimals both sides are rounded to; -1 = off */
+	bool trim;		  /* default true */
+	bool ignore_case;	  /* default false */
+	bool collapse_whitespace; /* default false */
+	bool numeric_strings;	  /* a numeric string matches a number; default true */
+	bool skip_empty;	  /* empty oracle cells are not graded; default true */
+	bool strict; /* extra content where the oracle is empty counts; default false */
+	sbx_formula_mode formulas;
+	sbx_missing_sheet missing_sheet;
+	double pass_threshold;	   /* PASS when score >= this; default 1.0 */
+	double fail_threshold;	   /* FAIL when score < this or nothing matched; default 0 */
+	sbx_grading_sheet *sheets; /* NULL/0: every sheet of the oracle */
+	size_t n_sheets;
+	sbx_grading_range *ranges; /* NULL/0: the used range of each graded sheet */
+	size_t n_ranges;
+} sbx_grading_opts;
+
+/* One test case: an output graded against an oracle under opts. */
+typedef struct sbx_grading_case {
+	char *name;
+	char *output; /* relative to the output directory; NULL: the task's first output */
+	char *oracle; /* relative to the task directory; NULL: the task's first oracle */
+	sbx_grading_opts opts;
+} sbx_grading_case;
+
+/* A grading configuration: always at least one case. */
+typedef struct sbx_grading_spec {
+	sbx_grading_case *cases;
+	size_t n_cases;
+} sbx_grading_spec;
+
+/* Fills opts with the documented defaults (no sheets, no ranges). */
+void sbx_grading_opts_init(sbx_grading_opts *opts);
+
+/* Frees what opts owns (sheets, ranges) and resets it to the defaults. */
+void sbx_grading_opts_clear(sbx_grading_opts *opts);
+
+/* Frees what spec owns and leaves it empty. Accepts NULL. */
+void sbx_grading_spec_clear(sbx_grading_spec *spec);
+
+/*
+ * Loads a standalone grading.yaml: the keys of a task's `grading:` mapping at
+ * top level. Fills *out (caller clears it with sbx_grading_spec_clear).
+ * Returns 0 or a negative errno with a "path:line:col: ..." message.
+ */
+int sbx_grading_spec_load(const char *path, sbx_grading_spec *out, sbx_error *err);
+
+/* Same from memory; name appears in messages. */
+int sbx_grading_spec_parse(const char *name, const char *text, size_t len, sbx_grading_spec *out,
+			   sbx_error *err);
+
+typedef enum sbx_task_difficulty {
+	SBX_TASK_EASY,
+	SBX_TASK_MEDIUM,
+	SBX_TASK_HARD,
+} sbx_task_difficulty;
+
+const char *sbx_task_difficulty_name(sbx_task_difficulty d);
+
+/* 0 in a limit means "not set by the task": the run configuration decides. */
+typedef struct sbx_task_limits {
+	uint32_t deadline_s;
+	uint64_t memory_bytes;
+	double cpus;
+	uint32_t pids;
+} sbx_task_limits;
+
+typedef struct sbx_task {
+	char *dir;  /* the task's directory, as resolved (no trailing slash) */
+	char *path; /* its task.yaml */
+	char *id;
+	char *title;
+	sbx_task_difficulty difficulty;
+	char *prompt;
+	char **files; /* starting files, relative to dir; placed in the workspace by basename */
+	size_t n_files;
+	char **outputs; /* files to collect, relative to the workspace */
+	size_t n_outputs;
+	char **oracles; /* relative to dir */
+	size_t n_oracles;
+	sbx_grading_spec grading;
+	sbx_task_limits limits;
+	bool gui;
+} sbx_task;
+
+/*
+ * Loads and validates path (a task.yaml, or a directory holding one).
+ * Starting and oracle files must exist as regular files beneath the task
+ * directory. On success *out owns a task (sbx_task_free).
+ */
+int sbx_task_load(const char *path, sbx_task **out, sbx_error *err);
+
+/* Parses task.yaml text; dir is where the files are checked (NULL: not checked). */
+int sbx_task_parse(const char *name, const char *dir, const char *text, size_t len, sbx_task **out,
+		   sbx_error *err);
+
+/* Frees a task. Accepts NULL; returns NULL. */
+sbx_task *sbx_task_free(sbx_task *task);
+
+/*
+ * The tasks directory: $SBX_TASKS_DIR if set, else ./tasks if it exists, else
+ * the installed directory, else the source tree's tasks/. Returns a malloc'd
+ * path (free it) or NULL on OOM.
+ */
+char *sbx_task_dir_default(void);
+
+/*
+ * Resolves a task name ("banking_reserve", looked up in tasks_dir, or the
+ * default when NULL) or a path (contains '/', or names an existing file or
+ * directory) to its task.yaml. *out is malloc'd.
+ */
+int sbx_task_resolve(const char *tasks_dir, const char *name_or_path, char **out, sbx_error *err);
+
+/*
+ * Lists the task names in tasks_dir (subdirectories holding a task.yaml),
+ * sorted. *out is a NULL-terminated malloc'd array of malloc'd strings
+ * (sbx_task_names_free). A missing directory is an error.
+ */
+int sbx_task_list(const char *tasks_dir, char ***out, size_t *n_out, sbx_error *err);
+
+void sbx_task_names_free(char **names);
+
+/* True when s is a valid task id: 1..64 of [a-z0-9_-], starting with a letter or digit. */
+bool sbx_task_id_valid(const char *s);

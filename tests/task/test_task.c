@@ -1,0 +1,339 @@
+/* SPDX-License-Identifier: MIT */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sbx/task.h"
+
+#define BASE                                                                                       \
+	"id: t\n"                                                                                  \
+	"title: T\n"                                                                               \
+	"difficulty: easy\n"                                                                       \
+	"prompt: p\n"                                                                              \
+	"outputs: out.ods\n"                                                                       \
+	"oracle: o.ods\n"
+
+static const char *data_dir(void)
+{
+	static char path[4096];
+	const char *root = getenv("SBX_SOURCE_ROOT");
+
+	snprintf(path, sizeof(path), "%s/tests/data/task", root ? root : "../..");
+	return path;
+}
+
+static int parse(const char *text, sbx_task **out, sbx_error *err)
+{
+	return sbx_task_parse("task.yaml", NULL, text, strlen(text), out, err);
+}
+
+START_TEST(test_minimal_defaults)
+{
+	sbx_error err = SBX_ERROR_INIT;
+	sbx_task *t = NULL;
+	const sbx_grading_opts *o;
+
+	ck_assert_int_eq(parse(BASE, &t, &err), 0);
+	ck_assert_str_eq(t->id, "t");
+	ck_assert_int_eq(t->difficulty, SBX_TASK_EASY);
+	ck_assert_uint_eq(t->n_outputs, 1);
+	ck_assert_str_eq(t->outputs[0], "out.ods");
+	ck_assert_uint_eq(t->n_files, 0);
+	ck_assert_uint_eq(t->grading.n_cases, 1);
+	ck_assert_str_eq(t->grading.cases[0].name, "default");
+	ck_assert_ptr_null(t->grading.cases[0].output);
+	o = &t->grading.cases[0].opts;
+	ck_assert_double_eq(o->abs_tol, 0.01);
+	ck_assert_double_eq(o->rel_tol, 0);
+	ck_assert_int_eq(o->round_digits, -1);
+	ck_assert(o->trim && !o->ignore_case && !o->collapse_whitespace);
+	ck_assert(o->numeric_strings && o->skip_empty && !o->strict);
+	ck_assert_int_eq(o->formulas, SBX_FORMULA_IGNORE);
+	ck_assert_int_eq(o->missing_sheet, SBX_MISSING_SHEET_MISMATCH);
+	ck_assert_double_eq(o->pass_threshold, 1.0);
+	ck_assert_double_eq(o->fail_threshold, 0);
+	ck_assert_uint_eq(t->limits.deadline_s, 0);
+	ck_assert(!t->gui);
+	sbx_task_free(t);
+}
+END_TEST
+
+START_TEST(test_full_file)
+{
+	char path[4200];
+	sbx_error err = SBX_ERROR_INIT;
+	sbx_task *t = NULL;
+	const sbx_grading_opts *o;
+
+	snprintf(path, sizeof(path), "%s/good", data_dir());
+	ck_assert_msg(sbx_task_load(path, &t, &err) == 0, "%s", err.msg);
+	ck_assert_str_eq(t->id, "good");
+	ck_assert_str_eq(t->title, "A complete task");
+	ck_assert_int_eq(t->difficulty, SBX_TASK_HARD);
+	ck_assert_str_eq(t->prompt, "Fill column D.\nSave the file.\n");
+	ck_assert_uint_eq(t->n_files, 1);
+	ck_assert_str_eq(t->files[0], "files/input.ods");
+	ck_assert_str_eq(t->oracles[0], "oracle/expected.ods");
+	ck_assert_uint_eq(t->limits.deadline_s, 300);
+	ck_assert_uint_eq(t->limits.memory_bytes, 512ull << 20);
+	ck_assert_double_eq(t->limits.cpus, 1.5);
+	ck_assert_uint_eq(t->limits.pids, 128);
+	ck_assert(t->gui);
+	ck_assert_uint_eq(t->grading.n_cases, 2);
+	ck_assert_str_eq(t->grading.cases[0].name, "values");
+	o = &t->grading.cases[0].opts;
+	ck_assert_double_eq(o->abs_tol, 0.5);
+	ck_assert_double_eq(o->rel_tol, 0.001);
+	ck_assert_int_eq(o->round_digits, 2);
+	ck_assert(!o->trim && o->ignore_case && o->collapse_whitespace);
+	ck_assert(!o->numeric_strings && !o->skip_empty && o->strict);
+	ck_assert_int_eq(o->formulas, SBX_FORMULA_IGNORE); /* overridden by the case */
+	ck_assert_int_eq(o->missing_sheet, SBX_MISSING_SHEET_FAIL);
+	ck_assert_double_eq(o->pass_threshold, 0.9);
+	ck_assert_double_eq(o->fail_threshold, 0.2);
+	ck_assert_uint_eq(o->n_sheets, 2);
+	ck_assert_str_eq(o->sheets[0].name, "Sheet1");
+	ck_assert_ptr_null(o->sheets[1].name);
+	ck_assert_int_eq(o->sheets[1].index, 1);
+	ck_assert_uint_eq(o->n_ranges, 2);
+	ck_assert_str_eq(o->ranges[0].sheet, "Sheet1");
+	ck_assert_uint_eq(o->ranges[0].last_row, 100);
+	ck_assert_uint_eq(o->ranges[0].last_col, 3);
+	ck_assert_ptr_null(o->ranges[1].sheet);
+	ck_assert_uint_eq(o->ranges[1].first_row, 1);
+	ck_assert_uint_eq(o->ranges[1].first_col, 1);
+	/* The second case inherits and overrides. */
+	o = &t->grading.cases[1].opts;
+	ck_assert_str_eq(t->grading.cases[1].output, "input.ods");
+	ck_assert_int_eq(o->formulas, SBX_FORMULA_MATCH);
+	ck_assert_uint_eq(o->n_ranges, 1);
+	ck_assert_uint_eq(o->ranges[0].first_row, 1);
+	ck_assert_uint_eq(o->ranges[0].last_row, 10);
+	ck_assert_double_eq(o->abs_tol, 0.5);
+	sbx_task_free(t);
+}
+END_TEST
+
+/* Each bad document and the exact error it must produce. */
+static const struct {
+	const char *text;
+	const char *error;
+} bad[] = {
+	{BASE "grading:\n  tolerance: -1\n",
+	 "task.yaml:8:14: grading.tolerance must be a number >= 0"},
+	{BASE "grading:\n    tolerance: abc\n",
+	 "task.yaml:8:16: grading.tolerance must be a number >= 0"},
+	{BASE "grading:\n  tolerance: \"0.01\"\n",
+	 "task.yaml:8:14: grading.tolerance must be a number >= 0"},
+	{BASE "colour: red\n", "task.yaml:7:1: unknown key 'colour'"},
+	{BASE "grading:\n  tolerence: 0.1\n", "task.yaml:8:3: unknown key 'grading.tolerence'"},
+	{BASE "limits:\n  disk: 1g\n", "task.yaml:8:3: unknown key 'limits.disk'"},
+	{BASE "grading:\n  cases:\n    - name: a\n      colour: red\n",
+	 "task.yaml:10:7: unknown key 'grading.cases[0].colour'"},
+	{"id: t\ntitle: T\ndifficulty: easy\noutputs: o\noracle: o\n",
+	 "task.yaml:1:1: missing required key 'prompt'"},
+	{"id: Bad Id\ntitle: T\ndifficulty: easy\nprompt: p\noutputs: o\noracle: o\n",
+	 "task.yaml:1:5: id must be 1..64 characters of a-z, 0-9, '_' and '-', starting with a "
+	 "letter or digit"},
+	{"id: t\ntitle: T\ndifficulty: extreme\nprompt: p\noutputs: o\noracle: o\n",
+	 "task.yaml:3:13: difficulty must be one of: easy, medium, hard"},
+	{"id: t\ntitle: T\ndifficulty: easy\nprompt: ''\noutputs: o\noracle: o\n",
+	 "task.yaml:4:9: prompt must be a non-empty string"},
+	{"id: t\ntitle: T\ndifficulty: easy\nprompt: p\noutputs: ../x.ods\noracle: o\n",
+	 "task.yaml:5:10: outputs: '../x.ods': '..' is not allowed"},
+	{"id: t\ntitle: T\ndifficulty: easy\nprompt: p\noutputs: []\noracle: o\n",
+	 "task.yaml:5:10: outputs must not be empty"},
+	{"id: t\ntitle: T\ndifficulty: easy\nprompt: p\noutputs: {a: b}\noracle: o\n",
+	 "task.yaml:5:10: outputs must be a path or a list of paths"},
+	{BASE "files: [a/x.ods, b/x.ods]\n",
+	 "task.yaml:7:18: files: two entries are named 'x.ods'"},
+	{BASE "grading:\n  round: 2.5\n",
+	 "task.yaml:8:10: grading.round must be an integer between 0 and 15"},
+	{BASE "grading:\n  trim: maybe\n", "task.yaml:8:9: grading.trim must be true or false"},
+	{BASE "grading:\n  formulas: sometimes\n",
+	 "task.yaml:8:13: grading.formulas must be one of: ignore, require, match"},
+	{BASE "grading:\n  missing_sheet: ignore\n",
+	 "task.yaml:8:18: grading.missing_sheet must be one of: mismatch, fail"},
+	{BASE "grading:\n  pass_threshold: 1.5\n",
+	 "task.yaml:8:19: grading.pass_threshold must be a number between 0 and 1"},
+	{BASE "grading:\n  pass_threshold: 0.5\n  fail_threshold: 0.6\n",
+	 "task.yaml:8:3: grading.fail_threshold (0.6) must not exceed pass_threshold (0.5)"},
+	{BASE "grading:\n  sheets: Sheet1\n",
+	 "task.yaml:8:11: grading.sheets must be a non-empty list of sheet names or indexes"},
+	{BASE "grading:\n  ranges: [\"A1:ZZZZ9\"]\n",
+	 "task.yaml:8:12: grading.ranges: Invalid range: A1:ZZZZ9"},
+	{BASE "grading:\n  cases: []\n", "task.yaml:8:10: grading.cases must be a non-empty list"},
+	{BASE "grading:\n  cases:\n    - name: a\n    - name: a\n",
+	 "task.yaml:10:7: grading.cases[1]: duplicate case name 'a'"},
+	{BASE "grading:\n  cases:\n    - output: other.ods\n",
+	 "task.yaml:9:15: grading.cases[0].output: 'other.ods' is not among the task's outputs"},
+	{BASE "limits:\n  deadline: 0\n",
+	 "task.yaml:8:13: limits.deadline must be an integer between 1 and 604800"},
+	{BASE "limits:\n  memory: 2x\n",
+	 "task.yaml:8:11: limits.memory must be a size between 4m and 1t (bytes, or with a "
+	 "k/m/g/t suffix)"},
+	{BASE "limits:\n  cpus: 0\n",
+	 "task.yaml:8:9: limits.cpus must be a number between 0.01 and 1024"},
+	{BASE "limits:\n  pids: 3\n",
+	 "task.yaml:8:9: limits.pids must be an integer between 8 and 4194304"},
+	{BASE "limits: 5\n", "task.yaml:7:9: limits must be a mapping, not a scalar"},
+	{BASE "gui: 1\n", "task.yaml:7:6: gui must be true or false"},
+	{BASE "id: again\n", "task.yaml:7:1: duplicate key 'id'"},
+	{BASE "x: &a 1\n", "task.yaml:7:4: YAML anchors and tags are not allowed"},
+	{BASE "title2: *a\n", "task.yaml:7:9: YAML aliases are not allowed"},
+	{BASE "gui: !!bool true\n", "task.yaml:7:6: YAML anchors and tags are not allowed"},
+	{"- a\n- b\n", "task.yaml:1:1: the document must be a mapping, not a list"},
+	{"", "task.yaml:1:1: empty document"},
+	{BASE "---\na: 1\n", "task.yaml:7:1: only one YAML document is allowed"},
+	{"id: [unclosed\n", "task.yaml:2:1: invalid YAML: did not find expected ',' or ']' while "
+			    "parsing a flow sequence"},
+};
+
+START_TEST(test_bad)
+{
+	sbx_error err = SBX_ERROR_INIT;
+	sbx_task *t = NULL;
+
+	ck_assert_int_lt(parse(bad[_i].text, &t, &err), 0);
+	ck_assert_ptr_null(t);
+	ck_assert_str_eq(err.msg, bad[_i].error);
+}
+END_TEST
+
+START_TEST(test_depth_and_size_caps)
+{
+	sbx_error err = SBX_ERROR_INIT;
+	sbx_task *t = NULL;
+	char *deep = malloc(4096), *big;
+	size_t n = 0;
+
+	n += (size_t)sprintf(deep + n, "%s", BASE "x: ");
+	for (int i = 0; i < 100; i++)
+		deep[n++] = '[';
+	for (int i = 0; i < 100; i++)
+		deep[n++] = ']';
+	deep[n++] = '\n';
+	deep[n] = '\0';
+	ck_assert_int_lt(parse(deep, &t, &err), 0);
+	ck_assert_msg(strstr(err.msg, "YAML nested too deeply"), "%s", err.msg);
+	free(deep);
+
+	sbx_error_clear(&err);
+	big = malloc(2 * 1024 * 1024 + 1);
+	memset(big, '#', 2 * 1024 * 1024);
+	big[2 * 1024 * 1024] = '\0';
+	ck_assert_int_lt(parse(big, &t, &err), 0);
+	ck_assert_str_eq(err.msg, "task.yaml: file too large (over 1 MiB)");
+	free(big);
+}
+END_TEST
+
+START_TEST(test_files_checked)
+{
+	char path[4200];
+	sbx_error err = SBX_ERROR_INIT;
+	sbx_task *t = NULL;
+	const char *text = BASE "files: [missing.ods]\n";
+
+	snprintf(path, sizeof(path), "%s/good", data_dir());
+	ck_assert_int_lt(sbx_task_parse("task.yaml", path, text, strlen(text), &t, &err), 0);
+	ck_assert_msg(strncmp(err.msg,
+			      "task.yaml:7:9: files: 'missing.ods' not found in the task "
+			      "directory",
+			      67) == 0,
+		      "%s", err.msg);
+
+	/* An oracle reached through a symlink that leaves the task directory. */
+	sbx_error_clear(&err);
+	snprintf(path, sizeof(path), "%s/escape", data_dir());
+	ck_assert_int_lt(sbx_task_load(path, &t, &err), 0);
+	ck_assert_msg(strstr(err.msg, "task.yaml:6:9: oracle: 'link/passwd' not found"), "%s",
+		      err.msg);
+}
+END_TEST
+
+START_TEST(test_grading_standalone)
+{
+	const char *text = "tolerance: 0.001\nformulas: require\nsheets: [Totals]\n";
+	sbx_grading_spec spec = {0};
+	sbx_error err = SBX_ERROR_INIT;
+
+	ck_assert_int_eq(sbx_grading_spec_parse("grading.yaml", text, strlen(text), &spec, &err),
+			 0);
+	ck_assert_uint_eq(spec.n_cases, 1);
+	ck_assert_double_eq(spec.cases[0].opts.abs_tol, 0.001);
+	ck_assert_int_eq(spec.cases[0].opts.formulas, SBX_FORMULA_REQUIRE);
+	ck_assert_str_eq(spec.cases[0].opts.sheets[0].name, "Totals");
+	sbx_grading_spec_clear(&spec);
+
+	text = "tolerance: 1\nprompt: x\n";
+	ck_assert_int_lt(sbx_grading_spec_parse("grading.yaml", text, strlen(text), &spec, &err),
+			 0);
+	ck_assert_str_eq(err.msg, "grading.yaml:2:1: unknown key 'prompt'");
+	ck_assert_uint_eq(spec.n_cases, 0);
+}
+END_TEST
+
+START_TEST(test_resolve_and_list)
+{
+	char dir[4200], **names = NULL;
+	char *yaml = NULL;
+	sbx_error err = SBX_ERROR_INIT;
+	size_t n = 0;
+
+	snprintf(dir, sizeof(dir), "%s", data_dir());
+	ck_assert_int_eq(sbx_task_list(dir, &names, &n, &err), 0);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_str_eq(names[0], "escape");
+	ck_assert_str_eq(names[1], "good");
+	ck_assert_ptr_null(names[2]);
+	sbx_task_names_free(names);
+
+	ck_assert_int_eq(sbx_task_resolve(dir, "good", &yaml, &err), 0);
+	ck_assert_ptr_nonnull(strstr(yaml, "/good/task.yaml"));
+	free(yaml);
+	ck_assert_int_eq(sbx_task_resolve(dir, "nope", &yaml, &err), -ENOENT);
+	ck_assert_msg(strstr(err.msg, "task 'nope' not found in"), "%s", err.msg);
+
+	setenv("SBX_TASKS_DIR", dir, 1);
+	yaml = sbx_task_dir_default();
+	ck_assert_str_eq(yaml, dir);
+	free(yaml);
+	ck_assert_int_eq(sbx_task_resolve(NULL, "good", &yaml, &err), 0);
+	free(yaml);
+	unsetenv("SBX_TASKS_DIR");
+
+	sbx_error_clear(&err);
+	ck_assert_int_lt(sbx_task_list("/nonexistent-dir", &names, &n, &err), 0);
+	ck_assert_str_eq(err.msg, "tasks directory '/nonexistent-dir': No such file or directory");
+}
+END_TEST
+
+static Suite *task_suite(void)
+{
+	Suite *s = suite_create("task");
+	TCase *tc = tcase_create("load");
+
+	tcase_add_test(tc, test_minimal_defaults);
+	tcase_add_test(tc, test_full_file);
+	tcase_add_loop_test(tc, test_bad, 0, (int)(sizeof(bad) / sizeof(bad[0])));
+	tcase_add_test(tc, test_depth_and_size_caps);
+	tcase_add_test(tc, test_files_checked);
+	tcase_add_test(tc, test_grading_standalone);
+	tcase_add_test(tc, test_resolve_and_list);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(task_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
