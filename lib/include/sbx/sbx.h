@@ -8,3 +8,4 @@
 #include "sbx/docker.h"
 #include "sbx/docker_stream.h"
 #include "sbx/sheet.h"
+#include "sbx/task.h"
