@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sandbox-bridge: joins stdin/stdout to a unix socket.
+ *
+ * The container has no network; the host reaches the MCP server by running
+ * this through `docker exec` with attached stdio. Bytes from stdin go to the
+ * socket and bytes from the socket go to stdout, in both directions at once
+ * (non-blocking, one bounded buffer per direction, so neither side can stall
+ * the other). End of stdin half-closes the socket; the bridge exits when the
+ * socket has no more to say and stdout has it all.
+ *
+ * Only libc; built static so it runs on any base.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#define BUF_SIZE	 65536
+#define CONNECT_RETRY_MS 20
+#define EXIT_FAILURE_IO	 1
+#define EXIT_USAGE	 2
+
+typedef struct pipe_dir {
+	int in, out;
+	char buf[BUF_SIZE];
+	size_t len, off;
+	bool eof;  /* no more input */
+	bool done; /* input ended and everything was written */
+} pipe_dir;
+
+static void die_usage(void)
+{
+	fputs("Usage: sandbox-bridge [-w SECONDS] UNIX_SOCKET_PATH\n"
+	      "Copies stdin to the socket and the socket to stdout. -w: keep retrying the\n"
+	      "connection this long while the socket is missing or refuses (default 10).\n",
+	      stderr);
+	exit(EXIT_USAGE);
+}
+
+static long long mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int connect_socket(const char *path, long long wait_ms)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	long long until = mono_ms() + wait_ms;
+
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		fprintf(stderr, "sandbox-bridge: socket path '%s' is too long\n", path);
+		return -1;
+	}
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	for (;;) {
+		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+		if (fd < 0) {
+			fprintf(stderr, "sandbox-bridge: socket: %s\n", strerror(errno));
+			return -1;
+		}
+		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
+			return fd;
+		int e = errno;
+
+		close(fd);
+		if ((e != ENOENT && e != ECONNREFUSED && e != EAGAIN) || mono_ms() >= until) {
+			fprintf(stderr, "sandbox-bridge: cannot connect to '%s': %s\n", path,
+				strerror(e));
+			return -1;
+		}
+		nanosleep(&(struct timespec){0, CONNECT_RETRY_MS * 1000000L}, NULL);
+	}
+}
+
+static void set_nonblock(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl >= 0)
+		fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+}
+
+/* Moves what it can; returns -1 on a hard error. */
+static int pump(pipe_dir *d, short in_ev, short out_ev)
+{
+	if (d->len == 0 && !d->eof && (in_ev & (POLLIN | POLLHUP | POLLERR))) {
+		ssize_t n = read(d->in, d->buf, sizeof(d->buf));
+
+		if (n > 0) {
+			d->len = (size_t)n;
+			d->off = 0;
+		} else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+			d->eof = true;
+		}
+	}
+	while (d->len > 0 && (out_ev & (POLLOUT | POLLERR | POLLHUP))) {
+		ssize_t n = write(d->out, d->buf + d->off, d->len);
+
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EINTR)
+				break;
+			return -1;
+		}
+		d->off += (size_t)n;
+		d->len -= (size_t)n;
+	}
+	if (d->eof && d->len == 0)
+		d->done = true;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static pipe_dir up, down; /* up: stdin -> socket, down: socket -> stdout */
+	long long wait_s = 10;
+	int opt, sock;
+
+	while ((opt = getopt(argc, argv, "hw:")) != -1) {
+		char *end;
+
+		switch (opt) {
+		case 'w':
+			errno = 0;
+			wait_s = strtoll(optarg, &end, 10);
+			if (errno || *end || wait_s < 0 || wait_s > 3600)
+				die_usage();
+			break;
+		default:
+			die_usage();
+		}
+	}
+	if (optind != argc - 1)
+		die_usage();
+	signal(SIGPIPE, SIG_IGN);
+	sock = connect_socket(argv[optind], wait_s * 1000);
+	if (sock < 0)
+		return EXIT_FAILURE_IO;
+	set_nonblock(sock);
+	set_nonblock(STDIN_FILENO);
+	set_nonblock(STDOUT_FILENO);
+	up.in = STDIN_FILENO;
+	up.out = sock;
+	down.in = sock;
+	down.out = STDOUT_FILENO;
+
+	bool shut_wr = false;
+
+	while (!down.done) {
+		struct pollfd p[4] = {
+			{.fd = up.len == 0 && !up.eof ? up.in : -1, .events = POLLIN},
+			{.fd = up.len > 0 ? up.out : -1, .events = POLLOUT},
+			{.fd = down.len == 0 && !down.eof ? down.in : -1, .events = POLLIN},
+			{.fd = down.len > 0 ? down.out : -1, .events = POLLOUT},
+		};
+
+		if (poll(p, 4, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return EXIT_FAILURE_IO;
+		}
+		if (pump(&up, p[0].revents, p[1].revents) < 0) {
+			/* The server closed its side for reading: nothing more to send. */
+			up.eof = up.done = true;
+			up.len = 0;
+		}
+		if (up.done && !shut_wr) {
+			shutdown(sock, SHUT_WR);
+			shut_wr = true;
+		}
+		if (pump(&down, p[2].revents, p[3].revents) < 0)
+			return EXIT_FAILURE_IO; /* stdout is gone: nobody is listening */
+	}
+	return 0;
+}

@@ -1,0 +1,499 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sandbox-init: PID 1 of a sandbox container.
+ *
+ * Runs entirely unprivileged (uid 1000, no capabilities). It starts Xvfb
+ * when SANDBOX_DISPLAY is set, LibreOffice Calc on SANDBOX_OPEN once that
+ * file exists, and the main program: the command given on its command line,
+ * or by default the MCP server on a unix socket. It reaps every zombie,
+ * forwards SIGTERM/SIGINT/SIGHUP, and enforces the deadline on its own: when
+ * SANDBOX_DEADLINE (unix seconds) or start + SANDBOX_TIMEOUT, plus
+ * SANDBOX_GRACE, passes, it stops everything and exits 124, which stops the
+ * container even when no host process is left to do it.
+ *
+ * Only libc; built static so it runs on any base.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define EXIT_DEADLINE	124
+#define EXIT_BAD_CONFIG 125
+#define EXIT_CANNOT_RUN 126
+
+#define DEFAULT_GRACE_S	     30
+#define STOP_GRACE_MS	     3000 /* SIGTERM to SIGKILL when stopping */
+#define OPEN_POLL_MS	     100  /* how often to look for SANDBOX_OPEN */
+#define XVFB_READY_MAX_MS    10000
+#define OFFICE_MAX_RESTARTS  3
+#define MAX_DEADLINE_SECONDS (10LL * 365 * 24 * 3600)
+
+enum { XVFB, OFFICE, MAIN, N_CHILDREN };
+static const char *const child_names[N_CHILDREN] = {"Xvfb", "LibreOffice", "main program"};
+
+static struct {
+	pid_t pid[N_CHILDREN];
+	int xvfb_fd; /* read end of Xvfb's -displayfd pipe, -1 when not waiting */
+	bool display_ready;
+	int office_restarts;
+	bool stopping;
+	bool deadline_passed;
+	int exit_code;
+	int64_t deadline_ms; /* CLOCK_REALTIME, 0 = none */
+	int64_t stop_by_ms;  /* CLOCK_MONOTONIC, when to SIGKILL while stopping */
+	int64_t xvfb_by_ms;  /* CLOCK_MONOTONIC, give up waiting for Xvfb */
+	const char *display;
+	const char *open_path;
+	const char *run_dir;
+} st = {.pid = {0, 0, 0}, .xvfb_fd = -1};
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("sandbox-init: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static int64_t now_ms(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static const char *env_or(const char *name, const char *fallback)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? v : fallback;
+}
+
+/* Parses a non-negative decimal integer no larger than max; -1 when invalid. */
+static long long parse_seconds(const char *s, long long max)
+{
+	char *end;
+	long long v;
+
+	if (!s || !*s || *s == '-' || *s == '+')
+		return -1;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || *end || v < 0 || v > max)
+		return -1;
+	return v;
+}
+
+/* Reads the deadline from the environment. Fails closed: a value that cannot be parsed is fatal. */
+static int read_deadline(void)
+{
+	const char *deadline = getenv("SANDBOX_DEADLINE"), *timeout = getenv("SANDBOX_TIMEOUT");
+	long long grace = DEFAULT_GRACE_S, v;
+
+	if (getenv("SANDBOX_GRACE")) {
+		grace = parse_seconds(getenv("SANDBOX_GRACE"), 24 * 3600);
+		if (grace < 0) {
+			say("SANDBOX_GRACE='%s' is not a number of seconds",
+			    getenv("SANDBOX_GRACE"));
+			return -EINVAL;
+		}
+	}
+	if (deadline && *deadline) {
+		v = parse_seconds(deadline, INT64_MAX / 1000 - MAX_DEADLINE_SECONDS);
+		if (v <= 0) {
+			say("SANDBOX_DEADLINE='%s' is not a unix time in seconds", deadline);
+			return -EINVAL;
+		}
+		st.deadline_ms = (v + grace) * 1000;
+	} else if (timeout && *timeout) {
+		v = parse_seconds(timeout, MAX_DEADLINE_SECONDS);
+		if (v < 0) {
+			say("SANDBOX_TIMEOUT='%s' is not a number of seconds", timeout);
+			return -EINVAL;
+		}
+		st.deadline_ms = now_ms(CLOCK_REALTIME) + (v + grace) * 1000;
+	}
+	return 0;
+}
+
+/* Signals one child's process group (each child leads its own). */
+static void signal_child(int i, int sig)
+{
+	if (st.pid[i] > 0 && kill(-st.pid[i], sig) < 0)
+		kill(st.pid[i], sig);
+}
+
+/*
+ * Signals everything we started. As PID 1 of the container, kill(-1) reaches
+ * every process in it, including daemons that left their process group; the
+ * check keeps a test run on the host from signalling the host.
+ */
+static void signal_all(int sig)
+{
+	for (int i = 0; i < N_CHILDREN; i++)
+		signal_child(i, sig);
+	if (getpid() == 1)
+		kill(-1, sig);
+}
+
+/* Starts stopping: sig to everything now, SIGKILL after STOP_GRACE_MS. */
+static void begin_stop(int code, const char *why, int sig)
+{
+	if (st.stopping)
+		return;
+	say("stopping: %s", why);
+	st.stopping = true;
+	st.exit_code = code;
+	st.stop_by_ms = now_ms(CLOCK_MONOTONIC) + STOP_GRACE_MS;
+	signal_all(sig);
+}
+
+static pid_t spawn(char *const argv[], int keep_fd, const sigset_t *saved_mask)
+{
+	pid_t pid = fork();
+
+	if (pid != 0) {
+		if (pid < 0)
+			say("cannot start '%s': %s", argv[0], strerror(errno));
+		return pid;
+	}
+	sigprocmask(SIG_SETMASK, saved_mask, NULL);
+	for (int s = 1; s < NSIG; s++)
+		if (s != SIGKILL && s != SIGSTOP)
+			signal(s, SIG_DFL);
+	setpgid(0, 0);
+	if (keep_fd >= 0)
+		fcntl(keep_fd, F_SETFD, 0);
+	execvp(argv[0], argv);
+	fprintf(stderr, "sandbox-init: cannot run '%s': %s\n", argv[0], strerror(errno));
+	_exit(EXIT_CANNOT_RUN);
+}
+
+static void mkdir_private(const char *path)
+{
+	if (mkdir(path, 0700) < 0 && errno != EEXIST)
+		say("cannot create '%s': %s", path, strerror(errno));
+}
+
+static void start_xvfb(const sigset_t *mask)
+{
+	int p[2];
+	char fdarg[16];
+	const char *screen = env_or("SANDBOX_SCREEN", "1280x800x24");
+
+	if (pipe2(p, O_CLOEXEC) < 0) {
+		say("pipe: %s", strerror(errno));
+		return;
+	}
+	snprintf(fdarg, sizeof(fdarg), "%d", p[1]);
+	char *argv[] = {
+		"Xvfb",	    (char *)st.display, "-screen", "0", (char *)screen, "-nolisten", "tcp",
+		"-noreset", "-displayfd",	fdarg,	   NULL};
+	st.pid[XVFB] = spawn(argv, p[1], mask);
+	close(p[1]);
+	if (st.pid[XVFB] < 0) {
+		st.pid[XVFB] = 0;
+		close(p[0]);
+		return;
+	}
+	st.xvfb_fd = p[0];
+	st.xvfb_by_ms = now_ms(CLOCK_MONOTONIC) + XVFB_READY_MAX_MS;
+}
+
+static void xvfb_ready(const char *why)
+{
+	if (st.xvfb_fd >= 0)
+		close(st.xvfb_fd);
+	st.xvfb_fd = -1;
+	st.display_ready = true;
+	if (why)
+		say("display %s: %s", st.display, why);
+}
+
+static void start_office(const sigset_t *mask)
+{
+	char profile[PATH_MAX];
+
+	snprintf(profile, sizeof(profile), "-env:UserInstallation=file://%s/office-profile",
+		 st.run_dir);
+	char *argv[] = {"soffice",
+			"--calc",
+			"--norestore",
+			"--nologo",
+			"--nolockcheck",
+			"--nofirststartwizard",
+			profile,
+			(char *)st.open_path,
+			NULL};
+	st.pid[OFFICE] = spawn(argv, -1, mask);
+	if (st.pid[OFFICE] < 0)
+		st.pid[OFFICE] = 0;
+}
+
+static bool office_wanted(void)
+{
+	return st.open_path && st.display_ready && !st.stopping &&
+	       st.office_restarts <= OFFICE_MAX_RESTARTS;
+}
+
+static void child_exited(pid_t pid, int status)
+{
+	int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+
+	for (int i = 0; i < N_CHILDREN; i++) {
+		if (pid != st.pid[i])
+			continue;
+		st.pid[i] = 0;
+		if (!st.stopping || i == MAIN)
+			say("%s (pid %d) exited with %d", child_names[i], (int)pid, code);
+		if (i == MAIN) {
+			begin_stop(code, "the main program exited", SIGTERM);
+			if (!st.deadline_passed)
+				st.exit_code = code;
+		} else if (i == XVFB) {
+			if (st.xvfb_fd >= 0)
+				xvfb_ready(NULL);
+			st.display_ready = false;
+		} else if (i == OFFICE) {
+			st.office_restarts++;
+		}
+	}
+}
+
+static void reap(void)
+{
+	int status;
+	pid_t pid;
+
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
+		child_exited(pid, status);
+}
+
+static bool all_children_gone(void)
+{
+	for (int i = 0; i < N_CHILDREN; i++)
+		if (st.pid[i] > 0)
+			return false;
+	/* Orphans that re-parented to us still count as PID 1. */
+	return getpid() != 1 || waitpid(-1, NULL, WNOHANG) < 0;
+}
+
+static int drop_root(void)
+{
+	long long uid = parse_seconds(env_or("SANDBOX_UID", "1000"), INT_MAX);
+
+	if (geteuid() != 0)
+		return 0;
+	if (uid <= 0) {
+		say("SANDBOX_UID must be a non-zero uid");
+		return -EINVAL;
+	}
+	if (setgroups(0, NULL) < 0 || setgid((gid_t)uid) < 0 || setuid((uid_t)uid) < 0) {
+		if (getenv("SANDBOX_ALLOW_ROOT"))
+			return 0;
+		say("started as root and cannot drop to uid %lld (%s); refusing to run", uid,
+		    strerror(errno));
+		return -EPERM;
+	}
+	return 0;
+}
+
+static void usage(void)
+{
+	puts("Usage: sandbox-init [--] [COMMAND [ARG...]]\n"
+	     "PID 1 of a sandbox: starts Xvfb, LibreOffice and the main program (COMMAND, or\n"
+	     "sandbox-mcp on a unix socket), reaps zombies, forwards signals, enforces the "
+	     "deadline.\n\n"
+	     "Environment:\n"
+	     "  SANDBOX_DEADLINE   unix time (s) the task ends; the sandbox stops at "
+	     "DEADLINE+GRACE\n"
+	     "  SANDBOX_TIMEOUT    seconds from start, used when SANDBOX_DEADLINE is unset\n"
+	     "  SANDBOX_GRACE      seconds after the deadline before stopping (default 30)\n"
+	     "  SANDBOX_DISPLAY    start Xvfb on this display (e.g. :99); empty: no display\n"
+	     "  SANDBOX_SCREEN     Xvfb screen, default 1280x800x24\n"
+	     "  SANDBOX_OPEN       file LibreOffice Calc opens once it exists (needs a display)\n"
+	     "  SANDBOX_WORKSPACE  workspace directory, default /workspace\n"
+	     "  SANDBOX_RUN_DIR    socket, ready/status files, profiles; default /tmp/sandbox\n"
+	     "  SANDBOX_SOCKET     the server's unix socket, default $SANDBOX_RUN_DIR/mcp.sock\n\n"
+	     "Exit status: the main program's (128+N for signal N), 124 when the deadline\n"
+	     "passed, 125 for a bad setting, 126 when a program cannot start.");
+}
+
+int main(int argc, char **argv)
+{
+	static char sock_path[PATH_MAX], ready_path[PATH_MAX], status_path[PATH_MAX];
+	static char home[PATH_MAX];
+	sigset_t mask, saved;
+	int sfd;
+
+	if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+		usage();
+		return 0;
+	}
+	if (argc > 1 && strcmp(argv[1], "--") == 0) {
+		argv++;
+		argc--;
+	}
+	if (drop_root() < 0)
+		return EXIT_CANNOT_RUN;
+	prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+	if (read_deadline() < 0)
+		return EXIT_BAD_CONFIG;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGQUIT);
+	sigaddset(&mask, SIGPIPE);
+	if (sigprocmask(SIG_BLOCK, &mask, &saved) < 0 ||
+	    (sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK)) < 0) {
+		say("signalfd: %s", strerror(errno));
+		return EXIT_CANNOT_RUN;
+	}
+	sigdelset(&saved, SIGPIPE);
+
+	st.run_dir = env_or("SANDBOX_RUN_DIR", "/tmp/sandbox");
+	st.display = env_or("SANDBOX_DISPLAY", NULL);
+	st.open_path = env_or("SANDBOX_OPEN", NULL);
+	mkdir_private(st.run_dir);
+	/* The root filesystem is read-only: programs that want a home get one on the tmpfs. */
+	snprintf(home, sizeof(home), "%s/home", st.run_dir);
+	mkdir_private(home);
+	setenv("HOME", home, 1);
+	if (st.display) {
+		setenv("DISPLAY", st.display, 1);
+		start_xvfb(&saved);
+	} else if (st.open_path) {
+		say("SANDBOX_OPEN is set but SANDBOX_DISPLAY is not: not starting LibreOffice");
+	}
+
+	if (argc > 1) {
+		st.pid[MAIN] = spawn(argv + 1, -1, &saved);
+	} else {
+		const char *ws = env_or("SANDBOX_WORKSPACE", "/workspace");
+		const char *sock = env_or("SANDBOX_SOCKET", NULL);
+
+		if (!sock) {
+			snprintf(sock_path, sizeof(sock_path), "%s/mcp.sock", st.run_dir);
+			sock = sock_path;
+		}
+		snprintf(ready_path, sizeof(ready_path), "%s/ready", st.run_dir);
+		snprintf(status_path, sizeof(status_path), "%s/status.json", st.run_dir);
+		char *server[] = {"sandbox-mcp",      "--workspace",
+				  (char *)ws,	      "--unix",
+				  (char *)sock,	      "--ready-file",
+				  ready_path,	      "--status-file",
+				  status_path,	      st.display ? "--display" : NULL,
+				  (char *)st.display, NULL};
+		st.pid[MAIN] = spawn(server, -1, &saved);
+	}
+	if (st.pid[MAIN] < 0)
+		return EXIT_CANNOT_RUN;
+
+	for (;;) {
+		int64_t mono = now_ms(CLOCK_MONOTONIC), timeout = -1;
+		struct pollfd fds[2] = {{.fd = sfd, .events = POLLIN}, {.fd = -1}};
+		struct signalfd_siginfo si;
+
+		if (st.deadline_ms && !st.deadline_passed &&
+		    now_ms(CLOCK_REALTIME) >= st.deadline_ms) {
+			st.deadline_passed = true;
+			st.stopping = false; /* a stop already under way now reports the deadline */
+			begin_stop(EXIT_DEADLINE, "the deadline passed", SIGTERM);
+		}
+		if (st.stopping) {
+			if (all_children_gone())
+				break;
+			if (mono >= st.stop_by_ms) {
+				signal_all(SIGKILL);
+				reap();
+				if (all_children_gone() || mono >= st.stop_by_ms + 1000)
+					break;
+			}
+		}
+		if (st.xvfb_fd >= 0 && mono >= st.xvfb_by_ms) {
+			xvfb_ready("not ready in time; going on");
+			st.display_ready = false;
+		}
+		if (office_wanted() && st.pid[OFFICE] == 0) {
+			if (access(st.open_path, F_OK) == 0)
+				start_office(&saved);
+			else
+				timeout = OPEN_POLL_MS;
+		}
+
+		if (st.stopping)
+			timeout = st.stop_by_ms > mono ? st.stop_by_ms - mono : 100;
+		if (st.deadline_ms && !st.stopping) {
+			int64_t left = st.deadline_ms - now_ms(CLOCK_REALTIME);
+
+			if (timeout < 0 || left < timeout)
+				timeout = left > 0 ? (left < INT_MAX ? left : INT_MAX) : 0;
+		}
+		if (st.xvfb_fd >= 0) {
+			int64_t left = st.xvfb_by_ms - mono;
+
+			fds[1].fd = st.xvfb_fd;
+			fds[1].events = POLLIN;
+			if (timeout < 0 || left < timeout)
+				timeout = left > 0 ? left : 0;
+		}
+		if (poll(fds, 2, (int)timeout) < 0 && errno != EINTR) {
+			say("poll: %s", strerror(errno));
+			begin_stop(EXIT_CANNOT_RUN, "internal error", SIGTERM);
+		}
+		if (fds[1].revents) {
+			char buf[32];
+			ssize_t n = read(st.xvfb_fd, buf, sizeof(buf) - 1);
+
+			/* Xvfb writes the display number once it accepts connections. */
+			if (n > 0) {
+				xvfb_ready(NULL);
+			} else if (n == 0) {
+				xvfb_ready("Xvfb closed its ready pipe");
+				st.display_ready = false;
+			}
+		}
+		while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+			switch (si.ssi_signo) {
+			case SIGCHLD:
+				break;
+			case SIGPIPE:
+				break;
+			default:
+				if (st.stopping) {
+					signal_all((int)si.ssi_signo);
+				} else {
+					/* The main program's own exit status wins when it exits. */
+					begin_stop(128 + (int)si.ssi_signo,
+						   strsignal((int)si.ssi_signo), (int)si.ssi_signo);
+				}
+			}
+		}
+		reap();
+	}
+	return st.exit_code;
+}
