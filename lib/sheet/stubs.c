@@ -4,11 +4,6 @@
 
 #include "sheet-internal.h"
 
-int sbx_sheet__read_ods(sbx_book *b, const void *data, size_t len, const char *name,
-			const sbx_sheet_open_options *o, sbx_error *err)
-{
-	return sbx_error_set(err, -ENOTSUP, "'%s': ODS not implemented yet", name);
-}
 int sbx_sheet__read_xlsx(sbx_book *b, const void *data, size_t len, const char *name,
 			 const sbx_sheet_open_options *o, sbx_error *err)
 {
@@ -19,10 +14,6 @@ int sbx_sheet__read_csv(sbx_book *b, const void *data, size_t len, const char *n
 {
 	return sbx_error_set(err, -ENOTSUP, "'%s': CSV not implemented yet", name);
 }
-int sbx_sheet__write_ods(sbx_book *b, sbx_buf *out, sbx_error *err)
-{
-	return sbx_error_set(err, -ENOTSUP, "ODS writing not implemented yet");
-}
 int sbx_sheet__write_xlsx(sbx_book *b, sbx_buf *out, sbx_error *err)
 {
 	return sbx_error_set(err, -ENOTSUP, "XLSX writing not implemented yet");
@@ -30,12 +21,4 @@ int sbx_sheet__write_xlsx(sbx_book *b, sbx_buf *out, sbx_error *err)
 int sbx_sheet_write_csv(const sbx_sheet *s, char delimiter, sbx_buf *out, sbx_error *err)
 {
 	return sbx_error_set(err, -ENOTSUP, "CSV writing not implemented yet");
-}
-int sbx_ref_parse(const char *text, sbx_ref *out, sbx_error *err)
-{
-	return sbx_error_set(err, -ENOTSUP, "not implemented yet");
-}
-int sbx_range_parse(const char *text, sbx_range *out, sbx_error *err)
-{
-	return sbx_error_set(err, -ENOTSUP, "not implemented yet");
 }

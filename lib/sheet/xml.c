@@ -1,0 +1,228 @@
+/* SPDX-License-Identifier: MIT */
+/* Hardened streaming XML reading over zip entries (see xml.h). */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sheet-internal.h"
+#include "xml.h"
+
+enum {
+	P_TEXT,
+	P_LT,
+	P_PI,
+	P_PI_Q,
+	P_BANG,
+	P_BANG_DASH,
+	P_COMMENT,
+	P_C1,
+	P_C2,
+	P_START,
+	P_DONE = -1,
+};
+
+/*
+ * Walks the prolog byte by byte (the state survives chunk boundaries) and
+ * refuses anything but the XML declaration, processing instructions,
+ * comments and whitespace before the root element. Returns false to refuse.
+ */
+static bool scan_prolog(sheet_xml *x, const unsigned char *p, size_t n, const char **why)
+{
+	for (size_t i = 0; i < n && x->prolog != P_DONE; i++) {
+		unsigned char c = p[i];
+		switch (x->prolog) {
+		case P_START:
+			if (c == 0xef) { /* UTF-8 BOM: skip its three bytes */
+				if (i + 2 < n && p[i + 1] == 0xbb && p[i + 2] == 0xbf) {
+					i += 2;
+					x->prolog = P_TEXT;
+					continue;
+				}
+			}
+			if (c == 0xfe || c == 0xff || c == 0) {
+				*why = "only UTF-8 XML is accepted";
+				return false;
+			}
+			x->prolog = P_TEXT;
+			/* fall through */
+		case P_TEXT:
+			if (c == '<')
+				x->prolog = P_LT;
+			break;
+		case P_LT:
+			if (c == '?')
+				x->prolog = P_PI;
+			else if (c == '!')
+				x->prolog = P_BANG;
+			else
+				x->prolog = P_DONE;
+			break;
+		case P_PI:
+			if (c == '?')
+				x->prolog = P_PI_Q;
+			break;
+		case P_PI_Q:
+			if (c == '>')
+				x->prolog = P_TEXT;
+			else if (c != '?')
+				x->prolog = P_PI;
+			break;
+		case P_BANG:
+			if (c != '-') {
+				*why = "DOCTYPE and entity declarations are not allowed";
+				return false;
+			}
+			x->prolog = P_BANG_DASH;
+			break;
+		case P_BANG_DASH:
+			if (c != '-') {
+				*why = "DOCTYPE and entity declarations are not allowed";
+				return false;
+			}
+			x->prolog = P_COMMENT;
+			break;
+		case P_COMMENT:
+			if (c == '-')
+				x->prolog = P_C1;
+			break;
+		case P_C1:
+			x->prolog = c == '-' ? P_C2 : P_COMMENT;
+			break;
+		case P_C2:
+			if (c == '>')
+				x->prolog = P_TEXT;
+			else if (c != '-')
+				x->prolog = P_COMMENT;
+			break;
+		}
+	}
+	return true;
+}
+
+static int io_read(void *ctx, char *buf, int len)
+{
+	sheet_xml *x = ctx;
+	const char *why = NULL;
+	ssize_t n;
+
+	if (x->failed)
+		return -1;
+	n = sbx_sheet__zip_read(&x->zip, buf, (size_t)len, x->err);
+	if (n < 0) {
+		x->failed = true;
+		return -1;
+	}
+	if (x->prolog != P_DONE && !scan_prolog(x, (const unsigned char *)buf, (size_t)n, &why)) {
+		sbx_error_set(x->err, -EINVAL, "'%s': %s: %s", x->file, x->part, why);
+		x->failed = true;
+		return -1;
+	}
+	return (int)n;
+}
+
+static int io_close(void *ctx)
+{
+	return 0;
+}
+
+static void on_error(void *ctx, xmlErrorPtr e)
+{
+	sheet_xml *x = ctx;
+	char msg[256];
+	size_t n;
+
+	if (x->failed || !e || e->level < XML_ERR_ERROR)
+		return;
+	snprintf(msg, sizeof(msg), "%s", e->message ? e->message : "malformed XML");
+	n = strlen(msg);
+	while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == ' '))
+		msg[--n] = '\0';
+	sbx_error_set(x->err, -EINVAL, "'%s': %s: line %d: %s", x->file, x->part, e->line, msg);
+	x->failed = true;
+}
+
+int sbx_sheet__xml_open(sheet_xml *x, const void *data, size_t len, sheet_zip_budget *budget,
+			const char *part, sbx_error *err)
+{
+	int r;
+
+	memset(x, 0, sizeof(*x));
+	x->err = err;
+	x->file = budget->file;
+	x->part = part;
+	x->max_depth = budget->lim->max_depth;
+	x->prolog = P_START;
+	r = sbx_sheet__zip_open_entry(&x->zip, data, len, budget, part, err);
+	if (r < 0)
+		return r;
+	x->r = xmlReaderForIO(io_read, io_close, x, NULL, "UTF-8",
+			      XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING |
+				      XML_PARSE_COMPACT);
+	if (!x->r) {
+		sbx_sheet__zip_close(&x->zip);
+		return sbx_error_set(err, -ENOMEM, "'%s': %s: cannot create XML reader", x->file,
+				     part);
+	}
+	xmlTextReaderSetStructuredErrorHandler(x->r, on_error, x);
+	return 0;
+}
+
+void sbx_sheet__xml_close(sheet_xml *x)
+{
+	if (x->r)
+		xmlFreeTextReader(x->r);
+	x->r = NULL;
+	sbx_sheet__zip_close(&x->zip);
+}
+
+int sbx_sheet__xml_fail(sheet_xml *x, int code, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	x->failed = true;
+	return sbx_error_set(x->err, code, "'%s': %s: line %d: %s", x->file, x->part,
+			     xmlTextReaderGetParserLineNumber(x->r), msg);
+}
+
+static int check_node(sheet_xml *x)
+{
+	int type = xmlTextReaderNodeType(x->r);
+
+	if (type == XML_READER_TYPE_DOCUMENT_TYPE || type == XML_READER_TYPE_ENTITY ||
+	    type == XML_READER_TYPE_ENTITY_REFERENCE || type == XML_READER_TYPE_NOTATION)
+		return sbx_sheet__xml_fail(x, -EINVAL,
+					   "DOCTYPE and entity references are not allowed");
+	if ((uint32_t)xmlTextReaderDepth(x->r) > x->max_depth)
+		return sbx_sheet__xml_fail(x, -E2BIG, "XML nested deeper than %u (limit)",
+					   x->max_depth);
+	return 1;
+}
+
+static int after_read(sheet_xml *x, int r)
+{
+	if (r == 1 && !x->failed)
+		return check_node(x);
+	if (r == 0 && !x->failed)
+		return 0;
+	if (x->err && x->err->code)
+		return x->err->code;
+	x->failed = true;
+	return sbx_error_set(x->err, -EINVAL, "'%s': %s: malformed XML", x->file, x->part);
+}
+
+int sbx_sheet__xml_next(sheet_xml *x)
+{
+	return after_read(x, xmlTextReaderRead(x->r));
+}
+
+int sbx_sheet__xml_skip(sheet_xml *x)
+{
+	/* xmlTextReaderNext moves past the subtree; callers then continue with next(). */
+	int r = xmlTextReaderNext(x->r);
+	return after_read(x, r);
+}

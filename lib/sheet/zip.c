@@ -1,0 +1,303 @@
+/* SPDX-License-Identifier: MIT */
+/* Zip reading (libarchive, with limits) and writing (by hand, zlib deflate). */
+#include <archive.h>
+#include <archive_entry.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "sheet-internal.h"
+#include "zip.h"
+
+/* Past this many unpacked bytes the ratio check applies. */
+#define RATIO_FLOOR ((uint64_t)16 << 20)
+
+void sbx_sheet__zip_close(sheet_zip *z)
+{
+	if (z->a)
+		archive_read_free(z->a);
+	z->a = NULL;
+}
+
+int sbx_sheet__zip_open_entry(sheet_zip *z, const void *data, size_t len, sheet_zip_budget *budget,
+			      const char *entry, sbx_error *err)
+{
+	struct archive_entry *e;
+	uint32_t n = 0;
+	int r;
+
+	z->budget = budget;
+	z->entry = entry;
+	z->a = archive_read_new();
+	if (!z->a)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	archive_read_support_format_zip(z->a);
+	if (archive_read_open_memory(z->a, data, len) != ARCHIVE_OK) {
+		r = sbx_error_set(err, -EINVAL, "'%s': not a zip file: %s", budget->file,
+				  archive_error_string(z->a));
+		sbx_sheet__zip_close(z);
+		return r;
+	}
+	for (;;) {
+		r = archive_read_next_header(z->a, &e);
+		if (r == ARCHIVE_EOF) {
+			sbx_sheet__zip_close(z);
+			return -ENOENT;
+		}
+		if (r != ARCHIVE_OK && r != ARCHIVE_WARN) {
+			r = sbx_error_set(err, -EINVAL, "'%s': corrupt zip: %s", budget->file,
+					  archive_error_string(z->a));
+			sbx_sheet__zip_close(z);
+			return r;
+		}
+		if (++n > budget->lim->max_entries) {
+			sbx_sheet__zip_close(z);
+			return sbx_error_set(err, -E2BIG, "'%s': more than %u zip entries (limit)",
+					     budget->file, budget->lim->max_entries);
+		}
+		const char *name = archive_entry_pathname(e);
+		if (name && strcmp(name, entry) == 0)
+			return 0;
+	}
+}
+
+ssize_t sbx_sheet__zip_read(sheet_zip *z, void *buf, size_t n, sbx_error *err)
+{
+	sheet_zip_budget *b = z->budget;
+	la_ssize_t got = archive_read_data(z->a, buf, n);
+
+	if (got < 0)
+		return sbx_error_set(err, -EINVAL, "'%s': %s: corrupt zip data: %s", b->file,
+				     z->entry, archive_error_string(z->a));
+	b->unpacked += (uint64_t)got;
+	if (b->unpacked > b->lim->max_unpacked)
+		return sbx_error_set(err, -E2BIG, "'%s': %s: more than %llu bytes unpacked (limit)",
+				     b->file, z->entry, (unsigned long long)b->lim->max_unpacked);
+	if (b->unpacked > RATIO_FLOOR &&
+	    b->unpacked / (b->packed ? b->packed : 1) > b->lim->max_ratio)
+		return sbx_error_set(err, -E2BIG,
+				     "'%s': %s: compression ratio above %u (limit; zip bomb?)",
+				     b->file, z->entry, b->lim->max_ratio);
+	return got;
+}
+
+int sbx_sheet__zip_slurp(const void *data, size_t len, sheet_zip_budget *budget, const char *entry,
+			 size_t max, sbx_buf *out, sbx_error *err)
+{
+	sheet_zip z = {0};
+	char tmp[65536];
+	int r;
+
+	r = sbx_sheet__zip_open_entry(&z, data, len, budget, entry, err);
+	if (r < 0)
+		return r;
+	sbx_buf_reset(out);
+	for (;;) {
+		ssize_t n = sbx_sheet__zip_read(&z, tmp, sizeof(tmp), err);
+		if (n < 0) {
+			r = (int)n;
+			break;
+		}
+		if (n == 0)
+			break;
+		if (out->len + (size_t)n > max) {
+			r = sbx_error_set(err, -E2BIG, "'%s': %s: larger than %zu bytes (limit)",
+					  budget->file, entry, max);
+			break;
+		}
+		r = sbx_buf_append(out, tmp, (size_t)n);
+		if (r < 0) {
+			r = sbx_error_set(err, r, "'%s': %s: out of memory", budget->file, entry);
+			break;
+		}
+	}
+	sbx_sheet__zip_close(&z);
+	return r;
+}
+
+/* ---- writing ---- */
+
+static int put16(sbx_buf *b, uint32_t v)
+{
+	unsigned char c[2] = {(unsigned char)v, (unsigned char)(v >> 8)};
+	return sbx_buf_append(b, c, 2);
+}
+
+static int put32(sbx_buf *b, uint32_t v)
+{
+	unsigned char c[4] = {(unsigned char)v, (unsigned char)(v >> 8), (unsigned char)(v >> 16),
+			      (unsigned char)(v >> 24)};
+	return sbx_buf_append(b, c, 4);
+}
+
+void sbx_sheet__zipw_init(sheet_zip_writer *w, sbx_buf *out)
+{
+	w->out = out;
+	sbx_buf_init(&w->central, (size_t)64 << 20);
+	w->count = 0;
+}
+
+void sbx_sheet__zipw_free(sheet_zip_writer *w)
+{
+	sbx_buf_free(&w->central);
+}
+
+/* Deflates data (raw, no zlib header) onto the end of out. */
+static int deflate_into(sbx_buf *out, const void *data, size_t len)
+{
+	z_stream zs;
+	unsigned char tmp[65536];
+	int zr, r = 0;
+
+	memset(&zs, 0, sizeof(zs));
+	if (deflateInit2(&zs, 6, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		return -ENOMEM;
+	zs.next_in = (Bytef *)(uintptr_t)data;
+	size_t left = len;
+	do {
+		uInt chunk = left > (1u << 30) ? (1u << 30) : (uInt)left;
+		if (zs.avail_in == 0 && left > 0) {
+			zs.avail_in = chunk;
+			left -= chunk;
+		}
+		zs.next_out = tmp;
+		zs.avail_out = sizeof(tmp);
+		zr = deflate(&zs, left == 0 && zs.avail_in == 0 ? Z_FINISH : Z_NO_FLUSH);
+		if (zr == Z_STREAM_ERROR) {
+			r = -EIO;
+			break;
+		}
+		r = sbx_buf_append(out, tmp, sizeof(tmp) - zs.avail_out);
+	} while (r == 0 && zr != Z_STREAM_END);
+	deflateEnd(&zs);
+	return r;
+}
+
+int sbx_sheet__zipw_add(sheet_zip_writer *w, const char *name, const void *data, size_t len,
+			bool compress, sbx_error *err)
+{
+	size_t name_len = strlen(name), hdr_off = w->out->len, data_off;
+	uLong crc = crc32(0L, Z_NULL, 0);
+	const unsigned char *p = data;
+	size_t left = len;
+	int r = 0;
+
+	if (len > UINT32_MAX || hdr_off > UINT32_MAX)
+		return sbx_error_set(err, -EFBIG, "zip entry '%s' too large (no zip64)", name);
+	while (left > 0) {
+		uInt chunk = left > (1u << 30) ? (1u << 30) : (uInt)left;
+		crc = crc32(crc, p, chunk);
+		p += chunk;
+		left -= chunk;
+	}
+	/* Local header; sizes are patched in after compressing. DOS time: 1980-01-01. */
+	r = put32(w->out, 0x04034b50);
+	if (r == 0)
+		r = put16(w->out, 20);
+	if (r == 0)
+		r = put16(w->out, 0x0800); /* UTF-8 names */
+	if (r == 0)
+		r = put16(w->out, compress ? 8 : 0);
+	if (r == 0)
+		r = put16(w->out, 0);
+	if (r == 0)
+		r = put16(w->out, 0x21);
+	if (r == 0)
+		r = put32(w->out, (uint32_t)crc);
+	if (r == 0)
+		r = put32(w->out, 0);
+	if (r == 0)
+		r = put32(w->out, (uint32_t)len);
+	if (r == 0)
+		r = put16(w->out, (uint32_t)name_len);
+	if (r == 0)
+		r = put16(w->out, 0);
+	if (r == 0)
+		r = sbx_buf_append(w->out, name, name_len);
+	data_off = w->out->len;
+	if (r == 0)
+		r = compress ? deflate_into(w->out, data, len) : sbx_buf_append(w->out, data, len);
+	if (r < 0)
+		return sbx_error_set(err, r, "zip entry '%s': %s", name,
+				     r == -ENOBUFS ? "output too large" : "out of memory");
+	size_t csize = w->out->len - data_off;
+	if (csize > UINT32_MAX)
+		return sbx_error_set(err, -EFBIG, "zip entry '%s' too large (no zip64)", name);
+	unsigned char *cs = (unsigned char *)w->out->data + hdr_off + 18;
+	cs[0] = (unsigned char)csize;
+	cs[1] = (unsigned char)(csize >> 8);
+	cs[2] = (unsigned char)(csize >> 16);
+	cs[3] = (unsigned char)(csize >> 24);
+
+	sbx_buf *c = &w->central;
+	r = put32(c, 0x02014b50);
+	if (r == 0)
+		r = put16(c, 0x0314); /* made by: unix, 2.0 */
+	if (r == 0)
+		r = put16(c, 20);
+	if (r == 0)
+		r = put16(c, 0x0800);
+	if (r == 0)
+		r = put16(c, compress ? 8 : 0);
+	if (r == 0)
+		r = put16(c, 0);
+	if (r == 0)
+		r = put16(c, 0x21);
+	if (r == 0)
+		r = put32(c, (uint32_t)crc);
+	if (r == 0)
+		r = put32(c, (uint32_t)csize);
+	if (r == 0)
+		r = put32(c, (uint32_t)len);
+	if (r == 0)
+		r = put16(c, (uint32_t)name_len);
+	if (r == 0)
+		r = put16(c, 0);
+	if (r == 0)
+		r = put16(c, 0);
+	if (r == 0)
+		r = put16(c, 0);
+	if (r == 0)
+		r = put16(c, 0);
+	if (r == 0)
+		r = put32(c, 0100644u << 16);
+	if (r == 0)
+		r = put32(c, (uint32_t)hdr_off);
+	if (r == 0)
+		r = sbx_buf_append(c, name, name_len);
+	if (r < 0)
+		return sbx_error_set(err, r, "zip directory: out of memory");
+	w->count++;
+	return 0;
+}
+
+int sbx_sheet__zipw_finish(sheet_zip_writer *w, sbx_error *err)
+{
+	size_t cd_off = w->out->len;
+	int r;
+
+	if (cd_off > UINT32_MAX || w->count > 0xffff)
+		return sbx_error_set(err, -EFBIG, "zip too large (no zip64)");
+	r = sbx_buf_append(w->out, w->central.data, w->central.len);
+	if (r == 0)
+		r = put32(w->out, 0x06054b50);
+	if (r == 0)
+		r = put16(w->out, 0);
+	if (r == 0)
+		r = put16(w->out, 0);
+	if (r == 0)
+		r = put16(w->out, w->count);
+	if (r == 0)
+		r = put16(w->out, w->count);
+	if (r == 0)
+		r = put32(w->out, (uint32_t)w->central.len);
+	if (r == 0)
+		r = put32(w->out, (uint32_t)cd_off);
+	if (r == 0)
+		r = put16(w->out, 0);
+	if (r < 0)
+		return sbx_error_set(err, r, "zip: %s",
+				     r == -ENOBUFS ? "output too large" : "out of memory");
+	return 0;
+}

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/*
+ * Zip access for the ODS and XLSX readers and writers.
+ * Reading goes through libarchive with every limit enforced while the data
+ * is decompressed: entry count, total unpacked bytes, unpacked/packed ratio.
+ * Writing is a small hand-made zip (libarchive always adds extra fields,
+ * which ODF forbids on the leading "mimetype" entry) deflated with zlib.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "sbx/buf.h"
+#include "sbx/error.h"
+#include "sbx/sheet.h"
+
+struct archive;
+
+/* Budget shared by every entry read from one file. */
+typedef struct sheet_zip_budget {
+	const sbx_sheet_limits *lim;
+	const char *file; /* for messages */
+	size_t packed;	  /* size of the zip file */
+	uint64_t unpacked;
+} sheet_zip_budget;
+
+typedef struct sheet_zip {
+	struct archive *a;
+	sheet_zip_budget *budget;
+	const char *entry; /* the entry being read, for messages */
+} sheet_zip;
+
+/*
+ * Opens the zip image and positions it at the entry named entry.
+ * Returns 0, -ENOENT when there is no such entry (err not set), or another
+ * negative errno with err set ("'x.ods': not a zip file: ...").
+ */
+int sbx_sheet__zip_open_entry(sheet_zip *z, const void *data, size_t len, sheet_zip_budget *budget,
+			      const char *entry, sbx_error *err);
+
+/* Reads up to n bytes of the current entry; 0 at its end; negative errno with err set. */
+ssize_t sbx_sheet__zip_read(sheet_zip *z, void *buf, size_t n, sbx_error *err);
+
+/* Reads the whole entry into out (at most max bytes). -ENOENT when absent (err not set). */
+int sbx_sheet__zip_slurp(const void *data, size_t len, sheet_zip_budget *budget, const char *entry,
+			 size_t max, sbx_buf *out, sbx_error *err);
+
+void sbx_sheet__zip_close(sheet_zip *z);
+
+/* ---- writing ---- */
+
+typedef struct sheet_zip_writer {
+	sbx_buf *out;
+	sbx_buf central; /* central directory being built */
+	uint32_t count;
+} sheet_zip_writer;
+
+void sbx_sheet__zipw_init(sheet_zip_writer *w, sbx_buf *out);
+/* Adds one entry; stored when compress is false. */
+int sbx_sheet__zipw_add(sheet_zip_writer *w, const char *name, const void *data, size_t len,
+			bool compress, sbx_error *err);
+/* Writes the central directory. */
+int sbx_sheet__zipw_finish(sheet_zip_writer *w, sbx_error *err);
+void sbx_sheet__zipw_free(sheet_zip_writer *w);
