@@ -1,0 +1,607 @@
+/* SPDX-License-Identifier: MIT */
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "grader.h"
+#include "sbx/json.h"
+
+static sbx_grading_opts opts;
+static sbx_book *oracle, *output;
+
+static sbx_sheet *sheet_of(sbx_book *b, const char *name)
+{
+	sbx_sheet *s = sbx_book_find(b, name);
+
+	if (!s)
+		ck_assert_int_eq(sbx_book_add_sheet(b, name, SIZE_MAX, &s, NULL), 0);
+	return s;
+}
+
+static void num(sbx_book *b, const char *sheet, uint32_t row, uint32_t col, double v)
+{
+	ck_assert_int_eq(sbx_sheet_set_number(sheet_of(b, sheet), row, col, v, NULL), 0);
+}
+
+static void str(sbx_book *b, const char *sheet, uint32_t row, uint32_t col, const char *v)
+{
+	ck_assert_int_eq(sbx_sheet_set_string(sheet_of(b, sheet), row, col, v, NULL), 0);
+}
+
+static void formula(sbx_book *b, const char *sheet, uint32_t row, uint32_t col, const char *f,
+		    double cached)
+{
+	sbx_cell c = {.kind = SBX_CELL_NUMBER, .number = cached};
+
+	ck_assert_int_eq(sbx_sheet_set_formula(sheet_of(b, sheet), row, col, f, &c, NULL), 0);
+}
+
+/* Both books: a banking-like Sheet1, header row plus 5 rows of 4 columns. */
+static void both(void (*fn)(sbx_book *b))
+{
+	fn(oracle);
+	fn(output);
+}
+
+static void banking(sbx_book *b)
+{
+	static const char *const headers[] = {"Period", "Cash_Flow_Amount", "Rate_Point",
+					      "Required_Reserve"};
+
+	for (uint32_t c = 0; c < 4; c++)
+		str(b, "Sheet1", 0, c, headers[c]);
+	for (uint32_t r = 1; r <= 5; r++) {
+		num(b, "Sheet1", r, 0, r);
+		num(b, "Sheet1", r, 1, 1000.0 * r + 0.25);
+		if (r == 1 || r == 5)
+			num(b, "Sheet1", r, 2, 0.05 * r);
+		num(b, "Sheet1", r, 3, 100.0 * r + 0.5);
+	}
+}
+
+static void setup(void)
+{
+	sbx_grading_opts_init(&opts);
+	ck_assert_int_eq(sbx_book_new(SBX_FORMAT_ODS, &oracle, NULL), 0);
+	ck_assert_int_eq(sbx_book_new(SBX_FORMAT_ODS, &output, NULL), 0);
+}
+
+static void teardown(void)
+{
+	sbx_grading_opts_clear(&opts);
+	oracle = sbx_book_free(oracle);
+	output = sbx_book_free(output);
+}
+
+/* Grades output against oracle; the caller clears *res. */
+static void grade(sbx_grade_case_result *res)
+{
+	sbx_error err = SBX_ERROR_INIT;
+
+	ck_assert_msg(sbx_grade_books(&opts, output, NULL, oracle, res, &err) == 0, "%s", err.msg);
+}
+
+static char *line(const sbx_grade_case_result *res, size_t i)
+{
+	sbx_buf b = SBX_BUF_INIT(1 << 16);
+
+	ck_assert_uint_gt(res->n_mismatches, i);
+	ck_assert_int_eq(sbx_grade_mismatch_format(&res->mismatches[i], &b), 0);
+	return sbx_buf_steal(&b, NULL);
+}
+
+#define ck_assert_line(res, i, want)                                                               \
+	do {                                                                                       \
+		char *l_ = line(res, i);                                                           \
+		ck_assert_str_eq(l_, want);                                                        \
+		free(l_);                                                                          \
+	} while (0)
+
+START_TEST(test_identical_pass)
+{
+	sbx_grade_case_result res;
+
+	both(banking);
+	grade(&res);
+	/* 4 headers + 5*3 + 2 rate points: the empty rate cells are skipped. */
+	ck_assert_uint_eq(res.graded, 21);
+	ck_assert_uint_eq(res.matched, 21);
+	ck_assert_double_eq(res.score, 1.0);
+	ck_assert_int_eq(res.status, SBX_GRADE_PASS);
+	ck_assert_uint_eq(res.n_mismatches, 0);
+	sbx_grade_case_result_clear(&res);
+}
+END_TEST
+
+START_TEST(test_one_changed_cell)
+{
+	sbx_grade_case_result res;
+
+	both(banking);
+	num(oracle, "Sheet1", 4, 3, 2167.61);
+	num(output, "Sheet1", 4, 3, 2100);
+	grade(&res);
+	ck_assert_uint_eq(res.graded, 21);
+	ck_assert_uint_eq(res.matched, 20);
+	ck_assert_int_eq(res.status, SBX_GRADE_PARTIAL);
+	ck_assert_uint_eq(res.n_mismatches, 1);
+	ck_assert_line(&res, 0,
+		       "Sheet1!D5: expected=2167.61, got=2100 (numeric mismatch: diff=67.61, "
+		       "tolerance=0.01)");
+	sbx_grade_case_result_clear(&res);
+
+	/* At a 0.95 threshold the same output passes, still naming the cell. */
+	opts.pass_threshold = 0.95;
+	grade(&res);
+	ck_assert_int_eq(res.status, SBX_GRADE_PASS);
+	ck_assert_uint_eq(res.n_mismatches, 1);
+	sbx_grade_case_result_clear(&res);
+}
+END_TEST
+
+static const struct {
+	double expected, got, abs, rel;
+	int round;
+	bool match;
+} numbers[] = {
+	{100, 100.005, 0.01, 0, -1, true},
+	{100, 100.5, 0.01, 0, -1, false},
+	{100, 100.01, 0.01, 0, -1, true}, /* the boundary is inclusive */
+	{100, 99.99, 0.01, 0, -1, true},
+	{100, 100.0101, 0.01, 0, -1, false},
+	{1000, 1005, 0, 0.01, -1, true}, /* relative: 1% of 1000 */
+	{1000, 1011, 0, 0.01, -1, false},
+	{1000, 1005, 0.001, 0.01, -1, true}, /* max(abs, rel*|e|) */
+	{0, 0.5, 1, 0.01, -1, true},
+	{1.01, 1.005, 0, 0, 2, true}, /* rounded half away from zero */
+	{2.68, 2.675, 0, 0, 2, true},
+	{-2.68, -2.675, 0, 0, 2, true},
+	{1.0, 1.4, 0, 0, 0, true},
+	{1.0, 1.5, 0, 0, 0, false},
+	{0.1 + 0.2, 0.3, 0, 0, -1, true}, /* binary noise is forgiven at tolerance 0 */
+};
+
+START_TEST(test_numeric_tolerance)
+{
+	sbx_grade_case_result res;
+
+	num(oracle, "Sheet1", 0, 0, numbers[_i].expected);
+	num(output, "Sheet1", 0, 0, numbers[_i].got);
+	opts.abs_tol = numbers[_i].abs;
+	opts.rel_tol = numbers[_i].rel;
+	opts.round_digits = numbers[_i].round;
+	grade(&res);
+	ck_assert_msg(res.matched == (numbers[_i].match ? 1u : 0u), "case %d: %g vs %g", _i,
+		      numbers[_i].expected, numbers[_i].got);
+	ck_assert_int_eq(res.status, numbers[_i].match ? SBX_GRADE_PASS : SBX_GRADE_FAIL);
+	sbx_grade_case_result_clear(&res);
+}
+END_TEST
+
+START_TEST(test_relative_tolerance_line)
+{
+	sbx_grade_case_result res;
+
+	num(oracle, "Sheet1", 0, 0, 1000);
+	num(output, "Sheet1", 0, 0, 1020);
+	opts.rel_tol = 0.01;
+	grade(&res);
+	ck_assert_line(
+		&res, 0,
+		"Sheet1!A1: expected=1000, got=1020 (numeric mismatch: diff=20, tolerance=10)");
+	sbx_grade_case_result_clear(&res);
+}
+END_TEST
+
+static const struct {
+	const char *expected, *got;
+	bool trim, ignore_case, collapse, match;
+} strings[] = {
+	{"Period", "Period", true, false, false, true},
+	{"Period", "  Period\t", true, false, false, true},
+	{"Period", "  Period", false, false, false, false},
+	{"Period", "period", true, false, false, false},
+	{"Period", "PERIOD", true, true, false, true},
+	{"Cash Flow", "Cash   Flow", true, false, false, false},
+	{"Cash Flow", "Cash \t\n Flow", true, false, true, true},
+	{"Cash  Flow", "Cash Flow", true, false, true, true},
+	{"Period", "Periods", true, true, true, false},
+};
+
+START_TEST(test_strings)
+{
+	sbx_grade_case_result res;
+
+	str(oracle, "Sheet1", 0, 0, strings[_i].expected);
+	str(output, "Sheet1", 0, 0, strings[_i].got);
+	opts.trim = strings[_i].trim;
+	opts.ignore_case = strings[_i].ignore_case;
+	opts.collapse_whitespace = strings[_i].collapse;
+	grade(&res);
+	ck_assert_msg(res.matched == (strings[_i].match ? 1u : 0u), "case %d: '%s' vs '%s'", _i,
+		      strings[_i].expected, strings[_i].got);
+	sbx_grade_case_result_clear(&res);
+}
+END_TEST
+
+START_TEST(test_text_line)
+{
+	sbx_grade_case_result res;
+
+	str(oracle, "Sheet1", 0, 0, "Period");
+	str(output, "Sheet1", 0, 0, "Per\"iod\n");
+	opts.trim = false;
+	grade(&res);
+	ck_assert_line(&res, 0,
+		       "Sheet1!A1: expected=\"Period\", got=\"Per\\\"iod\\n\" (text mismatch)");
+	sbx_grade_case_result_clear(&res);
+}
+END_TEST
+
+START_TEST(test_numeric_strings)
+{
+	sbx_grade_case_result res;
+
+	num(oracle, "Sheet1", 0, 0, 42);
+	str(output, "Sheet1", 0, 0, " 42.000 ");
+	str(oracle, "Sheet1", 0, 1, "7");
+	num(output, "Sheet1", 0, 1, 7);
+	num(oracle, "Sheet1", 0, 2, 1);
+	str(output, "Sheet1", 0, 2, "abc");
+	grade(&res);
+	ck_assert_uint_eq(res.graded, 3);
+	ck_assert_uint_eq(res.matched, 2);
+	ck_assert_line(&res, 0,
+		       "Sheet1!C1: expected=1, got=\"abc\" (type mismatch: expected number, got "
+		       "string)");
+	sbx_grade_case_result_clear(&res);
+
+	opts.numeric_strings = false;
+	grade(&res);
+	ck_assert_uint_eq(res.matched, 0);
+	ck_assert_line(&res, 0,
+		       "Sheet1!A1: expected=42, got=\" 42.000 \" (type mismatch: expected number, "
+		       "got string)");
+	sbx_grade_case_result_clear(&res);
+}
+END_TEST
+
+START_TEST(test_empty_vs_value)
+{
+	sbx_grade_case_result res;
+
+	num(oracle, "Sheet1", 0, 0, 1);
+	num(oracle, "Sheet1", 1, 1, 5);
+	num(output, "Sheet1", 0, 0, 1);
+	grade(&res);
+	ck_assert_uint_eq(res.graded, 2);
+	ck_assert_uint_eq(res.matched, 1);
+	ck_assert_line(&res, 0, "Sheet1!B2: expected=5, got=empty (missing value)");
+	sbx_grade_case_result_clear(&res);
+
+	/* A blank string is empty, on either side. */
+	str(output, "Sheet1", 1, 1, "   ");
+	grade(&res);
+	ck_assert_line(&res, 0, "Sheet1!B2: expected=5, got=empty (missing value)");
+	sbx_grade_case_result_clear(&res);
+}
+END_TEST
+
+START_TEST(test_empty_oracle_cells)
+{
+	sbx_grade_case_result res;
+
+	/* Oracle: A1, C1 (B1 empty); output fills B1 too and adds D3 beyond the used range. */
+	num(oracle, "Sheet1", 0, 0, 1);
+	num(oracle, "Sheet1", 0, 2, 3);
+	str(oracle, "Sheet1", 0, 1, "");
+	num(output, "Sheet1", 0, 0, 1);
+	num(output, "Sheet1", 0, 1, 2);
+	num(output, "Sheet1", 0, 2, 3);
+	num(output, "Sheet1", 2, 3, 9);
+
+	/* Default: empty oracle cells are skipped, extra content is ignored. */
+	grade(&res);
+	ck_assert_uint_eq(res.graded, 2);
+	ck_assert_uint_eq(res.matched, 2);
+	ck_assert_int_eq(res.status, SBX_GRADE_PASS);
+	sbx_grade_case_result_clear(&res);
+
+	/* Strict: the extra cells count, within and beyond the oracle's used range. */
+	opts.strict = true;
+	grade(&res);
+	ck_assert_uint_eq(res.graded, 4);
+	ck_assert_uint_eq(res.matched, 2);
+	ck_assert_line(&res, 0, "Sheet1!B1: expected=empty, got=2 (unexpected content)");
+	ck_assert_line(&res, 1, "Sheet1!D3: expected=empty, got=9 (unexpected content)");
+	sbx_grade_case_result_clear(&res);
+
+	/* skip_empty off: every cell of the used range is graded (1 row x 3 columns). */
+	opts.strict = false;
+	opts.skip_empty = false;
+	grade(&res);
+	ck_assert_uint_eq(res.graded, 3);
+	ck_assert_uint_eq(res.matched, 2);
+	sbx_grade_case_result_clear(&res);
+}
+END_TEST
+
+START_TEST(test_missing_sheet)
+{
+	sbx_grade_case_result res;
+
+	both(banking);
+	num(oracle, "Totals", 0, 0, 1);
+	str(oracle, "Totals", 1, 0, "x");
+	grade(&res);
+	ck_assert_uint_eq(res.graded, 23);
+	ck_assert_uint_eq(res.matched, 21);
+	ck_assert_uint_eq(res.n_missing_sheets, 1);
+	ck_assert_str_eq(res.missing_sheets[0], "Totals");
+	ck_assert_int_eq(res.status, SBX_GRADE_PARTIAL);
+	ck_assert_line(&res, 0, "Totals: missing sheet (2 graded cells)");
+	sbx_grade_case_result_clear(&res);
+
+	opts.missing_sheet = SBX_MISSING_SHEET_FAIL;
+	opts.pass_threshold = 0.5;
+	grade(&res);
+	ck_assert_int_eq(res.status, SBX_GRADE_FAIL);
+	sbx_grade_case_result_clear(&res);
+}
+END_TEST
+
+START_TEST(test_missing_output)
+{
+	sbx_grade_case_result res;
+	sbx_error err = SBX_ERROR_INIT;
+
+	both(banking);
+	ck_assert_int_eq(
+		sbx_grade_books(&opts, NULL, "output 'x.ods' not found", oracle, &res, &err), 0);
+	ck_assert_int_eq(res.status, SBX_GRADE_FAIL);
+	ck_assert_uint_eq(res.graded, 21);
+	ck_assert_uint_eq(res.matched, 0);
+	ck_assert_str_eq(res.failure, "output 'x.ods' not found");
+	sbx_grade_case_result_clear(&res);
+}
+END_TEST
+
+START_TEST(test_formulas)
+{
+	sbx_grade_case_result res;
+
+	num(oracle, "Sheet1", 0, 0, 1);
+	num(oracle, "Sheet1", 1, 0, 2);
+	formula(oracle, "Sheet1", 2, 0, "=SUM(A1:A2)", 3);
+	num(output, "Sheet1", 0, 0, 1);
+	num(output, "Sheet1", 1, 0, 2);
+	num(output, "Sheet1", 2, 0, 3); /* the right value, typed in */
+
+	grade(&res); /* ignore: values only */
+	ck_assert_uint_eq(res.matched, 3);
+	sbx_grade_case_result_clear(&res);
+
+	opts.formulas = SBX_FORMULA_REQUIRE;
+	grade(&res);
+	ck_assert_uint_eq(res.matched, 2);
+	ck_assert_line(&res, 0, "Sheet1!A3: expected formula =SUM(A1:A2), got=3 (formula missing)");
+	sbx_grade_case_result_clear(&res);
+
+	formula(output, "Sheet1", 2, 0, "=A1+A2", 3);
+	grade(&res);
+	ck_assert_uint_eq(res.matched, 3);
+	sbx_grade_case_result_clear(&res);
+
+	opts.formulas = SBX_FORMULA_MATCH;
+	grade(&res);
+	ck_assert_uint_eq(res.matched, 2);
+	ck_assert_line(&res, 0,
+		       "Sheet1!A3: expected formula =SUM(A1:A2), got formula =A1+A2 (formula "
+		       "differs)");
+	sbx_grade_case_result_clear(&res);
+
+	/* Normalised: case, '$' and spaces do not matter. */
+	formula(output, "Sheet1", 2, 0, "=sum( $A$1:A2 )", 3);
+	grade(&res);
+	ck_assert_uint_eq(res.matched, 3);
+	sbx_grade_case_result_clear(&res);
+
+	/* A formula with the wrong cached value is a value mismatch first. */
+	formula(output, "Sheet1", 2, 0, "=SUM(A1:A2)", 4);
+	grade(&res);
+	ck_assert_uint_eq(res.matched, 2);
+	ck_assert_int_eq(res.mismatches[0].reason, SBX_MISMATCH_NUMBER);
+	sbx_grade_case_result_clear(&res);
+}
+END_TEST
+
+START_TEST(test_scope)
+{
+	sbx_grade_case_result res;
+	sbx_error err = SBX_ERROR_INIT;
+	sbx_grading_range range = {
+		.sheet = NULL, .first_row = 1, .first_col = 3, .last_row = 1048575, .last_col = 3};
+	sbx_grading_sheet pick = {.name = NULL, .index = 1};
+
+	both(banking);
+	num(oracle, "Other", 0, 0, 1);
+	num(output, "Other", 0, 0, 2);
+	num(output, "Sheet1", 2, 3, -1);
+
+	/* Column D from row 2 on (a whole-column range is clamped, not a million cells). */
+	opts.ranges = &range;
+	opts.n_ranges = 1;
+	grade(&res);
+	ck_assert_uint_eq(res.graded, 6); /* D2:D6 of Sheet1 + A1 of Other (its used range) */
+	ck_assert_uint_eq(res.matched, 4);
+	sbx_grade_case_result_clear(&res);
+
+	/* Only sheet index 1. */
+	opts.n_ranges = 0;
+	opts.ranges = NULL;
+	opts.sheets = &pick;
+	opts.n_sheets = 1;
+	grade(&res);
+	ck_assert_uint_eq(res.graded, 1);
+	ck_assert_line(&res, 0,
+		       "Other!A1: expected=1, got=2 (numeric mismatch: diff=1, tolerance=0.01)");
+	sbx_grade_case_result_clear(&res);
+
+	/* A sheet index out of range, or a range naming an unknown sheet, is a config error. */
+	pick.index = 7;
+	ck_assert_int_eq(sbx_grade_books(&opts, output, NULL, oracle, &res, &err), -EINVAL);
+	ck_assert_str_eq(err.msg, "grading: the oracle has no sheet at index 7 (it has 2)");
+	opts.sheets = NULL;
+	opts.n_sheets = 0;
+	range.sheet = (char *)"Nope";
+	opts.ranges = &range;
+	opts.n_ranges = 1;
+	sbx_error_clear(&err);
+	ck_assert_int_eq(sbx_grade_books(&opts, output, NULL, oracle, &res, &err), -EINVAL);
+	ck_assert_str_eq(err.msg,
+			 "grading: range names sheet 'Nope', which the oracle does not have");
+	opts.ranges = NULL;
+	opts.n_ranges = 0;
+}
+END_TEST
+
+START_TEST(test_nothing_to_grade)
+{
+	sbx_grade_case_result res;
+	sbx_error err = SBX_ERROR_INIT;
+
+	sheet_of(oracle, "Sheet1");
+	ck_assert_int_eq(sbx_grade_books(&opts, output, NULL, oracle, &res, &err), -ENODATA);
+	ck_assert_str_eq(err.msg, "nothing to grade: the oracle's graded scope holds no cells");
+}
+END_TEST
+
+START_TEST(test_thresholds)
+{
+	sbx_grade_case_result res;
+
+	for (uint32_t i = 0; i < 10; i++) {
+		num(oracle, "Sheet1", i, 0, i);
+		num(output, "Sheet1", i, 0, i < 3 ? i : 100 + i);
+	}
+	grade(&res); /* 3/10 */
+	ck_assert_int_eq(res.status, SBX_GRADE_PARTIAL);
+	sbx_grade_case_result_clear(&res);
+	opts.fail_threshold = 0.5;
+	grade(&res);
+	ck_assert_int_eq(res.status, SBX_GRADE_FAIL);
+	sbx_grade_case_result_clear(&res);
+	opts.pass_threshold = 0.3;
+	opts.fail_threshold = 0.3;
+	grade(&res);
+	ck_assert_int_eq(res.status, SBX_GRADE_PASS);
+	sbx_grade_case_result_clear(&res);
+
+	/* Nothing matched is a FAIL whatever the thresholds. */
+	opts.pass_threshold = 0;
+	opts.fail_threshold = 0;
+	for (uint32_t i = 0; i < 3; i++)
+		num(output, "Sheet1", i, 0, -1);
+	grade(&res);
+	ck_assert_int_eq(res.status, SBX_GRADE_FAIL);
+	sbx_grade_case_result_clear(&res);
+}
+END_TEST
+
+START_TEST(test_reports)
+{
+	sbx_grade_result *all = calloc(1, sizeof(*all));
+	sbx_buf text = SBX_BUF_INIT(1 << 20);
+	cJSON *json = NULL;
+	const cJSON *m;
+	char *j;
+
+	both(banking);
+	num(output, "Sheet1", 4, 3, 2100);
+	num(output, "Sheet1", 5, 3, 2100);
+	all->cases = calloc(2, sizeof(*all->cases));
+	all->n_cases = 2;
+	grade(&all->cases[0]);
+	all->cases[0].name = strdup("reserves");
+	num(output, "Sheet1", 4, 3, 400.5);
+	num(output, "Sheet1", 5, 3, 500.5);
+	grade(&all->cases[1]);
+	all->cases[1].name = strdup("again");
+	sbx_grade_result_summarise(all);
+	ck_assert_int_eq(all->status, SBX_GRADE_PARTIAL);
+	ck_assert_double_eq(all->soft, 0.5);
+	ck_assert(!all->hard);
+	ck_assert_uint_eq(all->graded, 42);
+	ck_assert_uint_eq(all->matched, 40);
+
+	ck_assert_int_eq(sbx_grade_report_text(all, 1, &text), 0);
+	ck_assert_str_eq(
+		sbx_buf_str(&text),
+		"PARTIAL 1/2 cases passed (soft 0.50, hard 0); 40/42 cells matched "
+		"(95.24%)\n"
+		"case 'reserves': PARTIAL 19/21 cells matched (90.48%; pass at >= 100.00%)\n"
+		"  Sheet1!D5: expected=400.5, got=2100 (numeric mismatch: diff=1699.5, "
+		"tolerance=0.01)\n"
+		"  ... 1 more mismatches (the JSON report has them all)\n"
+		"case 'again': PASS 21/21 cells matched (100.00%; pass at >= 100.00%)\n");
+	sbx_buf_free(&text);
+
+	j = sbx_grade_report_json(all);
+	ck_assert_ptr_nonnull(j);
+	ck_assert_int_eq(sbx_json_parse(j, strlen(j), &json, NULL), 0);
+	ck_assert_str_eq(sbx_json_get_string(json, "status", ""), "PARTIAL");
+	ck_assert(!sbx_json_get_bool(json, "passed", true));
+	ck_assert_double_eq(sbx_json_get_number(json, "soft", 0), 0.5);
+	m = cJSON_GetArrayItem(
+		sbx_json_get(cJSON_GetArrayItem(sbx_json_get(json, "cases"), 0), "mismatches"), 1);
+	ck_assert_str_eq(sbx_json_get_string(m, "cell", ""), "Sheet1!D6");
+	ck_assert_str_eq(sbx_json_get_string(m, "reason", ""), "number");
+	ck_assert_str_eq(sbx_json_get_string(m, "expected", ""), "500.5");
+	ck_assert_str_eq(sbx_json_get_string(m, "got", ""), "2100");
+	ck_assert_double_eq(sbx_json_get_number(m, "row", 0), 6);
+	ck_assert_str_eq(sbx_json_get_string(m, "col", ""), "D");
+	ck_assert_double_eq_tol(sbx_json_get_number(m, "diff", 0), 1599.5, 1e-9);
+	cJSON_Delete(json);
+	free(j);
+	sbx_grade_result_free(all);
+}
+END_TEST
+
+static Suite *grader_suite(void)
+{
+	Suite *s = suite_create("grader");
+	TCase *tc = tcase_create("books");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_identical_pass);
+	tcase_add_test(tc, test_one_changed_cell);
+	tcase_add_loop_test(tc, test_numeric_tolerance, 0,
+			    (int)(sizeof(numbers) / sizeof(numbers[0])));
+	tcase_add_test(tc, test_relative_tolerance_line);
+	tcase_add_loop_test(tc, test_strings, 0, (int)(sizeof(strings) / sizeof(strings[0])));
+	tcase_add_test(tc, test_text_line);
+	tcase_add_test(tc, test_numeric_strings);
+	tcase_add_test(tc, test_empty_vs_value);
+	tcase_add_test(tc, test_empty_oracle_cells);
+	tcase_add_test(tc, test_missing_sheet);
+	tcase_add_test(tc, test_missing_output);
+	tcase_add_test(tc, test_formulas);
+	tcase_add_test(tc, test_scope);
+	tcase_add_test(tc, test_nothing_to_grade);
+	tcase_add_test(tc, test_thresholds);
+	tcase_add_test(tc, test_reports);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(grader_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
