@@ -1,8 +1,417 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * The HTTP transport on libmicrohttpd: one thread per connection (a tool
+ * call runs on its connection's thread, other connections go on), a body
+ * cap, a connection cap, keep-alive. Listens on a loopback TCP address or a
+ * unix socket bound here and handed over with MHD_OPTION_LISTEN_SOCKET.
+ */
+#include <arpa/inet.h>
 #include <errno.h>
-#include "server.h"
+#include <netdb.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "http.h"
+
+typedef struct conn_state {
+	sbx_buf body;
+	bool too_large;
+	bool replied;
+} conn_state;
+
+typedef struct http_server {
+	server *srv;
+	const http_options *opt;
+} http_server;
+
+const char *http_header(http_request *req, const char *name)
+{
+	return MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
+}
+
+enum MHD_Result http_reply(http_request *req, unsigned status, const char *content_type,
+			   const char *body, const http_session *session)
+{
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+
+	r = MHD_create_response_from_buffer(body ? strlen(body) : 0, (void *)(body ? body : ""),
+					    MHD_RESPMEM_MUST_COPY);
+	if (!r)
+		return MHD_NO;
+	if (content_type)
+		MHD_add_response_header(r, "Content-Type", content_type);
+	if (session)
+		MHD_add_response_header(r, "Mcp-Session-Id", session->mcp.id);
+	ret = MHD_queue_response(req->conn, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+enum MHD_Result http_reply_json(http_request *req, unsigned status, cJSON *o)
+{
+	_cleanup_free_ char *text = o ? sbx_json_print(o) : NULL;
+
+	cJSON_Delete(o);
+	if (!text)
+		return http_reply(req, 500, "application/json",
+				  "{\"success\":false,\"result\":null,\"error\":\"out of memory\"}",
+				  NULL);
+	return http_reply(req, status, "application/json", text, NULL);
+}
+
+enum MHD_Result http_reply_error(http_request *req, unsigned status, const char *message)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	if (o) {
+		cJSON_AddBoolToObject(o, "success", false);
+		cJSON_AddNullToObject(o, "result");
+		cJSON_AddStringToObject(o, "error", message);
+	}
+	return http_reply_json(req, status, o);
+}
+
+/* The host part of "host[:port]" or "[v6]:port", lowercased into out. */
+static void host_part(const char *hostport, char *out, size_t size)
+{
+	size_t n;
+
+	if (hostport[0] == '[') {
+		const char *end = strchr(hostport, ']');
+		n = end ? (size_t)(end - hostport) + 1 : strlen(hostport);
+	} else {
+		const char *colon = strchr(hostport, ':');
+		n = colon ? (size_t)(colon - hostport) : strlen(hostport);
+	}
+	if (n >= size)
+		n = size - 1;
+	for (size_t i = 0; i < n; i++)
+		out[i] = (char)((hostport[i] >= 'A' && hostport[i] <= 'Z') ? hostport[i] + 32
+									   : hostport[i]);
+	out[n] = '\0';
+}
+
+static bool host_allowed(const server *srv, const char *hostport)
+{
+	char host[256];
+
+	host_part(hostport, host, sizeof(host));
+	if (strcmp(host, "localhost") == 0 || strcmp(host, "127.0.0.1") == 0 ||
+	    strcmp(host, "[::1]") == 0)
+		return true;
+	for (size_t i = 0; i < srv->n_allowed_hosts; i++)
+		if (strcasecmp(srv->allowed_hosts[i], host) == 0 ||
+		    strcasecmp(srv->allowed_hosts[i], hostport) == 0)
+			return true;
+	return false;
+}
+
+/* DNS-rebinding protection: Host must be ours; a present Origin too. */
+static const char *check_origin(http_request *req)
+{
+	const char *host = http_header(req, "Host");
+	const char *origin = http_header(req, "Origin");
+
+	if (host && !host_allowed(req->srv, host))
+		return "Forbidden: Host not allowed";
+	if (origin) {
+		const char *p = strstr(origin, "://");
+		if (!p || !host_allowed(req->srv, p + 3))
+			return "Forbidden: Origin not allowed";
+	}
+	return NULL;
+}
+
+static enum MHD_Result health(http_request *req)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	if (o) {
+		cJSON_AddStringToObject(o, "status", "healthy");
+		cJSON_AddStringToObject(o, "server", SERVER_NAME);
+		cJSON_AddNumberToObject(o, "tools", (double)req->srv->n_tools);
+		cJSON_AddStringToObject(o, "workspace", req->srv->base.workspace);
+	}
+	return http_reply_json(req, 200, o);
+}
+
+static enum MHD_Result not_allowed(http_request *req, const char *allow)
+{
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+	static const char body[] =
+		"{\"success\":false,\"result\":null,\"error\":\"Method not allowed\"}";
+
+	r = MHD_create_response_from_buffer(sizeof(body) - 1, (void *)body, MHD_RESPMEM_PERSISTENT);
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, "Content-Type", "application/json");
+	MHD_add_response_header(r, "Allow", allow);
+	ret = MHD_queue_response(req->conn, 405, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static bool is(const char *a, const char *b)
+{
+	return strcmp(a, b) == 0;
+}
+
+static enum MHD_Result route(http_request *req)
+{
+	const char *url = req->url, *m = req->method;
+	const char *denied = check_origin(req);
+	bool get = is(m, "GET") || is(m, "HEAD"), post = is(m, "POST");
+	enum MHD_Result result;
+
+	if (denied)
+		return http_reply_error(req, 403, denied);
+	if (is(url, "/mcp") || is(url, "/mcp/")) {
+		if (post)
+			return http_mcp_post(req);
+		if (is(m, "DELETE"))
+			return http_mcp_delete(req);
+		/* No server-initiated messages outside a request: no GET stream. */
+		return not_allowed(req, "POST, DELETE");
+	}
+	if (is(url, "/mcp/sse") || is(url, "/sse"))
+		return get ? http_legacy_get(req, is(url, "/sse") ? "/messages" : "/mcp/messages")
+			   : not_allowed(req, "GET");
+	if (is(url, "/mcp/messages") || is(url, "/mcp/messages/") || is(url, "/messages") ||
+	    is(url, "/messages/"))
+		return post ? http_legacy_post(req) : not_allowed(req, "POST");
+	if (is(url, "/health") || is(url, "/"))
+		return get ? health(req) : not_allowed(req, "GET");
+	if (http_rest_route(req, &result))
+		return result;
+	return http_reply_error(req, 404, "Not found");
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+				  const char *method, const char *version, const char *upload_data,
+				  size_t *upload_data_size, void **con_cls)
+{
+	http_server *hs = cls;
+	conn_state *cs = *con_cls;
+	http_request req = {hs->srv, conn, url, method, NULL, 0};
+
+	if (!cs) {
+		const char *len =
+			MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
+		cs = calloc(1, sizeof(*cs));
+		if (!cs)
+			return MHD_NO;
+		sbx_buf_init(&cs->body, hs->opt->max_body);
+		*con_cls = cs;
+		if (len && strtoull(len, NULL, 10) > hs->opt->max_body) {
+			char msg[128];
+			/* Answer before reading: MHD then closes the connection. */
+			snprintf(msg, sizeof(msg), "Request body too large (limit %zu bytes)",
+				 hs->opt->max_body);
+			cs->replied = true;
+			return http_reply_error(&req, 413, msg);
+		}
+		return MHD_YES;
+	}
+	if (*upload_data_size > 0) {
+		if (!cs->too_large && !cs->replied &&
+		    sbx_buf_append(&cs->body, upload_data, *upload_data_size) < 0)
+			cs->too_large = true;
+		*upload_data_size = 0;
+		return MHD_YES;
+	}
+	if (cs->replied)
+		return MHD_YES;
+	cs->replied = true;
+	if (cs->too_large) {
+		char msg[128];
+		snprintf(msg, sizeof(msg), "Request body too large (limit %zu bytes)",
+			 hs->opt->max_body);
+		return http_reply_error(&req, 413, msg);
+	}
+	req.body = sbx_buf_str(&cs->body);
+	req.body_len = cs->body.len;
+	return route(&req);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	conn_state *cs = *con_cls;
+
+	if (!cs)
+		return;
+	sbx_buf_free(&cs->body);
+	free(cs);
+	*con_cls = NULL;
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char line[512];
+
+	vsnprintf(line, sizeof(line), fmt, ap);
+	line[strcspn(line, "\n")] = '\0';
+	server_log(SBX_LOG_WARNING, "http: %s", line);
+}
+
+static bool loopback(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
+	if (sa->sa_family == AF_INET6)
+		return IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)sa)->sin6_addr);
+	return false;
+}
+
+static int listen_tcp(const char *spec, bool any_address, char *url, size_t url_size,
+		      sbx_error *err)
+{
+	_cleanup_free_ char *host = strdup(spec);
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV};
+	struct addrinfo *ai = NULL;
+	struct sockaddr_storage bound;
+	socklen_t blen = sizeof(bound);
+	char *port, nhost[64];
+	int fd, one = 1, r;
+
+	if (!host)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	port = strrchr(host, ':');
+	if (!port)
+		return sbx_error_set(err, -EINVAL, "--http '%s': expected ADDR:PORT", spec);
+	*port++ = '\0';
+	if (host[0] == '[') {
+		size_t n = strlen(host);
+		if (n < 2 || host[n - 1] != ']')
+			return sbx_error_set(err, -EINVAL, "--http '%s': bad IPv6 address", spec);
+		host[n - 1] = '\0';
+		memmove(host, host + 1, n - 1);
+	}
+	r = getaddrinfo(*host ? host : "127.0.0.1", port, &hints, &ai);
+	if (r != 0)
+		return sbx_error_set(err, -EINVAL, "--http '%s': %s", spec, gai_strerror(r));
+	if (!any_address && !loopback(ai->ai_addr)) {
+		freeaddrinfo(ai);
+		return sbx_error_set(err, -EPERM,
+				     "--http '%s': not a loopback address (use --listen-any "
+				     "to allow it)",
+				     spec);
+	}
+	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		freeaddrinfo(ai);
+		return sbx_error_set(err, -errno, "socket: %s", strerror(errno));
+	}
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, 128) < 0) {
+		r = -errno;
+		close(fd);
+		freeaddrinfo(ai);
+		return sbx_error_set(err, r, "--http '%s': %s", spec, strerror(-r));
+	}
+	freeaddrinfo(ai);
+	getsockname(fd, (struct sockaddr *)&bound, &blen);
+	if (bound.ss_family == AF_INET6) {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&bound;
+		inet_ntop(AF_INET6, &s6->sin6_addr, nhost, sizeof(nhost));
+		snprintf(url, url_size, "http://[%s]:%u", nhost, ntohs(s6->sin6_port));
+	} else {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)&bound;
+		inet_ntop(AF_INET, &s4->sin_addr, nhost, sizeof(nhost));
+		snprintf(url, url_size, "http://%s:%u", nhost, ntohs(s4->sin_port));
+	}
+	return fd;
+}
+
+static int listen_unix(const char *path, char *url, size_t url_size, sbx_error *err)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct stat st;
+	int fd, r;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return sbx_error_set(err, -ENAMETOOLONG, "--unix '%s': path too long", path);
+	strcpy(sa.sun_path, path);
+	/* A stale socket from an earlier run is replaced; any other file is not. */
+	if (lstat(path, &st) == 0) {
+		if (!S_ISSOCK(st.st_mode))
+			return sbx_error_set(err, -EEXIST,
+					     "--unix '%s': exists and is not a socket", path);
+		unlink(path);
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return sbx_error_set(err, -errno, "socket: %s", strerror(errno));
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chmod(path, 0660) < 0 ||
+	    listen(fd, 128) < 0) {
+		r = -errno;
+		close(fd);
+		return sbx_error_set(err, r, "--unix '%s': %s", path, strerror(-r));
+	}
+	snprintf(url, url_size, "unix:%s", path);
+	return fd;
+}
 
 int http_serve(server *srv, const http_options *opt, sbx_error *err)
 {
-	return sbx_error_set(err, -ENOSYS, "HTTP not built yet");
+	http_server hs = {srv, opt};
+	struct MHD_Daemon *d;
+	char url[300], line[400];
+	sigset_t mask;
+	int fd, sig = 0;
+
+	fd = opt->unix_path ? listen_unix(opt->unix_path, url, sizeof(url), err)
+			    : listen_tcp(opt->listen, opt->listen_any, url, sizeof(url), err);
+	if (fd < 0)
+		return fd;
+	/* Connection threads inherit the mask; only the main thread takes signals. */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &mask, NULL);
+	d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
+				     MHD_USE_POLL | MHD_USE_ERROR_LOG,
+			     0, NULL, NULL, on_request, &hs, MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
+			     NULL, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT,
+			     opt->max_connections, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)1800,
+			     MHD_OPTION_NOTIFY_COMPLETED, on_completed, &hs,
+			     MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
+	if (!d) {
+		close(fd);
+		if (opt->unix_path)
+			unlink(opt->unix_path);
+		return sbx_error_set(err, -EIO, "cannot start the HTTP server on %s", url);
+	}
+	snprintf(line, sizeof(line), "%s\n", url);
+	if (opt->ready_file) {
+		sbx_error e = SBX_ERROR_INIT;
+		if (sbx_path_write_atomic(opt->ready_file, line, strlen(line), &e) < 0)
+			server_log(SBX_LOG_WARNING, "ready file: %s", sbx_error_message(&e));
+	}
+	server_log(SBX_LOG_INFO, "ready %s (workspace '%s', %zu tools)", url, srv->base.workspace,
+		   srv->n_tools);
+	while (sigwait(&mask, &sig) != 0 || sig == SIGHUP)
+		;
+	server_log(SBX_LOG_INFO, "signal %d: shutting down", sig);
+	MHD_quiesce_daemon(d);
+	server_cancel_all(srv);
+	sse_stream_close_all();
+	http_session_end_all();
+	MHD_stop_daemon(d);
+	http_workers_wait();
+	close(fd);
+	if (opt->unix_path)
+		unlink(opt->unix_path);
+	return 0;
 }

@@ -26,6 +26,7 @@ static int arg_exec_timeout = 30;
 static size_t arg_max_body = 16u << 20;
 static unsigned arg_max_connections = 64;
 static bool arg_stdio;
+static bool arg_listen_any;
 
 static void help(void)
 {
@@ -57,6 +58,8 @@ static void help(void)
 	       "  --ready-file PATH       written once the server accepts requests (\"ready\"\n"
 	       "                          is also printed to stderr)\n"
 	       "  --allowed-host HOST     accept this Host/Origin name too (repeatable)\n"
+	       "  --listen-any            allow a non-loopback --http address (for Docker port\n"
+	       "                          publishing; the container must have no egress)\n"
 	       "  --max-body BYTES        largest HTTP request body (default 16 MiB)\n"
 	       "  --max-connections N     concurrent HTTP connections (default 64)\n"
 	       "  -h, --help              this text\n"
@@ -79,6 +82,7 @@ enum {
 	OPT_ALLOWED_HOST,
 	OPT_MAX_BODY,
 	OPT_MAX_CONNECTIONS,
+	OPT_LISTEN_ANY,
 	OPT_VERSION,
 };
 
@@ -110,6 +114,7 @@ static int parse_args(int argc, char **argv, char ***hosts, size_t *n_hosts)
 		{"allowed-host", required_argument, NULL, OPT_ALLOWED_HOST},
 		{"max-body", required_argument, NULL, OPT_MAX_BODY},
 		{"max-connections", required_argument, NULL, OPT_MAX_CONNECTIONS},
+		{"listen-any", no_argument, NULL, OPT_LISTEN_ANY},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, OPT_VERSION},
 		{0},
@@ -182,6 +187,9 @@ static int parse_args(int argc, char **argv, char ***hosts, size_t *n_hosts)
 			}
 			arg_max_connections = (unsigned)v;
 			break;
+		case OPT_LISTEN_ANY:
+			arg_listen_any = true;
+			break;
 		case 'h':
 			help();
 			return 1;
@@ -252,6 +260,7 @@ int main(int argc, char **argv)
 			.listen = arg_http,
 			.unix_path = arg_unix,
 			.ready_file = arg_ready_file,
+			.listen_any = arg_listen_any,
 			.max_body = arg_max_body,
 			.max_connections = arg_max_connections,
 		};

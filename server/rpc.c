@@ -246,6 +246,14 @@ static void cancel_request(server *srv, const mcp_session *s, const cJSON *param
 	pthread_mutex_unlock(&srv->inflight_lock);
 }
 
+void server_cancel_all(server *srv)
+{
+	pthread_mutex_lock(&srv->inflight_lock);
+	for (struct inflight *f = srv->inflight; f; f = f->next)
+		atomic_store(&f->cancelled, true);
+	pthread_mutex_unlock(&srv->inflight_lock);
+}
+
 /* The CallToolResult for a finished call (consumes nothing; caller clears r). */
 static cJSON *call_result_json(tool_result *r)
 {

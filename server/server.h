@@ -110,6 +110,9 @@ int mcp_handle_text(server *srv, mcp_session *s, const char *text, size_t len, c
 /* A JSON-RPC error response (malloc'd) for id (NULL → null id). */
 char *mcp_error_response(const cJSON *id, int code, const char *message);
 
+/* Marks every running tool call cancelled (shutdown). */
+void server_cancel_all(server *srv);
+
 /* True when msg is a request (has a method and an id). */
 bool mcp_is_request(const cJSON *msg);
 
@@ -125,6 +128,7 @@ typedef struct http_options {
 	const char *listen;	/* "ADDR:PORT" or NULL */
 	const char *unix_path;	/* unix socket path or NULL */
 	const char *ready_file; /* written once listening, or NULL */
+	bool listen_any;	/* allow a non-loopback --http address */
 	size_t max_body;	/* bytes */
 	unsigned max_connections;
 } http_options;

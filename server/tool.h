@@ -19,6 +19,8 @@ typedef enum tool_error_kind {
 	TOOL_E_TIMEOUT,	    /* task deadline passed: REST 408 */
 	TOOL_E_UNAVAILABLE, /* e.g. no display: REST 422 */
 	TOOL_E_INTERNAL,    /* a real fault on our side: REST 500 */
+	TOOL_E_FAILED, /* the tool ran, its work failed (code timed out, out of memory): REST 200,
+			  success false; error_code says why */
 } tool_error_kind;
 
 /* Annotation bits (MCP ToolAnnotations). openWorldHint is always false: no network. */

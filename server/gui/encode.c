@@ -40,13 +40,31 @@ static void png_fail(png_structp png, png_const_charp msg)
 	png_longjmp(png, 1);
 }
 
+/* Everything libpng may longjmp out of; no local is changed after setjmp. */
+static int write_png(png_structp png, png_infop info, png_sink *sink, const uint8_t *rgb,
+		     uint32_t width, uint32_t height, size_t stride)
+{
+	if (setjmp(png_jmpbuf(png)))
+		return sink->r < 0 ? sink->r : -EIO;
+	png_set_write_fn(png, sink, sink_write, sink_flush);
+	png_set_compression_level(png, Z_BEST_SPEED);
+	png_set_filter(png, PNG_FILTER_TYPE_BASE, PNG_FILTER_NONE);
+	png_set_IHDR(png, info, width, height, 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
+		     PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+	png_write_info(png, info);
+	for (uint32_t y = 0; y < height; y++)
+		png_write_row(png, rgb + (size_t)y * stride);
+	png_write_end(png, NULL);
+	return 0;
+}
+
 int gui_png_encode_rgb(const uint8_t *rgb, uint32_t width, uint32_t height, size_t stride,
 		       sbx_buf *out, sbx_error *err)
 {
-	png_structp png = NULL;
-	png_infop info = NULL;
+	png_structp png;
+	png_infop info;
 	png_sink sink = {out, 0};
-	int r = 0;
+	int r;
 
 	if (width == 0 || height == 0 || width > PNG_USER_WIDTH_MAX ||
 	    height > PNG_USER_HEIGHT_MAX || stride < (size_t)width * 3)
@@ -60,20 +78,7 @@ int gui_png_encode_rgb(const uint8_t *rgb, uint32_t width, uint32_t height, size
 		png_destroy_write_struct(&png, NULL);
 		return sbx_error_set(err, -ENOMEM, "PNG: out of memory");
 	}
-	if (setjmp(png_jmpbuf(png))) {
-		r = sink.r < 0 ? sink.r : -EIO;
-		goto done;
-	}
-	png_set_write_fn(png, &sink, sink_write, sink_flush);
-	png_set_compression_level(png, Z_BEST_SPEED);
-	png_set_filter(png, PNG_FILTER_TYPE_BASE, PNG_FILTER_NONE);
-	png_set_IHDR(png, info, width, height, 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
-		     PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
-	png_write_info(png, info);
-	for (uint32_t y = 0; y < height; y++)
-		png_write_row(png, rgb + (size_t)y * stride);
-	png_write_end(png, NULL);
-done:
+	r = write_png(png, info, &sink, rgb, width, height, stride);
 	png_destroy_write_struct(&png, &info);
 	if (r == -ENOBUFS)
 		return sbx_error_set(err, r, "PNG: image larger than the output limit");

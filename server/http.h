@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* Internals shared by the HTTP transport files (http.c, http_mcp.c, rest.c). */
+
+#include <microhttpd.h>
+
+#include "server.h"
+#include "sessions.h"
+
+typedef struct http_request {
+	server *srv;
+	struct MHD_Connection *conn;
+	const char *url;
+	const char *method;
+	const char *body; /* NUL-terminated */
+	size_t body_len;
+} http_request;
+
+/* Sends body (copied) with status and content type; session adds Mcp-Session-Id. */
+enum MHD_Result http_reply(http_request *req, unsigned status, const char *content_type,
+			   const char *body, const http_session *session);
+
+/* Sends o as JSON (consumes o). */
+enum MHD_Result http_reply_json(http_request *req, unsigned status, cJSON *o);
+
+/* Sends {"success":false,"result":null,"error":message}. */
+enum MHD_Result http_reply_error(http_request *req, unsigned status, const char *message);
+
+const char *http_header(http_request *req, const char *name);
+
+/* Streamable HTTP (/mcp) and legacy SSE (/mcp/sse, /mcp/messages). */
+enum MHD_Result http_mcp_post(http_request *req);
+enum MHD_Result http_mcp_delete(http_request *req);
+enum MHD_Result http_legacy_get(http_request *req, const char *messages_path);
+enum MHD_Result http_legacy_post(http_request *req);
+
+/* Waits (up to 30 s) for request threads started by the MCP transports. */
+void http_workers_wait(void);
+
+/* REST: returns MHD_NO-equivalent false when the path is not a REST route. */
+bool http_rest_route(http_request *req, enum MHD_Result *result);

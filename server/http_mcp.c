@@ -1,0 +1,297 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * MCP over HTTP: Streamable HTTP on /mcp (POST answers with JSON, or with an
+ * SSE stream for tools/call when the client accepts one, so progress and log
+ * notifications arrive before the result; DELETE ends a session) and the
+ * legacy HTTP+SSE transport (GET /mcp/sse + POST /mcp/messages).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "http.h"
+
+static atomic_int workers;
+
+typedef struct job {
+	server *srv;
+	http_session *session; /* referenced, or NULL: use temp */
+	mcp_session temp;
+	cJSON *msg;
+	sse_stream *stream; /* referenced */
+} job;
+
+static void push_message(void *payload, const char *json)
+{
+	(void)sse_stream_push(payload, "message", json);
+}
+
+static void *job_main(void *arg)
+{
+	job *j = arg;
+	rpc_sink sink = {push_message, j->stream};
+	char *out = NULL;
+
+	(void)mcp_handle(j->srv, j->session ? &j->session->mcp : &j->temp, j->msg, &sink, &out);
+	if (out)
+		push_message(j->stream, out);
+	free(out);
+	if (!j->session || !j->session->legacy)
+		sse_stream_close(j->stream);
+	sse_stream_unref(j->stream);
+	http_session_unref(j->session);
+	cJSON_Delete(j->msg);
+	free(j);
+	atomic_fetch_sub(&workers, 1);
+	return NULL;
+}
+
+/* Runs msg on a detached thread that writes to stream; takes msg on success. */
+static int spawn_job(server *srv, http_session *session, cJSON *msg, sse_stream *stream)
+{
+	job *j = calloc(1, sizeof(*j));
+	pthread_attr_t attr;
+	pthread_t t;
+	int r;
+
+	if (!j)
+		return -ENOMEM;
+	j->srv = srv;
+	j->session = session;
+	mcp_session_init(&j->temp);
+	j->msg = msg;
+	j->stream = sse_stream_ref(stream);
+	atomic_fetch_add(&workers, 1);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	r = pthread_create(&t, &attr, job_main, j);
+	pthread_attr_destroy(&attr);
+	if (r != 0) {
+		atomic_fetch_sub(&workers, 1);
+		sse_stream_unref(stream);
+		free(j);
+		return -r;
+	}
+	return 0;
+}
+
+void http_workers_wait(void)
+{
+	for (int i = 0; i < 3000 && atomic_load(&workers) > 0; i++)
+		usleep(10000);
+}
+
+static enum MHD_Result rpc_error(http_request *req, unsigned status, const cJSON *id, int code,
+				 const char *message)
+{
+	_cleanup_free_ char *text = mcp_error_response(id, code, message);
+
+	return http_reply(req, status, "application/json", text, NULL);
+}
+
+static bool json_content_type(http_request *req)
+{
+	const char *ct = http_header(req, "Content-Type");
+
+	return ct && strncasecmp(ct, "application/json", 16) == 0;
+}
+
+static bool accepts_sse(http_request *req)
+{
+	const char *accept = http_header(req, "Accept");
+
+	return accept && strstr(accept, "text/event-stream");
+}
+
+/* Methods that only make sense inside a session; the rest may come without one. */
+static bool needs_session(const char *method)
+{
+	static const char *const stateful[] = {"tools/list",
+					       "tools/call",
+					       "resources/list",
+					       "resources/read",
+					       "resources/templates/list",
+					       "logging/setLevel"};
+
+	for (size_t i = 0; i < SBX_ELEMENTSOF(stateful); i++)
+		if (strcmp(method, stateful[i]) == 0)
+			return true;
+	return false;
+}
+
+static enum MHD_Result answer(http_request *req, http_session *session, mcp_session *ms, cJSON *msg,
+			      bool *msg_taken)
+{
+	const char *method = sbx_json_get_string(msg, "method", "");
+	_cleanup_free_ char *out = NULL;
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+	sse_stream *stream;
+	char sid[sizeof(ms->id)];
+
+	if (!mcp_is_request(msg)) {
+		/* Notifications and responses: 202, never an error status. */
+		(void)mcp_handle(req->srv, ms, msg, NULL, &out);
+		return http_reply(req, 202, NULL, NULL, NULL);
+	}
+	if (strcmp(method, "tools/call") == 0 && accepts_sse(req)) {
+		/* The job takes msg and the session reference; keep the id for the header. */
+		memcpy(sid, ms->id, sizeof(sid));
+		stream = sse_stream_new();
+		if (!stream)
+			return rpc_error(req, 500, NULL, -32603, "out of memory");
+		r = sse_stream_response(stream);
+		if (!r || spawn_job(req->srv, session, msg, stream) < 0) {
+			if (r)
+				MHD_destroy_response(r);
+			sse_stream_unref(stream);
+			return rpc_error(req, 500, NULL, -32603, "cannot start the request");
+		}
+		*msg_taken = true;
+		sse_stream_unref(stream);
+		if (session)
+			MHD_add_response_header(r, "Mcp-Session-Id", sid);
+		ret = MHD_queue_response(req->conn, 200, r);
+		MHD_destroy_response(r);
+		return ret;
+	}
+	if (mcp_handle(req->srv, ms, msg, NULL, &out) < 0 || !out)
+		return rpc_error(req, 500, NULL, -32603, "out of memory");
+	return http_reply(req, 200, "application/json", out, session);
+}
+
+enum MHD_Result http_mcp_post(http_request *req)
+{
+	sbx_error err = SBX_ERROR_INIT;
+	cJSON *msg = NULL;
+	const char *sid = http_header(req, "Mcp-Session-Id");
+	const char *version = http_header(req, "MCP-Protocol-Version");
+	http_session *session = NULL;
+	mcp_session temp;
+	const char *method;
+	bool taken = false;
+	enum MHD_Result ret;
+	char text[SBX_ERROR_MAX + 32];
+
+	if (!json_content_type(req))
+		return rpc_error(req, 415, NULL, -32600,
+				 "Unsupported Media Type: Content-Type must be application/json");
+	if (sbx_json_parse(req->body, req->body_len, &msg, &err) < 0) {
+		snprintf(text, sizeof(text), "Parse error: %s", sbx_error_message(&err));
+		return rpc_error(req, 400, NULL, -32700, text);
+	}
+	method = sbx_json_get_string(msg, "method", "");
+	if (strcmp(method, "initialize") == 0 && mcp_is_request(msg)) {
+		session = http_session_create(false);
+		if (!session) {
+			ret = rpc_error(req, 503, sbx_json_get(msg, "id"), -32603,
+					"Too many sessions");
+			cJSON_Delete(msg);
+			return ret;
+		}
+	} else if (sid) {
+		session = http_session_find(sid);
+		if (!session || session->legacy) {
+			http_session_unref(session);
+			ret = rpc_error(req, 404, sbx_json_get(msg, "id"), -32001,
+					"Session not found");
+			cJSON_Delete(msg);
+			return ret;
+		}
+		if (version && !mcp_version_supported(version)) {
+			snprintf(text, sizeof(text),
+				 "Bad Request: unsupported protocol version %.40s", version);
+			ret = rpc_error(req, 400, sbx_json_get(msg, "id"), -32600, text);
+			http_session_unref(session);
+			cJSON_Delete(msg);
+			return ret;
+		}
+	} else if (mcp_is_request(msg) && needs_session(method)) {
+		ret = rpc_error(req, 400, sbx_json_get(msg, "id"), -32600,
+				"Bad Request: Mcp-Session-Id header is required");
+		cJSON_Delete(msg);
+		return ret;
+	}
+	mcp_session_init(&temp);
+	ret = answer(req, session, session ? &session->mcp : &temp, msg, &taken);
+	if (!taken) {
+		cJSON_Delete(msg);
+		http_session_unref(session);
+	}
+	return ret;
+}
+
+enum MHD_Result http_mcp_delete(http_request *req)
+{
+	const char *sid = http_header(req, "Mcp-Session-Id");
+
+	if (!sid)
+		return http_reply_error(req, 400, "Bad Request: Mcp-Session-Id header is required");
+	if (http_session_end(sid) < 0)
+		return http_reply_error(req, 404, "Session not found");
+	return http_reply(req, 200, "application/json", "{}", NULL);
+}
+
+enum MHD_Result http_legacy_get(http_request *req, const char *messages_path)
+{
+	http_session *s = http_session_create(true);
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+	char endpoint[128];
+
+	if (!s)
+		return http_reply_error(req, 503, "Too many sessions");
+	snprintf(endpoint, sizeof(endpoint), "%s?session_id=%s", messages_path, s->mcp.id);
+	sse_stream_push(s->stream, "endpoint", endpoint);
+	r = sse_stream_response(s->stream);
+	http_session_unref(s);
+	if (!r)
+		return MHD_NO;
+	ret = MHD_queue_response(req->conn, 200, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+enum MHD_Result http_legacy_post(http_request *req)
+{
+	const char *sid =
+		MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, "session_id");
+	sbx_error err = SBX_ERROR_INIT;
+	http_session *s;
+	cJSON *msg = NULL;
+	_cleanup_free_ char *out = NULL;
+	char text[SBX_ERROR_MAX + 32];
+
+	if (!sid)
+		return http_reply_error(req, 400, "Bad Request: session_id is required");
+	s = http_session_find(sid);
+	if (!s || !s->legacy || sse_stream_gone(s->stream)) {
+		if (s && s->legacy)
+			http_session_end(sid);
+		http_session_unref(s);
+		return http_reply_error(req, 404, "Session not found");
+	}
+	if (sbx_json_parse(req->body, req->body_len, &msg, &err) < 0) {
+		http_session_unref(s);
+		snprintf(text, sizeof(text), "Parse error: %s", sbx_error_message(&err));
+		return rpc_error(req, 400, NULL, -32700, text);
+	}
+	if (!mcp_is_request(msg)) {
+		(void)mcp_handle(req->srv, &s->mcp, msg, NULL, &out);
+		if (out) /* an invalid message still gets its error on the stream */
+			sse_stream_push(s->stream, "message", out);
+		cJSON_Delete(msg);
+		http_session_unref(s);
+		return http_reply(req, 202, "text/plain", "Accepted", NULL);
+	}
+	if (spawn_job(req->srv, s, msg, s->stream) < 0) {
+		cJSON_Delete(msg);
+		http_session_unref(s);
+		return rpc_error(req, 500, NULL, -32603, "cannot start the request");
+	}
+	return http_reply(req, 202, "text/plain", "Accepted", NULL);
+}

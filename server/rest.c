@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The REST API of the reference system: GET /tools, POST /tools/call,
+ * GET /resources, POST /task/start, GET /task/status, POST /task/complete.
+ * Answers {"success", "result", "error"}; status 400 malformed request,
+ * 404 unknown tool, 408 task timed out, 422 bad argument, 500 internal fault.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "http.h"
+#include "resources.h"
+#include "task.h"
+
+static unsigned status_for(tool_error_kind kind)
+{
+	switch (kind) {
+	case TOOL_OK:
+		return 200;
+	case TOOL_E_ARGUMENT:
+	case TOOL_E_UNAVAILABLE:
+		return 422;
+	case TOOL_E_TIMEOUT:
+		return 408;
+	case TOOL_E_FAILED:
+		return 200;
+	case TOOL_E_INTERNAL:
+		break;
+	}
+	return 500;
+}
+
+static enum MHD_Result tools_call(http_request *req)
+{
+	sbx_error err = SBX_ERROR_INIT;
+	_cleanup_json_ cJSON *body = NULL;
+	const cJSON *args;
+	const char *name;
+	tool_context ctx = req->srv->base;
+	tool_result r = {0};
+	cJSON *o;
+	unsigned status;
+	char msg[SBX_ERROR_MAX + 64];
+
+	if (sbx_json_parse(req->body, req->body_len, &body, &err) < 0) {
+		snprintf(msg, sizeof(msg), "Malformed request: %s", sbx_error_message(&err));
+		return http_reply_error(req, 400, msg);
+	}
+	name = sbx_json_get_string(body, "tool_name", sbx_json_get_string(body, "name", NULL));
+	if (!name)
+		return http_reply_error(req, 400, "Malformed request: 'tool_name' is required");
+	args = sbx_json_get(body, "arguments");
+	if (cJSON_IsNull(args))
+		args = NULL;
+	if (args && !cJSON_IsObject(args))
+		return http_reply_error(req, 400,
+					"Malformed request: 'arguments' must be an object");
+	if (server_call_tool(req->srv, name, args, &ctx, &r) == -ENOENT) {
+		snprintf(msg, sizeof(msg), "Unknown tool: %.200s", name);
+		return http_reply_error(req, 404, msg);
+	}
+	status = status_for(r.error_kind);
+	o = cJSON_CreateObject();
+	if (o) {
+		cJSON_AddBoolToObject(o, "success", r.error_kind == TOOL_OK);
+		if (r.structured) {
+			cJSON_AddItemToObject(o, "result", r.structured);
+			r.structured = NULL;
+		} else {
+			cJSON_AddNullToObject(o, "result");
+		}
+		if (r.error)
+			cJSON_AddStringToObject(o, "error", r.error);
+		else
+			cJSON_AddNullToObject(o, "error");
+		if (r.error_code)
+			cJSON_AddStringToObject(o, "error_code", r.error_code);
+	}
+	tool_result_clear(&r);
+	return http_reply_json(req, status, o);
+}
+
+static enum MHD_Result tools_list(http_request *req)
+{
+	cJSON *o = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(o, "tools");
+
+	for (size_t i = 0; arr && i < req->srv->n_tools; i++)
+		cJSON_AddItemToArray(arr, server_tool_json(req->srv, i));
+	cJSON_AddNumberToObject(o, "count", (double)req->srv->n_tools);
+	return http_reply_json(req, 200, o);
+}
+
+/* The task status wrapped for REST: success plus every status field at the top level. */
+static enum MHD_Result task_reply(http_request *req, unsigned status, bool success,
+				  const char *error)
+{
+	cJSON *o = task_session_status(req->srv->base.task);
+
+	if (!o)
+		return http_reply_error(req, 500, "out of memory");
+	cJSON_AddBoolToObject(o, "success", success);
+	if (error) {
+		cJSON_DeleteItemFromObjectCaseSensitive(o, "error");
+		cJSON_AddStringToObject(o, "error", error);
+	}
+	return http_reply_json(req, status, o);
+}
+
+static enum MHD_Result task_start(http_request *req)
+{
+	sbx_error err = SBX_ERROR_INIT;
+	_cleanup_json_ cJSON *body = NULL;
+	const cJSON *timeout;
+	char msg[SBX_ERROR_MAX + 64];
+	int r;
+
+	if (req->body_len > 0 && sbx_json_parse(req->body, req->body_len, &body, &err) < 0) {
+		snprintf(msg, sizeof(msg), "Malformed request: %s", sbx_error_message(&err));
+		return http_reply_error(req, 400, msg);
+	}
+	if (body && !cJSON_IsObject(body))
+		return http_reply_error(req, 400, "Malformed request: expected a JSON object");
+	timeout = sbx_json_get(body, "timeout_seconds");
+	if (timeout && !cJSON_IsNull(timeout) &&
+	    (!cJSON_IsNumber(timeout) || timeout->valuedouble <= 0 ||
+	     timeout->valuedouble > 7 * 86400))
+		return http_reply_error(req, 422,
+					"Invalid timeout_seconds: expected a number of seconds "
+					"(0 < t <= 604800)");
+	r = task_session_start(req->srv->base.task, sbx_json_get_string(body, "task_id", NULL),
+			       cJSON_IsNumber(timeout) ? timeout->valuedouble : 0);
+	if (r == -EBUSY) {
+		cJSON *o = task_session_status(req->srv->base.task);
+		if (o) {
+			cJSON_AddBoolToObject(o, "success", true);
+			cJSON_AddBoolToObject(o, "already_running", true);
+		}
+		return http_reply_json(req, 200, o);
+	}
+	return task_reply(req, 200, true, NULL);
+}
+
+static enum MHD_Result task_complete(http_request *req)
+{
+	int r = task_session_complete(req->srv->base.task, NULL);
+
+	if (r == -ETIME)
+		return task_reply(req, 408, false, "Task has timed out");
+	return task_reply(req, 200, true, NULL);
+}
+
+bool http_rest_route(http_request *req, enum MHD_Result *result)
+{
+	bool get = strcmp(req->method, "GET") == 0 || strcmp(req->method, "HEAD") == 0;
+	bool post = strcmp(req->method, "POST") == 0;
+	const char *url = req->url;
+
+	if (strcmp(url, "/tools") == 0 && get)
+		*result = tools_list(req);
+	else if (strcmp(url, "/tools/call") == 0 && post)
+		*result = tools_call(req);
+	else if (strcmp(url, "/resources") == 0 && get)
+		*result = http_reply_json(req, 200, resources_list(&req->srv->base));
+	else if (strcmp(url, "/task/start") == 0 && post)
+		*result = task_start(req);
+	else if (strcmp(url, "/task/status") == 0 && get)
+		*result = task_reply(req, 200, true, NULL);
+	else if (strcmp(url, "/task/complete") == 0 && post)
+		*result = task_complete(req);
+	else if (strcmp(url, "/tools") == 0 || strcmp(url, "/tools/call") == 0 ||
+		 strcmp(url, "/resources") == 0 || strncmp(url, "/task/", 6) == 0)
+		*result = http_reply_error(req, 405, "Method not allowed");
+	else
+		return false;
+	return true;
+}
