@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/*
+ * The seam between the lifecycle and whatever runs sandboxes. The lifecycle
+ * (sbx/run.h) only ever calls these operations, so a Kubernetes backend can
+ * be added without touching it. The Docker backend is the only one today.
+ *
+ * A backend object holds one sandbox. Operations are called in order:
+ * create, start, copy_in (files may arrive after start: the server tolerates
+ * it), open_stream (any number, from any thread), copy_out (while the sandbox
+ * still runs), status/logs (any time after create), destroy, free.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sbx/buf.h"
+#include "sbx/error.h"
+#include "sbx/stream.h"
+
+/* What to create: the hardened defaults live in the backend; only the knobs are here. */
+typedef struct sbx_sandbox_spec {
+	const char *image;
+	const char *run_id;
+	const char *task;
+	const char *owner;   /* label value, see sbx/labels.h */
+	int64_t created;     /* unix seconds */
+	int64_t deadline;    /* unix seconds: the agent's deadline (PID 1 adds the grace) */
+	uint32_t grace_s;    /* seconds PID 1 waits past the deadline before ending */
+	uint64_t memory;     /* bytes */
+	double cpus;	     /* CPUs (fractions allowed) */
+	uint32_t pids;	     /* max processes */
+	const char *runtime; /* NULL: the engine's default */
+	uint64_t workspace_bytes, tmp_bytes, run_bytes; /* tmpfs sizes */
+	bool gui;					/* the task needs the display */
+	bool published;		/* --network published: server port bound on host loopback */
+	bool test;		/* label the sandbox as a test object */
+	const char *const *env; /* extra "KEY=value", NULL-terminated, may be NULL */
+} sbx_sandbox_spec;
+
+typedef struct sbx_sandbox_status {
+	bool running;
+	bool oom_killed;
+	int exit_code;
+	char detail[256]; /* the engine's own error text, "" when none */
+} sbx_sandbox_status;
+
+typedef struct sbx_backend sbx_backend;
+
+typedef struct sbx_backend_ops {
+	const char *name;
+	/* Creates the sandbox (not started). */
+	int (*create)(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *err);
+	int (*start)(sbx_backend *b, sbx_error *err);
+	/* Unpacks a tar (uid/gid as in the tar) into dest, a directory in the sandbox. */
+	int (*copy_in)(sbx_backend *b, const char *dest, const void *tar, size_t len,
+		       sbx_error *err);
+	/* A new byte stream to the server's socket. Thread-safe. */
+	int (*open_stream)(sbx_backend *b, sbx_stream **out, sbx_error *err);
+	/* Copies the contents of dir in the sandbox beneath host_dir, safely. */
+	int (*copy_out)(sbx_backend *b, const char *dir, const char *host_dir, sbx_error *err);
+	int (*status)(sbx_backend *b, sbx_sandbox_status *out, sbx_error *err);
+	/* Appends the sandbox's output (stdout and stderr interleaved by stream) to out. */
+	int (*logs)(sbx_backend *b, sbx_buf *out, sbx_error *err);
+	/* Removes the sandbox and everything it owns. Idempotent. */
+	int (*destroy)(sbx_backend *b, sbx_error *err);
+	/* Forgets the sandbox without removing it (--keep). */
+	void (*free)(sbx_backend *b);
+} sbx_backend_ops;
+
+struct sbx_backend {
+	const sbx_backend_ops *ops;
+	char *id;	/* the sandbox's id once created */
+	char *image_id; /* the image actually used, once created */
+	char *endpoint; /* published mode: "127.0.0.1:port" of the server, else NULL */
+};
+
+/*
+ * The Docker backend on the engine named by $DOCKER_HOST (or the default
+ * socket). Connects now: -ENOENT/-ECONNREFUSED/-EACCES say the engine is not
+ * reachable. Free with b->ops->free(b).
+ */
+int sbx_backend_docker_new(sbx_backend **out, sbx_error *err);
+
+/* The socket the server listens on inside the sandbox, reached with sandbox-bridge. */
+#define SBX_SANDBOX_SOCKET    "/run/sandbox/mcp.sock"
+#define SBX_SANDBOX_WORKSPACE "/workspace"
+/* Published mode: the server's TCP port inside the sandbox. */
+#define SBX_SANDBOX_HTTP_PORT 8080

@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/*
+ * The host-side relay: the agent-facing endpoint on host loopback. It accepts
+ * HTTP/1.1 on 127.0.0.1:<port> and forwards each request over a stream to the
+ * in-container server (a docker-exec'd `sandbox-bridge` in production), so the
+ * sandbox itself needs no network. Streams are pooled and kept warm, so a
+ * request costs one round trip, not one exec. Streaming responses (SSE for
+ * /mcp and /mcp/sse) are passed through as they arrive. Every message in
+ * either direction can be recorded to a transcript.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sbx/error.h"
+#include "sbx/stream.h"
+
+typedef struct sbx_relay sbx_relay;
+
+/* Opens a new stream to the server. Called from several threads. */
+typedef int (*sbx_relay_open_fn)(sbx_stream **out, void *userdata, sbx_error *err);
+
+#define SBX_RELAY_OPTS_VERSION 1
+
+typedef struct sbx_relay_opts {
+	unsigned version;
+	const char *bind_addr; /* default "127.0.0.1"; only loopback addresses are accepted */
+	uint16_t port;	       /* 0: the kernel picks one */
+	sbx_relay_open_fn open;
+	void *open_userdata;
+	const char *transcript_path; /* NULL: record nothing */
+	unsigned warm;		     /* streams kept open and idle ahead of need (default 2) */
+	unsigned max_clients;	     /* concurrent agent connections (default 64) */
+	int io_timeout_ms;	     /* longest silence inside one exchange (default 15 min) */
+} sbx_relay_opts;
+
+#define SBX_RELAY_OPTS_INIT                                                                        \
+	{                                                                                          \
+		.version = SBX_RELAY_OPTS_VERSION, .bind_addr = "127.0.0.1", .warm = 2,            \
+		.max_clients = 64, .io_timeout_ms = 15 * 60 * 1000                                 \
+	}
+
+/*
+ * Binds the listener and starts serving. Warming starts only with
+ * sbx_relay_warm (the server may not be up yet). *out is freed with
+ * sbx_relay_free.
+ */
+int sbx_relay_start(sbx_relay **out, const sbx_relay_opts *opts, sbx_error *err);
+
+/* The bound port. */
+uint16_t sbx_relay_port(const sbx_relay *r);
+
+/* Starts keeping opts.warm idle streams ready. */
+void sbx_relay_warm(sbx_relay *r);
+
+/* Stops accepting new agent connections (existing exchanges finish). */
+void sbx_relay_close_listener(sbx_relay *r);
+
+typedef struct sbx_relay_response {
+	int status;
+	char *content_type; /* may be NULL */
+	char *session_id;   /* Mcp-Session-Id, may be NULL */
+	char *body;	    /* NUL-terminated; for SSE, the raw event stream */
+	size_t len;
+} sbx_relay_response;
+
+void sbx_relay_response_free(sbx_relay_response *resp);
+
+/*
+ * Sends one request from the host itself (readiness and status probes, the
+ * oracle's complete, `sandboxctl mcp`) through the pool and reads the whole
+ * response (at most 64 MiB). extra_headers holds complete "Name: value\r\n"
+ * lines or is NULL. record puts both messages in the transcript.
+ * timeout_ms bounds each wait for data. On success *out is filled; free it
+ * with sbx_relay_response_free.
+ */
+int sbx_relay_request(sbx_relay *r, const char *method, const char *path, const char *extra_headers,
+		      const char *body, size_t len, bool record, int timeout_ms,
+		      sbx_relay_response *out, sbx_error *err);
+
+typedef struct sbx_relay_stats {
+	unsigned long requests;	      /* exchanges completed */
+	unsigned long streams_opened; /* new streams (each one a docker exec) */
+	unsigned long reused;	      /* exchanges served on a pooled stream */
+	unsigned long transcript_lines;
+} sbx_relay_stats;
+
+void sbx_relay_get_stats(sbx_relay *r, sbx_relay_stats *out);
+
+/*
+ * Stops everything: the listener, the warmer, open agent connections (closed),
+ * waiting exchanges (cancelled), pooled streams; flushes the transcript.
+ * Waits for the connection threads to end. Accepts NULL.
+ */
+void sbx_relay_free(sbx_relay *r);

@@ -1,0 +1,268 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/*
+ * One episode, end to end:
+ *
+ *   prepare  load the task, make runs/<run-id>/, record provenance
+ *   launch   create the sandbox (hardened), start it, copy the starting files
+ *            in, wait until the server answers, open the relay on 127.0.0.1
+ *   agent    the agent works through the relay (an external one, a host
+ *            command, or a built-in: oracle, demo)
+ *   finish   on the first of complete_task, agent exit, deadline or
+ *            interrupt: copy the outputs out, grade, remove the sandbox,
+ *            write result.json atomically
+ *
+ * sbx_run_execute does all of it; `sandboxctl mcp` drives the steps itself.
+ * The sandbox is reached only through a backend (sbx/backend.h).
+ */
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "sbx/backend.h"
+#include "sbx/error.h"
+#include "sbx/relay.h"
+#include "sbx/task.h"
+
+typedef enum sbx_run_status {
+	SBX_RUN_PASS = 0,
+	SBX_RUN_PARTIAL,
+	SBX_RUN_FAIL,
+	SBX_RUN_TIMEOUT,     /* the deadline passed; graded anyway */
+	SBX_RUN_INTERRUPTED, /* SIGINT/SIGTERM; not graded */
+	SBX_RUN_INFRA_ERROR, /* the engine, the image, the sandbox or the relay failed */
+} sbx_run_status;
+
+/* "pass", "partial", "fail", "timeout", "interrupted", "infra_error". */
+const char *sbx_run_status_name(sbx_run_status s);
+
+typedef enum sbx_run_phase {
+	SBX_PHASE_CREATE = 0,
+	SBX_PHASE_START,
+	SBX_PHASE_COPY_IN,
+	SBX_PHASE_READY,
+	SBX_PHASE_AGENT,
+	SBX_PHASE_COPY_OUT,
+	SBX_PHASE_GRADE,
+	SBX_PHASE_REMOVE,
+	SBX_PHASE_COUNT,
+} sbx_run_phase;
+
+/* "create", "start", "copy_in", "ready", "agent", "copy_out", "grade", "remove". */
+const char *sbx_run_phase_name(sbx_run_phase p);
+
+typedef enum sbx_run_end {
+	SBX_END_NONE = 0,
+	SBX_END_COMPLETE_TASK, /* the agent called complete_task or POST /task/complete */
+	SBX_END_AGENT_EXIT,    /* the agent process exited */
+	SBX_END_DEADLINE,
+	SBX_END_INTERRUPTED,
+	SBX_END_CLIENT_EOF, /* `sandboxctl mcp`: the client closed stdin */
+	SBX_END_SANDBOX_DIED,
+} sbx_run_end;
+
+/* "complete_task", "agent_exit", "deadline", "interrupted", "client_eof", "sandbox_died". */
+const char *sbx_run_end_name(sbx_run_end e);
+
+/* What grading produced, filled by the grade hook. */
+typedef struct sbx_run_grade {
+	bool graded;
+	char status[16]; /* "PASS", "PARTIAL", "FAIL" */
+	double score;	 /* 0..1 */
+	uint64_t cells_graded, cells_matched;
+	char *report_text; /* malloc'd, may be NULL */
+	char *report_json; /* malloc'd JSON text, may be NULL */
+} sbx_run_grade;
+
+/*
+ * Grades the outputs of task collected under outputs_dir into *out. Lives
+ * outside lib/ (the grader is above this layer); the CLI passes it in.
+ */
+typedef int (*sbx_run_grade_fn)(const sbx_task *task, const char *outputs_dir, sbx_run_grade *out,
+				void *userdata, sbx_error *err);
+
+typedef struct sbx_run sbx_run;
+
+/* Called once the endpoint is up (to print it); may be NULL. */
+typedef void (*sbx_run_ready_fn)(sbx_run *run, void *userdata);
+
+#define SBX_RUN_OPTS_VERSION 1
+
+typedef struct sbx_run_opts {
+	unsigned version;
+	const char *task;      /* name or path, required */
+	const char *tasks_dir; /* NULL: sbx_task_dir_default() */
+	const char *image;     /* NULL: the slim image, or the full one for GUI tasks */
+	/*
+	 * NULL: wait for an outside agent; "oracle": copy the oracle in as the
+	 * output; "demo": the scripted sandbox-demo-agent; anything else: a
+	 * shell command run on the host with the endpoint in its environment.
+	 */
+	const char *agent;
+	const char *demo_agent_path; /* NULL: looked up next to the program, then in PATH */
+	const char *runs_dir;	     /* NULL: "runs" */
+	const char *run_id;	     /* NULL: generated */
+	/* Limits: 0/NULL take the task's value, else the defaults (2 GiB, 2 CPUs, 256 pids, 600 s).
+	 */
+	uint32_t timeout_s;
+	uint64_t memory;
+	double cpus;
+	uint32_t pids;
+	const char *runtime;
+	uint32_t grace_s;	  /* PID 1's grace past the deadline; 0: 30 */
+	uint32_t ready_timeout_s; /* 0: 30 (120 for GUI tasks) */
+	uint16_t port;		  /* relay port; 0: any free one */
+	bool published;		  /* --network published */
+	bool keep;		  /* leave the sandbox behind */
+	bool test;		  /* label objects as test objects */
+	bool quiet_agent;	  /* agent stdout/stderr only into the run directory */
+	sbx_run_grade_fn grade;
+	void *grade_userdata;
+	sbx_run_ready_fn on_ready;
+	void *on_ready_userdata;
+	/* Set (by a signal handler) to stop the run: the result says interrupted. */
+	const volatile sig_atomic_t *interrupted;
+} sbx_run_opts;
+
+#define SBX_RUN_OPTS_INIT                                                                          \
+	{                                                                                          \
+		.version = SBX_RUN_OPTS_VERSION                                                    \
+	}
+
+typedef struct sbx_run_limits {
+	uint32_t timeout_s;
+	uint64_t memory;
+	double cpus;
+	uint32_t pids;
+	char runtime[64]; /* "" for the engine default */
+	uint64_t workspace_bytes, tmp_bytes, run_bytes;
+	uint32_t grace_s;
+	bool published;
+} sbx_run_limits;
+
+typedef struct sbx_provenance {
+	bool known;	  /* the task folder is inside a git repository */
+	char commit[48];  /* HEAD, hex */
+	bool dirty;	  /* the task's files differ from HEAD (or are untracked) */
+	char *repo;	  /* the repository's work directory (malloc'd) */
+	char *task_path;  /* the task folder relative to it (malloc'd) */
+	unsigned changed; /* number of differing files */
+} sbx_provenance;
+
+/* The outcome; everything result.json says. Owned by the run. */
+typedef struct sbx_run_result {
+	char *run_id;
+	char *run_dir;
+	char *task;
+	sbx_run_status status;
+	sbx_run_end end;
+	char *error;	  /* infrastructure failure: one line, else NULL */
+	char *error_kind; /* "engine", "image_missing", "sandbox_died", "oom", "relay", "agent", ...
+			   */
+	char *agent;	  /* "external", "oracle", "demo", or the command */
+	int agent_exit;	  /* -1 when none or not exited */
+	double phase_ms[SBX_PHASE_COUNT];
+	bool phase_done[SBX_PHASE_COUNT];
+	double total_ms;
+	int64_t started_at, finished_at; /* unix ms */
+	int64_t deadline;		 /* unix seconds */
+	sbx_run_limits limits;
+	char *image;
+	char *image_id;
+	char *sandbox_id;
+	char *backend;
+	char *endpoint; /* the relay's base URL */
+	bool kept;
+	sbx_run_grade grade;
+	sbx_provenance provenance;
+	sbx_relay_stats relay;
+} sbx_run_result;
+
+/* ---- the steps ---- */
+
+/*
+ * Loads the task, applies limits, creates the run directory (task snapshot,
+ * inputs) and records provenance. No engine contact. *out is freed with
+ * sbx_run_free. Errors here are configuration errors (exit 2).
+ */
+int sbx_run_prepare(sbx_run **out, const sbx_run_opts *opts, sbx_error *err);
+
+/*
+ * Creates and starts the sandbox, copies the starting files in, waits for
+ * the server and opens the relay. On failure the result is an
+ * infrastructure error (already recorded; call sbx_run_finish to clean up).
+ */
+int sbx_run_launch(sbx_run *run, sbx_error *err);
+
+/*
+ * Starts the agent (opts.agent) and waits for the end of the episode:
+ * complete_task, agent exit, deadline, interrupt or a dead sandbox.
+ * Returns the reason.
+ */
+sbx_run_end sbx_run_wait(sbx_run *run);
+
+/*
+ * Checks once, without waiting: returns SBX_END_NONE while the episode goes
+ * on. Used by loops that have their own work (the stdio server).
+ */
+sbx_run_end sbx_run_poll(sbx_run *run);
+
+/*
+ * Ends the episode: stops the agent, copies the outputs out, grades, removes
+ * the sandbox (unless keep), writes result.json. end says why it ended.
+ * Safe to call after a failed launch. Returns 0 when result.json was written.
+ */
+int sbx_run_finish(sbx_run *run, sbx_run_end end, sbx_error *err);
+
+/*
+ * `sandboxctl mcp`: serves the sandbox as an MCP stdio server. Each line read
+ * from in_fd (one JSON-RPC message) is POSTed to /mcp through the relay (so
+ * it is in the transcript), and each message of the answer (JSON or SSE) is
+ * written to out_fd as one line. Returns when the client closes in_fd, the
+ * task is completed, the deadline passes or the run is interrupted.
+ */
+sbx_run_end sbx_run_serve_stdio(sbx_run *run, int in_fd, int out_fd);
+
+/* Everything at once. Returns 0 when a result was written (read its status). */
+int sbx_run_execute(const sbx_run_opts *opts, sbx_run **out, sbx_error *err);
+
+const sbx_run_result *sbx_run_get_result(const sbx_run *run);
+const sbx_task *sbx_run_get_task(const sbx_run *run);
+sbx_relay *sbx_run_get_relay(sbx_run *run);
+/* "http://127.0.0.1:PORT" once launched, else NULL. */
+const char *sbx_run_get_url(const sbx_run *run);
+
+/* Removes the sandbox if it still exists (unless keep) and frees. Accepts NULL. */
+void sbx_run_free(sbx_run *run);
+SBX_DEFINE_CLEANUP(sbx_run, sbx_run_free)
+
+/* ---- pieces, public for tests and `sandboxctl mcp` ---- */
+
+/*
+ * A new run id: "<UTC yyyymmdd-HHMMSS>-<task>-<6 hex>" (at most 96 bytes;
+ * task trimmed). Returns malloc'd text or NULL on OOM.
+ */
+char *sbx_run_id_new(const char *task);
+
+/* True when s is a safe run id: 1..128 of [A-Za-z0-9._-], not starting with '.' */
+bool sbx_run_id_valid(const char *s);
+
+/*
+ * Records where the task came from: the git repository holding task_dir, its
+ * HEAD commit and whether any file under task_dir differs from HEAD
+ * (modified, staged, untracked). Not in a repository: known = false, 0.
+ * Free with sbx_provenance_clear.
+ */
+int sbx_provenance_get(const char *task_dir, sbx_provenance *out, sbx_error *err);
+void sbx_provenance_clear(sbx_provenance *p);
+
+/* result.json's text (pretty-printed), malloc'd, NULL on OOM. */
+char *sbx_run_result_json(const sbx_run_result *r);
+
+/* Maps a status to the CLI's exit code: 0 pass, 1 not passed, 3 infra, 4 deadline, 130 interrupted.
+ */
+int sbx_run_status_exit_code(sbx_run_status s);

@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent.h"
+
+int sbx_agent__spawn(sbx_agent_proc *a, char *const argv[], char *const env_extra[],
+		     const char *log_path, bool echo, sbx_error *err)
+{
+	int p[2], logfd;
+	pid_t pid;
+
+	a->pid = 0;
+	a->out_fd = a->log_fd = -1;
+	a->exit_code = -1;
+	a->echo = echo;
+	logfd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (logfd < 0)
+		return sbx_error_set(err, -errno, "agent log '%s': %s", log_path, strerror(errno));
+	if (pipe2(p, O_CLOEXEC) < 0) {
+		int r = -errno;
+		close(logfd);
+		return sbx_error_set(err, r, "pipe: %s", strerror(-r));
+	}
+	pid = fork();
+	if (pid < 0) {
+		int r = -errno;
+		close(logfd);
+		close(p[0]);
+		close(p[1]);
+		return sbx_error_set(err, r, "fork: %s", strerror(-r));
+	}
+	if (pid == 0) {
+		int devnull = open("/dev/null", O_RDONLY);
+
+		setpgid(0, 0);
+		if (devnull >= 0)
+			dup2(devnull, 0);
+		dup2(p[1], 1);
+		dup2(p[1], 2);
+		for (size_t i = 0; env_extra && env_extra[i]; i++)
+			putenv(env_extra[i]);
+		signal(SIGPIPE, SIG_DFL);
+		execvp(argv[0], argv);
+		fprintf(stderr, "sandboxctl: cannot run agent '%s': %s\n", argv[0],
+			strerror(errno));
+		_exit(127);
+	}
+	setpgid(pid, pid); /* both sides, so there is no race */
+	close(p[1]);
+	fcntl(p[0], F_SETFL, O_NONBLOCK);
+	a->pid = pid;
+	a->out_fd = p[0];
+	a->log_fd = logfd;
+	return 0;
+}
+
+static void drain(sbx_agent_proc *a)
+{
+	char buf[8192];
+
+	while (a->out_fd >= 0) {
+		ssize_t n = read(a->out_fd, buf, sizeof(buf));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (n == 0) {
+				close(a->out_fd);
+				a->out_fd = -1;
+			}
+			return;
+		}
+		if (a->log_fd >= 0 && write(a->log_fd, buf, (size_t)n) < 0) {
+			close(a->log_fd);
+			a->log_fd = -1;
+		}
+		if (a->echo && write(STDERR_FILENO, buf, (size_t)n) < 0)
+			a->echo = false;
+	}
+}
+
+bool sbx_agent__poll(sbx_agent_proc *a)
+{
+	int st;
+	pid_t r;
+
+	drain(a);
+	if (a->pid <= 0)
+		return a->exit_code >= 0;
+	r = waitpid(a->pid, &st, WNOHANG);
+	if (r == a->pid) {
+		a->exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		a->pid = 0;
+		drain(a);
+		return true;
+	}
+	return false;
+}
+
+void sbx_agent__stop(sbx_agent_proc *a, int grace_ms)
+{
+	if (a->pid > 0 && !sbx_agent__poll(a)) {
+		kill(-a->pid, SIGTERM);
+		for (int waited = 0; waited < grace_ms && a->pid > 0; waited += 20) {
+			struct timespec ts = {0, 20 * 1000000L};
+			nanosleep(&ts, NULL);
+			sbx_agent__poll(a);
+		}
+		if (a->pid > 0) {
+			int st;
+
+			kill(-a->pid, SIGKILL);
+			if (waitpid(a->pid, &st, 0) == a->pid)
+				a->exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+			a->pid = 0;
+		}
+	}
+	drain(a);
+	if (a->out_fd >= 0)
+		close(a->out_fd);
+	if (a->log_fd >= 0)
+		close(a->log_fd);
+	a->out_fd = a->log_fd = -1;
+}

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/*
+ * Host-side agent processes: started in their own process group with the
+ * endpoint in their environment, output captured through a pipe, stopped as
+ * a group. Internal to lib/run.
+ */
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "sbx/error.h"
+
+typedef struct sbx_agent_proc {
+	pid_t pid;     /* 0 when none */
+	int out_fd;    /* read end of the agent's stdout+stderr, -1 when closed */
+	int log_fd;    /* agent.log, -1 when none */
+	bool echo;     /* copy the output to our stderr too */
+	int exit_code; /* -1 until it exited; 128+N for signal N */
+} sbx_agent_proc;
+
+/*
+ * Starts argv (argv[0] looked up in PATH) with env_extra ("KEY=value",
+ * NULL-terminated) added to our environment. Output goes to log_path.
+ */
+int sbx_agent__spawn(sbx_agent_proc *a, char *const argv[], char *const env_extra[],
+		     const char *log_path, bool echo, sbx_error *err);
+
+/* Moves pending output to the log; returns true once the agent has exited (reaped). */
+bool sbx_agent__poll(sbx_agent_proc *a);
+
+/* SIGTERM to the group, then SIGKILL after grace_ms; reaps; closes fds. */
+void sbx_agent__stop(sbx_agent_proc *a, int grace_ms);

@@ -1,0 +1,330 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sbx/backend.h"
+#include "sbx/cleanup.h"
+#include "sbx/docker.h"
+#include "sbx/docker_stream.h"
+#include "sbx/labels.h"
+#include "sbx/log.h"
+
+#define EXEC_TIMEOUT_MS (5 * 60 * 1000)
+#define LOG_MAX		(8 * 1024 * 1024)
+
+typedef struct docker_backend {
+	sbx_backend base;
+	sbx_docker *d;	      /* the lifecycle's thread */
+	sbx_docker *d_stream; /* open_stream, under lock */
+	pthread_mutex_t lock;
+	bool published;
+} docker_backend;
+
+/* --- the exec stream as an sbx_stream ------------------------------------- */
+
+typedef struct exec_stream {
+	sbx_stream base;
+	sbx_docker_stream *s;
+} exec_stream;
+
+static ssize_t es_read(sbx_stream *s, void *buf, size_t n, int timeout_ms)
+{
+	exec_stream *e = (exec_stream *)s;
+
+	for (;;) {
+		int which = SBX_DOCKER_STDOUT;
+		ssize_t r = sbx_docker_stream_read(e->s, buf, n, &which, timeout_ms, NULL);
+
+		if (r == -EAGAIN)
+			r = -ETIMEDOUT;
+		if (r > 0 && which == SBX_DOCKER_STDERR) {
+			sbx_log_debug("sandbox-bridge: %.*s", (int)(r > 200 ? 200 : r),
+				      (const char *)buf);
+			continue;
+		}
+		return r;
+	}
+}
+
+static int es_write(sbx_stream *s, const void *buf, size_t n)
+{
+	exec_stream *e = (exec_stream *)s;
+
+	return sbx_docker_stream_write(e->s, buf, n, 60000, NULL);
+}
+
+static bool es_stale(sbx_stream *s)
+{
+	exec_stream *e = (exec_stream *)s;
+	struct pollfd p = {.fd = sbx_docker_stream_fd(e->s), .events = POLLIN};
+
+	return sbx_docker_stream_pending(e->s) || poll(&p, 1, 0) != 0;
+}
+
+static void es_close(sbx_stream *s)
+{
+	exec_stream *e = (exec_stream *)s;
+
+	sbx_docker_stream_free(e->s);
+	free(e);
+}
+
+static const sbx_stream_ops exec_stream_ops = {es_read, es_write, es_stale, es_close};
+
+/* --- operations ------------------------------------------------------------ */
+
+static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *err)
+{
+	docker_backend *db = (docker_backend *)b;
+	sbx_docker_container_opts o = SBX_DOCKER_CONTAINER_OPTS_INIT;
+	char created[32], deadline[32], ws[96], tmp[96], run[96], grace[32], env_deadline[64],
+		env_grace[48], env_run_id[160];
+	const char *env[32];
+	sbx_docker_kv labels[7], tmpfs[3];
+	size_t nl = 0, ne = 0;
+	_cleanup_free_ char *id = NULL;
+	sbx_docker_container *c = NULL;
+	int r;
+
+	snprintf(created, sizeof(created), "%" PRId64, spec->created);
+	snprintf(deadline, sizeof(deadline), "%" PRId64, spec->deadline);
+	snprintf(grace, sizeof(grace), "%u", spec->grace_s);
+	labels[nl++] = (sbx_docker_kv){SBX_LABEL_RUN_ID, spec->run_id};
+	labels[nl++] = (sbx_docker_kv){SBX_LABEL_TASK, spec->task};
+	labels[nl++] = (sbx_docker_kv){SBX_LABEL_OWNER, spec->owner ? spec->owner : ""};
+	labels[nl++] = (sbx_docker_kv){SBX_LABEL_CREATED, created};
+	labels[nl++] = (sbx_docker_kv){SBX_LABEL_DEADLINE, deadline};
+	if (spec->test)
+		labels[nl++] = (sbx_docker_kv){SBX_LABEL_TEST, "1"};
+
+	/* Size-capped scratch; nothing of the host is mounted. */
+	snprintf(ws, sizeof(ws), "rw,nosuid,nodev,size=%" PRIu64 ",uid=1000,gid=1000,mode=0755",
+		 spec->workspace_bytes);
+	snprintf(tmp, sizeof(tmp), "rw,nosuid,nodev,size=%" PRIu64 ",mode=1777", spec->tmp_bytes);
+	snprintf(run, sizeof(run),
+		 "rw,nosuid,nodev,noexec,size=%" PRIu64 ",uid=1000,gid=1000,mode=0755",
+		 spec->run_bytes);
+	tmpfs[0] = (sbx_docker_kv){SBX_SANDBOX_WORKSPACE, ws};
+	tmpfs[1] = (sbx_docker_kv){"/tmp", tmp};
+	tmpfs[2] = (sbx_docker_kv){"/run", run};
+
+	snprintf(env_deadline, sizeof(env_deadline), "SANDBOX_DEADLINE=%" PRId64, spec->deadline);
+	snprintf(env_grace, sizeof(env_grace), "SANDBOX_GRACE=%u", spec->grace_s);
+	snprintf(env_run_id, sizeof(env_run_id), "SANDBOX_RUN_ID=%s", spec->run_id);
+	env[ne++] = env_deadline;
+	env[ne++] = env_grace;
+	env[ne++] = env_run_id;
+	env[ne++] = "SANDBOX_RUN_DIR=/run/sandbox";
+	env[ne++] = "SANDBOX_SOCKET=" SBX_SANDBOX_SOCKET;
+	for (size_t i = 0; spec->env && spec->env[i] && ne < SBX_ELEMENTSOF(env) - 1; i++)
+		env[ne++] = spec->env[i];
+	env[ne] = NULL;
+
+	o.image = spec->image;
+	o.env = env;
+	o.user = "1000:1000";
+	o.hostname = "sandbox";
+	o.labels = labels;
+	o.n_labels = nl;
+	o.cap_drop = (const char *const[]){"ALL", NULL};
+	o.security_opt = (const char *const[]){"no-new-privileges:true", NULL};
+	o.readonly_rootfs = true;
+	o.tmpfs = tmpfs;
+	o.n_tmpfs = SBX_ELEMENTSOF(tmpfs);
+	o.memory = (int64_t)spec->memory;
+	o.memory_swap = (int64_t)spec->memory; /* no swap on top */
+	o.nano_cpus = (int64_t)(spec->cpus * 1e9);
+	o.pids_limit = spec->pids;
+	o.runtime = spec->runtime && spec->runtime[0] ? spec->runtime : NULL;
+	o.init = false; /* our own init is PID 1 */
+	o.stop_timeout = 2;
+	if (spec->published) {
+		static const sbx_docker_port port = {"8080/tcp", "127.0.0.1", "0"};
+
+		o.network_mode = "bridge";
+		o.dns = (const char *const[]){"127.0.0.1", NULL}; /* DNS off */
+		o.ports = &port;
+		o.n_ports = 1;
+		db->published = true;
+	} else {
+		o.network_mode = "none";
+		o.network_disabled = true;
+	}
+
+	r = sbx_docker_container_create(db->d, &o, &id, err);
+	if (r < 0)
+		return r;
+	b->id = TAKE_PTR(id);
+	if (sbx_docker_container_inspect(db->d, b->id, &c, NULL) == 0 && c->image_id)
+		b->image_id = strdup(c->image_id);
+	sbx_docker_container_free(c);
+	return 0;
+}
+
+static int db_start(sbx_backend *b, sbx_error *err)
+{
+	docker_backend *db = (docker_backend *)b;
+	int r = sbx_docker_container_start(db->d, b->id, err);
+
+	if (r < 0 || !db->published)
+		return r;
+	{
+		_cleanup_free_ char *ip = NULL;
+		int port = 0;
+
+		r = sbx_docker_container_host_port(db->d, b->id, "8080/tcp", &ip, &port, err);
+		if (r < 0)
+			return r;
+		if (asprintf(&b->endpoint, "%s:%d", ip ? ip : "127.0.0.1", port) < 0)
+			return sbx_error_set(err, -ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+static int db_copy_in(sbx_backend *b, const char *dest, const void *tar, size_t len, sbx_error *err)
+{
+	docker_backend *db = (docker_backend *)b;
+
+	return sbx_docker_exec_copy_in(db->d, b->id, dest, NULL, tar, len, EXEC_TIMEOUT_MS, err);
+}
+
+static int db_open_stream(sbx_backend *b, sbx_stream **out, sbx_error *err)
+{
+	docker_backend *db = (docker_backend *)b;
+	sbx_docker_exec_opts o = SBX_DOCKER_EXEC_OPTS_INIT;
+	_cleanup_free_ char *exec_id = NULL;
+	sbx_docker_stream *ds = NULL;
+	exec_stream *es;
+	int r;
+
+	o.cmd = (const char *const[]){"sandbox-bridge", SBX_SANDBOX_SOCKET, NULL};
+	o.attach_stdin = true;
+	pthread_mutex_lock(&db->lock);
+	if (!db->d_stream)
+		r = sbx_docker_open(&db->d_stream, NULL, err);
+	else
+		r = 0;
+	if (r >= 0)
+		r = sbx_docker_exec_create(db->d_stream, b->id, &o, &exec_id, err);
+	if (r >= 0)
+		r = sbx_docker_stream_open_exec(db->d_stream, exec_id, false, &ds, err);
+	pthread_mutex_unlock(&db->lock);
+	if (r < 0)
+		return r;
+	es = calloc(1, sizeof(*es));
+	if (!es) {
+		sbx_docker_stream_free(ds);
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	}
+	es->base.ops = &exec_stream_ops;
+	es->s = ds;
+	*out = &es->base;
+	return 0;
+}
+
+static int db_copy_out(sbx_backend *b, const char *dir, const char *host_dir, sbx_error *err)
+{
+	docker_backend *db = (docker_backend *)b;
+	sbx_docker_extract_opts eo = SBX_DOCKER_EXTRACT_OPTS_INIT;
+
+	eo.strip_components = 1;
+	eo.max_total_bytes = 512ULL * 1024 * 1024;
+	return sbx_docker_exec_copy_out(db->d, b->id, dir, NULL, host_dir, &eo, NULL,
+					EXEC_TIMEOUT_MS, err);
+}
+
+static int db_status(sbx_backend *b, sbx_sandbox_status *out, sbx_error *err)
+{
+	docker_backend *db = (docker_backend *)b;
+	sbx_docker_container *c = NULL;
+	int r = sbx_docker_container_inspect(db->d, b->id, &c, err);
+
+	if (r < 0)
+		return r;
+	memset(out, 0, sizeof(*out));
+	out->running = c->running;
+	out->oom_killed = c->oom_killed;
+	out->exit_code = c->exit_code;
+	snprintf(out->detail, sizeof(out->detail), "%s", c->error ? c->error : "");
+	sbx_docker_container_free(c);
+	return 0;
+}
+
+static int db_logs(sbx_backend *b, sbx_buf *out, sbx_error *err)
+{
+	docker_backend *db = (docker_backend *)b;
+	_cleanup_(sbx_buf_free) sbx_buf e = SBX_BUF_INIT(LOG_MAX);
+	int r = sbx_docker_container_logs(db->d, b->id, LOG_MAX, out, &e, err);
+
+	if (r >= 0 && e.len)
+		r = sbx_buf_append(out, e.data, e.len);
+	return r;
+}
+
+static int db_destroy(sbx_backend *b, sbx_error *err)
+{
+	docker_backend *db = (docker_backend *)b;
+	int r;
+
+	if (!b->id)
+		return 0;
+	r = sbx_docker_container_remove(db->d, b->id, true, true, err);
+	if (r == -ENOENT)
+		r = 0;
+	if (r >= 0) {
+		free(b->id);
+		b->id = NULL;
+	}
+	return r;
+}
+
+static void db_free(sbx_backend *b)
+{
+	docker_backend *db = (docker_backend *)b;
+
+	if (!b)
+		return;
+	sbx_docker_free(db->d);
+	sbx_docker_free(db->d_stream);
+	pthread_mutex_destroy(&db->lock);
+	free(b->id);
+	free(b->image_id);
+	free(b->endpoint);
+	free(db);
+}
+
+static const sbx_backend_ops docker_ops = {
+	.name = "docker",
+	.create = db_create,
+	.start = db_start,
+	.copy_in = db_copy_in,
+	.open_stream = db_open_stream,
+	.copy_out = db_copy_out,
+	.status = db_status,
+	.logs = db_logs,
+	.destroy = db_destroy,
+	.free = db_free,
+};
+
+int sbx_backend_docker_new(sbx_backend **out, sbx_error *err)
+{
+	docker_backend *db = calloc(1, sizeof(*db));
+	int r;
+
+	if (!db)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	db->base.ops = &docker_ops;
+	pthread_mutex_init(&db->lock, NULL);
+	r = sbx_docker_open(&db->d, NULL, err);
+	if (r < 0) {
+		db_free(&db->base);
+		return r;
+	}
+	*out = &db->base;
+	return 0;
+}

@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <git2.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sbx/cleanup.h"
+#include "sbx/run.h"
+
+void sbx_provenance_clear(sbx_provenance *p)
+{
+	if (!p)
+		return;
+	free(p->repo);
+	free(p->task_path);
+	memset(p, 0, sizeof(*p));
+}
+
+static int git_fail(sbx_error *err, const char *what, const char *dir)
+{
+	const git_error *e = git_error_last();
+
+	return sbx_error_set(err, -EIO, "provenance of '%s': %s: %s", dir, what,
+			     e && e->message ? e->message : "libgit2 error");
+}
+
+int sbx_provenance_get(const char *task_dir, sbx_provenance *out, sbx_error *err)
+{
+	_cleanup_free_ char *abs = NULL, *wd_abs = NULL;
+	git_buf root = {0};
+	git_repository *repo = NULL;
+	git_status_list *list = NULL;
+	git_status_options so;
+	sbx_provenance p = {0};
+	const char *wd;
+	git_oid oid;
+	char *spec[1];
+	size_t wl;
+	int r;
+
+	git_status_options_init(&so, GIT_STATUS_OPTIONS_VERSION);
+	abs = realpath(task_dir, NULL);
+	if (!abs)
+		return sbx_error_set(err, -errno, "provenance: '%s': %s", task_dir,
+				     strerror(errno));
+	git_libgit2_init();
+	r = git_repository_discover(&root, abs, 0, NULL);
+	if (r == GIT_ENOTFOUND) {
+		r = 0;
+		goto done_unknown;
+	}
+	if (r < 0) {
+		r = git_fail(err, "discovering the repository", task_dir);
+		goto done;
+	}
+	if (git_repository_open(&repo, root.ptr) < 0) {
+		r = git_fail(err, "opening the repository", task_dir);
+		goto done;
+	}
+	wd = git_repository_workdir(repo);
+	if (!wd)
+		goto done_unknown; /* bare */
+	wd_abs = realpath(wd, NULL);
+	wl = wd_abs ? strlen(wd_abs) : 0;
+	if (!wd_abs || strncmp(abs, wd_abs, wl) != 0 || (abs[wl] != '/' && abs[wl] != '\0'))
+		goto done_unknown;
+	p.repo = strdup(wd_abs);
+	p.task_path = strdup(abs[wl] == '/' ? abs + wl + 1 : "");
+	if (!p.repo || !p.task_path) {
+		r = sbx_error_set(err, -ENOMEM, "out of memory");
+		goto done;
+	}
+	if (git_reference_name_to_id(&oid, repo, "HEAD") == 0)
+		git_oid_tostr(p.commit, sizeof(p.commit), &oid);
+	so.show = GIT_STATUS_SHOW_INDEX_AND_WORKDIR;
+	so.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED | GIT_STATUS_OPT_RECURSE_UNTRACKED_DIRS |
+		   GIT_STATUS_OPT_EXCLUDE_SUBMODULES;
+	if (p.task_path[0]) {
+		spec[0] = p.task_path;
+		so.pathspec.strings = spec;
+		so.pathspec.count = 1;
+	}
+	if (git_status_list_new(&list, repo, &so) < 0) {
+		r = git_fail(err, "reading the status", task_dir);
+		goto done;
+	}
+	for (size_t i = 0; i < git_status_list_entrycount(list); i++) {
+		const git_status_entry *e = git_status_byindex(list, i);
+
+		if (e && e->status != GIT_STATUS_CURRENT && !(e->status & GIT_STATUS_IGNORED))
+			p.changed++;
+	}
+	p.dirty = p.changed > 0 || !p.commit[0];
+	p.known = true;
+	*out = p;
+	memset(&p, 0, sizeof(p));
+	r = 0;
+	goto done;
+done_unknown:
+	sbx_provenance_clear(&p);
+	memset(out, 0, sizeof(*out));
+done:
+	sbx_provenance_clear(&p);
+	git_status_list_free(list);
+	git_repository_free(repo);
+	git_buf_dispose(&root);
+	git_libgit2_shutdown();
+	return r;
+}

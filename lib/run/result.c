@@ -1,0 +1,255 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sbx-config.h"
+#include "sbx/json.h"
+#include "sbx/run.h"
+
+const char *sbx_run_status_name(sbx_run_status s)
+{
+	static const char *const n[] = {"pass",	   "partial",	  "fail",
+					"timeout", "interrupted", "infra_error"};
+
+	return (unsigned)s < SBX_ELEMENTSOF(n) ? n[s] : "unknown";
+}
+
+const char *sbx_run_phase_name(sbx_run_phase p)
+{
+	static const char *const n[] = {"create", "start",    "copy_in", "ready",
+					"agent",  "copy_out", "grade",	 "remove"};
+
+	return (unsigned)p < SBX_ELEMENTSOF(n) ? n[p] : "unknown";
+}
+
+const char *sbx_run_end_name(sbx_run_end e)
+{
+	static const char *const n[] = {"none",	       "complete_task", "agent_exit",  "deadline",
+					"interrupted", "client_eof",	"sandbox_died"};
+
+	return (unsigned)e < SBX_ELEMENTSOF(n) ? n[e] : "unknown";
+}
+
+int sbx_run_status_exit_code(sbx_run_status s)
+{
+	switch (s) {
+	case SBX_RUN_PASS:
+		return 0;
+	case SBX_RUN_PARTIAL:
+	case SBX_RUN_FAIL:
+		return 1;
+	case SBX_RUN_TIMEOUT:
+		return 4;
+	case SBX_RUN_INTERRUPTED:
+		return 130;
+	case SBX_RUN_INFRA_ERROR:
+	default:
+		return 3;
+	}
+}
+
+bool sbx_run_id_valid(const char *s)
+{
+	size_t n;
+
+	if (!s || !*s || *s == '.')
+		return false;
+	n = strlen(s);
+	if (n > 128)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '.' || c == '_' || c == '-'))
+			return false;
+	}
+	return true;
+}
+
+char *sbx_run_id_new(const char *task)
+{
+	unsigned char rnd[3] = {0};
+	char tname[49], *out;
+	struct timespec ts;
+	struct tm tm;
+	size_t j = 0;
+
+	if (getrandom(rnd, sizeof(rnd), GRND_NONBLOCK) != sizeof(rnd)) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		rnd[0] = (unsigned char)ts.tv_nsec;
+		rnd[1] = (unsigned char)(ts.tv_nsec >> 8);
+		rnd[2] = (unsigned char)getpid();
+	}
+	for (const char *p = task ? task : "task"; *p && j < sizeof(tname) - 1; p++) {
+		char c = *p;
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		    c == '_' || c == '-')
+			tname[j++] = c;
+	}
+	tname[j] = '\0';
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	if (asprintf(&out, "%04d%02d%02d-%02d%02d%02d-%s%s%02x%02x%02x", tm.tm_year + 1900,
+		     tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, tname,
+		     j ? "-" : "", rnd[0], rnd[1], rnd[2]) < 0)
+		return NULL;
+	return out;
+}
+
+static void add_str(cJSON *o, const char *k, const char *v)
+{
+	if (v)
+		cJSON_AddStringToObject(o, k, v);
+	else
+		cJSON_AddNullToObject(o, k);
+}
+
+static void add_time(cJSON *o, const char *k, int64_t unix_ms)
+{
+	char buf[64];
+	struct tm tm;
+	time_t t = (time_t)(unix_ms / 1000);
+
+	if (!unix_ms) {
+		cJSON_AddNullToObject(o, k);
+		return;
+	}
+	gmtime_r(&t, &tm);
+	snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+		 (int)(unix_ms % 1000));
+	cJSON_AddStringToObject(o, k, buf);
+}
+
+static double ms3(double v)
+{
+	return (double)(long long)(v * 1000.0 + 0.5) / 1000.0;
+}
+
+char *sbx_run_result_json(const sbx_run_result *r)
+{
+	_cleanup_json_ cJSON *o = cJSON_CreateObject();
+	cJSON *t, *l, *h, *g, *p, *rel;
+	bool task_outcome = r->status <= SBX_RUN_TIMEOUT;
+
+	if (!o)
+		return NULL;
+	cJSON_AddNumberToObject(o, "schema_version", 1);
+	add_str(o, "run_id", r->run_id);
+	add_str(o, "task", r->task);
+	cJSON_AddStringToObject(o, "status", sbx_run_status_name(r->status));
+	/* Task outcome vs infrastructure: a sweep must never count one as the other. */
+	cJSON_AddStringToObject(o, "outcome",
+				task_outcome			   ? "task"
+				: r->status == SBX_RUN_INTERRUPTED ? "interrupted"
+								   : "infrastructure");
+	cJSON_AddBoolToObject(o, "passed", r->status == SBX_RUN_PASS);
+	if (r->grade.graded)
+		cJSON_AddNumberToObject(o, "score", r->grade.score);
+	else
+		cJSON_AddNullToObject(o, "score");
+	cJSON_AddStringToObject(o, "ended_by", sbx_run_end_name(r->end));
+	if (r->error) {
+		cJSON *e = cJSON_AddObjectToObject(o, "error");
+		add_str(e, "kind", r->error_kind ? r->error_kind : "engine");
+		add_str(e, "message", r->error);
+	} else {
+		cJSON_AddNullToObject(o, "error");
+	}
+	cJSON_AddNumberToObject(o, "exit_code", sbx_run_status_exit_code(r->status));
+
+	g = cJSON_AddObjectToObject(o, "grade");
+	cJSON_AddBoolToObject(g, "graded", r->grade.graded);
+	if (r->grade.graded) {
+		cJSON_AddStringToObject(g, "status", r->grade.status);
+		cJSON_AddNumberToObject(g, "score", r->grade.score);
+		cJSON_AddNumberToObject(g, "cells_graded", (double)r->grade.cells_graded);
+		cJSON_AddNumberToObject(g, "cells_matched", (double)r->grade.cells_matched);
+		cJSON_AddStringToObject(g, "report", "grade.txt");
+		cJSON_AddStringToObject(g, "report_json", "grade.json");
+	}
+
+	h = cJSON_AddObjectToObject(o, "agent");
+	add_str(h, "kind", r->agent);
+	if (r->agent_exit >= 0)
+		cJSON_AddNumberToObject(h, "exit_code", r->agent_exit);
+	else
+		cJSON_AddNullToObject(h, "exit_code");
+	add_str(h, "endpoint", r->endpoint);
+
+	t = cJSON_AddObjectToObject(o, "timings_ms");
+	for (int i = 0; i < SBX_PHASE_COUNT; i++) {
+		if (r->phase_done[i])
+			cJSON_AddNumberToObject(t, sbx_run_phase_name(i), ms3(r->phase_ms[i]));
+		else
+			cJSON_AddNullToObject(t, sbx_run_phase_name(i));
+	}
+	cJSON_AddNumberToObject(t, "total", ms3(r->total_ms));
+	add_time(o, "started_at", r->started_at);
+	add_time(o, "finished_at", r->finished_at);
+	add_time(o, "deadline", r->deadline * 1000);
+
+	l = cJSON_AddObjectToObject(o, "limits");
+	cJSON_AddNumberToObject(l, "timeout_s", r->limits.timeout_s);
+	cJSON_AddNumberToObject(l, "grace_s", r->limits.grace_s);
+	cJSON_AddNumberToObject(l, "memory_bytes", (double)r->limits.memory);
+	cJSON_AddNumberToObject(l, "cpus", r->limits.cpus);
+	cJSON_AddNumberToObject(l, "pids", r->limits.pids);
+	add_str(l, "runtime", r->limits.runtime[0] ? r->limits.runtime : NULL);
+	cJSON_AddNumberToObject(l, "workspace_bytes", (double)r->limits.workspace_bytes);
+	cJSON_AddNumberToObject(l, "tmp_bytes", (double)r->limits.tmp_bytes);
+	cJSON_AddNumberToObject(l, "run_bytes", (double)r->limits.run_bytes);
+
+	h = cJSON_AddObjectToObject(o, "sandbox");
+	add_str(h, "backend", r->backend);
+	add_str(h, "id", r->sandbox_id);
+	add_str(h, "image", r->image);
+	add_str(h, "image_id", r->image_id);
+	cJSON_AddStringToObject(h, "network", r->limits.published ? "published" : "none");
+	cJSON_AddBoolToObject(h, "kept", r->kept);
+	{
+		cJSON *hd = cJSON_AddObjectToObject(h, "hardening");
+		cJSON *caps = cJSON_AddArrayToObject(hd, "cap_drop");
+		cJSON_AddItemToArray(caps, cJSON_CreateString("ALL"));
+		cJSON_AddArrayToObject(hd, "cap_add");
+		cJSON_AddBoolToObject(hd, "no_new_privileges", 1);
+		cJSON_AddStringToObject(hd, "user", "1000:1000");
+		cJSON_AddBoolToObject(hd, "readonly_rootfs", 1);
+		cJSON_AddStringToObject(hd, "network_mode",
+					r->limits.published ? "bridge (egress dropped)" : "none");
+		cJSON_AddBoolToObject(hd, "host_mounts", 0);
+		cJSON_AddBoolToObject(hd, "docker_init", 0);
+	}
+
+	p = cJSON_AddObjectToObject(o, "provenance");
+	cJSON_AddStringToObject(p, "sandboxctl_version", SBX_VERSION);
+	cJSON_AddBoolToObject(p, "in_git", r->provenance.known);
+	if (r->provenance.known) {
+		add_str(p, "repository", r->provenance.repo);
+		add_str(p, "task_path", r->provenance.task_path);
+		add_str(p, "commit", r->provenance.commit[0] ? r->provenance.commit : NULL);
+		cJSON_AddBoolToObject(p, "dirty", r->provenance.dirty);
+		cJSON_AddNumberToObject(p, "changed_files", r->provenance.changed);
+	}
+
+	rel = cJSON_AddObjectToObject(o, "relay");
+	cJSON_AddNumberToObject(rel, "requests", (double)r->relay.requests);
+	cJSON_AddNumberToObject(rel, "streams_opened", (double)r->relay.streams_opened);
+	cJSON_AddNumberToObject(rel, "reused", (double)r->relay.reused);
+	cJSON_AddNumberToObject(rel, "transcript_lines", (double)r->relay.transcript_lines);
+
+	h = cJSON_AddObjectToObject(o, "files");
+	cJSON_AddStringToObject(h, "transcript", "transcript.jsonl");
+	cJSON_AddStringToObject(h, "container_log", "container.log");
+	cJSON_AddStringToObject(h, "agent_log", "agent.log");
+	cJSON_AddStringToObject(h, "inputs", "inputs/");
+	cJSON_AddStringToObject(h, "outputs", "outputs/");
+	cJSON_AddStringToObject(h, "task", "task/");
+	return cJSON_Print(o);
+}

@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sbx/json.h"
+#include "transcript.h"
+
+struct sbx_transcript {
+	pthread_mutex_t lock;
+	FILE *f;
+	struct timespec t0;
+	unsigned long count;
+	int error;
+};
+
+int sbx_transcript_open(sbx_transcript **out, const char *path, sbx_error *err)
+{
+	sbx_transcript *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	t->f = fopen(path, "ae");
+	if (!t->f) {
+		int r = -errno;
+		free(t);
+		return sbx_error_set(err, r, "transcript '%s': %s", path, strerror(-r));
+	}
+	pthread_mutex_init(&t->lock, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &t->t0);
+	*out = t;
+	return 0;
+}
+
+static void add_body(cJSON *o, const char *body, size_t len)
+{
+	cJSON *msg = NULL;
+
+	if (len <= SBX_TRANSCRIPT_BODY_MAX && sbx_json_parse(body, len, &msg, NULL) == 0) {
+		cJSON_AddItemToObject(o, "message", msg);
+		return;
+	}
+	if (len > SBX_TRANSCRIPT_BODY_MAX) {
+		cJSON_AddBoolToObject(o, "truncated", 1);
+		cJSON_AddNumberToObject(o, "length", (double)len);
+		len = SBX_TRANSCRIPT_BODY_MAX;
+	}
+	{
+		char *text = strndup(body, len);
+		if (text) {
+			cJSON_AddStringToObject(o, "body", text);
+			free(text);
+		}
+	}
+}
+
+void sbx_transcript_record(sbx_transcript *t, unsigned conn, const char *dir, const char *method,
+			   const char *path, int status, const char *body, size_t len)
+{
+	_cleanup_json_ cJSON *o = cJSON_CreateObject();
+	_cleanup_free_ char *line = NULL;
+	struct timespec now, mono;
+	struct tm tm;
+	char ts[64];
+	double t_ms;
+
+	if (!t || !o)
+		return;
+	clock_gettime(CLOCK_REALTIME, &now);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	gmtime_r(&now.tv_sec, &tm);
+	snprintf(ts, sizeof(ts), "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900,
+		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+		 now.tv_nsec / 1000000);
+	t_ms = (double)(mono.tv_sec - t->t0.tv_sec) * 1e3 +
+	       (double)(mono.tv_nsec - t->t0.tv_nsec) / 1e6;
+	sbx_json_add_string(o, "ts", ts);
+	sbx_json_add_number(o, "t_ms", (double)(long long)(t_ms * 1000) / 1000.0);
+	sbx_json_add_number(o, "conn", conn);
+	sbx_json_add_string(o, "dir", dir);
+	if (method)
+		sbx_json_add_string(o, "method", method);
+	if (path)
+		sbx_json_add_string(o, "path", path);
+	if (status)
+		sbx_json_add_number(o, "status", status);
+	if (body && len)
+		add_body(o, body, len);
+	line = sbx_json_print(o);
+	if (!line)
+		return;
+	pthread_mutex_lock(&t->lock);
+	if (fprintf(t->f, "%s\n", line) < 0 || fflush(t->f) != 0) {
+		if (!t->error)
+			t->error = -errno ? -errno : -EIO;
+	} else {
+		t->count++;
+	}
+	pthread_mutex_unlock(&t->lock);
+}
+
+unsigned long sbx_transcript_count(sbx_transcript *t)
+{
+	unsigned long n;
+
+	if (!t)
+		return 0;
+	pthread_mutex_lock(&t->lock);
+	n = t->count;
+	pthread_mutex_unlock(&t->lock);
+	return n;
+}
+
+int sbx_transcript_close(sbx_transcript *t)
+{
+	int r;
+
+	if (!t)
+		return 0;
+	r = t->error;
+	if (fclose(t->f) != 0 && !r)
+		r = -errno;
+	pthread_mutex_destroy(&t->lock);
+	free(t);
+	return r;
+}
