@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <check.h>
+#include <stdio.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -568,6 +569,90 @@ START_TEST(test_reports)
 }
 END_TEST
 
+static char *data_path(const char *name)
+{
+	const char *root = getenv("SBX_SOURCE_ROOT");
+	char *p;
+
+	ck_assert_int_ge(asprintf(&p, "%s/tests/data/grader/%s", root ? root : "../..", name), 0);
+	return p;
+}
+
+/* The reference system's oracles (written by odfpy) grade as a full pass against themselves. */
+static const struct {
+	const char *file;
+	uint64_t graded;
+} reference[] = {
+	{"reference/banking_reserve-expected_reserves.ods", 315},
+	{"reference/sales_revenue-expected_revenue.ods", 51 * 5},
+	{"reference/banking_reserve-cash_flows.ods", 315 - 101},
+	{"reference/sales_revenue-sales_data.ods", 51 * 4},
+};
+
+START_TEST(test_reference_self)
+{
+	sbx_grading_spec spec = {0};
+	sbx_grading_case c = {.name = (char *)"default"};
+	sbx_grade_result *res = NULL;
+	sbx_error err = SBX_ERROR_INIT;
+	char *path = data_path(reference[_i].file);
+	const char *files[] = {path};
+
+	sbx_grading_opts_init(&c.opts);
+	c.opts.pass_threshold = 0.95;
+	spec.cases = &c;
+	spec.n_cases = 1;
+	ck_assert_msg(sbx_grade_files(&spec, files, files, &res, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(res->status, SBX_GRADE_PASS);
+	ck_assert_uint_eq(res->graded, reference[_i].graded);
+	ck_assert_uint_eq(res->matched, reference[_i].graded);
+	sbx_grade_result_free(res);
+	free(path);
+}
+END_TEST
+
+/* The starting file is not the answer: column D is missing. */
+START_TEST(test_reference_start_vs_oracle)
+{
+	sbx_grading_spec spec = {0};
+	sbx_grading_case c = {.name = (char *)"default"};
+	sbx_grade_result *res = NULL;
+	sbx_error err = SBX_ERROR_INIT;
+	char *out = data_path("reference/banking_reserve-cash_flows.ods");
+	char *ora = data_path("reference/banking_reserve-expected_reserves.ods");
+	const char *outs[] = {out}, *oras[] = {ora}, *missing[] = {"/nonexistent/x.ods"};
+	sbx_buf text = SBX_BUF_INIT(1 << 20);
+
+	sbx_grading_opts_init(&c.opts);
+	c.opts.pass_threshold = 0.95;
+	spec.cases = &c;
+	spec.n_cases = 1;
+	ck_assert_msg(sbx_grade_files(&spec, outs, oras, &res, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(res->status, SBX_GRADE_PARTIAL);
+	ck_assert_uint_eq(res->graded, 315);
+	ck_assert_uint_eq(res->matched, 214);
+	ck_assert_int_eq(sbx_grade_report_text(res, 2, &text), 0);
+	ck_assert_str_eq(sbx_buf_str(&text),
+			 "PARTIAL 214/315 cells matched (67.94%; pass at >= 95.00%)\n"
+			 "Sheet1!D1: expected=\"Required_Reserve\", got=empty (missing value)\n"
+			 "Sheet1!D2: expected=26561.04, got=empty (missing value)\n"
+			 "... 99 more mismatches (the JSON report has them all)\n");
+	sbx_buf_free(&text);
+	res = sbx_grade_result_free(res);
+
+	/* A missing output fails the case; a missing oracle is an error. */
+	ck_assert_int_eq(sbx_grade_files(&spec, missing, oras, &res, &err), 0);
+	ck_assert_int_eq(res->status, SBX_GRADE_FAIL);
+	ck_assert_str_eq(res->cases[0].failure, "output '/nonexistent/x.ods' not found");
+	res = sbx_grade_result_free(res);
+	ck_assert_int_lt(sbx_grade_files(&spec, outs, missing, &res, &err), 0);
+	ck_assert_ptr_null(res);
+	ck_assert_msg(strstr(err.msg, "oracle"), "%s", err.msg);
+	free(out);
+	free(ora);
+}
+END_TEST
+
 static Suite *grader_suite(void)
 {
 	Suite *s = suite_create("grader");
@@ -591,6 +676,11 @@ static Suite *grader_suite(void)
 	tcase_add_test(tc, test_nothing_to_grade);
 	tcase_add_test(tc, test_thresholds);
 	tcase_add_test(tc, test_reports);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("reference");
+	tcase_add_loop_test(tc, test_reference_self, 0,
+			    (int)(sizeof(reference) / sizeof(reference[0])));
+	tcase_add_test(tc, test_reference_start_vs_oracle);
 	suite_add_tcase(s, tc);
 	return s;
 }
