@@ -143,5 +143,13 @@ const tool_def *exec_tools(size_t *n_out);
 const tool_def *sheet_tools(size_t *n_out);
 const tool_def *task_tools(size_t *n_out);
 
+/* Limits for execute_python / execute_shell children (exec.c). */
+typedef struct exec_limits {
+	unsigned memory_mb;	/* RLIMIT_AS */
+	unsigned max_processes; /* RLIMIT_NPROC (not enforced for root) */
+	unsigned max_file_mb;	/* RLIMIT_FSIZE */
+} exec_limits;
+extern exec_limits exec_default_limits;
+
 /* Logging to stderr for the program (the library logs through sbx_log_set). */
 void server_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
