@@ -1,9 +1,268 @@
 /* SPDX-License-Identifier: MIT */
-/* Placeholder until its issue lands: refuses clearly instead of pretending. */
+/*
+ * sandboxctl grade: grade saved outputs against an oracle, under a task's
+ * grading configuration (--task) or a standalone one (--oracle, --config).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
 #include "cli.h"
+#include "grader.h"
+#include "sbx/task.h"
+
+static const char *arg_task;
+static const char *arg_tasks_dir;
+static const char *arg_oracle;
+static const char *arg_config;
+static bool arg_json;
+static long arg_max_lines = 20;
+static double arg_pass_threshold = NAN;
+
+static void help(void)
+{
+	printf("Usage: sandboxctl grade --task NAME [options] OUTPUT\n"
+	       "       sandboxctl grade --oracle ORACLE [--config GRADING.yaml] [options] OUTPUT\n"
+	       "\n"
+	       "Grades a spreadsheet (ODS, XLSX or CSV) cell by cell against an oracle and\n"
+	       "prints PASS, PARTIAL or FAIL with the matched/graded cell count and one line\n"
+	       "per mismatch, e.g.\n"
+	       "  Sheet1!D5: expected=2167.61, got=2100 (numeric mismatch: diff=67.61, "
+	       "tolerance=0.01)\n"
+	       "\n"
+	       "With --task, the task's oracle and grading configuration are used; OUTPUT is\n"
+	       "the output file, or the directory holding the task's outputs (needed when\n"
+	       "the task has several). With --oracle, OUTPUT is graded against ORACLE under\n"
+	       "GRADING.yaml (the keys of a task's grading: section; see tasks/README.md),\n"
+	       "or the defaults: tolerance 0.01, trimmed text, empty oracle cells skipped,\n"
+	       "pass only when every graded cell matches.\n"
+	       "\n"
+	       "Options:\n"
+	       "  --task NAME|PATH       task name (in the tasks directory) or task path\n"
+	       "  --tasks-dir DIR        tasks directory (default: $SBX_TASKS_DIR, else\n"
+	       "                         ./tasks, else the installed tasks)\n"
+	       "  --oracle FILE          oracle workbook (instead of --task)\n"
+	       "  --config FILE          standalone grading.yaml (with --oracle)\n"
+	       "  --pass-threshold X     pass when the score is >= X (0..1), for every case\n"
+	       "  --max-lines N          mismatch lines shown per case (default 20; 0: none)\n"
+	       "  --json                 print the full JSON report instead of text\n"
+	       "  -h, --help             show this help\n"
+	       "\n"
+	       "Status: PASS when score >= pass threshold; FAIL when nothing matched, the\n"
+	       "score is below the fail threshold, the output is missing or unreadable, or\n"
+	       "a sheet is missing under missing_sheet: fail; PARTIAL otherwise. With\n"
+	       "several cases, PASS when all pass, FAIL when all fail.\n"
+	       "\n"
+	       "Exit status: 0 passed, 1 graded but not passed, 2 usage error or bad input\n"
+	       "(unknown task, invalid configuration, unreadable oracle, no OUTPUT).\n");
+}
+
+enum {
+	OPT_TASK = 0x100,
+	OPT_TASKS_DIR,
+	OPT_ORACLE,
+	OPT_CONFIG,
+	OPT_JSON,
+	OPT_MAX_LINES,
+	OPT_PASS_THRESHOLD,
+};
+
+static int parse_args(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{"task", required_argument, NULL, OPT_TASK},
+		{"tasks-dir", required_argument, NULL, OPT_TASKS_DIR},
+		{"oracle", required_argument, NULL, OPT_ORACLE},
+		{"config", required_argument, NULL, OPT_CONFIG},
+		{"json", no_argument, NULL, OPT_JSON},
+		{"max-lines", required_argument, NULL, OPT_MAX_LINES},
+		{"pass-threshold", required_argument, NULL, OPT_PASS_THRESHOLD},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	char *end;
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
+		switch (c) {
+		case OPT_TASK:
+			arg_task = optarg;
+			break;
+		case OPT_TASKS_DIR:
+			arg_tasks_dir = optarg;
+			break;
+		case OPT_ORACLE:
+			arg_oracle = optarg;
+			break;
+		case OPT_CONFIG:
+			arg_config = optarg;
+			break;
+		case OPT_JSON:
+			arg_json = true;
+			break;
+		case OPT_MAX_LINES:
+			errno = 0;
+			arg_max_lines = strtol(optarg, &end, 10);
+			if (errno || *end || end == optarg || arg_max_lines < 0) {
+				cli_error("grade: --max-lines must be an integer >= 0, not '%s'",
+					  optarg);
+				return -EINVAL;
+			}
+			break;
+		case OPT_PASS_THRESHOLD:
+			errno = 0;
+			arg_pass_threshold = strtod(optarg, &end);
+			if (errno || *end || end == optarg || !(arg_pass_threshold >= 0) ||
+			    arg_pass_threshold > 1) {
+				cli_error(
+					"grade: --pass-threshold must be a number between 0 and 1, "
+					"not '%s'",
+					optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'h':
+			help();
+			return 0;
+		default:
+			cli_error("grade: see 'sandboxctl grade --help'");
+			return -EINVAL;
+		}
+	}
+	if (optind + 1 != argc) {
+		cli_error("grade: expected exactly one OUTPUT (see 'sandboxctl grade --help')");
+		return -EINVAL;
+	}
+	if (!!arg_task == !!arg_oracle) {
+		cli_error("grade: give either --task or --oracle");
+		return -EINVAL;
+	}
+	if (arg_task && arg_config) {
+		cli_error("grade: --config goes with --oracle; a task carries its own grading");
+		return -EINVAL;
+	}
+	return 1;
+}
+
+static void override_threshold(sbx_grading_spec *spec)
+{
+	if (isnan(arg_pass_threshold))
+		return;
+	for (size_t i = 0; i < spec->n_cases; i++) {
+		spec->cases[i].opts.pass_threshold = arg_pass_threshold;
+		if (spec->cases[i].opts.fail_threshold > arg_pass_threshold)
+			spec->cases[i].opts.fail_threshold = arg_pass_threshold;
+	}
+}
+
+static int grade_standalone(const char *output, sbx_grade_result **out, sbx_error *err)
+{
+	sbx_grading_spec spec = {0};
+	const char **outputs = NULL, **oracles = NULL;
+	int r;
+
+	if (arg_config) {
+		r = sbx_grading_spec_load(arg_config, &spec, err);
+		if (r < 0)
+			return r;
+	} else {
+		static const char *const empty = "{}";
+
+		r = sbx_grading_spec_parse("defaults", empty, strlen(empty), &spec, err);
+		if (r < 0)
+			return r;
+	}
+	for (size_t i = 0; i < spec.n_cases; i++)
+		if (spec.cases[i].output || spec.cases[i].oracle) {
+			r = sbx_error_set(err, -EINVAL,
+					  "'%s': case '%s' names a file; with --oracle, every case "
+					  "grades OUTPUT against ORACLE",
+					  arg_config, spec.cases[i].name);
+			goto done;
+		}
+	override_threshold(&spec);
+	outputs = calloc(spec.n_cases, sizeof(*outputs));
+	oracles = calloc(spec.n_cases, sizeof(*oracles));
+	if (!outputs || !oracles) {
+		r = sbx_error_set(err, -ENOMEM, "out of memory");
+		goto done;
+	}
+	for (size_t i = 0; i < spec.n_cases; i++) {
+		outputs[i] = output;
+		oracles[i] = arg_oracle;
+	}
+	r = sbx_grade_files(&spec, outputs, oracles, out, err);
+done:
+	free(outputs);
+	free(oracles);
+	sbx_grading_spec_clear(&spec);
+	return r;
+}
+
+static int grade_task(const char *output, sbx_grade_result **out, sbx_error *err)
+{
+	_cleanup_free_ char *yaml = NULL;
+	sbx_task *task = NULL;
+	int r;
+
+	r = sbx_task_resolve(arg_tasks_dir, arg_task, &yaml, err);
+	if (r < 0)
+		return r;
+	r = sbx_task_load(yaml, &task, err);
+	if (r < 0)
+		return r;
+	override_threshold(&task->grading);
+	r = sbx_grade_task(task, output, out, err);
+	sbx_task_free(task);
+	return r;
+}
 
 int cmd_grade(int argc, char **argv)
 {
-	cli_error("'grade' is not available in this build yet");
-	return EXIT_USAGE;
+	_cleanup_(sbx_grade_result_freep) sbx_grade_result *res = NULL;
+	sbx_error err = SBX_ERROR_INIT;
+	const char *output;
+	struct stat st;
+	int r;
+
+	r = parse_args(argc, argv);
+	if (r <= 0)
+		return r < 0 ? EXIT_USAGE : EXIT_PASS;
+	output = argv[optind];
+	/* The output the user names must exist; a missing file inside a directory is the agent's
+	 * FAIL. */
+	if (stat(output, &st) < 0) {
+		cli_error("grade: output '%s': %s", output, strerror(errno));
+		return EXIT_USAGE;
+	}
+	r = arg_task ? grade_task(output, &res, &err) : grade_standalone(output, &res, &err);
+	if (r < 0) {
+		cli_error("grade: %s", sbx_error_message(&err));
+		return r == -ENOMEM ? EXIT_ENGINE : EXIT_USAGE;
+	}
+	if (arg_json) {
+		_cleanup_free_ char *json = sbx_grade_report_json(res);
+
+		if (!json) {
+			cli_error("grade: out of memory");
+			return EXIT_ENGINE;
+		}
+		printf("%s\n", json);
+	} else {
+		sbx_buf text = SBX_BUF_INIT(256 * 1024 * 1024);
+
+		if (sbx_grade_report_text(res, (size_t)arg_max_lines, &text) < 0) {
+			sbx_buf_free(&text);
+			cli_error("grade: report too large");
+			return EXIT_ENGINE;
+		}
+		fputs(sbx_buf_str(&text), stdout);
+		sbx_buf_free(&text);
+	}
+	return res->status == SBX_GRADE_PASS ? EXIT_PASS : EXIT_NOT_PASSED;
 }

@@ -1,9 +1,294 @@
 /* SPDX-License-Identifier: MIT */
-/* Placeholder until its issue lands: refuses clearly instead of pretending. */
+/* sandboxctl tasks list | show NAME | validate [PATH...] */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "cli.h"
+#include "sbx/json.h"
+#include "sbx/sheet_ref.h"
+#include "sbx/task.h"
+
+static const char *arg_tasks_dir;
+static bool arg_json;
+
+static void help(void)
+{
+	printf("Usage: sandboxctl tasks list [--json]\n"
+	       "       sandboxctl tasks show NAME|PATH [--json]\n"
+	       "       sandboxctl tasks validate [NAME|PATH...]\n"
+	       "\n"
+	       "list      the tasks in the tasks directory: name, difficulty, title\n"
+	       "show      a task's prompt, files, outputs, oracle, grading and limits\n"
+	       "validate  loads each task (all tasks when none is named) and prints\n"
+	       "          'OK' or the first error as file:line:column: message\n"
+	       "\n"
+	       "Options:\n"
+	       "  --tasks-dir DIR   tasks directory (default: $SBX_TASKS_DIR, else ./tasks,\n"
+	       "                    else the installed tasks)\n"
+	       "  --json            machine-readable output (list, show)\n"
+	       "  -h, --help        show this help\n"
+	       "\n"
+	       "Exit status: 0 success, 2 usage error, unknown task or invalid task.\n");
+}
+
+static char *tasks_dir(void)
+{
+	return arg_tasks_dir ? strdup(arg_tasks_dir) : sbx_task_dir_default();
+}
+
+static int load(const char *name, sbx_task **out, sbx_error *err)
+{
+	_cleanup_free_ char *yaml = NULL;
+	int r;
+
+	r = sbx_task_resolve(arg_tasks_dir, name, &yaml, err);
+	if (r < 0)
+		return r;
+	return sbx_task_load(yaml, out, err);
+}
+
+static int do_list(void)
+{
+	_cleanup_free_ char *dir = tasks_dir();
+	_cleanup_json_ cJSON *arr = NULL;
+	sbx_error err = SBX_ERROR_INIT;
+	char **names = NULL;
+	int r;
+
+	if (!dir)
+		return EXIT_ENGINE;
+	r = sbx_task_list(dir, &names, NULL, &err);
+	if (r < 0) {
+		cli_error("tasks: %s", err.msg);
+		return EXIT_USAGE;
+	}
+	arr = arg_json ? cJSON_CreateArray() : NULL;
+	for (char **n = names; *n; n++) {
+		char path[4096];
+		sbx_task *t = NULL;
+
+		sbx_error_clear(&err);
+		snprintf(path, sizeof(path), "%s/%s/task.yaml", dir, *n);
+		r = sbx_task_load(path, &t, &err);
+		if (arr) {
+			cJSON *o = cJSON_CreateObject();
+
+			if (o && cJSON_AddItemToArray(arr, o)) {
+				sbx_json_add_string(o, "name", *n);
+				if (r >= 0) {
+					sbx_json_add_string(o, "title", t->title);
+					sbx_json_add_string(
+						o, "difficulty",
+						sbx_task_difficulty_name(t->difficulty));
+					sbx_json_add_bool(o, "gui", t->gui);
+				} else {
+					sbx_json_add_string(o, "error", err.msg);
+				}
+			}
+		} else if (r >= 0) {
+			printf("%-24s %-7s %s%s\n", *n, sbx_task_difficulty_name(t->difficulty),
+			       t->title, t->gui ? " (GUI)" : "");
+		} else {
+			printf("%-24s %-7s (invalid: %s)\n", *n, "-", err.msg);
+		}
+		sbx_task_free(t);
+	}
+	sbx_task_names_free(names);
+	if (arr) {
+		_cleanup_free_ char *s = cJSON_Print(arr);
+
+		if (s)
+			printf("%s\n", s);
+	}
+	return EXIT_PASS;
+}
+
+static void print_opts(const sbx_grading_opts *o)
+{
+	static const char *const formulas[] = {"ignore", "require", "match"};
+
+	printf("    tolerance %g, relative_tolerance %g, round %s%d\n", o->abs_tol, o->rel_tol,
+	       o->round_digits < 0 ? "off" : "", o->round_digits < 0 ? 0 : o->round_digits);
+	printf("    trim %s, ignore_case %s, collapse_whitespace %s, numeric_strings %s\n",
+	       o->trim ? "yes" : "no", o->ignore_case ? "yes" : "no",
+	       o->collapse_whitespace ? "yes" : "no", o->numeric_strings ? "yes" : "no");
+	printf("    skip_empty %s, strict %s, formulas %s, missing_sheet %s\n",
+	       o->skip_empty ? "yes" : "no", o->strict ? "yes" : "no", formulas[o->formulas],
+	       o->missing_sheet == SBX_MISSING_SHEET_FAIL ? "fail" : "mismatch");
+	printf("    pass_threshold %g, fail_threshold %g\n", o->pass_threshold, o->fail_threshold);
+	for (size_t i = 0; i < o->n_sheets; i++) {
+		if (o->sheets[i].name)
+			printf("    sheet '%s'\n", o->sheets[i].name);
+		else
+			printf("    sheet #%d\n", o->sheets[i].index);
+	}
+	for (size_t i = 0; i < o->n_ranges; i++) {
+		const sbx_grading_range *g = &o->ranges[i];
+		sbx_ref a = {.row = g->first_row, .col = g->first_col};
+		sbx_ref b = {.row = g->last_row, .col = g->last_col};
+		_cleanup_free_ char *s = sbx_range_format(g->sheet, &a, &b);
+
+		printf("    range %s\n", s ? s : "?");
+	}
+}
+
+static cJSON *strv_json(char **v)
+{
+	cJSON *arr = cJSON_CreateArray();
+
+	for (; arr && v && *v; v++)
+		cJSON_AddItemToArray(arr, cJSON_CreateString(*v));
+	return arr;
+}
+
+static int do_show(const char *name)
+{
+	sbx_error err = SBX_ERROR_INIT;
+	sbx_task *t = NULL;
+
+	if (load(name, &t, &err) < 0) {
+		cli_error("tasks: %s", err.msg);
+		return EXIT_USAGE;
+	}
+	if (arg_json) {
+		_cleanup_json_ cJSON *o = cJSON_CreateObject();
+		_cleanup_free_ char *s = NULL;
+		cJSON *limits;
+
+		if (!o)
+			goto oom;
+		sbx_json_add_string(o, "id", t->id);
+		sbx_json_add_string(o, "title", t->title);
+		sbx_json_add_string(o, "difficulty", sbx_task_difficulty_name(t->difficulty));
+		sbx_json_add_string(o, "path", t->path);
+		sbx_json_add_string(o, "prompt", t->prompt);
+		cJSON_AddItemToObject(o, "files", strv_json(t->files));
+		cJSON_AddItemToObject(o, "outputs", strv_json(t->outputs));
+		cJSON_AddItemToObject(o, "oracle", strv_json(t->oracles));
+		limits = cJSON_AddObjectToObject(o, "limits");
+		sbx_json_add_number(limits, "deadline", t->limits.deadline_s);
+		sbx_json_add_number(limits, "memory", (double)t->limits.memory_bytes);
+		sbx_json_add_number(limits, "cpus", t->limits.cpus);
+		sbx_json_add_number(limits, "pids", t->limits.pids);
+		sbx_json_add_bool(o, "gui", t->gui);
+		sbx_json_add_number(o, "cases", (double)t->grading.n_cases);
+		s = cJSON_Print(o);
+		if (!s)
+			goto oom;
+		printf("%s\n", s);
+		sbx_task_free(t);
+		return EXIT_PASS;
+	}
+	printf("id:         %s\ntitle:      %s\ndifficulty: %s\nfile:       %s\ngui:        %s\n",
+	       t->id, t->title, sbx_task_difficulty_name(t->difficulty), t->path,
+	       t->gui ? "yes" : "no");
+	printf("limits:     deadline %us, memory %llu MiB, cpus %g, pids %u (0: run default)\n",
+	       t->limits.deadline_s, (unsigned long long)(t->limits.memory_bytes >> 20),
+	       t->limits.cpus, t->limits.pids);
+	for (size_t i = 0; i < t->n_files; i++)
+		printf("file:       %s\n", t->files[i]);
+	for (size_t i = 0; i < t->n_outputs; i++)
+		printf("output:     %s\n", t->outputs[i]);
+	for (size_t i = 0; i < t->n_oracles; i++)
+		printf("oracle:     %s\n", t->oracles[i]);
+	for (size_t i = 0; i < t->grading.n_cases; i++) {
+		const sbx_grading_case *c = &t->grading.cases[i];
+
+		printf("case '%s': %s vs %s\n", c->name, c->output ? c->output : t->outputs[0],
+		       c->oracle ? c->oracle : t->oracles[0]);
+		print_opts(&c->opts);
+	}
+	printf("prompt:\n%s%s", t->prompt,
+	       t->prompt[0] && t->prompt[strlen(t->prompt) - 1] == '\n' ? "" : "\n");
+	sbx_task_free(t);
+	return EXIT_PASS;
+oom:
+	sbx_task_free(t);
+	cli_error("tasks: out of memory");
+	return EXIT_ENGINE;
+}
+
+static bool validate_one(const char *name)
+{
+	sbx_error err = SBX_ERROR_INIT;
+	sbx_task *t = NULL;
+
+	if (load(name, &t, &err) < 0) {
+		printf("%s\n", err.msg);
+		return false;
+	}
+	printf("%s: OK\n", t->path);
+	sbx_task_free(t);
+	return true;
+}
+
+static int do_validate(int n, char **names)
+{
+	_cleanup_free_ char *dir = NULL;
+	sbx_error err = SBX_ERROR_INIT;
+	char **all = NULL;
+	bool ok = true;
+
+	if (n > 0) {
+		for (int i = 0; i < n; i++)
+			ok = validate_one(names[i]) && ok;
+		return ok ? EXIT_PASS : EXIT_USAGE;
+	}
+	dir = tasks_dir();
+	if (!dir)
+		return EXIT_ENGINE;
+	if (sbx_task_list(dir, &all, NULL, &err) < 0) {
+		cli_error("tasks: %s", err.msg);
+		return EXIT_USAGE;
+	}
+	for (char **p = all; *p; p++) {
+		char path[4096];
+
+		snprintf(path, sizeof(path), "%s/%s", dir, *p);
+		ok = validate_one(path) && ok;
+	}
+	sbx_task_names_free(all);
+	return ok ? EXIT_PASS : EXIT_USAGE;
+}
 
 int cmd_tasks(int argc, char **argv)
 {
-	cli_error("'tasks' is not available in this build yet");
+	static const struct option options[] = {
+		{"tasks-dir", required_argument, NULL, 'd'},
+		{"json", no_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *verb;
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
+		switch (c) {
+		case 'd':
+			arg_tasks_dir = optarg;
+			break;
+		case 'j':
+			arg_json = true;
+			break;
+		case 'h':
+			help();
+			return EXIT_PASS;
+		default:
+			cli_error("tasks: see 'sandboxctl tasks --help'");
+			return EXIT_USAGE;
+		}
+	}
+	verb = optind < argc ? argv[optind++] : "list";
+	if (strcmp(verb, "list") == 0 && optind == argc)
+		return do_list();
+	if (strcmp(verb, "show") == 0 && optind + 1 == argc)
+		return do_show(argv[optind]);
+	if (strcmp(verb, "validate") == 0)
+		return do_validate(argc - optind, argv + optind);
+	cli_error("tasks: usage: tasks list | show NAME | validate [PATH...] (see --help)");
 	return EXIT_USAGE;
 }

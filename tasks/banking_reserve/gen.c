@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * banking_reserve: 100 periods of cash flows with rate points known every
+ * tenth period; the agent adds Required_Reserve = cash flow x rate, where the
+ * rate is the known point or the linear interpolation between the nearest
+ * known periods (not rounded), and the reserve is rounded to 2 decimals.
+ */
+#include "../common/gen.h"
+
+#define PERIODS 100
+#define SEED	0x62616e6b696e67ull /* "banking" */
+
+static bool known(int period)
+{
+	return period == 1 || period % 10 == 0;
+}
+
+void gen_task(const char *dir)
+{
+	static const char *const headers[] = {"Period", "Cash_Flow_Amount", "Rate_Point",
+					      "Required_Reserve"};
+	sbx_error err = SBX_ERROR_INIT;
+	double cf[PERIODS + 1], rate[PERIODS + 1];
+	gen_rng rng = {SEED};
+	sbx_sheet *start, *oracle;
+	sbx_book *bs = gen_book("Sheet1", &start), *bo = gen_book("Sheet1", &oracle);
+
+	for (int p = 1; p <= PERIODS; p++) {
+		cf[p] = gen_decimal(&rng, 10000, 500000, 2);
+		rate[p] = known(p) ? gen_decimal(&rng, 0.02, 0.15, 4) : 0;
+	}
+	for (uint32_t c = 0; c < 4; c++) {
+		if (c < 3)
+			gen_check(sbx_sheet_set_string(start, 0, c, headers[c], &err), &err, "header");
+		gen_check(sbx_sheet_set_string(oracle, 0, c, headers[c], &err), &err, "header");
+	}
+	for (int p = 1; p <= PERIODS; p++) {
+		int lo = p, hi = p;
+		double r;
+
+		while (!known(lo))
+			lo--;
+		while (!known(hi))
+			hi++;
+		r = lo == hi ? rate[p] : rate[lo] + (rate[hi] - rate[lo]) * (p - lo) / (hi - lo);
+		for (int i = 0; i < 2; i++) {
+			sbx_sheet *s = i ? oracle : start;
+
+			gen_check(sbx_sheet_set_number(s, (uint32_t)p, 0, p, &err), &err, "period");
+			gen_check(sbx_sheet_set_number(s, (uint32_t)p, 1, cf[p], &err), &err, "cf");
+			if (known(p))
+				gen_check(sbx_sheet_set_number(s, (uint32_t)p, 2, rate[p], &err), &err,
+					  "rate");
+		}
+		gen_check(sbx_sheet_set_number(oracle, (uint32_t)p, 3, gen_round(cf[p] * r, 2), &err),
+			  &err, "reserve");
+	}
+	gen_save(bs, dir, "files/cash_flows.ods");
+	gen_save(bo, dir, "oracle/expected_reserves.ods");
+}

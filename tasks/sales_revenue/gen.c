@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sales_revenue (easy): 50 sales lines; the agent adds
+ * Revenue = round(Quantity x Unit_Price, 2) in column E.
+ */
+#include <stdio.h>
+
+#include "../common/gen.h"
+
+#define ROWS 50
+#define SEED 0x73616c6573ull /* "sales" */
+
+void gen_task(const char *dir)
+{
+	static const char *const headers[] = {"Product", "Category", "Quantity", "Unit_Price",
+					      "Revenue"};
+	static const char *const categories[] = {"Electronics", "Furniture", "Office Supplies",
+						 "Kitchen", "Outdoor"};
+	static const char *const items[] = {"Desk Lamp", "Office Chair", "Notebook", "Blender",
+					    "Monitor",	 "Bookshelf",	 "Stapler",  "Kettle",
+					    "Headphones", "Tent",	 "Printer",  "Grill"};
+	sbx_error err = SBX_ERROR_INIT;
+	gen_rng rng = {SEED};
+	sbx_sheet *start, *oracle;
+	sbx_book *bs = gen_book("Sheet1", &start), *bo = gen_book("Sheet1", &oracle);
+
+	for (uint32_t c = 0; c < 5; c++) {
+		if (c < 4)
+			gen_check(sbx_sheet_set_string(start, 0, c, headers[c], &err), &err, "header");
+		gen_check(sbx_sheet_set_string(oracle, 0, c, headers[c], &err), &err, "header");
+	}
+	for (uint32_t r = 1; r <= ROWS; r++) {
+		const char *item = items[gen_int(&rng, 0, 11)];
+		const char *category = categories[gen_int(&rng, 0, 4)];
+		double qty = (double)gen_int(&rng, 1, 500);
+		double price = gen_decimal(&rng, 5.00, 999.99, 2);
+		char product[64];
+
+		snprintf(product, sizeof(product), "%s %03u", item, r);
+		for (int i = 0; i < 2; i++) {
+			sbx_sheet *s = i ? oracle : start;
+
+			gen_check(sbx_sheet_set_string(s, r, 0, product, &err), &err, "product");
+			gen_check(sbx_sheet_set_string(s, r, 1, category, &err), &err, "category");
+			gen_check(sbx_sheet_set_number(s, r, 2, qty, &err), &err, "quantity");
+			gen_check(sbx_sheet_set_number(s, r, 3, price, &err), &err, "price");
+		}
+		gen_check(sbx_sheet_set_number(oracle, r, 4, gen_round(qty * price, 2), &err), &err,
+			  "revenue");
+	}
+	gen_save(bs, dir, "files/sales_data.ods");
+	gen_save(bo, dir, "oracle/expected_revenue.ods");
+}
