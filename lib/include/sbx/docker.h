@@ -30,6 +30,7 @@
 #include <stdint.h>
 
 #include "sbx/buf.h"
+#include "sbx/cleanup.h"
 #include "sbx/docker_tar.h"
 #include "sbx/error.h"
 
@@ -447,7 +448,9 @@ int sbx_docker_exec_create(sbx_docker *d, const char *container_id,
  * POST /exec/{id}/start, attached: collects the demultiplexed output into out
  * and errout (either may be NULL to discard; at most max_bytes in total, 0:
  * 16 MiB, -ENOBUFS beyond) until the process ends or timeout_ms passes
- * (-ETIME; 0: the client's request timeout). Stdin, if attached, sees EOF.
+ * (-ETIME; 0: the client's request timeout). Create the exec without
+ * attach_stdin for this call (nothing is written to it); use
+ * sbx_docker_stream_open_exec when the process needs input.
  */
 int sbx_docker_exec_start(sbx_docker *d, const char *exec_id, bool tty, long timeout_ms,
 			  size_t max_bytes, sbx_buf *out, sbx_buf *errout, sbx_error *err);
@@ -480,3 +483,11 @@ int sbx_docker_exec_copy_out(sbx_docker *d, const char *id, const char *path, co
 int sbx_docker_exec_run(sbx_docker *d, const char *container_id, const sbx_docker_exec_opts *opts,
 			long timeout_ms, sbx_buf *out, sbx_buf *errout, int *exit_code,
 			sbx_error *err);
+
+/* ---------------------------------------------------------------- cleanup */
+
+SBX_DEFINE_CLEANUP(sbx_docker, sbx_docker_free)
+SBX_DEFINE_CLEANUP(sbx_docker_system, sbx_docker_system_free)
+SBX_DEFINE_CLEANUP(sbx_docker_image, sbx_docker_image_free)
+SBX_DEFINE_CLEANUP(sbx_docker_container, sbx_docker_container_free)
+#define _cleanup_docker_ _cleanup_(sbx_docker_freep)

@@ -1,0 +1,441 @@
+/* SPDX-License-Identifier: MIT */
+/* Containers: create, start, stop, kill, wait, remove, inspect, list, logs. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "docker-internal.h"
+#include "sbx/log.h"
+
+#define DEFAULT_LOG_MAX (16u << 20)
+
+/* "/containers/<escaped id><suffix>" after checking the id. */
+static int container_path(sbx_buf *b, const char *id, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int container_path(sbx_buf *b, const char *id, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	r = sbx_buf_puts(b, "/containers/");
+	if (r == 0)
+		r = sbx_docker__url_escape(b, id);
+	if (r == 0 && fmt) {
+		va_start(ap, fmt);
+		r = sbx_buf_vprintf(b, fmt, ap);
+		va_end(ap);
+	}
+	return r;
+}
+
+/* Runs a bodiless call on /containers/{id}<suffix>. */
+static int container_call(sbx_docker *d, const char *method, const char *id, const char *verb,
+			  long *status, sbx_error *err, const char *fmt, ...)
+	__attribute__((format(printf, 7, 8)));
+static int container_call(sbx_docker *d, const char *method, const char *id, const char *verb,
+			  long *status, sbx_error *err, const char *fmt, ...)
+{
+	_cleanup_free_ char *what = NULL;
+	sbx_buf path = SBX_BUF_INIT(8192);
+	va_list ap;
+	int r;
+
+	r = sbx_docker__check_name("container", id, err);
+	if (r < 0)
+		return r;
+	if (asprintf(&what, "container '%s': %s", id, verb) < 0)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	r = container_path(&path, id, NULL);
+	if (r == 0) {
+		va_start(ap, fmt);
+		r = sbx_buf_vprintf(&path, fmt, ap);
+		va_end(ap);
+	}
+	if (r < 0)
+		return sbx_error_set(err, r, "out of memory");
+	r = sbx_docker__simple(d, method, path.data, what, status, err);
+	sbx_buf_free(&path);
+	return r;
+}
+
+int sbx_docker_container_create(sbx_docker *d, const sbx_docker_container_opts *opts, char **id_out,
+				sbx_error *err)
+{
+	_cleanup_free_ char *body = NULL, *what = NULL;
+	_cleanup_json_ cJSON *root = NULL;
+	sbx_buf path = SBX_BUF_INIT(4096);
+	docker_req req = {.method = "POST"};
+	docker_resp resp;
+	const char *id;
+	int r;
+
+	r = sbx_docker__container_create_body(opts, &body, err);
+	if (r < 0)
+		return r;
+	if (opts->name && (r = sbx_docker__check_name("container", opts->name, err)) < 0)
+		return r;
+	if (asprintf(&what, "container '%s': create from image '%s'",
+		     opts->name ? opts->name : "(unnamed)", opts->image) < 0)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	r = sbx_buf_puts(&path, "/containers/create");
+	if (r == 0 && opts->name) {
+		r = sbx_buf_puts(&path, "?name=");
+		if (r == 0)
+			r = sbx_docker__url_escape(&path, opts->name);
+	}
+	if (r < 0)
+		return sbx_error_set(err, r, "out of memory");
+	req.path = path.data;
+	req.body = body;
+	req.body_len = strlen(body);
+	r = sbx_docker__request(d, &req, &resp, what, err);
+	sbx_buf_free(&path);
+	if (r == 0)
+		r = sbx_docker__check(&resp, what, err);
+	if (r == 0)
+		r = sbx_json_parse(resp.body.data, resp.body.len, &root, err);
+	sbx_docker__resp_done(&resp);
+	if (r < 0)
+		return r;
+	id = sbx_json_get_string(root, "Id", NULL);
+	if (!id || !*id)
+		return sbx_error_set(err, -EPROTO, "%s: the engine returned no id", what);
+	{
+		const cJSON *w, *warnings = sbx_json_get(root, "Warnings");
+		cJSON_ArrayForEach (w, warnings)
+			if (cJSON_IsString(w))
+				sbx_log_warning("container '%.12s': engine warning: %s", id,
+						w->valuestring);
+	}
+	*id_out = strdup(id);
+	return *id_out ? 0 : sbx_error_set(err, -ENOMEM, "out of memory");
+}
+
+int sbx_docker_container_start(sbx_docker *d, const char *id, sbx_error *err)
+{
+	return container_call(d, "POST", id, "start", NULL, err, "/start");
+}
+
+int sbx_docker_container_stop(sbx_docker *d, const char *id, int timeout_s, sbx_error *err)
+{
+	return container_call(d, "POST", id, "stop", NULL, err, "/stop?t=%d",
+			      timeout_s < 0 ? 0 : timeout_s);
+}
+
+int sbx_docker_container_kill(sbx_docker *d, const char *id, const char *signal, sbx_error *err)
+{
+	sbx_buf sig = SBX_BUF_INIT(64);
+	int r;
+
+	r = sbx_docker__url_escape(&sig, signal ? signal : "SIGKILL");
+	if (r < 0)
+		return sbx_error_set(err, r, "container '%s': kill: signal name too long", id);
+	r = container_call(d, "POST", id, "kill", NULL, err, "/kill?signal=%s", sig.data);
+	sbx_buf_free(&sig);
+	return r;
+}
+
+int sbx_docker_container_remove(sbx_docker *d, const char *id, bool force, bool volumes,
+				sbx_error *err)
+{
+	return container_call(d, "DELETE", id, "remove", NULL, err, "?force=%d&v=%d", force ? 1 : 0,
+			      volumes ? 1 : 0);
+}
+
+int sbx_docker_container_wait(sbx_docker *d, const char *id, long timeout_ms, int *exit_code,
+			      sbx_error *err)
+{
+	_cleanup_free_ char *what = NULL;
+	_cleanup_json_ cJSON *root = NULL;
+	sbx_buf path = SBX_BUF_INIT(4096);
+	docker_req req = {.method = "POST", .timeout_ms = timeout_ms};
+	docker_resp resp;
+	const char *msg;
+	int r;
+
+	r = sbx_docker__check_name("container", id, err);
+	if (r < 0)
+		return r;
+	if (asprintf(&what, "container '%s': wait", id) < 0)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	r = container_path(&path, id, "/wait?condition=not-running");
+	if (r < 0)
+		return sbx_error_set(err, r, "out of memory");
+	req.path = path.data;
+	{
+		/* A timeout here is the caller's deadline, not a dead engine. */
+		sbx_error local = SBX_ERROR_INIT;
+		r = sbx_docker__request(d, &req, &resp, what, &local);
+		if (r == -ETIMEDOUT) {
+			sbx_buf_free(&path);
+			sbx_docker__resp_done(&resp);
+			return sbx_error_set(err, -ETIME,
+					     "container '%s': still running after %ld ms", id,
+					     timeout_ms ? timeout_ms : d->request_timeout_ms);
+		}
+		if (r < 0 && err && !err->msg[0])
+			*err = local;
+	}
+	sbx_buf_free(&path);
+	if (r == 0)
+		r = sbx_docker__check(&resp, what, err);
+	if (r == 0)
+		r = sbx_json_parse(resp.body.data, resp.body.len, &root, err);
+	sbx_docker__resp_done(&resp);
+	if (r < 0)
+		return r;
+	msg = sbx_json_get_string(sbx_json_get(root, "Error"), "Message", NULL);
+	if (msg && *msg)
+		return sbx_error_set(err, -EIO, "%s failed: %s", what, msg);
+	if (!cJSON_IsNumber(sbx_json_get(root, "StatusCode")))
+		return sbx_error_set(err, -EPROTO, "%s: the engine returned no status code", what);
+	if (exit_code)
+		*exit_code = (int)sbx_json_get_number(root, "StatusCode", -1);
+	return 0;
+}
+
+/* ------------------------------------------------------------ inspect/list */
+
+static void container_clear(sbx_docker_container *c)
+{
+	free(c->id);
+	free(c->name);
+	free(c->image);
+	free(c->image_id);
+	free(c->state);
+	free(c->status);
+	free(c->started_at);
+	free(c->finished_at);
+	free(c->error);
+	sbx_docker__free_labels(c->labels, c->n_labels);
+	free(c->raw_json);
+}
+
+void sbx_docker_container_free(sbx_docker_container *c)
+{
+	if (!c)
+		return;
+	container_clear(c);
+	free(c);
+}
+
+void sbx_docker_container_list_free(sbx_docker_container *cs, size_t n)
+{
+	if (!cs)
+		return;
+	for (size_t i = 0; i < n; i++)
+		container_clear(&cs[i]);
+	free(cs);
+}
+
+static char *strip_slash(const char *name)
+{
+	return strdup(name && name[0] == '/' ? name + 1 : name ? name : "");
+}
+
+static int from_inspect(const cJSON *j, sbx_docker_container *c)
+{
+	const cJSON *state = sbx_json_get(j, "State"), *config = sbx_json_get(j, "Config");
+
+	c->id = sbx_docker__strdup_json(j, "Id");
+	c->name = strip_slash(sbx_json_get_string(j, "Name", NULL));
+	c->image = sbx_docker__strdup_json(config, "Image");
+	c->image_id = sbx_docker__strdup_json(j, "Image");
+	c->state = sbx_docker__strdup_json(state, "Status");
+	c->running = sbx_json_get_bool(state, "Running", false);
+	c->oom_killed = sbx_json_get_bool(state, "OOMKilled", false);
+	c->exit_code = (int)sbx_json_get_number(state, "ExitCode", 0);
+	c->pid = (int)sbx_json_get_number(state, "Pid", 0);
+	c->tty = sbx_json_get_bool(config, "Tty", false);
+	c->created = sbx_docker__parse_time(sbx_json_get_string(j, "Created", NULL));
+	c->started_at = sbx_docker__strdup_json(state, "StartedAt");
+	c->finished_at = sbx_docker__strdup_json(state, "FinishedAt");
+	c->error = sbx_docker__strdup_json(state, "Error");
+	c->raw_json = sbx_json_print(j);
+	if (sbx_docker__parse_labels(sbx_json_get(config, "Labels"), &c->labels, &c->n_labels) <
+		    0 ||
+	    !c->id || !c->name || !c->image || !c->image_id || !c->state || !c->started_at ||
+	    !c->finished_at || !c->error || !c->raw_json)
+		return -ENOMEM;
+	return 0;
+}
+
+static int from_summary(const cJSON *j, sbx_docker_container *c)
+{
+	const cJSON *names = sbx_json_get(j, "Names");
+
+	c->id = sbx_docker__strdup_json(j, "Id");
+	c->name = strip_slash(cJSON_IsArray(names) && cJSON_IsString(cJSON_GetArrayItem(names, 0))
+				      ? cJSON_GetArrayItem(names, 0)->valuestring
+				      : "");
+	c->image = sbx_docker__strdup_json(j, "Image");
+	c->state = sbx_docker__strdup_json(j, "State");
+	c->status = sbx_docker__strdup_json(j, "Status");
+	c->running = c->state && strcmp(c->state, "running") == 0;
+	c->created = (int64_t)sbx_json_get_number(j, "Created", 0);
+	if (sbx_docker__parse_labels(sbx_json_get(j, "Labels"), &c->labels, &c->n_labels) < 0 ||
+	    !c->id || !c->name || !c->image || !c->state || !c->status)
+		return -ENOMEM;
+	return 0;
+}
+
+int sbx_docker_container_inspect(sbx_docker *d, const char *id, sbx_docker_container **out,
+				 sbx_error *err)
+{
+	_cleanup_free_ char *what = NULL;
+	_cleanup_json_ cJSON *root = NULL;
+	sbx_buf path = SBX_BUF_INIT(4096);
+	sbx_docker_container *c;
+	int r;
+
+	r = sbx_docker__check_name("container", id, err);
+	if (r < 0)
+		return r;
+	if (asprintf(&what, "container '%s': inspect", id) < 0)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	r = container_path(&path, id, "/json");
+	if (r < 0)
+		return sbx_error_set(err, r, "out of memory");
+	r = sbx_docker__get_json(d, "GET", path.data, what, &root, err);
+	sbx_buf_free(&path);
+	if (r < 0)
+		return r;
+	c = calloc(1, sizeof(*c));
+	if (!c || from_inspect(root, c) < 0) {
+		sbx_docker_container_free(c);
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	}
+	*out = c;
+	return 0;
+}
+
+int sbx_docker_container_list(sbx_docker *d, const char *const *label_filters,
+			      sbx_docker_container **out, size_t *n_out, sbx_error *err)
+{
+	_cleanup_json_ cJSON *root = NULL;
+	sbx_buf path = SBX_BUF_INIT(65536);
+	sbx_docker_container *cs;
+	const cJSON *it;
+	size_t n, i = 0;
+	int r;
+
+	r = sbx_buf_puts(&path, "/containers/json?all=1");
+	if (r == 0)
+		r = sbx_docker__filters_query(&path, "&", label_filters);
+	if (r < 0)
+		return sbx_error_set(err, r, "container list: filters too long");
+	r = sbx_docker__get_json(d, "GET", path.data, "container list", &root, err);
+	sbx_buf_free(&path);
+	if (r < 0)
+		return r;
+	if (!cJSON_IsArray(root))
+		return sbx_error_set(err, -EPROTO,
+				     "container list: the engine did not answer a list");
+	n = (size_t)cJSON_GetArraySize(root);
+	cs = calloc(n ? n : 1, sizeof(*cs));
+	if (!cs)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	cJSON_ArrayForEach (it, root) {
+		if (from_summary(it, &cs[i++]) < 0) {
+			sbx_docker_container_list_free(cs, i);
+			return sbx_error_set(err, -ENOMEM, "out of memory");
+		}
+	}
+	*out = cs;
+	*n_out = i;
+	return 0;
+}
+
+int sbx_docker_container_host_port(sbx_docker *d, const char *id, const char *container_port,
+				   char **host_ip, int *host_port, sbx_error *err)
+{
+	_cleanup_(sbx_docker_container_freep) sbx_docker_container *c = NULL;
+	_cleanup_json_ cJSON *root = NULL;
+	const cJSON *list, *b;
+	const char *port;
+	int r;
+
+	r = sbx_docker_container_inspect(d, id, &c, err);
+	if (r < 0)
+		return r;
+	r = sbx_json_parse(c->raw_json, strlen(c->raw_json), &root, err);
+	if (r < 0)
+		return r;
+	list = sbx_json_get(sbx_json_get(sbx_json_get(root, "NetworkSettings"), "Ports"),
+			    container_port);
+	b = cJSON_IsArray(list) ? cJSON_GetArrayItem(list, 0) : NULL;
+	port = sbx_json_get_string(b, "HostPort", NULL);
+	if (!port || atoi(port) <= 0 || atoi(port) > 65535)
+		return sbx_error_set(err, -ENOENT, "container '%s': port '%s' is not published", id,
+				     container_port);
+	if (host_ip) {
+		*host_ip = strdup(sbx_json_get_string(b, "HostIp", ""));
+		if (!*host_ip)
+			return sbx_error_set(err, -ENOMEM, "out of memory");
+	}
+	*host_port = atoi(port);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ logs */
+
+typedef struct sink {
+	sbx_buf *out, *errout;
+	size_t total, max;
+	docker_demux demux;
+} sink;
+
+static int sink_frame(int stream, const char *p, size_t n, void *payload)
+{
+	sink *s = payload;
+	sbx_buf *b = stream == SBX_DOCKER_STDERR ? s->errout : s->out;
+
+	if (n > s->max - s->total)
+		return -ENOBUFS;
+	s->total += n;
+	return b ? sbx_buf_append(b, p, n) : 0;
+}
+
+static int sink_data(const char *p, size_t n, void *payload)
+{
+	sink *s = payload;
+
+	return sbx_docker__demux_feed(&s->demux, p, n, sink_frame, s);
+}
+
+int sbx_docker_container_logs(sbx_docker *d, const char *id, size_t max_bytes, sbx_buf *out,
+			      sbx_buf *errout, sbx_error *err)
+{
+	_cleanup_(sbx_docker_container_freep) sbx_docker_container *c = NULL;
+	_cleanup_free_ char *what = NULL;
+	sbx_buf path = SBX_BUF_INIT(4096);
+	sink s = {.out = out, .errout = errout, .max = max_bytes ? max_bytes : DEFAULT_LOG_MAX};
+	docker_req req = {.method = "GET", .on_data = sink_data, .payload = &s};
+	docker_resp resp;
+	int r;
+
+	/* Whether the output is framed depends on the container's TTY. */
+	r = sbx_docker_container_inspect(d, id, &c, err);
+	if (r < 0)
+		return r;
+	sbx_docker__demux_init(&s.demux, c->tty);
+	if (asprintf(&what, "container '%s': logs", id) < 0)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	r = container_path(&path, id, "/logs?stdout=1&stderr=1");
+	if (r < 0)
+		return sbx_error_set(err, r, "out of memory");
+	req.path = path.data;
+	r = sbx_docker__request(d, &req, &resp, what, err);
+	sbx_buf_free(&path);
+	if (r == -ENOBUFS)
+		r = sbx_error_set(err, r, "%s: more than %zu bytes", what, s.max);
+	else if (r == -EPROTO)
+		r = sbx_error_set(err, r, "%s: malformed stream frame", what);
+	else if (r < 0)
+		sbx_error_set(err, r, "%s: %s", what, strerror(-r));
+	if (r == 0)
+		r = sbx_docker__check(&resp, what, err);
+	sbx_docker__resp_done(&resp);
+	return r;
+}

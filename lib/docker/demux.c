@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/* The engine's stdout/stderr framing: [stream 0 0 0 size32be] payload, in any split. */
+#include <errno.h>
+#include <string.h>
+
+#include "docker-internal.h"
+
+int sbx_docker__demux_header(const unsigned char hdr[8], int *stream, size_t *len)
+{
+	/* Stream 0 (stdin) is legal on the wire though the engine never sends it. */
+	if (hdr[0] > 2 || hdr[1] || hdr[2] || hdr[3])
+		return -EPROTO;
+	*stream = hdr[0];
+	*len = (size_t)hdr[4] << 24 | (size_t)hdr[5] << 16 | (size_t)hdr[6] << 8 | (size_t)hdr[7];
+	return 0;
+}
+
+void sbx_docker__demux_init(docker_demux *m, bool raw)
+{
+	memset(m, 0, sizeof(*m));
+	m->raw = raw;
+}
+
+bool sbx_docker__demux_idle(const docker_demux *m)
+{
+	return m->raw || (m->hdr_len == 0 && m->left == 0);
+}
+
+int sbx_docker__demux_feed(docker_demux *m, const char *p, size_t n, docker_frame_fn fn,
+			   void *payload)
+{
+	int r;
+
+	if (m->raw)
+		return n ? fn(SBX_DOCKER_STDOUT, p, n, payload) : 0;
+	while (n > 0) {
+		if (m->left == 0) {
+			size_t take = sizeof(m->hdr) - m->hdr_len;
+
+			if (take > n)
+				take = n;
+			memcpy(m->hdr + m->hdr_len, p, take);
+			m->hdr_len += take;
+			p += take;
+			n -= take;
+			if (m->hdr_len < sizeof(m->hdr))
+				return 0;
+			r = sbx_docker__demux_header(m->hdr, &m->stream, &m->left);
+			if (r < 0)
+				return r;
+			m->hdr_len = 0;
+			continue;
+		}
+		{
+			size_t take = m->left < n ? m->left : n;
+
+			r = fn(m->stream, p, take, payload);
+			if (r < 0)
+				return r;
+			m->left -= take;
+			p += take;
+			n -= take;
+		}
+	}
+	return 0;
+}
