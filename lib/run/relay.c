@@ -359,7 +359,7 @@ static bool allowed_authority(const char *v, uint16_t port, bool origin)
 	char a[80], b[80], c[80];
 
 	if (!v)
-		return !origin;
+		return origin; /* no Origin: a non-browser client; no Host: refused */
 	snprintf(a, sizeof(a), "%s127.0.0.1:%u", origin ? "http://" : "", port);
 	snprintf(b, sizeof(b), "%slocalhost:%u", origin ? "http://" : "", port);
 	snprintf(c, sizeof(c), "%s[::1]:%u", origin ? "http://" : "", port);

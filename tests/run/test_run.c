@@ -1,0 +1,782 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests of lib/run without an engine: the HTTP framing, the relay
+ * against a fake in-process server on a unix socket (pooling, streaming,
+ * transcript, Host/Origin checks, hostile input), result.json, run ids,
+ * run directories and provenance on a scratch git repository.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "http.h"
+#include "rundir.h"
+#include "sbx/json.h"
+#include "sbx/relay.h"
+#include "sbx/run.h"
+#include "transcript.h"
+
+/* ---- helpers ---- */
+
+static char tmpdir[256];
+
+static void mk_tmp(void)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/sbx-run-test-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static void rm_tmp(void)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+static sbx_stream *stream_of(const char *text)
+{
+	int sv[2];
+	sbx_stream *s;
+
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	ck_assert_int_eq(write(sv[1], text, strlen(text)), (ssize_t)strlen(text));
+	close(sv[1]);
+	ck_assert_int_eq(sbx_stream_from_fds(&s, sv[0], sv[0]), 0);
+	return s;
+}
+
+/* ---- HTTP framing ---- */
+
+static int append_fn(const char *d, size_t n, void *ud)
+{
+	return sbx_buf_append(ud, d, n);
+}
+
+START_TEST(http_parses_request_and_body)
+{
+	sbx_stream *s = stream_of("POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n"
+				  "Connection: close\r\n\r\nhelloGET / HTTP/1.1\r\n\r\n");
+	http_reader r;
+	http_head h;
+	sbx_buf body = SBX_BUF_INIT(100);
+	sbx_error err = SBX_ERROR_INIT;
+	http_reader_init(&r, s, 1000);
+	ck_assert_int_eq(http_read_head(&r, &h, true, &err), 0);
+	ck_assert_str_eq(h.method, "POST");
+	ck_assert_str_eq(h.target, "/mcp");
+	ck_assert_int_eq(h.content_length, 5);
+	ck_assert(h.close);
+	ck_assert_str_eq(http_head_get(&h, "host"), "x");
+	ck_assert_int_eq(http_relay_body(&r, &h, false, NULL, append_fn, &body, &err), 0);
+	ck_assert_str_eq(sbx_buf_str(&body), "hello");
+	http_head_free(&h);
+	ck_assert_int_eq(http_read_head(&r, &h, true, &err), 0);
+	ck_assert_str_eq(h.method, "GET");
+	ck_assert(!h.close);
+	http_head_free(&h);
+	ck_assert_int_eq(http_read_head(&r, &h, true, &err), -ENODATA);
+	http_head_free(&h);
+	sbx_buf_free(&body);
+	sbx_stream_close(s);
+}
+END_TEST
+
+START_TEST(http_dechunks_response)
+{
+	sbx_stream *s = stream_of("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+				  "5\r\nhello\r\n6;x=y\r\n world\r\n0\r\nX-T: 1\r\n\r\n");
+	http_reader r;
+	http_head h;
+	sbx_buf body = SBX_BUF_INIT(100);
+	sbx_error err = SBX_ERROR_INIT;
+
+	http_reader_init(&r, s, 1000);
+	ck_assert_int_eq(http_read_head(&r, &h, false, &err), 0);
+	ck_assert_int_eq(h.status, 200);
+	ck_assert(h.chunked);
+	ck_assert_int_eq(http_relay_body(&r, &h, true, NULL, append_fn, &body, &err), 0);
+	ck_assert_str_eq(sbx_buf_str(&body), "hello world");
+	ck_assert(!http_reader_buffered(&r));
+	http_head_free(&h);
+	sbx_buf_free(&body);
+	sbx_stream_close(s);
+}
+END_TEST
+
+START_TEST(http_refuses_hostile_heads)
+{
+	static const char *const bad[] = {
+		"POST /x HTTP/1.1\r\nContent-Length: -1\r\n\r\n",
+		"POST /x HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
+		"POST /x HTTP/1.1\r\nContent-Length: 99999999999999\r\n\r\n",
+		"GET /x HTTP/1.1\r\nA: b\r\n folded\r\n\r\n",
+		"GET /x HTTP/2.0\r\n\r\n",
+		"GET x HTTP/1.1\r\n\r\n",
+		"GET /x HTTP/1.1\r\nBad Name: v\r\n\r\n",
+		"GET /x HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n",
+		"GET /x HTTP/1.1\r\nNoColon\r\n\r\n",
+		"GET /x HTTP/1.1\r\nA: b", /* EOF mid-head */
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		sbx_stream *s = stream_of(bad[i]);
+		http_reader r;
+		http_head h;
+		sbx_error err = SBX_ERROR_INIT;
+
+		http_reader_init(&r, s, 1000);
+		ck_assert_msg(http_read_head(&r, &h, true, &err) < 0, "accepted: %s", bad[i]);
+		ck_assert(err.msg[0]);
+		http_head_free(&h);
+		sbx_stream_close(s);
+	}
+}
+END_TEST
+
+START_TEST(http_caps_head_size)
+{
+	size_t n = HTTP_HEAD_MAX + 100;
+	char *big = malloc(n + 64);
+	sbx_stream *s;
+	http_reader r;
+	http_head h;
+	sbx_error err = SBX_ERROR_INIT;
+	int sv[2];
+
+	strcpy(big, "GET / HTTP/1.1\r\nX: ");
+	memset(big + strlen(big), 'a', n);
+	big[n] = '\0';
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	fcntl(sv[1], F_SETFL, O_NONBLOCK);
+	ck_assert_int_gt(write(sv[1], big, strlen(big)), 0);
+	ck_assert_int_eq(sbx_stream_from_fds(&s, sv[0], sv[0]), 0);
+	http_reader_init(&r, s, 500);
+	ck_assert_int_eq(http_read_head(&r, &h, true, &err), -EBADMSG);
+	http_head_free(&h);
+	sbx_stream_close(s);
+	close(sv[1]);
+	free(big);
+}
+END_TEST
+
+/* ---- a fake in-container server ---- */
+
+typedef struct fake {
+	char path[300];
+	int lfd;
+	pthread_t t;
+	int conns;	 /* connections accepted */
+	int close_after; /* close a connection after this many exchanges (0: never) */
+	volatile int running;
+} fake;
+
+static void fake_reply(sbx_stream *s, int status, const char *ctype, const char *body, bool chunked)
+{
+	char head[512];
+
+	if (chunked) {
+		snprintf(head, sizeof(head),
+			 "HTTP/1.1 %d X\r\nContent-Type: %s\r\nTransfer-Encoding: chunked\r\n\r\n",
+			 status, ctype);
+		sbx_stream_write(s, head, strlen(head));
+		for (const char *p = body; *p;) {
+			size_t n = strlen(p) > 7 ? 7 : strlen(p);
+			char c[32];
+			snprintf(c, sizeof(c), "%zx\r\n", n);
+			sbx_stream_write(s, c, strlen(c));
+			sbx_stream_write(s, p, n);
+			sbx_stream_write(s, "\r\n", 2);
+			p += n;
+		}
+		sbx_stream_write(s, "0\r\n\r\n", 5);
+		return;
+	}
+	snprintf(head, sizeof(head),
+		 "HTTP/1.1 %d X\r\nContent-Type: %s\r\nContent-Length: %zu\r\nMcp-Session-Id: "
+		 "s1\r\n\r\n",
+		 status, ctype, strlen(body));
+	sbx_stream_write(s, head, strlen(head));
+	sbx_stream_write(s, body, strlen(body));
+}
+
+static void *fake_conn(void *arg)
+{
+	fake *f = ((void **)arg)[0];
+	int fd = (int)(intptr_t)((void **)arg)[1];
+	sbx_stream *s;
+	http_reader r;
+	int n = 0;
+
+	free(arg);
+	sbx_stream_from_fds(&s, fd, fd);
+	http_reader_init(&r, s, 5000);
+	for (;;) {
+		http_head h;
+		sbx_buf body = SBX_BUF_INIT(1 << 20);
+		sbx_error err = SBX_ERROR_INIT;
+
+		if (http_read_head(&r, &h, true, &err) < 0) {
+			http_head_free(&h);
+			break;
+		}
+		http_relay_body(&r, &h, false, NULL, append_fn, &body, &err);
+		if (strcmp(h.target, "/mcp") == 0 && body.len)
+			fake_reply(s, 200, "application/json", body.data, false);
+		else if (strcmp(h.target, "/mcp") == 0 && strcmp(h.method, "DELETE") == 0)
+			fake_reply(s, 204, "text/plain", "", false);
+		else if (strcmp(h.target, "/sse") == 0)
+			fake_reply(s, 200, "text/event-stream",
+				   "event: message\ndata: {\"a\":1}\n\nevent: message\ndata: "
+				   "{\"b\":2}\n\n",
+				   true);
+		else if (strcmp(h.target, "/task/status") == 0)
+			fake_reply(s, 200, "application/json", "{\"status\":\"running\"}", false);
+		else if (strcmp(h.target, "/host") == 0)
+			fake_reply(s, 200, "text/plain", http_head_get(&h, "Host"), false);
+		else
+			fake_reply(s, 404, "text/plain", "nope", false);
+		http_head_free(&h);
+		sbx_buf_free(&body);
+		if (f->close_after && ++n >= f->close_after)
+			break;
+	}
+	sbx_stream_close(s);
+	return NULL;
+}
+
+static void *fake_main(void *arg)
+{
+	fake *f = arg;
+
+	while (f->running) {
+		int fd = accept(f->lfd, NULL, NULL);
+		void **a;
+		pthread_t t;
+
+		if (fd < 0)
+			break;
+		__atomic_add_fetch(&f->conns, 1, __ATOMIC_SEQ_CST);
+		a = malloc(2 * sizeof(void *));
+		a[0] = f;
+		a[1] = (void *)(intptr_t)fd;
+		pthread_create(&t, NULL, fake_conn, a);
+		pthread_detach(t);
+	}
+	return NULL;
+}
+
+static void fake_start(fake *f)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+
+	snprintf(f->path, sizeof(f->path), "%s/mcp.sock", tmpdir);
+	strcpy(sa.sun_path, f->path);
+	f->lfd = socket(AF_UNIX, SOCK_STREAM, 0);
+	ck_assert_int_eq(bind(f->lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ck_assert_int_eq(listen(f->lfd, 16), 0);
+	f->running = 1;
+	pthread_create(&f->t, NULL, fake_main, f);
+}
+
+static void fake_stop(fake *f)
+{
+	f->running = 0;
+	shutdown(f->lfd, SHUT_RDWR);
+	close(f->lfd);
+	pthread_join(f->t, NULL);
+}
+
+static int fake_open(sbx_stream **out, void *ud, sbx_error *err)
+{
+	fake *f = ud;
+	int r = sbx_stream_connect_unix(out, f->path);
+
+	return r < 0 ? sbx_error_set(err, r, "connect: %s", strerror(-r)) : 0;
+}
+
+/* A raw HTTP client: sends req, reads one response. */
+static int client_connect(uint16_t port)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port)};
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	sa.sin_addr.s_addr = htonl(0x7f000001);
+	ck_assert_int_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	return fd;
+}
+
+static int exchange_raw(sbx_stream *s, http_reader *r, const char *req, sbx_buf *body, http_head *h)
+{
+	sbx_error err = SBX_ERROR_INIT;
+	int k;
+
+	ck_assert_int_eq(sbx_stream_write(s, req, strlen(req)), 0);
+	k = http_read_head(r, h, false, &err);
+	if (k < 0)
+		return k;
+	return http_relay_body(r, h, true, NULL, append_fn, body, &err);
+}
+
+static sbx_relay *relay_on(fake *f, const char *transcript)
+{
+	sbx_relay_opts o = SBX_RELAY_OPTS_INIT;
+	sbx_relay *relay;
+	sbx_error err = SBX_ERROR_INIT;
+
+	o.open = fake_open;
+	o.open_userdata = f;
+	o.transcript_path = transcript;
+	o.warm = 1;
+	ck_assert_msg(sbx_relay_start(&relay, &o, &err) == 0, "%s", err.msg);
+	sbx_relay_warm(relay);
+	return relay;
+}
+
+START_TEST(relay_forwards_pools_and_records)
+{
+	fake f = {0};
+	char transcript[300], req[512];
+	sbx_relay *relay;
+	sbx_relay_stats st;
+	sbx_stream *cs;
+	http_reader r;
+	uint16_t port;
+	int fd;
+
+	mk_tmp();
+	fake_start(&f);
+	snprintf(transcript, sizeof(transcript), "%s/transcript.jsonl", tmpdir);
+	relay = relay_on(&f, transcript);
+	port = sbx_relay_port(relay);
+	fd = client_connect(port);
+	sbx_stream_from_fds(&cs, fd, fd);
+	http_reader_init(&r, cs, 5000);
+	for (int i = 0; i < 5; i++) {
+		http_head h;
+		sbx_buf body = SBX_BUF_INIT(1 << 20);
+		const char *msg = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}";
+
+		snprintf(req, sizeof(req),
+			 "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nContent-Type: "
+			 "application/json\r\nContent-Length: %zu\r\n\r\n%s",
+			 port, strlen(msg), msg);
+		ck_assert_int_eq(exchange_raw(cs, &r, req, &body, &h), 0);
+		ck_assert_int_eq(h.status, 200);
+		ck_assert_str_eq(sbx_buf_str(&body), msg);
+		ck_assert_str_eq(http_head_get(&h, "Mcp-Session-Id"), "s1");
+		http_head_free(&h);
+		sbx_buf_free(&body);
+	}
+	{ /* streaming SSE passes through, chunked */
+		http_head h;
+		sbx_buf body = SBX_BUF_INIT(1 << 20);
+
+		snprintf(req, sizeof(req), "GET /sse HTTP/1.1\r\nHost: localhost:%u\r\n\r\n", port);
+		ck_assert_int_eq(exchange_raw(cs, &r, req, &body, &h), 0);
+		ck_assert(h.chunked);
+		ck_assert_ptr_nonnull(strstr(sbx_buf_str(&body), "data: {\"b\":2}"));
+		http_head_free(&h);
+		sbx_buf_free(&body);
+	}
+	{ /* a bodiless 204 keeps the connection usable */
+		http_head h;
+		sbx_buf body = SBX_BUF_INIT(1 << 20);
+
+		snprintf(req, sizeof(req), "DELETE /mcp HTTP/1.1\r\nHost: localhost:%u\r\n\r\n",
+			 port);
+		ck_assert_int_eq(exchange_raw(cs, &r, req, &body, &h), 0);
+		ck_assert_int_eq(h.status, 204);
+		http_head_free(&h);
+		sbx_buf_free(&body);
+	}
+	sbx_stream_close(cs);
+
+	/* The host's own requests go through the same pool, not recorded. */
+	{
+		sbx_relay_response resp;
+		sbx_error err = SBX_ERROR_INIT;
+
+		ck_assert_int_eq(sbx_relay_request(relay, "GET", "/task/status", NULL, NULL, 0,
+						   false, 5000, &resp, &err),
+				 0);
+		ck_assert_int_eq(resp.status, 200);
+		ck_assert_str_eq(resp.body, "{\"status\":\"running\"}");
+		sbx_relay_response_free(&resp);
+	}
+	/* The relay counts an exchange just after the client has its answer. */
+	for (int i = 0; i < 100; i++) {
+		sbx_relay_get_stats(relay, &st);
+		if (st.requests == 8 && st.transcript_lines == 15)
+			break;
+		usleep(10000);
+	}
+	ck_assert_uint_eq(st.requests, 8);
+	ck_assert_uint_ge(st.reused, 6);
+	ck_assert_uint_le(st.streams_opened, 3);
+	/* 5 POSTs x 2 + SSE request + 2 events + DELETE and its 204. */
+	ck_assert_uint_eq(st.transcript_lines, 15);
+	sbx_relay_free(relay);
+	fake_stop(&f);
+
+	{
+		char *text = NULL;
+		size_t len;
+		sbx_error err = SBX_ERROR_INIT;
+		cJSON *j = NULL;
+		char *nl;
+
+		ck_assert_int_eq(
+			sbx_rundir__read(tmpdir, "transcript.jsonl", 1 << 20, &text, &len, &err),
+			0);
+		nl = strchr(text, '\n');
+		ck_assert_ptr_nonnull(nl);
+		ck_assert_int_eq(sbx_json_parse(text, (size_t)(nl - text), &j, &err), 0);
+		ck_assert_str_eq(sbx_json_get_string(j, "dir", ""), "agent->server");
+		ck_assert_str_eq(sbx_json_get_string(sbx_json_get(j, "message"), "method", ""),
+				 "tools/list");
+		ck_assert_ptr_nonnull(sbx_json_get(j, "ts"));
+		cJSON_Delete(j);
+		ck_assert_ptr_nonnull(strstr(text, "\"message\":{\"b\":2}"));
+		free(text);
+	}
+	rm_tmp();
+}
+END_TEST
+
+START_TEST(relay_retries_a_stream_the_server_closed)
+{
+	fake f = {.close_after = 1};
+	sbx_relay *relay;
+	sbx_relay_stats st;
+
+	mk_tmp();
+	fake_start(&f);
+	relay = relay_on(&f, NULL);
+	for (int i = 0; i < 4; i++) {
+		sbx_relay_response resp;
+		sbx_error err = SBX_ERROR_INIT;
+
+		ck_assert_msg(sbx_relay_request(relay, "GET", "/task/status", NULL, NULL, 0, false,
+						5000, &resp, &err) == 0,
+			      "%s", err.msg);
+		ck_assert_int_eq(resp.status, 200);
+		sbx_relay_response_free(&resp);
+		usleep(20000); /* let the server's close arrive */
+	}
+	sbx_relay_get_stats(relay, &st);
+	ck_assert_uint_eq(st.requests, 4);
+	sbx_relay_free(relay);
+	fake_stop(&f);
+	rm_tmp();
+}
+END_TEST
+
+static int status_of(uint16_t port, const char *req)
+{
+	sbx_stream *cs;
+	http_reader r;
+	http_head h;
+	sbx_buf body = SBX_BUF_INIT(1 << 20);
+	int fd = client_connect(port), st;
+
+	sbx_stream_from_fds(&cs, fd, fd);
+	http_reader_init(&r, cs, 5000);
+	if (exchange_raw(cs, &r, req, &body, &h) < 0)
+		st = -1;
+	else
+		st = h.status;
+	http_head_free(&h);
+	sbx_buf_free(&body);
+	sbx_stream_close(cs);
+	return st;
+}
+
+START_TEST(relay_refuses_foreign_hosts_and_garbage)
+{
+	fake f = {0};
+	sbx_relay *relay;
+	uint16_t port;
+	char req[512];
+
+	mk_tmp();
+	fake_start(&f);
+	relay = relay_on(&f, NULL);
+	port = sbx_relay_port(relay);
+	ck_assert_int_eq(status_of(port, "GET /task/status HTTP/1.1\r\nHost: evil.com\r\n\r\n"),
+			 403);
+	snprintf(req, sizeof(req),
+		 "GET /task/status HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nOrigin: "
+		 "http://evil.com\r\n\r\n",
+		 port);
+	ck_assert_int_eq(status_of(port, req), 403);
+	snprintf(req, sizeof(req),
+		 "GET /task/status HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nOrigin: "
+		 "http://localhost:%u\r\n\r\n",
+		 port, port);
+	ck_assert_int_eq(status_of(port, req), 200);
+	ck_assert_int_eq(status_of(port, "BLAH\r\n\r\n"), 400);
+	snprintf(req, sizeof(req),
+		 "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nContent-Length: 999999999999\r\n\r\n",
+		 port);
+	ck_assert_int_eq(status_of(port, req), 400);
+	/* Requests the fake does not know pass through with the server's status. */
+	snprintf(req, sizeof(req), "GET /nope HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n\r\n", port);
+	ck_assert_int_eq(status_of(port, req), 404);
+	sbx_relay_free(relay);
+	fake_stop(&f);
+	rm_tmp();
+}
+END_TEST
+
+START_TEST(relay_reports_a_dead_server)
+{
+	fake f = {0};
+	sbx_relay *relay;
+	sbx_relay_response resp;
+	sbx_error err = SBX_ERROR_INIT;
+	char req[256];
+
+	mk_tmp();
+	snprintf(f.path, sizeof(f.path), "%s/none.sock", tmpdir);
+	relay = relay_on(&f, NULL);
+	ck_assert_int_lt(sbx_relay_request(relay, "GET", "/task/status", NULL, NULL, 0, false, 1000,
+					   &resp, &err),
+			 0);
+	ck_assert(err.msg[0]);
+	snprintf(req, sizeof(req), "GET /task/status HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n\r\n",
+		 sbx_relay_port(relay));
+	ck_assert_int_eq(status_of(sbx_relay_port(relay), req), 502);
+	sbx_relay_free(relay);
+	rm_tmp();
+}
+END_TEST
+
+START_TEST(relay_only_binds_loopback)
+{
+	sbx_relay_opts o = SBX_RELAY_OPTS_INIT;
+	sbx_relay *relay = NULL;
+	sbx_error err = SBX_ERROR_INIT;
+
+	o.open = fake_open;
+	o.bind_addr = "0.0.0.0";
+	ck_assert_int_eq(sbx_relay_start(&relay, &o, &err), -EINVAL);
+	ck_assert_ptr_null(relay);
+}
+END_TEST
+
+/* ---- transcript, result, ids, run dirs ---- */
+
+START_TEST(transcript_keeps_json_and_text)
+{
+	sbx_transcript *t;
+	sbx_error err = SBX_ERROR_INIT;
+	char path[300], *text;
+	size_t len;
+
+	mk_tmp();
+	snprintf(path, sizeof(path), "%s/t.jsonl", tmpdir);
+	ck_assert_int_eq(sbx_transcript_open(&t, path, &err), 0);
+	sbx_transcript_record(t, 1, "agent->server", "POST", "/mcp", 0, "{\"x\":1}", 7);
+	sbx_transcript_record(t, 1, "server->agent", "POST", "/mcp", 500, "oops\nline", 9);
+	ck_assert_uint_eq(sbx_transcript_count(t), 2);
+	ck_assert_int_eq(sbx_transcript_close(t), 0);
+	ck_assert_int_eq(sbx_rundir__read(tmpdir, "t.jsonl", 1 << 20, &text, &len, &err), 0);
+	ck_assert_ptr_nonnull(strstr(text, "\"message\":{\"x\":1}"));
+	ck_assert_ptr_nonnull(strstr(text, "\"body\":\"oops\\nline\""));
+	ck_assert_ptr_nonnull(strstr(text, "\"status\":500"));
+	free(text);
+	rm_tmp();
+}
+END_TEST
+
+START_TEST(run_ids_are_safe)
+{
+	char *id = sbx_run_id_new("banking_reserve");
+	char *odd = sbx_run_id_new("../../etc/passwd");
+
+	ck_assert(sbx_run_id_valid(id));
+	ck_assert_ptr_nonnull(strstr(id, "-banking_reserve-"));
+	ck_assert(sbx_run_id_valid(odd));
+	ck_assert_ptr_null(strchr(odd, '/'));
+	ck_assert(!sbx_run_id_valid("../x"));
+	ck_assert(!sbx_run_id_valid(".hidden"));
+	ck_assert(!sbx_run_id_valid(""));
+	ck_assert(!sbx_run_id_valid("a b"));
+	free(id);
+	free(odd);
+}
+END_TEST
+
+START_TEST(result_json_separates_infra_from_outcome)
+{
+	sbx_run_result r = {0};
+	cJSON *j = NULL;
+	char *text;
+
+	r.run_id = "id1";
+	r.task = "t";
+	r.agent = "oracle";
+	r.agent_exit = -1;
+	r.status = SBX_RUN_INFRA_ERROR;
+	r.error = "image 'x' missing";
+	r.error_kind = "image_missing";
+	r.phase_done[SBX_PHASE_CREATE] = true;
+	r.phase_ms[SBX_PHASE_CREATE] = 12.5;
+	r.limits.memory = 2ULL << 30;
+	r.limits.pids = 256;
+	text = sbx_run_result_json(&r);
+	ck_assert_int_eq(sbx_json_parse(text, strlen(text), &j, NULL), 0);
+	ck_assert_str_eq(sbx_json_get_string(j, "status", ""), "infra_error");
+	ck_assert_str_eq(sbx_json_get_string(j, "outcome", ""), "infrastructure");
+	ck_assert_str_eq(sbx_json_get_string(sbx_json_get(j, "error"), "kind", ""),
+			 "image_missing");
+	ck_assert(sbx_json_get_number(sbx_json_get(j, "timings_ms"), "create", 0) == 12.5);
+	ck_assert(cJSON_IsNull(sbx_json_get(sbx_json_get(j, "timings_ms"), "copy_out")));
+	ck_assert(sbx_json_get_number(sbx_json_get(j, "limits"), "pids", 0) == 256);
+	ck_assert(sbx_json_get_number(j, "exit_code", 0) == 3);
+	ck_assert_str_eq(sbx_json_get_string(sbx_json_get(sbx_json_get(j, "sandbox"), "hardening"),
+					     "network_mode", ""),
+			 "none");
+	cJSON_Delete(j);
+	free(text);
+
+	r.status = SBX_RUN_TIMEOUT;
+	r.error = NULL;
+	r.grade.graded = true;
+	r.grade.score = 0.5;
+	strcpy(r.grade.status, "PARTIAL");
+	text = sbx_run_result_json(&r);
+	ck_assert_int_eq(sbx_json_parse(text, strlen(text), &j, NULL), 0);
+	ck_assert_str_eq(sbx_json_get_string(j, "outcome", ""), "task");
+	ck_assert(sbx_json_get_number(j, "score", 0) == 0.5);
+	ck_assert(sbx_json_get_number(j, "exit_code", 0) == 4);
+	cJSON_Delete(j);
+	free(text);
+	ck_assert_int_eq(sbx_run_status_exit_code(SBX_RUN_PASS), 0);
+	ck_assert_int_eq(sbx_run_status_exit_code(SBX_RUN_FAIL), 1);
+	ck_assert_int_eq(sbx_run_status_exit_code(SBX_RUN_PARTIAL), 1);
+}
+END_TEST
+
+START_TEST(rundir_is_fresh_and_confined)
+{
+	char runs[300], *dir = NULL, src[320], link[340];
+	sbx_error err = SBX_ERROR_INIT;
+	FILE *f;
+
+	mk_tmp();
+	snprintf(runs, sizeof(runs), "%s/runs/deeper", tmpdir);
+	ck_assert_int_eq(sbx_rundir__create(runs, "r1", &dir, &err), 0);
+	ck_assert_int_eq(sbx_rundir__create(runs, "r1", &dir, &err), -EEXIST);
+	snprintf(src, sizeof(src), "%s/src", tmpdir);
+	mkdir(src, 0755);
+	snprintf(link, sizeof(link), "%s/src/a.txt", tmpdir);
+	f = fopen(link, "w");
+	fputs("data", f);
+	fclose(f);
+	snprintf(link, sizeof(link), "%s/src/evil", tmpdir);
+	ck_assert_int_eq(symlink("/etc/passwd", link), 0);
+	sbx_error_clear(&err);
+	ck_assert_int_eq(sbx_rundir__copy(src, "a.txt", dir, "inputs/sub/a.txt", &err), 0);
+	sbx_error_clear(&err);
+	ck_assert_int_lt(sbx_rundir__copy(src, "evil", dir, "inputs/evil", &err), 0);
+	sbx_error_clear(&err);
+	ck_assert_int_lt(sbx_rundir__copy(src, "../src/a.txt", dir, "x", &err), 0);
+	sbx_error_clear(&err);
+	ck_assert_int_lt(sbx_rundir__copy(src, "a.txt", dir, "../escape", &err), 0);
+	ck_assert_int_eq(sbx_rundir__write(dir, "result.json", "{}", 2, &err), 0);
+	free(dir);
+	rm_tmp();
+}
+END_TEST
+
+START_TEST(provenance_sees_commit_and_changes)
+{
+	char cmd[1024], task[300];
+	sbx_provenance p;
+	sbx_error err = SBX_ERROR_INIT;
+
+	mk_tmp();
+	snprintf(task, sizeof(task), "%s/repo/tasks/t1", tmpdir);
+	snprintf(cmd, sizeof(cmd),
+		 "set -e; cd '%s'; mkdir -p repo/tasks/t1 repo/tasks/t2; cd repo; git init -q .; "
+		 "echo a > tasks/t1/task.yaml; echo b > tasks/t2/task.yaml; git add .; "
+		 "git -c user.name=t -c user.email=t@t commit -qm init",
+		 tmpdir);
+	ck_assert_int_eq(system(cmd), 0);
+	ck_assert_int_eq(sbx_provenance_get(task, &p, &err), 0);
+	ck_assert(p.known);
+	ck_assert_int_eq(strlen(p.commit), 40);
+	ck_assert(!p.dirty);
+	ck_assert_str_eq(p.task_path, "tasks/t1");
+	sbx_provenance_clear(&p);
+
+	/* A change elsewhere does not make this task dirty; one inside does. */
+	snprintf(cmd, sizeof(cmd), "echo c >> '%s/repo/tasks/t2/task.yaml'", tmpdir);
+	ck_assert_int_eq(system(cmd), 0);
+	ck_assert_int_eq(sbx_provenance_get(task, &p, &err), 0);
+	ck_assert(!p.dirty);
+	sbx_provenance_clear(&p);
+	snprintf(cmd, sizeof(cmd), "echo new > '%s/repo/tasks/t1/extra.csv'", tmpdir);
+	ck_assert_int_eq(system(cmd), 0);
+	ck_assert_int_eq(sbx_provenance_get(task, &p, &err), 0);
+	ck_assert(p.dirty);
+	ck_assert_uint_eq(p.changed, 1);
+	sbx_provenance_clear(&p);
+
+	/* Outside any repository: unknown, not an error. */
+	snprintf(task, sizeof(task), "%s", tmpdir);
+	ck_assert_int_eq(sbx_provenance_get(task, &p, &err), 0);
+	ck_assert(!p.known);
+	sbx_provenance_clear(&p);
+	rm_tmp();
+}
+END_TEST
+
+static Suite *run_suite(void)
+{
+	Suite *s = suite_create("run");
+	TCase *http = tcase_create("http"), *relay = tcase_create("relay"),
+	      *files = tcase_create("files");
+
+	tcase_add_test(http, http_parses_request_and_body);
+	tcase_add_test(http, http_dechunks_response);
+	tcase_add_test(http, http_refuses_hostile_heads);
+	tcase_add_test(http, http_caps_head_size);
+	tcase_set_timeout(relay, 30);
+	tcase_add_test(relay, relay_forwards_pools_and_records);
+	tcase_add_test(relay, relay_retries_a_stream_the_server_closed);
+	tcase_add_test(relay, relay_refuses_foreign_hosts_and_garbage);
+	tcase_add_test(relay, relay_reports_a_dead_server);
+	tcase_add_test(relay, relay_only_binds_loopback);
+	tcase_add_test(files, transcript_keeps_json_and_text);
+	tcase_add_test(files, run_ids_are_safe);
+	tcase_add_test(files, result_json_separates_infra_from_outcome);
+	tcase_add_test(files, rundir_is_fresh_and_confined);
+	tcase_add_test(files, provenance_sees_commit_and_changes);
+	suite_add_tcase(s, http);
+	suite_add_tcase(s, relay);
+	suite_add_tcase(s, files);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(run_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
