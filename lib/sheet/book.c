@@ -25,7 +25,7 @@ void sbx_sheet__limits_fill(sbx_sheet_limits *l)
 	if (!l->max_entries)
 		l->max_entries = 10000;
 	if (!l->max_depth)
-		l->max_depth = 256;
+		l->max_depth = 128;
 	if (!l->max_cells)
 		l->max_cells = 10000000;
 	if (!l->max_string)

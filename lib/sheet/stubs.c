@@ -9,16 +9,7 @@ int sbx_sheet__read_xlsx(sbx_book *b, const void *data, size_t len, const char *
 {
 	return sbx_error_set(err, -ENOTSUP, "'%s': XLSX not implemented yet", name);
 }
-int sbx_sheet__read_csv(sbx_book *b, const void *data, size_t len, const char *name,
-			const sbx_sheet_open_options *o, sbx_error *err)
-{
-	return sbx_error_set(err, -ENOTSUP, "'%s': CSV not implemented yet", name);
-}
 int sbx_sheet__write_xlsx(sbx_book *b, sbx_buf *out, sbx_error *err)
 {
 	return sbx_error_set(err, -ENOTSUP, "XLSX writing not implemented yet");
-}
-int sbx_sheet_write_csv(const sbx_sheet *s, char delimiter, sbx_buf *out, sbx_error *err)
-{
-	return sbx_error_set(err, -ENOTSUP, "CSV writing not implemented yet");
 }

@@ -106,7 +106,7 @@ typedef struct sbx_sheet_limits {
 	uint64_t max_unpacked;	/* total bytes decompressed from a zip; default 2 GiB */
 	uint32_t max_ratio;	/* unpacked / packed, checked past 16 MiB; default 200 */
 	uint32_t max_entries;	/* zip entries; default 10000 */
-	uint32_t max_depth;	/* XML element nesting; default 256 */
+	uint32_t max_depth;	/* XML element nesting; default 128 */
 	uint64_t max_cells;	/* non-empty cells in the book; default 10,000,000 */
 	uint32_t max_string;	/* bytes in one string, formula or attribute; default 1 MiB */
 	uint64_t max_text;	/* total bytes of distinct strings; default 1 GiB */

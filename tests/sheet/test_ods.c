@@ -1,0 +1,423 @@
+/* SPDX-License-Identifier: MIT */
+/* ODS reading and writing, LibreOffice-saved and odfpy-written files, hostile files. */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "helpers.h"
+
+static sbx_buf img;
+
+static void setup(void)
+{
+	sbx_buf_init(&img, (size_t)1 << 30);
+}
+
+static void teardown(void)
+{
+	sbx_buf_free(&img);
+}
+
+START_TEST(write_read_round_trip)
+{
+	sbx_error err = SBX_ERROR_INIT;
+	sbx_book *b = sample_book(SBX_FORMAT_ODS), *back;
+
+	ck_assert_int_eq(sbx_book_save_memory(b, SBX_FORMAT_ODS, &img, &err), 0);
+	/* mimetype first, stored, no extra field: the ODF magic at fixed offsets. */
+	ck_assert_mem_eq(img.data, "PK\003\004", 4);
+	ck_assert_int_eq(img.data[8], 0);			 /* method: stored */
+	ck_assert_int_eq(img.data[28] | (img.data[29] << 8), 0); /* no extra field */
+	ck_assert_mem_eq(img.data + 30, "mimetypeapplication/vnd.oasis.opendocument.spreadsheet",
+			 54);
+	ck_assert_int_eq(sbx_sheet_detect_format("x", img.data, img.len), SBX_FORMAT_ODS);
+	ck_assert_int_eq(open_image(&img, "rt.ods", NULL, &back, &err), 0);
+	ck_assert_int_eq(sbx_book_format(back), SBX_FORMAT_ODS);
+	ck_assert_uint_eq(sbx_book_sheet_count(back), 2);
+	ck_assert_str_eq(sbx_sheet_name(sbx_book_sheet(back, 1)), "It's 2nd");
+	check_sample_values(back, true);
+	sbx_book_free(back);
+	sbx_book_free(b);
+}
+END_TEST
+
+START_TEST(save_is_atomic_and_reopens)
+{
+	sbx_error err = SBX_ERROR_INIT;
+	char dir[] = "/tmp/sbx-sheet-test-XXXXXX", path[256];
+	sbx_book *b = sample_book(SBX_FORMAT_AUTO), *back;
+	struct stat st;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/out.ods", dir);
+	ck_assert_int_eq(sbx_book_save(b, path, SBX_FORMAT_AUTO, &err), 0);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_eq(sbx_book_open(path, NULL, &back, &err), 0);
+	check_sample_values(back, true);
+	/* Edit and save over the same file. */
+	ck_assert_int_eq(sbx_sheet_set_number(sbx_book_sheet(back, 0), 0, 9, 99, &err), 0);
+	ck_assert_int_eq(sbx_book_save(back, path, SBX_FORMAT_AUTO, &err), 0);
+	sbx_book_free(back);
+	ck_assert_int_eq(sbx_book_open(path, NULL, &back, &err), 0);
+	assert_number(sbx_book_sheet(back, 0), "J1", SBX_CELL_NUMBER, 99);
+	sbx_book_free(back);
+	sbx_book_free(b);
+	/* Only the file itself is left: no temp files. */
+	unlink(path);
+	ck_assert_int_eq(rmdir(dir), 0);
+	ck_assert_int_eq(sbx_book_open(path, NULL, &back, &err), -ENOENT);
+}
+END_TEST
+
+START_TEST(read_libreoffice_saved)
+{
+	sbx_error err = SBX_ERROR_INIT;
+	sbx_book *b;
+	sbx_cell c;
+
+	ck_assert_int_eq(sbx_book_open(data_path("lo-saved.ods"), NULL, &b, &err), 0);
+	ck_assert_uint_eq(sbx_book_sheet_count(b), 2);
+	const sbx_sheet *s = sbx_book_sheet(b, 0), *s2 = sbx_book_sheet(b, 1);
+	ck_assert_str_eq(sbx_sheet_name(s), "Data");
+	ck_assert_str_eq(sbx_sheet_name(s2), "Second Sheet");
+	/* Merged A1:B1: the covered cell takes B1, so "Third" stays in C1. */
+	assert_text(s, "A1", SBX_CELL_STRING, "Merged title");
+	ck_assert_int_eq(cell_at(s, "B1", &c), SBX_CELL_EMPTY);
+	assert_text(s, "C1", SBX_CELL_STRING, "Third");
+	assert_number(s, "B2", SBX_CELL_NUMBER, 7);
+	assert_number(s, "C2", SBX_CELL_NUMBER, 7);
+	assert_number(s, "D2", SBX_CELL_NUMBER, 0.1);
+	for (int r = 3; r <= 5; r++) {
+		char a[8];
+		snprintf(a, sizeof(a), "A%d", r);
+		assert_text(s, a, SBX_CELL_STRING, "rep");
+		snprintf(a, sizeof(a), "B%d", r);
+		assert_number(s, a, SBX_CELL_NUMBER, 2);
+	}
+	assert_number(s, "A6", SBX_CELL_DATE, 45352);
+	assert_number(s, "B6", SBX_CELL_TIME, (19 * 60 + 3) / 1440.0);
+	assert_number(s, "C6", SBX_CELL_PERCENT, 0.125);
+	assert_number(s, "D6", SBX_CELL_BOOL, 1);
+	assert_number(s, "E6", SBX_CELL_CURRENCY, 1234.5);
+	assert_number(s, "A7", SBX_CELL_NUMBER, 10.5);
+	assert_formula(s, "A7", "=A2*B2");
+	assert_formula(s, "B7", "=SUM(B3:B5)");
+	assert_text(s, "C7", SBX_CELL_ERROR, "#DIV/0!");
+	assert_number(s, "D7", SBX_CELL_NUMBER, 43);
+	assert_formula(s, "D7", "='Second Sheet'!J50+1");
+	assert_text(s, "E7", SBX_CELL_STRING, "big");
+	assert_formula(s, "E7", "=IF(A2>1,\"big\",\"small\")");
+	assert_text(s, "A8", SBX_CELL_STRING, "line one\nline   two");
+	assert_text(s, "E8", SBX_CELL_STRING, "after gap");
+	assert_number(s2, "J50", SBX_CELL_NUMBER, 42);
+	ck_assert_uint_eq(sbx_sheet_cell_count(s2), 1);
+	uint32_t rows, cols;
+	sbx_sheet_used_range(s, &rows, &cols);
+	ck_assert_uint_eq(rows, 8);
+	ck_assert_uint_eq(cols, 5);
+	sbx_book_free(b);
+}
+END_TEST
+
+START_TEST(read_odfpy_reference_files)
+{
+	sbx_error err = SBX_ERROR_INIT;
+	sbx_book *b;
+	const sbx_sheet *s;
+	sbx_cell c;
+
+	ck_assert_int_eq(sbx_book_open(data_path("reference/banking_reserve-expected_reserves.ods"),
+				       NULL, &b, &err),
+			 0);
+	s = sbx_book_sheet(b, 0);
+	ck_assert_str_eq(sbx_sheet_name(s), "Sheet1");
+	ck_assert_uint_eq(sbx_sheet_cell_count(s), 315);
+	assert_text(s, "D1", SBX_CELL_STRING, "Required_Reserve");
+	assert_number(s, "A2", SBX_CELL_NUMBER, 1);
+	assert_number(s, "B2", SBX_CELL_NUMBER, 257624.09);
+	assert_number(s, "C2", SBX_CELL_NUMBER, 0.1031);
+	assert_number(s, "D2", SBX_CELL_NUMBER, 26561.04);
+	assert_number(s, "B3", SBX_CELL_NUMBER, 23002.63);
+	ck_assert_int_eq(cell_at(s, "C3", &c), SBX_CELL_EMPTY);
+	assert_number(s, "D3", SBX_CELL_NUMBER, 2167.61);
+	sbx_book_free(b);
+
+	ck_assert_int_eq(sbx_book_open(data_path("reference/banking_reserve-cash_flows.ods"), NULL,
+				       &b, &err),
+			 0);
+	s = sbx_book_sheet(b, 0);
+	uint32_t rows, cols;
+	sbx_sheet_used_range(s, &rows, &cols);
+	ck_assert_uint_eq(rows, 101);
+	ck_assert_uint_eq(cols, 3);
+	sbx_book_free(b);
+
+	ck_assert_int_eq(sbx_book_open(data_path("reference/sales_revenue-expected_revenue.ods"),
+				       NULL, &b, &err),
+			 0);
+	s = sbx_book_sheet(b, 0);
+	sbx_sheet_used_range(s, &rows, &cols);
+	ck_assert_uint_eq(rows, 51);
+	ck_assert_uint_eq(cols, 5);
+	assert_text(s, "E1", SBX_CELL_STRING, "Revenue");
+	sbx_book_free(b);
+	ck_assert_int_eq(
+		sbx_book_open(data_path("reference/sales_revenue-sales_data.ods"), NULL, &b, &err),
+		0);
+	sbx_book_free(b);
+}
+END_TEST
+
+START_TEST(huge_empty_trailing_repeats_cost_nothing)
+{
+	sbx_error err = SBX_ERROR_INIT;
+	sbx_book *b;
+	const char *x = CONTENT_HEAD
+		"<table:table table:name=\"T\">"
+		"<table:table-column table:number-columns-repeated=\"16384\"/>"
+		"<table:table-row><table:table-cell office:value-type=\"float\" "
+		"office:value=\"1\"/>"
+		"<table:table-cell table:number-columns-repeated=\"16383\"/></table:table-row>"
+		"<table:table-row table:number-rows-repeated=\"1048575\">"
+		"<table:table-cell table:number-columns-repeated=\"16384\"/></table:table-row>"
+		"</table:table>" CONTENT_TAIL;
+
+	make_ods(&img, x, 0);
+	ck_assert_int_eq(open_image(&img, "big.ods", NULL, &b, &err), 0);
+	uint32_t rows, cols;
+	sbx_sheet_used_range(sbx_book_sheet(b, 0), &rows, &cols);
+	ck_assert_uint_eq(rows, 1);
+	ck_assert_uint_eq(cols, 1);
+	sbx_book_free(b);
+}
+END_TEST
+
+START_TEST(repeated_content_rows_expand)
+{
+	sbx_error err = SBX_ERROR_INIT;
+	sbx_book *b;
+	const char *x = CONTENT_HEAD
+		"<table:table table:name=\"T\">"
+		"<table:table-row table:number-rows-repeated=\"3\">"
+		"<table:table-cell table:number-columns-repeated=\"2\" "
+		"office:value-type=\"string\">"
+		"<text:p>a<text:s/>b<text:s text:c=\"2\"/>c<text:tab/>d<text:line-break/>e"
+		"<text:span>f</text:span></text:p></table:table-cell>"
+		"<table:covered-table-cell/>"
+		"<table:table-cell office:value-type=\"boolean\" office:boolean-value=\"false\"/>"
+		"</table:table-row>"
+		"</table:table>"
+		"<table:table table:name=\"Empty\"/>" CONTENT_TAIL;
+
+	make_ods(&img, x, 0);
+	ck_assert_int_eq(open_image(&img, "rep.ods", NULL, &b, &err), 0);
+	const sbx_sheet *s = sbx_book_sheet(b, 0);
+	ck_assert_uint_eq(sbx_sheet_cell_count(s), 9);
+	assert_text(s, "B3", SBX_CELL_STRING, "a b  c\td\nef");
+	assert_number(s, "D3", SBX_CELL_BOOL, 0);
+	ck_assert_uint_eq(sbx_book_sheet_count(b), 2);
+	ck_assert_uint_eq(sbx_sheet_cell_count(sbx_book_sheet(b, 1)), 0);
+	sbx_book_free(b);
+}
+END_TEST
+
+/* ---- hostile files ---- */
+
+static void expect_error(const char *content, size_t len, const sbx_sheet_open_options *o,
+			 const char *needle)
+{
+	sbx_error err = SBX_ERROR_INIT;
+	sbx_book *b = NULL;
+
+	make_ods(&img, content, len);
+	ck_assert_int_lt(open_image(&img, "x.ods", o, &b, &err), 0);
+	ck_assert_ptr_null(b);
+	ck_assert_msg(strstr(err.msg, needle), "error '%s' lacks '%s'", err.msg, needle);
+	ck_assert_msg(strncmp(err.msg, "'x.ods': ", 9) == 0, "error '%s' lacks the file", err.msg);
+}
+
+START_TEST(refuses_billion_laughs)
+{
+	const char *x = "<?xml version=\"1.0\"?>\n<!DOCTYPE lolz [<!ENTITY lol \"lol\">"
+			"<!ENTITY lol2 \"&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;\">"
+			"<!ENTITY lol3 \"&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;\">"
+			"<!ENTITY lol9 \"&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;\">]>"
+			"<office:document-content>&lol9;</office:document-content>";
+	expect_error(x, 0, NULL, "content.xml: DOCTYPE and entity declarations are not allowed");
+}
+END_TEST
+
+START_TEST(refuses_external_entities)
+{
+	const char *x = "<?xml version=\"1.0\"?><!-- hi -->\n"
+			"<!DOCTYPE r [<!ENTITY xxe SYSTEM \"file:///etc/passwd\">]>"
+			"<office:document-content>&xxe;</office:document-content>";
+	expect_error(x, 0, NULL, "DOCTYPE");
+	/* An undeclared entity without a DOCTYPE is plain malformed XML. */
+	expect_error(CONTENT_HEAD "<table:table table:name=\"a\">&xxe;</table:table>" CONTENT_TAIL,
+		     0, NULL, "content.xml: line");
+}
+END_TEST
+
+START_TEST(refuses_zip_bomb)
+{
+	size_t n = (size_t)64 << 20;
+	char *x = malloc(n);
+	const char *head = CONTENT_HEAD;
+
+	/* Many tiny elements: libxml2's own text-node cap must not be what stops it. */
+	ck_assert_ptr_nonnull(x);
+	for (size_t i = 0; i + 4 <= n; i += 4)
+		memcpy(x + i, "<t/>", 4);
+	memcpy(x, head, strlen(head));
+	expect_error(x, n, NULL, "compression ratio above 200 (limit; zip bomb?)");
+	sbx_sheet_open_options o = SBX_SHEET_OPEN_OPTIONS_INIT;
+	o.limits.max_unpacked = 1 << 20;
+	expect_error(x, n, &o, "more than 1048576 bytes unpacked (limit)");
+	free(x);
+}
+END_TEST
+
+START_TEST(refuses_billion_rows)
+{
+	expect_error(CONTENT_HEAD
+		     "<table:table table:name=\"T\">"
+		     "<table:table-row table:number-rows-repeated=\"1000000000\">"
+		     "<table:table-cell/></table:table-row></table:table>" CONTENT_TAIL,
+		     0, NULL, "sheet 'T': more than 1048576 rows (limit)");
+	expect_error(CONTENT_HEAD "<table:table table:name=\"T\"><table:table-row>"
+				  "<table:table-cell table:number-columns-repeated=\"99999\"/>"
+				  "</table:table-row></table:table>" CONTENT_TAIL,
+		     0, NULL, "more than 16384 columns (limit)");
+	expect_error(CONTENT_HEAD "<table:table table:name=\"T\">"
+				  "<table:table-row table:number-rows-repeated=\"-5\">"
+				  "</table:table-row></table:table>" CONTENT_TAIL,
+		     0, NULL, "invalid row repeat '-5'");
+}
+END_TEST
+
+START_TEST(refuses_too_many_cells)
+{
+	sbx_sheet_open_options o = SBX_SHEET_OPEN_OPTIONS_INIT;
+
+	o.limits.max_cells = 1000;
+	expect_error(CONTENT_HEAD "<table:table table:name=\"T\">"
+				  "<table:table-row table:number-rows-repeated=\"1000\">"
+				  "<table:table-cell table:number-columns-repeated=\"1000\" "
+				  "office:value-type=\"float\" office:value=\"1\"/>"
+				  "</table:table-row></table:table>" CONTENT_TAIL,
+		     0, &o, "content.xml: line 2: more than 1000 cells (limit)");
+	/* The default limit holds against a 16384 x 1048576 sheet of ones. */
+	expect_error(CONTENT_HEAD "<table:table table:name=\"T\">"
+				  "<table:table-row table:number-rows-repeated=\"1048576\">"
+				  "<table:table-cell table:number-columns-repeated=\"16384\" "
+				  "office:value-type=\"float\" office:value=\"1\"/>"
+				  "</table:table-row></table:table>" CONTENT_TAIL,
+		     0, NULL, "more than 10000000 cells (limit)");
+}
+END_TEST
+
+START_TEST(refuses_deep_nesting_and_long_text)
+{
+	sbx_buf x = SBX_BUF_INIT((size_t)16 << 20);
+	sbx_sheet_open_options o = SBX_SHEET_OPEN_OPTIONS_INIT;
+
+	sbx_buf_puts(&x, CONTENT_HEAD "<table:table table:name=\"T\"><table:table-row>"
+				      "<table:table-cell><text:p>");
+	for (int i = 0; i < 300; i++)
+		sbx_buf_puts(&x, "<text:span>");
+	expect_error(x.data, x.len, NULL, "nested deeper than 128 (limit)");
+	sbx_buf_reset(&x);
+	sbx_buf_puts(&x, CONTENT_HEAD "<table:table table:name=\"T\"><table:table-row>"
+				      "<table:table-cell office:value-type=\"string\"><text:p>");
+	for (int i = 0; i < 2000; i++)
+		sbx_buf_puts(&x, "0123456789");
+	sbx_buf_puts(&x,
+		     "</text:p></table:table-cell></table:table-row></table:table>" CONTENT_TAIL);
+	o.limits.max_string = 10000;
+	expect_error(x.data, x.len, &o, "text longer than 10000 bytes (limit)");
+	sbx_buf_free(&x);
+}
+END_TEST
+
+START_TEST(refuses_broken_packages)
+{
+	sbx_error err = SBX_ERROR_INIT;
+	sbx_book *b = sample_book(SBX_FORMAT_ODS), *back = NULL;
+
+	ck_assert_int_eq(sbx_book_save_memory(b, SBX_FORMAT_ODS, &img, &err), 0);
+	sbx_book_free(b);
+	/* Every truncation is an error, never a crash. */
+	size_t full = img.len;
+	for (size_t cut = 0; cut < full; cut += full / 37 + 1) {
+		img.len = cut;
+		int r = open_image(&img, "cut.ods", NULL, &back, &err);
+		if (r == 0) {
+			sbx_book_free(back);
+			back = NULL;
+			continue;
+		}
+		ck_assert_msg(strncmp(err.msg, "'cut.ods': ", 11) == 0, "%s", err.msg);
+	}
+	img.len = full / 2;
+	ck_assert_int_lt(open_image(&img, "cut.ods", NULL, &back, &err), 0);
+
+	const char *nomime[] = {"content.xml", CONTENT_HEAD CONTENT_TAIL, NULL};
+	make_zip(&img, nomime, NULL);
+	ck_assert_int_lt(open_image(&img, "x.ods", NULL, &back, &err), 0);
+	ck_assert_str_eq(err.msg, "'x.ods': not an ODS spreadsheet (mimetype missing)");
+
+	sbx_buf_reset(&img);
+	sbx_buf_puts(&img, "PK\003\004 this is not really a zip at all");
+	ck_assert_int_lt(open_image(&img, "x.ods", NULL, &back, &err), 0);
+	ck_assert_msg(strncmp(err.msg, "'x.ods': ", 9) == 0, "%s", err.msg);
+
+	expect_error("<office:document-content", 0, NULL, "content.xml: line");
+	expect_error(CONTENT_HEAD CONTENT_TAIL, 0, NULL, "no sheets");
+	expect_error("\xff\xfe<\0x\0", 6, NULL, "only UTF-8 XML is accepted");
+}
+END_TEST
+
+static Suite *ods_suite(void)
+{
+	Suite *s = suite_create("sheet-ods");
+	TCase *tc = tcase_create("ods");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, write_read_round_trip);
+	tcase_add_test(tc, save_is_atomic_and_reopens);
+	tcase_add_test(tc, read_libreoffice_saved);
+	tcase_add_test(tc, read_odfpy_reference_files);
+	tcase_add_test(tc, huge_empty_trailing_repeats_cost_nothing);
+	tcase_add_test(tc, repeated_content_rows_expand);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("hostile");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, refuses_billion_laughs);
+	tcase_add_test(tc, refuses_external_entities);
+	tcase_add_test(tc, refuses_zip_bomb);
+	tcase_add_test(tc, refuses_billion_rows);
+	tcase_add_test(tc, refuses_too_many_cells);
+	tcase_add_test(tc, refuses_deep_nesting_and_long_text);
+	tcase_add_test(tc, refuses_broken_packages);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(ods_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
