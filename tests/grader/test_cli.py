@@ -1,0 +1,302 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""CLI tests for `sandboxctl grade` and `sandboxctl tasks`, run on the built binary.
+
+Usage: test_cli.py SANDBOXCTL   (SBX_SOURCE_ROOT must point at the source tree)
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+import xml.etree.ElementTree as ET
+import zipfile
+
+SANDBOXCTL = os.path.abspath(sys.argv.pop(1)) if len(sys.argv) > 1 else "sandboxctl"
+SRC = os.environ.get("SBX_SOURCE_ROOT", os.path.join(os.path.dirname(__file__), "..", ".."))
+TASKS = os.path.join(SRC, "tasks")
+ORACLE = os.path.join(TASKS, "banking_reserve", "oracle", "expected_reserves.ods")
+START = os.path.join(TASKS, "banking_reserve", "files", "cash_flows.ods")
+
+NS = {
+    "office": "urn:oasis:names:tc:opendocument:xmlns:office:1.0",
+    "table": "urn:oasis:names:tc:opendocument:xmlns:table:1.0",
+    "text": "urn:oasis:names:tc:opendocument:xmlns:text:1.0",
+}
+
+
+def run(*args, cwd=None):
+    env = dict(os.environ, SBX_TASKS_DIR=TASKS)
+    p = subprocess.run([SANDBOXCTL, *args], capture_output=True, text=True, env=env, cwd=cwd,
+                       timeout=60)
+    return p.returncode, p.stdout, p.stderr
+
+
+def rewrite_ods(src, dst, old, new):
+    """Copies an ODS, replacing text in content.xml; mimetype stays first and stored."""
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w") as zout:
+        for info in zin.infolist():
+            data = zin.read(info.filename)
+            if info.filename == "content.xml":
+                assert old.encode() in data, old
+                data = data.replace(old.encode(), new.encode(), 1)
+            zout.writestr(info, data)
+
+
+def ods_rows(path):
+    """The first sheet of an ODS as rows of (kind, value); kind 'n' number, 's' string."""
+    with zipfile.ZipFile(path) as z:
+        root = ET.fromstring(z.read("content.xml"))
+    table = root.find(".//table:table", NS)
+    rows = []
+    for tr in table.findall("table:table-row", NS):
+        row = []
+        for tc in tr.findall("table:table-cell", NS):
+            rep = int(tc.get("{%s}number-columns-repeated" % NS["table"], "1"))
+            vt = tc.get("{%s}value-type" % NS["office"])
+            if vt == "float":
+                cell = ("n", tc.get("{%s}value" % NS["office"]))
+            elif vt == "string":
+                cell = ("s", "".join(tc.itertext()))
+            else:
+                cell = None
+            row.extend([cell] * min(rep, 64))
+        rows.append(row)
+    return rows
+
+
+def write_xlsx(rows, dst):
+    """A minimal XLSX by hand (inline strings, numbers), as a foreign writer would make."""
+    def col(i):
+        s = ""
+        i += 1
+        while i:
+            i, r = divmod(i - 1, 26)
+            s = chr(65 + r) + s
+        return s
+
+    sheet = ['<?xml version="1.0" encoding="UTF-8"?>'
+             '<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">'
+             '<sheetData>']
+    for r, row in enumerate(rows, 1):
+        sheet.append('<row r="%d">' % r)
+        for c, cell in enumerate(row):
+            if not cell:
+                continue
+            ref = "%s%d" % (col(c), r)
+            if cell[0] == "n":
+                sheet.append('<c r="%s"><v>%s</v></c>' % (ref, cell[1]))
+            else:
+                sheet.append('<c r="%s" t="inlineStr"><is><t>%s</t></is></c>' % (ref, cell[1]))
+        sheet.append("</row>")
+    sheet.append("</sheetData></worksheet>")
+    files = {
+        "[Content_Types].xml":
+            '<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
+            '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
+            '<Default Extension="xml" ContentType="application/xml"/>'
+            '<Override PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/>'
+            '<Override PartName="/xl/worksheets/data.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/>'
+            '</Types>',
+        "_rels/.rels":
+            '<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
+            '<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="xl/workbook.xml"/>'
+            '</Relationships>',
+        "xl/workbook.xml":
+            '<?xml version="1.0" encoding="UTF-8"?><workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" '
+            'xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships">'
+            '<sheets><sheet name="Sheet1" sheetId="1" r:id="rId7"/></sheets></workbook>',
+        # The sheet part is not called sheet1.xml: readers must follow the relationship.
+        "xl/_rels/workbook.xml.rels":
+            '<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
+            '<Relationship Id="rId7" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/data.xml"/>'
+            '</Relationships>',
+        "xl/worksheets/data.xml": "".join(sheet),
+    }
+    with zipfile.ZipFile(dst, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, text in files.items():
+            z.writestr(name, text)
+
+
+class Grade(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="sbx-grade-test-")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def test_oracle_passes(self):
+        rc, out, err = run("grade", "--task", "banking_reserve", ORACLE)
+        self.assertEqual(rc, 0, err)
+        self.assertTrue(out.startswith("PASS 315/315 cells matched"), out)
+
+    def test_one_changed_reserve(self):
+        changed = os.path.join(self.tmp, "cash_flows.ods")
+        rows = ods_rows(ORACLE)
+        value = rows[1][3][1]  # D2, the first reserve
+        rewrite_ods(ORACLE, changed, 'office:value="%s"' % value, 'office:value="1000"')
+        diff = "%.10g" % abs(float(value) - 1000)
+        line = "Sheet1!D2: expected=%s, got=1000 (numeric mismatch: diff=%s, tolerance=0.01)" % (
+            value, diff)
+        # 314/315 clears the task's 0.95 threshold: PASS, still naming the cell.
+        rc, out, err = run("grade", "--task", "banking_reserve", changed)
+        self.assertEqual(rc, 0, err)
+        self.assertTrue(out.startswith("PASS 314/315 cells matched"), out)
+        self.assertIn(line, out.splitlines())
+        # Where every cell counts, it is PARTIAL and exits 1.
+        rc, out, err = run("grade", "--task", "banking_reserve", "--pass-threshold", "1", changed)
+        self.assertEqual(rc, 1, err)
+        self.assertTrue(out.startswith("PARTIAL 314/315 cells matched"), out)
+        self.assertEqual(out.splitlines()[1], line)
+        # The JSON report carries the same cell.
+        rc, out, err = run("grade", "--task", "banking_reserve", "--json", changed)
+        self.assertEqual(rc, 0, err)
+        report = json.loads(out)
+        self.assertEqual(report["status"], "PASS")
+        self.assertEqual(report["graded"], 315)
+        self.assertEqual(report["matched"], 314)
+        m = report["cases"][0]["mismatches"]
+        self.assertEqual(len(m), 1)
+        self.assertEqual(m[0]["cell"], "Sheet1!D2")
+        self.assertEqual(m[0]["reason"], "number")
+        self.assertEqual(m[0]["got"], "1000")
+
+    def test_starting_file_is_partial(self):
+        rc, out, _ = run("grade", "--task", "banking_reserve", "--max-lines", "1", START)
+        self.assertEqual(rc, 1)
+        self.assertEqual(out.splitlines()[0],
+                         "PARTIAL 214/315 cells matched (67.94%; pass at >= 95.00%)")
+        self.assertEqual(out.splitlines()[1],
+                         'Sheet1!D1: expected="Required_Reserve", got=empty (missing value)')
+
+    def test_output_directory(self):
+        d = os.path.join(self.tmp, "outputs")
+        os.mkdir(d)
+        shutil.copy(ORACLE, os.path.join(d, "cash_flows.ods"))
+        rc, out, err = run("grade", "--task", "banking_reserve", d)
+        self.assertEqual(rc, 0, err + out)
+        # An agent's symlink out of the output directory is not followed.
+        os.unlink(os.path.join(d, "cash_flows.ods"))
+        os.symlink(ORACLE, os.path.join(d, "cash_flows.ods"))
+        rc, out, err = run("grade", "--task", "banking_reserve", d)
+        self.assertEqual(rc, 1, err + out)
+        self.assertTrue(out.startswith("FAIL 0/315"), out)
+        self.assertIn("output 'cash_flows.ods'", out)
+        # Nothing there: the agent failed, not the user.
+        os.unlink(os.path.join(d, "cash_flows.ods"))
+        rc, out, err = run("grade", "--task", "banking_reserve", d)
+        self.assertEqual(rc, 1)
+        self.assertIn("output 'cash_flows.ods' not found", out)
+
+    def test_xlsx_output_against_ods_oracle(self):
+        x = os.path.join(self.tmp, "answer.xlsx")
+        write_xlsx(ods_rows(ORACLE), x)
+        rc, out, err = run("grade", "--task", "banking_reserve", x)
+        if "XLSX not implemented yet" in out:
+            self.skipTest("lib/sheet has no XLSX reader in this build yet")
+        self.assertEqual(rc, 0, err + out)
+        self.assertTrue(out.startswith("PASS 315/315"), out)
+
+    def test_oracle_and_config(self):
+        cfg = os.path.join(self.tmp, "grading.yaml")
+        with open(cfg, "w") as f:
+            f.write("tolerance: 0.01\npass_threshold: 1\nranges: ['Sheet1!D2:D101']\n")
+        rc, out, err = run("grade", "--oracle", ORACLE, "--config", cfg, ORACLE)
+        self.assertEqual(rc, 0, err)
+        self.assertTrue(out.startswith("PASS 100/100"), out)
+        rc, out, err = run("grade", "--oracle", ORACLE, "--config", cfg, START)
+        self.assertEqual(rc, 1)
+        self.assertTrue(out.startswith("FAIL 0/100"), out)
+        # Built-in defaults without --config.
+        rc, out, err = run("grade", "--oracle", ORACLE, ORACLE)
+        self.assertEqual(rc, 0, err)
+        self.assertTrue(out.startswith("PASS 315/315"), out)
+
+    def test_bad_input(self):
+        cfg = os.path.join(self.tmp, "grading.yaml")
+        with open(cfg, "w") as f:
+            f.write("pass_threshold: 1\ntolerance: -1\n")
+        rc, out, err = run("grade", "--oracle", ORACLE, "--config", cfg, ORACLE)
+        self.assertEqual(rc, 2)
+        self.assertIn("grading.yaml:2:12: tolerance must be a number >= 0", err)
+        with open(cfg, "w") as f:
+            f.write("tolerance: 1\nprompt: x\n")
+        rc, out, err = run("grade", "--oracle", ORACLE, "--config", cfg, ORACLE)
+        self.assertEqual(rc, 2)
+        self.assertIn("grading.yaml:2:1: unknown key 'prompt'", err)
+        rc, _, err = run("grade", "--task", "nope", ORACLE)
+        self.assertEqual(rc, 2)
+        self.assertIn("task 'nope' not found", err)
+        rc, _, err = run("grade", "--task", "banking_reserve", os.path.join(self.tmp, "none.ods"))
+        self.assertEqual(rc, 2)
+        rc, _, err = run("grade", "--task", "banking_reserve")
+        self.assertEqual(rc, 2)
+        rc, _, err = run("grade", "--oracle", os.path.join(self.tmp, "none.ods"), ORACLE)
+        self.assertEqual(rc, 2)
+        self.assertIn("oracle", err)
+        rc, _, err = run("grade", "--task", "banking_reserve", "--oracle", ORACLE, ORACLE)
+        self.assertEqual(rc, 2)
+        rc, _, err = run("grade", "--task", "banking_reserve", "--pass-threshold", "2", ORACLE)
+        self.assertEqual(rc, 2)
+        # Garbage as the oracle is bad input; garbage as the output is the agent's FAIL.
+        junk = os.path.join(self.tmp, "junk.ods")
+        with open(junk, "wb") as f:
+            f.write(b"PK\x03\x04 not really a zip" * 10)
+        rc, _, err = run("grade", "--oracle", junk, ORACLE)
+        self.assertEqual(rc, 2, err)
+        rc, out, err = run("grade", "--oracle", ORACLE, junk)
+        self.assertEqual(rc, 1, err)
+        self.assertTrue(out.startswith("FAIL 0/315"), out)
+        self.assertIn("output unreadable", out)
+
+    def test_help(self):
+        for cmd in ("grade", "tasks"):
+            rc, out, _ = run(cmd, "--help")
+            self.assertEqual(rc, 0)
+            self.assertTrue(out.startswith("Usage: sandboxctl " + cmd), out)
+            self.assertIn("Exit status", out)
+
+
+class Tasks(unittest.TestCase):
+    def test_list(self):
+        rc, out, err = run("tasks", "list")
+        self.assertEqual(rc, 0, err)
+        names = [l.split()[0] for l in out.splitlines()]
+        self.assertEqual(names, ["banking_reserve", "quarterly_totals", "sales_revenue"])
+        rc, out, _ = run("tasks", "list", "--json")
+        self.assertEqual([t["name"] for t in json.loads(out)], names)
+
+    def test_show(self):
+        rc, out, err = run("tasks", "show", "banking_reserve")
+        self.assertEqual(rc, 0, err)
+        self.assertIn("difficulty: medium", out)
+        self.assertIn("pass_threshold 0.95", out)
+        self.assertIn("deadline 300s", out)
+        rc, out, _ = run("tasks", "show", "banking_reserve", "--json")
+        t = json.loads(out)
+        self.assertEqual(t["files"], ["files/cash_flows.ods"])
+        self.assertEqual(t["outputs"], ["cash_flows.ods"])
+        self.assertEqual(t["limits"]["deadline"], 300)
+        rc, _, err = run("tasks", "show", "nope")
+        self.assertEqual(rc, 2)
+
+    def test_validate(self):
+        rc, out, err = run("tasks", "validate")
+        self.assertEqual(rc, 0, out + err)
+        self.assertEqual(len(re.findall(r": OK$", out, re.M)), 3)
+        with tempfile.TemporaryDirectory() as d:
+            shutil.copy(ORACLE, os.path.join(d, "o.ods"))
+            with open(os.path.join(d, "task.yaml"), "w") as f:
+                f.write("id: x\ntitle: X\ndifficulty: easy\nprompt: p\noutputs: o.ods\n"
+                        "oracle: o.ods\nlimits:\n  deadline: soon\n")
+            rc, out, _ = run("tasks", "validate", d)
+            self.assertEqual(rc, 2)
+            self.assertIn("task.yaml:8:13: limits.deadline must be an integer between 1 and "
+                          "604800", out)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
