@@ -10,10 +10,18 @@
 
 /*
  * How long a client may take to read a key event that refers to a borrowed
- * keycode before we rebind or restore that keycode. Toolkits that re-read the
- * keymap lazily would otherwise see the new binding and type a wrong character.
+ * keycode before we rebind that keycode. Toolkits that re-read the keymap
+ * lazily would otherwise see the new binding and type a wrong character.
  */
-#define SCRATCH_SETTLE_MS 60
+#define SCRATCH_SETTLE_MS 150
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
 
 static void sleep_ms(long ms)
 {
@@ -31,6 +39,7 @@ static bool keymap_find(gui_session *s, KeySym sym, KeyCode *kc, bool *shift)
 	for (int i = 0; i < s->n_scratch; i++)
 		if (s->scratch[i].bound == sym) {
 			s->scratch[i].last_use = ++s->use_clock;
+			s->scratch[i].last_use_ms = now_ms();
 			*kc = s->scratch[i].code;
 			*shift = false;
 			return true;
@@ -95,9 +104,12 @@ static int bind_scratch(gui_session *s, KeySym sym, KeyCode *kc, sbx_error *err)
 		if (code > 0) {
 			slot = s->n_scratch++;
 			s->scratch[slot].code = (KeyCode)code;
+			s->scratch[slot].was_empty = keycode_is_empty(s, code);
 		}
 	}
 	if (slot < 0) {
+		double wait;
+
 		if (s->n_scratch == 0)
 			return sbx_error_set(err, -ENOSPC, "no spare keycode to type U+%04lX",
 					     (unsigned long)sym);
@@ -105,28 +117,52 @@ static int bind_scratch(gui_session *s, KeySym sym, KeyCode *kc, sbx_error *err)
 		for (int i = 1; i < s->n_scratch; i++)
 			if (s->scratch[i].last_use < s->scratch[slot].last_use)
 				slot = i;
-		sleep_ms(SCRATCH_SETTLE_MS);
+		/* Its last key event must have been read before the binding changes. */
+		XSync(s->dpy, False);
+		wait = s->scratch[slot].last_use_ms + SCRATCH_SETTLE_MS - now_ms();
+		if (wait > 0)
+			sleep_ms((long)wait + 1);
 	}
 	s->scratch[slot].bound = sym;
 	s->scratch[slot].last_use = ++s->use_clock;
+	s->scratch[slot].last_use_ms = now_ms();
 	write_row(s, s->scratch[slot].code, (KeySym[]){sym, sym}, 2);
 	XSync(s->dpy, False);
 	*kc = s->scratch[slot].code;
 	return 0;
 }
 
-/* Gives every borrowed keycode its original binding back. */
-static void restore_scratch(gui_session *s)
+/*
+ * Gives borrowed keycodes their original binding back: those that had one
+ * (after a settle time), or all of them when all is set.
+ */
+static void restore_scratch(gui_session *s, bool all)
 {
-	if (s->n_scratch == 0)
-		return;
-	XSync(s->dpy, False);
-	sleep_ms(SCRATCH_SETTLE_MS);
-	for (int i = 0; i < s->n_scratch; i++)
+	bool settled = false;
+	int kept = 0;
+
+	for (int i = 0; i < s->n_scratch; i++) {
+		if (s->scratch[i].was_empty && !all) {
+			s->scratch[kept++] = s->scratch[i];
+			continue;
+		}
+		if (!settled) {
+			XSync(s->dpy, False);
+			sleep_ms(SCRATCH_SETTLE_MS);
+			settled = true;
+		}
 		write_row(s, s->scratch[i].code, orig_row(s, s->scratch[i].code),
 			  s->keysyms_per_keycode);
-	s->n_scratch = 0;
-	XSync(s->dpy, False);
+	}
+	s->n_scratch = kept;
+	if (settled)
+		XSync(s->dpy, False);
+}
+
+void gui_input_restore_keymap(gui_session *s)
+{
+	if (!s->io_failed)
+		restore_scratch(s, true);
 }
 
 static int resolve_key(gui_session *s, KeySym sym, KeyCode *kc, bool *shift, sbx_error *err)
@@ -206,7 +242,7 @@ int gui_input_combo(gui_session *s, const gui_keycombo *combo, bool down, sbx_er
 	else {
 		for (int i = n - 1; i >= 0; i--)
 			key_event(s, codes[i], false);
-		restore_scratch(s);
+		restore_scratch(s, false);
 	}
 	return gui_session_check_errors(s, down ? "key down" : "key up", err);
 }
@@ -229,7 +265,7 @@ int gui_input_keys(gui_session *s, const gui_keyseq *seq, sbx_error *err)
 			key_event(s, codes[i], false);
 		XFlush(s->dpy);
 	}
-	restore_scratch(s);
+	restore_scratch(s, false);
 	if (r < 0)
 		return r;
 	return gui_session_check_errors(s, "key press", err);
@@ -334,7 +370,7 @@ int gui_input_type(gui_session *s, const char *text, sbx_error *err)
 			key_event(s, shift_kc, false);
 		XFlush(s->dpy);
 	}
-	restore_scratch(s);
+	restore_scratch(s, false);
 	if (r < 0)
 		return r;
 	return gui_session_check_errors(s, "type", err);

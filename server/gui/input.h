@@ -48,5 +48,12 @@ int gui_input_combo(gui_session *s, const gui_keycombo *combo, bool down, sbx_er
  */
 int gui_input_type(gui_session *s, const char *text, sbx_error *err);
 
+/*
+ * Gives every borrowed keycode its original binding back (session close).
+ * Bindings on keycodes that had none otherwise stay between calls, so an
+ * application that reads its events late still sees the right character.
+ */
+void gui_input_restore_keymap(gui_session *s);
+
 /* The pointer position on the root window. */
 int gui_input_pointer(gui_session *s, int *x, int *y, sbx_error *err);

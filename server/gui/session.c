@@ -6,6 +6,7 @@
 #include <X11/Xlib.h>
 #include <X11/extensions/XTest.h>
 
+#include "input.h"
 #include "session.h"
 
 static pthread_mutex_t gui_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -49,8 +50,10 @@ static void session_free(gui_session *s)
 		return;
 	if (s->dpy) {
 		/* A dead connection is only freed; talking to it again is pointless. */
-		if (!s->io_failed)
+		if (!s->io_failed) {
+			gui_input_restore_keymap(s);
 			XCloseDisplay(s->dpy);
+		}
 	}
 	if (s->keymap)
 		XFree(s->keymap);

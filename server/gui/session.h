@@ -16,7 +16,7 @@
 
 #include "sbx/error.h"
 
-#define GUI_SCRATCH_KEYCODES 8
+#define GUI_SCRATCH_KEYCODES 16
 
 typedef struct gui_session {
 	Display *dpy;
@@ -32,9 +32,10 @@ typedef struct gui_session {
 	/* Keycodes borrowed to type characters the keymap lacks (see input.c). */
 	struct {
 		KeyCode code;
-		KeySym orig[2];
+		bool was_empty; /* an unbound keycode: the binding may stay */
 		KeySym bound;
 		unsigned long last_use;
+		double last_use_ms; /* monotonic */
 	} scratch[GUI_SCRATCH_KEYCODES];
 	int n_scratch;
 	unsigned long use_clock;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "gui-test.h"
+#include "gui/tool-util.h"
 
 const char *test_display;
 
