@@ -140,7 +140,9 @@ int http_serve(server *srv, const http_options *opt, sbx_error *err);
 
 const tool_def *file_tools(size_t *n_out);
 const tool_def *exec_tools(size_t *n_out);
-const tool_def *sheet_tools(size_t *n_out);
+const tool_def *sheet_cell_tools(size_t *n_out);
+const tool_def *sheet_book_tools(size_t *n_out);
+const tool_def *recalc_tools(size_t *n_out);
 const tool_def *task_tools(size_t *n_out);
 
 /* Limits for execute_python / execute_shell children (exec.c). */

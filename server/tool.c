@@ -103,7 +103,8 @@ static int add_tools(server *srv, const tool_def *defs, size_t n, sbx_error *err
 int server_init(server *srv, const char *workspace, const char *display, double task_timeout,
 		const char *status_file, sbx_error *err)
 {
-	const tool_def *(*tables[])(size_t *) = {file_tools, sheet_tools, exec_tools, task_tools,
+	const tool_def *(*tables[])(size_t *) = {file_tools,   sheet_cell_tools, sheet_book_tools,
+						 recalc_tools, exec_tools,	 task_tools,
 						 gui_tools};
 	_cleanup_close_ int fd = -1;
 	char *abs = NULL;

@@ -1,0 +1,294 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * recalculate: a LibreOffice headless round trip (soffice --convert-to into
+ * a private temp dir with its own profile), so formula cells get computed
+ * values that a value-based grader can see. The result replaces the file
+ * atomically only if it parses as a spreadsheet.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "wbcache.h"
+#include "workspace.h"
+
+#define RECALC_TIMEOUT_S 180
+
+extern char **environ;
+
+static char *find_office(void)
+{
+	static const char *const names[] = {"soffice", "libreoffice"};
+	const char *path = getenv("PATH");
+
+	for (size_t i = 0; i < SBX_ELEMENTSOF(names); i++) {
+		_cleanup_free_ char *copy = strdup(path ? path : "/usr/bin:/bin");
+		char *save = NULL;
+
+		for (char *dir = copy ? strtok_r(copy, ":", &save) : NULL; dir;
+		     dir = strtok_r(NULL, ":", &save)) {
+			char *full = NULL;
+			if (asprintf(&full, "%s/%s", dir, names[i]) < 0)
+				return NULL;
+			if (access(full, X_OK) == 0)
+				return full;
+			free(full);
+		}
+	}
+	return NULL;
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	remove(path);
+	return 0;
+}
+
+static void rm_rf(const char *dir)
+{
+	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static int slurp(const char *path, size_t max, char **data, size_t *len)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	struct stat st;
+	char *buf;
+	size_t got = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode) || (size_t)st.st_size > max)
+		return -EFBIG;
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf)
+		return -ENOMEM;
+	while (got < (size_t)st.st_size) {
+		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
+		if (n <= 0) {
+			free(buf);
+			return n < 0 ? -errno : -EIO;
+		}
+		got += (size_t)n;
+	}
+	*data = buf;
+	*len = got;
+	return 0;
+}
+
+static int spit(const char *path, const char *data, size_t len)
+{
+	_cleanup_close_ int fd =
+		open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+
+	if (fd < 0)
+		return -errno;
+	for (size_t off = 0; off < len;) {
+		ssize_t n = write(fd, data + off, len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		off += (size_t)n;
+	}
+	return 0;
+}
+
+/* Runs argv in its own process group with HOME=home; kills the group on timeout. */
+static int run_office(char *const argv[], const char *home, const atomic_bool *cancelled)
+{
+	posix_spawnattr_t attr;
+	posix_spawn_file_actions_t fa;
+	sigset_t none;
+	pid_t pid;
+	int status = 0, r;
+	_cleanup_free_ char *home_env = NULL;
+	char **env;
+	size_t n = 0;
+
+	for (char **e = environ; *e; e++)
+		n++;
+	env = calloc(n + 2, sizeof(char *));
+	if (!env || asprintf(&home_env, "HOME=%s", home) < 0) {
+		free(env);
+		return -ENOMEM;
+	}
+	n = 0;
+	for (char **e = environ; *e; e++)
+		if (strncmp(*e, "HOME=", 5) != 0)
+			env[n++] = *e;
+	env[n++] = home_env;
+	sigemptyset(&none);
+	posix_spawnattr_init(&attr);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
+	posix_spawnattr_setpgroup(&attr, 0);
+	posix_spawnattr_setsigmask(&attr, &none);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+	r = posix_spawn(&pid, argv[0], &fa, &attr, argv, env);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&attr);
+	free(env);
+	if (r != 0)
+		return -r;
+	for (int waited = 0;; waited += 100) {
+		pid_t w = waitpid(pid, &status, WNOHANG);
+		if (w == pid)
+			break;
+		if (waited >= RECALC_TIMEOUT_S * 1000 || (cancelled && atomic_load(cancelled))) {
+			kill(-pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			return -ETIMEDOUT;
+		}
+		nanosleep(&(struct timespec){0, 100 * 1000 * 1000}, NULL);
+	}
+	kill(-pid, SIGKILL); /* helper processes LibreOffice may leave */
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -EIO;
+}
+
+static int count_formulas(const sbx_book *b, uint64_t *with_value, uint64_t *total)
+{
+	*with_value = *total = 0;
+	for (size_t i = 0; i < sbx_book_sheet_count(b); i++) {
+		sbx_sheet_iter it = SBX_SHEET_ITER_INIT;
+		uint32_t r, c;
+		sbx_cell cell;
+
+		while (sbx_sheet_next(sbx_book_sheet(b, i), &it, &r, &c, &cell))
+			if (cell.formula) {
+				(*total)++;
+				if (cell.kind != SBX_CELL_EMPTY)
+					(*with_value)++;
+			}
+	}
+	return 0;
+}
+
+static int recalculate(tool_context *ctx, const cJSON *args, tool_result *out)
+{
+	const char *arg = sbx_json_get_string(args, "file_path", "");
+	_cleanup_free_ char *office = find_office(), *data = NULL, *result = NULL;
+	_cleanup_free_ char *in_path = NULL, *out_dir = NULL, *out_path = NULL, *profile = NULL;
+	sbx_error err = SBX_ERROR_INIT;
+	_cleanup_book_ sbx_book *book = NULL;
+	char tmpl[] = "/tmp/sbx-recalc-XXXXXX";
+	const char *tmp = getenv("TMPDIR"), *base, *rel, *fmt;
+	_cleanup_free_ char *dir = NULL;
+	size_t len = 0, result_len = 0;
+	uint64_t with_value, total;
+	wb_handle h;
+	int r;
+
+	if (!office)
+		return tool_fail(out, TOOL_E_UNAVAILABLE,
+				 "LibreOffice (soffice) is not installed in this sandbox");
+	/* Validate the path and that it is a spreadsheet, then let go of the lock. */
+	if (wb_open(ctx, args, &h, out) < 0)
+		return 0;
+	fmt = sbx_book_format(h.book) == SBX_FORMAT_XLSX ? "xlsx" : "ods";
+	wb_close(&h);
+	rel = workspace_relative(ctx, arg, out);
+	if (!rel)
+		return 0;
+	{
+		tool_result ignore = {0};
+		struct stat st;
+		_cleanup_close_ int fd = workspace_open_regular(ctx, arg, &st, &ignore);
+		tool_result_clear(&ignore);
+		if (fd < 0)
+			return tool_fail(out, TOOL_E_ARGUMENT, "File not found: %s", arg);
+		data = malloc((size_t)st.st_size + 1);
+		if (!data)
+			return -ENOMEM;
+		while (len < (size_t)st.st_size) {
+			ssize_t n = read(fd, data + len, (size_t)st.st_size - len);
+			if (n <= 0)
+				break;
+			len += (size_t)n;
+		}
+	}
+	if (tmp && *tmp && asprintf(&dir, "%s/sbx-recalc-XXXXXX", tmp) >= 0 && mkdtemp(dir)) {
+		/* dir is ours */
+	} else {
+		free(dir);
+		dir = strdup(mkdtemp(tmpl) ? tmpl : "");
+	}
+	if (!dir || !*dir)
+		return tool_fail(out, TOOL_E_INTERNAL, "Cannot create a temp directory");
+	base = strrchr(rel, '/') ? strrchr(rel, '/') + 1 : rel;
+	if (asprintf(&in_path, "%s/%s", dir, base) < 0 || asprintf(&out_dir, "%s/out", dir) < 0 ||
+	    asprintf(&out_path, "%s/out/%s", dir, base) < 0 ||
+	    asprintf(&profile, "-env:UserInstallation=file://%s/profile", dir) < 0) {
+		rm_rf(dir);
+		return -ENOMEM;
+	}
+	r = spit(in_path, data, len);
+	if (r == 0) {
+		char *argv[] = {office,	 "--headless",	 "--norestore", "--nologo",
+				profile, "--convert-to", (char *)fmt,	"--outdir",
+				out_dir, in_path,	 NULL};
+		r = run_office(argv, dir, ctx->cancelled);
+	}
+	if (r == 0)
+		r = slurp(out_path, 256u << 20, &result, &result_len);
+	rm_rf(dir);
+	if (r == -ETIMEDOUT)
+		return tool_fail(out, TOOL_E_FAILED, "Recalculation timed out after %d seconds",
+				 RECALC_TIMEOUT_S);
+	if (r < 0)
+		return tool_fail(out, TOOL_E_FAILED, "LibreOffice could not recalculate %s: %s",
+				 arg, strerror(-r));
+	if (sbx_book_open_memory(result, result_len, base, NULL, &book, &err) < 0)
+		return tool_fail(out, TOOL_E_FAILED, "LibreOffice produced an unreadable file: %s",
+				 sbx_error_message(&err));
+	if (wb_replace_file(ctx, rel, result, result_len, &err) < 0)
+		return tool_fail(out, TOOL_E_ARGUMENT, "Cannot save %s: %s", arg,
+				 sbx_error_message(&err));
+	count_formulas(book, &with_value, &total);
+	out->structured = cJSON_CreateObject();
+	if (!out->structured)
+		return -ENOMEM;
+	cJSON_AddBoolToObject(out->structured, "success", true);
+	cJSON_AddStringToObject(out->structured, "file_path", arg);
+	cJSON_AddNumberToObject(out->structured, "formulas", (double)total);
+	cJSON_AddNumberToObject(out->structured, "formulas_with_values", (double)with_value);
+	return 0;
+}
+
+static const tool_def tools[] = {
+	{
+		.name = "recalculate",
+		.title = "Recalculate formulas",
+		.description = "Recalculates every formula with LibreOffice (headless) and saves "
+			       "the file, so formula cells carry computed values. Takes a few "
+			       "seconds.",
+		.input_schema = "{\"type\":\"object\",\"properties\":{\"file_path\":{\"type\":"
+				"\"string\",\"minLength\":1}},\"required\":[\"file_path\"],"
+				"\"additionalProperties\":false}",
+		.output_schema = "{\"type\":\"object\",\"properties\":{\"success\":{\"type\":"
+				 "\"boolean\"},\"formulas\":{\"type\":\"integer\"},"
+				 "\"formulas_with_values\":{\"type\":\"integer\"}},"
+				 "\"required\":[\"success\"]}",
+		.annotations = TOOL_DESTRUCTIVE | TOOL_IDEMPOTENT,
+		.fn = recalculate,
+	},
+};
+
+const tool_def *recalc_tools(size_t *n_out)
+{
+	*n_out = SBX_ELEMENTSOF(tools);
+	return tools;
+}

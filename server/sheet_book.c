@@ -1,0 +1,327 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Workbook-structure tools: list_sheets, get_sheet_info, create_sheet,
+ * rename_sheet, delete_sheet, insert_rows, delete_rows.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "wbcache.h"
+
+static cJSON *sheet_names(const sbx_book *b)
+{
+	cJSON *arr = cJSON_CreateArray();
+
+	for (size_t i = 0; arr && i < sbx_book_sheet_count(b); i++)
+		cJSON_AddItemToArray(arr, cJSON_CreateString(sbx_sheet_name(sbx_book_sheet(b, i))));
+	return arr;
+}
+
+static int list_sheets(tool_context *ctx, const cJSON *args, tool_result *out)
+{
+	wb_handle h;
+
+	if (wb_open(ctx, args, &h, out) < 0)
+		return 0;
+	out->structured = cJSON_CreateObject();
+	if (out->structured)
+		cJSON_AddItemToObject(out->structured, "sheets", sheet_names(h.book));
+	wb_close(&h);
+	return out->structured ? 0 : -ENOMEM;
+}
+
+static int get_sheet_info(tool_context *ctx, const cJSON *args, tool_result *out)
+{
+	sbx_buf text = SBX_BUF_INIT(1u << 20);
+	uint32_t rows, cols;
+	wb_handle h;
+	sbx_sheet *s;
+	cJSON *o, *headers;
+
+	if (wb_open(ctx, args, &h, out) < 0)
+		return 0;
+	if (!(s = wb_sheet(&h, args, NULL, out))) {
+		wb_close(&h);
+		return 0;
+	}
+	sbx_sheet_used_range(s, &rows, &cols);
+	o = out->structured = cJSON_CreateObject();
+	if (o) {
+		cJSON_AddStringToObject(o, "sheet_name", sbx_sheet_name(s));
+		cJSON_AddNumberToObject(o, "row_count", rows);
+		cJSON_AddNumberToObject(o, "col_count", cols);
+		headers = cJSON_AddArrayToObject(o, "headers");
+		for (uint32_t c = 0; headers && rows > 0 && c < cols && c < 1024; c++) {
+			sbx_cell cell = SBX_CELL_INIT;
+			sbx_sheet_get(s, 0, c, &cell);
+			sbx_buf_reset(&text);
+			sbx_cell_to_text(&cell, &text);
+			cJSON_AddItemToArray(headers, cJSON_CreateString(sbx_buf_str(&text)));
+		}
+		cJSON_AddNumberToObject(o, "cell_count", (double)sbx_sheet_cell_count(s));
+		cJSON_AddNumberToObject(o, "sheet_index", (double)sbx_sheet_index(s));
+	}
+	sbx_buf_free(&text);
+	wb_close(&h);
+	return o ? 0 : -ENOMEM;
+}
+
+/* Saves, then answers {success, sheets, ...extra}. */
+static int save_and_answer(tool_context *ctx, wb_handle *h, tool_result *out, cJSON *o)
+{
+	if (!o) {
+		wb_discard(h);
+		wb_close(h);
+		return -ENOMEM;
+	}
+	if (wb_save(ctx, h, out) < 0) {
+		cJSON_Delete(o);
+		wb_close(h);
+		return 0;
+	}
+	cJSON_AddBoolToObject(o, "success", true);
+	cJSON_AddItemToObject(o, "sheets", sheet_names(h->book));
+	out->structured = o;
+	wb_close(h);
+	return 0;
+}
+
+static int fail_discard(wb_handle *h, tool_result *out, const char *what, sbx_error *err)
+{
+	wb_discard(h);
+	wb_close(h);
+	return tool_fail(out, TOOL_E_ARGUMENT, "%s: %s", what, sbx_error_message(err));
+}
+
+static int create_sheet(tool_context *ctx, const cJSON *args, tool_result *out)
+{
+	const char *name = sbx_json_get_string(args, "sheet_name", "");
+	const cJSON *index = sbx_json_get(args, "index");
+	sbx_error err = SBX_ERROR_INIT;
+	wb_handle h;
+	cJSON *o;
+
+	if (wb_open(ctx, args, &h, out) < 0)
+		return 0;
+	if (sbx_book_find(h.book, name)) {
+		wb_close(&h);
+		return tool_fail(out, TOOL_E_ARGUMENT, "Sheet '%s' already exists", name);
+	}
+	if (sbx_book_add_sheet(h.book, name,
+			       cJSON_IsNumber(index) ? (size_t)index->valuedouble : SIZE_MAX, NULL,
+			       &err) < 0)
+		return fail_discard(&h, out, "Cannot create the sheet", &err);
+	o = cJSON_CreateObject();
+	if (o)
+		cJSON_AddStringToObject(o, "sheet_name", name);
+	return save_and_answer(ctx, &h, out, o);
+}
+
+static int rename_sheet(tool_context *ctx, const cJSON *args, tool_result *out)
+{
+	const char *to = sbx_json_get_string(args, "new_name", "");
+	sbx_error err = SBX_ERROR_INIT;
+	_cleanup_free_ char *from = NULL;
+	wb_handle h;
+	sbx_sheet *s, *other;
+	cJSON *o;
+
+	if (wb_open(ctx, args, &h, out) < 0)
+		return 0;
+	if (!(s = wb_sheet(&h, args, NULL, out))) {
+		wb_close(&h);
+		return 0;
+	}
+	other = sbx_book_find(h.book, to);
+	if (other && other != s) {
+		wb_close(&h);
+		return tool_fail(out, TOOL_E_ARGUMENT, "Sheet '%s' already exists", to);
+	}
+	from = strdup(sbx_sheet_name(s));
+	if (!from || sbx_sheet_rename(s, to, &err) < 0) {
+		if (!from)
+			sbx_error_set(&err, -ENOMEM, "out of memory");
+		return fail_discard(&h, out, "Cannot rename the sheet", &err);
+	}
+	o = cJSON_CreateObject();
+	if (o) {
+		cJSON_AddStringToObject(o, "old_name", from);
+		cJSON_AddStringToObject(o, "new_name", to);
+	}
+	return save_and_answer(ctx, &h, out, o);
+}
+
+static int delete_sheet(tool_context *ctx, const cJSON *args, tool_result *out)
+{
+	sbx_error err = SBX_ERROR_INIT;
+	_cleanup_free_ char *name = NULL;
+	wb_handle h;
+	sbx_sheet *s;
+	cJSON *o;
+
+	if (wb_open(ctx, args, &h, out) < 0)
+		return 0;
+	if (!(s = wb_sheet(&h, args, NULL, out))) {
+		wb_close(&h);
+		return 0;
+	}
+	if (sbx_book_sheet_count(h.book) <= 1) {
+		wb_close(&h);
+		return tool_fail(out, TOOL_E_ARGUMENT,
+				 "Cannot delete sheet '%s': a workbook needs at least one sheet",
+				 sbx_sheet_name(s));
+	}
+	name = strdup(sbx_sheet_name(s));
+	if (!name || sbx_book_remove_sheet(h.book, s, &err) < 0) {
+		if (!name)
+			sbx_error_set(&err, -ENOMEM, "out of memory");
+		return fail_discard(&h, out, "Cannot delete the sheet", &err);
+	}
+	o = cJSON_CreateObject();
+	if (o)
+		cJSON_AddStringToObject(o, "sheet_name", name);
+	return save_and_answer(ctx, &h, out, o);
+}
+
+static int change_rows(tool_context *ctx, const cJSON *args, tool_result *out, bool insert)
+{
+	uint32_t row = (uint32_t)sbx_json_get_number(args, "row", 1);
+	uint32_t count = (uint32_t)sbx_json_get_number(args, "count", 1);
+	sbx_error err = SBX_ERROR_INIT;
+	wb_handle h;
+	sbx_sheet *s;
+	cJSON *o;
+	int r;
+
+	if (wb_open(ctx, args, &h, out) < 0)
+		return 0;
+	if (!(s = wb_sheet(&h, args, NULL, out))) {
+		wb_close(&h);
+		return 0;
+	}
+	r = insert ? sbx_sheet_insert_rows(s, row - 1, count, &err)
+		   : sbx_sheet_delete_rows(s, row - 1, count, &err);
+	if (r < 0)
+		return fail_discard(&h, out, insert ? "Cannot insert rows" : "Cannot delete rows",
+				    &err);
+	o = cJSON_CreateObject();
+	if (o) {
+		cJSON_AddStringToObject(o, "sheet_name", sbx_sheet_name(s));
+		cJSON_AddNumberToObject(o, "row", row);
+		cJSON_AddNumberToObject(o, "count", count);
+	}
+	return save_and_answer(ctx, &h, out, o);
+}
+
+static int insert_rows(tool_context *ctx, const cJSON *args, tool_result *out)
+{
+	return change_rows(ctx, args, out, true);
+}
+
+static int delete_rows(tool_context *ctx, const cJSON *args, tool_result *out)
+{
+	return change_rows(ctx, args, out, false);
+}
+
+#define P_FILE                                                                                     \
+	"\"file_path\":{\"type\":\"string\",\"minLength\":1,\"description\":\"path relative to "   \
+	"the workspace\"}"
+#define P_SHEET "\"sheet_name\":{\"type\":\"string\"}"
+#define P_NAME	"\"sheet_name\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":255}"
+#define P_ROWS                                                                                     \
+	"\"row\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":1048576,\"description\":"         \
+	"\"1-based row number\"},\"count\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":"       \
+	"1048576}"
+#define OBJ(props, req)                                                                            \
+	"{\"type\":\"object\",\"properties\":{" props "},\"required\":[" req "],"                  \
+	"\"additionalProperties\":false}"
+#define OUT(props, req) "{\"type\":\"object\",\"properties\":{" props "},\"required\":[" req "]}"
+#define SHEETS_OUT                                                                                 \
+	OUT("\"success\":{\"type\":\"boolean\"},\"sheets\":{\"type\":\"array\",\"items\":{"        \
+	    "\"type\":\"string\"}}",                                                               \
+	    "\"success\",\"sheets\"")
+
+static const tool_def tools[] = {
+	{
+		.name = "list_sheets",
+		.title = "List sheets",
+		.description = "Lists the sheet names of a workbook (.ods or .xlsx), in order.",
+		.input_schema = OBJ(P_FILE, "\"file_path\""),
+		.output_schema = OUT("\"sheets\":{\"type\":\"array\",\"items\":{\"type\":"
+				     "\"string\"}}",
+				     "\"sheets\""),
+		.annotations = TOOL_READ_ONLY | TOOL_IDEMPOTENT,
+		.fn = list_sheets,
+	},
+	{
+		.name = "get_sheet_info",
+		.title = "Describe a sheet",
+		.description = "The used size of a sheet (row_count, col_count) and its first "
+			       "row as headers.",
+		.input_schema = OBJ(P_FILE "," P_SHEET, "\"file_path\""),
+		.output_schema = OUT("\"sheet_name\":{\"type\":\"string\"},\"row_count\":{"
+				     "\"type\":\"integer\"},\"col_count\":{\"type\":\"integer\"},"
+				     "\"headers\":{\"type\":\"array\",\"items\":{\"type\":"
+				     "\"string\"}}",
+				     "\"sheet_name\",\"row_count\",\"col_count\",\"headers\""),
+		.annotations = TOOL_READ_ONLY | TOOL_IDEMPOTENT,
+		.fn = get_sheet_info,
+	},
+	{
+		.name = "create_sheet",
+		.title = "Create a sheet",
+		.description = "Adds an empty sheet (at index, 0-based; default: last) and saves.",
+		.input_schema =
+			OBJ(P_FILE "," P_NAME ",\"index\":{\"type\":\"integer\",\"minimum\":0}",
+			    "\"file_path\",\"sheet_name\""),
+		.output_schema = SHEETS_OUT,
+		.annotations = TOOL_DESTRUCTIVE,
+		.fn = create_sheet,
+	},
+	{
+		.name = "rename_sheet",
+		.title = "Rename a sheet",
+		.description = "Renames a sheet and saves. Formulas referring to the old name "
+			       "are not rewritten.",
+		.input_schema = OBJ(P_FILE "," P_SHEET ",\"new_name\":{\"type\":\"string\","
+					   "\"minLength\":1,\"maxLength\":255}",
+				    "\"file_path\",\"sheet_name\",\"new_name\""),
+		.output_schema = SHEETS_OUT,
+		.annotations = TOOL_DESTRUCTIVE | TOOL_IDEMPOTENT,
+		.fn = rename_sheet,
+	},
+	{
+		.name = "delete_sheet",
+		.title = "Delete a sheet",
+		.description = "Removes a sheet and everything on it, and saves.",
+		.input_schema = OBJ(P_FILE "," P_SHEET, "\"file_path\",\"sheet_name\""),
+		.output_schema = SHEETS_OUT,
+		.annotations = TOOL_DESTRUCTIVE,
+		.fn = delete_sheet,
+	},
+	{
+		.name = "insert_rows",
+		.title = "Insert rows",
+		.description = "Inserts count empty rows before row (1-based); rows below move "
+			       "down. Formulas are not rewritten.",
+		.input_schema = OBJ(P_FILE "," P_SHEET "," P_ROWS, "\"file_path\",\"row\""),
+		.output_schema = SHEETS_OUT,
+		.annotations = TOOL_DESTRUCTIVE,
+		.fn = insert_rows,
+	},
+	{
+		.name = "delete_rows",
+		.title = "Delete rows",
+		.description = "Deletes count rows starting at row (1-based); rows below move up.",
+		.input_schema = OBJ(P_FILE "," P_SHEET "," P_ROWS, "\"file_path\",\"row\""),
+		.output_schema = SHEETS_OUT,
+		.annotations = TOOL_DESTRUCTIVE,
+		.fn = delete_rows,
+	},
+};
+
+const tool_def *sheet_book_tools(size_t *n_out)
+{
+	*n_out = SBX_ELEMENTSOF(tools);
+	return tools;
+}

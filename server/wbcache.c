@@ -1,0 +1,306 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "task.h"
+#include "wbcache.h"
+#include "workspace.h"
+
+#define CACHE_SLOTS   4
+#define MAX_FILE_SIZE (256u << 20)
+
+typedef struct wb_entry {
+	char *rel;
+	dev_t dev;
+	ino_t ino;
+	struct timespec mtime;
+	off_t size;
+	sbx_book *book;
+	unsigned long long used;
+} wb_entry;
+
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static wb_entry cache[CACHE_SLOTS];
+static unsigned long long clock_ticks;
+
+static void entry_drop(wb_entry *e)
+{
+	sbx_book_free(e->book);
+	free(e->rel);
+	memset(e, 0, sizeof(*e));
+}
+
+void wb_cache_clear(void)
+{
+	pthread_mutex_lock(&cache_lock);
+	for (size_t i = 0; i < CACHE_SLOTS; i++)
+		entry_drop(&cache[i]);
+	pthread_mutex_unlock(&cache_lock);
+}
+
+static bool same_file(const wb_entry *e, const struct stat *st)
+{
+	return e->book && e->dev == st->st_dev && e->ino == st->st_ino && e->size == st->st_size &&
+	       e->mtime.tv_sec == st->st_mtim.tv_sec && e->mtime.tv_nsec == st->st_mtim.tv_nsec;
+}
+
+static void entry_key(wb_entry *e, const struct stat *st)
+{
+	e->dev = st->st_dev;
+	e->ino = st->st_ino;
+	e->size = st->st_size;
+	e->mtime = st->st_mtim;
+}
+
+static int read_all(int fd, size_t size, char **out)
+{
+	char *data = malloc(size ? size : 1);
+	size_t got = 0;
+
+	if (!data)
+		return -ENOMEM;
+	while (got < size) {
+		ssize_t n = read(fd, data + got, size - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			free(data);
+			return -errno;
+		}
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	if (got != size) {
+		free(data);
+		return -EIO;
+	}
+	*out = data;
+	return 0;
+}
+
+static wb_entry *find_or_evict(const char *rel, bool *hit)
+{
+	wb_entry *victim = &cache[0];
+
+	for (size_t i = 0; i < CACHE_SLOTS; i++) {
+		if (cache[i].rel && strcmp(cache[i].rel, rel) == 0) {
+			*hit = true;
+			return &cache[i];
+		}
+		if (!cache[i].rel || cache[i].used < victim->used)
+			victim = &cache[i];
+		if (!victim->rel)
+			break;
+	}
+	*hit = false;
+	entry_drop(victim);
+	return victim;
+}
+
+int wb_open(tool_context *ctx, const cJSON *args, wb_handle *h, tool_result *out)
+{
+	const char *arg = sbx_json_get_string(args, "file_path", "");
+	sbx_error err = SBX_ERROR_INIT;
+	_cleanup_free_ char *data = NULL;
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+	const char *rel;
+	wb_entry *e;
+	bool hit;
+	int r;
+
+	*h = (wb_handle){.arg = arg};
+	rel = workspace_relative(ctx, arg, out);
+	if (!rel)
+		return -EINVAL;
+	fd = workspace_open_regular(ctx, arg, &st, out);
+	if (fd < 0)
+		return fd;
+	h->rel = strdup(rel);
+	if (!h->rel)
+		return -ENOMEM;
+	pthread_mutex_lock(&cache_lock);
+	h->locked = true;
+	e = find_or_evict(rel, &hit);
+	if (hit && !same_file(e, &st)) {
+		entry_drop(e);
+		hit = false;
+	}
+	if (!hit) {
+		if ((uint64_t)st.st_size > MAX_FILE_SIZE) {
+			tool_fail(out, TOOL_E_ARGUMENT, "File too large: %s (%lld bytes)", arg,
+				  (long long)st.st_size);
+			wb_close(h);
+			return -EFBIG;
+		}
+		r = read_all(fd, (size_t)st.st_size, &data);
+		if (r < 0) {
+			tool_fail(out, TOOL_E_ARGUMENT, "Cannot read %s: %s", arg, strerror(-r));
+			wb_close(h);
+			return r;
+		}
+		r = sbx_book_open_memory(data, (size_t)st.st_size, rel, NULL, &e->book, &err);
+		if (r < 0) {
+			tool_fail(out, r == -ENOMEM ? TOOL_E_INTERNAL : TOOL_E_ARGUMENT,
+				  "Cannot open %s as a spreadsheet: %s", arg,
+				  sbx_error_message(&err));
+			e->book = NULL;
+			wb_close(h);
+			return r;
+		}
+		e->rel = strdup(rel);
+		if (!e->rel) {
+			entry_drop(e);
+			wb_close(h);
+			return -ENOMEM;
+		}
+		entry_key(e, &st);
+	}
+	e->used = ++clock_ticks;
+	h->entry = e;
+	h->book = e->book;
+	return 0;
+}
+
+sbx_sheet *wb_sheet(wb_handle *h, const cJSON *args, const char *key, tool_result *out)
+{
+	const char *name = sbx_json_get_string(args, key ? key : "sheet_name", NULL);
+	sbx_sheet *s;
+
+	if (!name) {
+		s = sbx_book_sheet(h->book, 0);
+		if (!s)
+			tool_fail(out, TOOL_E_ARGUMENT, "%s has no sheets", h->arg);
+		return s;
+	}
+	s = sbx_book_find(h->book, name);
+	if (!s)
+		tool_fail(out, TOOL_E_ARGUMENT, "Sheet '%s' not found", name);
+	return s;
+}
+
+/* Writes data to rel beneath the workspace: temp file + fsync + renameat. */
+static int write_confined(tool_context *ctx, const char *rel, const sbx_buf *data, struct stat *st,
+			  sbx_error *err)
+{
+	_cleanup_free_ char *dir = strdup(rel), *tmp = NULL;
+	_cleanup_close_ int dfd = -1, fd = -1;
+	const char *base;
+	char *slash;
+	int r;
+
+	if (!dir)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	slash = strrchr(dir, '/');
+	if (slash) {
+		*slash = '\0';
+		base = slash + 1;
+		dfd = sbx_path_open_beneath(ctx->workspace_fd, dir, O_PATH | O_DIRECTORY, 0, false,
+					    err);
+		if (dfd < 0)
+			return dfd;
+	} else {
+		base = rel;
+		dfd = fcntl(ctx->workspace_fd, F_DUPFD_CLOEXEC, 3);
+		if (dfd < 0)
+			return sbx_error_set(err, -errno, "%s", strerror(errno));
+	}
+	for (int attempt = 0; attempt < 16 && fd < 0; attempt++) {
+		free(tmp);
+		if (asprintf(&tmp, ".%s.tmp.%d.%d", base, getpid(), rand()) < 0) {
+			tmp = NULL;
+			return sbx_error_set(err, -ENOMEM, "out of memory");
+		}
+		fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (fd < 0 && errno != EEXIST)
+			return sbx_error_set(err, -errno, "cannot create a temp file: %s",
+					     strerror(errno));
+	}
+	if (fd < 0)
+		return sbx_error_set(err, -EEXIST, "cannot create a temp file");
+	for (size_t off = 0; off < data->len;) {
+		ssize_t n = write(fd, data->data + off, data->len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = -errno;
+			unlinkat(dfd, tmp, 0);
+			return sbx_error_set(err, r, "write failed: %s", strerror(-r));
+		}
+		off += (size_t)n;
+	}
+	if (fsync(fd) < 0 || fstat(fd, st) < 0 || renameat(dfd, tmp, dfd, base) < 0) {
+		r = -errno;
+		unlinkat(dfd, tmp, 0);
+		return sbx_error_set(err, r, "cannot replace the file: %s", strerror(-r));
+	}
+	return 0;
+}
+
+int wb_save(tool_context *ctx, wb_handle *h, tool_result *out)
+{
+	sbx_error err = SBX_ERROR_INIT;
+	sbx_buf data = SBX_BUF_INIT(1u << 30);
+	struct stat st;
+	int r;
+
+	r = sbx_book_save_memory(h->book, SBX_FORMAT_AUTO, &data, &err);
+	if (r >= 0)
+		r = write_confined(ctx, h->rel, &data, &st, &err);
+	sbx_buf_free(&data);
+	if (r < 0) {
+		/* The cached book now differs from the file: forget it. */
+		entry_drop(h->entry);
+		h->entry = NULL;
+		h->book = NULL;
+		return tool_fail(out, r == -ENOMEM ? TOOL_E_INTERNAL : TOOL_E_ARGUMENT,
+				 "Cannot save %s: %s", h->arg, sbx_error_message(&err)),
+		       r;
+	}
+	entry_key(h->entry, &st);
+	task_session_note_file(ctx->task, h->rel);
+	return 0;
+}
+
+void wb_close(wb_handle *h)
+{
+	if (h->locked)
+		pthread_mutex_unlock(&cache_lock);
+	h->locked = false;
+	free(h->rel);
+	h->rel = NULL;
+	h->book = NULL;
+}
+
+void wb_discard(wb_handle *h)
+{
+	if (h->entry)
+		entry_drop(h->entry);
+	h->entry = NULL;
+	h->book = NULL;
+}
+
+int wb_replace_file(tool_context *ctx, const char *rel, const void *data, size_t len,
+		    sbx_error *err)
+{
+	sbx_buf b = {(char *)data, len, len, len};
+	struct stat st;
+	int r;
+
+	pthread_mutex_lock(&cache_lock);
+	r = write_confined(ctx, rel, &b, &st, err);
+	for (size_t i = 0; i < CACHE_SLOTS; i++)
+		if (cache[i].rel && strcmp(cache[i].rel, rel) == 0)
+			entry_drop(&cache[i]);
+	pthread_mutex_unlock(&cache_lock);
+	if (r == 0)
+		task_session_note_file(ctx->task, rel);
+	return r;
+}

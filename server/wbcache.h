@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/*
+ * Workbooks for the spreadsheet tools. A parsed workbook is cached keyed by
+ * path, device, inode, mtime and size, so a read_cell on an unchanged file
+ * costs a stat, not a parse; a file changed by other means (execute_python,
+ * the host copying task files in late) is simply read again. Saving is
+ * atomic and confined: a temp file beside the target, opened through a
+ * directory fd resolved beneath the workspace, then renameat().
+ *
+ * One lock serialises the spreadsheet tools: wb_open takes it, wb_close
+ * releases it.
+ */
+
+#include <cjson/cJSON.h>
+
+#include "sbx/sheet.h"
+#include "server.h"
+
+typedef struct wb_handle {
+	sbx_book *book;	 /* borrowed from the cache */
+	const char *arg; /* the file_path argument, for messages */
+	char *rel;	 /* workspace-relative path */
+	struct wb_entry *entry;
+	bool locked;
+} wb_handle;
+
+/*
+ * Opens the workbook named by args.file_path (takes the lock). On failure
+ * fills out ("File not found: x.ods", not a spreadsheet, ...) and returns a
+ * negative errno; the lock is not held then.
+ */
+int wb_open(tool_context *ctx, const cJSON *args, wb_handle *h, tool_result *out);
+
+/*
+ * The sheet named by args.sheet_name (key may be another name), or the first
+ * sheet when the argument is absent. "Sheet 'X' not found" otherwise.
+ */
+sbx_sheet *wb_sheet(wb_handle *h, const cJSON *args, const char *key, tool_result *out);
+
+/* Saves the book over its file atomically; notes the file as modified. */
+int wb_save(tool_context *ctx, wb_handle *h, tool_result *out);
+
+/* Releases the lock. Accepts a handle that was never opened. */
+void wb_close(wb_handle *h);
+
+/* Forgets every cached workbook (tests, and after recalculation). */
+void wb_cache_clear(void);
+
+/* Forgets the cached book after a failed change (the file was not written). */
+void wb_discard(wb_handle *h);
+
+/* ---- cell helpers shared by the spreadsheet tools (sheet_cells.c) ---- */
+
+/* Parses "B7" into 0-based row/col, or fills out with "Invalid cell reference: ...". */
+int cell_parse(const char *text, uint32_t *row, uint32_t *col, tool_result *out);
+
+/* "B7" for 0-based row/col into buf (>= 16 bytes). */
+char *cell_name(uint32_t row, uint32_t col, char buf[static 16]);
+
+/* The JSON value of a cell: number, string, boolean, ISO date/time text, or null. */
+cJSON *cell_value_json(const sbx_cell *c);
+
+/* The ODF value-type name of a cell: float, string, boolean, date, ..., empty. */
+const char *cell_type_name(const sbx_cell *c);
+
+/*
+ * Replaces the workspace file rel with data, atomically and confined (the
+ * same way wb_save writes), drops it from the cache and notes it modified.
+ */
+int wb_replace_file(tool_context *ctx, const char *rel, const void *data, size_t len,
+		    sbx_error *err);
