@@ -263,8 +263,12 @@ sbx_cell_kind sbx_sheet__xlsx_format_kind(unsigned id, const char *code)
 	for (const char *c = code; *c && *c != ';'; c++) {
 		switch (*c) {
 		case '"':
-			while (c[1] && c[1] != '"')
+			while (c[1] && c[1] != '"') {
 				c++;
+				cur = cur || *c == '$' || strncmp(c, "\xe2\x82\xac", 3) == 0 ||
+				      strncmp(c, "\xc2\xa3", 2) == 0 ||
+				      strncmp(c, "\xc2\xa5", 2) == 0;
+			}
 			if (c[1])
 				c++;
 			break;

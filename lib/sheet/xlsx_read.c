@@ -146,6 +146,10 @@ static int read_c(ws_reader *w)
 	if (row >= p->b->limits.max_rows || col >= p->b->limits.max_cols)
 		return sbx_sheet__xml_fail(&w->x, -E2BIG, "cell %s beyond the sheet (limit)", a.r);
 	w->col = col + 1;
+	if (!a.r[0]) {
+		char cn[4];
+		snprintf(a.r, sizeof(a.r), "%s%u", sbx_ref_col_name(col, cn), row + 1);
+	}
 	sbx_buf_reset(&w->text);
 	sbx_buf_reset(&w->ftext);
 	if (!xmlTextReaderIsEmptyElement(r)) {

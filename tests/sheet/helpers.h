@@ -10,6 +10,7 @@
 
 #include "sbx/sheet.h"
 #include "zip.h"
+#include "xlsx.h"
 
 #define CONTENT_HEAD                                                                               \
 	"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"                                             \
@@ -181,4 +182,50 @@ static inline void check_sample_values(const sbx_book *b, bool exact_kinds)
 	sbx_sheet_used_range(s, &rows, &cols);
 	ck_assert_uint_eq(rows, 21);
 	ck_assert_uint_eq(cols, 6);
+}
+
+/* The values of tests/data/sheet/lo-source.fods, as LibreOffice saved them. */
+static inline void check_lo_saved(const sbx_book *b)
+{
+	sbx_cell c;
+
+	ck_assert_uint_eq(sbx_book_sheet_count(b), 2);
+	const sbx_sheet *s = sbx_book_sheet(b, 0), *s2 = sbx_book_sheet(b, 1);
+	ck_assert_str_eq(sbx_sheet_name(s), "Data");
+	ck_assert_str_eq(sbx_sheet_name(s2), "Second Sheet");
+	/* Merged A1:B1: the covered cell takes B1, so "Third" stays in C1. */
+	assert_text(s, "A1", SBX_CELL_STRING, "Merged title");
+	ck_assert_int_eq(cell_at(s, "B1", &c), SBX_CELL_EMPTY);
+	assert_text(s, "C1", SBX_CELL_STRING, "Third");
+	assert_number(s, "B2", SBX_CELL_NUMBER, 7);
+	assert_number(s, "C2", SBX_CELL_NUMBER, 7);
+	assert_number(s, "D2", SBX_CELL_NUMBER, 0.1);
+	for (int r = 3; r <= 5; r++) {
+		char a[8];
+		snprintf(a, sizeof(a), "A%d", r);
+		assert_text(s, a, SBX_CELL_STRING, "rep");
+		snprintf(a, sizeof(a), "B%d", r);
+		assert_number(s, a, SBX_CELL_NUMBER, 2);
+	}
+	assert_number(s, "A6", SBX_CELL_DATE, 45352);
+	assert_number(s, "B6", SBX_CELL_TIME, (19 * 60 + 3) / 1440.0);
+	assert_number(s, "C6", SBX_CELL_PERCENT, 0.125);
+	assert_number(s, "D6", SBX_CELL_BOOL, 1);
+	assert_number(s, "E6", SBX_CELL_CURRENCY, 1234.5);
+	assert_number(s, "A7", SBX_CELL_NUMBER, 10.5);
+	assert_formula(s, "A7", "=A2*B2");
+	assert_formula(s, "B7", "=SUM(B3:B5)");
+	assert_text(s, "C7", SBX_CELL_ERROR, "#DIV/0!");
+	assert_number(s, "D7", SBX_CELL_NUMBER, 43);
+	assert_formula(s, "D7", "='Second Sheet'!J50+1");
+	assert_text(s, "E7", SBX_CELL_STRING, "big");
+	assert_formula(s, "E7", "=IF(A2>1,\"big\",\"small\")");
+	assert_text(s, "A8", SBX_CELL_STRING, "line one\nline   two");
+	assert_text(s, "E8", SBX_CELL_STRING, "after gap");
+	assert_number(s2, "J50", SBX_CELL_NUMBER, 42);
+	ck_assert_uint_eq(sbx_sheet_cell_count(s2), 1);
+	uint32_t rows, cols;
+	sbx_sheet_used_range(s, &rows, &cols);
+	ck_assert_uint_eq(rows, 8);
+	ck_assert_uint_eq(cols, 5);
 }
