@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <fcntl.h>
+#include <libxml/parser.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,11 +100,69 @@ static int open_output(int dirfd, const char *path, sbx_book **out, char **probl
 	return r < 0 ? -ENOMEM : 0;
 }
 
+/* One output being opened, possibly on its own thread. */
+typedef struct opening {
+	int dirfd;
+	const char *path;
+	sbx_book *book;
+	char *problem;
+	int r;
+} opening;
+
+static void *open_output_thread(void *p)
+{
+	opening *o = p;
+
+	o->r = open_output(o->dirfd, o->path, &o->book, &o->problem);
+	return NULL;
+}
+
+static void init_xml(void)
+{
+	xmlInitParser();
+}
+
+/*
+ * Opens the oracle here and the output on a second thread: the two reads are
+ * most of a grade's time and independent (distinct books). libxml2 is
+ * initialised once first, as it requires before use from several threads.
+ */
+static int open_pair(const char *oracle_path, int dirfd, const char *output_path, sbx_book **oracle,
+		     opening *o, sbx_error *err)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_t th;
+	bool threaded;
+	int r;
+
+	*o = (opening){.dirfd = dirfd, .path = output_path};
+	pthread_once(&once, init_xml);
+	threaded = pthread_create(&th, NULL, open_output_thread, o) == 0;
+	r = sbx_book_open(oracle_path, NULL, oracle, err);
+	if (threaded)
+		pthread_join(th, NULL);
+	else
+		open_output_thread(o);
+	if (r < 0) {
+		o->book = sbx_book_free(o->book);
+		free(o->problem);
+		o->problem = NULL;
+		return sbx_error_prefix(err, r, "oracle");
+	}
+	if (o->r < 0) {
+		*oracle = sbx_book_free(*oracle);
+		return sbx_error_set(err, o->r, "out of memory");
+	}
+	return 0;
+}
+
 /* Shared by sbx_grade_files and sbx_grade_task: output paths relative to out_dirfd (or cwd). */
 static int grade_cases(const sbx_grading_spec *spec, int out_dirfd, const char *const *outputs,
 		       const char *const *oracles, sbx_grade_result **out, sbx_error *err)
 {
 	_cleanup_(sbx_grade_result_freep) sbx_grade_result *res = NULL;
+	sbx_book *oracle = NULL;
+	opening o = {0};
 	int r = 0;
 
 	if (spec->n_cases == 0)
@@ -112,27 +172,38 @@ static int grade_cases(const sbx_grading_spec *spec, int out_dirfd, const char *
 		return sbx_error_set(err, -ENOMEM, "out of memory");
 	for (size_t i = 0; i < spec->n_cases; i++) {
 		const sbx_grading_case *gc = &spec->cases[i];
-		_cleanup_(sbx_book_freep) sbx_book *oracle = NULL, *output = NULL;
-		_cleanup_free_ char *problem = NULL;
 		sbx_grade_case_result *cr = &res->cases[res->n_cases];
 
-		r = sbx_book_open(oracles[i], NULL, &oracle, err);
-		if (r < 0)
-			return sbx_error_prefix(err, r, "oracle");
-		r = open_output(out_dirfd, outputs[i], &output, &problem);
-		if (r < 0)
-			return sbx_error_set(err, r, "out of memory");
-		r = sbx_grade_books(&gc->opts, output, problem, oracle, cr, err);
-		if (r < 0)
-			return spec->n_cases > 1 ? sbx_error_prefix(err, r, "case '%s'", gc->name)
-						 : r;
+		/* Cases often share their files: read them once. */
+		if (i == 0 || strcmp(oracles[i], oracles[i - 1]) != 0 ||
+		    strcmp(outputs[i], outputs[i - 1]) != 0) {
+			oracle = sbx_book_free(oracle);
+			o.book = sbx_book_free(o.book);
+			free(o.problem);
+			r = open_pair(oracles[i], out_dirfd, outputs[i], &oracle, &o, err);
+			if (r < 0)
+				return r;
+		}
+		r = sbx_grade_books(&gc->opts, o.book, o.problem, oracle, cr, err);
+		if (r < 0) {
+			if (spec->n_cases > 1)
+				sbx_error_prefix(err, r, "case '%s'", gc->name);
+			break;
+		}
 		res->n_cases++;
 		cr->name = strdup(gc->name);
 		cr->output = strdup(outputs[i]);
 		cr->oracle = strdup(oracles[i]);
-		if (!cr->name || !cr->output || !cr->oracle)
-			return sbx_error_set(err, -ENOMEM, "out of memory");
+		if (!cr->name || !cr->output || !cr->oracle) {
+			r = sbx_error_set(err, -ENOMEM, "out of memory");
+			break;
+		}
 	}
+	sbx_book_free(oracle);
+	sbx_book_free(o.book);
+	free(o.problem);
+	if (r < 0)
+		return r;
 	sbx_grade_result_summarise(res);
 	*out = TAKE_PTR(res);
 	return 0;
