@@ -1,0 +1,711 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sandbox-mcp in-process: the JSON-RPC handler, the dispatch table, every
+ * tool and every error path, through mcp_handle_text as a transport would.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "capture.h"
+#include "resources.h"
+#include "schema.h"
+#include "server.h"
+#include "task.h"
+#include "wbcache.h"
+
+static server srv;
+static mcp_session session;
+static char ws[64];
+static char status_path[128];
+
+static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
+{
+	return remove(p);
+}
+
+static void copy_file(const char *from, const char *to)
+{
+	char buf[65536];
+	FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
+	size_t n;
+
+	ck_assert_ptr_nonnull(in);
+	ck_assert_ptr_nonnull(out);
+	while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+		fwrite(buf, 1, n, out);
+	fclose(in);
+	fclose(out);
+}
+
+static void setup_timeout(double task_timeout)
+{
+	char src[1024], dst[256];
+	sbx_error err = SBX_ERROR_INIT;
+	const char *root = getenv("SBX_SOURCE_ROOT");
+
+	strcpy(ws, "/tmp/sbx-server-test-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(ws));
+	snprintf(src, sizeof(src), "%s/tests/server/data/cash_flows.ods", root ? root : "..");
+	snprintf(dst, sizeof(dst), "%s/cash_flows.ods", ws);
+	copy_file(src, dst);
+	snprintf(status_path, sizeof(status_path), "%s.status.json", ws);
+	ck_assert_int_eq(server_init(&srv, ws, NULL, task_timeout, status_path, &err), 0);
+	mcp_session_init(&session);
+	wb_cache_clear();
+}
+
+static void setup(void)
+{
+	setup_timeout(0);
+}
+
+static void teardown(void)
+{
+	server_done(&srv);
+	wb_cache_clear();
+	nftw(ws, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	unlink(status_path);
+}
+
+/* Sends one message; returns the parsed response (NULL for none). */
+static cJSON *rpc(const char *text)
+{
+	char *out = NULL;
+	cJSON *r;
+
+	ck_assert_int_eq(mcp_handle_text(&srv, &session, text, strlen(text), NULL, &out), 0);
+	if (!out)
+		return NULL;
+	r = cJSON_Parse(out);
+	ck_assert_msg(r != NULL, "response is not JSON: %s", out);
+	free(out);
+	return r;
+}
+
+static int error_code(const cJSON *r)
+{
+	return (int)sbx_json_get_number(sbx_json_get(r, "error"), "code", 0);
+}
+
+/* Calls a tool; returns the CallToolResult (caller frees via the root in *root). */
+static const cJSON *call(const char *name, const char *args, cJSON **root)
+{
+	char *text = NULL;
+
+	ck_assert_int_ge(asprintf(&text,
+				  "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\","
+				  "\"params\":{\"name\":\"%s\",\"arguments\":%s}}",
+				  name, args),
+			 0);
+	*root = rpc(text);
+	free(text);
+	ck_assert_ptr_nonnull(*root);
+	ck_assert_msg(sbx_json_get(*root, "result"), "no result for %s", name);
+	return sbx_json_get(*root, "result");
+}
+
+static bool is_error(const cJSON *res)
+{
+	return cJSON_IsTrue(sbx_json_get(res, "isError"));
+}
+
+static const char *error_text(const cJSON *res)
+{
+	return sbx_json_get_string(cJSON_GetArrayItem(sbx_json_get(res, "content"), 0), "text", "");
+}
+
+static const cJSON *structured(const cJSON *res)
+{
+	ck_assert_msg(!is_error(res), "tool failed: %s", error_text(res));
+	return sbx_json_get(res, "structuredContent");
+}
+
+#define F "\"file_path\":\"cash_flows.ods\",\"sheet_name\":\"Sheet1\""
+
+/* ---- protocol ---- */
+
+START_TEST(initialize_negotiates_version)
+{
+	cJSON *r = rpc("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
+		       "\"protocolVersion\":\"2024-11-05\"}}");
+	const cJSON *res = sbx_json_get(r, "result");
+
+	ck_assert_str_eq(sbx_json_get_string(res, "protocolVersion", ""), "2024-11-05");
+	ck_assert_ptr_nonnull(sbx_json_get(sbx_json_get(res, "capabilities"), "tools"));
+	ck_assert_str_eq(sbx_json_get_string(sbx_json_get(res, "serverInfo"), "name", ""),
+			 "sandbox-mcp");
+	cJSON_Delete(r);
+	r = rpc("{\"jsonrpc\":\"2.0\",\"id\":\"s\",\"method\":\"initialize\",\"params\":{"
+		"\"protocolVersion\":\"1999-01-01\"}}");
+	ck_assert_str_eq(sbx_json_get_string(sbx_json_get(r, "result"), "protocolVersion", ""),
+			 "2025-11-25");
+	ck_assert(cJSON_IsString(sbx_json_get(r, "id")));
+	cJSON_Delete(r);
+	ck_assert_ptr_null(rpc("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}"));
+}
+END_TEST
+
+START_TEST(ping_and_unknown_methods)
+{
+	cJSON *r = rpc("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}");
+
+	ck_assert(cJSON_IsObject(sbx_json_get(r, "result")));
+	ck_assert_int_eq((int)sbx_json_get_number(r, "id", 0), 3);
+	cJSON_Delete(r);
+	r = rpc("{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"server/discover\"}");
+	ck_assert_int_eq(error_code(r), -32601);
+	cJSON_Delete(r);
+	r = rpc("{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"no/such\"}");
+	ck_assert_int_eq(error_code(r), -32601);
+	cJSON_Delete(r);
+	/* Unknown notifications and responses are ignored. */
+	ck_assert_ptr_null(rpc("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/whatever\"}"));
+	ck_assert_ptr_null(rpc("{\"jsonrpc\":\"2.0\",\"id\":9,\"result\":{}}"));
+}
+END_TEST
+
+START_TEST(malformed_messages)
+{
+	static const struct {
+		const char *text;
+		int code;
+	} cases[] = {
+		{"{not json", -32700},
+		{"", -32700},
+		{"[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]", -32600},
+		{"42", -32600},
+		{"{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":\"ping\"}", -32600},
+		{"{\"jsonrpc\":\"2.0\",\"id\":[1],\"method\":\"ping\"}", -32600},
+		{"{\"jsonrpc\":\"2.0\",\"id\":true,\"method\":\"ping\"}", -32600},
+		{"{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"ping\"}", -32600},
+		{"{\"jsonrpc\":\"1.0\",\"id\":1,\"method\":\"ping\"}", -32600},
+		{"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":5}", -32600},
+		{"{\"jsonrpc\":\"2.0\",\"id\":1}", -32600},
+		{"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":[1]}", -32600},
+		{"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{}}", -32602},
+	};
+
+	for (size_t i = 0; i < SBX_ELEMENTSOF(cases); i++) {
+		char *out = NULL;
+		cJSON *r;
+
+		ck_assert_int_eq(mcp_handle_text(&srv, &session, cases[i].text,
+						 strlen(cases[i].text), NULL, &out),
+				 0);
+		ck_assert_msg(out, "no answer to %s", cases[i].text);
+		r = cJSON_Parse(out);
+		ck_assert_msg(error_code(r) == cases[i].code, "%s -> %s", cases[i].text, out);
+		free(out);
+		cJSON_Delete(r);
+	}
+}
+END_TEST
+
+START_TEST(deep_nesting_refused)
+{
+	size_t n = 10000;
+	char *text = malloc(2 * n + 1), *out = NULL;
+	cJSON *r;
+
+	memset(text, '[', n);
+	memset(text + n, ']', n);
+	text[2 * n] = '\0';
+	ck_assert_int_eq(mcp_handle_text(&srv, &session, text, 2 * n, NULL, &out), 0);
+	r = cJSON_Parse(out);
+	ck_assert_int_eq(error_code(r), -32700);
+	cJSON_Delete(r);
+	free(out);
+	free(text);
+}
+END_TEST
+
+START_TEST(tools_list_is_complete)
+{
+	static const char *const expected[] = {
+		"read_cell",	"write_cell",	  "read_range",	    "write_range",   "set_formula",
+		"list_sheets",	"get_sheet_info", "list_files",	    "create_sheet",  "rename_sheet",
+		"delete_sheet", "insert_rows",	  "delete_rows",    "clear_range",   "find_cells",
+		"recalculate",	"complete_task",  "execute_python", "execute_shell",
+	};
+	cJSON *r = rpc("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}");
+	const cJSON *tools = sbx_json_get(sbx_json_get(r, "result"), "tools"), *t;
+	regex_t re;
+
+	ck_assert_int_eq(regcomp(&re, "^[A-Za-z0-9_.-]{1,64}$", REG_EXTENDED | REG_NOSUB), 0);
+	cJSON_ArrayForEach (t, tools) {
+		const cJSON *ann = sbx_json_get(t, "annotations");
+		const char *name = sbx_json_get_string(t, "name", "");
+
+		ck_assert_int_eq(regexec(&re, name, 0, NULL, 0), 0);
+		ck_assert_msg(cJSON_IsBool(sbx_json_get(ann, "readOnlyHint")), "%s", name);
+		ck_assert(cJSON_IsFalse(sbx_json_get(ann, "openWorldHint")));
+		ck_assert_str_eq(sbx_json_get_string(sbx_json_get(t, "inputSchema"), "type", ""),
+				 "object");
+		ck_assert(*sbx_json_get_string(t, "description", ""));
+	}
+	for (size_t i = 0; i < SBX_ELEMENTSOF(expected); i++) {
+		bool found = false;
+		cJSON_ArrayForEach (t, tools)
+			if (strcmp(sbx_json_get_string(t, "name", ""), expected[i]) == 0)
+				found = true;
+		ck_assert_msg(found, "tool %s missing", expected[i]);
+	}
+	regfree(&re);
+	cJSON_Delete(r);
+}
+END_TEST
+
+START_TEST(unknown_tool_is_protocol_error)
+{
+	cJSON *r = rpc("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{"
+		       "\"name\":\"fake_tool\",\"arguments\":{}}}");
+
+	ck_assert_int_eq(error_code(r), -32602);
+	ck_assert_str_eq(sbx_json_get_string(sbx_json_get(r, "error"), "message", ""),
+			 "Unknown tool: fake_tool");
+	cJSON_Delete(r);
+}
+END_TEST
+
+START_TEST(arguments_validated)
+{
+	cJSON *root;
+	const cJSON *res;
+
+	res = call("read_cell", "{\"file_path\":\"cash_flows.ods\"}", &root);
+	ck_assert(is_error(res));
+	ck_assert_ptr_nonnull(
+		strstr(error_text(res), "missing required argument 'cell_reference'"));
+	cJSON_Delete(root);
+	res = call("read_cell", "{" F ",\"cell_reference\":\"A1\",\"bogus\":1}", &root);
+	ck_assert(is_error(res));
+	ck_assert_ptr_nonnull(strstr(error_text(res), "unexpected argument 'bogus'"));
+	cJSON_Delete(root);
+	res = call("read_cell", "{" F ",\"cell_reference\":5}", &root);
+	ck_assert(is_error(res));
+	ck_assert_ptr_nonnull(
+		strstr(error_text(res), "argument 'cell_reference': expected string"));
+	cJSON_Delete(root);
+	res = call("insert_rows", "{" F ",\"row\":0}", &root);
+	ck_assert(is_error(res));
+	ck_assert_ptr_nonnull(strstr(error_text(res), "must be >= 1"));
+	cJSON_Delete(root);
+	res = call("write_range", "{" F ",\"start_cell\":\"A1\",\"values\":[[{}]]}", &root);
+	ck_assert(is_error(res));
+	ck_assert_ptr_nonnull(strstr(error_text(res), "values[0][0]"));
+	cJSON_Delete(root);
+}
+END_TEST
+
+START_TEST(schema_subset)
+{
+	cJSON *schema = cJSON_Parse(
+		"{\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"integer\",\"minimum\":1,"
+		"\"maximum\":3},\"e\":{\"enum\":[\"a\",\"b\"]},\"l\":{\"type\":\"array\","
+		"\"items\":{\"type\":\"string\"},\"maxItems\":2}},\"required\":[\"n\"],"
+		"\"additionalProperties\":false}");
+	static const struct {
+		const char *value;
+		bool ok;
+	} cases[] = {
+		{"{\"n\":1}", true},
+		{"{\"n\":2.5}", false},
+		{"{\"n\":4}", false},
+		{"{}", false},
+		{"{\"n\":1,\"x\":0}", false},
+		{"{\"n\":1,\"e\":\"a\"}", true},
+		{"{\"n\":1,\"e\":\"c\"}", false},
+		{"{\"n\":1,\"l\":[\"a\"]}", true},
+		{"{\"n\":1,\"l\":[1]}", false},
+		{"{\"n\":1,\"l\":[\"a\",\"b\",\"c\"]}", false},
+		{"[]", false},
+	};
+
+	for (size_t i = 0; i < SBX_ELEMENTSOF(cases); i++) {
+		cJSON *v = cJSON_Parse(cases[i].value);
+		sbx_error err = SBX_ERROR_INIT;
+		int r = schema_validate(schema, v, &err);
+
+		ck_assert_msg((r == 0) == cases[i].ok, "%s: %s", cases[i].value,
+			      sbx_error_message(&err));
+		cJSON_Delete(v);
+	}
+	cJSON_Delete(schema);
+}
+END_TEST
+
+/* ---- spreadsheet tools ---- */
+
+START_TEST(read_tools)
+{
+	cJSON *root;
+	const cJSON *s, *values;
+
+	s = structured(call("read_cell", "{" F ",\"cell_reference\":\"B2\"}", &root));
+	ck_assert_double_eq_tol(sbx_json_get_number(s, "value", 0), 257624.09, 1e-9);
+	ck_assert_str_eq(sbx_json_get_string(s, "value_type", ""), "float");
+	cJSON_Delete(root);
+	s = structured(call("read_cell", "{" F ",\"cell_reference\":\"C3\"}", &root));
+	ck_assert(cJSON_IsNull(sbx_json_get(s, "value")));
+	cJSON_Delete(root);
+	s = structured(
+		call("read_range", "{" F ",\"start_cell\":\"A1\",\"end_cell\":\"C2\"}", &root));
+	values = sbx_json_get(s, "values");
+	ck_assert_int_eq(cJSON_GetArraySize(values), 2);
+	ck_assert_str_eq(cJSON_GetArrayItem(cJSON_GetArrayItem(values, 0), 1)->valuestring,
+			 "Cash_Flow_Amount");
+	cJSON_Delete(root);
+	s = structured(call("list_sheets", "{\"file_path\":\"cash_flows.ods\"}", &root));
+	ck_assert_str_eq(cJSON_GetArrayItem(sbx_json_get(s, "sheets"), 0)->valuestring, "Sheet1");
+	cJSON_Delete(root);
+	s = structured(call("get_sheet_info", "{" F "}", &root));
+	ck_assert_int_eq((int)sbx_json_get_number(s, "row_count", 0), 101);
+	ck_assert_int_eq((int)sbx_json_get_number(s, "col_count", 0), 3);
+	ck_assert_str_eq(cJSON_GetArrayItem(sbx_json_get(s, "headers"), 2)->valuestring,
+			 "Rate_Point");
+	cJSON_Delete(root);
+	s = structured(call("list_files", "{}", &root));
+	ck_assert_str_eq(cJSON_GetArrayItem(sbx_json_get(s, "files"), 0)->valuestring,
+			 "cash_flows.ods");
+	cJSON_Delete(root);
+	s = structured(
+		call("find_cells", "{\"file_path\":\"cash_flows.ods\",\"query\":\"rate\"}", &root));
+	ck_assert_int_eq((int)sbx_json_get_number(s, "count", 0), 1);
+	cJSON_Delete(root);
+}
+END_TEST
+
+START_TEST(write_tools_persist)
+{
+	cJSON *root;
+	const cJSON *s, *row;
+
+	structured(call("write_cell",
+			"{" F ",\"cell_reference\":\"D1\",\"value\":\"Required_Reserve\"}", &root));
+	cJSON_Delete(root);
+	structured(call("set_formula", "{" F ",\"cell_reference\":\"D2\",\"formula\":\"=B2*C2\"}",
+			&root));
+	cJSON_Delete(root);
+	s = structured(call("write_range",
+			    "{" F ",\"start_cell\":\"E1\",\"values\":[[1,2.5],[true,null]]}",
+			    &root));
+	ck_assert_int_eq((int)sbx_json_get_number(s, "cells_written", 0), 4);
+	cJSON_Delete(root);
+	/* Drop the cache: what follows must come from the file on disk. */
+	wb_cache_clear();
+	s = structured(call(
+		"read_range",
+		"{" F ",\"start_cell\":\"D1\",\"end_cell\":\"F2\",\"mode\":\"formulas\"}", &root));
+	row = cJSON_GetArrayItem(sbx_json_get(s, "values"), 0);
+	ck_assert_str_eq(cJSON_GetArrayItem(row, 0)->valuestring, "Required_Reserve");
+	ck_assert_double_eq(cJSON_GetArrayItem(row, 2)->valuedouble, 2.5);
+	row = cJSON_GetArrayItem(sbx_json_get(s, "values"), 1);
+	ck_assert_str_eq(cJSON_GetArrayItem(row, 0)->valuestring, "=B2*C2");
+	ck_assert(cJSON_IsTrue(cJSON_GetArrayItem(row, 1)));
+	cJSON_Delete(root);
+	s = structured(
+		call("clear_range", "{" F ",\"start_cell\":\"E1\",\"end_cell\":\"F2\"}", &root));
+	ck_assert_int_eq((int)sbx_json_get_number(s, "cells_cleared", 0), 3);
+	cJSON_Delete(root);
+	s = structured(call("get_task_status", "{}", &root));
+	ck_assert_str_eq(cJSON_GetArrayItem(sbx_json_get(s, "files_modified"), 0)->valuestring,
+			 "cash_flows.ods");
+	cJSON_Delete(root);
+}
+END_TEST
+
+START_TEST(sheet_and_row_tools)
+{
+	cJSON *root;
+	const cJSON *s;
+
+	s = structured(call("create_sheet",
+			    "{\"file_path\":\"cash_flows.ods\",\"sheet_name\":\"Notes\"}", &root));
+	ck_assert_int_eq(cJSON_GetArraySize(sbx_json_get(s, "sheets")), 2);
+	cJSON_Delete(root);
+	ck_assert(is_error(call("create_sheet",
+				"{\"file_path\":\"cash_flows.ods\",\"sheet_name\":\"Notes\"}",
+				&root)));
+	cJSON_Delete(root);
+	structured(call("rename_sheet",
+			"{\"file_path\":\"cash_flows.ods\",\"sheet_name\":\"Notes\",\"new_name\":"
+			"\"N2\"}",
+			&root));
+	cJSON_Delete(root);
+	structured(call("delete_sheet", "{\"file_path\":\"cash_flows.ods\",\"sheet_name\":\"N2\"}",
+			&root));
+	cJSON_Delete(root);
+	ck_assert(is_error(call("delete_sheet", "{" F "}", &root))); /* the last sheet */
+	cJSON_Delete(root);
+	structured(call("insert_rows", "{" F ",\"row\":2,\"count\":3}", &root));
+	cJSON_Delete(root);
+	s = structured(call("read_cell", "{" F ",\"cell_reference\":\"A5\"}", &root));
+	ck_assert_int_eq((int)sbx_json_get_number(s, "value", 0), 1);
+	cJSON_Delete(root);
+	structured(call("delete_rows", "{" F ",\"row\":2,\"count\":3}", &root));
+	cJSON_Delete(root);
+	s = structured(call("read_cell", "{" F ",\"cell_reference\":\"A2\"}", &root));
+	ck_assert_int_eq((int)sbx_json_get_number(s, "value", 0), 1);
+	cJSON_Delete(root);
+}
+END_TEST
+
+START_TEST(reference_error_texts)
+{
+	static const struct {
+		const char *tool, *args, *text;
+	} cases[] = {
+		{"read_cell", "{\"file_path\":\"x.ods\",\"cell_reference\":\"A1\"}",
+		 "File not found: x.ods"},
+		{"read_cell",
+		 "{\"file_path\":\"cash_flows.ods\",\"sheet_name\":\"BadSheet\",\"cell_reference\":"
+		 "\"A1\"}",
+		 "Sheet 'BadSheet' not found"},
+		{"read_cell", "{" F ",\"cell_reference\":\"ZZZ\"}", "Invalid cell reference: ZZZ"},
+		{"read_range", "{" F ",\"start_cell\":\"A1\",\"end_cell\":\"1A\"}",
+		 "Invalid cell reference: 1A"},
+		{"read_cell", "{\"file_path\":\"../../etc/passwd\",\"cell_reference\":\"A1\"}",
+		 "outside the workspace"},
+		{"read_cell", "{\"file_path\":\"/etc/passwd\",\"cell_reference\":\"A1\"}",
+		 "outside the workspace"},
+		{"read_cell", "{\"file_path\":\"shadow.ods\",\"cell_reference\":\"A1\"}",
+		 "outside the workspace"},
+		{"read_cell", "{\"file_path\":\"fifo.ods\",\"cell_reference\":\"A1\"}",
+		 "not a regular file"},
+		{"read_cell", "{\"file_path\":\"junk.ods\",\"cell_reference\":\"A1\"}",
+		 "as a spreadsheet"},
+	};
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/shadow.ods", ws);
+	ck_assert_int_eq(symlink("/etc/shadow", path), 0);
+	snprintf(path, sizeof(path), "%s/fifo.ods", ws);
+	ck_assert_int_eq(mkfifo(path, 0600), 0);
+	snprintf(path, sizeof(path), "%s/junk.ods", ws);
+	f = fopen(path, "w");
+	fputs("PK\x03\x04 not really a zip", f);
+	fclose(f);
+	for (size_t i = 0; i < SBX_ELEMENTSOF(cases); i++) {
+		cJSON *root;
+		const cJSON *res = call(cases[i].tool, cases[i].args, &root);
+
+		ck_assert_msg(is_error(res), "%s should fail", cases[i].args);
+		ck_assert_msg(strstr(error_text(res), cases[i].text), "'%s' lacks '%s'",
+			      error_text(res), cases[i].text);
+		cJSON_Delete(root);
+	}
+}
+END_TEST
+
+START_TEST(absolute_path_inside_workspace)
+{
+	char args[512];
+	cJSON *root;
+
+	snprintf(args, sizeof(args), "{\"file_path\":\"%s/cash_flows.ods\"}", srv.base.workspace);
+	structured(call("list_sheets", args, &root));
+	cJSON_Delete(root);
+}
+END_TEST
+
+/* ---- code execution ---- */
+
+START_TEST(execute_python_runs_in_workspace)
+{
+	cJSON *root;
+	const cJSON *s = structured(call(
+		"execute_python",
+		"{\"code\":\"import os,sys\\nprint(sorted(os.listdir('.')))\\nprint('e',file=sys."
+		"stderr)\\nsys.exit(3)\"}",
+		&root));
+
+	ck_assert_ptr_nonnull(strstr(sbx_json_get_string(s, "stdout", ""), "cash_flows.ods"));
+	ck_assert_str_eq(sbx_json_get_string(s, "stderr", ""), "e\n");
+	ck_assert_int_eq((int)sbx_json_get_number(s, "exit_code", 0), 3);
+	ck_assert_int_eq((int)sbx_json_get_number(s, "return_code", 0), 3);
+	ck_assert(cJSON_IsFalse(sbx_json_get(s, "timed_out")));
+	cJSON_Delete(root);
+}
+END_TEST
+
+START_TEST(execute_python_timeout_and_caps)
+{
+	cJSON *root;
+	const cJSON *res, *s;
+
+	res = call("execute_python", "{\"code\":\"import time\\ntime.sleep(30)\",\"timeout\":1}",
+		   &root);
+	ck_assert(is_error(res));
+	ck_assert_str_eq(error_text(res), "Code execution timed out after 1 seconds");
+	s = sbx_json_get(res, "structuredContent");
+	ck_assert(cJSON_IsTrue(sbx_json_get(s, "timed_out")));
+	ck_assert_str_eq(sbx_json_get_string(s, "error_code", ""), "E_TIMEOUT");
+	cJSON_Delete(root);
+	s = structured(call("execute_python", "{\"code\":\"print('x'*200000)\"}", &root));
+	ck_assert(cJSON_IsTrue(sbx_json_get(s, "truncated")));
+	ck_assert_uint_lt(strlen(sbx_json_get_string(s, "stdout", "")), 52 * 1024);
+	ck_assert_ptr_nonnull(strstr(sbx_json_get_string(s, "stdout", ""), "bytes truncated"));
+	cJSON_Delete(root);
+	res = call("execute_python", "{\"code\":\"x = bytearray(10 * 1024**3)\"}", &root);
+	ck_assert(is_error(res));
+	ck_assert_str_eq(
+		sbx_json_get_string(sbx_json_get(res, "structuredContent"), "error_code", ""),
+		"E_MEMORY");
+	cJSON_Delete(root);
+	s = structured(call("execute_shell", "{\"command\":\"echo $((6*7))\"}", &root));
+	ck_assert_str_eq(sbx_json_get_string(s, "stdout", ""), "42\n");
+	cJSON_Delete(root);
+}
+END_TEST
+
+START_TEST(capture_keeps_head_and_tail)
+{
+	capture c;
+	char big[100000];
+
+	capture_init(&c);
+	memset(big, 'a', sizeof(big));
+	big[sizeof(big) - 1] = 'Z';
+	capture_add(&c, "HEAD", 4);
+	capture_add(&c, big, sizeof(big));
+	capture_finish(&c);
+	ck_assert(c.truncated);
+	ck_assert(strncmp(capture_text(&c), "HEAD", 4) == 0);
+	ck_assert(capture_text(&c)[strlen(capture_text(&c)) - 1] == 'Z');
+	capture_free(&c);
+	{
+		char *s = utf8_sanitize("a\xff\xc3\xa9", 4);
+		ck_assert_str_eq(s, "a\xef\xbf\xbd\xc3\xa9");
+		free(s);
+	}
+}
+END_TEST
+
+/* ---- task session, resources ---- */
+
+START_TEST(task_deadline)
+{
+	cJSON *root;
+	const cJSON *res;
+	FILE *f;
+	char buf[4096] = "";
+
+	server_done(&srv);
+	wb_cache_clear();
+	nftw(ws, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	setup_timeout(0.3);
+	structured(call("list_files", "{}", &root)); /* starts the task */
+	cJSON_Delete(root);
+	usleep(500 * 1000);
+	res = call("read_cell", "{" F ",\"cell_reference\":\"A1\"}", &root);
+	ck_assert(is_error(res));
+	ck_assert_str_eq(error_text(res), "Task has timed out");
+	cJSON_Delete(root);
+	ck_assert_int_eq(task_session_state(srv.base.task), TASK_TIMED_OUT);
+	f = fopen(status_path, "r");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_gt(fread(buf, 1, sizeof(buf) - 1, f), 0);
+	fclose(f);
+	ck_assert_ptr_nonnull(strstr(buf, "\"status\":\"timed_out\""));
+}
+END_TEST
+
+START_TEST(complete_task_writes_status)
+{
+	cJSON *root;
+	const cJSON *s;
+	FILE *f;
+	char buf[4096] = "";
+
+	ck_assert_int_eq(task_session_start(srv.base.task, "t1", 60), 0);
+	ck_assert_int_eq(task_session_start(srv.base.task, "t1", 60), -EBUSY);
+	s = structured(call("complete_task", "{\"summary\":\"done\"}", &root));
+	ck_assert_str_eq(sbx_json_get_string(s, "status", ""), "completed");
+	ck_assert_str_eq(sbx_json_get_string(s, "task_id", ""), "t1");
+	cJSON_Delete(root);
+	/* After completion the workspace is frozen for writes. */
+	ck_assert(is_error(
+		call("write_cell", "{" F ",\"cell_reference\":\"A1\",\"value\":1}", &root)));
+	cJSON_Delete(root);
+	f = fopen(status_path, "r");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_gt(fread(buf, 1, sizeof(buf) - 1, f), 0);
+	fclose(f);
+	ck_assert_ptr_nonnull(strstr(buf, "\"status\":\"completed\""));
+}
+END_TEST
+
+START_TEST(resources_read_and_refuse)
+{
+	cJSON *r = rpc("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"resources/list\"}");
+	const cJSON *first =
+		cJSON_GetArrayItem(sbx_json_get(sbx_json_get(r, "result"), "resources"), 0);
+	char msg[1024];
+
+	ck_assert_ptr_nonnull(first);
+	snprintf(msg, sizeof(msg),
+		 "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"resources/read\",\"params\":{\"uri\":"
+		 "\"%s\"}}",
+		 sbx_json_get_string(first, "uri", ""));
+	cJSON_Delete(r);
+	r = rpc(msg);
+	ck_assert(*sbx_json_get_string(
+		cJSON_GetArrayItem(sbx_json_get(sbx_json_get(r, "result"), "contents"), 0), "blob",
+		""));
+	cJSON_Delete(r);
+	r = rpc("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"resources/read\",\"params\":{\"uri\":"
+		"\"file:///etc/passwd\"}}");
+	ck_assert_int_eq(error_code(r), -32002);
+	cJSON_Delete(r);
+}
+END_TEST
+
+static Suite *server_suite(void)
+{
+	Suite *s = suite_create("server");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, initialize_negotiates_version);
+	tcase_add_test(tc, ping_and_unknown_methods);
+	tcase_add_test(tc, malformed_messages);
+	tcase_add_test(tc, deep_nesting_refused);
+	tcase_add_test(tc, tools_list_is_complete);
+	tcase_add_test(tc, unknown_tool_is_protocol_error);
+	tcase_add_test(tc, arguments_validated);
+	tcase_add_test(tc, schema_subset);
+	tcase_add_test(tc, read_tools);
+	tcase_add_test(tc, write_tools_persist);
+	tcase_add_test(tc, sheet_and_row_tools);
+	tcase_add_test(tc, reference_error_texts);
+	tcase_add_test(tc, absolute_path_inside_workspace);
+	tcase_add_test(tc, execute_python_runs_in_workspace);
+	tcase_add_test(tc, execute_python_timeout_and_caps);
+	tcase_add_test(tc, capture_keeps_head_and_tail);
+	tcase_add_test(tc, task_deadline);
+	tcase_add_test(tc, complete_task_writes_status);
+	tcase_add_test(tc, resources_read_and_refuse);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(server_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
