@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <X11/Xlib.h>
@@ -7,21 +8,8 @@
 #include <X11/extensions/XTest.h>
 
 #include "input.h"
-
-/*
- * How long a client may take to read a key event that refers to a borrowed
- * keycode before we rebind that keycode. Toolkits that re-read the keymap
- * lazily would otherwise see the new binding and type a wrong character.
- */
-#define SCRATCH_SETTLE_MS 150
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
+#include "sbx/cleanup.h"
+#include "keymap.h"
 
 static void sleep_ms(long ms)
 {
@@ -31,156 +19,22 @@ static void sleep_ms(long ms)
 		;
 }
 
-/* A keycode producing sym on level 1 (no Shift) or level 2 (Shift), if any. */
-static bool keymap_find(gui_session *s, KeySym sym, KeyCode *kc, bool *shift)
-{
-	int per = s->keysyms_per_keycode, n = s->max_keycode - s->min_keycode + 1;
-
-	for (int i = 0; i < s->n_scratch; i++)
-		if (s->scratch[i].bound == sym) {
-			s->scratch[i].last_use = ++s->use_clock;
-			s->scratch[i].last_use_ms = now_ms();
-			*kc = s->scratch[i].code;
-			*shift = false;
-			return true;
-		}
-	for (int col = 0; col < 2 && col < per; col++)
-		for (int i = 0; i < n; i++)
-			if (s->keymap[(size_t)i * (size_t)per + (size_t)col] == sym) {
-				*kc = (KeyCode)(s->min_keycode + i);
-				*shift = col == 1;
-				return true;
-			}
-	return false;
-}
-
-static bool keycode_is_scratch(gui_session *s, int code)
-{
-	for (int i = 0; i < s->n_scratch; i++)
-		if (s->scratch[i].code == code)
-			return true;
-	return false;
-}
-
-static bool keycode_is_empty(gui_session *s, int code)
-{
-	size_t per = (size_t)s->keysyms_per_keycode, row = (size_t)(code - s->min_keycode);
-
-	for (size_t c = 0; c < per; c++)
-		if (s->keymap[row * per + c] != NoSymbol)
-			return false;
-	return true;
-}
-
-/* A keycode to borrow: unbound ones first, else the highest ones (restored later). */
-static int pick_keycode(gui_session *s)
-{
-	for (int pass = 0; pass < 2; pass++)
-		for (int code = s->max_keycode; code > s->min_keycode; code--)
-			if (!keycode_is_scratch(s, code) &&
-			    (pass == 1 || keycode_is_empty(s, code)))
-				return code;
-	return -1;
-}
-
-static void write_row(gui_session *s, KeyCode code, const KeySym *row, int per)
-{
-	XChangeKeyboardMapping(s->dpy, code, per, (KeySym *)row, 1);
-}
-
-static const KeySym *orig_row(gui_session *s, KeyCode code)
-{
-	return s->keymap + (size_t)(code - s->min_keycode) * (size_t)s->keysyms_per_keycode;
-}
-
-/* Binds sym to a borrowed keycode (both shift levels) and returns it. */
-static int bind_scratch(gui_session *s, KeySym sym, KeyCode *kc, sbx_error *err)
-{
-	int slot = -1;
-
-	if (s->n_scratch < GUI_SCRATCH_KEYCODES) {
-		int code = pick_keycode(s);
-
-		if (code > 0) {
-			slot = s->n_scratch++;
-			s->scratch[slot].code = (KeyCode)code;
-			s->scratch[slot].was_empty = keycode_is_empty(s, code);
-		}
-	}
-	if (slot < 0) {
-		double wait;
-
-		if (s->n_scratch == 0)
-			return sbx_error_set(err, -ENOSPC, "no spare keycode to type U+%04lX",
-					     (unsigned long)sym);
-		slot = 0;
-		for (int i = 1; i < s->n_scratch; i++)
-			if (s->scratch[i].last_use < s->scratch[slot].last_use)
-				slot = i;
-		/* Its last key event must have been read before the binding changes. */
-		XSync(s->dpy, False);
-		wait = s->scratch[slot].last_use_ms + SCRATCH_SETTLE_MS - now_ms();
-		if (wait > 0)
-			sleep_ms((long)wait + 1);
-	}
-	s->scratch[slot].bound = sym;
-	s->scratch[slot].last_use = ++s->use_clock;
-	s->scratch[slot].last_use_ms = now_ms();
-	write_row(s, s->scratch[slot].code, (KeySym[]){sym, sym}, 2);
-	XSync(s->dpy, False);
-	*kc = s->scratch[slot].code;
-	return 0;
-}
-
-/*
- * Gives borrowed keycodes their original binding back: those that had one
- * (after a settle time), or all of them when all is set.
- */
-static void restore_scratch(gui_session *s, bool all)
-{
-	bool settled = false;
-	int kept = 0;
-
-	for (int i = 0; i < s->n_scratch; i++) {
-		if (s->scratch[i].was_empty && !all) {
-			s->scratch[kept++] = s->scratch[i];
-			continue;
-		}
-		if (!settled) {
-			XSync(s->dpy, False);
-			sleep_ms(SCRATCH_SETTLE_MS);
-			settled = true;
-		}
-		write_row(s, s->scratch[i].code, orig_row(s, s->scratch[i].code),
-			  s->keysyms_per_keycode);
-	}
-	s->n_scratch = kept;
-	if (settled)
-		XSync(s->dpy, False);
-}
-
-void gui_input_restore_keymap(gui_session *s)
-{
-	if (!s->io_failed)
-		restore_scratch(s, true);
-}
-
-static int resolve_key(gui_session *s, KeySym sym, KeyCode *kc, bool *shift, sbx_error *err)
-{
-	if (keymap_find(s, sym, kc, shift))
-		return 0;
-	*shift = false;
-	return bind_scratch(s, sym, kc, err);
-}
-
 static int shift_keycode(gui_session *s, KeyCode *kc, sbx_error *err)
 {
 	bool shift;
 
-	if (!keymap_find(s, XK_Shift_L, kc, &shift) && !keymap_find(s, XK_Shift_R, kc, &shift))
+	if (!gui_keymap_lookup(s, XK_Shift_L, kc, &shift) &&
+	    !gui_keymap_lookup(s, XK_Shift_R, kc, &shift))
 		return sbx_error_set(err, -ENOENT, "X server '%s': keymap has no Shift key",
 				     s->name);
 	return 0;
+}
+
+static int lookup(gui_session *s, KeySym sym, KeyCode *kc, bool *shift, sbx_error *err)
+{
+	if (gui_keymap_lookup(s, sym, kc, shift))
+		return 0;
+	return sbx_error_set(err, -EIO, "no keycode for keysym 0x%lx", (unsigned long)sym);
 }
 
 static void key_event(gui_session *s, KeyCode kc, bool down)
@@ -209,11 +63,14 @@ static int combo_codes(gui_session *s, const gui_keycombo *combo, KeyCode *codes
 	KeyCode shift_kc = 0;
 	int n = 0, r;
 
+	r = gui_keymap_prepare(s, combo->keys, combo->n, err);
+	if (r < 0)
+		return r;
 	for (size_t i = 0; i < combo->n; i++) {
 		KeyCode kc;
 		bool shift;
 
-		r = resolve_key(s, combo->keys[i], &kc, &shift, err);
+		r = lookup(s, combo->keys[i], &kc, &shift, err);
 		if (r < 0)
 			return r;
 		if (shift) {
@@ -242,7 +99,6 @@ int gui_input_combo(gui_session *s, const gui_keycombo *combo, bool down, sbx_er
 	else {
 		for (int i = n - 1; i >= 0; i--)
 			key_event(s, codes[i], false);
-		restore_scratch(s, false);
 	}
 	return gui_session_check_errors(s, down ? "key down" : "key up", err);
 }
@@ -265,7 +121,6 @@ int gui_input_keys(gui_session *s, const gui_keyseq *seq, sbx_error *err)
 			key_event(s, codes[i], false);
 		XFlush(s->dpy);
 	}
-	restore_scratch(s, false);
 	if (r < 0)
 		return r;
 	return gui_session_check_errors(s, "key press", err);
@@ -317,62 +172,108 @@ int gui_input_drag(gui_session *s, int x0, int y0, int x1, int y1, sbx_error *er
 	return gui_session_check_errors(s, "drag", err);
 }
 
-int gui_input_type(gui_session *s, const char *text, sbx_error *err)
+/* Checks text and turns it into keysyms ("\r\n" is one Return); *n is the count. */
+static int text_keysyms(const char *text, KeySym **out, size_t *n, sbx_error *err)
 {
-	size_t len = strlen(text), chars = 0;
-	KeyCode shift_kc = 0;
-	int r = 0;
+	size_t len = strlen(text), count = 0;
+	KeySym *syms;
 
+	syms = calloc(len + 1, sizeof(*syms));
+	if (!syms)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
 	for (size_t i = 0; i < len;) {
 		uint32_t cp;
-		int n = gui_utf8_decode(text + i, len - i, &cp);
+		int k = gui_utf8_decode(text + i, len - i, &cp);
 
-		if (n < 0)
+		if (k < 0) {
+			free(syms);
 			return sbx_error_set(err, -EINVAL, "text is not valid UTF-8 (at byte %zu)",
 					     i);
-		if (cp < 0x20 && cp != '\n' && cp != '\t' && cp != '\r')
+		}
+		if ((cp < 0x20 && cp != '\n' && cp != '\t' && cp != '\r') || cp == 0x7f ||
+		    (cp >= 0x80 && cp < 0xa0)) {
+			free(syms);
 			return sbx_error_set(err, -EINVAL,
 					     "cannot type control character U+%04X (at byte %zu)",
 					     (unsigned)cp, i);
-		if (cp == 0x7f || (cp >= 0x80 && cp < 0xa0))
-			return sbx_error_set(err, -EINVAL,
-					     "cannot type control character U+%04X (at byte %zu)",
-					     (unsigned)cp, i);
-		if (++chars > GUI_TYPE_MAX_CHARS)
+		}
+		if (count == GUI_TYPE_MAX_CHARS) {
+			free(syms);
 			return sbx_error_set(err, -E2BIG, "text too long (more than %d characters)",
 					     GUI_TYPE_MAX_CHARS);
-		i += (size_t)n;
-	}
-
-	for (size_t i = 0; i < len && r >= 0;) {
-		uint32_t cp;
-		int n = gui_utf8_decode(text + i, len - i, &cp);
-		KeyCode kc;
-		bool shift;
-
-		i += (size_t)n;
-		/* "\r\n" is one Return. */
+		}
+		i += (size_t)k;
 		if (cp == '\r' && i < len && text[i] == '\n')
 			continue;
-		r = resolve_key(s, gui_keysym_from_codepoint(cp), &kc, &shift, err);
-		if (r < 0)
-			break;
-		if (shift && shift_kc == 0) {
-			r = shift_keycode(s, &shift_kc, err);
-			if (r < 0)
-				break;
-		}
-		if (shift)
-			key_event(s, shift_kc, true);
-		key_event(s, kc, true);
-		key_event(s, kc, false);
-		if (shift)
-			key_event(s, shift_kc, false);
-		XFlush(s->dpy);
+		syms[count++] = gui_keysym_from_codepoint(cp);
 	}
-	restore_scratch(s, false);
+	*out = syms;
+	*n = count;
+	return 0;
+}
+
+/*
+ * The end of the chunk starting at from: as many keysyms as keep the distinct
+ * ones that need a scratch slot within the block.
+ */
+static size_t chunk_end(gui_session *s, const KeySym *syms, size_t n, size_t from)
+{
+	KeySym slotted[GUI_SCRATCH_KEYCODES];
+	size_t used = 0, i;
+
+	for (i = from; i < n; i++) {
+		bool seen = false;
+
+		if (!gui_keymap_needs_slot(s, syms[i]))
+			continue;
+		for (size_t j = 0; j < used; j++)
+			seen = seen || slotted[j] == syms[i];
+		if (seen)
+			continue;
+		if (used == GUI_SCRATCH_KEYCODES)
+			break;
+		slotted[used++] = syms[i];
+	}
+	return i > from ? i : from + 1;
+}
+
+int gui_input_type(gui_session *s, const char *text, sbx_error *err)
+{
+	_cleanup_free_ KeySym *syms = NULL;
+	KeyCode shift_kc = 0;
+	size_t n = 0, i = 0;
+	int r;
+
+	r = text_keysyms(text, &syms, &n, err);
 	if (r < 0)
 		return r;
+	while (i < n) {
+		size_t end = chunk_end(s, syms, n, i);
+
+		r = gui_keymap_prepare(s, syms + i, end - i, err);
+		if (r < 0)
+			return r;
+		for (; i < end; i++) {
+			KeyCode kc;
+			bool shift;
+
+			r = lookup(s, syms[i], &kc, &shift, err);
+			if (r < 0)
+				return r;
+			if (shift && shift_kc == 0) {
+				r = shift_keycode(s, &shift_kc, err);
+				if (r < 0)
+					return r;
+			}
+			if (shift)
+				key_event(s, shift_kc, true);
+			key_event(s, kc, true);
+			key_event(s, kc, false);
+			if (shift)
+				key_event(s, shift_kc, false);
+			XFlush(s->dpy);
+		}
+	}
 	return gui_session_check_errors(s, "type", err);
 }
 

@@ -40,20 +40,12 @@ int gui_input_keys(gui_session *s, const gui_keyseq *seq, sbx_error *err);
 int gui_input_combo(gui_session *s, const gui_keycombo *combo, bool down, sbx_error *err);
 
 /*
- * Types UTF-8 text. Characters the keymap lacks are typed by binding them
- * to a spare keycode for the moment (as xdotool does); the keymap is
- * restored before returning. "\n" is Return, "\t" is Tab. Returns -EINVAL
+ * Types UTF-8 text. Characters the keymap lacks are typed through the
+ * scratch keycodes of keymap.h. "\n" is Return, "\t" is Tab. Returns -EINVAL
  * for invalid UTF-8 or other control characters, -E2BIG past
  * GUI_TYPE_MAX_CHARS.
  */
 int gui_input_type(gui_session *s, const char *text, sbx_error *err);
-
-/*
- * Gives every borrowed keycode its original binding back (session close).
- * Bindings on keycodes that had none otherwise stay between calls, so an
- * application that reads its events late still sees the right character.
- */
-void gui_input_restore_keymap(gui_session *s);
 
 /* The pointer position on the root window. */
 int gui_input_pointer(gui_session *s, int *x, int *y, sbx_error *err);

@@ -6,7 +6,7 @@
 #include <X11/Xlib.h>
 #include <X11/extensions/XTest.h>
 
-#include "input.h"
+#include "keymap.h"
 #include "session.h"
 
 static pthread_mutex_t gui_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -51,7 +51,7 @@ static void session_free(gui_session *s)
 	if (s->dpy) {
 		/* A dead connection is only freed; talking to it again is pointless. */
 		if (!s->io_failed) {
-			gui_input_restore_keymap(s);
+			gui_keymap_restore(s);
 			XCloseDisplay(s->dpy);
 		}
 	}
@@ -118,6 +118,7 @@ static int session_open(const char *name, gui_session **out, sbx_error *err)
 		session_free(s);
 		return r;
 	}
+	gui_keymap_init(s);
 	*out = s;
 	return 0;
 }

@@ -29,16 +29,16 @@ typedef struct gui_session {
 	bool io_failed; /* the connection is dead: reopen on next acquire */
 	int x_error;	/* first protocol error since gui_session_check_errors(), or 0 */
 	unsigned char x_error_request, x_error_minor;
-	/* Keycodes borrowed to type characters the keymap lacks (see input.c). */
-	struct {
-		KeyCode code;
-		bool was_empty; /* an unbound keycode: the binding may stay */
-		KeySym bound;
-		unsigned long last_use;
-		double last_use_ms; /* monotonic */
-	} scratch[GUI_SCRATCH_KEYCODES];
-	int n_scratch;
+	/*
+	 * The scratch block (keymap.c): the top keycodes, rebound to type
+	 * characters the keymap lacks. n_scratch is 0 when there is none.
+	 */
+	int scratch_first, n_scratch;
+	bool scratch_dirty; /* the block no longer holds its original rows */
+	KeySym scratch_sym[GUI_SCRATCH_KEYCODES];
+	unsigned long scratch_use[GUI_SCRATCH_KEYCODES];
 	unsigned long use_clock;
+	double scratch_last_ms; /* monotonic time of the last key sent through the block */
 } gui_session;
 
 /*
