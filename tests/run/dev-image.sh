@@ -35,6 +35,7 @@ echo 'root:x:0:0:root:/root:/bin/sh' > "$root/etc/passwd"
 echo 'sandbox:x:1000:1000:sandbox:/tmp:/bin/sh' >> "$root/etc/passwd"
 printf 'root:x:0:\nsandbox:x:1000:\n' > "$root/etc/group"
 chown 1000:1000 "$root/workspace"
+chmod 1777 "$root/tmp" # the tmpfs mount copies the image directory's mode
 tar -C "$root" -cf "$root.tar" .
 trap 'rm -rf "$root" "$root.tar"' EXIT
 repo=${tag%:*} t=${tag##*:}
