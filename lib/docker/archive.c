@@ -137,6 +137,7 @@ typedef struct pull {
 	sbx_buf chunk;	 /* body bytes handed to libarchive next */
 	sbx_buf errbody; /* body of a non-200 answer */
 	bool paused;
+	bool handed; /* chunk was given to libarchive: reuse it on the next read */
 	bool done;
 	CURLcode result;
 	const char *what;
@@ -196,7 +197,10 @@ static ssize_t pull_read(void *payload, const void **block)
 	pull *x = payload;
 	int r;
 
-	sbx_buf_reset(&x->chunk);
+	if (x->handed) {
+		sbx_buf_reset(&x->chunk);
+		x->handed = false;
+	}
 	if (x->paused) {
 		x->paused = false;
 		curl_easy_pause(x->c, CURLPAUSE_CONT);
@@ -207,6 +211,7 @@ static ssize_t pull_read(void *payload, const void **block)
 		r = pull_error(x);
 		return r < 0 ? r : 0;
 	}
+	x->handed = true;
 	*block = x->chunk.data;
 	return (ssize_t)x->chunk.len;
 }

@@ -32,7 +32,38 @@ typedef struct extractor {
 	char *first_refused; /* "'name': reason" */
 	char **links;	     /* symlinks created, re-checked at the end */
 	size_t n_links;
+	char **refused; /* names refused: nothing is written beneath them */
+	size_t n_refused;
 } extractor;
+
+static bool under_refused(const extractor *x, const char *name, const char **which)
+{
+	for (size_t i = 0; i < x->n_refused; i++) {
+		size_t n = strlen(x->refused[i]);
+		if (strncmp(name, x->refused[i], n) == 0 && name[n] == '/') {
+			*which = x->refused[i];
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Up to 1024 names: beyond, entries under them are still confined, only less tidy. */
+static void remember_refused(extractor *x, const char *name)
+{
+	char **v;
+
+	if (x->n_refused >= 1024)
+		return;
+	v = realloc(x->refused, (x->n_refused + 1) * sizeof(*v));
+
+	if (!v)
+		return;
+	x->refused = v;
+	v[x->n_refused] = strdup(name);
+	if (v[x->n_refused])
+		x->n_refused++;
+}
 
 bool sbx_docker__symlink_stays_inside(const char *link_name, const char *target)
 {
@@ -343,7 +374,9 @@ static int one_entry(extractor *x, struct archive_entry *e, sbx_error *err)
 		return 1;
 	}
 	hardlink = archive_entry_hardlink(e);
-	if (hardlink)
+	if (under_refused(x, name, &reason))
+		r = (sbx_error_set(&why, -EPERM, "inside the refused entry '%s'", reason), 1);
+	else if (hardlink)
 		r = extract_hardlink(x, name, hardlink, err, &why);
 	else if (type == AE_IFREG)
 		r = extract_file(x, e, name, err, &why);
@@ -361,9 +394,10 @@ static int one_entry(extractor *x, struct archive_entry *e, sbx_error *err)
 		r = (sbx_error_set(&why, -EPERM, "unknown entry type 0%o", (unsigned)type), 1);
 	if (r == -ENOMEM)
 		return sbx_error_set(err, r, "out of memory");
-	if (r == 1)
+	if (r == 1) {
 		refuse(x, name, sbx_error_message(&why));
-	else if (r == 0)
+		remember_refused(x, name);
+	} else if (r == 0)
 		x->st.extracted++;
 	return r;
 }
@@ -508,6 +542,9 @@ int sbx_docker__tar_extract_stream(docker_tar_read_fn read_fn, void *payload, in
 	for (size_t i = 0; i < x.n_links; i++)
 		free(x.links[i]);
 	free(x.links);
+	for (size_t i = 0; i < x.n_refused; i++)
+		free(x.refused[i]);
+	free(x.refused);
 	return r;
 }
 

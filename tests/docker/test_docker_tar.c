@@ -206,6 +206,7 @@ START_TEST(hostile_entries_are_refused_one_by_one)
 	raw_entry(&b, "../../x", '0', NULL, "escape", 0, 0644);
 	raw_entry(&b, "/tmp/x", '0', NULL, "absolute", 0, 0644);
 	raw_entry(&b, "abs", '2', "/etc/passwd", NULL, 0, 0777);
+	raw_entry(&b, "abs/x", '0', NULL, "under a refused link", 0, 0644);
 	raw_entry(&b, "up", '2', "../../../etc", NULL, 0, 0777);
 	raw_entry(&b, "d", '2', "sub", NULL, 0, 0777);
 	raw_entry(&b, "sub/", '5', NULL, NULL, 0, 0755);
@@ -220,8 +221,9 @@ START_TEST(hostile_entries_are_refused_one_by_one)
 	o.refused = on_refused;
 	o.refused_payload = &rf;
 	ck_assert_int_eq(sbx_docker_tar_extract(b.data, b.len, tdir, &o, &st, &err), -EPERM);
-	ck_assert_str_eq(err.msg, "10 of 13 entries refused, first '../../x': '..' in the path");
-	ck_assert_int_eq(rf.n, 10);
+	ck_assert_str_eq(err.msg, "11 of 14 entries refused, first '../../x': '..' in the path");
+	ck_assert_int_eq(rf.n, 11);
+	ck_assert_str_eq(reason_for(&rf, "abs/x"), "inside the refused entry 'abs'");
 	ck_assert_str_eq(reason_for(&rf, "/tmp/x"), "absolute path");
 	ck_assert_str_eq(reason_for(&rf, "abs"), "symlink to an absolute path '/etc/passwd'");
 	ck_assert_str_eq(reason_for(&rf, "up"),
@@ -237,7 +239,7 @@ START_TEST(hostile_entries_are_refused_one_by_one)
 	/* The harmless entries still arrive. */
 	ck_assert_str_eq(slurp("ok.txt"), "fine");
 	ck_assert_int_eq(faccessat(tdir, "sub/through", F_OK, 0), -1);
-	ck_assert_uint_eq(st.refused, 10);
+	ck_assert_uint_eq(st.refused, 11);
 	ck_assert_uint_eq(st.extracted, 3); /* d, sub, ok.txt */
 	assert_nothing_outside();
 	sbx_buf_free(&b);
