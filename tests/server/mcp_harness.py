@@ -1,0 +1,58 @@
+# SPDX-License-Identifier: MIT
+"""Shared helpers for the sandbox-mcp integration tests: a temporary
+workspace with a real ODS file, and the server started over HTTP on an
+ephemeral loopback port (or a unix socket) and stopped again."""
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+SOURCE_ROOT = os.environ.get("SBX_SOURCE_ROOT", os.path.join(os.path.dirname(__file__), "..", ".."))
+BUILD_ROOT = os.environ.get("SBX_BUILD_ROOT", os.path.join(SOURCE_ROOT, "build"))
+SERVER = os.environ.get("SANDBOX_MCP", os.path.join(BUILD_ROOT, "server", "sandbox-mcp"))
+ODS = os.path.join(SOURCE_ROOT, "tests", "server", "data", "cash_flows.ods")
+
+
+@contextlib.contextmanager
+def workspace():
+    d = tempfile.mkdtemp(prefix="sbx-mcp-it-")
+    try:
+        shutil.copy(ODS, os.path.join(d, "cash_flows.ods"))
+        yield d
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def http_server(ws, *extra, unix=None, user=None):
+    """Starts sandbox-mcp; yields its base URL (http://127.0.0.1:PORT or unix:PATH)."""
+    ready = os.path.join(ws + ".ready")
+    args = [SERVER, "--workspace", ws, "--ready-file", ready]
+    args += ["--unix", unix] if unix else ["--http", "127.0.0.1:0"]
+    args += list(extra)
+    kw = {}
+    if user is not None:
+        kw.update(user=user, group=user, extra_groups=[])
+    proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, **kw)
+    try:
+        deadline = time.time() + 10
+        while not os.path.exists(ready):
+            if proc.poll() is not None or time.time() > deadline:
+                raise RuntimeError("server did not start: %s" % proc.stderr.read().decode())
+            time.sleep(0.02)
+        with open(ready) as f:
+            yield f.read().strip(), proc
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        proc.stderr.close()
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(ready)
