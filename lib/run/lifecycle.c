@@ -344,6 +344,9 @@ static int wait_ready(sbx_run *run, sbx_error *err)
 		sbx_relay_response_free(&resp);
 		if (r >= 0 && status == 200)
 			return 0;
+		if (run->o.interrupted && *run->o.interrupted)
+			return sbx_error_replace(err, -EINTR,
+						 "interrupted while waiting for the server");
 		if (sandbox_dead(run, err))
 			return err->code ? err->code : -ECHILD;
 		if (mono_ms() >= until) {
@@ -653,6 +656,33 @@ static void save_logs(sbx_run *run)
 	sbx_rundir__write(run->res.run_dir, "container.log", b.data ? b.data : "", b.len, NULL);
 }
 
+/* Decodes standard base64 (whitespace skipped) in place; returns the length or -1. */
+static ssize_t base64_decode(char *s)
+{
+	size_t out = 0;
+	unsigned acc = 0;
+	int bits = 0;
+
+	for (char *p = s; *p; p++) {
+		const char *tab =
+			"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+		const char *hit;
+
+		if (*p == '=' || *p == '\n' || *p == '\r' || *p == ' ')
+			continue;
+		hit = strchr(tab, *p);
+		if (!hit)
+			return -1;
+		acc = (acc << 6) | (unsigned)(hit - tab);
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			s[out++] = (char)((acc >> bits) & 0xff);
+		}
+	}
+	return (ssize_t)out;
+}
+
 static void save_screenshot(sbx_run *run)
 {
 	static const char body[] = "{\"tool_name\":\"take_screenshot\",\"arguments\":{}}";
@@ -665,8 +695,12 @@ static void save_screenshot(sbx_run *run)
 		return;
 	if (resp.status == 200 && sbx_json_parse(resp.body, resp.len, &j, NULL) == 0 &&
 	    (b64 = sbx_json_get_string(sbx_json_get(j, "result"), "image_base64", NULL))) {
-		/* Keep the base64 text: decoding belongs to whoever looks at it. */
-		sbx_rundir__write(run->res.run_dir, "screenshot.png.b64", b64, strlen(b64), NULL);
+		_cleanup_free_ char *png = strdup(b64);
+		ssize_t n = png ? base64_decode(png) : -1;
+
+		if (n > 0 && sbx_rundir__write(run->res.run_dir, "screenshot.png", png, (size_t)n,
+					       NULL) == 0)
+			run->res.screenshot = true;
 	}
 	sbx_relay_response_free(&resp);
 }

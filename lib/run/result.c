@@ -251,5 +251,7 @@ char *sbx_run_result_json(const sbx_run_result *r)
 	cJSON_AddStringToObject(h, "inputs", "inputs/");
 	cJSON_AddStringToObject(h, "outputs", "outputs/");
 	cJSON_AddStringToObject(h, "task", "task/");
+	if (r->screenshot)
+		cJSON_AddStringToObject(h, "screenshot", "screenshot.png");
 	return cJSON_Print(o);
 }

@@ -352,7 +352,7 @@ def tool_json(res):
 
 
 def case_sdk(env):
-    """The official Python SDK connects to the relay's /mcp and lists the tools."""
+    """The official Python SDK connects to the relay (/mcp and legacy /mcp/sse) and lists the tools."""
     p, rid, url = start_background(env, "sdk")
 
     async def body(s):
@@ -364,6 +364,17 @@ def case_sdk(env):
         await s.call_tool("complete_task", {"summary": "sdk test"})
         return names, files
 
+    async def legacy_sse():
+        from mcp import ClientSession
+        from mcp.client.sse import sse_client
+        async with sse_client(url + "/mcp/sse") as streams:
+            async with ClientSession(streams[0], streams[1]) as s:
+                await s.initialize()
+                return [t.name for t in (await s.list_tools()).tools]
+
+    # The legacy HTTP+SSE transport passes the relay too (a long-lived stream).
+    if "list_files" not in asyncio.run(legacy_sse()):
+        fail("legacy SSE through the relay did not list the tools")
     names, files = asyncio.run(sdk_session(url + "/mcp", body))
     if "cash_flows.ods" not in json.dumps(files):
         fail("the starting file is not in the workspace: %s" % files)

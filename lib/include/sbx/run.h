@@ -177,6 +177,7 @@ typedef struct sbx_run_result {
 	char *backend;
 	char *endpoint; /* the relay's base URL */
 	bool kept;
+	bool screenshot; /* screenshot.png was saved (GUI tasks) */
 	sbx_run_grade grade;
 	sbx_provenance provenance;
 	sbx_relay_stats relay;

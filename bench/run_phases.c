@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench-run-phases: where the time of one `sandboxctl run --agent oracle`
+ * goes, beside the engine's floor for the same image measured in the same
+ * run: create + start + wait + remove of a container that does nothing.
+ *
+ *   bench-run-phases SANDBOXCTL TASK IMAGE [N]
+ *
+ * Prints the median of N runs (default 5) per phase, the sandbox overhead
+ * (total minus the agent's own time) and its ratio to the floor. Figures,
+ * not pass/fail.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sbx/docker.h"
+#include "sbx/json.h"
+#include "sbx/labels.h"
+
+#define MAX_N 50
+
+static const char *const phases[] = {"create",	 "start", "copy_in", "ready", "agent",
+				     "copy_out", "grade", "remove",  "total"};
+#define N_PHASES (sizeof(phases) / sizeof(phases[0]))
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(double), cmp);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* create + start + wait + remove of a container running `true`. */
+static int floor_once(sbx_docker *d, const char *image, double *ms, sbx_error *err)
+{
+	sbx_docker_container_opts o = SBX_DOCKER_CONTAINER_OPTS_INIT;
+	sbx_docker_kv label = {SBX_LABEL_TEST, "1"};
+	char *id = NULL;
+	double t0 = now_ms();
+	int r, code;
+
+	o.image = image;
+	o.entrypoint = (const char *const[]){"true", NULL};
+	o.labels = &label;
+	o.n_labels = 1;
+	o.network_mode = "none";
+	r = sbx_docker_container_create(d, &o, &id, err);
+	if (r < 0)
+		return r;
+	r = sbx_docker_container_start(d, id, err);
+	if (r >= 0)
+		r = sbx_docker_container_wait(d, id, 30000, &code, err);
+	sbx_docker_container_remove(d, id, true, true, NULL);
+	*ms = now_ms() - t0;
+	free(id);
+	return r;
+}
+
+/* Runs sandboxctl once; fills the phase timings and the wall time. */
+static int run_once(const char *sandboxctl, const char *task, const char *image, const char *runs,
+		    double *ph, double *wall)
+{
+	int p[2], st;
+	pid_t pid;
+	char buf[65536];
+	size_t len = 0;
+	double t0 = now_ms();
+	cJSON *j = NULL;
+	const cJSON *t;
+
+	if (pipe(p) < 0)
+		return -errno;
+	pid = fork();
+	if (pid == 0) {
+		dup2(p[1], 1);
+		close(p[0]);
+		execl(sandboxctl, sandboxctl, "run", "--task", task, "--image", image, "--agent",
+		      "oracle", "--json", "--runs-dir", runs, "--test-label", (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	for (ssize_t n; (n = read(p[0], buf + len, sizeof(buf) - 1 - len)) > 0;)
+		len += (size_t)n;
+	close(p[0]);
+	waitpid(pid, &st, 0);
+	*wall = now_ms() - t0;
+	buf[len] = '\0';
+	if (sbx_json_parse(buf, len, &j, NULL) < 0)
+		return -EPROTO;
+	t = sbx_json_get(j, "timings_ms");
+	for (size_t i = 0; i < N_PHASES; i++)
+		ph[i] = sbx_json_get_number(t, phases[i], -1);
+	if (strcmp(sbx_json_get_string(j, "status", ""), "pass") != 0)
+		fprintf(stderr, "warning: run status %s\n", sbx_json_get_string(j, "status", "?"));
+	cJSON_Delete(j);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static double ph[N_PHASES][MAX_N], wall[MAX_N], fl[MAX_N], overhead[MAX_N];
+	char runs[] = "/tmp/sbx-bench-runs-XXXXXX";
+	sbx_error err = SBX_ERROR_INIT;
+	sbx_docker *d = NULL;
+	int n = argc > 4 ? atoi(argv[4]) : 5;
+	double floor_ms, over_ms;
+	char cmd[128];
+
+	if (argc < 4 || n < 1 || n > MAX_N) {
+		fprintf(stderr, "Usage: bench-run-phases SANDBOXCTL TASK IMAGE [N<=%d]\n", MAX_N);
+		return 2;
+	}
+	if (!mkdtemp(runs) || sbx_docker_open(&d, NULL, &err) < 0) {
+		fprintf(stderr, "bench: %s\n", sbx_error_message(&err));
+		return 1;
+	}
+	/* Warm the image's layers and the engine once, unmeasured. */
+	floor_once(d, argv[3], &floor_ms, &err);
+	for (int i = 0; i < n; i++) {
+		double row[N_PHASES];
+
+		if (floor_once(d, argv[3], &fl[i], &err) < 0) {
+			fprintf(stderr, "bench: floor: %s\n", sbx_error_message(&err));
+			return 1;
+		}
+		if (run_once(argv[1], argv[2], argv[3], runs, row, &wall[i]) < 0) {
+			fprintf(stderr, "bench: sandboxctl run failed\n");
+			return 1;
+		}
+		for (size_t k = 0; k < N_PHASES; k++)
+			ph[k][i] = row[k];
+		/* The sandbox's cost: everything but the agent's own work. */
+		overhead[i] = row[N_PHASES - 1] - row[4];
+	}
+	printf("sandboxctl run --agent oracle --task %s --image %s   (median of %d)\n", argv[2],
+	       argv[3], n);
+	for (size_t k = 0; k < N_PHASES; k++)
+		printf("  %-9s %8.1f ms\n", phases[k], median(ph[k], n));
+	floor_ms = median(fl, n);
+	over_ms = median(overhead, n);
+	printf("  wall      %8.1f ms  (process start to exit)\n", median(wall, n));
+	printf("engine floor (create+start+wait+remove, `true`, same image): %.1f ms\n", floor_ms);
+	printf("sandbox overhead (total - agent): %.1f ms = %.2fx floor (target < 1.5x)\n", over_ms,
+	       over_ms / floor_ms);
+	printf("server ready after start: %.1f ms (target < 100 ms)\n", median(ph[3], n));
+	sbx_docker_free(d);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", runs);
+	return system(cmd) == 0 ? 0 : 1;
+}
