@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libFuzzer target for the task.yaml and grading.yaml loaders: any bytes must
+ * give a task or a one-line error, never a crash, leak or hang.
+ *   meson setup build-fuzz -Dfuzz=true (with CC=clang)
+ *   build-fuzz/tests/task/fuzz-task tasks/  (the task.yaml files are a corpus)
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "sbx/task.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	sbx_error err = SBX_ERROR_INIT;
+	sbx_grading_spec spec = {0};
+	sbx_task *t = NULL;
+
+	if (sbx_task_parse("fuzz.yaml", NULL, (const char *)data, size, &t, &err) == 0) {
+		if (!t || !t->id || !t->grading.n_cases)
+			__builtin_trap();
+		sbx_task_free(t);
+	} else if (!err.msg[0] || strchr(err.msg, '\n')) {
+		__builtin_trap(); /* every failure says why, on one line */
+	}
+	sbx_error_clear(&err);
+	if (sbx_grading_spec_parse("fuzz.yaml", (const char *)data, size, &spec, &err) == 0 &&
+	    spec.n_cases == 0)
+		__builtin_trap();
+	sbx_grading_spec_clear(&spec);
+	return 0;
+}
