@@ -1,9 +1,264 @@
 /* SPDX-License-Identifier: MIT */
-/* Placeholder until its issue lands: refuses clearly instead of pretending. */
+/* sandboxctl doctor [--json]: is this machine ready to run sandboxes? */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
 #include "cli.h"
+#include "sbx/docker.h"
+#include "sbx/json.h"
+#include "sbx/labels.h"
+
+static bool arg_json;
+
+enum { CHECK_OK, CHECK_WARN, CHECK_FAIL };
+
+static const char *const status_names[] = {"ok", "warn", "fail"};
+
+typedef struct report {
+	cJSON *checks; /* array, for --json */
+	int worst;
+} report;
+
+/* Records one check; fix says how to repair it (NULL when ok). */
+static void check(report *rep, int status, const char *name, const char *detail, const char *fix)
+{
+	if (status > rep->worst)
+		rep->worst = status;
+	if (arg_json) {
+		cJSON *o = cJSON_CreateObject();
+		if (o && cJSON_AddItemToArray(rep->checks, o)) {
+			sbx_json_add_string(o, "name", name);
+			sbx_json_add_string(o, "status", status_names[status]);
+			sbx_json_add_string(o, "detail", detail);
+			if (fix)
+				sbx_json_add_string(o, "fix", fix);
+		}
+		return;
+	}
+	printf("%-4s  %-16s %s\n", status_names[status], name, detail);
+	if (fix && status != CHECK_OK)
+		printf("      %-16s fix: %s\n", "", fix);
+}
+
+static void help(void)
+{
+	printf("Usage: sandboxctl doctor [--json]\n"
+	       "\n"
+	       "Checks that the Docker engine is reachable and ready for sandboxes, and\n"
+	       "says how to fix each check that fails:\n"
+	       "  engine      reachable at $DOCKER_HOST (default unix:///var/run/docker.sock)\n"
+	       "  api         the negotiated Engine API version (%s or newer needed)\n"
+	       "  server      engine version, OS/architecture, kernel, distribution\n"
+	       "  storage     storage driver\n"
+	       "  runtimes    registered OCI runtimes, and whether gVisor (runsc) is one\n"
+	       "  cgroups     cgroup version and driver\n"
+	       "  security    seccomp, rootless mode\n"
+	       "  image:full  %s (label %s=%s)\n"
+	       "  image:slim  %s (label %s=%s)\n"
+	       "\n"
+	       "Options:\n"
+	       "  --json      one JSON object on stdout: {\"ok\", \"engine\", \"images\", "
+	       "\"checks\"}\n"
+	       "  -h, --help  show this help\n"
+	       "\n"
+	       "Exit status: 0 ready (warnings allowed), 2 usage, 3 the engine is unreachable\n"
+	       "or a check failed. An unreachable engine gives one line on stderr.\n",
+	       SBX_DOCKER_API_MIN, SBX_IMAGE_FULL, SBX_LABEL_IMAGE, SBX_IMAGE_FLAVOUR_FULL,
+	       SBX_IMAGE_SLIM, SBX_LABEL_IMAGE, SBX_IMAGE_FLAVOUR_SLIM);
+}
+
+static int parse_args(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"json", no_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			arg_json = true;
+			break;
+		case 'h':
+			help();
+			return 0;
+		default:
+			return -EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		cli_error("doctor: unexpected argument '%s'", argv[optind]);
+		return -EXIT_USAGE;
+	}
+	return 1;
+}
+
+static void engine_checks(report *rep, sbx_docker *d, const sbx_docker_system *s, cJSON *engine)
+{
+	char line[1024];
+	size_t off = 0;
+
+	snprintf(line, sizeof(line), "%s", sbx_docker_host(d));
+	check(rep, CHECK_OK, "engine", line, NULL);
+	snprintf(line, sizeof(line), "speaking %s (engine supports %s, at least %s)",
+		 sbx_docker_api_version(d), s->api_version, s->min_api_version);
+	check(rep, CHECK_OK, "api", line, NULL);
+	snprintf(line, sizeof(line), "Docker %s, %s/%s, kernel %s, %s", s->server_version, s->os,
+		 s->arch, s->kernel_version, s->operating_system);
+	check(rep, strcmp(s->os, "linux") == 0 ? CHECK_OK : CHECK_FAIL, "server", line,
+	      "sandboxes need a Linux engine (switch Docker Desktop to Linux containers)");
+	check(rep, CHECK_OK, "storage", s->storage_driver, NULL);
+
+	line[0] = '\0';
+	for (char **r = s->runtimes; *r && off < sizeof(line) - 64; r++)
+		off += (size_t)snprintf(line + off, sizeof(line) - off, "%s%s%s", off ? ", " : "",
+					*r,
+					strcmp(*r, s->default_runtime) == 0 ? " (default)" : "");
+	if (sbx_docker_system_has_runtime(s, "runsc")) {
+		check(rep, CHECK_OK, "runtimes", line, NULL);
+	} else {
+		snprintf(line + off, sizeof(line) - off, "; runsc (gVisor) not registered");
+		check(rep, CHECK_WARN, "runtimes", line,
+		      "optional: install gVisor and register 'runsc' under \"runtimes\" in "
+		      "/etc/docker/daemon.json, then 'sandboxctl run --runtime runsc'");
+	}
+	snprintf(line, sizeof(line), "v%s, driver %s",
+		 s->cgroup_version[0] ? s->cgroup_version : "?", s->cgroup_driver);
+	check(rep, CHECK_OK, "cgroups", line, NULL);
+	{
+		bool seccomp = false;
+		for (char **o = s->security_options; *o; o++)
+			if (strstr(*o, "name=seccomp"))
+				seccomp = true;
+		snprintf(line, sizeof(line), "seccomp %s%s", seccomp ? "on" : "off",
+			 s->rootless ? ", rootless" : "");
+		check(rep, seccomp ? CHECK_OK : CHECK_WARN, "security", line,
+		      "run dockerd with its default seccomp profile (no --seccomp-profile "
+		      "unconfined)");
+	}
+	if (engine) {
+		cJSON *rt = cJSON_AddArrayToObject(engine, "runtimes");
+		sbx_json_add_string(engine, "host", sbx_docker_host(d));
+		sbx_json_add_string(engine, "api_version", sbx_docker_api_version(d));
+		sbx_json_add_string(engine, "engine_api_version", s->api_version);
+		sbx_json_add_string(engine, "server_version", s->server_version);
+		sbx_json_add_string(engine, "os", s->os);
+		sbx_json_add_string(engine, "arch", s->arch);
+		sbx_json_add_string(engine, "kernel", s->kernel_version);
+		sbx_json_add_string(engine, "operating_system", s->operating_system);
+		sbx_json_add_string(engine, "storage_driver", s->storage_driver);
+		sbx_json_add_string(engine, "cgroup_version", s->cgroup_version);
+		sbx_json_add_string(engine, "cgroup_driver", s->cgroup_driver);
+		sbx_json_add_string(engine, "default_runtime", s->default_runtime);
+		sbx_json_add_bool(engine, "runsc", sbx_docker_system_has_runtime(s, "runsc"));
+		sbx_json_add_bool(engine, "rootless", s->rootless);
+		for (char **r = s->runtimes; rt && *r; r++)
+			cJSON_AddItemToArray(rt, cJSON_CreateString(*r));
+	}
+}
+
+static void image_check(report *rep, sbx_docker *d, const char *ref, const char *flavour,
+			cJSON *images)
+{
+	_cleanup_(sbx_docker_image_freep) sbx_docker_image *img = NULL;
+	sbx_error err = SBX_ERROR_INIT;
+	char name[32], line[512], fix[128];
+	const char *label;
+	int r;
+
+	snprintf(name, sizeof(name), "image:%s", flavour);
+	snprintf(fix, sizeof(fix), "sandboxctl build --%s", flavour);
+	r = sbx_docker_image_inspect(d, ref, &img, &err);
+	if (images) {
+		cJSON *o = cJSON_CreateObject();
+		if (o && cJSON_AddItemToArray(images, o)) {
+			sbx_json_add_string(o, "name", ref);
+			sbx_json_add_string(o, "flavour", flavour);
+			sbx_json_add_bool(o, "present", r == 0);
+			if (r == 0) {
+				sbx_json_add_string(o, "id", img->id);
+				sbx_json_add_number(o, "created", (double)img->created);
+				sbx_json_add_number(o, "size", (double)img->size);
+			}
+		}
+	}
+	if (r == -ENOENT) {
+		snprintf(line, sizeof(line), "%s is missing", ref);
+		check(rep, CHECK_FAIL, name, line, fix);
+		return;
+	}
+	if (r < 0) {
+		check(rep, CHECK_FAIL, name, err.msg, "see 'sandboxctl doctor' engine checks");
+		return;
+	}
+	label = sbx_docker_label_get(img->labels, img->n_labels, SBX_LABEL_IMAGE);
+	if (!label || strcmp(label, flavour) != 0) {
+		snprintf(line, sizeof(line), "%s exists but is not labelled %s=%s", ref,
+			 SBX_LABEL_IMAGE, flavour);
+		check(rep, CHECK_FAIL, name, line, fix);
+		return;
+	}
+	snprintf(line, sizeof(line), "%s %.19s, %.0f MB", ref, img->id, (double)img->size / 1e6);
+	check(rep, CHECK_OK, name, line, NULL);
+}
 
 int cmd_doctor(int argc, char **argv)
 {
-	cli_error("'doctor' is not available in this build yet");
-	return EXIT_USAGE;
+	_cleanup_(sbx_docker_freep) sbx_docker *d = NULL;
+	_cleanup_(sbx_docker_system_freep) sbx_docker_system *s = NULL;
+	_cleanup_json_ cJSON *root = NULL;
+	sbx_error err = SBX_ERROR_INIT;
+	report rep = {0};
+	cJSON *engine = NULL, *images = NULL;
+	int r;
+
+	r = parse_args(argc, argv);
+	if (r <= 0)
+		return -r;
+	if (arg_json) {
+		root = cJSON_CreateObject();
+		engine = cJSON_AddObjectToObject(root, "engine");
+		images = cJSON_AddArrayToObject(root, "images");
+		rep.checks = cJSON_AddArrayToObject(root, "checks");
+		if (!root || !engine || !images || !rep.checks) {
+			cli_error("doctor: out of memory");
+			return EXIT_ENGINE;
+		}
+	}
+	r = sbx_docker_open(&d, NULL, &err);
+	if (r == 0)
+		r = sbx_docker_system_get(d, &s, &err);
+	if (r < 0) {
+		/* One line, whatever the mode: scripts and people both read it. */
+		if (arg_json) {
+			_cleanup_free_ char *text = NULL;
+			check(&rep, CHECK_FAIL, "engine", err.msg,
+			      "start dockerd, or point DOCKER_HOST at a running engine");
+			sbx_json_add_bool(root, "ok", false);
+			text = sbx_json_print(root);
+			if (text)
+				puts(text);
+		}
+		cli_error("doctor: engine: %s", err.msg);
+		return EXIT_ENGINE;
+	}
+	engine_checks(&rep, d, s, engine);
+	image_check(&rep, d, SBX_IMAGE_FULL, SBX_IMAGE_FLAVOUR_FULL, images);
+	image_check(&rep, d, SBX_IMAGE_SLIM, SBX_IMAGE_FLAVOUR_SLIM, images);
+	if (arg_json) {
+		_cleanup_free_ char *text = NULL;
+		sbx_json_add_bool(root, "ok", rep.worst != CHECK_FAIL);
+		text = sbx_json_print(root);
+		if (!text) {
+			cli_error("doctor: out of memory");
+			return EXIT_ENGINE;
+		}
+		puts(text);
+	}
+	return rep.worst == CHECK_FAIL ? EXIT_ENGINE : EXIT_PASS;
 }

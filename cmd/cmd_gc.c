@@ -1,9 +1,243 @@
 /* SPDX-License-Identifier: MIT */
-/* Placeholder until its issue lands: refuses clearly instead of pretending. */
+/* sandboxctl gc: remove sandboxes whose owner is gone, or older than a limit. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
 #include "cli.h"
+#include "sbx/docker.h"
+#include "sbx/json.h"
+#include "sbx/labels.h"
+
+static bool arg_json;
+static bool arg_dry_run;
+static const char *arg_run_id;
+static long long arg_older_than = -1; /* seconds; -1: not given */
+
+static void help(void)
+{
+	printf("Usage: sandboxctl gc [--older-than DURATION] [--run-id ID] [--dry-run] [--json]\n"
+	       "\n"
+	       "Removes sandboxes (containers labelled %s) that are left behind:\n"
+	       "  - whose owning process (label %s, \"host:pid:start-time\") is gone,\n"
+	       "    on this host: a reused pid is recognised by its start time;\n"
+	       "  - with --older-than, also any sandbox created longer ago than DURATION,\n"
+	       "    whether its owner is alive or not.\n"
+	       "Sandboxes owned by another host are removed only by --older-than.\n"
+	       "Removal is forced (a running sandbox is killed) and takes its anonymous\n"
+	       "volumes. Running gc again is harmless: what is already gone is not an error.\n"
+	       "\n"
+	       "Options:\n"
+	       "  --older-than DURATION  e.g. 90s, 30m, 2h, 1d, 1h30m (a bare number is seconds)\n"
+	       "  --run-id ID            only the sandbox of that run\n"
+	       "  --dry-run              print what would be removed, remove nothing\n"
+	       "  --json                 one JSON array on stdout, one object per sandbox acted "
+	       "on\n"
+	       "  -h, --help             show this help\n"
+	       "\n"
+	       "Exit status: 0 success (also when nothing was left), 2 usage, 3 engine error\n"
+	       "or a sandbox that could not be removed.\n",
+	       SBX_LABEL_RUN_ID, SBX_LABEL_OWNER);
+}
+
+/* "1h30m", "90s", "2d", "45" -> seconds; -1 when malformed. */
+static long long parse_duration(const char *s)
+{
+	long long total = 0;
+
+	if (!s || !*s)
+		return -1;
+	while (*s) {
+		char *end;
+		long long v, unit;
+
+		if (*s < '0' || *s > '9')
+			return -1;
+		errno = 0;
+		v = strtoll(s, &end, 10);
+		if (errno)
+			return -1;
+		switch (*end) {
+		case '\0':
+			unit = 1;
+			break;
+		case 's':
+			unit = 1;
+			end++;
+			break;
+		case 'm':
+			unit = 60;
+			end++;
+			break;
+		case 'h':
+			unit = 3600;
+			end++;
+			break;
+		case 'd':
+			unit = 86400;
+			end++;
+			break;
+		default:
+			return -1;
+		}
+		if (v > (LLONG_MAX - total) / unit)
+			return -1;
+		total += v * unit;
+		s = end;
+	}
+	return total;
+}
+
+static int parse_args(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"json", no_argument, NULL, 'j'},
+		{"dry-run", no_argument, NULL, 'n'},
+		{"older-than", required_argument, NULL, 'o'},
+		{"run-id", required_argument, NULL, 'r'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			arg_json = true;
+			break;
+		case 'n':
+			arg_dry_run = true;
+			break;
+		case 'o':
+			arg_older_than = parse_duration(optarg);
+			if (arg_older_than < 0) {
+				cli_error("gc: invalid duration '%s' (e.g. 90s, 30m, 2h, 1d)",
+					  optarg);
+				return -EXIT_USAGE;
+			}
+			break;
+		case 'r':
+			arg_run_id = optarg;
+			break;
+		case 'h':
+			help();
+			return 0;
+		default:
+			return -EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		cli_error("gc: unexpected argument '%s'", argv[optind]);
+		return -EXIT_USAGE;
+	}
+	return 1;
+}
+
+static long long created_of(const sbx_docker_container *c)
+{
+	const char *v = sbx_docker_label_get(c->labels, c->n_labels, SBX_LABEL_CREATED);
+	char *end;
+	long long t;
+
+	if (v) {
+		t = strtoll(v, &end, 10);
+		if (*v && !*end && t > 0)
+			return t;
+	}
+	return c->created;
+}
+
+/* Why c should go, or NULL to keep it. */
+static const char *reason_to_remove(const sbx_docker_container *c, long long now)
+{
+	const char *owner = sbx_docker_label_get(c->labels, c->n_labels, SBX_LABEL_OWNER);
+	bool gone = false;
+
+	if (owner && sbx_label_owner_gone(owner, &gone, NULL) == 0 && gone)
+		return "owner gone";
+	if (arg_older_than >= 0 && now - created_of(c) >= arg_older_than)
+		return "older than the limit";
+	return NULL;
+}
 
 int cmd_gc(int argc, char **argv)
 {
-	cli_error("'gc' is not available in this build yet");
-	return EXIT_USAGE;
+	_cleanup_(sbx_docker_freep) sbx_docker *d = NULL;
+	_cleanup_free_ char *filter = NULL;
+	_cleanup_json_ cJSON *arr = NULL;
+	sbx_docker_container *cs = NULL;
+	sbx_error err = SBX_ERROR_INIT;
+	const char *filters[2] = {SBX_LABEL_RUN_ID, NULL};
+	long long now = (long long)time(NULL);
+	size_t n = 0;
+	int r, failed = 0;
+
+	r = parse_args(argc, argv);
+	if (r <= 0)
+		return -r;
+	if (arg_run_id) {
+		if (asprintf(&filter, "%s=%s", SBX_LABEL_RUN_ID, arg_run_id) < 0) {
+			filter = NULL;
+			cli_error("gc: out of memory");
+			return EXIT_ENGINE;
+		}
+		filters[0] = filter;
+	}
+	r = sbx_docker_open(&d, NULL, &err);
+	if (r == 0)
+		r = sbx_docker_container_list(d, filters, &cs, &n, &err);
+	if (r < 0) {
+		cli_error("gc: %s", err.msg);
+		return EXIT_ENGINE;
+	}
+	arr = arg_json ? cJSON_CreateArray() : NULL;
+	for (size_t i = 0; i < n; i++) {
+		const sbx_docker_container *c = &cs[i];
+		const char *why = reason_to_remove(c, now);
+		const char *run = sbx_docker_label_get(c->labels, c->n_labels, SBX_LABEL_RUN_ID);
+		const char *task = sbx_docker_label_get(c->labels, c->n_labels, SBX_LABEL_TASK);
+		bool removed = false;
+
+		if (!why)
+			continue;
+		sbx_error_clear(&err);
+		if (!arg_dry_run) {
+			r = sbx_docker_container_remove(d, c->id, true, true, &err);
+			/* Removed meanwhile (another gc, the owner's own cleanup): fine. */
+			removed = r == 0 || r == -ENOENT;
+			if (!removed) {
+				failed++;
+				cli_error("gc: %s", err.msg);
+			}
+		}
+		if (arr) {
+			cJSON *o = cJSON_CreateObject();
+			if (o && cJSON_AddItemToArray(arr, o)) {
+				sbx_json_add_string(o, "id", c->id);
+				sbx_json_add_string(o, "run_id", run);
+				sbx_json_add_string(o, "task", task);
+				sbx_json_add_string(o, "state", c->state);
+				sbx_json_add_string(o, "reason", why);
+				sbx_json_add_bool(o, "removed", removed);
+				if (!arg_dry_run && !removed)
+					sbx_json_add_string(o, "error", err.msg);
+			}
+		} else if (arg_dry_run || removed) {
+			printf("%s %.12s  run %s  task %s  %s  (%s)\n",
+			       arg_dry_run ? "would remove" : "removed", c->id, run,
+			       task ? task : "-", c->state, why);
+		}
+	}
+	if (arr) {
+		_cleanup_free_ char *text = sbx_json_print(arr);
+		if (text)
+			puts(text);
+	}
+	sbx_docker_container_list_free(cs, n);
+	return failed ? EXIT_ENGINE : EXIT_PASS;
 }

@@ -1,9 +1,203 @@
 /* SPDX-License-Identifier: MIT */
-/* Placeholder until its issue lands: refuses clearly instead of pretending. */
+/* sandboxctl ps [--run-id ID] [--json]: the sandboxes sandboxctl created. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
 #include "cli.h"
+#include "sbx/docker.h"
+#include "sbx/json.h"
+#include "sbx/labels.h"
+
+static bool arg_json;
+static const char *arg_run_id;
+
+static void help(void)
+{
+	printf("Usage: sandboxctl ps [--run-id ID] [--json]\n"
+	       "\n"
+	       "Lists the sandboxes (containers labelled %s) that sandboxctl created,\n"
+	       "running or not, newest first: container, run id, task, state, age, and\n"
+	       "whether the process that owns it (label %s) is still alive.\n"
+	       "\n"
+	       "Options:\n"
+	       "  --run-id ID  only the sandbox of that run\n"
+	       "  --json       one JSON array on stdout, one object per sandbox\n"
+	       "  -h, --help   show this help\n"
+	       "\n"
+	       "Exit status: 0 success (also when there are none), 2 usage, 3 engine error.\n",
+	       SBX_LABEL_RUN_ID, SBX_LABEL_OWNER);
+}
+
+static int parse_args(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"json", no_argument, NULL, 'j'},
+		{"run-id", required_argument, NULL, 'r'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			arg_json = true;
+			break;
+		case 'r':
+			arg_run_id = optarg;
+			break;
+		case 'h':
+			help();
+			return 0;
+		default:
+			return -EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		cli_error("ps: unexpected argument '%s'", argv[optind]);
+		return -EXIT_USAGE;
+	}
+	return 1;
+}
+
+/* "45s", "12m", "3h", "5d". */
+static void format_age(char *buf, size_t len, long long secs)
+{
+	if (secs < 0)
+		secs = 0;
+	if (secs < 120)
+		snprintf(buf, len, "%llds", secs);
+	else if (secs < 7200)
+		snprintf(buf, len, "%lldm", secs / 60);
+	else if (secs < 172800)
+		snprintf(buf, len, "%lldh", secs / 3600);
+	else
+		snprintf(buf, len, "%lldd", secs / 86400);
+}
+
+/* Creation time: the label when present (set by sandboxctl), else the engine's. */
+static long long created_of(const sbx_docker_container *c)
+{
+	const char *v = sbx_docker_label_get(c->labels, c->n_labels, SBX_LABEL_CREATED);
+	char *end;
+	long long t;
+
+	if (v) {
+		t = strtoll(v, &end, 10);
+		if (*v && !*end && t > 0)
+			return t;
+	}
+	return c->created;
+}
+
+static const char *owner_state(const sbx_docker_container *c)
+{
+	const char *owner = sbx_docker_label_get(c->labels, c->n_labels, SBX_LABEL_OWNER);
+	bool gone = false;
+
+	if (!owner)
+		return "-";
+	if (sbx_label_owner_gone(owner, &gone, NULL) < 0)
+		return "?";
+	return gone ? "gone" : "alive";
+}
+
+static int by_created_desc(const void *a, const void *b)
+{
+	long long x = created_of(a), y = created_of(b);
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
 
 int cmd_ps(int argc, char **argv)
 {
-	cli_error("'ps' is not available in this build yet");
-	return EXIT_USAGE;
+	_cleanup_(sbx_docker_freep) sbx_docker *d = NULL;
+	_cleanup_free_ char *filter = NULL;
+	sbx_docker_container *cs = NULL;
+	sbx_error err = SBX_ERROR_INIT;
+	const char *filters[2] = {SBX_LABEL_RUN_ID, NULL};
+	long long now = (long long)time(NULL);
+	size_t n = 0;
+	int r;
+
+	r = parse_args(argc, argv);
+	if (r <= 0)
+		return -r;
+	if (arg_run_id) {
+		if (asprintf(&filter, "%s=%s", SBX_LABEL_RUN_ID, arg_run_id) < 0) {
+			filter = NULL;
+			cli_error("ps: out of memory");
+			return EXIT_ENGINE;
+		}
+		filters[0] = filter;
+	}
+	r = sbx_docker_open(&d, NULL, &err);
+	if (r == 0)
+		r = sbx_docker_container_list(d, filters, &cs, &n, &err);
+	if (r < 0) {
+		cli_error("ps: %s", err.msg);
+		return EXIT_ENGINE;
+	}
+	qsort(cs, n, sizeof(*cs), by_created_desc);
+	if (arg_json) {
+		_cleanup_json_ cJSON *arr = cJSON_CreateArray();
+		_cleanup_free_ char *text = NULL;
+
+		for (size_t i = 0; arr && i < n; i++) {
+			const sbx_docker_container *c = &cs[i];
+			const char *deadline =
+				sbx_docker_label_get(c->labels, c->n_labels, SBX_LABEL_DEADLINE);
+			cJSON *o = cJSON_CreateObject();
+
+			if (!o || !cJSON_AddItemToArray(arr, o))
+				break;
+			sbx_json_add_string(o, "id", c->id);
+			sbx_json_add_string(o, "name", c->name);
+			sbx_json_add_string(
+				o, "run_id",
+				sbx_docker_label_get(c->labels, c->n_labels, SBX_LABEL_RUN_ID));
+			sbx_json_add_string(
+				o, "task",
+				sbx_docker_label_get(c->labels, c->n_labels, SBX_LABEL_TASK));
+			sbx_json_add_string(o, "image", c->image);
+			sbx_json_add_string(o, "state", c->state);
+			sbx_json_add_string(o, "status", c->status);
+			sbx_json_add_number(o, "created", (double)created_of(c));
+			sbx_json_add_number(o, "age_seconds", (double)(now - created_of(c)));
+			if (deadline)
+				sbx_json_add_number(o, "deadline", atof(deadline));
+			sbx_json_add_string(
+				o, "owner",
+				sbx_docker_label_get(c->labels, c->n_labels, SBX_LABEL_OWNER));
+			sbx_json_add_string(o, "owner_state", owner_state(c));
+		}
+		text = arr ? sbx_json_print(arr) : NULL;
+		if (!text) {
+			sbx_docker_container_list_free(cs, n);
+			cli_error("ps: out of memory");
+			return EXIT_ENGINE;
+		}
+		puts(text);
+	} else {
+		printf("%-12s  %-28s  %-18s  %-8s  %-5s  %s\n", "CONTAINER", "RUN ID", "TASK",
+		       "STATE", "AGE", "OWNER");
+		for (size_t i = 0; i < n; i++) {
+			const sbx_docker_container *c = &cs[i];
+			const char *task =
+				sbx_docker_label_get(c->labels, c->n_labels, SBX_LABEL_TASK);
+			char age[32];
+
+			format_age(age, sizeof(age), now - created_of(c));
+			printf("%-12.12s  %-28s  %-18s  %-8s  %-5s  %s\n", c->id,
+			       sbx_docker_label_get(c->labels, c->n_labels, SBX_LABEL_RUN_ID),
+			       task ? task : "-", c->state, age, owner_state(c));
+		}
+	}
+	sbx_docker_container_list_free(cs, n);
+	return EXIT_PASS;
 }
