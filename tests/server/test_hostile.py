@@ -1,0 +1,239 @@
+# SPDX-License-Identifier: MIT
+"""Hostile input against a running sandbox-mcp: malformed JSON, a 100 MB
+body, 10,000-deep nesting, wrong id types, bad tool arguments, path escapes,
+a symlink to /etc/shadow, a fork bomb and a 10 GB allocation through
+execute_python. Each must get a clear error, and a ping must still be
+answered afterwards. The server runs as an unprivileged user when the test
+is root, as it does in the sandbox, so RLIMIT_NPROC applies to the bomb."""
+
+import http.client
+import json
+import os
+import socket
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+import mcp_harness as h  # noqa: E402
+
+NOBODY = 65534
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+    else:
+        print("ok:", what)
+
+
+class Conn:
+    def __init__(self, base):
+        self.host, self.port = base[len("http://"):].rsplit(":", 1)
+        self.c = http.client.HTTPConnection(self.host, int(self.port), timeout=120)
+        self.sid = None
+
+    def post(self, path, body, headers=None):
+        hdrs = {"Content-Type": "application/json", "Accept": "application/json"}
+        if self.sid:
+            hdrs["Mcp-Session-Id"] = self.sid
+        hdrs.update(headers or {})
+        try:
+            self.c.request("POST", path, body=body, headers=hdrs)
+            r = self.c.getresponse()
+            data = r.read()
+        except (ConnectionError, http.client.HTTPException):
+            self.c.close()
+            self.c = http.client.HTTPConnection(self.host, int(self.port), timeout=120)
+            raise
+        return r.status, data, r
+
+    def rpc(self, method, params=None, id=1):
+        msg = {"jsonrpc": "2.0", "id": id, "method": method}
+        if params is not None:
+            msg["params"] = params
+        status, data, r = self.post("/mcp", json.dumps(msg))
+        return status, json.loads(data) if data else None
+
+    def init(self):
+        status, data, r = self.post("/mcp", json.dumps({
+            "jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "hostile", "version": "1"}}}))
+        assert status == 200, data
+        self.sid = r.getheader("Mcp-Session-Id")
+        self.post("/mcp", json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+
+    def call(self, tool, args):
+        status, r = self.rpc("tools/call", {"name": tool, "arguments": args})
+        return r
+
+    def alive(self, after):
+        fresh = Conn("http://%s:%s" % (self.host, self.port))
+        status, r = fresh.rpc("ping", id=99)
+        check(status == 200 and r.get("result") == {}, f"still serving after {after}")
+
+
+def tool_error(r):
+    res = r.get("result", {})
+    return res.get("isError") and res["content"][0]["text"]
+
+
+def hostile(base, ws):
+    c = Conn(base)
+    c.init()
+
+    s, d, _ = c.post("/mcp", b"{not json")
+    check(s == 400 and json.loads(d)["error"]["code"] == -32700, "malformed JSON -> 400/-32700")
+    c.alive("malformed JSON")
+
+    s, d, _ = c.post("/tools/call", b"{not json")
+    check(s == 400 and json.loads(d)["success"] is False, "REST malformed -> 400")
+
+    # 100 MB declared body: refused before it is read.
+    big = Conn(base)
+    try:
+        s, d, _ = big.post("/mcp", b"x" * (100 << 20))
+        check(s == 413 and b"too large" in d, "100 MB body -> 413")
+    except (ConnectionError, http.client.HTTPException, OSError) as e:
+        # The server may close while the client is still sending; that is a refusal too.
+        check(True, f"100 MB body refused ({type(e).__name__})")
+    c.alive("a 100 MB body")
+
+    deep = "[" * 10000 + "]" * 10000
+    s, d, _ = c.post("/mcp", deep)
+    check(s == 400 and "nesting" in json.loads(d)["error"]["message"], "10,000-deep nesting -> 400")
+    c.alive("deep nesting")
+
+    for bad in ({}, [1], True, 1.5e300, None):
+        s, d, _ = c.post("/mcp", json.dumps({"jsonrpc": "2.0", "id": bad, "method": "ping"}))
+        body = json.loads(d) if d else {}
+        if isinstance(bad, float):
+            check(s == 200 and body.get("id") == bad, "float id echoed")
+        else:
+            check(s == 200 and body.get("error", {}).get("code") == -32600, f"id {bad!r} -> -32600")
+    c.alive("wrong id types")
+
+    F = {"file_path": "cash_flows.ods", "sheet_name": "Sheet1"}
+    e = tool_error(c.call("read_cell", {"file_path": "cash_flows.ods"}))
+    check(e and "missing required argument 'cell_reference'" in e, f"missing argument: {e}")
+    e = tool_error(c.call("read_cell", {**F, "cell_reference": "A1", "evil": 1}))
+    check(e and "unexpected argument 'evil'" in e, f"extra argument: {e}")
+    e = tool_error(c.call("read_cell", {**F, "cell_reference": ["A1"]}))
+    check(e and "expected string" in e, f"wrong-typed argument: {e}")
+    s, d, _ = c.post("/tools/call", json.dumps({"tool_name": "read_cell", "arguments": {**F, "cell_reference": 3}}))
+    check(s == 422, f"REST wrong type -> 422 ({s})")
+    s, d, _ = c.post("/tools/call", json.dumps({"tool_name": "fake_tool", "arguments": {}}))
+    check(s == 404 and json.loads(d)["error"] == "Unknown tool: fake_tool", "REST unknown tool -> 404")
+    c.alive("bad arguments")
+
+    for path in ("../../etc/passwd", "/etc/passwd", "a/../../etc/passwd"):
+        e = tool_error(c.call("read_cell", {"file_path": path, "cell_reference": "A1"}))
+        check(e and "outside the workspace" in e, f"{path}: {e}")
+    os.symlink("/etc/shadow", os.path.join(ws, "shadow.ods"))
+    e = tool_error(c.call("read_cell", {"file_path": "shadow.ods", "cell_reference": "A1"}))
+    check(e and "outside the workspace" in e, f"symlink to /etc/shadow: {e}")
+    e = tool_error(c.call("write_cell", {"file_path": "shadow.ods", "cell_reference": "A1", "value": 1}))
+    check(e and "outside the workspace" in e, f"write through symlink: {e}")
+    r = c.rpc("resources/read", {"uri": "file:///etc/shadow"})[1]
+    check(r.get("error", {}).get("code") == -32002, "resources/read /etc/shadow -> -32002")
+    c.alive("path escapes")
+
+    # A long call on one connection does not hold up another.
+    slow = Conn(base)
+    slow.init()
+    t = threading.Thread(target=lambda: slow.call("execute_python", {"code": "import time; time.sleep(3)"}))
+    t.start()
+    time.sleep(0.5)
+    t0 = time.time()
+    c.alive("(during a running execute_python)")
+    check(time.time() - t0 < 0.5, "ping answered while another connection runs code")
+    t.join()
+
+    bomb = "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n"
+    r = c.call("execute_python", {"code": bomb, "timeout": 5})
+    e = tool_error(r)
+    check(e == "Code execution timed out after 5 seconds", f"fork bomb -> {e}")
+    for _ in range(50):  # SIGKILL to a few hundred processes takes a moment; zombies do not count
+        left = [p for p in os.listdir("/proc")
+                if p.isdigit() and _uid(p) == NOBODY and _comm(p).startswith("python") and not _zombie(p)]
+        if not left:
+            break
+        time.sleep(0.1)
+    check(not left or os.geteuid() != 0, f"fork bomb fully killed ({len(left)} left)")
+    c.alive("a fork bomb")
+
+    r = c.call("execute_python", {"code": "x = bytearray(10 * 1024**3)\nprint(len(x))"})
+    e = tool_error(r)
+    check(e and "out of memory" in e and r["result"]["structuredContent"]["error_code"] == "E_MEMORY",
+          f"10 GB allocation -> {e}")
+    c.alive("a 10 GB allocation")
+
+    s, d, _ = c.post("/mcp", b"{}", {"Host": "evil.example:80"})
+    check(s == 403, "foreign Host -> 403")
+    s, d, _ = c.post("/mcp", json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}),
+                     {"Origin": "http://evil.example"})
+    check(s == 403, "foreign Origin -> 403")
+    s, d, _ = c.post("/mcp", json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}),
+                     {"Origin": "http://localhost:3000"})
+    check(s == 200, "loopback Origin accepted")
+    s, d, _ = c.post("/mcp", json.dumps({"jsonrpc": "2.0", "method": "notifications/whatever"}))
+    check(s == 202 and d == b"", "notification -> 202, empty body")
+    s, d, _ = c.post("/mcp", json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}),
+                     {"Mcp-Session-Id": "0" * 32})
+    check(s == 404, "unknown session -> 404")
+    s, d, _ = c.post("/mcp", json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}),
+                     {"Content-Type": "text/plain"})
+    check(s == 415, "wrong Content-Type -> 415")
+    c.alive("header checks")
+
+
+def _uid(pid):
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("Uid:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return -1
+
+
+def _zombie(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except OSError:
+        return True
+
+
+def _comm(pid):
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return f.read().strip()
+    except OSError:
+        return ""
+
+
+def main():
+    with h.workspace() as ws:
+        user = None
+        if os.geteuid() == 0:
+            user = NOBODY
+            os.chmod(ws, 0o755)
+            for root, dirs, files in os.walk(ws):
+                for n in dirs + files:
+                    os.chown(os.path.join(root, n), NOBODY, NOBODY)
+            os.chown(ws, NOBODY, NOBODY)
+        with h.http_server(ws, "--task-timeout", "600", user=user) as (base, proc):
+            hostile(base, ws)
+            check(proc.poll() is None, "server process still running")
+    if failures:
+        print(f"{len(failures)} failure(s)")
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,128 @@
+# SPDX-License-Identifier: MIT
+"""The REST API of the reference system and the task session, over TCP and
+over a unix socket (how the host reaches the sandbox through a Docker exec
+relay): /health, /tools, /tools/call status codes, /resources, /task/start,
+/task/status, /task/complete, the 408 after the deadline, the status file,
+and late-arriving task files."""
+
+import http.client
+import json
+import os
+import shutil
+import socket
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+import mcp_harness as h  # noqa: E402
+
+
+class UnixHTTPConnection(http.client.HTTPConnection):
+    def __init__(self, path):
+        super().__init__("localhost", timeout=60)
+        self.path = path
+
+    def connect(self):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.connect(self.path)
+
+
+def connect(base):
+    if base.startswith("unix:"):
+        return UnixHTTPConnection(base[5:])
+    host, port = base[len("http://"):].rsplit(":", 1)
+    return http.client.HTTPConnection(host, int(port), timeout=60)
+
+
+def req(c, method, path, body=None):
+    c.request(method, path, body=json.dumps(body) if body is not None else None,
+              headers={"Content-Type": "application/json"})
+    r = c.getresponse()
+    data = r.read()
+    return r.status, json.loads(data) if data else None, r
+
+
+def call(c, tool, **args):
+    return req(c, "POST", "/tools/call", {"tool_name": tool, "arguments": args})
+
+
+def rest(base, ws, status_file):
+    c = connect(base)  # one keep-alive connection for everything
+    s, b, _ = req(c, "GET", "/health")
+    assert s == 200 and b["status"] == "healthy", b
+    s, b, _ = req(c, "GET", "/tools")
+    assert s == 200 and any(t["name"] == "read_cell" for t in b["tools"]), b
+    s, b, _ = req(c, "GET", "/task/status")
+    assert b["status"] == "pending" and b["started_at"] is None, b
+    s, b, _ = req(c, "POST", "/task/start", {"task_id": "t-1", "timeout_seconds": 2})
+    assert s == 200 and b["status"] == "running" and b["timeout_seconds"] == 2, b
+
+    F = {"file_path": "cash_flows.ods", "sheet_name": "Sheet1"}
+    s, b, _ = call(c, "read_cell", **F, cell_reference="A1")
+    assert s == 200 and b == {"success": True, "error": None, "result": {
+        "cell_reference": "A1", "value": "Period", "value_type": "string", "formula": None}}, b
+    s, b, _ = call(c, "write_cell", **F, cell_reference="D1", value="Required_Reserve")
+    assert s == 200 and b["result"]["new_value"] == "Required_Reserve", b
+    s, b, _ = call(c, "read_cell", file_path="x.ods", sheet_name="Sheet1", cell_reference="A1")
+    assert s == 422 and b["error"] == "File not found: x.ods", (s, b)
+    s, b, _ = call(c, "read_cell", file_path="cash_flows.ods", sheet_name="BadSheet", cell_reference="A1")
+    assert s == 422 and b["error"] == "Sheet 'BadSheet' not found", (s, b)
+    s, b, _ = call(c, "read_cell", **F, cell_reference="ZZZ")
+    assert s == 422 and b["error"] == "Invalid cell reference: ZZZ", (s, b)
+    s, b, _ = call(c, "fake_tool")
+    assert s == 404 and b["error"] == "Unknown tool: fake_tool", (s, b)
+    s, b, _ = req(c, "POST", "/tools/call", {"arguments": {}})
+    assert s == 400, (s, b)
+
+    # A task file that arrives after the server started is served at once.
+    shutil.copy(h.ODS, os.path.join(ws, "late.ods"))
+    s, b, _ = call(c, "list_sheets", file_path="late.ods")
+    assert s == 200 and b["result"]["sheets"] == ["Sheet1"], b
+    s, b, _ = req(c, "GET", "/resources")
+    assert s == 200 and any(r["name"] == "late.ods" for r in b["resources"]), b
+
+    s, b, _ = req(c, "GET", "/task/status")
+    assert b["status"] == "running" and 0 < b["remaining"] <= 2, b
+    assert "cash_flows.ods" in b["files_modified"], b
+    time.sleep(2.3)
+    s, b, _ = call(c, "read_cell", **F, cell_reference="A1")
+    assert s == 408 and b["error"] == "Task has timed out", (s, b)
+    s, b, _ = req(c, "GET", "/task/status")
+    assert b["status"] == "timed_out", b
+    with open(status_file) as f:
+        st = json.load(f)
+    assert st["status"] == "timed_out" and st["task_id"] == "t-1", st
+    s, b, _ = req(c, "POST", "/task/complete")
+    assert s == 408, (s, b)
+
+    # A new episode; completing it writes the status file again.
+    s, b, _ = req(c, "POST", "/task/start", {"task_id": "t-2"})
+    assert s == 200 and b["status"] == "running", b
+    s, b, _ = req(c, "POST", "/task/complete")
+    assert s == 200 and b["status"] == "completed", b
+    with open(status_file) as f:
+        st = json.load(f)
+    assert st["status"] == "completed" and st["task_id"] == "t-2", st
+
+
+def main():
+    for transport in ("tcp", "unix"):
+        with h.workspace() as ws:
+            status_file = ws + ".status.json"
+            sock = ws + ".sock" if transport == "unix" else None
+            try:
+                with h.http_server(ws, "--status-file", status_file, unix=sock) as (base, _):
+                    rest(base, ws, status_file)
+                    if sock:
+                        assert os.stat(sock).st_mode & 0o777 == 0o660
+            finally:
+                for p in (status_file,):
+                    if os.path.exists(p):
+                        os.unlink(p)
+            if sock:
+                assert not os.path.exists(sock), "unix socket left behind"
+        print(f"REST over {transport}: ok")
+
+
+if __name__ == "__main__":
+    main()
