@@ -189,7 +189,10 @@ int cmd_run__parse_common(int opt, const char *arg, sbx_run_opts *o)
 		if (strcmp(arg, "none") == 0)
 			o->published = false;
 		else if (strcmp(arg, "published") == 0)
-			o->published = true;
+			return cli_error("--network published is not available in this build: the "
+					 "sandbox image cannot drop egress yet (use the default, "
+					 "none, reached through the relay)"),
+			       -1;
 		else
 			return cli_error("--network: expected 'none' or 'published', not '%s'",
 					 arg),
@@ -226,7 +229,8 @@ static void help(void)
 	       "  --pids N           process limit (default: task's, else 256)\n"
 	       "  --runtime NAME     OCI runtime, e.g. runsc (default: the engine's)\n"
 	       "  --image REF        sandbox image (default: %s, %s for GUI tasks)\n"
-	       "  --network MODE     none (default; reached through the relay) or published\n"
+	       "  --network MODE     none (the default and, for now, the only mode: the\n"
+	       "                     sandbox has no network; agents reach it through the relay)\n"
 	       "  --port N           relay port on 127.0.0.1 (default: any free one)\n"
 	       "  --grace SECONDS    how long PID 1 waits past the deadline (default 30)\n"
 	       "  --runs-dir DIR     where run directories go (default ./runs)\n"

@@ -22,7 +22,6 @@ typedef struct docker_backend {
 	sbx_docker *d;	      /* the lifecycle's thread */
 	sbx_docker *d_stream; /* open_stream, under lock */
 	pthread_mutex_t lock;
-	bool published;
 } docker_backend;
 
 /* --- the exec stream as an sbx_stream ------------------------------------- */
@@ -143,18 +142,17 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 	o.runtime = spec->runtime && spec->runtime[0] ? spec->runtime : NULL;
 	o.init = false; /* our own init is PID 1 */
 	o.stop_timeout = 2;
-	if (spec->published) {
-		static const sbx_docker_port port = {"8080/tcp", "127.0.0.1", "0"};
-
-		o.network_mode = "bridge";
-		o.dns = (const char *const[]){"127.0.0.1", NULL}; /* DNS off */
-		o.ports = &port;
-		o.n_ports = 1;
-		db->published = true;
-	} else {
-		o.network_mode = "none";
-		o.network_disabled = true;
-	}
+	/*
+	 * Published mode needs egress dropped inside the sandbox (IPv4, IPv6,
+	 * DNS) before anything runs, which the image's PID 1 cannot do yet:
+	 * refuse rather than publish a port from a container that can reach out.
+	 */
+	if (spec->published)
+		return sbx_error_set(err, -EOPNOTSUPP,
+				     "--network published is not available: the image cannot drop "
+				     "egress yet; use the relay (--network none)");
+	o.network_mode = "none";
+	o.network_disabled = true;
 
 	r = sbx_docker_container_create(db->d, &o, &id, err);
 	if (r < 0)
@@ -169,21 +167,7 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 static int db_start(sbx_backend *b, sbx_error *err)
 {
 	docker_backend *db = (docker_backend *)b;
-	int r = sbx_docker_container_start(db->d, b->id, err);
-
-	if (r < 0 || !db->published)
-		return r;
-	{
-		_cleanup_free_ char *ip = NULL;
-		int port = 0;
-
-		r = sbx_docker_container_host_port(db->d, b->id, "8080/tcp", &ip, &port, err);
-		if (r < 0)
-			return r;
-		if (asprintf(&b->endpoint, "%s:%d", ip ? ip : "127.0.0.1", port) < 0)
-			return sbx_error_set(err, -ENOMEM, "out of memory");
-	}
-	return 0;
+	return sbx_docker_container_start(db->d, b->id, err);
 }
 
 static int db_copy_in(sbx_backend *b, const char *dest, const void *tar, size_t len, sbx_error *err)
