@@ -18,6 +18,14 @@ static double now_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+static void sleep_ms(double ms)
+{
+	struct timespec ts = {(time_t)(ms / 1000), (long)((long)ms % 1000) * 1000000L};
+
+	while (ms > 0 && nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
 static int mask_shift(unsigned long mask)
 {
 	int shift = 0;
@@ -76,18 +84,13 @@ static void image_to_rgb(XImage *img, uint8_t *rgb)
 		}
 }
 
-int gui_capture_region(gui_session *s, int x, int y, int w, int h, gui_capture *out, sbx_error *err)
+/* XGetImage of the region as packed RGB (malloc'd, w * h * 3 bytes). */
+static int grab_rgb(gui_session *s, int x, int y, int w, int h, uint8_t **out, sbx_error *err)
 {
-	_cleanup_free_ uint8_t *rgb = NULL;
-	sbx_buf png = SBX_BUF_INIT(GUI_PNG_MAX);
 	XImage *img;
-	double t0, t1;
-	char *b64;
+	uint8_t *rgb;
 	int r;
 
-	if (w <= 0 || h <= 0)
-		return sbx_error_set(err, -EINVAL, "screenshot: empty region");
-	t0 = now_ms();
 	img = XGetImage(s->dpy, s->root, x, y, (unsigned)w, (unsigned)h, AllPlanes, ZPixmap);
 	if (!img) {
 		r = gui_session_check_errors(s, "screenshot", err);
@@ -106,7 +109,17 @@ int gui_capture_region(gui_session *s, int x, int y, int w, int h, gui_capture *
 	}
 	image_to_rgb(img, rgb);
 	XDestroyImage(img);
-	t1 = now_ms();
+	*out = rgb;
+	return 0;
+}
+
+static int encode(const uint8_t *rgb, int w, int h, double grab_ms, gui_capture *out,
+		  sbx_error *err)
+{
+	sbx_buf png = SBX_BUF_INIT(GUI_PNG_MAX);
+	double t1 = now_ms();
+	char *b64;
+	int r;
 
 	r = gui_png_encode_rgb(rgb, (uint32_t)w, (uint32_t)h, (size_t)w * 3, &png, err);
 	if (r < 0)
@@ -121,11 +134,48 @@ int gui_capture_region(gui_session *s, int x, int y, int w, int h, gui_capture *
 		.width = (uint32_t)w,
 		.height = (uint32_t)h,
 		.png_bytes = png.len,
-		.grab_ms = t1 - t0,
+		.grab_ms = grab_ms,
 		.encode_ms = now_ms() - t1,
 	};
 	sbx_buf_free(&png);
 	return 0;
+}
+
+int gui_capture_region(gui_session *s, int x, int y, int w, int h, gui_capture *out, sbx_error *err)
+{
+	_cleanup_free_ uint8_t *rgb = NULL;
+	double t0 = now_ms();
+	int r;
+
+	if (w <= 0 || h <= 0)
+		return sbx_error_set(err, -EINVAL, "screenshot: empty region");
+	r = grab_rgb(s, x, y, w, h, &rgb, err);
+	if (r < 0)
+		return r;
+	return encode(rgb, w, h, now_ms() - t0, out, err);
+}
+
+int gui_capture_settled(gui_session *s, int min_ms, int max_ms, gui_capture *out, sbx_error *err)
+{
+	_cleanup_free_ uint8_t *prev = NULL;
+	double t0 = now_ms(), deadline = t0 + max_ms;
+	size_t size = (size_t)s->width * (size_t)s->height * 3;
+	int r;
+
+	XSync(s->dpy, False);
+	sleep_ms(min_ms);
+	for (;;) {
+		_cleanup_free_ uint8_t *rgb = NULL;
+
+		r = grab_rgb(s, 0, 0, s->width, s->height, &rgb, err);
+		if (r < 0)
+			return r;
+		if ((prev && memcmp(prev, rgb, size) == 0) || now_ms() >= deadline)
+			return encode(rgb, s->width, s->height, now_ms() - t0, out, err);
+		free(prev);
+		prev = TAKE_PTR(rgb);
+		sleep_ms(GUI_SETTLE_POLL_MS);
+	}
 }
 
 void gui_capture_clear(gui_capture *c)

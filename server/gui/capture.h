@@ -22,5 +22,15 @@ typedef struct gui_capture {
 int gui_capture_region(gui_session *s, int x, int y, int w, int h, gui_capture *out,
 		       sbx_error *err);
 
+#define GUI_SETTLE_POLL_MS 50
+
+/*
+ * A screenshot of the whole screen once it has stopped changing: waits
+ * min_ms (so applications see the input just sent), then grabs every
+ * GUI_SETTLE_POLL_MS until two grabs are identical or max_ms have passed,
+ * and encodes the last grab. grab_ms in out is the whole wait.
+ */
+int gui_capture_settled(gui_session *s, int min_ms, int max_ms, gui_capture *out, sbx_error *err);
+
 /* Frees what out holds. Accepts NULL. */
 void gui_capture_clear(gui_capture *c);

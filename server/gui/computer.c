@@ -113,12 +113,31 @@ const char gui__computer_output_schema[] =
 	"\"timestamp\":{\"type\":\"string\"},\"text\":{\"type\":\"string\"}"
 	"},\"required\":[\"action\",\"success\"]}";
 
-static void sleep_seconds(double s)
+/* Sleeps in short slices so a cancelled call stops waiting. */
+static void sleep_seconds(tool_context *ctx, double s)
 {
-	struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+	struct timespec now, end;
 
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += (time_t)s;
+	end.tv_nsec += (long)((s - (double)(time_t)s) * 1e9);
+	if (end.tv_nsec >= 1000000000L) {
+		end.tv_sec++;
+		end.tv_nsec -= 1000000000L;
+	}
+	for (;;) {
+		struct timespec slice = {0, 50 * 1000000L};
+		long left_ns;
+
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		left_ns =
+			(long)(end.tv_sec - now.tv_sec) * 1000000000L + (end.tv_nsec - now.tv_nsec);
+		if (left_ns <= 0 || gui__cancelled(ctx))
+			return;
+		if (left_ns < slice.tv_nsec)
+			slice.tv_nsec = left_ns;
+		nanosleep(&slice, NULL);
+	}
 }
 
 typedef struct params {
@@ -217,8 +236,8 @@ static int put_pointer(gui_session *s, cJSON *res, tool_result *out)
 	return 0;
 }
 
-static int run_action(gui_session *s, action act, const char *name, const params *p,
-		      tool_result *out)
+static int run_action(tool_context *ctx, gui_session *s, action act, const char *name,
+		      const params *p, tool_result *out)
 {
 	sbx_error err = SBX_ERROR_INIT;
 	gui_keyseq seq;
@@ -303,7 +322,7 @@ static int run_action(gui_session *s, action act, const char *name, const params
 			for (size_t i = 0; i < seq.n && r >= 0; i++)
 				r = gui_input_combo(s, &seq.combos[i], true, &err);
 			if (r >= 0)
-				sleep_seconds(p->duration);
+				sleep_seconds(ctx, p->duration);
 			for (size_t i = seq.n; i-- > 0;) {
 				int q = gui_input_combo(s, &seq.combos[i], false, &err);
 
@@ -320,7 +339,7 @@ static int run_action(gui_session *s, action act, const char *name, const params
 			return gui__fail(out, r, &err);
 		break;
 	case A_CURSOR:
-	case A_WAIT:
+	case A_WAIT: /* waited before taking the lock */
 		break;
 	}
 	if (r < 0)
@@ -330,8 +349,14 @@ static int run_action(gui_session *s, action act, const char *name, const params
 	if (act == A_TYPE && !gui__put_str(out, res, "text", p->text))
 		return -ENOMEM;
 	if (act != A_SCREENSHOT && act != A_ZOOM && act != A_KEY && act != A_TYPE &&
-	    act != A_HOLD_KEY)
-		return put_pointer(s, res, out);
+	    act != A_HOLD_KEY) {
+		r = put_pointer(s, res, out);
+		if (r < 0)
+			return r;
+	}
+	/* Like the reference tool: show the screen after every action but a query. */
+	if (act != A_SCREENSHOT && act != A_ZOOM && act != A_CURSOR)
+		return gui__screenshot_after_action(s, out);
 	return 0;
 }
 
@@ -361,15 +386,18 @@ int gui__computer(tool_context *ctx, const cJSON *args, tool_result *out)
 				 "scroll_direction must be up, down, left or right, got '%s'",
 				 p.direction);
 	if (actions[i].act == A_WAIT) {
-		/* Waiting needs no display, and must not hold the GUI lock. */
-		sleep_seconds(p.duration);
+		sbx_error err = SBX_ERROR_INIT;
 		cJSON *res;
-		finish(out, name, &res);
+
+		/* The wait holds no lock. Without a display it still waits, just shows nothing. */
+		sleep_seconds(ctx, p.duration);
+		if (gui_session_acquire(gui__display(ctx), &s, &err) < 0) {
+			finish(out, name, &res);
+			return 0;
+		}
+	} else if (gui__begin(ctx, &s, out) < 0)
 		return 0;
-	}
-	if (gui__begin(ctx, &s, out) < 0)
-		return 0;
-	run_action(s, actions[i].act, name, &p, out);
+	run_action(ctx, s, actions[i].act, name, &p, out);
 	gui__end(s);
 	return 0;
 }

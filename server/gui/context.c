@@ -14,11 +14,22 @@ const char *gui__display(tool_context *ctx)
 {
 	return ctx ? ctx->display : NULL;
 }
+
+bool gui__cancelled(tool_context *ctx)
+{
+	return ctx && ctx->cancelled && atomic_load(ctx->cancelled);
+}
 #else
 /* Until server.h declares struct tool_context: the environment's display. */
 const char *gui__display(tool_context *ctx)
 {
 	(void)ctx;
 	return getenv("DISPLAY");
+}
+
+bool gui__cancelled(tool_context *ctx)
+{
+	(void)ctx;
+	return false;
 }
 #endif

@@ -35,3 +35,17 @@ int gui__screenshot(gui_session *s, int x, int y, int w, int h, bool with_base64
 	out->image_png_b64 = cap.png_b64;
 	return 0;
 }
+
+int gui__screenshot_after_action(gui_session *s, tool_result *out)
+{
+	sbx_error err = SBX_ERROR_INIT;
+	gui_capture cap = {0};
+	int r;
+
+	r = gui_capture_settled(s, 100, 1500, &cap, &err);
+	if (r < 0)
+		return gui__fail(out, r, &err);
+	free(out->image_png_b64);
+	out->image_png_b64 = cap.png_b64;
+	return 0;
+}

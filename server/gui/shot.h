@@ -16,3 +16,10 @@
  * failing out.
  */
 int gui__screenshot(gui_session *s, int x, int y, int w, int h, bool with_base64, tool_result *out);
+
+/*
+ * After an input action: attaches a screenshot of the settled screen as
+ * out->image_png_b64 (image content only; structured stays as it is), as
+ * Anthropic's reference computer tool returns one after every action.
+ */
+int gui__screenshot_after_action(gui_session *s, tool_result *out);

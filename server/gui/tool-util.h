@@ -16,6 +16,9 @@
 /* The X display the server serves GUI tools on (tool_context), or NULL. */
 const char *gui__display(tool_context *ctx);
 
+/* Whether the client cancelled the call (tool_context), so long waits can stop early. */
+bool gui__cancelled(tool_context *ctx);
+
 /* Fails out from an sbx error, choosing the error kind from its code. */
 int gui__fail(tool_result *out, int r, const sbx_error *err);
 

@@ -46,6 +46,12 @@ const char *gui__display(tool_context *ctx)
 	return test_display;
 }
 
+bool gui__cancelled(tool_context *ctx)
+{
+	(void)ctx;
+	return false;
+}
+
 const tool_def *test_tool(const char *name)
 {
 	size_t n;

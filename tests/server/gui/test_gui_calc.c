@@ -217,7 +217,9 @@ START_TEST(calc_type_save_and_read_back)
 	call_ok("click", args);
 	call_ok("key_press", "{\"key\":\"ctrl+Home\"}");
 	call_ok("type_text", "{\"text\":\"Grüße € 42 Ж中\\n\"}");
+	double t1 = test_now_ms();
 	call_ok("computer", "{\"action\":\"type\",\"text\":\"=6*7\\n\"}");
+	printf("computer type + settled screenshot: %.0f ms\n", test_now_ms() - t1);
 	call_ok("computer", "{\"action\":\"key\",\"text\":\"ctrl+s\"}");
 
 	double deadline = test_now_ms() + 30000;

@@ -86,6 +86,7 @@ async def with_display(ws, display):
 
         r = await call(session, "computer", {"action": "left_click", "coordinate": [640, 360]})
         check(r.structured_content["success"] is True, "computer left_click")
+        check(any(c.type == "image" for c in r.content), "no screenshot after left_click")
         pos = (await call(session, "computer", {"action": "cursor_position"})).structured_content
         check((pos["x"], pos["y"]) == (640, 360), f"computer cursor at {pos}")
         r = await call(session, "computer", {"action": "zoom", "region": [0, 0, 320, 200]})

@@ -91,13 +91,22 @@ START_TEST(pointer_moves_where_asked)
 	ck_assert_int_eq((int)sbx_json_get_number(r.structured, "y", -1), 200);
 	tool_result_clear(&r);
 
+	/* Actions of the computer tool show the screen afterwards; queries do not. */
+	uint32_t w, h;
+	uint8_t *rgb;
 	r = call_ok("computer", "{\"action\":\"mouse_move\",\"coordinate\":[1279,719]}");
 	ck_assert_int_eq((int)sbx_json_get_number(r.structured, "x", -1), 1279);
 	ck_assert_int_eq((int)sbx_json_get_number(r.structured, "y", -1), 719);
+	ck_assert_ptr_nonnull(r.image_png_b64);
+	decode_screenshot(r.image_png_b64, &w, &h, &rgb);
+	ck_assert_uint_eq(w, 1280);
+	ck_assert_uint_eq(h, 720);
+	free(rgb);
 	tool_result_clear(&r);
 	r = call_ok("computer", "{\"action\":\"cursor_position\"}");
 	ck_assert_int_eq((int)sbx_json_get_number(r.structured, "x", -1), 1279);
 	ck_assert_int_eq((int)sbx_json_get_number(r.structured, "y", -1), 719);
+	ck_assert_ptr_null(r.image_png_b64);
 	tool_result_clear(&r);
 }
 END_TEST
