@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "sbx/docker.h"
@@ -21,7 +22,8 @@ static void help(void)
 	       "\n"
 	       "Lists the sandboxes (containers labelled %s) that sandboxctl created,\n"
 	       "running or not, newest first: container, run id, task, state, age, and\n"
-	       "whether the process that owns it (label %s) is still alive.\n"
+	       "whether the process that owns it (label %s) is alive, gone, or on\n"
+	       "another host.\n"
 	       "\n"
 	       "Options:\n"
 	       "  --run-id ID  only the sandbox of that run\n"
@@ -98,10 +100,18 @@ static long long created_of(const sbx_docker_container *c)
 static const char *owner_state(const sbx_docker_container *c)
 {
 	const char *owner = sbx_docker_label_get(c->labels, c->n_labels, SBX_LABEL_OWNER);
+	char host[256];
+	size_t n;
 	bool gone = false;
 
 	if (!owner)
 		return "-";
+	if (gethostname(host, sizeof(host)) < 0)
+		return "?";
+	host[sizeof(host) - 1] = '\0';
+	n = strlen(host);
+	if (strncmp(owner, host, n) != 0 || owner[n] != ':')
+		return "other host";
 	if (sbx_label_owner_gone(owner, &gone, NULL) < 0)
 		return "?";
 	return gone ? "gone" : "alive";

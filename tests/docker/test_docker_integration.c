@@ -19,17 +19,10 @@
 
 #include "sbx/sbx.h"
 #include "sbx/docker_stream.h"
-
-#define BUSYBOX "/bin/busybox"
+#include "testimage.h"
 
 static char run_id[64];
 static char run_label[128];
-
-static const char *const applets[] = {
-	"sh",	 "cat",	 "echo", "ls",	 "mkdir", "mknod", "mkfifo", "ln", "truncate",
-	"sleep", "tar",	 "id",	 "test", "true",  "false", "printf", "rm", "touch",
-	"chmod", "head", "wc",	 "env",	 "kill",  "stat",  "dd",     "[",  NULL,
-};
 
 static sbx_docker *connect_engine(void)
 {
@@ -38,62 +31,6 @@ static sbx_docker *connect_engine(void)
 
 	ck_assert_msg(sbx_docker_open(&d, NULL, &err) == 0, "%s", err.msg);
 	return d;
-}
-
-/* The rootfs: /bin/busybox, applet symlinks, /tmp, /work. */
-static void make_rootfs(const void **data, size_t *len, sbx_docker_tar **t)
-{
-	sbx_error err = SBX_ERROR_INIT;
-	struct stat st;
-	char *bb;
-	int fd;
-
-	fd = open(BUSYBOX, O_RDONLY | O_CLOEXEC);
-	ck_assert_msg(fd >= 0, "%s missing: install busybox-static", BUSYBOX);
-	ck_assert_int_eq(fstat(fd, &st), 0);
-	bb = malloc((size_t)st.st_size);
-	ck_assert_int_eq(read(fd, bb, (size_t)st.st_size), st.st_size);
-	close(fd);
-	ck_assert_int_eq(sbx_docker_tar_new(t, 0, &err), 0);
-	ck_assert_int_eq(sbx_docker_tar_add_dir(*t, "bin", 0755, 0, 0, &err), 0);
-	ck_assert_int_eq(sbx_docker_tar_add_dir(*t, "tmp", 01777, 0, 0, &err), 0);
-	ck_assert_int_eq(sbx_docker_tar_add_dir(*t, "work", 01777, 0, 0, &err), 0);
-	ck_assert_int_eq(sbx_docker_tar_add_dir(*t, "etc", 0755, 0, 0, &err), 0);
-	ck_assert_int_eq(sbx_docker_tar_add_file(*t, "bin/busybox", bb, (size_t)st.st_size, 0755, 0,
-						 0, &err),
-			 0);
-	free(bb);
-	for (const char *const *a = applets; *a; a++) {
-		char name[64];
-		snprintf(name, sizeof(name), "bin/%s", *a);
-		ck_assert_int_eq(sbx_docker_tar_add_symlink(*t, name, "busybox", &err), 0);
-	}
-	ck_assert_int_eq(sbx_docker_tar_finish(*t, data, len, &err), 0);
-}
-
-/* Imports the test image when it is missing (CI starts with no images). */
-static void ensure_test_image(sbx_docker *d)
-{
-	const char *changes[] = {"LABEL " SBX_LABEL_TEST "=1", "ENV PATH=/bin", "CMD [\"/bin/sh\"]",
-				 NULL};
-	sbx_docker_import_opts o = SBX_DOCKER_IMPORT_OPTS_INIT;
-	sbx_error err = SBX_ERROR_INIT;
-	sbx_docker_image *img = NULL;
-	sbx_docker_tar *t = NULL;
-	char *id = NULL;
-
-	if (sbx_docker_image_inspect(d, SBX_TEST_IMAGE, &img, NULL) == 0) {
-		sbx_docker_image_free(img);
-		return;
-	}
-	make_rootfs(&o.tar_data, &o.tar_len, &t);
-	o.repo = "sandboxctl-test/busybox";
-	o.tag = "latest";
-	o.changes = changes;
-	ck_assert_msg(sbx_docker_image_import(d, &o, &id, &err) == 0, "%s", err.msg);
-	ck_assert_msg(strncmp(id, "sha256:", 7) == 0, "image id '%s'", id);
-	free(id);
-	sbx_docker_tar_free(t);
 }
 
 /* Parent-side cleanup: every container of this run, whatever happened. */
@@ -118,7 +55,7 @@ static void global_setup(void)
 {
 	sbx_docker *d = connect_engine();
 
-	ensure_test_image(d);
+	test_image_ensure(d);
 	sbx_docker_free(d);
 }
 
