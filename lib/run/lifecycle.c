@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "collect.h"
 #include "rundir.h"
 #include "sbx/cleanup.h"
 #include "sbx/docker_tar.h"
@@ -81,6 +82,10 @@ static int64_t real_ms(void)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
+
+/* --verbose shows where the time goes between the timed phases. */
+#define trace(run, what)                                                                           \
+	sbx_log_debug("run: %s at %lld ms", what, (long long)(mono_ms() - (run)->t0))
 
 static void phase_done(sbx_run *run, sbx_run_phase p, double since)
 {
@@ -220,11 +225,13 @@ int sbx_run_prepare(sbx_run **out, const sbx_run_opts *opts, sbx_error *err)
 	r = snapshot_task(run, err);
 	if (r < 0)
 		return r;
+	trace(run, "task loaded, run directory made");
 	if (sbx_provenance_get(run->task->dir, &run->res.provenance, err) < 0) {
 		/* Provenance is information, not a reason to refuse the run. */
 		sbx_log_warning("%s", sbx_error_message(err));
 		sbx_error_clear(err);
 	}
+	trace(run, "provenance recorded");
 	*out = TAKE_PTR(run);
 	return 0;
 }
@@ -384,6 +391,7 @@ int sbx_run_launch(sbx_run *run, sbx_error *err)
 		return r;
 	}
 	run->res.backend = strdup(run->backend->ops->name);
+	trace(run, "engine connected");
 
 	spec.image = run->res.image;
 	spec.run_id = run->res.run_id;
@@ -656,33 +664,6 @@ static void save_logs(sbx_run *run)
 	sbx_rundir__write(run->res.run_dir, "container.log", b.data ? b.data : "", b.len, NULL);
 }
 
-/* Decodes standard base64 (whitespace skipped) in place; returns the length or -1. */
-static ssize_t base64_decode(char *s)
-{
-	size_t out = 0;
-	unsigned acc = 0;
-	int bits = 0;
-
-	for (char *p = s; *p; p++) {
-		const char *tab =
-			"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-		const char *hit;
-
-		if (*p == '=' || *p == '\n' || *p == '\r' || *p == ' ')
-			continue;
-		hit = strchr(tab, *p);
-		if (!hit)
-			return -1;
-		acc = (acc << 6) | (unsigned)(hit - tab);
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			s[out++] = (char)((acc >> bits) & 0xff);
-		}
-	}
-	return (ssize_t)out;
-}
-
 static void save_screenshot(sbx_run *run)
 {
 	static const char body[] = "{\"tool_name\":\"take_screenshot\",\"arguments\":{}}";
@@ -696,7 +677,7 @@ static void save_screenshot(sbx_run *run)
 	if (resp.status == 200 && sbx_json_parse(resp.body, resp.len, &j, NULL) == 0 &&
 	    (b64 = sbx_json_get_string(sbx_json_get(j, "result"), "image_base64", NULL))) {
 		_cleanup_free_ char *png = strdup(b64);
-		ssize_t n = png ? base64_decode(png) : -1;
+		ssize_t n = png ? sbx_collect__base64_decode(png) : -1;
 
 		if (n > 0 && sbx_rundir__write(run->res.run_dir, "screenshot.png", png, (size_t)n,
 					       NULL) == 0)
@@ -755,7 +736,15 @@ int sbx_run_finish(sbx_run *run, sbx_run_end end, sbx_error *err)
 		t = mono_msf();
 		if (asprintf(&outdir, "%s/outputs", run->res.run_dir) < 0)
 			return sbx_error_set(err, -ENOMEM, "out of memory");
-		r = run->backend->ops->copy_out(run->backend, SBX_SANDBOX_WORKSPACE, outdir, &e);
+		/* Through the server on a warm stream; the exec'd tar when that fails. */
+		r = sbx_collect__outputs(run->relay, run->task, outdir, &e);
+		if (r < 0) {
+			sbx_log_debug("collecting through the server: %s; using tar",
+				      sbx_error_message(&e));
+			sbx_error_clear(&e);
+			r = run->backend->ops->copy_out(run->backend, SBX_SANDBOX_WORKSPACE, outdir,
+							&e);
+		}
 		phase_done(run, SBX_PHASE_COPY_OUT, t);
 		if (r < 0 && r != -EPERM) {
 			/* A dead sandbox is infrastructure; a refused entry is the agent's doing.
@@ -768,14 +757,17 @@ int sbx_run_finish(sbx_run *run, sbx_run_end end, sbx_error *err)
 		if (!run->res.error)
 			grade(run);
 	}
+	trace(run, "outputs graded");
 	if (run->backend && run->backend->id)
 		save_logs(run);
+	trace(run, "logs saved");
 	if (run->relay) {
 		sbx_relay *relay = run->relay;
 
 		sbx_relay_get_stats(relay, &run->res.relay);
 		run->relay = NULL;
 		sbx_relay_free(relay);
+		trace(run, "relay closed");
 	}
 	if (run->backend && run->backend->id) {
 		if (run->o.keep) {

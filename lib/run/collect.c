@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "collect.h"
+#include "sbx/buf.h"
+#include "sbx/cleanup.h"
+#include "sbx/json.h"
+#include "sbx/path.h"
+
+#define RPC_TIMEOUT_MS 30000
+
+ssize_t sbx_collect__base64_decode(char *s)
+{
+	static const char tab[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	size_t out = 0;
+	unsigned acc = 0;
+	int bits = 0;
+
+	for (char *p = s; *p; p++) {
+		const char *hit;
+
+		if (*p == '=' || *p == '\n' || *p == '\r' || *p == ' ')
+			continue;
+		hit = strchr(tab, *p);
+		if (!hit)
+			return -1;
+		acc = (acc << 6) | (unsigned)(hit - tab);
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			s[out++] = (char)((acc >> bits) & 0xff);
+		}
+	}
+	return (ssize_t)out;
+}
+
+/* One JSON-RPC exchange on /mcp; *out owns the parsed response. */
+static int rpc(sbx_relay *relay, const char *session, const char *body, char **sid_out, cJSON **out,
+	       sbx_error *err)
+{
+	_cleanup_free_ char *hdr = NULL;
+	sbx_relay_response resp = {0};
+	const char *json;
+	size_t len;
+	int r;
+
+	if (session && asprintf(&hdr, "Mcp-Session-Id: %s\r\n", session) < 0)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	r = sbx_relay_request(relay, "POST", "/mcp", hdr, body, strlen(body), false, RPC_TIMEOUT_MS,
+			      &resp, err);
+	if (r < 0)
+		return r;
+	if (resp.status != 200) {
+		r = sbx_error_set(err, -EPROTO, "POST /mcp: HTTP %d", resp.status);
+		goto done;
+	}
+	json = resp.body;
+	len = resp.len;
+	/* An SSE answer: the last data line holds the response. */
+	if (resp.content_type && strstr(resp.content_type, "event-stream")) {
+		const char *d = NULL;
+
+		for (const char *p = resp.body; (p = strstr(p, "data:")); p += 5)
+			d = p + 5;
+		if (!d) {
+			r = sbx_error_set(err, -EPROTO, "POST /mcp: empty event stream");
+			goto done;
+		}
+		json = d;
+		len = strcspn(d, "\n");
+	}
+	r = sbx_json_parse(json, len, out, err);
+	if (r >= 0 && sid_out && resp.session_id)
+		*sid_out = strdup(resp.session_id);
+done:
+	sbx_relay_response_free(&resp);
+	return r;
+}
+
+static int write_output(const char *outdir, const char *rel, const char *data, size_t len,
+			sbx_error *err)
+{
+	_cleanup_close_ int dfd = -1, sub = -1, fd = -1;
+	_cleanup_free_ char *dir = strdup(rel);
+	const char *base = strrchr(rel, '/');
+	int r;
+
+	if (!dir)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	r = sbx_path_check_relative(rel, err);
+	if (r < 0)
+		return r;
+	dfd = open(outdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return sbx_error_set(err, -errno, "'%s': %s", outdir, strerror(errno));
+	if (base) {
+		dir[base - rel] = '\0';
+		sub = sbx_path_mkdirs_beneath(dfd, dir, 0755, err);
+		if (sub < 0)
+			return sub;
+		base++;
+	} else {
+		base = rel;
+	}
+	fd = sbx_path_open_beneath(sub >= 0 ? sub : dfd, base, O_WRONLY | O_CREAT | O_TRUNC, 0644,
+				   true, err);
+	if (fd < 0)
+		return fd;
+	for (size_t off = 0; off < len;) {
+		ssize_t n = write(fd, data + off, len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return sbx_error_set(err, -errno, "writing '%s/%s': %s", outdir, rel,
+					     strerror(errno));
+		off += (size_t)n;
+	}
+	return 0;
+}
+
+/* "file:///workspace/" + the path, percent-encoded where it must be. */
+static char *uri_of(const char *rel)
+{
+	_cleanup_(sbx_buf_free) sbx_buf b = SBX_BUF_INIT(16384);
+
+	if (sbx_buf_puts(&b, "file:///workspace/") < 0)
+		return NULL;
+	for (const unsigned char *p = (const unsigned char *)rel; *p; p++) {
+		int r;
+
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		    (*p >= '0' && *p <= '9') || strchr("-._~/", *p))
+			r = sbx_buf_putc(&b, (char)*p);
+		else
+			r = sbx_buf_printf(&b, "%%%02X", *p);
+		if (r < 0)
+			return NULL;
+	}
+	return sbx_buf_steal(&b, NULL);
+}
+
+static int read_one(sbx_relay *relay, const char *sid, const char *rel, const char *outdir, int id,
+		    sbx_error *err)
+{
+	_cleanup_json_ cJSON *req = cJSON_CreateObject(), *resp = NULL;
+	_cleanup_free_ char *uri = uri_of(rel), *body = NULL, *data = NULL;
+	const cJSON *item, *e;
+	const char *text, *blob;
+	ssize_t n;
+	int r;
+
+	if (!req || !uri)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	cJSON_AddStringToObject(req, "jsonrpc", "2.0");
+	cJSON_AddNumberToObject(req, "id", id);
+	cJSON_AddStringToObject(req, "method", "resources/read");
+	cJSON_AddStringToObject(cJSON_AddObjectToObject(req, "params"), "uri", uri);
+	body = sbx_json_print(req);
+	if (!body)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	r = rpc(relay, sid, body, NULL, &resp, err);
+	if (r < 0)
+		return r;
+	e = sbx_json_get(resp, "error");
+	if (e) {
+		/* Not there: the agent did not write it; the grader says so. */
+		if (sbx_json_get_number(e, "code", 0) == -32002)
+			return 0;
+		return sbx_error_set(err, -EPROTO, "resources/read '%s': %s", rel,
+				     sbx_json_get_string(e, "message", "error"));
+	}
+	item = cJSON_GetArrayItem(sbx_json_get(sbx_json_get(resp, "result"), "contents"), 0);
+	text = sbx_json_get_string(item, "text", NULL);
+	blob = sbx_json_get_string(item, "blob", NULL);
+	if (text)
+		return write_output(outdir, rel, text, strlen(text), err);
+	if (!blob)
+		return sbx_error_set(err, -EPROTO, "resources/read '%s': no contents", rel);
+	data = strdup(blob);
+	if (!data)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	n = sbx_collect__base64_decode(data);
+	if (n < 0)
+		return sbx_error_set(err, -EPROTO, "resources/read '%s': bad base64", rel);
+	return write_output(outdir, rel, data, (size_t)n, err);
+}
+
+int sbx_collect__outputs(sbx_relay *relay, const sbx_task *task, const char *outdir, sbx_error *err)
+{
+	static const char init[] =
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
+		"\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
+		"\"clientInfo\":{\"name\":\"sandboxctl-collect\",\"version\":\"1\"}}}";
+	_cleanup_json_ cJSON *resp = NULL;
+	_cleanup_free_ char *sid = NULL, *hdr = NULL;
+	sbx_relay_response del = {0};
+	int r;
+
+	if (task->n_outputs == 0)
+		return 0;
+	r = rpc(relay, NULL, init, &sid, &resp, err);
+	if (r < 0)
+		return r;
+	if (!sid)
+		return sbx_error_set(err, -EPROTO, "initialize: no Mcp-Session-Id");
+	for (size_t i = 0; r >= 0 && i < task->n_outputs; i++)
+		r = read_one(relay, sid, task->outputs[i], outdir, (int)i + 2, err);
+	if (asprintf(&hdr, "Mcp-Session-Id: %s\r\n", sid) >= 0 &&
+	    sbx_relay_request(relay, "DELETE", "/mcp", hdr, NULL, 0, false, RPC_TIMEOUT_MS, &del,
+			      NULL) >= 0)
+		sbx_relay_response_free(&del);
+	return r;
+}
