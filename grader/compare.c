@@ -76,8 +76,9 @@ static bool text_blank(const sbx_grading_opts *o, const char *s)
 
 bool sbx_grader__is_empty(const sbx_grading_opts *o, const sbx_cell *c)
 {
+	/* A formula without a cached value has no value to grade unless formulas are. */
 	if (c->formula)
-		return false;
+		return c->kind == SBX_CELL_EMPTY && o->formulas == SBX_FORMULA_IGNORE;
 	if (c->kind == SBX_CELL_EMPTY)
 		return true;
 	return c->kind == SBX_CELL_STRING && text_blank(o, c->text ? c->text : "");
@@ -159,6 +160,11 @@ static void compare_values(const sbx_grading_opts *o, const sbx_cell *e, const s
 	double ev, av;
 
 	out->match = false;
+	if (e->kind == SBX_CELL_EMPTY && e->formula) {
+		/* The oracle's formula has no cached value: only the formula is graded. */
+		out->match = true;
+		return;
+	}
 	if (e_empty || a_empty) {
 		out->match = e_empty && a_empty;
 		out->reason = e_empty ? SBX_MISMATCH_EXTRA : SBX_MISMATCH_MISSING;

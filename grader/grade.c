@@ -89,8 +89,8 @@ static int add_mismatch(sbx_grade_case_result *res, const char *sheet, uint32_t 
 	*m = (sbx_grade_mismatch){.reason = cmp->reason, .row = row, .col = col, .cells = 1};
 	m->diff = cmp->diff;
 	m->tolerance = cmp->tolerance;
-	m->expected_empty = sbx_grader__is_empty(o, e);
-	m->got_empty = sbx_grader__is_empty(o, a);
+	m->expected_empty = e->kind == SBX_CELL_EMPTY || sbx_grader__is_empty(o, e);
+	m->got_empty = a->kind == SBX_CELL_EMPTY || sbx_grader__is_empty(o, a);
 	m->expected_kind = e->kind;
 	m->got_kind = a->kind;
 	m->sheet = strdup(sheet);

@@ -408,6 +408,35 @@ START_TEST(test_formulas)
 	ck_assert_uint_eq(res.matched, 3);
 	sbx_grade_case_result_clear(&res);
 
+	/* A formula without a cached value cannot show the right value. */
+	ck_assert_int_eq(
+		sbx_sheet_set_formula(sheet_of(output, "Sheet1"), 2, 0, "=SUM(A1:A2)", NULL, NULL),
+		0);
+	grade(&res);
+	ck_assert_uint_eq(res.matched, 2);
+	ck_assert_line(&res, 0, "Sheet1!A3: expected=3, got=empty (missing value)");
+	sbx_grade_case_result_clear(&res);
+	opts.formulas = SBX_FORMULA_IGNORE;
+	grade(&res);
+	ck_assert_uint_eq(res.matched, 2);
+	sbx_grade_case_result_clear(&res);
+	opts.formulas = SBX_FORMULA_MATCH;
+
+	/* An oracle formula without a cached value is graded by its formula alone. */
+	ck_assert_int_eq(
+		sbx_sheet_set_formula(sheet_of(oracle, "Sheet1"), 2, 0, "=SUM(A1:A2)", NULL, NULL),
+		0);
+	grade(&res);
+	ck_assert_uint_eq(res.graded, 3);
+	ck_assert_uint_eq(res.matched, 3);
+	sbx_grade_case_result_clear(&res);
+	opts.formulas = SBX_FORMULA_IGNORE;
+	grade(&res);
+	ck_assert_uint_eq(res.graded, 2); /* no value to grade */
+	sbx_grade_case_result_clear(&res);
+	opts.formulas = SBX_FORMULA_MATCH;
+	formula(oracle, "Sheet1", 2, 0, "=SUM(A1:A2)", 3);
+
 	/* A formula with the wrong cached value is a value mismatch first. */
 	formula(output, "Sheet1", 2, 0, "=SUM(A1:A2)", 4);
 	grade(&res);
