@@ -41,7 +41,8 @@ check=$(curl -s -X POST "$url/mcp" -H 'Content-Type: application/json' -H "Mcp-S
 case $check in *257624.09*) ;; *) echo "read_cell answered: $check" >&2; exit 1 ;; esac
 
 echo "sandbox-mcp read_cell over Streamable HTTP, keep-alive, $conns connections, ${secs}s, $(nproc) cores"
-MCP_SESSION=$sid wrk -t 2 -c "$conns" -d "${secs}s" --latency -s "$here/mcp_read_cell.lua" "$url/mcp" |
+threads=2; [ "$conns" -lt 2 ] && threads=1
+MCP_SESSION=$sid wrk -t "$threads" -c "$conns" -d "${secs}s" --latency -s "$here/mcp_read_cell.lua" "$url/mcp" |
 	awk '/^(p50_ms|p99_ms|requests_per_s|errors) / { print }'
 echo "idle_rss_kb $idle"
 echo "peak_rss_kb $(rss VmHWM)"
