@@ -53,10 +53,14 @@ static void help(void)
 	       "  --task-timeout SECONDS  task deadline, from task/start or the first tool\n"
 	       "                          call (default: none)\n"
 	       "  --exec-timeout SECONDS  default execute_python/execute_shell timeout (30)\n"
+	       "  --exec-memory-mb MB     address-space limit of code children (default 2048)\n"
+	       "  --exec-max-processes N  process limit for the code's user (RLIMIT_NPROC,\n"
+	       "                          default 256; not enforced when running as root)\n"
 	       "  --status-file PATH      JSON task state, written atomically when the task\n"
 	       "                          completes or times out\n"
-	       "  --ready-file PATH       written once the server accepts requests (\"ready\"\n"
-	       "                          is also printed to stderr)\n"
+	       "  --ready-file PATH       written atomically once the server accepts requests:\n"
+	       "                          its URL (http://127.0.0.1:PORT, unix:PATH) or\n"
+	       "                          \"stdio PID\"; stderr also gets a line with \"ready\"\n"
 	       "  --allowed-host HOST     accept this Host/Origin name too (repeatable)\n"
 	       "  --listen-any            allow a non-loopback --http address (for Docker port\n"
 	       "                          publishing; the container must have no egress)\n"
@@ -83,6 +87,8 @@ enum {
 	OPT_MAX_BODY,
 	OPT_MAX_CONNECTIONS,
 	OPT_LISTEN_ANY,
+	OPT_EXEC_MEMORY,
+	OPT_EXEC_PROCESSES,
 	OPT_VERSION,
 };
 
@@ -115,6 +121,8 @@ static int parse_args(int argc, char **argv, char ***hosts, size_t *n_hosts)
 		{"max-body", required_argument, NULL, OPT_MAX_BODY},
 		{"max-connections", required_argument, NULL, OPT_MAX_CONNECTIONS},
 		{"listen-any", no_argument, NULL, OPT_LISTEN_ANY},
+		{"exec-memory-mb", required_argument, NULL, OPT_EXEC_MEMORY},
+		{"exec-max-processes", required_argument, NULL, OPT_EXEC_PROCESSES},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, OPT_VERSION},
 		{0},
@@ -190,6 +198,22 @@ static int parse_args(int argc, char **argv, char ***hosts, size_t *n_hosts)
 		case OPT_LISTEN_ANY:
 			arg_listen_any = true;
 			break;
+		case OPT_EXEC_MEMORY:
+			if (parse_number(optarg, 64, 1 << 20, &v) < 0) {
+				fprintf(stderr,
+					"sandbox-mcp: --exec-memory-mb: expected 64..1048576\n");
+				return -EINVAL;
+			}
+			exec_default_limits.memory_mb = (unsigned)v;
+			break;
+		case OPT_EXEC_PROCESSES:
+			if (parse_number(optarg, 1, 65536, &v) < 0) {
+				fprintf(stderr,
+					"sandbox-mcp: --exec-max-processes: expected 1..65536\n");
+				return -EINVAL;
+			}
+			exec_default_limits.max_processes = (unsigned)v;
+			break;
 		case 'h':
 			help();
 			return 1;
@@ -222,7 +246,7 @@ static void write_ready_file(void)
 	sbx_error err = SBX_ERROR_INIT;
 	char text[64];
 
-	snprintf(text, sizeof(text), "%ld\n", (long)getpid());
+	snprintf(text, sizeof(text), "stdio %ld\n", (long)getpid());
 	if (arg_ready_file && sbx_path_write_atomic(arg_ready_file, text, strlen(text), &err) < 0)
 		server_log(SBX_LOG_WARNING, "ready file: %s", sbx_error_message(&err));
 }
