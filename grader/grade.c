@@ -178,45 +178,60 @@ static uint64_t scope_area(const scope *sc)
 	return area;
 }
 
+/* Clamps r to rows x cols; false when nothing is left. */
+static bool clamp(rect *r, uint32_t rows, uint32_t cols)
+{
+	if (r->r0 >= rows || r->c0 >= cols)
+		return false;
+	if (r->r1 >= rows)
+		r->r1 = rows - 1;
+	if (r->c1 >= cols)
+		r->c1 = cols - 1;
+	return true;
+}
+
 /*
  * The rectangles graded on oracle sheet s: the ranges that name it (or name
- * no sheet), else its used range; clamped to what either sheet uses, so a
- * whole-column range does not count a million empty cells. In strict mode the
- * default scope grows to the output's used range too (extra content counts).
+ * no sheet), else its used range. walk is what the cell walk visits: clamped
+ * to what either sheet uses (a whole-column range does not mean a million
+ * cells), grown to the output's used range in strict mode so extra content
+ * counts. area is the part within the oracle's used range: with skip_empty
+ * off, its cells are all graded, empty ones included; beyond it only cells
+ * holding content are, so an output cannot dilute its score by writing far
+ * away and claiming a sea of matching empty cells.
  */
 static void build_scope(const sbx_grading_opts *o, const sbx_sheet *s, const sbx_sheet *out_s,
-			scope *sc)
+			scope *walk, scope *area)
 {
 	uint32_t rows, cols, orows = 0, ocols = 0, mrows, mcols;
+	bool ranged = false;
 
 	sbx_sheet_used_range(s, &rows, &cols);
 	if (out_s)
 		sbx_sheet_used_range(out_s, &orows, &ocols);
 	mrows = rows > orows ? rows : orows;
 	mcols = cols > ocols ? cols : ocols;
-	sc->n = 0;
+	walk->n = area->n = 0;
 	for (size_t i = 0; i < o->n_ranges; i++) {
 		const sbx_grading_range *g = &o->ranges[i];
-		rect r = {g->first_row, g->first_col, g->last_row, g->last_col};
+		rect r = {g->first_row, g->first_col, g->last_row, g->last_col}, a = r;
 
 		if (g->sheet && strcasecmp(g->sheet, sbx_sheet_name(s)) != 0)
 			continue;
-		if (r.r0 >= mrows || r.c0 >= mcols)
-			continue;
-		if (r.r1 >= mrows)
-			r.r1 = mrows - 1;
-		if (r.c1 >= mcols)
-			r.c1 = mcols - 1;
-		sc->rects[sc->n++] = r;
+		ranged = true;
+		if (clamp(&r, mrows, mcols))
+			walk->rects[walk->n++] = r;
+		if (clamp(&a, rows, cols))
+			area->rects[area->n++] = a;
 	}
-	if (sc->n)
+	if (ranged)
 		return;
-	if (o->strict) {
-		rows = mrows;
-		cols = mcols;
-	}
 	if (rows && cols)
-		sc->rects[sc->n++] = (rect){0, 0, rows - 1, cols - 1};
+		area->rects[area->n++] = (rect){0, 0, rows - 1, cols - 1};
+	if (o->strict && mrows && mcols)
+		walk->rects[walk->n++] = (rect){0, 0, mrows - 1, mcols - 1};
+	else if (rows && cols)
+		walk->rects[walk->n++] = (rect){0, 0, rows - 1, cols - 1};
 }
 
 typedef struct walk {
@@ -226,21 +241,23 @@ typedef struct walk {
 	uint64_t graded, mismatched;
 } walk;
 
-static int visit(walk *w, const char *sheet, uint32_t row, uint32_t col, const sbx_cell *e,
-		 const sbx_cell *a)
+static int visit(walk *w, const scope *area, const char *sheet, uint32_t row, uint32_t col,
+		 const sbx_cell *e, const sbx_cell *a)
 {
 	const sbx_grading_opts *o = w->o;
 	bool e_empty = sbx_grader__is_empty(o, e), a_empty = sbx_grader__is_empty(o, a);
+	/* With skip_empty off, the area's cells were all counted up front. */
+	bool counted = !o->skip_empty && in_scope(area, row, col);
 	sbx_cmp cmp;
 
-	if (e_empty && o->skip_empty) {
-		if (!o->strict || a_empty)
+	if (e_empty) {
+		if (a_empty || (o->skip_empty && !o->strict))
 			return 0;
-		w->graded++;
-	} else if (o->skip_empty) {
+		if (!counted)
+			w->graded++;
+	} else if (!counted) {
 		w->graded++;
 	}
-	/* With skip_empty off, graded is the scope's area, counted up front. */
 	if (w->count_only)
 		return 0;
 	sbx_grader__compare(o, e, a, &cmp);
@@ -251,7 +268,8 @@ static int visit(walk *w, const char *sheet, uint32_t row, uint32_t col, const s
 }
 
 /* Walks the non-empty cells of both sheets in row-major order, in step. */
-static int walk_sheet(walk *w, const scope *sc, const sbx_sheet *s, const sbx_sheet *out_s)
+static int walk_sheet(walk *w, const scope *sc, const scope *area, const sbx_sheet *s,
+		      const sbx_sheet *out_s)
 {
 	const char *name = sbx_sheet_name(s);
 	sbx_sheet_iter ie = SBX_SHEET_ITER_INIT, ia = SBX_SHEET_ITER_INIT;
@@ -272,7 +290,7 @@ static int walk_sheet(walk *w, const scope *sc, const sbx_sheet *s, const sbx_sh
 		uint32_t row = order <= 0 ? er : ar, col = order <= 0 ? ec : ac;
 
 		if (in_scope(sc, row, col)) {
-			r = visit(w, name, row, col, order <= 0 ? &e : &empty,
+			r = visit(w, area, name, row, col, order <= 0 ? &e : &empty,
 				  order >= 0 ? &a : &empty);
 			if (r < 0)
 				return r;
@@ -375,13 +393,13 @@ int sbx_grade_books(const sbx_grading_opts *o, const sbx_book *output, const cha
 		const sbx_sheet *s = sheets[i];
 		const sbx_sheet *out_s = output ? sbx_book_find(output, sbx_sheet_name(s)) : NULL;
 		uint64_t graded0 = w.graded;
-		scope sc;
+		scope sc, area;
 
-		build_scope(o, s, out_s, &sc);
+		build_scope(o, s, out_s, &sc, &area);
 		if (!o->skip_empty)
-			w.graded += scope_area(&sc);
+			w.graded += scope_area(&area);
 		if (out_s) {
-			r = walk_sheet(&w, &sc, s, out_s);
+			r = walk_sheet(&w, &sc, &area, s, out_s);
 			if (r < 0)
 				goto oom;
 			continue;
@@ -390,7 +408,7 @@ int sbx_grade_books(const sbx_grading_opts *o, const sbx_book *output, const cha
 		{
 			walk dry = {.o = o, .res = &res, .count_only = true};
 
-			r = walk_sheet(&dry, &sc, s, NULL);
+			r = walk_sheet(&dry, &sc, &area, s, NULL);
 			if (r < 0)
 				goto oom;
 			if (o->skip_empty)

@@ -328,6 +328,41 @@ START_TEST(test_empty_oracle_cells)
 }
 END_TEST
 
+/* Content written far away must not buy a sea of matching empty cells. */
+START_TEST(test_no_dilution)
+{
+	sbx_grade_case_result res;
+	sbx_grading_range col_b = {
+		.first_row = 0, .first_col = 1, .last_row = 1048575, .last_col = 1};
+
+	for (uint32_t r = 0; r < 4; r++)
+		num(oracle, "Sheet1", r, 0, r + 1);
+	for (uint32_t r = 0; r < 4; r++)
+		num(output, "Sheet1", r, 0, 99);
+	num(output, "Sheet1", 1048575, 16383, 1);
+	num(output, "Sheet1", 1048575, 1, 1);
+	opts.skip_empty = false;
+	opts.strict = true;
+	grade(&res);
+	ck_assert_uint_eq(res.graded, 6); /* A1:A4 + the two far cells */
+	ck_assert_uint_eq(res.matched, 0);
+	ck_assert_int_eq(res.status, SBX_GRADE_FAIL);
+	sbx_grade_case_result_clear(&res);
+
+	/* The same with an explicit whole-column range. */
+	opts.strict = false;
+	opts.ranges = &col_b;
+	opts.n_ranges = 1;
+	grade(&res);
+	ck_assert_uint_eq(res.graded,
+			  1); /* B1048576 only: column B is outside the oracle's used range */
+	ck_assert_uint_eq(res.matched, 0);
+	sbx_grade_case_result_clear(&res);
+	opts.ranges = NULL;
+	opts.n_ranges = 0;
+}
+END_TEST
+
 START_TEST(test_missing_sheet)
 {
 	sbx_grade_case_result res;
@@ -463,7 +498,7 @@ START_TEST(test_scope)
 	opts.ranges = &range;
 	opts.n_ranges = 1;
 	grade(&res);
-	ck_assert_uint_eq(res.graded, 6); /* D2:D6 of Sheet1 + A1 of Other (its used range) */
+	ck_assert_uint_eq(res.graded, 5); /* D2:D6 of Sheet1; Other has nothing in column D */
 	ck_assert_uint_eq(res.matched, 4);
 	sbx_grade_case_result_clear(&res);
 
@@ -698,6 +733,7 @@ static Suite *grader_suite(void)
 	tcase_add_test(tc, test_numeric_strings);
 	tcase_add_test(tc, test_empty_vs_value);
 	tcase_add_test(tc, test_empty_oracle_cells);
+	tcase_add_test(tc, test_no_dilution);
 	tcase_add_test(tc, test_missing_sheet);
 	tcase_add_test(tc, test_missing_output);
 	tcase_add_test(tc, test_formulas);
