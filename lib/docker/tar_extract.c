@@ -3,17 +3,15 @@
  * Extracting an UNTRUSTED tar (what a container hands back) beneath a
  * directory. Lexical checks give clear messages; the kernel (openat2 with
  * RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS via sbx/path.h) enforces; a final
- * pass removes any symlink whose resolution leaves the directory.
+ * pass resolves every symlink created and removes those that leave.
  */
 #include <archive.h>
 #include <archive_entry.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "docker-internal.h"
@@ -402,54 +400,81 @@ static int one_entry(extractor *x, struct archive_entry *e, sbx_error *err)
 	return r;
 }
 
-static bool has_dotdot(const char *p)
+/*
+ * Resolves a symlink's path beneath root the way the kernel would, one
+ * component at a time, following links (40 at most): 0 when it stays inside
+ * or dangles, -EXDEV when it leaves, -ELOOP, -ENAMETOOLONG. Done in user
+ * space so it works where openat2 does not (valgrind, old kernels).
+ */
+static int resolve_inside(int root, const char *link)
 {
+	char cur[MAX_NAME + 1] = "", rest[2 * MAX_NAME + 2], next[sizeof(rest)],
+			    target[MAX_NAME + 1];
+	char *p = rest, *slash;
+	int budget = 40;
+
+	snprintf(rest, sizeof(rest), "%s", link);
 	while (*p) {
-		size_t n = strcspn(p, "/");
-		if (n == 2 && p[0] == '.' && p[1] == '.')
-			return true;
-		p += n;
-		if (*p == '/')
-			p++;
+		size_t n = strcspn(p, "/"), cl = strlen(cur);
+		struct stat st;
+		ssize_t tl;
+
+		if (n == 0 || (n == 1 && p[0] == '.')) {
+			p += n + (p[n] == '/');
+			continue;
+		}
+		if (n == 2 && p[0] == '.' && p[1] == '.') {
+			if (!cur[0])
+				return -EXDEV;
+			slash = strrchr(cur, '/');
+			*(slash ? slash : cur) = '\0';
+			p += n + (p[n] == '/');
+			continue;
+		}
+		if (cl + n + 2 > sizeof(cur))
+			return -ENAMETOOLONG;
+		if (cl)
+			cur[cl++] = '/';
+		memcpy(cur + cl, p, n);
+		cur[cl + n] = '\0';
+		p += n + (p[n] == '/');
+		/* cur holds no symlink but the last component: fstatat cannot be fooled. */
+		if (fstatat(root, cur, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
+		if (!S_ISLNK(st.st_mode))
+			continue;
+		if (--budget < 0)
+			return -ELOOP;
+		tl = readlinkat(root, cur, target, sizeof(target) - 1);
+		if (tl < 0)
+			return -errno;
+		target[tl] = '\0';
+		if (target[0] == '/')
+			return -EXDEV;
+		slash = strrchr(cur, '/');
+		*(slash ? slash : cur) = '\0';
+		if ((size_t)snprintf(next, sizeof(next), "%s%s%s", target, *p ? "/" : "", p) >=
+		    sizeof(next))
+			return -ENAMETOOLONG;
+		memcpy(rest, next, sizeof(rest));
+		p = rest;
 	}
-	return false;
+	return 0;
 }
 
 /* The final state may hold no symlink that resolves outside (chains of links included). */
 static void recheck_links(extractor *x)
 {
 	for (size_t i = 0; i < x->n_links; i++) {
-		struct open_how how = {
-			.flags = O_PATH | O_CLOEXEC,
-			.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS,
-		};
-		long fd = syscall(SYS_openat2, x->dirfd, x->links[i], &how, sizeof(how));
+		int r = resolve_inside(x->dirfd, x->links[i]);
 
-		int e;
-
-		if (fd >= 0) {
-			close((int)fd);
+		if (r == 0)
 			continue;
-		}
-		e = errno;
-		if (e == ENOSYS || e == EPERM) {
-			/* No openat2 (old kernel, valgrind, seccomp): without '..' a chain of
-			 * relative links can only descend, so keep exactly those. */
-			char target[MAX_NAME + 1];
-			ssize_t n = readlinkat(x->dirfd, x->links[i], target, sizeof(target) - 1);
-			if (n >= 0) {
-				target[n] = '\0';
-				if (!has_dotdot(target))
-					continue;
-			}
-		} else if (e == ENOENT) {
-			continue; /* dangling is harmless */
-		}
 		unlinkat(x->dirfd, x->links[i], 0);
 		x->st.extracted--;
 		refuse(x, x->links[i],
-		       e == ELOOP ? "symlink loop (removed)"
-				  : "symlink resolves outside the directory (removed)");
+		       r == -ELOOP ? "symlink loop (removed)"
+				   : "symlink resolves outside the directory (removed)");
 	}
 }
 

@@ -263,6 +263,19 @@ START_TEST(symlink_chains_that_escape_are_removed)
 	ck_assert_int_eq(fstatat(tdir, "a/x", &s, AT_SYMLINK_NOFOLLOW), -1);
 	ck_assert_int_eq(fstatat(tdir, "a/l1", &s, AT_SYMLINK_NOFOLLOW), 0);
 	assert_nothing_outside();
+
+	/* Loops go too; a dangling link stays (it leads nowhere). */
+	sbx_buf_reset(&b);
+	sbx_error_clear(&err);
+	raw_entry(&b, "p", '2', "q", NULL, 0, 0777);
+	raw_entry(&b, "q", '2', "p", NULL, 0, 0777);
+	raw_entry(&b, "dangling", '2', "nowhere/x", NULL, 0, 0777);
+	raw_end(&b);
+	ck_assert_int_eq(sbx_docker_tar_extract(b.data, b.len, tdir, NULL, &st, &err), -EPERM);
+	/* Removing p breaks the loop: q then dangles, which is harmless. */
+	ck_assert_str_eq(err.msg, "1 of 3 entries refused, first 'p': symlink loop (removed)");
+	ck_assert_int_eq(fstatat(tdir, "dangling", &s, AT_SYMLINK_NOFOLLOW), 0);
+	ck_assert_uint_eq(st.extracted, 2);
 	sbx_buf_free(&b);
 }
 END_TEST
