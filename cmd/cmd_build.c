@@ -1,9 +1,242 @@
 /* SPDX-License-Identifier: MIT */
-/* Placeholder until its issue lands: refuses clearly instead of pretending. */
+/* sandboxctl build: the sandbox image(s), through lib/image. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
 #include "cli.h"
+#include "sbx/docker.h"
+#include "sbx/image.h"
+#include "sbx/labels.h"
+
+static bool arg_slim, arg_full, arg_quiet, arg_json, arg_force, arg_force_base, arg_registry;
+static const char *arg_mirror, *arg_suite, *arg_source_dir, *arg_tmp_dir;
+
+static void help(void)
+{
+	printf("Usage: sandboxctl build [--slim|--full|--all] [OPTIONS]\n\n"
+	       "Builds the sandbox image through the Docker Engine API, without a registry:\n"
+	       "Debian bases are made from this host's apt mirror with mmdebstrap (needs root\n"
+	       "or unprivileged user namespaces) and imported, then images/Dockerfile is built\n"
+	       "on top. Images are tagged <repo>:<hash> and <repo>:latest, the hash covering\n"
+	       "every input (Dockerfile, helpers, server sources, package lists, bases); an\n"
+	       "image whose hash exists is not built again.\n\n"
+	       "  --full             the full image (default): Xvfb and LibreOffice Calc\n"
+	       "                     (%s)\n"
+	       "  --slim             the slim image: server and Python only (%s)\n"
+	       "  --all              both\n"
+	       "  --force            build the image even when it is up to date (no cache)\n"
+	       "  --force-base       also make the Debian bases again (e.g. for mirror updates)\n"
+	       "  --registry-base    build FROM debian:bookworm-slim (the engine pulls it)\n"
+	       "                     instead of making bases with mmdebstrap\n"
+	       "  --mirror URL|FILE  Debian mirror URL or apt sources file for mmdebstrap\n"
+	       "                     (default: $SBX_DEBIAN_MIRROR, else the host's\n"
+	       "                     /etc/apt/sources.list.d/debian.sources)\n"
+	       "  --suite NAME       Debian suite (default bookworm)\n"
+	       "  --source-dir DIR   the sandboxctl source tree (default: $SBX_SOURCE_ROOT,\n"
+	       "                     else the tree this program was built from)\n"
+	       "  --tmp-dir DIR      where base tarballs are written (default $TMPDIR or "
+	       "/var/tmp)\n"
+	       "  --quiet            print only the image references\n"
+	       "  --json             JSON lines on stdout: one per event, one result per image\n"
+	       "  -h, --help         this text\n\n"
+	       "Exit status: 0 built or up to date, 2 usage, 3 engine or build failure.\n",
+	       SBX_IMAGE_REPO_FULL, SBX_IMAGE_REPO_SLIM);
+}
+
+static int parse_args(int argc, char **argv)
+{
+	enum { OPT_FORCE_BASE = 0x100, OPT_REGISTRY, OPT_MIRROR, OPT_SUITE, OPT_SRC, OPT_TMP };
+	static const struct option opts[] = {
+		{"slim", no_argument, NULL, 's'},
+		{"full", no_argument, NULL, 'f'},
+		{"all", no_argument, NULL, 'a'},
+		{"quiet", no_argument, NULL, 'q'},
+		{"json", no_argument, NULL, 'j'},
+		{"force", no_argument, NULL, 'F'},
+		{"force-base", no_argument, NULL, OPT_FORCE_BASE},
+		{"registry-base", no_argument, NULL, OPT_REGISTRY},
+		{"mirror", required_argument, NULL, OPT_MIRROR},
+		{"suite", required_argument, NULL, OPT_SUITE},
+		{"source-dir", required_argument, NULL, OPT_SRC},
+		{"tmp-dir", required_argument, NULL, OPT_TMP},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "hq", opts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			arg_slim = true;
+			break;
+		case 'f':
+			arg_full = true;
+			break;
+		case 'a':
+			arg_slim = arg_full = true;
+			break;
+		case 'q':
+			arg_quiet = true;
+			break;
+		case 'j':
+			arg_json = true;
+			break;
+		case 'F':
+			arg_force = true;
+			break;
+		case OPT_FORCE_BASE:
+			arg_force = arg_force_base = true;
+			break;
+		case OPT_REGISTRY:
+			arg_registry = true;
+			break;
+		case OPT_MIRROR:
+			arg_mirror = optarg;
+			break;
+		case OPT_SUITE:
+			arg_suite = optarg;
+			break;
+		case OPT_SRC:
+			arg_source_dir = optarg;
+			break;
+		case OPT_TMP:
+			arg_tmp_dir = optarg;
+			break;
+		case 'h':
+			help();
+			return 0;
+		default:
+			return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		cli_error("build: unexpected argument '%s'", argv[optind]);
+		return -EINVAL;
+	}
+	if (!arg_slim && !arg_full)
+		arg_full = true;
+	return 1;
+}
+
+static void print_json_event(const sbx_image_event *ev, const char *variant)
+{
+	static const char *kinds[] = {"phase", "output", "skip", "done"};
+	_cleanup_json_ cJSON *o = cJSON_CreateObject();
+	_cleanup_free_ char *s = NULL;
+
+	if (!o || sbx_json_add_string(o, "event", kinds[ev->kind]) < 0 ||
+	    sbx_json_add_string(o, "variant", variant) < 0 ||
+	    sbx_json_add_string(o, "phase", ev->phase) < 0 ||
+	    sbx_json_add_string(o, "message", ev->message) < 0 ||
+	    sbx_json_add_number(o, "elapsed", ev->elapsed_s) < 0)
+		return;
+	s = sbx_json_print(o);
+	if (s) {
+		puts(s);
+		fflush(stdout);
+	}
+}
+
+static void on_event(const sbx_image_event *ev, void *payload)
+{
+	const char *variant = payload;
+
+	if (arg_json) {
+		print_json_event(ev, variant);
+		return;
+	}
+	if (arg_quiet)
+		return;
+	/* Build output is long: the steps show progress, the rest only with --verbose. */
+	if (ev->kind == SBX_IMAGE_EVENT_OUTPUT && !arg_verbose &&
+	    !(strcmp(ev->phase, "image") == 0 && strncmp(ev->message, "Step ", 5) == 0) &&
+	    strncmp(ev->message, "I: ", 3) != 0 && strncmp(ev->message, "importing", 9) != 0)
+		return;
+	if (ev->kind == SBX_IMAGE_EVENT_OUTPUT)
+		fprintf(stderr, "  %s\n", ev->message);
+	else
+		fprintf(stderr, "[%6.1fs] %s %s: %s\n", ev->elapsed_s, variant, ev->phase,
+			ev->message);
+}
+
+static void print_result(const sbx_image_result *r, const char *variant)
+{
+	if (arg_json) {
+		_cleanup_json_ cJSON *o = cJSON_CreateObject();
+		_cleanup_free_ char *s = NULL;
+
+		if (!o || sbx_json_add_string(o, "event", "result") < 0 ||
+		    sbx_json_add_string(o, "variant", variant) < 0 ||
+		    sbx_json_add_string(o, "ref", r->ref) < 0 ||
+		    sbx_json_add_string(o, "latest", r->latest_ref) < 0 ||
+		    sbx_json_add_string(o, "id", r->id) < 0 ||
+		    sbx_json_add_string(o, "inputs_hash", r->inputs_hash) < 0 ||
+		    sbx_json_add_bool(o, "built", r->built) < 0 ||
+		    sbx_json_add_number(o, "bases_built", r->bases_built) < 0 ||
+		    sbx_json_add_number(o, "size", (double)r->size) < 0 ||
+		    sbx_json_add_number(o, "seconds", r->seconds) < 0)
+			return;
+		s = sbx_json_print(o);
+		if (s)
+			puts(s);
+	} else if (arg_quiet) {
+		puts(r->ref);
+	} else {
+		printf("%s %s (%s in %.1f s, %.0f MB)\n", r->ref, variant,
+		       r->built ? "built" : "up to date", r->seconds, (double)r->size / 1e6);
+	}
+	fflush(stdout);
+}
 
 int cmd_build(int argc, char **argv)
 {
-	cli_error("'build' is not available in this build yet");
-	return EXIT_USAGE;
+	sbx_image_variant variants[2];
+	size_t nv = 0;
+	sbx_docker *d = NULL;
+	sbx_error err = SBX_ERROR_INIT;
+	int r, rc = EXIT_PASS;
+
+	r = parse_args(argc, argv);
+	if (r <= 0)
+		return r == 0 ? EXIT_PASS : EXIT_USAGE;
+	if (arg_slim)
+		variants[nv++] = SBX_IMAGE_VARIANT_SLIM;
+	if (arg_full)
+		variants[nv++] = SBX_IMAGE_VARIANT_FULL;
+
+	r = sbx_docker_open(&d, NULL, &err);
+	if (r < 0) {
+		cli_error("%s", sbx_error_message(&err));
+		return EXIT_ENGINE;
+	}
+	for (size_t i = 0; i < nv && rc == EXIT_PASS; i++) {
+		sbx_image_build_opts o = SBX_IMAGE_BUILD_OPTS_INIT;
+		const char *name = sbx_image_variant_name(variants[i]);
+		sbx_image_result *res = NULL;
+
+		o.variant = variants[i];
+		o.source_dir = arg_source_dir;
+		o.force = arg_force;
+		o.force_bases = arg_force_base;
+		o.bases = arg_registry ? SBX_IMAGE_BASES_REGISTRY : SBX_IMAGE_BASES_LOCAL;
+		o.mirror = arg_mirror;
+		o.suite = arg_suite;
+		o.tmp_dir = arg_tmp_dir;
+		o.progress = on_event;
+		o.progress_payload = (void *)name;
+		sbx_error_clear(&err);
+		r = sbx_image_build(d, &o, &res, &err);
+		if (r < 0) {
+			cli_error("build %s: %s", name, sbx_error_message(&err));
+			rc = r == -EINVAL ? EXIT_USAGE : EXIT_ENGINE;
+		} else {
+			print_result(res, name);
+		}
+		sbx_image_result_free(res);
+	}
+	sbx_docker_free(d);
+	return rc;
 }

@@ -72,8 +72,7 @@ else
 fi
 
 # The context: what the build stage compiles, and images/.
-paths=(meson.build meson_options.txt lib/meson.build lib/util lib/sheet lib/include
-	server grader bench examples images)
+paths=($(sed -e "s/#.*//" images/context.list))
 tar -C . --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner \
 	--exclude='*.o' --exclude=__pycache__ -cf "$tmp/context.tar" "${paths[@]}"
 hash=$( (

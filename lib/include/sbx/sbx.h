@@ -9,3 +9,4 @@
 #include "sbx/docker_stream.h"
 #include "sbx/sheet.h"
 #include "sbx/task.h"
+#include "sbx/image.h"

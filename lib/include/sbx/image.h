@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/*
+ * The sandbox image: collect the build context from the source tree, make
+ * the Debian bases offline (mmdebstrap from the host's mirror, imported
+ * through the Engine API), build images/Dockerfile on top, and tag the
+ * result with a hash of everything that went in, so an unchanged tree is
+ * never built twice.
+ *
+ * Names: sandboxctl/sandbox[-slim]:<hash12> and :latest for the images,
+ * sandboxctl/base-{build,slim,full}:<hash12> for the bases. Every one
+ * carries SBX_LABEL_INPUTS_HASH; sandbox images also SBX_LABEL_IMAGE
+ * (sbx/labels.h) = "full" or "slim", bases SBX_LABEL_BASE.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sbx/docker.h"
+#include "sbx/error.h"
+
+#define SBX_IMAGE_REPO_FULL "sandboxctl/sandbox"
+#define SBX_IMAGE_REPO_SLIM "sandboxctl/sandbox-slim"
+#define SBX_IMAGE_REPO_BASE "sandboxctl/base" /* + "-build", "-slim", "-full" */
+
+#define SBX_LABEL_INPUTS_HASH "sandboxctl.inputs-hash"
+#define SBX_LABEL_BASE	      "sandboxctl.base"
+
+/* The build context's list of paths, relative to the source root. */
+#define SBX_IMAGE_CONTEXT_LIST "images/context.list"
+#define SBX_IMAGE_DOCKERFILE   "images/Dockerfile"
+#define SBX_IMAGE_PACKAGES_DIR "images/packages"
+
+/* Hex SHA-256 plus NUL; tags use the first 12 characters. */
+#define SBX_IMAGE_HASH_LEN 65
+#define SBX_IMAGE_TAG_LEN  12
+
+/* Caps on what the context collection reads from the source tree. */
+#define SBX_IMAGE_CONTEXT_MAX_FILES	 20000
+#define SBX_IMAGE_CONTEXT_MAX_FILE_BYTES (16u << 20)
+#define SBX_IMAGE_CONTEXT_MAX_BYTES	 (256u << 20)
+#define SBX_IMAGE_CONTEXT_MAX_DEPTH	 24
+
+typedef enum sbx_image_variant {
+	SBX_IMAGE_VARIANT_SLIM = 0, /* the server and Python: no display, no LibreOffice */
+	SBX_IMAGE_VARIANT_FULL = 1, /* plus Xvfb and LibreOffice Calc */
+} sbx_image_variant;
+
+/* "slim" / "full". */
+const char *sbx_image_variant_name(sbx_image_variant v);
+
+/* "sandboxctl/sandbox-slim" / "sandboxctl/sandbox". */
+const char *sbx_image_variant_repo(sbx_image_variant v);
+
+/*
+ * The source tree to build from: dir when not NULL, else $SBX_SOURCE_ROOT,
+ * else the tree this program was compiled from. Checks that it holds
+ * images/Dockerfile (-ENOENT with a hint otherwise). Returns a pointer to
+ * one of those strings (not copied).
+ */
+int sbx_image_source_dir(const char *dir, const char **out, sbx_error *err);
+
+/* ---------------------------------------------------------------- context */
+
+typedef struct sbx_image_context sbx_image_context;
+
+/*
+ * Collects the build context from source_dir: every path named in
+ * images/context.list (files, or directories taken recursively), skipping
+ * hidden names, build output (*.o, *.pyc, __pycache__) and anything but
+ * regular files, directories and symlinks. Entries are sorted by path, so
+ * the same tree always gives the same context. Caps: SBX_IMAGE_CONTEXT_MAX_*.
+ * *out is freed with sbx_image_context_free.
+ */
+int sbx_image_context_collect(sbx_image_context **out, const char *source_dir, sbx_error *err);
+void sbx_image_context_free(sbx_image_context *ctx);
+
+/* Number of entries, and the path of entry i (owned by ctx). */
+size_t sbx_image_context_count(const sbx_image_context *ctx);
+const char *sbx_image_context_path(const sbx_image_context *ctx, size_t i);
+
+/* The content of a collected file, or NULL (owned by ctx). */
+const void *sbx_image_context_file(const sbx_image_context *ctx, const char *path, size_t *len);
+
+/*
+ * SHA-256 (hex) over each entry's path, type, executable bit, and content or
+ * link target. Modification times and owners do not count: touching a file
+ * changes nothing, editing one changes the hash.
+ */
+void sbx_image_context_hash(const sbx_image_context *ctx, char out[SBX_IMAGE_HASH_LEN]);
+
+/*
+ * Writes the context as a tar (fixed mtime, root-owned) for POST /build.
+ * *tar_out is freed with sbx_docker_tar_free; *data and *len point into it.
+ */
+int sbx_image_context_tar(const sbx_image_context *ctx, sbx_docker_tar **tar_out, const void **data,
+			  size_t *len, sbx_error *err);
+
+/* ---------------------------------------------------------------- bases */
+
+/* Which base a package list makes. */
+typedef enum sbx_image_base_kind {
+	SBX_IMAGE_BASE_BUILD = 0,   /* compilers and -dev packages for the build stage */
+	SBX_IMAGE_BASE_RUNTIME = 1, /* the runtime stage of the chosen variant */
+} sbx_image_base_kind;
+
+/*
+ * The normalised package list of a base: the package names of
+ * images/packages/build.txt (build), slim.txt (+ gui.txt for full), comments
+ * dropped, sorted, unique, one per line. The packages files are read from
+ * ctx. *out is free()d by the caller.
+ */
+int sbx_image_base_packages(const sbx_image_context *ctx, sbx_image_base_kind kind,
+			    sbx_image_variant v, char **out, sbx_error *err);
+
+/* ---------------------------------------------------------------- build */
+
+typedef enum sbx_image_event_kind {
+	SBX_IMAGE_EVENT_PHASE = 0, /* a phase starts: message says what */
+	SBX_IMAGE_EVENT_OUTPUT,	   /* a line of output (engine build step, mmdebstrap) */
+	SBX_IMAGE_EVENT_SKIP,	   /* a phase was not needed: message says why */
+	SBX_IMAGE_EVENT_DONE,	   /* a phase finished */
+} sbx_image_event_kind;
+
+typedef struct sbx_image_event {
+	sbx_image_event_kind kind;
+	const char *phase;   /* "context", "base-build", "base-slim", "base-full", "image", "tag" */
+	const char *message; /* one line, no newline */
+	double elapsed_s;    /* since the build started */
+} sbx_image_event;
+
+/* Progress callback; strings are valid only during the call. */
+typedef void (*sbx_image_event_fn)(const sbx_image_event *ev, void *payload);
+
+typedef enum sbx_image_base_source {
+	SBX_IMAGE_BASES_LOCAL = 0, /* mmdebstrap from the host's mirror; no registry */
+	SBX_IMAGE_BASES_REGISTRY,  /* FROM debian:bookworm-slim (the engine pulls) */
+} sbx_image_base_source;
+
+typedef struct sbx_image_build_opts {
+	unsigned int version;
+	sbx_image_variant variant;
+	const char *source_dir; /* see sbx_image_source_dir; NULL: the default */
+	bool force;		/* build the image even when one with the hash exists */
+	bool force_bases;	/* and make the bases again (e.g. for a newer mirror) */
+	sbx_image_base_source bases;
+	/* mmdebstrap: a mirror URL or an apt sources file; NULL: $SBX_DEBIAN_MIRROR, else
+	 * /etc/apt/sources.list.d/debian.sources when it exists, else deb.debian.org. */
+	const char *mirror;
+	const char *suite;   /* NULL: "bookworm" */
+	const char *tmp_dir; /* where the base tarball is written; NULL: $TMPDIR or /var/tmp */
+	const char *repo;    /* image repository; NULL: sbx_image_variant_repo(variant) */
+	const sbx_docker_kv *labels; /* extra labels on everything built (tests: sandboxctl.test) */
+	size_t n_labels;
+	sbx_image_event_fn progress;
+	void *progress_payload;
+} sbx_image_build_opts;
+
+#define SBX_IMAGE_BUILD_OPTS_VERSION 1
+#define SBX_IMAGE_BUILD_OPTS_INIT                                                                  \
+	{                                                                                          \
+		.version = SBX_IMAGE_BUILD_OPTS_VERSION                                            \
+	}
+
+typedef struct sbx_image_result {
+	char *ref;	   /* "sandboxctl/sandbox-slim:<hash12>" */
+	char *latest_ref;  /* "sandboxctl/sandbox-slim:latest" */
+	char *id;	   /* "sha256:..." */
+	char *inputs_hash; /* the full hex hash */
+	bool built;	   /* false when an image with the hash already existed */
+	int bases_built;   /* how many bases were made with mmdebstrap this time */
+	int64_t size;	   /* bytes, as the engine reports */
+	double seconds;	   /* wall time of the whole call */
+} sbx_image_result;
+
+/*
+ * Makes sure the sandbox image of opts->variant exists for the current
+ * source tree, building what is missing: the bases (local mode), then the
+ * image, tagged <repo>:<hash12> and <repo>:latest. Skips the build when an
+ * image with the same inputs hash exists (unless opts->force). Needs root or
+ * unprivileged user namespaces for mmdebstrap when a base must be made.
+ * *out is freed with sbx_image_result_free.
+ */
+int sbx_image_build(sbx_docker *d, const sbx_image_build_opts *opts, sbx_image_result **out,
+		    sbx_error *err);
+void sbx_image_result_free(sbx_image_result *r);
