@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <pthread.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -669,6 +670,76 @@ START_TEST(resources_read_and_refuse)
 }
 END_TEST
 
+struct sink_log {
+	char text[8192];
+};
+
+static void sink_collect(void *payload, const char *json)
+{
+	struct sink_log *l = payload;
+
+	strncat(l->text, json, sizeof(l->text) - strlen(l->text) - 2);
+	strcat(l->text, "\n");
+}
+
+static void *slow_call(void *arg)
+{
+	char *out = NULL;
+	const char *msg = "{\"jsonrpc\":\"2.0\",\"id\":\"slow\",\"method\":\"tools/call\","
+			  "\"params\":{\"name\":\"execute_python\",\"arguments\":{\"code\":"
+			  "\"import time\\ntime.sleep(20)\"}}}";
+
+	mcp_handle_text(&srv, &session, msg, strlen(msg), NULL, &out);
+	return out;
+}
+
+START_TEST(cancellation_stops_code)
+{
+	pthread_t t;
+	char *out = NULL;
+	cJSON *r;
+
+	ck_assert_int_eq(pthread_create(&t, NULL, slow_call, NULL), 0);
+	usleep(500 * 1000);
+	ck_assert_ptr_null(rpc("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
+			       "\"params\":{\"requestId\":\"slow\",\"reason\":\"test\"}}"));
+	pthread_join(t, (void **)&out);
+	ck_assert_ptr_nonnull(out);
+	r = cJSON_Parse(out);
+	ck_assert_ptr_nonnull(strstr(out, "E_CANCELLED"));
+	ck_assert(cJSON_IsTrue(sbx_json_get(sbx_json_get(r, "result"), "isError")));
+	cJSON_Delete(r);
+	free(out);
+}
+END_TEST
+
+START_TEST(log_and_progress_notifications)
+{
+	struct sink_log log = {""};
+	rpc_sink sink = {sink_collect, &log};
+	char *out = NULL;
+	const char *lvl = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"logging/setLevel\","
+			  "\"params\":{\"level\":\"info\"}}";
+	const char *bad = "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{"
+			  "\"name\":\"read_cell\",\"arguments\":{\"file_path\":\"x.ods\","
+			  "\"cell_reference\":\"A1\"}}}";
+	const char *slow = "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{"
+			   "\"_meta\":{\"progressToken\":\"p1\"},\"name\":\"execute_python\","
+			   "\"arguments\":{\"code\":\"import time\\ntime.sleep(1.5)\"}}}";
+
+	ck_assert_int_eq(mcp_handle_text(&srv, &session, lvl, strlen(lvl), &sink, &out), 0);
+	free(out);
+	ck_assert_int_eq(mcp_handle_text(&srv, &session, bad, strlen(bad), &sink, &out), 0);
+	free(out);
+	ck_assert_ptr_nonnull(strstr(log.text, "notifications/message"));
+	ck_assert_ptr_nonnull(strstr(log.text, "File not found: x.ods"));
+	ck_assert_int_eq(mcp_handle_text(&srv, &session, slow, strlen(slow), &sink, &out), 0);
+	free(out);
+	ck_assert_ptr_nonnull(strstr(log.text, "notifications/progress"));
+	ck_assert_ptr_nonnull(strstr(log.text, "\"progressToken\":\"p1\""));
+}
+END_TEST
+
 static Suite *server_suite(void)
 {
 	Suite *s = suite_create("server");
@@ -695,6 +766,8 @@ static Suite *server_suite(void)
 	tcase_add_test(tc, task_deadline);
 	tcase_add_test(tc, complete_task_writes_status);
 	tcase_add_test(tc, resources_read_and_refuse);
+	tcase_add_test(tc, cancellation_stops_code);
+	tcase_add_test(tc, log_and_progress_notifications);
 	suite_add_tcase(s, tc);
 	return s;
 }
