@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include "collect.h"
+#include "run-internal.h"
+#include "rundir.h"
 #include "sbx/buf.h"
 #include "sbx/cleanup.h"
 #include "sbx/json.h"
@@ -217,4 +219,59 @@ int sbx_collect__outputs(sbx_relay *relay, const sbx_task *task, const char *out
 			      NULL) >= 0)
 		sbx_relay_response_free(&del);
 	return r;
+}
+
+void sbx_run__save_logs(sbx_run *run)
+{
+	_cleanup_(sbx_buf_free) sbx_buf b = SBX_BUF_INIT(16 * 1024 * 1024);
+	sbx_error e = SBX_ERROR_INIT;
+
+	if (run->backend->ops->logs(run->backend, &b, &e) < 0)
+		sbx_log_warning("container log: %s", sbx_error_message(&e));
+	sbx_rundir__write(run->res.run_dir, "container.log", b.data ? b.data : "", b.len, NULL);
+}
+
+void sbx_run__save_screenshot(sbx_run *run)
+{
+	static const char body[] = "{\"tool_name\":\"take_screenshot\",\"arguments\":{}}";
+	sbx_relay_response resp = {0};
+	_cleanup_json_ cJSON *j = NULL;
+	const char *b64;
+
+	if (sbx_relay_request(run->relay, "POST", "/tools/call", NULL, body, sizeof(body) - 1,
+			      false, 20000, &resp, NULL) < 0)
+		return;
+	if (resp.status == 200 && sbx_json_parse(resp.body, resp.len, &j, NULL) == 0 &&
+	    (b64 = sbx_json_get_string(sbx_json_get(j, "result"), "image_base64", NULL))) {
+		_cleanup_free_ char *png = strdup(b64);
+		ssize_t n = png ? sbx_collect__base64_decode(png) : -1;
+
+		if (n > 0 && sbx_rundir__write(run->res.run_dir, "screenshot.png", png, (size_t)n,
+					       NULL) == 0)
+			run->res.screenshot = true;
+	}
+	sbx_relay_response_free(&resp);
+}
+
+void sbx_run__grade(sbx_run *run)
+{
+	_cleanup_free_ char *outdir = NULL;
+	sbx_error e = SBX_ERROR_INIT;
+	double t = sbx_run__mono_msf();
+	int r;
+
+	if (!run->o.grade || asprintf(&outdir, "%s/outputs", run->res.run_dir) < 0)
+		return;
+	r = run->o.grade(run->task, outdir, &run->res.grade, run->o.grade_userdata, &e);
+	sbx_run__phase_done(run, SBX_PHASE_GRADE, t);
+	if (r < 0) {
+		sbx_run__set_infra(run, "grader", &e);
+		return;
+	}
+	if (run->res.grade.report_text)
+		sbx_rundir__write(run->res.run_dir, "grade.txt", run->res.grade.report_text,
+				  strlen(run->res.grade.report_text), NULL);
+	if (run->res.grade.report_json)
+		sbx_rundir__write(run->res.run_dir, "grade.json", run->res.grade.report_json,
+				  strlen(run->res.grade.report_json), NULL);
 }

@@ -15,11 +15,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent.h"
 #include "collect.h"
+#include "run-internal.h"
 #include "rundir.h"
 #include "sbx/cleanup.h"
-#include "sbx/docker_tar.h"
 #include "sbx/json.h"
 #include "sbx/labels.h"
 #include "sbx/log.h"
@@ -35,44 +34,20 @@
 #define RUN_BYTES	  (16ULL * 1024 * 1024)
 #define STATUS_POLL_MS	  200
 #define TICK_MS		  10
-#define INPUT_MAX	  (256ULL * 1024 * 1024)
 
-struct sbx_run {
-	sbx_run_opts o;
-	sbx_task *task;
-	sbx_run_result res;
-	sbx_backend *backend;
-	sbx_relay *relay;
-	char *url;
-	char *owner;
-	int64_t t0;	     /* monotonic ms at prepare */
-	int64_t deadline_ms; /* monotonic */
-	int64_t next_poll_ms;
-	sbx_agent_proc agent;
-	bool agent_started;
-	bool launched;
-	bool finished;
-	bool completed_seen;
-	pthread_t copy_thread;
-	bool copy_running;
-	int copy_result;
-	sbx_error copy_err;
-};
-
-static int64_t mono_ms(void)
+void sbx_run__phase_done(sbx_run *run, sbx_run_phase p, double since)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	run->res.phase_ms[p] += sbx_run__mono_msf() - since;
+	run->res.phase_done[p] = true;
 }
 
-static double mono_msf(void)
+void sbx_run__set_infra(sbx_run *run, const char *kind, const sbx_error *err)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+	if (run->res.error)
+		return; /* the first failure is the one that matters */
+	run->res.status = SBX_RUN_INFRA_ERROR;
+	run->res.error = strdup(sbx_error_message(err));
+	run->res.error_kind = strdup(kind);
 }
 
 static int64_t real_ms(void)
@@ -81,25 +56,6 @@ static int64_t real_ms(void)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* --verbose shows where the time goes between the timed phases. */
-#define trace(run, what)                                                                           \
-	sbx_log_debug("run: %s at %lld ms", what, (long long)(mono_ms() - (run)->t0))
-
-static void phase_done(sbx_run *run, sbx_run_phase p, double since)
-{
-	run->res.phase_ms[p] += mono_msf() - since;
-	run->res.phase_done[p] = true;
-}
-
-static void set_infra(sbx_run *run, const char *kind, const sbx_error *err)
-{
-	if (run->res.error)
-		return; /* the first failure is the one that matters */
-	run->res.status = SBX_RUN_INFRA_ERROR;
-	run->res.error = strdup(sbx_error_message(err));
-	run->res.error_kind = strdup(kind);
 }
 
 const sbx_run_result *sbx_run_get_result(const sbx_run *run)
@@ -124,7 +80,7 @@ const char *sbx_run_get_url(const sbx_run *run)
 
 /* ---- prepare ---------------------------------------------------------------- */
 
-static const char *base_name(const char *p)
+const char *sbx_run__base_name(const char *p)
 {
 	const char *s = strrchr(p, '/');
 
@@ -135,7 +91,7 @@ static int snapshot_task(sbx_run *run, sbx_error *err)
 {
 	_cleanup_free_ char *tdir = NULL, *idir = NULL;
 	const sbx_task *t = run->task;
-	const char *yaml = base_name(t->path);
+	const char *yaml = sbx_run__base_name(t->path);
 	int r;
 
 	if (asprintf(&tdir, "%s/task", run->res.run_dir) < 0 ||
@@ -145,8 +101,8 @@ static int snapshot_task(sbx_run *run, sbx_error *err)
 	for (size_t i = 0; r >= 0 && i < t->n_files; i++) {
 		r = sbx_rundir__copy(t->dir, t->files[i], tdir, t->files[i], err);
 		if (r >= 0)
-			r = sbx_rundir__copy(t->dir, t->files[i], idir, base_name(t->files[i]),
-					     err);
+			r = sbx_rundir__copy(t->dir, t->files[i], idir,
+					     sbx_run__base_name(t->files[i]), err);
 	}
 	for (size_t i = 0; r >= 0 && i < t->n_oracles; i++)
 		r = sbx_rundir__copy(t->dir, t->oracles[i], tdir, t->oracles[i], err);
@@ -167,7 +123,7 @@ int sbx_run_prepare(sbx_run **out, const sbx_run_opts *opts, sbx_error *err)
 	if (!run)
 		return sbx_error_set(err, -ENOMEM, "out of memory");
 	run->o = *opts;
-	run->t0 = mono_ms();
+	run->t0 = sbx_run__mono_ms();
 	run->res.started_at = real_ms();
 	run->res.agent_exit = -1;
 	run->agent.pid = 0;
@@ -225,13 +181,13 @@ int sbx_run_prepare(sbx_run **out, const sbx_run_opts *opts, sbx_error *err)
 	r = snapshot_task(run, err);
 	if (r < 0)
 		return r;
-	trace(run, "task loaded, run directory made");
+	sbx_run__trace(run, "task loaded, run directory made");
 	if (sbx_provenance_get(run->task->dir, &run->res.provenance, err) < 0) {
 		/* Provenance is information, not a reason to refuse the run. */
 		sbx_log_warning("%s", sbx_error_message(err));
 		sbx_error_clear(err);
 	}
-	trace(run, "provenance recorded");
+	sbx_run__trace(run, "provenance recorded");
 	*out = TAKE_PTR(run);
 	return 0;
 }
@@ -245,70 +201,13 @@ static int open_stream(sbx_stream **out, void *userdata, sbx_error *err)
 	return run->backend->ops->open_stream(run->backend, out, err);
 }
 
-/* A tar of the starting files (or, for the oracle, the oracles named as the outputs). */
-static int make_tar(sbx_run *run, bool oracle, sbx_docker_tar **out, const void **data, size_t *len,
-		    sbx_error *err)
-{
-	const sbx_task *t = run->task;
-	sbx_docker_tar *tar = NULL;
-	size_t n = oracle ? t->n_oracles : t->n_files;
-	int r;
-
-	r = sbx_docker_tar_new(&tar, 0, err);
-	if (r < 0)
-		return r;
-	for (size_t i = 0; r >= 0 && i < n; i++) {
-		_cleanup_free_ char *buf = NULL;
-		const char *rel = oracle ? t->oracles[i] : t->files[i];
-		const char *name = oracle ? (i < t->n_outputs ? t->outputs[i] : base_name(rel))
-					  : base_name(rel);
-		size_t blen;
-
-		r = sbx_rundir__read(t->dir, rel, INPUT_MAX, &buf, &blen, err);
-		if (r >= 0 && strchr(name, '/')) {
-			_cleanup_free_ char *dir = strdup(name);
-			if (!dir)
-				r = -ENOMEM;
-			else
-				r = sbx_docker_tar_add_dir(tar, dirname(dir), 0755, 1000, 1000,
-							   err);
-		}
-		if (r >= 0)
-			r = sbx_docker_tar_add_file(tar, name, buf, blen, 0644, 1000, 1000, err);
-	}
-	if (r >= 0)
-		r = sbx_docker_tar_finish(tar, data, len, err);
-	if (r < 0) {
-		sbx_docker_tar_free(tar);
-		return r;
-	}
-	*out = tar;
-	return 0;
-}
-
-static int copy_files_in(sbx_run *run, bool oracle, sbx_error *err)
-{
-	sbx_docker_tar *tar = NULL;
-	const void *data;
-	size_t len;
-	int r;
-
-	if ((oracle ? run->task->n_oracles : run->task->n_files) == 0)
-		return 0;
-	r = make_tar(run, oracle, &tar, &data, &len, err);
-	if (r >= 0)
-		r = run->backend->ops->copy_in(run->backend, SBX_SANDBOX_WORKSPACE, data, len, err);
-	sbx_docker_tar_free(tar);
-	return r;
-}
-
 static void *copy_in_main(void *arg)
 {
 	sbx_run *run = arg;
-	double t = mono_msf();
+	double t = sbx_run__mono_msf();
 
-	run->copy_result = copy_files_in(run, false, &run->copy_err);
-	phase_done(run, SBX_PHASE_COPY_IN, t);
+	run->copy_result = sbx_run__copy_files_in(run, false, &run->copy_err);
+	sbx_run__phase_done(run, SBX_PHASE_COPY_IN, t);
 	return NULL;
 }
 
@@ -324,12 +223,12 @@ static bool sandbox_dead(sbx_run *run, sbx_error *err)
 	if (st.oom_killed) {
 		sbx_error_replace(err, -ENOMEM, "sandbox '%s' was killed: out of memory",
 				  run->backend->id);
-		set_infra(run, "oom", err);
+		sbx_run__set_infra(run, "oom", err);
 	} else {
 		sbx_error_replace(err, -ECHILD, "sandbox '%s' exited with status %d%s%s",
 				  run->backend->id, st.exit_code, st.detail[0] ? ": " : "",
 				  st.detail);
-		set_infra(run, "sandbox_died", err);
+		sbx_run__set_infra(run, "sandbox_died", err);
 	}
 	return true;
 }
@@ -339,7 +238,7 @@ static int wait_ready(sbx_run *run, sbx_error *err)
 	uint32_t limit_s = run->o.ready_timeout_s ? run->o.ready_timeout_s
 			   : run->task->gui	  ? 120
 						  : 30;
-	int64_t until = mono_ms() + (int64_t)limit_s * 1000;
+	int64_t until = sbx_run__mono_ms() + (int64_t)limit_s * 1000;
 
 	for (;;) {
 		sbx_relay_response resp = {0};
@@ -356,13 +255,13 @@ static int wait_ready(sbx_run *run, sbx_error *err)
 						 "interrupted while waiting for the server");
 		if (sandbox_dead(run, err))
 			return err->code ? err->code : -ECHILD;
-		if (mono_ms() >= until) {
+		if (sbx_run__mono_ms() >= until) {
 			sbx_error_replace(
 				err, -ETIMEDOUT,
 				"sandbox '%s': the server did not answer within %u s (%s)",
 				run->backend->id, limit_s,
 				r < 0 ? sbx_error_message(&e) : "bad status");
-			set_infra(run, "not_ready", err);
+			sbx_run__set_infra(run, "not_ready", err);
 			return -ETIMEDOUT;
 		}
 		{
@@ -382,16 +281,16 @@ int sbx_run_launch(sbx_run *run, sbx_error *err)
 
 	r = sbx_label_owner_self(&run->owner, err);
 	if (r < 0) {
-		set_infra(run, "engine", err);
+		sbx_run__set_infra(run, "engine", err);
 		return r;
 	}
 	r = sbx_backend_docker_new(&run->backend, err);
 	if (r < 0) {
-		set_infra(run, "engine", err);
+		sbx_run__set_infra(run, "engine", err);
 		return r;
 	}
 	run->res.backend = strdup(run->backend->ops->name);
-	trace(run, "engine connected");
+	sbx_run__trace(run, "engine connected");
 
 	spec.image = run->res.image;
 	spec.run_id = run->res.run_id;
@@ -412,17 +311,17 @@ int sbx_run_launch(sbx_run *run, sbx_error *err)
 	/* The deadline counts from now; PID 1 enforces it (plus grace) on its own. */
 	spec.deadline = spec.created + run->res.limits.timeout_s;
 	run->res.deadline = spec.deadline;
-	run->deadline_ms = mono_ms() + (int64_t)run->res.limits.timeout_s * 1000;
+	run->deadline_ms = sbx_run__mono_ms() + (int64_t)run->res.limits.timeout_s * 1000;
 
-	t = mono_msf();
+	t = sbx_run__mono_msf();
 	r = run->backend->ops->create(run->backend, &spec, err);
-	phase_done(run, SBX_PHASE_CREATE, t);
+	sbx_run__phase_done(run, SBX_PHASE_CREATE, t);
 	if (r < 0) {
 		bool missing = r == -ENOENT || (err && err->http_status == 404);
 		if (missing)
 			sbx_error_prefix(err, r, "image '%s' (build it with 'sandboxctl build')",
 					 spec.image);
-		set_infra(run, missing ? "image_missing" : "engine", err);
+		sbx_run__set_infra(run, missing ? "image_missing" : "engine", err);
 		return r;
 	}
 	run->res.sandbox_id = strdup(run->backend->id);
@@ -437,19 +336,19 @@ int sbx_run_launch(sbx_run *run, sbx_error *err)
 	ro.transcript_path = transcript;
 	r = sbx_relay_start(&run->relay, &ro, err);
 	if (r < 0) {
-		set_infra(run, "relay", err);
+		sbx_run__set_infra(run, "relay", err);
 		return r;
 	}
 	if (asprintf(&run->url, "http://127.0.0.1:%u", sbx_relay_port(run->relay)) < 0)
 		return sbx_error_set(err, -ENOMEM, "out of memory");
 	run->res.endpoint = strdup(run->url);
 
-	t = mono_msf();
+	t = sbx_run__mono_msf();
 	r = run->backend->ops->start(run->backend, err);
-	phase_done(run, SBX_PHASE_START, t);
+	sbx_run__phase_done(run, SBX_PHASE_START, t);
 	run->launched = true;
 	if (r < 0) {
-		set_infra(run, "engine", err);
+		sbx_run__set_infra(run, "engine", err);
 		return r;
 	}
 
@@ -459,9 +358,9 @@ int sbx_run_launch(sbx_run *run, sbx_error *err)
 	else
 		copy_in_main(run);
 
-	t = mono_msf();
+	t = sbx_run__mono_msf();
 	r = wait_ready(run, err);
-	phase_done(run, SBX_PHASE_READY, t);
+	sbx_run__phase_done(run, SBX_PHASE_READY, t);
 	if (run->copy_running) {
 		pthread_join(run->copy_thread, NULL);
 		run->copy_running = false;
@@ -471,7 +370,7 @@ int sbx_run_launch(sbx_run *run, sbx_error *err)
 	if (run->copy_result < 0) {
 		sbx_error_replace(err, run->copy_result, "copying the starting files in: %s",
 				  sbx_error_message(&run->copy_err));
-		set_infra(run, "copy_in", err);
+		sbx_run__set_infra(run, "copy_in", err);
 		return run->copy_result;
 	}
 	sbx_relay_warm(run->relay);
@@ -481,98 +380,6 @@ int sbx_run_launch(sbx_run *run, sbx_error *err)
 }
 
 /* ---- the agent -------------------------------------------------------------- */
-
-static char *find_demo_agent(const sbx_run *run)
-{
-	char self[PATH_MAX];
-	ssize_t n;
-	static const char *const rel[] = {"/../examples/sandbox-demo-agent", "/sandbox-demo-agent",
-					  "/../libexec/sandboxctl/sandbox-demo-agent"};
-
-	if (run->o.demo_agent_path)
-		return strdup(run->o.demo_agent_path);
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n > 0) {
-		self[n] = '\0';
-		dirname(self);
-		for (size_t i = 0; i < SBX_ELEMENTSOF(rel); i++) {
-			char *p;
-
-			if (asprintf(&p, "%s%s", self, rel[i]) < 0)
-				return NULL;
-			if (access(p, X_OK) == 0)
-				return p;
-			free(p);
-		}
-	}
-	return strdup("sandbox-demo-agent"); /* PATH */
-}
-
-static int start_agent(sbx_run *run, sbx_error *err)
-{
-	_cleanup_free_ char *mcp = NULL, *rest = NULL, *sse = NULL, *prompt = NULL, *rid = NULL,
-			    *task = NULL, *outs = NULL, *deadline = NULL, *log = NULL, *demo = NULL,
-			    *outlist = NULL;
-	const char *agent = run->o.agent;
-	char *argv[4];
-	int r;
-
-	for (size_t i = 0; i < run->task->n_outputs; i++) {
-		char *n;
-		if (asprintf(&n, "%s%s%s", outlist ? outlist : "", outlist ? "," : "",
-			     run->task->outputs[i]) < 0)
-			return sbx_error_set(err, -ENOMEM, "out of memory");
-		free(outlist);
-		outlist = n;
-	}
-	if (asprintf(&mcp, "SANDBOX_MCP_URL=%s/mcp", run->url) < 0 ||
-	    asprintf(&rest, "SANDBOX_REST_URL=%s", run->url) < 0 ||
-	    asprintf(&sse, "SANDBOX_SSE_URL=%s/mcp/sse", run->url) < 0 ||
-	    asprintf(&prompt, "SANDBOX_TASK_PROMPT=%s",
-		     run->task->prompt ? run->task->prompt : "") < 0 ||
-	    asprintf(&rid, "SANDBOX_RUN_ID=%s", run->res.run_id) < 0 ||
-	    asprintf(&task, "SANDBOX_TASK=%s", run->task->id) < 0 ||
-	    asprintf(&outs, "SANDBOX_OUTPUTS=%s", outlist ? outlist : "") < 0 ||
-	    asprintf(&deadline, "SANDBOX_DEADLINE=%" PRId64, run->res.deadline) < 0 ||
-	    asprintf(&log, "%s/agent.log", run->res.run_dir) < 0)
-		return sbx_error_set(err, -ENOMEM, "out of memory");
-	{
-		char *env[] = {mcp, rest, sse, prompt, rid, task, outs, deadline, NULL};
-
-		if (strcmp(agent, "demo") == 0) {
-			demo = find_demo_agent(run);
-			if (!demo)
-				return sbx_error_set(err, -ENOMEM, "out of memory");
-			argv[0] = demo;
-			argv[1] = NULL;
-		} else {
-			argv[0] = "/bin/sh";
-			argv[1] = "-c";
-			argv[2] = (char *)agent;
-			argv[3] = NULL;
-		}
-		r = sbx_agent__spawn(&run->agent, argv, env, log, !run->o.quiet_agent, err);
-	}
-	if (r >= 0)
-		run->agent_started = true;
-	return r;
-}
-
-static int oracle_agent(sbx_run *run, sbx_error *err)
-{
-	sbx_relay_response resp = {0};
-	int r = copy_files_in(run, true, err);
-
-	if (r < 0)
-		return r;
-	r = sbx_relay_request(run->relay, "POST", "/task/complete", NULL, "{}", 2, true, 30000,
-			      &resp, err);
-	if (r >= 0 && resp.status / 100 != 2)
-		r = sbx_error_set(err, -EPROTO, "POST /task/complete: HTTP %d: %.200s", resp.status,
-				  resp.body ? resp.body : "");
-	sbx_relay_response_free(&resp);
-	return r;
-}
 
 /* ---- waiting ---------------------------------------------------------------- */
 
@@ -601,7 +408,7 @@ static int task_state(sbx_run *run)
 
 sbx_run_end sbx_run_poll(sbx_run *run)
 {
-	int64_t now = mono_ms();
+	int64_t now = sbx_run__mono_ms();
 
 	if (run->o.interrupted && *run->o.interrupted)
 		return SBX_END_INTERRUPTED;
@@ -630,84 +437,29 @@ sbx_run_end sbx_run_poll(sbx_run *run)
 sbx_run_end sbx_run_wait(sbx_run *run)
 {
 	sbx_error err = SBX_ERROR_INIT;
-	double t = mono_msf();
+	double t = sbx_run__mono_msf();
 	sbx_run_end end;
 
 	if (run->o.agent && strcmp(run->o.agent, "oracle") == 0) {
-		if (oracle_agent(run, &err) < 0) {
-			set_infra(run, "agent", &err);
-			phase_done(run, SBX_PHASE_AGENT, t);
+		if (sbx_run__oracle_agent(run, &err) < 0) {
+			sbx_run__set_infra(run, "agent", &err);
+			sbx_run__phase_done(run, SBX_PHASE_AGENT, t);
 			return SBX_END_AGENT_EXIT;
 		}
-	} else if (run->o.agent && start_agent(run, &err) < 0) {
-		set_infra(run, "agent", &err);
-		phase_done(run, SBX_PHASE_AGENT, t);
+	} else if (run->o.agent && sbx_run__start_agent(run, &err) < 0) {
+		sbx_run__set_infra(run, "agent", &err);
+		sbx_run__phase_done(run, SBX_PHASE_AGENT, t);
 		return SBX_END_AGENT_EXIT;
 	}
 	while ((end = sbx_run_poll(run)) == SBX_END_NONE) {
 		struct timespec ts = {0, TICK_MS * 1000000L};
 		nanosleep(&ts, NULL);
 	}
-	phase_done(run, SBX_PHASE_AGENT, t);
+	sbx_run__phase_done(run, SBX_PHASE_AGENT, t);
 	return end;
 }
 
 /* ---- finish ----------------------------------------------------------------- */
-
-static void save_logs(sbx_run *run)
-{
-	_cleanup_(sbx_buf_free) sbx_buf b = SBX_BUF_INIT(16 * 1024 * 1024);
-	sbx_error e = SBX_ERROR_INIT;
-
-	if (run->backend->ops->logs(run->backend, &b, &e) < 0)
-		sbx_log_warning("container log: %s", sbx_error_message(&e));
-	sbx_rundir__write(run->res.run_dir, "container.log", b.data ? b.data : "", b.len, NULL);
-}
-
-static void save_screenshot(sbx_run *run)
-{
-	static const char body[] = "{\"tool_name\":\"take_screenshot\",\"arguments\":{}}";
-	sbx_relay_response resp = {0};
-	_cleanup_json_ cJSON *j = NULL;
-	const char *b64;
-
-	if (sbx_relay_request(run->relay, "POST", "/tools/call", NULL, body, sizeof(body) - 1,
-			      false, 20000, &resp, NULL) < 0)
-		return;
-	if (resp.status == 200 && sbx_json_parse(resp.body, resp.len, &j, NULL) == 0 &&
-	    (b64 = sbx_json_get_string(sbx_json_get(j, "result"), "image_base64", NULL))) {
-		_cleanup_free_ char *png = strdup(b64);
-		ssize_t n = png ? sbx_collect__base64_decode(png) : -1;
-
-		if (n > 0 && sbx_rundir__write(run->res.run_dir, "screenshot.png", png, (size_t)n,
-					       NULL) == 0)
-			run->res.screenshot = true;
-	}
-	sbx_relay_response_free(&resp);
-}
-
-static void grade(sbx_run *run)
-{
-	_cleanup_free_ char *outdir = NULL;
-	sbx_error e = SBX_ERROR_INIT;
-	double t = mono_msf();
-	int r;
-
-	if (!run->o.grade || asprintf(&outdir, "%s/outputs", run->res.run_dir) < 0)
-		return;
-	r = run->o.grade(run->task, outdir, &run->res.grade, run->o.grade_userdata, &e);
-	phase_done(run, SBX_PHASE_GRADE, t);
-	if (r < 0) {
-		set_infra(run, "grader", &e);
-		return;
-	}
-	if (run->res.grade.report_text)
-		sbx_rundir__write(run->res.run_dir, "grade.txt", run->res.grade.report_text,
-				  strlen(run->res.grade.report_text), NULL);
-	if (run->res.grade.report_json)
-		sbx_rundir__write(run->res.run_dir, "grade.json", run->res.grade.report_json,
-				  strlen(run->res.grade.report_json), NULL);
-}
 
 int sbx_run_finish(sbx_run *run, sbx_run_end end, sbx_error *err)
 {
@@ -732,8 +484,8 @@ int sbx_run_finish(sbx_run *run, sbx_run_end end, sbx_error *err)
 		_cleanup_free_ char *outdir = NULL;
 
 		if (run->task->gui)
-			save_screenshot(run);
-		t = mono_msf();
+			sbx_run__save_screenshot(run);
+		t = sbx_run__mono_msf();
 		if (asprintf(&outdir, "%s/outputs", run->res.run_dir) < 0)
 			return sbx_error_set(err, -ENOMEM, "out of memory");
 		/* Through the server on a warm stream; the exec'd tar when that fails. */
@@ -745,29 +497,29 @@ int sbx_run_finish(sbx_run *run, sbx_run_end end, sbx_error *err)
 			r = run->backend->ops->copy_out(run->backend, SBX_SANDBOX_WORKSPACE, outdir,
 							&e);
 		}
-		phase_done(run, SBX_PHASE_COPY_OUT, t);
+		sbx_run__phase_done(run, SBX_PHASE_COPY_OUT, t);
 		if (r < 0 && r != -EPERM) {
 			/* A dead sandbox is infrastructure; a refused entry is the agent's doing.
 			 */
 			if (!sandbox_dead(run, &e))
-				set_infra(run, "copy_out", &e);
+				sbx_run__set_infra(run, "copy_out", &e);
 		} else if (r == -EPERM) {
 			sbx_log_warning("copy out: %s", sbx_error_message(&e));
 		}
 		if (!run->res.error)
-			grade(run);
+			sbx_run__grade(run);
 	}
-	trace(run, "outputs graded");
+	sbx_run__trace(run, "outputs graded");
 	if (run->backend && run->backend->id)
-		save_logs(run);
-	trace(run, "logs saved");
+		sbx_run__save_logs(run);
+	sbx_run__trace(run, "logs saved");
 	if (run->relay) {
 		sbx_relay *relay = run->relay;
 
 		sbx_relay_get_stats(relay, &run->res.relay);
 		run->relay = NULL;
 		sbx_relay_free(relay);
-		trace(run, "relay closed");
+		sbx_run__trace(run, "relay closed");
 	}
 	if (run->backend && run->backend->id) {
 		if (run->o.keep) {
@@ -775,11 +527,11 @@ int sbx_run_finish(sbx_run *run, sbx_run_end end, sbx_error *err)
 		} else {
 			sbx_error de = SBX_ERROR_INIT;
 
-			t = mono_msf();
+			t = sbx_run__mono_msf();
 			r = run->backend->ops->destroy(run->backend, &de);
-			phase_done(run, SBX_PHASE_REMOVE, t);
+			sbx_run__phase_done(run, SBX_PHASE_REMOVE, t);
 			if (r < 0)
-				set_infra(run, "remove", &de);
+				sbx_run__set_infra(run, "remove", &de);
 		}
 	}
 
@@ -800,7 +552,7 @@ int sbx_run_finish(sbx_run *run, sbx_run_end end, sbx_error *err)
 		run->res.status = SBX_RUN_INTERRUPTED;
 	}
 	run->res.finished_at = real_ms();
-	run->res.total_ms = (double)(mono_ms() - run->t0);
+	run->res.total_ms = (double)(sbx_run__mono_ms() - run->t0);
 	json = sbx_run_result_json(&run->res);
 	if (!json)
 		return sbx_error_set(err, -ENOMEM, "out of memory");

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/*
+ * What the lifecycle's files share: the run object and small helpers.
+ * lifecycle.c drives the steps; inputs.c builds what goes into the sandbox;
+ * agents.c starts the agents; collect.c brings results back. Internal to
+ * lib/run.
+ */
+
+#include <pthread.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "agent.h"
+#include "sbx/log.h"
+#include "sbx/run.h"
+
+struct sbx_run {
+	sbx_run_opts o;
+	sbx_task *task;
+	sbx_run_result res;
+	sbx_backend *backend;
+	sbx_relay *relay;
+	char *url;
+	char *owner;
+	int64_t t0;	     /* monotonic ms at prepare */
+	int64_t deadline_ms; /* monotonic */
+	int64_t next_poll_ms;
+	sbx_agent_proc agent;
+	bool agent_started;
+	bool launched;
+	bool finished;
+	bool completed_seen;
+	pthread_t copy_thread;
+	bool copy_running;
+	int copy_result;
+	sbx_error copy_err;
+};
+
+static inline int64_t sbx_run__mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static inline double sbx_run__mono_msf(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* --verbose shows where the time goes between the timed phases. */
+#define sbx_run__trace(run, what)                                                                  \
+	sbx_log_debug("run: %s at %lld ms", what, (long long)(sbx_run__mono_ms() - (run)->t0))
+
+/* Adds the time since `since` (sbx_run__mono_msf) to phase p. */
+void sbx_run__phase_done(sbx_run *run, sbx_run_phase p, double since);
+
+/* Records an infrastructure failure; the first one wins. */
+void sbx_run__set_infra(sbx_run *run, const char *kind, const sbx_error *err);
+
+/* The last component of a path. */
+const char *sbx_run__base_name(const char *p);
+
+/* inputs.c: the starting files (or, for the oracle, the oracles as the outputs) into the workspace.
+ */
+int sbx_run__copy_files_in(sbx_run *run, bool oracle, sbx_error *err);
+
+/* agents.c: starts opts.agent on the host (a command, or the demo agent). */
+int sbx_run__start_agent(sbx_run *run, sbx_error *err);
+
+/* agents.c: the oracle agent: copies the oracles in as the outputs and completes the task. */
+int sbx_run__oracle_agent(sbx_run *run, sbx_error *err);
+
+/* collect.c: container.log, screenshot.png (GUI tasks), grading into the run directory. */
+void sbx_run__save_logs(sbx_run *run);
+void sbx_run__save_screenshot(sbx_run *run);
+void sbx_run__grade(sbx_run *run);
