@@ -55,38 +55,57 @@ void sbx_grade_case_result_clear(sbx_grade_case_result *r)
 	*r = (sbx_grade_case_result){0};
 }
 
+/* Display text, cut at SBX_GRADE_MAX_VALUE bytes so 100,000 mismatches stay affordable. */
 static char *cell_text(const sbx_cell *c)
 {
-	sbx_buf b = SBX_BUF_INIT(4096 + 64);
-	char *s;
+	sbx_buf b = SBX_BUF_INIT(SBX_GRADE_MAX_VALUE + 8);
 
-	if (c->kind == SBX_CELL_STRING && c->text && strlen(c->text) > 4096) {
-		if (sbx_buf_append(&b, c->text, 4096) < 0 || sbx_buf_puts(&b, "...") < 0)
+	if (c->kind == SBX_CELL_STRING && c->text && strlen(c->text) > SBX_GRADE_MAX_VALUE) {
+		if (sbx_buf_append(&b, c->text, SBX_GRADE_MAX_VALUE) < 0 ||
+		    sbx_buf_puts(&b, "...") < 0)
 			return NULL;
 	} else if (sbx_cell_to_text(c, &b) < 0) {
 		return NULL;
 	}
-	s = sbx_buf_steal(&b, NULL);
-	return s;
+	return sbx_buf_steal(&b, NULL);
+}
+
+/*
+ * A new zeroed mismatch in res, counted at once so a clear frees what it
+ * holds. *out is NULL when the kept list is full (the total still counts).
+ */
+static int mismatch_new(sbx_grade_case_result *res, uint64_t cells, sbx_grade_mismatch **out)
+{
+	*out = NULL;
+	res->mismatches_total += cells;
+	if (res->n_mismatches >= SBX_GRADE_MAX_MISMATCHES)
+		return 0;
+	if (res->n_mismatches % 64 == 0) {
+		sbx_grade_mismatch *grown =
+			realloc(res->mismatches, (res->n_mismatches + 64) * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		res->mismatches = grown;
+	}
+	*out = &res->mismatches[res->n_mismatches++];
+	**out = (sbx_grade_mismatch){.cells = cells};
+	return 0;
 }
 
 static int add_mismatch(sbx_grade_case_result *res, const char *sheet, uint32_t row, uint32_t col,
 			const sbx_cell *e, const sbx_cell *a, const sbx_cmp *cmp,
 			const sbx_grading_opts *o)
 {
-	sbx_grade_mismatch *m, *grown;
+	sbx_grade_mismatch *m;
 
-	res->mismatches_total++;
-	if (res->n_mismatches >= SBX_GRADE_MAX_MISMATCHES)
+	if (mismatch_new(res, 1, &m) < 0)
+		return -ENOMEM;
+	if (!m)
 		return 0;
-	if (res->n_mismatches % 64 == 0) {
-		grown = realloc(res->mismatches, (res->n_mismatches + 64) * sizeof(*grown));
-		if (!grown)
-			return -ENOMEM;
-		res->mismatches = grown;
-	}
-	m = &res->mismatches[res->n_mismatches];
-	*m = (sbx_grade_mismatch){.reason = cmp->reason, .row = row, .col = col, .cells = 1};
+	m->reason = cmp->reason;
+	m->row = row;
+	m->col = col;
 	m->diff = cmp->diff;
 	m->tolerance = cmp->tolerance;
 	m->expected_empty = e->kind == SBX_CELL_EMPTY || sbx_grader__is_empty(o, e);
@@ -100,7 +119,6 @@ static int add_mismatch(sbx_grade_case_result *res, const char *sheet, uint32_t 
 		m->expected_formula = strdup(e->formula);
 	if (a->formula)
 		m->got_formula = strdup(a->formula);
-	res->n_mismatches++;
 	if (!m->sheet || !m->expected || !m->got || (e->formula && !m->expected_formula) ||
 	    (a->formula && !m->got_formula))
 		return -ENOMEM;
@@ -109,9 +127,9 @@ static int add_mismatch(sbx_grade_case_result *res, const char *sheet, uint32_t 
 
 static int add_missing_sheet(sbx_grade_case_result *res, const char *sheet, uint64_t cells)
 {
+	sbx_grade_mismatch *m;
 	char **names;
 
-	res->mismatches_total += cells;
 	names = realloc(res->missing_sheets, (res->n_missing_sheets + 1) * sizeof(*names));
 	if (!names)
 		return -ENOMEM;
@@ -120,21 +138,12 @@ static int add_missing_sheet(sbx_grade_case_result *res, const char *sheet, uint
 	if (!names[res->n_missing_sheets])
 		return -ENOMEM;
 	res->n_missing_sheets++;
-	if (res->n_mismatches < SBX_GRADE_MAX_MISMATCHES) {
-		sbx_grade_mismatch *grown;
-
-		if (res->n_mismatches % 64 == 0) {
-			grown = realloc(res->mismatches, (res->n_mismatches + 64) * sizeof(*grown));
-			if (!grown)
-				return -ENOMEM;
-			res->mismatches = grown;
-		}
-		res->mismatches[res->n_mismatches] = (sbx_grade_mismatch){
-			.reason = SBX_MISMATCH_SHEET_MISSING,
-			.cells = cells,
-			.sheet = strdup(sheet),
-		};
-		if (!res->mismatches[res->n_mismatches++].sheet)
+	if (mismatch_new(res, cells, &m) < 0)
+		return -ENOMEM;
+	if (m) {
+		m->reason = SBX_MISMATCH_SHEET_MISSING;
+		m->sheet = strdup(sheet);
+		if (!m->sheet)
 			return -ENOMEM;
 	}
 	return 0;

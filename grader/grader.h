@@ -40,6 +40,8 @@
 
 /* Mismatches kept per case (the count goes on past it). */
 #define SBX_GRADE_MAX_MISMATCHES 100000
+/* Bytes of a value's text kept in a mismatch (longer text ends in "..."). */
+#define SBX_GRADE_MAX_VALUE 512
 
 typedef enum sbx_grade_status {
 	SBX_GRADE_PASS = 0,

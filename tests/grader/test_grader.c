@@ -363,6 +363,31 @@ START_TEST(test_no_dilution)
 }
 END_TEST
 
+START_TEST(test_caps)
+{
+	sbx_grade_case_result res;
+	char *longtext = malloc(5000);
+
+	memset(longtext, 'x', 4999);
+	longtext[4999] = '\0';
+	str(oracle, "Sheet1", 0, 0, "short");
+	str(output, "Sheet1", 0, 0, longtext);
+	for (uint32_t r = 1; r <= SBX_GRADE_MAX_MISMATCHES; r++) {
+		num(oracle, "Sheet1", r, 0, 1);
+		num(output, "Sheet1", r, 0, 2);
+	}
+	grade(&res);
+	ck_assert_uint_eq(res.graded, SBX_GRADE_MAX_MISMATCHES + 1);
+	ck_assert_uint_eq(res.matched, 0);
+	ck_assert_uint_eq(res.n_mismatches, SBX_GRADE_MAX_MISMATCHES);
+	ck_assert_uint_eq(res.mismatches_total, SBX_GRADE_MAX_MISMATCHES + 1);
+	ck_assert_uint_eq(strlen(res.mismatches[0].got), SBX_GRADE_MAX_VALUE + 3);
+	ck_assert_str_eq(res.mismatches[0].got + SBX_GRADE_MAX_VALUE, "...");
+	sbx_grade_case_result_clear(&res);
+	free(longtext);
+}
+END_TEST
+
 START_TEST(test_missing_sheet)
 {
 	sbx_grade_case_result res;
@@ -734,6 +759,7 @@ static Suite *grader_suite(void)
 	tcase_add_test(tc, test_empty_vs_value);
 	tcase_add_test(tc, test_empty_oracle_cells);
 	tcase_add_test(tc, test_no_dilution);
+	tcase_add_test(tc, test_caps);
 	tcase_add_test(tc, test_missing_sheet);
 	tcase_add_test(tc, test_missing_output);
 	tcase_add_test(tc, test_formulas);
