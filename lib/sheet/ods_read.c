@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ODS reader: streams content.xml out of the zip through the hardened XML
- * reader, expanding repeated rows and columns as it goes (empty repeats cost
- * nothing, so LibreOffice's trailing 1,048,000-row repeats are free).
+ * ODS reader: streams content.xml out of the zip through libxml2's SAX2
+ * push parser (hardened, see xml.h), expanding repeated rows and columns as
+ * it goes. Empty repeats cost nothing, so LibreOffice's trailing
+ * 1,048,000-row repeats are free. SAX rather than xmlTextReader because the
+ * reader builds and frees a node per element and attribute, which tripled
+ * the cost of a million-cell sheet.
  */
 #include <errno.h>
 #include <math.h>
@@ -18,13 +21,13 @@
 #define NS_CALC	  "urn:org:documentfoundation:names:experimental:calc:xmlns:calcext:1.0"
 #define ODS_MIME  "application/vnd.oasis.opendocument.spreadsheet"
 
-/* Interned names: compared by pointer. */
+/* Names interned in the parser's dictionary: SAX2 hands out dictionary strings. */
 typedef struct names {
 	const xmlChar *ns_table, *ns_office, *ns_text, *ns_calc;
 	const xmlChar *table, *table_row, *table_cell, *covered, *name, *rows_rep, *cols_rep;
 	const xmlChar *value_type, *value, *date_value, *time_value, *boolean_value, *string_value,
 		*formula;
-	const xmlChar *p, *h, *s, *c, *tab, *line_break, *annotation;
+	const xmlChar *p, *h, *s, *c, *tab, *line_break;
 } names;
 
 /* One cell of the row being read, before it is stored (rows may repeat). */
@@ -33,50 +36,102 @@ typedef struct pending {
 	scell cell;
 } pending;
 
+/* Attribute values of the open cell, as offsets into ods_reader.attrs (0: absent). */
+typedef struct cell_attrs {
+	uint32_t repeat;
+	const char *type, *calc_type, *value, *date, *time, *boolean, *string, *formula;
+} cell_attrs;
+
+enum { A_TYPE, A_CALC_TYPE, A_VALUE, A_DATE, A_TIME, A_BOOLEAN, A_STRING, A_FORMULA, A_COUNT };
+
 typedef struct ods_reader {
+	sheet_sax x; /* first: the SAX userData */
 	sbx_book *b;
-	sheet_xml x;
 	names n;
+	bool names_ready;
 	const sbx_sheet_limits *lim;
 	sbx_sheet *sheet;
-	uint32_t row, col;
+	uint32_t row, col, row_repeat;
 	pending *cells;
 	size_t ncells, cap;
+	/* the open cell */
+	bool in_cell;
+	uint32_t cell_depth;
+	uint32_t para_depth; /* >0 inside text:p / text:h */
+	uint32_t skip_depth; /* >0 inside a subtree whose text is not cell text */
+	bool text_any;
 	sbx_buf text;
-	bool text_any; /* text:p seen in this cell */
-	const char *fname;
+	sbx_buf attrs;
+	size_t attr_off[A_COUNT];
+	uint32_t cell_repeat;
 } ods_reader;
 
-static void names_init(ods_reader *o)
+static void names_init(ods_reader *o, xmlDictPtr d)
 {
-	sheet_xml *x = &o->x;
 	names *n = &o->n;
+#define I(s) xmlDictLookup(d, (const xmlChar *)(s), -1)
+	n->ns_table = I(NS_TABLE);
+	n->ns_office = I(NS_OFFICE);
+	n->ns_text = I(NS_TEXT);
+	n->ns_calc = I(NS_CALC);
+	n->table = I("table");
+	n->table_row = I("table-row");
+	n->table_cell = I("table-cell");
+	n->covered = I("covered-table-cell");
+	n->name = I("name");
+	n->rows_rep = I("number-rows-repeated");
+	n->cols_rep = I("number-columns-repeated");
+	n->value_type = I("value-type");
+	n->value = I("value");
+	n->date_value = I("date-value");
+	n->time_value = I("time-value");
+	n->boolean_value = I("boolean-value");
+	n->string_value = I("string-value");
+	n->formula = I("formula");
+	n->p = I("p");
+	n->h = I("h");
+	n->s = I("s");
+	n->c = I("c");
+	n->tab = I("tab");
+	n->line_break = I("line-break");
+#undef I
+	o->names_ready = true;
+}
 
-	n->ns_table = sbx_sheet__xml_name(x, NS_TABLE);
-	n->ns_office = sbx_sheet__xml_name(x, NS_OFFICE);
-	n->ns_text = sbx_sheet__xml_name(x, NS_TEXT);
-	n->ns_calc = sbx_sheet__xml_name(x, NS_CALC);
-	n->table = sbx_sheet__xml_name(x, "table");
-	n->table_row = sbx_sheet__xml_name(x, "table-row");
-	n->table_cell = sbx_sheet__xml_name(x, "table-cell");
-	n->covered = sbx_sheet__xml_name(x, "covered-table-cell");
-	n->name = sbx_sheet__xml_name(x, "name");
-	n->rows_rep = sbx_sheet__xml_name(x, "number-rows-repeated");
-	n->cols_rep = sbx_sheet__xml_name(x, "number-columns-repeated");
-	n->value_type = sbx_sheet__xml_name(x, "value-type");
-	n->value = sbx_sheet__xml_name(x, "value");
-	n->date_value = sbx_sheet__xml_name(x, "date-value");
-	n->time_value = sbx_sheet__xml_name(x, "time-value");
-	n->boolean_value = sbx_sheet__xml_name(x, "boolean-value");
-	n->string_value = sbx_sheet__xml_name(x, "string-value");
-	n->formula = sbx_sheet__xml_name(x, "formula");
-	n->p = sbx_sheet__xml_name(x, "p");
-	n->h = sbx_sheet__xml_name(x, "h");
-	n->s = sbx_sheet__xml_name(x, "s");
-	n->c = sbx_sheet__xml_name(x, "c");
-	n->tab = sbx_sheet__xml_name(x, "tab");
-	n->line_break = sbx_sheet__xml_name(x, "line-break");
-	n->annotation = sbx_sheet__xml_name(x, "annotation");
+/* SAX2 attributes: 5 pointers each (localname, prefix, URI, value, end). */
+#define ATTR_NAME(a, i)	 ((a)[(i)*5])
+#define ATTR_URI(a, i)	 ((a)[(i)*5 + 2])
+#define ATTR_VALUE(a, i) ((const char *)(a)[(i)*5 + 3])
+#define ATTR_LEN(a, i)	 ((size_t)((a)[(i)*5 + 4] - (a)[(i)*5 + 3]))
+
+/*
+ * Appends an attribute value. Without entity substitution libxml2's SAX2
+ * hands '&' (from &amp; or &#38;) over as the five bytes "&#38;"; every
+ * other reference is already decoded, and there is no DTD to define more.
+ */
+static int attr_append(sbx_buf *b, const char *v, size_t len)
+{
+	const char *end = v + len, *amp;
+	int r = 0;
+
+	while (r == 0 && (amp = memchr(v, '&', (size_t)(end - v))) != NULL) {
+		r = sbx_buf_append(b, v, (size_t)(amp - v) + 1);
+		v = amp + 1;
+		if ((size_t)(end - v) >= 4 && memcmp(v, "#38;", 4) == 0)
+			v += 4;
+	}
+	return r ? r : sbx_buf_append(b, v, (size_t)(end - v));
+}
+
+/* Copies an attribute value (which may end without a NUL) into a small buffer. */
+static int attr_copy(ods_reader *o, const xmlChar **a, int i, char *buf, size_t size)
+{
+	size_t len = ATTR_LEN(a, i);
+	if (len >= size)
+		return sbx_sheet__sax_fail(&o->x, -EINVAL, "attribute value too long");
+	memcpy(buf, ATTR_VALUE(a, i), len);
+	buf[len] = '\0';
+	return 0;
 }
 
 static int parse_repeat(ods_reader *o, const char *v, uint32_t max, const char *what, uint32_t *out)
@@ -87,7 +142,7 @@ static int parse_repeat(ods_reader *o, const char *v, uint32_t max, const char *
 	errno = 0;
 	n = strtoull(v, &end, 10);
 	if (errno || end == v || *end || n == 0 || v[0] == '-')
-		return sbx_sheet__xml_fail(&o->x, -EINVAL, "invalid %s '%.32s'", what, v);
+		return sbx_sheet__sax_fail(&o->x, -EINVAL, "invalid %s '%.32s'", what, v);
 	/* Larger than the sheet can only be an error; the caller checks the sum. */
 	*out = n > max ? max + 1 : (uint32_t)n;
 	return 0;
@@ -99,106 +154,16 @@ static int intern(ods_reader *o, const char *s, size_t len, uint32_t *id)
 	int r;
 
 	if (len > o->lim->max_string)
-		return sbx_sheet__xml_fail(&o->x, -E2BIG, "text longer than %u bytes (limit)",
+		return sbx_sheet__sax_fail(&o->x, -E2BIG, "text longer than %u bytes (limit)",
 					   o->lim->max_string);
 	if (b->pool.bytes + len > o->lim->max_text)
-		return sbx_sheet__xml_fail(&o->x, -E2BIG, "more than %llu bytes of text (limit)",
+		return sbx_sheet__sax_fail(&o->x, -E2BIG, "more than %llu bytes of text (limit)",
 					   (unsigned long long)o->lim->max_text);
 	r = sbx_sheet__pool_intern(&b->pool, s, len, id);
 	if (r < 0)
-		return sbx_sheet__xml_fail(&o->x, r, "out of memory");
+		return sbx_sheet__sax_fail(&o->x, r, "out of memory");
 	return 0;
 }
-
-static int start_table(ods_reader *o)
-{
-	xmlTextReaderPtr r = o->x.r;
-	_cleanup_free_ char *name = NULL;
-	sbx_error e = SBX_ERROR_INIT;
-	int rc;
-
-	while (xmlTextReaderMoveToNextAttribute(r) == 1)
-		if (xmlTextReaderConstLocalName(r) == o->n.name &&
-		    xmlTextReaderConstNamespaceUri(r) == o->n.ns_table) {
-			name = strdup((const char *)xmlTextReaderConstValue(r));
-			if (!name)
-				return sbx_sheet__xml_fail(&o->x, -ENOMEM, "out of memory");
-		}
-	xmlTextReaderMoveToElement(r);
-	if (!name && asprintf(&name, "Sheet%zu", o->b->nsheets + 1) < 0) {
-		name = NULL;
-		return sbx_sheet__xml_fail(&o->x, -ENOMEM, "out of memory");
-	}
-	rc = sbx_book_add_sheet(o->b, name, SIZE_MAX, &o->sheet, &e);
-	if (rc < 0)
-		return sbx_sheet__xml_fail(&o->x, rc, "%s", e.msg);
-	o->row = 0;
-	return 0;
-}
-
-/* Reads the text content of a text:p / text:h subtree into o->text. */
-static int read_paragraph(ods_reader *o)
-{
-	xmlTextReaderPtr r = o->x.r;
-	int depth = xmlTextReaderDepth(r);
-	int rc;
-
-	if (o->text_any && sbx_buf_putc(&o->text, '\n') < 0)
-		goto too_long;
-	o->text_any = true;
-	if (xmlTextReaderIsEmptyElement(r))
-		return 0;
-	rc = sbx_sheet__xml_next(&o->x);
-	while (rc == 1) {
-		int type = xmlTextReaderNodeType(r);
-		if (type == XML_READER_TYPE_END_ELEMENT && xmlTextReaderDepth(r) == depth)
-			return 0;
-		if (type == XML_READER_TYPE_TEXT || type == XML_READER_TYPE_CDATA ||
-		    type == XML_READER_TYPE_SIGNIFICANT_WHITESPACE) {
-			if (sbx_buf_puts(&o->text, (const char *)xmlTextReaderConstValue(r)) < 0)
-				goto too_long;
-		} else if (type == XML_READER_TYPE_ELEMENT &&
-			   xmlTextReaderConstNamespaceUri(r) == o->n.ns_text) {
-			const xmlChar *ln = xmlTextReaderConstLocalName(r);
-			if (ln == o->n.s) {
-				uint32_t count = 1;
-				xmlChar *c = xmlTextReaderGetAttributeNs(r, o->n.c, o->n.ns_text);
-				if (c) {
-					rc = parse_repeat(o, (const char *)c, o->lim->max_string,
-							  "text:c", &count);
-					xmlFree(c);
-					if (rc < 0)
-						return rc;
-				}
-				for (uint32_t i = 0; i < count; i++)
-					if (sbx_buf_putc(&o->text, ' ') < 0)
-						goto too_long;
-			} else if (ln == o->n.tab) {
-				if (sbx_buf_putc(&o->text, '\t') < 0)
-					goto too_long;
-			} else if (ln == o->n.line_break) {
-				if (sbx_buf_putc(&o->text, '\n') < 0)
-					goto too_long;
-			}
-		} else if (type == XML_READER_TYPE_ELEMENT &&
-			   xmlTextReaderConstLocalName(r) == o->n.annotation &&
-			   !xmlTextReaderIsEmptyElement(r)) {
-			rc = sbx_sheet__xml_skip(&o->x);
-			continue;
-		}
-		rc = sbx_sheet__xml_next(&o->x);
-	}
-	return rc < 0 ? rc : sbx_sheet__xml_fail(&o->x, -EINVAL, "unexpected end of document");
-too_long:
-	return sbx_sheet__xml_fail(&o->x, -E2BIG, "text longer than %u bytes (limit)",
-				   o->lim->max_string);
-}
-
-/* Attribute values of one cell (pointers valid only while on the element). */
-typedef struct cell_attrs {
-	uint32_t repeat;
-	const char *type, *calc_type, *value, *date, *time, *boolean, *string, *formula;
-} cell_attrs;
 
 static int push_pending(ods_reader *o, uint32_t col, const scell *c)
 {
@@ -206,7 +171,7 @@ static int push_pending(ods_reader *o, uint32_t col, const scell *c)
 		size_t cap = o->cap ? o->cap * 2 : 64;
 		pending *np = realloc(o->cells, cap * sizeof(*np));
 		if (!np)
-			return sbx_sheet__xml_fail(&o->x, -ENOMEM, "out of memory");
+			return sbx_sheet__sax_fail(&o->x, -ENOMEM, "out of memory");
 		o->cells = np;
 		o->cap = cap;
 	}
@@ -284,125 +249,26 @@ static int finish_cell(ods_reader *o, const cell_attrs *a, const char *formula_a
 	return 0;
 }
 
-static int read_cell(ods_reader *o)
-{
-	xmlTextReaderPtr r = o->x.r;
-	cell_attrs a = {.repeat = 1};
-	_cleanup_free_ char *type = NULL, *calc_type = NULL, *value = NULL, *date = NULL,
-			    *time = NULL, *boolean = NULL, *string = NULL, *formula = NULL;
-	char *formula_a1 = NULL;
-	int depth = xmlTextReaderDepth(r), rc;
-
-	/* Copy the few attributes we need: the reader's buffers move on. */
-	while (xmlTextReaderMoveToNextAttribute(r) == 1) {
-		const xmlChar *ln = xmlTextReaderConstLocalName(r);
-		const xmlChar *ns = xmlTextReaderConstNamespaceUri(r);
-		const char *v = (const char *)xmlTextReaderConstValue(r);
-		char **slot = NULL;
-
-		if (ns == o->n.ns_office) {
-			if (ln == o->n.value_type)
-				slot = &type;
-			else if (ln == o->n.value)
-				slot = &value;
-			else if (ln == o->n.date_value)
-				slot = &date;
-			else if (ln == o->n.time_value)
-				slot = &time;
-			else if (ln == o->n.boolean_value)
-				slot = &boolean;
-			else if (ln == o->n.string_value)
-				slot = &string;
-		} else if (ns == o->n.ns_table) {
-			if (ln == o->n.formula)
-				slot = &formula;
-			else if (ln == o->n.cols_rep) {
-				rc = parse_repeat(o, v, o->lim->max_cols, "column repeat",
-						  &a.repeat);
-				if (rc < 0)
-					return rc;
-			}
-		} else if (ns == o->n.ns_calc && ln == o->n.value_type) {
-			slot = &calc_type;
-		}
-		if (slot && !*slot) {
-			if (strlen(v) > o->lim->max_string)
-				return sbx_sheet__xml_fail(&o->x, -E2BIG,
-							   "attribute longer than %u bytes (limit)",
-							   o->lim->max_string);
-			*slot = strdup(v);
-			if (!*slot)
-				return sbx_sheet__xml_fail(&o->x, -ENOMEM, "out of memory");
-		}
-	}
-	xmlTextReaderMoveToElement(r);
-	if ((uint64_t)o->col + a.repeat > o->lim->max_cols)
-		return sbx_sheet__xml_fail(&o->x, -E2BIG, "more than %u columns (limit)",
-					   o->lim->max_cols);
-	a.type = type;
-	a.calc_type = calc_type;
-	a.value = value;
-	a.date = date;
-	a.time = time;
-	a.boolean = boolean;
-	a.string = string;
-	sbx_buf_reset(&o->text);
-	o->text_any = false;
-
-	if (!xmlTextReaderIsEmptyElement(r)) {
-		rc = sbx_sheet__xml_next(&o->x);
-		while (rc == 1) {
-			int t = xmlTextReaderNodeType(r);
-			if (t == XML_READER_TYPE_END_ELEMENT && xmlTextReaderDepth(r) == depth)
-				break;
-			if (t == XML_READER_TYPE_ELEMENT) {
-				const xmlChar *ln = xmlTextReaderConstLocalName(r);
-				const xmlChar *ns = xmlTextReaderConstNamespaceUri(r);
-				if (ns == o->n.ns_text && (ln == o->n.p || ln == o->n.h)) {
-					rc = read_paragraph(o);
-					if (rc < 0)
-						return rc;
-				} else if (!xmlTextReaderIsEmptyElement(r)) {
-					/* annotations, drawings, nested tables: not cell text */
-					rc = sbx_sheet__xml_skip(&o->x);
-					continue;
-				}
-			}
-			rc = sbx_sheet__xml_next(&o->x);
-		}
-		if (rc < 0)
-			return rc;
-		if (rc == 0)
-			return sbx_sheet__xml_fail(&o->x, -EINVAL, "unexpected end of document");
-	}
-	if (formula) {
-		sbx_error e = SBX_ERROR_INIT;
-		rc = sbx_formula_from_ods(formula, o->lim->max_string, &formula_a1, &e);
-		if (rc < 0)
-			return sbx_sheet__xml_fail(&o->x, rc, "formula: %s", e.msg);
-	}
-	rc = finish_cell(o, &a, formula_a1);
-	free(formula_a1);
-	return rc;
-}
-
 static int end_row(ods_reader *o, uint32_t repeat)
 {
 	sbx_error e = SBX_ERROR_INIT;
 
+	if (o->x.failed)
+		return -EINVAL;
+
 	if ((uint64_t)o->row + repeat > o->lim->max_rows)
-		return sbx_sheet__xml_fail(&o->x, -E2BIG, "sheet '%s': more than %u rows (limit)",
+		return sbx_sheet__sax_fail(&o->x, -E2BIG, "sheet '%s': more than %u rows (limit)",
 					   o->sheet->name, o->lim->max_rows);
 	if (o->ncells > 0) {
 		if ((uint64_t)o->ncells * repeat + o->b->ncells > o->lim->max_cells)
-			return sbx_sheet__xml_fail(&o->x, -E2BIG, "more than %llu cells (limit)",
+			return sbx_sheet__sax_fail(&o->x, -E2BIG, "more than %llu cells (limit)",
 						   (unsigned long long)o->lim->max_cells);
 		for (uint32_t k = 0; k < repeat; k++)
 			for (size_t i = 0; i < o->ncells; i++) {
 				int rc = sbx_sheet__append(o->sheet, o->row + k, o->cells[i].col,
 							   &o->cells[i].cell, &e);
 				if (rc < 0)
-					return sbx_sheet__xml_fail(&o->x, rc, "%s", e.msg);
+					return sbx_sheet__sax_fail(&o->x, rc, "%s", e.msg);
 			}
 	}
 	o->row += repeat;
@@ -410,45 +276,237 @@ static int end_row(ods_reader *o, uint32_t repeat)
 	return 0;
 }
 
-static int read_row(ods_reader *o)
+static int attr_repeat(ods_reader *o, const xmlChar **a, int i, uint32_t max, const char *what,
+		       uint32_t *out)
 {
-	xmlTextReaderPtr r = o->x.r;
-	uint32_t repeat = 1;
-	int depth = xmlTextReaderDepth(r), rc;
+	char tmp[32];
+	int r = attr_copy(o, a, i, tmp, sizeof(tmp));
+	return r < 0 ? r : parse_repeat(o, tmp, max, what, out);
+}
 
-	if (!o->sheet)
-		return sbx_sheet__xml_fail(&o->x, -EINVAL, "table row outside a table");
-	xmlChar *v = xmlTextReaderGetAttributeNs(r, o->n.rows_rep, o->n.ns_table);
-	if (v) {
-		rc = parse_repeat(o, (const char *)v, o->lim->max_rows, "row repeat", &repeat);
-		xmlFree(v);
-		if (rc < 0)
-			return rc;
-	}
-	o->col = 0;
-	o->ncells = 0;
-	if (xmlTextReaderIsEmptyElement(r))
-		return end_row(o, repeat);
-	rc = sbx_sheet__xml_next(&o->x);
-	while (rc == 1) {
-		int t = xmlTextReaderNodeType(r);
-		if (t == XML_READER_TYPE_END_ELEMENT && xmlTextReaderDepth(r) == depth)
-			return end_row(o, repeat);
-		if (t == XML_READER_TYPE_ELEMENT) {
-			const xmlChar *ln = xmlTextReaderConstLocalName(r);
-			if (xmlTextReaderConstNamespaceUri(r) == o->n.ns_table &&
-			    (ln == o->n.table_cell || ln == o->n.covered)) {
-				rc = read_cell(o);
-				if (rc < 0)
-					return rc;
-			} else if (!xmlTextReaderIsEmptyElement(r)) {
-				rc = sbx_sheet__xml_skip(&o->x);
-				continue;
-			}
+static int start_table(ods_reader *o, int nb, const xmlChar **a)
+{
+	_cleanup_free_ char *name = NULL;
+	sbx_error e = SBX_ERROR_INIT;
+	int rc;
+
+	for (int i = 0; i < nb; i++)
+		if (ATTR_NAME(a, i) == o->n.name && ATTR_URI(a, i) == o->n.ns_table) {
+			sbx_buf namebuf = SBX_BUF_INIT(4096);
+			if (attr_append(&namebuf, ATTR_VALUE(a, i), ATTR_LEN(a, i)) < 0 ||
+			    !(name = sbx_buf_steal(&namebuf, NULL)))
+				return sbx_sheet__sax_fail(&o->x, -EINVAL, "invalid sheet name");
+			break;
 		}
-		rc = sbx_sheet__xml_next(&o->x);
+	if (!name && asprintf(&name, "Sheet%zu", o->b->nsheets + 1) < 0) {
+		name = NULL;
+		return sbx_sheet__sax_fail(&o->x, -ENOMEM, "out of memory");
 	}
-	return rc < 0 ? rc : sbx_sheet__xml_fail(&o->x, -EINVAL, "unexpected end of document");
+	rc = sbx_book_add_sheet(o->b, name, SIZE_MAX, &o->sheet, &e);
+	if (rc < 0)
+		return sbx_sheet__sax_fail(&o->x, rc, "%s", e.msg);
+	o->row = 0;
+	return 0;
+}
+
+static int start_cell(ods_reader *o, int nb, const xmlChar **a)
+{
+	o->in_cell = true;
+	o->cell_depth = o->x.depth;
+	o->para_depth = 0;
+	o->skip_depth = 0;
+	o->text_any = false;
+	o->cell_repeat = 1;
+	sbx_buf_reset(&o->text);
+	sbx_buf_reset(&o->attrs);
+	memset(o->attr_off, 0, sizeof(o->attr_off));
+	if (sbx_buf_putc(&o->attrs, '\0') < 0)
+		return sbx_sheet__sax_fail(&o->x, -ENOMEM, "out of memory");
+	for (int i = 0; i < nb; i++) {
+		const xmlChar *ln = ATTR_NAME(a, i), *ns = ATTR_URI(a, i);
+		int slot = -1;
+		if (ns == o->n.ns_office) {
+			if (ln == o->n.value_type)
+				slot = A_TYPE;
+			else if (ln == o->n.value)
+				slot = A_VALUE;
+			else if (ln == o->n.date_value)
+				slot = A_DATE;
+			else if (ln == o->n.time_value)
+				slot = A_TIME;
+			else if (ln == o->n.boolean_value)
+				slot = A_BOOLEAN;
+			else if (ln == o->n.string_value)
+				slot = A_STRING;
+		} else if (ns == o->n.ns_table) {
+			if (ln == o->n.formula) {
+				slot = A_FORMULA;
+			} else if (ln == o->n.cols_rep) {
+				int r = attr_repeat(o, a, i, o->lim->max_cols, "column repeat",
+						    &o->cell_repeat);
+				if (r < 0)
+					return r;
+			}
+		} else if (ns == o->n.ns_calc && ln == o->n.value_type) {
+			slot = A_CALC_TYPE;
+		}
+		if (slot < 0 || o->attr_off[slot])
+			continue;
+		size_t len = ATTR_LEN(a, i);
+		if (len > o->lim->max_string)
+			return sbx_sheet__sax_fail(&o->x, -E2BIG,
+						   "attribute longer than %u bytes (limit)",
+						   o->lim->max_string);
+		o->attr_off[slot] = o->attrs.len;
+		if (attr_append(&o->attrs, ATTR_VALUE(a, i), len) < 0 ||
+		    sbx_buf_putc(&o->attrs, '\0') < 0)
+			return sbx_sheet__sax_fail(&o->x, -ENOMEM, "out of memory");
+	}
+	if ((uint64_t)o->col + o->cell_repeat > o->lim->max_cols)
+		return sbx_sheet__sax_fail(&o->x, -E2BIG, "more than %u columns (limit)",
+					   o->lim->max_cols);
+	return 0;
+}
+
+static int end_cell(ods_reader *o)
+{
+	cell_attrs a = {.repeat = o->cell_repeat};
+	const char **slots[A_COUNT] = {&a.type, &a.calc_type, &a.value,	 &a.date,
+				       &a.time, &a.boolean,   &a.string, &a.formula};
+	char *formula_a1 = NULL;
+	int rc;
+
+	o->in_cell = false;
+	for (int i = 0; i < A_COUNT; i++)
+		*slots[i] = o->attr_off[i] ? o->attrs.data + o->attr_off[i] : NULL;
+	if (a.formula) {
+		sbx_error e = SBX_ERROR_INIT;
+		rc = sbx_formula_from_ods(a.formula, o->lim->max_string, &formula_a1, &e);
+		if (rc < 0)
+			return sbx_sheet__sax_fail(&o->x, rc, "formula: %s", e.msg);
+	}
+	rc = finish_cell(o, &a, formula_a1);
+	free(formula_a1);
+	return rc;
+}
+
+static void text_fail(ods_reader *o)
+{
+	sbx_sheet__sax_fail(&o->x, -E2BIG, "text longer than %u bytes (limit)", o->lim->max_string);
+}
+
+static void on_start(void *ctx, const xmlChar *ln, const xmlChar *prefix, const xmlChar *uri,
+		     int nb_ns, const xmlChar **ns, int nb_attr, int nb_def, const xmlChar **a)
+{
+	ods_reader *o = ctx;
+
+	if (o->x.failed)
+		return;
+	if (!o->names_ready)
+		names_init(o, o->x.ctxt->dict);
+	if (++o->x.depth > o->x.max_depth) {
+		sbx_sheet__sax_fail(&o->x, -E2BIG, "XML nested deeper than %u (limit)",
+				    o->x.max_depth);
+		return;
+	}
+	if (o->in_cell) {
+		if (o->skip_depth)
+			return;
+		if (uri == o->n.ns_text) {
+			if (ln == o->n.p || ln == o->n.h) {
+				if (o->para_depth == 0) {
+					if (o->text_any && sbx_buf_putc(&o->text, '\n') < 0) {
+						text_fail(o);
+						return;
+					}
+					o->text_any = true;
+					o->para_depth = o->x.depth;
+				}
+				return;
+			}
+			if (o->para_depth && ln == o->n.s) {
+				uint32_t count = 1;
+				for (int i = 0; i < nb_attr; i++)
+					if (ATTR_NAME(a, i) == o->n.c &&
+					    ATTR_URI(a, i) == o->n.ns_text &&
+					    attr_repeat(o, a, i, o->lim->max_string, "text:c",
+							&count) < 0)
+						return;
+				for (uint32_t i = 0; i < count; i++)
+					if (sbx_buf_putc(&o->text, ' ') < 0) {
+						text_fail(o);
+						return;
+					}
+				return;
+			}
+			if (o->para_depth && (ln == o->n.tab || ln == o->n.line_break)) {
+				if (sbx_buf_putc(&o->text, ln == o->n.tab ? '\t' : '\n') < 0) {
+					text_fail(o);
+					return;
+				}
+				return;
+			}
+			if (o->para_depth)
+				return; /* spans, links: their text is cell text */
+		}
+		/* annotations, drawings, nested tables: not cell text */
+		o->skip_depth = o->x.depth;
+		return;
+	}
+	if (uri != o->n.ns_table)
+		return;
+	if (ln == o->n.table) {
+		start_table(o, nb_attr, a);
+	} else if (ln == o->n.table_row) {
+		if (!o->sheet) {
+			sbx_sheet__sax_fail(&o->x, -EINVAL, "table row outside a table");
+			return;
+		}
+		o->row_repeat = 1;
+		o->col = 0;
+		o->ncells = 0;
+		for (int i = 0; i < nb_attr; i++)
+			if (ATTR_NAME(a, i) == o->n.rows_rep && ATTR_URI(a, i) == o->n.ns_table &&
+			    attr_repeat(o, a, i, o->lim->max_rows, "row repeat", &o->row_repeat) <
+				    0)
+				return;
+	} else if ((ln == o->n.table_cell || ln == o->n.covered) && o->sheet) {
+		start_cell(o, nb_attr, a);
+	}
+}
+
+static void on_end(void *ctx, const xmlChar *ln, const xmlChar *prefix, const xmlChar *uri)
+{
+	ods_reader *o = ctx;
+	uint32_t depth = o->x.depth--;
+
+	if (o->x.failed)
+		return;
+	if (o->in_cell) {
+		if (o->skip_depth == depth)
+			o->skip_depth = 0;
+		else if (o->para_depth == depth)
+			o->para_depth = 0;
+		else if (o->cell_depth == depth)
+			end_cell(o);
+		return;
+	}
+	if (uri != o->n.ns_table)
+		return;
+	if (ln == o->n.table_row && o->sheet)
+		end_row(o, o->row_repeat);
+	else if (ln == o->n.table)
+		o->sheet = NULL;
+}
+
+static void on_text(void *ctx, const xmlChar *ch, int len)
+{
+	ods_reader *o = ctx;
+
+	if (o->x.failed || !o->in_cell || !o->para_depth || o->skip_depth)
+		return;
+	if (sbx_buf_append(&o->text, ch, (size_t)len) < 0)
+		text_fail(o);
 }
 
 static int check_mimetype(const void *data, size_t len, sheet_zip_budget *budget, sbx_error *err)
@@ -467,45 +525,27 @@ int sbx_sheet__read_ods(sbx_book *b, const void *data, size_t len, const char *n
 			const sbx_sheet_open_options *opts, sbx_error *err)
 {
 	sheet_zip_budget budget = {.lim = &b->limits, .file = name, .packed = len};
-	ods_reader o = {.b = b, .lim = &b->limits, .fname = name};
+	ods_reader o = {.b = b, .lim = &b->limits};
+	xmlSAXHandler h;
 	int rc;
 
 	rc = check_mimetype(data, len, &budget, err);
 	if (rc < 0)
 		return rc;
-	rc = sbx_sheet__xml_open(&o.x, data, len, &budget, "content.xml", err);
+	memset(&h, 0, sizeof(h));
+	h.startElementNs = on_start;
+	h.endElementNs = on_end;
+	h.characters = on_text;
+	h.cdataBlock = on_text;
+	sbx_buf_init(&o.text, (size_t)b->limits.max_string);
+	sbx_buf_init(&o.attrs, (size_t)b->limits.max_string * 8 + 64);
+	rc = sbx_sheet__sax_parse(&o.x, data, len, &budget, "content.xml", &h, err);
+	sbx_buf_free(&o.text);
+	sbx_buf_free(&o.attrs);
+	free(o.cells);
 	if (rc == -ENOENT)
 		return sbx_error_set(err, -EINVAL, "'%s': not an ODS spreadsheet (no content.xml)",
 				     name);
-	if (rc < 0)
-		return rc;
-	sbx_buf_init(&o.text, (size_t)b->limits.max_string);
-	names_init(&o);
-	rc = sbx_sheet__xml_next(&o.x);
-	while (rc == 1) {
-		xmlTextReaderPtr r = o.x.r;
-		if (xmlTextReaderNodeType(r) == XML_READER_TYPE_ELEMENT &&
-		    xmlTextReaderConstNamespaceUri(r) == o.n.ns_table) {
-			const xmlChar *ln = xmlTextReaderConstLocalName(r);
-			if (ln == o.n.table) {
-				rc = start_table(&o);
-				if (rc == 0 && xmlTextReaderIsEmptyElement(r))
-					o.sheet = NULL;
-			} else if (ln == o.n.table_row) {
-				rc = read_row(&o);
-			}
-			if (rc < 0)
-				break;
-		} else if (xmlTextReaderNodeType(r) == XML_READER_TYPE_END_ELEMENT &&
-			   xmlTextReaderConstLocalName(r) == o.n.table &&
-			   xmlTextReaderConstNamespaceUri(r) == o.n.ns_table) {
-			o.sheet = NULL;
-		}
-		rc = sbx_sheet__xml_next(&o.x);
-	}
-	sbx_sheet__xml_close(&o.x);
-	sbx_buf_free(&o.text);
-	free(o.cells);
 	if (rc < 0)
 		return rc;
 	if (b->nsheets == 0)

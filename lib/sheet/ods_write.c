@@ -222,7 +222,17 @@ static int put_cell(sbx_book *bk, sbx_buf *b, const scell *sc, sbx_error *err)
 				    "calcext:value-type=\"error\">");
 		break;
 	case SBX_CELL_STRING:
-		r = sbx_buf_puts(b, " office:value-type=\"string\" calcext:value-type=\"string\">");
+		r = sbx_buf_puts(b, " office:value-type=\"string\" calcext:value-type=\"string\"");
+		/* LibreOffice drops text:tab from cell text; the attribute keeps it. */
+		if (r == 0 && strchr(c.text, '\t')) {
+			r = sbx_buf_puts(b, " office:string-value=\"");
+			if (r == 0)
+				r = sbx_sheet__xml_escape(b, c.text, strlen(c.text), 1);
+			if (r == 0)
+				r = sbx_buf_putc(b, '"');
+		}
+		if (r == 0)
+			r = sbx_buf_putc(b, '>');
 		break;
 	}
 	if (r == 0)

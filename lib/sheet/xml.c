@@ -27,16 +27,16 @@ enum {
  * refuses anything but the XML declaration, processing instructions,
  * comments and whitespace before the root element. Returns false to refuse.
  */
-static bool scan_prolog(sheet_xml *x, const unsigned char *p, size_t n, const char **why)
+bool sbx_sheet__xml_prolog_scan(int *state, const unsigned char *p, size_t n, const char **why)
 {
-	for (size_t i = 0; i < n && x->prolog != P_DONE; i++) {
+	for (size_t i = 0; i < n && *state != P_DONE; i++) {
 		unsigned char c = p[i];
-		switch (x->prolog) {
+		switch (*state) {
 		case P_START:
 			if (c == 0xef) { /* UTF-8 BOM: skip its three bytes */
 				if (i + 2 < n && p[i + 1] == 0xbb && p[i + 2] == 0xbf) {
 					i += 2;
-					x->prolog = P_TEXT;
+					*state = P_TEXT;
 					continue;
 				}
 			}
@@ -44,56 +44,56 @@ static bool scan_prolog(sheet_xml *x, const unsigned char *p, size_t n, const ch
 				*why = "only UTF-8 XML is accepted";
 				return false;
 			}
-			x->prolog = P_TEXT;
+			*state = P_TEXT;
 			/* fall through */
 		case P_TEXT:
 			if (c == '<')
-				x->prolog = P_LT;
+				*state = P_LT;
 			break;
 		case P_LT:
 			if (c == '?')
-				x->prolog = P_PI;
+				*state = P_PI;
 			else if (c == '!')
-				x->prolog = P_BANG;
+				*state = P_BANG;
 			else
-				x->prolog = P_DONE;
+				*state = P_DONE;
 			break;
 		case P_PI:
 			if (c == '?')
-				x->prolog = P_PI_Q;
+				*state = P_PI_Q;
 			break;
 		case P_PI_Q:
 			if (c == '>')
-				x->prolog = P_TEXT;
+				*state = P_TEXT;
 			else if (c != '?')
-				x->prolog = P_PI;
+				*state = P_PI;
 			break;
 		case P_BANG:
 			if (c != '-') {
 				*why = "DOCTYPE and entity declarations are not allowed";
 				return false;
 			}
-			x->prolog = P_BANG_DASH;
+			*state = P_BANG_DASH;
 			break;
 		case P_BANG_DASH:
 			if (c != '-') {
 				*why = "DOCTYPE and entity declarations are not allowed";
 				return false;
 			}
-			x->prolog = P_COMMENT;
+			*state = P_COMMENT;
 			break;
 		case P_COMMENT:
 			if (c == '-')
-				x->prolog = P_C1;
+				*state = P_C1;
 			break;
 		case P_C1:
-			x->prolog = c == '-' ? P_C2 : P_COMMENT;
+			*state = c == '-' ? P_C2 : P_COMMENT;
 			break;
 		case P_C2:
 			if (c == '>')
-				x->prolog = P_TEXT;
+				*state = P_TEXT;
 			else if (c != '-')
-				x->prolog = P_COMMENT;
+				*state = P_COMMENT;
 			break;
 		}
 	}
@@ -113,7 +113,8 @@ static int io_read(void *ctx, char *buf, int len)
 		x->failed = true;
 		return -1;
 	}
-	if (x->prolog != P_DONE && !scan_prolog(x, (const unsigned char *)buf, (size_t)n, &why)) {
+	if (x->prolog != P_DONE &&
+	    !sbx_sheet__xml_prolog_scan(&x->prolog, (const unsigned char *)buf, (size_t)n, &why)) {
 		sbx_error_set(x->err, -EINVAL, "'%s': %s: %s", x->file, x->part, why);
 		x->failed = true;
 		return -1;
@@ -225,4 +226,123 @@ int sbx_sheet__xml_skip(sheet_xml *x)
 	/* xmlTextReaderNext moves past the subtree; callers then continue with next(). */
 	int r = xmlTextReaderNext(x->r);
 	return after_read(x, r);
+}
+
+const char *sbx_sheet__xml_attr_value(const xmlAttr *a, char **owned)
+{
+	const xmlNode *t = a->children;
+
+	*owned = NULL;
+	if (!t)
+		return "";
+	if (t->type == XML_TEXT_NODE && !t->next && t->content)
+		return (const char *)t->content;
+	*owned = (char *)xmlNodeListGetString(a->doc, a->children, 1);
+	return *owned;
+}
+
+/* ---- SAX ---- */
+
+static void on_sax_error(void *ctx, xmlErrorPtr e)
+{
+	sheet_sax *s = ctx;
+	char msg[256];
+	size_t n;
+
+	if (s->failed || !e || e->level < XML_ERR_ERROR)
+		return;
+	snprintf(msg, sizeof(msg), "%s", e->message ? e->message : "malformed XML");
+	n = strlen(msg);
+	while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == ' '))
+		msg[--n] = '\0';
+	sbx_error_set(s->err, -EINVAL, "'%s': %s: line %d: %s", s->file, s->part, e->line, msg);
+	s->failed = true;
+	if (s->ctxt)
+		xmlStopParser(s->ctxt);
+}
+
+int sbx_sheet__sax_fail(sheet_sax *s, int code, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (!s->failed)
+		sbx_error_set(s->err, code, "'%s': %s: line %d: %s", s->file, s->part,
+			      s->ctxt ? xmlSAX2GetLineNumber(s->ctxt) : 0, msg);
+	s->failed = true;
+	if (s->ctxt)
+		xmlStopParser(s->ctxt);
+	return code;
+}
+
+int sbx_sheet__sax_parse(sheet_sax *s, const void *data, size_t len, sheet_zip_budget *budget,
+			 const char *part, xmlSAXHandler *h, sbx_error *err)
+{
+	_cleanup_free_ char *buf = malloc(1 << 16);
+	sheet_zip z = {0};
+	int state = P_START, r;
+
+	s->err = err;
+	s->file = budget->file;
+	s->part = part;
+	s->max_depth = budget->lim->max_depth;
+	s->depth = 0;
+	s->failed = false;
+	if (!buf)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	r = sbx_sheet__zip_open_entry(&z, data, len, budget, part, err);
+	if (r < 0)
+		return r;
+	h->initialized = XML_SAX2_MAGIC;
+	h->serror = on_sax_error;
+	h->error = NULL;
+	h->warning = NULL;
+	h->fatalError = NULL;
+	/* No DTD machinery at all: the prolog scan refuses a DOCTYPE anyway. */
+	h->internalSubset = NULL;
+	h->externalSubset = NULL;
+	h->entityDecl = NULL;
+	h->resolveEntity = NULL;
+	h->getEntity = NULL;
+	h->getParameterEntity = NULL;
+	h->reference = NULL;
+	s->ctxt = xmlCreatePushParserCtxt(h, s, NULL, 0, NULL);
+	if (!s->ctxt) {
+		sbx_sheet__zip_close(&z);
+		return sbx_error_set(err, -ENOMEM, "'%s': %s: cannot create XML parser", s->file,
+				     part);
+	}
+	xmlCtxtUseOptions(s->ctxt, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+	for (;;) {
+		const char *why = NULL;
+		ssize_t n = sbx_sheet__zip_read(&z, buf, 1 << 16, err);
+		if (n < 0) {
+			s->failed = true;
+			r = (int)n;
+			break;
+		}
+		if (state != P_DONE &&
+		    !sbx_sheet__xml_prolog_scan(&state, (const unsigned char *)buf, (size_t)n,
+						&why)) {
+			r = sbx_error_set(err, -EINVAL, "'%s': %s: %s", s->file, part, why);
+			s->failed = true;
+			break;
+		}
+		xmlParseChunk(s->ctxt, buf, (int)n, n == 0);
+		if (s->failed || n == 0)
+			break;
+	}
+	if (!s->failed && !s->ctxt->wellFormed) {
+		sbx_error_set(err, -EINVAL, "'%s': %s: malformed XML", s->file, part);
+		s->failed = true;
+	}
+	if (s->failed && r == 0)
+		r = err && err->code ? err->code : -EINVAL;
+	xmlFreeParserCtxt(s->ctxt);
+	s->ctxt = NULL;
+	sbx_sheet__zip_close(&z);
+	return r;
 }
