@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/* libFuzzer target: the XLSX reader, on arbitrary bytes and on a sheet part in a valid package. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sbx/sheet.h"
+#include "zip.h"
+
+static void open_and_touch(const void *data, size_t len)
+{
+	sbx_sheet_open_options o = SBX_SHEET_OPEN_OPTIONS_INIT;
+	sbx_error err = SBX_ERROR_INIT;
+	sbx_book *b = NULL;
+
+	o.format = SBX_FORMAT_XLSX;
+	o.limits.max_cells = 100000;
+	o.limits.max_unpacked = 64 << 20;
+	o.limits.max_string = 1 << 16;
+	if (sbx_book_open_memory(data, len, "fuzz.xlsx", &o, &b, &err) == 0) {
+		sbx_buf out = SBX_BUF_INIT((size_t)256 << 20);
+		if (sbx_book_save_memory(b, SBX_FORMAT_XLSX, &out, &err) == 0) {
+			sbx_book *back = NULL;
+			if (sbx_book_open_memory(out.data, out.len, "again.xlsx", &o, &back, &err) <
+			    0)
+				abort();
+			sbx_book_free(back);
+		}
+		sbx_buf_free(&out);
+		sbx_book_free(b);
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const char rels[] =
+		"<Relationships "
+		"xmlns=\"http://schemas.openxmlformats.org/package/2006/relationships\">"
+		"<Relationship Id=\"r1\" "
+		"Type=\"http://schemas.openxmlformats.org/officeDocument/2006/"
+		"relationships/worksheet\" Target=\"s.xml\"/>"
+		"<Relationship Id=\"r2\" "
+		"Type=\"http://schemas.openxmlformats.org/officeDocument/2006/"
+		"relationships/sharedStrings\" Target=\"ss.xml\"/></Relationships>";
+	static const char wb[] =
+		"<workbook xmlns:r=\"http://schemas.openxmlformats.org/officeDocument/2006/"
+		"relationships\"><sheets><sheet name=\"S\" r:id=\"r1\"/></sheets></workbook>";
+	static const char ss[] = "<sst><si><t>a</t></si><si><r><t>b</t></r></si></sst>";
+	sbx_buf img = SBX_BUF_INIT((size_t)64 << 20);
+	sbx_error err = SBX_ERROR_INIT;
+	sheet_zip_writer w;
+
+	open_and_touch(data, size);
+	sbx_sheet__zipw_init(&w, &img);
+	if (sbx_sheet__zipw_add(&w, "xl/workbook.xml", wb, strlen(wb), true, &err) == 0 &&
+	    sbx_sheet__zipw_add(&w, "xl/_rels/workbook.xml.rels", rels, strlen(rels), true, &err) ==
+		    0 &&
+	    sbx_sheet__zipw_add(&w, "xl/ss.xml", ss, strlen(ss), true, &err) == 0 &&
+	    sbx_sheet__zipw_add(&w, "xl/s.xml", data, size, true, &err) == 0 &&
+	    sbx_sheet__zipw_finish(&w, &err) == 0)
+		open_and_touch(img.data, img.len);
+	sbx_sheet__zipw_free(&w);
+	sbx_buf_free(&img);
+	return 0;
+}
