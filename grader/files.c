@@ -88,8 +88,8 @@ static int open_output(int dirfd, const char *path, sbx_book **out, char **probl
 		fd = sbx_path_open_beneath(dirfd, path, O_RDONLY | O_NOCTTY | O_NONBLOCK, 0, true,
 					   &err);
 	else if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)) < 0)
-		sbx_error_set(&err, -errno, "%s", strerror(errno));
-	if (fd == -ENOENT || (fd < 0 && errno == ENOENT && dirfd < 0))
+		fd = sbx_error_set(&err, -errno, "%s", strerror(errno));
+	if (fd == -ENOENT)
 		r = asprintf(problem, "output '%s' not found", path);
 	else if (fd < 0)
 		r = asprintf(problem, "output '%s': %s", path, err.msg);
