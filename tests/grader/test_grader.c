@@ -268,6 +268,30 @@ START_TEST(test_numeric_strings)
 }
 END_TEST
 
+START_TEST(test_dates_and_booleans)
+{
+	sbx_grade_case_result res;
+	sbx_cell date = {.kind = SBX_CELL_DATE}, yes = {.kind = SBX_CELL_BOOL, .number = 1};
+
+	ck_assert_int_eq(sbx_sheet_parse_date("2024-03-01", &date.number), 0);
+	ck_assert_int_eq(sbx_sheet_set(sheet_of(oracle, "Sheet1"), 0, 0, &date, NULL), 0);
+	ck_assert_int_eq(sbx_sheet_set(sheet_of(oracle, "Sheet1"), 0, 1, &yes, NULL), 0);
+	ck_assert_int_eq(sbx_sheet_set(sheet_of(oracle, "Sheet1"), 0, 2, &date, NULL), 0);
+	ck_assert_int_eq(sbx_sheet_set(sheet_of(oracle, "Sheet1"), 0, 3, &yes, NULL), 0);
+	str(output, "Sheet1", 0, 0, "2024-03-01"); /* ISO text for a date */
+	str(output, "Sheet1", 0, 1, "TRUE");	   /* text for a boolean */
+	num(output, "Sheet1", 0, 2, date.number);  /* the serial for a date */
+	str(output, "Sheet1", 0, 3, "no");	   /* not a boolean's text */
+	grade(&res);
+	ck_assert_uint_eq(res.graded, 4);
+	ck_assert_uint_eq(res.matched, 3);
+	ck_assert_line(&res, 0,
+		       "Sheet1!D1: expected=TRUE, got=\"no\" (type mismatch: expected boolean, got "
+		       "string)");
+	sbx_grade_case_result_clear(&res);
+}
+END_TEST
+
 START_TEST(test_empty_vs_value)
 {
 	sbx_grade_case_result res;
@@ -756,6 +780,7 @@ static Suite *grader_suite(void)
 	tcase_add_loop_test(tc, test_strings, 0, (int)(sizeof(strings) / sizeof(strings[0])));
 	tcase_add_test(tc, test_text_line);
 	tcase_add_test(tc, test_numeric_strings);
+	tcase_add_test(tc, test_dates_and_booleans);
 	tcase_add_test(tc, test_empty_vs_value);
 	tcase_add_test(tc, test_empty_oracle_cells);
 	tcase_add_test(tc, test_no_dilution);
