@@ -12,6 +12,7 @@
 
 #define DEFAULT_OUTPUT_MAX (16u << 20)
 #define TAR_STDERR_MAX	   4096
+#define TAR_DRAIN_MAX	   (1u << 20)
 
 int sbx_docker_exec_create(sbx_docker *d, const char *container_id,
 			   const sbx_docker_exec_opts *opts, char **exec_id_out, sbx_error *err)
@@ -204,8 +205,7 @@ static int tar_result(sbx_docker *d, const char *exec_id, const char *what, cons
 	if (r < 0)
 		return r;
 	if (code != 0)
-		return sbx_error_set(err, code == 126 || code == 127 ? -ENOENT : -EIO,
-				     "%s: tar exited with %d%s%s", what, code,
+		return sbx_error_set(err, -EIO, "%s: tar exited with %d%s%s", what, code,
 				     errs->len ? ": " : "", sbx_buf_str(errs));
 	return 0;
 }
@@ -339,6 +339,15 @@ int sbx_docker_exec_copy_out(sbx_docker *d, const char *id, const char *path, co
 	o->deadline = deadline_after(timeout_ms > 0 ? timeout_ms : d->request_timeout_ms);
 	o->err = err;
 	r = sbx_docker__tar_extract_stream(out_read, o, dirfd, opts, stats, err);
+	if (r == 0 || r == -EPERM) {
+		/* libarchive stops at the end marker: let tar finish (and say why it failed). */
+		const void *block;
+		size_t drained = 0;
+		ssize_t n;
+
+		while (drained < TAR_DRAIN_MAX && (n = out_read(o, &block)) > 0)
+			drained += (size_t)n;
+	}
 	sbx_docker_stream_free(o->s);
 	if (r == 0 || r == -EPERM || r == -EPROTO) {
 		/* tar's own failure (a missing path) explains an empty or cut stream best. */
