@@ -48,7 +48,8 @@ static const char *const child_names[N_CHILDREN] = {"Xvfb", "LibreOffice", "main
 
 static struct {
 	pid_t pid[N_CHILDREN];
-	int xvfb_fd; /* read end of Xvfb's -displayfd pipe, -1 when not waiting */
+	pid_t pgid[N_CHILDREN]; /* kept after the leader exits: its children may live on */
+	int xvfb_fd;		/* read end of Xvfb's -displayfd pipe, -1 when not waiting */
 	bool display_ready;
 	int office_restarts;
 	bool stopping;
@@ -60,7 +61,7 @@ static struct {
 	const char *display;
 	const char *open_path;
 	const char *run_dir;
-} st = {.pid = {0, 0, 0}, .xvfb_fd = -1};
+} st = {.xvfb_fd = -1};
 
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void say(const char *fmt, ...)
@@ -139,7 +140,7 @@ static int read_deadline(void)
 /* Signals one child's process group (each child leads its own). */
 static void signal_child(int i, int sig)
 {
-	if (st.pid[i] > 0 && kill(-st.pid[i], sig) < 0)
+	if (st.pgid[i] > 0 && kill(-st.pgid[i], sig) < 0 && st.pid[i] > 0)
 		kill(st.pid[i], sig);
 }
 
@@ -168,13 +169,18 @@ static void begin_stop(int code, const char *why, int sig)
 	signal_all(sig);
 }
 
-static pid_t spawn(char *const argv[], int keep_fd, const sigset_t *saved_mask)
+/* Starts child `which` in its own process group; returns its pid or -1. */
+static pid_t spawn(int which, char *const argv[], int keep_fd, const sigset_t *saved_mask)
 {
 	pid_t pid = fork();
 
 	if (pid != 0) {
-		if (pid < 0)
+		if (pid < 0) {
 			say("cannot start '%s': %s", argv[0], strerror(errno));
+			return -1;
+		}
+		setpgid(pid, pid); /* also here, so a signal right away reaches the group */
+		st.pid[which] = st.pgid[which] = pid;
 		return pid;
 	}
 	sigprocmask(SIG_SETMASK, saved_mask, NULL);
@@ -209,10 +215,9 @@ static void start_xvfb(const sigset_t *mask)
 	char *argv[] = {
 		"Xvfb",	    (char *)st.display, "-screen", "0", (char *)screen, "-nolisten", "tcp",
 		"-noreset", "-displayfd",	fdarg,	   NULL};
-	st.pid[XVFB] = spawn(argv, p[1], mask);
+	spawn(XVFB, argv, p[1], mask);
 	close(p[1]);
-	if (st.pid[XVFB] < 0) {
-		st.pid[XVFB] = 0;
+	if (st.pid[XVFB] <= 0) {
 		close(p[0]);
 		return;
 	}
@@ -245,9 +250,7 @@ static void start_office(const sigset_t *mask)
 			profile,
 			(char *)st.open_path,
 			NULL};
-	st.pid[OFFICE] = spawn(argv, -1, mask);
-	if (st.pid[OFFICE] < 0)
-		st.pid[OFFICE] = 0;
+	spawn(OFFICE, argv, -1, mask);
 }
 
 static bool office_wanted(void)
@@ -289,13 +292,15 @@ static void reap(void)
 		child_exited(pid, status);
 }
 
+/* True when no child is left, orphans that re-parented to us included (peeks, reaps nothing). */
 static bool all_children_gone(void)
 {
+	siginfo_t si;
+
 	for (int i = 0; i < N_CHILDREN; i++)
 		if (st.pid[i] > 0)
 			return false;
-	/* Orphans that re-parented to us still count as PID 1. */
-	return getpid() != 1 || waitpid(-1, NULL, WNOHANG) < 0;
+	return waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 && errno == ECHILD;
 }
 
 static int drop_root(void)
@@ -391,7 +396,7 @@ int main(int argc, char **argv)
 	}
 
 	if (argc > 1) {
-		st.pid[MAIN] = spawn(argv + 1, -1, &saved);
+		spawn(MAIN, argv + 1, -1, &saved);
 	} else {
 		const char *ws = env_or("SANDBOX_WORKSPACE", "/workspace");
 		const char *sock = env_or("SANDBOX_SOCKET", NULL);
@@ -408,9 +413,9 @@ int main(int argc, char **argv)
 				  ready_path,	      "--status-file",
 				  status_path,	      st.display ? "--display" : NULL,
 				  (char *)st.display, NULL};
-		st.pid[MAIN] = spawn(server, -1, &saved);
+		spawn(MAIN, server, -1, &saved);
 	}
-	if (st.pid[MAIN] < 0)
+	if (st.pid[MAIN] <= 0)
 		return EXIT_CANNOT_RUN;
 
 	for (;;) {
