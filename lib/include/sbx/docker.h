@@ -206,7 +206,7 @@ int sbx_docker_image_import(sbx_docker *d, const sbx_docker_import_opts *opts, c
 typedef struct sbx_docker_image {
 	char *id;	       /* "sha256:..." */
 	char **repo_tags;      /* NULL-terminated, possibly empty */
-	sbx_docker_kv *labels; /* owned strings (cast away const to free: use _free) */
+	sbx_docker_kv *labels; /* owned by the image; freed with it */
 	size_t n_labels;
 	int64_t created; /* unix seconds (0 when unknown) */
 	int64_t size;	 /* bytes */
@@ -215,7 +215,7 @@ typedef struct sbx_docker_image {
 	char *raw_json;	 /* inspect only: the engine's whole answer, for anything not mapped */
 } sbx_docker_image;
 
-/* GET /images/{name}/json. -ENOENT (no error message clobbering) when absent. */
+/* GET /images/{name}/json. -ENOENT when absent (err says so; pass NULL to probe). */
 int sbx_docker_image_inspect(sbx_docker *d, const char *name, sbx_docker_image **out,
 			     sbx_error *err);
 void sbx_docker_image_free(sbx_docker_image *img);
@@ -455,8 +455,10 @@ int sbx_docker_exec_create(sbx_docker *d, const char *container_id,
 int sbx_docker_exec_start(sbx_docker *d, const char *exec_id, bool tty, long timeout_ms,
 			  size_t max_bytes, sbx_buf *out, sbx_buf *errout, sbx_error *err);
 
-/* GET /exec/{id}/json: *running, and *exit_code once it ended (-1 while running). Either may be
- * NULL. */
+/*
+ * GET /exec/{id}/json: *running, and *exit_code once it ended (-1 while
+ * running). Either may be NULL.
+ */
 int sbx_docker_exec_inspect(sbx_docker *d, const char *exec_id, bool *running, int *exit_code,
 			    sbx_error *err);
 
@@ -464,9 +466,9 @@ int sbx_docker_exec_inspect(sbx_docker *d, const char *exec_id, bool *running, i
  * Copies through an exec'd `tar` inside the running container (which needs a
  * tar binary: busybox or GNU tar), so it works on tmpfs mounts and read-only
  * root filesystems where the archive endpoints cannot:
- *  copy_in   runs `tar -x -C dest_dir` (as opts_user, NULL: the container's
+ *  copy_in   runs `tar -xf - -C dest_dir` (as user, NULL: the container's
  *            user) fed with tar through a hijacked stream;
- *  copy_out  runs `tar -c -C dirname(path) basename(path)` and extracts its
+ *  copy_out  runs `tar -cf - -C dirname(path) basename(path)` and extracts its
  *            output with the same safety rules as sbx_docker_archive_get.
  * Errors carry tar's stderr. timeout_ms 0: the client's request timeout.
  */
