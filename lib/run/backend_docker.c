@@ -6,11 +6,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "sbx/backend.h"
 #include "sbx/cleanup.h"
 #include "sbx/docker.h"
 #include "sbx/docker_stream.h"
+#include "sbx/json.h"
 #include "sbx/labels.h"
 #include "sbx/log.h"
 
@@ -76,6 +78,37 @@ static void es_close(sbx_stream *s)
 static const sbx_stream_ops exec_stream_ops = {es_read, es_write, es_stale, es_close};
 
 /* --- operations ------------------------------------------------------------ */
+
+/* Reads back what the engine applied from its inspect answer. */
+static void read_applied(sbx_sandbox_applied *a, const char *raw)
+{
+	_cleanup_json_ cJSON *j = NULL;
+	const cJSON *hc, *cfg, *it;
+
+	if (!raw || sbx_json_parse(raw, strlen(raw), &j, NULL) < 0)
+		return;
+	hc = sbx_json_get(j, "HostConfig");
+	cfg = sbx_json_get(j, "Config");
+	a->memory = (int64_t)sbx_json_get_number(hc, "Memory", 0);
+	a->nano_cpus = (int64_t)sbx_json_get_number(hc, "NanoCpus", 0);
+	a->pids = (int64_t)sbx_json_get_number(hc, "PidsLimit", 0);
+	snprintf(a->runtime, sizeof(a->runtime), "%s", sbx_json_get_string(hc, "Runtime", ""));
+	snprintf(a->network_mode, sizeof(a->network_mode), "%s",
+		 sbx_json_get_string(hc, "NetworkMode", ""));
+	snprintf(a->user, sizeof(a->user), "%s", sbx_json_get_string(cfg, "User", ""));
+	a->readonly_rootfs = sbx_json_get_bool(hc, "ReadonlyRootfs", false);
+	a->privileged = sbx_json_get_bool(hc, "Privileged", false);
+	a->init = sbx_json_get_bool(hc, "Init", false);
+	cJSON_ArrayForEach (it, sbx_json_get(hc, "CapDrop"))
+		a->cap_drop_all |= cJSON_IsString(it) && strcasecmp(it->valuestring, "ALL") == 0;
+	a->cap_add = (unsigned)cJSON_GetArraySize(sbx_json_get(hc, "CapAdd"));
+	cJSON_ArrayForEach (it, sbx_json_get(hc, "SecurityOpt"))
+		a->no_new_privileges |= cJSON_IsString(it) &&
+					strncmp(it->valuestring, "no-new-privileges", 17) == 0 &&
+					!strstr(it->valuestring, "false");
+	a->binds = (unsigned)cJSON_GetArraySize(sbx_json_get(hc, "Binds"));
+	a->known = true;
+}
 
 static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *err)
 {
@@ -158,8 +191,11 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 	if (r < 0)
 		return r;
 	b->id = TAKE_PTR(id);
-	if (sbx_docker_container_inspect(db->d, b->id, &c, NULL) == 0 && c->image_id)
-		b->image_id = strdup(c->image_id);
+	if (sbx_docker_container_inspect(db->d, b->id, &c, NULL) == 0) {
+		if (c->image_id)
+			b->image_id = strdup(c->image_id);
+		read_applied(&b->applied, c->raw_json);
+	}
 	sbx_docker_container_free(c);
 	return 0;
 }

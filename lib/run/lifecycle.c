@@ -325,6 +325,7 @@ int sbx_run_launch(sbx_run *run, sbx_error *err)
 		return r;
 	}
 	run->res.sandbox_id = strdup(run->backend->id);
+	run->res.applied = run->backend->applied;
 	if (run->backend->image_id)
 		run->res.image_id = strdup(run->backend->image_id);
 

@@ -214,17 +214,29 @@ char *sbx_run_result_json(const sbx_run_result *r)
 	cJSON_AddStringToObject(h, "network", r->limits.published ? "published" : "none");
 	cJSON_AddBoolToObject(h, "kept", r->kept);
 	{
+		/* As the engine reports it after create, not as we asked. */
+		const sbx_sandbox_applied *a = &r->applied;
 		cJSON *hd = cJSON_AddObjectToObject(h, "hardening");
-		cJSON *caps = cJSON_AddArrayToObject(hd, "cap_drop");
-		cJSON_AddItemToArray(caps, cJSON_CreateString("ALL"));
-		cJSON_AddArrayToObject(hd, "cap_add");
-		cJSON_AddBoolToObject(hd, "no_new_privileges", 1);
-		cJSON_AddStringToObject(hd, "user", "1000:1000");
-		cJSON_AddBoolToObject(hd, "readonly_rootfs", 1);
-		cJSON_AddStringToObject(hd, "network_mode",
-					r->limits.published ? "bridge (egress dropped)" : "none");
-		cJSON_AddBoolToObject(hd, "host_mounts", 0);
-		cJSON_AddBoolToObject(hd, "docker_init", 0);
+
+		cJSON_AddBoolToObject(hd, "reported_by_engine", a->known);
+		if (a->known) {
+			cJSON *caps = cJSON_AddArrayToObject(hd, "cap_drop");
+
+			if (a->cap_drop_all)
+				cJSON_AddItemToArray(caps, cJSON_CreateString("ALL"));
+			cJSON_AddNumberToObject(hd, "cap_add", a->cap_add);
+			cJSON_AddBoolToObject(hd, "no_new_privileges", a->no_new_privileges);
+			cJSON_AddStringToObject(hd, "user", a->user);
+			cJSON_AddBoolToObject(hd, "readonly_rootfs", a->readonly_rootfs);
+			cJSON_AddBoolToObject(hd, "privileged", a->privileged);
+			cJSON_AddStringToObject(hd, "network_mode", a->network_mode);
+			cJSON_AddNumberToObject(hd, "host_mounts", a->binds);
+			cJSON_AddBoolToObject(hd, "docker_init", a->init);
+			cJSON_AddNumberToObject(hd, "memory_bytes", (double)a->memory);
+			cJSON_AddNumberToObject(hd, "cpus", (double)a->nano_cpus / 1e9);
+			cJSON_AddNumberToObject(hd, "pids", (double)a->pids);
+			add_str(hd, "runtime", a->runtime[0] ? a->runtime : NULL);
+		}
 	}
 
 	p = cJSON_AddObjectToObject(o, "provenance");

@@ -192,8 +192,14 @@ def case_oracle(env):
                    "remove"):
             if t[ph] is None:
                 fail("%s: phase %s not timed: %s" % (name, ph, t))
-        if res["sandbox"]["hardening"]["network_mode"] != "none" or not res["sandbox"]["image_id"]:
-            fail("%s: result lacks the sandbox facts: %s" % (name, res["sandbox"]))
+        hd = res["sandbox"]["hardening"]
+        if (hd.get("network_mode") != "none" or hd.get("cap_drop") != ["ALL"] or
+                hd.get("cap_add") != 0 or not hd.get("readonly_rootfs") or
+                not hd.get("no_new_privileges") or hd.get("user") != "1000:1000" or
+                hd.get("privileged") or hd.get("host_mounts") != 0 or
+                hd.get("pids") != 256 or hd.get("memory_bytes") != 2 << 30 or
+                not res["sandbox"]["image_id"]):
+            fail("%s: the engine did not apply the hardening: %s" % (name, res["sandbox"]))
         if not res["provenance"]["in_git"] or len(res["provenance"]["commit"] or "") != 40:
             fail("%s: provenance missing: %s" % (name, res["provenance"]))
         check_gone(res["run_id"])

@@ -634,6 +634,12 @@ START_TEST(result_json_separates_infra_from_outcome)
 	r.phase_ms[SBX_PHASE_CREATE] = 12.5;
 	r.limits.memory = 2ULL << 30;
 	r.limits.pids = 256;
+	r.applied.known = true;
+	r.applied.cap_drop_all = true;
+	r.applied.readonly_rootfs = true;
+	r.applied.pids = 256;
+	strcpy(r.applied.network_mode, "none");
+	strcpy(r.applied.user, "1000:1000");
 	text = sbx_run_result_json(&r);
 	ck_assert_int_eq(sbx_json_parse(text, strlen(text), &j, NULL), 0);
 	ck_assert_str_eq(sbx_json_get_string(j, "status", ""), "infra_error");
@@ -647,6 +653,10 @@ START_TEST(result_json_separates_infra_from_outcome)
 	ck_assert_str_eq(sbx_json_get_string(sbx_json_get(sbx_json_get(j, "sandbox"), "hardening"),
 					     "network_mode", ""),
 			 "none");
+	ck_assert(sbx_json_get_bool(sbx_json_get(sbx_json_get(j, "sandbox"), "hardening"),
+				    "readonly_rootfs", false));
+	ck_assert(sbx_json_get_number(sbx_json_get(sbx_json_get(j, "sandbox"), "hardening"), "pids",
+				      0) == 256);
 	cJSON_Delete(j);
 	free(text);
 

@@ -47,6 +47,24 @@ typedef struct sbx_sandbox_status {
 	char detail[256]; /* the engine's own error text, "" when none */
 } sbx_sandbox_status;
 
+/* What the engine says it applied, read back after create (result.json reports it). */
+typedef struct sbx_sandbox_applied {
+	bool known;
+	int64_t memory;	   /* bytes, 0 unlimited */
+	int64_t nano_cpus; /* 1e9 per CPU, 0 unlimited */
+	int64_t pids;	   /* 0 or -1 unlimited */
+	char runtime[64];
+	char network_mode[32];
+	char user[32];
+	bool readonly_rootfs;
+	bool privileged;
+	bool cap_drop_all;
+	unsigned cap_add; /* capabilities added */
+	bool no_new_privileges;
+	unsigned binds; /* host mounts */
+	bool init;	/* the engine's own init */
+} sbx_sandbox_applied;
+
 typedef struct sbx_backend sbx_backend;
 
 typedef struct sbx_backend_ops {
@@ -75,6 +93,7 @@ struct sbx_backend {
 	char *id;	/* the sandbox's id once created */
 	char *image_id; /* the image actually used, once created */
 	char *endpoint; /* published mode: "127.0.0.1:port" of the server, else NULL */
+	sbx_sandbox_applied applied;
 };
 
 /*

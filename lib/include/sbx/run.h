@@ -175,7 +175,8 @@ typedef struct sbx_run_result {
 	char *image_id;
 	char *sandbox_id;
 	char *backend;
-	char *endpoint; /* the relay's base URL */
+	sbx_sandbox_applied applied; /* as the engine reports it */
+	char *endpoint;		     /* the relay's base URL */
 	bool kept;
 	bool screenshot; /* screenshot.png was saved (GUI tasks) */
 	sbx_run_grade grade;
