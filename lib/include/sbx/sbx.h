@@ -10,3 +10,4 @@
 #include "sbx/sheet.h"
 #include "sbx/task.h"
 #include "sbx/image.h"
+#include "sbx/run.h"
