@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The client against a fake engine on a unix socket in /tmp: version
+ * negotiation, an engine too old, one that never answers, one that hangs
+ * up, and garbage. No real engine involved.
+ */
+#include <check.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sbx/docker.h"
+
+typedef struct fake {
+	char path[108];
+	int listen_fd;
+	const char *answer; /* NULL: never answer; "" hang up at once */
+	pthread_t thread;
+} fake;
+
+static void *serve(void *payload)
+{
+	fake *f = payload;
+
+	for (;;) {
+		char buf[4096];
+		size_t got = 0;
+		int c = accept(f->listen_fd, NULL, NULL);
+
+		if (c < 0)
+			return NULL;
+		/* Read the request headers (requests here have no body). */
+		while (got < sizeof(buf) - 1) {
+			ssize_t n = read(c, buf + got, sizeof(buf) - 1 - got);
+			if (n <= 0)
+				break;
+			got += (size_t)n;
+			buf[got] = '\0';
+			if (strstr(buf, "\r\n\r\n"))
+				break;
+		}
+		if (!f->answer) {
+			/* Silent: wait for the client to give up. */
+			while (read(c, buf, sizeof(buf)) > 0)
+				;
+		} else if (*f->answer) {
+			ssize_t w = write(c, f->answer, strlen(f->answer));
+			(void)w;
+		}
+		close(c);
+	}
+}
+
+static void fake_start(fake *f, const char *answer)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+
+	snprintf(f->path, sizeof(f->path), "/tmp/sbx-fake-engine-%d-%ld.sock", (int)getpid(),
+		 (long)random());
+	unlink(f->path);
+	f->answer = answer;
+	f->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ck_assert_int_ge(f->listen_fd, 0);
+	memcpy(a.sun_path, f->path, strlen(f->path) + 1);
+	ck_assert_int_eq(bind(f->listen_fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	ck_assert_int_eq(listen(f->listen_fd, 8), 0);
+	ck_assert_int_eq(pthread_create(&f->thread, NULL, serve, f), 0);
+}
+
+static void fake_stop(fake *f)
+{
+	shutdown(f->listen_fd, SHUT_RDWR);
+	close(f->listen_fd);
+	pthread_cancel(f->thread);
+	pthread_join(f->thread, NULL);
+	unlink(f->path);
+}
+
+static int open_fake(fake *f, long timeout_ms, sbx_docker **d, sbx_error *err)
+{
+	sbx_docker_opts o = SBX_DOCKER_OPTS_INIT;
+	char host[128];
+
+	snprintf(host, sizeof(host), "unix://%s", f->path);
+	o.host = host;
+	o.request_timeout_ms = timeout_ms;
+	return sbx_docker_open(d, &o, err);
+}
+
+#define PING_OK(version)                                                                           \
+	"HTTP/1.1 200 OK\r\nApi-Version: " version "\r\nContent-Length: 2\r\n"                     \
+	"Connection: close\r\n\r\nOK"
+
+START_TEST(negotiates_down_to_the_engine)
+{
+	fake f;
+	sbx_docker *d = NULL;
+	sbx_error err = SBX_ERROR_INIT;
+
+	fake_start(&f, PING_OK("1.41"));
+	ck_assert_msg(open_fake(&f, 2000, &d, &err) == 0, "%s", err.msg);
+	ck_assert_str_eq(sbx_docker_api_version(d), "1.41");
+	sbx_docker_free(d);
+	fake_stop(&f);
+
+	/* A newer engine: we speak the newest we know. */
+	fake_start(&f, PING_OK("1.99"));
+	ck_assert_int_eq(open_fake(&f, 2000, &d, &err), 0);
+	ck_assert_str_eq(sbx_docker_api_version(d), SBX_DOCKER_API_MAX);
+	sbx_docker_free(d);
+	fake_stop(&f);
+}
+END_TEST
+
+START_TEST(too_old_an_engine_is_refused_clearly)
+{
+	fake f;
+	sbx_docker *d = NULL;
+	sbx_error err = SBX_ERROR_INIT;
+
+	fake_start(&f, PING_OK("1.24"));
+	ck_assert_int_eq(open_fake(&f, 2000, &d, &err), -EPROTO);
+	ck_assert_ptr_null(d);
+	ck_assert_msg(strstr(err.msg, "speaks API 1.24, older than " SBX_DOCKER_API_MIN), "%s",
+		      err.msg);
+	fake_stop(&f);
+}
+END_TEST
+
+START_TEST(a_silent_engine_times_out)
+{
+	fake f;
+	sbx_docker *d = NULL;
+	sbx_error err = SBX_ERROR_INIT;
+	struct timespec t0, t1;
+
+	fake_start(&f, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ck_assert_int_eq(open_fake(&f, 300, &d, &err), -ETIMEDOUT);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ck_assert_int_lt((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000,
+			 2000);
+	ck_assert_msg(strstr(err.msg, "did not answer within 300 ms"), "%s", err.msg);
+	fake_stop(&f);
+}
+END_TEST
+
+START_TEST(hang_ups_and_garbage_are_errors)
+{
+	fake f;
+	sbx_docker *d = NULL;
+	sbx_error err = SBX_ERROR_INIT;
+
+	fake_start(&f, "");
+	ck_assert_int_lt(open_fake(&f, 2000, &d, &err), 0);
+	ck_assert_ptr_null(d);
+	ck_assert_ptr_null(strchr(err.msg, '\n'));
+	fake_stop(&f);
+
+	sbx_error_clear(&err);
+	fake_start(&f, "SSH-2.0-OpenSSH\r\n\r\n");
+	ck_assert_int_lt(open_fake(&f, 2000, &d, &err), 0);
+	fake_stop(&f);
+
+	/* An HTTP error from /_ping carries the status and message. */
+	sbx_error_clear(&err);
+	fake_start(
+		&f,
+		"HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/json\r\n"
+		"Content-Length: 26\r\nConnection: close\r\n\r\n{\"message\":\"engine sick\"}\n");
+	ck_assert_int_eq(open_fake(&f, 2000, &d, &err), -EIO);
+	ck_assert_str_eq(err.msg, "ping failed: HTTP 500: engine sick");
+	ck_assert_int_eq(err.http_status, 500);
+	fake_stop(&f);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("docker-fake-engine");
+	TCase *tc = tcase_create("fake");
+	SRunner *sr;
+	int failed;
+
+	srandom((unsigned)time(NULL) ^ (unsigned)getpid());
+	tcase_set_timeout(tc, 20);
+	tcase_add_test(tc, negotiates_down_to_the_engine);
+	tcase_add_test(tc, too_old_an_engine_is_refused_clearly);
+	tcase_add_test(tc, a_silent_engine_times_out);
+	tcase_add_test(tc, hang_ups_and_garbage_are_errors);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
