@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/*
+ * What the relay's two files share. relay_core.c: the stream pool, one
+ * exchange with the server, bodies into the transcript, the host's own
+ * requests. relay.c: the listener, agent connections, start and stop.
+ */
+
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "http.h"
+#include "sbx/relay.h"
+#include "transcript.h"
+
+#define POOL_MAX	  16
+#define REQUEST_BODY_MAX  (64 * 1024 * 1024)
+#define RESPONSE_BODY_MAX (64 * 1024 * 1024)
+#define CLIENT_IDLE_MS	  (5 * 60 * 1000)
+
+struct sbx_relay {
+	sbx_relay_opts o;
+	int listen_fd;
+	int wake[2];
+	uint16_t port;
+	sbx_transcript *transcript;
+
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int stop; /* read atomically by readers */
+	bool warming;
+	sbx_stream *idle[POOL_MAX];
+	size_t n_idle;
+	unsigned opening; /* streams being opened by the warmer */
+	int *clients;	  /* fds of agent connections, -1 when free */
+	unsigned n_threads;
+	unsigned next_conn;
+	sbx_relay_stats stats;
+
+	pthread_t accept_thread, warm_thread;
+	bool accept_started, warm_started;
+};
+
+/* Consumes the response; returns 1 when the server stream stays usable, 0 if not, <0 on error. */
+typedef int (*sbx_relay__response_fn)(http_reader *sr, http_head *resp, void *userdata,
+				      sbx_error *err);
+
+/*
+ * Sends head and body over a pooled stream (a fresh one if a reused stream
+ * turns out closed) and hands the response to fn.
+ */
+int sbx_relay__exchange(sbx_relay *r, const char *head, size_t head_len, const char *body,
+			size_t body_len, const char *method, int timeout_ms,
+			sbx_relay__response_fn fn, void *userdata, sbx_error *err);
+
+/* Keeps opts.warm idle streams open; the relay's warmer thread. */
+void *sbx_relay__warm_main(void *arg);
+
+/* A body on its way: recorded to the transcript (SSE event by event) and/or kept. */
+typedef struct capture {
+	sbx_relay *r;
+	unsigned conn;
+	const char *method, *path;
+	int status;
+	bool sse;
+	sbx_buf buf; /* whole body, or the pending part of an SSE stream */
+	bool over;
+	bool record; /* into the transcript */
+	bool keep;   /* keep the whole body (host requests) */
+	sbx_buf all;
+} capture;
+
+/* An http_body_fn feeding a capture. */
+int sbx_relay__capture_fn(const char *data, size_t n, void *userdata);
+
+/* Records what is left of the body. */
+void sbx_relay__capture_finish(capture *c);
+
+/* True when the response is an event stream. */
+bool sbx_relay__is_sse(const http_head *h);
