@@ -30,6 +30,7 @@ measure() { # label, command...: prints wall seconds and peak KiB
 
 measure read "$build/bench/grade_bench" --read "$f"
 sed 's/^/  /' "$tmp/out"
+"$build/bench/grade_bench" --compare "$f" | sed 's/^/compare: /'
 measure grader "$build/bench/grade_bench" "$f"
 sed 's/^/  /' "$tmp/out"
 if [ -x "$build/cmd/sandboxctl" ]; then
