@@ -18,6 +18,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <strings.h>
+
+#include "task.h"
 #include "wbcache.h"
 #include "workspace.h"
 
@@ -177,7 +180,9 @@ static int count_formulas(const sbx_book *b, uint64_t *with_value, uint64_t *tot
 	return 0;
 }
 
-static int recalculate(tool_context *ctx, const cJSON *args, tool_result *out)
+/* Recalculates one file in place; fills out on failure (returns 0 either way, <0 on OOM). */
+static int recalc_one(tool_context *ctx, const cJSON *args, uint64_t *with_value, uint64_t *total,
+		      tool_result *out)
 {
 	const char *arg = sbx_json_get_string(args, "file_path", "");
 	_cleanup_free_ char *office = find_office(), *data = NULL, *result = NULL;
@@ -188,7 +193,6 @@ static int recalculate(tool_context *ctx, const cJSON *args, tool_result *out)
 	const char *tmp = getenv("TMPDIR"), *base, *rel, *fmt;
 	_cleanup_free_ char *dir = NULL;
 	size_t len = 0, result_len = 0;
-	uint64_t with_value, total;
 	wb_handle h;
 	int r;
 
@@ -257,15 +261,68 @@ static int recalculate(tool_context *ctx, const cJSON *args, tool_result *out)
 	if (wb_replace_file(ctx, rel, result, result_len, &err) < 0)
 		return tool_fail(out, TOOL_E_ARGUMENT, "Cannot save %s: %s", arg,
 				 sbx_error_message(&err));
-	count_formulas(book, &with_value, &total);
+	count_formulas(book, with_value, total);
+	return 0;
+}
+
+static int recalculate(tool_context *ctx, const cJSON *args, tool_result *out)
+{
+	uint64_t with_value = 0, total = 0;
+	int r = recalc_one(ctx, args, &with_value, &total, out);
+
+	if (r < 0 || out->error_kind != TOOL_OK)
+		return r;
 	out->structured = cJSON_CreateObject();
 	if (!out->structured)
 		return -ENOMEM;
 	cJSON_AddBoolToObject(out->structured, "success", true);
-	cJSON_AddStringToObject(out->structured, "file_path", arg);
+	cJSON_AddStringToObject(out->structured, "file_path",
+				sbx_json_get_string(args, "file_path", ""));
 	cJSON_AddNumberToObject(out->structured, "formulas", (double)total);
 	cJSON_AddNumberToObject(out->structured, "formulas_with_values", (double)with_value);
 	return 0;
+}
+
+static bool spreadsheet_name(const char *name)
+{
+	const char *dot = strrchr(name, '.');
+
+	return dot && (strcasecmp(dot, ".ods") == 0 || strcasecmp(dot, ".xlsx") == 0);
+}
+
+void recalc_pending(tool_context *ctx, cJSON *recalculated)
+{
+	_cleanup_json_ cJSON *status = task_session_status(ctx->task);
+	_cleanup_free_ char *office = find_office();
+	const cJSON *f;
+
+	if (!office)
+		return;
+	cJSON_ArrayForEach (f, sbx_json_get(status, "files_modified")) {
+		_cleanup_json_ cJSON *args = cJSON_CreateObject();
+		uint64_t with_value = 0, total = 0;
+		tool_result out = {0};
+		wb_handle h;
+
+		if (!cJSON_IsString(f) || !spreadsheet_name(f->valuestring) || !args ||
+		    sbx_json_add_string(args, "file_path", f->valuestring) < 0)
+			continue;
+		if (wb_open(ctx, args, &h, &out) < 0) {
+			tool_result_clear(&out);
+			continue;
+		}
+		count_formulas(h.book, &with_value, &total);
+		wb_close(&h);
+		if (with_value == total)
+			continue;
+		if (recalc_one(ctx, args, &with_value, &total, &out) == 0 &&
+		    out.error_kind == TOOL_OK)
+			cJSON_AddItemToArray(recalculated, cJSON_CreateString(f->valuestring));
+		else
+			server_log(SBX_LOG_WARNING, "complete: recalculating '%s' failed: %s",
+				   f->valuestring, out.error ? out.error : "out of memory");
+		tool_result_clear(&out);
+	}
 }
 
 static const tool_def tools[] = {

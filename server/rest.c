@@ -92,19 +92,29 @@ static enum MHD_Result tools_list(http_request *req)
 }
 
 /* The task status wrapped for REST: success plus every status field at the top level. */
-static enum MHD_Result task_reply(http_request *req, unsigned status, bool success,
-				  const char *error)
+static enum MHD_Result task_reply_with(http_request *req, unsigned status, bool success,
+				       const char *error, const char *key, cJSON *extra)
 {
 	cJSON *o = task_session_status(req->srv->base.task);
 
-	if (!o)
+	if (!o) {
+		cJSON_Delete(extra);
 		return http_reply_error(req, 500, "out of memory");
+	}
+	if (extra)
+		cJSON_AddItemToObject(o, key, extra);
 	cJSON_AddBoolToObject(o, "success", success);
 	if (error) {
 		cJSON_DeleteItemFromObjectCaseSensitive(o, "error");
 		cJSON_AddStringToObject(o, "error", error);
 	}
 	return http_reply_json(req, status, o);
+}
+
+static enum MHD_Result task_reply(http_request *req, unsigned status, bool success,
+				  const char *error)
+{
+	return task_reply_with(req, status, success, error, NULL, NULL);
 }
 
 static enum MHD_Result task_start(http_request *req)
@@ -143,11 +153,17 @@ static enum MHD_Result task_start(http_request *req)
 
 static enum MHD_Result task_complete(http_request *req)
 {
-	int r = task_session_complete(req->srv->base.task, NULL);
+	_cleanup_json_ cJSON *recalculated = cJSON_CreateArray();
+	tool_context ctx = req->srv->base;
+	int r;
+
+	if (recalculated && task_session_state(ctx.task) == TASK_RUNNING)
+		recalc_pending(&ctx, recalculated);
+	r = task_session_complete(req->srv->base.task, NULL);
 
 	if (r == -ETIME)
 		return task_reply(req, 408, false, "Task has timed out");
-	return task_reply(req, 200, true, NULL);
+	return task_reply_with(req, 200, true, NULL, "recalculated", TAKE_PTR(recalculated));
 }
 
 bool http_rest_route(http_request *req, enum MHD_Result *result)

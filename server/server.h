@@ -153,5 +153,12 @@ typedef struct exec_limits {
 } exec_limits;
 extern exec_limits exec_default_limits;
 
+/*
+ * Before a task completes: recalculates (LibreOffice) every modified .ods/.xlsx
+ * holding formulas without computed values, so a value-based grader sees
+ * them. Appends the names done to `recalculated`. No-op without LibreOffice.
+ */
+void recalc_pending(tool_context *ctx, cJSON *recalculated);
+
 /* Logging to stderr for the program (the library logs through sbx_log_set). */
 void server_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -20,8 +20,15 @@
 static int complete_task(tool_context *ctx, const cJSON *args, tool_result *out)
 {
 	const char *summary = sbx_json_get_string(args, "summary", NULL);
-	int r = task_session_complete(ctx->task, summary);
+	_cleanup_json_ cJSON *recalculated = cJSON_CreateArray();
+	int r;
 
+	if (!recalculated)
+		return -ENOMEM;
+	if (sbx_json_get_bool(args, "recalculate", true) &&
+	    task_session_state(ctx->task) == TASK_RUNNING)
+		recalc_pending(ctx, recalculated);
+	r = task_session_complete(ctx->task, summary);
 	if (r == -ETIME)
 		return tool_fail(out, TOOL_E_TIMEOUT, "Task has timed out");
 	out->structured = task_session_status(ctx->task);
@@ -29,6 +36,7 @@ static int complete_task(tool_context *ctx, const cJSON *args, tool_result *out)
 		return -ENOMEM;
 	cJSON_AddBoolToObject(out->structured, "success", true);
 	cJSON_AddBoolToObject(out->structured, "already_completed", r == -EALREADY);
+	cJSON_AddItemToObject(out->structured, "recalculated", TAKE_PTR(recalculated));
 	return 0;
 }
 
@@ -44,9 +52,13 @@ static const tool_def tools[] = {
 		.title = "Complete the task",
 		.description = "Declares the task finished: the workspace is handed in for "
 			       "grading and the task stops. Call it once, after saving your "
-			       "work. Optional summary: a short note of what was done.",
+			       "work. Optional summary: a short note of what was done. Modified "
+			       "spreadsheets whose formulas have no computed values are "
+			       "recalculated first (LibreOffice) unless recalculate is false.",
 		.input_schema = "{\"type\":\"object\",\"properties\":{\"summary\":{\"type\":"
-				"\"string\",\"maxLength\":4096}},\"additionalProperties\":false}",
+				"\"string\",\"maxLength\":4096},\"recalculate\":{\"type\":"
+				"\"boolean\",\"description\":\"recalculate formulas without values "
+				"first (default true)\"}},\"additionalProperties\":false}",
 		.output_schema = STATUS_SCHEMA ",\"success\":{\"type\":\"boolean\"},"
 					       "\"already_completed\":{\"type\":\"boolean\"}},"
 					       "\"required\":[\"success\",\"status\"]}",

@@ -98,8 +98,17 @@ def rest(base, ws, status_file):
     # A new episode; completing it writes the status file again.
     s, b, _ = req(c, "POST", "/task/start", {"task_id": "t-2"})
     assert s == 200 and b["status"] == "running", b
+    # A formula without a value is recalculated (LibreOffice) before completion.
+    s, b, _ = call(c, "set_formula", **F, cell_reference="D2", formula="=B2*C2")
+    assert s == 200, b
     s, b, _ = req(c, "POST", "/task/complete")
     assert s == 200 and b["status"] == "completed", b
+    if shutil.which("soffice") and base.startswith("http"):
+        assert b["recalculated"] == ["cash_flows.ods"], b
+        s, b, _ = call(c, "read_cell", **F, cell_reference="D2")
+        assert abs(b["result"]["value"] - 257624.09 * 0.1031) < 1e-6, b
+    s, b, _ = call(c, "write_cell", **F, cell_reference="D3", value=1)
+    assert s == 422 and "completed" in b["error"], (s, b)
     with open(status_file) as f:
         st = json.load(f)
     assert st["status"] == "completed" and st["task_id"] == "t-2", st
