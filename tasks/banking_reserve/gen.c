@@ -31,7 +31,8 @@ void gen_task(const char *dir)
 	}
 	for (uint32_t c = 0; c < 4; c++) {
 		if (c < 3)
-			gen_check(sbx_sheet_set_string(start, 0, c, headers[c], &err), &err, "header");
+			gen_check(sbx_sheet_set_string(start, 0, c, headers[c], &err), &err,
+				  "header");
 		gen_check(sbx_sheet_set_string(oracle, 0, c, headers[c], &err), &err, "header");
 	}
 	for (int p = 1; p <= PERIODS; p++) {
@@ -49,11 +50,12 @@ void gen_task(const char *dir)
 			gen_check(sbx_sheet_set_number(s, (uint32_t)p, 0, p, &err), &err, "period");
 			gen_check(sbx_sheet_set_number(s, (uint32_t)p, 1, cf[p], &err), &err, "cf");
 			if (known(p))
-				gen_check(sbx_sheet_set_number(s, (uint32_t)p, 2, rate[p], &err), &err,
-					  "rate");
+				gen_check(sbx_sheet_set_number(s, (uint32_t)p, 2, rate[p], &err),
+					  &err, "rate");
 		}
-		gen_check(sbx_sheet_set_number(oracle, (uint32_t)p, 3, gen_round(cf[p] * r, 2), &err),
-			  &err, "reserve");
+		gen_check(
+			sbx_sheet_set_number(oracle, (uint32_t)p, 3, gen_round(cf[p] * r, 2), &err),
+			&err, "reserve");
 	}
 	gen_save(bs, dir, "files/cash_flows.ods");
 	gen_save(bo, dir, "oracle/expected_reserves.ods");

@@ -22,7 +22,7 @@ static void put_sum(sbx_sheet *s, uint32_t row, uint32_t col, const char *f, dou
 void gen_task(const char *dir)
 {
 	static const char *const headers[] = {"Region", "Q1", "Q2", "Q3", "Q4", "Total"};
-	static const char *const regions[] = {"North",	"South",   "East",  "West",
+	static const char *const regions[] = {"North",	 "South",   "East",   "West",
 					      "Central", "Coastal", "Alpine", "Islands"};
 	sbx_error err = SBX_ERROR_INIT;
 	double v[REGIONS][4], col_total[4] = {0}, grand = 0;
@@ -33,14 +33,16 @@ void gen_task(const char *dir)
 
 	for (uint32_t c = 0; c < 6; c++) {
 		if (c < 5)
-			gen_check(sbx_sheet_set_string(start, 0, c, headers[c], &err), &err, "header");
+			gen_check(sbx_sheet_set_string(start, 0, c, headers[c], &err), &err,
+				  "header");
 		gen_check(sbx_sheet_set_string(oracle, 0, c, headers[c], &err), &err, "header");
 	}
 	for (uint32_t r = 0; r < REGIONS; r++) {
 		double row_total = 0;
 
 		for (int i = 0; i < 2; i++)
-			gen_check(sbx_sheet_set_string(i ? oracle : start, r + 1, 0, regions[r], &err),
+			gen_check(sbx_sheet_set_string(i ? oracle : start, r + 1, 0, regions[r],
+						       &err),
 				  &err, "region");
 		for (uint32_t q = 0; q < 4; q++) {
 			v[r][q] = (double)gen_int(&rng, 1000, 99999);

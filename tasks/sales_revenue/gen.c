@@ -16,9 +16,9 @@ void gen_task(const char *dir)
 					      "Revenue"};
 	static const char *const categories[] = {"Electronics", "Furniture", "Office Supplies",
 						 "Kitchen", "Outdoor"};
-	static const char *const items[] = {"Desk Lamp", "Office Chair", "Notebook", "Blender",
-					    "Monitor",	 "Bookshelf",	 "Stapler",  "Kettle",
-					    "Headphones", "Tent",	 "Printer",  "Grill"};
+	static const char *const items[] = {"Desk Lamp",  "Office Chair", "Notebook", "Blender",
+					    "Monitor",	  "Bookshelf",	  "Stapler",  "Kettle",
+					    "Headphones", "Tent",	  "Printer",  "Grill"};
 	sbx_error err = SBX_ERROR_INIT;
 	gen_rng rng = {SEED};
 	sbx_sheet *start, *oracle;
@@ -26,7 +26,8 @@ void gen_task(const char *dir)
 
 	for (uint32_t c = 0; c < 5; c++) {
 		if (c < 4)
-			gen_check(sbx_sheet_set_string(start, 0, c, headers[c], &err), &err, "header");
+			gen_check(sbx_sheet_set_string(start, 0, c, headers[c], &err), &err,
+				  "header");
 		gen_check(sbx_sheet_set_string(oracle, 0, c, headers[c], &err), &err, "header");
 	}
 	for (uint32_t r = 1; r <= ROWS; r++) {
