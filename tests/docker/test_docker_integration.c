@@ -404,6 +404,43 @@ START_TEST(hijacked_stream_both_ways)
 }
 END_TEST
 
+/* The container's own stdio (attach before start), as a relay to PID 1 would use it. */
+START_TEST(attach_to_the_main_process)
+{
+	const char *cmd[] = {"sh", "-c", "read line; echo \"got $line\"; echo done >&2", NULL};
+	sbx_docker_container_opts o = SBX_DOCKER_CONTAINER_OPTS_INIT;
+	sbx_docker *d = connect_engine();
+	sbx_docker_stream *s = NULL;
+	sbx_error err = SBX_ERROR_INIT;
+	sbx_buf out = SBX_BUF_INIT(4096), errs = SBX_BUF_INIT(4096);
+	char buf[256], *id;
+	int which, code = -1;
+	ssize_t n;
+
+	o.open_stdin = true;
+	o.stdin_once = true;
+	o.network_mode = "none";
+	o.user = "1000:1000";
+	id = make_container(d, &o, cmd);
+	ck_assert_msg(sbx_docker_stream_open_attach(d, id, false, &s, &err) == 0, "%s", err.msg);
+	ck_assert_msg(sbx_docker_container_start(d, id, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(sbx_docker_stream_write(s, "ping\n", 5, 2000, &err), 0);
+	while ((n = sbx_docker_stream_read(s, buf, sizeof(buf), &which, 10000, &err)) > 0)
+		sbx_buf_append(which == SBX_DOCKER_STDERR ? &errs : &out, buf, (size_t)n);
+	ck_assert_msg(n == 0, "%s", err.msg);
+	ck_assert_str_eq(sbx_buf_str(&out), "got ping\n");
+	ck_assert_str_eq(sbx_buf_str(&errs), "done\n");
+	sbx_docker_stream_free(s);
+	ck_assert_int_eq(sbx_docker_container_wait(d, id, 10000, &code, &err), 0);
+	ck_assert_int_eq(code, 0);
+	ck_assert_int_eq(sbx_docker_container_remove(d, id, true, true, &err), 0);
+	sbx_buf_free(&out);
+	sbx_buf_free(&errs);
+	free(id);
+	sbx_docker_free(d);
+}
+END_TEST
+
 /* Is path (under tmp) the only thing in the directory tmp? */
 static void assert_only_target(const char *tmp)
 {
@@ -726,6 +763,7 @@ static Suite *integration_suite(void)
 	tcase_add_test(tc, archive_put_and_get);
 	tcase_add_test(tc, copy_through_exec_on_readonly_rootfs_and_tmpfs);
 	tcase_add_test(tc, hijacked_stream_both_ways);
+	tcase_add_test(tc, attach_to_the_main_process);
 	tcase_add_test(tc, hostile_tar_from_a_container_is_refused);
 	tcase_add_test(tc, crafted_tar_served_back_by_a_container);
 	tcase_add_test(tc, images_tag_list_remove_build);
