@@ -107,6 +107,24 @@ static bool accepts_sse(http_request *req)
 	return accept && strstr(accept, "text/event-stream");
 }
 
+/* A client that accepts only SSE gets every answer as an event. */
+static bool sse_only(http_request *req)
+{
+	const char *accept = http_header(req, "Accept");
+
+	return accepts_sse(req) && !strstr(accept, "application/json") && !strstr(accept, "*/*");
+}
+
+static enum MHD_Result reply_sse_event(http_request *req, const char *json,
+				       const http_session *session)
+{
+	_cleanup_free_ char *body = NULL;
+
+	if (asprintf(&body, "event: message\ndata: %s\n\n", json) < 0)
+		return MHD_NO;
+	return http_reply(req, 200, "text/event-stream", body, session);
+}
+
 /* Methods that only make sense inside a session; the rest may come without one. */
 static bool needs_session(const char *method)
 {
@@ -161,6 +179,8 @@ static enum MHD_Result answer(http_request *req, http_session *session, mcp_sess
 	}
 	if (mcp_handle(req->srv, ms, msg, NULL, &out) < 0 || !out)
 		return rpc_error(req, 500, NULL, -32603, "out of memory");
+	if (sse_only(req))
+		return reply_sse_event(req, out, session);
 	return http_reply(req, 200, "application/json", out, session);
 }
 

@@ -7,6 +7,7 @@ isError, and see progress notifications for a long tool call."""
 import asyncio
 import base64
 import os
+import shutil
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -80,6 +81,15 @@ async def exercise(session, label):
     check(s["sheets"] == ["Sheet1"], f"{label}: delete_sheet {s}")
     s = await ok(session, "execute_python", {"code": "print(6*7)"})
     check(s["stdout"] == "42\n" and s["exit_code"] == 0, f"{label}: execute_python {s}")
+    s = await ok(session, "execute_shell", {"command": "ls"})
+    check("cash_flows.ods" in s["stdout"], f"{label}: execute_shell {s}")
+    s = await ok(session, "get_task_status", {})
+    check(s["status"] == "running" and "cash_flows.ods" in s["files_modified"], f"{label}: status {s}")
+    if shutil.which("soffice"):
+        s = await ok(session, "recalculate", {"file_path": "cash_flows.ods"})
+        check(s["formulas"] == 1 and s["formulas_with_values"] == 1, f"{label}: recalculate {s}")
+        s = await ok(session, "read_cell", {**F, "cell_reference": "D2"})
+        check(abs(s["value"] - 257624.09 * 0.1031) < 1e-6, f"{label}: recalculated value {s}")
 
     # A tool failure is a result with isError, not a protocol error.
     r = await session.call_tool("read_cell", {"file_path": "cash_flows.ods", "sheet_name": "BadSheet",
@@ -117,6 +127,10 @@ async def over_stdio(ws):
             check(init.server_info.name == "sandbox-mcp", "stdio: serverInfo")
             seen = await exercise(session, "stdio")
             check(len(seen) >= 1, "stdio: no progress notifications")
+            s = await ok(session, "complete_task", {"summary": "done"})
+            check(s["status"] == "completed" and s["success"], f"stdio: complete_task {s}")
+            r = await session.call_tool("write_cell", {**F, "cell_reference": "A1", "value": 1})
+            check(r.is_error, "stdio: writes refused after completion")
 
 
 async def over_streamable_http(base):
