@@ -12,14 +12,56 @@
 
 #include "agent.h"
 
+/*
+ * The group leader between sandboxctl and the agent: it runs the agent as its
+ * child and watches a pipe whose write end only sandboxctl holds. When that
+ * pipe ends (sandboxctl is gone, even by SIGKILL), it stops the whole group,
+ * so no agent process outlives the run. Its exit status is the agent's.
+ */
+static _Noreturn void supervise(int lifeline, pid_t parent, char *const argv[])
+{
+	pid_t agent;
+	int st;
+
+	/* Stopped with the group by SIGTERM, it follows once the agent has exited. */
+	signal(SIGTERM, SIG_IGN);
+	if (getppid() != parent)
+		_exit(127);
+	agent = fork();
+	if (agent < 0)
+		_exit(127);
+	if (agent == 0) {
+		signal(SIGTERM, SIG_DFL);
+		close(lifeline);
+		execvp(argv[0], argv);
+		fprintf(stderr, "sandboxctl: cannot run agent '%s': %s\n", argv[0],
+			strerror(errno));
+		_exit(127);
+	}
+	for (;;) {
+		struct pollfd pf = {.fd = lifeline, .events = POLLIN};
+		pid_t w = waitpid(agent, &st, WNOHANG);
+
+		if (w == agent)
+			_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+		if (poll(&pf, 1, 100) > 0 && (pf.revents & (POLLIN | POLLHUP | POLLERR))) {
+			kill(0, SIGTERM);
+			for (int i = 0; i < 20 && waitpid(agent, &st, WNOHANG) == 0; i++)
+				usleep(100000);
+			kill(0, SIGKILL);
+			_exit(137);
+		}
+	}
+}
+
 int sbx_agent__spawn(sbx_agent_proc *a, char *const argv[], char *const env_extra[],
 		     const char *log_path, bool echo, sbx_error *err)
 {
-	int p[2], logfd;
-	pid_t pid;
+	int p[2], lifeline[2], logfd;
+	pid_t pid, parent;
 
 	a->pid = 0;
-	a->out_fd = a->log_fd = -1;
+	a->out_fd = a->log_fd = a->lifeline = -1;
 	a->exit_code = -1;
 	a->echo = echo;
 	logfd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
@@ -30,12 +72,22 @@ int sbx_agent__spawn(sbx_agent_proc *a, char *const argv[], char *const env_extr
 		close(logfd);
 		return sbx_error_set(err, r, "pipe: %s", strerror(-r));
 	}
+	if (pipe2(lifeline, O_CLOEXEC) < 0) {
+		int r = -errno;
+		close(logfd);
+		close(p[0]);
+		close(p[1]);
+		return sbx_error_set(err, r, "pipe: %s", strerror(-r));
+	}
+	parent = getpid();
 	pid = fork();
 	if (pid < 0) {
 		int r = -errno;
 		close(logfd);
 		close(p[0]);
 		close(p[1]);
+		close(lifeline[0]);
+		close(lifeline[1]);
 		return sbx_error_set(err, r, "fork: %s", strerror(-r));
 	}
 	if (pid == 0) {
@@ -49,15 +101,15 @@ int sbx_agent__spawn(sbx_agent_proc *a, char *const argv[], char *const env_extr
 		for (size_t i = 0; env_extra && env_extra[i]; i++)
 			putenv(env_extra[i]);
 		signal(SIGPIPE, SIG_DFL);
-		execvp(argv[0], argv);
-		fprintf(stderr, "sandboxctl: cannot run agent '%s': %s\n", argv[0],
-			strerror(errno));
-		_exit(127);
+		close(lifeline[1]);
+		supervise(lifeline[0], parent, argv);
 	}
 	setpgid(pid, pid); /* both sides, so there is no race */
 	close(p[1]);
+	close(lifeline[0]);
 	fcntl(p[0], F_SETFL, O_NONBLOCK);
 	a->pid = pid;
+	a->lifeline = lifeline[1];
 	a->out_fd = p[0];
 	a->log_fd = logfd;
 	return 0;
@@ -125,6 +177,9 @@ void sbx_agent__stop(sbx_agent_proc *a, int grace_ms)
 		}
 	}
 	drain(a);
+	if (a->lifeline >= 0)
+		close(a->lifeline);
+	a->lifeline = -1;
 	if (a->out_fd >= 0)
 		close(a->out_fd);
 	if (a->log_fd >= 0)

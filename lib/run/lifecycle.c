@@ -127,7 +127,7 @@ int sbx_run_prepare(sbx_run **out, const sbx_run_opts *opts, sbx_error *err)
 	run->res.started_at = real_ms();
 	run->res.agent_exit = -1;
 	run->agent.pid = 0;
-	run->agent.out_fd = run->agent.log_fd = -1;
+	run->agent.out_fd = run->agent.log_fd = run->agent.lifeline = -1;
 	run->agent.exit_code = -1;
 
 	tasks_dir = opts->tasks_dir ? strdup(opts->tasks_dir) : sbx_task_dir_default();
@@ -176,6 +176,16 @@ int sbx_run_prepare(sbx_run **out, const sbx_run_opts *opts, sbx_error *err)
 
 	r = sbx_rundir__create(opts->runs_dir ? opts->runs_dir : "runs", run->res.run_id,
 			       &run->res.run_dir, err);
+	/* Two runs started in the same second may draw the same id: draw again. */
+	for (int i = 0; r == -EEXIST && !opts->run_id && i < 5; i++) {
+		free(run->res.run_id);
+		run->res.run_id = sbx_run_id_new(run->task->id);
+		if (!run->res.run_id)
+			return sbx_error_set(err, -ENOMEM, "out of memory");
+		sbx_error_clear(err);
+		r = sbx_rundir__create(opts->runs_dir ? opts->runs_dir : "runs", run->res.run_id,
+				       &run->res.run_dir, err);
+	}
 	if (r < 0)
 		return r;
 	r = snapshot_task(run, err);

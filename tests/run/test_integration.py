@@ -320,11 +320,32 @@ def case_sigint(env):
     check_gone(rid)
 
 
+def agent_alive(marker):
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                with open("/proc/%s/cmdline" % pid, "rb") as f:
+                    if marker.encode() in f.read():
+                        return True
+            except OSError:
+                pass
+    return False
+
+
 def case_sigkill(env):
-    """SIGKILL leaves an orphan that `sandboxctl gc` finds by its labels."""
-    p, rid, _ = start_background(env, "sigkill", "--agent", "sleep 600")
+    """SIGKILL: the agent's process group goes too; `sandboxctl gc` finds the container by labels."""
+    marker = str(600 + os.getpid() % 300)
+    p, rid, _ = start_background(env, "sigkill", "--agent", "sleep %s; true" % marker)
+    if not agent_alive("sleep\0" + marker):
+        fail("the agent did not start")
     p.kill()
     p.wait()
+    for _ in range(50):
+        if not agent_alive("sleep\0" + marker):
+            break
+        time.sleep(0.1)
+    else:
+        fail("the agent outlived a SIGKILLed sandboxctl")
     if not containers(rid):
         fail("after SIGKILL the container should still be there for gc to find")
     g = subprocess.run([SANDBOXCTL, "gc"], capture_output=True, text=True, timeout=120)
