@@ -50,7 +50,7 @@ static int copy_string(const char **p, sbx_buf *b)
 	return sbx_buf_append(b, s, (size_t)(q - s));
 }
 
-static int put_sheet(sbx_buf *b, const char *sheet, size_t len, char quote_ch)
+static int put_sheet(sbx_buf *b, const char *sheet, size_t len)
 {
 	_cleanup_free_ char *name = strndup(sheet, len);
 	int r = 0;
@@ -121,7 +121,7 @@ static int ods_ref(const char *s, const char *end, sbx_buf *b)
 			r = read_ods_sheet(&s, part_end, &sheet);
 			if (r == 0 && sheet.len > 0 &&
 			    (first || strcmp(sbx_buf_str(&sheet), sbx_buf_str(&prev)) != 0)) {
-				r = put_sheet(b, sheet.data, sheet.len, '\'');
+				r = put_sheet(b, sheet.data, sheet.len);
 				if (r == 0)
 					r = sbx_buf_putc(b, '!');
 			}
@@ -149,7 +149,7 @@ int sbx_formula_from_ods(const char *ods, size_t max_len, char **out, sbx_error 
 {
 	sbx_buf b = SBX_BUF_INIT(max_len);
 	const char *p = ods;
-	int r = 0;
+	int r = 0, braces = 0;
 
 	/* Namespace prefix: "of:", "oooc:", "msoxl:". */
 	const char *colon = strchr(p, ':');
@@ -180,14 +180,17 @@ int sbx_formula_from_ods(const char *ods, size_t max_len, char **out, sbx_error 
 			r = ods_ref(p + 1, q, &b);
 			p = q + 1;
 		} else if (*p == ';') {
+			/* Argument separator; inside {} the column separator. */
 			r = sbx_buf_putc(&b, ',');
 			p++;
+		} else if (*p == '|' && braces > 0) {
+			r = sbx_buf_putc(&b, ';'); /* inline array row separator */
+			p++;
 		} else {
+			braces += *p == '{' ? 1 : (*p == '}' && braces > 0 ? -1 : 0);
 			r = sbx_buf_putc(&b, *p++);
 		}
 	}
-	if (r == 0 && b.len == 0)
-		r = sbx_buf_puts(&b, "");
 	return finish(&b, r, out, err);
 }
 
@@ -375,7 +378,7 @@ static int emit_ref(sbx_buf *b, const a1ref *ref, scan_mode mode, int64_t drow, 
 static int scan_a1(const char *in, scan_mode mode, int64_t drow, int64_t dcol, sbx_buf *b)
 {
 	const char *p = in;
-	int r = 0;
+	int r = 0, braces = 0;
 
 	while (*p == ' ' || *p == '\t')
 		p++;
@@ -397,15 +400,14 @@ static int scan_a1(const char *in, scan_mode mode, int64_t drow, int64_t dcol, s
 		}
 		if (!prev_word && (e = scan_ref(p, &ref)) != NULL) {
 			r = emit_ref(b, &ref, mode, drow, dcol);
-			if (mode == MODE_NORMALIZE && r == 0) {
-				/* upper-case what was emitted is already upper except sheet */
-			}
 			p = e;
 			prev_word = true;
 			continue;
 		}
 		if (mode == MODE_TO_ODS && *p == ',') {
 			r = sbx_buf_putc(b, ';');
+		} else if (mode == MODE_TO_ODS && *p == ';' && braces > 0) {
+			r = sbx_buf_putc(b, '|'); /* inline array row separator */
 		} else if (mode == MODE_NORMALIZE &&
 			   (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == '$')) {
 			r = 0;
@@ -414,6 +416,7 @@ static int scan_a1(const char *in, scan_mode mode, int64_t drow, int64_t dcol, s
 		} else {
 			r = sbx_buf_putc(b, *p);
 		}
+		braces += *p == '{' ? 1 : (*p == '}' && braces > 0 ? -1 : 0);
 		prev_word = word_char(*p) || *p == '\'';
 		p++;
 	}

@@ -311,6 +311,7 @@ START_TEST(formula_ods_to_a1)
 	check_conv(sbx_formula_from_ods, "of:=IF([.A1]=\"a;[.b]\";1;2)", "=IF(A1=\"a;[.b]\",1,2)");
 	check_conv(sbx_formula_from_ods, "oooc:=[.A1]", "=A1");
 	check_conv(sbx_formula_from_ods, "of:=[.A1", "=[.A1");
+	check_conv(sbx_formula_from_ods, "of:=SUM({1;2|3;4})", "=SUM({1,2;3,4})");
 }
 END_TEST
 
@@ -323,6 +324,7 @@ START_TEST(formula_a1_to_ods)
 	check_conv(sbx_formula_to_ods, "=LOG10(A1)&\"B2,C3\"", "of:=LOG10([.A1])&\"B2,C3\"");
 	check_conv(sbx_formula_to_ods, "SUM(A1:A3)", "of:=SUM([.A1:.A3])");
 	check_conv(sbx_formula_to_ods, "=MyName1+X", "of:=MyName1+X");
+	check_conv(sbx_formula_to_ods, "=SUM({1,2;3,4})", "of:=SUM({1;2|3;4})");
 }
 END_TEST
 
