@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "http.h"
+#include "task.h"
 
 typedef struct conn_state {
 	sbx_buf body;
@@ -140,6 +141,8 @@ static enum MHD_Result health(http_request *req)
 		cJSON_AddStringToObject(o, "server", SERVER_NAME);
 		cJSON_AddNumberToObject(o, "tools", (double)req->srv->n_tools);
 		cJSON_AddStringToObject(o, "workspace", req->srv->base.workspace);
+		cJSON_AddStringToObject(o, "task",
+					task_state_name(task_session_state(req->srv->base.task)));
 	}
 	return http_reply_json(req, 200, o);
 }

@@ -15,6 +15,8 @@
 
 #include "http.h"
 
+#define MAX_JOBS 32
+
 static atomic_int workers;
 
 typedef struct job {
@@ -308,10 +310,15 @@ enum MHD_Result http_legacy_post(http_request *req)
 		http_session_unref(s);
 		return http_reply(req, 202, "text/plain", "Accepted", NULL);
 	}
-	if (spawn_job(req->srv, s, msg, s->stream) < 0) {
+	/* Past MAX_JOBS running requests, answer on this thread: the POST waits (backpressure). */
+	if (atomic_load(&workers) >= MAX_JOBS || spawn_job(req->srv, s, msg, s->stream) < 0) {
+		rpc_sink sink = {push_message, s->stream};
+
+		(void)mcp_handle(req->srv, &s->mcp, msg, &sink, &out);
+		if (out)
+			sse_stream_push(s->stream, "message", out);
 		cJSON_Delete(msg);
 		http_session_unref(s);
-		return rpc_error(req, 500, NULL, -32603, "cannot start the request");
 	}
 	return http_reply(req, 202, "text/plain", "Accepted", NULL);
 }
