@@ -518,6 +518,43 @@ START_TEST(absolute_path_inside_workspace)
 }
 END_TEST
 
+START_TEST(xlsx_files_work_too)
+{
+	sbx_error err = SBX_ERROR_INIT;
+	char src[256], dst[256];
+	sbx_book *b = NULL;
+	cJSON *root;
+	const cJSON *s;
+
+	snprintf(src, sizeof(src), "%s/cash_flows.ods", ws);
+	snprintf(dst, sizeof(dst), "%s/data.xlsx", ws);
+	ck_assert_int_eq(sbx_book_open(src, NULL, &b, &err), 0);
+	ck_assert_int_eq(sbx_book_save(b, dst, SBX_FORMAT_XLSX, &err), 0);
+	sbx_book_free(b);
+	s = structured(call("read_cell",
+			    "{\"file_path\":\"data.xlsx\",\"sheet_name\":\"Sheet1\","
+			    "\"cell_reference\":\"B2\"}",
+			    &root));
+	ck_assert_double_eq_tol(sbx_json_get_number(s, "value", 0), 257624.09, 1e-9);
+	cJSON_Delete(root);
+	structured(call("write_cell",
+			"{\"file_path\":\"data.xlsx\",\"cell_reference\":\"D1\",\"value\":"
+			"\"Required_Reserve\"}",
+			&root));
+	cJSON_Delete(root);
+	wb_cache_clear();
+	b = NULL;
+	ck_assert_int_eq(sbx_book_open(dst, NULL, &b, &err), 0);
+	ck_assert_int_eq(sbx_book_format(b), SBX_FORMAT_XLSX);
+	{
+		sbx_cell c = SBX_CELL_INIT;
+		sbx_sheet_get(sbx_book_sheet(b, 0), 0, 3, &c);
+		ck_assert_str_eq(c.text, "Required_Reserve");
+	}
+	sbx_book_free(b);
+}
+END_TEST
+
 /* ---- code execution ---- */
 
 START_TEST(execute_python_runs_in_workspace)
@@ -760,6 +797,7 @@ static Suite *server_suite(void)
 	tcase_add_test(tc, sheet_and_row_tools);
 	tcase_add_test(tc, reference_error_texts);
 	tcase_add_test(tc, absolute_path_inside_workspace);
+	tcase_add_test(tc, xlsx_files_work_too);
 	tcase_add_test(tc, execute_python_runs_in_workspace);
 	tcase_add_test(tc, execute_python_timeout_and_caps);
 	tcase_add_test(tc, capture_keeps_head_and_tail);
