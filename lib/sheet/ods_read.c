@@ -256,9 +256,14 @@ static int end_row(ods_reader *o, uint32_t repeat)
 	if (o->x.failed)
 		return -EINVAL;
 
-	if ((uint64_t)o->row + repeat > o->lim->max_rows)
+	/*
+	 * Empty rows count only against the format's size, so LibreOffice's
+	 * trailing repeats pass a lower max_rows; content past max_rows fails
+	 * in sbx_sheet__append.
+	 */
+	if ((uint64_t)o->row + repeat > SBX_SHEET_MAX_ROWS)
 		return sbx_sheet__sax_fail(&o->x, -E2BIG, "sheet '%s': more than %u rows (limit)",
-					   o->sheet->name, o->lim->max_rows);
+					   o->sheet->name, SBX_SHEET_MAX_ROWS);
 	if (o->ncells > 0) {
 		if ((uint64_t)o->ncells * repeat + o->b->ncells > o->lim->max_cells)
 			return sbx_sheet__sax_fail(&o->x, -E2BIG, "more than %llu cells (limit)",
@@ -342,7 +347,7 @@ static int start_cell(ods_reader *o, int nb, const xmlChar **a)
 			if (ln == o->n.formula) {
 				slot = A_FORMULA;
 			} else if (ln == o->n.cols_rep) {
-				int r = attr_repeat(o, a, i, o->lim->max_cols, "column repeat",
+				int r = attr_repeat(o, a, i, SBX_SHEET_MAX_COLS, "column repeat",
 						    &o->cell_repeat);
 				if (r < 0)
 					return r;
@@ -362,9 +367,9 @@ static int start_cell(ods_reader *o, int nb, const xmlChar **a)
 		    sbx_buf_putc(&o->attrs, '\0') < 0)
 			return sbx_sheet__sax_fail(&o->x, -ENOMEM, "out of memory");
 	}
-	if ((uint64_t)o->col + o->cell_repeat > o->lim->max_cols)
+	if ((uint64_t)o->col + o->cell_repeat > SBX_SHEET_MAX_COLS)
 		return sbx_sheet__sax_fail(&o->x, -E2BIG, "more than %u columns (limit)",
-					   o->lim->max_cols);
+					   SBX_SHEET_MAX_COLS);
 	return 0;
 }
 
@@ -467,7 +472,7 @@ static void on_start(void *ctx, const xmlChar *ln, const xmlChar *prefix, const 
 		o->ncells = 0;
 		for (int i = 0; i < nb_attr; i++)
 			if (ATTR_NAME(a, i) == o->n.rows_rep && ATTR_URI(a, i) == o->n.ns_table &&
-			    attr_repeat(o, a, i, o->lim->max_rows, "row repeat", &o->row_repeat) <
+			    attr_repeat(o, a, i, SBX_SHEET_MAX_ROWS, "row repeat", &o->row_repeat) <
 				    0)
 				return;
 	} else if ((ln == o->n.table_cell || ln == o->n.covered) && o->sheet) {

@@ -154,6 +154,24 @@ START_TEST(huge_empty_trailing_repeats_cost_nothing)
 	ck_assert_uint_eq(rows, 1);
 	ck_assert_uint_eq(cols, 1);
 	sbx_book_free(b);
+	/* Lower row/column limits bind content, not empty repeats. */
+	sbx_sheet_open_options o = SBX_SHEET_OPEN_OPTIONS_INIT;
+	o.limits.max_rows = 10;
+	o.limits.max_cols = 10;
+	ck_assert_int_eq(open_image(&img, "big.ods", &o, &b, &err), 0);
+	sbx_book_free(b);
+	o.limits.max_rows = 1;
+	ck_assert_int_eq(open_image(&img, "big.ods", &o, &b, &err), 0);
+	sbx_book_free(b);
+	make_ods(&img,
+		 CONTENT_HEAD "<table:table table:name=\"T\">"
+			      "<table:table-row table:number-rows-repeated=\"5\">"
+			      "<table:table-cell office:value-type=\"float\" office:value=\"1\"/>"
+			      "</table:table-row></table:table>" CONTENT_TAIL,
+		 0);
+	o.limits.max_rows = 4;
+	ck_assert_int_lt(open_image(&img, "big.ods", &o, &b, &err), 0);
+	ck_assert_msg(strstr(err.msg, "more than 4 rows (limit)"), "%s", err.msg);
 }
 END_TEST
 
