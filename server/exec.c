@@ -75,10 +75,48 @@ static void set_limit(int resource, rlim_t value)
 	setrlimit(resource, &rl);
 }
 
+/*
+ * The child's environment: the server's, with DISPLAY set to the sandbox's
+ * display and Python unbuffered (so output written before a kill is kept).
+ * Built before fork; freed with free_env.
+ */
+static char **child_env(const tool_context *ctx)
+{
+	size_t n = 0, k = 0;
+	char **env;
+
+	for (char **e = environ; *e; e++)
+		n++;
+	env = calloc(n + 4, sizeof(char *));
+	if (!env)
+		return NULL;
+	for (char **e = environ; *e; e++)
+		if (strncmp(*e, "DISPLAY=", 8) != 0 && strncmp(*e, "PYTHONUNBUFFERED=", 17) != 0)
+			env[k++] = strdup(*e);
+	env[k++] = strdup("PYTHONUNBUFFERED=1");
+	if (ctx->display && asprintf(&env[k], "DISPLAY=%s", ctx->display) >= 0)
+		k++;
+	for (size_t i = 0; i < k; i++)
+		if (!env[i]) {
+			for (size_t j = 0; j < k; j++)
+				free(env[j]);
+			free(env);
+			return NULL;
+		}
+	return env;
+}
+
+static void free_env(char **env)
+{
+	for (char **e = env; e && *e; e++)
+		free(*e);
+	free(env);
+}
+
 /* In the child, between fork and exec: async-signal-safe calls only. */
 static void __attribute__((noreturn))
-child(const tool_context *ctx, const char *prog, char *const argv[], int code_fd, int out_fd,
-      int err_fd, int status_fd, int timeout)
+child(const tool_context *ctx, const char *prog, char *const argv[], char *const envp[],
+      int code_fd, int out_fd, int err_fd, int status_fd, int timeout)
 {
 	sigset_t none;
 	int e;
@@ -100,7 +138,7 @@ child(const tool_context *ctx, const char *prog, char *const argv[], int code_fd
 	set_limit(RLIMIT_NPROC, (rlim_t)exec_default_limits.max_processes);
 	set_limit(RLIMIT_FSIZE, (rlim_t)exec_default_limits.max_file_mb << 20);
 	set_limit(RLIMIT_CORE, 0);
-	execve(prog, argv, environ);
+	execve(prog, argv, envp);
 fail:
 	e = errno;
 	(void)!write(3, &e, sizeof(e));
@@ -143,8 +181,13 @@ static int spawn_and_wait(tool_context *ctx, const char *prog, char *const argv[
 	bool out_open = true, err_open = true, exited = false;
 	int status = 0, child_errno = 0, ret = 0;
 	size_t len = code ? strlen(code) : 0;
+	char **envp = child_env(ctx);
 	pid_t pid;
 
+	if (!envp) {
+		ret = sbx_error_set(err, -ENOMEM, "out of memory");
+		goto done;
+	}
 	code_fd = memfd_create("sandbox-code", MFD_CLOEXEC);
 	if (code_fd < 0 || (len && write(code_fd, code, len) != (ssize_t)len) ||
 	    lseek(code_fd, 0, SEEK_SET) < 0) {
@@ -161,7 +204,7 @@ static int spawn_and_wait(tool_context *ctx, const char *prog, char *const argv[
 		goto done;
 	}
 	if (pid == 0)
-		child(ctx, prog, argv, code_fd, out[1], errp[1], st[1], timeout);
+		child(ctx, prog, argv, envp, code_fd, out[1], errp[1], st[1], timeout);
 	setpgid(pid, pid); /* also in the parent: no window where kill(-pid) misses */
 	close(out[1]);
 	close(errp[1]);
@@ -228,6 +271,7 @@ static int spawn_and_wait(tool_context *ctx, const char *prog, char *const argv[
 		r->exit_code = -r->signal;
 	}
 done:
+	free_env(envp);
 	if (code_fd >= 0)
 		close(code_fd);
 	for (int i = 0; i < 2; i++) {
@@ -307,6 +351,10 @@ static int run_code(tool_context *ctx, const char *prog, char *const argv[], con
 	cJSON_AddBoolToObject(o, "truncated", r.out.truncated || r.err.truncated);
 	if (r.timed_out) {
 		tool_fail(out, TOOL_E_FAILED, "Code execution timed out after %d seconds", timeout);
+		out->error_code = strdup("E_TIMEOUT");
+	} else if (r.signal == SIGXCPU) {
+		tool_fail(out, TOOL_E_FAILED,
+			  "Code execution used more than %d seconds of CPU time", timeout + 5);
 		out->error_code = strdup("E_TIMEOUT");
 	} else if (r.cancelled) {
 		tool_fail(out, TOOL_E_FAILED, "Code execution was cancelled");

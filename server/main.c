@@ -274,6 +274,10 @@ int main(int argc, char **argv)
 	srv.allowed_hosts = hosts;
 	srv.n_allowed_hosts = n_hosts;
 	srv.exec_timeout_default = arg_exec_timeout;
+	if (geteuid() == 0)
+		server_log(SBX_LOG_WARNING,
+			   "running as root: execute_python's process limit "
+			   "(RLIMIT_NPROC) does not apply; run as the sandbox user");
 	if (arg_stdio) {
 		write_ready_file();
 		server_log(SBX_LOG_INFO, "ready (stdio, workspace '%s', %zu tools)",
