@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -256,6 +257,7 @@ int main(int argc, char **argv)
 	sbx_error err = SBX_ERROR_INIT;
 	char **hosts = NULL;
 	size_t n_hosts = 0;
+	sigset_t mask;
 	server srv;
 	int r;
 
@@ -265,6 +267,12 @@ int main(int argc, char **argv)
 		return r > 0 ? 0 : 2;
 	}
 	signal(SIGPIPE, SIG_IGN);
+	/* Before any thread starts: only the transports' signal waiters take these. */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &mask, NULL);
 	r = server_init(&srv, arg_workspace, arg_display, arg_task_timeout, arg_status_file, &err);
 	if (r < 0) {
 		server_log(SBX_LOG_ERROR, "%s", sbx_error_message(&err));

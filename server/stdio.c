@@ -138,6 +138,38 @@ static void handle_line(stdio_state *st, const char *line, size_t len)
 	free(out);
 }
 
+/*
+ * SIGTERM/SIGINT: cancel running tool calls (their code is killed with its
+ * process group), give them two seconds to answer, then exit. At EOF, calls
+ * already running finish first (a piped `... | sandbox-mcp` gets its answers).
+ */
+static void *signal_main(void *arg)
+{
+	stdio_state *st = arg;
+	sigset_t mask;
+	int sig = 0;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	if (sigwait(&mask, &sig) != 0)
+		return NULL;
+	server_log(SBX_LOG_INFO, "signal %d: shutting down", sig);
+	server_cancel_all(st->srv);
+	for (int i = 0; i < 200; i++) {
+		unsigned busy;
+
+		pthread_mutex_lock(&st->lock);
+		busy = st->workers;
+		pthread_mutex_unlock(&st->lock);
+		if (!busy)
+			break;
+		usleep(10000);
+	}
+	_exit(0);
+}
+
 int stdio_serve(server *srv, int in_fd, int out_fd)
 {
 	stdio_state st = {.srv = srv, .out_fd = out_fd};
@@ -146,11 +178,21 @@ int stdio_serve(server *srv, int in_fd, int out_fd)
 	char chunk[65536];
 	int r = 0;
 
+	sigset_t mask;
+	pthread_t sig_thread;
+
 	mcp_session_init(&st.session);
 	pthread_mutex_init(&st.out_lock, NULL);
 	pthread_mutex_init(&st.lock, NULL);
 	pthread_cond_init(&st.cond, NULL);
 	st.sink = (rpc_sink){sink_send, &st};
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &mask, NULL);
+	if (pthread_create(&sig_thread, NULL, signal_main, &st) == 0)
+		pthread_detach(sig_thread);
 	for (;;) {
 		ssize_t n = read(in_fd, chunk, sizeof(chunk));
 		const char *p = chunk, *end;
