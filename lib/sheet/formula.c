@@ -99,10 +99,48 @@ static int read_ods_sheet(const char **p, const char *end, sbx_buf *name)
 	return r;
 }
 
+static bool word_is_cell(const char *w, size_t len, sbx_ref *ref);
+
+/*
+ * "C$1:D$1048576" spans whole columns: write it back as "C:D", the form
+ * sbx_formula_to_ods expanded. seg is where the reference starts in b.
+ */
+static void fold_whole_columns(sbx_buf *b, size_t seg)
+{
+	char *p = b->data + seg, *bang = NULL, *colon;
+	sbx_ref a, c;
+
+	for (char *q = p; q < b->data + b->len; q++)
+		if (*q == '!')
+			bang = q;
+	if (bang)
+		p = bang + 1;
+	colon = memchr(p, ':', (size_t)(b->data + b->len - p));
+	if (!colon || !word_is_cell(p, (size_t)(colon - p), &a) ||
+	    !word_is_cell(colon + 1, (size_t)(b->data + b->len - colon - 1), &c))
+		return;
+	if (a.row != 0 || c.row != SBX_SHEET_MAX_ROWS - 1)
+		return;
+	char tmp[24];
+	size_t n = 0;
+	char cn[4];
+	if (a.col_abs)
+		tmp[n++] = '$';
+	n += (size_t)snprintf(tmp + n, sizeof(tmp) - n, "%s:", sbx_ref_col_name(a.col, cn));
+	if (c.col_abs)
+		tmp[n++] = '$';
+	n += (size_t)snprintf(tmp + n, sizeof(tmp) - n, "%s", sbx_ref_col_name(c.col, cn));
+	b->len = (size_t)(p - b->data);
+	memcpy(b->data + b->len, tmp, n);
+	b->len += n;
+	b->data[b->len] = '\0';
+}
+
 /* Converts the inside of one ODF "[...]" reference. */
 static int ods_ref(const char *s, const char *end, sbx_buf *b)
 {
 	_cleanup_(sbx_buf_free) sbx_buf prev = SBX_BUF_INIT(4096);
+	size_t seg = b->len;
 	bool first = true;
 	int r = 0;
 
@@ -142,6 +180,8 @@ static int ods_ref(const char *s, const char *end, sbx_buf *b)
 		}
 		first = false;
 	}
+	if (r == 0)
+		fold_whole_columns(b, seg);
 	return r;
 }
 
@@ -290,6 +330,55 @@ static const char *scan_sheet(const char *p, const char **sheet, size_t *len)
 	return p;
 }
 
+/* "[$]A" .. "[$]XFD": a whole-column end of a range like "A:C". */
+static bool word_is_col(const char *w, size_t len, bool *abs, uint32_t *col)
+{
+	uint32_t v = 0;
+	size_t i = 0;
+
+	*abs = len > 0 && w[0] == '$';
+	i = *abs;
+	if (len - i < 1 || len - i > 3)
+		return false;
+	for (; i < len; i++) {
+		if (!isalpha((unsigned char)w[i]))
+			return false;
+		v = v * 26 + (uint32_t)(toupper((unsigned char)w[i]) - 'A' + 1);
+	}
+	if (v > SBX_SHEET_MAX_COLS)
+		return false;
+	*col = v - 1;
+	return true;
+}
+
+/*
+ * A whole-column range "A:C" (optionally with a sheet) for ODF, which has no
+ * such syntax in OpenFormula 1.2: it becomes rows 1..1048576. Returns the
+ * end or NULL.
+ */
+static const char *scan_col_range(const char *p, a1ref *ref)
+{
+	const char *q = scan_sheet(p, &ref->sheet, &ref->sheet_len), *w = q;
+	bool abs1, abs2;
+
+	while (word_char(*q))
+		q++;
+	if (*q != ':' || !word_is_col(w, (size_t)(q - w), &abs1, &ref->a.col))
+		return NULL;
+	const char *w2 = q + 1, *e2 = w2;
+	while (word_char(*e2))
+		e2++;
+	if (*e2 == '(' || !word_is_col(w2, (size_t)(e2 - w2), &abs2, &ref->b.col))
+		return NULL;
+	ref->a.col_abs = abs1;
+	ref->b.col_abs = abs2;
+	ref->a.row = 0;
+	ref->b.row = SBX_SHEET_MAX_ROWS - 1;
+	ref->a.row_abs = ref->b.row_abs = true;
+	ref->range = true;
+	return e2;
+}
+
 /* Tries to read a reference at p (p must not continue a word). Returns the end or NULL. */
 static const char *scan_ref(const char *p, a1ref *ref)
 {
@@ -396,6 +485,12 @@ static int scan_a1(const char *in, scan_mode mode, int64_t drow, int64_t dcol, s
 		if (*p == '"') {
 			r = copy_string(&p, b);
 			prev_word = false;
+			continue;
+		}
+		if (!prev_word && mode == MODE_TO_ODS && (e = scan_col_range(p, &ref)) != NULL) {
+			r = emit_ref(b, &ref, mode, drow, dcol);
+			p = e;
+			prev_word = true;
 			continue;
 		}
 		if (!prev_word && (e = scan_ref(p, &ref)) != NULL) {

@@ -2,11 +2,14 @@
 /* Opening and saving books: format detection, size caps, atomic replace. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <libxml/parser.h>
 
 #include "sbx/path.h"
 #include "sheet-internal.h"
@@ -47,14 +50,23 @@ sbx_sheet_format sbx_sheet_detect_format(const char *name, const void *head, siz
 	return SBX_FORMAT_AUTO;
 }
 
+/* libxml2 must be initialised once before threads use it concurrently. */
+static void init_xml(void)
+{
+	xmlInitParser();
+}
+
 int sbx_book_open_memory(const void *data, size_t len, const char *name,
 			 const sbx_sheet_open_options *opts, sbx_book **out, sbx_error *err)
 {
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
 	sbx_sheet_open_options o = SBX_SHEET_OPEN_OPTIONS_INIT;
 	_cleanup_book_ sbx_book *b = NULL;
 	sbx_sheet_format fmt;
 	int r;
 
+	pthread_once(&once, init_xml);
 	if (!name)
 		name = "<memory>";
 	if (opts)

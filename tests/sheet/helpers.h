@@ -141,6 +141,8 @@ static inline sbx_book *sample_book(sbx_sheet_format fmt)
 	sbx_sheet_set_number(s, 20, 5, 1e21, &err);
 	sbx_cell sc = {SBX_CELL_STRING, 0, "yes", NULL};
 	sbx_sheet_set_formula(s, 11, 1, "=IF(B2>0,\"yes\",\"no\")", &sc, &err);
+	sbx_cell colsum = {SBX_CELL_NUMBER, -123456789.125, NULL, NULL};
+	sbx_sheet_set_formula(s, 0, 3, "=SUM(C:C)", &colsum, &err);
 	sbx_cell n2 = {SBX_CELL_NUMBER, 0.2, NULL, NULL};
 	sbx_sheet_set_formula(s2, 0, 0, "=Data!B2*2", &n2, &err);
 	sbx_sheet_set_number(s2, 2, 2, 3, &err);
@@ -175,6 +177,8 @@ static inline void check_sample_values(const sbx_book *b, bool exact_kinds)
 	assert_number(s, "F21", SBX_CELL_NUMBER, 1e21);
 	assert_text(s, "B12", SBX_CELL_STRING, "yes");
 	assert_formula(s, "B12", "=IF(B2>0,\"yes\",\"no\")");
+	assert_number(s, "D1", SBX_CELL_NUMBER, -123456789.125);
+	assert_formula(s, "D1", "=SUM(C:C)");
 	assert_number(s2, "A1", SBX_CELL_NUMBER, 0.2);
 	assert_formula(s2, "A1", "=Data!B2*2");
 	ck_assert_int_eq(cell_at(s, "A3", &c), SBX_CELL_EMPTY);

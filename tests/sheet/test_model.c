@@ -312,6 +312,8 @@ START_TEST(formula_ods_to_a1)
 	check_conv(sbx_formula_from_ods, "oooc:=[.A1]", "=A1");
 	check_conv(sbx_formula_from_ods, "of:=[.A1", "=[.A1");
 	check_conv(sbx_formula_from_ods, "of:=SUM({1;2|3;4})", "=SUM({1,2;3,4})");
+	check_conv(sbx_formula_from_ods, "of:=SUM([$Data.$A$1:.C$1048576])", "=SUM(Data!$A:C)");
+	check_conv(sbx_formula_from_ods, "of:=SUM([.A1:.A1048575])", "=SUM(A1:A1048575)");
 }
 END_TEST
 
@@ -325,6 +327,8 @@ START_TEST(formula_a1_to_ods)
 	check_conv(sbx_formula_to_ods, "SUM(A1:A3)", "of:=SUM([.A1:.A3])");
 	check_conv(sbx_formula_to_ods, "=MyName1+X", "of:=MyName1+X");
 	check_conv(sbx_formula_to_ods, "=SUM({1,2;3,4})", "of:=SUM({1;2|3;4})");
+	check_conv(sbx_formula_to_ods, "=SUM(B:B)+SUM(Data!$A:C)",
+		   "of:=SUM([.B$1:.B$1048576])+SUM([$Data.$A$1:.C$1048576])");
 }
 END_TEST
 
