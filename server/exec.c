@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -116,7 +117,7 @@ static void free_env(char **env)
 /* In the child, between fork and exec: async-signal-safe calls only. */
 static void __attribute__((noreturn))
 child(const tool_context *ctx, const char *prog, char *const argv[], char *const envp[],
-      int code_fd, int out_fd, int err_fd, int status_fd, int timeout)
+      int code_fd, int out_fd, int err_fd, int status_fd, int timeout, pid_t parent)
 {
 	sigset_t none;
 	int e;
@@ -125,6 +126,10 @@ child(const tool_context *ctx, const char *prog, char *const argv[], char *const
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	signal(SIGPIPE, SIG_DFL);
 	setpgid(0, 0);
+	/* If the server dies (its forking thread waits for us, so it outlives us otherwise). */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(127);
 	/* Before the dup2s below, which may reuse the workspace fd's number. */
 	if (fchdir(ctx->workspace_fd) < 0)
 		goto fail;
@@ -182,7 +187,7 @@ static int spawn_and_wait(tool_context *ctx, const char *prog, char *const argv[
 	int status = 0, child_errno = 0, ret = 0;
 	size_t len = code ? strlen(code) : 0;
 	char **envp = child_env(ctx);
-	pid_t pid;
+	pid_t pid, parent;
 
 	if (!envp) {
 		ret = sbx_error_set(err, -ENOMEM, "out of memory");
@@ -198,13 +203,14 @@ static int spawn_and_wait(tool_context *ctx, const char *prog, char *const argv[
 		ret = sbx_error_set(err, -errno, "pipe: %s", strerror(errno));
 		goto done;
 	}
+	parent = getpid();
 	pid = fork();
 	if (pid < 0) {
 		ret = sbx_error_set(err, -errno, "fork: %s", strerror(errno));
 		goto done;
 	}
 	if (pid == 0)
-		child(ctx, prog, argv, envp, code_fd, out[1], errp[1], st[1], timeout);
+		child(ctx, prog, argv, envp, code_fd, out[1], errp[1], st[1], timeout, parent);
 	setpgid(pid, pid); /* also in the parent: no window where kill(-pid) misses */
 	close(out[1]);
 	close(errp[1]);
