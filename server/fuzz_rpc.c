@@ -5,7 +5,7 @@
  * (execute_*, recalculate) are skipped so the fuzzer cannot run commands.
  *
  *   meson setup build-fuzz -Dfuzz=true -Dcli=false (with CC=clang)
- *   build-fuzz/server/fuzz-mcp-message -max_len=65536 corpus/
+ *   build-fuzz/server/fuzz-mcp-message -max_len=65536 tests/server/fuzz/
  */
 #include <stdint.h>
 #include <stdio.h>
