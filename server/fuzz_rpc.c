@@ -4,8 +4,9 @@
  * message as a transport would hand it over. Tools that start processes
  * (execute_*, recalculate) are skipped so the fuzzer cannot run commands.
  *
- *   meson setup build-fuzz -Dfuzz=true -Dcli=false (with CC=clang)
- *   build-fuzz/server/fuzz-mcp-message -max_len=65536 tests/server/fuzz/
+ *   CC=clang meson setup build-fuzz -Dfuzz=true -Dcli=false -Dtests=false
+ *   mkdir -p /tmp/mcp-corpus && build-fuzz/server/fuzz-mcp-message -max_len=65536 \
+ *     /tmp/mcp-corpus tests/server/fuzz/   (new inputs go to the first dir)
  */
 #include <stdint.h>
 #include <stdio.h>
