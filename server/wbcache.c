@@ -89,15 +89,19 @@ static wb_entry *find_or_evict(const char *rel, bool *hit)
 {
 	wb_entry *victim = &cache[0];
 
-	for (size_t i = 0; i < CACHE_SLOTS; i++) {
+	for (size_t i = 0; i < CACHE_SLOTS; i++)
 		if (cache[i].rel && strcmp(cache[i].rel, rel) == 0) {
 			*hit = true;
 			return &cache[i];
 		}
-		if (!cache[i].rel || cache[i].used < victim->used)
+	/* An empty slot, else the least recently used one. */
+	for (size_t i = 0; i < CACHE_SLOTS; i++) {
+		if (!cache[i].rel) {
 			victim = &cache[i];
-		if (!victim->rel)
 			break;
+		}
+		if (cache[i].used < victim->used)
+			victim = &cache[i];
 	}
 	*hit = false;
 	entry_drop(victim);
