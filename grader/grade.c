@@ -395,7 +395,10 @@ int sbx_grade_books(const sbx_grading_opts *o, const sbx_book *output, const cha
 	r = pick_sheets(o, oracle, &sheets, &n_sheets, err);
 	if (r < 0)
 		return r;
-	res.pass_threshold = o->pass_threshold;
+	res.opts = *o;
+	res.opts.sheets = NULL;
+	res.opts.ranges = NULL;
+	res.opts.n_sheets = res.opts.n_ranges = 0;
 	if (!output && !(res.failure = strdup(output_problem ? output_problem : "no output")))
 		goto oom;
 	for (size_t i = 0; i < n_sheets; i++) {

@@ -89,8 +89,8 @@ typedef struct sbx_grade_case_result {
 	sbx_grade_status status;
 	double score;
 	uint64_t graded, matched;
-	double pass_threshold;
-	char *failure; /* why the case failed outright (missing output...), or NULL */
+	sbx_grading_opts opts; /* the options graded under (sheets and ranges not kept) */
+	char *failure;	       /* why the case failed outright (missing output...), or NULL */
 	char **missing_sheets;
 	size_t n_missing_sheets;
 	sbx_grade_mismatch *mismatches;

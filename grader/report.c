@@ -124,7 +124,7 @@ static int case_line(const sbx_grade_case_result *c, sbx_buf *out)
 	return sbx_buf_printf(out, "%s %llu/%llu cells matched (%.2f%%; pass at >= %.2f%%)\n",
 			      sbx_grade_status_name(c->status), (unsigned long long)c->matched,
 			      (unsigned long long)c->graded, 100.0 * c->score,
-			      100.0 * c->pass_threshold);
+			      100.0 * c->opts.pass_threshold);
 }
 
 int sbx_grade_report_text(const sbx_grade_result *res, size_t max_lines, sbx_buf *out)
@@ -213,6 +213,32 @@ static cJSON *mismatch_json(const sbx_grade_mismatch *m)
 	return o;
 }
 
+/* The options a case was graded under, so a stored report explains itself. */
+static bool options_json(cJSON *parent, const sbx_grading_opts *o)
+{
+	static const char *const formulas[] = {"ignore", "require", "match"};
+	cJSON *j = cJSON_AddObjectToObject(parent, "options");
+
+	return j && sbx_json_add_number(j, "tolerance", o->abs_tol) >= 0 &&
+	       sbx_json_add_number(j, "relative_tolerance", o->rel_tol) >= 0 &&
+	       (o->round_digits < 0 ? !!cJSON_AddNullToObject(j, "round")
+				    : sbx_json_add_number(j, "round", o->round_digits) >= 0) &&
+	       sbx_json_add_bool(j, "trim", o->trim) >= 0 &&
+	       sbx_json_add_bool(j, "ignore_case", o->ignore_case) >= 0 &&
+	       sbx_json_add_bool(j, "collapse_whitespace", o->collapse_whitespace) >= 0 &&
+	       sbx_json_add_bool(j, "numeric_strings", o->numeric_strings) >= 0 &&
+	       sbx_json_add_bool(j, "skip_empty", o->skip_empty) >= 0 &&
+	       sbx_json_add_bool(j, "strict", o->strict) >= 0 &&
+	       sbx_json_add_string(j, "formulas",
+				   formulas[o->formulas <= SBX_FORMULA_MATCH ? o->formulas : 0]) >=
+		       0 &&
+	       sbx_json_add_string(j, "missing_sheet",
+				   o->missing_sheet == SBX_MISSING_SHEET_FAIL ? "fail"
+									      : "mismatch") >= 0 &&
+	       sbx_json_add_number(j, "pass_threshold", o->pass_threshold) >= 0 &&
+	       sbx_json_add_number(j, "fail_threshold", o->fail_threshold) >= 0;
+}
+
 static cJSON *case_json(const sbx_grade_case_result *c)
 {
 	cJSON *o = cJSON_CreateObject(), *arr;
@@ -227,12 +253,13 @@ static cJSON *case_json(const sbx_grade_case_result *c)
 	     sbx_json_add_number(o, "score", c->score) >= 0 &&
 	     sbx_json_add_number(o, "graded", (double)c->graded) >= 0 &&
 	     sbx_json_add_number(o, "matched", (double)c->matched) >= 0 &&
-	     sbx_json_add_number(o, "pass_threshold", c->pass_threshold) >= 0 &&
+	     sbx_json_add_number(o, "pass_threshold", c->opts.pass_threshold) >= 0 &&
 	     (c->failure ? sbx_json_add_string(o, "failure", c->failure) >= 0
 			 : !!cJSON_AddNullToObject(o, "failure")) &&
 	     sbx_json_add_number(o, "mismatches_total", (double)c->mismatches_total) >= 0 &&
 	     sbx_json_add_bool(o, "mismatches_truncated",
-			       c->n_mismatches >= SBX_GRADE_MAX_MISMATCHES) >= 0;
+			       c->n_mismatches >= SBX_GRADE_MAX_MISMATCHES) >= 0 &&
+	     options_json(o, &c->opts);
 	arr = ok ? cJSON_AddArrayToObject(o, "missing_sheets") : NULL;
 	for (size_t i = 0; arr && i < c->n_missing_sheets; i++) {
 		cJSON *s = cJSON_CreateString(c->missing_sheets[i]);

@@ -163,6 +163,11 @@ class Grade(unittest.TestCase):
         self.assertEqual(m[0]["cell"], "Sheet1!D2")
         self.assertEqual(m[0]["reason"], "number")
         self.assertEqual(m[0]["got"], "1000")
+        opts = report["cases"][0]["options"]
+        self.assertEqual(opts["tolerance"], 0.01)
+        self.assertEqual(opts["pass_threshold"], 0.95)
+        self.assertEqual(opts["formulas"], "ignore")
+        self.assertIsNone(opts["round"])
 
     def test_starting_file_is_partial(self):
         rc, out, _ = run("grade", "--task", "banking_reserve", "--max-lines", "1", START)
