@@ -219,3 +219,19 @@ int sbx_docker__filters_query(sbx_buf *b, const char *sep, const char *const *la
 
 /* Parses one 8-byte frame header; -EPROTO when it is not one. */
 int sbx_docker__demux_header(const unsigned char hdr[8], int *stream, size_t *len);
+
+/* ------------------------------------------------ TLS for hijacked streams (tls.c) */
+
+typedef struct docker_tls docker_tls;
+
+/* Connects to d's tcp:// engine and completes the TLS handshake before deadline (ms, monotonic). */
+int sbx_docker__tls_connect(sbx_docker *d, long deadline, docker_tls **out, const char *what,
+			    sbx_error *err);
+int sbx_docker__tls_fd(const docker_tls *t);
+/* Nonblocking: bytes, -EAGAIN, 0 at EOF (recv), or a negative errno. */
+ssize_t sbx_docker__tls_send(docker_tls *t, const void *p, size_t n);
+ssize_t sbx_docker__tls_recv(docker_tls *t, void *p, size_t n);
+bool sbx_docker__tls_pending(const docker_tls *t);
+/* Sends close_notify; reading goes on until the peer's. */
+int sbx_docker__tls_close_write(docker_tls *t, long deadline);
+void sbx_docker__tls_free(docker_tls *t);

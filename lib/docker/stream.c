@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Hijacked exec/attach streams. curl opens the connection (CONNECT_ONLY, so
- * unix sockets, tcp and TLS all work), we speak the upgrade request
- * ourselves, then the socket carries stdin one way and framed stdout/stderr
- * the other.
+ * Hijacked exec/attach streams. curl opens the connection on unix sockets
+ * and plain tcp (CONNECT_ONLY); TLS streams use OpenSSL directly (tls.c) so
+ * they can half-close. We speak the upgrade request ourselves, then the
+ * socket carries stdin one way and framed stdout/stderr the other.
  */
 #include <errno.h>
 #include <poll.h>
@@ -20,9 +20,9 @@
 #define MAX_HEADER_BYTES 16384
 
 struct sbx_docker_stream {
-	CURL *c;
+	CURL *c;	 /* unix:// and plain tcp:// */
+	docker_tls *tls; /* tcp:// with TLS */
 	int fd;
-	bool tls;
 	bool raw; /* TTY: no frames */
 	bool eof;
 	bool write_closed;
@@ -67,13 +67,8 @@ static int wait_fd(int fd, short events, long deadline)
 /* Nonblocking send/recv: bytes, -EAGAIN, 0 at EOF (recv), or a negative errno. */
 static ssize_t io_send(sbx_docker_stream *s, const void *p, size_t n)
 {
-	if (s->tls) {
-		size_t sent = 0;
-		CURLcode rc = curl_easy_send(s->c, p, n, &sent);
-		if (rc == CURLE_AGAIN)
-			return -EAGAIN;
-		return rc == CURLE_OK ? (ssize_t)sent : -EPIPE;
-	}
+	if (s->tls)
+		return sbx_docker__tls_send(s->tls, p, n);
 	for (;;) {
 		ssize_t w = send(s->fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (w >= 0)
@@ -86,13 +81,8 @@ static ssize_t io_send(sbx_docker_stream *s, const void *p, size_t n)
 
 static ssize_t io_recv(sbx_docker_stream *s, void *p, size_t n)
 {
-	if (s->tls) {
-		size_t got = 0;
-		CURLcode rc = curl_easy_recv(s->c, p, n, &got);
-		if (rc == CURLE_AGAIN)
-			return -EAGAIN;
-		return rc == CURLE_OK ? (ssize_t)got : -ECONNRESET;
-	}
+	if (s->tls)
+		return sbx_docker__tls_recv(s->tls, p, n);
 	for (;;) {
 		ssize_t r = recv(s->fd, p, n, MSG_DONTWAIT);
 		if (r >= 0)
@@ -157,6 +147,7 @@ void sbx_docker_stream_free(sbx_docker_stream *s)
 		return;
 	if (s->c)
 		curl_easy_cleanup(s->c);
+	sbx_docker__tls_free(s->tls);
 	free(s);
 }
 
@@ -216,35 +207,50 @@ static int open_stream(sbx_docker *d, const char *path, const char *body, bool t
 	if (!s)
 		return sbx_error_set(err, -ENOMEM, "out of memory");
 	s->raw = tty;
-	s->tls = d->tls;
-	s->c = curl_easy_init();
-	if (!s->c || asprintf(&url, "%s/v%s%s", d->base_url, d->api_version, path) < 0 ||
+	if (asprintf(&url, "%s/v%s%s", d->base_url, d->api_version, path) < 0)
+		url = NULL;
+	if (!url ||
 	    asprintf(&request,
 		     "POST /v%s%s HTTP/1.1\r\nHost: docker\r\nUser-Agent: sandboxctl\r\n"
 		     "Content-Type: application/json\r\nConnection: Upgrade\r\nUpgrade: tcp\r\n"
 		     "Content-Length: %zu\r\n\r\n%s",
 		     d->api_version, path, strlen(body), body) < 0) {
-		url = request = NULL;
+		request = NULL;
 		sbx_docker_stream_free(s);
 		return sbx_error_set(err, -ENOMEM, "out of memory");
 	}
-	d->curl_error[0] = '\0';
-	sbx_docker__setup_transport(d, s->c, 0);
-	curl_easy_setopt(s->c, CURLOPT_ERRORBUFFER, s->errbuf);
-	curl_easy_setopt(s->c, CURLOPT_URL, url);
-	curl_easy_setopt(s->c, CURLOPT_CONNECT_ONLY, 1L);
-	rc = curl_easy_perform(s->c);
-	if (rc == CURLE_OK)
-		rc = curl_easy_getinfo(s->c, CURLINFO_ACTIVESOCKET, &sock);
-	if (rc != CURLE_OK || sock == CURL_SOCKET_BAD) {
-		memcpy(d->curl_error, s->errbuf, sizeof(d->curl_error));
-		r = sbx_docker__transport_error(d, s->c,
-						rc != CURLE_OK ? rc : CURLE_COULDNT_CONNECT, what,
-						d->connect_timeout_ms, err);
-		sbx_docker_stream_free(s);
-		return r;
+	if (d->tls) {
+		r = sbx_docker__tls_connect(d, now_ms() + d->connect_timeout_ms, &s->tls, what,
+					    err);
+		if (r < 0) {
+			sbx_docker_stream_free(s);
+			return r;
+		}
+		s->fd = sbx_docker__tls_fd(s->tls);
+	} else {
+		s->c = curl_easy_init();
+		if (!s->c) {
+			sbx_docker_stream_free(s);
+			return sbx_error_set(err, -ENOMEM, "out of memory");
+		}
+		d->curl_error[0] = '\0';
+		sbx_docker__setup_transport(d, s->c, 0);
+		curl_easy_setopt(s->c, CURLOPT_ERRORBUFFER, s->errbuf);
+		curl_easy_setopt(s->c, CURLOPT_URL, url);
+		curl_easy_setopt(s->c, CURLOPT_CONNECT_ONLY, 1L);
+		rc = curl_easy_perform(s->c);
+		if (rc == CURLE_OK)
+			rc = curl_easy_getinfo(s->c, CURLINFO_ACTIVESOCKET, &sock);
+		if (rc != CURLE_OK || sock == CURL_SOCKET_BAD) {
+			memcpy(d->curl_error, s->errbuf, sizeof(d->curl_error));
+			r = sbx_docker__transport_error(d, s->c,
+							rc != CURLE_OK ? rc : CURLE_COULDNT_CONNECT,
+							what, d->connect_timeout_ms, err);
+			sbx_docker_stream_free(s);
+			return r;
+		}
+		s->fd = (int)sock;
 	}
-	s->fd = (int)sock;
 	r = send_all(s, request, strlen(request), deadline);
 	if (r < 0)
 		r = sbx_error_set(err, r, "%s: sending the request: %s", what, strerror(-r));
@@ -369,9 +375,14 @@ int sbx_docker_stream_close_write(sbx_docker_stream *s, sbx_error *err)
 {
 	if (s->write_closed)
 		return 0;
-	if (s->tls)
-		return sbx_error_set(err, -EOPNOTSUPP,
-				     "stream: closing stdin alone is not supported over TLS");
+	if (s->tls) {
+		/* close_notify, as the docker CLI's CloseWrite: the engine reads EOF. */
+		int r = sbx_docker__tls_close_write(s->tls, now_ms() + 5000);
+		if (r < 0)
+			return sbx_error_set(err, r, "stream: closing stdin: %s", strerror(-r));
+		s->write_closed = true;
+		return 0;
+	}
 	if (shutdown(s->fd, SHUT_WR) < 0)
 		return sbx_error_set(err, -errno, "stream: closing stdin: %s", strerror(errno));
 	s->write_closed = true;
@@ -385,5 +396,5 @@ int sbx_docker_stream_fd(const sbx_docker_stream *s)
 
 bool sbx_docker_stream_pending(const sbx_docker_stream *s)
 {
-	return s->rpos < s->rlen || s->eof;
+	return s->rpos < s->rlen || s->eof || (s->tls && sbx_docker__tls_pending(s->tls));
 }

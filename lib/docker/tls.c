@@ -1,0 +1,277 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * TLS for hijacked streams to a tcp:// engine. curl carries every ordinary
+ * request, but a stream must be able to close its write side alone (EOF on
+ * the process's stdin) by sending close_notify while it keeps reading, as
+ * the docker CLI does; curl has no call for that, so streams speak OpenSSL
+ * themselves, with the same certificates and verification as curl.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "docker-internal.h"
+
+struct docker_tls {
+	SSL_CTX *ctx;
+	SSL *ssl;
+	int fd;
+};
+
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int wait_for(int fd, short events, long deadline)
+{
+	struct pollfd p = {.fd = fd, .events = events};
+	long left = deadline - now_ms();
+	int n;
+
+	if (left <= 0)
+		return -ETIMEDOUT;
+	do
+		n = poll(&p, 1, (int)left);
+	while (n < 0 && errno == EINTR);
+	return n > 0 ? 0 : n == 0 ? -ETIMEDOUT : -errno;
+}
+
+void sbx_docker__tls_free(docker_tls *t)
+{
+	if (!t)
+		return;
+	if (t->ssl)
+		SSL_free(t->ssl);
+	if (t->ctx)
+		SSL_CTX_free(t->ctx);
+	if (t->fd >= 0)
+		close(t->fd);
+	free(t);
+}
+
+/* "https://HOST:PORT" or "https://[v6]:PORT" -> host (brackets dropped) and port. */
+static int split_url(const char *url, char *host, size_t hlen, char *port, size_t plen)
+{
+	const char *h = strstr(url, "://"), *colon;
+	size_t n;
+
+	if (!h)
+		return -EINVAL;
+	h += 3;
+	colon = strrchr(h, ':');
+	if (!colon || colon == h)
+		return -EINVAL;
+	n = (size_t)(colon - h);
+	if (h[0] == '[' && n >= 2 && h[n - 1] == ']') {
+		h++;
+		n -= 2;
+	}
+	if (n >= hlen || strlen(colon + 1) >= plen)
+		return -ENAMETOOLONG;
+	memcpy(host, h, n);
+	host[n] = '\0';
+	strcpy(port, colon + 1);
+	return 0;
+}
+
+static int tcp_connect(const char *host, const char *port, long deadline, int *fd_out)
+{
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV};
+	struct addrinfo *res = NULL, *ai;
+	int r = -ECONNREFUSED;
+
+	if (getaddrinfo(host, port, &hints, &res) != 0)
+		return -EHOSTUNREACH;
+	for (ai = res; ai; ai = ai->ai_next) {
+		int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
+				ai->ai_protocol);
+		int soerr = 0;
+		socklen_t sl = sizeof(soerr);
+
+		if (fd < 0) {
+			r = -errno;
+			continue;
+		}
+		if (connect(fd, ai->ai_addr, ai->ai_addrlen) < 0 && errno != EINPROGRESS) {
+			r = -errno;
+			close(fd);
+			continue;
+		}
+		r = wait_for(fd, POLLOUT, deadline);
+		if (r == 0 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) == 0 && soerr)
+			r = -soerr;
+		if (r < 0) {
+			close(fd);
+			continue;
+		}
+		*fd_out = fd;
+		break;
+	}
+	freeaddrinfo(res);
+	return r;
+}
+
+static const char *ssl_reason(void)
+{
+	unsigned long e = ERR_get_error();
+	const char *s = e ? ERR_reason_error_string(e) : NULL;
+
+	return s ? s : "handshake failed";
+}
+
+int sbx_docker__tls_connect(sbx_docker *d, long deadline, docker_tls **out, const char *what,
+			    sbx_error *err)
+{
+	char host[256], port[16], path[4200];
+	docker_tls *t;
+	unsigned char v6[16];
+	bool is_ip;
+	int r;
+
+	if (split_url(d->base_url, host, sizeof(host), port, sizeof(port)) < 0)
+		return sbx_error_set(err, -EINVAL, "%s: bad engine address '%s'", what, d->host);
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	t->fd = -1;
+	r = tcp_connect(host, port, deadline, &t->fd);
+	if (r < 0) {
+		sbx_docker__tls_free(t);
+		return sbx_error_set(err, r == -ETIMEDOUT ? r : -ECONNREFUSED,
+				     "%s: cannot connect to the Docker engine at '%s': %s", what,
+				     d->host, strerror(-r));
+	}
+	ERR_clear_error();
+	t->ctx = SSL_CTX_new(TLS_client_method());
+	if (!t->ctx)
+		goto tls_fail;
+	SSL_CTX_set_min_proto_version(t->ctx, TLS1_2_VERSION);
+	SSL_CTX_set_options(t->ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);
+	if (d->cert_path) {
+		snprintf(path, sizeof(path), "%s/cert.pem", d->cert_path);
+		if (SSL_CTX_use_certificate_chain_file(t->ctx, path) != 1)
+			goto tls_fail;
+		snprintf(path, sizeof(path), "%s/key.pem", d->cert_path);
+		if (SSL_CTX_use_PrivateKey_file(t->ctx, path, SSL_FILETYPE_PEM) != 1)
+			goto tls_fail;
+	}
+	if (d->tls_verify) {
+		snprintf(path, sizeof(path), "%s/ca.pem", d->cert_path ? d->cert_path : "");
+		if (d->cert_path ? SSL_CTX_load_verify_locations(t->ctx, path, NULL) != 1
+				 : SSL_CTX_set_default_verify_paths(t->ctx) != 1)
+			goto tls_fail;
+		SSL_CTX_set_verify(t->ctx, SSL_VERIFY_PEER, NULL);
+	}
+	t->ssl = SSL_new(t->ctx);
+	if (!t->ssl || SSL_set_fd(t->ssl, t->fd) != 1)
+		goto tls_fail;
+	is_ip = inet_pton(AF_INET, host, v6) == 1 || inet_pton(AF_INET6, host, v6) == 1;
+	if (d->tls_verify) {
+		if (is_ip ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(t->ssl), host) != 1
+			  : SSL_set1_host(t->ssl, host) != 1)
+			goto tls_fail;
+	}
+	if (!is_ip)
+		SSL_set_tlsext_host_name(t->ssl, host);
+	for (;;) {
+		int c = SSL_connect(t->ssl), e;
+
+		if (c == 1)
+			break;
+		e = SSL_get_error(t->ssl, c);
+		if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
+			r = wait_for(t->fd, e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, deadline);
+			if (r < 0) {
+				sbx_docker__tls_free(t);
+				return sbx_error_set(err, r, "%s: TLS handshake with '%s': %s",
+						     what, d->host, strerror(-r));
+			}
+			continue;
+		}
+		goto tls_fail;
+	}
+	*out = t;
+	return 0;
+
+tls_fail:
+	r = sbx_error_set(err, -EACCES, "%s: TLS with '%s' failed: %s", what, d->host,
+			  ssl_reason());
+	sbx_docker__tls_free(t);
+	return r;
+}
+
+int sbx_docker__tls_fd(const docker_tls *t)
+{
+	return t->fd;
+}
+
+ssize_t sbx_docker__tls_send(docker_tls *t, const void *p, size_t n)
+{
+	int w = SSL_write(t->ssl, p, n > INT32_MAX ? INT32_MAX : (int)n);
+
+	if (w > 0)
+		return w;
+	switch (SSL_get_error(t->ssl, w)) {
+	case SSL_ERROR_WANT_READ:
+	case SSL_ERROR_WANT_WRITE:
+		return -EAGAIN;
+	default:
+		ERR_clear_error();
+		return -EPIPE;
+	}
+}
+
+ssize_t sbx_docker__tls_recv(docker_tls *t, void *p, size_t n)
+{
+	int got = SSL_read(t->ssl, p, n > INT32_MAX ? INT32_MAX : (int)n);
+
+	if (got > 0)
+		return got;
+	switch (SSL_get_error(t->ssl, got)) {
+	case SSL_ERROR_WANT_READ:
+	case SSL_ERROR_WANT_WRITE:
+		return -EAGAIN;
+	case SSL_ERROR_ZERO_RETURN:
+		return 0;
+	default:
+		ERR_clear_error();
+		return -ECONNRESET;
+	}
+}
+
+bool sbx_docker__tls_pending(const docker_tls *t)
+{
+	return SSL_pending(t->ssl) > 0;
+}
+
+int sbx_docker__tls_close_write(docker_tls *t, long deadline)
+{
+	for (;;) {
+		int c = SSL_shutdown(t->ssl), e, r;
+
+		/* 0: our close_notify is out, the peer's not yet in: reading goes on. */
+		if (c >= 0)
+			return 0;
+		e = SSL_get_error(t->ssl, c);
+		if (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE) {
+			ERR_clear_error();
+			return -EPIPE;
+		}
+		r = wait_for(t->fd, e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, deadline);
+		if (r < 0)
+			return r;
+	}
+}
