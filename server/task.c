@@ -293,9 +293,12 @@ int task_session_start(task_session *t, const char *task_id, double timeout_seco
 
 	pthread_mutex_lock(&t->lock);
 	check_deadline_locked(t);
-	if (t->state == TASK_RUNNING)
+	if (t->state == TASK_RUNNING) {
+		/* Started by a tool call before task/start: keep the deadline, take the name. */
+		if (task_id && !t->task_id)
+			t->task_id = strdup(task_id);
 		r = -EBUSY;
-	else
+	} else
 		start_locked(t, task_id, timeout_seconds);
 	pthread_mutex_unlock(&t->lock);
 	return r;

@@ -34,7 +34,8 @@ void task_session_free(task_session *t);
 /*
  * Starts the deadline. task_id may be NULL; timeout_seconds <= 0 keeps the
  * configured one. A finished task may be started again (a new episode).
- * Returns 0, or -EBUSY when a task is already running.
+ * Returns 0, or -EBUSY when a task is already running (an unnamed running
+ * task takes task_id then; its deadline stays).
  */
 int task_session_start(task_session *t, const char *task_id, double timeout_seconds);
 
