@@ -285,6 +285,8 @@ int sbx_run_launch(sbx_run *run, sbx_error *err)
 {
 	sbx_relay_opts ro = SBX_RELAY_OPTS_INIT;
 	sbx_sandbox_spec spec = {0};
+	_cleanup_free_ char *open_env = NULL;
+	const char *env[2] = {NULL, NULL};
 	_cleanup_free_ char *transcript = NULL;
 	double t;
 	int r;
@@ -318,6 +320,14 @@ int sbx_run_launch(sbx_run *run, sbx_error *err)
 	spec.gui = run->task->gui;
 	spec.published = run->res.limits.published;
 	spec.test = run->o.test;
+	/* GUI tasks: PID 1 opens the first starting file in Calc once it has arrived. */
+	if (run->task->gui && run->task->n_files > 0) {
+		if (asprintf(&open_env, "SANDBOX_OPEN=" SBX_SANDBOX_WORKSPACE "/%s",
+			     sbx_run__base_name(run->task->files[0])) < 0)
+			return sbx_error_set(err, -ENOMEM, "out of memory");
+		env[0] = open_env;
+		spec.env = env;
+	}
 	/* The deadline counts from now; PID 1 enforces it (plus grace) on its own. */
 	spec.deadline = spec.created + run->res.limits.timeout_s;
 	run->res.deadline = spec.deadline;
@@ -357,6 +367,7 @@ int sbx_run_launch(sbx_run *run, sbx_error *err)
 	t = sbx_run__mono_msf();
 	r = run->backend->ops->start(run->backend, err);
 	sbx_run__phase_done(run, SBX_PHASE_START, t);
+	run->start_done_ms = sbx_run__mono_msf();
 	run->launched = true;
 	if (r < 0) {
 		sbx_run__set_infra(run, "engine", err);
@@ -385,6 +396,16 @@ int sbx_run_launch(sbx_run *run, sbx_error *err)
 		return run->copy_result;
 	}
 	sbx_relay_warm(run->relay);
+	if (run->task->gui) {
+		t = sbx_run__mono_msf();
+		r = sbx_run__wait_gui(run, err);
+		sbx_run__phase_done(run, SBX_PHASE_READY, t);
+		run->res.gui_ready_ms = sbx_run__mono_msf() - run->start_done_ms;
+		if (r < 0) {
+			sbx_run__set_infra(run, "gui_not_ready", err);
+			return r;
+		}
+	}
 	if (run->o.on_ready)
 		run->o.on_ready(run, run->o.on_ready_userdata);
 	return 0;

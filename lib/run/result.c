@@ -191,6 +191,8 @@ char *sbx_run_result_json(const sbx_run_result *r)
 			cJSON_AddNullToObject(t, sbx_run_phase_name(i));
 	}
 	cJSON_AddNumberToObject(t, "total", ms3(r->total_ms));
+	if (r->gui_ready_ms > 0)
+		cJSON_AddNumberToObject(t, "gui_ready_after_start", ms3(r->gui_ready_ms));
 	add_time(o, "started_at", r->started_at);
 	add_time(o, "finished_at", r->finished_at);
 	add_time(o, "deadline", r->deadline * 1000);

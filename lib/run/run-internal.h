@@ -32,6 +32,7 @@ struct sbx_run {
 	bool launched;
 	bool finished;
 	bool completed_seen;
+	double start_done_ms; /* monotonic, when start returned */
 	pthread_t copy_thread;
 	bool copy_running;
 	int copy_result;
@@ -76,6 +77,9 @@ int sbx_run__start_agent(sbx_run *run, sbx_error *err);
 
 /* agents.c: the oracle agent: copies the oracles in as the outputs and completes the task. */
 int sbx_run__oracle_agent(sbx_run *run, sbx_error *err);
+
+/* gui.c: waits until LibreOffice shows the starting file (GUI tasks). */
+int sbx_run__wait_gui(sbx_run *run, sbx_error *err);
 
 /* collect.c: container.log, screenshot.png (GUI tasks), grading into the run directory. */
 void sbx_run__save_logs(sbx_run *run);

@@ -168,6 +168,7 @@ typedef struct sbx_run_result {
 	double phase_ms[SBX_PHASE_COUNT];
 	bool phase_done[SBX_PHASE_COUNT];
 	double total_ms;
+	double gui_ready_ms;		 /* GUI tasks: from start to Calc showing the file; 0 */
 	int64_t started_at, finished_at; /* unix ms */
 	int64_t deadline;		 /* unix seconds */
 	sbx_run_limits limits;

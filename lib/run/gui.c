@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * GUI readiness: a GUI task's agent starts once LibreOffice Calc shows the
+ * starting file, not merely once the server answers, or its first
+ * screenshot would be an empty screen: first its window must exist, then be
+ * drawn (the screenshot's PNG grows). The window list is read inside the
+ * sandbox (python3 + libX11 through ctypes: the image has both, and no X
+ * tools), through the server's execute_python on a warm relay stream.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "run-internal.h"
+#include "sbx/cleanup.h"
+#include "sbx/json.h"
+
+#define GUI_POLL_MS	 100
+#define GUI_PAINT_MAX_MS 10000
+
+/* Prints the names of the top-level windows (two levels deep), one per line. */
+static const char probe[] =
+	"import ctypes as C\n"
+	"x = C.CDLL('libX11.so.6')\n"
+	"x.XOpenDisplay.restype = C.c_void_p\n"
+	"x.XOpenDisplay.argtypes = [C.c_char_p]\n"
+	"x.XDefaultRootWindow.restype = C.c_ulong\n"
+	"x.XDefaultRootWindow.argtypes = [C.c_void_p]\n"
+	"P = C.POINTER\n"
+	"x.XQueryTree.argtypes = [C.c_void_p, C.c_ulong, P(C.c_ulong), P(C.c_ulong),"
+	" P(P(C.c_ulong)), P(C.c_uint)]\n"
+	"x.XFetchName.argtypes = [C.c_void_p, C.c_ulong, P(C.c_char_p)]\n"
+	"d = x.XOpenDisplay(None)\n"
+	"def walk(w, depth):\n"
+	"    r = C.c_ulong(); p = C.c_ulong(); ch = P(C.c_ulong)(); n = C.c_uint()\n"
+	"    if not x.XQueryTree(d, w, C.byref(r), C.byref(p), C.byref(ch), C.byref(n)):\n"
+	"        return\n"
+	"    for i in range(n.value):\n"
+	"        name = C.c_char_p()\n"
+	"        if x.XFetchName(d, ch[i], C.byref(name)) and name.value:\n"
+	"            print(name.value.decode('utf-8', 'replace'))\n"
+	"        if depth < 2:\n"
+	"            walk(ch[i], depth + 1)\n"
+	"if d:\n"
+	"    walk(x.XDefaultRootWindow(d), 0)\n";
+
+/* True when a window title names the file (LibreOffice titles "name.ods - LibreOffice Calc"). */
+static bool shows_file(sbx_run *run, const char *base)
+{
+	_cleanup_json_ cJSON *req = cJSON_CreateObject(), *resp = NULL;
+	_cleanup_free_ char *body = NULL;
+	sbx_relay_response out = {0};
+	const char *stdout_text;
+	bool found = false;
+
+	if (!req)
+		return false;
+	cJSON_AddStringToObject(req, "tool_name", "execute_python");
+	cJSON_AddStringToObject(cJSON_AddObjectToObject(req, "arguments"), "code", probe);
+	body = sbx_json_print(req);
+	if (!body || sbx_relay_request(run->relay, "POST", "/tools/call", NULL, body, strlen(body),
+				       false, 30000, &out, NULL) < 0)
+		return false;
+	if (out.status == 200 && sbx_json_parse(out.body, out.len, &resp, NULL) == 0) {
+		stdout_text = sbx_json_get_string(sbx_json_get(resp, "result"), "stdout", "");
+		found = strstr(stdout_text, base) != NULL;
+	}
+	sbx_relay_response_free(&out);
+	return found;
+}
+
+/* The size of a screenshot's PNG (base64), 0 when none: a painted screen compresses far worse. */
+static size_t screenshot_size(sbx_run *run)
+{
+	static const char body[] = "{\"tool_name\":\"take_screenshot\",\"arguments\":{}}";
+	_cleanup_json_ cJSON *resp = NULL;
+	sbx_relay_response out = {0};
+	size_t n = 0;
+
+	if (sbx_relay_request(run->relay, "POST", "/tools/call", NULL, body, sizeof(body) - 1,
+			      false, 30000, &out, NULL) < 0)
+		return 0;
+	if (out.status == 200 && sbx_json_parse(out.body, out.len, &resp, NULL) == 0)
+		n = strlen(sbx_json_get_string(sbx_json_get(resp, "result"), "image_base64", ""));
+	sbx_relay_response_free(&out);
+	return n;
+}
+
+int sbx_run__wait_gui(sbx_run *run, sbx_error *err)
+{
+	uint32_t limit_s = run->o.ready_timeout_s ? run->o.ready_timeout_s : 120;
+	int64_t until = sbx_run__mono_ms() + (int64_t)limit_s * 1000, paint_until = 0;
+	size_t blank;
+	const char *base;
+
+	if (run->task->n_files == 0)
+		return 0; /* nothing to open: the display alone is the GUI */
+	base = sbx_run__base_name(run->task->files[0]);
+	/* The screen before Calc: what "not painted yet" looks like. */
+	blank = screenshot_size(run);
+	for (;;) {
+		struct timespec ts = {0, GUI_POLL_MS * 1000000L};
+
+		if (!paint_until) {
+			/* First the window (its title names the file) ... */
+			if (shows_file(run, base))
+				paint_until = sbx_run__mono_ms() + GUI_PAINT_MAX_MS;
+		} else {
+			/* ... then its contents: the window appears some time before it is drawn.
+			 */
+			size_t now = screenshot_size(run);
+
+			if (!blank || now >= 2 * blank)
+				return 0;
+			if (sbx_run__mono_ms() >= paint_until) {
+				sbx_log_warning(
+					"GUI: the window for '%s' is not drawn after %d ms; "
+					"going on",
+					base, GUI_PAINT_MAX_MS);
+				return 0;
+			}
+		}
+
+		if (run->o.interrupted && *run->o.interrupted)
+			return sbx_error_set(err, -EINTR, "interrupted while waiting for the GUI");
+		if (sbx_run__mono_ms() >= until)
+			return sbx_error_set(err, -ETIMEDOUT,
+					     "LibreOffice did not show '%s' within %u s", base,
+					     limit_s);
+		nanosleep(&ts, NULL);
+	}
+}
