@@ -281,7 +281,7 @@ int sbx_sheet__sax_fail(sheet_sax *s, int code, const char *fmt, ...)
 int sbx_sheet__sax_parse(sheet_sax *s, const void *data, size_t len, sheet_zip_budget *budget,
 			 const char *part, xmlSAXHandler *h, sbx_error *err)
 {
-	_cleanup_free_ char *buf = malloc(1 << 16);
+	sheet_zip_pipe *pipe = NULL;
 	sheet_zip z = {0};
 	int state = P_START, r;
 
@@ -291,8 +291,6 @@ int sbx_sheet__sax_parse(sheet_sax *s, const void *data, size_t len, sheet_zip_b
 	s->max_depth = budget->lim->max_depth;
 	s->depth = 0;
 	s->failed = false;
-	if (!buf)
-		return sbx_error_set(err, -ENOMEM, "out of memory");
 	r = sbx_sheet__zip_open_entry(&z, data, len, budget, part, err);
 	if (r < 0)
 		return r;
@@ -316,9 +314,10 @@ int sbx_sheet__sax_parse(sheet_sax *s, const void *data, size_t len, sheet_zip_b
 				     part);
 	}
 	xmlCtxtUseOptions(s->ctxt, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
-	for (;;) {
-		const char *why = NULL;
-		ssize_t n = sbx_sheet__zip_read(&z, buf, 1 << 16, err);
+	r = sbx_sheet__pipe_start(&pipe, &z, err);
+	for (; r == 0;) {
+		const char *why = NULL, *buf = NULL;
+		ssize_t n = sbx_sheet__pipe_next(pipe, &buf, err);
 		if (n < 0) {
 			s->failed = true;
 			r = (int)n;
@@ -335,7 +334,8 @@ int sbx_sheet__sax_parse(sheet_sax *s, const void *data, size_t len, sheet_zip_b
 		if (s->failed || n == 0)
 			break;
 	}
-	if (!s->failed && !s->ctxt->wellFormed) {
+	sbx_sheet__pipe_stop(pipe);
+	if (r == 0 && !s->failed && !s->ctxt->wellFormed) {
 		sbx_error_set(err, -EINVAL, "'%s': %s: malformed XML", s->file, part);
 		s->failed = true;
 	}

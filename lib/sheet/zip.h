@@ -66,3 +66,14 @@ int sbx_sheet__zipw_add(sheet_zip_writer *w, const char *name, const void *data,
 /* Writes the central directory. */
 int sbx_sheet__zipw_finish(sheet_zip_writer *w, sbx_error *err);
 void sbx_sheet__zipw_free(sheet_zip_writer *w);
+
+/*
+ * Reading an entry through a producer thread (zip_pipe.c). start() takes
+ * an opened sheet_zip; next() returns the next chunk's length (0 at the
+ * end, negative errno with err set on failure) and the chunk stays valid
+ * until the next call; stop() joins the thread and frees. Accepts NULL.
+ */
+typedef struct sheet_zip_pipe sheet_zip_pipe;
+int sbx_sheet__pipe_start(sheet_zip_pipe **out, sheet_zip *z, sbx_error *err);
+ssize_t sbx_sheet__pipe_next(sheet_zip_pipe *p, const char **chunk, sbx_error *err);
+void sbx_sheet__pipe_stop(sheet_zip_pipe *p);
