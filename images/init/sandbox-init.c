@@ -207,6 +207,9 @@ static void start_xvfb(const sigset_t *mask)
 	char fdarg[16];
 	const char *screen = env_or("SANDBOX_SCREEN", "1280x800x24");
 
+	/* Xvfb wants this root-owned; unprivileged, it only warns, but may not create it. */
+	if (mkdir("/tmp/.X11-unix", 01777) == 0)
+		chmod("/tmp/.X11-unix", 01777);
 	if (pipe2(p, O_CLOEXEC) < 0) {
 		say("pipe: %s", strerror(errno));
 		return;
