@@ -206,7 +206,7 @@ static int read_c(ws_reader *w)
 			if (rc < 0)
 				return rc;
 		}
-	} else if (!have_v) {
+	} else if (!have_v || (w->text.len == 0 && strcmp(t, "str") != 0)) {
 		/* styled but empty, or a formula without a cached value */
 	} else if (strcmp(t, "s") == 0) {
 		unsigned long idx = strtoul(v, &end, 10);
