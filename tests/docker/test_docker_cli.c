@@ -9,6 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -40,22 +43,27 @@ static void drain(int fd, sbx_buf *b)
 		ck_assert_int_eq(sbx_buf_append(b, buf, (size_t)n), 0);
 }
 
-/* Runs sandboxctl with args (NULL-terminated); docker_host NULL keeps the environment's. */
-static result run(const char *docker_host, const char *const *args)
+/*
+ * Runs sandboxctl with args (NULL-terminated), behind wrapper (a NULL-terminated
+ * command prefix such as setpriv, or NULL); docker_host NULL keeps the environment's.
+ */
+static result run_as(const char *const *wrapper, const char *docker_host, const char *const *args)
 {
 	result r = {0, SBX_BUF_INIT(1 << 20), SBX_BUF_INIT(1 << 20), 0};
 	char outp[] = "/tmp/sbx-cli-out.XXXXXX", errp[] = "/tmp/sbx-cli-err.XXXXXX";
 	int out = mkostemp(outp, O_CLOEXEC), err = mkostemp(errp, O_CLOEXEC);
 	struct timespec t0, t1;
-	const char *argv[16];
+	const char *argv[24];
 	size_t n = 0;
 	pid_t pid;
 
 	ck_assert(out >= 0 && err >= 0);
 	unlink(outp);
 	unlink(errp);
+	for (; wrapper && *wrapper && n < 8; wrapper++)
+		argv[n++] = *wrapper;
 	argv[n++] = sandboxctl;
-	for (; *args && n < 15; args++)
+	for (; *args && n < 23; args++)
 		argv[n++] = *args;
 	argv[n] = NULL;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -66,7 +74,7 @@ static result run(const char *docker_host, const char *const *args)
 		dup2(err, 2);
 		if (docker_host)
 			setenv("DOCKER_HOST", docker_host, 1);
-		execv(sandboxctl, (char *const *)argv);
+		execvp(argv[0], (char *const *)argv);
 		_exit(127);
 	}
 	ck_assert_int_eq(waitpid(pid, &r.status, 0), pid);
@@ -81,6 +89,11 @@ static result run(const char *docker_host, const char *const *args)
 	close(out);
 	close(err);
 	return r;
+}
+
+static result run(const char *docker_host, const char *const *args)
+{
+	return run_as(NULL, docker_host, args);
 }
 
 static int count_lines(const sbx_buf *b)
@@ -124,6 +137,39 @@ START_TEST(doctor_without_engine_is_one_line_exit_3)
 			"fail");
 		result_free(&r);
 	}
+}
+END_TEST
+
+/* A socket the caller may not open: as root, drop to nobody with setpriv. */
+START_TEST(doctor_on_a_forbidden_socket)
+{
+	const char *wrapper[] = {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+				 NULL};
+	const char *args[] = {"doctor", NULL};
+	char dir[] = "/tmp/sbx-cli-perm.XXXXXX", host[128];
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	int fd;
+	result r;
+
+	if (geteuid() != 0 || access("/usr/bin/setpriv", X_OK) != 0)
+		return; /* needs root to drop privileges; nothing to prove otherwise */
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(chmod(dir, 0755), 0);
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s/docker.sock", dir);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	ck_assert_int_eq(chmod(a.sun_path, 0600), 0);
+	ck_assert_int_eq(listen(fd, 1), 0);
+	snprintf(host, sizeof(host), "unix://%s", a.sun_path);
+	r = run_as(wrapper, host, args);
+	close(fd);
+	unlink(a.sun_path);
+	rmdir(dir);
+	ck_assert_msg(r.status == 3, "exit %d: %s", r.status, sbx_buf_str(&r.err));
+	ck_assert_int_eq(count_lines(&r.err), 1);
+	ck_assert_ptr_nonnull(strstr(sbx_buf_str(&r.err), "permission denied on 'unix://"));
+	ck_assert_ptr_nonnull(strstr(sbx_buf_str(&r.err), "'docker' group"));
+	result_free(&r);
 }
 END_TEST
 
@@ -342,6 +388,7 @@ int main(int argc, char **argv)
 	tcase_set_timeout(tc, 60);
 	if (strcmp(argv[2], "unit") == 0) {
 		tcase_add_test(tc, doctor_without_engine_is_one_line_exit_3);
+		tcase_add_test(tc, doctor_on_a_forbidden_socket);
 		tcase_add_test(tc, help_and_usage_errors);
 	} else {
 		tcase_add_unchecked_fixture(tc, NULL, remove_run);
