@@ -124,14 +124,20 @@ int wb_open(tool_context *ctx, const cJSON *args, wb_handle *h, tool_result *out
 	rel = workspace_relative(ctx, arg, out);
 	if (!rel)
 		return -EINVAL;
-	fd = workspace_open_regular(ctx, arg, &st, out);
-	if (fd < 0)
-		return fd;
 	h->rel = strdup(rel);
 	if (!h->rel)
 		return -ENOMEM;
+	/*
+	 * Lock before the open and stat: a writer renames a new file in; an fd
+	 * opened before that would reload the old content over its write.
+	 */
 	pthread_mutex_lock(&cache_lock);
 	h->locked = true;
+	fd = workspace_open_regular(ctx, arg, &st, out);
+	if (fd < 0) {
+		wb_close(h);
+		return fd;
+	}
 	e = find_or_evict(rel, &hit);
 	if (hit && !same_file(e, &st)) {
 		entry_drop(e);

@@ -114,7 +114,37 @@ def rest(base, ws, status_file):
     assert st["status"] == "completed" and st["task_id"] == "t-2", st
 
 
+def concurrent_writes(base):
+    """Eight connections write distinct cells at once; every write must land."""
+    import threading
+
+    errors = []
+
+    def worker(k):
+        c = connect(base)
+        for i in range(20):
+            s, b, _ = call(c, "write_cell", file_path="cash_flows.ods", sheet_name="Sheet1",
+                           cell_reference=f"{'EFGHIJKL'[k]}{i + 1}", value=k * 100 + i)
+            if s != 200:
+                errors.append((s, b))
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[:3]
+    c = connect(base)
+    s, b, _ = call(c, "read_range", file_path="cash_flows.ods", sheet_name="Sheet1",
+                   start_cell="E1", end_cell="L20")
+    got = b["result"]["values"]
+    assert all(got[i][k] == k * 100 + i for i in range(20) for k in range(8)), got
+
+
 def main():
+    with h.workspace() as ws, h.http_server(ws) as (base, _):
+        concurrent_writes(base)
+    print("concurrent writes: ok")
     for transport in ("tcp", "unix"):
         with h.workspace() as ws:
             status_file = ws + ".status.json"
