@@ -45,9 +45,8 @@ sbx_sheet_format sbx_sheet_detect_format(const char *name, const void *head, siz
 			return by_name;
 		return SBX_FORMAT_XLSX;
 	}
-	if (by_name != SBX_FORMAT_AUTO)
-		return by_name == SBX_FORMAT_CSV || !h || len == 0 ? by_name : SBX_FORMAT_CSV;
-	return SBX_FORMAT_AUTO;
+	/* A .ods/.xlsx that is not a zip stays what its name says, so it fails as a broken one. */
+	return by_name;
 }
 
 /* libxml2 must be initialised once before threads use it concurrently. */

@@ -401,7 +401,7 @@ START_TEST(detect_formats)
 	ck_assert_int_eq(sbx_sheet_detect_format("a.xlsx", "PK\003\004", 4), SBX_FORMAT_XLSX);
 	ck_assert_int_eq(sbx_sheet_detect_format("a.ods", "PK\003\004", 4), SBX_FORMAT_ODS);
 	ck_assert_int_eq(sbx_sheet_detect_format("a.csv", "x,y", 3), SBX_FORMAT_CSV);
-	ck_assert_int_eq(sbx_sheet_detect_format("a.ods", "x,y", 3), SBX_FORMAT_CSV);
+	ck_assert_int_eq(sbx_sheet_detect_format("a.ods", "x,y", 3), SBX_FORMAT_ODS);
 	ck_assert_int_eq(sbx_sheet_detect_format("noext", "x,y", 3), SBX_FORMAT_AUTO);
 }
 END_TEST

@@ -179,8 +179,10 @@ int sbx_book_save(sbx_book *b, const char *path, sbx_sheet_format fmt, sbx_error
 int sbx_book_save_memory(sbx_book *b, sbx_sheet_format fmt, sbx_buf *out, sbx_error *err);
 
 /*
- * Guesses the format from the first bytes of a file (at least 64 are best)
- * and, failing that, from the name's extension. Returns AUTO when unknown.
+ * Guesses the format from the first bytes of a file (at least 64 are best:
+ * a zip whose first entry is the ODF mimetype is ODS, another zip XLSX
+ * unless the name says .ods) and otherwise from the name's extension
+ * (.ods, .xlsx/.xlsm, .csv/.txt). Returns AUTO when unknown.
  */
 sbx_sheet_format sbx_sheet_detect_format(const char *name, const void *head, size_t len);
 
