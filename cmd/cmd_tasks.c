@@ -119,6 +119,10 @@ static void print_opts(const sbx_grading_opts *o)
 	       o->skip_empty ? "yes" : "no", o->strict ? "yes" : "no", formulas[o->formulas],
 	       o->missing_sheet == SBX_MISSING_SHEET_FAIL ? "fail" : "mismatch");
 	printf("    pass_threshold %g, fail_threshold %g\n", o->pass_threshold, o->fail_threshold);
+	if (o->strip_chars)
+		printf("    strip_chars '%s'\n", o->strip_chars);
+	for (size_t i = 0; i < o->n_replace; i++)
+		printf("    replace '%s' -> '%s'\n", o->replace[2 * i], o->replace[2 * i + 1]);
 	for (size_t i = 0; i < o->n_sheets; i++) {
 		if (o->sheets[i].name)
 			printf("    sheet '%s'\n", o->sheets[i].name);

@@ -74,6 +74,48 @@ static bool text_blank(const sbx_grading_opts *o, const char *s)
 	return n.p == n.end;
 }
 
+#define REWRITE_MAX (4u << 20)
+
+static bool rewrites(const sbx_grading_opts *o)
+{
+	return o->n_replace || o->strip_chars;
+}
+
+/*
+ * Applies the replacement pairs in order, then removes strip_chars. Returns s
+ * when there is nothing to do, else text in one of bufs (valid until they are
+ * reset or freed); NULL when the result would pass REWRITE_MAX.
+ */
+static const char *rewrite(const sbx_grading_opts *o, const char *s, sbx_buf bufs[2])
+{
+	const char *cur = s;
+	int i = 0, r = 0;
+
+	for (size_t k = 0; k < o->n_replace && r >= 0; k++, i ^= 1) {
+		const char *from = o->replace[2 * k], *to = o->replace[2 * k + 1], *p = cur, *q;
+		size_t flen = strlen(from);
+
+		sbx_buf_reset(&bufs[i]);
+		while (r >= 0 && (q = strstr(p, from))) {
+			r = sbx_buf_append(&bufs[i], p, (size_t)(q - p));
+			if (r >= 0)
+				r = sbx_buf_puts(&bufs[i], to);
+			p = q + flen;
+		}
+		if (r >= 0)
+			r = sbx_buf_puts(&bufs[i], p);
+		cur = sbx_buf_str(&bufs[i]);
+	}
+	if (r >= 0 && o->strip_chars) {
+		sbx_buf_reset(&bufs[i]);
+		for (const char *p = cur; *p && r >= 0; p++)
+			if (!strchr(o->strip_chars, *p))
+				r = sbx_buf_putc(&bufs[i], *p);
+		cur = sbx_buf_str(&bufs[i]);
+	}
+	return r < 0 ? NULL : cur;
+}
+
 bool sbx_grader__is_empty(const sbx_grading_opts *o, const sbx_cell *c)
 {
 	/* A formula without a cached value has no value to grade unless formulas are. */
@@ -81,7 +123,18 @@ bool sbx_grader__is_empty(const sbx_grading_opts *o, const sbx_cell *c)
 		return c->kind == SBX_CELL_EMPTY && o->formulas == SBX_FORMULA_IGNORE;
 	if (c->kind == SBX_CELL_EMPTY)
 		return true;
-	return c->kind == SBX_CELL_STRING && text_blank(o, c->text ? c->text : "");
+	if (c->kind != SBX_CELL_STRING)
+		return false;
+	if (rewrites(o)) {
+		sbx_buf bufs[2] = {SBX_BUF_INIT(REWRITE_MAX), SBX_BUF_INIT(REWRITE_MAX)};
+		const char *t = rewrite(o, c->text ? c->text : "", bufs);
+		bool blank = t && text_blank(o, t);
+
+		sbx_buf_free(&bufs[0]);
+		sbx_buf_free(&bufs[1]);
+		return blank;
+	}
+	return text_blank(o, c->text ? c->text : "");
 }
 
 /* A plain decimal number in text ("  42", "-1.5e3"); no hex, inf or nan. */
@@ -217,7 +270,27 @@ void sbx_grader__compare(const sbx_grading_opts *o, const sbx_cell *e, const sbx
 			 sbx_cmp *out)
 {
 	*out = (sbx_cmp){0};
-	compare_values(o, e, a, out);
+	if (rewrites(o) && (e->kind == SBX_CELL_STRING || a->kind == SBX_CELL_STRING)) {
+		sbx_buf be[2] = {SBX_BUF_INIT(REWRITE_MAX), SBX_BUF_INIT(REWRITE_MAX)};
+		sbx_buf ba[2] = {SBX_BUF_INIT(REWRITE_MAX), SBX_BUF_INIT(REWRITE_MAX)};
+		sbx_cell e2 = *e, a2 = *a;
+
+		if (e2.kind == SBX_CELL_STRING)
+			e2.text = rewrite(o, e->text ? e->text : "", be);
+		if (a2.kind == SBX_CELL_STRING)
+			a2.text = rewrite(o, a->text ? a->text : "", ba);
+		if ((e2.kind == SBX_CELL_STRING && !e2.text) ||
+		    (a2.kind == SBX_CELL_STRING && !a2.text))
+			out->reason = SBX_MISMATCH_TEXT; /* rewritten past the cap */
+		else
+			compare_values(o, &e2, &a2, out);
+		for (int i = 0; i < 2; i++) {
+			sbx_buf_free(&be[i]);
+			sbx_buf_free(&ba[i]);
+		}
+	} else {
+		compare_values(o, e, a, out);
+	}
 	if (!out->match || o->formulas == SBX_FORMULA_IGNORE || !e->formula)
 		return;
 	if (!a->formula) {

@@ -46,6 +46,7 @@ void sbx_grade_case_result_clear(sbx_grade_case_result *r)
 	free(r->output);
 	free(r->oracle);
 	free(r->failure);
+	free(r->opts.strip_chars);
 	for (size_t i = 0; i < r->n_missing_sheets; i++)
 		free(r->missing_sheets[i]);
 	free(r->missing_sheets);
@@ -399,6 +400,10 @@ int sbx_grade_books(const sbx_grading_opts *o, const sbx_book *output, const cha
 	res.opts.sheets = NULL;
 	res.opts.ranges = NULL;
 	res.opts.n_sheets = res.opts.n_ranges = 0;
+	res.opts.replace = NULL; /* the count is kept, not the pairs */
+	res.opts.strip_chars = NULL;
+	if (o->strip_chars && !(res.opts.strip_chars = strdup(o->strip_chars)))
+		goto oom;
 	if (!output && !(res.failure = strdup(output_problem ? output_problem : "no output")))
 		goto oom;
 	for (size_t i = 0; i < n_sheets; i++) {

@@ -89,7 +89,7 @@ typedef struct sbx_grade_case_result {
 	sbx_grade_status status;
 	double score;
 	uint64_t graded, matched;
-	sbx_grading_opts opts; /* the options graded under (sheets and ranges not kept) */
+	sbx_grading_opts opts; /* graded under; owns strip_chars; sheets, ranges, pairs not kept */
 	char *failure;	       /* why the case failed outright (missing output...), or NULL */
 	char **missing_sheets;
 	size_t n_missing_sheets;

@@ -236,7 +236,10 @@ static bool options_json(cJSON *parent, const sbx_grading_opts *o)
 				   o->missing_sheet == SBX_MISSING_SHEET_FAIL ? "fail"
 									      : "mismatch") >= 0 &&
 	       sbx_json_add_number(j, "pass_threshold", o->pass_threshold) >= 0 &&
-	       sbx_json_add_number(j, "fail_threshold", o->fail_threshold) >= 0;
+	       sbx_json_add_number(j, "fail_threshold", o->fail_threshold) >= 0 &&
+	       (o->strip_chars ? sbx_json_add_string(j, "strip_chars", o->strip_chars) >= 0
+			       : !!cJSON_AddNullToObject(j, "strip_chars")) &&
+	       sbx_json_add_number(j, "replace_pairs", (double)o->n_replace) >= 0;
 }
 
 static cJSON *case_json(const sbx_grade_case_result *c)

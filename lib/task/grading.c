@@ -14,7 +14,7 @@
 #define OPTION_KEYS                                                                                \
 	"tolerance", "relative_tolerance", "round", "trim", "ignore_case", "collapse_whitespace",  \
 		"numeric_strings", "skip_empty", "strict", "formulas", "missing_sheet",            \
-		"pass_threshold", "fail_threshold", "sheets", "ranges"
+		"pass_threshold", "fail_threshold", "sheets", "ranges", "replace", "strip_chars"
 
 void sbx_grading_opts_init(sbx_grading_opts *opts)
 {
@@ -46,10 +46,19 @@ static void ranges_free(sbx_grading_range *v, size_t n)
 	free(v);
 }
 
+static void replace_free(char **v, size_t n_pairs)
+{
+	for (size_t i = 0; v && i < 2 * n_pairs; i++)
+		free(v[i]);
+	free(v);
+}
+
 void sbx_grading_opts_clear(sbx_grading_opts *opts)
 {
 	sheets_free(opts->sheets, opts->n_sheets);
 	ranges_free(opts->ranges, opts->n_ranges);
+	replace_free(opts->replace, opts->n_replace);
+	free(opts->strip_chars);
 	sbx_grading_opts_init(opts);
 }
 
@@ -75,6 +84,20 @@ static int opts_copy(const sbx_grading_opts *src, sbx_grading_opts *dst)
 	dst->sheets = NULL;
 	dst->ranges = NULL;
 	dst->n_sheets = dst->n_ranges = 0;
+	dst->replace = NULL;
+	dst->n_replace = 0;
+	dst->strip_chars = NULL;
+	if (src->strip_chars && !(dst->strip_chars = strdup(src->strip_chars)))
+		return -ENOMEM;
+	if (src->n_replace) {
+		dst->replace = calloc(2 * src->n_replace, sizeof(*dst->replace));
+		if (!dst->replace)
+			return -ENOMEM;
+		dst->n_replace = src->n_replace;
+		for (size_t i = 0; i < 2 * src->n_replace; i++)
+			if (!(dst->replace[i] = strdup(src->replace[i])))
+				return -ENOMEM;
+	}
 	if (src->n_sheets) {
 		dst->sheets = calloc(src->n_sheets, sizeof(*dst->sheets));
 		if (!dst->sheets)
@@ -187,6 +210,52 @@ static int parse_ranges(const sbx_schema *s, const sbx_ynode *node, const char *
 	return 0;
 }
 
+/* replace: [[from, to], ...]: from non-empty, to may be "". */
+static int parse_replace(const sbx_schema *s, const sbx_ynode *node, const char *key,
+			 sbx_grading_opts *opts)
+{
+	char **v;
+	int r = 0;
+
+	if (node->kind != SBX_YNODE_SEQ || node->n == 0)
+		return sbx_schema__fail(s, node, "%s must be a non-empty list of [from, to] pairs",
+					key);
+	if (node->n > SBX_GRADING_MAX_REPLACE)
+		return sbx_schema__fail(s, node, "%s has too many entries (at most %d)", key,
+					SBX_GRADING_MAX_REPLACE);
+	v = calloc(2 * node->n, sizeof(*v));
+	if (!v)
+		return sbx_error_set(s->err, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < node->n && r >= 0; i++) {
+		const sbx_ynode *pair = node->items[i];
+
+		if (pair->kind != SBX_YNODE_SEQ || pair->n != 2 ||
+		    pair->items[0]->kind != SBX_YNODE_SCALAR ||
+		    pair->items[1]->kind != SBX_YNODE_SCALAR || pair->items[0]->len == 0 ||
+		    pair->items[0]->len > 256 || pair->items[1]->len > 256) {
+			r = sbx_schema__fail(
+				s, pair,
+				"%s: each entry must be [from, to] with from a non-empty "
+				"string (at most 256 bytes each)",
+				key);
+			break;
+		}
+		v[2 * i] = strdup(pair->items[0]->value);
+		v[2 * i + 1] =
+			strdup(sbx_ytree__is_null(pair->items[1]) ? "" : pair->items[1]->value);
+		if (!v[2 * i] || !v[2 * i + 1])
+			r = sbx_error_set(s->err, -ENOMEM, "out of memory");
+	}
+	if (r < 0) {
+		replace_free(v, node->n);
+		return r;
+	}
+	replace_free(opts->replace, opts->n_replace);
+	opts->replace = v;
+	opts->n_replace = node->n;
+	return 0;
+}
+
 /* Applies one option key; 0 when handled, 1 when key is not an option. */
 static int parse_option(const sbx_schema *s, const char *k, const sbx_ynode *val,
 			const char *prefix, sbx_grading_opts *o)
@@ -244,6 +313,10 @@ static int parse_option(const sbx_schema *s, const char *k, const sbx_ynode *val
 		return parse_sheets(s, val, key, o);
 	if (strcmp(k, "ranges") == 0)
 		return parse_ranges(s, val, key, o);
+	if (strcmp(k, "replace") == 0)
+		return parse_replace(s, val, key, o);
+	if (strcmp(k, "strip_chars") == 0)
+		return sbx_schema__string(s, val, key, 256, &o->strip_chars);
 	return 1;
 }
 

@@ -226,6 +226,41 @@ START_TEST(test_strings)
 }
 END_TEST
 
+START_TEST(test_rewrites)
+{
+	sbx_grade_case_result res;
+	char *pairs[] = {(char *)"\u20ac", (char *)"EUR", (char *)"n/a", (char *)""};
+
+	num(oracle, "Sheet1", 0, 0, 1234.5);
+	str(output, "Sheet1", 0, 0, "$1,234.50");
+	str(oracle, "Sheet1", 0, 1, "100 EUR");
+	str(output, "Sheet1", 0, 1, "100 \u20ac");
+	str(output, "Sheet1", 0, 2, " n/a "); /* blank once rewritten: not extra content */
+	opts.strict = true;
+	grade(&res);
+	ck_assert_uint_eq(res.graded, 3);
+	ck_assert_uint_eq(res.matched, 0);
+	sbx_grade_case_result_clear(&res);
+
+	opts.strip_chars = (char *)"$,";
+	opts.replace = pairs;
+	opts.n_replace = 2;
+	grade(&res);
+	ck_assert_uint_eq(res.graded, 2);
+	ck_assert_uint_eq(res.matched, 2);
+	sbx_grade_case_result_clear(&res);
+
+	/* The report shows the values as they were, not as rewritten. */
+	str(output, "Sheet1", 0, 1, "100 USD");
+	grade(&res);
+	ck_assert_line(&res, 0, "Sheet1!B1: expected=\"100 EUR\", got=\"100 USD\" (text mismatch)");
+	sbx_grade_case_result_clear(&res);
+	opts.strip_chars = NULL;
+	opts.replace = NULL;
+	opts.n_replace = 0;
+}
+END_TEST
+
 START_TEST(test_text_line)
 {
 	sbx_grade_case_result res;
@@ -778,6 +813,7 @@ static Suite *grader_suite(void)
 			    (int)(sizeof(numbers) / sizeof(numbers[0])));
 	tcase_add_test(tc, test_relative_tolerance_line);
 	tcase_add_loop_test(tc, test_strings, 0, (int)(sizeof(strings) / sizeof(strings[0])));
+	tcase_add_test(tc, test_rewrites);
 	tcase_add_test(tc, test_text_line);
 	tcase_add_test(tc, test_numeric_strings);
 	tcase_add_test(tc, test_dates_and_booleans);

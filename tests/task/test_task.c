@@ -165,6 +165,13 @@ static const struct {
 	{BASE "grading:\n  ranges: [\"A1:ZZZZ9\"]\n",
 	 "task.yaml:8:12: grading.ranges: Invalid range: A1:ZZZZ9"},
 	{BASE "grading:\n  cases: []\n", "task.yaml:8:10: grading.cases must be a non-empty list"},
+	{BASE "grading:\n  replace: [[a]]\n",
+	 "task.yaml:8:13: grading.replace: each entry must be [from, to] with from a non-empty "
+	 "string (at most 256 bytes each)"},
+	{BASE "grading:\n  replace: {a: b}\n",
+	 "task.yaml:8:12: grading.replace must be a non-empty list of [from, to] pairs"},
+	{BASE "grading:\n  strip_chars: ''\n", "task.yaml:8:16: grading.strip_chars must be a "
+					       "non-empty string"},
 	{BASE "grading:\n  cases:\n    - name: a\n    - name: a\n",
 	 "task.yaml:10:7: grading.cases[1]: duplicate case name 'a'"},
 	{BASE "grading:\n  cases:\n    - output: other.ods\n",
@@ -266,6 +273,21 @@ START_TEST(test_grading_standalone)
 	ck_assert_double_eq(spec.cases[0].opts.abs_tol, 0.001);
 	ck_assert_int_eq(spec.cases[0].opts.formulas, SBX_FORMULA_REQUIRE);
 	ck_assert_str_eq(spec.cases[0].opts.sheets[0].name, "Totals");
+	sbx_grading_spec_clear(&spec);
+
+	text = "strip_chars: '$,'\nreplace: [['n/a', ''], [EUR, '\u20ac']]\n"
+	       "cases: [{name: a}, {name: b, replace: [[x, y]]}]\n";
+	ck_assert_int_eq(sbx_grading_spec_parse("grading.yaml", text, strlen(text), &spec, &err),
+			 0);
+	ck_assert_uint_eq(spec.n_cases, 2);
+	ck_assert_str_eq(spec.cases[0].opts.strip_chars, "$,");
+	ck_assert_uint_eq(spec.cases[0].opts.n_replace, 2);
+	ck_assert_str_eq(spec.cases[0].opts.replace[0], "n/a");
+	ck_assert_str_eq(spec.cases[0].opts.replace[1], "");
+	ck_assert_str_eq(spec.cases[0].opts.replace[3], "\u20ac");
+	ck_assert_uint_eq(spec.cases[1].opts.n_replace, 1);
+	ck_assert_str_eq(spec.cases[1].opts.replace[1], "y");
+	ck_assert_str_eq(spec.cases[1].opts.strip_chars, "$,");
 	sbx_grading_spec_clear(&spec);
 
 	text = "tolerance: 1\nprompt: x\n";

@@ -23,12 +23,13 @@
 
 #include "sbx/error.h"
 
-#define SBX_TASK_MAX_FILES     64
-#define SBX_GRADING_MAX_CASES  64
-#define SBX_GRADING_MAX_SHEETS 64
-#define SBX_GRADING_MAX_RANGES 64
-#define SBX_TASK_MAX_ID	       64
-#define SBX_GRADING_MAX_DIGITS 15
+#define SBX_TASK_MAX_FILES	64
+#define SBX_GRADING_MAX_CASES	64
+#define SBX_GRADING_MAX_SHEETS	64
+#define SBX_GRADING_MAX_RANGES	64
+#define SBX_TASK_MAX_ID		64
+#define SBX_GRADING_MAX_DIGITS	15
+#define SBX_GRADING_MAX_REPLACE 32
 
 typedef enum sbx_formula_mode {
 	SBX_FORMULA_IGNORE = 0, /* grade cached values only (default) */
@@ -72,6 +73,10 @@ typedef struct sbx_grading_opts {
 	size_t n_sheets;
 	sbx_grading_range *ranges; /* NULL/0: the used range of each graded sheet */
 	size_t n_ranges;
+	/* Text rewriting before comparing, in this order: replace, then strip, then trim etc. */
+	char **replace;	   /* pairs: replace[2i] becomes replace[2i+1]; NULL/0: none */
+	size_t n_replace;  /* number of pairs */
+	char *strip_chars; /* bytes removed from text; NULL: none */
 } sbx_grading_opts;
 
 /* One test case: an output graded against an oracle under opts. */
