@@ -193,6 +193,7 @@ static int recalc_one(tool_context *ctx, const cJSON *args, uint64_t *with_value
 	const char *tmp = getenv("TMPDIR"), *base, *rel, *fmt;
 	_cleanup_free_ char *dir = NULL;
 	size_t len = 0, result_len = 0;
+	struct stat st;
 	wb_handle h;
 	int r;
 
@@ -209,7 +210,6 @@ static int recalc_one(tool_context *ctx, const cJSON *args, uint64_t *with_value
 		return 0;
 	{
 		tool_result ignore = {0};
-		struct stat st;
 		_cleanup_close_ int fd = workspace_open_regular(ctx, arg, &st, &ignore);
 		tool_result_clear(&ignore);
 		if (fd < 0)
@@ -258,7 +258,7 @@ static int recalc_one(tool_context *ctx, const cJSON *args, uint64_t *with_value
 	if (sbx_book_open_memory(result, result_len, base, NULL, &book, &err) < 0)
 		return tool_fail(out, TOOL_E_FAILED, "LibreOffice produced an unreadable file: %s",
 				 sbx_error_message(&err));
-	if (wb_replace_file(ctx, rel, result, result_len, &err) < 0)
+	if (wb_replace_file(ctx, rel, result, result_len, &st, &err) < 0)
 		return tool_fail(out, TOOL_E_ARGUMENT, "Cannot save %s: %s", arg,
 				 sbx_error_message(&err));
 	count_formulas(book, with_value, total);

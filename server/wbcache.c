@@ -298,14 +298,34 @@ void wb_discard(wb_handle *h)
 }
 
 int wb_replace_file(tool_context *ctx, const char *rel, const void *data, size_t len,
-		    sbx_error *err)
+		    const struct stat *expected, sbx_error *err)
 {
 	sbx_buf b = {(char *)data, len, len, len};
 	struct stat st;
-	int r;
+	int r = 0;
 
 	pthread_mutex_lock(&cache_lock);
-	r = write_confined(ctx, rel, &b, &st, err);
+	if (expected) {
+		int fd = sbx_path_open_beneath(ctx->workspace_fd, rel, O_RDONLY | O_NONBLOCK, 0,
+					       false, err);
+
+		if (fd >= 0 && fstat(fd, &st) == 0) {
+			if (st.st_dev != expected->st_dev || st.st_ino != expected->st_ino ||
+			    st.st_size != expected->st_size ||
+			    st.st_mtim.tv_sec != expected->st_mtim.tv_sec ||
+			    st.st_mtim.tv_nsec != expected->st_mtim.tv_nsec)
+				r = sbx_error_set(err, -EAGAIN,
+						  "the file changed meanwhile; try again");
+		} else if (fd >= 0) {
+			r = sbx_error_set(err, -errno, "%s", strerror(errno));
+		} else {
+			r = fd;
+		}
+		if (fd >= 0)
+			close(fd);
+	}
+	if (r == 0)
+		r = write_confined(ctx, rel, &b, &st, err);
 	for (size_t i = 0; i < CACHE_SLOTS; i++)
 		if (cache[i].rel && strcmp(cache[i].rel, rel) == 0)
 			entry_drop(&cache[i]);

@@ -13,6 +13,7 @@
  * releases it.
  */
 
+#include <sys/stat.h>
 #include <cjson/cJSON.h>
 
 #include "sbx/sheet.h"
@@ -68,6 +69,8 @@ const char *cell_type_name(const sbx_cell *c);
 /*
  * Replaces the workspace file rel with data, atomically and confined (the
  * same way wb_save writes), drops it from the cache and notes it modified.
+ * When expected is not NULL the file must still be that one (same inode,
+ * size and mtime), else -EAGAIN: someone wrote it meanwhile.
  */
 int wb_replace_file(tool_context *ctx, const char *rel, const void *data, size_t len,
-		    sbx_error *err);
+		    const struct stat *expected, sbx_error *err);
