@@ -67,6 +67,7 @@ static int parse_args(int argc, char **argv)
 	int c;
 
 	optind = 1;
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, "hq", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
@@ -109,6 +110,9 @@ static int parse_args(int argc, char **argv)
 			help();
 			return 0;
 		default:
+			cli_error("build: unknown option or missing value: '%s' (see 'sandboxctl "
+				  "build --help')",
+				  argv[optind - 1]);
 			return -EINVAL;
 		}
 	}

@@ -244,6 +244,36 @@ static int run_build(sbx_docker *d, build_state *s, const char *ref, const char 
 	return 0;
 }
 
+/*
+ * Removes the tags of older builds of this repository (same variant label,
+ * another inputs hash), so rebuilding after every edit does not fill the
+ * disk. An image still used by a container stays (the engine refuses).
+ */
+static void prune_superseded(sbx_docker *d, const char *repo, const char *variant,
+			     const char *keep_id, const sbx_image__progress *p)
+{
+	char filter[128];
+	const char *filters[] = {filter, NULL};
+	sbx_docker_image *imgs = NULL;
+	size_t n = 0, prefix = strlen(repo);
+
+	snprintf(filter, sizeof(filter), "%s=%s", SBX_LABEL_IMAGE, variant);
+	if (sbx_docker_image_list(d, filters, &imgs, &n, NULL) < 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(imgs[i].id, keep_id) == 0)
+			continue;
+		for (char **t = imgs[i].repo_tags; t && *t; t++) {
+			if (strncmp(*t, repo, prefix) != 0 || (*t)[prefix] != ':')
+				continue;
+			if (sbx_docker_image_remove(d, *t, false, NULL) == 0)
+				sbx_image__emit(p, SBX_IMAGE_EVENT_OUTPUT, "prune",
+						"removed superseded %s", *t);
+		}
+	}
+	sbx_docker_image_list_free(imgs, n);
+}
+
 static void build_state_done(build_state *s)
 {
 	sbx_image_context_free(s->ctx);
@@ -338,6 +368,9 @@ int sbx_image_build(sbx_docker *d, const sbx_image_build_opts *opts, sbx_image_r
 	sbx_docker_image_free(img);
 	if (r < 0)
 		return r;
+	if (res->built)
+		prune_superseded(d, repo, sbx_image_variant_name(opts->variant), res->id,
+				 &s.progress);
 	res->bases_built = s.bases_built;
 	res->seconds = sbx_image__now() - s.progress.start;
 	sbx_image__emit(&s.progress, SBX_IMAGE_EVENT_DONE, "image", "%s (%s)", res->ref,
