@@ -242,7 +242,22 @@ static int put_cell(sbx_book *bk, sbx_buf *b, const scell *sc, sbx_error *err)
 	return r;
 }
 
-static int put_sheet(sbx_book *bk, const sbx_sheet *s, sbx_buf *b, sbx_error *err)
+/* Hands what content.xml has so far to the deflater: the part is never whole in memory. */
+#define FLUSH_AT ((size_t)1 << 20)
+
+static int flush(sheet_zip_writer *w, sbx_buf *b, size_t at, sbx_error *err)
+{
+	int r = 0;
+
+	if (b->len >= at && b->len > 0) {
+		r = sbx_sheet__zipw_write(w, b->data, b->len, err);
+		sbx_buf_reset(b);
+	}
+	return r;
+}
+
+static int put_sheet(sbx_book *bk, const sbx_sheet *s, sheet_zip_writer *w, sbx_buf *b,
+		     sbx_error *err)
 {
 	uint32_t rows, cols, empty_rows = 0;
 	int r;
@@ -292,6 +307,8 @@ static int put_sheet(sbx_book *bk, const sbx_sheet *s, sbx_buf *b, sbx_error *er
 				cols - col);
 		if (r == 0)
 			r = sbx_buf_puts(b, "</table:table-row>");
+		if (r == 0)
+			r = flush(w, b, FLUSH_AT, err);
 	}
 	if (r == 0)
 		r = sbx_buf_puts(b, "</table:table>");
@@ -300,33 +317,10 @@ static int put_sheet(sbx_book *bk, const sbx_sheet *s, sbx_buf *b, sbx_error *er
 
 int sbx_sheet__write_ods(sbx_book *bk, sbx_buf *out, sbx_error *err)
 {
-	sbx_buf content = SBX_BUF_INIT(SHEET_OUT_MAX);
+	sbx_buf content = SBX_BUF_INIT((size_t)256 << 20);
 	sheet_zip_writer w;
 	int r;
 
-	r = sbx_buf_puts(&content, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-				   "<office:document-content" NS_DECLS ">");
-	if (r == 0)
-		r = sbx_buf_puts(&content, automatic_styles);
-	if (r == 0)
-		r = sbx_buf_puts(&content, "<office:body><office:spreadsheet>");
-	if (r == 0 && bk->nsheets == 0)
-		r = sbx_buf_puts(&content,
-				 "<table:table table:name=\"Sheet1\"><table:table-column/>"
-				 "<table:table-row><table:table-cell/></table:table-row>"
-				 "</table:table>");
-	for (size_t i = 0; i < bk->nsheets && r == 0; i++)
-		r = put_sheet(bk, bk->sheets[i], &content, err);
-	if (r == 0)
-		r = sbx_buf_puts(&content, "</office:spreadsheet></office:body>"
-					   "</office:document-content>");
-	if (r < 0) {
-		sbx_buf_free(&content);
-		if (err && err->code)
-			return err->code;
-		return sbx_error_set(err, r, "content.xml: %s",
-				     r == -ENOBUFS ? "too large" : "out of memory");
-	}
 	sbx_sheet__zipw_init(&w, out);
 	r = sbx_sheet__zipw_add(&w, "mimetype", ODS_MIME, strlen(ODS_MIME), false, err);
 	if (r == 0)
@@ -337,9 +331,33 @@ int sbx_sheet__write_ods(sbx_book *bk, sbx_buf *out, sbx_error *err)
 	if (r == 0)
 		r = sbx_sheet__zipw_add(&w, "meta.xml", meta, strlen(meta), true, err);
 	if (r == 0)
-		r = sbx_sheet__zipw_add(&w, "content.xml", content.data, content.len, true, err);
+		r = sbx_sheet__zipw_begin(&w, "content.xml", true, err);
+	if (r == 0)
+		r = sbx_buf_puts(&content, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+					   "<office:document-content" NS_DECLS ">");
+	if (r == 0)
+		r = sbx_buf_puts(&content, automatic_styles);
+	if (r == 0)
+		r = sbx_buf_puts(&content, "<office:body><office:spreadsheet>");
+	if (r == 0 && bk->nsheets == 0)
+		r = sbx_buf_puts(&content,
+				 "<table:table table:name=\"Sheet1\"><table:table-column/>"
+				 "<table:table-row><table:table-cell/></table:table-row>"
+				 "</table:table>");
+	for (size_t i = 0; i < bk->nsheets && r == 0; i++)
+		r = put_sheet(bk, bk->sheets[i], &w, &content, err);
+	if (r == 0)
+		r = sbx_buf_puts(&content, "</office:spreadsheet></office:body>"
+					   "</office:document-content>");
+	if (r == 0)
+		r = flush(&w, &content, 0, err);
+	if (r == 0)
+		r = sbx_sheet__zipw_end(&w, err);
 	if (r == 0)
 		r = sbx_sheet__zipw_finish(&w, err);
+	if (r < 0 && (!err || !err->code))
+		r = sbx_error_set(err, r, "content.xml: %s",
+				  r == -ENOBUFS ? "too large" : "out of memory");
 	sbx_sheet__zipw_free(&w);
 	sbx_buf_free(&content);
 	return r;

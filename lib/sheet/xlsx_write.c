@@ -140,7 +140,22 @@ static int put_cell(sbx_book *bk, sbx_buf *b, uint32_t row, const scell *sc, sbx
 	return r;
 }
 
-static int put_sheet(sbx_book *bk, const sbx_sheet *s, sbx_buf *b, sbx_error *err)
+/* Rows are handed to the deflater as they are made: a sheet is never whole in memory. */
+#define FLUSH_AT ((size_t)1 << 20)
+
+static int flush(sheet_zip_writer *w, sbx_buf *b, size_t at, sbx_error *err)
+{
+	int r = 0;
+
+	if (b->len >= at && b->len > 0) {
+		r = sbx_sheet__zipw_write(w, b->data, b->len, err);
+		sbx_buf_reset(b);
+	}
+	return r;
+}
+
+static int put_sheet(sbx_book *bk, const sbx_sheet *s, sheet_zip_writer *w, sbx_buf *b,
+		     sbx_error *err)
 {
 	uint32_t rows, cols;
 	char last[4];
@@ -162,6 +177,8 @@ static int put_sheet(sbx_book *bk, const sbx_sheet *s, sbx_buf *b, sbx_error *er
 			r = put_cell(bk, b, row, &rw->cells[i], err);
 		if (r == 0)
 			r = sbx_buf_puts(b, "</row>");
+		if (r == 0)
+			r = flush(w, b, FLUSH_AT, err);
 	}
 	if (r == 0)
 		r = sbx_buf_puts(b, "</sheetData></worksheet>");
@@ -171,7 +188,7 @@ static int put_sheet(sbx_book *bk, const sbx_sheet *s, sbx_buf *b, sbx_error *er
 int sbx_sheet__write_xlsx(sbx_book *bk, sbx_buf *out, sbx_error *err)
 {
 	sbx_buf ct = SBX_BUF_INIT((size_t)16 << 20), wb = SBX_BUF_INIT((size_t)16 << 20),
-		rels = SBX_BUF_INIT((size_t)16 << 20), part = SBX_BUF_INIT(SHEET_OUT_MAX);
+		rels = SBX_BUF_INIT((size_t)16 << 20), part = SBX_BUF_INIT((size_t)256 << 20);
 	size_t nsheets = bk->nsheets ? bk->nsheets : 1;
 	sheet_zip_writer w;
 	int r;
@@ -241,20 +258,25 @@ int sbx_sheet__write_xlsx(sbx_book *bk, sbx_buf *out, sbx_error *err)
 		r = sbx_sheet__zipw_add(&w, "xl/styles.xml", styles, strlen(styles), true, err);
 	for (size_t i = 0; i < nsheets && r == 0; i++) {
 		char name[64];
+		snprintf(name, sizeof(name), "xl/worksheets/sheet%zu.xml", i + 1);
 		sbx_buf_reset(&part);
+		r = sbx_sheet__zipw_begin(&w, name, true, err);
+		if (r < 0)
+			break;
 		if (bk->nsheets)
-			r = put_sheet(bk, bk->sheets[i], &part, err);
+			r = put_sheet(bk, bk->sheets[i], &w, &part, err);
 		else
 			r = sbx_buf_puts(&part, XML_DECL "<worksheet xmlns=\"" NS_MAIN
 							 "\"><sheetData/></worksheet>");
+		if (r == 0)
+			r = flush(&w, &part, 0, err);
 		if (r < 0) {
 			if (!err || !err->code)
 				r = sbx_error_set(err, r, "worksheet: %s",
 						  r == -ENOBUFS ? "too large" : "out of memory");
 			break;
 		}
-		snprintf(name, sizeof(name), "xl/worksheets/sheet%zu.xml", i + 1);
-		r = sbx_sheet__zipw_add(&w, name, part.data, part.len, true, err);
+		r = sbx_sheet__zipw_end(&w, err);
 	}
 	if (r == 0)
 		r = sbx_sheet__zipw_finish(&w, err);

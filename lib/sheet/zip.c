@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Zip reading (libarchive, with limits) and writing (by hand, zlib deflate). */
+#include <assert.h>
 #include <archive.h>
 #include <archive_entry.h>
 #include <errno.h>
@@ -133,65 +134,67 @@ static int put32(sbx_buf *b, uint32_t v)
 
 void sbx_sheet__zipw_init(sheet_zip_writer *w, sbx_buf *out)
 {
+	memset(w, 0, sizeof(*w));
 	w->out = out;
 	sbx_buf_init(&w->central, (size_t)64 << 20);
-	w->count = 0;
 }
 
 void sbx_sheet__zipw_free(sheet_zip_writer *w)
 {
+	if (w->zs) {
+		deflateEnd(w->zs);
+		free(w->zs);
+		w->zs = NULL;
+	}
 	sbx_buf_free(&w->central);
 }
 
-/* Deflates data (raw, no zlib header) onto the end of out. */
-static int deflate_into(sbx_buf *out, const void *data, size_t len)
+static void patch32(sbx_buf *b, size_t off, uint32_t v)
 {
-	z_stream zs;
-	unsigned char tmp[65536];
-	int zr, r = 0;
-
-	memset(&zs, 0, sizeof(zs));
-	if (deflateInit2(&zs, 6, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-		return -ENOMEM;
-	zs.next_in = (Bytef *)(uintptr_t)data;
-	size_t left = len;
-	do {
-		uInt chunk = left > (1u << 30) ? (1u << 30) : (uInt)left;
-		if (zs.avail_in == 0 && left > 0) {
-			zs.avail_in = chunk;
-			left -= chunk;
-		}
-		zs.next_out = tmp;
-		zs.avail_out = sizeof(tmp);
-		zr = deflate(&zs, left == 0 && zs.avail_in == 0 ? Z_FINISH : Z_NO_FLUSH);
-		if (zr == Z_STREAM_ERROR) {
-			r = -EIO;
-			break;
-		}
-		r = sbx_buf_append(out, tmp, sizeof(tmp) - zs.avail_out);
-	} while (r == 0 && zr != Z_STREAM_END);
-	deflateEnd(&zs);
-	return r;
+	unsigned char *c = (unsigned char *)b->data + off;
+	c[0] = (unsigned char)v;
+	c[1] = (unsigned char)(v >> 8);
+	c[2] = (unsigned char)(v >> 16);
+	c[3] = (unsigned char)(v >> 24);
 }
 
-int sbx_sheet__zipw_add(sheet_zip_writer *w, const char *name, const void *data, size_t len,
-			bool compress, sbx_error *err)
+static int entry_fail(sheet_zip_writer *w, int r, sbx_error *err)
 {
-	size_t name_len = strlen(name), hdr_off = w->out->len, data_off;
-	uLong crc = crc32(0L, Z_NULL, 0);
-	const unsigned char *p = data;
-	size_t left = len;
-	int r = 0;
-
-	if (len > UINT32_MAX || hdr_off > UINT32_MAX)
-		return sbx_error_set(err, -EFBIG, "zip entry '%s' too large (no zip64)", name);
-	while (left > 0) {
-		uInt chunk = left > (1u << 30) ? (1u << 30) : (uInt)left;
-		crc = crc32(crc, p, chunk);
-		p += chunk;
-		left -= chunk;
+	if (w->zs) {
+		deflateEnd(w->zs);
+		free(w->zs);
+		w->zs = NULL;
 	}
-	/* Local header; sizes are patched in after compressing. DOS time: 1980-01-01. */
+	w->open = false;
+	return sbx_error_set(err, r, "zip entry '%s': %s", w->name,
+			     r == -ENOBUFS ? "output too large"
+			     : r == -EFBIG ? "too large (no zip64)"
+					   : "out of memory");
+}
+
+int sbx_sheet__zipw_begin(sheet_zip_writer *w, const char *name, bool compress, sbx_error *err)
+{
+	size_t name_len = strlen(name);
+	int r;
+
+	assert(!w->open);
+	w->name = name;
+	w->compress = compress;
+	w->crc = crc32(0L, Z_NULL, 0);
+	w->usize = 0;
+	w->hdr_off = w->out->len;
+	if (w->hdr_off > UINT32_MAX)
+		return entry_fail(w, -EFBIG, err);
+	if (compress) {
+		w->zs = calloc(1, sizeof(z_stream));
+		if (!w->zs ||
+		    deflateInit2(w->zs, 6, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+			free(w->zs);
+			w->zs = NULL;
+			return entry_fail(w, -ENOMEM, err);
+		}
+	}
+	/* Local header; crc and sizes are patched in at the end. DOS time: 1980-01-01. */
 	r = put32(w->out, 0x04034b50);
 	if (r == 0)
 		r = put16(w->out, 20);
@@ -204,31 +207,89 @@ int sbx_sheet__zipw_add(sheet_zip_writer *w, const char *name, const void *data,
 	if (r == 0)
 		r = put16(w->out, 0x21);
 	if (r == 0)
-		r = put32(w->out, (uint32_t)crc);
+		r = put32(w->out, 0);
 	if (r == 0)
 		r = put32(w->out, 0);
 	if (r == 0)
-		r = put32(w->out, (uint32_t)len);
+		r = put32(w->out, 0);
 	if (r == 0)
 		r = put16(w->out, (uint32_t)name_len);
 	if (r == 0)
 		r = put16(w->out, 0);
 	if (r == 0)
 		r = sbx_buf_append(w->out, name, name_len);
-	data_off = w->out->len;
-	if (r == 0)
-		r = compress ? deflate_into(w->out, data, len) : sbx_buf_append(w->out, data, len);
 	if (r < 0)
-		return sbx_error_set(err, r, "zip entry '%s': %s", name,
-				     r == -ENOBUFS ? "output too large" : "out of memory");
-	size_t csize = w->out->len - data_off;
+		return entry_fail(w, r, err);
+	w->data_off = w->out->len;
+	w->open = true;
+	return 0;
+}
+
+/* Runs deflate over the input set in zs, appending output to out. */
+static int pump(sheet_zip_writer *w, int flush)
+{
+	unsigned char tmp[65536];
+	int zr, r = 0;
+
+	do {
+		w->zs->next_out = tmp;
+		w->zs->avail_out = sizeof(tmp);
+		zr = deflate(w->zs, flush);
+		if (zr == Z_STREAM_ERROR)
+			return -EIO;
+		r = sbx_buf_append(w->out, tmp, sizeof(tmp) - w->zs->avail_out);
+	} while (r == 0 && (w->zs->avail_out == 0 || (flush == Z_FINISH && zr != Z_STREAM_END)));
+	return r;
+}
+
+int sbx_sheet__zipw_write(sheet_zip_writer *w, const void *data, size_t len, sbx_error *err)
+{
+	const unsigned char *p = data;
+	int r = 0;
+
+	assert(w->open);
+	if (w->usize + len > UINT32_MAX)
+		return entry_fail(w, -EFBIG, err);
+	w->usize += len;
+	while (len > 0 && r == 0) {
+		uInt chunk = len > (1u << 30) ? (1u << 30) : (uInt)len;
+		w->crc = (uint32_t)crc32(w->crc, p, chunk);
+		if (w->compress) {
+			w->zs->next_in = (Bytef *)(uintptr_t)p;
+			w->zs->avail_in = chunk;
+			r = pump(w, Z_NO_FLUSH);
+		} else {
+			r = sbx_buf_append(w->out, p, chunk);
+		}
+		p += chunk;
+		len -= chunk;
+	}
+	return r < 0 ? entry_fail(w, r, err) : 0;
+}
+
+int sbx_sheet__zipw_end(sheet_zip_writer *w, sbx_error *err)
+{
+	size_t name_len = strlen(w->name);
+	int r = 0;
+
+	assert(w->open);
+	if (w->compress) {
+		w->zs->next_in = NULL;
+		w->zs->avail_in = 0;
+		r = pump(w, Z_FINISH);
+		deflateEnd(w->zs);
+		free(w->zs);
+		w->zs = NULL;
+		if (r < 0)
+			return entry_fail(w, r, err);
+	}
+	w->open = false;
+	size_t csize = w->out->len - w->data_off;
 	if (csize > UINT32_MAX)
-		return sbx_error_set(err, -EFBIG, "zip entry '%s' too large (no zip64)", name);
-	unsigned char *cs = (unsigned char *)w->out->data + hdr_off + 18;
-	cs[0] = (unsigned char)csize;
-	cs[1] = (unsigned char)(csize >> 8);
-	cs[2] = (unsigned char)(csize >> 16);
-	cs[3] = (unsigned char)(csize >> 24);
+		return entry_fail(w, -EFBIG, err);
+	patch32(w->out, w->hdr_off + 14, w->crc);
+	patch32(w->out, w->hdr_off + 18, (uint32_t)csize);
+	patch32(w->out, w->hdr_off + 22, (uint32_t)w->usize);
 
 	sbx_buf *c = &w->central;
 	r = put32(c, 0x02014b50);
@@ -239,17 +300,17 @@ int sbx_sheet__zipw_add(sheet_zip_writer *w, const char *name, const void *data,
 	if (r == 0)
 		r = put16(c, 0x0800);
 	if (r == 0)
-		r = put16(c, compress ? 8 : 0);
+		r = put16(c, w->compress ? 8 : 0);
 	if (r == 0)
 		r = put16(c, 0);
 	if (r == 0)
 		r = put16(c, 0x21);
 	if (r == 0)
-		r = put32(c, (uint32_t)crc);
+		r = put32(c, w->crc);
 	if (r == 0)
 		r = put32(c, (uint32_t)csize);
 	if (r == 0)
-		r = put32(c, (uint32_t)len);
+		r = put32(c, (uint32_t)w->usize);
 	if (r == 0)
 		r = put16(c, (uint32_t)name_len);
 	if (r == 0)
@@ -263,13 +324,25 @@ int sbx_sheet__zipw_add(sheet_zip_writer *w, const char *name, const void *data,
 	if (r == 0)
 		r = put32(c, 0100644u << 16);
 	if (r == 0)
-		r = put32(c, (uint32_t)hdr_off);
+		r = put32(c, (uint32_t)w->hdr_off);
 	if (r == 0)
-		r = sbx_buf_append(c, name, name_len);
+		r = sbx_buf_append(c, w->name, name_len);
 	if (r < 0)
 		return sbx_error_set(err, r, "zip directory: out of memory");
 	w->count++;
 	return 0;
+}
+
+int sbx_sheet__zipw_add(sheet_zip_writer *w, const char *name, const void *data, size_t len,
+			bool compress, sbx_error *err)
+{
+	int r = sbx_sheet__zipw_begin(w, name, compress, err);
+
+	if (r == 0)
+		r = sbx_sheet__zipw_write(w, data, len, err);
+	if (r == 0)
+		r = sbx_sheet__zipw_end(w, err);
+	return r;
 }
 
 int sbx_sheet__zipw_finish(sheet_zip_writer *w, sbx_error *err)

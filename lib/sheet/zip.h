@@ -57,12 +57,23 @@ typedef struct sheet_zip_writer {
 	sbx_buf *out;
 	sbx_buf central; /* central directory being built */
 	uint32_t count;
+	/* the entry being written */
+	struct z_stream_s *zs;
+	const char *name;
+	size_t hdr_off, data_off;
+	uint64_t usize;
+	uint32_t crc;
+	bool compress, open;
 } sheet_zip_writer;
 
 void sbx_sheet__zipw_init(sheet_zip_writer *w, sbx_buf *out);
 /* Adds one entry; stored when compress is false. */
 int sbx_sheet__zipw_add(sheet_zip_writer *w, const char *name, const void *data, size_t len,
 			bool compress, sbx_error *err);
+/* The same in pieces, so a big part is deflated as it is produced. */
+int sbx_sheet__zipw_begin(sheet_zip_writer *w, const char *name, bool compress, sbx_error *err);
+int sbx_sheet__zipw_write(sheet_zip_writer *w, const void *data, size_t len, sbx_error *err);
+int sbx_sheet__zipw_end(sheet_zip_writer *w, sbx_error *err);
 /* Writes the central directory. */
 int sbx_sheet__zipw_finish(sheet_zip_writer *w, sbx_error *err);
 void sbx_sheet__zipw_free(sheet_zip_writer *w);
