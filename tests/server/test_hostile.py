@@ -217,7 +217,24 @@ def _comm(pid):
         return ""
 
 
+def hostile_stdio():
+    """The same over stdio: junk lines get errors, the line after still works."""
+    import subprocess
+
+    with h.workspace() as ws:
+        lines = [b"{not json", b"[" * 10000 + b"]" * 10000, b'{"jsonrpc":"2.0","id":{},"method":"ping"}',
+                 b"x" * (65 << 20), b'{"jsonrpc":"2.0","id":"last","method":"ping"}']
+        p = subprocess.run([h.SERVER, "--workspace", ws, "--stdio"], input=b"\n".join(lines) + b"\n",
+                           capture_output=True, timeout=120)
+        out = [json.loads(x) for x in p.stdout.splitlines()]
+        codes = [o.get("error", {}).get("code") for o in out]
+        check(codes[:4] == [-32700, -32700, -32600, -32700], f"stdio junk answered {codes}")
+        check(out[-1] == {"jsonrpc": "2.0", "id": "last", "result": {}}, "stdio ping after junk")
+        check(p.returncode == 0, "stdio exits 0 at EOF")
+
+
 def main():
+    hostile_stdio()
     with h.workspace() as ws:
         user = None
         if os.geteuid() == 0:
