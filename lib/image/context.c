@@ -146,7 +146,8 @@ static bool skipped_name(const char *name)
 
 	return name[0] == '.' || strcmp(name, "__pycache__") == 0 ||
 	       (n > 2 && strcmp(name + n - 2, ".o") == 0) ||
-	       (n > 4 && strcmp(name + n - 4, ".pyc") == 0) || name[n - 1] == '~';
+	       (n > 4 && strcmp(name + n - 4, ".pyc") == 0) ||
+	       (n > 3 && strcmp(name + n - 3, ".md") == 0) || name[n - 1] == '~';
 }
 
 static int add_path(sbx_image_context *ctx, int at, const char *name, const char *path, int depth,

@@ -120,6 +120,7 @@ START_TEST(hash_follows_content_not_time)
 	/* Hidden and build-output files do not count. */
 	write_file("src/.hidden", "changed\n");
 	write_file("src/new.o", "more object\n");
+	write_file("src/README.md", "docs do not go into the image\n");
 	collect_hash(h2);
 	ck_assert_str_eq(h1, h2);
 

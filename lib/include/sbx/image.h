@@ -69,7 +69,7 @@ typedef struct sbx_image_context sbx_image_context;
 /*
  * Collects the build context from source_dir: every path named in
  * images/context.list (files, or directories taken recursively), skipping
- * hidden names, build output (*.o, *.pyc, __pycache__) and anything but
+ * hidden names, build output (*.o, *.pyc, __pycache__), docs (*.md) and anything but
  * regular files, directories and symlinks. Entries are sorted by path, so
  * the same tree always gives the same context. Caps: SBX_IMAGE_CONTEXT_MAX_*.
  * *out is freed with sbx_image_context_free.
