@@ -269,6 +269,20 @@ static cJSON *call_result_json(tool_result *r)
 	cJSON_AddStringToObject(text, "type", "text");
 	if (failed) {
 		cJSON_AddStringToObject(text, "text", r->error);
+	} else if (r->image_png_b64) {
+		/* The image travels as image content; as text it would cost a model its context. */
+		cJSON *brief = cJSON_Duplicate(r->structured, true), *it;
+
+		cJSON_ArrayForEach (it, brief)
+			if (cJSON_IsString(it) && strlen(it->valuestring) > 4096) {
+				char note[96];
+				snprintf(note, sizeof(note), "<%zu bytes, sent as image content>",
+					 strlen(it->valuestring));
+				cJSON_SetValuestring(it, note);
+			}
+		printed = sbx_json_print(brief);
+		cJSON_Delete(brief);
+		cJSON_AddStringToObject(text, "text", printed ? printed : "{}");
 	} else {
 		printed = sbx_json_print(r->structured);
 		cJSON_AddStringToObject(text, "text", printed ? printed : "{}");
