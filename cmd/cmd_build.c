@@ -41,7 +41,8 @@ static void help(void)
 	       "  --quiet            print only the image references\n"
 	       "  --json             JSON lines on stdout: one per event, one result per image\n"
 	       "  -h, --help         this text\n\n"
-	       "Exit status: 0 built or up to date, 2 usage, 3 engine or build failure.\n",
+	       "Exit status: 0 built or up to date, 2 usage or a bad source tree, 3 engine or\n"
+	       "build failure.\n",
 	       SBX_IMAGE_REPO_FULL, SBX_IMAGE_REPO_SLIM);
 }
 
@@ -127,7 +128,7 @@ static int parse_args(int argc, char **argv)
 
 static void print_json_event(const sbx_image_event *ev, const char *variant)
 {
-	static const char *kinds[] = {"phase", "output", "skip", "done"};
+	static const char *kinds[] = {"phase", "output", "skip", "done", "error"};
 	_cleanup_json_ cJSON *o = cJSON_CreateObject();
 	_cleanup_free_ char *s = NULL;
 
@@ -234,8 +235,16 @@ int cmd_build(int argc, char **argv)
 		sbx_error_clear(&err);
 		r = sbx_image_build(d, &o, &res, &err);
 		if (r < 0) {
+			if (arg_json)
+				print_json_event(
+					&(sbx_image_event){.kind = SBX_IMAGE_EVENT_ERROR,
+							   .phase = "build",
+							   .message = sbx_error_message(&err)},
+					name);
 			cli_error("build %s: %s", name, sbx_error_message(&err));
-			rc = r == -EINVAL ? EXIT_USAGE : EXIT_ENGINE;
+			/* A bad option, source tree or package list is the user's to fix; the rest
+			 * is the engine's. */
+			rc = r == -EINVAL || r == -ENOENT ? EXIT_USAGE : EXIT_ENGINE;
 		} else {
 			print_result(res, name);
 		}

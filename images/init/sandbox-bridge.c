@@ -85,10 +85,22 @@ static int connect_socket(const char *path, long long wait_ms)
 	}
 }
 
+/* stdin/stdout may be shared with the caller's terminal: flags are put back at exit. */
+static int saved_flags[2] = {-1, -1};
+
+static void restore_flags(void)
+{
+	for (int fd = 0; fd < 2; fd++)
+		if (saved_flags[fd] >= 0)
+			fcntl(fd, F_SETFL, saved_flags[fd]);
+}
+
 static void set_nonblock(int fd)
 {
 	int fl = fcntl(fd, F_GETFL);
 
+	if (fd < 2)
+		saved_flags[fd] = fl;
 	if (fl >= 0)
 		fcntl(fd, F_SETFL, fl | O_NONBLOCK);
 }
@@ -148,6 +160,7 @@ int main(int argc, char **argv)
 	sock = connect_socket(argv[optind], wait_s * 1000);
 	if (sock < 0)
 		return EXIT_FAILURE_IO;
+	atexit(restore_flags);
 	set_nonblock(sock);
 	set_nonblock(STDIN_FILENO);
 	set_nonblock(STDOUT_FILENO);

@@ -122,6 +122,8 @@ typedef enum sbx_image_event_kind {
 	SBX_IMAGE_EVENT_OUTPUT,	   /* a line of output (engine build step, mmdebstrap) */
 	SBX_IMAGE_EVENT_SKIP,	   /* a phase was not needed: message says why */
 	SBX_IMAGE_EVENT_DONE,	   /* a phase finished */
+	SBX_IMAGE_EVENT_ERROR, /* the build failed (sent by front ends; the library returns errors)
+				*/
 } sbx_image_event_kind;
 
 typedef struct sbx_image_event {
