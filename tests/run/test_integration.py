@@ -503,10 +503,39 @@ def case_mcp_stdio(env):
     check_gone(rid)
 
 
+def case_gui(env):
+    """A GUI task on the full image: Calc shows the file before the agent starts; a final screenshot is kept."""
+    if not image_exists("sandboxctl/sandbox:latest"):
+        raise Skip("the full image is missing: run 'sandboxctl build' first")
+    tdir = os.path.join(env.dir, "tasks")
+    shutil.copytree(os.path.join(TASKS, "banking_reserve"), os.path.join(tdir, "banking_gui"))
+    y = os.path.join(tdir, "banking_gui", "task.yaml")
+    text = read(y).replace("id: banking_reserve", "id: banking_gui").replace("gui: false", "gui: true")
+    with open(y, "w") as f:
+        f.write(text)
+    rid = env.new_id("gui")
+    p = subprocess.run([SANDBOXCTL, "run", "--task", os.path.join(tdir, "banking_gui"),
+                        "--image", "sandboxctl/sandbox:latest", "--runs-dir", env.runs,
+                        "--run-id", rid, "--test-label", "--agent", "oracle", "--json"],
+                       capture_output=True, text=True, timeout=600)
+    res = json.loads(p.stdout)
+    if p.returncode != 0 or res["status"] != "pass":
+        fail("GUI oracle run: exit %d %s\n%s" % (p.returncode, res, p.stderr))
+    shot = os.path.join(env.runs, rid, "screenshot.png")
+    with open(shot, "rb") as f:
+        head = f.read(8)
+    if head != b"\x89PNG\r\n\x1a\n" or os.path.getsize(shot) < 30000:
+        fail("no drawn final screenshot: %d bytes" % os.path.getsize(shot))
+    if not res["timings_ms"].get("gui_ready_after_start"):
+        fail("GUI readiness not recorded: %s" % res["timings_ms"])
+    check_gone(rid)
+    print("  Calc showed the file %.0f ms after start" % res["timings_ms"]["gui_ready_after_start"])
+
+
 CASES = {
     "oracle": case_oracle, "demo": case_demo, "rest": case_rest, "wrong": case_wrong,
     "timeout": case_timeout, "sigint": case_sigint, "sigkill": case_sigkill,
-    "sdk": case_sdk, "hardening": case_hardening, "mcp-stdio": case_mcp_stdio,
+    "sdk": case_sdk, "hardening": case_hardening, "mcp-stdio": case_mcp_stdio, "gui": case_gui,
 }
 
 
