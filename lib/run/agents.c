@@ -35,7 +35,35 @@ static char *find_demo_agent(const sbx_run *run)
 			free(p);
 		}
 	}
-	return strdup("sandbox-demo-agent"); /* PATH */
+	/* Then PATH. */
+	for (const char *d = getenv("PATH"); d && *d;) {
+		size_t len = strcspn(d, ":");
+		char *p;
+
+		if (len && asprintf(&p, "%.*s/sandbox-demo-agent", (int)len, d) >= 0) {
+			if (access(p, X_OK) == 0)
+				return p;
+			free(p);
+		}
+		d += len + (d[len] == ':');
+	}
+	errno = ENOENT;
+	return NULL;
+}
+
+int sbx_run__check_agent(const sbx_run *run, sbx_error *err)
+{
+	_cleanup_free_ char *demo = NULL;
+
+	if (!run->o.agent || strcmp(run->o.agent, "demo") != 0)
+		return 0;
+	demo = find_demo_agent(run);
+	if (!demo)
+		return sbx_error_set(
+			err, errno == ENOMEM ? -ENOMEM : -ENOENT,
+			"--agent demo: sandbox-demo-agent not found next to sandboxctl "
+			"or in PATH (build it: meson compile sandbox-demo-agent)");
+	return 0;
 }
 
 int sbx_run__start_agent(sbx_run *run, sbx_error *err)
@@ -72,7 +100,7 @@ int sbx_run__start_agent(sbx_run *run, sbx_error *err)
 		if (strcmp(agent, "demo") == 0) {
 			demo = find_demo_agent(run);
 			if (!demo)
-				return sbx_error_set(err, -ENOMEM, "out of memory");
+				return sbx_error_set(err, -ENOENT, "sandbox-demo-agent not found");
 			argv[0] = demo;
 			argv[1] = NULL;
 		} else {

@@ -166,6 +166,9 @@ int sbx_run_prepare(sbx_run **out, const sbx_run_opts *opts, sbx_error *err)
 				: run->task->gui ? SBX_IMAGE_FULL
 						 : SBX_IMAGE_SLIM);
 	run->res.agent = strdup(opts->agent ? opts->agent : "external");
+	r = sbx_run__check_agent(run, err);
+	if (r < 0)
+		return r;
 	if (opts->run_id && !sbx_run_id_valid(opts->run_id))
 		return sbx_error_set(err, -EINVAL,
 				     "run id '%s': use letters, digits, '.', '_', '-'",

@@ -72,6 +72,9 @@ const char *sbx_run__base_name(const char *p);
  */
 int sbx_run__copy_files_in(sbx_run *run, bool oracle, sbx_error *err);
 
+/* agents.c: refuses an agent that cannot start (the demo agent not found). */
+int sbx_run__check_agent(const sbx_run *run, sbx_error *err);
+
 /* agents.c: starts opts.agent on the host (a command, or the demo agent). */
 int sbx_run__start_agent(sbx_run *run, sbx_error *err);
 
