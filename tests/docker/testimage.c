@@ -12,6 +12,9 @@
 #include "testimage.h"
 
 #define BUSYBOX "/bin/busybox"
+/* Bump when the rootfs changes (applets, directories): old images get replaced. */
+#define ROOTFS_LABEL   "sandboxctl.test-rootfs"
+#define ROOTFS_VERSION "1"
 
 static const char *const applets[] = {
 	"sh",	 "cat",	 "echo", "ls",	 "mkdir", "mknod", "mkfifo", "ln", "truncate",
@@ -53,17 +56,25 @@ static void make_rootfs(const void **data, size_t *len, sbx_docker_tar **t)
 /* Imports the test image when it is missing (CI starts with no images). */
 void test_image_ensure(sbx_docker *d)
 {
-	const char *changes[] = {"LABEL " SBX_LABEL_TEST "=1", "ENV PATH=/bin", "CMD [\"/bin/sh\"]",
-				 NULL};
+	const char *changes[] = {"LABEL " SBX_LABEL_TEST "=1",
+				 "LABEL " ROOTFS_LABEL "=" ROOTFS_VERSION, "ENV PATH=/bin",
+				 "CMD [\"/bin/sh\"]", NULL};
 	sbx_docker_import_opts o = SBX_DOCKER_IMPORT_OPTS_INIT;
 	sbx_error err = SBX_ERROR_INIT;
 	sbx_docker_image *img = NULL;
 	sbx_docker_tar *t = NULL;
-	char *id = NULL;
+	char *id = NULL, *old_id = NULL;
 
+	/* Reuse it only when it is this rootfs (the label names its version). */
 	if (sbx_docker_image_inspect(d, SBX_TEST_IMAGE, &img, NULL) == 0) {
+		const char *v = sbx_docker_label_get(img->labels, img->n_labels, ROOTFS_LABEL);
+
+		if (v && strcmp(v, ROOTFS_VERSION) == 0) {
+			sbx_docker_image_free(img);
+			return;
+		}
+		old_id = strdup(img->id);
 		sbx_docker_image_free(img);
-		return;
 	}
 	make_rootfs(&o.tar_data, &o.tar_len, &t);
 	o.repo = "sandboxctl-test/busybox";
@@ -71,6 +82,10 @@ void test_image_ensure(sbx_docker *d)
 	o.changes = changes;
 	ck_assert_msg(sbx_docker_image_import(d, &o, &id, &err) == 0, "%s", err.msg);
 	ck_assert_msg(strncmp(id, "sha256:", 7) == 0, "image id '%s'", id);
+	/* The outdated one, now untagged: gone unless a container still uses it. */
+	if (old_id)
+		sbx_docker_image_remove(d, old_id, false, NULL);
+	free(old_id);
 	free(id);
 	sbx_docker_tar_free(t);
 }
