@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,8 @@ struct sbx_transcript {
 	FILE *f;
 	struct timespec t0;
 	unsigned long count;
+	long long bytes;
+	bool full;
 	int error;
 };
 
@@ -93,11 +96,18 @@ void sbx_transcript_record(sbx_transcript *t, unsigned conn, const char *dir, co
 	if (!line)
 		return;
 	pthread_mutex_lock(&t->lock);
-	if (fprintf(t->f, "%s\n", line) < 0 || fflush(t->f) != 0) {
+	if (t->full) {
+		/* Capped: an agent cannot fill the disk through the transcript. */
+	} else if (t->bytes + (long long)strlen(line) + 1 > SBX_TRANSCRIPT_FILE_MAX) {
+		t->full = true;
+		fprintf(t->f, "{\"ts\":\"%s\",\"truncated\":true}\n", ts);
+		fflush(t->f);
+	} else if (fprintf(t->f, "%s\n", line) < 0 || fflush(t->f) != 0) {
 		if (!t->error)
 			t->error = -errno ? -errno : -EIO;
 	} else {
 		t->count++;
+		t->bytes += (long long)strlen(line) + 1;
 	}
 	pthread_mutex_unlock(&t->lock);
 }

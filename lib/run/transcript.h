@@ -16,6 +16,8 @@ typedef struct sbx_transcript sbx_transcript;
 
 /* Bodies larger than this are stored truncated, as text. */
 #define SBX_TRANSCRIPT_BODY_MAX (1024 * 1024)
+/* Past this size the transcript ends with a {"truncated":true} line; the run goes on. */
+#define SBX_TRANSCRIPT_FILE_MAX (512LL * 1024 * 1024)
 
 int sbx_transcript_open(sbx_transcript **out, const char *path, sbx_error *err);
 
