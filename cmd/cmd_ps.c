@@ -104,7 +104,7 @@ static const char *owner_state(const sbx_docker_container *c)
 	size_t n;
 	bool gone = false;
 
-	if (!owner)
+	if (!owner || !*owner)
 		return "-";
 	if (gethostname(host, sizeof(host)) < 0)
 		return "?";
