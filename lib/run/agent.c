@@ -12,6 +12,8 @@
 
 #include "agent.h"
 
+#define AGENT_LOG_MAX (64LL * 1024 * 1024)
+
 /*
  * The group leader between sandboxctl and the agent: it runs the agent as its
  * child and watches a pipe whose write end only sandboxctl holds. When that
@@ -64,6 +66,7 @@ int sbx_agent__spawn(sbx_agent_proc *a, char *const argv[], char *const env_extr
 	a->out_fd = a->log_fd = a->lifeline = -1;
 	a->exit_code = -1;
 	a->echo = echo;
+	a->logged = 0;
 	logfd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	if (logfd < 0)
 		return sbx_error_set(err, -errno, "agent log '%s': %s", log_path, strerror(errno));
@@ -131,10 +134,13 @@ static void drain(sbx_agent_proc *a)
 			}
 			return;
 		}
-		if (a->log_fd >= 0 && write(a->log_fd, buf, (size_t)n) < 0) {
+		/* Capped: a chatty agent cannot fill the disk. */
+		if (a->log_fd >= 0 &&
+		    (a->logged + n > AGENT_LOG_MAX || write(a->log_fd, buf, (size_t)n) < 0)) {
 			close(a->log_fd);
 			a->log_fd = -1;
 		}
+		a->logged += n;
 		if (a->echo && write(STDERR_FILENO, buf, (size_t)n) < 0)
 			a->echo = false;
 	}
