@@ -13,14 +13,13 @@
 #include "sbx/error.h"
 
 typedef struct sbx_agent_proc {
-	pid_t pid;    /* 0 when none */
-	int out_fd;   /* read end of the agent's stdout+stderr, -1 when closed */
-	int log_fd;   /* agent.log, -1 when none */
-	int lifeline; /* write end the supervisor watches; closing it stops the agent */
-	bool echo;
-	long long logged;
-		/* bytes written to agent.log (capped) */ /* copy the output to our stderr too */
-	int exit_code; /* -1 until it exited; 128+N for signal N */
+	pid_t pid;	  /* 0 when none */
+	int out_fd;	  /* read end of the agent's stdout+stderr, -1 when closed */
+	int log_fd;	  /* agent.log, -1 when none */
+	int lifeline;	  /* write end the supervisor watches; closing it stops the agent */
+	bool echo;	  /* copy the output to our stderr too */
+	long long logged; /* bytes written to agent.log (capped) */
+	int exit_code;	  /* -1 until it exited; 128+N for signal N */
 } sbx_agent_proc;
 
 /*
