@@ -18,10 +18,19 @@
 int cell_parse(const char *text, uint32_t *row, uint32_t *col, tool_result *out)
 {
 	sbx_error err = SBX_ERROR_INIT;
+	sbx_range range;
 	sbx_ref ref;
 
-	if (sbx_ref_parse(text, &ref, &err) < 0)
+	/* "Sheet1!B2" names its sheet too (see ref_sheet); the cell is what counts here. */
+	if (strchr(text, '!')) {
+		if (sbx_range_parse(text, &range, &err) < 0 || range.first.row != range.last.row ||
+		    range.first.col != range.last.col)
+			return tool_fail(out, TOOL_E_ARGUMENT, "Invalid cell reference: %s", text),
+			       -EINVAL;
+		ref = range.first;
+	} else if (sbx_ref_parse(text, &ref, &err) < 0) {
 		return tool_fail(out, TOOL_E_ARGUMENT, "Invalid cell reference: %s", text), -EINVAL;
+	}
 	*row = ref.row;
 	*col = ref.col;
 	return 0;
@@ -84,13 +93,42 @@ const char *cell_type_name(const sbx_cell *c)
 }
 
 /* Opens file and sheet; on failure out is filled and the handle closed. */
+/* The sheet a "Sheet1!B2"-style reference names, or NULL. */
+static const char *ref_sheet(const cJSON *args, sbx_range *range)
+{
+	static const char *const keys[] = {"cell_reference", "start_cell", "end_cell"};
+
+	for (size_t i = 0; i < SBX_ELEMENTSOF(keys); i++) {
+		const char *text = sbx_json_get_string(args, keys[i], NULL);
+
+		if (text && strchr(text, '!') && sbx_range_parse(text, range, NULL) == 0 &&
+		    range->sheet[0])
+			return range->sheet;
+	}
+	return NULL;
+}
+
 static sbx_sheet *open_sheet(tool_context *ctx, const cJSON *args, wb_handle *h, tool_result *out)
 {
+	const char *named = sbx_json_get_string(args, "sheet_name", NULL);
+	sbx_range range;
+	const char *in_ref = ref_sheet(args, &range);
 	sbx_sheet *s;
 
+	if (in_ref && named && strcasecmp(in_ref, named) != 0) {
+		tool_fail(out, TOOL_E_ARGUMENT,
+			  "The reference names sheet '%s' but sheet_name is '%s'", in_ref, named);
+		return NULL;
+	}
 	if (wb_open(ctx, args, h, out) < 0)
 		return NULL;
-	s = wb_sheet(h, args, NULL, out);
+	if (in_ref && !named) {
+		s = sbx_book_find(h->book, in_ref);
+		if (!s)
+			tool_fail(out, TOOL_E_ARGUMENT, "Sheet '%s' not found", in_ref);
+	} else {
+		s = wb_sheet(h, args, NULL, out);
+	}
 	if (!s)
 		wb_close(h);
 	return s;

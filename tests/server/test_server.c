@@ -507,6 +507,33 @@ START_TEST(reference_error_texts)
 }
 END_TEST
 
+START_TEST(sheet_qualified_references)
+{
+	cJSON *root;
+	const cJSON *s;
+	const cJSON *res;
+
+	s = structured(call("read_cell",
+			    "{\"file_path\":\"cash_flows.ods\",\"cell_reference\":\"Sheet1!B2\"}",
+			    &root));
+	ck_assert_double_eq_tol(sbx_json_get_number(s, "value", 0), 257624.09, 1e-9);
+	cJSON_Delete(root);
+	s = structured(call("read_range",
+			    "{\"file_path\":\"cash_flows.ods\",\"start_cell\":\"'Sheet1'!A1\","
+			    "\"end_cell\":\"B1\"}",
+			    &root));
+	ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetArrayItem(sbx_json_get(s, "values"), 0)), 2);
+	cJSON_Delete(root);
+	res = call("read_cell",
+		   "{\"file_path\":\"cash_flows.ods\",\"cell_reference\":\"Other!B2\"}", &root);
+	ck_assert_str_eq(error_text(res), "Sheet 'Other' not found");
+	cJSON_Delete(root);
+	res = call("read_cell", "{" F ",\"cell_reference\":\"Other!B2\"}", &root);
+	ck_assert_ptr_nonnull(strstr(error_text(res), "names sheet 'Other'"));
+	cJSON_Delete(root);
+}
+END_TEST
+
 START_TEST(absolute_path_inside_workspace)
 {
 	char args[512];
@@ -797,6 +824,7 @@ static Suite *server_suite(void)
 	tcase_add_test(tc, sheet_and_row_tools);
 	tcase_add_test(tc, reference_error_texts);
 	tcase_add_test(tc, absolute_path_inside_workspace);
+	tcase_add_test(tc, sheet_qualified_references);
 	tcase_add_test(tc, xlsx_files_work_too);
 	tcase_add_test(tc, execute_python_runs_in_workspace);
 	tcase_add_test(tc, execute_python_timeout_and_caps);
