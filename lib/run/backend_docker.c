@@ -191,6 +191,16 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 	if (r < 0)
 		return r;
 	b->id = TAKE_PTR(id);
+	/* The stream connection now, so the first bridge after start costs no extra round trip. */
+	pthread_mutex_lock(&db->lock);
+	if (!db->d_stream) {
+		sbx_docker_opts o2 = SBX_DOCKER_OPTS_INIT;
+
+		o2.api_version = sbx_docker_api_version(db->d);
+		if (sbx_docker_open(&db->d_stream, &o2, NULL) < 0)
+			db->d_stream = NULL; /* open_stream tries again */
+	}
+	pthread_mutex_unlock(&db->lock);
 	if (sbx_docker_container_inspect(db->d, b->id, &c, NULL) == 0) {
 		if (c->image_id)
 			b->image_id = strdup(c->image_id);
@@ -225,10 +235,15 @@ static int db_open_stream(sbx_backend *b, sbx_stream **out, sbx_error *err)
 	o.cmd = (const char *const[]){"sandbox-bridge", SBX_SANDBOX_SOCKET, NULL};
 	o.attach_stdin = true;
 	pthread_mutex_lock(&db->lock);
-	if (!db->d_stream)
-		r = sbx_docker_open(&db->d_stream, NULL, err);
-	else
+	if (!db->d_stream) {
+		/* Same engine, same API version: no second negotiation round trip. */
+		sbx_docker_opts o2 = SBX_DOCKER_OPTS_INIT;
+
+		o2.api_version = sbx_docker_api_version(db->d);
+		r = sbx_docker_open(&db->d_stream, &o2, err);
+	} else {
 		r = 0;
+	}
 	if (r >= 0)
 		r = sbx_docker_exec_create(db->d_stream, b->id, &o, &exec_id, err);
 	if (r >= 0)
