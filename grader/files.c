@@ -43,7 +43,7 @@ void sbx_grade_result_summarise(sbx_grade_result *r)
 					   : SBX_GRADE_PARTIAL;
 }
 
-/* Reads an already opened file (at most max bytes) and parses it as a workbook. */
+/* Reads an opened file (up to the reader's file-size limit) and parses it as a workbook. */
 static int open_fd(int fd, const char *name, sbx_book **out, sbx_error *err)
 {
 	sbx_sheet_limits limits = SBX_SHEET_LIMITS_INIT;
