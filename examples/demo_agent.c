@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sandbox-demo-agent: a scripted agent that solves banking_reserve through
- * MCP Streamable HTTP, the way a model-driven agent would, with no shortcuts:
+ * sandbox-demo-agent: a scripted agent that solves the bundled tasks through
+ * MCP Streamable HTTP, the way a model-driven agent would, with no shortcuts.
+ * banking_reserve:
  *
  *   initialize → notifications/initialized → tools/list → list_files →
  *   get_sheet_info → read_range → compute the reserves → write_range →
@@ -10,6 +11,9 @@
  * The reserve of a period is round(cash_flow * rate, 2); the rate is the
  * period's Rate_Point when known, else the linear interpolation between the
  * nearest known periods before and after (flat beyond the first or last).
+ * sales_revenue: Revenue = round(Quantity * Unit_Price, 2) the same way;
+ * quarterly_totals: SUM formulas with set_formula, then recalculate (which
+ * needs LibreOffice: the full image). The task is recognised by its file.
  *
  * Reads SANDBOX_MCP_URL (as `sandboxctl run --agent demo` sets it), or takes
  * the URL as its argument. Logs each step on stderr. Exit 0 when the task was
@@ -24,11 +28,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
-#define MAX_BODY   (64L * 1024 * 1024)
-#define MAX_ROWS   100000
-#define INPUT_FILE "cash_flows.ods"
-#define SHEET	   "Sheet1"
+#define MAX_BODY (64L * 1024 * 1024)
+#define MAX_ROWS 100000
+#define SHEET	 "Sheet1"
 
 typedef struct agent {
 	CURL *curl;
@@ -204,43 +208,96 @@ static bool notify(agent *a, const char *method)
 }
 
 /*
- * tools/call; returns the tool's structured result (structuredContent, or
- * the first text block parsed as JSON), owned by *resp_out / *parsed_out.
+ * tools/call; returns the tool's structured result (structuredContent, or the
+ * first text block parsed as JSON) as a tree the caller frees, or NULL.
  */
-static const cJSON *call_tool(agent *a, const char *name, cJSON *args, cJSON **resp_out,
-			      cJSON **parsed_out)
+static cJSON *call_tool(agent *a, const char *name, cJSON *args)
 {
-	cJSON *params = cJSON_CreateObject();
+	cJSON *params = cJSON_CreateObject(), *resp = NULL, *out = NULL;
 	const cJSON *res, *sc, *content, *text;
 
 	cJSON_AddStringToObject(params, "name", name);
 	cJSON_AddItemToObject(params, "arguments", args ? args : cJSON_CreateObject());
-	res = rpc(a, "tools/call", params, resp_out);
+	res = rpc(a, "tools/call", params, &resp);
 	if (!res)
 		return NULL;
 	content = cJSON_GetObjectItemCaseSensitive(res, "content");
 	text = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(content, 0), "text");
-	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(res, "isError"))) {
-		say("%s: tool error: %s", name, cJSON_IsString(text) ? text->valuestring : "?");
-		return NULL;
-	}
 	sc = cJSON_GetObjectItemCaseSensitive(res, "structuredContent");
-	if (cJSON_IsObject(sc))
-		return sc;
-	if (cJSON_IsString(text)) {
-		*parsed_out = cJSON_Parse(text->valuestring);
-		return *parsed_out;
-	}
-	return NULL;
+	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(res, "isError")))
+		say("%s: tool error: %s", name, cJSON_IsString(text) ? text->valuestring : "?");
+	else if (cJSON_IsObject(sc))
+		out = cJSON_Duplicate(sc, 1);
+	else if (cJSON_IsString(text))
+		out = cJSON_Parse(text->valuestring);
+	cJSON_Delete(resp);
+	return out;
 }
 
-static cJSON *sheet_args(const char *file)
+static cJSON *sheet_args(const char *file, const char *sheet)
 {
 	cJSON *a = cJSON_CreateObject();
 
 	cJSON_AddStringToObject(a, "file_path", file);
-	cJSON_AddStringToObject(a, "sheet_name", SHEET);
+	cJSON_AddStringToObject(a, "sheet_name", sheet);
 	return a;
+}
+
+/* The sheet's row count (header included), or -1. */
+static int row_count(agent *a, const char *file, const char *sheet)
+{
+	cJSON *res = call_tool(a, "get_sheet_info", sheet_args(file, sheet));
+	int rows = (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(res, "row_count"));
+
+	cJSON_Delete(res);
+	if (rows < 2 || rows > MAX_ROWS) {
+		say("%s: unexpected row count %d", sheet, rows);
+		return -1;
+	}
+	say("%s has %d rows", sheet, rows);
+	return rows;
+}
+
+/* read_range's values (a copy the caller frees), or NULL. */
+static cJSON *read_values(agent *a, const char *file, const char *sheet, const char *from,
+			  const char *to)
+{
+	cJSON *args = sheet_args(file, sheet), *res, *values;
+
+	cJSON_AddStringToObject(args, "start_cell", from);
+	cJSON_AddStringToObject(args, "end_cell", to);
+	res = call_tool(a, "read_range", args);
+	values = cJSON_DetachItemFromObjectCaseSensitive(res, "values");
+	cJSON_Delete(res);
+	if (!cJSON_IsArray(values)) {
+		say("read_range %s:%s gave no values", from, to);
+		cJSON_Delete(values);
+		return NULL;
+	}
+	return values;
+}
+
+/* write_range of a column: header, then one number per row. */
+static bool write_column(agent *a, const char *file, const char *sheet, const char *cell,
+			 const char *header, const double *v, int n)
+{
+	cJSON *args = sheet_args(file, sheet), *vals = cJSON_CreateArray(), *row, *res;
+
+	row = cJSON_CreateArray();
+	cJSON_AddItemToArray(row, cJSON_CreateString(header));
+	cJSON_AddItemToArray(vals, row);
+	for (int i = 0; i < n; i++) {
+		row = cJSON_CreateArray();
+		cJSON_AddItemToArray(row, cJSON_CreateNumber(v[i]));
+		cJSON_AddItemToArray(vals, row);
+	}
+	cJSON_AddStringToObject(args, "start_cell", cell);
+	cJSON_AddItemToObject(args, "values", vals);
+	res = call_tool(a, "write_range", args);
+	cJSON_Delete(res);
+	if (res)
+		say("wrote %s and %d values from %s", header, n, cell);
+	return res != NULL;
 }
 
 /* A cell value as a number; false when empty or not numeric. */
@@ -264,67 +321,29 @@ static double round2(double v)
 	return round(v * 100.0) / 100.0;
 }
 
-static int solve(agent *a)
+/* banking_reserve: Required_Reserve = round(cash flow * interpolated rate, 2). */
+static int solve_banking(agent *a, const char *file)
 {
-	cJSON *r1 = NULL, *p1 = NULL, *r2 = NULL, *p2 = NULL, *r3 = NULL, *p3 = NULL, *r4 = NULL,
-	      *p4 = NULL, *r5 = NULL, *p5 = NULL, *r6 = NULL, *p6 = NULL, *r0 = NULL;
-	const cJSON *res, *files, *f, *values;
-	const char *file = NULL;
-	double *period = NULL, *cf = NULL, *rate = NULL;
+	cJSON *values = NULL;
+	double *period = NULL, *cf = NULL, *rate = NULL, *reserve = NULL;
 	bool *known = NULL;
-	int rows, n = 0, rc = 1;
+	int rows, n, rc = 1;
 	char end_cell[32];
 
-	res = rpc(a, "tools/list", NULL, &r0);
-	if (!res)
-		goto done;
-	say("server offers %d tools", cJSON_GetArraySize(cJSON_GetObjectItem(res, "tools")));
-
-	res = call_tool(a, "list_files", NULL, &r1, &p1);
-	files = cJSON_GetObjectItemCaseSensitive(res, "files");
-	cJSON_ArrayForEach (f, files) {
-		const char *name = cJSON_IsString(f)
-					   ? f->valuestring
-					   : cJSON_GetStringValue(cJSON_GetObjectItem(f, "path"));
-		size_t nl = name ? strlen(name) : 0;
-
-		if (nl >= strlen(INPUT_FILE) &&
-		    strcmp(name + nl - strlen(INPUT_FILE), INPUT_FILE) == 0)
-			file = name;
-	}
-	if (!file) {
-		say("no %s in the workspace", INPUT_FILE);
-		goto done;
-	}
-	say("found %s", file);
-
-	res = call_tool(a, "get_sheet_info", sheet_args(file), &r2, &p2);
-	rows = (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(res, "row_count"));
-	if (rows < 2 || rows > MAX_ROWS) {
-		say("unexpected row count %d", rows);
-		goto done;
-	}
-	say("%s has %d rows", SHEET, rows);
-
-	{
-		cJSON *args = sheet_args(file);
-
-		snprintf(end_cell, sizeof(end_cell), "C%d", rows);
-		cJSON_AddStringToObject(args, "start_cell", "A2");
-		cJSON_AddStringToObject(args, "end_cell", end_cell);
-		res = call_tool(a, "read_range", args, &r3, &p3);
-	}
-	values = cJSON_GetObjectItemCaseSensitive(res, "values");
-	if (!cJSON_IsArray(values)) {
-		say("read_range gave no values");
-		goto done;
-	}
+	rows = row_count(a, file, SHEET);
+	if (rows < 0)
+		return 1;
+	snprintf(end_cell, sizeof(end_cell), "C%d", rows);
+	values = read_values(a, file, SHEET, "A2", end_cell);
+	if (!values)
+		return 1;
 	n = cJSON_GetArraySize(values);
 	period = calloc((size_t)n + 1, sizeof(double));
 	cf = calloc((size_t)n + 1, sizeof(double));
 	rate = calloc((size_t)n + 1, sizeof(double));
+	reserve = calloc((size_t)n + 1, sizeof(double));
 	known = calloc((size_t)n + 1, sizeof(bool));
-	if (!period || !cf || !rate || !known)
+	if (!period || !cf || !rate || !reserve || !known)
 		goto done;
 	for (int i = 0; i < n; i++) {
 		const cJSON *row = cJSON_GetArrayItem(values, i);
@@ -335,74 +354,182 @@ static int solve(agent *a)
 			cf[i] = 0;
 		known[i] = number_of(cJSON_GetArrayItem(row, 2), &rate[i]);
 	}
-
 	/* Interpolate the unknown rates between the nearest known periods. */
 	for (int i = 0; i < n; i++) {
 		int lo = i, hi = i;
 
-		if (known[i])
-			continue;
-		while (lo >= 0 && !known[lo])
-			lo--;
-		while (hi < n && !known[hi])
-			hi++;
-		if (lo < 0 && hi >= n)
-			rate[i] = 0;
-		else if (lo < 0)
-			rate[i] = rate[hi];
-		else if (hi >= n)
-			rate[i] = rate[lo];
-		else
-			rate[i] = rate[lo] + (rate[hi] - rate[lo]) * (period[i] - period[lo]) /
-						     (period[hi] - period[lo]);
-	}
-	{
-		cJSON *args = sheet_args(file), *vals = cJSON_CreateArray(), *row;
-
-		row = cJSON_CreateArray();
-		cJSON_AddItemToArray(row, cJSON_CreateString("Required_Reserve"));
-		cJSON_AddItemToArray(vals, row);
-		for (int i = 0; i < n; i++) {
-			row = cJSON_CreateArray();
-			cJSON_AddItemToArray(row, cJSON_CreateNumber(round2(cf[i] * rate[i])));
-			cJSON_AddItemToArray(vals, row);
+		if (!known[i]) {
+			while (lo >= 0 && !known[lo])
+				lo--;
+			while (hi < n && !known[hi])
+				hi++;
+			if (lo < 0 && hi >= n)
+				rate[i] = 0;
+			else if (lo < 0)
+				rate[i] = rate[hi];
+			else if (hi >= n)
+				rate[i] = rate[lo];
+			else
+				rate[i] = rate[lo] + (rate[hi] - rate[lo]) *
+							     (period[i] - period[lo]) /
+							     (period[hi] - period[lo]);
 		}
-		cJSON_AddStringToObject(args, "start_cell", "D1");
-		cJSON_AddItemToObject(args, "values", vals);
-		res = call_tool(a, "write_range", args, &r4, &p4);
-		if (!res)
-			goto done;
-		say("wrote Required_Reserve and %d values", n);
+		reserve[i] = round2(cf[i] * rate[i]);
 	}
-	{
-		cJSON *args = cJSON_CreateObject();
-
-		cJSON_AddStringToObject(args, "summary", "Required_Reserve added in column D");
-		res = call_tool(a, "complete_task", args, &r5, &p5);
-		if (!res)
-			goto done;
-		say("task completed");
-	}
-	rc = 0;
+	if (write_column(a, file, SHEET, "D1", "Required_Reserve", reserve, n))
+		rc = 0;
 done:
 	free(period);
 	free(cf);
 	free(rate);
+	free(reserve);
 	free(known);
-	cJSON_Delete(r0);
-	cJSON_Delete(r1);
-	cJSON_Delete(p1);
-	cJSON_Delete(r2);
-	cJSON_Delete(p2);
-	cJSON_Delete(r3);
-	cJSON_Delete(p3);
-	cJSON_Delete(r4);
-	cJSON_Delete(p4);
-	cJSON_Delete(r5);
-	cJSON_Delete(p5);
-	cJSON_Delete(r6);
-	cJSON_Delete(p6);
+	cJSON_Delete(values);
 	return rc;
+}
+
+/* sales_revenue: Revenue = round(Quantity * Unit_Price, 2). */
+static int solve_sales(agent *a, const char *file)
+{
+	cJSON *values;
+	double *revenue;
+	int rows, n, rc = 1;
+	char end_cell[32];
+
+	rows = row_count(a, file, SHEET);
+	if (rows < 0)
+		return 1;
+	snprintf(end_cell, sizeof(end_cell), "D%d", rows);
+	values = read_values(a, file, SHEET, "A2", end_cell);
+	if (!values)
+		return 1;
+	n = cJSON_GetArraySize(values);
+	revenue = calloc((size_t)n + 1, sizeof(double));
+	if (revenue) {
+		for (int i = 0; i < n; i++) {
+			const cJSON *row = cJSON_GetArrayItem(values, i);
+			double q = 0, p = 0;
+
+			number_of(cJSON_GetArrayItem(row, 2), &q);
+			number_of(cJSON_GetArrayItem(row, 3), &p);
+			revenue[i] = round2(q * p);
+		}
+		if (write_column(a, file, SHEET, "E1", "Revenue", revenue, n))
+			rc = 0;
+	}
+	free(revenue);
+	cJSON_Delete(values);
+	return rc;
+}
+
+static bool set_formula(agent *a, const char *file, const char *sheet, const char *cell,
+			const char *formula)
+{
+	cJSON *args = sheet_args(file, sheet), *res;
+
+	cJSON_AddStringToObject(args, "cell_reference", cell);
+	cJSON_AddStringToObject(args, "formula", formula);
+	res = call_tool(a, "set_formula", args);
+	cJSON_Delete(res);
+	return res != NULL;
+}
+
+/* quarterly_totals: live SUM formulas for the row and column totals, then recalculate. */
+static int solve_quarterly(agent *a, const char *file)
+{
+	static const char *const sheet = "Sales";
+	char cell[16], formula[64];
+	cJSON *args, *res;
+
+	args = sheet_args(file, sheet);
+	cJSON_AddStringToObject(args, "cell_reference", "F1");
+	cJSON_AddStringToObject(args, "value", "Total");
+	res = call_tool(a, "write_cell", args);
+	if (!res)
+		return 1;
+	cJSON_Delete(res);
+	for (int r = 2; r <= 9; r++) {
+		snprintf(cell, sizeof(cell), "F%d", r);
+		snprintf(formula, sizeof(formula), "=SUM(B%d:E%d)", r, r);
+		if (!set_formula(a, file, sheet, cell, formula))
+			return 1;
+	}
+	for (char c = 'B'; c <= 'F'; c++) {
+		snprintf(cell, sizeof(cell), "%c10", c);
+		snprintf(formula, sizeof(formula), "=SUM(%c2:%c9)", c, c);
+		if (!set_formula(a, file, sheet, cell, formula))
+			return 1;
+	}
+	say("wrote 13 SUM formulas");
+	/* The values beside the formulas come from LibreOffice; a busy one may need another try. */
+	for (int attempt = 0;; attempt++) {
+		args = cJSON_CreateObject();
+		cJSON_AddStringToObject(args, "file_path", file);
+		res = call_tool(a, "recalculate", args);
+		if (res)
+			break;
+		if (attempt == 2)
+			return 1;
+		sleep(1);
+	}
+	say("recalculated");
+	cJSON_Delete(res);
+	return 0;
+}
+
+static const struct solver {
+	const char *file;
+	int (*solve)(agent *a, const char *file);
+} solvers[] = {
+	{"cash_flows.ods", solve_banking},
+	{"sales_data.ods", solve_sales},
+	{"quarterly_sales.ods", solve_quarterly},
+};
+
+/* Looks at the workspace, solves the task it recognises, completes it. */
+static int solve(agent *a)
+{
+	cJSON *res, *files = NULL, *args;
+	const cJSON *f, *list;
+	int rc = 1;
+
+	list = rpc(a, "tools/list", NULL, &files);
+	if (!list)
+		return 1;
+	say("server offers %d tools", cJSON_GetArraySize(cJSON_GetObjectItem(list, "tools")));
+	cJSON_Delete(files);
+
+	files = call_tool(a, "list_files", NULL);
+	cJSON_ArrayForEach (f, cJSON_GetObjectItemCaseSensitive(files, "files")) {
+		const char *name = cJSON_IsString(f)
+					   ? f->valuestring
+					   : cJSON_GetStringValue(cJSON_GetObjectItem(f, "path"));
+		size_t nl = name ? strlen(name) : 0;
+
+		for (size_t i = 0; rc && i < sizeof(solvers) / sizeof(solvers[0]); i++) {
+			size_t sl = strlen(solvers[i].file);
+
+			if (nl >= sl && strcmp(name + nl - sl, solvers[i].file) == 0) {
+				say("found %s", name);
+				rc = solvers[i].solve(a, name);
+			}
+		}
+		if (!rc)
+			break;
+	}
+	cJSON_Delete(files);
+	if (rc) {
+		say("no task I know how to solve");
+		return rc;
+	}
+	args = cJSON_CreateObject();
+	cJSON_AddStringToObject(args, "summary", "done by sandbox-demo-agent");
+	res = call_tool(a, "complete_task", args);
+	if (!res)
+		return 1;
+	cJSON_Delete(res);
+	say("task completed");
+	return 0;
 }
 
 int main(int argc, char **argv)
