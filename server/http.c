@@ -390,8 +390,7 @@ int http_serve(server *srv, const http_options *opt, sbx_error *err)
 			     0, NULL, NULL, on_request, &hs, MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
 			     NULL, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT,
 			     opt->max_connections, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)300,
-			     MHD_OPTION_NOTIFY_COMPLETED, on_completed, &hs,
-			     MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
+			     MHD_OPTION_NOTIFY_COMPLETED, on_completed, &hs, MHD_OPTION_END);
 	if (!d) {
 		close(fd);
 		if (opt->unix_path)

@@ -8,6 +8,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -50,6 +52,13 @@ static char *find_office(void)
 	return NULL;
 }
 
+static pthread_mutex_t office_lock = PTHREAD_MUTEX_INITIALIZER;
+static char profile_dir[PATH_MAX];
+
+static void remove_profile(void);
+
+static void make_profile_dir(void);
+
 static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
 	remove(path);
@@ -59,6 +68,38 @@ static int rm_one(const char *path, const struct stat *st, int flag, struct FTW 
 static void rm_rf(const char *dir)
 {
 	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void remove_profile(void)
+{
+	if (profile_dir[0])
+		rm_rf(profile_dir);
+}
+
+/*
+ * The LibreOffice user profile is made on first use and kept for the
+ * server's life (creating one costs about a second per run); when it cannot
+ * be made, each run uses a profile inside its own dir.
+ */
+static const char *profile_for(const char *run_dir)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, make_profile_dir);
+	return profile_dir[0] ? profile_dir : run_dir;
+}
+
+static void make_profile_dir(void)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	snprintf(profile_dir, sizeof(profile_dir), "%s/sbx-office-profile-XXXXXX",
+		 tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(profile_dir)) {
+		profile_dir[0] = '\0';
+		return;
+	}
+	atexit(remove_profile);
 }
 
 static int slurp(const char *path, size_t max, char **data, size_t *len)
@@ -235,7 +276,8 @@ static int recalc_one(tool_context *ctx, const cJSON *args, uint64_t *with_value
 	base = strrchr(rel, '/') ? strrchr(rel, '/') + 1 : rel;
 	if (asprintf(&in_path, "%s/%s", dir, base) < 0 || asprintf(&out_dir, "%s/out", dir) < 0 ||
 	    asprintf(&out_path, "%s/out/%s", dir, base) < 0 ||
-	    asprintf(&profile, "-env:UserInstallation=file://%s/profile", dir) < 0) {
+	    asprintf(&profile, "-env:UserInstallation=file://%s%s", profile_for(dir),
+		     profile_dir[0] ? "" : "/profile") < 0) {
 		rm_rf(dir);
 		return -ENOMEM;
 	}
@@ -244,7 +286,10 @@ static int recalc_one(tool_context *ctx, const cJSON *args, uint64_t *with_value
 		char *argv[] = {office,	 "--headless",	 "--norestore", "--nologo",
 				profile, "--convert-to", (char *)fmt,	"--outdir",
 				out_dir, in_path,	 NULL};
+		/* One LibreOffice at a time: they share the profile (and would share the CPU). */
+		pthread_mutex_lock(&office_lock);
 		r = run_office(argv, dir, ctx->cancelled);
+		pthread_mutex_unlock(&office_lock);
 	}
 	if (r == 0)
 		r = slurp(out_path, 256u << 20, &result, &result_len);
