@@ -542,7 +542,7 @@ int main(int argc, char **argv)
 	a.url = argc > 1 ? argv[1] : getenv("SANDBOX_MCP_URL");
 	if (!a.url || !*a.url || (argc > 1 && argv[1][0] == '-')) {
 		fprintf(stderr, "Usage: sandbox-demo-agent [MCP_URL]\n"
-				"Solves banking_reserve through MCP Streamable HTTP; the URL "
+				"Solves the bundled tasks through MCP Streamable HTTP; the URL "
 				"defaults to $SANDBOX_MCP_URL.\n");
 		return 2;
 	}
