@@ -166,14 +166,10 @@ int sbx_sheet__check_name(const sbx_book *b, const sbx_sheet *self, const char *
 	return 0;
 }
 
-int sbx_book_add_sheet(sbx_book *b, const char *name, size_t index, sbx_sheet **out, sbx_error *err)
+static int add_sheet(sbx_book *b, const char *name, size_t index, sbx_sheet **out, sbx_error *err)
 {
 	sbx_sheet *s;
-	int r;
 
-	r = sbx_sheet__check_name(b, NULL, name, err);
-	if (r < 0)
-		return r;
 	if (b->nsheets >= b->limits.max_sheets)
 		return sbx_error_set(err, -E2BIG, "more than %u sheets (limit)",
 				     b->limits.max_sheets);
@@ -202,6 +198,48 @@ int sbx_book_add_sheet(sbx_book *b, const char *name, size_t index, sbx_sheet **
 	if (out)
 		*out = s;
 	return 0;
+}
+
+int sbx_book_add_sheet(sbx_book *b, const char *name, size_t index, sbx_sheet **out, sbx_error *err)
+{
+	int r = sbx_sheet__check_name(b, NULL, name, err);
+
+	return r < 0 ? r : add_sheet(b, name, index, out, err);
+}
+
+static bool name_taken(const sbx_book *b, const char *name)
+{
+	for (size_t i = 0; i < b->nsheets; i++)
+		if (strcasecmp(b->sheets[i]->name, name) == 0)
+			return true;
+	return false;
+}
+
+int sbx_sheet__add_read(sbx_book *b, const char *name, sbx_sheet **out, sbx_error *err)
+{
+	char base[SBX_SHEET_NAME_MAX + 1], buf[SBX_SHEET_NAME_MAX + 16];
+	size_t len = name ? strlen(name) : 0;
+
+	/*
+	 * Files are read as they are: other writers allow names our editors
+	 * refuse (':' and friends). Only what would break lookups is fixed: an
+	 * empty name gets one, a duplicate gets a suffix.
+	 */
+	if (len > SBX_SHEET_NAME_MAX || !valid_utf8(name ? name : ""))
+		return sbx_error_set(err, -EINVAL,
+				     "sheet name is longer than %d bytes or not UTF-8",
+				     SBX_SHEET_NAME_MAX);
+	if (len == 0)
+		snprintf(base, sizeof(base), "Sheet%zu", b->nsheets + 1);
+	else
+		snprintf(base, sizeof(base), "%s", name);
+	snprintf(buf, sizeof(buf), "%s", base);
+	for (unsigned n = 2; name_taken(b, buf); n++) {
+		if (n > b->limits.max_sheets + 1)
+			return sbx_error_set(err, -EEXIST, "sheet '%s' already exists", base);
+		snprintf(buf, sizeof(buf), "%s (%u)", base, n);
+	}
+	return add_sheet(b, buf, SIZE_MAX, out, err);
 }
 
 int sbx_sheet_rename(sbx_sheet *s, const char *name, sbx_error *err)

@@ -307,7 +307,7 @@ static int start_table(ods_reader *o, int nb, const xmlChar **a)
 		name = NULL;
 		return sbx_sheet__sax_fail(&o->x, -ENOMEM, "out of memory");
 	}
-	rc = sbx_book_add_sheet(o->b, name, SIZE_MAX, &o->sheet, &e);
+	rc = sbx_sheet__add_read(o->b, name, &o->sheet, &e);
 	if (rc < 0)
 		return sbx_sheet__sax_fail(&o->x, rc, "%s", e.msg);
 	o->row = 0;

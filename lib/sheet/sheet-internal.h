@@ -77,6 +77,12 @@ struct sbx_book {
 /* Fills zero fields of l with defaults, clamps rows/cols to the format maximum. */
 void sbx_sheet__limits_fill(sbx_sheet_limits *l);
 
+/*
+ * Adds a sheet named by a file: any UTF-8 name up to 255 bytes; an empty
+ * one becomes "SheetN", a duplicate gets " (2)", " (3)"...
+ */
+int sbx_sheet__add_read(sbx_book *b, const char *name, sbx_sheet **out, sbx_error *err);
+
 /* Validates a sheet name (see sbx_book_add_sheet). */
 int sbx_sheet__check_name(const sbx_book *b, const sbx_sheet *self, const char *name,
 			  sbx_error *err);

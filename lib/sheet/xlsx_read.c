@@ -315,7 +315,7 @@ int sbx_sheet__read_xlsx(sbx_book *b, const void *data, size_t len, const char *
 	r = sbx_sheet__xlsx_workbook(&p, err);
 	for (size_t i = 0; r >= 0 && i < p.nsheets; i++) {
 		sbx_sheet *s;
-		r = sbx_book_add_sheet(b, p.sheets[i].name, SIZE_MAX, &s, err);
+		r = sbx_sheet__add_read(b, p.sheets[i].name, &s, err);
 		if (r < 0) {
 			sbx_error_prefix(err, r, "'%s'", name);
 			break;

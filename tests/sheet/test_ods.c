@@ -190,7 +190,9 @@ START_TEST(repeated_content_rows_expand)
 		"<table:table-cell office:value-type=\"boolean\" office:boolean-value=\"false\"/>"
 		"</table:table-row>"
 		"</table:table>"
-		"<table:table table:name=\"Empty\"/>" CONTENT_TAIL;
+		"<table:table table:name=\"Empty\"/>"
+		"<table:table table:name=\"a:b/c\"/><table:table table:name=\"EMPTY\"/>"
+		"<table:table table:name=\"\"/>" CONTENT_TAIL;
 
 	make_ods(&img, x, 0);
 	ck_assert_int_eq(open_image(&img, "rep.ods", NULL, &b, &err), 0);
@@ -198,8 +200,12 @@ START_TEST(repeated_content_rows_expand)
 	ck_assert_uint_eq(sbx_sheet_cell_count(s), 9);
 	assert_text(s, "B3", SBX_CELL_STRING, "a b  c\td\nef");
 	assert_number(s, "D3", SBX_CELL_BOOL, 0);
-	ck_assert_uint_eq(sbx_book_sheet_count(b), 2);
+	ck_assert_uint_eq(sbx_book_sheet_count(b), 5);
 	ck_assert_uint_eq(sbx_sheet_cell_count(sbx_book_sheet(b, 1)), 0);
+	/* Names other writers allow are kept; duplicates and blanks are made usable. */
+	ck_assert_str_eq(sbx_sheet_name(sbx_book_sheet(b, 2)), "a:b/c");
+	ck_assert_str_eq(sbx_sheet_name(sbx_book_sheet(b, 3)), "EMPTY (2)");
+	ck_assert_str_eq(sbx_sheet_name(sbx_book_sheet(b, 4)), "Sheet5");
 	sbx_book_free(b);
 }
 END_TEST
