@@ -55,7 +55,6 @@ static char *find_office(void)
 static pthread_mutex_t office_lock = PTHREAD_MUTEX_INITIALIZER;
 static char profile_dir[PATH_MAX];
 
-static void remove_profile(void);
 
 static void make_profile_dir(void);
 
@@ -70,7 +69,7 @@ static void rm_rf(const char *dir)
 	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-static void remove_profile(void)
+void recalc_cleanup(void)
 {
 	if (profile_dir[0])
 		rm_rf(profile_dir);
@@ -99,7 +98,7 @@ static void make_profile_dir(void)
 		profile_dir[0] = '\0';
 		return;
 	}
-	atexit(remove_profile);
+	atexit(recalc_cleanup);
 }
 
 static int slurp(const char *path, size_t max, char **data, size_t *len)

@@ -160,5 +160,8 @@ extern exec_limits exec_default_limits;
  */
 void recalc_pending(tool_context *ctx, cJSON *recalculated);
 
+/* Removes recalculate's LibreOffice profile (also registered with atexit). */
+void recalc_cleanup(void);
+
 /* Logging to stderr for the program (the library logs through sbx_log_set). */
 void server_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -167,6 +167,7 @@ static void *signal_main(void *arg)
 			break;
 		usleep(10000);
 	}
+	recalc_cleanup();
 	_exit(0);
 }
 
