@@ -238,6 +238,33 @@ START_TEST(xlsx_refuses_hostile_parts)
 	ck_assert_int_lt(open_image(&img, "h.xlsx", NULL, &b, &err), 0);
 	ck_assert_msg(strstr(err.msg, "Invalid cell reference: ZZZZ1"), "%s", err.msg);
 
+	/* A zip bomb as the worksheet, and every truncation of a real package. */
+	size_t n = (size_t)48 << 20;
+	char *bomb = malloc(n);
+	ck_assert_ptr_nonnull(bomb);
+	for (size_t i = 0; i + 4 <= n; i += 4)
+		memcpy(bomb + i, "<t/>", 4);
+	memcpy(bomb, "<worksheet>", 11);
+	bomb[n - 1] = '\0';
+	make_tricky_xlsx(bomb, tricky_sst, false);
+	free(bomb);
+	ck_assert_int_lt(open_image(&img, "h.xlsx", NULL, &b, &err), 0);
+	ck_assert_msg(strstr(err.msg, "compression ratio above 200 (limit; zip bomb?)"), "%s",
+		      err.msg);
+	sbx_book *good = sample_book(SBX_FORMAT_XLSX);
+	ck_assert_int_eq(sbx_book_save_memory(good, SBX_FORMAT_XLSX, &img, &err), 0);
+	sbx_book_free(good);
+	size_t full = img.len;
+	for (size_t cut = 0; cut < full; cut += full / 41 + 1) {
+		img.len = cut;
+		if (open_image(&img, "cut.xlsx", NULL, &b, &err) == 0) {
+			sbx_book_free(b);
+			b = NULL;
+			continue;
+		}
+		ck_assert_msg(strncmp(err.msg, "'cut.xlsx': ", 12) == 0, "%s", err.msg);
+	}
+
 	const char *norels[] = {"xl/workbook.xml", "<workbook " MAIN "/>", NULL};
 	make_zip(&img, norels, NULL);
 	ck_assert_int_lt(open_image(&img, "n.xlsx", NULL, &b, &err), 0);
