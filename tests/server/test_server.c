@@ -46,8 +46,23 @@ static void copy_file(const char *from, const char *to)
 	fclose(out);
 }
 
+/* A failed check exits the forked test without teardown: remove the files anyway. */
+static void remove_workspace(void)
+{
+	if (ws[0])
+		nftw(ws, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	if (status_path[0])
+		unlink(status_path);
+}
+
 static void setup_timeout(double task_timeout)
 {
+	static bool registered;
+
+	if (!registered) {
+		atexit(remove_workspace);
+		registered = true;
+	}
 	char src[1024], dst[256];
 	sbx_error err = SBX_ERROR_INIT;
 	const char *root = getenv("SBX_SOURCE_ROOT");
