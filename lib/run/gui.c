@@ -17,8 +17,9 @@
 #include "sbx/cleanup.h"
 #include "sbx/json.h"
 
-#define GUI_POLL_MS	 100
-#define GUI_PAINT_MAX_MS 10000
+#define GUI_POLL_MS	  100
+#define GUI_PAINT_MAX_MS  10000
+#define GUI_NO_DISPLAY_MS 20000
 
 /* Prints the names of the top-level windows (two levels deep), one per line. */
 static const char probe[] =
@@ -44,28 +45,34 @@ static const char probe[] =
 	"        if depth < 2:\n"
 	"            walk(ch[i], depth + 1)\n"
 	"if d:\n"
-	"    walk(x.XDefaultRootWindow(d), 0)\n";
+	"    walk(x.XDefaultRootWindow(d), 0)\n"
+	"else:\n"
+	"    print('SBX-NO-DISPLAY')\n";
 
-/* True when a window title names the file (LibreOffice titles "name.ods - LibreOffice Calc"). */
-static bool shows_file(sbx_run *run, const char *base)
+enum { GUI_WAITING, GUI_SHOWN, GUI_NO_DISPLAY };
+
+/* GUI_SHOWN when a window title names the file ("name.ods - LibreOffice Calc"). */
+static int shows_file(sbx_run *run, const char *base)
 {
 	_cleanup_json_ cJSON *req = cJSON_CreateObject(), *resp = NULL;
 	_cleanup_free_ char *body = NULL;
 	sbx_relay_response out = {0};
 	const char *stdout_text;
-	bool found = false;
+	int found = GUI_WAITING;
 
 	if (!req)
-		return false;
+		return GUI_WAITING;
 	cJSON_AddStringToObject(req, "tool_name", "execute_python");
 	cJSON_AddStringToObject(cJSON_AddObjectToObject(req, "arguments"), "code", probe);
 	body = sbx_json_print(req);
 	if (!body || sbx_relay_request(run->relay, "POST", "/tools/call", NULL, body, strlen(body),
 				       false, 30000, &out, NULL) < 0)
-		return false;
+		return GUI_WAITING;
 	if (out.status == 200 && sbx_json_parse(out.body, out.len, &resp, NULL) == 0) {
 		stdout_text = sbx_json_get_string(sbx_json_get(resp, "result"), "stdout", "");
-		found = strstr(stdout_text, base) != NULL;
+		found = strstr(stdout_text, base)		? GUI_SHOWN
+			: strstr(stdout_text, "SBX-NO-DISPLAY") ? GUI_NO_DISPLAY
+								: GUI_WAITING;
 	}
 	sbx_relay_response_free(&out);
 	return found;
@@ -92,6 +99,7 @@ int sbx_run__wait_gui(sbx_run *run, sbx_error *err)
 {
 	uint32_t limit_s = run->o.ready_timeout_s ? run->o.ready_timeout_s : 120;
 	int64_t until = sbx_run__mono_ms() + (int64_t)limit_s * 1000, paint_until = 0;
+	int64_t no_display_since = 0;
 	size_t blank;
 	const char *base;
 
@@ -105,8 +113,20 @@ int sbx_run__wait_gui(sbx_run *run, sbx_error *err)
 
 		if (!paint_until) {
 			/* First the window (its title names the file) ... */
-			if (shows_file(run, base))
+			int st = shows_file(run, base);
+
+			if (st == GUI_SHOWN)
 				paint_until = sbx_run__mono_ms() + GUI_PAINT_MAX_MS;
+			/* No X server for long: Xvfb died; say so instead of waiting it out. */
+			if (st != GUI_NO_DISPLAY)
+				no_display_since = 0;
+			else if (!no_display_since)
+				no_display_since = sbx_run__mono_ms();
+			else if (sbx_run__mono_ms() - no_display_since > GUI_NO_DISPLAY_MS)
+				return sbx_error_set(err, -EHOSTDOWN,
+						     "the sandbox's display is not up after %d s "
+						     "(see container.log)",
+						     GUI_NO_DISPLAY_MS / 1000);
 		} else {
 			/* ... then its contents: the window appears some time before it is drawn.
 			 */
