@@ -55,7 +55,6 @@ static char *find_office(void)
 static pthread_mutex_t office_lock = PTHREAD_MUTEX_INITIALIZER;
 static char profile_dir[PATH_MAX];
 
-
 static void make_profile_dir(void);
 
 static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
