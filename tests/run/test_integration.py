@@ -355,7 +355,11 @@ def case_sigkill(env):
     """SIGKILL: the agent's process group goes too; `sandboxctl gc` finds the container by labels."""
     marker = str(600 + os.getpid() % 300)
     p, rid, _ = start_background(env, "sigkill", "--agent", "sleep %s; true" % marker)
-    if not agent_alive("sleep\0" + marker):
+    for _ in range(100):
+        if agent_alive("sleep\0" + marker):
+            break
+        time.sleep(0.05)
+    else:
         fail("the agent did not start")
     p.kill()
     p.wait()
