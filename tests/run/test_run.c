@@ -18,6 +18,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "agent.h"
 #include "http.h"
 #include "rundir.h"
 #include "sbx/json.h"
@@ -753,6 +754,82 @@ START_TEST(provenance_sees_commit_and_changes)
 }
 END_TEST
 
+/* ---- host agents ---- */
+
+START_TEST(agent_gets_env_and_logs)
+{
+	sbx_agent_proc a;
+	sbx_error err = SBX_ERROR_INIT;
+	char log[300], *text;
+	size_t len;
+	char *argv[] = {"/bin/sh", "-c", "echo url=$SANDBOX_MCP_URL; echo oops >&2; exit 7", NULL};
+	char *env[] = {"SANDBOX_MCP_URL=http://127.0.0.1:1/mcp", NULL};
+
+	mk_tmp();
+	snprintf(log, sizeof(log), "%s/agent.log", tmpdir);
+	ck_assert_int_eq(sbx_agent__spawn(&a, argv, env, log, false, &err), 0);
+	for (int i = 0; i < 500 && !sbx_agent__poll(&a); i++)
+		usleep(10000);
+	ck_assert_int_eq(a.exit_code, 7);
+	sbx_agent__stop(&a, 100);
+	ck_assert_int_eq(sbx_rundir__read(tmpdir, "agent.log", 1 << 20, &text, &len, &err), 0);
+	ck_assert_ptr_nonnull(strstr(text, "url=http://127.0.0.1:1/mcp"));
+	ck_assert_ptr_nonnull(strstr(text, "oops"));
+	free(text);
+	rm_tmp();
+}
+END_TEST
+
+static bool pid_alive(pid_t pid)
+{
+	char path[64], st = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	/* A zombie waiting for its parent is as good as gone. */
+	if (fscanf(f, "%*d %*s %c", &st) != 1)
+		st = 0;
+	fclose(f);
+	return st && st != 'Z';
+}
+
+START_TEST(agent_stop_takes_the_whole_group)
+{
+	sbx_agent_proc a;
+	sbx_error err = SBX_ERROR_INIT;
+	char log[300], *text = NULL;
+	size_t len;
+	pid_t child = 0;
+	/* A grandchild that ignores nothing special: the group must go. */
+	char *argv[] = {"/bin/sh", "-c", "sleep 300 & echo child=$!; wait", NULL};
+
+	mk_tmp();
+	snprintf(log, sizeof(log), "%s/agent.log", tmpdir);
+	ck_assert_int_eq(sbx_agent__spawn(&a, argv, NULL, log, false, &err), 0);
+	for (int i = 0; i < 500 && !child; i++) {
+		usleep(10000);
+		sbx_agent__poll(&a);
+		free(text);
+		text = NULL;
+		if (sbx_rundir__read(tmpdir, "agent.log", 1 << 20, &text, &len, &err) == 0 &&
+		    strstr(text, "child="))
+			child = (pid_t)atoi(strstr(text, "child=") + 6);
+	}
+	free(text);
+	ck_assert_int_gt(child, 0);
+	ck_assert(pid_alive(child));
+	sbx_agent__stop(&a, 2000);
+	ck_assert_int_ge(a.exit_code, 0);
+	for (int i = 0; i < 100 && pid_alive(child); i++)
+		usleep(20000);
+	ck_assert_msg(!pid_alive(child), "the agent's child %d outlived stop", (int)child);
+	rm_tmp();
+}
+END_TEST
+
 static Suite *run_suite(void)
 {
 	Suite *s = suite_create("run");
@@ -777,6 +854,14 @@ static Suite *run_suite(void)
 	suite_add_tcase(s, http);
 	suite_add_tcase(s, relay);
 	suite_add_tcase(s, files);
+	{
+		TCase *agents = tcase_create("agents");
+
+		tcase_set_timeout(agents, 30);
+		tcase_add_test(agents, agent_gets_env_and_logs);
+		tcase_add_test(agents, agent_stop_takes_the_whole_group);
+		suite_add_tcase(s, agents);
+	}
 	return s;
 }
 
