@@ -19,7 +19,7 @@
 /* From cmd_run.c. */
 int cmd_run__grade(const sbx_task *task, const char *outputs_dir, sbx_run_grade *out,
 		   void *userdata, sbx_error *err);
-int cmd_run__parse_common(int opt, const char *arg, sbx_run_opts *o);
+int cmd_run__parse_common(const char *name, const char *arg, sbx_run_opts *o);
 void cmd_run__install_signals(void);
 extern volatile sig_atomic_t cmd_run__interrupted;
 
@@ -41,40 +41,20 @@ static void help(void)
 
 int cmd_mcp(int argc, char **argv)
 {
-	enum {
-		OPT_TASK = 0x100,
-		OPT_AGENT,
-		OPT_IMAGE,
-		OPT_TIMEOUT,
-		OPT_MEMORY,
-		OPT_CPUS,
-		OPT_PIDS,
-		OPT_RUNTIME,
-		OPT_KEEP,
-		OPT_JSON,
-		OPT_RUNS_DIR,
-		OPT_RUN_ID,
-		OPT_TASKS_DIR,
-		OPT_PORT,
-		OPT_NETWORK,
-		OPT_GRACE,
-		OPT_QUIET,
-		OPT_TEST
-	};
 	static const struct option longopts[] = {
-		{"task", required_argument, NULL, OPT_TASK},
-		{"image", required_argument, NULL, OPT_IMAGE},
-		{"timeout", required_argument, NULL, OPT_TIMEOUT},
-		{"memory", required_argument, NULL, OPT_MEMORY},
-		{"cpus", required_argument, NULL, OPT_CPUS},
-		{"pids", required_argument, NULL, OPT_PIDS},
-		{"runtime", required_argument, NULL, OPT_RUNTIME},
-		{"keep", no_argument, NULL, OPT_KEEP},
-		{"runs-dir", required_argument, NULL, OPT_RUNS_DIR},
-		{"run-id", required_argument, NULL, OPT_RUN_ID},
-		{"tasks-dir", required_argument, NULL, OPT_TASKS_DIR},
-		{"grace", required_argument, NULL, OPT_GRACE},
-		{"test-label", no_argument, NULL, OPT_TEST},
+		{"task", required_argument, NULL, 0x100},
+		{"image", required_argument, NULL, 0x100},
+		{"timeout", required_argument, NULL, 0x100},
+		{"memory", required_argument, NULL, 0x100},
+		{"cpus", required_argument, NULL, 0x100},
+		{"pids", required_argument, NULL, 0x100},
+		{"runtime", required_argument, NULL, 0x100},
+		{"keep", no_argument, NULL, 0x100},
+		{"runs-dir", required_argument, NULL, 0x100},
+		{"run-id", required_argument, NULL, 0x100},
+		{"tasks-dir", required_argument, NULL, 0x100},
+		{"grace", required_argument, NULL, 0x100},
+		{"test-label", no_argument, NULL, 0x100},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -83,16 +63,16 @@ int cmd_mcp(int argc, char **argv)
 	sbx_error err = SBX_ERROR_INIT;
 	const sbx_run_result *res;
 	sbx_run_end end = SBX_END_NONE;
-	int c, r;
+	int c, r, idx = 0;
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+h", longopts, &idx)) != -1) {
 		if (c == 'h') {
 			help();
 			return EXIT_PASS;
 		}
-		r = cmd_run__parse_common(c, optarg, &o);
+		r = c == 0x100 ? cmd_run__parse_common(longopts[idx].name, optarg, &o) : 0;
 		if (r < 0)
 			return EXIT_USAGE;
 		if (r == 0) {

@@ -21,7 +21,7 @@
 /* Shared with cmd_mcp.c (no header of their own: cmd/ keeps one file per command). */
 int cmd_run__grade(const sbx_task *task, const char *outputs_dir, sbx_run_grade *out,
 		   void *userdata, sbx_error *err);
-int cmd_run__parse_common(int opt, const char *arg, sbx_run_opts *o);
+int cmd_run__parse_common(const char *name, const char *arg, sbx_run_opts *o);
 void cmd_run__install_signals(void);
 extern volatile sig_atomic_t cmd_run__interrupted;
 
@@ -110,103 +110,72 @@ static long parse_long(const char *s, long min, long max)
 	return v;
 }
 
-enum {
-	OPT_TASK = 0x100,
-	OPT_AGENT,
-	OPT_IMAGE,
-	OPT_TIMEOUT,
-	OPT_MEMORY,
-	OPT_CPUS,
-	OPT_PIDS,
-	OPT_RUNTIME,
-	OPT_KEEP,
-	OPT_JSON,
-	OPT_RUNS_DIR,
-	OPT_RUN_ID,
-	OPT_TASKS_DIR,
-	OPT_PORT,
-	OPT_NETWORK,
-	OPT_GRACE,
-	OPT_QUIET,
-	OPT_TEST,
-};
+#define OPT_LONG 0x100 /* every long option; told apart by its name */
 
-/* Options both `run` and `mcp` take. Returns 1 when handled, 0 when not, -1 on a bad value. */
-int cmd_run__parse_common(int opt, const char *arg, sbx_run_opts *o)
+/*
+ * Options both `run` and `mcp` take, by long name (so the two commands' option
+ * tables cannot drift apart). Returns 1 when handled, 0 when not, -1 on a bad value.
+ */
+int cmd_run__parse_common(const char *name, const char *arg, sbx_run_opts *o)
 {
 	long v;
 
-	switch (opt) {
-	case OPT_TASK:
+	if (strcmp(name, "task") == 0) {
 		o->task = arg;
-		return 1;
-	case OPT_IMAGE:
+	} else if (strcmp(name, "image") == 0) {
 		o->image = arg;
-		return 1;
-	case OPT_TIMEOUT:
+	} else if (strcmp(name, "timeout") == 0) {
 		v = parse_long(arg, 1, 7 * 24 * 3600);
 		if (v < 0)
 			return cli_error("--timeout: '%s' is not a number of seconds", arg), -1;
 		o->timeout_s = (uint32_t)v;
-		return 1;
-	case OPT_MEMORY:
+	} else if (strcmp(name, "memory") == 0) {
 		o->memory = parse_size(arg);
 		if (!o->memory)
 			return cli_error("--memory: '%s' is not a size (e.g. 2g, 512m)", arg), -1;
-		return 1;
-	case OPT_CPUS: {
+	} else if (strcmp(name, "cpus") == 0) {
 		char *end;
+
 		o->cpus = strtod(arg, &end);
 		if (end == arg || *end || o->cpus <= 0 || o->cpus > 1024)
 			return cli_error("--cpus: '%s' is not a positive number", arg), -1;
-		return 1;
-	}
-	case OPT_PIDS:
+	} else if (strcmp(name, "pids") == 0) {
 		v = parse_long(arg, 8, 1 << 22);
 		if (v < 0)
 			return cli_error("--pids: '%s' is not a number >= 8", arg), -1;
 		o->pids = (uint32_t)v;
-		return 1;
-	case OPT_RUNTIME:
+	} else if (strcmp(name, "runtime") == 0) {
 		o->runtime = arg;
-		return 1;
-	case OPT_RUNS_DIR:
+	} else if (strcmp(name, "runs-dir") == 0) {
 		o->runs_dir = arg;
-		return 1;
-	case OPT_RUN_ID:
+	} else if (strcmp(name, "run-id") == 0) {
 		o->run_id = arg;
-		return 1;
-	case OPT_TASKS_DIR:
+	} else if (strcmp(name, "tasks-dir") == 0) {
 		o->tasks_dir = arg;
-		return 1;
-	case OPT_GRACE:
+	} else if (strcmp(name, "grace") == 0) {
 		v = parse_long(arg, 1, 3600);
 		if (v < 0)
 			return cli_error("--grace: '%s' is not a number of seconds", arg), -1;
 		o->grace_s = (uint32_t)v;
-		return 1;
-	case OPT_NETWORK:
-		if (strcmp(arg, "none") == 0)
-			o->published = false;
-		else if (strcmp(arg, "published") == 0)
+	} else if (strcmp(name, "network") == 0) {
+		if (strcmp(arg, "published") == 0)
 			return cli_error("--network published is not available in this build: the "
 					 "sandbox image cannot drop egress yet (use the default, "
 					 "none, reached through the relay)"),
 			       -1;
-		else
+		if (strcmp(arg, "none") != 0)
 			return cli_error("--network: expected 'none' or 'published', not '%s'",
 					 arg),
 			       -1;
-		return 1;
-	case OPT_KEEP:
+		o->published = false;
+	} else if (strcmp(name, "keep") == 0) {
 		o->keep = true;
-		return 1;
-	case OPT_TEST:
+	} else if (strcmp(name, "test-label") == 0) {
 		o->test = true;
-		return 1;
-	default:
+	} else {
 		return 0;
 	}
+	return 1;
 }
 
 static void help(void)
@@ -285,24 +254,24 @@ static void print_summary(const sbx_run_result *r)
 int cmd_run(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{"task", required_argument, NULL, OPT_TASK},
-		{"agent", required_argument, NULL, OPT_AGENT},
-		{"image", required_argument, NULL, OPT_IMAGE},
-		{"timeout", required_argument, NULL, OPT_TIMEOUT},
-		{"memory", required_argument, NULL, OPT_MEMORY},
-		{"cpus", required_argument, NULL, OPT_CPUS},
-		{"pids", required_argument, NULL, OPT_PIDS},
-		{"runtime", required_argument, NULL, OPT_RUNTIME},
-		{"keep", no_argument, NULL, OPT_KEEP},
-		{"json", no_argument, NULL, OPT_JSON},
-		{"runs-dir", required_argument, NULL, OPT_RUNS_DIR},
-		{"run-id", required_argument, NULL, OPT_RUN_ID},
-		{"tasks-dir", required_argument, NULL, OPT_TASKS_DIR},
-		{"port", required_argument, NULL, OPT_PORT},
-		{"network", required_argument, NULL, OPT_NETWORK},
-		{"grace", required_argument, NULL, OPT_GRACE},
-		{"quiet", no_argument, NULL, OPT_QUIET},
-		{"test-label", no_argument, NULL, OPT_TEST},
+		{"task", required_argument, NULL, OPT_LONG},
+		{"agent", required_argument, NULL, OPT_LONG},
+		{"image", required_argument, NULL, OPT_LONG},
+		{"timeout", required_argument, NULL, OPT_LONG},
+		{"memory", required_argument, NULL, OPT_LONG},
+		{"cpus", required_argument, NULL, OPT_LONG},
+		{"pids", required_argument, NULL, OPT_LONG},
+		{"runtime", required_argument, NULL, OPT_LONG},
+		{"keep", no_argument, NULL, OPT_LONG},
+		{"json", no_argument, NULL, OPT_LONG},
+		{"runs-dir", required_argument, NULL, OPT_LONG},
+		{"run-id", required_argument, NULL, OPT_LONG},
+		{"tasks-dir", required_argument, NULL, OPT_LONG},
+		{"port", required_argument, NULL, OPT_LONG},
+		{"network", required_argument, NULL, OPT_LONG},
+		{"grace", required_argument, NULL, OPT_LONG},
+		{"quiet", no_argument, NULL, OPT_LONG},
+		{"test-label", no_argument, NULL, OPT_LONG},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -311,44 +280,42 @@ int cmd_run(int argc, char **argv)
 	sbx_error err = SBX_ERROR_INIT;
 	const sbx_run_result *res;
 	bool json = false;
-	int c, r;
+	int c, r, idx = 0;
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+h", longopts, &idx)) != -1) {
+		const char *name = c == OPT_LONG ? longopts[idx].name : "";
 		long v;
 
-		r = cmd_run__parse_common(c, optarg, &o);
-		if (r < 0)
-			return EXIT_USAGE;
-		if (r > 0)
-			continue;
-		switch (c) {
-		case 'h':
+		if (c == 'h') {
 			help();
 			return EXIT_PASS;
-		case OPT_AGENT:
-			if (!*optarg)
-				return cli_error("--agent: empty command"), EXIT_USAGE;
-			o.agent = optarg;
-			break;
-		case OPT_JSON:
-			json = true;
-			break;
-		case OPT_QUIET:
-			o.quiet_agent = true;
-			break;
-		case OPT_PORT:
-			v = parse_long(optarg, 1, 65535);
-			if (v < 0)
-				return cli_error("--port: '%s' is not a port", optarg), EXIT_USAGE;
-			o.port = (uint16_t)v;
-			break;
-		default:
+		}
+		if (c != OPT_LONG) {
 			cli_error("run: unknown or incomplete option '%s' (see 'sandboxctl run "
 				  "--help')",
 				  argv[optind - 1]);
 			return EXIT_USAGE;
+		}
+		r = cmd_run__parse_common(name, optarg, &o);
+		if (r < 0)
+			return EXIT_USAGE;
+		if (r > 0)
+			continue;
+		if (strcmp(name, "agent") == 0) {
+			if (!*optarg)
+				return cli_error("--agent: empty command"), EXIT_USAGE;
+			o.agent = optarg;
+		} else if (strcmp(name, "json") == 0) {
+			json = true;
+		} else if (strcmp(name, "quiet") == 0) {
+			o.quiet_agent = true;
+		} else if (strcmp(name, "port") == 0) {
+			v = parse_long(optarg, 1, 65535);
+			if (v < 0)
+				return cli_error("--port: '%s' is not a port", optarg), EXIT_USAGE;
+			o.port = (uint16_t)v;
 		}
 	}
 	if (optind < argc)
