@@ -1,0 +1,53 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""`sandboxctl run` and `sandboxctl mcp` as users type them, without an engine:
+usage errors exit 2 with one clear line, bad tasks and agents are refused
+before anything is created, --help documents the knobs and exit codes."""
+import os
+import subprocess
+import sys
+import tempfile
+
+SRC = os.environ.get("SBX_SOURCE_ROOT", ".")
+BUILD = os.environ.get("SBX_BUILD_ROOT", "build")
+SANDBOXCTL = os.path.join(BUILD, "cmd", "sandboxctl")
+TASKS = os.path.join(SRC, "tasks")
+failed = 0
+
+
+def check(args, code, needle, env=None):
+    global failed
+    p = subprocess.run([SANDBOXCTL] + args, capture_output=True, text=True, timeout=60,
+                       env=env)
+    out = p.stdout + p.stderr
+    if p.returncode != code or needle not in out:
+        failed += 1
+        print("FAIL %s: exit %d (want %d), output:\n%s" % (args, p.returncode, code, out))
+    else:
+        print("ok   %s" % " ".join(args))
+
+
+runs = tempfile.mkdtemp(prefix="sbx-cli-")
+common = ["--tasks-dir", TASKS, "--runs-dir", runs]
+check(["run"], 2, "--task NAME is required")
+check(["run", "--bogus"], 2, "unknown or incomplete option '--bogus'")
+check(["run", "--task"], 2, "unknown or incomplete option")
+check(["run", "--task", "banking_reserve", "--memory", "12q"] + common, 2, "is not a size")
+check(["run", "--task", "banking_reserve", "--cpus", "0"] + common, 2, "positive number")
+check(["run", "--task", "banking_reserve", "--pids", "3"] + common, 2, "number >= 8")
+check(["run", "--task", "banking_reserve", "--timeout", "x"] + common, 2, "number of seconds")
+check(["run", "--task", "banking_reserve", "--port", "70000"] + common, 2, "is not a port")
+check(["run", "--task", "banking_reserve", "--network", "published"] + common, 2,
+      "not available")
+check(["run", "--task", "no_such_task"] + common, 2, "no_such_task")
+check(["run", "--task", "banking_reserve", "--run-id", "../escape"] + common, 2, "run id")
+check(["run", "--help"], 0, "Exit status: 0 pass, 1 graded but not passed")
+check(["run", "--help"], 0, "SANDBOX_MCP_URL")
+check(["mcp"], 2, "--task NAME is required")
+check(["mcp", "--agent", "x"], 2, "unknown or incomplete option")
+check(["mcp", "--help"], 0, "claude_desktop_config.json")
+if os.listdir(runs):
+    failed += 1
+    print("FAIL refused runs left run directories: %s" % os.listdir(runs))
+os.rmdir(runs)
+sys.exit(1 if failed else 0)
