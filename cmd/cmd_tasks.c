@@ -109,9 +109,12 @@ static int do_list(void)
 static void print_opts(const sbx_grading_opts *o)
 {
 	static const char *const formulas[] = {"ignore", "require", "match"};
+	char round[16] = "off";
 
-	printf("    tolerance %g, relative_tolerance %g, round %s%d\n", o->abs_tol, o->rel_tol,
-	       o->round_digits < 0 ? "off" : "", o->round_digits < 0 ? 0 : o->round_digits);
+	if (o->round_digits >= 0)
+		snprintf(round, sizeof(round), "%d", o->round_digits);
+	printf("    tolerance %g, relative_tolerance %g, round %s\n", o->abs_tol, o->rel_tol,
+	       round);
 	printf("    trim %s, ignore_case %s, collapse_whitespace %s, numeric_strings %s\n",
 	       o->trim ? "yes" : "no", o->ignore_case ? "yes" : "no",
 	       o->collapse_whitespace ? "yes" : "no", o->numeric_strings ? "yes" : "no");
@@ -186,7 +189,7 @@ static int do_show(const char *name)
 		sbx_task_free(t);
 		return EXIT_PASS;
 	}
-	printf("id:         %s\ntitle:      %s\ndifficulty: %s\nfile:       %s\ngui:        %s\n",
+	printf("id:         %s\ntitle:      %s\ndifficulty: %s\npath:       %s\ngui:        %s\n",
 	       t->id, t->title, sbx_task_difficulty_name(t->difficulty), t->path,
 	       t->gui ? "yes" : "no");
 	printf("limits:     deadline %us, memory %llu MiB, cpus %g, pids %u (0: run default)\n",
