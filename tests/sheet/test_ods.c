@@ -361,6 +361,24 @@ START_TEST(refuses_broken_packages)
 	ck_assert_int_lt(open_image(&img, "x.ods", NULL, &back, &err), 0);
 	ck_assert_msg(strncmp(err.msg, "'x.ods': ", 9) == 0, "%s", err.msg);
 
+	/* Entry and sheet counts are capped too. */
+	sbx_sheet_open_options o = SBX_SHEET_OPEN_OPTIONS_INIT;
+	const char *many[] = {"mimetype",    "application/vnd.oasis.opendocument.spreadsheet",
+			      "a",	     "1",
+			      "b",	     "2",
+			      "c",	     "3",
+			      "content.xml", CONTENT_HEAD CONTENT_TAIL,
+			      NULL};
+	make_zip(&img, many, NULL);
+	o.limits.max_entries = 3;
+	ck_assert_int_lt(open_image(&img, "x.ods", &o, &back, &err), 0);
+	ck_assert_str_eq(err.msg, "'x.ods': more than 3 zip entries (limit)");
+	o.limits.max_entries = 0;
+	o.limits.max_sheets = 2;
+	expect_error(CONTENT_HEAD "<table:table table:name=\"a\"/><table:table table:name=\"b\"/>"
+				  "<table:table table:name=\"c\"/>" CONTENT_TAIL,
+		     0, &o, "more than 2 sheets (limit)");
+
 	expect_error("<office:document-content", 0, NULL, "content.xml: line");
 	expect_error(CONTENT_HEAD CONTENT_TAIL, 0, NULL, "no sheets");
 	expect_error("\xff\xfe<\0x\0", 6, NULL, "only UTF-8 XML is accepted");
