@@ -4,6 +4,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h"
 #include "sbx/docker.h"
@@ -202,6 +203,7 @@ int cmd_build(int argc, char **argv)
 	size_t nv = 0;
 	sbx_docker *d = NULL;
 	sbx_error err = SBX_ERROR_INIT;
+	int64_t started = (int64_t)time(NULL);
 	int r, rc = EXIT_PASS;
 
 	r = parse_args(argc, argv);
@@ -225,7 +227,7 @@ int cmd_build(int argc, char **argv)
 		o.variant = variants[i];
 		o.source_dir = arg_source_dir;
 		o.force = arg_force;
-		o.force_bases = arg_force_base;
+		o.rebuild_bases_before = arg_force_base ? started : 0;
 		o.bases = arg_registry ? SBX_IMAGE_BASES_REGISTRY : SBX_IMAGE_BASES_LOCAL;
 		o.mirror = arg_mirror;
 		o.suite = arg_suite;

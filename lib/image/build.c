@@ -125,7 +125,7 @@ static int ensure_bases(sbx_docker *d, build_state *s, sbx_error *err)
 		.suite = o->suite && *o->suite ? o->suite : "bookworm",
 		.mirror = default_mirror(o->mirror),
 		.tmp_dir = tmp && *tmp ? tmp : "/var/tmp",
-		.force = o->force_bases,
+		.rebuild_before = o->rebuild_bases_before,
 		.labels = o->labels,
 		.n_labels = o->n_labels,
 	};

@@ -35,7 +35,7 @@ typedef struct sbx_image__base_spec {
 	const char *suite;
 	const char *mirror; /* URL or sources file */
 	const char *tmp_dir;
-	bool force;
+	int64_t rebuild_before; /* unix time; a base created earlier is made again */
 	const sbx_docker_kv *labels;
 	size_t n_labels;
 } sbx_image__base_spec;

@@ -146,7 +146,10 @@ typedef struct sbx_image_build_opts {
 	sbx_image_variant variant;
 	const char *source_dir; /* see sbx_image_source_dir; NULL: the default */
 	bool force;		/* build the image even when one with the hash exists */
-	bool force_bases;	/* and make the bases again (e.g. for a newer mirror) */
+	/* Make bases again that were created before this unix time (e.g. for a newer
+	 * mirror); 0: never. A front end passes its start time, so a base made earlier
+	 * in the same invocation (--all) is not made twice. */
+	int64_t rebuild_bases_before;
 	sbx_image_base_source bases;
 	/* mmdebstrap: a mirror URL or an apt sources file; NULL: $SBX_DEBIAN_MIRROR, else
 	 * /etc/apt/sources.list.d/debian.sources when it exists, else deb.debian.org. */
