@@ -37,8 +37,8 @@ static const char *const recipe[] = {
 	"--dpkgopt=path-exclude=/usr/share/locale/*",
 	/* Test suites of pandas, numpy & co. (tens of MB); removed after install, since
 	 * their postinst scripts byte-compile them. */
-	"--customize-hook=find \"$1/usr/lib/python3/dist-packages\" -depth -type d -name tests "
-	"-exec rm -rf {} +",
+	"--customize-hook=d=\"$1/usr/lib/python3/dist-packages\"; [ ! -d \"$d\" ] || "
+	"find \"$d\" -depth -type d -name tests -exec rm -rf {} +",
 };
 
 static const char *const package_files[][2] = {
@@ -250,17 +250,16 @@ static bool valid_label_part(const char *s)
 	return true;
 }
 
-static int import_base(sbx_docker *d, const sbx_image__base_spec *spec, const char *tar_path,
-		       const char *hash, char **id_out, sbx_error *err)
+static int import_base(sbx_docker *d, const sbx_image__base_spec *spec, const char *repo,
+		       const char *tar_path, const char *hash, char **id_out, sbx_error *err)
 {
-	char repo[128], tag[SBX_IMAGE_TAG_LEN + 1];
+	char tag[SBX_IMAGE_TAG_LEN + 1];
 	char *changes[16 + 3] = {NULL};
 	size_t nc = 0;
 	int r = 0;
 
 	if (spec->n_labels > 16)
 		return sbx_error_set(err, -E2BIG, "base '%s': too many labels", spec->name);
-	snprintf(repo, sizeof(repo), "%s-%s", SBX_IMAGE_REPO_BASE, spec->name);
 	snprintf(tag, sizeof(tag), "%.*s", SBX_IMAGE_TAG_LEN, hash);
 	if (asprintf(&changes[nc++], "LABEL %s=%s", SBX_LABEL_BASE, spec->name) < 0 ||
 	    asprintf(&changes[nc++], "LABEL %s=%s", SBX_LABEL_INPUTS_HASH, hash) < 0)
@@ -293,15 +292,15 @@ int sbx_image__base_ensure(sbx_docker *d, const sbx_image__base_spec *spec,
 			   const sbx_image__progress *p, char **ref_out, char **id_out, bool *made,
 			   sbx_error *err)
 {
-	char hash[SBX_IMAGE_HASH_LEN], phase[32], dir[4096], tar_path[4200];
+	char hash[SBX_IMAGE_HASH_LEN], phase[32], repo[128], dir[4096], tar_path[4200];
 	_cleanup_free_ char *ref = NULL, *id = NULL;
 	sbx_docker_image *img = NULL;
 	int r;
 
 	sbx_image__base_hash(spec, hash);
 	snprintf(phase, sizeof(phase), "base-%s", spec->name);
-	if (asprintf(&ref, "%s-%s:%.*s", SBX_IMAGE_REPO_BASE, spec->name, SBX_IMAGE_TAG_LEN, hash) <
-	    0) {
+	snprintf(repo, sizeof(repo), "%s-%s", SBX_IMAGE_REPO_BASE, spec->name);
+	if (asprintf(&ref, "%s:%.*s", repo, SBX_IMAGE_TAG_LEN, hash) < 0) {
 		ref = NULL;
 		return sbx_error_set(err, -ENOMEM, "out of memory");
 	}
@@ -331,13 +330,14 @@ int sbx_image__base_ensure(sbx_docker *d, const sbx_image__base_spec *spec,
 	r = run_mmdebstrap(spec, tar_path, p, phase, err);
 	if (r >= 0) {
 		sbx_image__emit(p, SBX_IMAGE_EVENT_OUTPUT, phase, "importing %s", ref);
-		r = import_base(d, spec, tar_path, hash, &id, err);
+		r = import_base(d, spec, repo, tar_path, hash, &id, err);
 	}
 	unlink(tar_path);
 	rmdir(dir);
 	if (r < 0)
 		return r;
 	sbx_image__emit(p, SBX_IMAGE_EVENT_DONE, phase, "%s made", ref);
+	sbx_image__prune(d, repo, SBX_LABEL_BASE, spec->name, id, p);
 	*made = true;
 	*ref_out = TAKE_PTR(ref);
 	*id_out = TAKE_PTR(id);

@@ -238,26 +238,24 @@ static int run_build(sbx_docker *d, build_state *s, const char *ref, const char 
 	bo.progress_payload = &s->progress;
 	sbx_image__emit(&s->progress, SBX_IMAGE_EVENT_PHASE, "image",
 			"building %s (%zu kB context) on %s", ref, len / 1024, s->runtime_ref);
-	r = sbx_docker_image_build(d, &bo, id_out, err);
-	if (r < 0)
-		return sbx_error_prefix(err, r, "image '%s'", ref);
-	return 0;
+	/* The client's message already names the image. */
+	return sbx_docker_image_build(d, &bo, id_out, err);
 }
 
 /*
- * Removes the tags of older builds of this repository (same variant label,
- * another inputs hash), so rebuilding after every edit does not fill the
+ * Removes the tags <repo>:* of images labelled label=value other than
+ * keep_id: older builds, so rebuilding after every edit does not fill the
  * disk. An image still used by a container stays (the engine refuses).
  */
-static void prune_superseded(sbx_docker *d, const char *repo, const char *variant,
-			     const char *keep_id, const sbx_image__progress *p)
+void sbx_image__prune(sbx_docker *d, const char *repo, const char *label, const char *value,
+		      const char *keep_id, const sbx_image__progress *p)
 {
-	char filter[128];
+	char filter[256];
 	const char *filters[] = {filter, NULL};
 	sbx_docker_image *imgs = NULL;
 	size_t n = 0, prefix = strlen(repo);
 
-	snprintf(filter, sizeof(filter), "%s=%s", SBX_LABEL_IMAGE, variant);
+	snprintf(filter, sizeof(filter), "%s=%s", label, value);
 	if (sbx_docker_image_list(d, filters, &imgs, &n, NULL) < 0)
 		return;
 	for (size_t i = 0; i < n; i++) {
@@ -369,8 +367,8 @@ int sbx_image_build(sbx_docker *d, const sbx_image_build_opts *opts, sbx_image_r
 	if (r < 0)
 		return r;
 	if (res->built)
-		prune_superseded(d, repo, sbx_image_variant_name(opts->variant), res->id,
-				 &s.progress);
+		sbx_image__prune(d, repo, SBX_LABEL_IMAGE, sbx_image_variant_name(opts->variant),
+				 res->id, &s.progress);
 	res->bases_built = s.bases_built;
 	res->seconds = sbx_image__now() - s.progress.start;
 	sbx_image__emit(&s.progress, SBX_IMAGE_EVENT_DONE, "image", "%s (%s)", res->ref,

@@ -51,3 +51,7 @@ int sbx_image__base_ensure(sbx_docker *d, const sbx_image__base_spec *spec,
 
 /* The base's inputs hash (hex) for a spec: suite, mmdebstrap recipe, package list. */
 void sbx_image__base_hash(const sbx_image__base_spec *spec, char out[SBX_IMAGE_HASH_LEN]);
+
+/* Removes the tags <repo>:* of images labelled label=value, except keep_id's. */
+void sbx_image__prune(sbx_docker *d, const char *repo, const char *label, const char *value,
+		      const char *keep_id, const sbx_image__progress *p);
