@@ -41,7 +41,11 @@ static void help(void)
 	       "/var/tmp)\n"
 	       "  --quiet            print only the image references\n"
 	       "  --json             JSON lines on stdout: one per event, one result per image\n"
+	       "                     (the last, \"event\":\"result\", has ref, id, inputs_hash,\n"
+	       "                     built, bases_built, size, seconds)\n"
 	       "  -h, --help         this text\n\n"
+	       "Progress goes to stderr: phases and build steps; every line of the engine's\n"
+	       "and mmdebstrap's output with 'sandboxctl --verbose build'.\n\n"
 	       "Exit status: 0 built or up to date, 2 usage or a bad source tree, 3 engine or\n"
 	       "build failure.\n",
 	       SBX_IMAGE_REPO_FULL, SBX_IMAGE_REPO_SLIM);
