@@ -426,10 +426,9 @@ int main(int argc, char **argv)
 		struct pollfd fds[2] = {{.fd = sfd, .events = POLLIN}, {.fd = -1}};
 		struct signalfd_siginfo si;
 
-		if (st.deadline_ms && !st.deadline_passed &&
-		    now_ms(CLOCK_REALTIME) >= st.deadline_ms) {
+		/* A stop already under way (the main program ended, a signal) keeps its status. */
+		if (st.deadline_ms && !st.stopping && now_ms(CLOCK_REALTIME) >= st.deadline_ms) {
 			st.deadline_passed = true;
-			st.stopping = false; /* a stop already under way now reports the deadline */
 			begin_stop(EXIT_DEADLINE, "the deadline passed", SIGTERM);
 		}
 		if (st.stopping) {
