@@ -4,6 +4,7 @@
  * up, with runs/<run-id>/result.json. Also holds what `mcp` shares with it
  * (option parsing for limits, the grade hook, signal handling).
  */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -251,6 +252,27 @@ static void print_summary(const sbx_run_result *r)
 	fprintf(stderr, "sandboxctl: result: %s/result.json\n", r->run_dir);
 }
 
+/*
+ * The one stdout line a person or a sweep script reads:
+ * "PASS  banking_reserve 100.00% (315/315)". Timeouts show the grade too.
+ */
+static void print_verdict(const sbx_run_result *r)
+{
+	char word[16];
+	size_t i;
+
+	snprintf(word, sizeof(word), "%s", sbx_run_status_name(r->status));
+	for (i = 0; word[i]; i++)
+		word[i] = (char)toupper((unsigned char)word[i]);
+	if (r->grade.graded)
+		printf("%-7s %s %.2f%% (%llu/%llu)\n", word, r->task ? r->task : "?",
+		       r->grade.score * 100, (unsigned long long)r->grade.cells_matched,
+		       (unsigned long long)r->grade.cells_graded);
+	else
+		printf("%-7s %s\n", word, r->task ? r->task : "?");
+	fflush(stdout);
+}
+
 int cmd_run(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -361,6 +383,8 @@ int cmd_run(int argc, char **argv)
 		if (line)
 			printf("%s\n", line);
 		fflush(stdout);
+	} else {
+		print_verdict(res);
 	}
 	print_summary(res);
 	return sbx_run_status_exit_code(res->status);
