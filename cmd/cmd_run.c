@@ -265,11 +265,11 @@ static void print_verdict(const sbx_run_result *r)
 	for (i = 0; word[i]; i++)
 		word[i] = (char)toupper((unsigned char)word[i]);
 	if (r->grade.graded)
-		printf("%-7s %s %.2f%% (%llu/%llu)\n", word, r->task ? r->task : "?",
+		printf("%s  %s %.2f%% (%llu/%llu)\n", word, r->task ? r->task : "?",
 		       r->grade.score * 100, (unsigned long long)r->grade.cells_matched,
 		       (unsigned long long)r->grade.cells_graded);
 	else
-		printf("%-7s %s\n", word, r->task ? r->task : "?");
+		printf("%s  %s\n", word, r->task ? r->task : "?");
 	fflush(stdout);
 }
 
@@ -383,9 +383,9 @@ int cmd_run(int argc, char **argv)
 		if (line)
 			printf("%s\n", line);
 		fflush(stdout);
-	} else {
-		print_verdict(res);
 	}
 	print_summary(res);
+	if (!json)
+		print_verdict(res); /* last, so it is the line a person sees */
 	return sbx_run_status_exit_code(res->status);
 }
