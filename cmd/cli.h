@@ -9,11 +9,12 @@
 
 /* Exit codes, as documented in `sandboxctl --help` and DESIGN.md. */
 enum {
-	EXIT_PASS = 0,	     /* success, or graded and passed */
-	EXIT_NOT_PASSED = 1, /* graded but not passed */
-	EXIT_USAGE = 2,	     /* usage or configuration error, bad input */
-	EXIT_ENGINE = 3,     /* engine or infrastructure error */
-	EXIT_DEADLINE = 4,   /* deadline passed */
+	EXIT_PASS = 0,		/* success, or graded and passed */
+	EXIT_NOT_PASSED = 1,	/* graded but not passed */
+	EXIT_USAGE = 2,		/* usage or configuration error, bad input */
+	EXIT_ENGINE = 3,	/* engine or infrastructure error */
+	EXIT_DEADLINE = 4,	/* deadline passed */
+	EXIT_INTERRUPTED = 130, /* run: SIGINT/SIGTERM, sandbox removed */
 };
 
 typedef struct cli_command {

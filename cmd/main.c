@@ -60,14 +60,15 @@ static void usage(FILE *f)
 		   "and scores what they produce.\n\nCommands:\n");
 	for (size_t i = 0; i < SBX_ELEMENTSOF(commands); i++)
 		fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
-	fprintf(f, "\nRun 'sandboxctl <command> --help' for a command's options.\n\n"
-		   "Environment:\n"
-		   "  DOCKER_HOST        unix:///var/run/docker.sock (default) or tcp://HOST:PORT\n"
-		   "  DOCKER_CERT_PATH   directory with ca.pem, cert.pem, key.pem for tcp:// TLS\n"
-		   "  DOCKER_TLS_VERIFY  non-empty to verify the engine's certificate\n\n"
-		   "Exit codes:\n"
-		   "  0 success or pass   1 graded but not passed   2 usage or bad input\n"
-		   "  3 engine or infrastructure error   4 deadline passed\n");
+	fprintf(f,
+		"\nRun 'sandboxctl <command> --help' for a command's options.\n\n"
+		"Environment:\n"
+		"  DOCKER_HOST        unix:///var/run/docker.sock (default) or tcp://HOST:PORT\n"
+		"  DOCKER_CERT_PATH   directory with ca.pem, cert.pem, key.pem for tcp:// TLS\n"
+		"  DOCKER_TLS_VERIFY  non-empty to verify the engine's certificate\n\n"
+		"Exit codes:\n"
+		"  0 success or pass   1 graded but not passed   2 usage or bad input\n"
+		"  3 engine or infrastructure error   4 deadline passed   130 interrupted (run)\n");
 }
 
 int main(int argc, char **argv)
