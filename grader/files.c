@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "sbx/cleanup.h"
+#include "sbx/file.h"
 #include "sbx/path.h"
 #include "grader-internal.h"
 
@@ -51,6 +52,7 @@ static int open_fd(int fd, const char *name, sbx_book **out, sbx_error *err)
 	_cleanup_free_ char *data = NULL;
 	struct stat st;
 	size_t len = 0;
+	int r;
 
 	sbx_sheet_limits_default(&limits);
 	if (fstat(fd, &st) < 0)
@@ -60,20 +62,11 @@ static int open_fd(int fd, const char *name, sbx_book **out, sbx_error *err)
 	if ((uint64_t)st.st_size > limits.max_file_size)
 		return sbx_error_set(err, -EFBIG, "'%s': file too large (%lld bytes)", name,
 				     (long long)st.st_size);
-	data = malloc((size_t)st.st_size + 1);
-	if (!data)
-		return sbx_error_set(err, -ENOMEM, "out of memory");
-	while (len < (size_t)st.st_size) {
-		ssize_t n = read(fd, data + len, (size_t)st.st_size - len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return sbx_error_set(err, -errno, "'%s': %s", name, strerror(errno));
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
+	r = sbx_file_read_fd(fd, (size_t)st.st_size, &data, &len);
+	if (r == -ENOMEM)
+		return sbx_error_set(err, r, "out of memory");
+	if (r < 0)
+		return sbx_error_set(err, r, "'%s': %s", name, strerror(-r));
 	return sbx_book_open_memory(data, len, name, &opts, out, err);
 }
 

@@ -22,6 +22,7 @@
 
 #include <strings.h>
 
+#include "sbx/file.h"
 #include "task.h"
 #include "wbcache.h"
 #include "workspace.h"
@@ -105,7 +106,8 @@ static int slurp(const char *path, size_t max, char **data, size_t *len)
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	struct stat st;
 	char *buf;
-	size_t got = 0;
+	size_t got;
+	int r;
 
 	if (fd < 0)
 		return -errno;
@@ -113,16 +115,12 @@ static int slurp(const char *path, size_t max, char **data, size_t *len)
 		return -errno;
 	if (!S_ISREG(st.st_mode) || (size_t)st.st_size > max)
 		return -EFBIG;
-	buf = malloc((size_t)st.st_size + 1);
-	if (!buf)
-		return -ENOMEM;
-	while (got < (size_t)st.st_size) {
-		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
-		if (n <= 0) {
-			free(buf);
-			return n < 0 ? -errno : -EIO;
-		}
-		got += (size_t)n;
+	r = sbx_file_read_fd(fd, (size_t)st.st_size, &buf, &got);
+	if (r < 0)
+		return r;
+	if (got != (size_t)st.st_size) {
+		free(buf);
+		return -EIO;
 	}
 	*data = buf;
 	*len = got;

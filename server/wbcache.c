@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "sbx/file.h"
 #include "task.h"
 #include "wbcache.h"
 #include "workspace.h"
@@ -58,25 +59,16 @@ static void entry_key(wb_entry *e, const struct stat *st)
 	e->mtime = st->st_mtim;
 }
 
+/* Exactly size bytes, or -EIO when the file is shorter than fstat said. */
 static int read_all(int fd, size_t size, char **out)
 {
-	char *data = malloc(size ? size : 1);
-	size_t got = 0;
+	char *data;
+	size_t got;
+	int r;
 
-	if (!data)
-		return -ENOMEM;
-	while (got < size) {
-		ssize_t n = read(fd, data + got, size - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			free(data);
-			return -errno;
-		}
-		if (n == 0)
-			break;
-		got += (size_t)n;
-	}
+	r = sbx_file_read_fd(fd, size, &data, &got);
+	if (r < 0)
+		return r;
 	if (got != size) {
 		free(data);
 		return -EIO;

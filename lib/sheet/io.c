@@ -11,6 +11,7 @@
 
 #include <libxml/parser.h>
 
+#include "sbx/file.h"
 #include "sbx/path.h"
 #include "sheet-internal.h"
 
@@ -101,42 +102,6 @@ int sbx_book_open_memory(const void *data, size_t len, const char *name,
 	return 0;
 }
 
-static int read_file(const char *path, uint64_t max, char **data, size_t *len, sbx_error *err)
-{
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	_cleanup_free_ char *buf = NULL;
-	struct stat st;
-	size_t got = 0;
-
-	if (fd < 0)
-		return sbx_error_set(err, -errno, "'%s': cannot open: %s", path, strerror(errno));
-	if (fstat(fd, &st) < 0)
-		return sbx_error_set(err, -errno, "'%s': cannot stat: %s", path, strerror(errno));
-	if (!S_ISREG(st.st_mode))
-		return sbx_error_set(err, -EINVAL, "'%s': not a regular file", path);
-	if ((uint64_t)st.st_size > max)
-		return sbx_error_set(err, -EFBIG, "'%s': larger than %llu bytes (limit)", path,
-				     (unsigned long long)max);
-	buf = malloc((size_t)st.st_size + 1);
-	if (!buf)
-		return sbx_error_set(err, -ENOMEM, "'%s': out of memory", path);
-	while (got < (size_t)st.st_size) {
-		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return sbx_error_set(err, -errno, "'%s': read failed: %s", path,
-					     strerror(errno));
-		if (n == 0)
-			break;
-		got += (size_t)n;
-	}
-	buf[got] = '\0';
-	*data = TAKE_PTR(buf);
-	*len = got;
-	return 0;
-}
-
 int sbx_book_open(const char *path, const sbx_sheet_open_options *opts, sbx_book **out,
 		  sbx_error *err)
 {
@@ -148,7 +113,7 @@ int sbx_book_open(const char *path, const sbx_sheet_open_options *opts, sbx_book
 	if (opts)
 		l = opts->limits;
 	sbx_sheet__limits_fill(&l);
-	r = read_file(path, l.max_file_size, &data, &len, err);
+	r = sbx_file_read_capped(AT_FDCWD, path, (size_t)l.max_file_size, &data, &len, err);
 	if (r < 0)
 		return r;
 	return sbx_book_open_memory(data, len, path, opts, out, err);

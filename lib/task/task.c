@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "sbx/cleanup.h"
+#include "sbx/file.h"
 #include "sbx/path.h"
 #include "sbx/task.h"
 #include "schema.h"
@@ -59,9 +60,8 @@ SBX_DEFINE_CLEANUP(sbx_task, sbx_task_free)
 int sbx_task__read_file(const char *path, char **out, size_t *len_out, sbx_error *err)
 {
 	_cleanup_close_ int fd = -1;
-	_cleanup_free_ char *buf = NULL;
 	struct stat st;
-	size_t len = 0;
+	int r;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
@@ -72,23 +72,11 @@ int sbx_task__read_file(const char *path, char **out, size_t *len_out, sbx_error
 		return sbx_error_set(err, -EINVAL, "'%s': not a regular file", path);
 	if (st.st_size > SBX_YTREE_MAX_INPUT)
 		return sbx_error_set(err, -EFBIG, "'%s': file too large (over 1 MiB)", path);
-	buf = malloc((size_t)st.st_size + 1);
-	if (!buf)
-		return sbx_error_set(err, -ENOMEM, "out of memory");
-	while (len < (size_t)st.st_size) {
-		ssize_t n = read(fd, buf + len, (size_t)st.st_size - len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return sbx_error_set(err, -errno, "'%s': %s", path, strerror(errno));
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	buf[len] = '\0';
-	*out = TAKE_PTR(buf);
-	*len_out = len;
+	r = sbx_file_read_fd(fd, (size_t)st.st_size, out, len_out);
+	if (r == -ENOMEM)
+		return sbx_error_set(err, r, "out of memory");
+	if (r < 0)
+		return sbx_error_set(err, r, "'%s': %s", path, strerror(-r));
 	return 0;
 }
 

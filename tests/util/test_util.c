@@ -200,6 +200,64 @@ START_TEST(path_write_atomic_replaces)
 }
 END_TEST
 
+START_TEST(file_read_capped_reads_and_refuses)
+{
+	sbx_error err = SBX_ERROR_INIT;
+	char *data = NULL;
+	size_t len = 0;
+	int fd;
+
+	fd = openat(dirfd_, "five.txt", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, "hello", 5), 5);
+	close(fd);
+	ck_assert_int_eq(sbx_file_read_capped(dirfd_, "five.txt", 5, &data, &len, &err), 0);
+	ck_assert_uint_eq(len, 5);
+	ck_assert_str_eq(data, "hello"); /* NUL-terminated */
+	free(data);
+	data = NULL;
+	/* One byte over the cap is refused, and nothing is handed out. */
+	ck_assert_int_eq(sbx_file_read_capped(dirfd_, "five.txt", 4, &data, &len, &err), -EFBIG);
+	ck_assert_str_eq(err.msg, "'five.txt': larger than 4 bytes (limit)");
+	ck_assert_ptr_null(data);
+	sbx_error_clear(&err);
+	ck_assert_int_eq(sbx_file_read_capped(dirfd_, ".", 1024, &data, &len, &err), -EINVAL);
+	ck_assert_str_eq(err.msg, "'.': not a regular file");
+	sbx_error_clear(&err);
+	ck_assert_int_eq(sbx_file_read_capped(dirfd_, "missing", 1024, &data, &len, &err), -ENOENT);
+	ck_assert_ptr_nonnull(strstr(err.msg, "'missing': cannot open"));
+	ck_assert_ptr_null(data);
+}
+END_TEST
+
+START_TEST(file_read_fd_stops_at_end_of_file)
+{
+	char *data = NULL;
+	size_t len = 99;
+	int fd;
+
+	fd = openat(dirfd_, "short.txt", O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, "abc", 3), 3);
+	ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
+	/* The file is shorter than the size asked for (it shrank after fstat). */
+	ck_assert_int_eq(sbx_file_read_fd(fd, 4096, &data, &len), 0);
+	ck_assert_uint_eq(len, 3);
+	ck_assert_str_eq(data, "abc");
+	free(data);
+	/* Empty: an empty string, not NULL. */
+	ck_assert_int_eq(sbx_file_read_fd(fd, 0, &data, &len), 0);
+	ck_assert_uint_eq(len, 0);
+	ck_assert_str_eq(data, "");
+	free(data);
+	close(fd);
+	/* A read error comes back as its errno and leaves the outputs alone. */
+	data = NULL;
+	ck_assert_int_eq(sbx_file_read_fd(dirfd_, 16, &data, &len), -EISDIR);
+	ck_assert_ptr_null(data);
+}
+END_TEST
+
 static Suite *util_suite(void)
 {
 	Suite *s = suite_create("util");
@@ -216,6 +274,8 @@ static Suite *util_suite(void)
 	tcase_add_test(tp, path_confines);
 	tcase_add_test(tp, path_mkdirs_refuses_symlinked_dirs);
 	tcase_add_test(tp, path_write_atomic_replaces);
+	tcase_add_test(tp, file_read_capped_reads_and_refuses);
+	tcase_add_test(tp, file_read_fd_stops_at_end_of_file);
 	suite_add_tcase(s, tp);
 	return s;
 }

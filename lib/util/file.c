@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sbx/cleanup.h"
+#include "sbx/file.h"
+
+int sbx_file_read_fd(int fd, size_t size, char **out, size_t *len_out)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t got = 0;
+
+	buf = malloc(size + 1);
+	if (!buf)
+		return -ENOMEM;
+	while (got < size) {
+		ssize_t n = read(fd, buf + got, size - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	buf[got] = '\0';
+	*out = TAKE_PTR(buf);
+	*len_out = got;
+	return 0;
+}
+
+int sbx_file_read_capped(int dirfd, const char *path, size_t max, char **out, size_t *len_out,
+			 sbx_error *err)
+{
+	_cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	struct stat st;
+	int r;
+
+	if (fd < 0)
+		return sbx_error_set(err, -errno, "'%s': cannot open: %s", path, strerror(errno));
+	if (fstat(fd, &st) < 0)
+		return sbx_error_set(err, -errno, "'%s': cannot stat: %s", path, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return sbx_error_set(err, -EINVAL, "'%s': not a regular file", path);
+	if ((unsigned long long)st.st_size > max)
+		return sbx_error_set(err, -EFBIG, "'%s': larger than %zu bytes (limit)", path, max);
+	r = sbx_file_read_fd(fd, (size_t)st.st_size, out, len_out);
+	if (r == -ENOMEM)
+		return sbx_error_set(err, r, "'%s': out of memory", path);
+	if (r < 0)
+		return sbx_error_set(err, r, "'%s': read failed: %s", path, strerror(-r));
+	return 0;
+}
