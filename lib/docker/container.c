@@ -380,38 +380,15 @@ int sbx_docker_container_host_port(sbx_docker *d, const char *id, const char *co
 
 /* ------------------------------------------------------------------ logs */
 
-typedef struct sink {
-	sbx_buf *out, *errout;
-	size_t total, max;
-	docker_demux demux;
-} sink;
-
-static int sink_frame(int stream, const char *p, size_t n, void *payload)
-{
-	sink *s = payload;
-	sbx_buf *b = stream == SBX_DOCKER_STDERR ? s->errout : s->out;
-
-	if (n > s->max - s->total)
-		return -ENOBUFS;
-	s->total += n;
-	return b ? sbx_buf_append(b, p, n) : 0;
-}
-
-static int sink_data(const char *p, size_t n, void *payload)
-{
-	sink *s = payload;
-
-	return sbx_docker__demux_feed(&s->demux, p, n, sink_frame, s);
-}
-
 int sbx_docker_container_logs(sbx_docker *d, const char *id, size_t max_bytes, sbx_buf *out,
 			      sbx_buf *errout, sbx_error *err)
 {
 	_cleanup_(sbx_docker_container_freep) sbx_docker_container *c = NULL;
 	_cleanup_free_ char *what = NULL;
 	sbx_buf path = SBX_BUF_INIT(4096);
-	sink s = {.out = out, .errout = errout, .max = max_bytes ? max_bytes : DEFAULT_LOG_MAX};
-	docker_req req = {.method = "GET", .on_data = sink_data, .payload = &s};
+	docker_sink s = {
+		.out = out, .errout = errout, .max = max_bytes ? max_bytes : DEFAULT_LOG_MAX};
+	docker_req req = {.method = "GET", .on_data = sbx_docker__sink_data, .payload = &s};
 	docker_resp resp;
 	int r;
 

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* The engine's stdout/stderr framing: [stream 0 0 0 size32be] payload, in any split. */
+/*
+ * The engine's stdout/stderr framing: [stream 0 0 0 size32be] payload, in any
+ * split; and the capped sink that collects a framed answer into two buffers.
+ */
 #include <errno.h>
 #include <string.h>
 
@@ -63,4 +66,22 @@ int sbx_docker__demux_feed(docker_demux *m, const char *p, size_t n, docker_fram
 		}
 	}
 	return 0;
+}
+
+static int sink_frame(int stream, const char *p, size_t n, void *payload)
+{
+	docker_sink *s = payload;
+	sbx_buf *b = stream == SBX_DOCKER_STDERR ? s->errout : s->out;
+
+	if (n > s->max - s->total)
+		return -ENOBUFS;
+	s->total += n;
+	return b ? sbx_buf_append(b, p, n) : 0;
+}
+
+int sbx_docker__sink_data(const char *p, size_t n, void *payload)
+{
+	docker_sink *s = payload;
+
+	return sbx_docker__demux_feed(&s->demux, p, n, sink_frame, s);
 }

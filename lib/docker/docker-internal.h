@@ -158,6 +158,21 @@ int sbx_docker__demux_feed(docker_demux *m, const char *p, size_t n, docker_fram
 /* True between frames (a clean end of stream). */
 bool sbx_docker__demux_idle(const docker_demux *m);
 
+/*
+ * Collects a multiplexed answer (logs, exec output): stdout frames into out,
+ * stderr frames into errout (either may be NULL to drop that stream), at most
+ * max bytes in all. Set out, errout and max, init demux, and pass
+ * sbx_docker__sink_data as a docker_req's on_data with the sink as payload;
+ * it aborts with -ENOBUFS past max.
+ */
+typedef struct docker_sink {
+	sbx_buf *out, *errout;
+	size_t total, max;
+	docker_demux demux;
+} docker_sink;
+
+int sbx_docker__sink_data(const char *p, size_t n, void *payload);
+
 /* ------------------------------------------------------ JSON line stream */
 
 /*

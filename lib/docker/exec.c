@@ -58,42 +58,19 @@ int sbx_docker_exec_create(sbx_docker *d, const char *container_id,
 	return *exec_id_out ? 0 : sbx_error_set(err, -ENOMEM, "out of memory");
 }
 
-typedef struct sink {
-	sbx_buf *out, *errout;
-	size_t total, max;
-	docker_demux demux;
-} sink;
-
-static int sink_frame(int stream, const char *p, size_t n, void *payload)
-{
-	sink *s = payload;
-	sbx_buf *b = stream == SBX_DOCKER_STDERR ? s->errout : s->out;
-
-	if (n > s->max - s->total)
-		return -ENOBUFS;
-	s->total += n;
-	return b ? sbx_buf_append(b, p, n) : 0;
-}
-
-static int sink_data(const char *p, size_t n, void *payload)
-{
-	sink *s = payload;
-
-	return sbx_docker__demux_feed(&s->demux, p, n, sink_frame, s);
-}
-
 int sbx_docker_exec_start(sbx_docker *d, const char *exec_id, bool tty, long timeout_ms,
 			  size_t max_bytes, sbx_buf *out, sbx_buf *errout, sbx_error *err)
 {
 	_cleanup_free_ char *what = NULL, *path = NULL;
-	sink s = {.out = out, .errout = errout, .max = max_bytes ? max_bytes : DEFAULT_OUTPUT_MAX};
+	docker_sink s = {
+		.out = out, .errout = errout, .max = max_bytes ? max_bytes : DEFAULT_OUTPUT_MAX};
 	const char *body =
 		tty ? "{\"Detach\":false,\"Tty\":true}" : "{\"Detach\":false,\"Tty\":false}";
 	docker_req req = {.method = "POST",
 			  .body = body,
 			  .body_len = strlen(body),
 			  .timeout_ms = timeout_ms,
-			  .on_data = sink_data,
+			  .on_data = sbx_docker__sink_data,
 			  .payload = &s};
 	sbx_error local = SBX_ERROR_INIT;
 	docker_resp resp;
