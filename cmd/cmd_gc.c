@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "sandboxes.h"
 #include "sbx/docker.h"
 #include "sbx/json.h"
 #include "sbx/labels.h"
@@ -138,20 +139,6 @@ static int parse_args(int argc, char **argv)
 	return 1;
 }
 
-static long long created_of(const sbx_docker_container *c)
-{
-	const char *v = sbx_docker_label_get(c->labels, c->n_labels, SBX_LABEL_CREATED);
-	char *end;
-	long long t;
-
-	if (v) {
-		t = strtoll(v, &end, 10);
-		if (*v && !*end && t > 0)
-			return t;
-	}
-	return c->created;
-}
-
 /* Why c should go, or NULL to keep it. */
 static const char *reason_to_remove(const sbx_docker_container *c, long long now)
 {
@@ -160,7 +147,7 @@ static const char *reason_to_remove(const sbx_docker_container *c, long long now
 
 	if (owner && sbx_label_owner_gone(owner, &gone, NULL) == 0 && gone)
 		return "owner gone";
-	if (arg_older_than >= 0 && now - created_of(c) >= arg_older_than)
+	if (arg_older_than >= 0 && now - cli_sandbox_created(c) >= arg_older_than)
 		return "older than the limit";
 	return NULL;
 }
@@ -168,11 +155,9 @@ static const char *reason_to_remove(const sbx_docker_container *c, long long now
 int cmd_gc(int argc, char **argv)
 {
 	_cleanup_(sbx_docker_freep) sbx_docker *d = NULL;
-	_cleanup_free_ char *filter = NULL;
 	_cleanup_json_ cJSON *arr = NULL;
 	sbx_docker_container *cs = NULL;
 	sbx_error err = SBX_ERROR_INIT;
-	const char *filters[2] = {SBX_LABEL_RUN_ID, NULL};
 	long long now = (long long)time(NULL);
 	size_t n = 0;
 	int r, failed = 0;
@@ -180,21 +165,9 @@ int cmd_gc(int argc, char **argv)
 	r = parse_args(argc, argv);
 	if (r <= 0)
 		return -r;
-	if (arg_run_id) {
-		if (asprintf(&filter, "%s=%s", SBX_LABEL_RUN_ID, arg_run_id) < 0) {
-			filter = NULL;
-			cli_error("gc: out of memory");
-			return EXIT_ENGINE;
-		}
-		filters[0] = filter;
-	}
-	r = sbx_docker_open(&d, NULL, &err);
-	if (r == 0)
-		r = sbx_docker_container_list(d, filters, &cs, &n, &err);
-	if (r < 0) {
-		cli_error("gc: %s", err.msg);
-		return EXIT_ENGINE;
-	}
+	r = cli_sandboxes_list("gc", arg_run_id, &d, &cs, &n);
+	if (r != EXIT_PASS)
+		return r;
 	arr = arg_json ? cJSON_CreateArray() : NULL;
 	for (size_t i = 0; i < n; i++) {
 		const sbx_docker_container *c = &cs[i];

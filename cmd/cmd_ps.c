@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "sandboxes.h"
 #include "sbx/docker.h"
 #include "sbx/json.h"
 #include "sbx/labels.h"
@@ -82,21 +83,6 @@ static void format_age(char *buf, size_t len, long long secs)
 		snprintf(buf, len, "%lldd", secs / 86400);
 }
 
-/* Creation time: the label when present (set by sandboxctl), else the engine's. */
-static long long created_of(const sbx_docker_container *c)
-{
-	const char *v = sbx_docker_label_get(c->labels, c->n_labels, SBX_LABEL_CREATED);
-	char *end;
-	long long t;
-
-	if (v) {
-		t = strtoll(v, &end, 10);
-		if (*v && !*end && t > 0)
-			return t;
-	}
-	return c->created;
-}
-
 static const char *owner_state(const sbx_docker_container *c)
 {
 	const char *owner = sbx_docker_label_get(c->labels, c->n_labels, SBX_LABEL_OWNER);
@@ -119,7 +105,7 @@ static const char *owner_state(const sbx_docker_container *c)
 
 static int by_created_desc(const void *a, const void *b)
 {
-	long long x = created_of(a), y = created_of(b);
+	long long x = cli_sandbox_created(a), y = cli_sandbox_created(b);
 
 	return x < y ? 1 : x > y ? -1 : 0;
 }
@@ -127,10 +113,7 @@ static int by_created_desc(const void *a, const void *b)
 int cmd_ps(int argc, char **argv)
 {
 	_cleanup_(sbx_docker_freep) sbx_docker *d = NULL;
-	_cleanup_free_ char *filter = NULL;
 	sbx_docker_container *cs = NULL;
-	sbx_error err = SBX_ERROR_INIT;
-	const char *filters[2] = {SBX_LABEL_RUN_ID, NULL};
 	long long now = (long long)time(NULL);
 	size_t n = 0;
 	int r;
@@ -138,21 +121,9 @@ int cmd_ps(int argc, char **argv)
 	r = parse_args(argc, argv);
 	if (r <= 0)
 		return -r;
-	if (arg_run_id) {
-		if (asprintf(&filter, "%s=%s", SBX_LABEL_RUN_ID, arg_run_id) < 0) {
-			filter = NULL;
-			cli_error("ps: out of memory");
-			return EXIT_ENGINE;
-		}
-		filters[0] = filter;
-	}
-	r = sbx_docker_open(&d, NULL, &err);
-	if (r == 0)
-		r = sbx_docker_container_list(d, filters, &cs, &n, &err);
-	if (r < 0) {
-		cli_error("ps: %s", err.msg);
-		return EXIT_ENGINE;
-	}
+	r = cli_sandboxes_list("ps", arg_run_id, &d, &cs, &n);
+	if (r != EXIT_PASS)
+		return r;
 	qsort(cs, n, sizeof(*cs), by_created_desc);
 	if (arg_json) {
 		_cleanup_json_ cJSON *arr = cJSON_CreateArray();
@@ -177,8 +148,9 @@ int cmd_ps(int argc, char **argv)
 			sbx_json_add_string(o, "image", c->image);
 			sbx_json_add_string(o, "state", c->state);
 			sbx_json_add_string(o, "status", c->status);
-			sbx_json_add_number(o, "created", (double)created_of(c));
-			sbx_json_add_number(o, "age_seconds", (double)(now - created_of(c)));
+			sbx_json_add_number(o, "created", (double)cli_sandbox_created(c));
+			sbx_json_add_number(o, "age_seconds",
+					    (double)(now - cli_sandbox_created(c)));
 			if (deadline)
 				sbx_json_add_number(o, "deadline", atof(deadline));
 			sbx_json_add_string(
@@ -202,7 +174,7 @@ int cmd_ps(int argc, char **argv)
 				sbx_docker_label_get(c->labels, c->n_labels, SBX_LABEL_TASK);
 			char age[32];
 
-			format_age(age, sizeof(age), now - created_of(c));
+			format_age(age, sizeof(age), now - cli_sandbox_created(c));
 			printf("%-12.12s  %-28s  %-18s  %-8s  %-5s  %s\n", c->id,
 			       sbx_docker_label_get(c->labels, c->n_labels, SBX_LABEL_RUN_ID),
 			       task ? task : "-", c->state, age, owner_state(c));
