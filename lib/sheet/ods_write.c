@@ -242,20 +242,6 @@ static int put_cell(sbx_book *bk, sbx_buf *b, const scell *sc, sbx_error *err)
 	return r;
 }
 
-/* Hands what content.xml has so far to the deflater: the part is never whole in memory. */
-#define FLUSH_AT ((size_t)1 << 20)
-
-static int flush(sheet_zip_writer *w, sbx_buf *b, size_t at, sbx_error *err)
-{
-	int r = 0;
-
-	if (b->len >= at && b->len > 0) {
-		r = sbx_sheet__zipw_write(w, b->data, b->len, err);
-		sbx_buf_reset(b);
-	}
-	return r;
-}
-
 static int put_sheet(sbx_book *bk, const sbx_sheet *s, sheet_zip_writer *w, sbx_buf *b,
 		     sbx_error *err)
 {
@@ -308,7 +294,7 @@ static int put_sheet(sbx_book *bk, const sbx_sheet *s, sheet_zip_writer *w, sbx_
 		if (r == 0)
 			r = sbx_buf_puts(b, "</table:table-row>");
 		if (r == 0)
-			r = flush(w, b, FLUSH_AT, err);
+			r = sbx_sheet__zipw_flush(w, b, SHEET_ZIP_FLUSH_AT, err);
 	}
 	if (r == 0)
 		r = sbx_buf_puts(b, "</table:table>");
@@ -350,7 +336,7 @@ int sbx_sheet__write_ods(sbx_book *bk, sbx_buf *out, sbx_error *err)
 		r = sbx_buf_puts(&content, "</office:spreadsheet></office:body>"
 					   "</office:document-content>");
 	if (r == 0)
-		r = flush(&w, &content, 0, err);
+		r = sbx_sheet__zipw_flush(&w, &content, 0, err);
 	if (r == 0)
 		r = sbx_sheet__zipw_end(&w, err);
 	if (r == 0)

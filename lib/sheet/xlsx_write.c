@@ -140,20 +140,6 @@ static int put_cell(sbx_book *bk, sbx_buf *b, uint32_t row, const scell *sc, sbx
 	return r;
 }
 
-/* Rows are handed to the deflater as they are made: a sheet is never whole in memory. */
-#define FLUSH_AT ((size_t)1 << 20)
-
-static int flush(sheet_zip_writer *w, sbx_buf *b, size_t at, sbx_error *err)
-{
-	int r = 0;
-
-	if (b->len >= at && b->len > 0) {
-		r = sbx_sheet__zipw_write(w, b->data, b->len, err);
-		sbx_buf_reset(b);
-	}
-	return r;
-}
-
 static int put_sheet(sbx_book *bk, const sbx_sheet *s, sheet_zip_writer *w, sbx_buf *b,
 		     sbx_error *err)
 {
@@ -178,7 +164,7 @@ static int put_sheet(sbx_book *bk, const sbx_sheet *s, sheet_zip_writer *w, sbx_
 		if (r == 0)
 			r = sbx_buf_puts(b, "</row>");
 		if (r == 0)
-			r = flush(w, b, FLUSH_AT, err);
+			r = sbx_sheet__zipw_flush(w, b, SHEET_ZIP_FLUSH_AT, err);
 	}
 	if (r == 0)
 		r = sbx_buf_puts(b, "</sheetData></worksheet>");
@@ -269,7 +255,7 @@ int sbx_sheet__write_xlsx(sbx_book *bk, sbx_buf *out, sbx_error *err)
 			r = sbx_buf_puts(&part, XML_DECL "<worksheet xmlns=\"" NS_MAIN
 							 "\"><sheetData/></worksheet>");
 		if (r == 0)
-			r = flush(&w, &part, 0, err);
+			r = sbx_sheet__zipw_flush(&w, &part, 0, err);
 		if (r < 0) {
 			if (!err || !err->code)
 				r = sbx_error_set(err, r, "worksheet: %s",

@@ -267,6 +267,17 @@ int sbx_sheet__zipw_write(sheet_zip_writer *w, const void *data, size_t len, sbx
 	return r < 0 ? entry_fail(w, r, err) : 0;
 }
 
+int sbx_sheet__zipw_flush(sheet_zip_writer *w, sbx_buf *b, size_t at, sbx_error *err)
+{
+	int r = 0;
+
+	if (b->len >= at && b->len > 0) {
+		r = sbx_sheet__zipw_write(w, b->data, b->len, err);
+		sbx_buf_reset(b);
+	}
+	return r;
+}
+
 int sbx_sheet__zipw_end(sheet_zip_writer *w, sbx_error *err)
 {
 	size_t name_len = strlen(w->name);

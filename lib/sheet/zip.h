@@ -73,6 +73,13 @@ int sbx_sheet__zipw_add(sheet_zip_writer *w, const char *name, const void *data,
 /* The same in pieces, so a big part is deflated as it is produced. */
 int sbx_sheet__zipw_begin(sheet_zip_writer *w, const char *name, bool compress, sbx_error *err);
 int sbx_sheet__zipw_write(sheet_zip_writer *w, const void *data, size_t len, sbx_error *err);
+/*
+ * Hands what b holds to the open entry once it holds at least at bytes (0:
+ * whatever it holds), then empties b. The writers build a part into b and
+ * flush every SHEET_ZIP_FLUSH_AT bytes, so a big part is never whole in memory.
+ */
+#define SHEET_ZIP_FLUSH_AT ((size_t)1 << 20)
+int sbx_sheet__zipw_flush(sheet_zip_writer *w, sbx_buf *b, size_t at, sbx_error *err);
 int sbx_sheet__zipw_end(sheet_zip_writer *w, sbx_error *err);
 /* Writes the central directory. */
 int sbx_sheet__zipw_finish(sheet_zip_writer *w, sbx_error *err);
