@@ -13,32 +13,6 @@
 #include "server.h"
 #include "task.h"
 
-int tool_fail(tool_result *out, tool_error_kind kind, const char *fmt, ...)
-{
-	va_list ap;
-	char *msg = NULL;
-
-	va_start(ap, fmt);
-	if (vasprintf(&msg, fmt, ap) < 0)
-		msg = NULL;
-	va_end(ap);
-	free(out->error);
-	out->error = msg ? msg : strdup("out of memory");
-	out->error_kind = kind;
-	return 0;
-}
-
-void tool_result_clear(tool_result *r)
-{
-	if (!r)
-		return;
-	cJSON_Delete(r->structured);
-	free(r->image_png_b64);
-	free(r->error);
-	free(r->error_code);
-	*r = (tool_result){0};
-}
-
 void server_log(int level, const char *fmt, ...)
 {
 	static const char *names[] = {[SBX_LOG_ERROR] = "error",

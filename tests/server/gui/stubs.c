@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What the GUI tools need from the server, for linking them alone: tool_fail
- * and tool_result_clear (as server/tool.c has them) and the display lookup,
- * which here reads test_display.
+ * What the GUI tools need from the server, for linking them alone: the
+ * display lookup, which here reads test_display. tool_fail and
+ * tool_result_clear come from the server's own tool_result.c.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,32 +13,6 @@
 #include "gui/tool-util.h"
 
 const char *test_display;
-
-int tool_fail(tool_result *out, tool_error_kind kind, const char *fmt, ...)
-{
-	va_list ap;
-	char *msg = NULL;
-
-	va_start(ap, fmt);
-	if (vasprintf(&msg, fmt, ap) < 0)
-		msg = NULL;
-	va_end(ap);
-	free(out->error);
-	out->error = msg ? msg : strdup("out of memory");
-	out->error_kind = kind;
-	return 0;
-}
-
-void tool_result_clear(tool_result *r)
-{
-	if (!r)
-		return;
-	cJSON_Delete(r->structured);
-	free(r->image_png_b64);
-	free(r->error);
-	free(r->error_code);
-	*r = (tool_result){0};
-}
 
 const char *gui__display(tool_context *ctx)
 {
