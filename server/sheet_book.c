@@ -38,12 +38,8 @@ static int get_sheet_info(tool_context *ctx, const cJSON *args, tool_result *out
 	sbx_sheet *s;
 	cJSON *o, *headers;
 
-	if (wb_open(ctx, args, &h, out) < 0)
+	if (!(s = wb_open_sheet(ctx, args, &h, out)))
 		return 0;
-	if (!(s = wb_sheet(&h, args, NULL, out))) {
-		wb_close(&h);
-		return 0;
-	}
 	sbx_sheet_used_range(s, &rows, &cols);
 	o = out->structured = cJSON_CreateObject();
 	if (o) {
@@ -66,31 +62,14 @@ static int get_sheet_info(tool_context *ctx, const cJSON *args, tool_result *out
 	return o ? 0 : -ENOMEM;
 }
 
-/* Saves, then answers {success, sheets, ...extra}. */
+/* Saves, then answers {...extra, success, sheets}. */
 static int save_and_answer(tool_context *ctx, wb_handle *h, tool_result *out, cJSON *o)
 {
-	if (!o) {
-		wb_discard(h);
-		wb_close(h);
-		return -ENOMEM;
+	if (o) {
+		cJSON_AddBoolToObject(o, "success", true);
+		cJSON_AddItemToObject(o, "sheets", sheet_names(h->book));
 	}
-	if (wb_save(ctx, h, out) < 0) {
-		cJSON_Delete(o);
-		wb_close(h);
-		return 0;
-	}
-	cJSON_AddBoolToObject(o, "success", true);
-	cJSON_AddItemToObject(o, "sheets", sheet_names(h->book));
-	out->structured = o;
-	wb_close(h);
-	return 0;
-}
-
-static int fail_discard(wb_handle *h, tool_result *out, const char *what, sbx_error *err)
-{
-	wb_discard(h);
-	wb_close(h);
-	return tool_fail(out, TOOL_E_ARGUMENT, "%s: %s", what, sbx_error_message(err));
+	return wb_save_answer(ctx, h, out, o, true);
 }
 
 static int create_sheet(tool_context *ctx, const cJSON *args, tool_result *out)
@@ -110,7 +89,8 @@ static int create_sheet(tool_context *ctx, const cJSON *args, tool_result *out)
 	if (sbx_book_add_sheet(h.book, name,
 			       cJSON_IsNumber(index) ? (size_t)index->valuedouble : SIZE_MAX, NULL,
 			       &err) < 0)
-		return fail_discard(&h, out, "Cannot create the sheet", &err);
+		return wb_fail_discard(&h, out, "Cannot create the sheet: %s",
+				       sbx_error_message(&err));
 	o = cJSON_CreateObject();
 	if (o)
 		cJSON_AddStringToObject(o, "sheet_name", name);
@@ -126,12 +106,8 @@ static int rename_sheet(tool_context *ctx, const cJSON *args, tool_result *out)
 	sbx_sheet *s, *other;
 	cJSON *o;
 
-	if (wb_open(ctx, args, &h, out) < 0)
+	if (!(s = wb_open_sheet(ctx, args, &h, out)))
 		return 0;
-	if (!(s = wb_sheet(&h, args, NULL, out))) {
-		wb_close(&h);
-		return 0;
-	}
 	other = sbx_book_find(h.book, to);
 	if (other && other != s) {
 		wb_close(&h);
@@ -141,7 +117,8 @@ static int rename_sheet(tool_context *ctx, const cJSON *args, tool_result *out)
 	if (!from || sbx_sheet_rename(s, to, &err) < 0) {
 		if (!from)
 			sbx_error_set(&err, -ENOMEM, "out of memory");
-		return fail_discard(&h, out, "Cannot rename the sheet", &err);
+		return wb_fail_discard(&h, out, "Cannot rename the sheet: %s",
+				       sbx_error_message(&err));
 	}
 	o = cJSON_CreateObject();
 	if (o) {
@@ -159,12 +136,8 @@ static int delete_sheet(tool_context *ctx, const cJSON *args, tool_result *out)
 	sbx_sheet *s;
 	cJSON *o;
 
-	if (wb_open(ctx, args, &h, out) < 0)
+	if (!(s = wb_open_sheet(ctx, args, &h, out)))
 		return 0;
-	if (!(s = wb_sheet(&h, args, NULL, out))) {
-		wb_close(&h);
-		return 0;
-	}
 	if (sbx_book_sheet_count(h.book) <= 1) {
 		wb_close(&h);
 		return tool_fail(out, TOOL_E_ARGUMENT,
@@ -175,7 +148,8 @@ static int delete_sheet(tool_context *ctx, const cJSON *args, tool_result *out)
 	if (!name || sbx_book_remove_sheet(h.book, s, &err) < 0) {
 		if (!name)
 			sbx_error_set(&err, -ENOMEM, "out of memory");
-		return fail_discard(&h, out, "Cannot delete the sheet", &err);
+		return wb_fail_discard(&h, out, "Cannot delete the sheet: %s",
+				       sbx_error_message(&err));
 	}
 	o = cJSON_CreateObject();
 	if (o)
@@ -193,17 +167,13 @@ static int change_rows(tool_context *ctx, const cJSON *args, tool_result *out, b
 	cJSON *o;
 	int r;
 
-	if (wb_open(ctx, args, &h, out) < 0)
+	if (!(s = wb_open_sheet(ctx, args, &h, out)))
 		return 0;
-	if (!(s = wb_sheet(&h, args, NULL, out))) {
-		wb_close(&h);
-		return 0;
-	}
 	r = insert ? sbx_sheet_insert_rows(s, row - 1, count, &err)
 		   : sbx_sheet_delete_rows(s, row - 1, count, &err);
 	if (r < 0)
-		return fail_discard(&h, out, insert ? "Cannot insert rows" : "Cannot delete rows",
-				    &err);
+		return wb_fail_discard(&h, out, "Cannot %s rows: %s", insert ? "insert" : "delete",
+				       sbx_error_message(&err));
 	o = cJSON_CreateObject();
 	if (o) {
 		cJSON_AddStringToObject(o, "sheet_name", sbx_sheet_name(s));

@@ -42,17 +42,15 @@ static sbx_sheet *open_sheet(tool_context *ctx, const cJSON *args, wb_handle *h,
 			  "The reference names sheet '%s' but sheet_name is '%s'", in_ref, named);
 		return NULL;
 	}
+	if (!in_ref || named)
+		return wb_open_sheet(ctx, args, h, out);
 	if (wb_open(ctx, args, h, out) < 0)
 		return NULL;
-	if (in_ref && !named) {
-		s = sbx_book_find(h->book, in_ref);
-		if (!s)
-			tool_fail(out, TOOL_E_ARGUMENT, "Sheet '%s' not found", in_ref);
-	} else {
-		s = wb_sheet(h, args, NULL, out);
-	}
-	if (!s)
+	s = sbx_book_find(h->book, in_ref);
+	if (!s) {
+		tool_fail(out, TOOL_E_ARGUMENT, "Sheet '%s' not found", in_ref);
 		wb_close(h);
+	}
 	return s;
 }
 
@@ -115,26 +113,18 @@ static int write_cell(tool_context *ctx, const cJSON *args, tool_result *out)
 		return 0;
 	if (!(s = open_sheet(ctx, args, &h, out)))
 		return 0;
-	if (put_value(s, row, col, value, &err) < 0) {
-		wb_discard(&h);
-		wb_close(&h);
-		return tool_fail(out, TOOL_E_ARGUMENT, "Cannot write %s: %s", ref,
-				 sbx_error_message(&err));
-	}
-	if (wb_save(ctx, &h, out) < 0) {
-		wb_close(&h);
-		return 0;
-	}
+	if (put_value(s, row, col, value, &err) < 0)
+		return wb_fail_discard(&h, out, "Cannot write %s: %s", ref,
+				       sbx_error_message(&err));
 	sbx_sheet_get(s, row, col, &c);
-	o = out->structured = cJSON_CreateObject();
+	o = cJSON_CreateObject();
 	if (o) {
 		cJSON_AddBoolToObject(o, "success", true);
 		cJSON_AddStringToObject(o, "cell_reference", ref);
 		cJSON_AddItemToObject(o, "new_value", cJSON_Duplicate(value, true));
 		cJSON_AddStringToObject(o, "value_type", cell_type_name(&c));
 	}
-	wb_close(&h);
-	return o ? 0 : -ENOMEM;
+	return wb_save_answer(ctx, &h, out, o, true);
 }
 
 static int set_formula(tool_context *ctx, const cJSON *args, tool_result *out)
@@ -156,18 +146,11 @@ static int set_formula(tool_context *ctx, const cJSON *args, tool_result *out)
 		return tool_fail(out, TOOL_E_ARGUMENT, "Invalid formula: empty");
 	if (!(s = open_sheet(ctx, args, &h, out)))
 		return 0;
-	if (sbx_sheet_set_formula(s, row, col, formula, NULL, &err) < 0) {
-		wb_discard(&h);
-		wb_close(&h);
-		return tool_fail(out, TOOL_E_ARGUMENT, "Cannot set the formula in %s: %s", ref,
-				 sbx_error_message(&err));
-	}
-	if (wb_save(ctx, &h, out) < 0) {
-		wb_close(&h);
-		return 0;
-	}
+	if (sbx_sheet_set_formula(s, row, col, formula, NULL, &err) < 0)
+		return wb_fail_discard(&h, out, "Cannot set the formula in %s: %s", ref,
+				       sbx_error_message(&err));
 	sbx_sheet_get(s, row, col, &c);
-	o = out->structured = cJSON_CreateObject();
+	o = cJSON_CreateObject();
 	if (o) {
 		cJSON_AddBoolToObject(o, "success", true);
 		cJSON_AddStringToObject(o, "cell_reference", ref);
@@ -176,8 +159,7 @@ static int set_formula(tool_context *ctx, const cJSON *args, tool_result *out)
 					"The formula has no computed value until the workbook "
 					"is recalculated (call recalculate).");
 	}
-	wb_close(&h);
-	return o ? 0 : -ENOMEM;
+	return wb_save_answer(ctx, &h, out, o, true);
 }
 
 /* Parses start/end into a normalised rectangle; checks the size cap. */
@@ -273,28 +255,21 @@ static int write_range(tool_context *ctx, const cJSON *args, tool_result *out)
 		c = c0;
 		cJSON_ArrayForEach (v, row) {
 			char name[16];
-			if (put_value(s, r, c, v, &err) < 0) {
-				wb_discard(&h);
-				wb_close(&h);
-				return tool_fail(out, TOOL_E_ARGUMENT, "Cannot write %s: %s",
-						 cell_name(r, c, name), sbx_error_message(&err));
-			}
+			if (put_value(s, r, c, v, &err) < 0)
+				return wb_fail_discard(&h, out, "Cannot write %s: %s",
+						       cell_name(r, c, name),
+						       sbx_error_message(&err));
 			c++;
 			written++;
 		}
 		r++;
 	}
-	if (wb_save(ctx, &h, out) < 0) {
-		wb_close(&h);
-		return 0;
-	}
-	o = out->structured = cJSON_CreateObject();
+	o = cJSON_CreateObject();
 	if (o) {
 		cJSON_AddBoolToObject(o, "success", true);
 		cJSON_AddNumberToObject(o, "cells_written", written);
 	}
-	wb_close(&h);
-	return o ? 0 : -ENOMEM;
+	return wb_save_answer(ctx, &h, out, o, true);
 }
 
 static int clear_range(tool_context *ctx, const cJSON *args, tool_result *out)
@@ -317,17 +292,12 @@ static int clear_range(tool_context *ctx, const cJSON *args, tool_result *out)
 				cleared++;
 			}
 		}
-	if (cleared && wb_save(ctx, &h, out) < 0) {
-		wb_close(&h);
-		return 0;
-	}
-	o = out->structured = cJSON_CreateObject();
+	o = cJSON_CreateObject();
 	if (o) {
 		cJSON_AddBoolToObject(o, "success", true);
 		cJSON_AddNumberToObject(o, "cells_cleared", cleared);
 	}
-	wb_close(&h);
-	return o ? 0 : -ENOMEM;
+	return wb_save_answer(ctx, &h, out, o, cleared > 0);
 }
 
 static bool matches(const char *text, const char *query, bool exact, bool case_sensitive)

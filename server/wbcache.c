@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -287,6 +288,49 @@ void wb_discard(wb_handle *h)
 		entry_drop(h->entry);
 	h->entry = NULL;
 	h->book = NULL;
+}
+
+sbx_sheet *wb_open_sheet(tool_context *ctx, const cJSON *args, wb_handle *h, tool_result *out)
+{
+	sbx_sheet *s;
+
+	if (wb_open(ctx, args, h, out) < 0)
+		return NULL;
+	s = wb_sheet(h, args, NULL, out);
+	if (!s)
+		wb_close(h);
+	return s;
+}
+
+int wb_fail_discard(wb_handle *h, tool_result *out, const char *fmt, ...)
+{
+	_cleanup_free_ char *msg = NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
+	va_end(ap);
+	wb_discard(h);
+	wb_close(h);
+	return tool_fail(out, TOOL_E_ARGUMENT, "%s", msg ? msg : "out of memory");
+}
+
+int wb_save_answer(tool_context *ctx, wb_handle *h, tool_result *out, cJSON *o, bool changed)
+{
+	if (!o) {
+		wb_discard(h);
+		wb_close(h);
+		return -ENOMEM;
+	}
+	if (changed && wb_save(ctx, h, out) < 0) {
+		cJSON_Delete(o);
+		wb_close(h);
+		return 0;
+	}
+	out->structured = o;
+	wb_close(h);
+	return 0;
 }
 
 int wb_replace_file(tool_context *ctx, const char *rel, const void *data, size_t len,

@@ -52,6 +52,28 @@ void wb_cache_clear(void);
 /* Forgets the cached book after a failed change (the file was not written). */
 void wb_discard(wb_handle *h);
 
+/*
+ * wb_open, then wb_sheet(h, args, NULL, out): the sheet the tool works on.
+ * NULL (out filled, the lock not held) when either fails.
+ */
+sbx_sheet *wb_open_sheet(tool_context *ctx, const cJSON *args, wb_handle *h, tool_result *out);
+
+/*
+ * Ends a tool whose change failed: forgets the changed book, releases the
+ * lock and fails the tool (TOOL_E_ARGUMENT) with the formatted message.
+ * Returns 0, as a handler does for a failure it reported.
+ */
+int wb_fail_discard(wb_handle *h, tool_result *out, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/*
+ * Ends a tool that changed the book: saves it (only when changed is true),
+ * hands o to out->structured and releases the lock. o NULL (out of memory):
+ * the change is discarded and -ENOMEM returned. A failed save leaves its
+ * message in out and frees o; returns 0 then.
+ */
+int wb_save_answer(tool_context *ctx, wb_handle *h, tool_result *out, cJSON *o, bool changed);
+
 /* ---- cell helpers shared by the spreadsheet tools (sheet_cells.c) ---- */
 
 /* Parses "B7" into 0-based row/col, or fills out with "Invalid cell reference: ...". */
