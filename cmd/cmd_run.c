@@ -159,16 +159,11 @@ int cmd_run__parse_common(const char *name, const char *arg, sbx_run_opts *o)
 			return cli_error("--grace: '%s' is not a number of seconds", arg), -1;
 		o->grace_s = (uint32_t)v;
 	} else if (strcmp(name, "network") == 0) {
-		if (strcmp(arg, "published") == 0)
-			return cli_error("--network published is not available in this build: the "
-					 "sandbox image cannot drop egress yet (use the default, "
-					 "none, reached through the relay)"),
-			       -1;
-		if (strcmp(arg, "none") != 0)
+		if (strcmp(arg, "none") != 0 && strcmp(arg, "published") != 0)
 			return cli_error("--network: expected 'none' or 'published', not '%s'",
 					 arg),
 			       -1;
-		o->published = false;
+		o->published = strcmp(arg, "published") == 0;
 	} else if (strcmp(name, "keep") == 0) {
 		o->keep = true;
 	} else if (strcmp(name, "test-label") == 0) {
@@ -199,8 +194,15 @@ static void help(void)
 	       "  --pids N           process limit (default: task's, else 256)\n"
 	       "  --runtime NAME     OCI runtime, e.g. runsc (default: the engine's)\n"
 	       "  --image REF        sandbox image (default: %s, %s for GUI tasks)\n"
-	       "  --network MODE     none (the default and, for now, the only mode: the\n"
-	       "                     sandbox has no network; agents reach it through the relay)\n"
+	       "  --network MODE     none (default): the sandbox has no network; agents reach\n"
+	       "                     it through the relay, which records every message.\n"
+	       "                     published: for clients that must connect straight to\n"
+	       "                     the server: its port bound on 127.0.0.1 (any free one;\n"
+	       "                     the agent's SANDBOX_*_URL name it), egress dropped for\n"
+	       "                     IPv4 and IPv6 (iptables), no DNS; PID 1 starts as root\n"
+	       "                     with NET_ADMIN, SETPCAP, SETUID, SETGID to set the\n"
+	       "                     firewall, then drops every capability before anything\n"
+	       "                     runs. The transcript misses the agent's own traffic.\n"
 	       "  --port N           relay port on 127.0.0.1 (default: any free one)\n"
 	       "  --grace SECONDS    how long PID 1 waits past the deadline (default 30)\n"
 	       "  --runs-dir DIR     where run directories go (default ./runs)\n"

@@ -2,7 +2,11 @@
 /*
  * sandbox-init: PID 1 of a sandbox container.
  *
- * Runs entirely unprivileged (uid 1000, no capabilities). It starts Xvfb
+ * Runs unprivileged (uid 1000, no capabilities). With SANDBOX_NETWORK=
+ * published it is started as root with CAP_NET_ADMIN, CAP_SETPCAP,
+ * CAP_SETUID and CAP_SETGID only: it sets the egress firewall (IPv4 and
+ * IPv6), then drops every capability, the bounding set included, and becomes
+ * uid 1000 before anything else runs. It starts Xvfb
  * when SANDBOX_DISPLAY is set, LibreOffice Calc on SANDBOX_OPEN once that
  * file exists, and the main program: the command given on its command line,
  * or by default the MCP server on a unix socket. It reaps every zombie,
@@ -25,7 +29,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -42,6 +48,7 @@
 #define XVFB_READY_MAX_MS    10000
 #define OFFICE_MAX_RESTARTS  3
 #define MAX_DEADLINE_SECONDS (10LL * 365 * 24 * 3600)
+#define HTTP_PORT	     "8080" /* --network published: the server's port */
 
 enum { XVFB, OFFICE, MAIN, N_CHILDREN };
 static const char *const child_names[N_CHILDREN] = {"Xvfb", "LibreOffice", "main program"};
@@ -306,7 +313,82 @@ static bool all_children_gone(void)
 	return waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 && errno == ECHILD;
 }
 
-static int drop_root(void)
+/*
+ * --network published: nothing leaves the box, IPv4 or IPv6. Only loopback and
+ * replies go out; only loopback, replies and the server's port come in.
+ */
+static const char firewall_rules[] =
+	"*filter\n"
+	":INPUT DROP [0:0]\n"
+	":FORWARD DROP [0:0]\n"
+	":OUTPUT DROP [0:0]\n"
+	"-A INPUT -i lo -j ACCEPT\n"
+	"-A INPUT -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT\n"
+	"-A INPUT -p tcp --dport " HTTP_PORT " -j ACCEPT\n"
+	"-A OUTPUT -o lo -j ACCEPT\n"
+	"-A OUTPUT -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT\n"
+	"COMMIT\n";
+
+/* Feeds the rules to `prog` (iptables-restore or ip6tables-restore) and waits for it. */
+static int restore_rules(const char *prog)
+{
+	int p[2], status;
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return -errno;
+	}
+	if (pid == 0) {
+		char *argv[] = {(char *)prog, NULL};
+
+		dup2(p[0], STDIN_FILENO);
+		execvp(prog, argv);
+		fprintf(stderr, "sandbox-init: cannot run '%s': %s\n", prog, strerror(errno));
+		_exit(EXIT_CANNOT_RUN);
+	}
+	close(p[0]);
+	if (write(p[1], firewall_rules, sizeof(firewall_rules) - 1) !=
+	    (ssize_t)(sizeof(firewall_rules) - 1))
+		say("%s: short write of the rules", prog);
+	close(p[1]);
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		say("%s failed (status %d)", prog, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+		return -EIO;
+	}
+	return 0;
+}
+
+/* True when every capability set of this process is empty. */
+static bool capabilities_empty(void)
+{
+	char line[256];
+	int zero = 0;
+	FILE *f = fopen("/proc/self/status", "re");
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, "Cap", 3) == 0 && strchr(line, ':') &&
+		    strspn(strchr(line, ':') + 1, " \t0\n") == strlen(strchr(line, ':') + 1))
+			zero++;
+	fclose(f);
+	return zero == 5; /* CapInh, CapPrm, CapEff, CapBnd, CapAmb */
+}
+
+/*
+ * Becomes SANDBOX_UID with no capability left in any set: bounding first
+ * (needs CAP_SETPCAP), ambient, then groups and ids (the kernel clears the
+ * permitted and effective sets), inheritable last. Verified, not assumed.
+ */
+static int drop_root(bool all_caps)
 {
 	long long uid = parse_seconds(env_or("SANDBOX_UID", "1000"), INT_MAX);
 
@@ -316,6 +398,28 @@ static int drop_root(void)
 		say("SANDBOX_UID must be a non-zero uid");
 		return -EINVAL;
 	}
+	if (all_caps) {
+		struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+		struct __user_cap_data_struct d[2];
+
+		for (int c = 0; c < 64; c++)
+			if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL) {
+				say("cannot drop capability %d from the bounding set: %s", c,
+				    strerror(errno));
+				return -EPERM;
+			}
+		prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+		if (setgroups(0, NULL) < 0 || setgid((gid_t)uid) < 0 || setuid((uid_t)uid) < 0) {
+			say("cannot drop to uid %lld (%s); refusing to run", uid, strerror(errno));
+			return -EPERM;
+		}
+		memset(d, 0, sizeof(d));
+		if (syscall(SYS_capset, &h, d) < 0 || !capabilities_empty() || getuid() == 0) {
+			say("capabilities are left after dropping them; refusing to run");
+			return -EPERM;
+		}
+		return 0;
+	}
 	if (setgroups(0, NULL) < 0 || setgid((gid_t)uid) < 0 || setuid((uid_t)uid) < 0) {
 		if (getenv("SANDBOX_ALLOW_ROOT"))
 			return 0;
@@ -323,6 +427,39 @@ static int drop_root(void)
 		    strerror(errno));
 		return -EPERM;
 	}
+	return 0;
+}
+
+/*
+ * SANDBOX_NETWORK=published: the firewall for IPv4 and IPv6 while still root,
+ * then every capability dropped. Fails closed: no firewall, no server.
+ */
+static int setup_network(bool *published)
+{
+	const char *mode = env_or("SANDBOX_NETWORK", "none");
+
+	*published = strcmp(mode, "published") == 0;
+	if (!*published) {
+		if (strcmp(mode, "none") != 0) {
+			say("SANDBOX_NETWORK='%s': expected 'none' or 'published'", mode);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (geteuid() != 0) {
+		say("SANDBOX_NETWORK=published needs root with CAP_NET_ADMIN to set the "
+		    "firewall; refusing to run");
+		return -EPERM;
+	}
+	if (restore_rules("iptables-restore") < 0 || restore_rules("ip6tables-restore") < 0) {
+		say("cannot drop egress; refusing to run");
+		return -EPERM;
+	}
+	if (drop_root(true) < 0)
+		return -EPERM;
+	say("network published: egress dropped (IPv4, IPv6), every capability dropped "
+	    "(bounding set included), uid %d",
+	    (int)getuid());
 	return 0;
 }
 
@@ -342,7 +479,10 @@ static void usage(void)
 	     "  SANDBOX_OPEN       file LibreOffice Calc opens once it exists (needs a display)\n"
 	     "  SANDBOX_WORKSPACE  workspace directory, default /workspace\n"
 	     "  SANDBOX_RUN_DIR    socket, ready/status files, profiles; default /tmp/sandbox\n"
-	     "  SANDBOX_SOCKET     the server's unix socket, default $SANDBOX_RUN_DIR/mcp.sock\n\n"
+	     "  SANDBOX_SOCKET     the server's unix socket, default $SANDBOX_RUN_DIR/mcp.sock\n"
+	     "  SANDBOX_NETWORK    none (default) or published: as root, drop egress (IPv4,\n"
+	     "                     IPv6) with iptables, drop every capability, serve HTTP on\n"
+	     "                     0.0.0.0:" HTTP_PORT " instead of the socket\n\n"
 	     "Exit status: the main program's (128+N for signal N), 124 when the deadline\n"
 	     "passed, 125 for a bad setting, 126 when a program cannot start.");
 }
@@ -352,6 +492,7 @@ int main(int argc, char **argv)
 	static char sock_path[PATH_MAX], ready_path[PATH_MAX], status_path[PATH_MAX];
 	static char home[PATH_MAX];
 	sigset_t mask, saved;
+	bool published;
 	int sfd;
 
 	if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
@@ -362,7 +503,9 @@ int main(int argc, char **argv)
 		argv++;
 		argc--;
 	}
-	if (drop_root() < 0)
+	if (setup_network(&published) < 0)
+		return EXIT_CANNOT_RUN;
+	if (drop_root(false) < 0)
 		return EXIT_CANNOT_RUN;
 	prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
 	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
@@ -410,12 +553,30 @@ int main(int argc, char **argv)
 		}
 		snprintf(ready_path, sizeof(ready_path), "%s/ready", st.run_dir);
 		snprintf(status_path, sizeof(status_path), "%s/status.json", st.run_dir);
-		char *server[] = {"sandbox-mcp",      "--workspace",
-				  (char *)ws,	      "--unix",
-				  (char *)sock,	      "--ready-file",
-				  ready_path,	      "--status-file",
-				  status_path,	      st.display ? "--display" : NULL,
-				  (char *)st.display, NULL};
+		char *server[16];
+		int n = 0;
+
+		server[n++] = "sandbox-mcp";
+		server[n++] = "--workspace";
+		server[n++] = (char *)ws;
+		if (published) {
+			/* The port is bound on the host's loopback, and nothing leaves. */
+			server[n++] = "--http";
+			server[n++] = "0.0.0.0:" HTTP_PORT;
+			server[n++] = "--listen-any";
+		} else {
+			server[n++] = "--unix";
+			server[n++] = (char *)sock;
+		}
+		server[n++] = "--ready-file";
+		server[n++] = ready_path;
+		server[n++] = "--status-file";
+		server[n++] = status_path;
+		if (st.display) {
+			server[n++] = "--display";
+			server[n++] = (char *)st.display;
+		}
+		server[n] = NULL;
 		spawn(MAIN, server, -1, &saved);
 	}
 	if (st.pid[MAIN] <= 0)

@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <inttypes.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "sbx/backend.h"
 #include "sbx/cleanup.h"
@@ -24,7 +28,18 @@ typedef struct docker_backend {
 	sbx_docker *d;	      /* the lifecycle's thread */
 	sbx_docker *d_stream; /* open_stream, under lock */
 	pthread_mutex_t lock;
+	bool published; /* the server listens on a port bound on the host's loopback */
 } docker_backend;
+
+/* The user every exec runs as: never the root a published sandbox starts as. */
+#define EXEC_USER "1000:1000"
+
+/*
+ * --network published: what PID 1 needs to set the firewall before it drops
+ * everything (CAP_SETPCAP: the kernel's condition for emptying the bounding set).
+ */
+static const char *const published_cap_add[] = {"NET_ADMIN", "SETPCAP", "SETUID", "SETGID", NULL};
+static const char *const published_dns[] = {"0.0.0.0", NULL}; /* no resolver */
 
 /* --- the exec stream as an sbx_stream ------------------------------------- */
 
@@ -102,6 +117,15 @@ static void read_applied(sbx_sandbox_applied *a, const char *raw)
 	cJSON_ArrayForEach (it, sbx_json_get(hc, "CapDrop"))
 		a->cap_drop_all |= cJSON_IsString(it) && strcasecmp(it->valuestring, "ALL") == 0;
 	a->cap_add = (unsigned)cJSON_GetArraySize(sbx_json_get(hc, "CapAdd"));
+	cJSON_ArrayForEach (it, sbx_json_get(hc, "CapAdd"))
+		if (cJSON_IsString(it) && strlen(a->cap_add_names) + strlen(it->valuestring) + 2 <
+						  sizeof(a->cap_add_names))
+			snprintf(a->cap_add_names + strlen(a->cap_add_names),
+				 sizeof(a->cap_add_names) - strlen(a->cap_add_names), "%s%s",
+				 a->cap_add_names[0] ? "," : "", it->valuestring);
+	it = sbx_json_get(hc, "Dns");
+	a->dns_off = cJSON_GetArraySize(it) == 1 && cJSON_IsString(cJSON_GetArrayItem(it, 0)) &&
+		     strcmp(cJSON_GetArrayItem(it, 0)->valuestring, "0.0.0.0") == 0;
 	cJSON_ArrayForEach (it, sbx_json_get(hc, "SecurityOpt"))
 		a->no_new_privileges |= cJSON_IsString(it) &&
 					strncmp(it->valuestring, "no-new-privileges", 17) == 0 &&
@@ -116,7 +140,7 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 	sbx_docker_container_opts o = SBX_DOCKER_CONTAINER_OPTS_INIT;
 	char created[32], deadline[32], ws[96], tmp[96], run[96], grace[32], env_deadline[64],
 		env_grace[48], env_run_id[160];
-	const char *env[32];
+	const char *env[33];
 	sbx_docker_kv labels[7], tmpfs[3];
 	size_t nl = 0, ne = 0;
 	_cleanup_free_ char *id = NULL;
@@ -153,6 +177,7 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 	env[ne++] = env_run_id;
 	env[ne++] = "SANDBOX_RUN_DIR=/run/sandbox";
 	env[ne++] = "SANDBOX_SOCKET=" SBX_SANDBOX_SOCKET;
+	env[ne++] = spec->published ? "SANDBOX_NETWORK=published" : "SANDBOX_NETWORK=none";
 	for (size_t i = 0; spec->env && spec->env[i] && ne < SBX_ELEMENTSOF(env) - 1; i++)
 		env[ne++] = spec->env[i];
 	env[ne] = NULL;
@@ -175,17 +200,26 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 	o.runtime = spec->runtime && spec->runtime[0] ? spec->runtime : NULL;
 	o.init = false; /* our own init is PID 1 */
 	o.stop_timeout = 2;
-	/*
-	 * Published mode needs egress dropped inside the sandbox (IPv4, IPv6,
-	 * DNS) before anything runs, which the image's PID 1 cannot do yet:
-	 * refuse rather than publish a port from a container that can reach out.
-	 */
-	if (spec->published)
-		return sbx_error_set(err, -EOPNOTSUPP,
-				     "--network published is not available: the image cannot drop "
-				     "egress yet; use the relay (--network none)");
-	o.network_mode = "none";
-	o.network_disabled = true;
+	if (spec->published) {
+		/*
+		 * The server's port on the host's loopback only, an engine-picked
+		 * port; no DNS. PID 1 starts as root with the four capabilities it
+		 * needs to drop egress (IPv4 and IPv6), then drops them all and
+		 * becomes uid 1000 before anything else runs; no-new-privileges stays.
+		 */
+		static const sbx_docker_port port = {SBX_SANDBOX_HTTP_PORT_SPEC, "127.0.0.1", "0"};
+
+		o.user = "0:0";
+		o.cap_add = published_cap_add;
+		o.network_mode = "bridge";
+		o.dns = published_dns;
+		o.ports = &port;
+		o.n_ports = 1;
+	} else {
+		o.network_mode = "none";
+		o.network_disabled = true;
+	}
+	db->published = spec->published;
 
 	r = sbx_docker_container_create(db->d, &o, &id, err);
 	if (r < 0)
@@ -213,14 +247,61 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 static int db_start(sbx_backend *b, sbx_error *err)
 {
 	docker_backend *db = (docker_backend *)b;
-	return sbx_docker_container_start(db->d, b->id, err);
+	_cleanup_free_ char *ip = NULL;
+	int r, port = 0;
+
+	r = sbx_docker_container_start(db->d, b->id, err);
+	if (r < 0 || !db->published)
+		return r;
+	/* The engine picks the host port at start. */
+	r = sbx_docker_container_host_port(db->d, b->id, SBX_SANDBOX_HTTP_PORT_SPEC, &ip, &port,
+					   err);
+	if (r < 0)
+		return sbx_error_prefix(err, r, "container '%s': published port", b->id);
+	if (!ip || strcmp(ip, "127.0.0.1") != 0 || port <= 0 || port > 65535)
+		return sbx_error_set(err, -EPROTO,
+				     "container '%s': port %s published on '%s:%d', not on "
+				     "127.0.0.1; refusing to go on",
+				     b->id, SBX_SANDBOX_HTTP_PORT_SPEC, ip ? ip : "", port);
+	free(b->endpoint);
+	if (asprintf(&b->endpoint, "127.0.0.1:%d", port) < 0) {
+		b->endpoint = NULL;
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+/* Published mode: a plain TCP connection to the port bound on the host's loopback. */
+static int open_published(sbx_backend *b, sbx_stream **out, sbx_error *err)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET};
+	const char *colon = strrchr(b->endpoint, ':');
+	int fd, r;
+
+	sa.sin_port = htons((uint16_t)atoi(colon + 1));
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return sbx_error_set(err, -errno, "socket: %s", strerror(errno));
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		r = -errno;
+		close(fd);
+		return sbx_error_set(err, r, "connecting to %s: %s", b->endpoint, strerror(-r));
+	}
+	r = sbx_stream_from_fds(out, fd, fd);
+	if (r < 0) {
+		close(fd);
+		return sbx_error_set(err, r, "out of memory");
+	}
+	return 0;
 }
 
 static int db_copy_in(sbx_backend *b, const char *dest, const void *tar, size_t len, sbx_error *err)
 {
 	docker_backend *db = (docker_backend *)b;
 
-	return sbx_docker_exec_copy_in(db->d, b->id, dest, NULL, tar, len, EXEC_TIMEOUT_MS, err);
+	return sbx_docker_exec_copy_in(db->d, b->id, dest, EXEC_USER, tar, len, EXEC_TIMEOUT_MS,
+				       err);
 }
 
 static int db_open_stream(sbx_backend *b, sbx_stream **out, sbx_error *err)
@@ -232,6 +313,9 @@ static int db_open_stream(sbx_backend *b, sbx_stream **out, sbx_error *err)
 	exec_stream *es;
 	int r;
 
+	if (db->published && b->endpoint)
+		return open_published(b, out, err);
+	o.user = EXEC_USER;
 	o.cmd = (const char *const[]){"sandbox-bridge", SBX_SANDBOX_SOCKET, NULL};
 	o.attach_stdin = true;
 	pthread_mutex_lock(&db->lock);
@@ -269,7 +353,7 @@ static int db_copy_out(sbx_backend *b, const char *dir, const char *host_dir, sb
 
 	eo.strip_components = 1;
 	eo.max_total_bytes = 512ULL * 1024 * 1024;
-	return sbx_docker_exec_copy_out(db->d, b->id, dir, NULL, host_dir, &eo, NULL,
+	return sbx_docker_exec_copy_out(db->d, b->id, dir, EXEC_USER, host_dir, &eo, NULL,
 					EXEC_TIMEOUT_MS, err);
 }
 
@@ -277,8 +361,15 @@ static int db_status(sbx_backend *b, sbx_sandbox_status *out, sbx_error *err)
 {
 	docker_backend *db = (docker_backend *)b;
 	sbx_docker_container *c = NULL;
-	int r = sbx_docker_container_inspect(db->d, b->id, &c, err);
+	int r;
 
+	/*
+	 * The readiness loop asks this while the copy-in thread execs on db->d
+	 * (a published port fails fast, so it asks often): the locked connection.
+	 */
+	pthread_mutex_lock(&db->lock);
+	r = sbx_docker_container_inspect(db->d_stream ? db->d_stream : db->d, b->id, &c, err);
+	pthread_mutex_unlock(&db->lock);
 	if (r < 0)
 		return r;
 	memset(out, 0, sizeof(*out));

@@ -221,6 +221,9 @@ int sbx_collect__outputs(sbx_relay *relay, const sbx_task *task, const char *out
 	return r;
 }
 
+/* What sandbox-init logs once the firewall is set and every capability is gone. */
+#define SBX_INIT_DROPPED "every capability dropped (bounding set included)"
+
 void sbx_run__save_logs(sbx_run *run)
 {
 	_cleanup_(sbx_buf_free) sbx_buf b = SBX_BUF_INIT(16 * 1024 * 1024);
@@ -228,6 +231,10 @@ void sbx_run__save_logs(sbx_run *run)
 
 	if (run->backend->ops->logs(run->backend, &b, &e) < 0)
 		sbx_log_warning("container log: %s", sbx_error_message(&e));
+	/* PID 1 refuses to run when it cannot drop them, so a ready server implies this line. */
+	if (run->res.limits.published && b.data &&
+	    memmem(b.data, b.len, SBX_INIT_DROPPED, sizeof(SBX_INIT_DROPPED) - 1))
+		run->res.privileges_dropped = true;
 	sbx_rundir__write(run->res.run_dir, "container.log", b.data ? b.data : "", b.len, NULL);
 }
 

@@ -376,6 +376,18 @@ int sbx_run_launch(sbx_run *run, sbx_error *err)
 		sbx_run__set_infra(run, "engine", err);
 		return r;
 	}
+	if (run->backend->endpoint) {
+		/* Published: agents connect straight to the port; the lifecycle keeps the relay. */
+		run->res.published = strdup(run->backend->endpoint);
+		free(run->url);
+		run->url = NULL;
+		if (asprintf(&run->url, "http://%s", run->backend->endpoint) < 0) {
+			run->url = NULL;
+			return sbx_error_set(err, -ENOMEM, "out of memory");
+		}
+		free(run->res.endpoint);
+		run->res.endpoint = strdup(run->url);
+	}
 
 	/* Files go in through an exec'd tar while the server comes up. */
 	if (pthread_create(&run->copy_thread, NULL, copy_in_main, run) == 0)
@@ -642,6 +654,7 @@ void sbx_run_free(sbx_run *run)
 	free(run->res.image_id);
 	free(run->res.sandbox_id);
 	free(run->res.backend);
+	free(run->res.published);
 	free(run->res.endpoint);
 	free(run->res.grade.report_text);
 	free(run->res.grade.report_json);

@@ -214,6 +214,31 @@ char *sbx_run_result_json(const sbx_run_result *r)
 	add_str(h, "image", r->image);
 	add_str(h, "image_id", r->image_id);
 	cJSON_AddStringToObject(h, "network", r->limits.published ? "published" : "none");
+	if (r->limits.published) {
+		/* What was relaxed for the firewall, and that PID 1 gave it all up again. */
+		cJSON *pb = cJSON_AddObjectToObject(h, "published");
+		cJSON *caps = cJSON_AddArrayToObject(pb, "caps_added_at_start");
+		const char *names = r->applied.cap_add_names, *comma;
+
+		add_str(pb, "host_endpoint", r->published);
+		cJSON_AddStringToObject(pb, "egress",
+					"dropped: iptables and ip6tables OUTPUT policy "
+					"DROP except loopback and replies");
+		cJSON_AddBoolToObject(pb, "dns_off", r->applied.dns_off);
+		cJSON_AddStringToObject(pb, "started_as", "root, then uid 1000");
+		while (*names) {
+			char name[32];
+			size_t n;
+
+			comma = strchr(names, ',');
+			n = comma ? (size_t)(comma - names) : strlen(names);
+			snprintf(name, sizeof(name), "%.*s", (int)n, names);
+			cJSON_AddItemToArray(caps, cJSON_CreateString(name));
+			names += n + (comma ? 1 : 0);
+		}
+		cJSON_AddBoolToObject(pb, "all_caps_dropped_by_pid1", r->privileges_dropped);
+		cJSON_AddBoolToObject(pb, "transcript_has_agent_traffic", false);
+	}
 	cJSON_AddBoolToObject(h, "kept", r->kept);
 	{
 		/* As the engine reports it after create, not as we asked. */

@@ -59,7 +59,9 @@ typedef struct sbx_sandbox_applied {
 	bool readonly_rootfs;
 	bool privileged;
 	bool cap_drop_all;
-	unsigned cap_add; /* capabilities added */
+	unsigned cap_add;	/* capabilities added */
+	char cap_add_names[96]; /* "NET_ADMIN,SETPCAP,...", "" when none */
+	bool dns_off;		/* Dns is ["0.0.0.0"] */
 	bool no_new_privileges;
 	unsigned binds; /* host mounts */
 	bool init;	/* the engine's own init */
@@ -107,4 +109,5 @@ int sbx_backend_docker_new(sbx_backend **out, sbx_error *err);
 #define SBX_SANDBOX_SOCKET    "/run/sandbox/mcp.sock"
 #define SBX_SANDBOX_WORKSPACE "/workspace"
 /* Published mode: the server's TCP port inside the sandbox. */
-#define SBX_SANDBOX_HTTP_PORT 8080
+#define SBX_SANDBOX_HTTP_PORT	   8080
+#define SBX_SANDBOX_HTTP_PORT_SPEC "8080/tcp"

@@ -177,7 +177,9 @@ typedef struct sbx_run_result {
 	char *sandbox_id;
 	char *backend;
 	sbx_sandbox_applied applied; /* as the engine reports it */
-	char *endpoint;		     /* the relay's base URL */
+	char *endpoint;		     /* the agent's base URL: the relay's, or the published port */
+	char *published;	 /* --network published: "127.0.0.1:port" on the host, else NULL */
+	bool privileges_dropped; /* published: PID 1 reported dropping every capability */
 	bool kept;
 	bool screenshot; /* screenshot.png was saved (GUI tasks) */
 	sbx_run_grade grade;
