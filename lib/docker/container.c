@@ -65,9 +65,7 @@ int sbx_docker_container_create(sbx_docker *d, const sbx_docker_container_opts *
 	_cleanup_free_ char *body = NULL, *what = NULL;
 	_cleanup_json_ cJSON *root = NULL;
 	sbx_buf path = SBX_BUF_INIT(4096);
-	docker_req req = {.method = "POST"};
-	docker_resp resp;
-	const char *id;
+	const cJSON *w;
 	int r;
 
 	r = sbx_docker__container_create_body(opts, &body, err);
@@ -86,30 +84,15 @@ int sbx_docker_container_create(sbx_docker *d, const sbx_docker_container_opts *
 	}
 	if (r < 0)
 		return sbx_error_set(err, r, "out of memory");
-	req.path = path.data;
-	req.body = body;
-	req.body_len = strlen(body);
-	r = sbx_docker__request(d, &req, &resp, what, err);
+	r = sbx_docker__post_create(d, path.data, body, what, id_out, &root, err);
 	sbx_buf_free(&path);
-	if (r == 0)
-		r = sbx_docker__check(&resp, what, err);
-	if (r == 0)
-		r = sbx_json_parse(resp.body.data, resp.body.len, &root, err);
-	sbx_docker__resp_done(&resp);
 	if (r < 0)
 		return r;
-	id = sbx_json_get_string(root, "Id", NULL);
-	if (!id || !*id)
-		return sbx_error_set(err, -EPROTO, "%s: the engine returned no id", what);
-	{
-		const cJSON *w, *warnings = sbx_json_get(root, "Warnings");
-		cJSON_ArrayForEach (w, warnings)
-			if (cJSON_IsString(w))
-				sbx_log_warning("container '%.12s': engine warning: %s", id,
-						w->valuestring);
-	}
-	*id_out = strdup(id);
-	return *id_out ? 0 : sbx_error_set(err, -ENOMEM, "out of memory");
+	cJSON_ArrayForEach (w, sbx_json_get(root, "Warnings"))
+		if (cJSON_IsString(w))
+			sbx_log_warning("container '%.12s': engine warning: %s", *id_out,
+					w->valuestring);
+	return 0;
 }
 
 int sbx_docker_container_start(sbx_docker *d, const char *id, sbx_error *err)

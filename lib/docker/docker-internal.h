@@ -225,6 +225,14 @@ int64_t sbx_docker__parse_time(const char *rfc3339);
 int sbx_docker__get_json(sbx_docker *d, const char *method, const char *path, const char *what,
 			 cJSON **out, sbx_error *err);
 
+/*
+ * POSTs the JSON body to path and hands back the "Id" the engine answers
+ * with (container create, exec create): *id_out (free()). When root_out is
+ * not NULL it gets the whole answer (cJSON_Delete), for its warnings.
+ */
+int sbx_docker__post_create(sbx_docker *d, const char *path, const char *body, const char *what,
+			    char **id_out, cJSON **root_out, sbx_error *err);
+
 /* Runs a request whose answer does not matter beyond its status. */
 int sbx_docker__simple(sbx_docker *d, const char *method, const char *path, const char *what,
 		       long *status_out, sbx_error *err);

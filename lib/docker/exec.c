@@ -18,11 +18,7 @@ int sbx_docker_exec_create(sbx_docker *d, const char *container_id,
 			   const sbx_docker_exec_opts *opts, char **exec_id_out, sbx_error *err)
 {
 	_cleanup_free_ char *body = NULL, *what = NULL;
-	_cleanup_json_ cJSON *root = NULL;
 	sbx_buf path = SBX_BUF_INIT(4096);
-	docker_req req = {.method = "POST"};
-	docker_resp resp;
-	const char *id;
 	int r;
 
 	r = sbx_docker__check_name("container", container_id, err);
@@ -39,23 +35,9 @@ int sbx_docker_exec_create(sbx_docker *d, const char *container_id,
 		r = sbx_buf_puts(&path, "/exec");
 	if (r < 0)
 		return sbx_error_set(err, r, "out of memory");
-	req.path = path.data;
-	req.body = body;
-	req.body_len = strlen(body);
-	r = sbx_docker__request(d, &req, &resp, what, err);
+	r = sbx_docker__post_create(d, path.data, body, what, exec_id_out, NULL, err);
 	sbx_buf_free(&path);
-	if (r == 0)
-		r = sbx_docker__check(&resp, what, err);
-	if (r == 0)
-		r = sbx_json_parse(resp.body.data, resp.body.len, &root, err);
-	sbx_docker__resp_done(&resp);
-	if (r < 0)
-		return r;
-	id = sbx_json_get_string(root, "Id", NULL);
-	if (!id || !*id)
-		return sbx_error_set(err, -EPROTO, "%s: the engine returned no id", what);
-	*exec_id_out = strdup(id);
-	return *exec_id_out ? 0 : sbx_error_set(err, -ENOMEM, "out of memory");
+	return r;
 }
 
 int sbx_docker_exec_start(sbx_docker *d, const char *exec_id, bool tty, long timeout_ms,

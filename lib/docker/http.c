@@ -447,6 +447,36 @@ int sbx_docker__get_json(sbx_docker *d, const char *method, const char *path, co
 	return r;
 }
 
+int sbx_docker__post_create(sbx_docker *d, const char *path, const char *body, const char *what,
+			    char **id_out, cJSON **root_out, sbx_error *err)
+{
+	_cleanup_json_ cJSON *root = NULL;
+	docker_req req = {.method = "POST", .path = path, .body = body, .body_len = strlen(body)};
+	docker_resp resp;
+	const char *id;
+	char *copy;
+	int r;
+
+	r = sbx_docker__request(d, &req, &resp, what, err);
+	if (r == 0)
+		r = sbx_docker__check(&resp, what, err);
+	if (r == 0)
+		r = sbx_json_parse(resp.body.data, resp.body.len, &root, err);
+	sbx_docker__resp_done(&resp);
+	if (r < 0)
+		return r;
+	id = sbx_json_get_string(root, "Id", NULL);
+	if (!id || !*id)
+		return sbx_error_set(err, -EPROTO, "%s: the engine returned no id", what);
+	copy = strdup(id);
+	if (!copy)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	*id_out = copy;
+	if (root_out)
+		*root_out = TAKE_PTR(root);
+	return 0;
+}
+
 int sbx_docker__simple(sbx_docker *d, const char *method, const char *path, const char *what,
 		       long *status_out, sbx_error *err)
 {
