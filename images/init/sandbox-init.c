@@ -316,6 +316,8 @@ static bool all_children_gone(void)
 /*
  * --network published: nothing leaves the box, IPv4 or IPv6. Only loopback and
  * replies go out; only loopback, replies and the server's port come in.
+ * IPv4 also blocks Docker's embedded resolver (127.0.0.11, DNAT'd on
+ * loopback) should the sandbox ever join a user-defined network.
  */
 static const char firewall_rules[] =
 	"*filter\n"
@@ -325,15 +327,22 @@ static const char firewall_rules[] =
 	"-A INPUT -i lo -j ACCEPT\n"
 	"-A INPUT -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT\n"
 	"-A INPUT -p tcp --dport " HTTP_PORT " -j ACCEPT\n"
+	"%s"
 	"-A OUTPUT -o lo -j ACCEPT\n"
 	"-A OUTPUT -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT\n"
 	"COMMIT\n";
 
 /* Feeds the rules to `prog` (iptables-restore or ip6tables-restore) and waits for it. */
-static int restore_rules(const char *prog)
+static int restore_rules(const char *prog, bool v4)
 {
-	int p[2], status;
+	char rules[sizeof(firewall_rules) + 64];
+	int p[2], status, n;
 	pid_t pid;
+
+	n = snprintf(rules, sizeof(rules), firewall_rules,
+		     v4 ? "-A OUTPUT -d 127.0.0.11/32 -j DROP\n" : "");
+	if (n < 0 || (size_t)n >= sizeof(rules))
+		return -E2BIG;
 
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return -errno;
@@ -352,8 +361,7 @@ static int restore_rules(const char *prog)
 		_exit(EXIT_CANNOT_RUN);
 	}
 	close(p[0]);
-	if (write(p[1], firewall_rules, sizeof(firewall_rules) - 1) !=
-	    (ssize_t)(sizeof(firewall_rules) - 1))
+	if (write(p[1], rules, (size_t)n) != (ssize_t)n)
 		say("%s: short write of the rules", prog);
 	close(p[1]);
 	while (waitpid(pid, &status, 0) < 0)
@@ -451,7 +459,8 @@ static int setup_network(bool *published)
 		    "firewall; refusing to run");
 		return -EPERM;
 	}
-	if (restore_rules("iptables-restore") < 0 || restore_rules("ip6tables-restore") < 0) {
+	if (restore_rules("iptables-restore", true) < 0 ||
+	    restore_rules("ip6tables-restore", false) < 0) {
 		say("cannot drop egress; refusing to run");
 		return -EPERM;
 	}

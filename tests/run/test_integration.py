@@ -304,9 +304,9 @@ def case_timeout(env):
     check_gone(res["run_id"])
 
 
-def start_background(env, tag, *extra):
+def start_background(env, tag, *extra, image=None):
     rid = env.new_id(tag)
-    p = subprocess.Popen(env.args(rid, "banking_reserve", pick_image(), *extra),
+    p = subprocess.Popen(env.args(rid, "banking_reserve", image or pick_image(), *extra),
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     env.procs.append(p)
     url = None
@@ -555,10 +555,220 @@ def case_gui(env):
     print("  Calc showed the file %.0f ms after start" % res["timings_ms"]["gui_ready_after_start"])
 
 
+# ---- --network published -----------------------------------------------------
+
+def engine_json(method, url, body=None):
+    host = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
+    c = UnixHTTP(host[len("unix://"):])
+    data = json.dumps(body).encode() if body is not None else None
+    c.request(method, url, body=data,
+              headers={"Content-Type": "application/json"} if data is not None else {})
+    r = c.getresponse()
+    raw = r.read()
+    c.close()
+    return r.status, (json.loads(raw) if raw and raw[:1] in (b"[", b"{") else raw)
+
+
+def engine_exec(cid, cmd, user="1000:1000"):
+    """Runs cmd in cid through the Engine API; returns (exit code, output)."""
+    st, ex = engine_json("POST", "/containers/%s/exec" % cid, {
+        "Cmd": cmd, "AttachStdout": True, "AttachStderr": True, "User": user})
+    if st != 201:
+        fail("exec create in %s: %s %s" % (cid[:12], st, ex))
+    st, out = engine_json("POST", "/exec/%s/start" % ex["Id"], {"Detach": False, "Tty": True})
+    st2, info = engine_json("GET", "/exec/%s/json" % ex["Id"])
+    text = out.decode(errors="replace") if isinstance(out, bytes) else json.dumps(out)
+    return info.get("ExitCode"), text
+
+
+def test_container(name, net, image, cmd):
+    """A labelled helper container on the test network, running cmd (no sandbox-init)."""
+    st, c = engine_json("POST", "/containers/create?name=" + name, {
+        "Image": image, "Entrypoint": [cmd[0]], "Cmd": cmd[1:], "User": "1000:1000",
+        "Labels": {"sandboxctl.test": "1"},
+        "HostConfig": {"NetworkMode": net, "CapDrop": ["ALL"], "ReadonlyRootfs": True,
+                       "SecurityOpt": ["no-new-privileges:true"]}})
+    if st != 201:
+        fail("create %s: %s %s" % (name, st, c))
+    st, b = engine_json("POST", "/containers/%s/start" % c["Id"])
+    if st not in (204, 304):
+        fail("start %s: %s %s" % (name, st, b))
+    return c["Id"]
+
+
+def rest(url, path, body=None, timeout=60):
+    u = urllib.parse.urlsplit(url)
+    c = http.client.HTTPConnection(u.hostname, u.port, timeout=timeout)
+    c.request("POST" if body is not None else "GET", path,
+              body=json.dumps(body) if body is not None else None,
+              headers={"Content-Type": "application/json"})
+    r = c.getresponse()
+    data = r.read()
+    c.close()
+    if r.status != 200:
+        fail("%s %s: HTTP %d %s" % (url, path, r.status, data[:300]))
+    return json.loads(data)
+
+
+PROBE = ("import socket,sys\n"
+         "try:\n"
+         "    socket.create_connection((sys.argv[1], 8080), timeout=4).close(); print('CONNECTED')\n"
+         "except OSError as e:\n"
+         "    print('BLOCKED', type(e).__name__, e); sys.exit(3)\n")
+
+
+def case_published(env):
+    """--network published: an agent reaches the server straight on a 127.0.0.1 port and
+    passes; inside, no capability is left and nothing gets out (IPv4, IPv6, DNS)."""
+    image = pick_image()
+    if image == DEV_IMAGE:
+        image = "sandboxctl/sandbox-slim:latest"
+        if not image_exists(image):
+            raise Skip("--network published needs iptables: the real image "
+                       "(sandboxctl build --slim)")
+    # 1. A PASS through the published port, with the agent's URL checked against the engine's.
+    if not shutil.which("jq"):
+        raise Skip("jq missing (scripts/deps.sh installs it)")
+    agent = ('echo "url=$SANDBOX_REST_URL"; curl -sf "$SANDBOX_REST_URL/health"; echo; '
+             'sh %s' % os.path.join(SRC, "examples/rest_agent.sh"))
+    code, res, rdir, err = env.run("banking_reserve", "pub", "--network", "published",
+                                   "--agent", agent, image=image)
+    log = read(os.path.join(rdir, "agent.log"))
+    if code != 0 or res["status"] != "pass":
+        fail("published run did not pass: exit %d %s\n%s\n%s" % (code, res, err, log))
+    sb = res["sandbox"]
+    pub = sb.get("published") or {}
+    hd = sb["hardening"]
+    if sb["network"] != "published" or hd["network_mode"] != "bridge":
+        fail("result.json network: %s" % sb)
+    if not pub.get("host_endpoint", "").startswith("127.0.0.1:") or \
+            "url=http://%s" % pub["host_endpoint"] not in log or \
+            res["agent"]["endpoint"] != "http://" + pub["host_endpoint"]:
+        fail("the agent did not get the published port: %s\n%s" % (pub, log))
+    if sorted(pub.get("caps_added_at_start", [])) != ["NET_ADMIN", "SETGID", "SETPCAP",
+                                                       "SETUID"] or \
+            not pub.get("all_caps_dropped_by_pid1") or not pub.get("dns_off") or \
+            not hd["no_new_privileges"] or hd["cap_drop"] != ["ALL"]:
+        fail("result.json privileges: %s %s" % (pub, hd))
+    check_gone(res["run_id"])
+    print("  PASS through %s; relaxed at start %s, all dropped by PID 1"
+          % (pub["host_endpoint"], ",".join(pub["caps_added_at_start"])))
+
+    # 2. Egress: a listener this test starts on its own network, reachable from a third
+    #    container, and not from the sandbox connected to the same network.
+    tag = "sbx-it-pub-%d" % os.getpid()
+    made = []
+    net_id = None
+    try:
+        st, n = engine_json("POST", "/networks/create", {
+            "Name": tag, "Driver": "bridge", "Internal": True, "CheckDuplicate": True,
+            "Labels": {"sandboxctl.test": "1"}})
+        if st != 201:
+            fail("network create: %s %s" % (st, n))
+        net_id = n["Id"]
+        made.append(test_container(tag + "-listener", tag, image,
+                                   ["python3", "-m", "http.server", "8080", "--bind",
+                                    "0.0.0.0", "--directory", "/"]))
+        st, info = engine_json("GET", "/containers/%s/json" % made[0])
+        ip = info["NetworkSettings"]["Networks"][tag]["IPAddress"]
+        if not ip:
+            fail("the listener has no address: %s" % info["NetworkSettings"])
+        reach = None
+        for _ in range(50):  # the listener needs a moment to bind
+            made.append(test_container(tag + "-probe%d" % len(made), tag, image,
+                                       ["python3", "-c", PROBE, ip]))
+            st, w = engine_json("POST", "/containers/%s/wait" % made[-1])
+            reach = w.get("StatusCode")
+            if reach == 0:
+                break
+            time.sleep(0.2)
+        if reach != 0:
+            fail("control: the listener %s:8080 is not reachable from a third container" % ip)
+
+        p, rid, url = start_background(env, "pubprobe", "--network", "published",
+                                       image=image)
+        sid = containers(rid)[0]["Id"]
+        st, info = engine_json("GET", "/containers/%s/json" % sid)
+        bind = info["HostConfig"]["PortBindings"]["8080/tcp"][0]
+        live = info["NetworkSettings"]["Ports"]["8080/tcp"][0]
+        if bind["HostIp"] != "127.0.0.1" or bind["HostPort"] not in ("", "0") or \
+                live["HostIp"] != "127.0.0.1" or url != "http://127.0.0.1:" + live["HostPort"]:
+            fail("port binding %s / %s, endpoint %s" % (bind, live, url))
+        if info["HostConfig"]["Dns"] != ["0.0.0.0"]:
+            fail("DNS: %s" % info["HostConfig"]["Dns"])
+        def sh(cmd):
+            r = rest(url, "/tools/call", {"tool_name": "execute_shell",
+                                          "arguments": {"command": cmd}})
+            return (r.get("result") or {}).get("stdout", "")
+
+        # Before the test network: joining a user-defined one swaps in Docker's resolver.
+        dns = sh("cat /etc/resolv.conf; python3 -c \"import socket; "
+                 "socket.getaddrinfo('example.invalid', 80)\" 2>&1 | tail -1")
+        st, b = engine_json("POST", "/networks/%s/connect" % net_id, {"Container": sid})
+        if st != 200:
+            fail("connect the sandbox to %s: %s %s" % (tag, st, b))
+
+        status = sh("grep -E '^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs):' "
+                    "/proc/self/status /proc/1/status; id -u; id -G")
+        route = sh("cat /proc/net/route")
+        probe = sh("python3 -c \"%s\" %s; echo rc=$?" % (PROBE.replace('"', '\\"'), ip))
+        # The rules as the kernel holds them: an exec as root gets the container's
+        # capabilities (NET_ADMIN), which PID 1 and its children no longer have.
+        v4 = engine_exec(sid, ["iptables", "-S"], user="0")
+        v6 = engine_exec(sid, ["ip6tables", "-S"], user="0")
+        rest(url, "/task/complete", {})
+        p.wait(timeout=60)
+        if os.environ.get("SBX_TEST_VERBOSE"):
+            print(status, route, probe, dns, v4, v6, sep="\n")
+        for want in ("CapInh:\t0000000000000000", "CapPrm:\t0000000000000000",
+                     "CapEff:\t0000000000000000", "CapBnd:\t0000000000000000",
+                     "CapAmb:\t0000000000000000", "NoNewPrivs:\t1"):
+            for who in ("/proc/self/status", "/proc/1/status"):
+                if "%s:%s" % (who, want) not in status:
+                    fail("%s: %r missing in\n%s" % (who, want, status))
+        if status.strip().splitlines()[-2:] != ["1000", "1000"]:
+            fail("not uid/gid 1000 without groups: %s" % status)
+        if not any(l.split()[0] != "Iface" and l.split()[0] != "eth0" for l in
+                   route.strip().splitlines()[1:]):
+            fail("the sandbox was not connected to the test network: %s" % route)
+        if "CONNECTED" in probe or "BLOCKED" not in probe or "rc=3" not in probe:
+            fail("egress to %s:8080 from the sandbox was not blocked: %s" % (ip, probe))
+        if "nameserver 0.0.0.0" not in dns or "gaierror" not in dns or \
+                "nameserver" in dns.replace("nameserver 0.0.0.0", ""):
+            fail("DNS is not off: %s" % dns)
+        for name, (rc, out) in (("iptables", v4), ("ip6tables", v6)):
+            for want in ("-P OUTPUT DROP", "-A OUTPUT -o lo -j ACCEPT",
+                         "-A OUTPUT -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT"):
+                if rc != 0 or want not in out:
+                    fail("%s -S (rc %s) lacks %r:\n%s" % (name, rc, want, out))
+        check_gone(rid)
+        print("  listener %s:8080 reachable from a third container, blocked from the sandbox "
+              "(%s); caps 0 in every set, uid 1000; v4+v6 OUTPUT DROP" %
+              (ip, probe.split("BLOCKED", 1)[1].split("\n")[0].strip()))
+        if "-A OUTPUT -d 127.0.0.11/32 -j DROP" not in v4[1]:
+            fail("Docker's embedded resolver is not blocked:\n%s" % v4[1])
+    finally:
+        for cid in made:
+            remove_container(cid)
+        if net_id:
+            for _ in range(3):
+                st, _b = engine_json("DELETE", "/networks/%s" % net_id)
+                if st in (204, 404):
+                    break
+                # The sandbox may still be attached when a check failed early.
+                engine_json("POST", "/networks/%s/disconnect" % net_id,
+                            {"Container": tag, "Force": True})
+                for r in env.run_ids:
+                    for c in containers(r):
+                        engine_json("POST", "/networks/%s/disconnect" % net_id,
+                                    {"Container": c["Id"], "Force": True})
+
+
 CASES = {
     "oracle": case_oracle, "demo": case_demo, "rest": case_rest, "wrong": case_wrong,
     "timeout": case_timeout, "sigint": case_sigint, "sigkill": case_sigkill,
     "sdk": case_sdk, "hardening": case_hardening, "mcp-stdio": case_mcp_stdio, "gui": case_gui,
+    "published": case_published,
 }
 
 
