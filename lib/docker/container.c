@@ -10,23 +10,35 @@
 
 #define DEFAULT_LOG_MAX (16u << 20)
 
-/* "/containers/<escaped id><suffix>" after checking the id. */
-static int container_path(sbx_buf *b, const char *id, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static int container_path(sbx_buf *b, const char *id, const char *fmt, ...)
+/*
+ * Checks id and prepares a call on it: *what = "container '<id>': <verb>"
+ * for messages (free()) and path = "/containers/<escaped id><suffix>".
+ */
+static int container_prepare(const char *id, const char *verb, char **what, sbx_buf *path,
+			     sbx_error *err, const char *fmt, ...)
+	__attribute__((format(printf, 6, 7)));
+static int container_prepare(const char *id, const char *verb, char **what, sbx_buf *path,
+			     sbx_error *err, const char *fmt, ...)
 {
 	va_list ap;
 	int r;
 
-	r = sbx_buf_puts(b, "/containers/");
+	r = sbx_docker__check_name("container", id, err);
+	if (r < 0)
+		return r;
+	if (asprintf(what, "container '%s': %s", id, verb) < 0) {
+		*what = NULL;
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	}
+	r = sbx_buf_puts(path, "/containers/");
 	if (r == 0)
-		r = sbx_docker__url_escape(b, id);
-	if (r == 0 && fmt) {
+		r = sbx_docker__url_escape(path, id);
+	if (r == 0) {
 		va_start(ap, fmt);
-		r = sbx_buf_vprintf(b, fmt, ap);
+		r = sbx_buf_vprintf(path, fmt, ap);
 		va_end(ap);
 	}
-	return r;
+	return r < 0 ? sbx_error_set(err, r, "out of memory") : 0;
 }
 
 /* Runs a bodiless call on /containers/{id}<suffix>. */
@@ -36,25 +48,21 @@ static int container_call(sbx_docker *d, const char *method, const char *id, con
 static int container_call(sbx_docker *d, const char *method, const char *id, const char *verb,
 			  long *status, sbx_error *err, const char *fmt, ...)
 {
-	_cleanup_free_ char *what = NULL;
+	_cleanup_free_ char *what = NULL, *suffix = NULL;
 	sbx_buf path = SBX_BUF_INIT(8192);
 	va_list ap;
 	int r;
 
-	r = sbx_docker__check_name("container", id, err);
-	if (r < 0)
-		return r;
-	if (asprintf(&what, "container '%s': %s", id, verb) < 0)
+	va_start(ap, fmt);
+	r = vasprintf(&suffix, fmt, ap);
+	va_end(ap);
+	if (r < 0) {
+		suffix = NULL;
 		return sbx_error_set(err, -ENOMEM, "out of memory");
-	r = container_path(&path, id, NULL);
-	if (r == 0) {
-		va_start(ap, fmt);
-		r = sbx_buf_vprintf(&path, fmt, ap);
-		va_end(ap);
 	}
-	if (r < 0)
-		return sbx_error_set(err, r, "out of memory");
-	r = sbx_docker__simple(d, method, path.data, what, status, err);
+	r = container_prepare(id, verb, &what, &path, err, "%s", suffix);
+	if (r == 0)
+		r = sbx_docker__simple(d, method, path.data, what, status, err);
 	sbx_buf_free(&path);
 	return r;
 }
@@ -137,14 +145,11 @@ int sbx_docker_container_wait(sbx_docker *d, const char *id, long timeout_ms, in
 	const char *msg;
 	int r;
 
-	r = sbx_docker__check_name("container", id, err);
-	if (r < 0)
+	r = container_prepare(id, "wait", &what, &path, err, "/wait?condition=not-running");
+	if (r < 0) {
+		sbx_buf_free(&path);
 		return r;
-	if (asprintf(&what, "container '%s': wait", id) < 0)
-		return sbx_error_set(err, -ENOMEM, "out of memory");
-	r = container_path(&path, id, "/wait?condition=not-running");
-	if (r < 0)
-		return sbx_error_set(err, r, "out of memory");
+	}
 	req.path = path.data;
 	{
 		/* A timeout here is the caller's deadline, not a dead engine. */
@@ -272,15 +277,9 @@ int sbx_docker_container_inspect(sbx_docker *d, const char *id, sbx_docker_conta
 	sbx_docker_container *c;
 	int r;
 
-	r = sbx_docker__check_name("container", id, err);
-	if (r < 0)
-		return r;
-	if (asprintf(&what, "container '%s': inspect", id) < 0)
-		return sbx_error_set(err, -ENOMEM, "out of memory");
-	r = container_path(&path, id, "/json");
-	if (r < 0)
-		return sbx_error_set(err, r, "out of memory");
-	r = sbx_docker__get_json(d, "GET", path.data, what, &root, err);
+	r = container_prepare(id, "inspect", &what, &path, err, "/json");
+	if (r == 0)
+		r = sbx_docker__get_json(d, "GET", path.data, what, &root, err);
 	sbx_buf_free(&path);
 	if (r < 0)
 		return r;
@@ -380,11 +379,11 @@ int sbx_docker_container_logs(sbx_docker *d, const char *id, size_t max_bytes, s
 	if (r < 0)
 		return r;
 	sbx_docker__demux_init(&s.demux, c->tty);
-	if (asprintf(&what, "container '%s': logs", id) < 0)
-		return sbx_error_set(err, -ENOMEM, "out of memory");
-	r = container_path(&path, id, "/logs?stdout=1&stderr=1");
-	if (r < 0)
-		return sbx_error_set(err, r, "out of memory");
+	r = container_prepare(id, "logs", &what, &path, err, "/logs?stdout=1&stderr=1");
+	if (r < 0) {
+		sbx_buf_free(&path);
+		return r;
+	}
 	req.path = path.data;
 	r = sbx_docker__request(d, &req, &resp, what, err);
 	sbx_buf_free(&path);
