@@ -17,20 +17,13 @@
 #define CHUNK_PAUSE	   (256u << 10)
 #define DEFAULT_RAW_MAX	   ((size_t)64 << 20)
 
-static int archive_path(sbx_buf *b, const char *id, const char *path)
-{
-	int r = sbx_buf_puts(b, "/containers/");
-
-	if (r == 0)
-		r = sbx_docker__url_escape(b, id);
-	if (r == 0)
-		r = sbx_buf_puts(b, "/archive?path=");
-	if (r == 0)
-		r = sbx_docker__url_escape(b, path);
-	return r;
-}
-
-static int check_container_path(const char *id, const char *path, sbx_error *err)
+/*
+ * Checks id and the absolute container path, and prepares the call:
+ * *what = "container '<id>': copy into '<path>'" (into) or "... copy
+ * '<path>' out" for messages (free()), and b = /containers/<id>/archive?path=.
+ */
+static int archive_prepare(const char *id, const char *path, bool into, char **what, sbx_buf *b,
+			   sbx_error *err)
 {
 	int r = sbx_docker__check_name("container", id, err);
 
@@ -41,7 +34,20 @@ static int check_container_path(const char *id, const char *path, sbx_error *err
 				     "container '%s': path '%s' must be absolute (and under 4096 "
 				     "bytes)",
 				     id, path ? path : "");
-	return 0;
+	if (asprintf(what,
+		     into ? "container '%s': copy into '%s'" : "container '%s': copy '%s' out", id,
+		     path) < 0) {
+		*what = NULL;
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	}
+	r = sbx_buf_puts(b, "/containers/");
+	if (r == 0)
+		r = sbx_docker__url_escape(b, id);
+	if (r == 0)
+		r = sbx_buf_puts(b, "/archive?path=");
+	if (r == 0)
+		r = sbx_docker__url_escape(b, path);
+	return r < 0 ? sbx_error_set(err, r, "out of memory") : 0;
 }
 
 int sbx_docker_archive_put(sbx_docker *d, const char *id, const char *dest_dir, const void *tar,
@@ -53,16 +59,13 @@ int sbx_docker_archive_put(sbx_docker *d, const char *id, const char *dest_dir, 
 	docker_resp resp;
 	int r;
 
-	r = check_container_path(id, dest_dir, err);
-	if (r < 0)
+	r = archive_prepare(id, dest_dir, true, &what, &path, err);
+	if (r == 0 && (r = sbx_buf_puts(&path, "&noOverwriteDirNonDir=1")) < 0)
+		sbx_error_set(err, r, "out of memory");
+	if (r < 0) {
+		sbx_buf_free(&path);
 		return r;
-	if (asprintf(&what, "container '%s': copy into '%s'", id, dest_dir) < 0)
-		return sbx_error_set(err, -ENOMEM, "out of memory");
-	r = archive_path(&path, id, dest_dir);
-	if (r == 0)
-		r = sbx_buf_puts(&path, "&noOverwriteDirNonDir=1");
-	if (r < 0)
-		return sbx_error_set(err, r, "out of memory");
+	}
 	req.path = path.data;
 	req.body = tar ? tar : "";
 	req.body_len = tar_len;
@@ -103,14 +106,11 @@ int sbx_docker_archive_get_raw(sbx_docker *d, const char *id, const char *path, 
 	docker_resp resp;
 	int r;
 
-	r = check_container_path(id, path, err);
-	if (r < 0)
+	r = archive_prepare(id, path, false, &what, &p, err);
+	if (r < 0) {
+		sbx_buf_free(&p);
 		return r;
-	if (asprintf(&what, "container '%s': copy '%s' out", id, path) < 0)
-		return sbx_error_set(err, -ENOMEM, "out of memory");
-	r = archive_path(&p, id, path);
-	if (r < 0)
-		return sbx_error_set(err, r, "out of memory");
+	}
 	req.path = p.data;
 	req.max_body = max_bytes ? max_bytes : DEFAULT_RAW_MAX;
 	r = sbx_docker__request(d, &req, &resp, what, err);
@@ -227,23 +227,18 @@ int sbx_docker_archive_get(sbx_docker *d, const char *id, const char *path, cons
 	long status = 0;
 	int r;
 
-	r = check_container_path(id, path, err);
+	r = archive_prepare(id, path, false, &what, &p, err);
+	if (r == 0 && asprintf(&url, "%s/v%s%s", d->base_url, d->api_version, p.data) < 0) {
+		url = NULL;
+		r = sbx_error_set(err, -ENOMEM, "out of memory");
+	}
+	sbx_buf_free(&p);
 	if (r < 0)
 		return r;
-	if (asprintf(&what, "container '%s': copy '%s' out", id, path) < 0)
-		return sbx_error_set(err, -ENOMEM, "out of memory");
 	x.what = what;
 	dirfd = open(dest_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dirfd < 0)
 		return sbx_error_set(err, -errno, "%s: '%s': %s", what, dest_dir, strerror(errno));
-	r = archive_path(&p, id, path);
-	if (r == 0 && asprintf(&url, "%s/v%s%s", d->base_url, d->api_version, p.data) < 0) {
-		url = NULL;
-		r = -ENOMEM;
-	}
-	sbx_buf_free(&p);
-	if (r < 0)
-		return sbx_error_set(err, r, "out of memory");
 
 	sbx_buf_init(&x.chunk, CHUNK_PAUSE + CURL_MAX_WRITE_SIZE * 2);
 	sbx_buf_init(&x.errbody, DOCKER_MAX_ERROR_BODY);
