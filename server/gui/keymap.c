@@ -3,6 +3,7 @@
 #include <time.h>
 #include <X11/Xlib.h>
 
+#include "clock.h"
 #include "keymap.h"
 
 /*
@@ -10,22 +11,6 @@
  * scratch keycode before that keycode is rebound to another character.
  */
 #define SETTLE_MS 150
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static void sleep_ms(double ms)
-{
-	struct timespec ts = {(time_t)(ms / 1000), (long)((long)ms % 1000) * 1000000L};
-
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
 
 void gui_keymap_init(gui_session *s)
 {
@@ -89,7 +74,7 @@ bool gui_keymap_lookup(gui_session *s, KeySym sym, KeyCode *kc, bool *shift)
 	if (slot < 0)
 		return false;
 	s->scratch_use[slot] = ++s->use_clock;
-	s->scratch_last_ms = now_ms();
+	s->scratch_last_ms = gui_now_ms();
 	*kc = (KeyCode)(s->scratch_first + slot);
 	*shift = false;
 	return true;
@@ -143,11 +128,11 @@ int gui_keymap_prepare(gui_session *s, const KeySym *syms, size_t n, sbx_error *
 	}
 	/* A key sent through a slot we rebind must have been read first. */
 	if (rebinding) {
-		double wait = s->scratch_last_ms + SETTLE_MS - now_ms();
+		double wait = s->scratch_last_ms + SETTLE_MS - gui_now_ms();
 
 		XSync(s->dpy, False);
 		if (wait > 0)
-			sleep_ms(wait + 1);
+			gui_sleep_ms(wait + 1);
 	}
 	for (int i = 0; i < s->n_scratch; i++)
 		rows[2 * i] = rows[2 * i + 1] = s->scratch_sym[i];
