@@ -454,9 +454,10 @@ static int setup_network(bool *published)
 		}
 		return 0;
 	}
-	if (geteuid() != 0) {
-		say("SANDBOX_NETWORK=published needs root with CAP_NET_ADMIN to set the "
-		    "firewall; refusing to run");
+	/* Only as a container's PID 1, in its own network namespace: never the host's rules. */
+	if (getpid() != 1 || geteuid() != 0) {
+		say("SANDBOX_NETWORK=published needs PID 1 of a container, root with "
+		    "CAP_NET_ADMIN, to set the firewall; refusing to run");
 		return -EPERM;
 	}
 	if (restore_rules("iptables-restore", true) < 0 ||
@@ -502,7 +503,7 @@ int main(int argc, char **argv)
 	static char home[PATH_MAX];
 	sigset_t mask, saved;
 	bool published;
-	int sfd;
+	int sfd, r;
 
 	if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
 		usage();
@@ -512,8 +513,9 @@ int main(int argc, char **argv)
 		argv++;
 		argc--;
 	}
-	if (setup_network(&published) < 0)
-		return EXIT_CANNOT_RUN;
+	r = setup_network(&published);
+	if (r < 0)
+		return r == -EINVAL ? EXIT_BAD_CONFIG : EXIT_CANNOT_RUN;
 	if (drop_root(false) < 0)
 		return EXIT_CANNOT_RUN;
 	prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);

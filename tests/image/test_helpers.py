@@ -82,6 +82,19 @@ class InitTest(unittest.TestCase):
             p, _ = self.run_init("true", env=env)
             self.assertEqual(p.returncode, 125, (env, p.stderr))
 
+    def test_network_modes(self):
+        p, _ = self.run_init("true", env={"SANDBOX_NETWORK": "bridge"})
+        self.assertEqual(p.returncode, 125, p.stderr)
+        self.assertIn("SANDBOX_NETWORK='bridge'", p.stderr)
+        p, _ = self.run_init("true", env={"SANDBOX_NETWORK": "none"})
+        self.assertEqual(p.returncode, 0, p.stderr)
+        # Published sets a firewall: only as a container's PID 1 (its own network
+        # namespace), never on the host; it refuses before running anything.
+        p, _ = self.run_init("sh", "-c", "echo ran", env={"SANDBOX_NETWORK": "published"})
+        self.assertEqual(p.returncode, 126, p.stderr)
+        self.assertIn("needs PID 1 of a container", p.stderr)
+        self.assertNotIn("ran", p.stdout)
+
     def test_sigterm_is_forwarded(self):
         e = dict(self.env)
         p = subprocess.Popen([INIT, "sh", "-c", "trap 'exit 42' TERM; while :; do sleep 0.05; done"],
