@@ -59,8 +59,13 @@ static int row_reserve(srow *r, uint32_t extra, sbx_error *err)
 	return 0;
 }
 
-static int count_new_cell(sbx_sheet *s, sbx_error *err)
+/* Room for one more cell in rw, counted against the book's cell limit. */
+static int add_cell_room(sbx_sheet *s, srow *rw, sbx_error *err)
 {
+	int r = row_reserve(rw, 1, err);
+
+	if (r < 0)
+		return r;
 	if (s->book->ncells >= s->book->limits.max_cells)
 		return sbx_error_set(err, -E2BIG, "more than %llu cells (limit)",
 				     (unsigned long long)s->book->limits.max_cells);
@@ -84,10 +89,7 @@ int sbx_sheet__append(sbx_sheet *s, uint32_t row, uint32_t col, const scell *c, 
 	rw = &s->rows[row];
 	if (rw->n > 0 && rw->cells[rw->n - 1].col >= col)
 		return sbx_sheet__put(s, row, col, c, err);
-	r = row_reserve(rw, 1, err);
-	if (r < 0)
-		return r;
-	r = count_new_cell(s, err);
+	r = add_cell_room(s, rw, err);
 	if (r < 0)
 		return r;
 	rw->cells[rw->n] = *c;
@@ -143,10 +145,7 @@ int sbx_sheet__put(sbx_sheet *s, uint32_t row, uint32_t col, const scell *c, sbx
 		rw->cells[i].col = (uint16_t)col;
 		return 0;
 	}
-	r = row_reserve(rw, 1, err);
-	if (r < 0)
-		return r;
-	r = count_new_cell(s, err);
+	r = add_cell_room(s, rw, err);
 	if (r < 0)
 		return r;
 	memmove(rw->cells + i + 1, rw->cells + i, (rw->n - i) * sizeof(*rw->cells));
