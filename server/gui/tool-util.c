@@ -64,6 +64,12 @@ static const cJSON *lookup(const cJSON *args, const char *key)
 	return cJSON_IsNull(v) ? NULL : v;
 }
 
+static int missing(const char *key, tool_result *out)
+{
+	tool_fail(out, TOOL_E_ARGUMENT, "Missing required argument '%s'", key);
+	return -EINVAL;
+}
+
 int gui__arg_int(const cJSON *args, const char *key, bool required, long def, long min, long max,
 		 long *v, tool_result *out)
 {
@@ -71,10 +77,8 @@ int gui__arg_int(const cJSON *args, const char *key, bool required, long def, lo
 	double d;
 
 	if (!item) {
-		if (required) {
-			tool_fail(out, TOOL_E_ARGUMENT, "Missing required argument '%s'", key);
-			return -EINVAL;
-		}
+		if (required)
+			return missing(key, out);
 		*v = def;
 		return 0;
 	}
@@ -98,10 +102,8 @@ int gui__arg_double(const cJSON *args, const char *key, bool required, double de
 	const cJSON *item = lookup(args, key);
 
 	if (!item) {
-		if (required) {
-			tool_fail(out, TOOL_E_ARGUMENT, "Missing required argument '%s'", key);
-			return -EINVAL;
-		}
+		if (required)
+			return missing(key, out);
 		*v = def;
 		return 0;
 	}
@@ -124,10 +126,8 @@ int gui__arg_string(const cJSON *args, const char *key, bool required, size_t ma
 	const cJSON *item = lookup(args, key);
 
 	if (!item) {
-		if (required) {
-			tool_fail(out, TOOL_E_ARGUMENT, "Missing required argument '%s'", key);
-			return -EINVAL;
-		}
+		if (required)
+			return missing(key, out);
 		*v = NULL;
 		return 0;
 	}
@@ -152,10 +152,8 @@ int gui__arg_ints(const cJSON *args, const char *key, bool required, long *v, in
 
 	*present = item != NULL;
 	if (!item) {
-		if (required) {
-			tool_fail(out, TOOL_E_ARGUMENT, "Missing required argument '%s'", key);
-			return -EINVAL;
-		}
+		if (required)
+			return missing(key, out);
 		return 0;
 	}
 	if (!cJSON_IsArray(item) || cJSON_GetArraySize(item) != n)
