@@ -660,30 +660,43 @@ def case_published(env):
     made = []
     net_id = None
     try:
-        st, n = engine_json("POST", "/networks/create", {
-            "Name": tag, "Driver": "bridge", "Internal": True, "CheckDuplicate": True,
-            "Labels": {"sandboxctl.test": "1"}})
+        # IPv6 too when the engine allows it (a random ULA subnet), so both families
+        # are shown blocked by behaviour, not only by the rules' presence.
+        ula = "fd%02x:%04x:%04x::/64" % (os.getpid() % 256, os.getpid() % 65536,
+                                         int(time.time()) % 65536)
+        spec = {"Name": tag, "Driver": "bridge", "Internal": True, "CheckDuplicate": True,
+                "Labels": {"sandboxctl.test": "1"}, "EnableIPv6": True,
+                "IPAM": {"Config": [{"Subnet": ula}]}}
+        st, n = engine_json("POST", "/networks/create", spec)
+        if st != 201:
+            for k in ("EnableIPv6", "IPAM"):
+                del spec[k]
+            st, n = engine_json("POST", "/networks/create", spec)
         if st != 201:
             fail("network create: %s %s" % (st, n))
         net_id = n["Id"]
         made.append(test_container(tag + "-listener", tag, image,
                                    ["python3", "-m", "http.server", "8080", "--bind",
-                                    "0.0.0.0", "--directory", "/"]))
+                                    "::", "--directory", "/"]))
         st, info = engine_json("GET", "/containers/%s/json" % made[0])
-        ip = info["NetworkSettings"]["Networks"][tag]["IPAddress"]
-        if not ip:
+        addrs = [a for a in (info["NetworkSettings"]["Networks"][tag]["IPAddress"],
+                             info["NetworkSettings"]["Networks"][tag]["GlobalIPv6Address"]) if a]
+        if not addrs:
             fail("the listener has no address: %s" % info["NetworkSettings"])
-        reach = None
-        for _ in range(50):  # the listener needs a moment to bind
-            made.append(test_container(tag + "-probe%d" % len(made), tag, image,
-                                       ["python3", "-c", PROBE, ip]))
-            st, w = engine_json("POST", "/containers/%s/wait" % made[-1])
-            reach = w.get("StatusCode")
-            if reach == 0:
-                break
-            time.sleep(0.2)
-        if reach != 0:
-            fail("control: the listener %s:8080 is not reachable from a third container" % ip)
+        ip = addrs[0]
+        for a in addrs:
+            reach = None
+            for _ in range(50):  # the listener needs a moment to bind
+                made.append(test_container(tag + "-probe%d" % len(made), tag, image,
+                                           ["python3", "-c", PROBE, a]))
+                st, w = engine_json("POST", "/containers/%s/wait" % made[-1])
+                reach = w.get("StatusCode")
+                if reach == 0:
+                    break
+                time.sleep(0.2)
+            if reach != 0:
+                fail("control: the listener [%s]:8080 is not reachable from a third "
+                     "container" % a)
 
         p, rid, url = start_background(env, "pubprobe", "--network", "published",
                                        image=image)
@@ -711,7 +724,10 @@ def case_published(env):
         status = sh("grep -E '^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs):' "
                     "/proc/self/status /proc/1/status; id -u; id -G")
         route = sh("cat /proc/net/route")
-        probe = sh("python3 -c \"%s\" %s; echo rc=$?" % (PROBE.replace('"', '\\"'), ip))
+        inet6 = sh("cat /proc/net/if_inet6")
+        probes = [sh("python3 -c \"%s\" %s; echo rc=$?" % (PROBE.replace('"', '\\"'), a))
+                  for a in addrs]
+        probe = probes[0]
         # The rules as the kernel holds them: an exec as root gets the container's
         # capabilities (NET_ADMIN), which PID 1 and its children no longer have.
         v4 = engine_exec(sid, ["iptables", "-S"], user="0")
@@ -719,7 +735,7 @@ def case_published(env):
         rest(url, "/task/complete", {})
         p.wait(timeout=60)
         if os.environ.get("SBX_TEST_VERBOSE"):
-            print(status, route, probe, dns, v4, v6, sep="\n")
+            print(status, route, inet6, probes, dns, v4, v6, sep="\n")
         for want in ("CapInh:\t0000000000000000", "CapPrm:\t0000000000000000",
                      "CapEff:\t0000000000000000", "CapBnd:\t0000000000000000",
                      "CapAmb:\t0000000000000000", "NoNewPrivs:\t1"):
@@ -731,8 +747,15 @@ def case_published(env):
         if not any(l.split()[0] != "Iface" and l.split()[0] != "eth0" for l in
                    route.strip().splitlines()[1:]):
             fail("the sandbox was not connected to the test network: %s" % route)
-        if "CONNECTED" in probe or "BLOCKED" not in probe or "rc=3" not in probe:
-            fail("egress to %s:8080 from the sandbox was not blocked: %s" % (ip, probe))
+        if len(addrs) > 1 and not any(
+                l.split()[-1] not in ("lo",) and not l.startswith(("fe80", "0000"))
+                for l in inet6.strip().splitlines()):
+            fail("the sandbox got no IPv6 address on the test network: %s" % inet6)
+        for a, pr in zip(addrs, probes):
+            # Dropped (a timeout, or EPERM from the local firewall), not merely unroutable.
+            if "CONNECTED" in pr or "BLOCKED" not in pr or "rc=3" not in pr or \
+                    not ("timed out" in pr or "not permitted" in pr):
+                fail("egress to [%s]:8080 from the sandbox was not blocked: %s" % (a, pr))
         if "nameserver 0.0.0.0" not in dns or "gaierror" not in dns or \
                 "nameserver" in dns.replace("nameserver 0.0.0.0", ""):
             fail("DNS is not off: %s" % dns)
@@ -742,9 +765,9 @@ def case_published(env):
                 if rc != 0 or want not in out:
                     fail("%s -S (rc %s) lacks %r:\n%s" % (name, rc, want, out))
         check_gone(rid)
-        print("  listener %s:8080 reachable from a third container, blocked from the sandbox "
-              "(%s); caps 0 in every set, uid 1000; v4+v6 OUTPUT DROP" %
-              (ip, probe.split("BLOCKED", 1)[1].split("\n")[0].strip()))
+        print("  listener %s :8080 reachable from a third container, blocked from the "
+              "sandbox (%s); caps 0 in every set, uid 1000; v4+v6 OUTPUT DROP" %
+              (" and ".join(addrs), probe.split("BLOCKED", 1)[1].split("\n")[0].strip()))
         if "-A OUTPUT -d 127.0.0.11/32 -j DROP" not in v4[1]:
             fail("Docker's embedded resolver is not blocked:\n%s" % v4[1])
     finally:
