@@ -732,6 +732,8 @@ def case_published(env):
         # capabilities (NET_ADMIN), which PID 1 and its children no longer have.
         v4 = engine_exec(sid, ["iptables", "-S"], user="0")
         v6 = engine_exec(sid, ["ip6tables", "-S"], user="0")
+        # The lifecycle's own execs (copy in, tar fallback) run as uid 1000: nothing effective.
+        ex = engine_exec(sid, ["grep", "-E", "^(CapEff|CapPrm):", "/proc/self/status"])
         rest(url, "/task/complete", {})
         p.wait(timeout=60)
         if os.environ.get("SBX_TEST_VERBOSE"):
@@ -768,6 +770,8 @@ def case_published(env):
         print("  listener %s :8080 reachable from a third container, blocked from the "
               "sandbox (%s); caps 0 in every set, uid 1000; v4+v6 OUTPUT DROP" %
               (" and ".join(addrs), probe.split("BLOCKED", 1)[1].split("\n")[0].strip()))
+        if ex[0] != 0 or ex[1].count("0000000000000000") != 2:
+            fail("an exec as uid 1000 holds capabilities: %s" % (ex,))
         if "-A OUTPUT -d 127.0.0.11/32 -j DROP" not in v4[1]:
             fail("Docker's embedded resolver is not blocked:\n%s" % v4[1])
     finally:
