@@ -46,6 +46,19 @@ for c in 'LABEL sandboxctl.test=1' 'LABEL sandboxctl.image=slim' \
 	'USER 1000:1000' 'WORKDIR /workspace' 'ENTRYPOINT ["/usr/local/bin/sandbox-init"]'; do
 	q="$q&changes=$(enc "$c")"
 done
+image_id() {
+	curl -s --unix-socket "$sock" "http://localhost/images/$(enc "$tag")/json" |
+		python3 -c 'import json,sys
+try: print(json.load(sys.stdin).get("Id", ""))
+except Exception: print("")'
+}
+old=$(image_id)
 curl -sf --unix-socket "$sock" -X POST -H 'Content-Type: application/x-tar' \
 	--data-binary @"$root.tar" "http://localhost/images/create?$q" >/dev/null
+# The tag moved to the new import: drop the one it left untagged, unless a
+# container still uses it (then the engine refuses and it stays).
+new=$(image_id)
+if [ -n "$old" ] && [ "$old" != "$new" ]; then
+	curl -s --unix-socket "$sock" -X DELETE "http://localhost/images/$old" >/dev/null || :
+fi
 echo "$tag"
