@@ -37,8 +37,8 @@ static const char *const recipe[] = {
 	"--dpkgopt=path-exclude=/usr/share/locale/*",
 	/* Test suites of pandas, numpy & co. (tens of MB); removed after install, since
 	 * their postinst scripts byte-compile them. */
-	"--customize-hook=d=\"$1/usr/lib/python3/dist-packages\"; [ ! -d \"$d\" ] || "
-	"find \"$d\" -depth -type d -name tests -exec rm -rf {} +",
+	("--customize-hook=d=\"$1/usr/lib/python3/dist-packages\"; [ ! -d \"$d\" ] || "
+	 "find \"$d\" -depth -type d -name tests -exec rm -rf {} +"),
 };
 
 static const char *const package_files[][2] = {

@@ -40,7 +40,7 @@ static inline void sbx_fclosep(FILE **f)
 
 /* Defines a static inline `name##p(type **)` that calls fn on a non-NULL value. */
 #define SBX_DEFINE_CLEANUP(type, fn)                                                               \
-	static inline void fn##p(type **p)                                                         \
+	__attribute__((unused)) static inline void fn##p(type **p)                                 \
 	{                                                                                          \
 		if (*p)                                                                            \
 			fn(*p);                                                                    \
