@@ -43,6 +43,10 @@ echo "== build (warnings are errors)"
 meson compile -C build-ci
 run_suite build-ci
 
+echo "== build with clang (warnings are errors; compile only)"
+[ -d build-clang ] || CC=clang meson setup build-clang --werror >/dev/null
+meson compile -C build-clang >/dev/null
+
 if [ -z "${SBX_SKIP_ASAN:-}" ]; then
 	echo "== build with AddressSanitizer + UBSan"
 	[ -d build-asan ] || meson setup build-asan --werror -Db_sanitize=address,undefined \
