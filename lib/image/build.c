@@ -3,6 +3,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -272,6 +273,42 @@ void sbx_image__prune(sbx_docker *d, const char *repo, const char *label, const 
 	sbx_docker_image_list_free(imgs, n);
 }
 
+static bool untagged(const sbx_docker_image *img)
+{
+	for (char **t = img->repo_tags; t && *t; t++)
+		if (strcmp(*t, "<none>:<none>") != 0)
+			return false;
+	return true;
+}
+
+/*
+ * The classic builder leaves each build's first stage (the compiler and the
+ * compiled server) as an untagged image labelled like the build base. The
+ * newest is the cache of the next build; older ones are ~430 MB each that
+ * no one uses, so they go. The engine refuses an image still in use.
+ */
+static void prune_build_stages(sbx_docker *d, const sbx_image__progress *p)
+{
+	const char *filters[] = {SBX_LABEL_BASE "=build", NULL};
+	sbx_docker_image *imgs = NULL;
+	size_t n = 0, newest = SIZE_MAX;
+
+	if (sbx_docker_image_list(d, filters, &imgs, &n, NULL) < 0)
+		return;
+	for (size_t i = 0; i < n; i++)
+		if (untagged(&imgs[i]) &&
+		    (newest == SIZE_MAX || imgs[i].created > imgs[newest].created))
+			newest = i;
+	for (size_t i = 0; i < n; i++) {
+		if (i == newest || !untagged(&imgs[i]))
+			continue;
+		if (sbx_docker_image_remove(d, imgs[i].id, false, NULL) == 0)
+			sbx_image__emit(p, SBX_IMAGE_EVENT_OUTPUT, "prune",
+					"removed old build stage %.19s", imgs[i].id);
+	}
+	sbx_docker_image_list_free(imgs, n);
+}
+
 static void build_state_done(build_state *s)
 {
 	sbx_image_context_free(s->ctx);
@@ -366,9 +403,11 @@ int sbx_image_build(sbx_docker *d, const sbx_image_build_opts *opts, sbx_image_r
 	sbx_docker_image_free(img);
 	if (r < 0)
 		return r;
-	if (res->built)
+	if (res->built) {
 		sbx_image__prune(d, repo, SBX_LABEL_IMAGE, sbx_image_variant_name(opts->variant),
 				 res->id, &s.progress);
+		prune_build_stages(d, &s.progress);
+	}
 	res->bases_built = s.bases_built;
 	res->seconds = sbx_image__now() - s.progress.start;
 	sbx_image__emit(&s.progress, SBX_IMAGE_EVENT_DONE, "image", "%s (%s)", res->ref,
