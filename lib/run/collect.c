@@ -86,47 +86,6 @@ done:
 	return r;
 }
 
-static int write_output(const char *outdir, const char *rel, const char *data, size_t len,
-			sbx_error *err)
-{
-	_cleanup_close_ int dfd = -1, sub = -1, fd = -1;
-	_cleanup_free_ char *dir = strdup(rel);
-	const char *base = strrchr(rel, '/');
-	int r;
-
-	if (!dir)
-		return sbx_error_set(err, -ENOMEM, "out of memory");
-	r = sbx_path_check_relative(rel, err);
-	if (r < 0)
-		return r;
-	dfd = open(outdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return sbx_error_set(err, -errno, "'%s': %s", outdir, strerror(errno));
-	if (base) {
-		dir[base - rel] = '\0';
-		sub = sbx_path_mkdirs_beneath(dfd, dir, 0755, err);
-		if (sub < 0)
-			return sub;
-		base++;
-	} else {
-		base = rel;
-	}
-	fd = sbx_path_open_beneath(sub >= 0 ? sub : dfd, base, O_WRONLY | O_CREAT | O_TRUNC, 0644,
-				   true, err);
-	if (fd < 0)
-		return fd;
-	for (size_t off = 0; off < len;) {
-		ssize_t n = write(fd, data + off, len - off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return sbx_error_set(err, -errno, "writing '%s/%s': %s", outdir, rel,
-					     strerror(errno));
-		off += (size_t)n;
-	}
-	return 0;
-}
-
 /* "file:///workspace/" + the path, percent-encoded where it must be. */
 static char *uri_of(const char *rel)
 {
@@ -182,7 +141,7 @@ static int read_one(sbx_relay *relay, const char *sid, const char *rel, const ch
 	text = sbx_json_get_string(item, "text", NULL);
 	blob = sbx_json_get_string(item, "blob", NULL);
 	if (text)
-		return write_output(outdir, rel, text, strlen(text), err);
+		return sbx_path_write_beneath(outdir, rel, text, strlen(text), err);
 	if (!blob)
 		return sbx_error_set(err, -EPROTO, "resources/read '%s': no contents", rel);
 	data = strdup(blob);
@@ -191,7 +150,7 @@ static int read_one(sbx_relay *relay, const char *sid, const char *rel, const ch
 	n = sbx_collect__base64_decode(data);
 	if (n < 0)
 		return sbx_error_set(err, -EPROTO, "resources/read '%s': bad base64", rel);
-	return write_output(outdir, rel, data, (size_t)n, err);
+	return sbx_path_write_beneath(outdir, rel, data, (size_t)n, err);
 }
 
 int sbx_collect__outputs(sbx_relay *relay, const sbx_task *task, const char *outdir, sbx_error *err)

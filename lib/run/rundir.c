@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "rundir.h"
+#include "sbx/file.h"
 #include "sbx/cleanup.h"
 #include "sbx/path.h"
 
@@ -63,9 +64,7 @@ int sbx_rundir__read(const char *dir, const char *rel, size_t max, char **out, s
 		     sbx_error *err)
 {
 	_cleanup_close_ int dfd = -1, fd = -1;
-	_cleanup_free_ char *buf = NULL;
 	struct stat st;
-	size_t got = 0;
 	int r;
 
 	r = sbx_path_check_relative(rel, err);
@@ -81,68 +80,23 @@ int sbx_rundir__read(const char *dir, const char *rel, size_t max, char **out, s
 		return sbx_error_set(err, -EINVAL, "'%s/%s': not a regular file", dir, rel);
 	if ((size_t)st.st_size > max)
 		return sbx_error_set(err, -EFBIG, "'%s/%s': larger than %zu bytes", dir, rel, max);
-	buf = malloc((size_t)st.st_size + 1);
-	if (!buf)
-		return sbx_error_set(err, -ENOMEM, "out of memory");
-	while (got < (size_t)st.st_size) {
-		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
-	buf[got] = '\0';
-	*len = got;
-	*out = TAKE_PTR(buf);
+	r = sbx_file_read_fd(fd, (size_t)st.st_size, out, len);
+	if (r < 0)
+		return sbx_error_set(err, r, "'%s/%s': read failed: %s", dir, rel, strerror(-r));
 	return 0;
 }
 
 int sbx_rundir__copy(const char *src_dir, const char *rel, const char *dst_dir, const char *dst_rel,
 		     sbx_error *err)
 {
-	_cleanup_free_ char *data = NULL, *dcopy = NULL;
-	_cleanup_close_ int dfd = -1, sub = -1, fd = -1;
+	_cleanup_free_ char *data = NULL;
 	size_t len;
-	const char *base;
 	int r;
 
 	r = sbx_rundir__read(src_dir, rel, COPY_MAX, &data, &len, err);
 	if (r < 0)
 		return r;
-	r = sbx_path_check_relative(dst_rel, err);
-	if (r < 0)
-		return r;
-	dfd = open(dst_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return sbx_error_set(err, -errno, "'%s': %s", dst_dir, strerror(errno));
-	dcopy = strdup(dst_rel);
-	if (!dcopy)
-		return sbx_error_set(err, -ENOMEM, "out of memory");
-	base = strrchr(dst_rel, '/');
-	if (base) {
-		dcopy[base - dst_rel] = '\0';
-		sub = sbx_path_mkdirs_beneath(dfd, dcopy, 0755, err);
-		if (sub < 0)
-			return sub;
-		base++;
-	} else {
-		base = dst_rel;
-	}
-	fd = sbx_path_open_beneath(sub >= 0 ? sub : dfd, base, O_WRONLY | O_CREAT | O_TRUNC, 0644,
-				   true, err);
-	if (fd < 0)
-		return fd;
-	for (size_t off = 0; off < len;) {
-		ssize_t n = write(fd, data + off, len - off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return sbx_error_set(err, -errno, "writing '%s/%s': %s", dst_dir, dst_rel,
-					     strerror(errno));
-		off += (size_t)n;
-	}
-	return 0;
+	return sbx_path_write_beneath(dst_dir, dst_rel, data, len, err);
 }
 
 int sbx_rundir__write(const char *dir, const char *name, const void *data, size_t len,

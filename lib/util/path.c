@@ -205,3 +205,47 @@ int sbx_path_write_atomic(const char *path, const void *data, size_t len, sbx_er
 	}
 	return 0;
 }
+
+int sbx_path_write_beneath(const char *dir, const char *rel, const void *data, size_t len,
+			   sbx_error *err)
+{
+	_cleanup_close_ int dfd = -1, sub = -1, fd = -1;
+	_cleanup_free_ char *parent = NULL;
+	const char *base, *p = data;
+	int r;
+
+	r = sbx_path_check_relative(rel, err);
+	if (r < 0)
+		return r;
+	dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return sbx_error_set(err, -errno, "'%s': %s", dir, strerror(errno));
+	base = strrchr(rel, '/');
+	if (base) {
+		parent = strndup(rel, (size_t)(base - rel));
+		if (!parent)
+			return sbx_error_set(err, -ENOMEM, "out of memory");
+		sub = sbx_path_mkdirs_beneath(dfd, parent, 0755, err);
+		if (sub < 0)
+			return sub;
+		base++;
+	} else {
+		base = rel;
+	}
+	fd = sbx_path_open_beneath(sub >= 0 ? sub : dfd, base, O_WRONLY | O_CREAT | O_TRUNC, 0644,
+				   true, err);
+	if (fd < 0)
+		return fd;
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return sbx_error_set(err, -errno, "writing '%s/%s': %s", dir, rel,
+					     strerror(errno));
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}

@@ -183,6 +183,28 @@ START_TEST(path_mkdirs_refuses_symlinked_dirs)
 }
 END_TEST
 
+START_TEST(path_write_beneath_confines)
+{
+	sbx_error err = SBX_ERROR_INIT;
+	char path[128], got[16] = {0};
+	FILE *f;
+
+	ck_assert_int_eq(sbx_path_write_beneath(tmpdir, "out/deep/x.ods", "data", 4, &err), 0);
+	snprintf(path, sizeof(path), "%s/out/deep/x.ods", tmpdir);
+	f = fopen(path, "r");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fread(got, 1, sizeof(got) - 1, f), 4);
+	fclose(f);
+	ck_assert_str_eq(got, "data");
+	ck_assert_int_eq(sbx_path_write_beneath(tmpdir, "../escape", "x", 1, &err), -EXDEV);
+	sbx_error_clear(&err);
+	/* A symlinked directory on the way is refused, not followed. */
+	ck_assert_int_eq(symlinkat("/tmp", dirfd_, "link"), 0);
+	ck_assert_int_lt(sbx_path_write_beneath(tmpdir, "link/escape", "x", 1, &err), 0);
+	ck_assert_ptr_nonnull(strstr(err.msg, "link"));
+}
+END_TEST
+
 START_TEST(path_write_atomic_replaces)
 {
 	sbx_error err = SBX_ERROR_INIT;
@@ -274,6 +296,7 @@ static Suite *util_suite(void)
 	tcase_add_test(tp, path_confines);
 	tcase_add_test(tp, path_mkdirs_refuses_symlinked_dirs);
 	tcase_add_test(tp, path_write_atomic_replaces);
+	tcase_add_test(tp, path_write_beneath_confines);
 	tcase_add_test(tp, file_read_capped_reads_and_refuses);
 	tcase_add_test(tp, file_read_fd_stops_at_end_of_file);
 	suite_add_tcase(s, tp);

@@ -36,5 +36,14 @@ int sbx_path_open_beneath(int dirfd, const char *path, int flags, mode_t mode, b
  */
 int sbx_path_mkdirs_beneath(int dirfd, const char *path, mode_t mode, sbx_error *err);
 
+/*
+ * Writes data to dir/rel, creating the missing directories of rel beneath
+ * dir and replacing the file; no symlink is followed on the way, so nothing
+ * lands outside dir. For files whose names come from outside (a container's
+ * outputs, a task's files).
+ */
+int sbx_path_write_beneath(const char *dir, const char *rel, const void *data, size_t len,
+			   sbx_error *err);
+
 /* Writes data to path atomically: a temp file in the same directory, fsync, rename. */
 int sbx_path_write_atomic(const char *path, const void *data, size_t len, sbx_error *err);
