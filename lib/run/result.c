@@ -14,8 +14,9 @@
 
 const char *sbx_run_status_name(sbx_run_status s)
 {
-	static const char *const n[] = {"pass",	   "partial",	  "fail",
-					"timeout", "interrupted", "infra_error"};
+	static const char *const n[] = {"pass",	       "partial",	"fail",
+					"timeout",     "interrupted",	"infra_error",
+					"agent_error", "sandbox_failed"};
 
 	return (unsigned)s < SBX_ELEMENTSOF(n) ? n[s] : "unknown";
 }
@@ -48,6 +49,10 @@ int sbx_run_status_exit_code(sbx_run_status s)
 		return 4;
 	case SBX_RUN_INTERRUPTED:
 		return 130;
+	case SBX_RUN_AGENT_ERROR:
+		return 5;
+	case SBX_RUN_SANDBOX_FAILED:
+		return 6;
 	case SBX_RUN_INFRA_ERROR:
 	default:
 		return 3;

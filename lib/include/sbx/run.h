@@ -34,10 +34,18 @@ typedef enum sbx_run_status {
 	SBX_RUN_FAIL,
 	SBX_RUN_TIMEOUT,     /* the deadline passed; graded anyway */
 	SBX_RUN_INTERRUPTED, /* SIGINT/SIGTERM; not graded */
-	SBX_RUN_INFRA_ERROR, /* the engine, the image, the sandbox or the relay failed */
+	SBX_RUN_INFRA_ERROR, /* the engine, the image or the host failed: the only retryable class
+			      */
+	SBX_RUN_AGENT_ERROR, /* the agent exited non-zero or never started before complete_task;
+				graded, flagged */
+	SBX_RUN_SANDBOX_FAILED, /* the sandbox's own processes died or misbehaved (the agent's
+				   side); graded where outputs can still be read */
 } sbx_run_status;
 
-/* "pass", "partial", "fail", "timeout", "interrupted", "infra_error". */
+/*
+ * "pass", "partial", "fail", "timeout", "interrupted", "infra_error",
+ * "agent_error", "sandbox_failed".
+ */
 const char *sbx_run_status_name(sbx_run_status s);
 
 typedef enum sbx_run_phase {
@@ -126,6 +134,9 @@ typedef struct sbx_run_opts {
 	void *on_ready_userdata;
 	/* Set (by a signal handler) to stop the run: the result says interrupted. */
 	const volatile sig_atomic_t *interrupted;
+	/* Seedable tasks: generate a fresh instance from this seed (recorded in result.json). */
+	bool seeded;
+	uint64_t seed;
 } sbx_run_opts;
 
 #define SBX_RUN_OPTS_INIT                                                                          \
