@@ -8,7 +8,7 @@ build_pkgs=(
 	meson ninja-build gcc clang clang-format pkg-config git
 	libcurl4-openssl-dev libcjson-dev libarchive-dev libyaml-dev libgit2-dev
 	check libmicrohttpd-dev libxml2-dev libx11-dev libxtst-dev libpng-dev
-	zlib1g-dev libssl-dev
+	zlib1g-dev libssl-dev libhttp-parser-dev
 )
 # What the tests and the offline base image need on the host.
 test_pkgs=(

@@ -2,8 +2,7 @@
 /*
  * libFuzzer target for the task.yaml and grading.yaml loaders: any bytes must
  * give a task or a one-line error, never a crash, leak or hang.
- *   meson setup build-fuzz -Dfuzz=true (with CC=clang)
- *   build-fuzz/tests/task/fuzz-task tasks/  (the task.yaml files are a corpus)
+ *   scripts/fuzz.sh 60 fuzz-task    (seeds: tests/data/fuzz/fuzz-task/)
  */
 #include <stddef.h>
 #include <stdint.h>

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Runs every libFuzzer target (or the ones named) for SECONDS each and prints
+# one line per target: coverage, executions per second, peak memory, findings.
+#
+#   scripts/fuzz.sh [SECONDS] [TARGET...]     default 60 s, every fuzz-* target
+#
+# Seeds come from tests/data/fuzz/<target>/ (read only); what the fuzzer finds
+# grows build-fuzz/corpus/<target>/, and is merged back into a minimal set
+# there at the end. A crash, leak, timeout or OOM leaves its input in
+# build-fuzz/artifacts/<target>/ and makes the script exit 1; copy it into the
+# seed directory once fixed, so the unit suite's replay keeps it fixed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+secs=${1:-60}
+[ $# -gt 0 ] && shift
+out=${SBX_FUZZ_BUILD:-build-fuzz}
+
+if [ ! -d "$out" ]; then
+	CC=clang meson setup "$out" -Dfuzz=true >/dev/null
+fi
+meson compile -C "$out" >/dev/null
+
+targets=("$@")
+if [ ${#targets[@]} -eq 0 ]; then
+	mapfile -t targets < <(find "$out/tests/fuzz" -maxdepth 1 -type f -name 'fuzz-*' \
+		-perm -u+x -printf '%f\n' | sort)
+fi
+[ ${#targets[@]} -gt 0 ] || {
+	echo "fuzz: no targets in $out/tests/fuzz" >&2
+	exit 1
+}
+
+# A small quarantine keeps ASan's memory near the target's real use; the
+# default 256 MiB made every target look like it leaked.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-quarantine_size_mb=16:detect_leaks=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+
+findings=0
+printf '%-22s %8s %8s %10s %9s %8s\n' target seconds cov exec/s rss_mb findings
+for t in "${targets[@]}"; do
+	bin="$out/tests/fuzz/$t"
+	[ -x "$bin" ] || {
+		echo "fuzz: no target $t (built: $(ls "$out/tests/fuzz" | grep '^fuzz-' | tr '\n' ' '))" >&2
+		exit 2
+	}
+	seeds=tests/data/fuzz/$t
+	corpus=$out/corpus/$t
+	arts=$out/artifacts/$t
+	log=$out/fuzz-$t.log
+	mkdir -p "$corpus" "$arts"
+	dict=()
+	[ -f "tests/data/fuzz/$t.dict" ] && dict=(-dict="tests/data/fuzz/$t.dict")
+	rc=0
+	"$bin" "${dict[@]}" -max_total_time="$secs" -print_final_stats=1 \
+		-rss_limit_mb=2048 -timeout=10 -artifact_prefix="$arts/" \
+		"$corpus" "$seeds" >"$log" 2>&1 || rc=$?
+	found=$(find "$arts" -maxdepth 1 -type f \( -name 'crash-*' -o -name 'leak-*' \
+		-o -name 'timeout-*' -o -name 'oom-*' \) | wc -l)
+	[ "$rc" = 0 ] || [ "$found" != 0 ] || found=1
+	cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -1 | cut -d' ' -f2)
+	eps=$(grep -oE 'stat::average_exec_per_sec: *[0-9]+' "$log" | grep -oE '[0-9]+$' || true)
+	rss=$(grep -oE 'stat::peak_rss_mb: *[0-9]+' "$log" | grep -oE '[0-9]+$' || true)
+	printf '%-22s %8s %8s %10s %9s %8s\n' "$t" "$secs" "${cov:-?}" "${eps:-?}" "${rss:-?}" "$found"
+	if [ "$found" != 0 ]; then
+		findings=$((findings + found))
+		grep -m3 -E 'ERROR:|SUMMARY:|runtime error' "$log" | sed 's/^/    /' >&2 || true
+		echo "    log: $log, inputs: $arts/" >&2
+	fi
+	# Keep the grown corpus small: only inputs that add coverage survive.
+	mkdir -p "$corpus.min"
+	"$bin" -merge=1 "$corpus.min" "$corpus" >/dev/null 2>&1 &&
+		rm -rf "$corpus" && mv "$corpus.min" "$corpus" || rm -rf "$corpus.min"
+done
+[ "$findings" = 0 ]
