@@ -18,17 +18,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "server.h"
-#include "sbx/file.h"
+#include "fuzz_workspace.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static server srv;
 static http_options opt;
 static char sock_path[108];
-static char book_path[96];
-static char *seed_book;
-static size_t seed_book_len;
 
 static void *serve(void *arg)
 {
@@ -44,18 +40,9 @@ static void *serve(void *arg)
 
 static void init_once(void)
 {
-	static char ws[] = "/tmp/sbx-fuzz-http-XXXXXX";
-	sbx_error err = SBX_ERROR_INIT;
 	pthread_t t;
 
-	if (!mkdtemp(ws) || server_init(&srv, ws, NULL, 0, NULL, &err) < 0 ||
-	    sbx_file_read_capped(AT_FDCWD, SBX_FUZZ_SEED_BOOK, 16 << 20, &seed_book, &seed_book_len,
-				 &err) < 0) {
-		fprintf(stderr, "fuzz: cannot set up: %s\n", sbx_error_message(&err));
-		abort();
-	}
-	snprintf(book_path, sizeof(book_path), "%s/cash_flows.ods", ws);
-	snprintf(sock_path, sizeof(sock_path), "%s.sock", ws);
+	snprintf(sock_path, sizeof(sock_path), "%s.sock", fuzz_workspace_init(&srv));
 	opt.unix_path = sock_path;
 	opt.max_body = 1 << 20;
 	opt.max_connections = 64;
@@ -65,24 +52,12 @@ static void init_once(void)
 		nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
 }
 
-static void restore_workbook(void)
-{
-	FILE *f = fopen(book_path, "wbe");
-
-	if (!f || fwrite(seed_book, 1, seed_book_len, f) != seed_book_len || fclose(f) != 0)
-		abort();
-}
-
+/* "%" and "\u" could spell a tool name in a URL or in JSON. */
 static bool runs_processes(const uint8_t *data, size_t size)
 {
-	static const char *const names[] = {"execute_python", "execute_shell", "recalculate", "\\u",
-					    "%"};
+	static const char *const escapes[] = {"\\u", "%"};
 
-	/* "%" and "\u" could spell a tool name in a URL or in JSON. */
-	for (size_t i = 0; i < SBX_ELEMENTSOF(names); i++)
-		if (memmem(data, size, names[i], strlen(names[i])))
-			return true;
-	return false;
+	return fuzz_input_runs_processes(data, size, escapes, SBX_ELEMENTSOF(escapes));
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -100,7 +75,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (runs_processes(data, size))
 		return 0;
-	restore_workbook();
+	fuzz_workspace_restore();
 	snprintf(a.sun_path, sizeof(a.sun_path), "%s", sock_path);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0)
