@@ -16,7 +16,7 @@ static char *find_demo_agent(const sbx_run *run)
 {
 	char self[PATH_MAX];
 	ssize_t n;
-	static const char *const rel[] = {"/../examples/sandbox-demo-agent", "/sandbox-demo-agent",
+	static const char *const rel[] = {"/agents/sandbox-demo-agent", "/sandbox-demo-agent",
 					  "/../libexec/sandboxctl/sandbox-demo-agent"};
 
 	if (run->o.demo_agent_path)
