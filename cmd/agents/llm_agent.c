@@ -146,6 +146,19 @@ static void record(agent *a, const char *kind, const cJSON *body, long status, d
 	cJSON_Delete(line);
 }
 
+/* The request as sent: its text is reused unless it carries images to redact. */
+static void record_request(agent *a, const cJSON *body, char *text)
+{
+	if (!a->log || !text)
+		return;
+	if (strstr(text, "base64") || (a->key && strlen(a->key) >= 4 && strstr(text, a->key))) {
+		record(a, "request", body, 0, -1); /* the slow path redacts */
+		return;
+	}
+	fprintf(a->log, "{\"t\":%.6f,\"turn\":%ld,\"request\":%s}\n", now_s(), a->turns, text);
+	fflush(a->log);
+}
+
 typedef struct reply_buf {
 	char *data;
 	size_t len;
@@ -235,8 +248,9 @@ static cJSON *ask(agent *a, const cJSON *body)
 	cJSON *reply = NULL;
 
 	h = curl_slist_append(h, "Content-Type: application/json");
+	h = curl_slist_append(h, "Expect:"); /* no 100-continue round trip per request */
 	h = a->api->headers(h, a->key);
-	record(a, "request", body, 0, -1);
+	record_request(a, body, text);
 	for (int attempt = 0; attempt < MAX_TRIES && text; attempt++) {
 		reply_buf b = {.retry_after = -1};
 		long status = 0, timeout = (long)(a->deadline - time(NULL));

@@ -72,9 +72,9 @@ static cJSON *request(const char *model, const char *system, cJSON *messages, cJ
 	cJSON_AddNumberToObject(b, "max_tokens",
 				(double)(max_output_tokens > 0 ? max_output_tokens : 4096));
 	cJSON_AddStringToObject(b, "system", system);
-	cJSON_AddItemToObject(b, "messages", cJSON_Duplicate(messages, 1));
+	cJSON_AddItemReferenceToObject(b, "messages", messages); /* not a copy */
 	if (cJSON_GetArraySize(tool_list) > 0)
-		cJSON_AddItemToObject(b, "tools", cJSON_Duplicate(tool_list, 1));
+		cJSON_AddItemReferenceToObject(b, "tools", tool_list);
 	if (has_temperature)
 		cJSON_AddNumberToObject(b, "temperature", temperature);
 	return b;

@@ -68,11 +68,12 @@ static cJSON *request(const char *model, const char *system, cJSON *messages, cJ
 	cJSON_AddStringToObject(sys, "role", "system");
 	cJSON_AddStringToObject(sys, "content", system);
 	cJSON_AddItemToArray(msgs, sys);
+	/* References, not copies: the conversation grows every turn. */
 	for (const cJSON *m = messages->child; m; m = m->next)
-		cJSON_AddItemToArray(msgs, cJSON_Duplicate(m, 1));
+		cJSON_AddItemToArray(msgs, cJSON_CreateObjectReference(m->child));
 	cJSON_AddItemToObject(b, "messages", msgs);
 	if (cJSON_GetArraySize(tool_list) > 0)
-		cJSON_AddItemToObject(b, "tools", cJSON_Duplicate(tool_list, 1));
+		cJSON_AddItemReferenceToObject(b, "tools", tool_list);
 	if (max_output_tokens > 0)
 		cJSON_AddNumberToObject(b, "max_tokens", (double)max_output_tokens);
 	if (has_temperature)

@@ -89,6 +89,7 @@ static long post(mcp_client *c, cJSON *msg, body *out)
 
 	h = curl_slist_append(h, "Content-Type: application/json");
 	h = curl_slist_append(h, "Accept: application/json, text/event-stream");
+	h = curl_slist_append(h, "Expect:"); /* no 100-continue round trip for large calls */
 	if (c->session[0]) {
 		snprintf(hdr, sizeof(hdr), "Mcp-Session-Id: %s", c->session);
 		h = curl_slist_append(h, hdr);
