@@ -113,6 +113,28 @@ def case_max_turns(env, prov):
         it.fail("never: a model that stops at max turns is graded, not %s" % res["status"])
 
 
+def case_screenshot(api):
+    """A vision model sees take_screenshot's picture (full image, a GUI task)."""
+    def case(env, prov):
+        import shutil
+        if not it.image_exists("sandboxctl/sandbox:latest"):
+            raise it.Skip("the full image is missing: run 'sandboxctl build' first")
+        tdir = os.path.join(env.dir, "tasks")
+        shutil.copytree(os.path.join(it.TASKS, "sales_revenue"), os.path.join(tdir, "sales_gui"))
+        y = os.path.join(tdir, "sales_gui", "task.yaml")
+        text = it.read(y).replace("id: sales_revenue", "id: sales_gui").replace("gui: false", "gui: true")
+        with open(y, "w") as f:
+            f.write(text)
+        rc, res, s, log, err, _ = episode(env, prov, "screenshot", "--tasks-dir", tdir,
+                                          "--image", "sandboxctl/sandbox:latest", api=api,
+                                          task="sales_gui")
+        if not prov.read()["saw_image"] or s.get("stop_reason") != "complete_task":
+            it.fail("%s: the screenshot did not reach the model: %s\n%s" % (api, s, err))
+        if "<image " not in log or "base64," in log:
+            it.fail("%s: model.jsonl must hold the image as size + hash, not its bytes" % api)
+    return case
+
+
 def case_usage(env, prov):
     p = subprocess.run([it.SANDBOXCTL, "run", "--task", "sales_revenue", "--model", "x"],
                        capture_output=True, text=True)
@@ -135,6 +157,8 @@ CASES = {
     "malformed": case_failure("malformed", "malformed_reply"),
     "max-turns": case_max_turns,
     "usage": case_usage,
+    "screenshot": case_screenshot("openai"),
+    "screenshot-anthropic": case_screenshot("anthropic"),
 }
 
 
@@ -146,6 +170,9 @@ def main():
         try:
             CASES[name](env, prov)
             print("ok", name)
+        except it.Skip as e:
+            print("skip", name, e)
+            sys.exit(it.SKIP)
         finally:
             prov.stop()
             env.cleanup()
