@@ -196,6 +196,8 @@ typedef struct sbx_run_result {
 	sbx_run_grade grade;
 	sbx_provenance provenance;
 	sbx_relay_stats relay;
+	bool agent_stopped; /* the agent was still running at the end and was signalled */
+	char *agent_tail;   /* agent_error: the last lines of agent.log, joined by " | " */
 } sbx_run_result;
 
 /* ---- the steps ---- */
