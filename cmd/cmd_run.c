@@ -238,13 +238,19 @@ static void on_ready(sbx_run *run, void *userdata)
 		r->phase_ms[SBX_PHASE_CREATE] + r->phase_ms[SBX_PHASE_START] +
 			r->phase_ms[SBX_PHASE_READY]);
 	if (strcmp(r->agent, "external") == 0) {
+		/* --json: the connection (URLs, token) is stdout's first line. */
+		if (json && sbx_run_get_connection(run)) {
+			printf("%s\n", sbx_run_get_connection(run));
+			fflush(stdout);
+		}
 		fprintf(f,
 			"MCP endpoint: %s/mcp\nREST endpoint: %s\nTask prompt: %s\n"
+			"Or send 'Authorization: Bearer <token>' (runs/%s/connection.json)\n"
 			"Waiting for an agent to call complete_task (deadline in %u s; Ctrl-C "
 			"ends the run)\n",
 			sbx_run_get_url(run), sbx_run_get_url(run),
 			sbx_run_get_task(run)->prompt ? sbx_run_get_task(run)->prompt : "",
-			r->limits.timeout_s);
+			r->run_id, r->limits.timeout_s);
 		fflush(f);
 	}
 }

@@ -263,11 +263,21 @@ enum MHD_Result http_legacy_get(http_request *req, const char *messages_path)
 	http_session *s = http_session_create(true);
 	struct MHD_Response *r;
 	enum MHD_Result ret;
-	char endpoint[128];
+	char endpoint[256];
 
 	if (!s)
 		return http_reply_error(req, 503, "Too many sessions");
-	snprintf(endpoint, sizeof(endpoint), "%s?session_id=%s", messages_path, s->mcp.id);
+	/* Behind sandboxctl's relay the client's URLs start with the run's token,
+	 * which the relay strips and names here; the endpoint must carry it back. */
+	const char *prefix = http_header(req, "X-Forwarded-Prefix");
+	size_t pl = prefix ? strlen(prefix) : 0;
+
+	if (pl < 2 || pl > 65 || prefix[0] != '/' ||
+	    strspn(prefix + 1,
+		   "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_") != pl - 1)
+		prefix = "";
+	snprintf(endpoint, sizeof(endpoint), "%s%s?session_id=%s", prefix, messages_path,
+		 s->mcp.id);
 	sse_stream_push(s->stream, "endpoint", endpoint);
 	r = sse_stream_response(s->stream);
 	http_session_unref(s);

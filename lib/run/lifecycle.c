@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -289,6 +290,57 @@ static int wait_ready(sbx_run *run, sbx_error *err)
 	}
 }
 
+/* A fresh 128-bit token for the relay, from the kernel's CSPRNG, as hex. */
+static int new_token(char out[33], sbx_error *err)
+{
+	unsigned char b[16];
+
+	if (getrandom(b, sizeof(b), 0) != (ssize_t)sizeof(b))
+		return sbx_error_set(err, -errno, "relay token: getrandom: %s", strerror(errno));
+	for (size_t i = 0; i < sizeof(b); i++)
+		snprintf(out + 2 * i, 3, "%02x", b[i]);
+	return 0;
+}
+
+/*
+ * runs/<id>/connection.json (0600): what an outside agent needs to connect,
+ * token included. Only the run's owner can read it.
+ */
+static int write_connection(sbx_run *run, sbx_error *err)
+{
+	_cleanup_json_ cJSON *c = cJSON_CreateObject();
+	_cleanup_free_ char *text = NULL, *path = NULL, *mcp = NULL, *sse = NULL, *bearer = NULL;
+	_cleanup_close_ int fd = -1;
+
+	if (!c || asprintf(&mcp, "%s/mcp", run->url) < 0 ||
+	    asprintf(&sse, "%s/mcp/sse", run->url) < 0 ||
+	    asprintf(&bearer, "Bearer %s", run->token) < 0 ||
+	    asprintf(&path, "%s/connection.json", run->res.run_dir) < 0)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	cJSON_AddStringToObject(c, "run_id", run->res.run_id);
+	cJSON_AddStringToObject(c, "mcp_url", mcp);
+	cJSON_AddStringToObject(c, "sse_url", sse);
+	cJSON_AddStringToObject(c, "rest_url", run->url);
+	cJSON_AddStringToObject(c, "endpoint", run->res.endpoint);
+	cJSON_AddStringToObject(c, "authorization", bearer);
+	cJSON_AddNumberToObject(c, "deadline", (double)run->res.deadline);
+	text = cJSON_PrintUnformatted(c);
+	if (!text)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0 || fchmod(fd, 0600) < 0 ||
+	    write(fd, text, strlen(text)) != (ssize_t)strlen(text) || write(fd, "\n", 1) != 1)
+		return sbx_error_set(err, -errno, "%s: %s", path, strerror(errno));
+	free(run->connection);
+	run->connection = TAKE_PTR(text);
+	return 0;
+}
+
+const char *sbx_run_get_connection(const sbx_run *run)
+{
+	return run->connection;
+}
+
 int sbx_run_launch(sbx_run *run, sbx_error *err)
 {
 	sbx_relay_opts ro = SBX_RELAY_OPTS_INIT;
@@ -363,14 +415,27 @@ int sbx_run_launch(sbx_run *run, sbx_error *err)
 	ro.open = open_stream;
 	ro.open_userdata = run;
 	ro.transcript_path = transcript;
+	r = new_token(run->token, err);
+	if (r < 0) {
+		sbx_run__set_infra(run, "relay", err);
+		return r;
+	}
+	ro.token = run->token;
 	r = sbx_relay_start(&run->relay, &ro, err);
 	if (r < 0) {
 		sbx_run__set_infra(run, "relay", err);
 		return r;
 	}
-	if (asprintf(&run->url, "http://127.0.0.1:%u", sbx_relay_port(run->relay)) < 0)
+	/* The agent's URLs carry the token; result.json keeps only the address. */
+	if (asprintf(&run->url, "http://127.0.0.1:%u/%s", sbx_relay_port(run->relay), run->token) <
+		    0 ||
+	    asprintf(&run->res.endpoint, "http://127.0.0.1:%u", sbx_relay_port(run->relay)) < 0)
 		return sbx_error_set(err, -ENOMEM, "out of memory");
-	run->res.endpoint = strdup(run->url);
+	r = write_connection(run, err);
+	if (r < 0) {
+		sbx_run__set_infra(run, "relay", err);
+		return r;
+	}
 
 	t = sbx_run__mono_msf();
 	r = run->backend->ops->start(run->backend, err);
@@ -392,6 +457,11 @@ int sbx_run_launch(sbx_run *run, sbx_error *err)
 		}
 		free(run->res.endpoint);
 		run->res.endpoint = strdup(run->url);
+		r = write_connection(run, err); /* the agent's URLs are the published ones */
+		if (r < 0) {
+			sbx_run__set_infra(run, "relay", err);
+			return r;
+		}
 	}
 
 	/* Files go in through an exec'd tar while the server comes up. */
@@ -692,6 +762,7 @@ void sbx_run_free(sbx_run *run)
 	}
 	sbx_task_free(run->task);
 	free(run->url);
+	free(run->connection);
 	free(run->owner);
 	free(run->res.run_id);
 	free(run->res.run_dir);

@@ -21,6 +21,7 @@
 
 struct sbx_relay {
 	sbx_relay_opts o;
+	char token[65]; /* o.token points here; "" when none */
 	int listen_fd;
 	int wake[2];
 	uint16_t port;

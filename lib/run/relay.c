@@ -80,6 +80,67 @@ static bool allowed_authority(const char *v, uint16_t port, bool origin)
 	return strcasecmp(v, a) == 0 || strcasecmp(v, b) == 0 || strcasecmp(v, c) == 0;
 }
 
+/* Compares n bytes in time that does not depend on where they differ. */
+static bool same_secret(const char *a, const char *b, size_t n)
+{
+	unsigned char d = 0;
+
+	for (size_t i = 0; i < n; i++)
+		d |= (unsigned char)a[i] ^ (unsigned char)b[i];
+	return d == 0;
+}
+
+/*
+ * True when the request carries the run's token: as the first path segment,
+ * which is then stripped from req->target (so neither the server nor the
+ * transcript sees it), or as a Bearer credential.
+ */
+static bool authorized(const sbx_relay *r, http_head *req, bool *in_path)
+{
+	size_t tl = strlen(r->token);
+	char *t = req->target;
+	const char *auth = http_head_get(req, "Authorization");
+
+	*in_path = false;
+	if (!tl)
+		return true;
+	if (t[0] == '/' && strnlen(t + 1, tl) == tl && same_secret(t + 1, r->token, tl) &&
+	    (t[1 + tl] == '/' || t[1 + tl] == '\0' || t[1 + tl] == '?')) {
+		if (t[1 + tl] == '/') {
+			req->target = t + 1 + tl;
+		} else {
+			t[tl] = '/'; /* "/<token>" or "/<token>?q" is the root */
+			req->target = t + tl;
+		}
+		*in_path = true;
+		return true;
+	}
+	if (auth && strncasecmp(auth, "Bearer ", 7) == 0) {
+		const char *v = auth + 7;
+
+		while (*v == ' ')
+			v++;
+		return strlen(v) == tl && same_secret(v, r->token, tl);
+	}
+	return false;
+}
+
+/* At most n bytes of s for a log line: control bytes escaped, the rest cut. */
+static void log_safe(char *out, size_t size, const char *s, size_t n)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; s && s[i] && i < n && o + 5 < size; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c < 0x20 || c >= 0x7f || c == '\\')
+			o += (size_t)snprintf(out + o, size - o, "\\x%02x", c);
+		else
+			out[o++] = (char)c;
+	}
+	out[o] = '\0';
+}
+
 static void simple_reply(sbx_stream *s, int status, const char *reason, const char *text)
 {
 	char buf[512];
@@ -92,11 +153,21 @@ static void simple_reply(sbx_stream *s, int status, const char *reason, const ch
 		sbx_stream_write(s, buf, (size_t)n);
 }
 
-static int request_head_text(const http_head *req, size_t body_len, sbx_buf *out)
+static int request_head_text(const http_head *req, size_t body_len, const char *prefix,
+			     sbx_buf *out)
 {
-	static const char *const drop[] = {"Connection", "Keep-Alive",	   "Proxy-Connection",
-					   "TE",	 "Trailer",	   "Upgrade",
-					   "Expect",	 "Content-Length", "Transfer-Encoding"};
+	/* Authorization holds the run's token: the sandbox never sees it. */
+	static const char *const drop[] = {"Connection",
+					   "Keep-Alive",
+					   "Proxy-Connection",
+					   "TE",
+					   "Trailer",
+					   "Upgrade",
+					   "Expect",
+					   "Content-Length",
+					   "Transfer-Encoding",
+					   "Authorization",
+					   "X-Forwarded-Prefix"};
 	int k = sbx_buf_printf(out, "%s %s HTTP/1.1\r\n", req->method, req->target);
 
 	for (size_t i = 0; k >= 0 && i < req->n; i++) {
@@ -110,6 +181,9 @@ static int request_head_text(const http_head *req, size_t body_len, sbx_buf *out
 	if (k >= 0 &&
 	    (body_len || strcmp(req->method, "POST") == 0 || strcmp(req->method, "PUT") == 0))
 		k = sbx_buf_printf(out, "Content-Length: %zu\r\n", body_len);
+	/* The path prefix the relay stripped (the token), for links the server makes. */
+	if (k >= 0 && prefix)
+		k = sbx_buf_printf(out, "X-Forwarded-Prefix: /%s\r\n", prefix);
 	if (k >= 0)
 		k = sbx_buf_puts(out, "Connection: keep-alive\r\n\r\n");
 	return k;
@@ -134,6 +208,7 @@ static void serve_client(client *c)
 		http_head req;
 		to_client tc = {.out = cs};
 		const char *expect;
+		bool token_in_path = false;
 		int k;
 
 		k = http_read_head(&cr, &req, true, &err);
@@ -150,6 +225,21 @@ static void serve_client(client *c)
 			http_head_free(&req);
 			return;
 		}
+		if (!authorized(r, &req, &token_in_path)) {
+			char what[64], who[64];
+
+			log_safe(what, sizeof(what), req.method, 16);
+			log_safe(who, sizeof(who), req.target, 12); /* not the whole guess */
+			sbx_log_warning("relay: refused %s %s...: no valid token (401)", what, who);
+			pthread_mutex_lock(&r->lock);
+			r->stats.unauthorized++;
+			pthread_mutex_unlock(&r->lock);
+			simple_reply(cs, 401, "Unauthorized",
+				     "this relay needs the run's token: use the URL sandboxctl "
+				     "printed, or Authorization: Bearer <token>\n");
+			http_head_free(&req);
+			return;
+		}
 		expect = http_head_get(&req, "Expect");
 		if (expect && strcasecmp(expect, "100-continue") == 0)
 			sbx_stream_write(cs, "HTTP/1.1 100 Continue\r\n\r\n", 25);
@@ -159,7 +249,7 @@ static void serve_client(client *c)
 			http_head_free(&req);
 			return;
 		}
-		if (request_head_text(&req, body.len, &head) < 0) {
+		if (request_head_text(&req, body.len, token_in_path ? r->token : NULL, &head) < 0) {
 			simple_reply(cs, 500, "Internal Error", "out of memory\n");
 			http_head_free(&req);
 			return;
@@ -276,6 +366,18 @@ int sbx_relay_start(sbx_relay **out, const sbx_relay_opts *opts, sbx_error *err)
 	if (!r)
 		return sbx_error_set(err, -ENOMEM, "out of memory");
 	r->o = *opts;
+	if (opts->token) {
+		size_t tl = strlen(opts->token);
+
+		if (tl == 0 || tl >= sizeof(r->token) ||
+		    strspn(opts->token, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+					"0123456789-_") != tl) {
+			free(r);
+			return sbx_error_set(err, -EINVAL, "relay: a token is 1-64 URL-safe bytes");
+		}
+		memcpy(r->token, opts->token, tl + 1);
+	}
+	r->o.token = r->token;
 	if (!r->o.max_clients)
 		r->o.max_clients = 64;
 	if (!r->o.io_timeout_ms)

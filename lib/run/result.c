@@ -322,6 +322,7 @@ char *sbx_run_result_json(const sbx_run_result *r)
 	cJSON_AddNumberToObject(rel, "streams_opened", (double)r->relay.streams_opened);
 	cJSON_AddNumberToObject(rel, "reused", (double)r->relay.reused);
 	cJSON_AddNumberToObject(rel, "transcript_lines", (double)r->relay.transcript_lines);
+	cJSON_AddNumberToObject(rel, "unauthorized", (double)r->relay.unauthorized);
 
 	h = cJSON_AddObjectToObject(o, "files");
 	cJSON_AddStringToObject(h, "transcript", "transcript.jsonl");

@@ -35,6 +35,13 @@ typedef struct sbx_relay_opts {
 	unsigned warm;		     /* streams kept open and idle ahead of need (default 2) */
 	unsigned max_clients;	     /* concurrent agent connections (default 64) */
 	int io_timeout_ms;	     /* longest silence inside one exchange (default 15 min) */
+	/*
+	 * When set (1-64 URL-safe bytes), every request must carry it: as the
+	 * first path segment (/<token>/mcp, stripped before forwarding) or as
+	 * `Authorization: Bearer <token>`; anything else gets 401. Other local
+	 * users and other runs' agents can reach 127.0.0.1, not this secret.
+	 */
+	const char *token;
 } sbx_relay_opts;
 
 #define SBX_RELAY_OPTS_INIT                                                                        \
@@ -86,6 +93,7 @@ typedef struct sbx_relay_stats {
 	unsigned long streams_opened; /* new streams (each one a docker exec) */
 	unsigned long reused;	      /* exchanges served on a pooled stream */
 	unsigned long transcript_lines;
+	unsigned long unauthorized; /* requests refused for want of the token (401) */
 } sbx_relay_stats;
 
 void sbx_relay_get_stats(sbx_relay *r, sbx_relay_stats *out);

@@ -254,6 +254,13 @@ sbx_relay *sbx_run_get_relay(sbx_run *run);
 /* "http://127.0.0.1:PORT" once launched, else NULL. */
 const char *sbx_run_get_url(const sbx_run *run);
 
+/*
+ * connection.json's one line (the agent URLs with the relay's token, the
+ * Authorization value, the deadline) once launched, else NULL. Also in
+ * runs/<id>/connection.json, mode 0600.
+ */
+const char *sbx_run_get_connection(const sbx_run *run);
+
 /* Removes the sandbox if it still exists (unless keep) and frees. Accepts NULL. */
 void sbx_run_free(sbx_run *run);
 SBX_DEFINE_CLEANUP(sbx_run, sbx_run_free)
