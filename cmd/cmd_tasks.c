@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "grader.h"
 #include "sbx/json.h"
 #include "sbx/sheet_ref.h"
 #include "sbx/task.h"
@@ -22,8 +23,9 @@ static void help(void)
 	       "\n"
 	       "list      the tasks in the tasks directory: name, difficulty, title\n"
 	       "show      a task's prompt, files, outputs, oracle, grading and limits\n"
-	       "validate  loads each task (all tasks when none is named) and prints\n"
-	       "          'OK' or the first error as file:line:column: message\n"
+	       "validate  loads each task (all tasks when none is named), grades its\n"
+	       "          oracle against itself (must PASS) and its untouched starting\n"
+	       "          files (must score 0), and prints 'OK' or the first error\n"
 	       "\n"
 	       "Options:\n"
 	       "  --tasks-dir DIR   tasks directory (default: $SBX_TASKS_DIR, else ./tasks,\n"
@@ -142,6 +144,25 @@ static void print_opts(const sbx_grading_opts *o)
 	}
 }
 
+/* Unset limits show the run's default (lib/run/lifecycle.c), not a zero. */
+static void print_limits(const sbx_task_limits *l)
+{
+	char dl[32] = "default (600s)", mem[32] = "default (2 GiB)", cpus[32] = "default (2)",
+	     pids[32] = "default (256)";
+
+	if (l->deadline_s)
+		snprintf(dl, sizeof(dl), "%us", l->deadline_s);
+	if (l->memory_bytes >= (1ULL << 30) && l->memory_bytes % (1ULL << 30) == 0)
+		snprintf(mem, sizeof(mem), "%llu GiB", (unsigned long long)(l->memory_bytes >> 30));
+	else if (l->memory_bytes)
+		snprintf(mem, sizeof(mem), "%llu MiB", (unsigned long long)(l->memory_bytes >> 20));
+	if (l->cpus > 0)
+		snprintf(cpus, sizeof(cpus), "%g", l->cpus);
+	if (l->pids)
+		snprintf(pids, sizeof(pids), "%u", l->pids);
+	printf("limits:     deadline %s, memory %s, cpus %s, pids %s\n", dl, mem, cpus, pids);
+}
+
 static cJSON *strv_json(char **v)
 {
 	cJSON *arr = cJSON_CreateArray();
@@ -192,9 +213,7 @@ static int do_show(const char *name)
 	printf("id:         %s\ntitle:      %s\ndifficulty: %s\npath:       %s\ngui:        %s\n",
 	       t->id, t->title, sbx_task_difficulty_name(t->difficulty), t->path,
 	       t->gui ? "yes" : "no");
-	printf("limits:     deadline %us, memory %llu MiB, cpus %g, pids %u (0: run default)\n",
-	       t->limits.deadline_s, (unsigned long long)(t->limits.memory_bytes >> 20),
-	       t->limits.cpus, t->limits.pids);
+	print_limits(&t->limits);
 	for (size_t i = 0; i < t->n_files; i++)
 		printf("file:       %s\n", t->files[i]);
 	for (size_t i = 0; i < t->n_outputs; i++)
@@ -223,8 +242,9 @@ static bool validate_one(const char *name)
 	sbx_error err = SBX_ERROR_INIT;
 	sbx_task *t = NULL;
 
-	if (load(name, &t, &err) < 0) {
+	if (load(name, &t, &err) < 0 || sbx_grade_task_check(t, &err) < 0) {
 		printf("%s\n", err.msg);
+		sbx_task_free(t);
 		return false;
 	}
 	printf("%s: OK\n", t->path);

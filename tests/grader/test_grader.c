@@ -706,8 +706,10 @@ START_TEST(test_reports)
 		sbx_json_get(cJSON_GetArrayItem(sbx_json_get(json, "cases"), 0), "mismatches"), 1);
 	ck_assert_str_eq(sbx_json_get_string(m, "cell", ""), "Sheet1!D6");
 	ck_assert_str_eq(sbx_json_get_string(m, "reason", ""), "number");
-	ck_assert_str_eq(sbx_json_get_string(m, "expected", ""), "500.5");
-	ck_assert_str_eq(sbx_json_get_string(m, "got", ""), "2100");
+	/* Numbers as JSON numbers, not their display text. */
+	ck_assert(cJSON_IsNumber(sbx_json_get(m, "expected")));
+	ck_assert_double_eq(sbx_json_get_number(m, "expected", 0), 500.5);
+	ck_assert_double_eq(sbx_json_get_number(m, "got", 0), 2100);
 	ck_assert_double_eq(sbx_json_get_number(m, "row", 0), 6);
 	ck_assert_str_eq(sbx_json_get_string(m, "col", ""), "D");
 	ck_assert_double_eq_tol(sbx_json_get_number(m, "diff", 0), 1599.5, 1e-9);

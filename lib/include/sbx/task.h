@@ -85,6 +85,9 @@ typedef struct sbx_grading_case {
 	char *output; /* relative to the output directory; NULL: the task's first output */
 	char *oracle; /* relative to the task directory; NULL: the task's first oracle */
 	sbx_grading_opts opts;
+	/* gate: must PASS, else the whole grade FAILs with score 0; adds nothing to the score
+	 * (e.g. "the given inputs are unchanged"). */
+	bool gate;
 } sbx_grading_case;
 
 /* A grading configuration: always at least one case. */
