@@ -14,7 +14,7 @@ build_pkgs=(
 test_pkgs=(
 	busybox-static mmdebstrap ca-certificates curl iproute2
 	libreoffice-calc xvfb xauth x11-utils fonts-dejavu-core
-	python3-odf python3-pip wrk valgrind libclang-rt-14-dev jq
+	python3-odf python3-pip wrk valgrind libclang-rt-14-dev jq gcovr
 )
 # The official MCP client SDKs, for protocol tests.
 pip_pkgs=(mcp fastmcp)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every libFuzzer target (or the ones named) for SECONDS each and prints
-# one line per target: coverage, executions per second, peak memory, findings.
+# one line per target: coverage (edges, features), executions, peak memory, findings.
 #
 #   scripts/fuzz.sh [SECONDS] [TARGET...]     default 60 s, every fuzz-* target
 #
@@ -37,7 +37,7 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-quarantine_size_mb=16:detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 
 findings=0
-printf '%-22s %8s %8s %10s %9s %8s\n' target seconds cov exec/s rss_mb findings
+printf '%-22s %8s %8s %8s %10s %12s %8s %8s\n' target seconds cov ft exec/s execs rss_mb findings
 for t in "${targets[@]}"; do
 	bin="$out/tests/fuzz/$t"
 	[ -x "$bin" ] || {
@@ -58,13 +58,17 @@ for t in "${targets[@]}"; do
 	found=$(find "$arts" -maxdepth 1 -type f \( -name 'crash-*' -o -name 'leak-*' \
 		-o -name 'timeout-*' -o -name 'oom-*' \) | wc -l)
 	[ "$rc" = 0 ] || [ "$found" != 0 ] || found=1
-	cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -1 | cut -d' ' -f2)
+	cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -1 | cut -d' ' -f2 || true)
+	ft=$(grep -oE 'ft: [0-9]+' "$log" | tail -1 | cut -d' ' -f2 || true)
+	runs=$(grep -oE 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -oE '[0-9]+$' || true)
 	eps=$(grep -oE 'stat::average_exec_per_sec: *[0-9]+' "$log" | grep -oE '[0-9]+$' || true)
 	rss=$(grep -oE 'stat::peak_rss_mb: *[0-9]+' "$log" | grep -oE '[0-9]+$' || true)
-	printf '%-22s %8s %8s %10s %9s %8s\n' "$t" "$secs" "${cov:-?}" "${eps:-?}" "${rss:-?}" "$found"
+	printf '%-22s %8s %8s %8s %10s %12s %8s %8s\n' "$t" "$secs" "${cov:-?}" "${ft:-?}" \
+		"${eps:-?}" "${runs:-?}" "${rss:-?}" "$found"
 	if [ "$found" != 0 ]; then
 		findings=$((findings + found))
-		grep -m3 -E 'ERROR:|SUMMARY:|runtime error' "$log" | sed 's/^/    /' >&2 || true
+		{ grep -m3 -E 'ERROR:|SUMMARY:|runtime error|error in line' "$log" || tail -3 "$log"; } |
+			sed 's/^/    /' >&2
 		echo "    log: $log, inputs: $arts/" >&2
 	fi
 	# Keep the grown corpus small: only inputs that add coverage survive.

@@ -5,6 +5,7 @@
 #
 #   scripts/test.sh            everything
 #   SBX_SKIP_ASAN=1 scripts/test.sh    skip the sanitizer pass (local iteration)
+#   SBX_SKIP_FUZZ=1 scripts/test.sh    skip the 20 s per target fuzz smoke
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -46,6 +47,17 @@ run_suite build-ci
 echo "== build with clang (warnings are errors; compile only)"
 [ -d build-clang ] || CC=clang meson setup build-clang --werror >/dev/null
 meson compile -C build-clang >/dev/null
+
+if [ -z "${SBX_SKIP_FUZZ:-}" ]; then
+	# Every libFuzzer target over its seeds for a short while: any crash,
+	# leak, timeout or OOM fails the run (scripts/fuzz.sh prints where).
+	echo "== fuzz smoke (${SBX_FUZZ_SECONDS:-20} s per target)"
+	if scripts/fuzz.sh "${SBX_FUZZ_SECONDS:-20}"; then
+		passed=$((passed + 1))
+	else
+		failed=$((failed + 1))
+	fi
+fi
 
 if [ -z "${SBX_SKIP_ASAN:-}" ]; then
 	echo "== build with AddressSanitizer + UBSan"

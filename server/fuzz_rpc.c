@@ -17,68 +17,37 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "server.h"
-#include "sbx/file.h"
+#include "fuzz_workspace.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static server srv;
 static mcp_session session;
 static bool ready;
-static char ws_path[64];
-static char *seed_book;
-static size_t seed_book_len;
 
-/* The workbook every call starts from (tasks/banking_reserve's input). */
-static void restore_workbook(void)
-{
-	char path[96];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/cash_flows.ods", ws_path);
-	f = fopen(path, "wbe");
-	if (!f || fwrite(seed_book, 1, seed_book_len, f) != seed_book_len || fclose(f) != 0)
-		abort();
-}
-
-static void init_once(void)
-{
-	static char ws[] = "/tmp/sbx-fuzz-ws-XXXXXX";
-	sbx_error err = SBX_ERROR_INIT;
-
-	if (!mkdtemp(ws) || server_init(&srv, ws, NULL, 0, NULL, &err) < 0 ||
-	    sbx_file_read_capped(AT_FDCWD, SBX_FUZZ_SEED_BOOK, 16 << 20, &seed_book, &seed_book_len,
-				 &err) < 0) {
-		fprintf(stderr, "fuzz: cannot set up: %s\n", sbx_error_message(&err));
-		abort();
-	}
-	snprintf(ws_path, sizeof(ws_path), "%s", ws);
-	restore_workbook();
-	mcp_session_init(&session);
-	ready = true;
-}
-
+/* JSON escapes could spell a tool name: refuse any escaped tool call. */
 static bool runs_processes(const uint8_t *data, size_t size)
 {
-	static const char *const names[] = {"execute_python", "execute_shell", "recalculate"};
+	static const char *const escapes[] = {"\\u"};
 
-	for (size_t i = 0; i < SBX_ELEMENTSOF(names); i++)
-		if (memmem(data, size, names[i], strlen(names[i])))
-			return true;
-	/* JSON escapes could spell a name too: refuse any escaped tool call. */
-	return memmem(data, size, "tools/call", 10) && memmem(data, size, "\\u", 2);
+	return fuzz_input_runs_processes(data, size, NULL, 0) ||
+	       (memmem(data, size, "tools/call", 10) &&
+		fuzz_input_runs_processes(data, size, escapes, SBX_ELEMENTSOF(escapes)));
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *out = NULL;
 
-	if (!ready)
-		init_once();
+	if (!ready) {
+		fuzz_workspace_init(&srv);
+		mcp_session_init(&session);
+		ready = true;
+	}
 	if (runs_processes(data, size))
 		return 0;
 	if (memmem(data, size, "tools/call", 10))
-		restore_workbook();
+		fuzz_workspace_restore();
 	if (mcp_handle_text(&srv, &session, (const char *)data, size, NULL, &out) == 0 && out) {
 		cJSON *r = cJSON_Parse(out);
 		/* Every answer must itself be valid JSON. */
