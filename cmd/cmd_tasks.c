@@ -14,20 +14,27 @@
 
 static const char *arg_tasks_dir;
 static bool arg_json;
+static bool arg_seeded;
+static uint64_t arg_seed;
 
 static void help(void)
 {
 	printf("Usage: sandboxctl tasks list [--json]\n"
 	       "       sandboxctl tasks show NAME|PATH [--json]\n"
 	       "       sandboxctl tasks validate [NAME|PATH...]\n"
+	       "       sandboxctl tasks generate NAME|PATH DIR [--seed N]\n"
 	       "\n"
 	       "list      the tasks in the tasks directory: name, difficulty, title\n"
 	       "show      a task's prompt, files, outputs, oracle, grading and limits\n"
 	       "validate  loads each task (all tasks when none is named), grades its\n"
 	       "          oracle against itself (must PASS) and its untouched starting\n"
 	       "          files (must score 0), and prints 'OK' or the first error\n"
+	       "generate  runs the task's generator into DIR (DIR/files, DIR/oracle): the\n"
+	       "          committed files, or with --seed N a fresh instance (the same\n"
+	       "          bytes for the same seed; what 'run --seed N' uses)\n"
 	       "\n"
 	       "Options:\n"
+	       "  --seed N          instance seed, 0..2^53-1 (generate)\n"
 	       "  --tasks-dir DIR   tasks directory (default: $SBX_TASKS_DIR, else ./tasks,\n"
 	       "                    else the installed tasks)\n"
 	       "  --json            machine-readable output (list, show)\n"
@@ -202,6 +209,7 @@ static int do_show(const char *name)
 		sbx_json_add_number(limits, "cpus", t->limits.cpus);
 		sbx_json_add_number(limits, "pids", t->limits.pids);
 		sbx_json_add_bool(o, "gui", t->gui);
+		sbx_json_add_bool(o, "seedable", sbx_task_seedable(t));
 		sbx_json_add_number(o, "cases", (double)t->grading.n_cases);
 		s = cJSON_Print(o);
 		if (!s)
@@ -214,6 +222,11 @@ static int do_show(const char *name)
 	       t->id, t->title, sbx_task_difficulty_name(t->difficulty), t->path,
 	       t->gui ? "yes" : "no");
 	print_limits(&t->limits);
+	if (sbx_task_seedable(t))
+		printf("seedable:   yes (generator %s): 'run --seed N' makes a fresh instance\n",
+		       t->generator);
+	else
+		printf("seedable:   no (no generator: every run uses the committed files)\n");
 	for (size_t i = 0; i < t->n_files; i++)
 		printf("file:       %s\n", t->files[i]);
 	for (size_t i = 0; i < t->n_outputs; i++)
@@ -281,11 +294,31 @@ static int do_validate(int n, char **names)
 	return ok ? EXIT_PASS : EXIT_USAGE;
 }
 
+static int do_generate(const char *name, const char *dir)
+{
+	sbx_error err = SBX_ERROR_INIT;
+	sbx_task *t = NULL;
+	int r;
+
+	if (load(name, &t, &err) < 0) {
+		cli_error("tasks: %s", err.msg);
+		return EXIT_USAGE;
+	}
+	r = sbx_task_generate(t, arg_seeded ? &arg_seed : NULL, dir, &err);
+	sbx_task_free(t);
+	if (r < 0) {
+		cli_error("tasks: %s", err.msg);
+		return r == -EINVAL ? EXIT_USAGE : EXIT_ENGINE;
+	}
+	return EXIT_PASS;
+}
+
 int cmd_tasks(int argc, char **argv)
 {
 	static const struct option options[] = {
 		{"tasks-dir", required_argument, NULL, 'd'},
 		{"json", no_argument, NULL, 'j'},
+		{"seed", required_argument, NULL, 's'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -301,6 +334,20 @@ int cmd_tasks(int argc, char **argv)
 		case 'j':
 			arg_json = true;
 			break;
+		case 's': {
+			char *end;
+
+			errno = 0;
+			arg_seed = strtoull(optarg, &end, 10);
+			if (errno || end == optarg || *end || optarg[0] == '-' ||
+			    arg_seed > SBX_TASK_SEED_MAX) {
+				cli_error("tasks: --seed: '%s' is not a number 0..%llu", optarg,
+					  SBX_TASK_SEED_MAX);
+				return EXIT_USAGE;
+			}
+			arg_seeded = true;
+			break;
+		}
 		case 'h':
 			help();
 			return EXIT_PASS;
@@ -316,6 +363,9 @@ int cmd_tasks(int argc, char **argv)
 		return do_show(argv[optind]);
 	if (strcmp(verb, "validate") == 0)
 		return do_validate(argc - optind, argv + optind);
-	cli_error("tasks: usage: tasks list | show NAME | validate [PATH...] (see --help)");
+	if (strcmp(verb, "generate") == 0 && optind + 2 == argc)
+		return do_generate(argv[optind], argv[optind + 1]);
+	cli_error("tasks: usage: tasks list | show NAME | validate [PATH...] | generate NAME DIR "
+		  "(see --help)");
 	return EXIT_USAGE;
 }
