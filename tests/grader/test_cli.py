@@ -344,6 +344,46 @@ class Tasks(unittest.TestCase):
             self.assertIn("task.yaml:8:13: limits.deadline must be an integer between 1 and "
                           "604800", out)
 
+    def test_new_and_generate(self):
+        d = tempfile.mkdtemp(prefix="sbx-new-")
+        self.addCleanup(shutil.rmtree, d, True)
+        rc, out, err = run("tasks", "new", "--tasks-dir", d, "my_task")
+        self.assertEqual(rc, 0, out + err)
+        t = os.path.join(d, "my_task")
+        for f in ("task.yaml", "gen.py", "files/data.csv", "oracle/expected.csv"):
+            self.assertTrue(os.path.isfile(os.path.join(t, f)), f)
+        rc, out, err = run("tasks", "validate", "--tasks-dir", d)
+        self.assertEqual((rc, out.strip()), (0, t + "/task.yaml: OK"), err)
+        rc, out, _ = run("tasks", "show", "--tasks-dir", d, "my_task")
+        self.assertIn("seedable:   yes (generator gen.py)", out)
+        # Its generator is seedable: one seed, one set of bytes; another seed, another.
+        for n, seed in (("a", "5"), ("b", "5"), ("c", "6")):
+            rc, _, err = run("tasks", "generate", "--tasks-dir", d, "my_task",
+                             os.path.join(d, n), "--seed", seed)
+            self.assertEqual(rc, 0, err)
+        read = lambda n: open(os.path.join(d, n, "files", "data.csv"), "rb").read()
+        self.assertEqual(read("a"), read("b"))
+        self.assertNotEqual(read("a"), read("c"))
+        self.assertNotEqual(read("a"), open(os.path.join(t, "files", "data.csv"), "rb").read())
+        # Not twice, not a bad id.
+        rc, _, err = run("tasks", "new", "--tasks-dir", d, "my_task")
+        self.assertEqual(rc, 2)
+        self.assertIn("File exists", err)
+        rc, _, err = run("tasks", "new", "--tasks-dir", d, "Bad Name")
+        self.assertEqual(rc, 2)
+        self.assertIn("is not a task id", err)
+        # A bundled task's seeds, and its committed files without one.
+        rc, _, err = run("tasks", "generate", "banking_reserve", os.path.join(d, "br"))
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(open(os.path.join(d, "br", "files", "cash_flows.ods"), "rb").read(),
+                         open(START, "rb").read())
+        rc, _, err = run("tasks", "generate", "banking_reserve", os.path.join(d, "x"),
+                         "--seed", "-1")
+        self.assertEqual(rc, 2)
+        self.assertIn("--seed: '-1' is not a number", err)
+        rc, out, _ = run("tasks", "show", "banking_reserve", "--json")
+        self.assertTrue(json.loads(out)["seedable"])
+
     def validate_variant(self, grading, oracle=ORACLE):
         """tasks validate on banking_reserve with another grading section or oracle."""
         d = tempfile.mkdtemp(prefix="sbx-validate-")
