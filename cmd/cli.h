@@ -42,3 +42,10 @@ bool cli_wants_help(int argc, char **argv);
 
 /* Global flags parsed by main before the command runs. */
 extern bool arg_verbose;
+
+/* The model agent's flags (cmd/llm_options.c): true for --model, --base-url, ... */
+bool cli_llm_is_option(const char *name);
+/* Appends " --NAME VALUE" to *extra (malloc'd); -1 with a message on a bad value. */
+int cli_llm_add_option(char **extra, const char *name, const char *value);
+/* *out = agent + extra when extra is set (agent must be "llm ..."), else NULL; -1 on misuse. */
+int cli_llm_agent(const char *agent, const char *extra, char **out);

@@ -192,12 +192,21 @@ static void help(void)
 	       "sandbox and writes runs/<run-id>/result.json.\n\n"
 	       "Options:\n"
 	       "  --task NAME        task name (in the tasks directory) or path (required)\n"
-	       "  --agent CMD        oracle | demo | a shell command run on the host with\n"
+	       "  --agent CMD        oracle | demo | llm | a shell command run on the host with\n"
 	       "                     SANDBOX_MCP_URL, SANDBOX_REST_URL, SANDBOX_SSE_URL,\n"
 	       "                     SANDBOX_TASK_PROMPT, SANDBOX_RUN_ID, SANDBOX_TASK,\n"
 	       "                     SANDBOX_OUTPUTS and SANDBOX_DEADLINE in its environment.\n"
 	       "                     Without --agent: print the endpoint and wait for an\n"
 	       "                     outside agent to call complete_task.\n"
+	       "  --agent llm        the built-in model agent: a tool loop with a model endpoint\n"
+	       "    --model NAME       the endpoint's model (required)\n"
+	       "    --api openai|anthropic   Chat Completions (default) or Messages\n"
+	       "    --base-url URL     default $OPENAI_BASE_URL / $ANTHROPIC_BASE_URL, else the\n"
+	       "                       provider's; --api-key-env VAR (default OPENAI_API_KEY /\n"
+	       "                       ANTHROPIC_API_KEY; never logged)\n"
+	       "    --max-turns N (50), --max-output-tokens N, --max-total-tokens N,\n"
+	       "    --temperature T, --model-seed N, --system-prompt FILE\n"
+	       "                       every request and reply: runs/<run-id>/model.jsonl\n"
 	       "  --timeout SECONDS  deadline for the agent (default: the task's, else 600)\n"
 	       "  --memory SIZE      memory limit, e.g. 2g, 512m (default: task's, else 2g)\n"
 	       "  --cpus N           CPU limit (default: task's, else 2)\n"
@@ -310,6 +319,16 @@ int cmd_run(int argc, char **argv)
 		{"quiet", no_argument, NULL, OPT_LONG},
 		{"test-label", no_argument, NULL, OPT_LONG},
 		{"seed", required_argument, NULL, OPT_LONG},
+		{"model", required_argument, NULL, OPT_LONG},
+		{"base-url", required_argument, NULL, OPT_LONG},
+		{"api", required_argument, NULL, OPT_LONG},
+		{"api-key-env", required_argument, NULL, OPT_LONG},
+		{"max-turns", required_argument, NULL, OPT_LONG},
+		{"max-output-tokens", required_argument, NULL, OPT_LONG},
+		{"max-total-tokens", required_argument, NULL, OPT_LONG},
+		{"temperature", required_argument, NULL, OPT_LONG},
+		{"model-seed", required_argument, NULL, OPT_LONG},
+		{"system-prompt", required_argument, NULL, OPT_LONG},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -317,6 +336,7 @@ int cmd_run(int argc, char **argv)
 	_cleanup_(sbx_run_freep) sbx_run *run = NULL;
 	sbx_error err = SBX_ERROR_INIT;
 	const sbx_run_result *res;
+	_cleanup_free_ char *llm_extra = NULL, *llm_agent = NULL;
 	bool json = false;
 	int c, r, idx = 0;
 
@@ -341,7 +361,10 @@ int cmd_run(int argc, char **argv)
 			return EXIT_USAGE;
 		if (r > 0)
 			continue;
-		if (strcmp(name, "agent") == 0) {
+		if (cli_llm_is_option(name)) {
+			if (cli_llm_add_option(&llm_extra, name, optarg) < 0)
+				return EXIT_USAGE;
+		} else if (strcmp(name, "agent") == 0) {
 			if (!*optarg)
 				return cli_error("--agent: empty command"), EXIT_USAGE;
 			o.agent = optarg;
@@ -358,6 +381,10 @@ int cmd_run(int argc, char **argv)
 	}
 	if (optind < argc)
 		return cli_error("run: unexpected argument '%s'", argv[optind]), EXIT_USAGE;
+	if (cli_llm_agent(o.agent, llm_extra, &llm_agent) < 0)
+		return EXIT_USAGE;
+	if (llm_agent)
+		o.agent = llm_agent;
 	if (!o.task)
 		return cli_error("run: --task NAME is required (see 'sandboxctl tasks')"),
 		       EXIT_USAGE;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The agents a run can start: a host command, the demo agent, the oracle. */
+/* The agents a run can start: a host command, the demo and model agents, the oracle. */
 #include <errno.h>
 #include <inttypes.h>
 #include <libgen.h>
@@ -12,14 +12,15 @@
 #include "run-internal.h"
 #include "sbx/cleanup.h"
 
-static char *find_demo_agent(const sbx_run *run)
+/* A built-in agent's program ("sandbox-demo-agent", "sandbox-llm-agent"): next to
+ * sandboxctl in the build (cmd/agents/), in libexec when installed, then in PATH. */
+static char *find_builtin_agent(const sbx_run *run, const char *prog)
 {
 	char self[PATH_MAX];
 	ssize_t n;
-	static const char *const rel[] = {"/../examples/sandbox-demo-agent", "/sandbox-demo-agent",
-					  "/../libexec/sandboxctl/sandbox-demo-agent"};
+	static const char *const rel[] = {"/agents/", "/", "/../libexec/sandboxctl/"};
 
-	if (run->o.demo_agent_path)
+	if (run->o.demo_agent_path && strcmp(prog, "sandbox-demo-agent") == 0)
 		return strdup(run->o.demo_agent_path);
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n > 0) {
@@ -28,19 +29,18 @@ static char *find_demo_agent(const sbx_run *run)
 		for (size_t i = 0; i < SBX_ELEMENTSOF(rel); i++) {
 			char *p;
 
-			if (asprintf(&p, "%s%s", self, rel[i]) < 0)
+			if (asprintf(&p, "%s%s%s", self, rel[i], prog) < 0)
 				return NULL;
 			if (access(p, X_OK) == 0)
 				return p;
 			free(p);
 		}
 	}
-	/* Then PATH. */
 	for (const char *d = getenv("PATH"); d && *d;) {
 		size_t len = strcspn(d, ":");
 		char *p;
 
-		if (len && asprintf(&p, "%.*s/sandbox-demo-agent", (int)len, d) >= 0) {
+		if (len && asprintf(&p, "%.*s/%s", (int)len, d, prog) >= 0) {
 			if (access(p, X_OK) == 0)
 				return p;
 			free(p);
@@ -51,26 +51,59 @@ static char *find_demo_agent(const sbx_run *run)
 	return NULL;
 }
 
+/* "demo" and "llm [ARGS]" are built in; the program that runs them, or NULL. */
+static const char *builtin_program(const char *agent)
+{
+	if (strcmp(agent, "demo") == 0)
+		return "sandbox-demo-agent";
+	if (strcmp(agent, "llm") == 0 || strncmp(agent, "llm ", 4) == 0)
+		return "sandbox-llm-agent";
+	return NULL;
+}
+
+/* argv for a built-in agent: the program, then the agent string's words after
+ * its name (`llm --model X` → sandbox-llm-agent --model X). Frees with free(). */
+static char **builtin_argv(char *prog_path, const char *agent, char **words)
+{
+	size_t n = 0;
+	char **argv, *save = NULL;
+
+	*words = strdup(agent);
+	argv = calloc(strlen(agent) / 2 + 3, sizeof(*argv));
+	if (!*words || !argv) {
+		free(argv);
+		return NULL;
+	}
+	argv[n++] = prog_path;
+	strtok_r(*words, " \t", &save); /* the agent's name */
+	for (char *w; (w = strtok_r(NULL, " \t", &save));)
+		argv[n++] = w;
+	argv[n] = NULL;
+	return argv;
+}
+
 int sbx_run__check_agent(const sbx_run *run, sbx_error *err)
 {
-	_cleanup_free_ char *demo = NULL;
+	_cleanup_free_ char *path = NULL;
+	const char *prog = run->o.agent ? builtin_program(run->o.agent) : NULL;
 
-	if (!run->o.agent || strcmp(run->o.agent, "demo") != 0)
+	if (!prog)
 		return 0;
-	demo = find_demo_agent(run);
-	if (!demo)
-		return sbx_error_set(
-			err, errno == ENOMEM ? -ENOMEM : -ENOENT,
-			"--agent demo: sandbox-demo-agent not found next to sandboxctl "
-			"or in PATH (build it: meson compile sandbox-demo-agent)");
+	path = find_builtin_agent(run, prog);
+	if (!path)
+		return sbx_error_set(err, errno == ENOMEM ? -ENOMEM : -ENOENT,
+				     "--agent %s: %s not found next to sandboxctl or in PATH "
+				     "(build it: meson compile %s)",
+				     run->o.agent, prog, prog);
 	return 0;
 }
 
 int sbx_run__start_agent(sbx_run *run, sbx_error *err)
 {
 	_cleanup_free_ char *mcp = NULL, *rest = NULL, *sse = NULL, *prompt = NULL, *rid = NULL,
-			    *task = NULL, *outs = NULL, *deadline = NULL, *log = NULL, *demo = NULL,
-			    *outlist = NULL;
+			    *task = NULL, *outs = NULL, *deadline = NULL, *log = NULL, *prog = NULL,
+			    *outlist = NULL, *rundir = NULL, *words = NULL;
+	_cleanup_free_ char **builtin = NULL;
 	const char *agent = run->o.agent;
 	char *argv[4];
 	int r;
@@ -92,24 +125,28 @@ int sbx_run__start_agent(sbx_run *run, sbx_error *err)
 	    asprintf(&task, "SANDBOX_TASK=%s", run->task->id) < 0 ||
 	    asprintf(&outs, "SANDBOX_OUTPUTS=%s", outlist ? outlist : "") < 0 ||
 	    asprintf(&deadline, "SANDBOX_DEADLINE=%" PRId64, run->res.deadline) < 0 ||
+	    asprintf(&rundir, "SANDBOX_RUN_DIR=%s", run->res.run_dir) < 0 ||
 	    asprintf(&log, "%s/agent.log", run->res.run_dir) < 0)
 		return sbx_error_set(err, -ENOMEM, "out of memory");
 	{
-		char *env[] = {mcp, rest, sse, prompt, rid, task, outs, deadline, NULL};
+		char *env[] = {mcp, rest, sse, prompt, rid, task, outs, deadline, rundir, NULL};
+		const char *name = builtin_program(agent);
 
-		if (strcmp(agent, "demo") == 0) {
-			demo = find_demo_agent(run);
-			if (!demo)
-				return sbx_error_set(err, -ENOENT, "sandbox-demo-agent not found");
-			argv[0] = demo;
-			argv[1] = NULL;
+		if (name) {
+			prog = find_builtin_agent(run, name);
+			if (!prog)
+				return sbx_error_set(err, -ENOENT, "%s not found", name);
+			builtin = builtin_argv(prog, agent, &words);
+			if (!builtin)
+				return sbx_error_set(err, -ENOMEM, "out of memory");
 		} else {
 			argv[0] = "/bin/sh";
 			argv[1] = "-c";
 			argv[2] = (char *)agent;
 			argv[3] = NULL;
 		}
-		r = sbx_agent__spawn(&run->agent, argv, env, log, !run->o.quiet_agent, err);
+		r = sbx_agent__spawn(&run->agent, builtin ? builtin : argv, env, log,
+				     !run->o.quiet_agent, err);
 	}
 	if (r >= 0)
 		run->agent_started = true;

@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include "sbx-config.h"
+#include "sbx/cleanup.h"
+#include "sbx/file.h"
 #include "sbx/json.h"
 #include "sbx/run.h"
 
@@ -136,6 +138,35 @@ static double ms3(double v)
 {
 	return (double)(long long)(v * 1000.0 + 0.5) / 1000.0;
 }
+/*
+ * The model agent's summary (runs/<id>/agent-llm.json, written by
+ * sandbox-llm-agent) goes into result.json's agent object: model, api, turns,
+ * tool calls and errors, usage, stop reason. Only those keys, with their
+ * types checked, are copied: the file is the agent's.
+ */
+static void add_llm_summary(cJSON *agent, const char *run_dir)
+{
+	static const char *const keys[] = {"model",	 "api",		"turns",
+					   "tool_calls", "tool_errors", "retries",
+					   "usage",	 "stop_reason", "error"};
+	_cleanup_free_ char *text = NULL, *path = NULL;
+	_cleanup_json_ cJSON *j = NULL;
+	size_t len;
+	sbx_error err = SBX_ERROR_INIT;
+
+	if (!run_dir || asprintf(&path, "%s/agent-llm.json", run_dir) < 0)
+		return;
+	if (sbx_file_read_capped(AT_FDCWD, path, 64 << 10, &text, &len, &err) < 0 ||
+	    sbx_json_parse(text, len, &j, &err) < 0 || !cJSON_IsObject(j))
+		return;
+	for (size_t i = 0; i < SBX_ELEMENTSOF(keys); i++) {
+		cJSON *v = cJSON_GetObjectItemCaseSensitive(j, keys[i]);
+
+		if (cJSON_IsString(v) || cJSON_IsNumber(v) ||
+		    (cJSON_IsObject(v) && strcmp(keys[i], "usage") == 0))
+			cJSON_AddItemToObject(agent, keys[i], cJSON_Duplicate(v, 1));
+	}
+}
 
 char *sbx_run_result_json(const sbx_run_result *r)
 {
@@ -191,6 +222,7 @@ char *sbx_run_result_json(const sbx_run_result *r)
 	else
 		cJSON_AddNullToObject(h, "exit_code");
 	add_str(h, "endpoint", r->endpoint);
+	add_llm_summary(h, r->run_dir);
 
 	t = cJSON_AddObjectToObject(o, "timings_ms");
 	for (int i = 0; i < SBX_PHASE_COUNT; i++) {

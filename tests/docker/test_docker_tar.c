@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Tar writing and SAFE extraction of hostile tars, in memory (no engine). */
-#include <check.h>
+#include "check_main.h"
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -454,13 +454,4 @@ static Suite *tar_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(tar_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+SBX_TEST_MAIN(tar_suite)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Docker client, no engine: request encoding, URLs, frames, errors, progress, labels. */
-#include <check.h>
+#include "check_main.h"
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -508,13 +508,4 @@ static Suite *docker_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(docker_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+SBX_TEST_MAIN(docker_suite)

@@ -2,7 +2,7 @@
 /* Unit tests for lib/image: context collection, the inputs hash, package lists. */
 #include <archive.h>
 #include <archive_entry.h>
-#include <check.h>
+#include "check_main.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -376,13 +376,4 @@ static Suite *image_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(image_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+SBX_TEST_MAIN(image_suite)

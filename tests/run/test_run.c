@@ -5,7 +5,7 @@
  * transcript, Host/Origin checks, hostile input), result.json, run ids,
  * run directories and provenance on a scratch git repository.
  */
-#include <check.h>
+#include "check_main.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -865,13 +865,4 @@ static Suite *run_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(run_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+SBX_TEST_MAIN(run_suite)

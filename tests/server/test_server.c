@@ -3,7 +3,7 @@
  * sandbox-mcp in-process: the JSON-RPC handler, the dispatch table, every
  * tool and every error path, through mcp_handle_text as a transport would.
  */
-#include <check.h>
+#include "check_main.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -853,13 +853,4 @@ static Suite *server_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(server_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+SBX_TEST_MAIN(server_suite)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The book model, references, formulas and value formatting. */
-#include <check.h>
+#include "check_main.h"
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -437,13 +437,4 @@ static Suite *model_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(model_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+SBX_TEST_MAIN(model_suite)

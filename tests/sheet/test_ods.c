@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* ODS reading and writing, LibreOffice-saved and odfpy-written files, hostile files. */
-#include <check.h>
+#include "check_main.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -414,13 +414,4 @@ static Suite *ods_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(ods_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+SBX_TEST_MAIN(ods_suite)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* XLSX reading and writing; CSV reading and writing. */
-#include <check.h>
+#include "check_main.h"
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -377,13 +377,4 @@ static Suite *xlsx_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(xlsx_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+SBX_TEST_MAIN(xlsx_suite)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include <check.h>
+#include "check_main.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -349,13 +349,4 @@ static Suite *task_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(task_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
-}
+SBX_TEST_MAIN(task_suite)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include <check.h>
+#include "check_main.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -303,13 +303,4 @@ static Suite *util_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(util_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+SBX_TEST_MAIN(util_suite)

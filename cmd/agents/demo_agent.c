@@ -19,7 +19,6 @@
  * the URL as its argument. Logs each step on stderr. Exit 0 when the task was
  * completed, 1 otherwise.
  */
-#include <curl/curl.h>
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdarg.h>
@@ -30,24 +29,12 @@
 #include <strings.h>
 #include <unistd.h>
 
-#define MAX_BODY (64L * 1024 * 1024)
+#include "mcp_client.h"
+
 #define MAX_ROWS 100000
 #define SHEET	 "Sheet1"
 
-typedef struct agent {
-	CURL *curl;
-	const char *url;
-	char session[256];
-	char version[32];
-	int next_id;
-} agent;
-
-typedef struct body {
-	char *data;
-	size_t len;
-	bool sse;
-	char session[256];
-} body;
+typedef mcp_client agent;
 
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void say(const char *fmt, ...)
@@ -61,176 +48,13 @@ static void say(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-static size_t on_data(char *p, size_t size, size_t n, void *ud)
-{
-	body *b = ud;
-	size_t add = size * n;
-	char *d;
-
-	if (b->len + add > MAX_BODY)
-		return 0;
-	d = realloc(b->data, b->len + add + 1);
-	if (!d)
-		return 0;
-	memcpy(d + b->len, p, add);
-	b->data = d;
-	b->len += add;
-	b->data[b->len] = '\0';
-	return add;
-}
-
-static size_t on_header(char *p, size_t size, size_t n, void *ud)
-{
-	body *b = ud;
-	size_t len = size * n;
-
-	if (len > 13 && strncasecmp(p, "Content-Type:", 13) == 0)
-		b->sse = strstr(p, "text/event-stream") != NULL;
-	if (len > 15 && strncasecmp(p, "Mcp-Session-Id:", 15) == 0) {
-		const char *v = p + 15;
-		size_t vl;
-
-		while (*v == ' ')
-			v++;
-		vl = strcspn(v, "\r\n");
-		if (vl < sizeof(b->session)) {
-			memcpy(b->session, v, vl);
-			b->session[vl] = '\0';
-		}
-	}
-	return len;
-}
-
-/* Finds the JSON-RPC response with this id in a JSON or SSE body. */
-static cJSON *pick_response(const body *b, int id)
-{
-	if (!b->sse)
-		return cJSON_ParseWithLength(b->data, b->len);
-	for (char *line = b->data; line && *line;) {
-		char *next = strchr(line, '\n');
-
-		if (next)
-			*next++ = '\0';
-		if (strncmp(line, "data:", 5) == 0) {
-			cJSON *m = cJSON_Parse(line + 5);
-			const cJSON *mid = cJSON_GetObjectItemCaseSensitive(m, "id");
-
-			if (cJSON_IsNumber(mid) && mid->valueint == id)
-				return m;
-			cJSON_Delete(m);
-		}
-		line = next;
-	}
-	return NULL;
-}
-
-/* POSTs one message; returns the HTTP status, or -1. *out gets the body. */
-static long post(agent *a, cJSON *msg, body *out)
-{
-	struct curl_slist *h = NULL;
-	char hdr[320];
-	char *text = cJSON_PrintUnformatted(msg);
-	long status = -1;
-
-	h = curl_slist_append(h, "Content-Type: application/json");
-	h = curl_slist_append(h, "Accept: application/json, text/event-stream");
-	if (a->session[0]) {
-		snprintf(hdr, sizeof(hdr), "Mcp-Session-Id: %s", a->session);
-		h = curl_slist_append(h, hdr);
-	}
-	if (a->version[0]) {
-		snprintf(hdr, sizeof(hdr), "MCP-Protocol-Version: %s", a->version);
-		h = curl_slist_append(h, hdr);
-	}
-	curl_easy_setopt(a->curl, CURLOPT_URL, a->url);
-	curl_easy_setopt(a->curl, CURLOPT_HTTPHEADER, h);
-	curl_easy_setopt(a->curl, CURLOPT_POSTFIELDS, text);
-	curl_easy_setopt(a->curl, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(a->curl, CURLOPT_WRITEDATA, out);
-	curl_easy_setopt(a->curl, CURLOPT_HEADERFUNCTION, on_header);
-	curl_easy_setopt(a->curl, CURLOPT_HEADERDATA, out);
-	curl_easy_setopt(a->curl, CURLOPT_TIMEOUT, 120L);
-	if (curl_easy_perform(a->curl) == CURLE_OK)
-		curl_easy_getinfo(a->curl, CURLINFO_RESPONSE_CODE, &status);
-	curl_slist_free_all(h);
-	free(text);
-	return status;
-}
-
-/* A request; returns its result (caller frees the whole response via *resp_out). */
-static const cJSON *rpc(agent *a, const char *method, cJSON *params, cJSON **resp_out)
-{
-	cJSON *msg = cJSON_CreateObject();
-	body b = {0};
-	int id = ++a->next_id;
-	long status;
-	cJSON *resp;
-	const cJSON *err;
-
-	cJSON_AddStringToObject(msg, "jsonrpc", "2.0");
-	cJSON_AddNumberToObject(msg, "id", id);
-	cJSON_AddStringToObject(msg, "method", method);
-	if (params)
-		cJSON_AddItemToObject(msg, "params", params);
-	status = post(a, msg, &b);
-	cJSON_Delete(msg);
-	if (b.session[0] && !a->session[0])
-		snprintf(a->session, sizeof(a->session), "%s", b.session);
-	resp = status == 200 && b.data ? pick_response(&b, id) : NULL;
-	free(b.data);
-	if (!resp) {
-		say("%s: no response (HTTP %ld)", method, status);
-		return NULL;
-	}
-	err = cJSON_GetObjectItemCaseSensitive(resp, "error");
-	if (err) {
-		const cJSON *m = cJSON_GetObjectItemCaseSensitive(err, "message");
-		say("%s: error: %s", method, cJSON_IsString(m) ? m->valuestring : "?");
-		cJSON_Delete(resp);
-		return NULL;
-	}
-	*resp_out = resp;
-	return cJSON_GetObjectItemCaseSensitive(resp, "result");
-}
-
-static bool notify(agent *a, const char *method)
-{
-	cJSON *msg = cJSON_CreateObject();
-	body b = {0};
-	long status;
-
-	cJSON_AddStringToObject(msg, "jsonrpc", "2.0");
-	cJSON_AddStringToObject(msg, "method", method);
-	status = post(a, msg, &b);
-	cJSON_Delete(msg);
-	free(b.data);
-	return status == 202 || status == 200;
-}
-
-/*
- * tools/call; returns the tool's structured result (structuredContent, or the
- * first text block parsed as JSON) as a tree the caller frees, or NULL.
- */
+/* tools/call; the tool's structured result, or NULL (logged). */
 static cJSON *call_tool(agent *a, const char *name, cJSON *args)
 {
-	cJSON *params = cJSON_CreateObject(), *resp = NULL, *out = NULL;
-	const cJSON *res, *sc, *content, *text;
+	cJSON *out = mcp_client_call_structured(a, name, args);
 
-	cJSON_AddStringToObject(params, "name", name);
-	cJSON_AddItemToObject(params, "arguments", args ? args : cJSON_CreateObject());
-	res = rpc(a, "tools/call", params, &resp);
-	if (!res)
-		return NULL;
-	content = cJSON_GetObjectItemCaseSensitive(res, "content");
-	text = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(content, 0), "text");
-	sc = cJSON_GetObjectItemCaseSensitive(res, "structuredContent");
-	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(res, "isError")))
-		say("%s: tool error: %s", name, cJSON_IsString(text) ? text->valuestring : "?");
-	else if (cJSON_IsObject(sc))
-		out = cJSON_Duplicate(sc, 1);
-	else if (cJSON_IsString(text))
-		out = cJSON_Parse(text->valuestring);
-	cJSON_Delete(resp);
+	if (!out)
+		say("%s", a->error);
 	return out;
 }
 
@@ -493,7 +317,7 @@ static int solve(agent *a)
 	const cJSON *f, *list;
 	int rc = 1;
 
-	list = rpc(a, "tools/list", NULL, &files);
+	list = mcp_client_rpc(a, "tools/list", NULL, &files);
 	if (!list)
 		return 1;
 	say("server offers %d tools", cJSON_GetArraySize(cJSON_GetObjectItem(list, "tools")));
@@ -534,50 +358,24 @@ static int solve(agent *a)
 
 int main(int argc, char **argv)
 {
-	agent a = {0};
-	cJSON *params, *resp = NULL;
-	const cJSON *res;
+	const char *url = argc > 1 ? argv[1] : getenv("SANDBOX_MCP_URL");
+	agent a;
 	int rc = 1;
 
-	a.url = argc > 1 ? argv[1] : getenv("SANDBOX_MCP_URL");
-	if (!a.url || !*a.url || (argc > 1 && argv[1][0] == '-')) {
+	if (!url || !*url || (argc > 1 && argv[1][0] == '-')) {
 		fprintf(stderr, "Usage: sandbox-demo-agent [MCP_URL]\n"
 				"Solves the bundled tasks through MCP Streamable HTTP; the URL "
 				"defaults to $SANDBOX_MCP_URL.\n");
 		return 2;
 	}
 	curl_global_init(CURL_GLOBAL_DEFAULT);
-	a.curl = curl_easy_init();
-	if (!a.curl)
-		return 1;
-
-	params = cJSON_CreateObject();
-	cJSON_AddStringToObject(params, "protocolVersion", "2025-06-18");
-	cJSON_AddItemToObject(params, "capabilities", cJSON_CreateObject());
-	{
-		cJSON *ci = cJSON_AddObjectToObject(params, "clientInfo");
-		cJSON_AddStringToObject(ci, "name", "sandbox-demo-agent");
-		cJSON_AddStringToObject(ci, "version", "1.0");
+	if (mcp_client_open(&a, url, "sandbox-demo-agent", "1.0") == 0) {
+		say("connected (protocol %s)", a.version);
+		rc = solve(&a);
+	} else {
+		say("%s", a.error);
 	}
-	res = rpc(&a, "initialize", params, &resp);
-	if (res) {
-		const char *v = cJSON_GetStringValue(
-			cJSON_GetObjectItemCaseSensitive(res, "protocolVersion"));
-		const cJSON *si = cJSON_GetObjectItemCaseSensitive(res, "serverInfo");
-
-		snprintf(a.version, sizeof(a.version), "%s", v ? v : "2025-06-18");
-		say("connected to %s (protocol %s)",
-		    cJSON_GetStringValue(cJSON_GetObjectItem(si, "name"))
-			    ? cJSON_GetStringValue(cJSON_GetObjectItem(si, "name"))
-			    : "server",
-		    a.version);
-		cJSON_Delete(resp);
-		if (notify(&a, "notifications/initialized"))
-			rc = solve(&a);
-		else
-			say("notifications/initialized was refused");
-	}
-	curl_easy_cleanup(a.curl);
+	mcp_client_close(&a);
 	curl_global_cleanup();
 	return rc;
 }

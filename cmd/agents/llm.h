@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The model agent (`sandboxctl run --agent llm`): a tool-calling loop between
+ * a model endpoint (OpenAI Chat Completions or Anthropic Messages) and the
+ * sandbox's MCP tools. The two protocols differ only in how a conversation,
+ * tools and replies are spelled; each is an llm_api.
+ */
+#pragma once
+
+#include <cjson/cJSON.h>
+#include <curl/curl.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* One tool call the model asked for. */
+typedef struct llm_call {
+	char *id;
+	char *name;
+	cJSON *args;	/* NULL when the model's arguments were not a JSON object */
+	char *bad_args; /* why, when args is NULL */
+} llm_call;
+
+/* A reply, in the protocols' common terms. */
+typedef struct llm_reply {
+	llm_call *calls;
+	size_t n_calls;
+	char *text; /* what the model said, or NULL */
+	char *stop; /* the provider's stop/finish reason */
+	uint64_t in_tokens, out_tokens, cached_tokens;
+} llm_reply;
+
+/* A tool's answer, as the model will see it. */
+typedef struct llm_result {
+	char *text;	 /* every text block, joined */
+	char *image_b64; /* the first image block (base64), or NULL */
+	char *image_mime;
+	bool is_error;
+} llm_result;
+
+typedef struct llm_api {
+	const char *name;	  /* "openai" | "anthropic" */
+	const char *path;	  /* appended to the base URL */
+	const char *key_env;	  /* the usual variable holding the key */
+	const char *default_base; /* when neither --base-url nor the variable is set */
+	const char *base_env;	  /* the usual variable holding the base URL, or NULL */
+	/* Adds the auth and version headers. */
+	struct curl_slist *(*headers)(struct curl_slist *h, const char *key);
+	/* MCP tools/list "tools" → the provider's tool list; NULL + why on a tool it cannot take.
+	 */
+	cJSON *(*tools)(const cJSON *mcp_tools, char *why, size_t why_len);
+	/* The request body for the conversation so far (messages is the API's own array). */
+	cJSON *(*request)(const char *model, const char *system, cJSON *messages, cJSON *tools,
+			  long max_output_tokens, double temperature, bool has_temperature,
+			  long long seed, bool has_seed);
+	/* Reads a reply; -1 + why when it is not a well-formed reply. */
+	int (*parse)(const cJSON *body, llm_reply *r, char *why, size_t why_len);
+	/* Appends the model's turn (as it was sent) to messages. */
+	void (*add_assistant)(cJSON *messages, const cJSON *body);
+	/* Appends the answers to every call of r, in order. */
+	void (*add_results)(cJSON *messages, const llm_reply *r, const llm_result *results);
+} llm_api;
+
+extern const llm_api llm_openai;
+extern const llm_api llm_anthropic;
+
+void llm_reply_clear(llm_reply *r);
+void llm_result_clear(llm_result *r);
+
+/* The user's first message. */
+cJSON *llm_user_text(const char *text);
+
+/* A tool name every provider accepts: [A-Za-z0-9_-]{1,64}. */
+bool llm_tool_name_ok(const char *name);

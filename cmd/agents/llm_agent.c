@@ -1,0 +1,738 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sandbox-llm-agent: the model agent `sandboxctl run --agent llm` starts.
+ *
+ *   system prompt + task prompt → the sandbox's tools (tools/list, in the
+ *   provider's schema) → model reply → every tool call, in order, through the
+ *   relay (MCP tools/call) → the results back → … until the model calls
+ *   complete_task, stops calling tools, or a limit is hit.
+ *
+ * Exit 0 when the attempt ran (whatever the model did: the grade says how
+ * good it was); 3 when the provider failed it (a bad key, a malformed reply,
+ * errors past the retries) — the run then records agent_error; 2 on usage.
+ * Every request and reply goes to model.jsonl (no key; images as size and
+ * hash); the summary (turns, tool calls, usage, stop reason) to a JSON file
+ * the run merges into result.json.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <openssl/evp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "llm.h"
+#include "mcp_client.h"
+
+#define MAX_REPLY (32L << 20)
+#define MAX_TRIES 8
+
+static const char default_system[] =
+	"You are an agent working inside a sandbox on a spreadsheet task. Use the tools "
+	"to inspect the files, do exactly what the task asks, save your work, and then "
+	"call complete_task. Do not ask the user questions: nobody will answer.";
+
+typedef struct options {
+	const char *model, *base_url, *api_name, *key_env, *system_file, *log_path, *summary_path,
+		*mcp_url;
+	long max_turns, max_output_tokens, max_total_tokens;
+	double temperature;
+	bool has_temperature, has_seed;
+	long long seed;
+} options;
+
+typedef struct agent {
+	options o;
+	const llm_api *api;
+	char *key;
+	char url[1024];
+	time_t deadline;
+	FILE *log;
+	CURL *curl;
+	mcp_client mcp;
+	/* the summary */
+	long turns, tool_calls, tool_errors, retries;
+	uint64_t in_tokens, out_tokens, cached_tokens;
+	const char *stop_reason;
+	char error[3072];
+} agent;
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("llm-agent: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Replaces every copy of the key in s (in place) with "[redacted]"-sized stars. */
+static void redact_key(const agent *a, char *s)
+{
+	size_t kl = a->key ? strlen(a->key) : 0;
+	char *p;
+
+	if (kl < 4 || !s)
+		return;
+	while ((p = strstr(s, a->key)))
+		memset(p, '*', kl);
+}
+
+/* Images in a logged message become "<image N bytes sha256:HEX>". */
+static void redact_images(cJSON *node)
+{
+	for (cJSON *c = node ? node->child : NULL; c; c = c->next) {
+		const char *v = cJSON_GetStringValue(c);
+
+		if (v && c->string && strlen(v) > 256 &&
+		    (strcmp(c->string, "data") == 0 ||
+		     (strcmp(c->string, "url") == 0 && strncmp(v, "data:", 5) == 0))) {
+			unsigned char md[EVP_MAX_MD_SIZE];
+			unsigned int mdlen = 0;
+			char hex[2 * EVP_MAX_MD_SIZE + 1], text[200];
+
+			EVP_Digest(v, strlen(v), md, &mdlen, EVP_sha256(), NULL);
+			for (unsigned i = 0; i < mdlen; i++)
+				snprintf(hex + 2 * i, 3, "%02x", md[i]);
+			snprintf(text, sizeof(text), "<image %zu bytes sha256:%s>", strlen(v), hex);
+			cJSON_SetValuestring(c, text);
+		} else {
+			redact_images(c);
+		}
+	}
+}
+
+/* One model.jsonl line: {"t", "turn", kind: body, ...extra}. */
+static void record(agent *a, const char *kind, const cJSON *body, long status, double ms)
+{
+	cJSON *line, *copy;
+	char *text;
+
+	if (!a->log)
+		return;
+	line = cJSON_CreateObject();
+	cJSON_AddNumberToObject(line, "t", now_s());
+	cJSON_AddNumberToObject(line, "turn", (double)a->turns);
+	if (status)
+		cJSON_AddNumberToObject(line, "status", (double)status);
+	if (ms >= 0)
+		cJSON_AddNumberToObject(line, "ms", round(ms * 1000) / 1000);
+	copy = body ? cJSON_Duplicate(body, 1) : cJSON_CreateNull();
+	redact_images(copy);
+	cJSON_AddItemToObject(line, kind, copy);
+	text = cJSON_PrintUnformatted(line);
+	if (text) {
+		redact_key(a, text);
+		fprintf(a->log, "%s\n", text);
+		fflush(a->log);
+	}
+	free(text);
+	cJSON_Delete(line);
+}
+
+/* The request as sent: its text is reused unless it carries images to redact. */
+static void record_request(agent *a, const cJSON *body, char *text)
+{
+	if (!a->log || !text)
+		return;
+	if (strstr(text, "base64") || (a->key && strlen(a->key) >= 4 && strstr(text, a->key))) {
+		record(a, "request", body, 0, -1); /* the slow path redacts */
+		return;
+	}
+	fprintf(a->log, "{\"t\":%.6f,\"turn\":%ld,\"request\":%s}\n", now_s(), a->turns, text);
+	fflush(a->log);
+}
+
+typedef struct reply_buf {
+	char *data;
+	size_t len;
+	long retry_after; /* seconds, -1 when absent */
+} reply_buf;
+
+static size_t on_data(char *p, size_t size, size_t n, void *ud)
+{
+	reply_buf *b = ud;
+	size_t add = size * n;
+	char *d;
+
+	if (b->len + add > (size_t)MAX_REPLY)
+		return 0;
+	d = realloc(b->data, b->len + add + 1);
+	if (!d)
+		return 0;
+	memcpy(d + b->len, p, add);
+	b->data = d;
+	b->len += add;
+	b->data[b->len] = '\0';
+	return add;
+}
+
+static size_t on_header(char *p, size_t size, size_t n, void *ud)
+{
+	reply_buf *b = ud;
+	size_t len = size * n;
+
+	if (len > 12 && strncasecmp(p, "Retry-After:", 12) == 0) {
+		char *end;
+		long v = strtol(p + 12, &end, 10);
+
+		if (end != p + 12 && v >= 0)
+			b->retry_after = v;
+	}
+	return len;
+}
+
+/* The provider's error message from a JSON error body, or a short excerpt. */
+static void provider_error(agent *a, long status, const reply_buf *b, const char *curl_err)
+{
+	cJSON *j = b->data ? cJSON_Parse(b->data) : NULL;
+	const cJSON *e = cJSON_GetObjectItemCaseSensitive(j, "error");
+	const char *m = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "message"));
+
+	if (!m)
+		m = cJSON_GetStringValue(e);
+	if (curl_err)
+		snprintf(a->error, sizeof(a->error), "%s: %s", a->url, curl_err);
+	else
+		snprintf(a->error, sizeof(a->error), "%s answered HTTP %ld: %.300s", a->url, status,
+			 m ? m : (b->data ? b->data : "(empty)"));
+	redact_key(a, a->error);
+	for (char *p = a->error; *p; p++)
+		if ((unsigned char)*p < 0x20)
+			*p = ' ';
+	cJSON_Delete(j);
+}
+
+static bool retryable(long status)
+{
+	return status == 408 || status == 409 || status == 429 || status >= 500;
+}
+
+/* Sleeps for attempt's backoff (full jitter, capped), or Retry-After; false past the deadline. */
+static bool back_off(agent *a, int attempt, long retry_after)
+{
+	double cap = fmin(30.0, 0.5 * (double)(1L << (attempt < 6 ? attempt : 6)));
+	double wait =
+		retry_after >= 0 ? (double)retry_after : cap * ((double)rand() / (double)RAND_MAX);
+	double left = (double)a->deadline - now_s();
+
+	if (wait > left - 1)
+		return false;
+	a->retries++;
+	say("retrying in %.2f s (%s)", wait, a->error);
+	nanosleep(&(struct timespec){(time_t)wait, (long)((wait - floor(wait)) * 1e9)}, NULL);
+	return true;
+}
+
+/* POSTs body to the model; the parsed reply, or NULL with a->error set. */
+static cJSON *ask(agent *a, const cJSON *body)
+{
+	char *text = cJSON_PrintUnformatted(body);
+	struct curl_slist *h = NULL;
+	cJSON *reply = NULL;
+
+	h = curl_slist_append(h, "Content-Type: application/json");
+	h = curl_slist_append(h, "Expect:"); /* no 100-continue round trip per request */
+	h = a->api->headers(h, a->key);
+	record_request(a, body, text);
+	for (int attempt = 0; attempt < MAX_TRIES && text; attempt++) {
+		reply_buf b = {.retry_after = -1};
+		long status = 0, timeout = (long)(a->deadline - time(NULL));
+		double t0 = now_s();
+		CURLcode rc;
+
+		if (timeout < 1) {
+			snprintf(a->error, sizeof(a->error), "the run's deadline passed");
+			break;
+		}
+		curl_easy_setopt(a->curl, CURLOPT_URL, a->url);
+		curl_easy_setopt(a->curl, CURLOPT_HTTPHEADER, h);
+		curl_easy_setopt(a->curl, CURLOPT_POSTFIELDS, text);
+		curl_easy_setopt(a->curl, CURLOPT_WRITEFUNCTION, on_data);
+		curl_easy_setopt(a->curl, CURLOPT_WRITEDATA, &b);
+		curl_easy_setopt(a->curl, CURLOPT_HEADERFUNCTION, on_header);
+		curl_easy_setopt(a->curl, CURLOPT_HEADERDATA, &b);
+		curl_easy_setopt(a->curl, CURLOPT_TIMEOUT, timeout < 600 ? timeout : 600L);
+		rc = curl_easy_perform(a->curl);
+		if (rc == CURLE_OK)
+			curl_easy_getinfo(a->curl, CURLINFO_RESPONSE_CODE, &status);
+		if (rc == CURLE_OK && status == 200) {
+			reply = cJSON_ParseWithLength(b.data ? b.data : "", b.len);
+			if (!reply)
+				snprintf(a->error, sizeof(a->error),
+					 "%s answered 200 with a body that is not JSON", a->url);
+			else
+				record(a, "reply", reply, status, (now_s() - t0) * 1000);
+			free(b.data);
+			break;
+		}
+		provider_error(a, status, &b, rc == CURLE_OK ? NULL : curl_easy_strerror(rc));
+		{
+			cJSON *err = cJSON_CreateString(a->error);
+			record(a, "error", err, status, (now_s() - t0) * 1000);
+			cJSON_Delete(err);
+		}
+		free(b.data);
+		if (rc == CURLE_OK && !retryable(status))
+			break;
+		if (!back_off(a, attempt, b.retry_after))
+			break;
+	}
+	curl_slist_free_all(h);
+	free(text);
+	return reply;
+}
+
+/* Runs one tool call through the relay; the model sees what came back. */
+static void run_call(agent *a, const llm_call *c, llm_result *out)
+{
+	cJSON *res;
+	const cJSON *block;
+	size_t len = 0;
+
+	a->tool_calls++;
+	if (!c->args) {
+		out->text = strdup(c->bad_args ? c->bad_args : "bad arguments");
+		out->is_error = true;
+		a->tool_errors++;
+		return;
+	}
+	res = mcp_client_call(&a->mcp, c->name, cJSON_Duplicate(c->args, 1));
+	if (!res) {
+		out->text = strdup(a->mcp.error[0] ? a->mcp.error : "the tool call failed");
+		out->is_error = true;
+		a->tool_errors++;
+		return;
+	}
+	out->is_error = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(res, "isError"));
+	if (out->is_error)
+		a->tool_errors++;
+	cJSON_ArrayForEach (block, cJSON_GetObjectItemCaseSensitive(res, "content")) {
+		const char *type =
+			cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(block, "type"));
+
+		if (type && strcmp(type, "text") == 0) {
+			const char *t = cJSON_GetStringValue(
+				cJSON_GetObjectItemCaseSensitive(block, "text"));
+			size_t n = t ? strlen(t) : 0;
+			char *joined = realloc(out->text, len + n + 2);
+
+			if (!joined)
+				break;
+			out->text = joined;
+			if (len)
+				out->text[len++] = '\n';
+			memcpy(out->text + len, t ? t : "", n);
+			len += n;
+			out->text[len] = '\0';
+		} else if (type && strcmp(type, "image") == 0 && !out->image_b64) {
+			const char *d = cJSON_GetStringValue(
+				cJSON_GetObjectItemCaseSensitive(block, "data"));
+			const char *m = cJSON_GetStringValue(
+				cJSON_GetObjectItemCaseSensitive(block, "mimeType"));
+
+			if (d) {
+				out->image_b64 = strdup(d);
+				out->image_mime = strdup(m ? m : "image/png");
+			}
+		}
+	}
+	cJSON_Delete(res);
+}
+
+/* The loop; 0 when the attempt ran, 3 when the provider failed it. */
+static int converse(agent *a, const char *system, const char *prompt, cJSON *tools)
+{
+	cJSON *messages = cJSON_CreateArray();
+	int rc = 0;
+
+	cJSON_AddItemToArray(messages, llm_user_text(prompt));
+	a->stop_reason = "max_turns";
+	while (a->turns < a->o.max_turns) {
+		cJSON *body, *reply;
+		llm_reply r = {0};
+		llm_result *results;
+		char why[512] = "";
+		bool done = false;
+
+		if (a->o.max_total_tokens > 0 &&
+		    a->in_tokens + a->out_tokens >= (uint64_t)a->o.max_total_tokens) {
+			a->stop_reason = "max_total_tokens";
+			break;
+		}
+		if (time(NULL) >= a->deadline) {
+			a->stop_reason = "deadline";
+			break;
+		}
+		a->turns++;
+		body = a->api->request(a->o.model, system, messages, tools, a->o.max_output_tokens,
+				       a->o.temperature, a->o.has_temperature, a->o.seed,
+				       a->o.has_seed);
+		reply = ask(a, body);
+		cJSON_Delete(body);
+		if (!reply) {
+			a->stop_reason = "provider_error";
+			rc = 3;
+			break;
+		}
+		if (a->api->parse(reply, &r, why, sizeof(why)) < 0) {
+			snprintf(a->error, sizeof(a->error), "malformed reply from %s: %s", a->url,
+				 why[0] ? why : "out of memory");
+			a->stop_reason = "malformed_reply";
+			llm_reply_clear(&r);
+			cJSON_Delete(reply);
+			rc = 3;
+			break;
+		}
+		a->in_tokens += r.in_tokens;
+		a->out_tokens += r.out_tokens;
+		a->cached_tokens += r.cached_tokens;
+		a->api->add_assistant(messages, reply);
+		cJSON_Delete(reply);
+		if (r.text && *r.text)
+			say("turn %ld: %.200s", a->turns, r.text);
+		if (r.n_calls == 0) {
+			a->stop_reason = "no_tool_calls";
+			llm_reply_clear(&r);
+			break;
+		}
+		results = calloc(r.n_calls, sizeof(*results));
+		if (!results) {
+			llm_reply_clear(&r);
+			rc = 3;
+			break;
+		}
+		for (size_t i = 0; i < r.n_calls; i++) {
+			run_call(a, &r.calls[i], &results[i]);
+			say("turn %ld: %s → %s", a->turns, r.calls[i].name,
+			    results[i].is_error ? "error" : "ok");
+			if (strcmp(r.calls[i].name, "complete_task") == 0 && !results[i].is_error)
+				done = true;
+		}
+		a->api->add_results(messages, &r, results);
+		for (size_t i = 0; i < r.n_calls; i++)
+			llm_result_clear(&results[i]);
+		free(results);
+		llm_reply_clear(&r);
+		if (done) {
+			a->stop_reason = "complete_task";
+			break;
+		}
+	}
+	cJSON_Delete(messages);
+	return rc;
+}
+
+static void write_summary(const agent *a)
+{
+	cJSON *s = cJSON_CreateObject(), *u;
+	char *text;
+	FILE *f;
+
+	if (!a->o.summary_path)
+		return;
+	cJSON_AddStringToObject(s, "model", a->o.model);
+	cJSON_AddStringToObject(s, "api", a->api->name);
+	cJSON_AddNumberToObject(s, "turns", (double)a->turns);
+	cJSON_AddNumberToObject(s, "tool_calls", (double)a->tool_calls);
+	cJSON_AddNumberToObject(s, "tool_errors", (double)a->tool_errors);
+	cJSON_AddNumberToObject(s, "retries", (double)a->retries);
+	u = cJSON_AddObjectToObject(s, "usage");
+	cJSON_AddNumberToObject(u, "input_tokens", (double)a->in_tokens);
+	cJSON_AddNumberToObject(u, "output_tokens", (double)a->out_tokens);
+	cJSON_AddNumberToObject(u, "cached_tokens", (double)a->cached_tokens);
+	cJSON_AddStringToObject(s, "stop_reason", a->stop_reason ? a->stop_reason : "unknown");
+	if (a->error[0])
+		cJSON_AddStringToObject(s, "error", a->error);
+	text = cJSON_Print(s);
+	f = text ? fopen(a->o.summary_path, "we") : NULL;
+	if (f) {
+		fprintf(f, "%s\n", text);
+		fclose(f);
+	} else {
+		say("cannot write %s: %s", a->o.summary_path, strerror(errno));
+	}
+	free(text);
+	cJSON_Delete(s);
+}
+
+static char *read_file(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	char *buf = NULL;
+	size_t len = 0;
+
+	if (!f)
+		return NULL;
+	buf = malloc(1 << 20);
+	if (buf) {
+		len = fread(buf, 1, (1 << 20) - 1, f);
+		buf[len] = '\0';
+	}
+	fclose(f);
+	return buf;
+}
+
+static void usage(FILE *to)
+{
+	fprintf(to,
+		"Usage: sandbox-llm-agent --model NAME [options]\n"
+		"The model agent of `sandboxctl run --agent llm`: a tool-calling loop between a\n"
+		"model endpoint and the sandbox's MCP tools ($SANDBOX_MCP_URL).\n"
+		"  --api openai|anthropic   protocol (default openai: Chat Completions)\n"
+		"  --base-url URL           endpoint (default $OPENAI_BASE_URL or "
+		"$ANTHROPIC_BASE_URL,\n"
+		"                           else the provider's own)\n"
+		"  --api-key-env VAR        the variable holding the key (default OPENAI_API_KEY "
+		"or\n"
+		"                           ANTHROPIC_API_KEY); the key is never logged\n"
+		"  --max-turns N            model replies at most (default 50)\n"
+		"  --max-output-tokens N    per reply (anthropic default 4096)\n"
+		"  --max-total-tokens N     input + output over the episode\n"
+		"  --temperature T, --model-seed N, --system-prompt FILE\n"
+		"  --log FILE               model.jsonl (default $SANDBOX_RUN_DIR/model.jsonl)\n"
+		"  --summary FILE           the summary JSON (default "
+		"$SANDBOX_RUN_DIR/agent-llm.json)\n"
+		"Exit: 0 the attempt ran, 3 the provider failed it, 2 usage.\n");
+}
+
+static int parse_long(const char *opt, const char *v, long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtol(v, &end, 10);
+	if (errno || end == v || *end || *out < 0) {
+		say("%s: '%s' is not a whole number >= 0", opt, v);
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, options *o)
+{
+	enum {
+		O_MODEL = 256,
+		O_BASE,
+		O_API,
+		O_KEYENV,
+		O_TURNS,
+		O_OUT,
+		O_TOTAL,
+		O_TEMP,
+		O_SEED,
+		O_SYSTEM,
+		O_LOG,
+		O_SUMMARY,
+		O_HELP
+	};
+	static const struct option longs[] = {
+		{"model", required_argument, NULL, O_MODEL},
+		{"base-url", required_argument, NULL, O_BASE},
+		{"api", required_argument, NULL, O_API},
+		{"api-key-env", required_argument, NULL, O_KEYENV},
+		{"max-turns", required_argument, NULL, O_TURNS},
+		{"max-output-tokens", required_argument, NULL, O_OUT},
+		{"max-total-tokens", required_argument, NULL, O_TOTAL},
+		{"temperature", required_argument, NULL, O_TEMP},
+		{"model-seed", required_argument, NULL, O_SEED},
+		{"system-prompt", required_argument, NULL, O_SYSTEM},
+		{"log", required_argument, NULL, O_LOG},
+		{"summary", required_argument, NULL, O_SUMMARY},
+		{"help", no_argument, NULL, O_HELP},
+		{0},
+	};
+	int c;
+	char *end;
+
+	o->max_turns = 50;
+	o->api_name = "openai";
+	while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
+		switch (c) {
+		case O_MODEL:
+			o->model = optarg;
+			break;
+		case O_BASE:
+			o->base_url = optarg;
+			break;
+		case O_API:
+			o->api_name = optarg;
+			break;
+		case O_KEYENV:
+			o->key_env = optarg;
+			break;
+		case O_TURNS:
+			if (parse_long("--max-turns", optarg, &o->max_turns) < 0)
+				return -1;
+			break;
+		case O_OUT:
+			if (parse_long("--max-output-tokens", optarg, &o->max_output_tokens) < 0)
+				return -1;
+			break;
+		case O_TOTAL:
+			if (parse_long("--max-total-tokens", optarg, &o->max_total_tokens) < 0)
+				return -1;
+			break;
+		case O_TEMP:
+			o->temperature = strtod(optarg, &end);
+			if (end == optarg || *end || o->temperature < 0 || o->temperature > 2) {
+				say("--temperature: '%s' is not a number from 0 to 2", optarg);
+				return -1;
+			}
+			o->has_temperature = true;
+			break;
+		case O_SEED:
+			o->seed = strtoll(optarg, &end, 10);
+			if (end == optarg || *end) {
+				say("--model-seed: '%s' is not a whole number", optarg);
+				return -1;
+			}
+			o->has_seed = true;
+			break;
+		case O_SYSTEM:
+			o->system_file = optarg;
+			break;
+		case O_LOG:
+			o->log_path = optarg;
+			break;
+		case O_SUMMARY:
+			o->summary_path = optarg;
+			break;
+		case O_HELP:
+			usage(stdout);
+			exit(0);
+		default:
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		say("unexpected argument '%s'", argv[optind]);
+		return -1;
+	}
+	if (!o->model || !*o->model) {
+		say("--model is required (the endpoint's model name, e.g. gpt-4o-mini)");
+		return -1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static char log_buf[4096], sum_buf[4096];
+	agent a = {0};
+	const char *run_dir = getenv("SANDBOX_RUN_DIR"), *deadline = getenv("SANDBOX_DEADLINE");
+	const char *prompt = getenv("SANDBOX_TASK_PROMPT"), *base;
+	bool ok;
+	char *system = NULL, why[512] = "";
+	cJSON *list_resp = NULL, *tools = NULL;
+	const cJSON *list;
+	int rc = 3;
+
+	if (parse_args(argc, argv, &a.o) < 0) {
+		usage(stderr);
+		return 2;
+	}
+	if (strcmp(a.o.api_name, "openai") == 0) {
+		a.api = &llm_openai;
+	} else if (strcmp(a.o.api_name, "anthropic") == 0) {
+		a.api = &llm_anthropic;
+	} else {
+		say("--api: '%s' is not openai or anthropic", a.o.api_name);
+		return 2;
+	}
+	a.o.mcp_url = getenv("SANDBOX_MCP_URL");
+	if (!a.o.mcp_url || !prompt) {
+		say("SANDBOX_MCP_URL and SANDBOX_TASK_PROMPT must be set (sandboxctl run sets "
+		    "them)");
+		return 2;
+	}
+	if (run_dir && !a.o.log_path) {
+		snprintf(log_buf, sizeof(log_buf), "%s/model.jsonl", run_dir);
+		a.o.log_path = log_buf;
+	}
+	if (run_dir && !a.o.summary_path) {
+		snprintf(sum_buf, sizeof(sum_buf), "%s/agent-llm.json", run_dir);
+		a.o.summary_path = sum_buf;
+	}
+	a.deadline = deadline ? (time_t)strtoll(deadline, NULL, 10) : 0;
+	if (a.deadline <= 0)
+		a.deadline = time(NULL) + 3600;
+	a.key = getenv(a.o.key_env ? a.o.key_env : a.api->key_env);
+	a.key = a.key ? strdup(a.key) : NULL;
+	base = a.o.base_url ? a.o.base_url : getenv(a.api->base_env);
+	if (!base || !*base)
+		base = a.api->default_base;
+	{
+		size_t bl = strlen(base);
+
+		while (bl > 0 && base[bl - 1] == '/')
+			bl--;
+		snprintf(a.url, sizeof(a.url), "%.*s%s", (int)bl, base, a.api->path);
+	}
+	if (a.o.system_file) {
+		system = read_file(a.o.system_file);
+		if (!system) {
+			say("--system-prompt: cannot read '%s': %s", a.o.system_file,
+			    strerror(errno));
+			return 2;
+		}
+	}
+	if (a.o.log_path) {
+		a.log = fopen(a.o.log_path, "ae");
+		if (!a.log)
+			say("cannot open %s: %s (no model log)", a.o.log_path, strerror(errno));
+	}
+	srand((unsigned)(time(NULL) ^ getpid()));
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	a.curl = curl_easy_init();
+	ok = a.curl && mcp_client_open(&a.mcp, a.o.mcp_url, "sandbox-llm-agent", "1.0") == 0;
+	if (!ok) {
+		snprintf(a.error, sizeof(a.error), "cannot reach the sandbox: %s", a.mcp.error);
+		a.stop_reason = "sandbox_unreachable";
+	} else if (!(list = mcp_client_rpc(&a.mcp, "tools/list", NULL, &list_resp))) {
+		snprintf(a.error, sizeof(a.error), "tools/list: %s", a.mcp.error);
+		a.stop_reason = "sandbox_unreachable";
+	} else if (!(tools = a.api->tools(cJSON_GetObjectItemCaseSensitive(list, "tools"), why,
+					  sizeof(why)))) {
+		snprintf(a.error, sizeof(a.error), "%s cannot take the sandbox's tools: %s",
+			 a.api->name, why);
+		a.stop_reason = "bad_tools";
+	} else {
+		say("%s at %s, model %s, %d tools", a.api->name, a.url, a.o.model,
+		    cJSON_GetArraySize(tools));
+		rc = converse(&a, system ? system : default_system, prompt, tools);
+	}
+	if (a.error[0])
+		say("%s", a.error);
+	say("stopped: %s after %ld turns, %ld tool calls (%ld errors), %llu+%llu tokens",
+	    a.stop_reason ? a.stop_reason : "?", a.turns, a.tool_calls, a.tool_errors,
+	    (unsigned long long)a.in_tokens, (unsigned long long)a.out_tokens);
+	write_summary(&a);
+	cJSON_Delete(tools);
+	cJSON_Delete(list_resp);
+	mcp_client_close(&a.mcp);
+	if (a.curl)
+		curl_easy_cleanup(a.curl);
+	curl_global_cleanup();
+	if (a.log)
+		fclose(a.log);
+	free(system);
+	free(a.key);
+	return rc;
+}

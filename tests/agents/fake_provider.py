@@ -1,0 +1,260 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""A strict fake model endpoint on 127.0.0.1 for the model agent's tests.
+
+It speaks OpenAI Chat Completions (POST /v1/chat/completions) and Anthropic
+Messages (POST /v1/messages), checks every request the way a real provider
+would reject it (headers, the key, tool schemas, every tool call answered by
+id and in order, images after a screenshot, no key in the body), and answers
+from a script chosen by the model name:
+
+  solve       get_sheet_info → read_range → write_range → complete_task (sales_revenue)
+  parallel    the same, with list_files in the same reply as write_range
+  flaky429    429 with Retry-After: 1 once, then solve
+  flaky500    500 once, then solve
+  unauthorized  401 whose message echoes the key (the agent must redact it)
+  malformed   200 with a body that is not a reply
+  never       list_files forever (for --max-turns)
+  screenshot  take_screenshot, then expects an image in the next request, then complete_task
+
+A request that breaks the rules gets 400 and is listed in the state file
+(violations), which the test asserts is empty.
+"""
+import json
+import re
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+KEY = sys.argv[2] if len(sys.argv) > 2 else "sk-test-key"
+STATE = sys.argv[1]
+NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+state = {"requests": 0, "violations": [], "by_model": {}, "saw_image": False}
+lock = threading.Lock()
+OPENAI_KEYS = {"model", "messages", "tools", "max_tokens", "temperature", "seed"}
+ANTHROPIC_KEYS = {"model", "messages", "tools", "max_tokens", "temperature", "system"}
+
+
+def save():
+    with open(STATE + ".tmp", "w") as f:
+        json.dump(state, f)
+    import os
+    os.replace(STATE + ".tmp", STATE)
+
+
+class Violation(Exception):
+    pass
+
+
+def need(cond, msg):
+    if not cond:
+        raise Violation(msg)
+
+
+# ---- checking requests --------------------------------------------------------
+
+def check_openai(h, body):
+    need(h.get("Authorization") == "Bearer " + KEY, "no or wrong Authorization header")
+    need(set(body) <= OPENAI_KEYS, "unknown keys %s" % (set(body) - OPENAI_KEYS))
+    need(isinstance(body.get("model"), str), "model missing")
+    msgs = body.get("messages")
+    need(isinstance(msgs, list) and msgs, "messages missing")
+    need(msgs[0].get("role") == "system" and isinstance(msgs[0].get("content"), str),
+         "first message is not the system prompt")
+    need(msgs[1].get("role") == "user", "second message is not the user's")
+    for t in body.get("tools", []):
+        need(t.get("type") == "function", "tool without type function")
+        fn = t.get("function", {})
+        need(NAME_RE.match(fn.get("name", "")), "bad tool name %r" % fn.get("name"))
+        need(isinstance(fn.get("description"), str), "tool without description")
+        p = fn.get("parameters")
+        need(isinstance(p, dict) and p.get("type") == "object", "parameters not an object schema")
+    i = 0
+    while i < len(msgs):
+        m = msgs[i]
+        need(m.get("role") in ("system", "user", "assistant", "tool"), "bad role")
+        if m.get("role") == "assistant" and m.get("tool_calls"):
+            ids = [c["id"] for c in m["tool_calls"]]
+            for c in m["tool_calls"]:
+                json.loads(c["function"]["arguments"])
+            answers = msgs[i + 1:i + 1 + len(ids)]
+            need([a.get("role") for a in answers] == ["tool"] * len(ids),
+                 "tool calls not each answered by a tool message")
+            need([a.get("tool_call_id") for a in answers] == ids,
+                 "tool answers out of order or with wrong ids")
+            for a in answers:
+                need(isinstance(a.get("content"), str), "tool content is not text")
+            i += len(ids)
+        elif m.get("role") == "tool":
+            raise Violation("a tool message that answers no call")
+        i += 1
+    if "max_tokens" in body:
+        need(isinstance(body["max_tokens"], int) and body["max_tokens"] > 0, "bad max_tokens")
+
+
+def check_anthropic(h, body):
+    need(h.get("x-api-key") == KEY, "no or wrong x-api-key")
+    need(h.get("anthropic-version") == "2023-06-01", "no anthropic-version")
+    need(set(body) <= ANTHROPIC_KEYS, "unknown keys %s" % (set(body) - ANTHROPIC_KEYS))
+    need(isinstance(body.get("max_tokens"), int) and body["max_tokens"] > 0, "max_tokens required")
+    need(isinstance(body.get("system"), str), "system is not text")
+    msgs = body.get("messages")
+    need(isinstance(msgs, list) and msgs and msgs[0].get("role") == "user",
+         "messages must start with the user's")
+    for a, b in zip(msgs, msgs[1:]):
+        need(a.get("role") != b.get("role"), "roles must alternate")
+    for t in body.get("tools", []):
+        need(NAME_RE.match(t.get("name", "")), "bad tool name")
+        need(isinstance(t.get("input_schema"), dict) and t["input_schema"].get("type") == "object",
+             "input_schema not an object schema")
+    for i, m in enumerate(msgs):
+        if m["role"] != "assistant" or not isinstance(m.get("content"), list):
+            continue
+        ids = [b["id"] for b in m["content"] if b.get("type") == "tool_use"]
+        if not ids:
+            continue
+        need(i + 1 < len(msgs), "tool_use not answered")
+        nxt = msgs[i + 1]["content"]
+        got = [b.get("tool_use_id") for b in nxt if isinstance(b, dict) and b.get("type") == "tool_result"]
+        need(got == ids, "tool_result ids %s do not answer %s in order" % (got, ids))
+
+
+# ---- the scripts --------------------------------------------------------------
+
+def tool_texts_openai(msgs):
+    return [m["content"] for m in msgs if m.get("role") == "tool"]
+
+
+def tool_texts_anthropic(msgs):
+    out = []
+    for m in msgs:
+        if m["role"] == "user" and isinstance(m["content"], list):
+            for b in m["content"]:
+                if b.get("type") == "tool_result":
+                    out.append(" ".join(c.get("text", "") for c in b["content"] if c.get("type") == "text"))
+    return out
+
+
+def images_in(msgs):
+    s = json.dumps(msgs)
+    return "data:image/png;base64," in s or '"type": "image"' in s
+
+
+def solve_step(step, texts, parallel):
+    F = {"file_path": "sales_data.ods", "sheet_name": "Sheet1"}
+    if step == 0:
+        return [("get_sheet_info", dict(F))]
+    if step == 1:
+        rows = json.loads(texts[-1])["row_count"]
+        return [("read_range", dict(F, start_cell="A2", end_cell="D%d" % rows))]
+    if step == 2:
+        values = json.loads(texts[-1])["values"]
+        out = [["Revenue"]] + [[round(float(r[2]) * float(r[3]) + 1e-9, 2)] for r in values]
+        calls = [("write_range", dict(F, start_cell="E1", values=out))]
+        if parallel:
+            calls.append(("list_files", {}))
+        return calls
+    return [("complete_task", {"summary": "done by the fake model"})]
+
+
+def plan(model, step, msgs, texts):
+    """(status, calls or None, extra headers)"""
+    if model == "unauthorized":
+        return 401, {"error": {"message": "Incorrect API key provided: %s" % KEY,
+                               "type": "invalid_request_error"}}, {}
+    if model == "malformed":
+        return 200, {"choices": "nope", "content": "nope"}, {}
+    if model == "never":
+        return 200, [("list_files", {})], {}
+    if model == "screenshot":
+        if step == 0:
+            return 200, [("take_screenshot", {})], {}
+        if not images_in(msgs):
+            raise Violation("no image sent after take_screenshot")
+        state["saw_image"] = True
+        return 200, [("complete_task", {"summary": "saw the screen"})], {}
+    return 200, solve_step(step, texts, model == "parallel"), {}
+
+
+def reply_openai(model, step, calls):
+    tc = [{"id": "call_%d_%d" % (step, i), "type": "function",
+           "function": {"name": n, "arguments": json.dumps(a)}} for i, (n, a) in enumerate(calls)]
+    return {"id": "chatcmpl-%d" % step, "object": "chat.completion", "model": model,
+            "choices": [{"index": 0, "finish_reason": "tool_calls",
+                         "message": {"role": "assistant", "content": "step %d" % step,
+                                     "tool_calls": tc}}],
+            "usage": {"prompt_tokens": 100 + step, "completion_tokens": 10,
+                      "prompt_tokens_details": {"cached_tokens": 50}}}
+
+
+def reply_anthropic(model, step, calls):
+    content = [{"type": "text", "text": "step %d" % step}]
+    content += [{"type": "tool_use", "id": "toolu_%d_%d" % (step, i), "name": n, "input": a}
+                for i, (n, a) in enumerate(calls)]
+    return {"id": "msg_%d" % step, "type": "message", "role": "assistant", "model": model,
+            "content": content, "stop_reason": "tool_use",
+            "usage": {"input_tokens": 100 + step, "output_tokens": 10,
+                      "cache_read_input_tokens": 50}}
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *a):
+        pass
+
+    def answer(self, status, obj, headers=None):
+        data = json.dumps(obj).encode()
+        head = "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n" % (
+            status, self.responses.get(status, ("",))[0], len(data))
+        head += "".join("%s: %s\r\n" % kv for kv in (headers or {}).items())
+        # One write: headers and body in separate segments meet delayed ACKs (40 ms).
+        self.wfile.write(head.encode() + b"\r\n" + data)
+        self.wfile.flush()
+
+    def do_POST(self):
+        n = int(self.headers.get("Content-Length", "0"))
+        raw = self.rfile.read(n)
+        with lock:
+            state["requests"] += 1
+            try:
+                self.handle_model(raw)
+            except (Violation, ValueError, KeyError, TypeError, IndexError) as e:
+                state["violations"].append("%s: %s" % (self.path, e))
+                self.answer(400, {"error": {"message": "fake provider: %s" % e}})
+            save()
+
+    def handle_model(self, raw):
+        need(KEY.encode() not in raw, "the key is in the request body")
+        need(self.headers.get("Content-Type", "").startswith("application/json"), "not JSON")
+        body = json.loads(raw)
+        anthropic = self.path == "/v1/messages"
+        need(anthropic or self.path == "/v1/chat/completions", "unknown path %s" % self.path)
+        (check_anthropic if anthropic else check_openai)(self.headers, body)
+        model = body["model"]
+        seen = state["by_model"].setdefault(model, {"requests": 0, "failed_once": False})
+        seen["requests"] += 1
+        if model in ("flaky429", "flaky500") and not seen["failed_once"]:
+            seen["failed_once"] = True
+            if model == "flaky429":
+                return self.answer(429, {"error": {"message": "slow down"}}, {"Retry-After": "1"})
+            return self.answer(500, {"error": {"message": "internal"}})
+        msgs = body["messages"]
+        step = sum(1 for m in msgs if m.get("role") == "assistant")
+        texts = tool_texts_anthropic(msgs) if anthropic else tool_texts_openai(msgs)
+        status, calls, headers = plan(model, step, msgs, texts)
+        if not isinstance(calls, list):
+            return self.answer(status, calls, headers)
+        rep = reply_anthropic(model, step, calls) if anthropic else reply_openai(model, step, calls)
+        self.answer(200, rep, headers)
+
+
+def main():
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    state["port"] = srv.server_address[1]
+    save()
+    srv.serve_forever()
+
+
+if __name__ == "__main__":
+    main()
