@@ -157,7 +157,7 @@ int sbx_task_generate(const sbx_task *task, const uint64_t *seed, const char *di
 
 int sbx_task_instantiate(sbx_task *task, uint64_t seed, const char *dir, sbx_error *err)
 {
-	_cleanup_free_ char *yaml = NULL, *ndir = NULL, *npath = NULL;
+	_cleanup_free_ char *ndir = NULL, *npath = NULL;
 	const char *base = strrchr(task->path, '/');
 	int r;
 
