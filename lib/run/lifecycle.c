@@ -165,6 +165,10 @@ int sbx_run_prepare(sbx_run **out, const sbx_run_opts *opts, sbx_error *err)
 	if (r < 0)
 		return r;
 	run->res.task = strdup(run->task->id);
+	if (opts->seeded && !sbx_task_seedable(run->task))
+		return sbx_error_set(err, -EINVAL,
+				     "task '%s' has no generator: it is not seedable (drop --seed)",
+				     run->task->id);
 
 	/* Limits: a flag beats the task, the task beats the defaults. */
 	tl = &run->task->limits;

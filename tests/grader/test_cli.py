@@ -416,6 +416,14 @@ class Tasks(unittest.TestCase):
         rc, out, _ = self.validate_variant(good, oracle=b"not a spreadsheet\n")
         self.assertEqual(rc, 2, out)
         self.assertIn("oracle", out)
+        # A generator that is not there.
+        rc, out, _ = self.validate_variant(good + "generator: builtin\n")
+        self.assertEqual(rc, 2, out)
+        self.assertIn("generator: builtin: sandboxctl has no built-in generator for task 'x'",
+                      out)
+        rc, out, _ = self.validate_variant(good + "generator: gen.py\n")
+        self.assertEqual(rc, 2, out)
+        self.assertIn("generator: 'gen.py' is not an executable file", out)
         # An oracle that does not pass against itself (a range with nothing to grade).
         rc, out, _ = self.validate_variant("grading:\n  ranges: ['Sheet1!K1:K9']\n")
         self.assertEqual(rc, 2, out)

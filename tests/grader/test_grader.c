@@ -803,6 +803,47 @@ START_TEST(test_reference_start_vs_oracle)
 }
 END_TEST
 
+/* Gate cases decide, they do not score: a failed gate is FAIL with score 0. */
+START_TEST(test_gate)
+{
+	sbx_grade_result r = {0};
+	sbx_grade_case_result c[2] = {
+		{.status = SBX_GRADE_PASS, .graded = 10, .matched = 10, .score = 1},
+		{.status = SBX_GRADE_PASS, .graded = 30, .matched = 30, .score = 1, .gate = true},
+	};
+
+	r.cases = c;
+	r.n_cases = 2;
+	sbx_grade_result_summarise(&r);
+	ck_assert_int_eq(r.status, SBX_GRADE_PASS);
+	ck_assert_uint_eq(r.graded, 10); /* the gate's cells are not in the score */
+	ck_assert_double_eq(r.score, 1);
+	/* Doing nothing: the answer fails, the gate passes: FAIL, not PARTIAL. */
+	c[0] = (sbx_grade_case_result){.status = SBX_GRADE_FAIL, .graded = 10};
+	sbx_grade_result_summarise(&r);
+	ck_assert_int_eq(r.status, SBX_GRADE_FAIL);
+	ck_assert_double_eq(r.score, 0);
+	ck_assert(!r.gate_failed);
+	/* A right answer on changed inputs: FAIL, score 0. */
+	c[0] = (sbx_grade_case_result){
+		.status = SBX_GRADE_PASS, .graded = 10, .matched = 10, .score = 1};
+	c[1].status = SBX_GRADE_PARTIAL;
+	c[1].matched = 29;
+	sbx_grade_result_summarise(&r);
+	ck_assert_int_eq(r.status, SBX_GRADE_FAIL);
+	ck_assert_double_eq(r.score, 0);
+	ck_assert(r.gate_failed);
+	ck_assert_uint_eq(r.matched, 10);
+	/* Only gates: they are the score. */
+	c[0].gate = true;
+	c[1].status = SBX_GRADE_PASS;
+	c[1].matched = 30;
+	sbx_grade_result_summarise(&r);
+	ck_assert_int_eq(r.status, SBX_GRADE_PASS);
+	ck_assert_uint_eq(r.graded, 40);
+}
+END_TEST
+
 static Suite *grader_suite(void)
 {
 	Suite *s = suite_create("grader");
@@ -830,6 +871,7 @@ static Suite *grader_suite(void)
 	tcase_add_test(tc, test_nothing_to_grade);
 	tcase_add_test(tc, test_thresholds);
 	tcase_add_test(tc, test_reports);
+	tcase_add_test(tc, test_gate);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("reference");
 	tcase_add_loop_test(tc, test_reference_self, 0,
