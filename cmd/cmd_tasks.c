@@ -244,7 +244,9 @@ static int do_show(const char *name)
 	for (size_t i = 0; i < t->grading.n_cases; i++) {
 		const sbx_grading_case *c = &t->grading.cases[i];
 
-		printf("case '%s': %s vs %s\n", c->name, c->output ? c->output : t->outputs[0],
+		printf("case '%s'%s: %s vs %s\n", c->name,
+		       c->gate ? " (gate: must pass, not scored)" : "",
+		       c->output ? c->output : t->outputs[0],
 		       c->oracle ? c->oracle : t->oracles[0]);
 		print_opts(&c->opts);
 	}
