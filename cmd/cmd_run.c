@@ -234,7 +234,9 @@ static void help(void)
 	       "  --json             print result.json as one line on stdout\n"
 	       "  --quiet            agent output only into runs/<run-id>/agent.log\n\n"
 	       "Exit status: 0 pass, 1 graded but not passed, 2 usage, 3 engine or\n"
-	       "infrastructure error, 4 deadline passed, 130 interrupted.\n",
+	       "infrastructure error, 4 deadline passed, 5 agent error (the agent exited\n"
+	       "non-zero or could not start before complete_task; still graded), 6 the\n"
+	       "sandbox failed, 130 interrupted.\n",
 	       SBX_IMAGE_SLIM, SBX_IMAGE_FULL);
 }
 
@@ -271,9 +273,17 @@ static void print_summary(const sbx_run_result *r)
 	if (r->error)
 		fprintf(stderr, "sandboxctl: %s: %s\n", r->error_kind ? r->error_kind : "error",
 			r->error);
-	if (r->grade.report_text && r->status != SBX_RUN_PASS)
+	if (r->status == SBX_RUN_AGENT_ERROR)
+		/* The grade of a broken agent is noise: grade.txt keeps it. */
+		fprintf(stderr,
+			"sandboxctl: agent error: the agent exited with status %d before "
+			"complete_task%s%s%s\n",
+			r->agent_exit, r->agent_exit == 127 ? " (command not found)" : "",
+			r->agent_tail ? "; agent.log ends: " : "",
+			r->agent_tail ? r->agent_tail : "");
+	else if (r->grade.report_text && r->status != SBX_RUN_PASS)
 		fputs(r->grade.report_text, stderr);
-	fprintf(stderr, "sandboxctl: result: %s/result.json\n", r->run_dir);
+	fprintf(stderr, "sandboxctl: result: %s/result.json\n", r->run_id ? r->run_dir : "?");
 }
 
 /*

@@ -70,5 +70,14 @@ void llm_result_clear(llm_result *r);
 /* The user's first message. */
 cJSON *llm_user_text(const char *text);
 
+/* A non-negative count from a usage object, 0 when absent. */
+uint64_t llm_count(const cJSON *o, const char *key);
+
+/* An MCP tool's name, description and argument schema (a copy the caller owns;
+ * an empty object schema when it has none); -1 + why for a tool a provider
+ * would refuse. */
+int llm_tool_parts(const cJSON *t, const char **name, const char **desc, cJSON **schema, char *why,
+		   size_t why_len);
+
 /* A tool name every provider accepts: [A-Za-z0-9_-]{1,64}. */
 bool llm_tool_name_ok(const char *name);

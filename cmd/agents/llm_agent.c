@@ -160,28 +160,9 @@ static void record_request(agent *a, const cJSON *body, char *text)
 }
 
 typedef struct reply_buf {
-	char *data;
-	size_t len;
+	agent_body b;	  /* first: the write callback's view */
 	long retry_after; /* seconds, -1 when absent */
 } reply_buf;
-
-static size_t on_data(char *p, size_t size, size_t n, void *ud)
-{
-	reply_buf *b = ud;
-	size_t add = size * n;
-	char *d;
-
-	if (b->len + add > (size_t)MAX_REPLY)
-		return 0;
-	d = realloc(b->data, b->len + add + 1);
-	if (!d)
-		return 0;
-	memcpy(d + b->len, p, add);
-	b->data = d;
-	b->len += add;
-	b->data[b->len] = '\0';
-	return add;
-}
 
 static size_t on_header(char *p, size_t size, size_t n, void *ud)
 {
@@ -201,7 +182,7 @@ static size_t on_header(char *p, size_t size, size_t n, void *ud)
 /* The provider's error message from a JSON error body, or a short excerpt. */
 static void provider_error(agent *a, long status, const reply_buf *b, const char *curl_err)
 {
-	cJSON *j = b->data ? cJSON_Parse(b->data) : NULL;
+	cJSON *j = b->b.data ? cJSON_Parse(b->b.data) : NULL;
 	const cJSON *e = cJSON_GetObjectItemCaseSensitive(j, "error");
 	const char *m = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "message"));
 
@@ -211,7 +192,7 @@ static void provider_error(agent *a, long status, const reply_buf *b, const char
 		snprintf(a->error, sizeof(a->error), "%s: %s", a->url, curl_err);
 	else
 		snprintf(a->error, sizeof(a->error), "%s answered HTTP %ld: %.300s", a->url, status,
-			 m ? m : (b->data ? b->data : "(empty)"));
+			 m ? m : (b->b.data ? b->b.data : "(empty)"));
 	redact_key(a, a->error);
 	for (char *p = a->error; *p; p++)
 		if ((unsigned char)*p < 0x20)
@@ -252,7 +233,7 @@ static cJSON *ask(agent *a, const cJSON *body)
 	h = a->api->headers(h, a->key);
 	record_request(a, body, text);
 	for (int attempt = 0; attempt < MAX_TRIES && text; attempt++) {
-		reply_buf b = {.retry_after = -1};
+		reply_buf b = {.b.max = MAX_REPLY, .retry_after = -1};
 		long status = 0, timeout = (long)(a->deadline - time(NULL));
 		double t0 = now_s();
 		CURLcode rc;
@@ -264,7 +245,7 @@ static cJSON *ask(agent *a, const cJSON *body)
 		curl_easy_setopt(a->curl, CURLOPT_URL, a->url);
 		curl_easy_setopt(a->curl, CURLOPT_HTTPHEADER, h);
 		curl_easy_setopt(a->curl, CURLOPT_POSTFIELDS, text);
-		curl_easy_setopt(a->curl, CURLOPT_WRITEFUNCTION, on_data);
+		curl_easy_setopt(a->curl, CURLOPT_WRITEFUNCTION, agent_body_write);
 		curl_easy_setopt(a->curl, CURLOPT_WRITEDATA, &b);
 		curl_easy_setopt(a->curl, CURLOPT_HEADERFUNCTION, on_header);
 		curl_easy_setopt(a->curl, CURLOPT_HEADERDATA, &b);
@@ -273,13 +254,13 @@ static cJSON *ask(agent *a, const cJSON *body)
 		if (rc == CURLE_OK)
 			curl_easy_getinfo(a->curl, CURLINFO_RESPONSE_CODE, &status);
 		if (rc == CURLE_OK && status == 200) {
-			reply = cJSON_ParseWithLength(b.data ? b.data : "", b.len);
+			reply = cJSON_ParseWithLength(b.b.data ? b.b.data : "", b.b.len);
 			if (!reply)
 				snprintf(a->error, sizeof(a->error),
 					 "%s answered 200 with a body that is not JSON", a->url);
 			else
 				record(a, "reply", reply, status, (now_s() - t0) * 1000);
-			free(b.data);
+			free(b.b.data);
 			break;
 		}
 		provider_error(a, status, &b, rc == CURLE_OK ? NULL : curl_easy_strerror(rc));
@@ -288,7 +269,7 @@ static cJSON *ask(agent *a, const cJSON *body)
 			record(a, "error", err, status, (now_s() - t0) * 1000);
 			cJSON_Delete(err);
 		}
-		free(b.data);
+		free(b.b.data);
 		if (rc == CURLE_OK && !retryable(status))
 			break;
 		if (!back_off(a, attempt, b.retry_after))

@@ -23,37 +23,17 @@ static cJSON *tools(const cJSON *mcp_tools, char *why, size_t why_len)
 	const cJSON *t;
 
 	cJSON_ArrayForEach (t, mcp_tools) {
-		const char *name =
-			cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "name"));
-		const char *desc =
-			cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "description"));
-		const cJSON *schema = cJSON_GetObjectItemCaseSensitive(t, "inputSchema");
-		const char *type =
-			cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(schema, "type"));
-		cJSON *item;
+		const char *name, *desc;
+		cJSON *item, *schema;
 
-		if (!llm_tool_name_ok(name)) {
-			snprintf(why, why_len, "tool name '%.80s' is not [A-Za-z0-9_-]{1,64}",
-				 name ? name : "(none)");
-			cJSON_Delete(out);
-			return NULL;
-		}
-		/* Anthropic requires input_schema with type "object". */
-		if (schema && (!cJSON_IsObject(schema) || !type || strcmp(type, "object") != 0)) {
-			snprintf(why, why_len, "tool '%s': inputSchema is not an object schema",
-				 name);
+		if (llm_tool_parts(t, &name, &desc, &schema, why, why_len) < 0) {
 			cJSON_Delete(out);
 			return NULL;
 		}
 		item = cJSON_CreateObject();
 		cJSON_AddStringToObject(item, "name", name);
-		cJSON_AddStringToObject(item, "description", desc ? desc : "");
-		if (schema)
-			cJSON_AddItemToObject(item, "input_schema", cJSON_Duplicate(schema, 1));
-		else
-			cJSON_AddItemToObject(
-				item, "input_schema",
-				cJSON_Parse("{\"type\":\"object\",\"properties\":{}}"));
+		cJSON_AddStringToObject(item, "description", desc);
+		cJSON_AddItemToObject(item, "input_schema", schema);
 		cJSON_AddItemToArray(out, item);
 	}
 	return out;
@@ -80,13 +60,6 @@ static cJSON *request(const char *model, const char *system, cJSON *messages, cJ
 	return b;
 }
 
-static uint64_t count(const cJSON *o, const char *k)
-{
-	double v = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, k));
-
-	return v > 0 && v < 1e18 ? (uint64_t)v : 0;
-}
-
 static int parse(const cJSON *body, llm_reply *r, char *why, size_t why_len)
 {
 	const cJSON *content = cJSON_GetObjectItemCaseSensitive(body, "content"), *b;
@@ -100,9 +73,9 @@ static int parse(const cJSON *body, llm_reply *r, char *why, size_t why_len)
 		return -1;
 	}
 	r->stop = strdup(stop ? stop : "unknown");
-	r->in_tokens = count(usage, "input_tokens");
-	r->out_tokens = count(usage, "output_tokens");
-	r->cached_tokens = count(usage, "cache_read_input_tokens");
+	r->in_tokens = llm_count(usage, "input_tokens");
+	r->out_tokens = llm_count(usage, "output_tokens");
+	r->cached_tokens = llm_count(usage, "cache_read_input_tokens");
 	r->calls = calloc((size_t)cJSON_GetArraySize(content) + 1, sizeof(*r->calls));
 	if (!r->calls)
 		return -1;

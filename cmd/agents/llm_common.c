@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,6 +34,38 @@ cJSON *llm_user_text(const char *text)
 	cJSON_AddStringToObject(m, "role", "user");
 	cJSON_AddStringToObject(m, "content", text);
 	return m;
+}
+
+uint64_t llm_count(const cJSON *o, const char *key)
+{
+	double v = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, key));
+
+	return v > 0 && v < 1e18 ? (uint64_t)v : 0;
+}
+
+int llm_tool_parts(const cJSON *t, const char **name, const char **desc, cJSON **schema, char *why,
+		   size_t why_len)
+{
+	const cJSON *s = cJSON_GetObjectItemCaseSensitive(t, "inputSchema");
+	const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s, "type"));
+
+	*name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "name"));
+	*desc = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "description"));
+	if (!*desc)
+		*desc = "";
+	if (!llm_tool_name_ok(*name)) {
+		snprintf(why, why_len, "tool name '%.80s' is not [A-Za-z0-9_-]{1,64}",
+			 *name ? *name : "(none)");
+		return -1;
+	}
+	/* Both providers take only an object schema for a tool's arguments. */
+	if (s && (!cJSON_IsObject(s) || !type || strcmp(type, "object") != 0)) {
+		snprintf(why, why_len, "tool '%s': inputSchema is not an object schema", *name);
+		return -1;
+	}
+	*schema =
+		s ? cJSON_Duplicate(s, 1) : cJSON_Parse("{\"type\":\"object\",\"properties\":{}}");
+	return 0;
 }
 
 bool llm_tool_name_ok(const char *name)

@@ -23,21 +23,10 @@ static cJSON *tools(const cJSON *mcp_tools, char *why, size_t why_len)
 	const cJSON *t;
 
 	cJSON_ArrayForEach (t, mcp_tools) {
-		const char *name =
-			cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "name"));
-		const char *desc =
-			cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "description"));
-		const cJSON *schema = cJSON_GetObjectItemCaseSensitive(t, "inputSchema");
-		cJSON *fn, *item;
+		const char *name, *desc;
+		cJSON *fn, *item, *schema;
 
-		if (!llm_tool_name_ok(name)) {
-			snprintf(why, why_len, "tool name '%.80s' is not [A-Za-z0-9_-]{1,64}",
-				 name ? name : "(none)");
-			cJSON_Delete(out);
-			return NULL;
-		}
-		if (schema && !cJSON_IsObject(schema)) {
-			snprintf(why, why_len, "tool '%s': inputSchema is not an object", name);
+		if (llm_tool_parts(t, &name, &desc, &schema, why, why_len) < 0) {
 			cJSON_Delete(out);
 			return NULL;
 		}
@@ -45,13 +34,8 @@ static cJSON *tools(const cJSON *mcp_tools, char *why, size_t why_len)
 		cJSON_AddStringToObject(item, "type", "function");
 		fn = cJSON_AddObjectToObject(item, "function");
 		cJSON_AddStringToObject(fn, "name", name);
-		cJSON_AddStringToObject(fn, "description", desc ? desc : "");
-		if (schema)
-			cJSON_AddItemToObject(fn, "parameters", cJSON_Duplicate(schema, 1));
-		else
-			cJSON_AddItemToObject(
-				fn, "parameters",
-				cJSON_Parse("{\"type\":\"object\",\"properties\":{}}"));
+		cJSON_AddStringToObject(fn, "description", desc);
+		cJSON_AddItemToObject(fn, "parameters", schema);
 		cJSON_AddItemToArray(out, item);
 	}
 	return out;
@@ -83,13 +67,6 @@ static cJSON *request(const char *model, const char *system, cJSON *messages, cJ
 	return b;
 }
 
-static uint64_t count(const cJSON *o, const char *k)
-{
-	double v = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, k));
-
-	return v > 0 && v < 1e18 ? (uint64_t)v : 0;
-}
-
 static int parse(const cJSON *body, llm_reply *r, char *why, size_t why_len)
 {
 	const cJSON *choice =
@@ -112,10 +89,10 @@ static int parse(const cJSON *body, llm_reply *r, char *why, size_t why_len)
 	}
 	r->text = content ? strdup(content) : NULL;
 	r->stop = strdup(finish ? finish : "unknown");
-	r->in_tokens = count(usage, "prompt_tokens");
-	r->out_tokens = count(usage, "completion_tokens");
-	r->cached_tokens = count(cJSON_GetObjectItemCaseSensitive(usage, "prompt_tokens_details"),
-				 "cached_tokens");
+	r->in_tokens = llm_count(usage, "prompt_tokens");
+	r->out_tokens = llm_count(usage, "completion_tokens");
+	r->cached_tokens = llm_count(
+		cJSON_GetObjectItemCaseSensitive(usage, "prompt_tokens_details"), "cached_tokens");
 	r->calls = calloc((size_t)cJSON_GetArraySize(calls) + 1, sizeof(*r->calls));
 	if (!r->calls)
 		return -1;

@@ -9,19 +9,18 @@
 #define MAX_BODY (64L * 1024 * 1024)
 
 typedef struct body {
-	char *data;
-	size_t len;
+	agent_body b; /* first: the write callback's view */
 	bool sse;
 	char session[256];
 } body;
 
-static size_t on_data(char *p, size_t size, size_t n, void *ud)
+size_t agent_body_write(char *p, size_t size, size_t n, void *ud)
 {
-	body *b = ud;
+	agent_body *b = ud;
 	size_t add = size * n;
 	char *d;
 
-	if (b->len + add > MAX_BODY)
+	if (b->len + add > b->max)
 		return 0;
 	d = realloc(b->data, b->len + add + 1);
 	if (!d)
@@ -59,8 +58,8 @@ static size_t on_header(char *p, size_t size, size_t n, void *ud)
 static cJSON *pick_response(const body *b, int id)
 {
 	if (!b->sse)
-		return cJSON_ParseWithLength(b->data, b->len);
-	for (char *line = b->data; line && *line;) {
+		return cJSON_ParseWithLength(b->b.data, b->b.len);
+	for (char *line = b->b.data; line && *line;) {
 		char *next = strchr(line, '\n');
 
 		if (next)
@@ -101,7 +100,7 @@ static long post(mcp_client *c, cJSON *msg, body *out)
 	curl_easy_setopt(c->curl, CURLOPT_URL, c->url);
 	curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, h);
 	curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, text);
-	curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, agent_body_write);
 	curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, out);
 	curl_easy_setopt(c->curl, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(c->curl, CURLOPT_HEADERDATA, out);
@@ -133,7 +132,7 @@ const cJSON *mcp_client_rpc(mcp_client *c, const char *method, cJSON *params, cJ
 {
 	int id = ++c->next_id;
 	cJSON *msg = message(method, id, params), *resp;
-	body b = {0};
+	body b = {.b.max = MAX_BODY};
 	long status;
 	const cJSON *err;
 
@@ -142,8 +141,8 @@ const cJSON *mcp_client_rpc(mcp_client *c, const char *method, cJSON *params, cJ
 	cJSON_Delete(msg);
 	if (b.session[0] && !c->session[0])
 		snprintf(c->session, sizeof(c->session), "%s", b.session);
-	resp = status == 200 && b.data ? pick_response(&b, id) : NULL;
-	free(b.data);
+	resp = status == 200 && b.b.data ? pick_response(&b, id) : NULL;
+	free(b.b.data);
 	if (!resp) {
 		if (!c->error[0])
 			snprintf(c->error, sizeof(c->error), "%s: no response (HTTP %ld)", method,
@@ -165,11 +164,11 @@ const cJSON *mcp_client_rpc(mcp_client *c, const char *method, cJSON *params, cJ
 static bool notify(mcp_client *c, const char *method)
 {
 	cJSON *msg = message(method, 0, NULL);
-	body b = {0};
+	body b = {.b.max = MAX_BODY};
 	long status = post(c, msg, &b);
 
 	cJSON_Delete(msg);
-	free(b.data);
+	free(b.b.data);
 	return status == 202 || status == 200;
 }
 

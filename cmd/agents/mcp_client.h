@@ -10,6 +10,14 @@
 #include <curl/curl.h>
 #include <stdbool.h>
 
+/* A capped response body for libcurl's CURLOPT_WRITEFUNCTION (agent_body_write). */
+typedef struct agent_body {
+	char *data; /* NUL-terminated */
+	size_t len, max;
+} agent_body;
+
+size_t agent_body_write(char *p, size_t size, size_t n, void *body);
+
 typedef struct mcp_client {
 	CURL *curl;
 	const char *url;

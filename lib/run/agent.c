@@ -164,9 +164,20 @@ bool sbx_agent__poll(sbx_agent_proc *a)
 	return false;
 }
 
+bool sbx_agent__wait(sbx_agent_proc *a, int ms)
+{
+	for (int waited = 0; !sbx_agent__poll(a); waited += 10) {
+		if (waited >= ms)
+			return false;
+		nanosleep(&(struct timespec){0, 10 * 1000000L}, NULL);
+	}
+	return true;
+}
+
 void sbx_agent__stop(sbx_agent_proc *a, int grace_ms)
 {
 	if (a->pid > 0 && !sbx_agent__poll(a)) {
+		a->stopped = true;
 		kill(-a->pid, SIGTERM);
 		for (int waited = 0; waited < grace_ms && a->pid > 0; waited += 20) {
 			struct timespec ts = {0, 20 * 1000000L};

@@ -20,6 +20,7 @@ typedef struct sbx_agent_proc {
 	bool echo;	  /* copy the output to our stderr too */
 	long long logged; /* bytes written to agent.log (capped) */
 	int exit_code;	  /* -1 until it exited; 128+N for signal N */
+	bool stopped;	  /* it was still running at the end: the host signalled it */
 } sbx_agent_proc;
 
 /*
@@ -31,6 +32,9 @@ int sbx_agent__spawn(sbx_agent_proc *a, char *const argv[], char *const env_extr
 
 /* Moves pending output to the log; returns true once the agent has exited (reaped). */
 bool sbx_agent__poll(sbx_agent_proc *a);
+
+/* Waits up to ms for the agent to exit on its own; true once it has. */
+bool sbx_agent__wait(sbx_agent_proc *a, int ms);
 
 /* SIGTERM to the group, then SIGKILL after grace_ms; reaps; closes fds. */
 void sbx_agent__stop(sbx_agent_proc *a, int grace_ms);

@@ -4,6 +4,7 @@
  * failure after the sandbox exists still reaches finish, which removes it.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <libgen.h>
 #include <limits.h>
@@ -19,10 +20,14 @@
 #include "run-internal.h"
 #include "rundir.h"
 #include "sbx/cleanup.h"
+#include "sbx/file.h"
 #include "sbx/json.h"
 #include "sbx/labels.h"
 #include "sbx/log.h"
 #include "sbx/run.h"
+
+/* How long an agent may take to exit by itself after complete_task. */
+#define AGENT_EXIT_GRACE_MS 500
 
 #define DEFAULT_TIMEOUT_S 600
 #define DEFAULT_MEMORY	  (2ULL * 1024 * 1024 * 1024)
@@ -466,7 +471,7 @@ int sbx_run_launch(sbx_run *run, sbx_error *err)
 /* ---- waiting ---------------------------------------------------------------- */
 
 /* 1: completed, 2: timed out (server side), 0: running, <0: no answer. */
-static int task_state(sbx_run *run)
+int sbx_run__task_state(sbx_run *run)
 {
 	sbx_relay_response resp = {0};
 	_cleanup_json_ cJSON *j = NULL;
@@ -499,10 +504,10 @@ sbx_run_end sbx_run_poll(sbx_run *run)
 	if (run->agent_started && sbx_agent__poll(&run->agent)) {
 		run->res.agent_exit = run->agent.exit_code;
 		/* It may have completed just before exiting. */
-		return task_state(run) == 1 ? SBX_END_COMPLETE_TASK : SBX_END_AGENT_EXIT;
+		return sbx_run__task_state(run) == 1 ? SBX_END_COMPLETE_TASK : SBX_END_AGENT_EXIT;
 	}
 	if (now >= run->next_poll_ms) {
-		int s = task_state(run);
+		int s = sbx_run__task_state(run);
 		sbx_error e = SBX_ERROR_INIT;
 
 		run->next_poll_ms = now + STATUS_POLL_MS;
@@ -541,6 +546,38 @@ sbx_run_end sbx_run_wait(sbx_run *run)
 	return end;
 }
 
+/* The last n non-empty lines of agent.log, joined by " | ", or NULL. */
+static char *agent_log_tail(const char *run_dir, int n)
+{
+	_cleanup_free_ char *path = NULL, *text = NULL;
+	sbx_error e = SBX_ERROR_INIT;
+	size_t len, end, start;
+	int lines = 0;
+	char *out;
+
+	if (asprintf(&path, "%s/agent.log", run_dir) < 0 ||
+	    sbx_file_read_capped(AT_FDCWD, path, 16 << 20, &text, &len, &e) < 0)
+		return NULL;
+	while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == '\r'))
+		len--;
+	end = len;
+	start = len;
+	while (start > 0 && lines < n) {
+		start--;
+		if (text[start] == '\n' && start + 1 < end)
+			lines++;
+	}
+	if (lines == n)
+		start++;
+	out = strndup(text + start, end - start);
+	for (char *p = out; p && *p; p++)
+		if (*p == '\n')
+			*p = '|';
+		else if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = ' '; /* the agent's bytes go to a terminal */
+	return out;
+}
+
 /* ---- finish ----------------------------------------------------------------- */
 
 int sbx_run_finish(sbx_run *run, sbx_run_end end, sbx_error *err)
@@ -556,8 +593,13 @@ int sbx_run_finish(sbx_run *run, sbx_run_end end, sbx_error *err)
 	run->finished = true;
 	run->res.end = end;
 	if (run->agent_started) {
+		/* An agent that called complete_task usually exits right after: let it,
+		 * so a clean agent is not recorded as killed. */
+		if (end == SBX_END_COMPLETE_TASK)
+			sbx_agent__wait(&run->agent, AGENT_EXIT_GRACE_MS);
 		sbx_agent__stop(&run->agent, 2000);
 		run->res.agent_exit = run->agent.exit_code;
+		run->res.agent_stopped = run->agent.stopped;
 	}
 	if (run->relay)
 		sbx_relay_close_listener(run->relay);
@@ -630,6 +672,13 @@ int sbx_run_finish(sbx_run *run, sbx_run_end end, sbx_error *err)
 			run->res.status = SBX_RUN_PARTIAL;
 		else
 			run->res.status = SBX_RUN_FAIL;
+		/* Exited non-zero (or could not start: 126, 127) before complete_task:
+		 * graded, but not a real attempt, and never mixed with one. */
+		if (end == SBX_END_AGENT_EXIT && run->res.agent_exit != 0 &&
+		    run->res.agent_exit != -1) {
+			run->res.status = SBX_RUN_AGENT_ERROR;
+			run->res.agent_tail = agent_log_tail(run->res.run_dir, 3);
+		}
 	} else if (end == SBX_END_INTERRUPTED) {
 		run->res.status = SBX_RUN_INTERRUPTED;
 	}
@@ -685,6 +734,7 @@ void sbx_run_free(sbx_run *run)
 	free(run->res.error);
 	free(run->res.error_kind);
 	free(run->res.agent);
+	free(run->res.agent_tail);
 	free(run->res.image);
 	free(run->res.image_id);
 	free(run->res.sandbox_id);

@@ -221,6 +221,9 @@ char *sbx_run_result_json(const sbx_run_result *r)
 		cJSON_AddNumberToObject(h, "exit_code", r->agent_exit);
 	else
 		cJSON_AddNullToObject(h, "exit_code");
+	cJSON_AddBoolToObject(h, "stopped_by_host", r->agent_stopped);
+	if (r->agent_tail)
+		add_str(h, "log_tail", r->agent_tail);
 	add_str(h, "endpoint", r->endpoint);
 	add_llm_summary(h, r->run_dir);
 

@@ -81,6 +81,9 @@ int sbx_run__start_agent(sbx_run *run, sbx_error *err);
 /* agents.c: the oracle agent: copies the oracles in as the outputs and completes the task. */
 int sbx_run__oracle_agent(sbx_run *run, sbx_error *err);
 
+/* The server's view of the task: 1 completed, 2 timed out, 0 running, <0 no answer. */
+int sbx_run__task_state(sbx_run *run);
+
 /* gui.c: waits until LibreOffice shows the starting file (GUI tasks). */
 int sbx_run__wait_gui(sbx_run *run, sbx_error *err);
 

@@ -10,6 +10,7 @@
 #include "sbx/cleanup.h"
 #include "sbx/json.h"
 #include "sbx/log.h"
+#include "run-internal.h"
 #include "sbx/run.h"
 
 #define LINE_MAX_BYTES (64 * 1024 * 1024)
@@ -190,7 +191,10 @@ sbx_run_end sbx_run_serve_stdio(sbx_run *run, int in_fd, int out_fd)
 		if (n <= 0) {
 			if (pending.len)
 				handle_line(&st, pending.data, pending.len);
-			end = SBX_END_CLIENT_EOF;
+			/* A client that called complete_task and hung up at once ended the
+			 * episode by completing it, whatever the next status poll would see. */
+			end = sbx_run__task_state(run) == 1 ? SBX_END_COMPLETE_TASK
+							    : SBX_END_CLIENT_EOF;
 			break;
 		}
 		if (sbx_buf_append(&pending, buf, (size_t)n) < 0) {

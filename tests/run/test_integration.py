@@ -293,6 +293,31 @@ def case_wrong(env):
     check_gone(res["run_id"])
 
 
+def case_agent_error(env):
+    """An agent that cannot start, or crashes, before complete_task: agent_error (exit 5),
+    still graded, one stderr line naming the exit status and the end of agent.log; a clean
+    agent that completes is recorded with exit code 0, not as killed."""
+    code, res, rdir, err = env.run("sales_revenue", "noagent", "--agent", "nosuch-agent-xyz")
+    if code != 5 or res["status"] != "agent_error" or res["agent"]["exit_code"] != 127:
+        fail("missing agent: exit %d, %s\n%s" % (code, res, err))
+    line = [l for l in err.splitlines() if l.startswith("sandboxctl: agent error:")]
+    if len(line) != 1 or "status 127" not in line[0] or "nosuch-agent-xyz" not in line[0]:
+        fail("want one stderr line naming 127 and the log's end:\n" + err)
+    if not res["grade"]["graded"]:
+        fail("an agent_error run is still graded: %s" % res["grade"])
+    py = os.path.join(env.dir, "broken.py")
+    with open(py, "w") as f:
+        f.write("def broken(:\n")
+    code, res, rdir, err = env.run("sales_revenue", "syntax", "--agent", "python3 " + py)
+    if code != 5 or res["status"] != "agent_error" or "SyntaxError" not in res["agent"].get("log_tail", ""):
+        fail("SyntaxError agent: exit %d, %s\n%s" % (code, res["agent"], err))
+    code, res, rdir, err = env.run("sales_revenue", "clean", "--agent", "demo")
+    if code != 0 or res["agent"]["exit_code"] != 0 or res["agent"]["stopped_by_host"]:
+        fail("a clean agent must be recorded as exiting 0 by itself: %s" % res["agent"])
+    for rid in env.run_ids:
+        check_gone(rid)
+
+
 def case_timeout(env):
     """An agent that never finishes: timeout at the deadline, graded anyway, container gone."""
     t0 = time.time()
@@ -523,7 +548,7 @@ def case_mcp_stdio(env):
             break
         time.sleep(0.1)
     res = json.loads(read(os.path.join(env.runs, rid, "result.json")))
-    if res["ended_by"] not in ("complete_task", "client_eof") or res["outcome"] != "task":
+    if res["ended_by"] != "complete_task" or res["outcome"] != "task":
         fail("mcp stdio result: %s" % res)
     if not any(l["dir"] == "agent->server" for l in transcript(os.path.join(env.runs, rid))):
         fail("mcp stdio: the transcript is empty")
@@ -797,6 +822,7 @@ def case_published(env):
 
 CASES = {
     "oracle": case_oracle, "demo": case_demo, "rest": case_rest, "wrong": case_wrong,
+    "agent-error": case_agent_error,
     "timeout": case_timeout, "sigint": case_sigint, "sigkill": case_sigkill,
     "sdk": case_sdk, "hardening": case_hardening, "mcp-stdio": case_mcp_stdio, "gui": case_gui,
     "published": case_published,
