@@ -40,13 +40,13 @@ def skip_unless_ready(gui=False):
     ref = "sandboxctl/sandbox:latest" if gui else "sandboxctl/sandbox-slim:latest"
     if IMAGE and IMAGE != "real":
         ref = IMAGE
-    p = subprocess.run([SANDBOXCTL, "doctor"], capture_output=True, text=True, timeout=60)
-    if not os.path.exists("/var/run/docker.sock") or "docker" not in (p.stdout + p.stderr).lower():
+    if not os.path.exists("/var/run/docker.sock"):
         print("SKIP: no engine")
         sys.exit(77)
-    q = subprocess.run(["sh", "-c", "command -v docker >/dev/null && docker image inspect %s "
-                        ">/dev/null 2>&1 || curl -sf --unix-socket /var/run/docker.sock "
-                        "http://d/images/%s/json >/dev/null" % (ref, ref.replace("/", "%2F"))])
+    # The engine's API on its socket (no docker CLI needed): is the image there?
+    q = subprocess.run(["curl", "-sf", "--unix-socket", "/var/run/docker.sock",
+                        "http://engine/images/%s/json" % ref.replace("/", "%2F")],
+                       capture_output=True)
     if q.returncode != 0:
         print("SKIP: image %s missing (sandboxctl build)" % ref)
         sys.exit(77)
