@@ -218,6 +218,7 @@ static int do_show(const char *name)
 		sbx_json_add_number(limits, "pids", t->limits.pids);
 		sbx_json_add_bool(o, "gui", t->gui);
 		sbx_json_add_bool(o, "seedable", sbx_task_seedable(t));
+		sbx_json_add_bool(o, "libreoffice", t->libreoffice);
 		sbx_json_add_number(o, "cases", (double)t->grading.n_cases);
 		s = cJSON_Print(o);
 		if (!s)
@@ -228,7 +229,9 @@ static int do_show(const char *name)
 	}
 	printf("id:         %s\ntitle:      %s\ndifficulty: %s\npath:       %s\ngui:        %s\n",
 	       t->id, t->title, sbx_task_difficulty_name(t->difficulty), t->path,
-	       t->gui ? "yes" : "no");
+	       t->gui		? "yes"
+	       : t->libreoffice ? "no (LibreOffice without the desktop: full image)"
+				: "no");
 	print_limits(&t->limits);
 	if (sbx_task_seedable(t))
 		printf("seedable:   yes (generator %s): 'run --seed N' makes a fresh instance\n",

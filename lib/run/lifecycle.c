@@ -197,9 +197,9 @@ int sbx_run_prepare(sbx_run **out, const sbx_run_opts *opts, sbx_error *err)
 	if (l->pids < 8)
 		return sbx_error_set(err, -EINVAL, "pids limit below 8");
 
-	run->res.image = strdup(opts->image	 ? opts->image
-				: run->task->gui ? SBX_IMAGE_FULL
-						 : SBX_IMAGE_SLIM);
+	run->res.image = strdup(opts->image				   ? opts->image
+				: run->task->gui || run->task->libreoffice ? SBX_IMAGE_FULL
+									   : SBX_IMAGE_SLIM);
 	run->res.agent = strdup(opts->agent ? opts->agent : "external");
 	r = sbx_run__check_agent(run, err);
 	if (r < 0)

@@ -383,6 +383,9 @@ class Tasks(unittest.TestCase):
         self.assertIn("--seed: '-1' is not a number", err)
         rc, out, _ = run("tasks", "show", "banking_reserve", "--json")
         self.assertTrue(json.loads(out)["seedable"])
+        self.assertFalse(json.loads(out)["libreoffice"])
+        rc, out, _ = run("tasks", "show", "fix_formulas")
+        self.assertIn("gui:        no (LibreOffice without the desktop: full image)", out)
 
     def validate_variant(self, grading, oracle=ORACLE):
         """tasks validate on banking_reserve with another grading section or oracle."""

@@ -143,6 +143,30 @@ def case_seed(env):
     print("seeds: same seed same bytes, recorded, graded against the instance")
 
 
+FORMULA_AGENT = r"""
+v='[["=B2*(1+$G$1)"],["=B3*(1+$G$1)"],["=B4*(1+$G$1)"],["=B5*(1+$G$1)"],["=B6*(1+$G$1)"],["=B7*(1+$G$1)"],["=B8*(1+$G$1)"],["=B9*(1+$G$1)"]]'
+call() { curl -sf -X POST -H 'Content-Type: application/json' "$SANDBOX_REST_URL/tools/call" -d "$1"; }
+call "{\"tool_name\":\"write_range\",\"arguments\":{\"file_path\":\"budget.ods\",\"sheet_name\":\"Budget\",\"start_cell\":\"C2\",\"values\":$v}}" &&
+call '{"tool_name":"write_range","arguments":{"file_path":"budget.ods","sheet_name":"Budget","start_cell":"B10","values":[["=SUM(B2:B9)","=SUM(C2:C9)"]]}}' &&
+curl -sf -X POST "$SANDBOX_REST_URL/task/complete" -d '{}'
+"""
+
+
+def case_formulas(env):
+    """fix_formulas repaired with formulas only (no values): libreoffice: true picks the
+    full image, whose recalculation gives them values, so the repair PASSes."""
+    if IMAGE and IMAGE != "real":
+        raise SystemExit(77)
+    agent = os.path.join(env.runs, "formula_agent.sh")
+    with open(agent, "w") as f:
+        f.write("#!/bin/sh\n" + FORMULA_AGENT)
+    os.chmod(agent, 0o755)
+    code, res, _, dt = env.run("fix_formulas", agent)
+    check(code == 0 and res["status"] == "pass" and res["sandbox"]["image"].startswith("sandboxctl/sandbox:"),
+          "fix_formulas by formulas: exit %d %s" % (code, res))
+    print("fix_formulas       formulas only: PASS on %s in %.2f s" % (res["sandbox"]["image"], dt))
+
+
 def case_python_agent(env):
     for task, extra in (("sales_revenue", []), ("banking_reserve", []), ("price_lookup", []),
                         ("price_lookup", ["--seed", "3"])):
@@ -155,11 +179,11 @@ def case_python_agent(env):
 
 
 def main():
-    skip_unless_ready(gui=CASE == "gui")
+    skip_unless_ready(gui=CASE in ("gui", "formulas"))
     env = Env()
     try:
         {"oracle": case_oracle, "gui": lambda e: case_oracle(e, gui=True), "seed": case_seed,
-         "python-agent": case_python_agent}[CASE](env)
+         "python-agent": case_python_agent, "formulas": case_formulas}[CASE](env)
     finally:
         shutil.rmtree(env.runs, ignore_errors=True)
 

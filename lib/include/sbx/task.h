@@ -151,6 +151,9 @@ typedef struct sbx_task {
 	/* generator: NULL (not seedable), "builtin" (compiled into sandboxctl under the
 	 * task's id) or a program relative to dir, run on the host as PROGRAM DIR [SEED]. */
 	char *generator;
+	/* libreoffice: the sandbox needs LibreOffice (e.g. recalculate, so formulas get values)
+	 * without the desktop: the full image. */
+	bool libreoffice;
 } sbx_task;
 
 /*
