@@ -204,6 +204,30 @@ done:
 	return r;
 }
 
+/*
+ * One rule for a missing output: exit 2 with its name, whether OUTPUT is the
+ * file or the directory that should hold it (a run's grade instead FAILs).
+ */
+static int check_outputs(const sbx_task *task, const char *output, sbx_error *err)
+{
+	struct stat st;
+
+	if (stat(output, &st) < 0 || !S_ISDIR(st.st_mode))
+		return 0;
+	for (size_t i = 0; i < task->grading.n_cases; i++) {
+		const char *o = task->grading.cases[i].output ? task->grading.cases[i].output
+							      : task->outputs[0];
+		_cleanup_free_ char *p = NULL;
+
+		if (asprintf(&p, "%s/%s", output, o) < 0)
+			return sbx_error_set(err, -ENOMEM, "out of memory");
+		if (lstat(p, &st) < 0)
+			return sbx_error_set(err, -ENOENT, "output '%s' not found in '%s'", o,
+					     output);
+	}
+	return 0;
+}
+
 static int grade_task(const char *output, sbx_grade_result **out, sbx_error *err)
 {
 	_cleanup_free_ char *yaml = NULL;
@@ -216,6 +240,11 @@ static int grade_task(const char *output, sbx_grade_result **out, sbx_error *err
 	r = sbx_task_load(yaml, &task, err);
 	if (r < 0)
 		return r;
+	r = check_outputs(task, output, err);
+	if (r < 0) {
+		sbx_task_free(task);
+		return r;
+	}
 	override_threshold(&task->grading);
 	r = sbx_grade_task(task, output, out, err);
 	sbx_task_free(task);
@@ -237,7 +266,7 @@ int cmd_grade(int argc, char **argv)
 	/* The output the user names must exist; a missing file inside a directory is the agent's
 	 * FAIL. */
 	if (stat(output, &st) < 0) {
-		cli_error("grade: output '%s': %s", output, strerror(errno));
+		cli_error("grade: output '%s' not found: %s", output, strerror(errno));
 		return EXIT_USAGE;
 	}
 	r = arg_task ? grade_task(output, &res, &err) : grade_standalone(output, &res, &err);

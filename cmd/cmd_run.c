@@ -164,6 +164,16 @@ int cmd_run__parse_common(const char *name, const char *arg, sbx_run_opts *o)
 					 arg),
 			       -1;
 		o->published = strcmp(arg, "published") == 0;
+	} else if (strcmp(name, "seed") == 0) {
+		char *end;
+
+		errno = 0;
+		o->seed = strtoull(arg, &end, 10);
+		if (errno || end == arg || *end || arg[0] == '-' || o->seed > SBX_TASK_SEED_MAX)
+			return cli_error("--seed: '%s' is not a number 0..%llu", arg,
+					 SBX_TASK_SEED_MAX),
+			       -1;
+		o->seeded = true;
 	} else if (strcmp(name, "keep") == 0) {
 		o->keep = true;
 	} else if (strcmp(name, "test-label") == 0) {
@@ -216,6 +226,9 @@ static void help(void)
 	       "  --grace SECONDS    how long PID 1 waits past the deadline (default 30)\n"
 	       "  --runs-dir DIR     where run directories go (default ./runs)\n"
 	       "  --run-id ID        run id (default: time-task-random)\n"
+	       "  --seed N           seedable tasks: a fresh instance (files and oracle)\n"
+	       "                     made from seed N into the run directory; recorded in\n"
+	       "                     result.json (default: the committed files)\n"
 	       "  --tasks-dir DIR    tasks directory (default: $SBX_TASKS_DIR or ./tasks)\n"
 	       "  --keep             leave the sandbox behind (remove it with 'sandboxctl gc')\n"
 	       "  --json             print result.json as one line on stdout\n"
@@ -321,6 +334,7 @@ int cmd_run(int argc, char **argv)
 		{"grace", required_argument, NULL, OPT_LONG},
 		{"quiet", no_argument, NULL, OPT_LONG},
 		{"test-label", no_argument, NULL, OPT_LONG},
+		{"seed", required_argument, NULL, OPT_LONG},
 		{"model", required_argument, NULL, OPT_LONG},
 		{"base-url", required_argument, NULL, OPT_LONG},
 		{"api", required_argument, NULL, OPT_LONG},

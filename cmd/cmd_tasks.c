@@ -1,31 +1,48 @@
 /* SPDX-License-Identifier: MIT */
 /* sandboxctl tasks list | show NAME | validate [PATH...] */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
+#include "grader.h"
+#include "sbx/file.h"
 #include "sbx/json.h"
+#include "sbx/path.h"
 #include "sbx/sheet_ref.h"
 #include "sbx/task.h"
 
 static const char *arg_tasks_dir;
 static bool arg_json;
+static bool arg_seeded;
+static uint64_t arg_seed;
 
 static void help(void)
 {
 	printf("Usage: sandboxctl tasks list [--json]\n"
 	       "       sandboxctl tasks show NAME|PATH [--json]\n"
 	       "       sandboxctl tasks validate [NAME|PATH...]\n"
+	       "       sandboxctl tasks generate NAME|PATH DIR [--seed N]\n"
+	       "       sandboxctl tasks new NAME|PATH\n"
 	       "\n"
 	       "list      the tasks in the tasks directory: name, difficulty, title\n"
 	       "show      a task's prompt, files, outputs, oracle, grading and limits\n"
-	       "validate  loads each task (all tasks when none is named) and prints\n"
-	       "          'OK' or the first error as file:line:column: message\n"
+	       "validate  loads each task (all tasks when none is named), grades its\n"
+	       "          oracle against itself (must PASS) and its untouched starting\n"
+	       "          files (must score 0), and prints 'OK' or the first error\n"
+	       "generate  runs the task's generator into DIR (DIR/files, DIR/oracle): the\n"
+	       "          committed files, or with --seed N a fresh instance (the same\n"
+	       "          bytes for the same seed; what 'run --seed N' uses)\n"
+	       "new       scaffolds a task in the tasks directory (or at PATH): task.yaml,\n"
+	       "          a seedable generator gen.py (Python, run on the host), files/\n"
+	       "          and oracle/ made by it; it validates as it stands\n"
 	       "\n"
 	       "Options:\n"
+	       "  --seed N          instance seed, 0..2^53-1 (generate)\n"
 	       "  --tasks-dir DIR   tasks directory (default: $SBX_TASKS_DIR, else ./tasks,\n"
 	       "                    else the installed tasks)\n"
 	       "  --json            machine-readable output (list, show)\n"
@@ -142,6 +159,25 @@ static void print_opts(const sbx_grading_opts *o)
 	}
 }
 
+/* Unset limits show the run's default (lib/run/lifecycle.c), not a zero. */
+static void print_limits(const sbx_task_limits *l)
+{
+	char dl[32] = "default (600s)", mem[32] = "default (2 GiB)", cpus[32] = "default (2)",
+	     pids[32] = "default (256)";
+
+	if (l->deadline_s)
+		snprintf(dl, sizeof(dl), "%us", l->deadline_s);
+	if (l->memory_bytes >= (1ULL << 30) && l->memory_bytes % (1ULL << 30) == 0)
+		snprintf(mem, sizeof(mem), "%llu GiB", (unsigned long long)(l->memory_bytes >> 30));
+	else if (l->memory_bytes)
+		snprintf(mem, sizeof(mem), "%llu MiB", (unsigned long long)(l->memory_bytes >> 20));
+	if (l->cpus > 0)
+		snprintf(cpus, sizeof(cpus), "%g", l->cpus);
+	if (l->pids)
+		snprintf(pids, sizeof(pids), "%u", l->pids);
+	printf("limits:     deadline %s, memory %s, cpus %s, pids %s\n", dl, mem, cpus, pids);
+}
+
 static cJSON *strv_json(char **v)
 {
 	cJSON *arr = cJSON_CreateArray();
@@ -181,6 +217,8 @@ static int do_show(const char *name)
 		sbx_json_add_number(limits, "cpus", t->limits.cpus);
 		sbx_json_add_number(limits, "pids", t->limits.pids);
 		sbx_json_add_bool(o, "gui", t->gui);
+		sbx_json_add_bool(o, "seedable", sbx_task_seedable(t));
+		sbx_json_add_bool(o, "libreoffice", t->libreoffice);
 		sbx_json_add_number(o, "cases", (double)t->grading.n_cases);
 		s = cJSON_Print(o);
 		if (!s)
@@ -191,10 +229,15 @@ static int do_show(const char *name)
 	}
 	printf("id:         %s\ntitle:      %s\ndifficulty: %s\npath:       %s\ngui:        %s\n",
 	       t->id, t->title, sbx_task_difficulty_name(t->difficulty), t->path,
-	       t->gui ? "yes" : "no");
-	printf("limits:     deadline %us, memory %llu MiB, cpus %g, pids %u (0: run default)\n",
-	       t->limits.deadline_s, (unsigned long long)(t->limits.memory_bytes >> 20),
-	       t->limits.cpus, t->limits.pids);
+	       t->gui		? "yes"
+	       : t->libreoffice ? "no (LibreOffice without the desktop: full image)"
+				: "no");
+	print_limits(&t->limits);
+	if (sbx_task_seedable(t))
+		printf("seedable:   yes (generator %s): 'run --seed N' makes a fresh instance\n",
+		       t->generator);
+	else
+		printf("seedable:   no (no generator: every run uses the committed files)\n");
 	for (size_t i = 0; i < t->n_files; i++)
 		printf("file:       %s\n", t->files[i]);
 	for (size_t i = 0; i < t->n_outputs; i++)
@@ -204,7 +247,9 @@ static int do_show(const char *name)
 	for (size_t i = 0; i < t->grading.n_cases; i++) {
 		const sbx_grading_case *c = &t->grading.cases[i];
 
-		printf("case '%s': %s vs %s\n", c->name, c->output ? c->output : t->outputs[0],
+		printf("case '%s'%s: %s vs %s\n", c->name,
+		       c->gate ? " (gate: must pass, not scored)" : "",
+		       c->output ? c->output : t->outputs[0],
 		       c->oracle ? c->oracle : t->oracles[0]);
 		print_opts(&c->opts);
 	}
@@ -223,8 +268,9 @@ static bool validate_one(const char *name)
 	sbx_error err = SBX_ERROR_INIT;
 	sbx_task *t = NULL;
 
-	if (load(name, &t, &err) < 0) {
+	if (load(name, &t, &err) < 0 || sbx_grade_task_check(t, &err) < 0) {
 		printf("%s\n", err.msg);
+		sbx_task_free(t);
 		return false;
 	}
 	printf("%s: OK\n", t->path);
@@ -261,11 +307,193 @@ static int do_validate(int n, char **names)
 	return ok ? EXIT_PASS : EXIT_USAGE;
 }
 
+/* A task whose files are not there yet (a new task, before its first generation). */
+static int load_unchecked(const char *name, sbx_task **out, sbx_error *err)
+{
+	_cleanup_free_ char *yaml = NULL, *text = NULL;
+	char *slash;
+	size_t len;
+	int r;
+
+	r = sbx_task_resolve(arg_tasks_dir, name, &yaml, err);
+	if (r >= 0)
+		r = sbx_file_read_capped(AT_FDCWD, yaml, 1 << 20, &text, &len, err);
+	if (r >= 0)
+		r = sbx_task_parse(yaml, NULL, text, len, out, err);
+	if (r < 0)
+		return r;
+	slash = strrchr(yaml, '/');
+	if (slash)
+		*slash = '\0';
+	free((*out)->dir);
+	(*out)->dir = strdup(slash ? yaml : ".");
+	if (!(*out)->dir)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	return 0;
+}
+
+/* tasks new: a task that validates as it stands, to edit from there. */
+static const char new_yaml[] =
+	"# %s: made by 'sandboxctl tasks new'. Edit the prompt, gen.py and the grading;\n"
+	"# 'sandboxctl tasks generate %s DIR' rewrites files/ and oracle/ (DIR: this folder),\n"
+	"# 'sandboxctl tasks validate %s' checks it.\n"
+	"id: %s\n"
+	"title: Line totals\n"
+	"difficulty: easy\n"
+	"prompt: |\n"
+	"  The workspace holds data.csv: a header line (Item,Quantity,Price) and ten\n"
+	"  items. Add a fourth column with the header Total: Quantity x Price,\n"
+	"  rounded to 2 decimals. Leave the other columns as they are and save the\n"
+	"  file in place as CSV: overwrite data.csv.\n"
+	"files:\n"
+	"  - files/data.csv\n"
+	"outputs:\n"
+	"  - data.csv\n"
+	"oracle:\n"
+	"  - oracle/expected.csv\n"
+	"# Score only what the agent must produce; the given cells are a gate.\n"
+	"grading:\n"
+	"  tolerance: 0.01\n"
+	"  cases:\n"
+	"    - name: totals\n"
+	"      ranges: [\"D1:D11\"]\n"
+	"    - name: inputs unchanged\n"
+	"      gate: true\n"
+	"      skip_empty: false\n"
+	"      tolerance: 0\n"
+	"      ranges: [\"A1:C11\"]\n"
+	"limits:\n"
+	"  deadline: 300\n"
+	"gui: false\n"
+	"# Run on the host as: gen.py DIR [SEED] (seedable: run --seed N).\n"
+	"generator: gen.py\n";
+
+static const char new_gen[] =
+	"#!/usr/bin/env python3\n"
+	"\"\"\"Makes an instance of the task: DIR/files/data.csv and DIR/oracle/expected.csv.\n"
+	"\n"
+	"Usage: gen.py DIR [SEED]. Without SEED: the committed files. The same seed\n"
+	"must give the same bytes (no clock, no unseeded randomness).\n"
+	"\"\"\"\n"
+	"import csv\n"
+	"import os\n"
+	"import random\n"
+	"import sys\n"
+	"from decimal import ROUND_HALF_UP, Decimal\n"
+	"\n"
+	"\n"
+	"def main():\n"
+	"    out = sys.argv[1]\n"
+	"    seed = int(sys.argv[2]) if len(sys.argv) > 2 else 0\n"
+	"    rng = random.Random(\"%s:%%d\" %% seed)\n"
+	"    rows = []\n"
+	"    for i in range(10):\n"
+	"        qty = rng.randint(1, 50)\n"
+	"        price = Decimal(rng.randint(100, 99999)) / 100\n"
+	"        total = (qty * price).quantize(Decimal(\"0.01\"), ROUND_HALF_UP)\n"
+	"        rows.append([\"Item %%02d\" %% (i + 1), qty, price, total])\n"
+	"    for sub, name, cols in ((\"files\", \"data.csv\", 3), (\"oracle\", \"expected.csv\", "
+	"4)):\n"
+	"        os.makedirs(os.path.join(out, sub), exist_ok=True)\n"
+	"        with open(os.path.join(out, sub, name), \"w\", newline=\"\") as f:\n"
+	"            w = csv.writer(f, lineterminator=\"\\n\")\n"
+	"            w.writerow([\"Item\", \"Quantity\", \"Price\", \"Total\"][:cols])\n"
+	"            for r in rows:\n"
+	"                w.writerow(r[:cols])\n"
+	"\n"
+	"\n"
+	"if __name__ == \"__main__\":\n"
+	"    main()\n";
+
+static int write_new(const char *dir, const char *name, const char *text, mode_t mode,
+		     sbx_error *err)
+{
+	_cleanup_free_ char *p = NULL;
+	int r;
+
+	if (asprintf(&p, "%s/%s", dir, name) < 0)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	r = sbx_path_write_beneath(dir, name, text, strlen(text), err);
+	if (r >= 0 && chmod(p, mode) < 0)
+		r = sbx_error_set(err, -errno, "'%s': %s", p, strerror(errno));
+	return r;
+}
+
+static int do_new(const char *name)
+{
+	_cleanup_free_ char *tdir = tasks_dir(), *dir = NULL, *yaml = NULL, *gen = NULL;
+	const char *id = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
+	sbx_error err = SBX_ERROR_INIT;
+	sbx_task *t = NULL;
+	int r;
+
+	if (!sbx_task_id_valid(id)) {
+		cli_error("tasks: new: '%s' is not a task id (1..64 of a-z 0-9 _ -)", id);
+		return EXIT_USAGE;
+	}
+	if (!tdir ||
+	    (strchr(name, '/') ? !(dir = strdup(name)) : asprintf(&dir, "%s/%s", tdir, name) < 0) ||
+	    asprintf(&yaml, new_yaml, id, id, id, id) < 0 || asprintf(&gen, new_gen, id) < 0)
+		return EXIT_ENGINE;
+	if (mkdir(dir, 0755) < 0) {
+		cli_error("tasks: new: '%s': %s", dir, strerror(errno));
+		return EXIT_USAGE;
+	}
+	r = write_new(dir, "task.yaml", yaml, 0644, &err);
+	if (r >= 0)
+		r = write_new(dir, "gen.py", gen, 0755, &err);
+	if (r >= 0)
+		r = load_unchecked(dir, &t, &err);
+	if (r >= 0)
+		r = sbx_task_generate(t, NULL, dir, &err);
+	t = sbx_task_free(t);
+	if (r >= 0)
+		r = sbx_task_load(dir, &t, &err);
+	if (r >= 0)
+		r = sbx_grade_task_check(t, &err);
+	sbx_task_free(t);
+	if (r < 0) {
+		cli_error("tasks: new: %s", err.msg);
+		return EXIT_ENGINE;
+	}
+	printf("%s: created (task.yaml, gen.py, files/, oracle/); it validates.\n"
+	       "Edit task.yaml and gen.py, then: sandboxctl tasks generate %s %s && "
+	       "sandboxctl tasks validate %s\n",
+	       dir, dir, dir, dir);
+	return EXIT_PASS;
+}
+
+static int do_generate(const char *name, const char *dir)
+{
+	sbx_error err = SBX_ERROR_INIT;
+	sbx_task *t = NULL;
+	int r;
+
+	if (load(name, &t, &err) < 0) {
+		sbx_task_free(t);
+		t = NULL;
+		sbx_error_clear(&err);
+		if (load_unchecked(name, &t, &err) < 0) {
+			sbx_task_free(t);
+			cli_error("tasks: %s", err.msg);
+			return EXIT_USAGE;
+		}
+	}
+	r = sbx_task_generate(t, arg_seeded ? &arg_seed : NULL, dir, &err);
+	sbx_task_free(t);
+	if (r < 0) {
+		cli_error("tasks: %s", err.msg);
+		return r == -EINVAL ? EXIT_USAGE : EXIT_ENGINE;
+	}
+	return EXIT_PASS;
+}
+
 int cmd_tasks(int argc, char **argv)
 {
 	static const struct option options[] = {
 		{"tasks-dir", required_argument, NULL, 'd'},
 		{"json", no_argument, NULL, 'j'},
+		{"seed", required_argument, NULL, 's'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -281,6 +509,20 @@ int cmd_tasks(int argc, char **argv)
 		case 'j':
 			arg_json = true;
 			break;
+		case 's': {
+			char *end;
+
+			errno = 0;
+			arg_seed = strtoull(optarg, &end, 10);
+			if (errno || end == optarg || *end || optarg[0] == '-' ||
+			    arg_seed > SBX_TASK_SEED_MAX) {
+				cli_error("tasks: --seed: '%s' is not a number 0..%llu", optarg,
+					  SBX_TASK_SEED_MAX);
+				return EXIT_USAGE;
+			}
+			arg_seeded = true;
+			break;
+		}
 		case 'h':
 			help();
 			return EXIT_PASS;
@@ -296,6 +538,11 @@ int cmd_tasks(int argc, char **argv)
 		return do_show(argv[optind]);
 	if (strcmp(verb, "validate") == 0)
 		return do_validate(argc - optind, argv + optind);
-	cli_error("tasks: usage: tasks list | show NAME | validate [PATH...] (see --help)");
+	if (strcmp(verb, "new") == 0 && optind + 1 == argc)
+		return do_new(argv[optind]);
+	if (strcmp(verb, "generate") == 0 && optind + 2 == argc)
+		return do_generate(argv[optind], argv[optind + 1]);
+	cli_error("tasks: usage: tasks list | show NAME | validate [PATH...] | generate NAME DIR "
+		  "(see --help)");
 	return EXIT_USAGE;
 }

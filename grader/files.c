@@ -27,21 +27,30 @@ sbx_grade_result *sbx_grade_result_free(sbx_grade_result *r)
 
 void sbx_grade_result_summarise(sbx_grade_result *r)
 {
-	size_t passed = 0, failed = 0;
+	size_t passed = 0, failed = 0, scored = 0;
+	bool gate_failed = false;
 
 	r->graded = r->matched = 0;
+	for (size_t i = 0; i < r->n_cases; i++)
+		scored += !r->cases[i].gate;
 	for (size_t i = 0; i < r->n_cases; i++) {
-		r->graded += r->cases[i].graded;
-		r->matched += r->cases[i].matched;
+		/* Gates only decide; the score is the answer's (all cases when all are gates). */
+		if (!r->cases[i].gate || !scored) {
+			r->graded += r->cases[i].graded;
+			r->matched += r->cases[i].matched;
+		}
+		gate_failed |= r->cases[i].gate && r->cases[i].status != SBX_GRADE_PASS;
 		passed += r->cases[i].status == SBX_GRADE_PASS;
-		failed += r->cases[i].status == SBX_GRADE_FAIL;
+		/* Every answer case failing is a FAIL, whatever the gates say. */
+		failed += r->cases[i].status == SBX_GRADE_FAIL && (!r->cases[i].gate || !scored);
 	}
-	r->score = r->graded ? (double)r->matched / (double)r->graded : 0;
+	r->gate_failed = gate_failed;
+	r->score = r->graded && !gate_failed ? (double)r->matched / (double)r->graded : 0;
 	r->soft = r->n_cases ? (double)passed / (double)r->n_cases : 0;
 	r->hard = r->n_cases && passed == r->n_cases;
-	r->status = r->hard		   ? SBX_GRADE_PASS
-		    : failed == r->n_cases ? SBX_GRADE_FAIL
-					   : SBX_GRADE_PARTIAL;
+	r->status = r->hard						      ? SBX_GRADE_PASS
+		    : gate_failed || failed == (scored ? scored : r->n_cases) ? SBX_GRADE_FAIL
+									      : SBX_GRADE_PARTIAL;
 }
 
 /* Reads an opened file (up to the reader's file-size limit) and parses it as a workbook. */
@@ -184,6 +193,7 @@ static int grade_cases(const sbx_grading_spec *spec, int out_dirfd, const char *
 			break;
 		}
 		res->n_cases++;
+		cr->gate = gc->gate;
 		cr->name = strdup(gc->name);
 		cr->output = strdup(outputs[i]);
 		cr->oracle = strdup(oracles[i]);

@@ -25,6 +25,8 @@
  * Several cases: soft = fraction of cases passed, hard = all passed; the
  * overall status is PASS when all passed, FAIL when all failed, else PARTIAL;
  * the overall score is matched / graded over every case.
+ * Gate cases (e.g. "the inputs are unchanged") count for nothing in the
+ * score; when one does not PASS, the overall status is FAIL and the score 0.
  *
  * Deterministic, never prints; hostile files fail with a one-line error.
  */
@@ -96,6 +98,7 @@ typedef struct sbx_grade_case_result {
 	sbx_grade_mismatch *mismatches;
 	size_t n_mismatches;	   /* kept */
 	uint64_t mismatches_total; /* counted (cells; a missing sheet counts its cells) */
+	bool gate;		   /* a gate case (sbx_grading_case.gate) */
 } sbx_grade_case_result;
 
 typedef struct sbx_grade_result {
@@ -104,8 +107,9 @@ typedef struct sbx_grade_result {
 	sbx_grade_status status;
 	double score; /* matched / graded over all cases */
 	uint64_t graded, matched;
-	double soft; /* fraction of cases passed */
-	bool hard;   /* every case passed */
+	double soft;	  /* fraction of cases passed */
+	bool hard;	  /* every case passed */
+	bool gate_failed; /* a gate case did not pass: FAIL, score 0 */
 } sbx_grade_result;
 
 /*
@@ -138,6 +142,14 @@ int sbx_grade_files(const sbx_grading_spec *spec, const char *const *outputs,
  */
 int sbx_grade_task(const sbx_task *task, const char *output, sbx_grade_result **out,
 		   sbx_error *err);
+
+/*
+ * A task's self-check (tasks validate): its oracle opens as a workbook and
+ * grades PASS against itself (every range names a sheet it has), and its
+ * untouched starting files, as an agent that does nothing leaves them, score
+ * 0 and do not pass. Returns 0 or -EINVAL etc. with the reason.
+ */
+int sbx_grade_task_check(const sbx_task *task, sbx_error *err);
 
 /* Frees a result. Accepts NULL; returns NULL. */
 sbx_grade_result *sbx_grade_result_free(sbx_grade_result *r);

@@ -138,17 +138,19 @@ int sbx_grade_report_text(const sbx_grade_result *res, size_t max_lines, sbx_buf
 	if (several)
 		r = sbx_buf_printf(out,
 				   "%s %zu/%zu cases passed (soft %.2f, hard %d); %llu/%llu cells "
-				   "matched (%.2f%%)\n",
+				   "matched (%.2f%%)%s\n",
 				   sbx_grade_status_name(res->status), passed, res->n_cases,
 				   res->soft, res->hard, (unsigned long long)res->matched,
-				   (unsigned long long)res->graded, 100.0 * res->score);
+				   (unsigned long long)res->graded, 100.0 * res->score,
+				   res->gate_failed ? "; a gate failed: score 0" : "");
 	for (size_t i = 0; i < res->n_cases && r >= 0; i++) {
 		const sbx_grade_case_result *c = &res->cases[i];
 		const char *indent = several ? "  " : "";
 		size_t shown;
 
 		if (several)
-			r = sbx_buf_printf(out, "case '%s': ", c->name);
+			r = sbx_buf_printf(out, "case '%s'%s: ", c->name,
+					   c->gate ? " (gate: must pass)" : "");
 		if (r >= 0)
 			r = case_line(c, out);
 		if (r >= 0 && c->failure)
@@ -169,6 +171,24 @@ int sbx_grade_report_text(const sbx_grade_result *res, size_t max_lines, sbx_buf
 	return r;
 }
 
+/* A value in its JSON type: numbers as numbers, booleans as booleans, empty as null. */
+static bool value_json(cJSON *o, const char *key, bool empty, sbx_cell_kind kind, const char *text)
+{
+	char *end;
+	double v;
+
+	if (empty)
+		return !!cJSON_AddNullToObject(o, key);
+	if (kind == SBX_CELL_BOOL)
+		return sbx_json_add_bool(o, key, strcmp(text, "TRUE") == 0) >= 0;
+	if (kind == SBX_CELL_NUMBER || kind == SBX_CELL_PERCENT || kind == SBX_CELL_CURRENCY) {
+		v = strtod(text, &end);
+		if (end != text && !*end && isfinite(v))
+			return sbx_json_add_number(o, key, v) >= 0;
+	}
+	return sbx_json_add_string(o, key, text) >= 0;
+}
+
 static cJSON *mismatch_json(const sbx_grade_mismatch *m)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -186,14 +206,12 @@ static cJSON *mismatch_json(const sbx_grade_mismatch *m)
 		ok = cell && sbx_json_add_string(o, "cell", cell) >= 0 &&
 		     sbx_json_add_number(o, "row", m->row + 1.0) >= 0 &&
 		     sbx_json_add_string(o, "col", sbx_ref_col_name(m->col, col)) >= 0 &&
-		     (m->expected_empty ? !!cJSON_AddNullToObject(o, "expected")
-					: sbx_json_add_string(o, "expected", m->expected) >= 0) &&
+		     value_json(o, "expected", m->expected_empty, m->expected_kind, m->expected) &&
 		     sbx_json_add_string(o, "expected_type",
 					 sbx_cell_kind_name(m->expected_empty
 								    ? SBX_CELL_EMPTY
 								    : m->expected_kind)) >= 0 &&
-		     (m->got_empty ? !!cJSON_AddNullToObject(o, "got")
-				   : sbx_json_add_string(o, "got", m->got) >= 0) &&
+		     value_json(o, "got", m->got_empty, m->got_kind, m->got) &&
 		     sbx_json_add_string(
 			     o, "got_type",
 			     sbx_cell_kind_name(m->got_empty ? SBX_CELL_EMPTY : m->got_kind)) >= 0;
@@ -253,6 +271,7 @@ static cJSON *case_json(const sbx_grade_case_result *c)
 	     (c->output ? sbx_json_add_string(o, "output", c->output) >= 0 : true) &&
 	     (c->oracle ? sbx_json_add_string(o, "oracle", c->oracle) >= 0 : true) &&
 	     sbx_json_add_string(o, "status", sbx_grade_status_name(c->status)) >= 0 &&
+	     sbx_json_add_bool(o, "gate", c->gate) >= 0 &&
 	     sbx_json_add_number(o, "score", c->score) >= 0 &&
 	     sbx_json_add_number(o, "graded", (double)c->graded) >= 0 &&
 	     sbx_json_add_number(o, "matched", (double)c->matched) >= 0 &&
@@ -302,7 +321,8 @@ char *sbx_grade_report_json(const sbx_grade_result *res)
 	     sbx_json_add_number(o, "graded", (double)res->graded) >= 0 &&
 	     sbx_json_add_number(o, "matched", (double)res->matched) >= 0 &&
 	     sbx_json_add_number(o, "soft", res->soft) >= 0 &&
-	     sbx_json_add_bool(o, "hard", res->hard) >= 0;
+	     sbx_json_add_bool(o, "hard", res->hard) >= 0 &&
+	     sbx_json_add_bool(o, "gate_failed", res->gate_failed) >= 0;
 	arr = ok ? cJSON_AddArrayToObject(o, "cases") : NULL;
 	for (size_t i = 0; arr && i < res->n_cases; i++) {
 		cJSON *c = case_json(&res->cases[i]);

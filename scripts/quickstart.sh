@@ -2,7 +2,7 @@
 # Installs what is missing, builds sandboxctl and the slim sandbox image
 # (offline, from Debian packages: no registry), then runs one episode of
 # banking_reserve with the scripted demo agent. Ends with a line like
-#   PASS  banking_reserve 100.00% (315/315)
+#   PASS  banking_reserve 100.00% (101/101)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh

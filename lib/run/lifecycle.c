@@ -115,6 +115,32 @@ static int snapshot_task(sbx_run *run, sbx_error *err)
 	return r;
 }
 
+/*
+ * run --seed: the task's generator writes a fresh instance over the snapshot
+ * (runs/<id>/task/), which becomes the task: its files go in, its oracle
+ * grades. inputs/ is rewritten to match; provenance stays the source's.
+ */
+static int instantiate(sbx_run *run, sbx_error *err)
+{
+	_cleanup_free_ char *tdir = NULL, *idir = NULL;
+	const sbx_task *t = run->task;
+	int r;
+
+	if (asprintf(&tdir, "%s/task", run->res.run_dir) < 0 ||
+	    asprintf(&idir, "%s/inputs", run->res.run_dir) < 0)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	r = sbx_task_instantiate(run->task, run->o.seed, tdir, err);
+	for (size_t i = 0; r >= 0 && i < t->n_files; i++)
+		r = sbx_rundir__copy(t->dir, t->files[i], idir, sbx_run__base_name(t->files[i]),
+				     err);
+	if (r < 0)
+		return r;
+	run->res.seeded = true;
+	run->res.seed = run->o.seed;
+	sbx_run__trace(run, "instance generated from the seed");
+	return 0;
+}
+
 int sbx_run_prepare(sbx_run **out, const sbx_run_opts *opts, sbx_error *err)
 {
 	_cleanup_(sbx_run_freep) sbx_run *run = NULL;
@@ -145,6 +171,10 @@ int sbx_run_prepare(sbx_run **out, const sbx_run_opts *opts, sbx_error *err)
 	if (r < 0)
 		return r;
 	run->res.task = strdup(run->task->id);
+	if (opts->seeded && !sbx_task_seedable(run->task))
+		return sbx_error_set(err, -EINVAL,
+				     "task '%s' has no generator: it is not seedable (drop --seed)",
+				     run->task->id);
 
 	/* Limits: a flag beats the task, the task beats the defaults. */
 	tl = &run->task->limits;
@@ -168,9 +198,9 @@ int sbx_run_prepare(sbx_run **out, const sbx_run_opts *opts, sbx_error *err)
 	if (l->pids < 8)
 		return sbx_error_set(err, -EINVAL, "pids limit below 8");
 
-	run->res.image = strdup(opts->image	 ? opts->image
-				: run->task->gui ? SBX_IMAGE_FULL
-						 : SBX_IMAGE_SLIM);
+	run->res.image = strdup(opts->image				   ? opts->image
+				: run->task->gui || run->task->libreoffice ? SBX_IMAGE_FULL
+									   : SBX_IMAGE_SLIM);
 	run->res.agent = strdup(opts->agent ? opts->agent : "external");
 	r = sbx_run__check_agent(run, err);
 	if (r < 0)
@@ -207,6 +237,11 @@ int sbx_run_prepare(sbx_run **out, const sbx_run_opts *opts, sbx_error *err)
 		sbx_error_clear(err);
 	}
 	sbx_run__trace(run, "provenance recorded");
+	if (opts->seeded) {
+		r = instantiate(run, err);
+		if (r < 0)
+			return r;
+	}
 	*out = TAKE_PTR(run);
 	return 0;
 }

@@ -179,6 +179,10 @@ char *sbx_run_result_json(const sbx_run_result *r)
 	cJSON_AddNumberToObject(o, "schema_version", 1);
 	add_str(o, "run_id", r->run_id);
 	add_str(o, "task", r->task);
+	if (r->seeded)
+		cJSON_AddNumberToObject(o, "seed", (double)r->seed);
+	else
+		cJSON_AddNullToObject(o, "seed");
 	cJSON_AddStringToObject(o, "status", sbx_run_status_name(r->status));
 	/* Task outcome vs infrastructure: a sweep must never count one as the other. */
 	cJSON_AddStringToObject(o, "outcome",

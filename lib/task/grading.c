@@ -341,7 +341,7 @@ static int parse_options(const sbx_schema *s, const sbx_ynode *map, const char *
 static int parse_case(const sbx_schema *s, const sbx_ynode *node, const char *prefix,
 		      const sbx_grading_opts *base, sbx_grading_case *c)
 {
-	static const char *const keys[] = {"name", "output", "oracle", OPTION_KEYS, NULL};
+	static const char *const keys[] = {"name", "output", "oracle", "gate", OPTION_KEYS, NULL};
 	const sbx_ynode *v;
 	char key[256];
 	int r;
@@ -373,6 +373,12 @@ static int parse_case(const sbx_schema *s, const sbx_ynode *node, const char *pr
 		if (r < 0)
 			return r;
 	}
+	if ((v = sbx_ytree__get(node, "gate"))) {
+		snprintf(key, sizeof(key), "%s.gate", prefix);
+		r = sbx_schema__bool(s, v, key, &c->gate);
+		if (r < 0)
+			return r;
+	}
 	for (size_t i = 0; i < node->n; i++) {
 		r = parse_option(s, node->keys[i]->value, node->items[i], prefix, &c->opts);
 		if (r < 0)
@@ -394,6 +400,13 @@ int sbx_grading__parse_node(const sbx_schema *s, const sbx_ynode *node, const ch
 	int r;
 
 	sbx_grading_opts_init(&base);
+	/* A task's grading: section pasted whole into a grading.yaml: say what to do. */
+	if (!key[0] && node->kind == SBX_YNODE_MAP && node->n == 1 &&
+	    sbx_ytree__get(node, "grading"))
+		return sbx_schema__fail(s, node->keys[0],
+					"unknown key 'grading': a grading.yaml holds the keys of a "
+					"task's grading: section at top level; remove the "
+					"'grading:' line and unindent its keys");
 	r = sbx_schema__map(s, node, key, keys);
 	if (r < 0)
 		return r;

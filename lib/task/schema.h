@@ -63,3 +63,7 @@ int sbx_grading__parse_node(const sbx_schema *s, const sbx_ynode *node, const ch
 
 /* Reads a whole file (at most SBX_YTREE_MAX_INPUT bytes) into a malloc'd, NUL-terminated buffer. */
 int sbx_task__read_file(const char *path, char **out, size_t *len_out, sbx_error *err);
+
+/* Parses task.yaml's generator: "builtin" (must exist for the id) or a program in dir. */
+int sbx_task__parse_generator(const sbx_schema *s, const sbx_ynode *node, const char *dir,
+			      sbx_task *t);

@@ -18,9 +18,9 @@
 #define TITLE_MAX  256
 #define PROMPT_MAX (64 * 1024)
 
-static const char *const task_keys[] = {"id",	  "title",   "difficulty", "prompt",
-					"files",  "outputs", "oracle",	   "grading",
-					"limits", "gui",     NULL};
+static const char *const task_keys[] = {"id",	     "title",	    "difficulty", "prompt", "files",
+					"outputs",   "oracle",	    "grading",	  "limits", "gui",
+					"generator", "libreoffice", NULL};
 static const char *const limit_keys[] = {"deadline", "memory", "cpus", "pids", NULL};
 static const char *const difficulties[] = {"easy", "medium", "hard", NULL};
 
@@ -51,6 +51,7 @@ sbx_task *sbx_task_free(sbx_task *t)
 	sbx_schema__strv_free(t->outputs);
 	sbx_schema__strv_free(t->oracles);
 	sbx_grading_spec_clear(&t->grading);
+	free(t->generator);
 	free(t);
 	return NULL;
 }
@@ -321,6 +322,16 @@ int sbx_task_parse(const char *name, const char *dir, const char *text, size_t l
 	}
 	if ((v = sbx_ytree__get(root, "gui"))) {
 		r = sbx_schema__bool(&s, v, "gui", &t->gui);
+		if (r < 0)
+			return r;
+	}
+	if ((v = sbx_ytree__get(root, "libreoffice"))) {
+		r = sbx_schema__bool(&s, v, "libreoffice", &t->libreoffice);
+		if (r < 0)
+			return r;
+	}
+	if ((v = sbx_ytree__get(root, "generator"))) {
+		r = sbx_task__parse_generator(&s, v, dir, t);
 		if (r < 0)
 			return r;
 	}

@@ -15,25 +15,24 @@ static bool known(int period)
 	return period == 1 || period % 10 == 0;
 }
 
-void gen_task(const char *dir)
+GEN_TASK(banking_reserve, SEED)
 {
 	static const char *const headers[] = {"Period", "Cash_Flow_Amount", "Rate_Point",
 					      "Required_Reserve"};
 	sbx_error err = SBX_ERROR_INIT;
 	double cf[PERIODS + 1], rate[PERIODS + 1];
-	gen_rng rng = {SEED};
 	sbx_sheet *start, *oracle;
-	sbx_book *bs = gen_book("Sheet1", &start), *bo = gen_book("Sheet1", &oracle);
+	sbx_book *bs = gen_book(g, "Sheet1", &start), *bo = gen_book(g, "Sheet1", &oracle);
 
 	for (int p = 1; p <= PERIODS; p++) {
-		cf[p] = gen_decimal(&rng, 10000, 500000, 2);
-		rate[p] = known(p) ? gen_decimal(&rng, 0.02, 0.15, 4) : 0;
+		cf[p] = gen_decimal(&g->rng, 10000, 500000, 2);
+		rate[p] = known(p) ? gen_decimal(&g->rng, 0.02, 0.15, 4) : 0;
 	}
 	for (uint32_t c = 0; c < 4; c++) {
 		if (c < 3)
-			gen_check(sbx_sheet_set_string(start, 0, c, headers[c], &err), &err,
+			gen_check(g, sbx_sheet_set_string(start, 0, c, headers[c], &err), &err,
 				  "header");
-		gen_check(sbx_sheet_set_string(oracle, 0, c, headers[c], &err), &err, "header");
+		gen_check(g, sbx_sheet_set_string(oracle, 0, c, headers[c], &err), &err, "header");
 	}
 	for (int p = 1; p <= PERIODS; p++) {
 		int lo = p, hi = p;
@@ -47,16 +46,19 @@ void gen_task(const char *dir)
 		for (int i = 0; i < 2; i++) {
 			sbx_sheet *s = i ? oracle : start;
 
-			gen_check(sbx_sheet_set_number(s, (uint32_t)p, 0, p, &err), &err, "period");
-			gen_check(sbx_sheet_set_number(s, (uint32_t)p, 1, cf[p], &err), &err, "cf");
+			gen_check(g, sbx_sheet_set_number(s, (uint32_t)p, 0, p, &err), &err,
+				  "period");
+			gen_check(g, sbx_sheet_set_number(s, (uint32_t)p, 1, cf[p], &err), &err,
+				  "cf");
 			if (known(p))
-				gen_check(sbx_sheet_set_number(s, (uint32_t)p, 2, rate[p], &err),
+				gen_check(g, sbx_sheet_set_number(s, (uint32_t)p, 2, rate[p], &err),
 					  &err, "rate");
 		}
 		gen_check(
+			g,
 			sbx_sheet_set_number(oracle, (uint32_t)p, 3, gen_round(cf[p] * r, 2), &err),
 			&err, "reserve");
 	}
-	gen_save(bs, dir, "files/cash_flows.ods");
-	gen_save(bo, dir, "oracle/expected_reserves.ods");
+	gen_save(g, bs, "files/cash_flows.ods");
+	gen_save(g, bo, "oracle/expected_reserves.ods");
 }

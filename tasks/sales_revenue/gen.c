@@ -10,7 +10,7 @@
 #define ROWS 50
 #define SEED 0x73616c6573ull /* "sales" */
 
-void gen_task(const char *dir)
+GEN_TASK(sales_revenue, SEED)
 {
 	static const char *const headers[] = {"Product", "Category", "Quantity", "Unit_Price",
 					      "Revenue"};
@@ -20,35 +20,35 @@ void gen_task(const char *dir)
 					    "Monitor",	  "Bookshelf",	  "Stapler",  "Kettle",
 					    "Headphones", "Tent",	  "Printer",  "Grill"};
 	sbx_error err = SBX_ERROR_INIT;
-	gen_rng rng = {SEED};
 	sbx_sheet *start, *oracle;
-	sbx_book *bs = gen_book("Sheet1", &start), *bo = gen_book("Sheet1", &oracle);
+	sbx_book *bs = gen_book(g, "Sheet1", &start), *bo = gen_book(g, "Sheet1", &oracle);
 
 	for (uint32_t c = 0; c < 5; c++) {
 		if (c < 4)
-			gen_check(sbx_sheet_set_string(start, 0, c, headers[c], &err), &err,
+			gen_check(g, sbx_sheet_set_string(start, 0, c, headers[c], &err), &err,
 				  "header");
-		gen_check(sbx_sheet_set_string(oracle, 0, c, headers[c], &err), &err, "header");
+		gen_check(g, sbx_sheet_set_string(oracle, 0, c, headers[c], &err), &err, "header");
 	}
 	for (uint32_t r = 1; r <= ROWS; r++) {
-		const char *item = items[gen_int(&rng, 0, 11)];
-		const char *category = categories[gen_int(&rng, 0, 4)];
-		double qty = (double)gen_int(&rng, 1, 500);
-		double price = gen_decimal(&rng, 5.00, 999.99, 2);
+		const char *item = items[gen_int(&g->rng, 0, 11)];
+		const char *category = categories[gen_int(&g->rng, 0, 4)];
+		double qty = (double)gen_int(&g->rng, 1, 500);
+		double price = gen_decimal(&g->rng, 5.00, 999.99, 2);
 		char product[64];
 
 		snprintf(product, sizeof(product), "%s %03u", item, r);
 		for (int i = 0; i < 2; i++) {
 			sbx_sheet *s = i ? oracle : start;
 
-			gen_check(sbx_sheet_set_string(s, r, 0, product, &err), &err, "product");
-			gen_check(sbx_sheet_set_string(s, r, 1, category, &err), &err, "category");
-			gen_check(sbx_sheet_set_number(s, r, 2, qty, &err), &err, "quantity");
-			gen_check(sbx_sheet_set_number(s, r, 3, price, &err), &err, "price");
+			gen_check(g, sbx_sheet_set_string(s, r, 0, product, &err), &err, "product");
+			gen_check(g, sbx_sheet_set_string(s, r, 1, category, &err), &err,
+				  "category");
+			gen_check(g, sbx_sheet_set_number(s, r, 2, qty, &err), &err, "quantity");
+			gen_check(g, sbx_sheet_set_number(s, r, 3, price, &err), &err, "price");
 		}
-		gen_check(sbx_sheet_set_number(oracle, r, 4, gen_round(qty * price, 2), &err), &err,
-			  "revenue");
+		gen_check(g, sbx_sheet_set_number(oracle, r, 4, gen_round(qty * price, 2), &err),
+			  &err, "revenue");
 	}
-	gen_save(bs, dir, "files/sales_data.ods");
-	gen_save(bo, dir, "oracle/expected_revenue.ods");
+	gen_save(g, bs, "files/sales_data.ods");
+	gen_save(g, bo, "oracle/expected_revenue.ods");
 }

@@ -20,6 +20,7 @@ SRC = os.environ.get("SBX_SOURCE_ROOT", os.path.join(os.path.dirname(__file__), 
 TASKS = os.path.join(SRC, "tasks")
 ORACLE = os.path.join(TASKS, "banking_reserve", "oracle", "expected_reserves.ods")
 START = os.path.join(TASKS, "banking_reserve", "files", "cash_flows.ods")
+BUNDLED = sorted(n for n in os.listdir(TASKS) if os.path.isfile(os.path.join(TASKS, n, "task.yaml")))
 
 NS = {
     "office": "urn:oasis:names:tc:opendocument:xmlns:office:1.0",
@@ -131,7 +132,8 @@ class Grade(unittest.TestCase):
     def test_oracle_passes(self):
         rc, out, err = run("grade", "--task", "banking_reserve", ORACLE)
         self.assertEqual(rc, 0, err)
-        self.assertTrue(out.startswith("PASS 315/315 cells matched"), out)
+        self.assertTrue(out.startswith("PASS 2/2 cases passed (soft 1.00, hard 1); 101/101 cells "
+                                       "matched"), out)
 
     def test_one_changed_reserve(self):
         changed = os.path.join(self.tmp, "cash_flows.ods")
@@ -141,41 +143,69 @@ class Grade(unittest.TestCase):
         diff = "%.10g" % abs(float(value) - 1000)
         line = "Sheet1!D2: expected=%s, got=1000 (numeric mismatch: diff=%s, tolerance=0.01)" % (
             value, diff)
-        # 314/315 clears the task's 0.95 threshold: PASS, still naming the cell.
+        # Every answer cell counts: one wrong reserve is PARTIAL and exits 1.
         rc, out, err = run("grade", "--task", "banking_reserve", changed)
-        self.assertEqual(rc, 0, err)
-        self.assertTrue(out.startswith("PASS 314/315 cells matched"), out)
-        self.assertIn(line, out.splitlines())
-        # Where every cell counts, it is PARTIAL and exits 1.
-        rc, out, err = run("grade", "--task", "banking_reserve", "--pass-threshold", "1", changed)
         self.assertEqual(rc, 1, err)
-        self.assertTrue(out.startswith("PARTIAL 314/315 cells matched"), out)
-        self.assertEqual(out.splitlines()[1], line)
-        # The JSON report carries the same cell.
-        rc, out, err = run("grade", "--task", "banking_reserve", "--json", changed)
+        self.assertTrue(out.startswith("PARTIAL 1/2 cases passed"), out)
+        self.assertIn("100/101 cells matched", out.splitlines()[0])
+        self.assertIn("  " + line, out.splitlines())
+        # A lower threshold lets it pass.
+        rc, out, err = run("grade", "--task", "banking_reserve", "--pass-threshold", "0.95",
+                           changed)
         self.assertEqual(rc, 0, err)
+        # The JSON report carries the same cell, numbers as numbers.
+        rc, out, err = run("grade", "--task", "banking_reserve", "--json", changed)
+        self.assertEqual(rc, 1, err)
         report = json.loads(out)
-        self.assertEqual(report["status"], "PASS")
-        self.assertEqual(report["graded"], 315)
-        self.assertEqual(report["matched"], 314)
+        self.assertEqual(report["status"], "PARTIAL")
+        self.assertEqual(report["graded"], 101)
+        self.assertEqual(report["matched"], 100)
         m = report["cases"][0]["mismatches"]
         self.assertEqual(len(m), 1)
         self.assertEqual(m[0]["cell"], "Sheet1!D2")
         self.assertEqual(m[0]["reason"], "number")
-        self.assertEqual(m[0]["got"], "1000")
+        self.assertEqual(m[0]["got"], 1000)
+        self.assertEqual(m[0]["expected"], float(value))
+        self.assertIsInstance(m[0]["expected"], float)
         opts = report["cases"][0]["options"]
         self.assertEqual(opts["tolerance"], 0.01)
-        self.assertEqual(opts["pass_threshold"], 0.95)
+        self.assertEqual(opts["pass_threshold"], 1)
         self.assertEqual(opts["formulas"], "ignore")
         self.assertIsNone(opts["round"])
+        self.assertFalse(report["cases"][0]["gate"])
+        self.assertTrue(report["cases"][1]["gate"])
 
-    def test_starting_file_is_partial(self):
+    def test_changed_input_fails(self):
+        # Every reserve right, but a given cash flow edited: the gate FAILs it, score 0.
+        changed = os.path.join(self.tmp, "cash_flows.ods")
+        cf = ods_rows(ORACLE)[1][1][1]  # B2
+        rewrite_ods(ORACLE, changed, 'office:value="%s"' % cf, 'office:value="1.5"')
+        rc, out, err = run("grade", "--task", "banking_reserve", changed)
+        self.assertEqual(rc, 1, err)
+        self.assertTrue(out.startswith("FAIL 1/2 cases passed"), out)
+        self.assertIn("a gate failed: score 0", out.splitlines()[0])
+        self.assertIn("  Sheet1!B2: expected=%s, got=1.5" % cf, out)
+        rc, out, err = run("grade", "--task", "banking_reserve", "--json", changed)
+        report = json.loads(out)
+        self.assertEqual((report["status"], report["score"], report["gate_failed"]),
+                         ("FAIL", 0, True))
+        m = report["cases"][1]["mismatches"][0]
+        self.assertEqual((m["cell"], m["got"], m["got_type"]), ("Sheet1!B2", 1.5, "number"))
+        # Text stays text in JSON.
+        hdr = os.path.join(self.tmp, "hdr.ods")
+        rewrite_ods(ORACLE, hdr, ">Period<", ">12<")
+        rc, out, err = run("grade", "--task", "banking_reserve", "--json", hdr)
+        m = json.loads(out)["cases"][1]["mismatches"][0]
+        self.assertEqual((m["expected"], m["got"]), ("Period", "12"))
+
+    def test_starting_file_scores_zero(self):
+        # Doing nothing earns nothing: the untouched file FAILs with score 0.
         rc, out, _ = run("grade", "--task", "banking_reserve", "--max-lines", "1", START)
         self.assertEqual(rc, 1)
         self.assertEqual(out.splitlines()[0],
-                         "PARTIAL 214/315 cells matched (67.94%; pass at >= 95.00%)")
-        self.assertEqual(out.splitlines()[1],
-                         'Sheet1!D1: expected="Required_Reserve", got=empty (missing value)')
+                         "FAIL 1/2 cases passed (soft 0.50, hard 0); 0/101 cells matched (0.00%)")
+        self.assertEqual(out.splitlines()[2],
+                         '  Sheet1!D1: expected="Required_Reserve", got=empty (missing value)')
 
     def test_output_directory(self):
         d = os.path.join(self.tmp, "outputs")
@@ -188,20 +218,24 @@ class Grade(unittest.TestCase):
         os.symlink(ORACLE, os.path.join(d, "cash_flows.ods"))
         rc, out, err = run("grade", "--task", "banking_reserve", d)
         self.assertEqual(rc, 1, err + out)
-        self.assertTrue(out.startswith("FAIL 0/315"), out)
+        self.assertTrue(out.startswith("FAIL 0/2 cases passed"), out)
         self.assertIn("output 'cash_flows.ods'", out)
-        # Nothing there: the agent failed, not the user.
+        # Nothing there: the same rule as a missing OUTPUT file (exit 2, one line).
         os.unlink(os.path.join(d, "cash_flows.ods"))
         rc, out, err = run("grade", "--task", "banking_reserve", d)
-        self.assertEqual(rc, 1)
-        self.assertIn("output 'cash_flows.ods' not found", out)
+        self.assertEqual(rc, 2)
+        self.assertEqual(err.strip().splitlines(), [
+            "sandboxctl: grade: output 'cash_flows.ods' not found in '%s'" % d])
+        rc, out, err = run("grade", "--task", "banking_reserve", os.path.join(d, "x.ods"))
+        self.assertEqual(rc, 2)
+        self.assertIn("not found", err)
 
     def test_xlsx_output_against_ods_oracle(self):
         x = os.path.join(self.tmp, "answer.xlsx")
         write_xlsx(ods_rows(ORACLE), x)
         rc, out, err = run("grade", "--task", "banking_reserve", x)
         self.assertEqual(rc, 0, err + out)
-        self.assertTrue(out.startswith("PASS 315/315"), out)
+        self.assertTrue(out.startswith("PASS 2/2"), out)
 
     def test_oracle_and_config(self):
         cfg = os.path.join(self.tmp, "grading.yaml")
@@ -230,6 +264,13 @@ class Grade(unittest.TestCase):
         rc, out, err = run("grade", "--oracle", ORACLE, "--config", cfg, ORACLE)
         self.assertEqual(rc, 2)
         self.assertIn("grading.yaml:2:1: unknown key 'prompt'", err)
+        # A task's grading: section pasted whole: the error says how to fix it.
+        with open(cfg, "w") as f:
+            f.write("grading:\n  tolerance: 1\n")
+        rc, out, err = run("grade", "--oracle", ORACLE, "--config", cfg, ORACLE)
+        self.assertEqual(rc, 2)
+        self.assertIn("grading.yaml:1:1: unknown key 'grading'", err)
+        self.assertIn("remove the 'grading:' line", err)
         rc, _, err = run("grade", "--task", "nope", ORACLE)
         self.assertEqual(rc, 2)
         self.assertIn("task 'nope' not found", err)
@@ -268,7 +309,8 @@ class Tasks(unittest.TestCase):
         rc, out, err = run("tasks", "list")
         self.assertEqual(rc, 0, err)
         names = [l.split()[0] for l in out.splitlines()]
-        self.assertEqual(names, ["banking_reserve", "quarterly_totals", "sales_revenue"])
+        self.assertEqual(names, BUNDLED)
+        self.assertGreaterEqual(len(names), 3)
         rc, out, _ = run("tasks", "list", "--json")
         self.assertEqual([t["name"] for t in json.loads(out)], names)
 
@@ -276,8 +318,9 @@ class Tasks(unittest.TestCase):
         rc, out, err = run("tasks", "show", "banking_reserve")
         self.assertEqual(rc, 0, err)
         self.assertIn("difficulty: medium", out)
-        self.assertIn("pass_threshold 0.95", out)
-        self.assertIn("deadline 300s", out)
+        self.assertIn("pass_threshold 1", out)
+        self.assertIn("deadline 300s, memory default (2 GiB), cpus default (2)", out)
+        self.assertNotIn("0 MiB", out)
         rc, out, _ = run("tasks", "show", "banking_reserve", "--json")
         t = json.loads(out)
         self.assertEqual(t["files"], ["files/cash_flows.ods"])
@@ -287,9 +330,10 @@ class Tasks(unittest.TestCase):
         self.assertEqual(rc, 2)
 
     def test_validate(self):
+        # Every bundled task: oracle PASS against itself, the untouched files score 0.
         rc, out, err = run("tasks", "validate")
         self.assertEqual(rc, 0, out + err)
-        self.assertEqual(len(re.findall(r": OK$", out, re.M)), 3)
+        self.assertEqual(len(re.findall(r": OK$", out, re.M)), len(BUNDLED))
         with tempfile.TemporaryDirectory() as d:
             shutil.copy(ORACLE, os.path.join(d, "o.ods"))
             with open(os.path.join(d, "task.yaml"), "w") as f:
@@ -299,6 +343,94 @@ class Tasks(unittest.TestCase):
             self.assertEqual(rc, 2)
             self.assertIn("task.yaml:8:13: limits.deadline must be an integer between 1 and "
                           "604800", out)
+
+    def test_new_and_generate(self):
+        d = tempfile.mkdtemp(prefix="sbx-new-")
+        self.addCleanup(shutil.rmtree, d, True)
+        rc, out, err = run("tasks", "new", "--tasks-dir", d, "my_task")
+        self.assertEqual(rc, 0, out + err)
+        t = os.path.join(d, "my_task")
+        for f in ("task.yaml", "gen.py", "files/data.csv", "oracle/expected.csv"):
+            self.assertTrue(os.path.isfile(os.path.join(t, f)), f)
+        rc, out, err = run("tasks", "validate", "--tasks-dir", d)
+        self.assertEqual((rc, out.strip()), (0, t + "/task.yaml: OK"), err)
+        rc, out, _ = run("tasks", "show", "--tasks-dir", d, "my_task")
+        self.assertIn("seedable:   yes (generator gen.py)", out)
+        # Its generator is seedable: one seed, one set of bytes; another seed, another.
+        for n, seed in (("a", "5"), ("b", "5"), ("c", "6")):
+            rc, _, err = run("tasks", "generate", "--tasks-dir", d, "my_task",
+                             os.path.join(d, n), "--seed", seed)
+            self.assertEqual(rc, 0, err)
+        read = lambda n: open(os.path.join(d, n, "files", "data.csv"), "rb").read()
+        self.assertEqual(read("a"), read("b"))
+        self.assertNotEqual(read("a"), read("c"))
+        self.assertNotEqual(read("a"), open(os.path.join(t, "files", "data.csv"), "rb").read())
+        # Not twice, not a bad id.
+        rc, _, err = run("tasks", "new", "--tasks-dir", d, "my_task")
+        self.assertEqual(rc, 2)
+        self.assertIn("File exists", err)
+        rc, _, err = run("tasks", "new", "--tasks-dir", d, "Bad Name")
+        self.assertEqual(rc, 2)
+        self.assertIn("is not a task id", err)
+        # A bundled task's seeds, and its committed files without one.
+        rc, _, err = run("tasks", "generate", "banking_reserve", os.path.join(d, "br"))
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(open(os.path.join(d, "br", "files", "cash_flows.ods"), "rb").read(),
+                         open(START, "rb").read())
+        rc, _, err = run("tasks", "generate", "banking_reserve", os.path.join(d, "x"),
+                         "--seed", "-1")
+        self.assertEqual(rc, 2)
+        self.assertIn("--seed: '-1' is not a number", err)
+        rc, out, _ = run("tasks", "show", "banking_reserve", "--json")
+        self.assertTrue(json.loads(out)["seedable"])
+        self.assertFalse(json.loads(out)["libreoffice"])
+        rc, out, _ = run("tasks", "show", "fix_formulas")
+        self.assertIn("gui:        no (LibreOffice without the desktop: full image)", out)
+
+    def validate_variant(self, grading, oracle=ORACLE):
+        """tasks validate on banking_reserve with another grading section or oracle."""
+        d = tempfile.mkdtemp(prefix="sbx-validate-")
+        self.addCleanup(shutil.rmtree, d, True)
+        os.mkdir(os.path.join(d, "files"))
+        shutil.copy(START, os.path.join(d, "files", "cash_flows.ods"))
+        if isinstance(oracle, bytes):
+            with open(os.path.join(d, "o.ods"), "wb") as f:
+                f.write(oracle)
+        else:
+            shutil.copy(oracle, os.path.join(d, "o.ods"))
+        with open(os.path.join(d, "task.yaml"), "w") as f:
+            f.write("id: x\ntitle: X\ndifficulty: easy\nprompt: p\nfiles: files/cash_flows.ods\n"
+                    "outputs: cash_flows.ods\noracle: o.ods\n" + grading)
+        return run("tasks", "validate", d)
+
+    def test_validate_refuses(self):
+        good = "grading:\n  ranges: ['Sheet1!D1:D101']\n"
+        rc, out, _ = self.validate_variant(good)
+        self.assertEqual(rc, 0, out)
+        # Grading every used cell: doing nothing would score 68%.
+        rc, out, _ = self.validate_variant("")
+        self.assertEqual(rc, 2, out)
+        self.assertIn("the untouched starting files score 67.94% (214/315 cells)", out)
+        # A range naming a sheet the oracle lacks.
+        rc, out, _ = self.validate_variant("grading:\n  ranges: ['Nope!D1:D101']\n")
+        self.assertEqual(rc, 2, out)
+        self.assertIn("range names sheet 'Nope', which the oracle does not have", out)
+        # An oracle that is not a workbook.
+        rc, out, _ = self.validate_variant(good, oracle=b"not a spreadsheet\n")
+        self.assertEqual(rc, 2, out)
+        self.assertIn("oracle", out)
+        # A generator that is not there.
+        rc, out, _ = self.validate_variant(good + "generator: builtin\n")
+        self.assertEqual(rc, 2, out)
+        self.assertIn("generator: builtin: sandboxctl has no built-in generator for task 'x'",
+                      out)
+        rc, out, _ = self.validate_variant(good + "generator: gen.py\n")
+        self.assertEqual(rc, 2, out)
+        self.assertIn("generator: 'gen.py' is not an executable file", out)
+        # An oracle that does not pass against itself (a range with nothing to grade).
+        rc, out, _ = self.validate_variant("grading:\n  ranges: ['Sheet1!K1:K9']\n")
+        self.assertEqual(rc, 2, out)
+        self.assertIn("nothing to grade", out)
 
 
 if __name__ == "__main__":

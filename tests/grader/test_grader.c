@@ -706,8 +706,10 @@ START_TEST(test_reports)
 		sbx_json_get(cJSON_GetArrayItem(sbx_json_get(json, "cases"), 0), "mismatches"), 1);
 	ck_assert_str_eq(sbx_json_get_string(m, "cell", ""), "Sheet1!D6");
 	ck_assert_str_eq(sbx_json_get_string(m, "reason", ""), "number");
-	ck_assert_str_eq(sbx_json_get_string(m, "expected", ""), "500.5");
-	ck_assert_str_eq(sbx_json_get_string(m, "got", ""), "2100");
+	/* Numbers as JSON numbers, not their display text. */
+	ck_assert(cJSON_IsNumber(sbx_json_get(m, "expected")));
+	ck_assert_double_eq(sbx_json_get_number(m, "expected", 0), 500.5);
+	ck_assert_double_eq(sbx_json_get_number(m, "got", 0), 2100);
 	ck_assert_double_eq(sbx_json_get_number(m, "row", 0), 6);
 	ck_assert_str_eq(sbx_json_get_string(m, "col", ""), "D");
 	ck_assert_double_eq_tol(sbx_json_get_number(m, "diff", 0), 1599.5, 1e-9);
@@ -801,6 +803,47 @@ START_TEST(test_reference_start_vs_oracle)
 }
 END_TEST
 
+/* Gate cases decide, they do not score: a failed gate is FAIL with score 0. */
+START_TEST(test_gate)
+{
+	sbx_grade_result r = {0};
+	sbx_grade_case_result c[2] = {
+		{.status = SBX_GRADE_PASS, .graded = 10, .matched = 10, .score = 1},
+		{.status = SBX_GRADE_PASS, .graded = 30, .matched = 30, .score = 1, .gate = true},
+	};
+
+	r.cases = c;
+	r.n_cases = 2;
+	sbx_grade_result_summarise(&r);
+	ck_assert_int_eq(r.status, SBX_GRADE_PASS);
+	ck_assert_uint_eq(r.graded, 10); /* the gate's cells are not in the score */
+	ck_assert_double_eq(r.score, 1);
+	/* Doing nothing: the answer fails, the gate passes: FAIL, not PARTIAL. */
+	c[0] = (sbx_grade_case_result){.status = SBX_GRADE_FAIL, .graded = 10};
+	sbx_grade_result_summarise(&r);
+	ck_assert_int_eq(r.status, SBX_GRADE_FAIL);
+	ck_assert_double_eq(r.score, 0);
+	ck_assert(!r.gate_failed);
+	/* A right answer on changed inputs: FAIL, score 0. */
+	c[0] = (sbx_grade_case_result){
+		.status = SBX_GRADE_PASS, .graded = 10, .matched = 10, .score = 1};
+	c[1].status = SBX_GRADE_PARTIAL;
+	c[1].matched = 29;
+	sbx_grade_result_summarise(&r);
+	ck_assert_int_eq(r.status, SBX_GRADE_FAIL);
+	ck_assert_double_eq(r.score, 0);
+	ck_assert(r.gate_failed);
+	ck_assert_uint_eq(r.matched, 10);
+	/* Only gates: they are the score. */
+	c[0].gate = true;
+	c[1].status = SBX_GRADE_PASS;
+	c[1].matched = 30;
+	sbx_grade_result_summarise(&r);
+	ck_assert_int_eq(r.status, SBX_GRADE_PASS);
+	ck_assert_uint_eq(r.graded, 40);
+}
+END_TEST
+
 static Suite *grader_suite(void)
 {
 	Suite *s = suite_create("grader");
@@ -828,6 +871,7 @@ static Suite *grader_suite(void)
 	tcase_add_test(tc, test_nothing_to_grade);
 	tcase_add_test(tc, test_thresholds);
 	tcase_add_test(tc, test_reports);
+	tcase_add_test(tc, test_gate);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("reference");
 	tcase_add_loop_test(tc, test_reference_self, 0,

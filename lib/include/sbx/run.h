@@ -196,6 +196,8 @@ typedef struct sbx_run_result {
 	sbx_run_grade grade;
 	sbx_provenance provenance;
 	sbx_relay_stats relay;
+	bool seeded;	    /* a fresh instance made from seed (run --seed) */
+	uint64_t seed;	    /* <= SBX_TASK_SEED_MAX, exact in JSON */
 	bool agent_stopped; /* the agent was still running at the end and was signalled */
 	char *agent_tail;   /* agent_error: the last lines of agent.log, joined by " | " */
 } sbx_run_result;

@@ -85,6 +85,9 @@ typedef struct sbx_grading_case {
 	char *output; /* relative to the output directory; NULL: the task's first output */
 	char *oracle; /* relative to the task directory; NULL: the task's first oracle */
 	sbx_grading_opts opts;
+	/* gate: must PASS, else the whole grade FAILs with score 0; adds nothing to the score
+	 * (e.g. "the given inputs are unchanged"). */
+	bool gate;
 } sbx_grading_case;
 
 /* A grading configuration: always at least one case. */
@@ -145,6 +148,12 @@ typedef struct sbx_task {
 	sbx_grading_spec grading;
 	sbx_task_limits limits;
 	bool gui;
+	/* generator: NULL (not seedable), "builtin" (compiled into sandboxctl under the
+	 * task's id) or a program relative to dir, run on the host as PROGRAM DIR [SEED]. */
+	char *generator;
+	/* libreoffice: the sandbox needs LibreOffice (e.g. recalculate, so formulas get values)
+	 * without the desktop: the full image. */
+	bool libreoffice;
 } sbx_task;
 
 /*
@@ -186,3 +195,25 @@ void sbx_task_names_free(char **names);
 
 /* True when s is a valid task id: 1..64 of [a-z0-9_-], starting with a letter or digit. */
 bool sbx_task_id_valid(const char *s);
+
+/* True when the task has a generator: `run --seed` can make fresh instances of it. */
+bool sbx_task_seedable(const sbx_task *task);
+
+/*
+ * Runs the task's generator into dir (made if missing): dir/files/... and
+ * dir/oracle/... at the task's relative paths. seed NULL: the committed
+ * files (builtin generators give their bytes exactly); else a fresh
+ * instance, the same bytes for the same seed. Checks that every starting
+ * file and oracle was written.
+ */
+int sbx_task_generate(const sbx_task *task, const uint64_t *seed, const char *dir, sbx_error *err);
+
+/*
+ * Makes the instance of task for seed in dir (which holds, or gets, a copy
+ * of task.yaml) and points task->dir and task->path at it, so the run copies
+ * in, hands the oracle agent and grades against the instance.
+ */
+int sbx_task_instantiate(sbx_task *task, uint64_t seed, const char *dir, sbx_error *err);
+
+/* Largest seed accepted (2^53 - 1: exact as a JSON number). */
+#define SBX_TASK_SEED_MAX 9007199254740991ULL

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A task's self-check: the oracle must grade PASS against itself, and the
+ * untouched starting files (what an agent that does nothing leaves behind)
+ * must score 0, or the score would reward doing nothing.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sbx/cleanup.h"
+#include "sbx/file.h"
+#include "sbx/path.h"
+#include "grader.h"
+
+static const char *base_name(const char *p)
+{
+	const char *s = strrchr(p, '/');
+
+	return s ? s + 1 : p;
+}
+
+/* Copies src_dir/rel to out/name (name may hold directories). */
+static int place(const char *src_dir, const char *rel, const char *out, const char *name,
+		 sbx_error *err)
+{
+	_cleanup_free_ char *src = NULL, *data = NULL;
+	size_t len = 0;
+	int r;
+
+	if (asprintf(&src, "%s/%s", src_dir, rel) < 0)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	r = sbx_file_read_capped(AT_FDCWD, src, 256u << 20, &data, &len, err);
+	if (r < 0)
+		return r;
+	return sbx_path_write_beneath(out, name, data, len, err);
+}
+
+static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	remove(p);
+	return 0;
+}
+
+/* The scratch directory is ours (mkdtemp) and holds only what place() wrote. */
+static void rm_tree(const char *dir)
+{
+	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* Grades a scratch output directory holding the oracles (or the starting files). */
+static int grade_scratch(const sbx_task *task, bool oracle, sbx_grade_result **out, sbx_error *err)
+{
+	char tmp[] = "/tmp/sbx-check-XXXXXX";
+	int r = 0;
+
+	if (!mkdtemp(tmp))
+		return sbx_error_set(err, -errno, "scratch directory: %s", strerror(errno));
+	if (oracle) {
+		/* Each case's oracle placed where the case reads its output (first wins). */
+		for (size_t i = 0; r >= 0 && i < task->grading.n_cases; i++) {
+			const sbx_grading_case *c = &task->grading.cases[i];
+			const char *o = c->output ? c->output : task->outputs[0];
+			_cleanup_free_ char *p = NULL;
+
+			if (asprintf(&p, "%s/%s", tmp, o) < 0) {
+				r = sbx_error_set(err, -ENOMEM, "out of memory");
+				break;
+			}
+			if (access(p, F_OK) == 0)
+				continue;
+			r = place(task->dir, c->oracle ? c->oracle : task->oracles[0], tmp, o, err);
+		}
+	} else {
+		for (size_t i = 0; r >= 0 && i < task->n_files; i++)
+			r = place(task->dir, task->files[i], tmp, base_name(task->files[i]), err);
+	}
+	if (r >= 0)
+		r = sbx_grade_task(task, tmp, out, err);
+	rm_tree(tmp);
+	return r;
+}
+
+int sbx_grade_task_check(const sbx_task *task, sbx_error *err)
+{
+	_cleanup_(sbx_grade_result_freep) sbx_grade_result *self = NULL;
+	_cleanup_(sbx_grade_result_freep) sbx_grade_result *null = NULL;
+	int r;
+
+	r = grade_scratch(task, true, &self, err);
+	if (r < 0)
+		return sbx_error_prefix(err, r, "%s", task->path);
+	if (self->status != SBX_GRADE_PASS)
+		return sbx_error_set(
+			err, -EINVAL,
+			"%s: the oracle graded against itself is %s (%.2f%%), not PASS", task->path,
+			sbx_grade_status_name(self->status), 100.0 * self->score);
+	r = grade_scratch(task, false, &null, err);
+	if (r < 0)
+		return sbx_error_prefix(err, r, "%s: the starting files", task->path);
+	if (null->score != 0 || null->status == SBX_GRADE_PASS)
+		return sbx_error_set(err, -EINVAL,
+				     "%s: the untouched starting files score %.2f%% (%llu/%llu "
+				     "cells): grade only the cells the agent must produce "
+				     "(ranges), and check the inputs in a gate case",
+				     task->path, 100.0 * null->score,
+				     (unsigned long long)null->matched,
+				     (unsigned long long)null->graded);
+	return 0;
+}

@@ -1,0 +1,192 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Episodes of the bundled tasks on the machine's real Docker engine.
+
+Usage: test_episodes.py SANDBOXCTL CASE
+  oracle        every non-GUI task: the oracle PASSes with score 1, an agent
+                that does nothing but complete_task scores 0
+  gui           the GUI tasks' oracle episodes (full image)
+  seed          run --seed: a fresh instance in the run directory, the same
+                bytes for the same seed, the seed in result.json, graded
+                against the instance (a real agent solves it)
+  python-agent  examples/python_agent.py (official MCP Python SDK) solves
+                its tasks, a seeded instance included
+Skips (77) when the engine or the sandbox image is missing.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+SANDBOXCTL = os.path.abspath(sys.argv[1])
+CASE = sys.argv[2]
+SRC = os.environ.get("SBX_SOURCE_ROOT", os.path.join(os.path.dirname(__file__), "..", ".."))
+TASKS = os.path.join(SRC, "tasks")
+AGENT = "python3 " + os.path.join(SRC, "examples", "python_agent.py")
+NULL_AGENT = "curl -sf -X POST \"$SANDBOX_REST_URL/task/complete\" -d '{}' >/dev/null"
+IMAGE = os.environ.get("SBX_RUN_TEST_IMAGE", "")
+
+
+def image_for(gui):
+    if IMAGE and IMAGE != "real":
+        return ["--image", IMAGE]
+    return []
+
+
+def skip_unless_ready(gui=False):
+    ref = "sandboxctl/sandbox:latest" if gui else "sandboxctl/sandbox-slim:latest"
+    if IMAGE and IMAGE != "real":
+        ref = IMAGE
+    if not os.path.exists("/var/run/docker.sock"):
+        print("SKIP: no engine")
+        sys.exit(77)
+    # The engine's API on its socket (no docker CLI needed): is the image there?
+    q = subprocess.run(["curl", "-sf", "--unix-socket", "/var/run/docker.sock",
+                        "http://engine/images/%s/json" % ref.replace("/", "%2F")],
+                       capture_output=True)
+    if q.returncode != 0:
+        print("SKIP: image %s missing (sandboxctl build)" % ref)
+        sys.exit(77)
+
+
+class Env:
+    def __init__(self):
+        self.runs = tempfile.mkdtemp(prefix="sbx-episodes-")
+
+    def run(self, task, agent, *extra, gui=False):
+        t0 = time.monotonic()
+        p = subprocess.run([SANDBOXCTL, "run", "--task", task, "--agent", agent, "--tasks-dir",
+                            TASKS, "--runs-dir", self.runs, "--quiet", "--json",
+                            "--test-label", *image_for(gui), *extra],
+                           capture_output=True, text=True, timeout=900)
+        dt = time.monotonic() - t0
+        try:
+            res = json.loads(p.stdout.strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            raise AssertionError("%s: no result (exit %d): %s" % (task, p.returncode, p.stderr))
+        return p.returncode, res, os.path.join(self.runs, res["run_id"]), dt
+
+
+def check(cond, msg):
+    if not cond:
+        raise AssertionError(msg)
+
+
+def bundled(gui):
+    out = []
+    for name in sorted(os.listdir(TASKS)):
+        y = os.path.join(TASKS, name, "task.yaml")
+        if os.path.isfile(y):
+            is_gui = "\ngui: true" in open(y).read()
+            if is_gui == gui:
+                out.append(name)
+    return out
+
+
+def case_oracle(env, gui=False):
+    for task in bundled(gui):
+        code, res, _, dt = env.run(task, "oracle", gui=gui)
+        check(code == 0 and res["status"] == "pass" and res["score"] == 1,
+              "%s: oracle: exit %d %s" % (task, code, res))
+        print("%-18s oracle PASS score 1 in %.2f s" % (task, dt))
+        if gui:
+            continue
+        code, res, _, _ = env.run(task, NULL_AGENT)
+        check(code == 1 and res["score"] == 0 and res["grade"]["status"] == "FAIL",
+              "%s: doing nothing: exit %d %s" % (task, code, res))
+        print("%-18s null agent FAIL score 0" % task)
+
+
+def files_of(rdir):
+    out = {}
+    for sub in ("task/files", "task/oracle", "inputs"):
+        d = os.path.join(rdir, sub)
+        for f in sorted(os.listdir(d)):
+            out[sub + "/" + f] = open(os.path.join(d, f), "rb").read()
+    return out
+
+
+def case_seed(env):
+    runs = {}
+    for name, extra in (("a", ["--seed", "7"]), ("b", ["--seed", "7"]), ("c", [])):
+        code, res, rdir, _ = env.run("banking_reserve", "oracle", *extra)
+        check(code == 0 and res["status"] == "pass", "seed %s: %s" % (extra, res))
+        runs[name] = (res, files_of(rdir))
+    check(runs["a"][0]["seed"] == 7 and runs["c"][0]["seed"] is None,
+          "result.json seeds: %s, %s" % (runs["a"][0]["seed"], runs["c"][0]["seed"]))
+    check(runs["a"][1] == runs["b"][1], "seed 7 twice gave different files")
+    committed = open(os.path.join(TASKS, "banking_reserve", "files", "cash_flows.ods"), "rb").read()
+    check(runs["c"][1]["inputs/cash_flows.ods"] == committed, "no seed: not the committed file")
+    check(runs["a"][1]["inputs/cash_flows.ods"] != committed, "seed 7: the committed file")
+    check(runs["a"][1]["inputs/cash_flows.ods"] == runs["a"][1]["task/files/cash_flows.ods"],
+          "inputs/ is not the instance")
+    # A real agent on the instance: it got the instance's file, the grade used its oracle.
+    code, res, _, _ = env.run("banking_reserve", AGENT, "--seed", "11")
+    check(code == 0 and res["status"] == "pass" and res["seed"] == 11,
+          "python agent on seed 11: %s" % res)
+    # A task that is not seedable refuses --seed before starting anything.
+    d = tempfile.mkdtemp(dir=env.runs)
+    for f in ("task.yaml", "files", "oracle"):
+        src = os.path.join(TASKS, "sales_revenue", f)
+        (shutil.copytree if os.path.isdir(src) else shutil.copy)(src, os.path.join(d, f))
+    y = os.path.join(d, "task.yaml")
+    text = open(y).read().replace("generator: builtin\n", "")
+    with open(y, "w") as f:
+        f.write(text)
+    p = subprocess.run([SANDBOXCTL, "run", "--task", d, "--agent", "oracle", "--seed", "1",
+                        "--runs-dir", env.runs, "--test-label"], capture_output=True, text=True)
+    check(p.returncode == 2 and "not seedable" in p.stderr, "unseedable: %d %s" % (
+        p.returncode, p.stderr))
+    print("seeds: same seed same bytes, recorded, graded against the instance")
+
+
+FORMULA_AGENT = r"""
+v='[["=B2*(1+$G$1)"],["=B3*(1+$G$1)"],["=B4*(1+$G$1)"],["=B5*(1+$G$1)"],["=B6*(1+$G$1)"],["=B7*(1+$G$1)"],["=B8*(1+$G$1)"],["=B9*(1+$G$1)"]]'
+call() { curl -sf -X POST -H 'Content-Type: application/json' "$SANDBOX_REST_URL/tools/call" -d "$1"; }
+call "{\"tool_name\":\"write_range\",\"arguments\":{\"file_path\":\"budget.ods\",\"sheet_name\":\"Budget\",\"start_cell\":\"C2\",\"values\":$v}}" &&
+call '{"tool_name":"write_range","arguments":{"file_path":"budget.ods","sheet_name":"Budget","start_cell":"B10","values":[["=SUM(B2:B9)","=SUM(C2:C9)"]]}}' &&
+curl -sf -X POST "$SANDBOX_REST_URL/task/complete" -d '{}'
+"""
+
+
+def case_formulas(env):
+    """fix_formulas repaired with formulas only (no values): libreoffice: true picks the
+    full image, whose recalculation gives them values, so the repair PASSes."""
+    if IMAGE and IMAGE != "real":
+        raise SystemExit(77)
+    agent = os.path.join(env.runs, "formula_agent.sh")
+    with open(agent, "w") as f:
+        f.write("#!/bin/sh\n" + FORMULA_AGENT)
+    os.chmod(agent, 0o755)
+    code, res, _, dt = env.run("fix_formulas", agent)
+    check(code == 0 and res["status"] == "pass" and res["sandbox"]["image"].startswith("sandboxctl/sandbox:"),
+          "fix_formulas by formulas: exit %d %s" % (code, res))
+    print("fix_formulas       formulas only: PASS on %s in %.2f s" % (res["sandbox"]["image"], dt))
+
+
+def case_python_agent(env):
+    for task, extra in (("sales_revenue", []), ("banking_reserve", []), ("price_lookup", []),
+                        ("price_lookup", ["--seed", "3"])):
+        code, res, rdir, dt = env.run(task, AGENT, *extra)
+        log = open(os.path.join(rdir, "agent.log")).read()
+        check(code == 0 and res["status"] == "pass" and res["ended_by"] == "complete_task",
+              "%s %s: exit %d %s\n%s" % (task, extra, code, res, log[-2000:]))
+        check("tools: " in log and "complete_task:" in log, "agent log: " + log[-1000:])
+        print("%-18s python agent PASS %s in %.2f s" % (task, " ".join(extra), dt))
+
+
+def main():
+    skip_unless_ready(gui=CASE in ("gui", "formulas"))
+    env = Env()
+    try:
+        {"oracle": case_oracle, "gui": lambda e: case_oracle(e, gui=True), "seed": case_seed,
+         "python-agent": case_python_agent, "formulas": case_formulas}[CASE](env)
+    finally:
+        shutil.rmtree(env.runs, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
