@@ -22,8 +22,8 @@ struct sbx_run {
 	sbx_run_result res;
 	sbx_backend *backend;
 	sbx_relay *relay;
-	char *url;	/* the agent's base URL (the relay's, with the token) */
-	char token[33]; /* the relay's, hex */
+	char *url;	  /* the agent's base URL (the relay's, with the token) */
+	char token[33];	  /* the relay's, hex */
 	char *connection; /* connection.json's text, for --json */
 	char *owner;
 	int64_t t0;	     /* monotonic ms at prepare */
