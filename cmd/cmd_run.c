@@ -357,8 +357,7 @@ int cmd_run(int argc, char **argv)
 	int c, r, idx = 0;
 
 	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+h", longopts, &idx)) != -1) {
+	while ((c = cli_getopt("run", argc, argv, "+h", longopts, &idx)) != -1) {
 		const char *name = c == OPT_LONG ? longopts[idx].name : "";
 		long v;
 
@@ -366,12 +365,8 @@ int cmd_run(int argc, char **argv)
 			help();
 			return EXIT_PASS;
 		}
-		if (c != OPT_LONG) {
-			cli_error("run: unknown or incomplete option '%s' (see 'sandboxctl run "
-				  "--help')",
-				  argv[optind - 1]);
+		if (c != OPT_LONG)
 			return EXIT_USAGE;
-		}
 		r = cmd_run__parse_common(name, optarg, &o);
 		if (r < 0)
 			return EXIT_USAGE;
@@ -395,8 +390,8 @@ int cmd_run(int argc, char **argv)
 			o.port = (uint16_t)v;
 		}
 	}
-	if (optind < argc)
-		return cli_error("run: unexpected argument '%s'", argv[optind]), EXIT_USAGE;
+	if (cli_no_arguments("run", argc, argv) < 0)
+		return EXIT_USAGE;
 	if (cli_llm_agent(o.agent, llm_extra, &llm_agent) < 0)
 		return EXIT_USAGE;
 	if (llm_agent)
