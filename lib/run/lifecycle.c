@@ -677,8 +677,10 @@ int sbx_run_finish(sbx_run *run, sbx_run_end end, sbx_error *err)
 	if (alive && end != SBX_END_INTERRUPTED && end != SBX_END_SANDBOX_DIED) {
 		_cleanup_free_ char *outdir = NULL;
 
+		/* PID 1 restarts Calc only while the sandbox is not stopping. */
 		if (run->task->gui)
-			sbx_run__save_screenshot(run);
+			sbx_run__save_screenshot(run, end == SBX_END_COMPLETE_TASK ||
+							      end == SBX_END_AGENT_EXIT);
 		t = sbx_run__mono_msf();
 		if (asprintf(&outdir, "%s/outputs", run->res.run_dir) < 0)
 			return sbx_error_set(err, -ENOMEM, "out of memory");

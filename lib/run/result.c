@@ -335,7 +335,9 @@ char *sbx_run_result_json(const sbx_run_result *r)
 	cJSON_AddStringToObject(h, "inputs", "inputs/");
 	cJSON_AddStringToObject(h, "outputs", "outputs/");
 	cJSON_AddStringToObject(h, "task", "task/");
-	if (r->screenshot)
+	if (r->screenshot) {
 		cJSON_AddStringToObject(h, "screenshot", "screenshot.png");
+		cJSON_AddBoolToObject(h, "screenshot_reloaded", r->screenshot_reloaded);
+	}
 	return cJSON_Print(o);
 }
