@@ -192,7 +192,8 @@ typedef struct sbx_run_result {
 	char *published;	 /* --network published: "127.0.0.1:port" on the host, else NULL */
 	bool privileges_dropped; /* published: PID 1 reported dropping every capability */
 	bool kept;
-	bool screenshot; /* screenshot.png was saved (GUI tasks) */
+	bool screenshot;	  /* screenshot.png was saved (GUI tasks) */
+	bool screenshot_reloaded; /* Calc was restarted on the saved file for it */
 	sbx_run_grade grade;
 	sbx_provenance provenance;
 	sbx_relay_stats relay;
