@@ -49,6 +49,7 @@ int cmd_mcp(int argc, char **argv)
 		{"cpus", required_argument, NULL, 0x100},
 		{"pids", required_argument, NULL, 0x100},
 		{"runtime", required_argument, NULL, 0x100},
+		{"seccomp", required_argument, NULL, 0x100},
 		{"keep", no_argument, NULL, 0x100},
 		{"runs-dir", required_argument, NULL, 0x100},
 		{"run-id", required_argument, NULL, 0x100},
