@@ -39,6 +39,15 @@ typedef struct docker_backend {
  * --network published: what PID 1 needs to set the firewall before it drops
  * everything (CAP_SETPCAP: the kernel's condition for emptying the bounding set).
  */
+/*
+ * PID 1 starts as root with these only, to start the agent's spawner as uid
+ * 1001 (SETUID, SETGID) and empty the bounding set (SETPCAP); it drops them
+ * all and becomes uid 1000 before anything runs. Published mode adds
+ * NET_ADMIN for the firewall. (Not SYS_RESOURCE, which would pin the
+ * spawner's OOM score: engines in containers often lack it in their own
+ * bounding set, and then no container starts at all.)
+ */
+static const char *const init_cap_add[] = {"SETPCAP", "SETUID", "SETGID", NULL};
 static const char *const published_cap_add[] = {"NET_ADMIN", "SETPCAP", "SETUID", "SETGID", NULL};
 static const char *const published_dns[] = {"0.0.0.0", NULL}; /* no resolver */
 
@@ -170,7 +179,7 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 		labels[nl++] = (sbx_docker_kv){SBX_LABEL_TEST, "1"};
 
 	/* Size-capped scratch; nothing of the host is mounted. */
-	snprintf(ws, sizeof(ws), "rw,nosuid,nodev,size=%" PRIu64 ",uid=1000,gid=1000,mode=0755",
+	snprintf(ws, sizeof(ws), "rw,nosuid,nodev,size=%" PRIu64 ",uid=1000,gid=1000,mode=2775",
 		 spec->workspace_bytes);
 	snprintf(tmp, sizeof(tmp), "rw,nosuid,nodev,size=%" PRIu64 ",mode=1777", spec->tmp_bytes);
 	snprintf(run, sizeof(run),
@@ -195,7 +204,8 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 
 	o.image = spec->image;
 	o.env = env;
-	o.user = "1000:1000";
+	o.user = "0:0";
+	o.cap_add = init_cap_add;
 	o.hostname = "sandbox";
 	o.labels = labels;
 	o.n_labels = nl;
@@ -223,7 +233,6 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 		 */
 		static const sbx_docker_port port = {SBX_SANDBOX_HTTP_PORT_SPEC, "127.0.0.1", "0"};
 
-		o.user = "0:0";
 		o.cap_add = published_cap_add;
 		o.network_mode = "bridge";
 		o.dns = published_dns;

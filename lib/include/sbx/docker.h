@@ -466,8 +466,9 @@ int sbx_docker_exec_inspect(sbx_docker *d, const char *exec_id, bool *running, i
  * Copies through an exec'd `tar` inside the running container (which needs a
  * tar binary: busybox or GNU tar), so it works on tmpfs mounts and read-only
  * root filesystems where the archive endpoints cannot:
- *  copy_in   runs `tar -xf - -C dest_dir` (as user, NULL: the container's
- *            user) fed with tar through a hijacked stream;
+ *  copy_in   runs `tar -xpf - -C dest_dir` (as user, NULL: the container's
+ *            user) fed with tar through a hijacked stream; the entries keep
+ *            the modes the archive gives them (-p: no umask);
  *  copy_out  runs `tar -cf - -C dirname(path) basename(path)` and extracts its
  *            output with the same safety rules as sbx_docker_archive_get.
  * Errors carry tar's stderr. timeout_ms 0: the client's request timeout.
