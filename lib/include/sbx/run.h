@@ -137,6 +137,8 @@ typedef struct sbx_run_opts {
 	/* Seedable tasks: generate a fresh instance from this seed (recorded in result.json). */
 	bool seeded;
 	uint64_t seed;
+	/* The engine: "unix:///path" or "tcp://host:port"; NULL: $DOCKER_HOST, else the default. */
+	const char *engine;
 } sbx_run_opts;
 
 #define SBX_RUN_OPTS_INIT                                                                          \
