@@ -11,6 +11,7 @@ bool arg_verbose;
 static const cli_command commands[] = {
 	{"build", cmd_build, "build the sandbox image through the Docker Engine API"},
 	{"run", cmd_run, "run one episode: sandbox, agent, grade, cleanup"},
+	{"sweep", cmd_sweep, "run many episodes in parallel, resumable, summarised"},
 	{"mcp", cmd_mcp, "serve a task's sandbox as an MCP stdio server"},
 	{"grade", cmd_grade, "grade saved outputs against an oracle"},
 	{"tasks", cmd_tasks, "list, show or validate tasks"},
@@ -60,15 +61,15 @@ static void usage(FILE *f)
 		   "and scores what they produce.\n\nCommands:\n");
 	for (size_t i = 0; i < SBX_ELEMENTSOF(commands); i++)
 		fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
-	fprintf(f,
-		"\nRun 'sandboxctl <command> --help' for a command's options.\n\n"
-		"Environment:\n"
-		"  DOCKER_HOST        unix:///var/run/docker.sock (default) or tcp://HOST:PORT\n"
-		"  DOCKER_CERT_PATH   directory with ca.pem, cert.pem, key.pem for tcp:// TLS\n"
-		"  DOCKER_TLS_VERIFY  non-empty to verify the engine's certificate\n\n"
-		"Exit codes:\n"
-		"  0 success or pass   1 graded but not passed   2 usage or bad input\n"
-		"  3 engine or infrastructure error   4 deadline passed   130 interrupted (run)\n");
+	fprintf(f, "\nRun 'sandboxctl <command> --help' for a command's options.\n\n"
+		   "Environment:\n"
+		   "  DOCKER_HOST        unix:///var/run/docker.sock (default) or tcp://HOST:PORT\n"
+		   "  DOCKER_CERT_PATH   directory with ca.pem, cert.pem, key.pem for tcp:// TLS\n"
+		   "  DOCKER_TLS_VERIFY  non-empty to verify the engine's certificate\n\n"
+		   "Exit codes:\n"
+		   "  0 success or pass   1 graded but not passed   2 usage or bad input\n"
+		   "  3 engine or infrastructure error   4 deadline passed   130 interrupted (run, "
+		   "sweep)\n");
 }
 
 int main(int argc, char **argv)

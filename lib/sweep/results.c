@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,8 +79,8 @@ char *sbx_sweep_record_json(const sbx_sweep_record *r)
 		cJSON_AddNumberToObject(o, "score", r->score);
 	else
 		cJSON_AddNullToObject(o, "score");
-	cJSON_AddNumberToObject(o, "agent_ms", r->agent_ms);
-	cJSON_AddNumberToObject(o, "total_ms", r->total_ms);
+	cJSON_AddNumberToObject(o, "agent_ms", round(r->agent_ms * 1000) / 1000);
+	cJSON_AddNumberToObject(o, "total_ms", round(r->total_ms * 1000) / 1000);
 	if (r->tool_calls >= 0)
 		cJSON_AddNumberToObject(o, "tool_calls", r->tool_calls);
 	if (r->has_usage) {

@@ -256,34 +256,42 @@ char *sbx_sweep_summary_json(const sbx_sweep_summary *s, bool pretty)
 	return pretty ? cJSON_Print(o) : cJSON_PrintUnformatted(o);
 }
 
-static int pct(sbx_buf *b, double v)
+static void pct(char *out, size_t size, double v)
 {
-	return isnan(v) ? sbx_buf_printf(b, "%7s", "-") : sbx_buf_printf(b, "%6.1f%%", v * 100);
+	if (isnan(v))
+		snprintf(out, size, "-");
+	else
+		snprintf(out, size, "%.1f%%", v * 100);
 }
+
+/* The table's columns; the header and every row use the same widths. */
+#define ROW_FMT "%-24.24s %9s %7s %-13s %6s"
 
 static int text_row(sbx_buf *b, const sbx_sweep_plan *p, const char *name, const sbx_sweep_cell *c)
 {
-	int r = sbx_buf_printf(b, "%-24.24s %4u/%-4u ", name, c->done, c->planned);
+	char done[32], rate[16], ci[32] = "", score[16] = "-";
+	int r;
 
-	r = r < 0 ? r : pct(b, c->pass_rate);
-	r = r < 0 ? r
-		  : (isnan(c->pass_rate) ? sbx_buf_printf(b, " %-15s", "")
-					 : sbx_buf_printf(b, " [%5.1f,%5.1f]  ", c->pass_lo * 100,
-							  c->pass_hi * 100));
-	r = r < 0 ? r
-		  : (isnan(c->mean_score) ? sbx_buf_printf(b, "%7s", "-")
-					  : sbx_buf_printf(b, "%7.3f", c->mean_score));
+	snprintf(done, sizeof(done), "%u/%u", c->done, c->planned);
+	pct(rate, sizeof(rate), c->pass_rate);
+	if (!isnan(c->pass_rate))
+		snprintf(ci, sizeof(ci), "[%.1f,%.1f]", c->pass_lo * 100, c->pass_hi * 100);
+	if (!isnan(c->mean_score))
+		snprintf(score, sizeof(score), "%.3f", c->mean_score);
+	r = sbx_buf_printf(b, ROW_FMT, name, done, rate, ci, score);
 	for (size_t k = 0; r >= 0 && k < p->n_pass_at; k++) {
-		r = sbx_buf_putc(b, ' ');
-		r = r < 0 ? r : pct(b, c->pass_at[k]);
+		char v[16];
+
+		pct(v, sizeof(v), c->pass_at[k]);
+		r = sbx_buf_printf(b, " %7s", v);
 	}
 	if (r >= 0)
 		r = sbx_buf_printf(b, " %5u %5u %5u", c->n_status[SBX_RUN_AGENT_ERROR],
 				   c->n_status[SBX_RUN_TIMEOUT], c->infra_attempts);
 	if (r >= 0)
 		r = isnan(c->agent_ms_p50)
-			    ? sbx_buf_printf(b, " %9s %9s", "-", "-")
-			    : sbx_buf_printf(b, " %9.2f %9.2f", c->agent_ms_p50 / 1000,
+			    ? sbx_buf_printf(b, " %8s %8s", "-", "-")
+			    : sbx_buf_printf(b, " %8.2f %8.2f", c->agent_ms_p50 / 1000,
 					     c->overhead_ms_p50 / 1000);
 	return r < 0 ? r : sbx_buf_putc(b, '\n');
 }
@@ -293,8 +301,7 @@ int sbx_sweep_summary_text(const sbx_sweep_summary *s, sbx_buf *b)
 	const sbx_sweep_plan *p = s->plan;
 	int r;
 
-	r = sbx_buf_printf(b, "%-24s %9s %7s %-15s %7s", "task", "done", "pass", " (95% CI)",
-			   "score");
+	r = sbx_buf_printf(b, ROW_FMT, "task", "done", "pass", "95% CI", "score");
 	for (size_t k = 0; r >= 0 && k < p->n_pass_at; k++) {
 		char h[16];
 
@@ -302,7 +309,7 @@ int sbx_sweep_summary_text(const sbx_sweep_summary *s, sbx_buf *b)
 		r = sbx_buf_printf(b, " %7s", h);
 	}
 	if (r >= 0)
-		r = sbx_buf_printf(b, " %5s %5s %5s %9s %9s\n", "a_err", "tmout", "infra",
+		r = sbx_buf_printf(b, " %5s %5s %5s %8s %8s\n", "a_err", "tmout", "infra",
 				   "agent_s", "ovhd_s");
 	for (size_t a = 0; r >= 0 && a < p->n_agents; a++) {
 		const sbx_sweep_cell *ac = &s->agents[a];
