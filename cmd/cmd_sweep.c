@@ -682,6 +682,13 @@ int cmd_sweep(int argc, char **argv)
 			if (asprintf(&out_dir, "sweeps/%s", stamp) < 0)
 				out_dir = NULL;
 		}
+		if (!p->tasks_dir) {
+			/* Absolute in sweep.json, so --resume from anywhere finds the same tasks.
+			 */
+			_cleanup_free_ char *def = sbx_task_dir_default();
+
+			p->tasks_dir = def ? realpath(def, NULL) : NULL;
+		}
 		p->version = strdup(SBX_VERSION);
 		p->created_at = (int64_t)time(NULL);
 		if (sbx_sweep_plan_check(p, &err) < 0) {
