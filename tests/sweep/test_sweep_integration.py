@@ -11,6 +11,10 @@ Usage: test_sweep_integration.py CASE  (see CASES at the bottom)
   agent-error    a crashing agent gives agent_error once: never retried
   infra          an image without the sandbox's PID 1: infra_error, retried
                  (--retries 1) and counted; exit 3, resumable
+  seeds          --seed-from: epoch e of a seedable task runs seed N+e, recorded
+  llm            the model agent against the fake provider (tests/agents): token
+                 usage and tool calls summed in the summary
+  require-pass   --require-pass above the pass rate: exit 1
   engines        a second dockerd started here (its own socket, data root, no
                  bridge, no iptables), the image imported into it over the API:
                  episodes spread over both engines
@@ -340,6 +344,75 @@ def case_infra(env):
     engine("DELETE", "/images/%s?force=1" % urllib.parse.quote(BROKEN_IMAGE, safe=""))
 
 
+def case_seeds(env):
+    d = env.sweep_dir("seeds")
+    p = env.run(env.args(d, "--task", "banking_reserve", "--agent", "oracle", "--epochs", "2",
+                         "--jobs", "2", "--seed-from", "40"))
+    expect(p, 0, "seeded sweep")
+    lines = sorted(results(d), key=lambda l: l["epoch"])
+    if [(l["epoch"], l["seed"], l["status"]) for l in lines] != [(0, 40, "pass"), (1, 41, "pass")]:
+        fail("seeds: %s" % lines)
+    for l in lines:
+        r = json.load(open(os.path.join(d, "runs", l["run_id"], "result.json")))
+        if r["seed"] != l["seed"]:
+            fail("result.json seed %s, results.jsonl %s" % (r["seed"], l["seed"]))
+    if json.load(open(os.path.join(d, "sweep.json")))["seed_from"] != 40:
+        fail("sweep.json lacks seed_from")
+    env.check_clean()
+
+
+def case_llm(env):
+    key = "sk-test-secret-0123456789abcdef"
+    state = os.path.join(env.dir, "provider.json")
+    prov = subprocess.Popen([sys.executable, os.path.join(SRC, "tests/agents/fake_provider.py"),
+                             state, key])
+    try:
+        for _ in range(250):
+            if os.path.exists(state):
+                break
+            time.sleep(0.02)
+        url = "http://127.0.0.1:%d/v1" % json.load(open(state))["port"]
+        d = env.sweep_dir("llm")
+        envp = dict(os.environ, OPENAI_API_KEY=key)
+        p = subprocess.run(env.args(d, "--task", "sales_revenue", "--agent",
+                                    "llm --model solve --base-url " + url, "--epochs", "2",
+                                    "--jobs", "2", "--json"),
+                           capture_output=True, text=True, timeout=600, env=envp)
+        expect(p, 0, "llm sweep")
+        v = json.load(open(state))["violations"]
+        if v:
+            fail("the fake provider refused requests: %s" % v)
+        o = json.loads(p.stdout)["overall"]
+        # The fake's script: 4 turns of 100..103 input, 10 output, 50 cached tokens each.
+        want = {"episodes": 2, "input_tokens": 812, "output_tokens": 80, "cached_tokens": 400}
+        if (o["usage"] or {}).get("input_tokens") != 812 or o["usage"]["output_tokens"] != 80 \
+                or o["usage"]["cached_tokens"] != 400 or o["usage"]["episodes"] != 2:
+            fail("usage %s, want %s" % (o["usage"], want))
+        if o["tool_calls_per_episode"] != 4 or o["pass_rate"]["value"] != 1:
+            fail("summary: %s" % o)
+        text = env.run([SANDBOXCTL, "sweep", "show", d]).stdout
+        if "tokens: 812 in, 80 out, 400 cached over 2 episodes" not in text:
+            fail("show does not give the token sums: %s" % text)
+        for root, _, files in os.walk(d):
+            for f in files:
+                if key in open(os.path.join(root, f), errors="replace").read():
+                    fail("the API key is in %s" % os.path.join(root, f))
+        env.check_clean()
+    finally:
+        prov.terminate()
+        prov.wait(timeout=10)
+
+
+def case_require_pass(env):
+    d = env.sweep_dir("require")
+    p = env.run(env.args(d, "--task", "banking_reserve", "--agent", "true", "--epochs", "1",
+                         "--require-pass", "0.5"))
+    expect(p, 1, "--require-pass 0.5 with nothing passing")
+    if "under --require-pass" not in p.stderr:
+        fail("no reason given: %s" % p.stderr)
+    env.check_clean()
+
+
 def start_dockerd(tmp):
     dockerd = shutil.which("dockerd")
     if not dockerd or os.geteuid() != 0:
@@ -413,7 +486,8 @@ def case_engines(env):
 
 CASES = {
     "basic": case_basic, "sigint-resume": case_sigint_resume, "agent-error": case_agent_error,
-    "infra": case_infra, "engines": case_engines,
+    "infra": case_infra, "seeds": case_seeds, "llm": case_llm,
+    "require-pass": case_require_pass, "engines": case_engines,
 }
 
 
