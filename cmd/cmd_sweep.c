@@ -36,9 +36,19 @@ static volatile sig_atomic_t arg_signals;
 
 static void on_signal(int sig)
 {
+	static const char first[] =
+		"\nsandboxctl: sweep: stopping: no new episodes; running ones "
+		"get --stop-grace to finish (Ctrl-C again interrupts them now)\n";
+	static const char second[] = "\nsandboxctl: sweep: interrupting the running episodes\n";
+
 	(void)sig;
 	if (arg_signals < 2)
 		arg_signals++;
+	/* write(2) is async-signal-safe; stdio is not. */
+	if (arg_signals == 1)
+		(void)!write(STDERR_FILENO, first, sizeof(first) - 1);
+	else
+		(void)!write(STDERR_FILENO, second, sizeof(second) - 1);
 }
 
 static void help(void)
@@ -92,7 +102,8 @@ static void help(void)
 	       "'compare' pairs episodes by task, epoch and seed and gives the exact sign\n"
 	       "test's p-value on pass/fail and a paired bootstrap interval on the score.\n\n"
 	       "Exit status: 0 every episode has a result (whatever it scored), 1 under\n"
-	       "--require-pass, 2 usage, 3 engine or infrastructure (episodes left without a\n"
+	       "--require-pass, 2 usage or configuration (an episode could not be prepared:\n"
+	       "the agent or a task), 3 engine or infrastructure (episodes left without a\n"
 	       "result, too many infra errors), 130 interrupted (resume with --resume).\n",
 	       DEFAULT_RETRIES, DEFAULT_STOP_GRACE);
 }
@@ -711,6 +722,10 @@ int cmd_sweep(int argc, char **argv)
 			rc = EXIT_ENGINE;
 			goto done;
 		}
+		if (resume && p->image_id && image_id && strcmp(p->image_id, image_id) != 0)
+			cli_error("sweep: warning: image '%s' is %.19s now, %.19s when the sweep "
+				  "began: the episodes resumed run on a different image",
+				  images[0], image_id, p->image_id);
 		if (!resume) {
 			sbx_provenance prov = {0};
 			_cleanup_free_ char *dir =
@@ -822,6 +837,10 @@ int cmd_sweep(int argc, char **argv)
 		cli_error("sweep: interrupted; %zu episodes left: sandboxctl sweep --resume %s",
 			  outcome.remaining, out_dir);
 		rc = EXIT_INTERRUPTED;
+		break;
+	case SBX_SWEEP_CONFIG:
+		cli_error("sweep: stopped: %s", outcome.reason);
+		rc = EXIT_USAGE;
 		break;
 	default:
 		cli_error("sweep: stopped: %s; finish with: sandboxctl sweep --resume %s",

@@ -53,11 +53,12 @@ struct sched {
 	size_t n_engines;
 	size_t *queue; /* episode indices, a ring */
 	size_t q_head, q_len, q_cap;
-	unsigned *attempts;		 /* per episode: lines recorded */
-	unsigned *retries_used;		 /* per episode, this run */
-	int64_t *not_before;		 /* per episode: backoff, monotonic ms */
-	bool *window;			 /* last attempts: infra or not */
-	size_t win_pos, win_len;	 /* ring */
+	unsigned *attempts;	 /* per episode: lines recorded */
+	unsigned *retries_used;	 /* per episode, this run */
+	int64_t *not_before;	 /* per episode: backoff, monotonic ms */
+	size_t *gave_up_on;	 /* per episode: 1 + the engine its last retry failed on, or 0 */
+	bool *window;		 /* last attempts: infra or not */
+	size_t win_pos, win_len; /* ring */
 	volatile sig_atomic_t interrupt; /* what every run watches */
 	bool stopping;
 	sbx_sweep_stop stop;
@@ -147,7 +148,8 @@ static bool path_exists(const char *dir, const char *id)
 }
 
 /* Runs one attempt of episode idx on engine e; returns the record (caller clears it). */
-static int run_attempt(sched *s, size_t e, size_t idx, unsigned attempt, sbx_sweep_record *rec)
+static int run_attempt(sched *s, size_t e, size_t idx, unsigned attempt, sbx_sweep_record *rec,
+		       char *cfg_error, size_t cfg_size)
 {
 	const sbx_sweep_plan *p = s->plan;
 	sbx_run_opts ro = SBX_RUN_OPTS_INIT;
@@ -187,21 +189,11 @@ static int run_attempt(sched *s, size_t e, size_t idx, unsigned attempt, sbx_swe
 
 	r = sbx_run_execute(&ro, &run, &err);
 	if (r < 0) {
-		/* Nothing ran (the task or the run directory): record why, as infra. */
-		*rec = (sbx_sweep_record){.episode = idx,
-					  .attempt = attempt,
-					  .epoch = ep.epoch,
-					  .seeded = ep.seeded,
-					  .seed = ep.seed,
-					  .status = s->interrupt ? SBX_RUN_INTERRUPTED
-								 : SBX_RUN_INFRA_ERROR,
-					  .tool_calls = -1};
-		rec->task = strdup(p->tasks[ep.task]);
-		rec->agent = strdup(p->agents[ep.agent]);
-		rec->run_id = strdup(run_id);
-		rec->engine = s->engines[e].url ? strdup(s->engines[e].url) : NULL;
-		rec->error = strdup(sbx_error_message(&err));
-		return rec->task && rec->agent && rec->run_id && rec->error ? 0 : -ENOMEM;
+		/* Nothing ran: the task, the agent or the run directory is wrong, and
+		 * would be for every episode like it. Not an attempt: stop and say why. */
+		snprintf(cfg_error, cfg_size, "episode %zu (task '%s', agent '%s'): %s", idx,
+			 p->tasks[ep.task], p->agents[ep.agent], sbx_error_message(&err));
+		return -EINVAL;
 	}
 	return sbx_sweep_record_from_run(sbx_run_get_result(run), p, &ep, attempt,
 					 s->engines[e].url, rec);
@@ -246,20 +238,30 @@ static void settle(sched *s, size_t e, size_t idx, sbx_sweep_record *rec)
 	}
 	s->prog.infra++;
 	en->failures++;
-	if (en->failures >= s->fail_after && !en->drained) {
+	if (!en->drained && en->failures >= s->fail_after) {
 		size_t left = 0;
 
 		for (size_t i = 0; i < s->n_engines; i++)
 			left += !s->engines[i].drained && i != e;
+		/* The last engine is never drained: the infra threshold stops the sweep instead. */
 		if (left > 0) {
-			/* The others take its work; this failure does not use a retry. */
 			en->drained = true;
 			sbx_log_warning("sweep: engine '%s' failed %u times in a row: drained, its "
 					"episodes go to the other engines",
 					en->url ? en->url : "default", en->failures);
-			q_push(s, idx);
-			return;
+			/* Episodes it failed before the streak was long enough get another chance.
+			 */
+			for (size_t i = 0; i < s->q_cap; i++)
+				if (s->gave_up_on[i] == e + 1) {
+					s->gave_up_on[i] = 0;
+					q_push(s, i);
+				}
 		}
+	}
+	if (en->drained) {
+		/* The engine's fault, not the episode's: another engine takes it, no retry used. */
+		q_push(s, idx);
+		return;
 	}
 	if (s->retries_used[idx] < s->plan->retries && !s->stopping) {
 		s->not_before[idx] =
@@ -269,6 +271,8 @@ static void settle(sched *s, size_t e, size_t idx, sbx_sweep_record *rec)
 		s->retries_used[idx]++;
 		s->prog.retried++;
 		q_push(s, idx);
+	} else {
+		s->gave_up_on[idx] = e + 1;
 	}
 }
 
@@ -281,6 +285,7 @@ static void *worker_main(void *arg)
 	for (;;) {
 		size_t idx;
 		sbx_sweep_record rec = {0};
+		char cfg_error[SBX_ERROR_MAX + 256];
 		int r;
 
 		if (s->stopping || s->engines[w->engine].drained)
@@ -301,10 +306,13 @@ static void *worker_main(void *arg)
 		}
 		s->running++;
 		pthread_mutex_unlock(&s->lock);
-		r = run_attempt(s, w->engine, idx, s->attempts[idx] + 1, &rec);
+		r = run_attempt(s, w->engine, idx, s->attempts[idx] + 1, &rec, cfg_error,
+				sizeof(cfg_error));
 		pthread_mutex_lock(&s->lock);
 		s->running--;
-		if (r < 0) {
+		if (r == -EINVAL) {
+			stop_locked(s, SBX_SWEEP_CONFIG, "%s", cfg_error);
+		} else if (r < 0) {
 			stop_locked(s, SBX_SWEEP_UNFINISHED, "out of memory");
 		} else {
 			settle(s, w->engine, idx, &rec);
@@ -326,6 +334,7 @@ static void sched_free(sched *s)
 	free(s->attempts);
 	free(s->retries_used);
 	free(s->not_before);
+	free(s->gave_up_on);
 	free(s->window);
 	pthread_mutex_destroy(&s->lock);
 	pthread_cond_destroy(&s->cond);
@@ -361,10 +370,11 @@ int sbx_sweep_execute(const sbx_sweep_plan *plan, sbx_sweep_results *results,
 	s.attempts = calloc(s.q_cap, sizeof(*s.attempts));
 	s.retries_used = calloc(s.q_cap, sizeof(*s.retries_used));
 	s.not_before = calloc(s.q_cap, sizeof(*s.not_before));
+	s.gave_up_on = calloc(s.q_cap, sizeof(*s.gave_up_on));
 	s.window = calloc(s.window_size, sizeof(*s.window));
 	done = calloc(s.q_cap, sizeof(*done));
 	if (!s.engines || !s.queue || !s.attempts || !s.retries_used || !s.not_before ||
-	    !s.window || !done) {
+	    !s.gave_up_on || !s.window || !done) {
 		sched_free(&s);
 		return sbx_error_set(err, -ENOMEM, "out of memory");
 	}

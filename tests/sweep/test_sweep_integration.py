@@ -16,8 +16,10 @@ Usage: test_sweep_integration.py CASE  (see CASES at the bottom)
                  usage and tool calls summed in the summary
   require-pass   --require-pass above the pass rate: exit 1
   engines        a second dockerd started here (its own socket, data root, no
-                 bridge, no iptables), the image imported into it over the API:
-                 episodes spread over both engines
+                 bridge, no iptables), the image copied into it over the API
+                 (GET /images/get, POST /images/load): episodes spread over both;
+                 then it is stopped midway through a sweep: drained, its episodes
+                 re-queued on the first, every episode done once
 
 The image: $SBX_RUN_TEST_IMAGE ("real": sandboxctl/sandbox-slim:latest), else
 the dev image tests/run/dev-image.sh builds from this build's binaries.
@@ -317,6 +319,19 @@ def case_agent_error(env):
     if o["agent_errors"] != 2 or o["infra_errors"] != 0:
         fail("summary: %s" % o)
     env.check_clean()
+    # An agent that cannot start at all (sandboxctl copied away from its built-in
+    # agents) is a configuration error: the sweep stops at once, exit 2, no attempts.
+    lone = os.path.join(env.dir, "bin")
+    os.makedirs(lone)
+    shutil.copy(SANDBOXCTL, lone)
+    d = env.sweep_dir("no-demo")
+    args = env.args(d, "--task", "banking_reserve", "--agent", "demo", "--epochs", "3")
+    args[0] = os.path.join(lone, "sandboxctl")
+    p = subprocess.run(args, capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, PATH="/usr/bin:/bin"))
+    expect(p, 2, "sweep with an agent that is not there")
+    if "sandbox-demo-agent not found" not in p.stderr or results(d):
+        fail("want a configuration error and no attempt: %s %s" % (p.stderr, results(d)))
 
 
 def case_infra(env):
@@ -472,6 +487,37 @@ def case_engines(env):
             fail("statuses: %s" % [l["status"] for l in lines])
         env.check_clean()
         print("engines: episodes per engine %s" % per)
+
+        # The second engine dies midway: it is drained, its episodes go to the first,
+        # and the sweep still ends with every episode done once.
+        d = env.sweep_dir("engine-dies")
+        sweep = subprocess.Popen(env.args(d, "--task", "banking_reserve", "--agent", "oracle",
+                                          "--epochs", "10", "--retries", "0",
+                                          "--engine", default_host() + "#jobs=1",
+                                          "--engine", host2 + "#jobs=1"),
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        path = os.path.join(d, "results.jsonl")
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            if os.path.exists(path) and any(l.get("engine") == host2 for l in results(d)):
+                break
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+        env.hosts = [None]
+        out, err = sweep.communicate(timeout=300)
+        if sweep.returncode != 0:
+            fail("sweep after an engine died: exit %d\n%s" % (sweep.returncode, err[-2000:]))
+        lines = results(d)
+        check_exactly_once(lines, 10)
+        lost = [l for l in lines if l["status"] == "infra_error"]
+        if not lost or any(l["engine"] != host2 for l in lost):
+            fail("want infra errors on the dead engine only: %s" % lost)
+        if "drained" not in err:
+            fail("no word of the engine being drained: %s" % err[-2000:])
+        env.check_clean()
+        print("engines: second engine stopped midway: %d infra attempts on it, re-queued" %
+              len(lost))
     finally:
         proc.send_signal(signal.SIGTERM)
         try:

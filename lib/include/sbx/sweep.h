@@ -293,6 +293,7 @@ typedef enum sbx_sweep_stop {
 	SBX_SWEEP_INTERRUPTED,	  /* *stop was set */
 	SBX_SWEEP_INFRA_TOO_MANY, /* infra errors passed the threshold */
 	SBX_SWEEP_NO_ENGINE,	  /* every engine failed */
+	SBX_SWEEP_CONFIG, /* an episode could not be prepared (task, agent, disk): stopped */
 } sbx_sweep_stop;
 
 #define SBX_SWEEP_OPTS_VERSION 1
