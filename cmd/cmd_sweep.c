@@ -518,8 +518,7 @@ int cmd_sweep(int argc, char **argv)
 	p->pass_at[p->n_pass_at++] = 1;
 
 	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+h", longopts, &idx)) != -1) {
+	while ((c = cli_getopt("sweep", argc, argv, "+h", longopts, &idx)) != -1) {
 		const char *name = c == OPT_LONG ? longopts[idx].name : "";
 		long v;
 
@@ -528,12 +527,8 @@ int cmd_sweep(int argc, char **argv)
 			rc = EXIT_PASS;
 			goto done;
 		}
-		if (c != OPT_LONG) {
-			cli_error("sweep: unknown or incomplete option '%s' (see 'sandboxctl sweep "
-				  "--help')",
-				  argv[optind - 1]);
-			goto done;
-		}
+		if (c != OPT_LONG)
+			goto done; /* cli_getopt said why */
 		if (strcmp(name, "task") == 0) {
 			if (strv_push(&p->tasks, &p->n_tasks, optarg, SBX_SWEEP_MAX_TASKS) < 0) {
 				cli_error("--task: more than %d tasks", SBX_SWEEP_MAX_TASKS);
@@ -640,10 +635,8 @@ int cmd_sweep(int argc, char **argv)
 			test_label = true;
 		}
 	}
-	if (optind < argc) {
-		cli_error("sweep: unexpected argument '%s'", argv[optind]);
+	if (cli_no_arguments("sweep", argc, argv) < 0)
 		goto done;
-	}
 
 	if (resume) {
 		/* The plan is the one on disk; only how to run it may change. */

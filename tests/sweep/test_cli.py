@@ -38,7 +38,7 @@ dead = dict(os.environ, DOCKER_HOST="unix://" + os.path.join(tmp, "no.sock"))
 check(["sweep"], 2, "at least one --task")
 check(["sweep", "--agent", "oracle"] + common, 2, "at least one --task")
 check(["sweep", "--task", "banking_reserve"] + common, 2, "one --agent")
-check(["sweep", "--bogus"], 2, "unknown or incomplete option '--bogus'")
+check(["sweep", "--bogus"], 2, "option '--bogus'")
 check(["sweep", "--task", "banking_reserve", "--agent", "oracle", "--epochs", "0"] + common, 2,
       "--epochs")
 check(["sweep", "--task", "banking_reserve", "--agent", "oracle", "--pass-at", "5"] + common, 2,

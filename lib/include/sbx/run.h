@@ -137,6 +137,8 @@ typedef struct sbx_run_opts {
 	/* Seedable tasks: generate a fresh instance from this seed (recorded in result.json). */
 	bool seeded;
 	uint64_t seed;
+	/* The engine's default seccomp profile instead of ours (images/seccomp/sandbox.json). */
+	bool engine_seccomp;
 	/* The engine: "unix:///path" or "tcp://host:port"; NULL: $DOCKER_HOST, else the default. */
 	const char *engine;
 } sbx_run_opts;
@@ -155,6 +157,7 @@ typedef struct sbx_run_limits {
 	uint64_t workspace_bytes, tmp_bytes, run_bytes;
 	uint32_t grace_s;
 	bool published;
+	bool engine_seccomp;
 } sbx_run_limits;
 
 typedef struct sbx_provenance {
@@ -194,7 +197,8 @@ typedef struct sbx_run_result {
 	char *published;	 /* --network published: "127.0.0.1:port" on the host, else NULL */
 	bool privileges_dropped; /* published: PID 1 reported dropping every capability */
 	bool kept;
-	bool screenshot; /* screenshot.png was saved (GUI tasks) */
+	bool screenshot;	  /* screenshot.png was saved (GUI tasks) */
+	bool screenshot_reloaded; /* Calc was restarted on the saved file for it */
 	sbx_run_grade grade;
 	sbx_provenance provenance;
 	sbx_relay_stats relay;
