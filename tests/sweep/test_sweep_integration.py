@@ -15,8 +15,8 @@ Usage: test_sweep_integration.py CASE  (see CASES at the bottom)
   llm            the model agent against the fake provider (tests/agents): token
                  usage and tool calls summed in the summary
   require-pass   --require-pass above the pass rate: exit 1
-  engines        a second dockerd started here (its own socket, data root, no
-                 bridge, no iptables), the image copied into it over the API
+  engines        a second dockerd started here (its own network namespace, socket,
+                 data root, no bridge, no iptables), the image copied into it over the API
                  (GET /images/get, POST /images/load): episodes spread over both;
                  then it is stopped midway through a sweep: drained, its episodes
                  re-queued on the first, every episode done once
@@ -437,7 +437,14 @@ def start_dockerd(tmp):
         f.write("{}\n")
     sock = os.path.join(tmp, "d2.sock")
     log = open(os.path.join(tmp, "dockerd.log"), "w")
-    proc = subprocess.Popen([dockerd, "--config-file", cfg, "--host", "unix://" + sock,
+    # Its own network namespace: a dockerd started with --bridge none deletes the
+    # interface named docker0 at start, which in the host's namespace is the first
+    # engine's bridge. The socket is a file, so the namespace does not hide it.
+    unshare = shutil.which("unshare")
+    if not unshare:
+        raise Skip("a second engine needs unshare (util-linux) for its own network namespace")
+    proc = subprocess.Popen([unshare, "--net", "--", dockerd, "--config-file", cfg,
+                             "--host", "unix://" + sock,
                              "--data-root", os.path.join(tmp, "data"),
                              "--exec-root", os.path.join(tmp, "exec"),
                              "--pidfile", os.path.join(tmp, "d2.pid"),
@@ -463,6 +470,7 @@ def start_dockerd(tmp):
 def case_engines(env):
     # A short path: unix socket paths are limited to 108 bytes.
     tmp = tempfile.mkdtemp(prefix="sbx-d2-", dir="/tmp")
+    bridge = os.path.exists("/sys/class/net/docker0")
     proc, host2 = start_dockerd(tmp)
     try:
         t = time.time()
@@ -528,6 +536,8 @@ def case_engines(env):
         subprocess.run(["umount", "-R", os.path.join(tmp, "exec")], capture_output=True)
         subprocess.run(["umount", "-R", os.path.join(tmp, "data")], capture_output=True)
         shutil.rmtree(tmp, ignore_errors=True)
+        if bridge and not os.path.exists("/sys/class/net/docker0"):
+            fail("the first engine's docker0 bridge is gone")
 
 
 CASES = {
