@@ -769,7 +769,7 @@ int cmd_sweep(int argc, char **argv)
 	}
 	if (sbx_sweep_results_open(out_dir, &results, &dropped, &err) < 0) {
 		cli_error("sweep: %s", sbx_error_message(&err));
-		rc = EXIT_ENGINE;
+		rc = err.code == -EBUSY ? EXIT_USAGE : EXIT_ENGINE;
 		goto done;
 	}
 	if (dropped)

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -294,6 +295,11 @@ static int open_common(const char *dir, bool append, sbx_sweep_results **out, un
 		return sbx_error_set(err, -errno, "'%s': %s", path, strerror(errno));
 	if (!S_ISREG(st.st_mode))
 		return sbx_error_set(err, -EINVAL, "'%s': not a regular file", path);
+	/* Two sweeps appending to one directory would run episodes twice. */
+	if (append && flock(fd, LOCK_EX | LOCK_NB) < 0)
+		return sbx_error_set(err, errno == EWOULDBLOCK ? -EBUSY : -errno,
+				     "'%s' is in use by another sweep (%s)", dir,
+				     errno == EWOULDBLOCK ? "locked" : strerror(errno));
 	if ((size_t)st.st_size > RESULTS_MAX_BYTES)
 		return sbx_error_set(err, -EFBIG, "'%s': larger than %zu bytes", path,
 				     RESULTS_MAX_BYTES);

@@ -304,6 +304,13 @@ START_TEST(results_missing_file)
 	sbx_sweep_results_records(r, &n);
 	ck_assert_uint_eq(n, 0);
 	ck_assert_int_eq(sbx_sweep_results_open(dir, &w, NULL, NULL), 0);
+	/* One sweep at a time appends to a directory. */
+	{
+		sbx_sweep_results *w2 = NULL;
+
+		ck_assert_int_eq(sbx_sweep_results_open(dir, &w2, NULL, NULL), -EBUSY);
+		ck_assert_ptr_null(w2);
+	}
 	{
 		char path[128];
 

@@ -151,7 +151,8 @@ typedef struct sbx_sweep_results sbx_sweep_results;
 /*
  * Opens dir/results.jsonl (made if missing) for appending and loads its
  * lines. A torn last line (a crash mid-write) is cut off; a line that does not
- * parse elsewhere is skipped. *dropped (may be NULL) counts both.
+ * parse elsewhere is skipped. *dropped (may be NULL) counts both. The file
+ * is locked (flock) while open: a second sweep on the directory gets -EBUSY.
  * Free with sbx_sweep_results_free.
  */
 int sbx_sweep_results_open(const char *dir, sbx_sweep_results **out, unsigned *dropped,
