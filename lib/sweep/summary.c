@@ -22,24 +22,31 @@ typedef struct ctx {
 	const sbx_sweep_record **best; /* per episode: its result, or NULL */
 	unsigned *infra;	       /* per episode: infra_error attempts */
 	double *buf;		       /* scratch, one per episode */
+	size_t *idx;		       /* scratch: the cell's episode indices */
 } ctx;
 
 static void fill_cell(const ctx *c, sbx_sweep_cell *cell, size_t task, size_t agent,
 		      const sbx_sweep_cell *subcells)
 {
-	size_t size = sbx_sweep_plan_size(c->p), n;
+	size_t n, n_idx;
 	double calls = 0;
 	unsigned n_calls = 0;
 
 	cell->task = task == ANY ? NULL : c->p->tasks[task];
 	cell->agent = agent == ANY ? NULL : c->p->agents[agent];
-	for (size_t i = 0; i < size; i++) {
-		sbx_sweep_episode ep;
+	/* The cell's episodes, straight from the plan's layout (sbx_sweep_plan_episode):
+	 * the work is the cell's size, not the sweep's, for each of the cells. */
+	n_idx = 0;
+	for (unsigned e = 0; e < c->p->epochs; e++)
+		for (size_t t = task == ANY ? 0 : task;
+		     t < (task == ANY ? c->p->n_tasks : task + 1); t++)
+			for (size_t a = agent == ANY ? 0 : agent;
+			     a < (agent == ANY ? c->p->n_agents : agent + 1); a++)
+				c->idx[n_idx++] = (e * c->p->n_tasks + t) * c->p->n_agents + a;
+	for (size_t j = 0; j < n_idx; j++) {
+		size_t i = c->idx[j];
 		const sbx_sweep_record *r = c->best[i];
 
-		sbx_sweep_plan_episode(c->p, i, &ep);
-		if ((task != ANY && ep.task != task) || (agent != ANY && ep.agent != agent))
-			continue;
 		cell->planned++;
 		cell->infra_attempts += c->infra[i];
 		if (!r) {
@@ -68,13 +75,10 @@ static void fill_cell(const ctx *c, sbx_sweep_cell *cell, size_t task, size_t ag
 	/* Scores, then agent time, then overhead, each through the scratch buffer. */
 	for (int what = 0; what < 3; what++) {
 		n = 0;
-		for (size_t i = 0; i < size; i++) {
-			sbx_sweep_episode ep;
-			const sbx_sweep_record *r = c->best[i];
+		for (size_t j = 0; j < n_idx; j++) {
+			const sbx_sweep_record *r = c->best[c->idx[j]];
 
-			sbx_sweep_plan_episode(c->p, i, &ep);
-			if (!r || (task != ANY && ep.task != task) ||
-			    (agent != ANY && ep.agent != agent))
+			if (!r)
 				continue;
 			if (what == 0 && r->graded)
 				c->buf[n++] = r->score;
@@ -132,10 +136,11 @@ int sbx_sweep_summarise(const sbx_sweep_plan *p, const sbx_sweep_record *recs, s
 	_cleanup_free_ const sbx_sweep_record **best = calloc(size ? size : 1, sizeof(*best));
 	_cleanup_free_ unsigned *infra = calloc(size ? size : 1, sizeof(*infra));
 	_cleanup_free_ double *buf = calloc(size ? size : 1, sizeof(*buf));
-	ctx c = {.p = p, .best = best, .infra = infra, .buf = buf};
+	_cleanup_free_ size_t *idx = calloc(size ? size : 1, sizeof(*idx));
+	ctx c = {.p = p, .best = best, .infra = infra, .buf = buf, .idx = idx};
 
 	s = calloc(1, sizeof(*s));
-	if (!s || !best || !infra || !buf)
+	if (!s || !best || !infra || !buf || !idx)
 		return sbx_error_set(err, -ENOMEM, "out of memory");
 	s->plan = p;
 	s->n_cells = p->n_tasks * p->n_agents;

@@ -419,6 +419,46 @@ START_TEST(summary_counts_each_episode_once)
 }
 END_TEST
 
+START_TEST(summary_cells_follow_the_plan)
+{
+	_cleanup_(sbx_sweep_plan_freep) sbx_sweep_plan *p = make_plan(3, 2, 2);
+	_cleanup_(sbx_sweep_summary_freep) sbx_sweep_summary *s = NULL;
+	sbx_sweep_record recs[12];
+
+	/* Only task 2 with agent 1 passes; episode 0 has no result. */
+	for (size_t i = 0; i < 12; i++) {
+		sbx_sweep_episode ep;
+
+		sbx_sweep_plan_episode(p, i, &ep);
+		recs[i] = rec_of(i, 1,
+				 i == 0				 ? SBX_RUN_INTERRUPTED
+				 : ep.task == 2 && ep.agent == 1 ? SBX_RUN_PASS
+								 : SBX_RUN_FAIL,
+				 0);
+	}
+	ck_assert_int_eq(sbx_sweep_summarise(p, recs, 12, &s, NULL), 0);
+	for (size_t t = 0; t < 3; t++)
+		for (size_t a = 0; a < 2; a++) {
+			const sbx_sweep_cell *c = &s->cells[t * 2 + a];
+
+			ck_assert_str_eq(c->task, p->tasks[t]);
+			ck_assert_str_eq(c->agent, p->agents[a]);
+			ck_assert_uint_eq(c->planned, 2);
+			ck_assert_uint_eq(c->done, t == 0 && a == 0 ? 1 : 2);
+			ck_assert_uint_eq(c->passed, t == 2 && a == 1 ? 2 : 0);
+		}
+	ck_assert_uint_eq(s->agents[0].planned, 6);
+	ck_assert_uint_eq(s->agents[0].done, 5);
+	ck_assert_uint_eq(s->agents[1].passed, 2);
+	/* pass@1 of agent 1: the mean over its tasks of 0, 0, 1. */
+	ck_assert_double_eq_tol(s->agents[1].pass_at[0], 1.0 / 3, EPS);
+	ck_assert_uint_eq(s->overall.planned, 12);
+	ck_assert_uint_eq(s->overall.done, 11);
+	for (size_t i = 0; i < 12; i++)
+		sbx_sweep_record_clear(&recs[i]);
+}
+END_TEST
+
 START_TEST(compare_known_p_value)
 {
 	_cleanup_(sbx_sweep_plan_freep) sbx_sweep_plan *pa = make_plan(1, 1, 10),
@@ -469,6 +509,7 @@ static Suite *make_suite(void)
 	tcase_add_test(files, results_missing_file);
 	tcase_add_test(files, plan_write_read);
 	tcase_add_test(sum, summary_counts_each_episode_once);
+	tcase_add_test(sum, summary_cells_follow_the_plan);
 	tcase_add_test(sum, compare_known_p_value);
 	suite_add_tcase(s, stats);
 	suite_add_tcase(s, plan);
