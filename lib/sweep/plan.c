@@ -124,9 +124,15 @@ int sbx_sweep_plan_check(const sbx_sweep_plan *p, sbx_error *err)
 				return sbx_error_set(err, -EINVAL, "task '%s' named twice",
 						     p->tasks[i]);
 	}
-	for (size_t i = 0; i < p->n_agents; i++)
+	for (size_t i = 0; i < p->n_agents; i++) {
 		if (!p->agents[i] || !*p->agents[i])
 			return sbx_error_set(err, -EINVAL, "agent %zu: empty command", i + 1);
+		/* Results name their agent by its string: two equal columns would merge. */
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(p->agents[i], p->agents[j]) == 0)
+				return sbx_error_set(err, -EINVAL, "agent '%s' named twice",
+						     p->agents[i]);
+	}
 	for (size_t i = 0; i < p->n_tags; i++)
 		if (!p->tags[i] || !strchr(p->tags[i], '=') || p->tags[i][0] == '=')
 			return sbx_error_set(err, -EINVAL, "tag '%s': expected key=value",

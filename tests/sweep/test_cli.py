@@ -53,6 +53,8 @@ check(["sweep", "--task", "banking_reserve", "--agent", "oracle", "--require-pas
       common, 2, "rate 0..1")
 check(["sweep", "--task", "banking_reserve", "--task", "banking_reserve", "--agent", "oracle"] +
       common, 2, "named twice")
+check(["sweep", "--task", "banking_reserve", "--agent", "oracle", "--agent", "oracle"] + common,
+      2, "agent 'oracle' named twice")
 check(["sweep", "--task", "no_such_task", "--agent", "oracle"] + common, 2, "no_such_task")
 check(["sweep", "--task", "banking_reserve", "--agent", "oracle"] + common, 3,
       "engine", env=dead)

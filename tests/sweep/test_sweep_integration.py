@@ -8,6 +8,8 @@ Usage: test_sweep_integration.py CASE  (see CASES at the bottom)
                  epochs, --jobs 3: 12 results, the summary's numbers, show, compare
   sigint-resume  SIGINT midway (exit 130, nothing left behind), then --resume:
                  every episode has exactly one result
+  sigint-grace   one SIGINT lets running episodes finish (results); two interrupt
+                 them at once (recorded as interrupted)
   agent-error    a crashing agent gives agent_error once: never retried
   infra          an image without the sandbox's PID 1: infra_error, retried
                  (--retries 1) and counted; exit 3, resumable
@@ -307,6 +309,55 @@ def case_sigint_resume(env):
         len(done(first)), sum(l["status"] == "interrupted" for l in first), len(lines)))
 
 
+def wait_for_runs(d, n, timeout=120):
+    runs = os.path.join(d, "runs")
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if os.path.isdir(runs) and len(os.listdir(runs)) >= n:
+            return
+        time.sleep(0.05)
+    fail("fewer than %d runs started within %d s" % (n, timeout))
+
+
+def case_sigint_grace(env):
+    # One Ctrl-C: nothing new starts; the two running episodes (a 2 s agent) finish
+    # within the grace and are results, not interrupted.
+    d = env.sweep_dir("grace")
+    proc = subprocess.Popen(env.args(d, "--task", "banking_reserve", "--agent", "sleep 2",
+                                     "--epochs", "6", "--jobs", "2", "--stop-grace", "60"),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wait_for_runs(d, 2)
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    if proc.returncode != 130 or "stopping" not in err:
+        fail("one SIGINT: exit %d\n%s" % (proc.returncode, err[-2000:]))
+    lines = results(d)
+    if len(lines) != 2 or any(l["status"] != "fail" for l in lines):
+        fail("the running episodes should finish as results: %s" % lines)
+    env.check_clean()
+    # Two: the running episodes (a 60 s agent) are interrupted at once and recorded so.
+    d = env.sweep_dir("twice")
+    proc = subprocess.Popen(env.args(d, "--task", "banking_reserve", "--agent", "sleep 60",
+                                     "--epochs", "4", "--jobs", "2", "--stop-grace", "60"),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wait_for_runs(d, 2)
+    time.sleep(1.5)
+    t = time.time()
+    proc.send_signal(signal.SIGINT)
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    took = time.time() - t
+    if proc.returncode != 130 or took > 20:
+        fail("two SIGINTs: exit %d after %.1f s\n%s" % (proc.returncode, took, err[-2000:]))
+    lines = results(d)
+    if len(lines) != 2 or any(l["status"] != "interrupted" for l in lines):
+        fail("want two interrupted lines: %s" % lines)
+    env.check_clean()
+    print("sigint-grace: two SIGINTs ended two 60 s episodes in %.1f s" % took)
+
+
 def case_agent_error(env):
     d = env.sweep_dir("agent-error")
     p = env.run(env.args(d, "--task", "banking_reserve", "--agent", "exit 3", "--epochs", "2",
@@ -541,7 +592,8 @@ def case_engines(env):
 
 
 CASES = {
-    "basic": case_basic, "sigint-resume": case_sigint_resume, "agent-error": case_agent_error,
+    "basic": case_basic, "sigint-resume": case_sigint_resume,
+    "sigint-grace": case_sigint_grace, "agent-error": case_agent_error,
     "infra": case_infra, "seeds": case_seeds, "llm": case_llm,
     "require-pass": case_require_pass, "engines": case_engines,
 }
