@@ -104,8 +104,14 @@ int sbx_agent__spawn(sbx_agent_proc *a, char *const argv[], char *const env_extr
 		for (size_t i = 0; env_extra && env_extra[i]; i++)
 			putenv(env_extra[i]);
 		signal(SIGPIPE, SIG_DFL);
-		close(lifeline[1]);
-		supervise(lifeline[0], parent, argv);
+		/* Other threads' descriptors (a sweep runs episodes side by side: their
+		 * lifelines, relay sockets, engine streams) must not live on in this
+		 * group: a copy of another run's lifeline would keep that run's agent
+		 * alive after sandboxctl died. Keep the lifeline at 3, close the rest. */
+		if (lifeline[0] != 3 && dup2(lifeline[0], 3) < 0)
+			_exit(127);
+		close_range(4, ~0U, 0);
+		supervise(3, parent, argv);
 	}
 	setpgid(pid, pid); /* both sides, so there is no race */
 	close(p[1]);

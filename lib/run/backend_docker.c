@@ -29,6 +29,7 @@ typedef struct docker_backend {
 	sbx_docker *d;	      /* the lifecycle's thread */
 	sbx_docker *d_stream; /* open_stream, under lock */
 	pthread_mutex_t lock;
+	char *host;	/* NULL: $DOCKER_HOST; the stream connection goes to the same engine */
 	bool published; /* the server listens on a port bound on the host's loopback */
 } docker_backend;
 
@@ -254,6 +255,7 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 		sbx_docker_opts o2 = SBX_DOCKER_OPTS_INIT;
 
 		o2.api_version = sbx_docker_api_version(db->d);
+		o2.host = db->host;
 		if (sbx_docker_open(&db->d_stream, &o2, NULL) < 0)
 			db->d_stream = NULL; /* open_stream tries again */
 	}
@@ -347,6 +349,7 @@ static int db_open_stream(sbx_backend *b, sbx_stream **out, sbx_error *err)
 		sbx_docker_opts o2 = SBX_DOCKER_OPTS_INIT;
 
 		o2.api_version = sbx_docker_api_version(db->d);
+		o2.host = db->host;
 		r = sbx_docker_open(&db->d_stream, &o2, err);
 	} else {
 		r = 0;
@@ -441,6 +444,7 @@ static void db_free(sbx_backend *b)
 	sbx_docker_free(db->d);
 	sbx_docker_free(db->d_stream);
 	pthread_mutex_destroy(&db->lock);
+	free(db->host);
 	free(b->id);
 	free(b->image_id);
 	free(b->endpoint);
@@ -462,14 +466,25 @@ static const sbx_backend_ops docker_ops = {
 
 int sbx_backend_docker_new(sbx_backend **out, sbx_error *err)
 {
+	return sbx_backend_docker_new_at(out, NULL, err);
+}
+
+int sbx_backend_docker_new_at(sbx_backend **out, const char *host, sbx_error *err)
+{
 	docker_backend *db = calloc(1, sizeof(*db));
+	sbx_docker_opts o = SBX_DOCKER_OPTS_INIT;
 	int r;
 
 	if (!db)
 		return sbx_error_set(err, -ENOMEM, "out of memory");
 	db->base.ops = &docker_ops;
 	pthread_mutex_init(&db->lock, NULL);
-	r = sbx_docker_open(&db->d, NULL, err);
+	if (host && !(db->host = strdup(host))) {
+		db_free(&db->base);
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	}
+	o.host = db->host;
+	r = sbx_docker_open(&db->d, &o, err);
 	if (r < 0) {
 		db_free(&db->base);
 		return r;

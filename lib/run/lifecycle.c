@@ -392,7 +392,7 @@ int sbx_run_launch(sbx_run *run, sbx_error *err)
 		sbx_run__set_infra(run, "engine", err);
 		return r;
 	}
-	r = sbx_backend_docker_new(&run->backend, err);
+	r = sbx_backend_docker_new_at(&run->backend, run->o.engine, err);
 	if (r < 0) {
 		sbx_run__set_infra(run, "engine", err);
 		return r;
