@@ -160,7 +160,38 @@ def concurrent_writes(base):
     assert all(got[i][k] == k * 100 + i for i in range(20) for k in range(8)), got
 
 
+def deadline_from_env():
+    """SANDBOX_TASK_DEADLINE (unix seconds, set by sandboxctl run) and SANDBOX_TASK_TIMEOUT
+    give the task its timeout, so get_task_status reports it; --task-timeout still wins."""
+    saved = {k: os.environ.pop(k, None) for k in ("SANDBOX_TASK_DEADLINE", "SANDBOX_TASK_TIMEOUT")}
+    try:
+        for env, extra, lo, hi in (({"SANDBOX_TASK_DEADLINE": str(int(time.time()) + 100)}, (), 97, 100.5),
+                                   ({"SANDBOX_TASK_TIMEOUT": "42"}, (), 42, 42),
+                                   ({"SANDBOX_TASK_DEADLINE": str(int(time.time()) + 100)},
+                                    ("--task-timeout", "7"), 7, 7),
+                                   ({"SANDBOX_TASK_DEADLINE": "0"}, (), None, None)):
+            os.environ.update(env)
+            with h.workspace() as ws, h.http_server(ws, *extra) as (base, _):
+                c = connect(base)
+                for path in ("/v1/task/status", None):
+                    if path is None:
+                        s, b, _ = call(c, "get_task_status")
+                        b = b["result"]
+                    else:
+                        s, b, _ = req(c, "GET", path)
+                    t = b["timeout_seconds"]
+                    assert (t is None and lo is None) or (lo is not None and lo <= t <= hi), (env, extra, b)
+            for k in env:
+                del os.environ[k]
+    finally:
+        for k, v in saved.items():
+            if v is not None:
+                os.environ[k] = v
+
+
 def main():
+    deadline_from_env()
+    print("task deadline from the environment: ok")
     with h.workspace() as ws, h.http_server(ws) as (base, _):
         concurrent_writes(base)
     print("concurrent writes: ok")
