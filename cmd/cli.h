@@ -3,6 +3,7 @@
 
 /* Shared by the cmd_<verb>.c files: exit codes, the command table, output helpers. */
 
+#include <getopt.h>
 #include <stdbool.h>
 
 #include "sbx/util.h"
@@ -39,6 +40,21 @@ int cmd_tasks__import(const char *path, const char *out);
 
 /* Prints "sandboxctl: <msg>" on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* cli_getopt's answer when it has printed a usage error: exit EXIT_USAGE. */
+#define CLI_OPT_ERROR (-2)
+
+/*
+ * getopt_long for command cmd, with one wording for every command's usage
+ * errors: an unknown option (with "did you mean" when one is close) or a
+ * missing value prints one line and returns CLI_OPT_ERROR. Returns -1 at the
+ * end of the options, like getopt_long. Set optind = 1 before the first call.
+ */
+int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
+	       const struct option *longopts, int *idx);
+
+/* 0 when argv[optind..] is empty, else one line and CLI_OPT_ERROR. */
+int cli_no_arguments(const char *cmd, int argc, char **argv);
 
 /* True when --help or -h is among argv[1..]. */
 bool cli_wants_help(int argc, char **argv);

@@ -73,8 +73,7 @@ static int parse_args(int argc, char **argv)
 	int c;
 
 	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "hq", opts, NULL)) != -1) {
+	while ((c = cli_getopt("build", argc, argv, "hq", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			arg_slim = true;
@@ -115,17 +114,12 @@ static int parse_args(int argc, char **argv)
 		case 'h':
 			help();
 			return 0;
-		default:
-			cli_error("build: unknown option or missing value: '%s' (see 'sandboxctl "
-				  "build --help')",
-				  argv[optind - 1]);
+		default: /* cli_getopt said why */
 			return -EINVAL;
 		}
 	}
-	if (optind < argc) {
-		cli_error("build: unexpected argument '%s'", argv[optind]);
+	if (cli_no_arguments("build", argc, argv) < 0)
 		return -EINVAL;
-	}
 	if (!arg_slim && !arg_full)
 		arg_full = true;
 	return 1;

@@ -79,7 +79,7 @@ static int parse_args(int argc, char **argv)
 	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = cli_getopt("doctor", argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			arg_json = true;
@@ -91,10 +91,8 @@ static int parse_args(int argc, char **argv)
 			return -EXIT_USAGE;
 		}
 	}
-	if (optind < argc) {
-		cli_error("doctor: unexpected argument '%s'", argv[optind]);
+	if (cli_no_arguments("doctor", argc, argv) < 0)
 		return -EXIT_USAGE;
-	}
 	return 1;
 }
 

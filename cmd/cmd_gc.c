@@ -106,7 +106,7 @@ static int parse_args(int argc, char **argv)
 	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = cli_getopt("gc", argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			arg_json = true;
@@ -132,10 +132,8 @@ static int parse_args(int argc, char **argv)
 			return -EXIT_USAGE;
 		}
 	}
-	if (optind < argc) {
-		cli_error("gc: unexpected argument '%s'", argv[optind]);
+	if (cli_no_arguments("gc", argc, argv) < 0)
 		return -EXIT_USAGE;
-	}
 	return 1;
 }
 

@@ -88,7 +88,7 @@ static int parse_args(int argc, char **argv)
 	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
+	while ((c = cli_getopt("grade", argc, argv, "h", options, NULL)) != -1) {
 		switch (c) {
 		case OPT_TASK:
 			arg_task = optarg;
@@ -129,8 +129,7 @@ static int parse_args(int argc, char **argv)
 		case 'h':
 			help();
 			return 0;
-		default:
-			cli_error("grade: see 'sandboxctl grade --help'");
+		default: /* cli_getopt said why */
 			return -EINVAL;
 		}
 	}

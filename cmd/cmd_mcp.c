@@ -49,6 +49,7 @@ int cmd_mcp(int argc, char **argv)
 		{"cpus", required_argument, NULL, 0x100},
 		{"pids", required_argument, NULL, 0x100},
 		{"runtime", required_argument, NULL, 0x100},
+		{"seccomp", required_argument, NULL, 0x100},
 		{"keep", no_argument, NULL, 0x100},
 		{"runs-dir", required_argument, NULL, 0x100},
 		{"run-id", required_argument, NULL, 0x100},
@@ -66,8 +67,7 @@ int cmd_mcp(int argc, char **argv)
 	int c, r, idx = 0;
 
 	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+h", longopts, &idx)) != -1) {
+	while ((c = cli_getopt("mcp", argc, argv, "+h", longopts, &idx)) != -1) {
 		if (c == 'h') {
 			help();
 			return EXIT_PASS;
@@ -75,15 +75,11 @@ int cmd_mcp(int argc, char **argv)
 		r = c == 0x100 ? cmd_run__parse_common(longopts[idx].name, optarg, &o) : 0;
 		if (r < 0)
 			return EXIT_USAGE;
-		if (r == 0) {
-			cli_error("mcp: unknown or incomplete option '%s' (see 'sandboxctl mcp "
-				  "--help')",
-				  argv[optind - 1]);
-			return EXIT_USAGE;
-		}
+		if (r == 0)
+			return EXIT_USAGE; /* CLI_OPT_ERROR: cli_getopt said why */
 	}
-	if (optind < argc)
-		return cli_error("mcp: unexpected argument '%s'", argv[optind]), EXIT_USAGE;
+	if (cli_no_arguments("mcp", argc, argv) < 0)
+		return EXIT_USAGE;
 	if (!o.task)
 		return cli_error("mcp: --task NAME is required"), EXIT_USAGE;
 	o.grade = cmd_run__grade;

@@ -46,7 +46,7 @@ static int parse_args(int argc, char **argv)
 	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = cli_getopt("ps", argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			arg_json = true;
@@ -61,10 +61,8 @@ static int parse_args(int argc, char **argv)
 			return -EXIT_USAGE;
 		}
 	}
-	if (optind < argc) {
-		cli_error("ps: unexpected argument '%s'", argv[optind]);
+	if (cli_no_arguments("ps", argc, argv) < 0)
 		return -EXIT_USAGE;
-	}
 	return 1;
 }
 
@@ -108,6 +106,44 @@ static int by_created_desc(const void *a, const void *b)
 	long long x = cli_sandbox_created(a), y = cli_sandbox_created(b);
 
 	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+static const char *label_or_dash(const sbx_docker_container *c, const char *key)
+{
+	const char *v = sbx_docker_label_get(c->labels, c->n_labels, key);
+
+	return v && *v ? v : "-";
+}
+
+/* Columns as wide as their longest value (capped), so long run ids never shift the rest. */
+static void print_table(const sbx_docker_container *cs, size_t n, long long now)
+{
+	int w_run = (int)strlen("RUN ID"), w_task = (int)strlen("TASK"), w_state = 7;
+
+	for (size_t i = 0; i < n; i++) {
+		int run = (int)strlen(label_or_dash(&cs[i], SBX_LABEL_RUN_ID));
+		int task = (int)strlen(label_or_dash(&cs[i], SBX_LABEL_TASK));
+		int state = cs[i].state ? (int)strlen(cs[i].state) : 1;
+
+		w_run = run > w_run ? run : w_run;
+		w_task = task > w_task ? task : w_task;
+		w_state = state > w_state ? state : w_state;
+	}
+	w_run = w_run > 80 ? 80 : w_run;
+	w_task = w_task > 64 ? 64 : w_task;
+	w_state = w_state > 16 ? 16 : w_state;
+	printf("%-12s  %-*s  %-*s  %-*s  %-5s  %s\n", "CONTAINER", w_run, "RUN ID", w_task, "TASK",
+	       w_state, "STATE", "AGE", "OWNER");
+	for (size_t i = 0; i < n; i++) {
+		const sbx_docker_container *c = &cs[i];
+		char age[32];
+
+		format_age(age, sizeof(age), now - cli_sandbox_created(c));
+		printf("%-12.12s  %-*.*s  %-*.*s  %-*.*s  %-5s  %s\n", c->id, w_run, w_run,
+		       label_or_dash(c, SBX_LABEL_RUN_ID), w_task, w_task,
+		       label_or_dash(c, SBX_LABEL_TASK), w_state, w_state,
+		       c->state ? c->state : "-", age, owner_state(c));
+	}
 }
 
 int cmd_ps(int argc, char **argv)
@@ -166,19 +202,7 @@ int cmd_ps(int argc, char **argv)
 		}
 		puts(text);
 	} else {
-		printf("%-12s  %-28s  %-18s  %-8s  %-5s  %s\n", "CONTAINER", "RUN ID", "TASK",
-		       "STATE", "AGE", "OWNER");
-		for (size_t i = 0; i < n; i++) {
-			const sbx_docker_container *c = &cs[i];
-			const char *task =
-				sbx_docker_label_get(c->labels, c->n_labels, SBX_LABEL_TASK);
-			char age[32];
-
-			format_age(age, sizeof(age), now - cli_sandbox_created(c));
-			printf("%-12.12s  %-28s  %-18s  %-8s  %-5s  %s\n", c->id,
-			       sbx_docker_label_get(c->labels, c->n_labels, SBX_LABEL_RUN_ID),
-			       task ? task : "-", c->state, age, owner_state(c));
-		}
+		print_table(cs, n, now);
 	}
 	sbx_docker_container_list_free(cs, n);
 	return EXIT_PASS;

@@ -147,6 +147,12 @@ int cmd_run__parse_common(const char *name, const char *arg, sbx_run_opts *o)
 		o->pids = (uint32_t)v;
 	} else if (strcmp(name, "runtime") == 0) {
 		o->runtime = arg;
+	} else if (strcmp(name, "seccomp") == 0) {
+		if (strcmp(arg, "sandbox") != 0 && strcmp(arg, "default") != 0)
+			return cli_error("--seccomp: expected 'sandbox' or 'default', not '%s'",
+					 arg),
+			       -1;
+		o->engine_seccomp = strcmp(arg, "default") == 0;
 	} else if (strcmp(name, "runs-dir") == 0) {
 		o->runs_dir = arg;
 	} else if (strcmp(name, "run-id") == 0) {
@@ -213,7 +219,13 @@ static void help(void)
 	       "  --memory SIZE      memory limit, e.g. 2g, 512m (default: task's, else 2g)\n"
 	       "  --cpus N           CPU limit (default: task's, else 2)\n"
 	       "  --pids N           process limit (default: task's, else 256)\n"
-	       "  --runtime NAME     OCI runtime, e.g. runsc (default: the engine's)\n"
+	       "  --runtime NAME     OCI runtime, e.g. runsc (default: the engine's); an\n"
+	       "                     engine without it is an error, never a fallback\n"
+	       "  --seccomp sandbox|default   sandbox (default): our profile\n"
+	       "                     (images/seccomp/sandbox.json: no AF_VSOCK or other\n"
+	       "                     unused socket families, io_uring, ptrace, keyrings,\n"
+	       "                     userfaultfd, perf, namespaces); default: the engine's\n"
+	       "                     own. result.json records which\n"
 	       "  --image REF        sandbox image (default: %s, %s for GUI tasks)\n"
 	       "  --network MODE     none (default): the sandbox has no network; agents reach\n"
 	       "                     it through the relay, which records every message.\n"
@@ -327,6 +339,7 @@ int cmd_run(int argc, char **argv)
 		{"cpus", required_argument, NULL, OPT_LONG},
 		{"pids", required_argument, NULL, OPT_LONG},
 		{"runtime", required_argument, NULL, OPT_LONG},
+		{"seccomp", required_argument, NULL, OPT_LONG},
 		{"keep", no_argument, NULL, OPT_LONG},
 		{"json", no_argument, NULL, OPT_LONG},
 		{"runs-dir", required_argument, NULL, OPT_LONG},
@@ -360,8 +373,7 @@ int cmd_run(int argc, char **argv)
 	int c, r, idx = 0;
 
 	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+h", longopts, &idx)) != -1) {
+	while ((c = cli_getopt("run", argc, argv, "+h", longopts, &idx)) != -1) {
 		const char *name = c == OPT_LONG ? longopts[idx].name : "";
 		long v;
 
@@ -369,12 +381,8 @@ int cmd_run(int argc, char **argv)
 			help();
 			return EXIT_PASS;
 		}
-		if (c != OPT_LONG) {
-			cli_error("run: unknown or incomplete option '%s' (see 'sandboxctl run "
-				  "--help')",
-				  argv[optind - 1]);
+		if (c != OPT_LONG)
 			return EXIT_USAGE;
-		}
 		r = cmd_run__parse_common(name, optarg, &o);
 		if (r < 0)
 			return EXIT_USAGE;
@@ -398,8 +406,8 @@ int cmd_run(int argc, char **argv)
 			o.port = (uint16_t)v;
 		}
 	}
-	if (optind < argc)
-		return cli_error("run: unexpected argument '%s'", argv[optind]), EXIT_USAGE;
+	if (cli_no_arguments("run", argc, argv) < 0)
+		return EXIT_USAGE;
 	if (cli_llm_agent(o.agent, llm_extra, &llm_agent) < 0)
 		return EXIT_USAGE;
 	if (llm_agent)

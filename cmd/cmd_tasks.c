@@ -517,7 +517,7 @@ int cmd_tasks(int argc, char **argv)
 	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
+	while ((c = cli_getopt("tasks", argc, argv, "h", options, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			arg_tasks_dir = optarg;
@@ -545,8 +545,7 @@ int cmd_tasks(int argc, char **argv)
 		case 'h':
 			help();
 			return EXIT_PASS;
-		default:
-			cli_error("tasks: see 'sandboxctl tasks --help'");
+		default: /* cli_getopt said why */
 			return EXIT_USAGE;
 		}
 	}

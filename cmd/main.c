@@ -1,5 +1,4 @@
 /* SPDX-License-Identifier: MIT */
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -18,29 +17,8 @@ static const cli_command commands[] = {
 	{"ps", cmd_ps, "list sandboxes created by sandboxctl"},
 	{"gc", cmd_gc, "remove orphaned or expired sandboxes"},
 	{"version", cmd_version, "print the version"},
+	{"help", NULL, "this text, or a command's: 'sandboxctl help run'"},
 };
-
-void cli_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("sandboxctl: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-bool cli_wants_help(int argc, char **argv)
-{
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--") == 0)
-			break;
-		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
-			return true;
-	}
-	return false;
-}
 
 static void log_to_stderr(int level, const char *msg, void *payload)
 {
@@ -66,23 +44,87 @@ static void usage(FILE *f)
 		"  DOCKER_HOST        unix:///var/run/docker.sock (default) or tcp://HOST:PORT\n"
 		"  DOCKER_CERT_PATH   directory with ca.pem, cert.pem, key.pem for tcp:// TLS\n"
 		"  DOCKER_TLS_VERIFY  non-empty to verify the engine's certificate\n\n"
+		"Global option, anywhere on the line: --verbose (-v) logs every step to stderr.\n\n"
 		"Exit codes:\n"
 		"  0 success or pass   1 graded but not passed   2 usage or bad input\n"
-		"  3 engine or infrastructure error   4 deadline passed   130 interrupted (run)\n");
+		"  3 engine or infrastructure error   4 deadline passed   5 agent error\n"
+		"  6 the sandbox failed   130 interrupted\n");
+}
+
+static const cli_command *find_command(const char *name)
+{
+	for (size_t c = 0; c < SBX_ELEMENTSOF(commands); c++)
+		if (strcmp(name, commands[c].name) == 0)
+			return &commands[c];
+	return NULL;
+}
+
+static int unknown_command(const char *name)
+{
+	const char *names[SBX_ELEMENTSOF(commands)];
+	const char *guess;
+
+	for (size_t c = 0; c < SBX_ELEMENTSOF(commands); c++)
+		names[c] = commands[c].name;
+	guess = sbx_suggest(name, names, SBX_ELEMENTSOF(names));
+	if (guess)
+		cli_error("unknown command '%s'; did you mean '%s'? (see 'sandboxctl --help')",
+			  name, guess);
+	else
+		cli_error("unknown command '%s' (see 'sandboxctl --help')", name);
+	return EXIT_USAGE;
+}
+
+/* 'sandboxctl help [CMD]': the same text as --help. */
+static int cmd_help(int argc, char **argv)
+{
+	const cli_command *cmd;
+
+	if (argc < 2) {
+		usage(stdout);
+		return EXIT_PASS;
+	}
+	cmd = find_command(argv[1]);
+	if (!cmd || !cmd->fn)
+		return unknown_command(argv[1]);
+	return cmd->fn(2, (char *[]){argv[1], (char *)"--help", NULL});
+}
+
+/*
+ * --verbose is global but users put it anywhere ('sandboxctl run ... -v'):
+ * take it out of the command's arguments (up to a "--") before they are parsed.
+ */
+static int take_verbose(int argc, char **argv)
+{
+	int out = 1;
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0) {
+			while (i < argc)
+				argv[out++] = argv[i++];
+			break;
+		}
+		if (strcmp(argv[i], "--verbose") == 0 || strcmp(argv[i], "-v") == 0)
+			arg_verbose = true;
+		else
+			argv[out++] = argv[i];
+	}
+	argv[out] = NULL;
+	return out;
 }
 
 int main(int argc, char **argv)
 {
+	const cli_command *cmd;
 	int i = 1;
 
+	argc = take_verbose(argc, argv);
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
 			usage(stdout);
 			return EXIT_PASS;
 		} else if (strcmp(argv[i], "--version") == 0) {
 			return cmd_version(1, (char *[]){"version", NULL});
-		} else if (strcmp(argv[i], "--verbose") == 0 || strcmp(argv[i], "-v") == 0) {
-			arg_verbose = true;
 		} else {
 			cli_error("unknown option '%s' (see 'sandboxctl --help')", argv[i]);
 			return EXIT_USAGE;
@@ -93,9 +135,10 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	sbx_log_set(log_to_stderr, NULL, arg_verbose ? SBX_LOG_DEBUG : SBX_LOG_WARNING);
-	for (size_t c = 0; c < SBX_ELEMENTSOF(commands); c++)
-		if (strcmp(argv[i], commands[c].name) == 0)
-			return commands[c].fn(argc - i, argv + i);
-	cli_error("unknown command '%s' (see 'sandboxctl --help')", argv[i]);
-	return EXIT_USAGE;
+	cmd = find_command(argv[i]);
+	if (!cmd)
+		return unknown_command(argv[i]);
+	if (!cmd->fn)
+		return cmd_help(argc - i, argv + i);
+	return cmd->fn(argc - i, argv + i);
 }

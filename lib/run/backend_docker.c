@@ -19,6 +19,7 @@
 #include "sbx/json.h"
 #include "sbx/labels.h"
 #include "sbx/log.h"
+#include "seccomp_profile.h"
 
 #define EXEC_TIMEOUT_MS (5 * 60 * 1000)
 #define LOG_MAX		(8 * 1024 * 1024)
@@ -126,10 +127,20 @@ static void read_applied(sbx_sandbox_applied *a, const char *raw)
 	it = sbx_json_get(hc, "Dns");
 	a->dns_off = cJSON_GetArraySize(it) == 1 && cJSON_IsString(cJSON_GetArrayItem(it, 0)) &&
 		     strcmp(cJSON_GetArrayItem(it, 0)->valuestring, "0.0.0.0") == 0;
-	cJSON_ArrayForEach (it, sbx_json_get(hc, "SecurityOpt"))
-		a->no_new_privileges |= cJSON_IsString(it) &&
-					strncmp(it->valuestring, "no-new-privileges", 17) == 0 &&
+	snprintf(a->seccomp, sizeof(a->seccomp), "default");
+	cJSON_ArrayForEach (it, sbx_json_get(hc, "SecurityOpt")) {
+		if (!cJSON_IsString(it))
+			continue;
+		a->no_new_privileges |= strncmp(it->valuestring, "no-new-privileges", 17) == 0 &&
 					!strstr(it->valuestring, "false");
+		/* The engine keeps the profile's text; ours is known by its content. */
+		if (strncmp(it->valuestring, "seccomp=", 8) == 0)
+			snprintf(a->seccomp, sizeof(a->seccomp), "%s",
+				 strcmp(it->valuestring + 8, "unconfined") == 0 ? "unconfined"
+				 : strcmp(it->valuestring + 8, sbx_seccomp_profile) == 0
+					 ? "sandbox"
+					 : "custom");
+	}
 	a->binds = (unsigned)cJSON_GetArraySize(sbx_json_get(hc, "Binds"));
 	a->known = true;
 }
@@ -143,7 +154,7 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 	const char *env[33];
 	sbx_docker_kv labels[7], tmpfs[3];
 	size_t nl = 0, ne = 0;
-	_cleanup_free_ char *id = NULL;
+	_cleanup_free_ char *id = NULL, *seccomp = NULL;
 	sbx_docker_container *c = NULL;
 	int r;
 
@@ -193,7 +204,10 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 	o.labels = labels;
 	o.n_labels = nl;
 	o.cap_drop = (const char *const[]){"ALL", NULL};
-	o.security_opt = (const char *const[]){"no-new-privileges:true", NULL};
+	/* Ours denies what Docker's allows and no sandbox needs: AF_VSOCK, io_uring, ptrace... */
+	if (!spec->engine_seccomp && asprintf(&seccomp, "seccomp=%s", sbx_seccomp_profile) < 0)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	o.security_opt = (const char *const[]){"no-new-privileges:true", seccomp, NULL};
 	o.readonly_rootfs = true;
 	o.tmpfs = tmpfs;
 	o.n_tmpfs = SBX_ELEMENTSOF(tmpfs);

@@ -197,18 +197,23 @@ void sbx_run__save_logs(sbx_run *run)
 	sbx_rundir__write(run->res.run_dir, "container.log", b.data ? b.data : "", b.len, NULL);
 }
 
-void sbx_run__save_screenshot(sbx_run *run)
+void sbx_run__save_screenshot(sbx_run *run, bool show_saved)
 {
-	static const char body[] = "{\"tool_name\":\"take_screenshot\",\"arguments\":{}}";
+	const char *body = show_saved ? "{\"tool_name\":\"take_screenshot\",\"arguments\":"
+					"{\"show_saved\":true}}"
+				      : "{\"tool_name\":\"take_screenshot\",\"arguments\":{}}";
 	sbx_relay_response resp = {0};
 	_cleanup_json_ cJSON *j = NULL;
 	const char *b64;
 
-	if (sbx_relay_request(run->relay, "POST", "/tools/call", NULL, body, sizeof(body) - 1,
-			      false, 20000, &resp, NULL) < 0)
+	/* Calc's restart on the saved file takes a few seconds of this. */
+	if (sbx_relay_request(run->relay, "POST", "/tools/call", NULL, body, strlen(body), false,
+			      30000, &resp, NULL) < 0)
 		return;
 	if (resp.status == 200 && sbx_json_parse(resp.body, resp.len, &j, NULL) == 0 &&
 	    (b64 = sbx_json_get_string(sbx_json_get(j, "result"), "image_base64", NULL))) {
+		run->res.screenshot_reloaded =
+			cJSON_IsTrue(sbx_json_get(sbx_json_get(j, "result"), "reloaded"));
 		_cleanup_free_ char *png = strdup(b64);
 		ssize_t n = png ? sbx_collect__base64_decode(png) : -1;
 

@@ -95,9 +95,8 @@ static size_t screenshot_size(sbx_run *run)
 	return n;
 }
 
-int sbx_run__wait_gui(sbx_run *run, sbx_error *err)
+static int wait_shown(sbx_run *run, uint32_t limit_s, sbx_error *err)
 {
-	uint32_t limit_s = run->o.ready_timeout_s ? run->o.ready_timeout_s : 120;
 	int64_t until = sbx_run__mono_ms() + (int64_t)limit_s * 1000, paint_until = 0;
 	int64_t no_display_since = 0;
 	size_t blank;
@@ -151,4 +150,9 @@ int sbx_run__wait_gui(sbx_run *run, sbx_error *err)
 					     limit_s);
 		nanosleep(&ts, NULL);
 	}
+}
+
+int sbx_run__wait_gui(sbx_run *run, sbx_error *err)
+{
+	return wait_shown(run, run->o.ready_timeout_s ? run->o.ready_timeout_s : 120, err);
 }

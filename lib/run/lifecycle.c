@@ -193,6 +193,7 @@ int sbx_run_prepare(sbx_run **out, const sbx_run_opts *opts, sbx_error *err)
 	l->tmp_bytes = TMP_BYTES;
 	l->run_bytes = RUN_BYTES;
 	l->published = opts->published;
+	l->engine_seccomp = opts->engine_seccomp;
 	if (l->memory < 16ULL * 1024 * 1024)
 		return sbx_error_set(err, -EINVAL, "memory limit below 16 MiB");
 	if (l->pids < 8)
@@ -411,6 +412,7 @@ int sbx_run_launch(sbx_run *run, sbx_error *err)
 	spec.cpus = run->res.limits.cpus;
 	spec.pids = run->res.limits.pids;
 	spec.runtime = run->res.limits.runtime;
+	spec.engine_seccomp = run->res.limits.engine_seccomp;
 	spec.workspace_bytes = run->res.limits.workspace_bytes;
 	spec.tmp_bytes = run->res.limits.tmp_bytes;
 	spec.run_bytes = run->res.limits.run_bytes;
@@ -690,8 +692,10 @@ int sbx_run_finish(sbx_run *run, sbx_run_end end, sbx_error *err)
 	if (alive && end != SBX_END_INTERRUPTED && end != SBX_END_SANDBOX_DIED) {
 		_cleanup_free_ char *outdir = NULL;
 
+		/* PID 1 restarts Calc only while the sandbox is not stopping. */
 		if (run->task->gui)
-			sbx_run__save_screenshot(run);
+			sbx_run__save_screenshot(run, end == SBX_END_COMPLETE_TASK ||
+							      end == SBX_END_AGENT_EXIT);
 		t = sbx_run__mono_msf();
 		if (asprintf(&outdir, "%s/outputs", run->res.run_dir) < 0)
 			return sbx_error_set(err, -ENOMEM, "out of memory");

@@ -248,6 +248,7 @@ char *sbx_run_result_json(const sbx_run_result *r)
 	cJSON_AddNumberToObject(l, "cpus", r->limits.cpus);
 	cJSON_AddNumberToObject(l, "pids", r->limits.pids);
 	add_str(l, "runtime", r->limits.runtime[0] ? r->limits.runtime : NULL);
+	cJSON_AddStringToObject(l, "seccomp", r->limits.engine_seccomp ? "default" : "sandbox");
 	cJSON_AddNumberToObject(l, "workspace_bytes", (double)r->limits.workspace_bytes);
 	cJSON_AddNumberToObject(l, "tmp_bytes", (double)r->limits.tmp_bytes);
 	cJSON_AddNumberToObject(l, "run_bytes", (double)r->limits.run_bytes);
@@ -297,6 +298,7 @@ char *sbx_run_result_json(const sbx_run_result *r)
 				cJSON_AddItemToArray(caps, cJSON_CreateString("ALL"));
 			cJSON_AddNumberToObject(hd, "cap_add", a->cap_add);
 			cJSON_AddBoolToObject(hd, "no_new_privileges", a->no_new_privileges);
+			cJSON_AddStringToObject(hd, "seccomp", a->seccomp);
 			cJSON_AddStringToObject(hd, "user", a->user);
 			cJSON_AddBoolToObject(hd, "readonly_rootfs", a->readonly_rootfs);
 			cJSON_AddBoolToObject(hd, "privileged", a->privileged);
@@ -335,7 +337,9 @@ char *sbx_run_result_json(const sbx_run_result *r)
 	cJSON_AddStringToObject(h, "inputs", "inputs/");
 	cJSON_AddStringToObject(h, "outputs", "outputs/");
 	cJSON_AddStringToObject(h, "task", "task/");
-	if (r->screenshot)
+	if (r->screenshot) {
 		cJSON_AddStringToObject(h, "screenshot", "screenshot.png");
+		cJSON_AddBoolToObject(h, "screenshot_reloaded", r->screenshot_reloaded);
+	}
 	return cJSON_Print(o);
 }

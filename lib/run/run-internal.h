@@ -93,5 +93,11 @@ int sbx_run__wait_gui(sbx_run *run, sbx_error *err);
 
 /* collect.c: container.log, screenshot.png (GUI tasks), grading into the run directory. */
 void sbx_run__save_logs(sbx_run *run);
-void sbx_run__save_screenshot(sbx_run *run);
+/*
+ * The final screenshot. show_saved: Calc is started again on the saved
+ * file first when the agent changed it through the tools, so the picture
+ * is the result (the server does it: tool code may not run after
+ * complete_task). Sets res.screenshot and res.screenshot_reloaded.
+ */
+void sbx_run__save_screenshot(sbx_run *run, bool show_saved);
 void sbx_run__grade(sbx_run *run);

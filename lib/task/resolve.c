@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "sbx/cleanup.h"
+#include "sbx/suggest.h"
 #include "sbx/task.h"
 
 #define MAX_TASKS 4096
@@ -86,6 +87,25 @@ static int path_to_yaml(const char *path, char **out, sbx_error *err)
 	return 0;
 }
 
+/* "not found", with the closest task's name when it looks like a typo of one. */
+static int task_not_found(const char *tasks_dir, const char *name, sbx_error *err)
+{
+	char **names = NULL;
+	const char *guess = NULL;
+	size_t n = 0;
+	int r;
+
+	if (sbx_task_list(tasks_dir, &names, &n, NULL) == 0)
+		guess = sbx_suggest(name, (const char *const *)names, n);
+	if (guess)
+		r = sbx_error_set(err, -ENOENT, "task '%s' not found in '%s'; did you mean '%s'?",
+				  name, tasks_dir, guess);
+	else
+		r = sbx_error_set(err, -ENOENT, "task '%s' not found in '%s'", name, tasks_dir);
+	sbx_task_names_free(names);
+	return r;
+}
+
 int sbx_task_resolve(const char *tasks_dir, const char *name_or_path, char **out, sbx_error *err)
 {
 	_cleanup_free_ char *deflt = NULL, *file = NULL, *dir = NULL;
@@ -107,7 +127,7 @@ int sbx_task_resolve(const char *tasks_dir, const char *name_or_path, char **out
 	/* A name that is also a local path ("mytask" in the working directory). */
 	if (is_dir(name_or_path) || is_file(name_or_path))
 		return path_to_yaml(name_or_path, out, err);
-	return sbx_error_set(err, -ENOENT, "task '%s' not found in '%s'", name_or_path, tasks_dir);
+	return task_not_found(tasks_dir, name_or_path, err);
 }
 
 void sbx_task_names_free(char **names)

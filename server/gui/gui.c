@@ -6,16 +6,21 @@
  * computer.c.)
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gui.h"
 #include "input.h"
+#include "capture.h"
+#include "clock.h"
 #include "keyspec.h"
+#include "reload.h"
 #include "shot.h"
 #include "tool-util.h"
 
-#define GUI_COORD_MAX  100000L
-#define GUI_SCROLL_MAX 50L
+#define GUI_COORD_MAX	      100000L
+#define GUI_SCROLL_MAX	      50L
+#define GUI_SHOW_SAVED_MAX_MS 15000 /* for Calc to come back on the saved file */
 
 /* JSON Schema fragments. */
 #define P_X                                                                                        \
@@ -53,13 +58,43 @@ static int result_xy(tool_result *out, long x, long y)
 	return 0;
 }
 
+/*
+ * show_saved: Calc is started again on the saved file first when the file
+ * changed after Calc opened it (the host asks this for the final shot, so
+ * the picture is the result even when the agent edited through the tools).
+ */
 static int tool_take_screenshot(tool_context *ctx, const cJSON *args, tool_result *out)
 {
+	static const char *const keys[] = {"show_saved", NULL};
+	const cJSON *show = cJSON_GetObjectItemCaseSensitive(args, "show_saved");
+	const char *open = getenv("SANDBOX_OPEN");
+	sbx_error err = SBX_ERROR_INIT;
+	bool reloaded = false;
 	gui_session *s;
 
-	if (gui__args_check(args, keys_none, out) < 0 || gui__begin(ctx, &s, out) < 0)
+	if (gui__args_check(args, keys, out) < 0)
 		return 0;
+	if (show && !cJSON_IsBool(show))
+		return tool_fail(out, TOOL_E_ARGUMENT, "show_saved must be a boolean");
+	if (cJSON_IsTrue(show) && open && gui_office_reload(open, &reloaded, &err) < 0)
+		sbx_log_warning("take_screenshot: show_saved: %s", sbx_error_message(&err));
+	if (gui__begin(ctx, &s, out) < 0)
+		return 0;
+	if (reloaded) {
+		const char *base = strrchr(open, '/') ? strrchr(open, '/') + 1 : open;
+		double until = gui_now_ms() + GUI_SHOW_SAVED_MAX_MS;
+		gui_capture cap = {0};
+
+		while (!gui_window_named(s, base) && gui_now_ms() < until)
+			gui_sleep_ms(100);
+		/* The window is titled before it is drawn: wait for the screen to settle. */
+		if (gui_capture_settled(s, 700, 5000, &cap, &err) < 0)
+			sbx_error_clear(&err);
+		gui_capture_clear(&cap);
+	}
 	gui__screenshot(s, 0, 0, s->width, s->height, true, out);
+	if (out->structured)
+		gui__put_bool(out, out->structured, "reloaded", reloaded);
 	gui__end(s);
 	return 0;
 }
@@ -281,7 +316,9 @@ static const tool_def gui_tool_table[] = {
 		"take_screenshot",
 		"Take screenshot",
 		"Capture the whole screen as a PNG image (also returned as image_base64).",
-		NO_ARGS,
+		"{\"type\":\"object\",\"properties\":{\"show_saved\":{\"type\":\"boolean\","
+		"\"description\":\"first reopen the document from disk when it changed since "
+		"LibreOffice opened it\"}},\"additionalProperties\":false}",
 		"{\"type\":\"object\",\"properties\":{\"image_base64\":{\"type\":\"string\"},"
 		"\"width\":{\"type\":\"integer\"},\"height\":{\"type\":\"integer\"},"
 		"\"timestamp\":{\"type\":\"string\"}},"

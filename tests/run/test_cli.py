@@ -30,8 +30,25 @@ def check(args, code, needle, env=None):
 runs = tempfile.mkdtemp(prefix="sbx-cli-")
 common = ["--tasks-dir", TASKS, "--runs-dir", runs]
 check(["run"], 2, "--task NAME is required")
-check(["run", "--bogus"], 2, "unknown or incomplete option '--bogus'")
-check(["run", "--task"], 2, "unknown or incomplete option")
+check(["run", "--bogus"], 2, "run: unknown or ambiguous option '--bogus' (see 'sandboxctl run --help')")
+check(["run", "--task"], 2, "run: option '--task' needs a value")
+# One wording for every command's usage errors, with "did you mean" for typos.
+check(["run", "--tsk", "x"], 2, "unknown option '--tsk'; did you mean '--task'?")
+check(["run", "--task", "banking_reservee"] + common, 2, "did you mean 'banking_reserve'?")
+check(["tasks", "--tasks-dir", TASKS, "show", "sales_revenu"], 2, "did you mean 'sales_revenue'?")
+check(["grade", "--jsn"], 2, "grade: unknown option '--jsn'; did you mean '--json'?")
+check(["tasks", "--seed"], 2, "tasks: option '--seed' needs a value")
+check(["ps", "--bogus"], 2, "ps: unknown or ambiguous option '--bogus' (see 'sandboxctl ps --help')")
+check(["gc", "stray"], 2, "gc: unexpected argument 'stray' (see 'sandboxctl gc --help')")
+check(["build", "--slimm"], 2, "build: unknown option '--slimm'; did you mean '--slim'?")
+check(["rnu"], 2, "unknown command 'rnu'; did you mean 'run'?")
+check(["deploy"], 2, "unknown command 'deploy' (see 'sandboxctl --help')")
+check(["help"], 0, "Commands:")
+check(["help", "run"], 0, "Usage: sandboxctl run --task NAME")
+check(["help", "nosuch"], 2, "unknown command 'nosuch'")
+# --verbose is global but works anywhere on the line.
+check(["tasks", "--tasks-dir", TASKS, "list", "--verbose"], 0, "banking_reserve")
+check(["tasks", "-v", "--tasks-dir", TASKS, "list"], 0, "banking_reserve")
 check(["run", "--task", "banking_reserve", "--memory", "12q"] + common, 2, "is not a size")
 check(["run", "--task", "banking_reserve", "--cpus", "0"] + common, 2, "positive number")
 check(["run", "--task", "banking_reserve", "--pids", "3"] + common, 2, "number >= 8")
@@ -45,7 +62,7 @@ check(["run", "--task", "banking_reserve", "--run-id", "../escape"] + common, 2,
 check(["run", "--help"], 0, "Exit status: 0 pass, 1 graded but not passed")
 check(["run", "--help"], 0, "SANDBOX_MCP_URL")
 check(["mcp"], 2, "--task NAME is required")
-check(["mcp", "--agent", "x"], 2, "unknown or incomplete option")
+check(["mcp", "--agent", "x"], 2, "mcp: unknown or ambiguous option '--agent'")
 check(["mcp", "--help"], 0, "claude_desktop_config.json")
 if os.listdir(runs):
     failed += 1

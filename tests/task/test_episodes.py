@@ -93,6 +93,12 @@ def case_oracle(env, gui=False):
               "%s: oracle: exit %d %s" % (task, code, res))
         print("%-18s oracle PASS score 1 in %.2f s" % (task, dt))
         if gui:
+            # The oracle writes the file behind Calc's back: the final shot
+            # must show the saved file, so Calc was started again on it.
+            check(res["files"].get("screenshot") == "screenshot.png" and
+                  res["files"].get("screenshot_reloaded") is True,
+                  "%s: the final screenshot does not show the saved file: %s" %
+                  (task, res["files"]))
             continue
         code, res, _, _ = env.run(task, NULL_AGENT)
         check(code == 1 and res["score"] == 0 and res["grade"]["status"] == "FAIL",

@@ -280,6 +280,34 @@ START_TEST(file_read_fd_stops_at_end_of_file)
 }
 END_TEST
 
+START_TEST(suggest_finds_typos_only)
+{
+	static const char *const cmds[] = {"build", "run", "mcp", "grade", "tasks", NULL, "doctor"};
+	size_t n = sizeof(cmds) / sizeof(cmds[0]);
+
+	ck_assert_uint_eq(sbx_edit_distance("rnu", "run"), 1); /* a swap is one edit */
+	ck_assert_uint_eq(sbx_edit_distance("", "abc"), 3);
+	ck_assert_uint_eq(sbx_edit_distance("kitten", "sitting"), 3);
+	ck_assert_str_eq(sbx_suggest("rnu", cmds, n), "run");
+	ck_assert_str_eq(sbx_suggest("graed", cmds, n), "grade");
+	ck_assert_str_eq(sbx_suggest("doctr", cmds, n), "doctor");
+	ck_assert_str_eq(sbx_suggest("task", cmds, n), "tasks");
+	/* Far from everything: no guess rather than a wrong one. */
+	ck_assert_ptr_null(sbx_suggest("xyz", cmds, n));
+	ck_assert_ptr_null(sbx_suggest("deploy", cmds, n));
+	ck_assert_ptr_null(sbx_suggest("", cmds, n));
+	ck_assert_str_eq(sbx_suggest("banking_reservee",
+				     (const char *const[]){"sales_revenue", "banking_reserve"}, 2),
+			 "banking_reserve");
+	/* Long input is capped, not overflowed. */
+	char big[200];
+	memset(big, 'a', sizeof(big) - 1);
+	big[sizeof(big) - 1] = 0;
+	ck_assert_uint_eq(sbx_edit_distance(big, "a"), 255);
+	ck_assert_ptr_null(sbx_suggest(big, cmds, n));
+}
+END_TEST
+
 static Suite *util_suite(void)
 {
 	Suite *s = suite_create("util");
@@ -291,6 +319,7 @@ static Suite *util_suite(void)
 	tcase_add_test(tc, buf_steal_hands_over);
 	tcase_add_test(tc, json_parse_and_get);
 	tcase_add_test(tc, json_parse_rejects_bad_input);
+	tcase_add_test(tc, suggest_finds_typos_only);
 	suite_add_tcase(s, tc);
 	tcase_add_checked_fixture(tp, path_setup, path_teardown);
 	tcase_add_test(tp, path_confines);

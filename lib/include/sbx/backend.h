@@ -33,6 +33,7 @@ typedef struct sbx_sandbox_spec {
 	double cpus;	     /* CPUs (fractions allowed) */
 	uint32_t pids;	     /* max processes */
 	const char *runtime; /* NULL: the engine's default */
+	bool engine_seccomp; /* the engine's default seccomp profile instead of ours */
 	uint64_t workspace_bytes, tmp_bytes, run_bytes; /* tmpfs sizes */
 	bool gui;					/* the task needs the display */
 	bool published;		/* --network published: server port bound on host loopback */
@@ -63,8 +64,9 @@ typedef struct sbx_sandbox_applied {
 	char cap_add_names[96]; /* "NET_ADMIN,SETPCAP,...", "" when none */
 	bool dns_off;		/* Dns is ["0.0.0.0"] */
 	bool no_new_privileges;
-	unsigned binds; /* host mounts */
-	bool init;	/* the engine's own init */
+	char seccomp[16]; /* "sandbox" (ours), "default" (the engine's) or "unconfined" */
+	unsigned binds;	  /* host mounts */
+	bool init;	  /* the engine's own init */
 } sbx_sandbox_applied;
 
 typedef struct sbx_backend sbx_backend;

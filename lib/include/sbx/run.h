@@ -137,6 +137,8 @@ typedef struct sbx_run_opts {
 	/* Seedable tasks: generate a fresh instance from this seed (recorded in result.json). */
 	bool seeded;
 	uint64_t seed;
+	/* The engine's default seccomp profile instead of ours (images/seccomp/sandbox.json). */
+	bool engine_seccomp;
 } sbx_run_opts;
 
 #define SBX_RUN_OPTS_INIT                                                                          \
@@ -153,6 +155,7 @@ typedef struct sbx_run_limits {
 	uint64_t workspace_bytes, tmp_bytes, run_bytes;
 	uint32_t grace_s;
 	bool published;
+	bool engine_seccomp;
 } sbx_run_limits;
 
 typedef struct sbx_provenance {
@@ -192,7 +195,8 @@ typedef struct sbx_run_result {
 	char *published;	 /* --network published: "127.0.0.1:port" on the host, else NULL */
 	bool privileges_dropped; /* published: PID 1 reported dropping every capability */
 	bool kept;
-	bool screenshot; /* screenshot.png was saved (GUI tasks) */
+	bool screenshot;	  /* screenshot.png was saved (GUI tasks) */
+	bool screenshot_reloaded; /* Calc was restarted on the saved file for it */
 	sbx_run_grade grade;
 	sbx_provenance provenance;
 	sbx_relay_stats relay;

@@ -10,3 +10,4 @@
 #include "sbx/json.h"
 #include "sbx/log.h"
 #include "sbx/path.h"
+#include "sbx/suggest.h"
