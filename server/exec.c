@@ -497,8 +497,31 @@ static bool out_of_memory(const run *r)
 	       (r->signal == SIGKILL && !r->timed_out && !r->cancelled);
 }
 
+/* The last non-empty line of text, trimmed and cut to fit, into buf ("" when none). */
+static void last_line(const char *text, char *buf, size_t size)
+{
+	const char *end = text + strlen(text), *start;
+	size_t n;
+
+	while (end > text && (end[-1] == '\n' || end[-1] == '\r' || end[-1] == ' '))
+		end--;
+	start = end;
+	while (start > text && start[-1] != '\n')
+		start--;
+	while (start < end && (*start == ' ' || *start == '\t'))
+		start++;
+	n = (size_t)(end - start) < size - 1 ? (size_t)(end - start) : size - 1;
+	memcpy(buf, start, n);
+	buf[n] = '\0';
+}
+
+/*
+ * fail_on_exit: a non-zero exit status is a tool failure (execute_python, as
+ * the reference); a shell's status is often meant (grep), so execute_shell
+ * leaves it to the caller.
+ */
 static int run_code(tool_context *ctx, const char *prog, char *const argv[], const char *code,
-		    const cJSON *args, tool_result *out)
+		    bool fail_on_exit, const cJSON *args, tool_result *out)
 {
 	sbx_error err = SBX_ERROR_INIT;
 	int timeout = clamp_timeout(ctx, args);
@@ -552,6 +575,14 @@ static int run_code(tool_context *ctx, const char *prog, char *const argv[], con
 		tool_fail(out, TOOL_E_FAILED, "Code execution ran out of memory (limit %u MB)",
 			  exec_default_limits.memory_mb);
 		out->error_code = strdup("E_MEMORY");
+	} else if (r.exit_code != 0 && fail_on_exit) {
+		/* The reference reports a failing script (an exception, a syntax error) as a
+		 * failure; its last stderr line usually says why. */
+		char why[256];
+		last_line(capture_text(&r.err), why, sizeof(why));
+		tool_fail(out, TOOL_E_FAILED, "Code exited with status %d%s%s", r.exit_code,
+			  why[0] ? ": " : "", why);
+		out->error_code = strdup("E_EXIT");
 	}
 	if (out->error_code)
 		cJSON_AddStringToObject(o, "error_code", out->error_code);
@@ -578,7 +609,8 @@ static int execute_python(tool_context *ctx, const cJSON *args, tool_result *out
 	pthread_once(&python_once, find_python);
 	if (!python_path)
 		return -ENOMEM;
-	return run_code(ctx, python_path, argv, sbx_json_get_string(args, "code", ""), args, out);
+	return run_code(ctx, python_path, argv, sbx_json_get_string(args, "code", ""), true, args,
+			out);
 }
 
 /* The script is an argument (sh -s would let a command eat the rest of it from stdin). */
@@ -586,7 +618,7 @@ static int execute_shell(tool_context *ctx, const cJSON *args, tool_result *out)
 {
 	char *argv[] = {"sh", "-c", (char *)sbx_json_get_string(args, "command", ""), NULL};
 
-	return run_code(ctx, "/bin/sh", argv, "", args, out);
+	return run_code(ctx, "/bin/sh", argv, "", false, args, out);
 }
 
 #define EXEC_OUTPUT_SCHEMA                                                                         \
@@ -605,7 +637,8 @@ static const tool_def tools[] = {
 		.description =
 			"Runs Python 3 code in the workspace directory (a fresh process; files "
 			"are read and written relative to the workspace) and returns stdout, "
-			"stderr and the exit code. Output is capped at 50 KB per stream (head "
+			"stderr and the exit code; a non-zero exit (an exception, a syntax "
+			"error) is a failure. Output is capped at 50 KB per stream (head "
 			"and tail kept). timeout: seconds, default 30, at most 1200.",
 		.input_schema =
 			"{\"type\":\"object\",\"properties\":{\"code\":{\"type\":\"string\","

@@ -160,7 +160,7 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 	docker_backend *db = (docker_backend *)b;
 	sbx_docker_container_opts o = SBX_DOCKER_CONTAINER_OPTS_INIT;
 	char created[32], deadline[32], ws[96], tmp[96], run[96], grace[32], env_deadline[64],
-		env_grace[48], env_run_id[160];
+		env_task_deadline[64], env_grace[48], env_run_id[160];
 	const char *env[33];
 	sbx_docker_kv labels[7], tmpfs[3];
 	size_t nl = 0, ne = 0;
@@ -191,9 +191,13 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 	tmpfs[2] = (sbx_docker_kv){"/run", run};
 
 	snprintf(env_deadline, sizeof(env_deadline), "SANDBOX_DEADLINE=%" PRId64, spec->deadline);
+	/* The server's task session reads this one, so get_task_status shows the deadline. */
+	snprintf(env_task_deadline, sizeof(env_task_deadline), "SANDBOX_TASK_DEADLINE=%" PRId64,
+		 spec->deadline);
 	snprintf(env_grace, sizeof(env_grace), "SANDBOX_GRACE=%u", spec->grace_s);
 	snprintf(env_run_id, sizeof(env_run_id), "SANDBOX_RUN_ID=%s", spec->run_id);
 	env[ne++] = env_deadline;
+	env[ne++] = env_task_deadline;
 	env[ne++] = env_grace;
 	env[ne++] = env_run_id;
 	env[ne++] = "SANDBOX_RUN_DIR=/run/sandbox";
