@@ -796,6 +796,44 @@ static bool pid_alive(pid_t pid)
 	return st && st != 'Z';
 }
 
+START_TEST(agent_inherits_only_stdio)
+{
+	sbx_agent_proc a;
+	sbx_error err = SBX_ERROR_INIT;
+	char log[300], *text;
+	size_t len;
+	/* The shell's own table, listed by a child while the shell waits. */
+	char *argv[] = {"/bin/sh", "-c", "ls /proc/$$/fd", NULL};
+	char *missing[] = {"/nonexistent/agent", NULL};
+	int leak = open("/dev/null", O_RDONLY); /* no O_CLOEXEC, like a careless library */
+	int sock = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	ck_assert_int_ge(leak, 3);
+	ck_assert_int_ge(sock, 3);
+	mk_tmp();
+	snprintf(log, sizeof(log), "%s/agent.log", tmpdir);
+	ck_assert_int_eq(sbx_agent__spawn(&a, argv, NULL, log, false, &err), 0);
+	ck_assert(sbx_agent__wait(&a, 5000));
+	ck_assert_int_eq(a.exit_code, 0);
+	sbx_agent__stop(&a, 100);
+	ck_assert_int_eq(sbx_rundir__read(tmpdir, "agent.log", 1 << 20, &text, &len, &err), 0);
+	ck_assert_str_eq(text, "0\n1\n2\n");
+	free(text);
+	/* An exec that fails is reported by sandboxctl, from outside the fork. */
+	unlink(log);
+	ck_assert_int_eq(sbx_agent__spawn(&a, missing, NULL, log, false, &err), 0);
+	ck_assert(sbx_agent__wait(&a, 5000));
+	ck_assert_int_eq(a.exit_code, 127);
+	sbx_agent__stop(&a, 100);
+	ck_assert_int_eq(sbx_rundir__read(tmpdir, "agent.log", 1 << 20, &text, &len, &err), 0);
+	ck_assert_ptr_nonnull(strstr(text, "cannot run agent '/nonexistent/agent'"));
+	free(text);
+	close(leak);
+	close(sock);
+	rm_tmp();
+}
+END_TEST
+
 START_TEST(agent_stop_takes_the_whole_group)
 {
 	sbx_agent_proc a;
@@ -860,6 +898,7 @@ static Suite *run_suite(void)
 		tcase_set_timeout(agents, 30);
 		tcase_add_test(agents, agent_gets_env_and_logs);
 		tcase_add_test(agents, agent_stop_takes_the_whole_group);
+		tcase_add_test(agents, agent_inherits_only_stdio);
 		suite_add_tcase(s, agents);
 	}
 	return s;
