@@ -420,11 +420,13 @@ static int db_logs(sbx_backend *b, sbx_buf *out, sbx_error *err)
 	}
 	if (sbx_buf_append(out, head.data ? head.data : "", hl) < 0)
 		return sbx_error_set(err, -ENOMEM, "out of memory");
-	if (cut && sbx_buf_printf(out,
-				  "[sandboxctl: %" PRIu64
-				  " bytes (%.1f MiB) of the container's output cut "
-				  "here; the last %d MiB follow]\n",
-				  cut, (double)cut / (1024 * 1024), LOG_MAX / (1024 * 1024)) < 0)
+	if (cut &&
+	    sbx_buf_printf(out,
+			   "[sandboxctl: %" PRIu64 " bytes (%.1f MiB) of the log cut here; the "
+			   "last %d MiB follow. The engine keeps at most %s x %s of a "
+			   "container's output: older lines may be gone too]\n",
+			   cut, (double)cut / (1024 * 1024), LOG_MAX / (1024 * 1024),
+			   log_opts[1].value, log_opts[0].value) < 0)
 		return sbx_error_set(err, -ENOMEM, "out of memory");
 	if (tail.len > skip && sbx_buf_append(out, tail.data + skip, tail.len - skip) < 0)
 		return sbx_error_set(err, -ENOMEM, "out of memory");

@@ -6,6 +6,13 @@
  * next head). Everything the parser hands back is copied into one buffer per
  * head, with hard caps on its size, the number of headers, the body and the
  * trailers, and deadlines on the head and the body.
+ *
+ * Debian builds the parser with HTTP_PARSER_STRICT=0: a head's leniencies
+ * (spaces in names, control bytes, obs-fold, lone CRs) are refused here;
+ * inside a chunked body it takes any two bytes for the CRLF after a chunk.
+ * That cannot desynchronise anyone: the relay consumes exactly the message
+ * the parser saw, request bodies go on re-framed with a Content-Length, and
+ * a response's raw framing reaches only the agent that asked for it.
  */
 #include <errno.h>
 #include <limits.h>

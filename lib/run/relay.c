@@ -103,8 +103,11 @@ static bool body_charge(body_buf *b, size_t cap)
 	return ok;
 }
 
-/* Room for need bytes (and a NUL): -EFBIG past the request cap, -ENOBUFS over budget. */
-static int body_reserve(body_buf *b, size_t need)
+/*
+ * Room for need bytes (and a NUL), exactly (a declared length) or doubling (a
+ * chunked body): -EFBIG past the request cap, -ENOBUFS over budget.
+ */
+static int body_reserve(body_buf *b, size_t need, bool exact)
 {
 	size_t cap;
 	char *p;
@@ -113,7 +116,7 @@ static int body_reserve(body_buf *b, size_t need)
 		return 0;
 	if (need > REQUEST_BODY_MAX)
 		return -EFBIG;
-	cap = b->cap ? b->cap : 4096;
+	cap = exact ? need + 1 : b->cap ? b->cap : 4096;
 	while (cap < need + 1)
 		cap *= 2;
 	if (cap > (size_t)REQUEST_BODY_MAX + 1)
@@ -131,7 +134,7 @@ static int body_reserve(body_buf *b, size_t need)
 static int collect(const char *data, size_t n, void *userdata)
 {
 	body_buf *b = userdata;
-	int k = body_reserve(b, b->len + n);
+	int k = body_reserve(b, b->len + n, false);
 
 	if (k < 0)
 		return k;
@@ -364,7 +367,8 @@ static void serve_client(client *c, sbx_stream *cs)
 		}
 		slot_mark(c, false, true);
 		/* A declared length is reserved whole, so an over-budget body is refused unread. */
-		k = req.content_length > 0 ? body_reserve(&body, (size_t)req.content_length) : 0;
+		k = req.content_length > 0 ? body_reserve(&body, (size_t)req.content_length, true)
+					   : 0;
 		if (k < 0) {
 			body_refused(r, cs, k, &err);
 			http_head_free(&req);
