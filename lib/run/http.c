@@ -294,14 +294,14 @@ static int finish_head(http_reader *r, http_head *h, sbx_error *err)
 	const http_parser *p = &r->p;
 	char *t;
 
+	t = h->text = sbx_buf_steal(&r->text, NULL); /* *h owns it, even on failure */
+	if (!t)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
 	if (r->bad_fold)
 		return sbx_error_set(err, -EBADMSG, "obsolete header folding refused");
 	if (p->http_major != 1)
 		return sbx_error_set(err, -EBADMSG, "unsupported HTTP version %u.%u", p->http_major,
 				     p->http_minor);
-	t = h->text = sbx_buf_steal(&r->text, NULL);
-	if (!t)
-		return sbx_error_set(err, -ENOMEM, "out of memory");
 	h->minor = p->http_minor;
 	h->n = r->n_fields;
 	for (size_t i = 0; i < h->n; i++) {

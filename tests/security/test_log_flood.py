@@ -24,17 +24,18 @@ import test_integration as it  # noqa: E402
 FLOOD = 300 * 1000 * 1000
 CAP = 8 * 1024 * 1024 + 64 * 1024 + 4096
 # 99 x's and a newline per line, to PID 1's stderr if tool code may open it, else the server's.
-SHELL = """line=$(printf 'x%%.0s' $(seq 99))
+SHELL = """line=%s
+y=yes; command -v yes >/dev/null || y="busybox yes"
 for t in /proc/1/fd/2 /proc/$PPID/fd/2; do
   if (: >>"$t") 2>/dev/null; then
-    yes "$line" | head -c %d >>"$t"
+    $y "$line" | head -c %d >>"$t"
     echo FLOOD-END-MARKER >>"$t"
     echo "flooded $t"
     exit 0
   fi
 done
 echo no-target
-exit 3""" % FLOOD
+exit 3""" % ("x" * 99, FLOOD)
 
 
 def post(url, doc, timeout):
