@@ -23,6 +23,7 @@
 
 #define EXEC_TIMEOUT_MS (5 * 60 * 1000)
 #define LOG_MAX		(8 * 1024 * 1024)
+#define LOG_HEAD_MAX	(64 * 1024)
 
 typedef struct docker_backend {
 	sbx_backend base;
@@ -155,6 +156,9 @@ static void read_applied(sbx_sandbox_applied *a, const char *raw)
 	a->known = true;
 }
 
+/* At most 3 files of 8 MiB on the engine's disk (local compresses the older two). */
+static const sbx_docker_kv log_opts[] = {{"max-size", "8m"}, {"max-file", "3"}};
+
 static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *err)
 {
 	docker_backend *db = (docker_backend *)b;
@@ -228,6 +232,10 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 	o.pids_limit = spec->pids;
 	o.runtime = spec->runtime && spec->runtime[0] ? spec->runtime : NULL;
 	o.init = false; /* our own init is PID 1 */
+	/* Bounded by sandboxctl, not by whatever the host's daemon.json says (or not). */
+	o.log_driver = "local";
+	o.log_opts = log_opts;
+	o.n_log_opts = SBX_ELEMENTSOF(log_opts);
 	o.stop_timeout = 2;
 	if (spec->published) {
 		/*
@@ -411,14 +419,47 @@ static int db_status(sbx_backend *b, sbx_sandbox_status *out, sbx_error *err)
 	return 0;
 }
 
+/*
+ * container.log: the first 64 KiB (PID 1's start-up lines) and the last
+ * LOG_MAX bytes, with a line where the middle of a flood was cut, each cut
+ * edge moved to a line boundary.
+ */
 static int db_logs(sbx_backend *b, sbx_buf *out, sbx_error *err)
 {
 	docker_backend *db = (docker_backend *)b;
-	_cleanup_(sbx_buf_free) sbx_buf e = SBX_BUF_INIT(LOG_MAX);
-	int r = sbx_docker_container_logs(db->d, b->id, LOG_MAX, out, &e, err);
+	_cleanup_(sbx_buf_free) sbx_buf head = SBX_BUF_INIT(LOG_HEAD_MAX);
+	_cleanup_(sbx_buf_free) sbx_buf tail = SBX_BUF_INIT(2 * LOG_MAX);
+	uint64_t cut = 0;
+	size_t hl, skip = 0;
+	int r = sbx_docker_container_logs_bounded(db->d, b->id, LOG_HEAD_MAX, LOG_MAX, &head, &tail,
+						  &cut, err);
 
-	if (r >= 0 && e.len)
-		r = sbx_buf_append(out, e.data, e.len);
+	hl = head.len;
+	if (cut) {
+		const char *nl = hl ? memrchr(head.data, '\n', hl) : NULL;
+		const char *first = tail.len ? memchr(tail.data, '\n', tail.len) : NULL;
+
+		if (nl) {
+			cut += hl - (size_t)(nl + 1 - head.data);
+			hl = (size_t)(nl + 1 - head.data);
+		}
+		if (first && (size_t)(first - tail.data) < 4096) {
+			skip = (size_t)(first + 1 - tail.data);
+			cut += skip;
+		}
+	}
+	if (sbx_buf_append(out, head.data ? head.data : "", hl) < 0)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	if (cut &&
+	    sbx_buf_printf(out,
+			   "[sandboxctl: %" PRIu64 " bytes (%.1f MiB) of the log cut here; the "
+			   "last %d MiB follow. The engine keeps at most %s x %s of a "
+			   "container's output: older lines may be gone too]\n",
+			   cut, (double)cut / (1024 * 1024), LOG_MAX / (1024 * 1024),
+			   log_opts[1].value, log_opts[0].value) < 0)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	if (tail.len > skip && sbx_buf_append(out, tail.data + skip, tail.len - skip) < 0)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
 	return r;
 }
 

@@ -294,6 +294,10 @@ typedef struct sbx_docker_container_opts {
 	const char *runtime; /* "runsc", or NULL for the default */
 	bool init;	     /* run docker-init as PID 1 */
 	bool auto_remove;
+	/* HostConfig.LogConfig: NULL leaves the daemon's default (and its limits, or none). */
+	const char *log_driver;	       /* "local", "json-file" */
+	const sbx_docker_kv *log_opts; /* {"max-size", "8m"}, {"max-file", "3"} */
+	size_t n_log_opts;
 } sbx_docker_container_opts;
 
 #define SBX_DOCKER_CONTAINER_OPTS_VERSION 1
@@ -380,6 +384,16 @@ int sbx_docker_container_host_port(sbx_docker *d, const char *id, const char *co
  */
 int sbx_docker_container_logs(sbx_docker *d, const char *id, size_t max_bytes, sbx_buf *out,
 			      sbx_buf *errout, sbx_error *err);
+
+/*
+ * The same log, stdout and stderr interleaved as the engine sends them, and
+ * never too large to read: the first head_max bytes go to head, the last
+ * tail_max to tail, and *cut counts the bytes between them that were dropped.
+ * Memory stays within head_max + 2 * tail_max whatever the log's size.
+ */
+int sbx_docker_container_logs_bounded(sbx_docker *d, const char *id, size_t head_max,
+				      size_t tail_max, sbx_buf *head, sbx_buf *tail, uint64_t *cut,
+				      sbx_error *err);
 
 /* ---------------------------------------------------------------- archive */
 
