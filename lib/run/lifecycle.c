@@ -39,6 +39,8 @@
 #define TMP_BYTES	  (256ULL * 1024 * 1024)
 #define RUN_BYTES	  (16ULL * 1024 * 1024)
 #define STATUS_POLL_MS	  200
+#define STATUS_BUDGET_MS 5000 /* one status read, whole */
+#define STATUS_PAST_DEADLINE_MS 1000
 #define TICK_MS		  10
 
 void sbx_run__phase_done(sbx_run *run, sbx_run_phase p, double since)
@@ -554,12 +556,16 @@ int sbx_run__task_state(sbx_run *run)
 {
 	sbx_relay_response resp = {0};
 	_cleanup_json_ cJSON *j = NULL;
+	int64_t left = run->deadline_ms - sbx_run__mono_ms() + STATUS_PAST_DEADLINE_MS;
+	int budget = left < STATUS_BUDGET_MS ? (int)(left > 250 ? left : 250) : STATUS_BUDGET_MS;
 	const char *st;
 	int r;
 
+	/* The whole read is bounded, and never far past the deadline: a server that
+	 * drips its answer cannot keep the episode alive. */
 	r = sbx_relay_request(run->relay, "GET",
 			      run->legacy_status ? "/task/status" : "/v1/task/status", NULL, NULL,
-			      0, false, 5000, &resp, NULL);
+			      0, false, budget, &resp, NULL);
 	if (r >= 0 && resp.status == 404 && !run->legacy_status) {
 		sbx_relay_response_free(&resp);
 		run->legacy_status = true;
@@ -699,8 +705,13 @@ int sbx_run_finish(sbx_run *run, sbx_run_end end, sbx_error *err)
 		t = sbx_run__mono_msf();
 		if (asprintf(&outdir, "%s/outputs", run->res.run_dir) < 0)
 			return sbx_error_set(err, -ENOMEM, "out of memory");
-		/* Through the server on a warm stream; the exec'd tar when that fails. */
-		r = sbx_collect__outputs(run->relay, run->task, outdir, &e);
+		/*
+		 * Through the server on a warm stream; the exec'd tar when that fails,
+		 * or straight away past the deadline: the server may be what hung, and
+		 * the host does not wait on it again.
+		 */
+		r = end == SBX_END_DEADLINE ? -ETIMEDOUT
+					    : sbx_collect__outputs(run->relay, run->task, outdir, &e);
 		if (r < 0) {
 			sbx_log_debug("collecting through the server: %s; using tar",
 				      sbx_error_message(&e));
