@@ -58,6 +58,26 @@ void sbx_run__set_infra(sbx_run *run, const char *kind, const sbx_error *err)
 	run->res.error_kind = strdup(kind);
 }
 
+/*
+ * A failure inside a sandbox that was ready: its memory, its processes, its
+ * outputs are the agent's to spend, so this is the attempt's outcome
+ * (sandbox_failed), not the infrastructure's; a sweep neither retries it
+ * nor drops it. Before the server answered, the same failure is the image's
+ * or the engine's (infra_error).
+ */
+static void set_sandbox_failed(sbx_run *run, const char *kind, const sbx_error *err)
+{
+	if (!run->ready) {
+		sbx_run__set_infra(run, kind, err);
+		return;
+	}
+	if (run->res.error)
+		return;
+	run->res.status = SBX_RUN_SANDBOX_FAILED;
+	run->res.error = strdup(sbx_error_message(err));
+	run->res.error_kind = strdup(kind);
+}
+
 static int64_t real_ms(void)
 {
 	struct timespec ts;
@@ -280,12 +300,12 @@ static bool sandbox_dead(sbx_run *run, sbx_error *err)
 	if (st.oom_killed) {
 		sbx_error_replace(err, -ENOMEM, "sandbox '%s' was killed: out of memory",
 				  run->backend->id);
-		sbx_run__set_infra(run, "oom", err);
+		set_sandbox_failed(run, "oom", err);
 	} else {
 		sbx_error_replace(err, -ECHILD, "sandbox '%s' exited with status %d%s%s",
 				  run->backend->id, st.exit_code, st.detail[0] ? ": " : "",
 				  st.detail);
-		sbx_run__set_infra(run, "sandbox_died", err);
+		set_sandbox_failed(run, "sandbox_died", err);
 	}
 	return true;
 }
@@ -513,6 +533,7 @@ int sbx_run_launch(sbx_run *run, sbx_error *err)
 
 	t = sbx_run__mono_msf();
 	r = wait_ready(run, err);
+	run->ready = r >= 0;
 	sbx_run__phase_done(run, SBX_PHASE_READY, t);
 	if (run->copy_running) {
 		pthread_join(run->copy_thread, NULL);
@@ -720,9 +741,12 @@ int sbx_run_finish(sbx_run *run, sbx_run_end end, sbx_error *err)
 							&e);
 		}
 		sbx_run__phase_done(run, SBX_PHASE_COPY_OUT, t);
-		if (r < 0 && r != -EPERM) {
-			/* A dead sandbox is infrastructure; a refused entry is the agent's doing.
-			 */
+		if (r == -EFBIG || r == -E2BIG) {
+			/* Outputs over the caps: what the agent left, not a fault of ours. */
+			set_sandbox_failed(run, "outputs_too_large", &e);
+		} else if (r < 0 && r != -EPERM) {
+			/* A refused entry is the agent's doing (below); a dead sandbox is
+			 * the sandbox's, anything else ours. */
 			if (!sandbox_dead(run, &e))
 				sbx_run__set_infra(run, "copy_out", &e);
 		} else if (r == -EPERM) {
