@@ -23,9 +23,10 @@
 #include "sbx/labels.h"
 #include "sbx/sweep.h"
 
-/* cmd_run.c's grade hook: a sweep grades exactly as `run` does. */
+/* cmd_run.c's grade hook and limit options: a sweep grades and limits exactly as `run` does. */
 int cmd_run__grade(const sbx_task *task, const char *outputs_dir, sbx_run_grade *out,
 		   void *userdata, sbx_error *err);
+int cmd_run__parse_common(const char *name, const char *arg, sbx_run_opts *o);
 
 #define DEFAULT_RETRIES	   2
 #define DEFAULT_STOP_GRACE 10
@@ -74,6 +75,10 @@ static void help(void)
 	       "  --pass-at K,...    pass@k values to report besides pass@1 (k <= epochs)\n"
 	       "  --timeout SECONDS  each episode's deadline (default: each task's)\n"
 	       "  --image REF        sandbox image (default: each task's)\n"
+	       "  --memory SIZE, --cpus N, --pids N, --runtime NAME, --grace S,\n"
+	       "  --network none|published, --seccomp sandbox|default\n"
+	       "                     each episode's limits, as 'sandboxctl run' takes them\n"
+	       "                     (default: each task's, else run's defaults)\n"
 	       "  --tasks-dir DIR    tasks directory (default: $SBX_TASKS_DIR or ./tasks)\n"
 	       "  --tag KEY=VALUE    recorded in sweep.json (repeat)\n"
 	       "  --out DIR          the sweep directory (default sweeps/<UTC time>); must be\n"
@@ -106,6 +111,18 @@ static void help(void)
 	       "the agent or a task), 3 engine or infrastructure (episodes left without a\n"
 	       "result, too many infra errors), 130 interrupted (resume with --resume).\n",
 	       DEFAULT_RETRIES, DEFAULT_STOP_GRACE);
+}
+
+/* The limits `run` takes, parsed by cmd_run.c's parser so the two cannot drift apart. */
+static bool is_limit(const char *name)
+{
+	static const char *const names[] = {"memory", "cpus",	 "pids",   "runtime",
+					    "grace",  "network", "seccomp"};
+
+	for (size_t i = 0; i < SBX_ELEMENTSOF(names); i++)
+		if (strcmp(name, names[i]) == 0)
+			return true;
+	return false;
 }
 
 static long parse_long(const char *s, long min, long max)
@@ -475,6 +492,13 @@ int cmd_sweep(int argc, char **argv)
 		{"retries", required_argument, NULL, OPT_LONG},
 		{"timeout", required_argument, NULL, OPT_LONG},
 		{"image", required_argument, NULL, OPT_LONG},
+		{"memory", required_argument, NULL, OPT_LONG},
+		{"cpus", required_argument, NULL, OPT_LONG},
+		{"pids", required_argument, NULL, OPT_LONG},
+		{"runtime", required_argument, NULL, OPT_LONG},
+		{"grace", required_argument, NULL, OPT_LONG},
+		{"network", required_argument, NULL, OPT_LONG},
+		{"seccomp", required_argument, NULL, OPT_LONG},
 		{"tasks-dir", required_argument, NULL, OPT_LONG},
 		{"engine", required_argument, NULL, OPT_LONG},
 		{"tag", required_argument, NULL, OPT_LONG},
@@ -499,6 +523,8 @@ int cmd_sweep(int argc, char **argv)
 	double require_pass = -1, pass_rate = NAN;
 	sbx_error err = SBX_ERROR_INIT;
 	sbx_sweep_opts so = SBX_SWEEP_OPTS_INIT;
+	sbx_run_opts limits = SBX_RUN_OPTS_INIT;
+	unsigned n_limits = 0;
 	sbx_sweep_outcome outcome;
 	progress_ctx pc = {0};
 	uint64_t max_memory = 0;
@@ -594,6 +620,10 @@ int cmd_sweep(int argc, char **argv)
 			p->timeout_s = (uint32_t)v;
 		} else if (strcmp(name, "image") == 0) {
 			p->image = strdup(optarg);
+		} else if (is_limit(name)) {
+			if (cmd_run__parse_common(name, optarg, &limits) < 0)
+				goto done;
+			n_limits++;
 		} else if (strcmp(name, "tasks-dir") == 0) {
 			p->tasks_dir = realpath(optarg, NULL);
 			if (!p->tasks_dir) {
@@ -640,7 +670,8 @@ int cmd_sweep(int argc, char **argv)
 
 	if (resume) {
 		/* The plan is the one on disk; only how to run it may change. */
-		if (p->n_tasks || p->n_agents || all_tasks || task_file || out_dir) {
+		if (p->n_tasks || p->n_agents || all_tasks || task_file || out_dir || n_limits ||
+		    p->image || p->timeout_s || p->seeded || p->n_tags) {
 			cli_error("sweep --resume: the plan is in %s/sweep.json; give only --jobs, "
 				  "--engine, --stop-grace, --require-pass, --quiet, --json",
 				  resume);
@@ -693,6 +724,13 @@ int cmd_sweep(int argc, char **argv)
 
 			p->tasks_dir = def ? realpath(def, NULL) : NULL;
 		}
+		p->memory = limits.memory;
+		p->cpus = limits.cpus;
+		p->pids = limits.pids;
+		p->runtime = limits.runtime ? strdup(limits.runtime) : NULL;
+		p->grace_s = limits.grace_s;
+		p->published = limits.published;
+		p->engine_seccomp = limits.engine_seccomp;
 		p->version = strdup(SBX_VERSION);
 		p->created_at = (int64_t)time(NULL);
 		if (sbx_sweep_plan_check(p, &err) < 0) {

@@ -74,6 +74,7 @@ void sbx_sweep_plan_free(sbx_sweep_plan *p)
 	strv_free(p->agents, p->n_agents);
 	strv_free(p->tags, p->n_tags);
 	free(p->image);
+	free(p->runtime);
 	free(p->tasks_dir);
 	free(p->image_id);
 	free(p->tasks_commit);
@@ -158,7 +159,7 @@ static void add_str0(cJSON *o, const char *k, const char *v)
 char *sbx_sweep_plan_json(const sbx_sweep_plan *p)
 {
 	_cleanup_json_ cJSON *o = cJSON_CreateObject();
-	cJSON *a, *tags;
+	cJSON *a, *tags, *l;
 
 	if (!o)
 		return NULL;
@@ -183,6 +184,14 @@ char *sbx_sweep_plan_json(const sbx_sweep_plan *p)
 	cJSON_AddNumberToObject(o, "timeout_s", p->timeout_s);
 	cJSON_AddNumberToObject(o, "retries", p->retries);
 	add_str0(o, "image", p->image);
+	l = cJSON_AddObjectToObject(o, "limits");
+	cJSON_AddNumberToObject(l, "memory", (double)p->memory);
+	cJSON_AddNumberToObject(l, "cpus", p->cpus);
+	cJSON_AddNumberToObject(l, "pids", p->pids);
+	add_str0(l, "runtime", p->runtime);
+	cJSON_AddNumberToObject(l, "grace_s", p->grace_s);
+	cJSON_AddStringToObject(l, "network", p->published ? "published" : "none");
+	cJSON_AddStringToObject(l, "seccomp", p->engine_seccomp ? "default" : "sandbox");
 	add_str0(o, "tasks_dir", p->tasks_dir);
 	a = cJSON_AddArrayToObject(o, "pass_at");
 	for (size_t i = 0; a && i < p->n_pass_at; i++)
@@ -310,6 +319,26 @@ int sbx_sweep_plan_parse(const char *text, size_t len, sbx_sweep_plan **out, sbx
 		p->n_tags++;
 	}
 	p->image = get_str0(j, "image");
+	v = sbx_json_get(j, "limits");
+	if (v) {
+		double mem = sbx_json_get_number(v, "memory", 0);
+		unsigned pids = 0, grace = 0;
+
+		if (!cJSON_IsObject(v) || mem < 0 || mem > 1e15 ||
+		    (sbx_json_get(v, "pids") && get_count(v, "pids", 1 << 22, &pids) < 0) ||
+		    (sbx_json_get(v, "grace_s") && get_count(v, "grace_s", 3600, &grace) < 0))
+			return sbx_error_set(err, -EINVAL, "\"limits\": bad");
+		p->memory = (uint64_t)mem;
+		p->cpus = sbx_json_get_number(v, "cpus", 0);
+		p->pids = pids;
+		p->grace_s = grace;
+		p->runtime = get_str0(v, "runtime");
+		p->published = strcmp(sbx_json_get_string(v, "network", "none"), "published") == 0;
+		p->engine_seccomp =
+			strcmp(sbx_json_get_string(v, "seccomp", "sandbox"), "default") == 0;
+		if (p->cpus < 0 || p->cpus > 1024)
+			return sbx_error_set(err, -EINVAL, "\"limits\": bad cpus");
+	}
 	p->tasks_dir = get_str0(j, "tasks_dir");
 	p->image_id = get_str0(j, "image_id");
 	p->tasks_commit = get_str0(j, "tasks_commit");

@@ -178,6 +178,13 @@ static int run_attempt(sched *s, size_t e, size_t idx, unsigned attempt, sbx_swe
 	ro.runs_dir = runs_dir;
 	ro.run_id = run_id;
 	ro.timeout_s = p->timeout_s;
+	ro.memory = p->memory;
+	ro.cpus = p->cpus;
+	ro.pids = p->pids;
+	ro.runtime = p->runtime;
+	ro.grace_s = p->grace_s;
+	ro.published = p->published;
+	ro.engine_seccomp = p->engine_seccomp;
 	ro.quiet_agent = true; /* episodes side by side: output only into each agent.log */
 	ro.test = s->o->test_label;
 	ro.grade = s->o->grade;

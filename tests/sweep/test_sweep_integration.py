@@ -13,7 +13,8 @@ Usage: test_sweep_integration.py CASE  (see CASES at the bottom)
   agent-error    a crashing agent gives agent_error once: never retried
   infra          an image without the sandbox's PID 1: infra_error, retried
                  (--retries 1) and counted; exit 3, resumable
-  seeds          --seed-from: epoch e of a seedable task runs seed N+e, recorded
+  seeds          --seed-from: epoch e of a seedable task runs seed N+e, recorded;
+                 --memory, --pids, --timeout reach every episode
   llm            the model agent against the fake provider (tests/agents): token
                  usage and tool calls summed in the summary
   require-pass   --require-pass above the pass rate: exit 1
@@ -413,7 +414,8 @@ def case_infra(env):
 def case_seeds(env):
     d = env.sweep_dir("seeds")
     p = env.run(env.args(d, "--task", "banking_reserve", "--agent", "oracle", "--epochs", "2",
-                         "--jobs", "2", "--seed-from", "40"))
+                         "--jobs", "2", "--seed-from", "40", "--memory", "1g", "--pids", "128",
+                         "--timeout", "90"))
     expect(p, 0, "seeded sweep")
     lines = sorted(results(d), key=lambda l: l["epoch"])
     if [(l["epoch"], l["seed"], l["status"]) for l in lines] != [(0, 40, "pass"), (1, 41, "pass")]:
@@ -422,8 +424,17 @@ def case_seeds(env):
         r = json.load(open(os.path.join(d, "runs", l["run_id"], "result.json")))
         if r["seed"] != l["seed"]:
             fail("result.json seed %s, results.jsonl %s" % (r["seed"], l["seed"]))
-    if json.load(open(os.path.join(d, "sweep.json")))["seed_from"] != 40:
-        fail("sweep.json lacks seed_from")
+        # The limits given to the sweep are every episode's, as with run.
+        lim = r["limits"]
+        if lim["memory_bytes"] != 1 << 30 or lim["pids"] != 128 or lim["timeout_s"] != 90:
+            fail("limits not applied: %s" % lim)
+    plan = json.load(open(os.path.join(d, "sweep.json")))
+    if plan["seed_from"] != 40 or plan["limits"]["memory"] != 1 << 30 \
+            or plan["limits"]["pids"] != 128 or plan["timeout_s"] != 90:
+        fail("sweep.json: %s" % plan)
+    # --resume runs the plan on disk; a limit given again is refused, not half-applied.
+    p = env.run([SANDBOXCTL, "sweep", "--resume", d, "--memory", "2g"])
+    expect(p, 2, "--resume with a limit")
     env.check_clean()
 
 
