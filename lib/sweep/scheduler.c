@@ -424,8 +424,10 @@ int sbx_sweep_execute(const sbx_sweep_plan *plan, sbx_sweep_results *results,
 	for (size_t e = 0, k = 0; e < s.n_engines; e++)
 		for (unsigned j = 0; j < s.engines[e].jobs; j++, k++) {
 			workers[k] = (worker){.s = &s, .engine = e};
-			if (k >= s.q_len)
-				continue; /* more slots than work */
+			/* Every slot, even with less work than slots: if one engine is
+			 * drained, the others' idle workers take its episodes. */
+			if (s.q_len == 0)
+				continue;
 			if (pthread_create(&workers[k].thread, NULL, worker_main, &workers[k]) != 0)
 				break;
 			workers[k].started = true;
