@@ -121,7 +121,7 @@ int cmd_run__parse_common(const char *name, const char *arg, sbx_run_opts *o)
 {
 	long v;
 
-	if (strcmp(name, "task") == 0) {
+	if (strcmp(name, "task") == 0 || strcmp(name, "task-dir") == 0) {
 		o->task = arg;
 	} else if (strcmp(name, "image") == 0) {
 		o->image = arg;
@@ -198,6 +198,8 @@ static void help(void)
 	       "sandbox and writes runs/<run-id>/result.json.\n\n"
 	       "Options:\n"
 	       "  --task NAME        task name (in the tasks directory) or path (required)\n"
+	       "  --task-dir PATH    the same, for a task folder: task.yaml, or the reference\n"
+	       "                     system's task.json (starting_files/, oracle/)\n"
 	       "  --agent CMD        oracle | demo | llm | a shell command run on the host with\n"
 	       "                     SANDBOX_MCP_URL, SANDBOX_REST_URL, SANDBOX_SSE_URL,\n"
 	       "                     SANDBOX_TASK_PROMPT, SANDBOX_RUN_ID, SANDBOX_TASK,\n"
@@ -291,16 +293,19 @@ static void print_summary(const sbx_run_result *r)
 	if (r->error)
 		fprintf(stderr, "sandboxctl: %s: %s\n", r->error_kind ? r->error_kind : "error",
 			r->error);
-	if (r->status == SBX_RUN_AGENT_ERROR)
+	if (r->status == SBX_RUN_AGENT_ERROR) {
 		/* The grade of a broken agent is noise: grade.txt keeps it. */
 		fprintf(stderr,
 			"sandboxctl: agent error: the agent exited with status %d before "
-			"complete_task%s%s%s\n",
+			"complete_task%s%s",
 			r->agent_exit, r->agent_exit == 127 ? " (command not found)" : "",
-			r->agent_tail ? "; agent.log ends: " : "",
-			r->agent_tail ? r->agent_tail : "");
-	else if (r->grade.report_text && r->status != SBX_RUN_PASS)
-		fputs(r->grade.report_text, stderr);
+			r->agent_tail ? "; agent.log ends: " : "");
+		sbx_fputs_escaped(r->agent_tail, stderr);
+		fputc('\n', stderr);
+	} else if (r->grade.report_text && r->status != SBX_RUN_PASS) {
+		/* Cell values and sheet names come from the agent's outputs. */
+		sbx_fputs_escaped(r->grade.report_text, stderr);
+	}
 	fprintf(stderr, "sandboxctl: result: %s/result.json\n", r->run_id ? r->run_dir : "?");
 }
 
@@ -329,6 +334,7 @@ int cmd_run(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{"task", required_argument, NULL, OPT_LONG},
+		{"task-dir", required_argument, NULL, OPT_LONG},
 		{"agent", required_argument, NULL, OPT_LONG},
 		{"image", required_argument, NULL, OPT_LONG},
 		{"timeout", required_argument, NULL, OPT_LONG},
@@ -425,6 +431,9 @@ int cmd_run(int argc, char **argv)
 		cli_error("run: %s", sbx_error_message(&err));
 		return EXIT_USAGE;
 	}
+	if (sbx_run_get_task(run)->reference)
+		fprintf(stderr, "sandboxctl: task '%s': read as a reference task (%s)\n",
+			sbx_run_get_task(run)->id, sbx_run_get_task(run)->path);
 	{
 		sbx_run_end end;
 		sbx_error lerr = SBX_ERROR_INIT;

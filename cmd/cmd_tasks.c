@@ -18,6 +18,7 @@
 
 static const char *arg_tasks_dir;
 static bool arg_json;
+static const char *arg_out;
 static bool arg_seeded;
 static uint64_t arg_seed;
 
@@ -28,6 +29,7 @@ static void help(void)
 	       "       sandboxctl tasks validate [NAME|PATH...]\n"
 	       "       sandboxctl tasks generate NAME|PATH DIR [--seed N]\n"
 	       "       sandboxctl tasks new NAME|PATH\n"
+	       "       sandboxctl tasks import PATH --out DIR\n"
 	       "\n"
 	       "list      the tasks in the tasks directory: name, difficulty, title\n"
 	       "show      a task's prompt, files, outputs, oracle, grading and limits\n"
@@ -40,9 +42,14 @@ static void help(void)
 	       "new       scaffolds a task in the tasks directory (or at PATH): task.yaml,\n"
 	       "          a seedable generator gen.py (Python, run on the host), files/\n"
 	       "          and oracle/ made by it; it validates as it stands\n"
+	       "import    converts a reference system task folder (task.json,\n"
+	       "          starting_files/, oracle/) into DIR: task.yaml and copies of its\n"
+	       "          files. run, show and validate also read such a folder as it is\n"
+	       "          (see tasks/README.md)\n"
 	       "\n"
 	       "Options:\n"
 	       "  --seed N          instance seed, 0..2^53-1 (generate)\n"
+	       "  --out DIR         where import writes the task (e.g. tasks/NAME)\n"
 	       "  --tasks-dir DIR   tasks directory (default: $SBX_TASKS_DIR, else ./tasks,\n"
 	       "                    else the installed tasks)\n"
 	       "  --json            machine-readable output (list, show)\n"
@@ -219,6 +226,7 @@ static int do_show(const char *name)
 		sbx_json_add_bool(o, "gui", t->gui);
 		sbx_json_add_bool(o, "seedable", sbx_task_seedable(t));
 		sbx_json_add_bool(o, "libreoffice", t->libreoffice);
+		sbx_json_add_bool(o, "reference", t->reference);
 		sbx_json_add_number(o, "cases", (double)t->grading.n_cases);
 		s = cJSON_Print(o);
 		if (!s)
@@ -232,6 +240,9 @@ static int do_show(const char *name)
 	       t->gui		? "yes"
 	       : t->libreoffice ? "no (LibreOffice without the desktop: full image)"
 				: "no");
+	if (t->reference)
+		printf("format:     the reference system's task.json (read as it is; 'tasks "
+		       "import' writes a task.yaml)\n");
 	print_limits(&t->limits);
 	if (sbx_task_seedable(t))
 		printf("seedable:   yes (generator %s): 'run --seed N' makes a fresh instance\n",
@@ -273,6 +284,10 @@ static bool validate_one(const char *name)
 		sbx_task_free(t);
 		return false;
 	}
+	if (t->reference)
+		printf("%s: read as a reference task (task.json; 'sandboxctl tasks import' makes a "
+		       "task.yaml of it)\n",
+		       t->path);
 	printf("%s: OK\n", t->path);
 	sbx_task_free(t);
 	return true;
@@ -494,6 +509,7 @@ int cmd_tasks(int argc, char **argv)
 		{"tasks-dir", required_argument, NULL, 'd'},
 		{"json", no_argument, NULL, 'j'},
 		{"seed", required_argument, NULL, 's'},
+		{"out", required_argument, NULL, 'o'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -508,6 +524,9 @@ int cmd_tasks(int argc, char **argv)
 			break;
 		case 'j':
 			arg_json = true;
+			break;
+		case 'o':
+			arg_out = optarg;
 			break;
 		case 's': {
 			char *end;
@@ -539,9 +558,17 @@ int cmd_tasks(int argc, char **argv)
 		return do_validate(argc - optind, argv + optind);
 	if (strcmp(verb, "new") == 0 && optind + 1 == argc)
 		return do_new(argv[optind]);
+	if (strcmp(verb, "import") == 0 && optind + 1 == argc) {
+		if (!arg_out) {
+			cli_error("tasks: import: --out DIR is required (e.g. --out tasks/NAME)");
+			return EXIT_USAGE;
+		}
+		return cmd_tasks__import(argv[optind], arg_out);
+	}
 	if (strcmp(verb, "generate") == 0 && optind + 2 == argc)
 		return do_generate(argv[optind], argv[optind + 1]);
-	cli_error("tasks: usage: tasks list | show NAME | validate [PATH...] | generate NAME DIR "
+	cli_error("tasks: usage: tasks list | show NAME | validate [PATH...] | generate NAME DIR | "
+		  "import PATH --out DIR "
 		  "(see --help)");
 	return EXIT_USAGE;
 }

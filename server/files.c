@@ -17,6 +17,7 @@ struct list_ctx {
 	cJSON *arr;
 	const tool_context *ctx;
 	bool resources;
+	bool relative_uris; /* file://<rel>, as the reference names them */
 };
 
 static bool unreserved(unsigned char c)
@@ -25,13 +26,13 @@ static bool unreserved(unsigned char c)
 	       c == '-' || c == '_' || c == '.' || c == '~' || c == '/';
 }
 
-static int uri_for(const tool_context *ctx, const char *rel, sbx_buf *b)
+static int uri_for(const tool_context *ctx, const char *rel, bool relative, sbx_buf *b)
 {
 	const char *parts[2] = {ctx->workspace, rel};
 	int r = sbx_buf_puts(b, "file://");
 
-	for (int k = 0; k < 2 && r == 0; k++) {
-		if (k == 1)
+	for (int k = relative ? 1 : 0; k < 2 && r == 0; k++) {
+		if (k == 1 && !relative)
 			r = sbx_buf_putc(b, '/');
 		for (const unsigned char *p = (const unsigned char *)parts[k]; *p && r == 0; p++)
 			r = unreserved(*p) ? sbx_buf_putc(b, (char)*p)
@@ -51,7 +52,7 @@ static int list_one(const char *rel, const struct stat *st, void *payload)
 		return 0;
 	}
 	o = cJSON_CreateObject();
-	if (!o || uri_for(c->ctx, rel, &uri) < 0) {
+	if (!o || uri_for(c->ctx, rel, c->relative_uris, &uri) < 0) {
 		cJSON_Delete(o);
 		sbx_buf_free(&uri);
 		return -ENOMEM;
@@ -93,7 +94,7 @@ static void sort_strings(cJSON *arr)
 cJSON *resources_list(const tool_context *ctx)
 {
 	cJSON *r = cJSON_CreateObject();
-	struct list_ctx c = {NULL, ctx, true};
+	struct list_ctx c = {NULL, ctx, true, false};
 
 	if (!r)
 		return NULL;
@@ -103,6 +104,17 @@ cJSON *resources_list(const tool_context *ctx)
 		return NULL;
 	}
 	return r;
+}
+
+cJSON *resources_list_reference(const tool_context *ctx)
+{
+	struct list_ctx c = {cJSON_CreateArray(), ctx, true, true};
+
+	if (c.arr && workspace_walk(ctx->workspace_fd, list_one, &c, MAX_LISTED) == -ENOMEM) {
+		cJSON_Delete(c.arr);
+		return NULL;
+	}
+	return c.arr;
 }
 
 static int hexval(char c)
@@ -227,7 +239,7 @@ int resources_read(const tool_context *ctx, const char *uri, cJSON **out, sbx_er
 
 static int list_files(tool_context *ctx, const cJSON *args, tool_result *out)
 {
-	struct list_ctx c = {NULL, ctx, false};
+	struct list_ctx c = {NULL, ctx, false, false};
 
 	out->structured = cJSON_CreateObject();
 	if (!out->structured)

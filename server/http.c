@@ -132,11 +132,18 @@ static const char *check_origin(http_request *req)
 	return NULL;
 }
 
-static enum MHD_Result health(http_request *req)
+/*
+ * The reference's /health is exactly {"status":"ok","workspace":…}; clients
+ * compare it. /v1/health adds what a supervisor wants to see.
+ */
+static enum MHD_Result health(http_request *req, bool ours)
 {
 	cJSON *o = cJSON_CreateObject();
 
-	if (o) {
+	if (o && !ours) {
+		cJSON_AddStringToObject(o, "status", "ok");
+		cJSON_AddStringToObject(o, "workspace", req->srv->base.workspace);
+	} else if (o) {
 		cJSON_AddStringToObject(o, "status", "healthy");
 		cJSON_AddStringToObject(o, "server", SERVER_NAME);
 		cJSON_AddNumberToObject(o, "tools", (double)req->srv->n_tools);
@@ -192,8 +199,8 @@ static enum MHD_Result route(http_request *req)
 	if (is(url, "/mcp/messages") || is(url, "/mcp/messages/") || is(url, "/messages") ||
 	    is(url, "/messages/"))
 		return post ? http_legacy_post(req) : not_allowed(req, "POST");
-	if (is(url, "/health") || is(url, "/"))
-		return get ? health(req) : not_allowed(req, "GET");
+	if (is(url, "/health") || is(url, "/") || is(url, "/v1/health"))
+		return get ? health(req, is(url, "/v1/health")) : not_allowed(req, "GET");
 	if (http_rest_route(req, &result))
 		return result;
 	return http_reply_error(req, 404, "Not found");

@@ -15,6 +15,7 @@
 
 #include "sbx-config.h"
 #include "server.h"
+#include "task.h"
 
 static const char *arg_workspace;
 static const char *arg_http;
@@ -23,6 +24,7 @@ static const char *arg_display;
 static const char *arg_ready_file;
 static const char *arg_status_file;
 static double arg_task_timeout;
+static bool arg_task_timeout_set;
 static int arg_exec_timeout = 30;
 static size_t arg_max_body = 16u << 20;
 static unsigned arg_max_connections = 64;
@@ -44,7 +46,8 @@ static void help(void)
 	       "                          Docker exec relay); same endpoints as --http\n"
 	       "HTTP endpoints: POST/DELETE /mcp (Streamable HTTP), GET /mcp/sse + POST\n"
 	       "/mcp/messages (legacy SSE), GET /health, GET /tools, POST /tools/call,\n"
-	       "GET /resources, POST /task/start, GET /task/status, POST /task/complete.\n"
+	       "GET /resources, POST /task/start, GET /task/status, POST /task/complete\n"
+	       "(the reference system's shapes), the same under /v1/ in ours.\n"
 	       "Requests must carry Host localhost, 127.0.0.1 or [::1] (any port), or a\n"
 	       "name given with --allowed-host; a present Origin must name one of them.\n"
 	       "\n"
@@ -52,7 +55,9 @@ static void help(void)
 	       "  --workspace DIR         the task's files; every path is confined to it\n"
 	       "  --display :N            X display for the computer-use tools\n"
 	       "  --task-timeout SECONDS  task deadline, from task/start or the first tool\n"
-	       "                          call (default: none)\n"
+	       "                          call (default: $SANDBOX_TASK_TIMEOUT, else the\n"
+	       "                          time left until $SANDBOX_TASK_DEADLINE, unix\n"
+	       "                          seconds, which sandboxctl sets; else none)\n"
 	       "  --exec-timeout SECONDS  default execute_python/execute_shell timeout (30)\n"
 	       "  --exec-memory-mb MB     address-space limit of code children (default 2048)\n"
 	       "  --exec-max-processes N  process limit for the code's user (RLIMIT_NPROC,\n"
@@ -152,6 +157,7 @@ static int parse_args(int argc, char **argv, char ***hosts, size_t *n_hosts)
 			arg_display = optarg;
 			break;
 		case OPT_TASK_TIMEOUT:
+			arg_task_timeout_set = true;
 			if (parse_number(optarg, 0, 86400 * 7, &arg_task_timeout) < 0) {
 				fprintf(stderr,
 					"sandbox-mcp: --task-timeout: '%s' is not a "
@@ -252,8 +258,36 @@ static void write_ready_file(void)
 		server_log(SBX_LOG_WARNING, "ready file: %s", sbx_error_message(&err));
 }
 
+/*
+ * The deadline sandboxctl gives the task, from the container's environment,
+ * so get_task_status reports it without a --task-timeout in the image's
+ * command line. A bad value is logged and ignored: the host enforces it anyway.
+ */
+static double task_deadline_from_env(void)
+{
+	const char *timeout = getenv("SANDBOX_TASK_TIMEOUT"), *deadline;
+	double v;
+
+	if (!arg_task_timeout_set && timeout && *timeout) {
+		if (parse_number(timeout, 0, 86400 * 7, &v) == 0)
+			arg_task_timeout = v;
+		else
+			server_log(SBX_LOG_WARNING,
+				   "SANDBOX_TASK_TIMEOUT='%s': not seconds; ignored", timeout);
+	}
+	deadline = getenv("SANDBOX_TASK_DEADLINE");
+	if (arg_task_timeout_set || arg_task_timeout > 0 || !deadline || !*deadline)
+		return 0;
+	if (parse_number(deadline, 0, 1e11, &v) == 0)
+		return v; /* 0: none */
+	server_log(SBX_LOG_WARNING, "SANDBOX_TASK_DEADLINE='%s': not a unix time; ignored",
+		   deadline);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	double deadline;
 	sbx_error err = SBX_ERROR_INIT;
 	char **hosts = NULL;
 	size_t n_hosts = 0;
@@ -273,12 +307,15 @@ int main(int argc, char **argv)
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &mask, NULL);
+	deadline = task_deadline_from_env();
 	r = server_init(&srv, arg_workspace, arg_display, arg_task_timeout, arg_status_file, &err);
 	if (r < 0) {
 		server_log(SBX_LOG_ERROR, "%s", sbx_error_message(&err));
 		free(hosts);
 		return 1;
 	}
+	if (deadline > 0)
+		task_session_set_deadline(srv.base.task, deadline);
 	srv.allowed_hosts = hosts;
 	srv.n_allowed_hosts = n_hosts;
 	srv.exec_timeout_default = arg_exec_timeout;

@@ -14,6 +14,12 @@
 cJSON *resources_list(const tool_context *ctx);
 
 /*
+ * The reference's GET /resources: a bare list [{uri: "file://<relative
+ * path>", name, mimeType, size}] (caller owns), or NULL on OOM.
+ */
+cJSON *resources_list_reference(const tool_context *ctx);
+
+/*
  * Reads one resource into *out ({contents:[{uri, mimeType, text|blob}]}).
  * Returns 0, or a negative errno with a message ("Resource not found: ...").
  */

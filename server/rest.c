@@ -4,6 +4,12 @@
  * GET /resources, POST /task/start, GET /task/status, POST /task/complete.
  * Answers {"success", "result", "error"}; status 400 malformed request,
  * 404 unknown tool, 408 task timed out, 422 bad argument, 500 internal fault.
+ *
+ * On the reference's paths the shapes and task semantics are the reference's,
+ * so its clients work unchanged. The same endpoints under /v1/ (and /tools or
+ * /resources with ?format=mcp) keep ours: MCP tool entries with schemas,
+ * absolute resource URIs, a /task/status that always answers 200 (the host
+ * polls it), and a /task/start that keeps a running task.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -81,13 +87,21 @@ static enum MHD_Result tools_call(http_request *req)
 	return http_reply_json(req, status, o);
 }
 
-static enum MHD_Result tools_list(http_request *req)
+static enum MHD_Result tools_list(http_request *req, bool ours)
 {
-	cJSON *o = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(o, "tools");
+	cJSON *o = ours ? cJSON_CreateObject() : cJSON_CreateArray();
+	cJSON *arr = ours ? cJSON_AddArrayToObject(o, "tools") : o;
+	size_t n = 0;
 
-	for (size_t i = 0; arr && i < req->srv->n_tools; i++)
-		cJSON_AddItemToArray(arr, server_tool_json(req->srv, i));
-	cJSON_AddNumberToObject(o, "count", (double)req->srv->n_tools);
+	for (size_t i = 0; arr && i < req->srv->n_tools; i++) {
+		if (!server_tool_listed(req->srv, i))
+			continue;
+		cJSON_AddItemToArray(arr, ours ? server_tool_json(req->srv, i)
+					       : server_tool_json_reference(req->srv, i));
+		n++;
+	}
+	if (ours)
+		cJSON_AddNumberToObject(o, "count", (double)n);
 	return http_reply_json(req, 200, o);
 }
 
@@ -117,7 +131,7 @@ static enum MHD_Result task_reply(http_request *req, unsigned status, bool succe
 	return task_reply_with(req, status, success, error, NULL, NULL);
 }
 
-static enum MHD_Result task_start(http_request *req)
+static enum MHD_Result task_start(http_request *req, bool ours)
 {
 	sbx_error err = SBX_ERROR_INIT;
 	_cleanup_json_ cJSON *body = NULL;
@@ -138,8 +152,11 @@ static enum MHD_Result task_start(http_request *req)
 		return http_reply_error(req, 422,
 					"Invalid timeout_seconds: expected a number of seconds "
 					"(0 < t <= 604800)");
+	/* The reference replaces a running task; ours keeps it (the first tool call started it). */
 	r = task_session_start(req->srv->base.task, sbx_json_get_string(body, "task_id", NULL),
-			       cJSON_IsNumber(timeout) ? timeout->valuedouble : 0);
+			       cJSON_IsNumber(timeout) ? timeout->valuedouble : 0, !ours);
+	if (r == 1)
+		return task_reply_with(req, 200, true, NULL, "replaced", cJSON_CreateTrue());
 	if (r == -EBUSY) {
 		cJSON *o = task_session_status(req->srv->base.task);
 		if (o) {
@@ -166,22 +183,50 @@ static enum MHD_Result task_complete(http_request *req)
 	return task_reply_with(req, 200, true, NULL, "recalculated", TAKE_PTR(recalculated));
 }
 
+/*
+ * The reference answers 404 while no task runs: before /task/start and after
+ * /task/complete. A timed-out task is still reported, so a client sees why.
+ */
+static enum MHD_Result task_status(http_request *req, bool ours)
+{
+	task_state st = task_session_state(req->srv->base.task);
+
+	if (!ours && (st == TASK_PENDING || st == TASK_COMPLETED))
+		return task_reply(req, 404, false, "No active task");
+	return task_reply(req, 200, true, NULL);
+}
+
+/* ?format=mcp asks a reference path for our shape. */
+static bool wants_ours(http_request *req)
+{
+	const char *f = MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, "format");
+
+	return f && strcmp(f, "mcp") == 0;
+}
+
 bool http_rest_route(http_request *req, enum MHD_Result *result)
 {
 	bool get = strcmp(req->method, "GET") == 0 || strcmp(req->method, "HEAD") == 0;
 	bool post = strcmp(req->method, "POST") == 0;
 	const char *url = req->url;
+	bool ours = strncmp(url, "/v1/", 4) == 0;
 
+	if (ours)
+		url += 3;
+	else
+		ours = wants_ours(req);
 	if (strcmp(url, "/tools") == 0 && get)
-		*result = tools_list(req);
+		*result = tools_list(req, ours);
 	else if (strcmp(url, "/tools/call") == 0 && post)
 		*result = tools_call(req);
 	else if (strcmp(url, "/resources") == 0 && get)
-		*result = http_reply_json(req, 200, resources_list(&req->srv->base));
+		*result = http_reply_json(req, 200,
+					  ours ? resources_list(&req->srv->base)
+					       : resources_list_reference(&req->srv->base));
 	else if (strcmp(url, "/task/start") == 0 && post)
-		*result = task_start(req);
+		*result = task_start(req, ours);
 	else if (strcmp(url, "/task/status") == 0 && get)
-		*result = task_reply(req, 200, true, NULL);
+		*result = task_status(req, ours);
 	else if (strcmp(url, "/task/complete") == 0 && post)
 		*result = task_complete(req);
 	else if (strcmp(url, "/tools") == 0 || strcmp(url, "/tools/call") == 0 ||

@@ -175,7 +175,8 @@ static cJSON *do_tools_list(server *srv)
 		return NULL;
 	arr = cJSON_AddArrayToObject(r, "tools");
 	for (size_t i = 0; i < srv->n_tools; i++)
-		cJSON_AddItemToArray(arr, server_tool_json(srv, i));
+		if (server_tool_listed(srv, i))
+			cJSON_AddItemToArray(arr, server_tool_json(srv, i));
 	return r;
 }
 

@@ -45,6 +45,7 @@ struct server {
 	tool_context base;
 	const tool_def **tools; /* the dispatch table, sorted by nothing: order of listing */
 	cJSON **input_schemas;	/* parsed inputSchema per tool */
+	bool *unlisted; /* per tool: callable, but not listed (GUI tools without a display) */
 	size_t n_tools;
 
 	char **allowed_hosts; /* extra Host/Origin names accepted over HTTP */
@@ -73,8 +74,21 @@ const tool_def *server_find_tool(const server *srv, const char *name, size_t *in
 int server_call_tool(server *srv, const char *name, const cJSON *args, tool_context *ctx,
 		     tool_result *out);
 
+/*
+ * Whether a tool appears in tools/list and GET /tools. The computer-use tools
+ * do only when the server has a display; called anyway they say "No display
+ * available", so a client that knows them still gets a clear answer.
+ */
+bool server_tool_listed(const server *srv, size_t index);
+
 /* The tools/list entry for one tool (a new object, caller owns). */
 cJSON *server_tool_json(const server *srv, size_t index);
+
+/*
+ * The reference's GET /tools entry: {name, description, parameters:[{name,
+ * type, description, required}]} (a new object, caller owns).
+ */
+cJSON *server_tool_json_reference(const server *srv, size_t index);
 
 /* ---- MCP sessions and the JSON-RPC handler (rpc.c) ---- */
 

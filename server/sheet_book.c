@@ -17,6 +17,27 @@ static cJSON *sheet_names(const sbx_book *b)
 	return arr;
 }
 
+/* The reference's shape: one object per sheet with its used size, in order. */
+static cJSON *sheet_list(const sbx_book *b)
+{
+	cJSON *arr = cJSON_CreateArray();
+
+	for (size_t i = 0; arr && i < sbx_book_sheet_count(b); i++) {
+		const sbx_sheet *s = sbx_book_sheet(b, i);
+		cJSON *o = cJSON_CreateObject();
+		uint32_t rows, cols;
+
+		if (!o)
+			break;
+		cJSON_AddItemToArray(arr, o);
+		sbx_sheet_used_range(s, &rows, &cols);
+		cJSON_AddStringToObject(o, "name", sbx_sheet_name(s));
+		cJSON_AddNumberToObject(o, "row_count", rows);
+		cJSON_AddNumberToObject(o, "col_count", cols);
+	}
+	return arr;
+}
+
 static int list_sheets(tool_context *ctx, const cJSON *args, tool_result *out)
 {
 	wb_handle h;
@@ -24,8 +45,11 @@ static int list_sheets(tool_context *ctx, const cJSON *args, tool_result *out)
 	if (wb_open(ctx, args, &h, out) < 0)
 		return 0;
 	out->structured = cJSON_CreateObject();
-	if (out->structured)
-		cJSON_AddItemToObject(out->structured, "sheets", sheet_names(h.book));
+	if (out->structured) {
+		cJSON_AddStringToObject(out->structured, "file_path",
+					sbx_json_get_string(args, "file_path", ""));
+		cJSON_AddItemToObject(out->structured, "sheets", sheet_list(h.book));
+	}
 	wb_close(&h);
 	return out->structured ? 0 : -ENOMEM;
 }
@@ -215,11 +239,16 @@ static const tool_def tools[] = {
 	{
 		.name = "list_sheets",
 		.title = "List sheets",
-		.description = "Lists the sheet names of a workbook (.ods or .xlsx), in order.",
+		.description = "Lists the sheets of a workbook (.ods or .xlsx), in order, with "
+			       "each sheet's used size: {name, row_count, col_count}.",
 		.input_schema = OBJ(P_FILE, "\"file_path\""),
-		.output_schema = OUT("\"sheets\":{\"type\":\"array\",\"items\":{\"type\":"
-				     "\"string\"}}",
-				     "\"sheets\""),
+		.output_schema = OUT("\"file_path\":{\"type\":\"string\"},"
+				     "\"sheets\":{\"type\":\"array\",\"items\":{\"type\":"
+				     "\"object\",\"properties\":{\"name\":{\"type\":\"string\"},"
+				     "\"row_count\":{\"type\":\"integer\"},\"col_count\":{"
+				     "\"type\":\"integer\"}},\"required\":[\"name\",\"row_count\","
+				     "\"col_count\"]}}",
+				     "\"file_path\",\"sheets\""),
 		.annotations = TOOL_READ_ONLY | TOOL_IDEMPOTENT,
 		.fn = list_sheets,
 	},

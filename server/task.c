@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "sbx/util.h"
 #include "server.h"
@@ -28,6 +29,7 @@ struct task_session {
 	char *task_id;
 	char *note;
 	double timeout;		    /* seconds, <= 0: none */
+	double deadline;	    /* unix seconds a task without its own timeout ends; <= 0 */
 	struct timespec start_mono; /* CLOCK_MONOTONIC at start */
 	struct timespec start_real; /* CLOCK_REALTIME at start */
 	double end_elapsed;	    /* elapsed when it ended */
@@ -119,7 +121,7 @@ static double elapsed_locked(task_session *t)
 static cJSON *status_locked(task_session *t)
 {
 	cJSON *o = cJSON_CreateObject();
-	double elapsed = elapsed_locked(t);
+	double elapsed = elapsed_locked(t), timeout = t->timeout;
 	char when[32];
 
 	if (!o)
@@ -137,9 +139,15 @@ static cJSON *status_locked(task_session *t)
 	}
 	cJSON_AddNumberToObject(o, "elapsed", elapsed);
 	cJSON_AddNumberToObject(o, "elapsed_seconds", elapsed);
-	if (t->timeout > 0) {
-		double left = t->timeout - elapsed;
-		cJSON_AddNumberToObject(o, "timeout_seconds", t->timeout);
+	if (timeout <= 0 && t->state == TASK_PENDING && t->deadline > 0) {
+		struct timespec now;
+		clock_gettime(CLOCK_REALTIME, &now);
+		timeout = t->deadline - ((double)now.tv_sec + (double)now.tv_nsec / 1e9);
+		timeout = timeout > 0.001 ? timeout : 0.001;
+	}
+	if (timeout > 0) {
+		double left = timeout - elapsed;
+		cJSON_AddNumberToObject(o, "timeout_seconds", timeout);
 		cJSON_AddNumberToObject(o, "remaining",
 					t->state == TASK_RUNNING || t->state == TASK_PENDING
 						? (left > 0 ? left : 0)
@@ -158,7 +166,23 @@ static cJSON *status_locked(task_session *t)
 	return o;
 }
 
-/* Writes the status file (locked). Failures are logged, never fatal. */
+/* Writes TASK_MARKER beside the agent's files: temp + rename, so a poller never sees half. */
+static void write_marker(task_session *t, const char *text)
+{
+	static const char tmp[] = "." TASK_MARKER ".tmp.marker";
+	size_t len = strlen(text);
+	int fd;
+
+	fd = openat(t->workspace_fd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+		    0644);
+	if (fd < 0 || write(fd, text, len) != (ssize_t)len || close(fd) < 0 ||
+	    renameat(t->workspace_fd, tmp, t->workspace_fd, TASK_MARKER) < 0) {
+		server_log(SBX_LOG_WARNING, "%s: cannot write: %s", TASK_MARKER, strerror(errno));
+		(void)unlinkat(t->workspace_fd, tmp, 0);
+	}
+}
+
+/* Writes the status file and, once completed, the marker (locked). Failures are logged. */
 static void write_status_locked(task_session *t)
 {
 	_cleanup_json_ cJSON *o = NULL;
@@ -167,7 +191,7 @@ static void write_status_locked(task_session *t)
 
 	server_log(SBX_LOG_INFO, "task %s: %s after %.1f s", t->task_id ? t->task_id : "(unnamed)",
 		   task_state_name(t->state), t->end_elapsed);
-	if (!t->status_file)
+	if (!t->status_file && t->state != TASK_COMPLETED)
 		return;
 	o = status_locked(t);
 	text = o ? sbx_json_print(o) : NULL;
@@ -175,7 +199,9 @@ static void write_status_locked(task_session *t)
 		server_log(SBX_LOG_ERROR, "status file: out of memory");
 		return;
 	}
-	if (sbx_path_write_atomic(t->status_file, text, strlen(text), &err) < 0)
+	if (t->state == TASK_COMPLETED)
+		write_marker(t, text);
+	if (t->status_file && sbx_path_write_atomic(t->status_file, text, strlen(text), &err) < 0)
 		server_log(SBX_LOG_ERROR, "status file: %s", sbx_error_message(&err));
 }
 
@@ -277,9 +303,17 @@ static void start_locked(task_session *t, const char *task_id, double timeout_se
 		free(t->task_id);
 		t->task_id = strdup(task_id);
 	}
-	t->timeout = timeout_seconds > 0 ? timeout_seconds : t->default_timeout;
+	/* A new episode: the last one's marker must not announce it done. */
+	(void)unlinkat(t->workspace_fd, TASK_MARKER, 0);
 	clock_gettime(CLOCK_MONOTONIC, &t->start_mono);
 	clock_gettime(CLOCK_REALTIME, &t->start_real);
+	t->timeout = timeout_seconds > 0 ? timeout_seconds : t->default_timeout;
+	if (t->timeout <= 0 && t->deadline > 0) {
+		double left = t->deadline -
+			      ((double)t->start_real.tv_sec + (double)t->start_real.tv_nsec / 1e9);
+		/* Already past: time out at once rather than never. */
+		t->timeout = left > 0.001 ? left : 0.001;
+	}
 	t->end_elapsed = 0;
 	t->state = TASK_RUNNING;
 	pthread_cond_broadcast(&t->cond);
@@ -287,13 +321,18 @@ static void start_locked(task_session *t, const char *task_id, double timeout_se
 		   t->task_id ? t->task_id : "(unnamed)", t->timeout);
 }
 
-int task_session_start(task_session *t, const char *task_id, double timeout_seconds)
+int task_session_start(task_session *t, const char *task_id, double timeout_seconds, bool replace)
 {
 	int r = 0;
 
 	pthread_mutex_lock(&t->lock);
 	check_deadline_locked(t);
-	if (t->state == TASK_RUNNING) {
+	if (t->state == TASK_RUNNING && replace) {
+		server_log(SBX_LOG_INFO, "task %s: replaced after %.1f s",
+			   t->task_id ? t->task_id : "(unnamed)", since(&t->start_mono));
+		start_locked(t, task_id, timeout_seconds);
+		r = 1;
+	} else if (t->state == TASK_RUNNING) {
 		/* Started by a tool call before task/start: keep the deadline, take the name. */
 		if (task_id && !t->task_id)
 			t->task_id = strdup(task_id);
@@ -302,6 +341,13 @@ int task_session_start(task_session *t, const char *task_id, double timeout_seco
 		start_locked(t, task_id, timeout_seconds);
 	pthread_mutex_unlock(&t->lock);
 	return r;
+}
+
+void task_session_set_deadline(task_session *t, double unix_seconds)
+{
+	pthread_mutex_lock(&t->lock);
+	t->deadline = unix_seconds;
+	pthread_mutex_unlock(&t->lock);
 }
 
 void task_session_autostart(task_session *t)

@@ -34,10 +34,18 @@ void task_session_free(task_session *t);
 /*
  * Starts the deadline. task_id may be NULL; timeout_seconds <= 0 keeps the
  * configured one. A finished task may be started again (a new episode).
- * Returns 0, or -EBUSY when a task is already running (an unnamed running
- * task takes task_id then; its deadline stays).
+ * A running task: with replace, it is replaced by a fresh one (the
+ * reference's POST /task/start) and 1 is returned; without, -EBUSY (an
+ * unnamed running task takes task_id then; its deadline stays). Else 0.
  */
-int task_session_start(task_session *t, const char *task_id, double timeout_seconds);
+int task_session_start(task_session *t, const char *task_id, double timeout_seconds, bool replace);
+
+/*
+ * An absolute deadline (unix seconds, from SANDBOX_TASK_DEADLINE): a task
+ * started without its own timeout gets the time left until then, so
+ * get_task_status reports the host's deadline. <= 0: none.
+ */
+void task_session_set_deadline(task_session *t, double unix_seconds);
 
 /* Starts the task when it is still pending (the first tool call does this). */
 void task_session_autostart(task_session *t);
@@ -45,8 +53,12 @@ void task_session_autostart(task_session *t);
 /* The state now; a running task whose deadline passed becomes timed_out here. */
 task_state task_session_state(task_session *t);
 
+/* The marker a completed task leaves in the workspace (the reference's wait_for_agent polls it). */
+#define TASK_MARKER ".task_complete"
+
 /*
- * Ends the task. Returns 0, -ETIME when it had already timed out, -EALREADY
+ * Ends the task and writes TASK_MARKER (the status JSON) into the workspace;
+ * starting a task removes it again. Returns 0, -ETIME when it had already timed out, -EALREADY
  * when already completed. note (may be NULL) is recorded in the status file.
  */
 int task_session_complete(task_session *t, const char *note);

@@ -34,10 +34,11 @@ void server_log(int level, const char *fmt, ...)
 	(void)!write(STDERR_FILENO, line, strlen(line));
 }
 
-static int add_tools(server *srv, const tool_def *defs, size_t n, sbx_error *err)
+static int add_tools(server *srv, const tool_def *defs, size_t n, bool unlisted, sbx_error *err)
 {
 	const tool_def **tools;
 	cJSON **schemas;
+	bool *hide;
 
 	if (n == 0)
 		return 0;
@@ -49,6 +50,10 @@ static int add_tools(server *srv, const tool_def *defs, size_t n, sbx_error *err
 	if (!schemas)
 		return sbx_error_set(err, -ENOMEM, "out of memory");
 	srv->input_schemas = schemas;
+	hide = realloc(srv->unlisted, (srv->n_tools + n) * sizeof(*hide));
+	if (!hide)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	srv->unlisted = hide;
 	for (size_t i = 0; i < n; i++) {
 		const tool_def *d = &defs[i];
 		cJSON *schema = NULL;
@@ -69,6 +74,7 @@ static int add_tools(server *srv, const tool_def *defs, size_t n, sbx_error *err
 		}
 		srv->tools[srv->n_tools] = d;
 		srv->input_schemas[srv->n_tools] = schema;
+		srv->unlisted[srv->n_tools] = unlisted;
 		srv->n_tools++;
 	}
 	return 0;
@@ -107,7 +113,7 @@ int server_init(server *srv, const char *workspace, const char *display, double 
 		size_t n = 0;
 		const tool_def *defs = tables[i](&n);
 
-		r = add_tools(srv, defs, n, err);
+		r = add_tools(srv, defs, n, tables[i] == gui_tools && (!display || !*display), err);
 		if (r < 0) {
 			server_done(srv);
 			return r;
@@ -123,6 +129,7 @@ void server_done(server *srv)
 	for (size_t i = 0; i < srv->n_tools; i++)
 		cJSON_Delete(srv->input_schemas[i]);
 	free(srv->input_schemas);
+	free(srv->unlisted);
 	free(srv->tools);
 	free((char *)srv->base.workspace);
 	if (srv->base.workspace_fd >= 0)
@@ -208,6 +215,65 @@ cJSON *server_tool_json(const server *srv, size_t index)
 		cJSON_AddBoolToObject(ann, "destructiveHint", d->annotations & TOOL_DESTRUCTIVE);
 		cJSON_AddBoolToObject(ann, "idempotentHint", d->annotations & TOOL_IDEMPOTENT);
 		cJSON_AddBoolToObject(ann, "openWorldHint", false);
+	}
+	return t;
+}
+
+bool server_tool_listed(const server *srv, size_t index)
+{
+	return index < srv->n_tools && !srv->unlisted[index];
+}
+
+/* A JSON-schema type as one word: the first non-null of a type list; none → "string". */
+static const char *param_type(const cJSON *prop)
+{
+	const cJSON *type = sbx_json_get(prop, "type"), *t;
+
+	if (cJSON_IsString(type))
+		return type->valuestring;
+	cJSON_ArrayForEach (t, type)
+		if (cJSON_IsString(t) && strcmp(t->valuestring, "null") != 0)
+			return t->valuestring;
+	return "string";
+}
+
+static bool is_required(const cJSON *schema, const char *name)
+{
+	const cJSON *r;
+
+	cJSON_ArrayForEach (r, sbx_json_get(schema, "required"))
+		if (cJSON_IsString(r) && strcmp(r->valuestring, name) == 0)
+			return true;
+	return false;
+}
+
+cJSON *server_tool_json_reference(const server *srv, size_t index)
+{
+	const tool_def *d = srv->tools[index];
+	const cJSON *schema = srv->input_schemas[index], *prop;
+	cJSON *t = cJSON_CreateObject(), *params;
+
+	if (!t)
+		return NULL;
+	cJSON_AddStringToObject(t, "name", d->name);
+	cJSON_AddStringToObject(t, "description", d->description);
+	params = cJSON_AddArrayToObject(t, "parameters");
+	cJSON_ArrayForEach (prop, sbx_json_get(schema, "properties")) {
+		cJSON *p = cJSON_CreateObject();
+		const cJSON *items = sbx_json_get(prop, "items");
+
+		if (!p)
+			break;
+		cJSON_AddItemToArray(params, p);
+		cJSON_AddStringToObject(p, "name", prop->string);
+		cJSON_AddStringToObject(p, "type", param_type(prop));
+		cJSON_AddStringToObject(p, "description",
+					sbx_json_get_string(prop, "description", ""));
+		cJSON_AddBoolToObject(p, "required", is_required(schema, prop->string));
+		/* So a client turning these into function-calling schemas keeps array types valid.
+		 */
+		if (items)
+			cJSON_AddItemToObject(p, "items", cJSON_Duplicate(items, true));
 	}
 	return t;
 }

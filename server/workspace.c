@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "task.h"
 #include "workspace.h"
 
 #define WALK_MAX_DEPTH 16
@@ -100,7 +101,7 @@ static int walk(int dirfd, char *prefix, size_t prefix_cap, int depth,
 		size_t n = strlen(prefix);
 
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
-		    temp_name(de->d_name))
+		    temp_name(de->d_name) || (depth == 0 && strcmp(de->d_name, TASK_MARKER) == 0))
 			continue;
 		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;

@@ -31,7 +31,8 @@ int workspace_open_regular(const tool_context *ctx, const char *arg, struct stat
 
 /*
  * Calls fn for every regular file beneath the workspace (symlinks are not
- * followed, hidden temp files of our atomic writes are skipped), depth-first,
+ * followed, hidden temp files of our atomic writes and the task's completion
+ * marker are skipped), depth-first,
  * at most max files. fn returns 0 to go on, non-zero to stop.
  */
 int workspace_walk(int workspace_fd, int (*fn)(const char *rel, const struct stat *st, void *),

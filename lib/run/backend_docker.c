@@ -23,6 +23,7 @@
 
 #define EXEC_TIMEOUT_MS (5 * 60 * 1000)
 #define LOG_MAX		(8 * 1024 * 1024)
+#define LOG_HEAD_MAX	(64 * 1024)
 
 typedef struct docker_backend {
 	sbx_backend base;
@@ -40,6 +41,15 @@ typedef struct docker_backend {
  * --network published: what PID 1 needs to set the firewall before it drops
  * everything (CAP_SETPCAP: the kernel's condition for emptying the bounding set).
  */
+/*
+ * PID 1 starts as root with these only, to start the agent's spawner as uid
+ * 1001 (SETUID, SETGID) and empty the bounding set (SETPCAP); it drops them
+ * all and becomes uid 1000 before anything runs. Published mode adds
+ * NET_ADMIN for the firewall. (Not SYS_RESOURCE, which would pin the
+ * spawner's OOM score: engines in containers often lack it in their own
+ * bounding set, and then no container starts at all.)
+ */
+static const char *const init_cap_add[] = {"SETPCAP", "SETUID", "SETGID", NULL};
 static const char *const published_cap_add[] = {"NET_ADMIN", "SETPCAP", "SETUID", "SETGID", NULL};
 static const char *const published_dns[] = {"0.0.0.0", NULL}; /* no resolver */
 
@@ -146,12 +156,15 @@ static void read_applied(sbx_sandbox_applied *a, const char *raw)
 	a->known = true;
 }
 
+/* At most 3 files of 8 MiB on the engine's disk (local compresses the older two). */
+static const sbx_docker_kv log_opts[] = {{"max-size", "8m"}, {"max-file", "3"}};
+
 static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *err)
 {
 	docker_backend *db = (docker_backend *)b;
 	sbx_docker_container_opts o = SBX_DOCKER_CONTAINER_OPTS_INIT;
 	char created[32], deadline[32], ws[96], tmp[96], run[96], grace[32], env_deadline[64],
-		env_grace[48], env_run_id[160];
+		env_task_deadline[64], env_grace[48], env_run_id[160];
 	const char *env[33];
 	sbx_docker_kv labels[7], tmpfs[3];
 	size_t nl = 0, ne = 0;
@@ -171,7 +184,7 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 		labels[nl++] = (sbx_docker_kv){SBX_LABEL_TEST, "1"};
 
 	/* Size-capped scratch; nothing of the host is mounted. */
-	snprintf(ws, sizeof(ws), "rw,nosuid,nodev,size=%" PRIu64 ",uid=1000,gid=1000,mode=0755",
+	snprintf(ws, sizeof(ws), "rw,nosuid,nodev,size=%" PRIu64 ",uid=1000,gid=1000,mode=2775",
 		 spec->workspace_bytes);
 	snprintf(tmp, sizeof(tmp), "rw,nosuid,nodev,size=%" PRIu64 ",mode=1777", spec->tmp_bytes);
 	snprintf(run, sizeof(run),
@@ -182,9 +195,13 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 	tmpfs[2] = (sbx_docker_kv){"/run", run};
 
 	snprintf(env_deadline, sizeof(env_deadline), "SANDBOX_DEADLINE=%" PRId64, spec->deadline);
+	/* The server's task session reads this one, so get_task_status shows the deadline. */
+	snprintf(env_task_deadline, sizeof(env_task_deadline), "SANDBOX_TASK_DEADLINE=%" PRId64,
+		 spec->deadline);
 	snprintf(env_grace, sizeof(env_grace), "SANDBOX_GRACE=%u", spec->grace_s);
 	snprintf(env_run_id, sizeof(env_run_id), "SANDBOX_RUN_ID=%s", spec->run_id);
 	env[ne++] = env_deadline;
+	env[ne++] = env_task_deadline;
 	env[ne++] = env_grace;
 	env[ne++] = env_run_id;
 	env[ne++] = "SANDBOX_RUN_DIR=/run/sandbox";
@@ -196,7 +213,8 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 
 	o.image = spec->image;
 	o.env = env;
-	o.user = "1000:1000";
+	o.user = "0:0";
+	o.cap_add = init_cap_add;
 	o.hostname = "sandbox";
 	o.labels = labels;
 	o.n_labels = nl;
@@ -214,6 +232,10 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 	o.pids_limit = spec->pids;
 	o.runtime = spec->runtime && spec->runtime[0] ? spec->runtime : NULL;
 	o.init = false; /* our own init is PID 1 */
+	/* Bounded by sandboxctl, not by whatever the host's daemon.json says (or not). */
+	o.log_driver = "local";
+	o.log_opts = log_opts;
+	o.n_log_opts = SBX_ELEMENTSOF(log_opts);
 	o.stop_timeout = 2;
 	if (spec->published) {
 		/*
@@ -224,7 +246,6 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 		 */
 		static const sbx_docker_port port = {SBX_SANDBOX_HTTP_PORT_SPEC, "127.0.0.1", "0"};
 
-		o.user = "0:0";
 		o.cap_add = published_cap_add;
 		o.network_mode = "bridge";
 		o.dns = published_dns;
@@ -398,14 +419,47 @@ static int db_status(sbx_backend *b, sbx_sandbox_status *out, sbx_error *err)
 	return 0;
 }
 
+/*
+ * container.log: the first 64 KiB (PID 1's start-up lines) and the last
+ * LOG_MAX bytes, with a line where the middle of a flood was cut, each cut
+ * edge moved to a line boundary.
+ */
 static int db_logs(sbx_backend *b, sbx_buf *out, sbx_error *err)
 {
 	docker_backend *db = (docker_backend *)b;
-	_cleanup_(sbx_buf_free) sbx_buf e = SBX_BUF_INIT(LOG_MAX);
-	int r = sbx_docker_container_logs(db->d, b->id, LOG_MAX, out, &e, err);
+	_cleanup_(sbx_buf_free) sbx_buf head = SBX_BUF_INIT(LOG_HEAD_MAX);
+	_cleanup_(sbx_buf_free) sbx_buf tail = SBX_BUF_INIT(2 * LOG_MAX);
+	uint64_t cut = 0;
+	size_t hl, skip = 0;
+	int r = sbx_docker_container_logs_bounded(db->d, b->id, LOG_HEAD_MAX, LOG_MAX, &head, &tail,
+						  &cut, err);
 
-	if (r >= 0 && e.len)
-		r = sbx_buf_append(out, e.data, e.len);
+	hl = head.len;
+	if (cut) {
+		const char *nl = hl ? memrchr(head.data, '\n', hl) : NULL;
+		const char *first = tail.len ? memchr(tail.data, '\n', tail.len) : NULL;
+
+		if (nl) {
+			cut += hl - (size_t)(nl + 1 - head.data);
+			hl = (size_t)(nl + 1 - head.data);
+		}
+		if (first && (size_t)(first - tail.data) < 4096) {
+			skip = (size_t)(first + 1 - tail.data);
+			cut += skip;
+		}
+	}
+	if (sbx_buf_append(out, head.data ? head.data : "", hl) < 0)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	if (cut &&
+	    sbx_buf_printf(out,
+			   "[sandboxctl: %" PRIu64 " bytes (%.1f MiB) of the log cut here; the "
+			   "last %d MiB follow. The engine keeps at most %s x %s of a "
+			   "container's output: older lines may be gone too]\n",
+			   cut, (double)cut / (1024 * 1024), LOG_MAX / (1024 * 1024),
+			   log_opts[1].value, log_opts[0].value) < 0)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	if (tail.len > skip && sbx_buf_append(out, tail.data + skip, tail.len - skip) < 0)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
 	return r;
 }
 

@@ -298,8 +298,10 @@ static int wait_ready(sbx_run *run, sbx_error *err)
 	for (;;) {
 		sbx_relay_response resp = {0};
 		sbx_error e = SBX_ERROR_INIT;
-		int r = sbx_relay_request(run->relay, "GET", "/task/status", NULL, NULL, 0, false,
-					  5000, &resp, &e);
+		/* /health: 200 from every server version (the reference's /task/status is 404
+		 * until a task starts). */
+		int r = sbx_relay_request(run->relay, "GET", "/health", NULL, NULL, 0, false, 5000,
+					  &resp, &e);
 		int status = resp.status;
 
 		sbx_relay_response_free(&resp);
@@ -542,7 +544,12 @@ int sbx_run_launch(sbx_run *run, sbx_error *err)
 
 /* ---- waiting ---------------------------------------------------------------- */
 
-/* 1: completed, 2: timed out (server side), 0: running, <0: no answer. */
+/*
+ * 1: completed, 2: timed out (server side), 0: running, <0: no answer.
+ * Our /v1/task/status always answers 200; the reference-compatible
+ * /task/status is 404 once completed, so it is only the fallback for an
+ * image whose server has no /v1 yet.
+ */
 int sbx_run__task_state(sbx_run *run)
 {
 	sbx_relay_response resp = {0};
@@ -550,8 +557,14 @@ int sbx_run__task_state(sbx_run *run)
 	const char *st;
 	int r;
 
-	r = sbx_relay_request(run->relay, "GET", "/task/status", NULL, NULL, 0, false, 5000, &resp,
-			      NULL);
+	r = sbx_relay_request(run->relay, "GET",
+			      run->legacy_status ? "/task/status" : "/v1/task/status", NULL, NULL,
+			      0, false, 5000, &resp, NULL);
+	if (r >= 0 && resp.status == 404 && !run->legacy_status) {
+		sbx_relay_response_free(&resp);
+		run->legacy_status = true;
+		return sbx_run__task_state(run);
+	}
 	if (r < 0 || resp.status != 200 || sbx_json_parse(resp.body, resp.len, &j, NULL) < 0) {
 		sbx_relay_response_free(&resp);
 		return r < 0 ? r : -EPROTO;

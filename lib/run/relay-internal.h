@@ -18,6 +18,17 @@
 #define REQUEST_BODY_MAX  (64 * 1024 * 1024)
 #define RESPONSE_BODY_MAX (64 * 1024 * 1024)
 #define CLIENT_IDLE_MS	  (5 * 60 * 1000)
+/* Request bodies up to this size are not counted against opts.max_buffered. */
+#define BODY_FREE_BYTES (1024 * 1024)
+
+/* One agent connection's place in the table; the relay evicts by it. */
+typedef struct client_slot {
+	int fd;	       /* -1 when free */
+	unsigned conn; /* the connection holding the slot */
+	int64_t since; /* CLOCK_MONOTONIC ms: when its current wait began */
+	bool busy;     /* in an exchange with the server: never evicted */
+	bool trusted;  /* it has presented the token: evicted last */
+} client_slot;
 
 struct sbx_relay {
 	sbx_relay_opts o;
@@ -33,8 +44,9 @@ struct sbx_relay {
 	bool warming;
 	sbx_stream *idle[POOL_MAX];
 	size_t n_idle;
-	unsigned opening; /* streams being opened by the warmer */
-	int *clients;	  /* fds of agent connections, -1 when free */
+	unsigned opening;     /* streams being opened by the warmer */
+	client_slot *clients; /* o.max_clients of them */
+	size_t buffered;      /* request body bytes held past BODY_FREE_BYTES each */
 	unsigned n_threads;
 	unsigned next_conn;
 	sbx_relay_stats stats;

@@ -34,6 +34,8 @@ struct sbx_run {
 	bool launched;
 	bool finished;
 	bool completed_seen;
+	/* The image's server predates /v1/task/status (404 there): poll /task/status. */
+	bool legacy_status;
 	double start_done_ms; /* monotonic, when start returned */
 	pthread_t copy_thread;
 	bool copy_running;

@@ -45,12 +45,33 @@ char *sbx_task_dir_default(void)
 	return strdup("tasks");
 }
 
+/* dir/task.yaml, else the reference's dir/task.json; NULL on OOM. */
+static char *task_file_in(const char *dir)
+{
+	char *file;
+
+	if (asprintf(&file, "%s/task.yaml", dir) < 0)
+		return NULL;
+	if (!is_file(file)) {
+		free(file);
+		if (asprintf(&file, "%s/task.json", dir) < 0)
+			return NULL;
+		if (!is_file(file)) {
+			free(file);
+			/* For the message: the file we look for first. */
+			if (asprintf(&file, "%s/task.yaml", dir) < 0)
+				return NULL;
+		}
+	}
+	return file;
+}
+
 static int path_to_yaml(const char *path, char **out, sbx_error *err)
 {
 	char *file;
 
 	if (is_dir(path)) {
-		if (asprintf(&file, "%s/task.yaml", path) < 0)
+		if (!(file = task_file_in(path)))
 			return sbx_error_set(err, -ENOMEM, "out of memory");
 	} else {
 		file = strdup(path);
@@ -87,7 +108,7 @@ static int task_not_found(const char *tasks_dir, const char *name, sbx_error *er
 
 int sbx_task_resolve(const char *tasks_dir, const char *name_or_path, char **out, sbx_error *err)
 {
-	_cleanup_free_ char *deflt = NULL, *file = NULL;
+	_cleanup_free_ char *deflt = NULL, *file = NULL, *dir = NULL;
 
 	if (strchr(name_or_path, '/') || !sbx_task_id_valid(name_or_path))
 		return path_to_yaml(name_or_path, out, err);
@@ -97,7 +118,7 @@ int sbx_task_resolve(const char *tasks_dir, const char *name_or_path, char **out
 			return sbx_error_set(err, -ENOMEM, "out of memory");
 		tasks_dir = deflt;
 	}
-	if (asprintf(&file, "%s/%s/task.yaml", tasks_dir, name_or_path) < 0)
+	if (asprintf(&dir, "%s/%s", tasks_dir, name_or_path) < 0 || !(file = task_file_in(dir)))
 		return sbx_error_set(err, -ENOMEM, "out of memory");
 	if (is_file(file)) {
 		*out = TAKE_PTR(file);
@@ -140,12 +161,13 @@ int sbx_task_list(const char *tasks_dir, char ***out, size_t *n_out, sbx_error *
 		return sbx_error_set(err, -ENOMEM, "out of memory");
 	}
 	while ((de = readdir(d))) {
-		_cleanup_free_ char *file = NULL;
+		_cleanup_free_ char *file = NULL, *sub = NULL;
 		char **grown;
 
 		if (!sbx_task_id_valid(de->d_name))
 			continue;
-		if (asprintf(&file, "%s/%s/task.yaml", tasks_dir, de->d_name) < 0) {
+		if (asprintf(&sub, "%s/%s", tasks_dir, de->d_name) < 0 ||
+		    !(file = task_file_in(sub))) {
 			r = -ENOMEM;
 			break;
 		}

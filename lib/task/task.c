@@ -350,6 +350,14 @@ int sbx_task_load(const char *path, sbx_task **out, sbx_error *err)
 	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
 		if (asprintf(&file, "%s/task.yaml", path) < 0)
 			return sbx_error_set(err, -ENOMEM, "out of memory");
+		if (access(file, F_OK) < 0) {
+			free(file);
+			if (asprintf(&file, "%s/task.json", path) < 0)
+				return sbx_error_set(err, -ENOMEM, "out of memory");
+			if (access(file, F_OK) < 0)
+				return sbx_error_set(err, -ENOENT,
+						     "'%s': no task.yaml or task.json there", path);
+		}
 	} else if (!(file = strdup(path))) {
 		return sbx_error_set(err, -ENOMEM, "out of memory");
 	}
@@ -363,6 +371,18 @@ int sbx_task_load(const char *path, sbx_task **out, sbx_error *err)
 		slash[1] = '\0';
 	else
 		*slash = '\0';
+	if (sbx_task_is_reference_file(file)) {
+		sbx_task *t = NULL;
+
+		r = sbx_task_reference_to_yaml(file, &text, err);
+		if (r >= 0)
+			r = sbx_task_parse(file, dir, text, strlen(text), &t, err);
+		if (r < 0)
+			return r;
+		t->reference = true;
+		*out = t;
+		return 0;
+	}
 	r = sbx_task__read_file(file, &text, &len, err);
 	if (r < 0)
 		return r;

@@ -48,12 +48,20 @@ def call(c, tool, **args):
 
 def rest(base, ws, status_file):
     c = connect(base)  # one keep-alive connection for everything
+    # The reference's shapes on its paths; ours under /v1/ (tests/compat has the rest).
     s, b, _ = req(c, "GET", "/health")
+    assert s == 200 and b == {"status": "ok", "workspace": os.path.realpath(ws)}, b
+    s, b, _ = req(c, "GET", "/v1/health")
     assert s == 200 and b["status"] == "healthy", b
     s, b, _ = req(c, "GET", "/tools")
-    assert s == 200 and any(t["name"] == "read_cell" for t in b["tools"]), b
+    assert s == 200 and any(t["name"] == "read_cell" and "parameters" in t for t in b), b
+    for path in ("/v1/tools", "/tools?format=mcp"):
+        s, b, _ = req(c, "GET", path)
+        assert s == 200 and any(t["name"] == "read_cell" for t in b["tools"]), b
     s, b, _ = req(c, "GET", "/task/status")
-    assert b["status"] == "pending" and b["started_at"] is None, b
+    assert s == 404 and b["error"] == "No active task", (s, b)
+    s, b, _ = req(c, "GET", "/v1/task/status")
+    assert s == 200 and b["status"] == "pending" and b["started_at"] is None, b
     s, b, _ = req(c, "POST", "/task/start", {"task_id": "t-1", "timeout_seconds": 2})
     assert s == 200 and b["status"] == "running" and b["timeout_seconds"] == 2, b
 
@@ -77,9 +85,14 @@ def rest(base, ws, status_file):
     # A task file that arrives after the server started is served at once.
     shutil.copy(h.ODS, os.path.join(ws, "late.ods"))
     s, b, _ = call(c, "list_sheets", file_path="late.ods")
-    assert s == 200 and b["result"]["sheets"] == ["Sheet1"], b
+    assert s == 200 and b["result"]["sheets"] == [
+        {"name": "Sheet1", "row_count": 101, "col_count": 3}], b
     s, b, _ = req(c, "GET", "/resources")
-    assert s == 200 and any(r["name"] == "late.ods" for r in b["resources"]), b
+    assert s == 200 and {"uri": "file://late.ods", "name": "late.ods"}.items() <= next(
+        r for r in b if r["name"] == "late.ods").items(), b
+    s, b, _ = req(c, "GET", "/v1/resources")
+    assert s == 200 and any(r["name"] == "late.ods" and r["uri"].startswith("file:///")
+                            for r in b["resources"]), b
 
     s, b, _ = req(c, "GET", "/task/status")
     assert b["status"] == "running" and 0 < b["remaining"] <= 2, b
@@ -103,6 +116,12 @@ def rest(base, ws, status_file):
     assert s == 200, b
     s, b, _ = req(c, "POST", "/task/complete")
     assert s == 200 and b["status"] == "completed", b
+    with open(os.path.join(ws, ".task_complete")) as f:
+        assert json.load(f)["task_id"] == "t-2"
+    s2, b2, _ = req(c, "GET", "/task/status")
+    assert s2 == 404, (s2, b2)
+    s2, b2, _ = req(c, "GET", "/v1/task/status")
+    assert s2 == 200 and b2["status"] == "completed", b2
     if shutil.which("soffice") and base.startswith("http"):
         assert b["recalculated"] == ["cash_flows.ods"], b
         s, b, _ = call(c, "read_cell", **F, cell_reference="D2")
@@ -141,7 +160,38 @@ def concurrent_writes(base):
     assert all(got[i][k] == k * 100 + i for i in range(20) for k in range(8)), got
 
 
+def deadline_from_env():
+    """SANDBOX_TASK_DEADLINE (unix seconds, set by sandboxctl run) and SANDBOX_TASK_TIMEOUT
+    give the task its timeout, so get_task_status reports it; --task-timeout still wins."""
+    saved = {k: os.environ.pop(k, None) for k in ("SANDBOX_TASK_DEADLINE", "SANDBOX_TASK_TIMEOUT")}
+    try:
+        for env, extra, lo, hi in (({"SANDBOX_TASK_DEADLINE": str(int(time.time()) + 100)}, (), 97, 100.5),
+                                   ({"SANDBOX_TASK_TIMEOUT": "42"}, (), 42, 42),
+                                   ({"SANDBOX_TASK_DEADLINE": str(int(time.time()) + 100)},
+                                    ("--task-timeout", "7"), 7, 7),
+                                   ({"SANDBOX_TASK_DEADLINE": "0"}, (), None, None)):
+            os.environ.update(env)
+            with h.workspace() as ws, h.http_server(ws, *extra) as (base, _):
+                c = connect(base)
+                for path in ("/v1/task/status", None):
+                    if path is None:
+                        s, b, _ = call(c, "get_task_status")
+                        b = b["result"]
+                    else:
+                        s, b, _ = req(c, "GET", path)
+                    t = b["timeout_seconds"]
+                    assert (t is None and lo is None) or (lo is not None and lo <= t <= hi), (env, extra, b)
+            for k in env:
+                del os.environ[k]
+    finally:
+        for k, v in saved.items():
+            if v is not None:
+                os.environ[k] = v
+
+
 def main():
+    deadline_from_env()
+    print("task deadline from the environment: ok")
     with h.workspace() as ws, h.http_server(ws) as (base, _):
         concurrent_writes(base)
     print("concurrent writes: ok")

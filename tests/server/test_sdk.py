@@ -52,7 +52,7 @@ async def exercise(session, label):
     s = await ok(session, "list_files", {})
     check("cash_flows.ods" in s["files"], f"{label}: list_files {s}")
     s = await ok(session, "list_sheets", {"file_path": "cash_flows.ods"})
-    check(s["sheets"] == ["Sheet1"], f"{label}: list_sheets {s}")
+    check([x["name"] for x in s["sheets"]] == ["Sheet1"], f"{label}: list_sheets {s}")
     s = await ok(session, "get_sheet_info", F)
     check(s["row_count"] == 101 and s["headers"][:3] == ["Period", "Cash_Flow_Amount", "Rate_Point"],
           f"{label}: get_sheet_info {s}")

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "capture.h"
@@ -379,8 +380,18 @@ START_TEST(read_tools)
 	ck_assert_str_eq(cJSON_GetArrayItem(cJSON_GetArrayItem(values, 0), 1)->valuestring,
 			 "Cash_Flow_Amount");
 	cJSON_Delete(root);
+	/* The reference's shape: {file_path, sheets:[{name, row_count, col_count}]}. */
 	s = structured(call("list_sheets", "{\"file_path\":\"cash_flows.ods\"}", &root));
-	ck_assert_str_eq(cJSON_GetArrayItem(sbx_json_get(s, "sheets"), 0)->valuestring, "Sheet1");
+	ck_assert_str_eq(sbx_json_get_string(s, "file_path", ""), "cash_flows.ods");
+	ck_assert_str_eq(
+		sbx_json_get_string(cJSON_GetArrayItem(sbx_json_get(s, "sheets"), 0), "name", ""),
+		"Sheet1");
+	ck_assert_int_eq((int)sbx_json_get_number(cJSON_GetArrayItem(sbx_json_get(s, "sheets"), 0),
+						  "row_count", 0),
+			 101);
+	ck_assert_int_eq((int)sbx_json_get_number(cJSON_GetArrayItem(sbx_json_get(s, "sheets"), 0),
+						  "col_count", 0),
+			 3);
 	cJSON_Delete(root);
 	s = structured(call("get_sheet_info", "{" F "}", &root));
 	ck_assert_int_eq((int)sbx_json_get_number(s, "row_count", 0), 101);
@@ -602,12 +613,17 @@ END_TEST
 START_TEST(execute_python_runs_in_workspace)
 {
 	cJSON *root;
-	const cJSON *s = structured(call(
+	const cJSON *res = call(
 		"execute_python",
 		"{\"code\":\"import os,sys\\nprint(sorted(os.listdir('.')))\\nprint('e',file=sys."
 		"stderr)\\nsys.exit(3)\"}",
-		&root));
+		&root);
+	const cJSON *s = sbx_json_get(res, "structuredContent");
 
+	/* A non-zero exit fails the call (the reference: success false), output kept. */
+	ck_assert(is_error(res));
+	ck_assert_str_eq(error_text(res), "Code exited with status 3: e");
+	ck_assert_str_eq(sbx_json_get_string(s, "error_code", ""), "E_EXIT");
 	ck_assert_ptr_nonnull(strstr(sbx_json_get_string(s, "stdout", ""), "cash_flows.ods"));
 	ck_assert_str_eq(sbx_json_get_string(s, "stderr", ""), "e\n");
 	ck_assert_int_eq((int)sbx_json_get_number(s, "exit_code", 0), 3);
@@ -643,6 +659,14 @@ START_TEST(execute_python_timeout_and_caps)
 	cJSON_Delete(root);
 	s = structured(call("execute_shell", "{\"command\":\"echo $((6*7))\"}", &root));
 	ck_assert_str_eq(sbx_json_get_string(s, "stdout", ""), "42\n");
+	cJSON_Delete(root);
+	/* A syntax error is a failure too; a shell's exit status is left to the caller. */
+	res = call("execute_python", "{\"code\":\"def (:\"}", &root);
+	ck_assert(is_error(res));
+	ck_assert_ptr_nonnull(strstr(error_text(res), "SyntaxError"));
+	cJSON_Delete(root);
+	s = structured(call("execute_shell", "{\"command\":\"exit 1\"}", &root));
+	ck_assert_int_eq((int)sbx_json_get_number(s, "exit_code", 0), 1);
 	cJSON_Delete(root);
 }
 END_TEST
@@ -706,11 +730,22 @@ START_TEST(complete_task_writes_status)
 	FILE *f;
 	char buf[4096] = "";
 
-	ck_assert_int_eq(task_session_start(srv.base.task, "t1", 60), 0);
-	ck_assert_int_eq(task_session_start(srv.base.task, "t1", 60), -EBUSY);
+	struct stat st;
+	char *text;
+
+	ck_assert_int_eq(task_session_start(srv.base.task, "t1", 60, false), 0);
+	ck_assert_int_eq(task_session_start(srv.base.task, "t1", 60, false), -EBUSY);
+	ck_assert_int_ne(fstatat(srv.base.workspace_fd, TASK_MARKER, &st, 0), 0);
 	s = structured(call("complete_task", "{\"summary\":\"done\"}", &root));
 	ck_assert_str_eq(sbx_json_get_string(s, "status", ""), "completed");
 	ck_assert_str_eq(sbx_json_get_string(s, "task_id", ""), "t1");
+	cJSON_Delete(root);
+	/* The marker the reference's wait_for_agent polls; list_files does not show it. */
+	ck_assert_int_eq(fstatat(srv.base.workspace_fd, TASK_MARKER, &st, 0), 0);
+	s = structured(call("list_files", "{}", &root));
+	text = cJSON_PrintUnformatted(sbx_json_get(s, "files"));
+	ck_assert_ptr_null(strstr(text, TASK_MARKER));
+	free(text);
 	cJSON_Delete(root);
 	/* After completion the workspace is frozen for writes. */
 	ck_assert(is_error(
@@ -721,6 +756,103 @@ START_TEST(complete_task_writes_status)
 	ck_assert_uint_gt(fread(buf, 1, sizeof(buf) - 1, f), 0);
 	fclose(f);
 	ck_assert_ptr_nonnull(strstr(buf, "\"status\":\"completed\""));
+	/* A new episode removes it: a poller must not see the old one as done. */
+	ck_assert_int_eq(task_session_start(srv.base.task, "t2", 60, false), 0);
+	ck_assert_int_ne(fstatat(srv.base.workspace_fd, TASK_MARKER, &st, 0), 0);
+}
+END_TEST
+
+/* The reference's POST /task/start replaces a running task; ours keeps it. */
+START_TEST(task_start_replaces_when_asked)
+{
+	cJSON *st;
+
+	ck_assert_int_eq(task_session_start(srv.base.task, "a", 60, false), 0);
+	ck_assert_int_eq(task_session_start(srv.base.task, "b", 5, false), -EBUSY);
+	ck_assert_int_eq(task_session_start(srv.base.task, "b", 5, true), 1);
+	st = task_session_status(srv.base.task);
+	ck_assert_str_eq(sbx_json_get_string(st, "task_id", ""), "b");
+	ck_assert_int_eq((int)sbx_json_get_number(st, "timeout_seconds", 0), 5);
+	cJSON_Delete(st);
+}
+END_TEST
+
+/* SANDBOX_TASK_DEADLINE: the time left until it becomes the task's timeout. */
+START_TEST(deadline_sets_timeout)
+{
+	cJSON *st;
+	double t;
+
+	task_session_set_deadline(srv.base.task, (double)time(NULL) + 100);
+	st = task_session_status(srv.base.task);
+	t = sbx_json_get_number(st, "timeout_seconds", 0);
+	ck_assert_msg(t > 97 && t <= 101, "pending timeout_seconds %g", t);
+	cJSON_Delete(st);
+	ck_assert_int_eq(task_session_start(srv.base.task, NULL, 0, false), 0);
+	st = task_session_status(srv.base.task);
+	t = sbx_json_get_number(st, "timeout_seconds", 0);
+	ck_assert_msg(t > 97 && t <= 101, "running timeout_seconds %g", t);
+	cJSON_Delete(st);
+	/* An explicit timeout wins. */
+	ck_assert_int_eq(task_session_start(srv.base.task, NULL, 7, true), 1);
+	st = task_session_status(srv.base.task);
+	ck_assert_int_eq((int)sbx_json_get_number(st, "timeout_seconds", 0), 7);
+	cJSON_Delete(st);
+}
+END_TEST
+
+/* Without a display the computer-use tools are not listed, yet answer clearly when called. */
+START_TEST(gui_tools_unlisted_without_display)
+{
+	cJSON *r = rpc("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}");
+	char *text = cJSON_PrintUnformatted(r);
+	const cJSON *res;
+	cJSON *root;
+	size_t i;
+
+	ck_assert_ptr_null(strstr(text, "\"take_screenshot\""));
+	ck_assert_ptr_null(strstr(text, "\"click\""));
+	free(text);
+	cJSON_Delete(r);
+	ck_assert_ptr_nonnull(server_find_tool(&srv, "take_screenshot", &i));
+	ck_assert(!server_tool_listed(&srv, i));
+	res = call("take_screenshot", "{}", &root);
+	ck_assert(is_error(res));
+	ck_assert_ptr_nonnull(strstr(error_text(res), "No display available"));
+	cJSON_Delete(root);
+}
+END_TEST
+
+/* GET /tools and /resources in the reference's shapes. */
+START_TEST(reference_listing_shapes)
+{
+	size_t i;
+	cJSON *t, *res;
+	const cJSON *p, *first;
+	bool saw_file = false;
+
+	ck_assert_ptr_nonnull(server_find_tool(&srv, "read_cell", &i));
+	t = server_tool_json_reference(&srv, i);
+	ck_assert_str_eq(sbx_json_get_string(t, "name", ""), "read_cell");
+	ck_assert(*sbx_json_get_string(t, "description", ""));
+	ck_assert_ptr_null(sbx_json_get(t, "inputSchema"));
+	cJSON_ArrayForEach (p, sbx_json_get(t, "parameters")) {
+		ck_assert(*sbx_json_get_string(p, "type", ""));
+		ck_assert(cJSON_IsBool(sbx_json_get(p, "required")));
+		if (strcmp(sbx_json_get_string(p, "name", ""), "file_path") == 0) {
+			saw_file = true;
+			ck_assert_str_eq(sbx_json_get_string(p, "type", ""), "string");
+			ck_assert(cJSON_IsTrue(sbx_json_get(p, "required")));
+		}
+	}
+	ck_assert(saw_file);
+	cJSON_Delete(t);
+	res = resources_list_reference(&srv.base);
+	ck_assert(cJSON_IsArray(res));
+	first = cJSON_GetArrayItem(res, 0);
+	ck_assert_str_eq(sbx_json_get_string(first, "uri", ""), "file://cash_flows.ods");
+	ck_assert_str_eq(sbx_json_get_string(first, "name", ""), "cash_flows.ods");
+	cJSON_Delete(res);
 }
 END_TEST
 
@@ -846,6 +978,10 @@ static Suite *server_suite(void)
 	tcase_add_test(tc, capture_keeps_head_and_tail);
 	tcase_add_test(tc, task_deadline);
 	tcase_add_test(tc, complete_task_writes_status);
+	tcase_add_test(tc, task_start_replaces_when_asked);
+	tcase_add_test(tc, deadline_sets_timeout);
+	tcase_add_test(tc, gui_tools_unlisted_without_display);
+	tcase_add_test(tc, reference_listing_shapes);
 	tcase_add_test(tc, resources_read_and_refuse);
 	tcase_add_test(tc, cancellation_stops_code);
 	tcase_add_test(tc, log_and_progress_notifications);

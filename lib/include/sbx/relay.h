@@ -42,6 +42,19 @@ typedef struct sbx_relay_opts {
 	 * users and other runs' agents can reach 127.0.0.1, not this secret.
 	 */
 	const char *token;
+	/*
+	 * Bounds on what agent connections may hold. Past max_clients, a new
+	 * connection evicts the one idle longest (tokenless ones first;
+	 * never one waiting on the server). A head must arrive within
+	 * head_timeout_ms of its first byte (and a connection's first head
+	 * within head_timeout_ms of the connect), a request body within
+	 * body_timeout_ms. Request bodies are buffered; past 1 MiB each they
+	 * share max_buffered bytes, and a request that would go past it gets
+	 * 503. 0 selects the default (10 s, 30 s, 128 MiB).
+	 */
+	int head_timeout_ms;
+	int body_timeout_ms;
+	size_t max_buffered;
 } sbx_relay_opts;
 
 #define SBX_RELAY_OPTS_INIT                                                                        \
@@ -94,6 +107,10 @@ typedef struct sbx_relay_stats {
 	unsigned long reused;	      /* exchanges served on a pooled stream */
 	unsigned long transcript_lines;
 	unsigned long unauthorized; /* requests refused for want of the token (401) */
+	unsigned long evicted;	    /* connections closed to make room for a new one */
+	unsigned long timed_out;    /* connections closed: a head or body too slow */
+	unsigned long over_budget;  /* requests refused: max_buffered reached (503) */
+	size_t buffered_peak;	    /* most request body bytes held past the free 1 MiB each */
 } sbx_relay_stats;
 
 void sbx_relay_get_stats(sbx_relay *r, sbx_relay_stats *out);

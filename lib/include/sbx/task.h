@@ -154,10 +154,32 @@ typedef struct sbx_task {
 	/* libreoffice: the sandbox needs LibreOffice (e.g. recalculate, so formulas get values)
 	 * without the desktop: the full image. */
 	bool libreoffice;
+	/* Read from the reference system's task.json (sbx_task_reference_to_yaml), not task.yaml.
+	 */
+	bool reference;
 } sbx_task;
 
 /*
- * Loads and validates path (a task.yaml, or a directory holding one).
+ * The reference system's task folders: task.json beside starting_files/ and
+ * oracle/. Keys: id; name or title; description and/or prompt (or
+ * instructions), which become the prompt; difficulty; files (names in
+ * starting_files/, default all of it); oracle (a name or a list, in oracle/,
+ * default all of it); output (default: the starting files' names, which the
+ * agent overwrites in place); grading {numeric_tolerance (0.01),
+ * check_formulas (formulas: require), ignore_empty_cells (true),
+ * sheets_to_check, pass_threshold (0.95)}; timeout (seconds). Writes the
+ * equivalent task.yaml text to *out (malloc'd, paths relative to the
+ * folder). Unknown keys and bad values are errors naming their JSON path:
+ * "x/task.json: $.grading.foo: unknown key 'foo'".
+ */
+int sbx_task_reference_to_yaml(const char *json_path, char **out, sbx_error *err);
+
+/* True when path names a reference task file (*.json) rather than a task.yaml. */
+bool sbx_task_is_reference_file(const char *path);
+
+/*
+ * Loads and validates path (a task.yaml, a reference task.json, or a
+ * directory holding either; task.yaml wins).
  * Starting and oracle files must exist as regular files beneath the task
  * directory. On success *out owns a task (sbx_task_free).
  */
@@ -180,12 +202,13 @@ char *sbx_task_dir_default(void);
 /*
  * Resolves a task name ("banking_reserve", looked up in tasks_dir, or the
  * default when NULL) or a path (contains '/', or names an existing file or
- * directory) to its task.yaml. *out is malloc'd.
+ * directory) to its task.yaml, else its reference task.json. *out is malloc'd.
  */
 int sbx_task_resolve(const char *tasks_dir, const char *name_or_path, char **out, sbx_error *err);
 
 /*
- * Lists the task names in tasks_dir (subdirectories holding a task.yaml),
+ * Lists the task names in tasks_dir (subdirectories holding a task.yaml or a
+ * reference task.json),
  * sorted. *out is a NULL-terminated malloc'd array of malloc'd strings
  * (sbx_task_names_free). A missing directory is an error.
  */

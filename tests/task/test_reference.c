@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: MIT */
+/* The reference system's task.json: mapped onto our task model, every bad key named by path. */
+#include "check_main.h"
+#include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sbx/task.h"
+#include "sbx/util.h"
+
+static char dir[64];
+
+static void put(const char *rel, const char *text)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st, (void)flag, (void)ftw;
+	return remove(p);
+}
+
+/* A reference folder: starting_files/cash_flows.ods and oracle/expected.ods (content irrelevant).
+ */
+static void setup(void)
+{
+	char sub[128];
+
+	strcpy(dir, "/tmp/sbx-ref-task-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(sub, sizeof(sub), "%s/starting_files", dir);
+	ck_assert_int_eq(mkdir(sub, 0755), 0);
+	snprintf(sub, sizeof(sub), "%s/oracle", dir);
+	ck_assert_int_eq(mkdir(sub, 0755), 0);
+	put("starting_files/cash_flows.ods", "x");
+	put("oracle/expected.ods", "y");
+}
+
+static void teardown(void)
+{
+	nftw(dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+static int load_json(const char *json, sbx_task **out, sbx_error *err)
+{
+	put("task.json", json);
+	return sbx_task_load(dir, out, err);
+}
+
+START_TEST(full_mapping)
+{
+	sbx_error err = SBX_ERROR_INIT;
+	sbx_task *t = NULL;
+	const sbx_grading_opts *o;
+
+	ck_assert_msg(load_json("{\"id\":\"banking_reserve\",\"name\":\"Banking\","
+				"\"description\":\"What.\",\"prompt\":\"How.\","
+				"\"files\":[\"cash_flows.ods\"],\"oracle\":\"expected.ods\","
+				"\"grading\":{\"numeric_tolerance\":0.5,\"check_formulas\":true,"
+				"\"ignore_empty_cells\":false,\"sheets_to_check\":[\"Sheet1\"]},"
+				"\"timeout\":120}",
+				&t, &err) == 0,
+		      "%s", err.msg);
+	ck_assert(t->reference);
+	ck_assert_str_eq(t->id, "banking_reserve");
+	ck_assert_str_eq(t->title, "Banking");
+	ck_assert_str_eq(t->prompt, "What.\n\nHow.");
+	ck_assert_int_eq(t->difficulty, SBX_TASK_MEDIUM);
+	ck_assert_str_eq(t->files[0], "starting_files/cash_flows.ods");
+	ck_assert_str_eq(t->outputs[0], "cash_flows.ods"); /* overwritten in place */
+	ck_assert_str_eq(t->oracles[0], "oracle/expected.ods");
+	ck_assert_uint_eq(t->limits.deadline_s, 120);
+	ck_assert_ptr_nonnull(strstr(t->path, "task.json"));
+	o = &t->grading.cases[0].opts;
+	ck_assert_double_eq_tol(o->abs_tol, 0.5, 1e-12);
+	ck_assert_int_eq(o->formulas, SBX_FORMULA_REQUIRE);
+	ck_assert(!o->skip_empty);
+	ck_assert_double_eq_tol(o->pass_threshold, 0.95, 1e-12);
+	ck_assert_uint_eq(o->n_sheets, 1);
+	ck_assert_str_eq(o->sheets[0].name, "Sheet1");
+	sbx_task_free(t);
+}
+END_TEST
+
+/* Only id and a description: files and oracle come from their folders, the reference's defaults. */
+START_TEST(defaults_from_folders)
+{
+	sbx_error err = SBX_ERROR_INIT;
+	sbx_task *t = NULL;
+	const sbx_grading_opts *o;
+
+	ck_assert_msg(load_json("{\"id\":\"t1\",\"description\":\"Do it.\\n\"}", &t, &err) == 0,
+		      "%s", err.msg);
+	ck_assert_str_eq(t->title, "t1");
+	ck_assert_str_eq(t->prompt, "Do it.\n");
+	ck_assert_uint_eq(t->n_files, 1);
+	ck_assert_str_eq(t->files[0], "starting_files/cash_flows.ods");
+	ck_assert_str_eq(t->oracles[0], "oracle/expected.ods");
+	o = &t->grading.cases[0].opts;
+	ck_assert_double_eq_tol(o->abs_tol, 0.01, 1e-12);
+	ck_assert(o->skip_empty);
+	ck_assert_uint_eq(t->limits.deadline_s, 0);
+	sbx_task_free(t);
+}
+END_TEST
+
+START_TEST(errors_name_the_json_path)
+{
+	static const struct {
+		const char *json, *msg;
+	} cases[] = {
+		{"{\"id\":\"t\",\"description\":\"d\",\"colour\":1}", "$: unknown key 'colour'"},
+		{"{\"id\":\"t\",\"description\":\"d\",\"grading\":{\"tolerance\":1}}",
+		 "$.grading: unknown key 'tolerance'"},
+		{"{\"id\":\"t\",\"description\":\"d\",\"grading\":{\"numeric_tolerance\":\"x\"}}",
+		 "$.grading.numeric_tolerance: expected a number"},
+		{"{\"id\":\"t\",\"description\":\"d\",\"grading\":{\"check_formulas\":1}}",
+		 "$.grading.check_formulas: expected true or false"},
+		{"{\"id\":\"t\",\"description\":\"d\",\"grading\":{\"sheets_to_check\":[\"A\",2]}}",
+		 "$.grading.sheets_to_check[1]: expected a sheet name"},
+		{"{\"id\":\"t\",\"description\":\"d\",\"files\":[\"cash_flows.ods\",\"nope.ods\"]}",
+		 "$.files[1]: 'nope.ods' not found in starting_files/"},
+		{"{\"id\":\"t\",\"description\":\"d\",\"oracle\":\"../x.ods\"}",
+		 "$.oracle: '../x.ods' must be a relative path inside the task folder"},
+		{"{\"id\":\"t\",\"description\":\"d\",\"timeout\":0}",
+		 "$.timeout: expected a number"},
+		{"{\"id\":\"Bad Id\",\"description\":\"d\"}", "$.id: 'Bad Id': must be"},
+		{"{\"description\":\"d\"}", "$: missing required key 'id'"},
+		{"{\"id\":\"t\"}", "$: missing required key 'description'"},
+		{"{\"id\":\"t\",\"title\":5,\"description\":\"d\"}", "$.title: expected a string"},
+		{"{\"id\":\"t\",\"description\":\"d\",\"difficulty\":\"brutal\"}",
+		 "$.difficulty: 'brutal'"},
+		{"[1]", "$: expected an object"},
+		{"{\"id\":", "not JSON"},
+	};
+
+	for (size_t i = 0; i < SBX_ELEMENTSOF(cases); i++) {
+		sbx_error err = SBX_ERROR_INIT;
+		sbx_task *t = NULL;
+
+		ck_assert_msg(load_json(cases[i].json, &t, &err) < 0, "accepted: %s",
+			      cases[i].json);
+		ck_assert_msg(strstr(err.msg, cases[i].msg), "'%s' lacks '%s'", err.msg,
+			      cases[i].msg);
+		ck_assert_msg(strstr(err.msg, "task.json: "), "no file name: %s", err.msg);
+	}
+}
+END_TEST
+
+/* The import text is the task.yaml the loader sees: loading it gives the same task. */
+START_TEST(yaml_round_trip)
+{
+	sbx_error err = SBX_ERROR_INIT;
+	sbx_task *a = NULL, *b = NULL;
+	char path[128], *yaml = NULL;
+
+	ck_assert_int_eq(load_json("{\"id\":\"t\",\"title\":\"A \\\"quoted\\\" title: yes\","
+				   "\"description\":\"  leading spaces\\n\\ttab\"}",
+				   &a, &err),
+			 0);
+	snprintf(path, sizeof(path), "%s/task.json", dir);
+	ck_assert_int_eq(sbx_task_reference_to_yaml(path, &yaml, &err), 0);
+	ck_assert_int_eq(sbx_task_parse("task.yaml", dir, yaml, strlen(yaml), &b, &err), 0);
+	ck_assert_str_eq(b->title, "A \"quoted\" title: yes");
+	ck_assert_str_eq(b->prompt, a->prompt);
+	ck_assert_str_eq(b->prompt, "  leading spaces\n\ttab");
+	ck_assert(!b->reference);
+	free(yaml);
+	sbx_task_free(a);
+	sbx_task_free(b);
+}
+END_TEST
+
+/* A folder path resolves to its task.json; task.yaml wins when it has both. */
+START_TEST(resolve_and_precedence)
+{
+	sbx_error err = SBX_ERROR_INIT;
+	char *file = NULL;
+
+	put("task.json", "{\"id\":\"t\",\"description\":\"d\"}");
+	ck_assert_int_eq(sbx_task_resolve(NULL, dir, &file, &err), 0);
+	ck_assert_ptr_nonnull(strstr(file, "/task.json"));
+	free(file);
+	put("task.yaml", "id: t\ntitle: T\ndifficulty: easy\nprompt: p\noutputs: o.ods\n"
+			 "oracle: oracle/expected.ods\n");
+	ck_assert_int_eq(sbx_task_resolve(NULL, dir, &file, &err), 0);
+	ck_assert_ptr_nonnull(strstr(file, "/task.yaml"));
+	free(file);
+}
+END_TEST
+
+static Suite *reference_suite(void)
+{
+	Suite *s = suite_create("task-reference");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, full_mapping);
+	tcase_add_test(tc, defaults_from_folders);
+	tcase_add_test(tc, errors_name_the_json_path);
+	tcase_add_test(tc, yaml_round_trip);
+	tcase_add_test(tc, resolve_and_precedence);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+SBX_TEST_MAIN(reference_suite)
