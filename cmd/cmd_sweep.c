@@ -731,6 +731,10 @@ int cmd_sweep(int argc, char **argv)
 		p->grace_s = limits.grace_s;
 		p->published = limits.published;
 		p->engine_seccomp = limits.engine_seccomp;
+		if (sbx_sweep_plan_new_id(p, &err) < 0) {
+			cli_error("sweep: %s", sbx_error_message(&err));
+			goto done;
+		}
 		p->version = strdup(SBX_VERSION);
 		p->created_at = (int64_t)time(NULL);
 		if (sbx_sweep_plan_check(p, &err) < 0) {

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include "sbx/cleanup.h"
@@ -73,6 +74,7 @@ void sbx_sweep_plan_free(sbx_sweep_plan *p)
 	free(p->seedable);
 	strv_free(p->agents, p->n_agents);
 	strv_free(p->tags, p->n_tags);
+	free(p->id);
 	free(p->image);
 	free(p->runtime);
 	free(p->tasks_dir);
@@ -102,8 +104,32 @@ void sbx_sweep_plan_episode(const sbx_sweep_plan *p, size_t i, sbx_sweep_episode
 	}
 }
 
+int sbx_sweep_plan_new_id(sbx_sweep_plan *p, sbx_error *err)
+{
+	unsigned char b[4];
+
+	if (getrandom(b, sizeof(b), 0) != (ssize_t)sizeof(b))
+		return sbx_error_set(err, -errno, "sweep id: getrandom: %s", strerror(errno));
+	free(p->id);
+	if (asprintf(&p->id, "%02x%02x%02x%02x", b[0], b[1], b[2], b[3]) < 0) {
+		p->id = NULL;
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+void sbx_sweep_plan_run_id(const sbx_sweep_plan *p, const sbx_sweep_episode *ep, unsigned attempt,
+			   char *out, size_t size)
+{
+	/* Unique across sweeps, so `sandboxctl ps` and labels never mix two of them. */
+	snprintf(out, size, "%s%s%s.a%zu.e%u.t%u", p->id ? p->id : "", p->id ? "." : "",
+		 p->tasks[ep->task], ep->agent, ep->epoch, attempt);
+}
+
 int sbx_sweep_plan_check(const sbx_sweep_plan *p, sbx_error *err)
 {
+	if (p->id && (strlen(p->id) != 8 || strspn(p->id, "0123456789abcdef") != 8))
+		return sbx_error_set(err, -EINVAL, "sweep id '%s': expected 8 hex digits", p->id);
 	if (p->n_tasks == 0 || p->n_tasks > SBX_SWEEP_MAX_TASKS)
 		return sbx_error_set(err, -EINVAL, "a sweep needs 1..%d tasks, not %zu",
 				     SBX_SWEEP_MAX_TASKS, p->n_tasks);
@@ -164,6 +190,7 @@ char *sbx_sweep_plan_json(const sbx_sweep_plan *p)
 	if (!o)
 		return NULL;
 	cJSON_AddNumberToObject(o, "schema_version", 1);
+	add_str0(o, "id", p->id);
 	a = cJSON_AddArrayToObject(o, "tasks");
 	for (size_t i = 0; a && i < p->n_tasks; i++) {
 		cJSON *t = cJSON_CreateObject();
@@ -318,6 +345,7 @@ int sbx_sweep_plan_parse(const char *text, size_t len, sbx_sweep_plan **out, sbx
 			return sbx_error_set(err, -EINVAL, "\"tags\": expected strings");
 		p->n_tags++;
 	}
+	p->id = get_str0(j, "id");
 	p->image = get_str0(j, "image");
 	v = sbx_json_get(j, "limits");
 	if (v) {

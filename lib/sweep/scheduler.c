@@ -163,8 +163,7 @@ static int run_attempt(sched *s, size_t e, size_t idx, unsigned attempt, sbx_swe
 	sbx_sweep_plan_episode(p, idx, &ep);
 	/* A run directory left by a killed sweep keeps its name: draw the next attempt's. */
 	for (;; attempt++) {
-		snprintf(run_id, sizeof(run_id), "%s.a%zu.e%u.t%u", p->tasks[ep.task], ep.agent,
-			 ep.epoch, attempt);
+		sbx_sweep_plan_run_id(p, &ep, attempt, run_id, sizeof(run_id));
 		if (!path_exists(s->o->dir, run_id))
 			break;
 	}

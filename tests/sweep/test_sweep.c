@@ -142,6 +142,18 @@ START_TEST(plan_order_is_epoch_major)
 		if (ep.seeded)
 			ck_assert_uint_eq(ep.seed, 100 + ep.epoch);
 	}
+	{
+		char id[160];
+
+		sbx_sweep_plan_episode(p, 7, &ep);
+		sbx_sweep_plan_run_id(p, &ep, 2, id, sizeof(id));
+		ck_assert_str_eq(id, "task1.a1.e1.t2");
+		ck_assert_int_eq(sbx_sweep_plan_new_id(p, NULL), 0);
+		sbx_sweep_plan_run_id(p, &ep, 2, id, sizeof(id));
+		ck_assert_uint_eq(strlen(id), 8 + 1 + strlen("task1.a1.e1.t2"));
+		ck_assert_str_eq(id + 9, "task1.a1.e1.t2");
+		ck_assert_int_eq(sbx_sweep_plan_check(p, NULL), 0);
+	}
 }
 END_TEST
 

@@ -238,6 +238,9 @@ def case_basic(env):
     plan = json.load(open(os.path.join(d, "sweep.json")))
     if plan["episodes"] != 12 or plan["tags"] != {"purpose": "test"} or not plan["image_id"]:
         fail("sweep.json: %s" % plan)
+    # Run ids carry the sweep's id, so two sweeps never share one.
+    if any(not l["run_id"].startswith(plan["id"] + "." + l["task"] + ".a") for l in lines):
+        fail("run ids: %s" % [l["run_id"] for l in lines])
     s = json.loads(p.stdout)
     if s != summary(d):
         fail("--json output differs from summary.json")
@@ -553,8 +556,9 @@ def case_engines(env):
             per[l.get("engine")] = per.get(l.get("engine"), 0) + 1
         if set(per) != {default_host(), host2} or min(per.values()) < 1:
             fail("episodes per engine: %s" % per)
-        if any(l["status"] != "pass" for l in lines):
-            fail("statuses: %s" % [l["status"] for l in lines])
+        # An infra error on a busy machine is retried, as it should be; results all pass.
+        if any(l["status"] != "pass" for l in done(lines)):
+            fail("statuses: %s" % [(l["status"], l.get("error")) for l in lines])
         env.check_clean()
         print("engines: episodes per engine %s" % per)
 

@@ -37,6 +37,7 @@
 /* ---- the plan ---- */
 
 typedef struct sbx_sweep_plan {
+	char *id;     /* 8 hex digits drawn at creation: prefixes run ids, unique per sweep */
 	char **tasks; /* task names, in order */
 	bool *seedable;
 	size_t n_tasks;
@@ -90,6 +91,16 @@ size_t sbx_sweep_plan_size(const sbx_sweep_plan *p);
  * before any of epoch 1, so a partial sweep is a fair sample of the whole.
  */
 void sbx_sweep_plan_episode(const sbx_sweep_plan *p, size_t i, sbx_sweep_episode *out);
+
+/* Draws a fresh plan id (the kernel's CSPRNG) into p->id. */
+int sbx_sweep_plan_new_id(sbx_sweep_plan *p, sbx_error *err);
+
+/*
+ * The run id of an episode's attempt: "<plan id>.<task>.a<agent>.e<epoch>.t<attempt>"
+ * (without the id for plans that have none). out holds at least 160 bytes.
+ */
+void sbx_sweep_plan_run_id(const sbx_sweep_plan *p, const sbx_sweep_episode *ep, unsigned attempt,
+			   char *out, size_t size);
 
 /* Checks the plan's shape (counts, limits, names); -EINVAL with a message. */
 int sbx_sweep_plan_check(const sbx_sweep_plan *p, sbx_error *err);
