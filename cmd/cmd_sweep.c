@@ -55,7 +55,7 @@ static void on_signal(int sig)
 static void help(void)
 {
 	printf("Usage: sandboxctl sweep --task NAME... --agent CMD... [options]\n"
-	       "       sandboxctl sweep --resume DIR [--jobs N] [--engine URL...]\n"
+	       "       sandboxctl sweep --resume DIR [--jobs N] [--engine URL...] [--retries N]\n"
 	       "       sandboxctl sweep show DIR [--json]\n"
 	       "       sandboxctl sweep compare DIR_A DIR_B [--json]\n\n"
 	       "Runs every task with every agent --epochs times, --jobs episodes at a time,\n"
@@ -123,6 +123,19 @@ static bool is_limit(const char *name)
 		if (strcmp(name, names[i]) == 0)
 			return true;
 	return false;
+}
+
+/* What sweep.json holds: a resumed sweep takes it from there, never from flags. */
+static bool is_plan_option(const char *name)
+{
+	static const char *const names[] = {"task",    "tasks",	    "task-file", "agent",
+					    "epochs",  "seed-from", "pass-at",	 "out",
+					    "timeout", "image",	    "tasks-dir", "tag"};
+
+	for (size_t i = 0; i < SBX_ELEMENTSOF(names); i++)
+		if (strcmp(name, names[i]) == 0)
+			return true;
+	return is_limit(name);
 }
 
 static long parse_long(const char *s, long min, long max)
@@ -524,7 +537,7 @@ int cmd_sweep(int argc, char **argv)
 	sbx_error err = SBX_ERROR_INIT;
 	sbx_sweep_opts so = SBX_SWEEP_OPTS_INIT;
 	sbx_run_opts limits = SBX_RUN_OPTS_INIT;
-	unsigned n_limits = 0;
+	bool plan_given = false, retries_given = false;
 	sbx_sweep_outcome outcome;
 	progress_ctx pc = {0};
 	uint64_t max_memory = 0;
@@ -555,6 +568,8 @@ int cmd_sweep(int argc, char **argv)
 		}
 		if (c != OPT_LONG)
 			goto done; /* cli_getopt said why */
+		if (is_plan_option(name))
+			plan_given = true;
 		if (strcmp(name, "task") == 0) {
 			if (strv_push(&p->tasks, &p->n_tasks, optarg, SBX_SWEEP_MAX_TASKS) < 0) {
 				cli_error("--task: more than %d tasks", SBX_SWEEP_MAX_TASKS);
@@ -612,6 +627,7 @@ int cmd_sweep(int argc, char **argv)
 				goto done;
 			}
 			p->retries = (unsigned)v;
+			retries_given = true;
 		} else if (strcmp(name, "timeout") == 0) {
 			if ((v = parse_long(optarg, 1, 7 * 24 * 3600)) < 0) {
 				cli_error("--timeout: '%s' is not a number of seconds", optarg);
@@ -623,7 +639,6 @@ int cmd_sweep(int argc, char **argv)
 		} else if (is_limit(name)) {
 			if (cmd_run__parse_common(name, optarg, &limits) < 0)
 				goto done;
-			n_limits++;
 		} else if (strcmp(name, "tasks-dir") == 0) {
 			p->tasks_dir = realpath(optarg, NULL);
 			if (!p->tasks_dir) {
@@ -670,10 +685,12 @@ int cmd_sweep(int argc, char **argv)
 
 	if (resume) {
 		/* The plan is the one on disk; only how to run it may change. */
-		if (p->n_tasks || p->n_agents || all_tasks || task_file || out_dir || n_limits ||
-		    p->image || p->timeout_s || p->seeded || p->n_tags) {
+		unsigned retries = p->retries;
+
+		if (plan_given) {
 			cli_error("sweep --resume: the plan is in %s/sweep.json; give only --jobs, "
-				  "--engine, --stop-grace, --require-pass, --quiet, --json",
+				  "--engine, --retries, --stop-grace, --require-pass, --quiet, "
+				  "--json",
 				  resume);
 			goto done;
 		}
@@ -682,6 +699,8 @@ int cmd_sweep(int argc, char **argv)
 			cli_error("sweep --resume: %s", sbx_error_message(&err));
 			goto done;
 		}
+		if (retries_given)
+			p->retries = retries; /* how to run it, not what: this run's retries */
 		out_dir = strdup(resume);
 	} else {
 		if (all_tasks) {
@@ -777,7 +796,7 @@ int cmd_sweep(int argc, char **argv)
 	if (!jobs) {
 		/* A sandbox's CPU limit is a cap, not a reservation: CPUs bound the
 		 * count, the memory limits bound it harder. */
-		uint64_t per = max_memory ? max_memory : 2ULL << 30;
+		uint64_t per = p->memory ? p->memory : max_memory ? max_memory : 2ULL << 30;
 		long by_mem = mem > 0 ? (long)((uint64_t)mem * 8 / 10 / per) : 1;
 
 		jobs = ncpu > 0 ? ncpu : 1;

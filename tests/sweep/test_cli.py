@@ -66,6 +66,8 @@ if os.path.exists(out):
     failed += 1
     print("FAIL refused sweeps left %s behind" % out)
 check(["sweep", "--resume", os.path.join(tmp, "nothing")], 2, "not a sweep directory")
+check(["sweep", "--resume", os.path.join(tmp, "nothing"), "--epochs", "3"], 2,
+      "the plan is in")
 check(["sweep", "--help"], 0, "Exit status: 0 every episode has a result")
 check(["sweep", "--help"], 0, "--seed-from N")
 check(["sweep", "--help"], 0, "URL#jobs=N")
