@@ -223,8 +223,11 @@ static int resolve_tasks(sbx_sweep_plan *p, char ***images, uint64_t *max_memory
 {
 	_cleanup_free_ char *dir = p->tasks_dir ? strdup(p->tasks_dir) : sbx_task_dir_default();
 	size_t n_images = 0;
+	/* A resumed plan keeps its own: the seeds of its episodes must not change. */
+	bool resumed = p->seedable != NULL;
 
-	p->seedable = calloc(p->n_tasks, sizeof(*p->seedable));
+	if (!resumed)
+		p->seedable = calloc(p->n_tasks, sizeof(*p->seedable));
 	*images = calloc(p->n_tasks + 1, sizeof(**images));
 	if (!dir || !p->seedable || !*images)
 		return cli_error("out of memory"), -1;
@@ -241,7 +244,8 @@ static int resolve_tasks(sbx_sweep_plan *p, char ***images, uint64_t *max_memory
 			return cli_error("sweep: task '%s': %s", p->tasks[i],
 					 sbx_error_message(&err)),
 			       -1;
-		p->seedable[i] = sbx_task_seedable(t);
+		if (!resumed)
+			p->seedable[i] = sbx_task_seedable(t);
 		img = p->image			 ? p->image
 		      : t->gui || t->libreoffice ? SBX_IMAGE_FULL
 						 : SBX_IMAGE_SLIM;
