@@ -399,6 +399,18 @@ static int print_summary(const sbx_sweep_plan *p, const char *dir, bool json, bo
 	} else {
 		if (sbx_sweep_summary_text(s, &text) < 0)
 			return cli_error("out of memory"), -1;
+		/* Which sweep this is: enough to tell two apart without opening sweep.json. */
+		printf("sweep %s: %zu tasks × %zu agents × %u epochs", p->id ? p->id : dir,
+		       p->n_tasks, p->n_agents, p->epochs);
+		if (p->seeded)
+			printf(", seeds from %llu", (unsigned long long)p->seed_from);
+		if (p->image_id)
+			printf(", image %.19s", p->image_id);
+		if (p->tasks_commit)
+			printf(", tasks %.12s%s", p->tasks_commit, p->tasks_dirty ? "+dirty" : "");
+		for (size_t i = 0; i < p->n_tags; i++)
+			printf("%s%s", i ? " " : ", ", p->tags[i]);
+		printf("\n");
 		fputs(sbx_buf_str(&text), stdout);
 	}
 	fflush(stdout);
