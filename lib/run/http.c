@@ -60,12 +60,15 @@ static ssize_t fill(http_reader *r)
 	if (r->off < r->len)
 		return (ssize_t)(r->len - r->off);
 	r->off = r->len = 0;
-	if (r->timeout_ms >= 0 || r->deadline) {
+	if (r->timeout_ms >= 0 || r->deadline || r->until) {
 		now = mono_ms();
 		if (r->timeout_ms >= 0)
 			end = now + r->timeout_ms;
 		if (r->deadline && (end < 0 || r->deadline < end))
 			end = r->deadline;
+		/* The caller's whole budget: a peer dripping one byte at a time cannot stretch it. */
+		if (r->until && (end < 0 || r->until < end))
+			end = r->until;
 	}
 	for (;;) {
 		int64_t left = end < 0 ? -1 : end > now ? end - now : 0;

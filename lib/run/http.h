@@ -29,6 +29,7 @@ typedef struct http_reader {
 	int body_timeout_ms; /* a whole body; 0: no limit */
 	const int *stop;     /* when set and non-zero, a waiting read gives up: -ECANCELED */
 	const char *method;  /* response mode: the request's method ("HEAD": no body) */
+	int64_t until;	     /* CLOCK_MONOTONIC ms: no wait goes past it (-ETIMEDOUT); 0: none */
 	/* Internal. */
 	int64_t deadline; /* CLOCK_MONOTONIC ms; 0: none */
 	http_parser p;

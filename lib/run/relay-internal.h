@@ -9,6 +9,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <time.h>
 
 #include "http.h"
 #include "sbx/relay.h"
@@ -55,6 +56,14 @@ struct sbx_relay {
 	bool accept_started, warm_started;
 };
 
+static inline int64_t sbx_relay__mono_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
 /* Consumes the response; returns 1 when the server stream stays usable, 0 if not, <0 on error. */
 typedef int (*sbx_relay__response_fn)(http_reader *sr, http_head *resp, void *userdata,
 				      sbx_error *err);
@@ -64,7 +73,7 @@ typedef int (*sbx_relay__response_fn)(http_reader *sr, http_head *resp, void *us
  * turns out closed) and hands the response to fn.
  */
 int sbx_relay__exchange(sbx_relay *r, const char *head, size_t head_len, const char *body,
-			size_t body_len, const char *method, int timeout_ms,
+			size_t body_len, const char *method, int timeout_ms, int64_t until,
 			sbx_relay__response_fn fn, void *userdata, sbx_error *err);
 
 /* Keeps opts.warm idle streams open; the relay's warmer thread. */

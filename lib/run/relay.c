@@ -402,7 +402,7 @@ static void serve_client(client *c, sbx_stream *cs)
 		sbx_buf_init(&tc.cap.buf, SBX_TRANSCRIPT_BODY_MAX);
 		slot_mark(c, true, true);
 		k = sbx_relay__exchange(r, head.data, head.len, body.data, body.len, req.method,
-					r->o.io_timeout_ms, response_to_client, &tc, &err);
+					r->o.io_timeout_ms, 0, response_to_client, &tc, &err);
 		slot_mark(c, false, true);
 		sbx_buf_free(&tc.cap.buf);
 		body_free(&body);

@@ -131,7 +131,7 @@ def case_memory(env):
         it.fail("sandboxctl peaked at %d MB with 64 partial 60 MiB bodies (limit %d MB)" %
                 (peak >> 20, RSS_MAX >> 20))
     # The owner is still served: a status probe and a small tool call.
-    st, secs = request(port, "/task/status", token, timeout=10)
+    st, secs = request(port, "/v1/task/status", token, timeout=10)
     if st != 200:
         it.fail("GET /task/status while the bodies are held: HTTP %d after %.1f s" % (st, secs))
     call = json.dumps({"tool_name": "list_files", "arguments": {}}).encode()
@@ -157,7 +157,7 @@ def case_slowloris(env):
         drips.append(s)
     for _ in range(70):
         mutes.append(socket.create_connection(("127.0.0.1", port), timeout=5))
-    head = b"ET /task/status HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nX-Pad: " % port
+    head = b"ET /v1/task/status HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nX-Pad: " % port
     worst, answered, t0 = 0.0, 0, time.monotonic()
     closed_by_relay = 0
     step = 0
@@ -173,7 +173,7 @@ def case_slowloris(env):
                 closed_by_relay += 1
         step += 1
         for _ in range(2):
-            st, secs = request(port, "/task/status", token, timeout=8)
+            st, secs = request(port, "/v1/task/status", token, timeout=8)
             worst = max(worst, secs)
             if st != 200:
                 it.fail("the owner was locked out by 140 slow connections: HTTP %d after %.1f s"

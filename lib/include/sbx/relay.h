@@ -94,8 +94,9 @@ void sbx_relay_response_free(sbx_relay_response *resp);
  * oracle's complete, `sandboxctl mcp`) through the pool and reads the whole
  * response (at most 64 MiB). extra_headers holds complete "Name: value\r\n"
  * lines or is NULL. record puts both messages in the transcript.
- * timeout_ms bounds each wait for data. On success *out is filled; free it
- * with sbx_relay_response_free.
+ * timeout_ms bounds the whole exchange, from the first byte sent to the
+ * last read (-ETIMEDOUT past it), however the server paces its answer; <= 0:
+ * no bound. On success *out is filled; free it with sbx_relay_response_free.
  */
 int sbx_relay_request(sbx_relay *r, const char *method, const char *path, const char *extra_headers,
 		      const char *body, size_t len, bool record, int timeout_ms,
