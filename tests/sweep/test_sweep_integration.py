@@ -18,6 +18,8 @@ Usage: test_sweep_integration.py CASE  (see CASES at the bottom)
   llm            the model agent against the fake provider (tests/agents): token
                  usage and tool calls summed in the summary
   require-pass   --require-pass above the pass rate: exit 1
+  tls            a tcp:// engine with TLS from DOCKER_CERT_PATH beside the unix
+                 socket: both take episodes
   engines        a second dockerd started here (its own network namespace, socket,
                  data root, no bridge, no iptables), the image copied into it over the API
                  (GET /images/get, POST /images/load): episodes spread over both;
@@ -493,6 +495,46 @@ def case_require_pass(env):
     env.check_clean()
 
 
+def case_tls(env):
+    """An engine at tcp:// with TLS (DOCKER_CERT_PATH), beside the unix socket: both
+    take episodes. The TLS front is tests/docker's (a loopback proxy to the socket)."""
+    if not shutil.which("openssl"):
+        raise Skip("openssl missing")
+    sys.path.insert(0, os.path.join(SRC, "tests", "docker"))
+    import test_tls as tls  # noqa: E402  (make_ca, make_cert, cert_dir)
+    root = os.path.join(env.dir, "pki")
+    os.makedirs(root)
+    tls.make_ca(root, "ca")
+    tls.make_cert(root, "server", "ca", "subjectAltName=IP:127.0.0.1\n"
+                  "extendedKeyUsage=serverAuth\n")
+    tls.make_cert(root, "client", "ca", "extendedKeyUsage=clientAuth\n")
+    proxy = subprocess.Popen([sys.executable, os.path.join(SRC, "tests/docker/tls_proxy.py"),
+                              root, default_host()[len("unix://"):]],
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        url = "tcp://127.0.0.1:%d" % int(proxy.stdout.readline())
+        d = env.sweep_dir("tls")
+        envp = dict(os.environ, DOCKER_TLS_VERIFY="1", DOCKER_CERT_PATH=tls.cert_dir(root, "ca"))
+        p = subprocess.run(env.args(d, "--task", "banking_reserve", "--task", "sales_revenue",
+                                    "--agent", "oracle", "--epochs", "3",
+                                    "--engine", default_host() + "#jobs=1",
+                                    "--engine", url + "#jobs=1"),
+                           capture_output=True, text=True, timeout=600, env=envp)
+        expect(p, 0, "sweep over unix and tcp+TLS")
+        lines = results(d)
+        check_exactly_once(lines, 6)
+        per = {}
+        for l in done(lines):
+            per[l.get("engine")] = per.get(l.get("engine"), 0) + 1
+        if set(per) != {default_host(), url} or any(l["status"] != "pass" for l in done(lines)):
+            fail("episodes per engine %s, statuses %s" % (per, [l["status"] for l in lines]))
+        env.check_clean()
+        print("tls: episodes per engine %s" % per)
+    finally:
+        proxy.terminate()
+        proxy.wait(timeout=10)
+
+
 def start_dockerd(tmp):
     dockerd = shutil.which("dockerd")
     if not dockerd or os.geteuid() != 0:
@@ -610,7 +652,7 @@ CASES = {
     "basic": case_basic, "sigint-resume": case_sigint_resume,
     "sigint-grace": case_sigint_grace, "agent-error": case_agent_error,
     "infra": case_infra, "seeds": case_seeds, "llm": case_llm,
-    "require-pass": case_require_pass, "engines": case_engines,
+    "require-pass": case_require_pass, "tls": case_tls, "engines": case_engines,
 }
 
 
