@@ -8,6 +8,8 @@ Usage: test_sweep_integration.py CASE  (see CASES at the bottom)
                  epochs, --jobs 3: 12 results, the summary's numbers, show, compare
   sigint-resume  SIGINT midway (exit 130, nothing left behind), then --resume:
                  every episode has exactly one result
+  sigkill-resume SIGKILL midway: whole lines only, gc removes the orphans, --resume
+                 gives each episode exactly once under fresh run ids
   sigint-grace   one SIGINT lets running episodes finish (results); two interrupt
                  them at once (recorded as interrupted)
   agent-error    a crashing agent gives agent_error once: never retried
@@ -323,6 +325,41 @@ def wait_for_runs(d, n, timeout=120):
             return
         time.sleep(0.05)
     fail("fewer than %d runs started within %d s" % (n, timeout))
+
+
+def case_sigkill_resume(env):
+    """SIGKILL at any instant: results.jsonl holds whole lines only, `gc` removes the
+    orphaned sandboxes, and --resume ends with every episode exactly once (a run
+    directory the killed sweep left is not reused)."""
+    d = env.sweep_dir("sigkill")
+    proc = subprocess.Popen(env.args(d, "--task", "banking_reserve", "--task", "sales_revenue",
+                                     "--agent", "oracle", "--epochs", "4", "--jobs", "2"),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    path = os.path.join(d, "results.jsonl")
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        if os.path.exists(path) and len(open(path).read().splitlines()) >= 3:
+            break
+        time.sleep(0.02)
+    proc.kill()
+    proc.wait(timeout=30)
+    before = results(d)  # also checks the file ends with a whole line
+    # A create the engine was serving when sandboxctl died still completes: let it land.
+    time.sleep(2)
+    for rid in os.listdir(os.path.join(d, "runs")):
+        subprocess.run([SANDBOXCTL, "gc", "--run-id", rid], capture_output=True, timeout=60)
+    env.check_clean()
+    left = sorted(os.listdir(os.path.join(d, "runs")))
+    p = env.run([SANDBOXCTL, "sweep", "--resume", d, "--quiet", "--jobs", "2"])
+    expect(p, 0, "resume after SIGKILL")
+    lines = results(d)
+    check_exactly_once(lines, 8)
+    ids = [l["run_id"] for l in lines]
+    if len(ids) != len(set(ids)):
+        fail("a run id was used twice: %s" % ids)
+    env.check_clean()
+    print("sigkill-resume: %d results before the kill, %d run directories, %d lines after" % (
+        len(done(before)), len(left), len(lines)))
 
 
 def case_sigint_grace(env):
@@ -650,7 +687,7 @@ def case_engines(env):
 
 CASES = {
     "basic": case_basic, "sigint-resume": case_sigint_resume,
-    "sigint-grace": case_sigint_grace, "agent-error": case_agent_error,
+    "sigint-grace": case_sigint_grace, "sigkill-resume": case_sigkill_resume, "agent-error": case_agent_error,
     "infra": case_infra, "seeds": case_seeds, "llm": case_llm,
     "require-pass": case_require_pass, "tls": case_tls, "engines": case_engines,
 }
