@@ -37,7 +37,7 @@ static const char *const grading_keys[] = {
 
 typedef struct conv {
 	const char *name; /* the task.json path, for messages */
-	const char *dir;  /* the task folder */
+	const char *dir;  /* the task folder; NULL: files are not looked up */
 	sbx_error *err;
 	sbx_buf out;
 	bool oom;
@@ -152,6 +152,8 @@ static bool is_regular(const char *dir, const char *rel)
 	_cleanup_free_ char *p = NULL;
 	struct stat st;
 
+	if (!dir)
+		return false;
 	return asprintf(&p, "%s/%s", dir, rel) >= 0 && lstat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
@@ -187,6 +189,8 @@ static int folder_files(conv *c, const char *sub, const char *jpath, char ***out
 	struct dirent *de;
 	DIR *d;
 
+	if (!c->dir)
+		return fail(c, jpath, "missing (required when the folder is not read)");
 	if (asprintf(&path, "%s/%s", c->dir, sub) < 0)
 		return sbx_error_set(c->err, -ENOMEM, "out of memory");
 	d = opendir(path);
@@ -250,7 +254,8 @@ static int file_list(conv *c, const cJSON *node, const char *key, const char *su
 			sbx_schema__strv_free(v);
 			return r;
 		}
-		if (asprintf(&rel, "%s/%s", sub, it->valuestring) >= 0 &&
+		/* No folder to look in (fuzzing, memory): the reference's layout is assumed. */
+		if (asprintf(&rel, "%s/%s", sub, it->valuestring) >= 0 && c->dir &&
 		    !is_regular(c->dir, rel)) {
 			free(rel);
 			rel = is_regular(c->dir, it->valuestring) ? strdup(it->valuestring) : NULL;
@@ -449,7 +454,7 @@ static int convert(conv *c, const cJSON *j)
 	    strcmp(difficulty, "hard") != 0)
 		return fail(c, "$.difficulty", "'%s': expected easy, medium or hard", difficulty);
 	if ((v = sbx_json_get(j, "timeout")) &&
-	    (r = number(c, v, "$.timeout", 1, 7 * 86400, &timeout)) < 0)
+	    (r = number(c, v, "$.timeout", 0.001, 7 * 86400, &timeout)) < 0)
 		return r;
 	if ((r = file_list(c, sbx_json_get(j, "files"), "files", "starting_files", &c->files)) <
 		    0 ||
@@ -480,33 +485,19 @@ bool sbx_task_is_reference_file(const char *path)
 	return n >= 5 && strcmp(path + n - 5, ".json") == 0;
 }
 
-int sbx_task_reference_to_yaml(const char *json_path, char **out, sbx_error *err)
+int sbx_task_reference_parse(const char *name, const char *dir, const char *text, size_t len,
+			     char **out, sbx_error *err)
 {
-	_cleanup_free_ char *text = NULL, *dir = NULL;
 	_cleanup_json_ cJSON *j = NULL;
 	sbx_error perr = SBX_ERROR_INIT;
-	conv c = {.name = json_path, .err = err, .out = SBX_BUF_INIT(MAX_YAML)};
-	size_t len;
-	char *slash;
+	conv c = {.name = name, .dir = dir, .err = err, .out = SBX_BUF_INIT(MAX_YAML)};
 	int r;
 
-	r = sbx_task__read_file(json_path, &text, &len, err);
-	if (r < 0)
-		return r;
 	if (len > MAX_JSON)
-		return sbx_error_set(err, -EFBIG, "%s: larger than %u bytes", json_path, MAX_JSON);
+		return sbx_error_set(err, -EFBIG, "%s: larger than %u bytes", name, MAX_JSON);
 	if (sbx_json_parse(text, len, &j, &perr) < 0)
-		return sbx_error_set(err, -EINVAL, "%s: not JSON: %s", json_path,
+		return sbx_error_set(err, -EINVAL, "%s: not JSON: %s", name,
 				     sbx_error_message(&perr));
-	dir = strdup(json_path);
-	if (!dir)
-		return sbx_error_set(err, -ENOMEM, "out of memory");
-	slash = strrchr(dir, '/');
-	if (slash)
-		*slash = '\0';
-	else
-		strcpy(dir, ".");
-	c.dir = dir;
 	r = convert(&c, j);
 	sbx_schema__strv_free(c.files);
 	sbx_schema__strv_free(c.oracles);
@@ -517,4 +508,25 @@ int sbx_task_reference_to_yaml(const char *json_path, char **out, sbx_error *err
 	}
 	*out = sbx_buf_steal(&c.out, NULL);
 	return *out ? 0 : sbx_error_set(err, -ENOMEM, "out of memory");
+}
+
+int sbx_task_reference_to_yaml(const char *json_path, char **out, sbx_error *err)
+{
+	_cleanup_free_ char *text = NULL, *dir = NULL;
+	size_t len;
+	char *slash;
+	int r;
+
+	r = sbx_task__read_file(json_path, &text, &len, err);
+	if (r < 0)
+		return r;
+	dir = strdup(json_path);
+	if (!dir)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	slash = strrchr(dir, '/');
+	if (slash)
+		*slash = '\0';
+	else
+		strcpy(dir, ".");
+	return sbx_task_reference_parse(json_path, dir, text, len, out, err);
 }

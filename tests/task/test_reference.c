@@ -183,6 +183,38 @@ START_TEST(yaml_round_trip)
 }
 END_TEST
 
+/* Awkward text survives the YAML; several files are graded pairwise. */
+START_TEST(parse_in_memory_awkward)
+{
+	static const char json[] =
+		"{\"id\":\"t\",\"title\":\"A \\\"q\\\": x\\n\",\"description\":\"  "
+		"lead\\n\\tx\\r\\n\\n\\n\","
+		"\"files\":\"a.ods\",\"oracle\":[\"o.ods\",\"p.ods\"],\"output\":[\"a.ods\",\"b."
+		"ods\"],"
+		"\"grading\":{\"sheets_to_check\":[\"S 1\",\"\\u00e9\"],\"pass_threshold\":1},"
+		"\"timeout\":0.5}";
+	sbx_error err = SBX_ERROR_INIT;
+	sbx_task *t = NULL;
+	char *yaml = NULL;
+
+	ck_assert_msg(sbx_task_reference_parse("t.json", NULL, json, strlen(json), &yaml, &err) ==
+			      0,
+		      "%s", err.msg);
+	ck_assert_msg(sbx_task_parse("t.json", NULL, yaml, strlen(yaml), &t, &err) == 0, "%s\n%s",
+		      err.msg, yaml);
+	ck_assert_str_eq(t->title, "A \"q\": x\n");
+	ck_assert_str_eq(t->prompt, "  lead\n\tx\r\n\n\n");
+	ck_assert_str_eq(t->files[0], "starting_files/a.ods");
+	ck_assert_uint_eq(t->grading.n_cases, 2);
+	ck_assert_str_eq(t->grading.cases[1].output, "b.ods");
+	ck_assert_str_eq(t->grading.cases[1].oracle, "oracle/p.ods");
+	ck_assert_str_eq(t->grading.cases[1].opts.sheets[1].name, "\xc3\xa9");
+	ck_assert_uint_eq(t->limits.deadline_s, 1);
+	sbx_task_free(t);
+	free(yaml);
+}
+END_TEST
+
 /* A folder path resolves to its task.json; task.yaml wins when it has both. */
 START_TEST(resolve_and_precedence)
 {
@@ -211,6 +243,7 @@ static Suite *reference_suite(void)
 	tcase_add_test(tc, defaults_from_folders);
 	tcase_add_test(tc, errors_name_the_json_path);
 	tcase_add_test(tc, yaml_round_trip);
+	tcase_add_test(tc, parse_in_memory_awkward);
 	tcase_add_test(tc, resolve_and_precedence);
 	suite_add_tcase(s, tc);
 	return s;

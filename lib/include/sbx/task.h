@@ -174,6 +174,14 @@ typedef struct sbx_task {
  */
 int sbx_task_reference_to_yaml(const char *json_path, char **out, sbx_error *err);
 
+/*
+ * The same from memory: name appears in messages; dir is the task folder the
+ * files are looked up in (NULL: not looked up, names map to starting_files/
+ * and oracle/, and files/oracle are required).
+ */
+int sbx_task_reference_parse(const char *name, const char *dir, const char *text, size_t len,
+			     char **out, sbx_error *err);
+
 /* True when path names a reference task file (*.json) rather than a task.yaml. */
 bool sbx_task_is_reference_file(const char *path);
 
