@@ -9,10 +9,12 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 
 #include "sbx/buf.h"
 #include "sbx/cleanup.h"
@@ -20,8 +22,10 @@
 #include "sbx/task.h"
 #include "schema.h"
 
-#define MAX_JSON (1u << 20)
-#define MAX_YAML (1u << 20)
+#define MAX_JSON   (1u << 20)
+#define TITLE_MAX  256	       /* as task.yaml's */
+#define PROMPT_MAX (64 * 1024) /* as task.yaml's */
+#define MAX_YAML   (1u << 20)
 
 /* The reference's grade.py passes at 95 % of the graded cells. */
 #define REFERENCE_PASS_THRESHOLD 0.95
@@ -55,6 +59,10 @@ static int fail(conv *c, const char *jpath, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	/* Names from the file may hold anything; the message stays one line. */
+	for (char *p = msg; *p; p++)
+		if ((unsigned char)*p < 0x20)
+			*p = '?';
 	return sbx_error_set(c->err, -EINVAL, "%s: %s: %s", c->name, jpath, msg);
 }
 
@@ -73,28 +81,109 @@ static void emit(conv *c, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* A YAML scalar for any string: JSON's quoting is valid YAML double-quoted style. */
+/*
+ * One UTF-8 sequence at s (validated beforehand): its code point, *len its
+ * length. The input was checked by utf8_invalid, so this cannot overrun.
+ */
+static uint32_t utf8_next(const unsigned char *s, size_t *len)
+{
+	if (s[0] < 0x80) {
+		*len = 1;
+		return s[0];
+	}
+	if (s[0] < 0xE0) {
+		*len = 2;
+		return ((uint32_t)(s[0] & 0x1F) << 6) | (s[1] & 0x3F);
+	}
+	if (s[0] < 0xF0) {
+		*len = 3;
+		return ((uint32_t)(s[0] & 0x0F) << 12) | ((uint32_t)(s[1] & 0x3F) << 6) |
+		       (s[2] & 0x3F);
+	}
+	*len = 4;
+	return ((uint32_t)(s[0] & 0x07) << 18) | ((uint32_t)(s[1] & 0x3F) << 12) |
+	       ((uint32_t)(s[2] & 0x3F) << 6) | (s[3] & 0x3F);
+}
+
+/* The offset of the first byte that is not well-formed UTF-8 (or a NUL), or -1. */
+static ssize_t utf8_invalid(const unsigned char *s, size_t n)
+{
+	for (size_t i = 0; i < n;) {
+		unsigned char b = s[i];
+		size_t len = b < 0x80		  ? 1
+			     : (b & 0xE0) == 0xC0 ? 2
+			     : (b & 0xF0) == 0xE0 ? 3
+			     : (b & 0xF8) == 0xF0 ? 4
+						  : 0;
+		uint32_t cp;
+
+		if (b == 0 || len == 0 || i + len > n)
+			return (ssize_t)i;
+		for (size_t k = 1; k < len; k++)
+			if ((s[i + k] & 0xC0) != 0x80)
+				return (ssize_t)i;
+		cp = utf8_next(s + i, &len);
+		/* Overlong forms, surrogates, beyond U+10FFFF. */
+		if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) ||
+		    (len == 4 && cp < 0x10000) || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF)
+			return (ssize_t)i;
+		i += len;
+	}
+	return -1;
+}
+
+/* What YAML lets a stream carry as it is (YAML 1.1 "printable", line breaks aside). */
+static bool yaml_printable(uint32_t cp)
+{
+	return (cp >= 0x20 && cp <= 0x7E) || (cp >= 0xA0 && cp <= 0xD7FF) ||
+	       (cp >= 0xE000 && cp <= 0xFFFD && cp != 0xFEFF) || (cp >= 0x10000 && cp <= 0x10FFFF);
+}
+
+/* A YAML double-quoted scalar for any (valid UTF-8) string: the rest escaped. */
 static void emit_quoted(conv *c, const char *s)
 {
-	_cleanup_json_ cJSON *j = cJSON_CreateString(s);
-	_cleanup_free_ char *text = j ? cJSON_PrintUnformatted(j) : NULL;
+	emit(c, "\"");
+	for (const unsigned char *p = (const unsigned char *)s; *p;) {
+		size_t len;
+		uint32_t cp = utf8_next(p, &len);
 
-	if (!text)
-		c->oom = true;
-	else
-		emit(c, "%s", text);
+		if (cp == '"' || cp == '\\')
+			emit(c, "\\%c", (char)cp);
+		else if (cp == '\n')
+			emit(c, "\\n");
+		else if (cp == '\t')
+			emit(c, "\\t");
+		else if (yaml_printable(cp))
+			emit(c, "%.*s", (int)len, (const char *)p);
+		else if (cp <= 0xFF)
+			emit(c, "\\x%02X", (unsigned)cp);
+		else
+			emit(c, "\\u%04X", (unsigned)cp);
+		p += len;
+	}
+	emit(c, "\"");
+}
+
+static bool all_printable(const char *s, bool newlines)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p;) {
+		size_t len;
+		uint32_t cp = utf8_next(p, &len);
+
+		if (!yaml_printable(cp) && !(newlines && cp == '\n'))
+			return false;
+		p += len;
+	}
+	return true;
 }
 
 /* A block scalar where it reads like the text itself; quoted where a block cannot say it. */
 static void emit_text(conv *c, const char *key, const char *s)
 {
 	size_t n = strlen(s);
-	bool block = n > 0 && s[0] != ' ' && s[0] != '\n' && !strchr(s, '\r') && !strchr(s, '\t') &&
+	bool block = n > 0 && s[0] != ' ' && s[0] != '\n' && all_printable(s, true) &&
 		     (n < 2 || strcmp(s + n - 2, "\n\n") != 0);
 
-	for (const unsigned char *p = (const unsigned char *)s; block && *p; p++)
-		if (*p < 0x20 && *p != '\n')
-			block = false;
 	if (!block) {
 		emit(c, "%s: ", key);
 		emit_quoted(c, s);
@@ -439,6 +528,9 @@ static int convert(conv *c, const cJSON *j)
 			    "with a letter or digit",
 			    id);
 	title = sbx_json_get_string(j, "title", sbx_json_get_string(j, "name", id));
+	if (strlen(title) > TITLE_MAX)
+		return fail(c, sbx_json_get(j, "title") ? "$.title" : "$.name",
+			    "longer than %d bytes", TITLE_MAX);
 	desc = sbx_json_get_string(j, "description", NULL);
 	prompt = sbx_json_get_string(j, "prompt", sbx_json_get_string(j, "instructions", NULL));
 	if (sbx_json_get(j, "prompt") && sbx_json_get(j, "instructions"))
@@ -449,6 +541,9 @@ static int convert(conv *c, const cJSON *j)
 	/* The reference shows the agent both: what the task is, then how to do it. */
 	if (desc && prompt && asprintf(&text, "%s\n\n%s", desc, prompt) < 0)
 		return sbx_error_set(c->err, -ENOMEM, "out of memory");
+	if (strlen(text ? text : prompt ? prompt : desc) > PROMPT_MAX)
+		return fail(c, prompt ? "$.prompt" : "$.description", "longer than %d bytes",
+			    PROMPT_MAX);
 	difficulty = sbx_json_get_string(j, "difficulty", "medium");
 	if (strcmp(difficulty, "easy") != 0 && strcmp(difficulty, "medium") != 0 &&
 	    strcmp(difficulty, "hard") != 0)
@@ -491,10 +586,14 @@ int sbx_task_reference_parse(const char *name, const char *dir, const char *text
 	_cleanup_json_ cJSON *j = NULL;
 	sbx_error perr = SBX_ERROR_INIT;
 	conv c = {.name = name, .dir = dir, .err = err, .out = SBX_BUF_INIT(MAX_YAML)};
+	ssize_t bad;
 	int r;
 
 	if (len > MAX_JSON)
 		return sbx_error_set(err, -EFBIG, "%s: larger than %u bytes", name, MAX_JSON);
+	/* task.yaml is UTF-8 (libyaml checks), and JSON is too; say so here, with where. */
+	if ((bad = utf8_invalid((const unsigned char *)text, len)) >= 0)
+		return sbx_error_set(err, -EINVAL, "%s: byte %zd: not UTF-8 text", name, bad);
 	if (sbx_json_parse(text, len, &j, &perr) < 0)
 		return sbx_error_set(err, -EINVAL, "%s: not JSON: %s", name,
 				     sbx_error_message(&perr));
