@@ -225,6 +225,25 @@ START_TEST(resolve_and_precedence)
 	ck_assert_int_eq(sbx_task_resolve(NULL, dir, &file, &err), 0);
 	ck_assert_ptr_nonnull(strstr(file, "/task.json"));
 	free(file);
+	{
+		/* A tasks directory lists and resolves a reference folder by its name. */
+		char parent[128], link[192], **names = NULL;
+		size_t n = 0;
+
+		snprintf(parent, sizeof(parent), "%s/tasks", dir);
+		ck_assert_int_eq(mkdir(parent, 0755), 0);
+		snprintf(link, sizeof(link), "%s/ref1", parent);
+		ck_assert_int_eq(symlink(dir, link), 0);
+		ck_assert_int_eq(sbx_task_list(parent, &names, &n, &err), 0);
+		ck_assert_uint_eq(n, 1);
+		ck_assert_str_eq(names[0], "ref1");
+		sbx_task_names_free(names);
+		ck_assert_int_eq(sbx_task_resolve(parent, "ref1", &file, &err), 0);
+		ck_assert_ptr_nonnull(strstr(file, "ref1/task.json"));
+		free(file);
+		unlink(link);
+		rmdir(parent);
+	}
 	put("task.yaml", "id: t\ntitle: T\ndifficulty: easy\nprompt: p\noutputs: o.ods\n"
 			 "oracle: oracle/expected.ods\n");
 	ck_assert_int_eq(sbx_task_resolve(NULL, dir, &file, &err), 0);
