@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +20,7 @@
 #include "sbx/json.h"
 #include "sbx/task.h"
 #include "schema.h"
+#include "yamltext.h"
 
 #define MAX_JSON   (1u << 20)
 #define TITLE_MAX  256	       /* as task.yaml's */
@@ -81,123 +81,17 @@ static void emit(conv *c, const char *fmt, ...)
 	va_end(ap);
 }
 
-/*
- * One UTF-8 sequence at s (validated beforehand): its code point, *len its
- * length. The input was checked by utf8_invalid, so this cannot overrun.
- */
-static uint32_t utf8_next(const unsigned char *s, size_t *len)
-{
-	if (s[0] < 0x80) {
-		*len = 1;
-		return s[0];
-	}
-	if (s[0] < 0xE0) {
-		*len = 2;
-		return ((uint32_t)(s[0] & 0x1F) << 6) | (s[1] & 0x3F);
-	}
-	if (s[0] < 0xF0) {
-		*len = 3;
-		return ((uint32_t)(s[0] & 0x0F) << 12) | ((uint32_t)(s[1] & 0x3F) << 6) |
-		       (s[2] & 0x3F);
-	}
-	*len = 4;
-	return ((uint32_t)(s[0] & 0x07) << 18) | ((uint32_t)(s[1] & 0x3F) << 12) |
-	       ((uint32_t)(s[2] & 0x3F) << 6) | (s[3] & 0x3F);
-}
-
-/* The offset of the first byte that is not well-formed UTF-8 (or a NUL), or -1. */
-static ssize_t utf8_invalid(const unsigned char *s, size_t n)
-{
-	for (size_t i = 0; i < n;) {
-		unsigned char b = s[i];
-		size_t len = b < 0x80		  ? 1
-			     : (b & 0xE0) == 0xC0 ? 2
-			     : (b & 0xF0) == 0xE0 ? 3
-			     : (b & 0xF8) == 0xF0 ? 4
-						  : 0;
-		uint32_t cp;
-
-		if (b == 0 || len == 0 || i + len > n)
-			return (ssize_t)i;
-		for (size_t k = 1; k < len; k++)
-			if ((s[i + k] & 0xC0) != 0x80)
-				return (ssize_t)i;
-		cp = utf8_next(s + i, &len);
-		/* Overlong forms, surrogates, beyond U+10FFFF. */
-		if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) ||
-		    (len == 4 && cp < 0x10000) || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF)
-			return (ssize_t)i;
-		i += len;
-	}
-	return -1;
-}
-
-/* What YAML lets a stream carry as it is (YAML 1.1 "printable", line breaks aside). */
-static bool yaml_printable(uint32_t cp)
-{
-	return (cp >= 0x20 && cp <= 0x7E) || (cp >= 0xA0 && cp <= 0xD7FF) ||
-	       (cp >= 0xE000 && cp <= 0xFFFD && cp != 0xFEFF) || (cp >= 0x10000 && cp <= 0x10FFFF);
-}
-
-/* A YAML double-quoted scalar for any (valid UTF-8) string: the rest escaped. */
+/* Appends through yamltext.c; a failure sticks like emit's. */
 static void emit_quoted(conv *c, const char *s)
 {
-	emit(c, "\"");
-	for (const unsigned char *p = (const unsigned char *)s; *p;) {
-		size_t len;
-		uint32_t cp = utf8_next(p, &len);
-
-		if (cp == '"' || cp == '\\')
-			emit(c, "\\%c", (char)cp);
-		else if (cp == '\n')
-			emit(c, "\\n");
-		else if (cp == '\t')
-			emit(c, "\\t");
-		else if (yaml_printable(cp))
-			emit(c, "%.*s", (int)len, (const char *)p);
-		else if (cp <= 0xFF)
-			emit(c, "\\x%02X", (unsigned)cp);
-		else
-			emit(c, "\\u%04X", (unsigned)cp);
-		p += len;
-	}
-	emit(c, "\"");
+	if (!c->oom && sbx_task__yaml_quoted(&c->out, s) < 0)
+		c->oom = true;
 }
 
-static bool all_printable(const char *s, bool newlines)
-{
-	for (const unsigned char *p = (const unsigned char *)s; *p;) {
-		size_t len;
-		uint32_t cp = utf8_next(p, &len);
-
-		if (!yaml_printable(cp) && !(newlines && cp == '\n'))
-			return false;
-		p += len;
-	}
-	return true;
-}
-
-/* A block scalar where it reads like the text itself; quoted where a block cannot say it. */
 static void emit_text(conv *c, const char *key, const char *s)
 {
-	size_t n = strlen(s);
-	bool block = n > 0 && s[0] != ' ' && s[0] != '\n' && all_printable(s, true) &&
-		     (n < 2 || strcmp(s + n - 2, "\n\n") != 0);
-
-	if (!block) {
-		emit(c, "%s: ", key);
-		emit_quoted(c, s);
-		emit(c, "\n");
-		return;
-	}
-	emit(c, "%s: |%s\n", key, s[n - 1] == '\n' ? "" : "-");
-	for (const char *line = s; *line;) {
-		const char *nl = strchr(line, '\n');
-		size_t len = nl ? (size_t)(nl - line) : strlen(line);
-
-		emit(c, len ? "  %.*s\n" : "\n", (int)len, line);
-		line += len + (nl ? 1 : 0);
-	}
+	if (!c->oom && sbx_task__yaml_text(&c->out, key, s) < 0)
+		c->oom = true;
 }
 
 static void emit_list(conv *c, const char *key, char **v)
@@ -592,7 +486,7 @@ int sbx_task_reference_parse(const char *name, const char *dir, const char *text
 	if (len > MAX_JSON)
 		return sbx_error_set(err, -EFBIG, "%s: larger than %u bytes", name, MAX_JSON);
 	/* task.yaml is UTF-8 (libyaml checks), and JSON is too; say so here, with where. */
-	if ((bad = utf8_invalid((const unsigned char *)text, len)) >= 0)
+	if ((bad = sbx_task__utf8_invalid(text, len)) >= 0)
 		return sbx_error_set(err, -EINVAL, "%s: byte %zd: not UTF-8 text", name, bad);
 	if (sbx_json_parse(text, len, &j, &perr) < 0)
 		return sbx_error_set(err, -EINVAL, "%s: not JSON: %s", name,
