@@ -237,9 +237,16 @@ static int file_list(conv *c, const cJSON *node, const char *key, const char *su
 			sbx_schema__strv_free(v);
 			return r;
 		}
+		if (n >= SBX_TASK_MAX_FILES) {
+			sbx_schema__strv_free(v);
+			return fail(c, jpath, "too many files (at most %d)", SBX_TASK_MAX_FILES);
+		}
+		if (asprintf(&rel, "%s/%s", sub, it->valuestring) < 0) {
+			sbx_schema__strv_free(v);
+			return sbx_error_set(c->err, -ENOMEM, "out of memory");
+		}
 		/* No folder to look in (fuzzing, memory): the reference's layout is assumed. */
-		if (asprintf(&rel, "%s/%s", sub, it->valuestring) >= 0 && c->dir &&
-		    !is_regular(c->dir, rel)) {
+		if (c->dir && !is_regular(c->dir, rel)) {
 			free(rel);
 			rel = is_regular(c->dir, it->valuestring) ? strdup(it->valuestring) : NULL;
 			if (!rel) {
@@ -249,11 +256,9 @@ static int file_list(conv *c, const cJSON *node, const char *key, const char *su
 				return r;
 			}
 		}
-		if (n >= SBX_TASK_MAX_FILES || strv_push(&v, &n, rel) < 0) {
+		if (strv_push(&v, &n, rel) < 0) {
 			sbx_schema__strv_free(v);
-			return n >= SBX_TASK_MAX_FILES
-				       ? fail(c, jpath, "too many files")
-				       : sbx_error_set(c->err, -ENOMEM, "out of memory");
+			return sbx_error_set(c->err, -ENOMEM, "out of memory");
 		}
 	}
 	*out = v;
@@ -290,8 +295,9 @@ static int outputs_of(conv *c, const cJSON *node)
 			 i);
 		if (!cJSON_IsString(it) || !*it->valuestring || escapes(it->valuestring))
 			return fail(c, jpath, "expected a file name relative to the workspace");
-		if (n >= SBX_TASK_MAX_FILES ||
-		    strv_push(&c->outputs, &n, strdup(it->valuestring)) < 0)
+		if (n >= SBX_TASK_MAX_FILES)
+			return fail(c, jpath, "too many files (at most %d)", SBX_TASK_MAX_FILES);
+		if (strv_push(&c->outputs, &n, strdup(it->valuestring)) < 0)
 			return sbx_error_set(c->err, -ENOMEM, "out of memory");
 	}
 	return 0;
