@@ -19,6 +19,7 @@
 #include "sbx/cleanup.h"
 #include "sbx/json.h"
 #include "sbx/task.h"
+#include "answer.h"
 #include "schema.h"
 #include "yamltext.h"
 
@@ -45,6 +46,7 @@ typedef struct conv {
 	sbx_error *err;
 	sbx_buf out;
 	bool oom;
+	bool answer_ranges;		    /* SBX_TASK_REFERENCE_ANSWER_RANGES */
 	char **files, **oracles, **outputs; /* NULL-terminated, owned */
 } conv;
 
@@ -329,6 +331,60 @@ static int boolean(conv *c, const cJSON *j, const char *jpath, bool *out)
 	return 0;
 }
 
+static void emit_ranges(conv *c, char **v)
+{
+	emit(c, "      ranges: [");
+	for (size_t i = 0; v && v[i]; i++) {
+		if (i)
+			emit(c, ", ");
+		emit_quoted(c, v[i]);
+	}
+	emit(c, "]\n");
+}
+
+static void free_strv(char **v)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		free(v[i]);
+	free(v);
+}
+
+/* Grade only the cells the oracle adds; the given ones must stay (a gate), as our tasks do. */
+static int emit_answer_cases(conv *c, const cJSON *sheets)
+{
+	_cleanup_free_ char *start = NULL, *oracle = NULL;
+	char **names = NULL, **answer = NULL, **inputs = NULL;
+	size_t n = 0;
+	const cJSON *it;
+	int r = 0;
+
+	if (count(c->files) != 1 || count(c->oracles) != 1 || count(c->outputs) != 1)
+		return fail(c, "$.files",
+			    "answer ranges need one starting file, one output and one oracle");
+	if (!c->dir || asprintf(&start, "%s/%s", c->dir, c->files[0]) < 0 ||
+	    asprintf(&oracle, "%s/%s", c->dir, c->oracles[0]) < 0)
+		return sbx_error_set(c->err, -ENOMEM, "out of memory");
+	cJSON_ArrayForEach (it, sheets)
+		if ((r = strv_push(&names, &n, strdup(it->valuestring))) < 0)
+			break;
+	if (r >= 0)
+		r = sbx_task__answer_ranges(start, oracle, names, &answer, &inputs, c->err);
+	sbx_schema__strv_free(names);
+	if (r < 0)
+		return r == -ENOMEM ? sbx_error_set(c->err, r, "out of memory")
+				    : sbx_error_prefix(c->err, r, "%s: answer ranges", c->name);
+	emit(c, "  cases:\n    - name: answer\n");
+	emit_ranges(c, answer);
+	if (inputs) {
+		emit(c, "    - name: inputs unchanged\n      gate: true\n      skip_empty: false\n"
+			"      tolerance: 0\n");
+		emit_ranges(c, inputs);
+	}
+	free_strv(answer);
+	free_strv(inputs);
+	return 0;
+}
+
 /* The grading options both a single grade and every case share. */
 static int emit_grading(conv *c, const cJSON *g)
 {
@@ -377,6 +433,8 @@ static int emit_grading(conv *c, const cJSON *g)
 		emit_quoted(c, it->valuestring);
 		emit(c, "\n");
 	}
+	if (c->answer_ranges)
+		return emit_answer_cases(c, sheets);
 	if (n_out <= 1 && n_oracle <= 1)
 		return 0;
 	/* Several files: graded pairwise, output i against oracle i. */
@@ -481,11 +539,15 @@ bool sbx_task_is_reference_file(const char *path)
 }
 
 int sbx_task_reference_parse(const char *name, const char *dir, const char *text, size_t len,
-			     char **out, sbx_error *err)
+			     unsigned flags, char **out, sbx_error *err)
 {
 	_cleanup_json_ cJSON *j = NULL;
 	sbx_error perr = SBX_ERROR_INIT;
-	conv c = {.name = name, .dir = dir, .err = err, .out = SBX_BUF_INIT(MAX_YAML)};
+	conv c = {.name = name,
+		  .dir = dir,
+		  .err = err,
+		  .out = SBX_BUF_INIT(MAX_YAML),
+		  .answer_ranges = flags & SBX_TASK_REFERENCE_ANSWER_RANGES};
 	ssize_t bad;
 	int r;
 
@@ -509,7 +571,7 @@ int sbx_task_reference_parse(const char *name, const char *dir, const char *text
 	return *out ? 0 : sbx_error_set(err, -ENOMEM, "out of memory");
 }
 
-int sbx_task_reference_to_yaml(const char *json_path, char **out, sbx_error *err)
+int sbx_task_reference_to_yaml(const char *json_path, unsigned flags, char **out, sbx_error *err)
 {
 	_cleanup_free_ char *text = NULL, *dir = NULL;
 	size_t len;
@@ -527,5 +589,5 @@ int sbx_task_reference_to_yaml(const char *json_path, char **out, sbx_error *err
 		*slash = '\0';
 	else
 		strcpy(dir, ".");
-	return sbx_task_reference_parse(json_path, dir, text, len, out, err);
+	return sbx_task_reference_parse(json_path, dir, text, len, flags, out, err);
 }

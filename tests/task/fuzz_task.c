@@ -37,7 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	{
 		char *yaml = NULL;
 
-		if (sbx_task_reference_parse("fuzz.json", NULL, (const char *)data, size, &yaml,
+		if (sbx_task_reference_parse("fuzz.json", NULL, (const char *)data, size, 0, &yaml,
 					     &err) == 0) {
 			sbx_error_clear(&err);
 			/* The loader may refuse what the mapping does not check (a path it
