@@ -27,6 +27,7 @@ typedef struct cli_command {
 /* Each returns an exit code; argv[0] is the command name. */
 int cmd_build(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_sweep(int argc, char **argv);
 int cmd_mcp(int argc, char **argv);
 int cmd_grade(int argc, char **argv);
 int cmd_tasks(int argc, char **argv);

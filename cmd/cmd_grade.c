@@ -289,7 +289,7 @@ int cmd_grade(int argc, char **argv)
 			cli_error("grade: report too large");
 			return EXIT_ENGINE;
 		}
-		fputs(sbx_buf_str(&text), stdout);
+		sbx_fputs_escaped(sbx_buf_str(&text), stdout); /* values from the outputs */
 		sbx_buf_free(&text);
 	}
 	return res->status == SBX_GRADE_PASS ? EXIT_PASS : EXIT_NOT_PASSED;

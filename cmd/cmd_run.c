@@ -293,16 +293,19 @@ static void print_summary(const sbx_run_result *r)
 	if (r->error)
 		fprintf(stderr, "sandboxctl: %s: %s\n", r->error_kind ? r->error_kind : "error",
 			r->error);
-	if (r->status == SBX_RUN_AGENT_ERROR)
+	if (r->status == SBX_RUN_AGENT_ERROR) {
 		/* The grade of a broken agent is noise: grade.txt keeps it. */
 		fprintf(stderr,
 			"sandboxctl: agent error: the agent exited with status %d before "
-			"complete_task%s%s%s\n",
+			"complete_task%s%s",
 			r->agent_exit, r->agent_exit == 127 ? " (command not found)" : "",
-			r->agent_tail ? "; agent.log ends: " : "",
-			r->agent_tail ? r->agent_tail : "");
-	else if (r->grade.report_text && r->status != SBX_RUN_PASS)
-		fputs(r->grade.report_text, stderr);
+			r->agent_tail ? "; agent.log ends: " : "");
+		sbx_fputs_escaped(r->agent_tail, stderr);
+		fputc('\n', stderr);
+	} else if (r->grade.report_text && r->status != SBX_RUN_PASS) {
+		/* Cell values and sheet names come from the agent's outputs. */
+		sbx_fputs_escaped(r->grade.report_text, stderr);
+	}
 	fprintf(stderr, "sandboxctl: result: %s/result.json\n", r->run_id ? r->run_dir : "?");
 }
 

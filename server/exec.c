@@ -5,6 +5,11 @@
  * processes, file size), with a timeout after which the whole group is
  * killed. stdout and stderr are read with poll() and capped (head and tail
  * kept, a marker in between).
+ *
+ * In a sandbox the child is started by sandbox-spawner, as the agent's uid
+ * (spawn-protocol.h): the server cannot change uid, and tool code must not
+ * be able to signal, trace or impersonate it. Run anywhere else (tests, a
+ * host), the server forks the child itself.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +21,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -23,6 +29,7 @@
 
 #include "capture.h"
 #include "server.h"
+#include "spawn-protocol.h"
 #include "task.h"
 
 extern char **environ;
@@ -150,6 +157,181 @@ fail:
 	_exit(127);
 }
 
+/* A started child: forked here (pidfd), or by the spawner (chan). */
+typedef struct child_proc {
+	pid_t pid;
+	int pidfd; /* local: readable when it exited */
+	int chan;  /* spawned: the guard's channel, readable with its exit */
+} child_proc;
+
+#define CHILD_PROC_INIT                                                                            \
+	{                                                                                          \
+		0, -1, -1                                                                          \
+	}
+
+/* The spawner's end of PID 1's socketpair, -1 when there is none (not in a sandbox). */
+static int spawner_fd(void)
+{
+	static int fd = -2;
+	const char *v;
+	char *end;
+	long n;
+
+	if (fd != -2)
+		return fd;
+	fd = -1;
+	v = getenv("SANDBOX_SPAWN_FD");
+	if (v && *v) {
+		n = strtol(v, &end, 10);
+		if (!*end && n >= 0 && n < 65536 && fcntl((int)n, F_GETFD) >= 0)
+			fd = (int)n;
+	}
+	return fd;
+}
+
+/* Appends a NUL-terminated string to the request; false when it would not fit. */
+static bool put_string(char *buf, size_t *len, const char *str)
+{
+	size_t n = strlen(str) + 1;
+
+	if (*len + n > SBX_SPAWN_MAX_MESSAGE)
+		return false;
+	memcpy(buf + *len, str, n);
+	*len += n;
+	return true;
+}
+
+/* Asks the spawner to start prog; the fds are duplicated into the request, not consumed. */
+static int spawn_remote(const tool_context *ctx, const char *prog, char *const argv[],
+			char *const envp[], int code_fd, int out_fd, int err_fd, int status_fd,
+			int timeout, child_proc *c, sbx_error *err)
+{
+	struct sbx_spawn_request rq = {
+		.magic = SBX_SPAWN_MAGIC,
+		.cpu_seconds = (uint32_t)timeout + 5,
+		.max_processes = exec_default_limits.max_processes,
+		.address_space = (uint64_t)exec_default_limits.memory_mb << 20,
+		.max_file_bytes = (uint64_t)exec_default_limits.max_file_mb << 20,
+	};
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int) * SBX_SPAWN_NFDS)];
+	} cbuf;
+	_cleanup_free_ char *msg = malloc(SBX_SPAWN_MAX_MESSAGE);
+	struct sbx_spawn_event ev;
+	size_t len = sizeof(rq);
+	int pair[2], fds[SBX_SPAWN_NFDS];
+	struct iovec iov;
+	struct msghdr mh = {0};
+
+	if (!msg)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	if (!put_string(msg, &len, prog))
+		return sbx_error_set(err, -E2BIG, "the program path is too long");
+	rq.argc = 1;
+	for (size_t i = 1; argv[0] && argv[i]; i++, rq.argc++)
+		if (!put_string(msg, &len, argv[i]))
+			return sbx_error_set(err, -E2BIG, "the arguments are too long");
+	for (size_t i = 0; envp[i]; i++, rq.envc++)
+		if (!put_string(msg, &len, envp[i]))
+			return sbx_error_set(err, -E2BIG, "the environment is too long");
+	rq.strings_len = (uint32_t)(len - sizeof(rq));
+	memcpy(msg, &rq, sizeof(rq));
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
+		return sbx_error_set(err, -errno, "socketpair: %s", strerror(errno));
+	fds[SBX_SPAWN_FD_CHANNEL] = pair[1];
+	fds[SBX_SPAWN_FD_STDIN] = code_fd;
+	fds[SBX_SPAWN_FD_STDOUT] = out_fd;
+	fds[SBX_SPAWN_FD_STDERR] = err_fd;
+	fds[SBX_SPAWN_FD_STATUS] = status_fd;
+	fds[SBX_SPAWN_FD_CWD] = ctx->workspace_fd;
+	iov = (struct iovec){msg, len};
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = cbuf.buf;
+	mh.msg_controllen = sizeof(cbuf.buf);
+	CMSG_FIRSTHDR(&mh)->cmsg_level = SOL_SOCKET;
+	CMSG_FIRSTHDR(&mh)->cmsg_type = SCM_RIGHTS;
+	CMSG_FIRSTHDR(&mh)->cmsg_len = CMSG_LEN(sizeof(fds));
+	memcpy(CMSG_DATA(CMSG_FIRSTHDR(&mh)), fds, sizeof(fds));
+	if (sendmsg(spawner_fd(), &mh, MSG_NOSIGNAL) != (ssize_t)len) {
+		int e = errno;
+
+		close(pair[0]);
+		close(pair[1]);
+		return sbx_error_set(err, -EPIPE, "the sandbox's spawner is gone (%s)",
+				     strerror(e));
+	}
+	close(pair[1]);
+	/* Its pid, or EOF when the spawner refused or could not fork (the status pipe says why). */
+	if (recv(pair[0], &ev, sizeof(ev), 0) != (ssize_t)sizeof(ev) ||
+	    ev.kind != SBX_SPAWN_STARTED) {
+		close(pair[0]);
+		return sbx_error_set(err, -EPIPE, "the sandbox's spawner did not start '%s'", prog);
+	}
+	c->pid = (pid_t)ev.value;
+	c->chan = pair[0];
+	return 0;
+}
+
+static int spawn_local(const tool_context *ctx, const char *prog, char *const argv[],
+		       char *const envp[], int code_fd, int out_fd, int err_fd, int status_fd,
+		       int timeout, child_proc *c, sbx_error *err);
+
+static int child_start(const tool_context *ctx, const char *prog, char *const argv[],
+		       char *const envp[], int code_fd, int out_fd, int err_fd, int status_fd,
+		       int timeout, child_proc *c, sbx_error *err)
+{
+	if (spawner_fd() >= 0)
+		return spawn_remote(ctx, prog, argv, envp, code_fd, out_fd, err_fd, status_fd,
+				    timeout, c, err);
+	return spawn_local(ctx, prog, argv, envp, code_fd, out_fd, err_fd, status_fd, timeout, c,
+			   err);
+}
+
+/* The fd to poll for the child's end. */
+static int child_fd(const child_proc *c)
+{
+	return c->chan >= 0 ? c->chan : c->pidfd;
+}
+
+static void child_kill(child_proc *c)
+{
+	if (c->chan >= 0) {
+		char k = SBX_SPAWN_KILL;
+
+		(void)!send(c->chan, &k, 1, MSG_NOSIGNAL);
+		return;
+	}
+	for (int i = 0; i < 3 && kill(-c->pid, SIGKILL) == 0; i++)
+		;
+}
+
+/* True when the child has ended; *status its wait status. block: wait for it. */
+static bool child_reap(child_proc *c, int *status, bool block)
+{
+	struct sbx_spawn_event ev;
+	ssize_t n;
+
+	if (c->chan < 0)
+		return waitpid(c->pid, status, block || c->pidfd >= 0 ? 0 : WNOHANG) == c->pid;
+	n = recv(c->chan, &ev, sizeof(ev), block ? 0 : MSG_DONTWAIT);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return false;
+	/* A guard that died without a word (tool code may kill it): count it as killed. */
+	*status = n == (ssize_t)sizeof(ev) && ev.kind == SBX_SPAWN_EXITED ? ev.value : SIGKILL;
+	return true;
+}
+
+static void child_close(child_proc *c)
+{
+	if (c->pidfd >= 0)
+		close(c->pidfd);
+	if (c->chan >= 0)
+		close(c->chan);
+	c->pidfd = c->chan = -1;
+}
+
 typedef struct run {
 	int exit_code;
 	int signal;
@@ -158,10 +340,20 @@ typedef struct run {
 	capture out, err;
 } run;
 
-static void kill_group(pid_t pgid)
+static int spawn_local(const tool_context *ctx, const char *prog, char *const argv[],
+		       char *const envp[], int code_fd, int out_fd, int err_fd, int status_fd,
+		       int timeout, child_proc *c, sbx_error *err)
 {
-	for (int i = 0; i < 3 && kill(-pgid, SIGKILL) == 0; i++)
-		;
+	pid_t parent = getpid(), pid = fork();
+
+	if (pid < 0)
+		return sbx_error_set(err, -errno, "fork: %s", strerror(errno));
+	if (pid == 0)
+		child(ctx, prog, argv, envp, code_fd, out_fd, err_fd, status_fd, timeout, parent);
+	setpgid(pid, pid); /* also in the parent: no window where kill(-pid) misses */
+	c->pid = pid;
+	c->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	return 0;
 }
 
 /* Reads what is available on fd into c; returns false at EOF or error. */
@@ -181,13 +373,13 @@ static bool drain(int fd, capture *c)
 static int spawn_and_wait(tool_context *ctx, const char *prog, char *const argv[], const char *code,
 			  int timeout, run *r, sbx_error *err)
 {
-	int code_fd = -1, out[2] = {-1, -1}, errp[2] = {-1, -1}, st[2] = {-1, -1}, pidfd = -1;
+	int code_fd = -1, out[2] = {-1, -1}, errp[2] = {-1, -1}, st[2] = {-1, -1};
+	child_proc c = CHILD_PROC_INIT;
 	long long start = now_ms(), deadline = start + (long long)timeout * 1000, last_progress;
 	bool out_open = true, err_open = true, exited = false;
 	int status = 0, child_errno = 0, ret = 0;
 	size_t len = code ? strlen(code) : 0;
 	char **envp = child_env(ctx);
-	pid_t pid, parent;
 
 	if (!envp) {
 		ret = sbx_error_set(err, -ENOMEM, "out of memory");
@@ -203,42 +395,35 @@ static int spawn_and_wait(tool_context *ctx, const char *prog, char *const argv[
 		ret = sbx_error_set(err, -errno, "pipe: %s", strerror(errno));
 		goto done;
 	}
-	parent = getpid();
-	pid = fork();
-	if (pid < 0) {
-		ret = sbx_error_set(err, -errno, "fork: %s", strerror(errno));
+	ret = child_start(ctx, prog, argv, envp, code_fd, out[1], errp[1], st[1], timeout, &c, err);
+	if (ret < 0)
 		goto done;
-	}
-	if (pid == 0)
-		child(ctx, prog, argv, envp, code_fd, out[1], errp[1], st[1], timeout, parent);
-	setpgid(pid, pid); /* also in the parent: no window where kill(-pid) misses */
 	close(out[1]);
 	close(errp[1]);
 	close(st[1]);
 	out[1] = errp[1] = st[1] = -1;
 	if (read(st[0], &child_errno, sizeof(child_errno)) == (ssize_t)sizeof(child_errno)) {
-		waitpid(pid, NULL, 0);
+		child_reap(&c, &status, true);
 		ret = sbx_error_set(err, -child_errno, "cannot run '%s': %s", prog,
 				    strerror(child_errno));
 		goto done;
 	}
-	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	fcntl(out[0], F_SETFL, O_NONBLOCK);
 	fcntl(errp[0], F_SETFL, O_NONBLOCK);
 	last_progress = start;
 	while (out_open || err_open || !exited) {
 		struct pollfd p[3] = {{out_open ? out[0] : -1, POLLIN, 0},
 				      {err_open ? errp[0] : -1, POLLIN, 0},
-				      {exited ? -1 : pidfd, POLLIN, 0}};
+				      {exited ? -1 : child_fd(&c), POLLIN, 0}};
 		long long now = now_ms(), wait_ms = 100;
 
 		if (!exited && ctx->cancelled && atomic_load(ctx->cancelled)) {
 			r->cancelled = true;
-			kill_group(pid);
+			child_kill(&c);
 		}
 		if (!exited && now >= deadline && !r->timed_out) {
 			r->timed_out = true;
-			kill_group(pid);
+			child_kill(&c);
 		}
 		if (exited && now >= deadline)
 			break; /* a leftover holds the pipes open: stop reading */
@@ -253,21 +438,20 @@ static int spawn_and_wait(tool_context *ctx, const char *prog, char *const argv[
 			out_open = false;
 		if (p[1].revents && !drain(errp[0], &r->err))
 			err_open = false;
-		if (!exited && (p[2].revents || pidfd < 0)) {
-			pid_t w = waitpid(pid, &status, pidfd < 0 ? WNOHANG : 0);
-			if (w == pid) {
+		if (!exited && (p[2].revents || child_fd(&c) < 0)) {
+			if (child_reap(&c, &status, false)) {
 				exited = true;
 				/* Background leftovers of the group go too; give the pipes 200 ms.
 				 */
-				kill_group(pid);
+				child_kill(&c);
 				if (deadline > now_ms() + 200)
 					deadline = now_ms() + 200;
 			}
 		}
 	}
 	if (!exited) {
-		kill_group(pid);
-		waitpid(pid, &status, 0);
+		child_kill(&c);
+		child_reap(&c, &status, true);
 	}
 	r->duration_ms = now_ms() - start;
 	if (WIFEXITED(status)) {
@@ -288,8 +472,7 @@ done:
 		if (st[i] >= 0)
 			close(st[i]);
 	}
-	if (pidfd >= 0)
-		close(pidfd);
+	child_close(&c);
 	return ret;
 }
 

@@ -221,7 +221,9 @@ static int write_confined(tool_context *ctx, const char *rel, const sbx_buf *dat
 			tmp = NULL;
 			return sbx_error_set(err, -ENOMEM, "out of memory");
 		}
-		fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		/* 0666 less the umask: in a sandbox (umask 002) the agent's uid may write it too.
+		 */
+		fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
 		if (fd < 0 && errno != EEXIST)
 			return sbx_error_set(err, -errno, "cannot create a temp file: %s",
 					     strerror(errno));

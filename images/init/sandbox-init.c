@@ -2,11 +2,17 @@
 /*
  * sandbox-init: PID 1 of a sandbox container.
  *
- * Runs unprivileged (uid 1000, no capabilities). With SANDBOX_NETWORK=
- * published it is started as root with CAP_NET_ADMIN, CAP_SETPCAP,
- * CAP_SETUID and CAP_SETGID only: it sets the egress firewall (IPv4 and
- * IPv6), then drops every capability, the bounding set included, and becomes
- * uid 1000 before anything else runs. It starts Xvfb
+ * Started as root with CAP_SETUID, CAP_SETGID and CAP_SETPCAP only (and
+ * CAP_NET_ADMIN with SANDBOX_NETWORK=published, to set the egress firewall
+ * for IPv4 and IPv6 first). Those are needed only to give the agent's tool
+ * code a uid of its own: it starts sandbox-spawner as SANDBOX_AGENT_UID
+ * (1001, in the server's group for the workspace), with a raised OOM score
+ * (and, with CAP_SYS_RESOURCE, one it cannot lower), then drops every capability,
+ * the bounding set included, and becomes SANDBOX_UID (1000) before anything
+ * else runs. The server (uid 1000) asks the spawner to run tool code, so that
+ * code can neither signal, trace nor impersonate it, nor reach its socket
+ * directory. Started unprivileged, it runs everything as its own uid (no
+ * spawner; the server then forks tool code itself). It starts Xvfb
  * when SANDBOX_DISPLAY is set, LibreOffice Calc on SANDBOX_OPEN once that
  * file exists, and the main program: the command given on its command line,
  * or by default the MCP server on a unix socket. It reaps every zombie,
@@ -33,6 +39,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -50,8 +57,9 @@
 #define MAX_DEADLINE_SECONDS (10LL * 365 * 24 * 3600)
 #define HTTP_PORT	     "8080" /* --network published: the server's port */
 
-enum { XVFB, OFFICE, MAIN, N_CHILDREN };
-static const char *const child_names[N_CHILDREN] = {"Xvfb", "LibreOffice", "main program"};
+enum { XVFB, OFFICE, MAIN, SPAWNER, N_CHILDREN };
+static const char *const child_names[N_CHILDREN] = {"Xvfb", "LibreOffice", "main program",
+						    "sandbox-spawner"};
 
 static struct {
 	pid_t pid[N_CHILDREN];
@@ -315,51 +323,120 @@ static bool all_children_gone(void)
 
 #include "sandbox-firewall.h"
 
-/*
- * Becomes SANDBOX_UID with no capability left in any set: bounding first
- * (needs CAP_SETPCAP), ambient, then groups and ids (the kernel clears the
- * permitted and effective sets), inheritable last. Verified, not assumed.
- */
-static int drop_root(bool all_caps)
+static long long uid_from_env(const char *name, const char *fallback)
 {
-	long long uid = parse_seconds(env_or("SANDBOX_UID", "1000"), INT_MAX);
+	long long uid = parse_seconds(env_or(name, fallback), INT_MAX);
 
-	if (geteuid() != 0)
-		return 0;
-	if (uid <= 0) {
-		say("SANDBOX_UID must be a non-zero uid");
-		return -EINVAL;
-	}
-	if (all_caps) {
-		struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
-		struct __user_cap_data_struct d[2];
+	if (uid <= 0)
+		say("%s must be a non-zero uid", name);
+	return uid;
+}
 
-		for (int c = 0; c < 64; c++)
-			if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL) {
-				say("cannot drop capability %d from the bounding set: %s", c,
-				    strerror(errno));
-				return -EPERM;
-			}
-		prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
-		if (setgroups(0, NULL) < 0 || setgid((gid_t)uid) < 0 || setuid((uid_t)uid) < 0) {
-			say("cannot drop to uid %lld (%s); refusing to run", uid, strerror(errno));
+/*
+ * Becomes uid (group uid, plus the supplementary group extra_gid when >= 0)
+ * with no capability left in any set: bounding first (needs CAP_SETPCAP),
+ * ambient, then groups and ids (the kernel clears the permitted and
+ * effective sets), inheritable last. Verified, not assumed.
+ */
+static int drop_to(long long uid, long long extra_gid)
+{
+	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct d[2];
+	gid_t groups[1] = {(gid_t)extra_gid};
+
+	for (int c = 0; c < 64; c++)
+		if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL) {
+			say("cannot drop capability %d from the bounding set: %s", c,
+			    strerror(errno));
 			return -EPERM;
 		}
-		memset(d, 0, sizeof(d));
-		if (syscall(SYS_capset, &h, d) < 0 || !capabilities_empty() || getuid() == 0) {
-			say("capabilities are left after dropping them; refusing to run");
-			return -EPERM;
-		}
-		return 0;
+	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+	if (setgroups(extra_gid >= 0 ? 1 : 0, groups) < 0 || setgid((gid_t)uid) < 0 ||
+	    setuid((uid_t)uid) < 0) {
+		say("cannot drop to uid %lld (%s); refusing to run", uid, strerror(errno));
+		return -EPERM;
 	}
-	if (setgroups(0, NULL) < 0 || setgid((gid_t)uid) < 0 || setuid((uid_t)uid) < 0) {
-		if (getenv("SANDBOX_ALLOW_ROOT"))
-			return 0;
-		say("started as root and cannot drop to uid %lld (%s); refusing to run", uid,
-		    strerror(errno));
+	memset(d, 0, sizeof(d));
+	if (syscall(SYS_capset, &h, d) < 0 || !capabilities_empty() || getuid() == 0) {
+		say("capabilities are left after dropping them; refusing to run");
 		return -EPERM;
 	}
 	return 0;
+}
+
+/* PID 1 itself: SANDBOX_UID, nothing left. A no-op when started unprivileged. */
+static int drop_root(void)
+{
+	long long uid = uid_from_env("SANDBOX_UID", "1000");
+
+	if (geteuid() != 0)
+		return 0;
+	return uid <= 0 ? -EINVAL : drop_to(uid, -1);
+}
+
+static void write_oom_score_adj(const char *value)
+{
+	int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+
+	/* Raising needs nothing; lowering needs CAP_SYS_RESOURCE. */
+	if (fd < 0 || write(fd, value, strlen(value)) < 0)
+		say("oom_score_adj %s: %s", value, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+}
+
+/*
+ * sandbox-spawner as the agent's uid, on one end of a socketpair; returns the
+ * server's end (for SANDBOX_SPAWN_FD), -1 when started unprivileged, or
+ * -EPERM. Its OOM score is raised (+500, inherited by tool code), so under
+ * memory pressure tool code dies before the server. With CAP_SYS_RESOURCE
+ * the raise is written while privileged, which also makes it the lowest the
+ * agent may set, and PID 1 lowers its own (and its other children's) score;
+ * without it the agent may lower its score back to the server's, not below.
+ */
+static int start_spawner(const sigset_t *mask)
+{
+	long long agent = uid_from_env("SANDBOX_AGENT_UID", "1001");
+	long long server = uid_from_env("SANDBOX_UID", "1000");
+	char fdarg[16];
+	int sp[2];
+	pid_t pid;
+
+	if (geteuid() != 0)
+		return -1;
+	if (agent <= 0 || server <= 0 || agent == server) {
+		say("SANDBOX_AGENT_UID must differ from SANDBOX_UID");
+		return -EPERM;
+	}
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0) {
+		say("socketpair: %s", strerror(errno));
+		return -EPERM;
+	}
+	pid = fork();
+	if (pid < 0) {
+		say("cannot start sandbox-spawner: %s", strerror(errno));
+		return -EPERM;
+	}
+	if (pid == 0) {
+		sigprocmask(SIG_SETMASK, mask, NULL);
+		setpgid(0, 0);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		write_oom_score_adj("500");
+		if (drop_to(agent, server) < 0)
+			_exit(EXIT_CANNOT_RUN);
+		prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+		fcntl(sp[1], F_SETFD, 0);
+		snprintf(fdarg, sizeof(fdarg), "%d", sp[1]);
+		execlp("sandbox-spawner", "sandbox-spawner", fdarg, "/tmp/agent", (char *)NULL);
+		fprintf(stderr, "sandbox-init: cannot run sandbox-spawner: %s\n", strerror(errno));
+		_exit(EXIT_CANNOT_RUN);
+	}
+	setpgid(pid, pid);
+	st.pid[SPAWNER] = st.pgid[SPAWNER] = pid;
+	close(sp[1]);
+	if (prctl(PR_CAPBSET_READ, CAP_SYS_RESOURCE, 0, 0, 0) == 1)
+		write_oom_score_adj("-500");
+	return sp[0];
 }
 
 /*
@@ -389,11 +466,7 @@ static int setup_network(bool *published)
 		say("cannot drop egress; refusing to run");
 		return -EPERM;
 	}
-	if (drop_root(true) < 0)
-		return -EPERM;
-	say("network published: egress dropped (IPv4, IPv6), every capability dropped "
-	    "(bounding set included), uid %d",
-	    (int)getuid());
+	say("network published: egress dropped (IPv4, IPv6)");
 	return 0;
 }
 
@@ -424,10 +497,10 @@ static void usage(void)
 int main(int argc, char **argv)
 {
 	static char sock_path[PATH_MAX], ready_path[PATH_MAX], status_path[PATH_MAX];
-	static char home[PATH_MAX];
+	static char home[PATH_MAX], spawn_env[16];
 	sigset_t mask, saved;
 	bool published;
-	int sfd, r;
+	int sfd, r, spawn_fd;
 
 	if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
 		usage();
@@ -440,10 +513,6 @@ int main(int argc, char **argv)
 	r = setup_network(&published);
 	if (r < 0)
 		return r == -EINVAL ? EXIT_BAD_CONFIG : EXIT_CANNOT_RUN;
-	if (drop_root(false) < 0)
-		return EXIT_CANNOT_RUN;
-	prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 	if (read_deadline() < 0)
 		return EXIT_BAD_CONFIG;
 
@@ -461,6 +530,21 @@ int main(int argc, char **argv)
 	}
 	sigdelset(&saved, SIGPIPE);
 
+	spawn_fd = start_spawner(&saved);
+	if (spawn_fd == -EPERM || drop_root() < 0)
+		return EXIT_CANNOT_RUN;
+	if (spawn_fd >= 0) {
+		snprintf(spawn_env, sizeof(spawn_env), "%d", spawn_fd);
+		setenv("SANDBOX_SPAWN_FD", spawn_env, 1);
+		say("tool code runs as uid %s, the server as uid %d; every capability dropped "
+		    "(bounding set included)",
+		    env_or("SANDBOX_AGENT_UID", "1001"), (int)getuid());
+	}
+	prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+	/* The workspace is shared with the agent's uid through the group. */
+	umask(002);
+
 	st.run_dir = env_or("SANDBOX_RUN_DIR", "/tmp/sandbox");
 	st.display = env_or("SANDBOX_DISPLAY", NULL);
 	st.open_path = env_or("SANDBOX_OPEN", NULL);
@@ -477,7 +561,7 @@ int main(int argc, char **argv)
 	}
 
 	if (argc > 1) {
-		spawn(MAIN, argv + 1, -1, &saved);
+		spawn(MAIN, argv + 1, spawn_fd, &saved);
 	} else {
 		const char *ws = env_or("SANDBOX_WORKSPACE", "/workspace");
 		const char *sock = env_or("SANDBOX_SOCKET", NULL);
@@ -512,8 +596,13 @@ int main(int argc, char **argv)
 			server[n++] = (char *)st.display;
 		}
 		server[n] = NULL;
-		spawn(MAIN, server, -1, &saved);
+		/* setgid: what either uid creates there stays in the shared group. */
+		if (spawn_fd >= 0 && chmod(ws, 02775) < 0)
+			say("cannot share '%s' with the agent's uid: %s", ws, strerror(errno));
+		spawn(MAIN, server, spawn_fd, &saved);
 	}
+	if (spawn_fd >= 0)
+		close(spawn_fd); /* the server's now; the spawner exits when the server does */
 	if (st.pid[MAIN] <= 0)
 		return EXIT_CANNOT_RUN;
 
@@ -537,9 +626,12 @@ int main(int argc, char **argv)
 					break;
 			}
 		}
-		if (st.xvfb_fd >= 0 && mono >= st.xvfb_by_ms) {
-			xvfb_ready("not ready in time; going on");
-			st.display_ready = false;
+		/* Slow (a loaded host): say so once and keep waiting. Closing the pipe
+		 * would kill Xvfb: it treats a failed write of its display number as fatal. */
+		if (st.xvfb_fd >= 0 && st.xvfb_by_ms && mono >= st.xvfb_by_ms) {
+			say("display %s: not ready after %d ms; still waiting", st.display,
+			    XVFB_READY_MAX_MS);
+			st.xvfb_by_ms = 0;
 		}
 		if (office_wanted() && st.pid[OFFICE] == 0) {
 			if (access(st.open_path, F_OK) == 0)
@@ -561,7 +653,7 @@ int main(int argc, char **argv)
 
 			fds[1].fd = st.xvfb_fd;
 			fds[1].events = POLLIN;
-			if (timeout < 0 || left < timeout)
+			if (st.xvfb_by_ms && (timeout < 0 || left < timeout))
 				timeout = left > 0 ? left : 0;
 		}
 		if (poll(fds, 2, (int)timeout) < 0 && errno != EINTR) {

@@ -398,3 +398,98 @@ int sbx_docker_container_logs(sbx_docker *d, const char *id, size_t max_bytes, s
 	sbx_docker__resp_done(&resp);
 	return r;
 }
+
+/* The bounded log: a head kept whole, then a tail that drops its oldest bytes. */
+typedef struct tail_sink {
+	sbx_buf *head, *tail;
+	size_t head_max, tail_max;
+	uint64_t cut;
+	docker_demux demux;
+} tail_sink;
+
+static int tail_frame(int stream, const char *p, size_t n, void *payload)
+{
+	tail_sink *t = payload;
+	sbx_buf *b = t->tail;
+	int r;
+
+	(void)stream;
+	if (t->head->len < t->head_max) {
+		size_t take = n < t->head_max - t->head->len ? n : t->head_max - t->head->len;
+
+		r = sbx_buf_append(t->head, p, take);
+		if (r < 0)
+			return r;
+		p += take;
+		n -= take;
+	}
+	if (n == 0)
+		return 0;
+	if (n >= t->tail_max) {
+		t->cut += b->len + (n - t->tail_max);
+		sbx_buf_reset(b);
+		p += n - t->tail_max;
+		n = t->tail_max;
+	}
+	/* Up to twice the tail is held, so each byte is moved at most once. */
+	if (b->len + n > 2 * t->tail_max) {
+		size_t drop = b->len + n - t->tail_max;
+
+		memmove(b->data, b->data + drop, b->len - drop);
+		b->len -= drop;
+		t->cut += drop;
+	}
+	return sbx_buf_append(b, p, n);
+}
+
+static int tail_data(const char *p, size_t n, void *payload)
+{
+	tail_sink *t = payload;
+
+	return sbx_docker__demux_feed(&t->demux, p, n, tail_frame, t);
+}
+
+int sbx_docker_container_logs_bounded(sbx_docker *d, const char *id, size_t head_max,
+				      size_t tail_max, sbx_buf *head, sbx_buf *tail, uint64_t *cut,
+				      sbx_error *err)
+{
+	_cleanup_(sbx_docker_container_freep) sbx_docker_container *c = NULL;
+	_cleanup_free_ char *what = NULL;
+	sbx_buf path = SBX_BUF_INIT(4096);
+	tail_sink t = {.head = head, .tail = tail, .head_max = head_max, .tail_max = tail_max};
+	docker_req req = {.method = "GET", .on_data = tail_data, .payload = &t};
+	docker_resp resp;
+	int r;
+
+	*cut = 0;
+	if (!tail_max || head->max < head_max || tail->max < 2 * tail_max)
+		return sbx_error_set(err, -EINVAL, "container logs: buffers smaller than the caps");
+	r = sbx_docker_container_inspect(d, id, &c, err);
+	if (r < 0)
+		return r;
+	sbx_docker__demux_init(&t.demux, c->tty);
+	r = container_prepare(id, "logs", &what, &path, err, "/logs?stdout=1&stderr=1");
+	if (r < 0) {
+		sbx_buf_free(&path);
+		return r;
+	}
+	req.path = path.data;
+	r = sbx_docker__request(d, &req, &resp, what, err);
+	sbx_buf_free(&path);
+	if (r == -EPROTO)
+		r = sbx_error_set(err, r, "%s: malformed stream frame", what);
+	else if (r < 0)
+		sbx_error_set(err, r, "%s: %s", what, strerror(-r));
+	if (r == 0)
+		r = sbx_docker__check(&resp, what, err);
+	sbx_docker__resp_done(&resp);
+	if (tail->len > tail_max) {
+		size_t drop = tail->len - tail_max;
+
+		memmove(tail->data, tail->data + drop, tail_max + 1);
+		tail->len = tail_max;
+		t.cut += drop;
+	}
+	*cut = t.cut;
+	return r;
+}

@@ -118,6 +118,15 @@ static int add_host_config(cJSON *config, const sbx_docker_container_opts *o)
 		r = sbx_json_add_bool(h, "Init", true);
 	if (r == 0 && o->auto_remove)
 		r = sbx_json_add_bool(h, "AutoRemove", true);
+	if (r == 0 && o->log_driver) {
+		cJSON *lc = cJSON_AddObjectToObject(h, "LogConfig");
+
+		if (!lc)
+			return -ENOMEM;
+		r = sbx_json_add_string(lc, "Type", o->log_driver);
+		if (r == 0)
+			r = sbx_docker__add_labels(lc, "Config", o->log_opts, o->n_log_opts);
+	}
 	return r;
 }
 

@@ -193,7 +193,7 @@ static long deadline_after(long ms)
 int sbx_docker_exec_copy_in(sbx_docker *d, const char *id, const char *dest_dir, const char *user,
 			    const void *tar, size_t tar_len, long timeout_ms, sbx_error *err)
 {
-	const char *cmd[] = {"tar", "-xf", "-", "-C", dest_dir, NULL};
+	const char *cmd[] = {"tar", "-xpf", "-", "-C", dest_dir, NULL};
 	_cleanup_free_ char *exec_id = NULL, *what = NULL;
 	sbx_docker_stream *s = NULL;
 	sbx_buf errs = SBX_BUF_INIT(TAR_STDERR_MAX);

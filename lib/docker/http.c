@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 #include <time.h>
 
 #include "docker-internal.h"
@@ -166,8 +167,20 @@ static size_t header_cb(char *p, size_t size, size_t nmemb, void *userdata)
 
 /* ----------------------------------------------------------- transport */
 
+/*
+ * libcurl opens its sockets without close-on-exec: an agent spawned while a
+ * request was in flight would inherit a live connection to the engine.
+ */
+static curl_socket_t open_cloexec(void *userdata, curlsocktype purpose, struct curl_sockaddr *a)
+{
+	(void)userdata;
+	(void)purpose;
+	return socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+}
+
 void sbx_docker__setup_transport(sbx_docker *d, CURL *c, long timeout_ms)
 {
+	curl_easy_setopt(c, CURLOPT_OPENSOCKETFUNCTION, open_cloexec);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, d->connect_timeout_ms);
 	if (timeout_ms > 0)

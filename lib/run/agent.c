@@ -11,35 +11,103 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "sbx/cleanup.h"
 
 #define AGENT_LOG_MAX (64LL * 1024 * 1024)
+
+extern char **environ;
+
+/* close_range(lo, hi) when lo <= hi; the slow way without it (Linux < 5.9). */
+static void close_span(unsigned lo, unsigned hi)
+{
+	if (lo > hi || close_range(lo, hi, 0) == 0)
+		return;
+	for (unsigned fd = lo; fd <= hi && fd < 65536; fd++)
+		close((int)fd);
+}
+
+/*
+ * Closes every descriptor from 3 up except keep1 and keep2 (-1: none).
+ * Async-signal-safe: it runs in a child of a threaded process.
+ */
+static void close_from_3(int keep1, int keep2)
+{
+	int lo = keep1 < keep2 ? keep1 : keep2, hi = keep1 < keep2 ? keep2 : keep1;
+	unsigned next = 3;
+
+	if (lo >= 3) {
+		close_span(next, (unsigned)lo - 1);
+		next = (unsigned)lo + 1;
+	}
+	if (hi >= 3 && hi != lo) {
+		close_span(next, (unsigned)hi - 1);
+		next = (unsigned)hi + 1;
+	}
+	close_span(next, ~0U);
+}
+
+static void set_signal(int sig, void (*handler)(int))
+{
+	struct sigaction sa = {.sa_handler = handler};
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(sig, &sa, NULL);
+}
+
+/* Writes all of n bytes, ignoring failure; async-signal-safe. */
+static void write_all(int fd, const void *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return;
+		p = (const char *)p + w;
+		n -= (size_t)w;
+	}
+}
 
 /*
  * The group leader between sandboxctl and the agent: it runs the agent as its
  * child and watches a pipe whose write end only sandboxctl holds. When that
  * pipe ends (sandboxctl is gone, even by SIGKILL), it stops the whole group,
  * so no agent process outlives the run. Its exit status is the agent's.
+ *
+ * Forked from a threaded process, it and the agent's side of the fork call
+ * only async-signal-safe functions: everything (path, argv, envp, fds) was
+ * prepared before the fork. The agent gets fds 0, 1 and 2 and nothing else;
+ * if its exec fails, it sends errno on exec_err (close-on-exec) to sandboxctl.
  */
-static _Noreturn void supervise(int lifeline, pid_t parent, char *const argv[])
+static _Noreturn void supervise(int lifeline, int exec_err, pid_t parent, const char *path,
+				char *const argv[], char *const envp[])
 {
+	sigset_t none;
 	pid_t agent;
 	int st;
 
 	/* Stopped with the group by SIGTERM, it follows once the agent has exited. */
-	signal(SIGTERM, SIG_IGN);
+	set_signal(SIGTERM, SIG_IGN);
 	if (getppid() != parent)
 		_exit(127);
 	agent = fork();
 	if (agent < 0)
 		_exit(127);
 	if (agent == 0) {
-		signal(SIGTERM, SIG_DFL);
-		close(lifeline);
-		execvp(argv[0], argv);
-		fprintf(stderr, "sandboxctl: cannot run agent '%s': %s\n", argv[0],
-			strerror(errno));
+		int e;
+
+		set_signal(SIGTERM, SIG_DFL);
+		set_signal(SIGPIPE, SIG_DFL);
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		close_from_3(exec_err, -1);
+		execve(path, argv, envp);
+		e = errno;
+		write_all(exec_err, &e, sizeof(e));
 		_exit(127);
 	}
+	close(exec_err);
 	for (;;) {
 		struct pollfd pf = {.fd = lifeline, .events = POLLIN};
 		pid_t w = waitpid(agent, &st, WNOHANG);
@@ -47,75 +115,149 @@ static _Noreturn void supervise(int lifeline, pid_t parent, char *const argv[])
 		if (w == agent)
 			_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
 		if (poll(&pf, 1, 100) > 0 && (pf.revents & (POLLIN | POLLHUP | POLLERR))) {
+			struct timespec tick = {0, 100 * 1000000L};
+
 			kill(0, SIGTERM);
 			for (int i = 0; i < 20 && waitpid(agent, &st, WNOHANG) == 0; i++)
-				usleep(100000);
+				nanosleep(&tick, NULL);
 			kill(0, SIGKILL);
 			_exit(137);
 		}
 	}
 }
 
+/* argv[0] as execvp would find it in our PATH; a copy of it when not found. */
+static char *resolve(const char *prog)
+{
+	const char *path = getenv("PATH");
+
+	if (strchr(prog, '/'))
+		return strdup(prog);
+	for (const char *d = path && *path ? path : "/usr/local/bin:/usr/bin:/bin"; *d;) {
+		size_t len = strcspn(d, ":");
+		char *p;
+
+		if (asprintf(&p, "%.*s%s%s", (int)len, d, len ? "/" : "", prog) < 0)
+			return NULL;
+		if (access(p, X_OK) == 0)
+			return p;
+		free(p);
+		d += len + (d[len] == ':');
+	}
+	return strdup(prog);
+}
+
+/* Our environment with env_extra's keys replaced and added: built before the fork. */
+static char **build_envp(char *const env_extra[])
+{
+	size_t n = 0, extra = 0, k = 0;
+	char **envp;
+
+	while (environ && environ[n])
+		n++;
+	while (env_extra && env_extra[extra])
+		extra++;
+	envp = calloc(n + extra + 1, sizeof(*envp));
+	if (!envp)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		const char *eq = strchr(environ[i], '=');
+		size_t kl = eq ? (size_t)(eq - environ[i]) : strlen(environ[i]);
+		bool replaced = false;
+
+		for (size_t j = 0; j < extra && !replaced; j++)
+			replaced = strncmp(env_extra[j], environ[i], kl) == 0 &&
+				   env_extra[j][kl] == '=';
+		if (!replaced)
+			envp[k++] = environ[i];
+	}
+	for (size_t j = 0; j < extra; j++)
+		envp[k++] = env_extra[j];
+	envp[k] = NULL;
+	return envp;
+}
+
 int sbx_agent__spawn(sbx_agent_proc *a, char *const argv[], char *const env_extra[],
 		     const char *log_path, bool echo, sbx_error *err)
 {
-	int p[2], lifeline[2], logfd;
+	_cleanup_free_ char **envp = NULL;
+	_cleanup_free_ char *path = NULL;
+	int p[2] = {-1, -1}, lifeline[2] = {-1, -1}, exec_err[2] = {-1, -1}, logfd = -1,
+	    devnull = -1, e = 0, r;
 	pid_t pid, parent;
+	ssize_t got;
 
 	a->pid = 0;
 	a->out_fd = a->log_fd = a->lifeline = -1;
 	a->exit_code = -1;
 	a->echo = echo;
 	a->logged = 0;
+	envp = build_envp(env_extra);
+	path = resolve(argv[0]);
+	if (!envp || !path)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
 	logfd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	if (logfd < 0)
 		return sbx_error_set(err, -errno, "agent log '%s': %s", log_path, strerror(errno));
-	if (pipe2(p, O_CLOEXEC) < 0) {
-		int r = -errno;
-		close(logfd);
-		return sbx_error_set(err, r, "pipe: %s", strerror(-r));
-	}
-	if (pipe2(lifeline, O_CLOEXEC) < 0) {
-		int r = -errno;
-		close(logfd);
-		close(p[0]);
-		close(p[1]);
-		return sbx_error_set(err, r, "pipe: %s", strerror(-r));
+	devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (devnull < 0 || pipe2(p, O_CLOEXEC) < 0 || pipe2(lifeline, O_CLOEXEC) < 0 ||
+	    pipe2(exec_err, O_CLOEXEC) < 0) {
+		r = sbx_error_set(err, -errno, "pipe: %s", strerror(errno));
+		goto fail;
 	}
 	parent = getpid();
 	pid = fork();
 	if (pid < 0) {
-		int r = -errno;
-		close(logfd);
-		close(p[0]);
-		close(p[1]);
-		close(lifeline[0]);
-		close(lifeline[1]);
-		return sbx_error_set(err, r, "fork: %s", strerror(-r));
+		r = sbx_error_set(err, -errno, "fork: %s", strerror(errno));
+		goto fail;
 	}
 	if (pid == 0) {
-		int devnull = open("/dev/null", O_RDONLY);
-
 		setpgid(0, 0);
-		if (devnull >= 0)
-			dup2(devnull, 0);
+		dup2(devnull, 0);
 		dup2(p[1], 1);
 		dup2(p[1], 2);
-		for (size_t i = 0; env_extra && env_extra[i]; i++)
-			putenv(env_extra[i]);
-		signal(SIGPIPE, SIG_DFL);
-		close(lifeline[1]);
-		supervise(lifeline[0], parent, argv);
+		/* The engine socket, the relay's streams, the other pipes: not ours. */
+		close_from_3(lifeline[0], exec_err[1]);
+		supervise(lifeline[0], exec_err[1], parent, path, argv, envp);
 	}
 	setpgid(pid, pid); /* both sides, so there is no race */
 	close(p[1]);
 	close(lifeline[0]);
+	close(exec_err[1]);
+	close(devnull);
+	p[1] = lifeline[0] = exec_err[1] = devnull = -1;
+	/* Until the agent's exec: EOF means it started, an errno that it could not. */
+	do
+		got = read(exec_err[0], &e, sizeof(e));
+	while (got < 0 && errno == EINTR);
+	close(exec_err[0]);
+	if (got == (ssize_t)sizeof(e)) {
+		char msg[512];
+		int n = snprintf(msg, sizeof(msg), "sandboxctl: cannot run agent '%s': %s\n",
+				 argv[0], strerror(e));
+
+		if (n > 0 && write(logfd, msg, (size_t)n) < 0) {
+			/* the exit status (127) says it too */
+		}
+		if (echo && n > 0 && write(STDERR_FILENO, msg, (size_t)n) < 0) {
+			/* nowhere else to say it */
+		}
+	}
 	fcntl(p[0], F_SETFL, O_NONBLOCK);
 	a->pid = pid;
 	a->lifeline = lifeline[1];
 	a->out_fd = p[0];
 	a->log_fd = logfd;
 	return 0;
+fail : {
+	int fds[] = {p[0],	  p[1],	       lifeline[0], lifeline[1],
+		     exec_err[0], exec_err[1], devnull,	    logfd};
+
+	for (size_t i = 0; i < SBX_ELEMENTSOF(fds); i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	return r;
+}
 }
 
 static void drain(sbx_agent_proc *a)

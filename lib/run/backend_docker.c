@@ -23,12 +23,14 @@
 
 #define EXEC_TIMEOUT_MS (5 * 60 * 1000)
 #define LOG_MAX		(8 * 1024 * 1024)
+#define LOG_HEAD_MAX	(64 * 1024)
 
 typedef struct docker_backend {
 	sbx_backend base;
 	sbx_docker *d;	      /* the lifecycle's thread */
 	sbx_docker *d_stream; /* open_stream, under lock */
 	pthread_mutex_t lock;
+	char *host;	/* NULL: $DOCKER_HOST; the stream connection goes to the same engine */
 	bool published; /* the server listens on a port bound on the host's loopback */
 } docker_backend;
 
@@ -39,6 +41,15 @@ typedef struct docker_backend {
  * --network published: what PID 1 needs to set the firewall before it drops
  * everything (CAP_SETPCAP: the kernel's condition for emptying the bounding set).
  */
+/*
+ * PID 1 starts as root with these only, to start the agent's spawner as uid
+ * 1001 (SETUID, SETGID) and empty the bounding set (SETPCAP); it drops them
+ * all and becomes uid 1000 before anything runs. Published mode adds
+ * NET_ADMIN for the firewall. (Not SYS_RESOURCE, which would pin the
+ * spawner's OOM score: engines in containers often lack it in their own
+ * bounding set, and then no container starts at all.)
+ */
+static const char *const init_cap_add[] = {"SETPCAP", "SETUID", "SETGID", NULL};
 static const char *const published_cap_add[] = {"NET_ADMIN", "SETPCAP", "SETUID", "SETGID", NULL};
 static const char *const published_dns[] = {"0.0.0.0", NULL}; /* no resolver */
 
@@ -145,6 +156,9 @@ static void read_applied(sbx_sandbox_applied *a, const char *raw)
 	a->known = true;
 }
 
+/* At most 3 files of 8 MiB on the engine's disk (local compresses the older two). */
+static const sbx_docker_kv log_opts[] = {{"max-size", "8m"}, {"max-file", "3"}};
+
 static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *err)
 {
 	docker_backend *db = (docker_backend *)b;
@@ -170,7 +184,7 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 		labels[nl++] = (sbx_docker_kv){SBX_LABEL_TEST, "1"};
 
 	/* Size-capped scratch; nothing of the host is mounted. */
-	snprintf(ws, sizeof(ws), "rw,nosuid,nodev,size=%" PRIu64 ",uid=1000,gid=1000,mode=0755",
+	snprintf(ws, sizeof(ws), "rw,nosuid,nodev,size=%" PRIu64 ",uid=1000,gid=1000,mode=2775",
 		 spec->workspace_bytes);
 	snprintf(tmp, sizeof(tmp), "rw,nosuid,nodev,size=%" PRIu64 ",mode=1777", spec->tmp_bytes);
 	snprintf(run, sizeof(run),
@@ -199,7 +213,8 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 
 	o.image = spec->image;
 	o.env = env;
-	o.user = "1000:1000";
+	o.user = "0:0";
+	o.cap_add = init_cap_add;
 	o.hostname = "sandbox";
 	o.labels = labels;
 	o.n_labels = nl;
@@ -217,6 +232,10 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 	o.pids_limit = spec->pids;
 	o.runtime = spec->runtime && spec->runtime[0] ? spec->runtime : NULL;
 	o.init = false; /* our own init is PID 1 */
+	/* Bounded by sandboxctl, not by whatever the host's daemon.json says (or not). */
+	o.log_driver = "local";
+	o.log_opts = log_opts;
+	o.n_log_opts = SBX_ELEMENTSOF(log_opts);
 	o.stop_timeout = 2;
 	if (spec->published) {
 		/*
@@ -227,7 +246,6 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 		 */
 		static const sbx_docker_port port = {SBX_SANDBOX_HTTP_PORT_SPEC, "127.0.0.1", "0"};
 
-		o.user = "0:0";
 		o.cap_add = published_cap_add;
 		o.network_mode = "bridge";
 		o.dns = published_dns;
@@ -249,6 +267,7 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 		sbx_docker_opts o2 = SBX_DOCKER_OPTS_INIT;
 
 		o2.api_version = sbx_docker_api_version(db->d);
+		o2.host = db->host;
 		if (sbx_docker_open(&db->d_stream, &o2, NULL) < 0)
 			db->d_stream = NULL; /* open_stream tries again */
 	}
@@ -342,6 +361,7 @@ static int db_open_stream(sbx_backend *b, sbx_stream **out, sbx_error *err)
 		sbx_docker_opts o2 = SBX_DOCKER_OPTS_INIT;
 
 		o2.api_version = sbx_docker_api_version(db->d);
+		o2.host = db->host;
 		r = sbx_docker_open(&db->d_stream, &o2, err);
 	} else {
 		r = 0;
@@ -399,14 +419,47 @@ static int db_status(sbx_backend *b, sbx_sandbox_status *out, sbx_error *err)
 	return 0;
 }
 
+/*
+ * container.log: the first 64 KiB (PID 1's start-up lines) and the last
+ * LOG_MAX bytes, with a line where the middle of a flood was cut, each cut
+ * edge moved to a line boundary.
+ */
 static int db_logs(sbx_backend *b, sbx_buf *out, sbx_error *err)
 {
 	docker_backend *db = (docker_backend *)b;
-	_cleanup_(sbx_buf_free) sbx_buf e = SBX_BUF_INIT(LOG_MAX);
-	int r = sbx_docker_container_logs(db->d, b->id, LOG_MAX, out, &e, err);
+	_cleanup_(sbx_buf_free) sbx_buf head = SBX_BUF_INIT(LOG_HEAD_MAX);
+	_cleanup_(sbx_buf_free) sbx_buf tail = SBX_BUF_INIT(2 * LOG_MAX);
+	uint64_t cut = 0;
+	size_t hl, skip = 0;
+	int r = sbx_docker_container_logs_bounded(db->d, b->id, LOG_HEAD_MAX, LOG_MAX, &head, &tail,
+						  &cut, err);
 
-	if (r >= 0 && e.len)
-		r = sbx_buf_append(out, e.data, e.len);
+	hl = head.len;
+	if (cut) {
+		const char *nl = hl ? memrchr(head.data, '\n', hl) : NULL;
+		const char *first = tail.len ? memchr(tail.data, '\n', tail.len) : NULL;
+
+		if (nl) {
+			cut += hl - (size_t)(nl + 1 - head.data);
+			hl = (size_t)(nl + 1 - head.data);
+		}
+		if (first && (size_t)(first - tail.data) < 4096) {
+			skip = (size_t)(first + 1 - tail.data);
+			cut += skip;
+		}
+	}
+	if (sbx_buf_append(out, head.data ? head.data : "", hl) < 0)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	if (cut &&
+	    sbx_buf_printf(out,
+			   "[sandboxctl: %" PRIu64 " bytes (%.1f MiB) of the log cut here; the "
+			   "last %d MiB follow. The engine keeps at most %s x %s of a "
+			   "container's output: older lines may be gone too]\n",
+			   cut, (double)cut / (1024 * 1024), LOG_MAX / (1024 * 1024),
+			   log_opts[1].value, log_opts[0].value) < 0)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	if (tail.len > skip && sbx_buf_append(out, tail.data + skip, tail.len - skip) < 0)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
 	return r;
 }
 
@@ -436,6 +489,7 @@ static void db_free(sbx_backend *b)
 	sbx_docker_free(db->d);
 	sbx_docker_free(db->d_stream);
 	pthread_mutex_destroy(&db->lock);
+	free(db->host);
 	free(b->id);
 	free(b->image_id);
 	free(b->endpoint);
@@ -457,14 +511,25 @@ static const sbx_backend_ops docker_ops = {
 
 int sbx_backend_docker_new(sbx_backend **out, sbx_error *err)
 {
+	return sbx_backend_docker_new_at(out, NULL, err);
+}
+
+int sbx_backend_docker_new_at(sbx_backend **out, const char *host, sbx_error *err)
+{
 	docker_backend *db = calloc(1, sizeof(*db));
+	sbx_docker_opts o = SBX_DOCKER_OPTS_INIT;
 	int r;
 
 	if (!db)
 		return sbx_error_set(err, -ENOMEM, "out of memory");
 	db->base.ops = &docker_ops;
 	pthread_mutex_init(&db->lock, NULL);
-	r = sbx_docker_open(&db->d, NULL, err);
+	if (host && !(db->host = strdup(host))) {
+		db_free(&db->base);
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	}
+	o.host = db->host;
+	r = sbx_docker_open(&db->d, &o, err);
 	if (r < 0) {
 		db_free(&db->base);
 		return r;

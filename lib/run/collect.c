@@ -191,8 +191,7 @@ void sbx_run__save_logs(sbx_run *run)
 	if (run->backend->ops->logs(run->backend, &b, &e) < 0)
 		sbx_log_warning("container log: %s", sbx_error_message(&e));
 	/* PID 1 refuses to run when it cannot drop them, so a ready server implies this line. */
-	if (run->res.limits.published && b.data &&
-	    memmem(b.data, b.len, SBX_INIT_DROPPED, sizeof(SBX_INIT_DROPPED) - 1))
+	if (b.data && memmem(b.data, b.len, SBX_INIT_DROPPED, sizeof(SBX_INIT_DROPPED) - 1))
 		run->res.privileges_dropped = true;
 	sbx_rundir__write(run->res.run_dir, "container.log", b.data ? b.data : "", b.len, NULL);
 }

@@ -1,20 +1,45 @@
 /* SPDX-License-Identifier: MIT */
-#include <ctype.h>
+/*
+ * The relay's HTTP/1.1 framing on libhttp-parser. The parser is paused at
+ * the end of each head (so the caller decides what to do with the body) and
+ * at the end of each message (so pipelined bytes stay in the reader for the
+ * next head). Everything the parser hands back is copied into one buffer per
+ * head, with hard caps on its size, the number of headers, the body and the
+ * trailers, and deadlines on the head and the body.
+ *
+ * Debian builds the parser with HTTP_PARSER_STRICT=0: a head's leniencies
+ * (spaces in names, control bytes, obs-fold, lone CRs) are refused here;
+ * inside a chunked body it takes any two bytes for the CRLF after a chunk.
+ * That cannot desynchronise anyone: the relay consumes exactly the message
+ * the parser saw, request bodies go on re-framed with a Content-Length, and
+ * a response's raw framing reaches only the agent that asked for it.
+ */
 #include <errno.h>
+#include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "http.h"
 #include "sbx/cleanup.h"
 
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 void http_reader_init(http_reader *r, sbx_stream *s, int timeout_ms)
 {
+	/* The 16 KiB buffer needs no clearing. */
+	memset(r, 0, offsetof(http_reader, buf));
 	r->s = s;
 	r->timeout_ms = timeout_ms;
-	r->stop = NULL;
-	r->off = r->len = 0;
 }
 
 bool http_reader_buffered(const http_reader *r)
@@ -22,32 +47,200 @@ bool http_reader_buffered(const http_reader *r)
 	return r->off < r->len;
 }
 
+/*
+ * Makes bytes available in r->buf: what is left, or one read waiting at most
+ * timeout_ms for the next byte and never past the deadline, in slices of
+ * 200 ms when a stop flag is to be watched.
+ */
 static ssize_t fill(http_reader *r)
 {
+	int64_t now = 0, end = -1;
 	ssize_t n;
 
 	if (r->off < r->len)
 		return (ssize_t)(r->len - r->off);
 	r->off = r->len = 0;
-	/* Wait in short slices so a stop request is seen promptly. */
-	for (int waited = 0;;) {
-		int slice = r->stop ? 200 : r->timeout_ms;
+	if (r->timeout_ms >= 0 || r->deadline || r->until) {
+		now = mono_ms();
+		if (r->timeout_ms >= 0)
+			end = now + r->timeout_ms;
+		if (r->deadline && (end < 0 || r->deadline < end))
+			end = r->deadline;
+		/* The caller's whole budget: a peer dripping one byte at a time cannot stretch it.
+		 */
+		if (r->until && (end < 0 || r->until < end))
+			end = r->until;
+	}
+	for (;;) {
+		int64_t left = end < 0 ? -1 : end > now ? end - now : 0;
+		int wait = left > INT_MAX ? INT_MAX : (int)left;
 
-		if (r->stop && r->timeout_ms >= 0 && r->timeout_ms - waited < slice)
-			slice = r->timeout_ms - waited;
-		n = sbx_stream_read(r->s, r->buf, sizeof(r->buf), slice);
-		if (n != -ETIMEDOUT || !r->stop)
+		if (r->stop && (wait < 0 || wait > 200))
+			wait = 200;
+		n = sbx_stream_read(r->s, r->buf, sizeof(r->buf), wait);
+		if (n != -ETIMEDOUT)
 			break;
-		if (__atomic_load_n(r->stop, __ATOMIC_ACQUIRE))
+		if (r->stop && __atomic_load_n(r->stop, __ATOMIC_ACQUIRE))
 			return -ECANCELED;
-		waited += slice;
-		if (r->timeout_ms >= 0 && waited >= r->timeout_ms)
-			break;
+		if (end >= 0 && (now = mono_ms()) >= end)
+			return -ETIMEDOUT;
 	}
 	if (n > 0)
 		r->len = (size_t)n;
 	return n;
 }
+
+/* --- parser callbacks ------------------------------------------------------ */
+
+static int cb_fail(http_reader *r, int code, const char *msg)
+{
+	r->cb_err = code;
+	r->cb_msg = msg;
+	return -1;
+}
+
+static int put(http_reader *r, const char *at, size_t n)
+{
+	if (sbx_buf_append(&r->text, at, n) < 0)
+		return cb_fail(r, -EBADMSG, "HTTP head too large");
+	return 0;
+}
+
+/* Ends the string the last callback was adding to. */
+static int end_string(http_reader *r)
+{
+	return r->last ? put(r, "", 1) : 0;
+}
+
+static int on_message_begin(http_parser *p)
+{
+	((http_reader *)p->data)->began = true;
+	return 0;
+}
+
+/* The request target or the reason phrase: the start line's text. */
+static int on_start_text(http_parser *p, const char *at, size_t n)
+{
+	http_reader *r = p->data;
+
+	if (r->last != 3) {
+		r->url_off = r->text.len;
+		r->last = 3;
+	}
+	return put(r, at, n);
+}
+
+static int on_header_field(http_parser *p, const char *at, size_t n)
+{
+	http_reader *r = p->data;
+
+	if (r->head_done) { /* a trailer: bounded, not kept */
+		r->trailer_bytes += n;
+		return r->trailer_bytes > HTTP_HEAD_MAX ? cb_fail(r, -EBADMSG, "trailers too large")
+							: 0;
+	}
+	if (r->last != 1) {
+		if (end_string(r) < 0)
+			return -1;
+		if (r->n_fields >= HTTP_HEADERS_MAX)
+			return cb_fail(r, -EBADMSG, "too many HTTP headers");
+		r->name_off[r->n_fields] = r->text.len;
+		r->value_off[r->n_fields] = 0; /* "" until a value comes */
+		r->n_fields++;
+		r->last = 1;
+	}
+	return put(r, at, n);
+}
+
+static int on_header_value(http_parser *p, const char *at, size_t n)
+{
+	http_reader *r = p->data;
+
+	if (r->head_done) {
+		r->trailer_bytes += n;
+		return r->trailer_bytes > HTTP_HEAD_MAX ? cb_fail(r, -EBADMSG, "trailers too large")
+							: 0;
+	}
+	if (r->last != 2) {
+		if (end_string(r) < 0)
+			return -1;
+		r->value_off[r->n_fields - 1] = r->text.len;
+		r->last = 2;
+	}
+	return put(r, at, n);
+}
+
+static int on_headers_complete(http_parser *p)
+{
+	http_reader *r = p->data;
+	const char *m = p->type == HTTP_REQUEST ? http_method_str(p->method) : "";
+
+	if (end_string(r) < 0)
+		return -1;
+	r->method_off = r->text.len;
+	if (put(r, m, strlen(m) + 1) < 0)
+		return -1;
+	r->head_done = true;
+	http_parser_pause(p, 1);
+	/* 1: no body (a response to HEAD may announce one it does not send). */
+	return p->type == HTTP_RESPONSE && r->method && strcmp(r->method, "HEAD") == 0;
+}
+
+static int on_chunk_header(http_parser *p)
+{
+	http_reader *r = p->data;
+
+	if (p->content_length > (uint64_t)(HTTP_BODY_MAX - r->body_total))
+		return cb_fail(r, -EBADMSG, "HTTP body larger than 256 MiB");
+	return 0;
+}
+
+static int on_body(http_parser *p, const char *at, size_t n)
+{
+	http_reader *r = p->data;
+	int k;
+
+	r->body_total += (int64_t)n;
+	if (r->body_total > HTTP_BODY_MAX)
+		return cb_fail(r, -EBADMSG, "HTTP body larger than 256 MiB");
+	if (r->fn && (k = r->fn(at, n, r->fn_ud)) < 0)
+		return cb_fail(r, k, "HTTP body refused");
+	return 0;
+}
+
+static int on_message_complete(http_parser *p)
+{
+	http_reader *r = p->data;
+
+	r->msg_done = true;
+	http_parser_pause(p, 1); /* what follows is the next message */
+	return 0;
+}
+
+static const http_parser_settings settings = {
+	.on_message_begin = on_message_begin,
+	.on_url = on_start_text,
+	.on_status = on_start_text,
+	.on_header_field = on_header_field,
+	.on_header_value = on_header_value,
+	.on_headers_complete = on_headers_complete,
+	.on_body = on_body,
+	.on_message_complete = on_message_complete,
+	.on_chunk_header = on_chunk_header,
+};
+
+/* The parser's verdict on what it just ran over, as an errno and message. */
+static int parse_error(http_reader *r, const char *what, sbx_error *err)
+{
+	enum http_errno e = HTTP_PARSER_ERRNO(&r->p);
+
+	if (r->cb_err)
+		return sbx_error_set(err, r->cb_err, "%s", r->cb_msg);
+	return sbx_error_set(err, -EBADMSG, "malformed HTTP %s: %s", what,
+			     http_errno_description(e));
+}
+
+/* --- heads ----------------------------------------------------------------- */
 
 void http_head_free(http_head *h)
 {
@@ -55,189 +248,194 @@ void http_head_free(http_head *h)
 	memset(h, 0, sizeof(*h));
 }
 
-static char *trim(char *s)
+/*
+ * libhttp-parser accepts obs-fold (RFC 9112 5.2); the relay does not. (Debian
+ * builds it with HTTP_PARSER_STRICT=0, so a lone CR ends a line too.)
+ */
+static void scan_fold(http_reader *r, const char *p, size_t n)
 {
-	char *e;
+	for (size_t i = 0; i < n; i++) {
+		if ((r->prev == '\n' || r->prev == '\r') && (p[i] == ' ' || p[i] == '\t'))
+			r->bad_fold = true;
+		r->prev = p[i];
+	}
+}
 
-	while (*s == ' ' || *s == '\t')
-		s++;
-	e = s + strlen(s);
-	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
+/* RFC 9110 5.6.2 tchar: the non-strict parser lets a space into a name. */
+static bool is_token(const char *s)
+{
+	static const char extra[] = "!#$%&'*+-.^_`|~";
+
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') || strchr(extra, *s)))
+			return false;
+	return true;
+}
+
+/* A field value: visible bytes, spaces and tabs (obs-text allowed), no controls. */
+static bool is_field_value(const char *s)
+{
+	for (; *s; s++)
+		if (((unsigned char)*s < 0x20 && *s != '\t') || *s == 0x7f)
+			return false;
+	return true;
+}
+
+static void rtrim(char *s)
+{
+	char *e = s + strlen(s);
+
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
 		*--e = '\0';
-	return s;
 }
 
-static bool has_token(const char *list, const char *token)
+/* The head in r->text, checked against the relay's policy, into *h. */
+static int finish_head(http_reader *r, http_head *h, sbx_error *err)
 {
-	size_t n = strlen(token);
+	const http_parser *p = &r->p;
+	char *t;
 
-	for (const char *p = list; p && *p;) {
-		while (*p == ' ' || *p == ',' || *p == '\t')
-			p++;
-		if (strncasecmp(p, token, n) == 0 &&
-		    (p[n] == '\0' || p[n] == ',' || p[n] == ' ' || p[n] == ';' || p[n] == '\t'))
-			return true;
-		p = strchr(p, ',');
-	}
-	return false;
-}
-
-static int parse_start(http_head *h, char *line, sbx_error *err)
-{
-	char *sp1 = strchr(line, ' '), *sp2;
-
-	if (!sp1)
-		return sbx_error_set(err, -EBADMSG, "malformed HTTP start line");
-	*sp1++ = '\0';
-	if (h->request) {
-		sp2 = strchr(sp1, ' ');
-		if (!sp2)
-			return sbx_error_set(err, -EBADMSG, "malformed HTTP request line");
-		*sp2++ = '\0';
-		h->method = line;
-		h->target = sp1;
-		if (strncmp(sp2, "HTTP/1.", 7) != 0 || !isdigit((unsigned char)sp2[7]))
-			return sbx_error_set(err, -EBADMSG, "unsupported HTTP version");
-		h->minor = sp2[7] - '0';
-		if (!*h->method || strlen(h->method) > 16 || h->target[0] != '/')
-			return sbx_error_set(err, -EBADMSG, "malformed HTTP request line");
-	} else {
-		char *end;
-		long st;
-
-		if (strncmp(line, "HTTP/1.", 7) != 0 || !isdigit((unsigned char)line[7]))
-			return sbx_error_set(err, -EBADMSG, "unsupported HTTP version");
-		h->minor = line[7] - '0';
-		st = strtol(sp1, &end, 10);
-		if (end != sp1 + 3 || st < 100 || st > 599)
-			return sbx_error_set(err, -EBADMSG, "malformed HTTP status line");
-		h->status = (int)st;
-		h->reason = *end == ' ' ? end + 1 : end;
-	}
-	return 0;
-}
-
-static int parse_head(http_head *h, sbx_error *err)
-{
-	char *line = h->text, *next;
-	const char *v;
-	int r;
-
-	next = strchr(line, '\n');
-	if (!next)
-		return sbx_error_set(err, -EBADMSG, "malformed HTTP head");
-	*next++ = '\0';
-	trim(line);
-	r = parse_start(h, line, err);
-	if (r < 0)
-		return r;
-	for (line = next; *line; line = next) {
-		char *colon;
-
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		else
-			next = line + strlen(line);
-		if (line[0] == '\r' || line[0] == '\0')
-			break;
-		if (line[0] == ' ' || line[0] == '\t')
-			return sbx_error_set(err, -EBADMSG, "obsolete header folding refused");
-		colon = strchr(line, ':');
-		if (!colon || colon == line)
-			return sbx_error_set(err, -EBADMSG, "malformed HTTP header line");
-		if (h->n >= HTTP_HEADERS_MAX)
-			return sbx_error_set(err, -EBADMSG, "more than %d HTTP headers",
-					     HTTP_HEADERS_MAX);
-		*colon = '\0';
-		for (char *c = line; c < colon; c++)
-			if (*c == ' ' || *c == '\t')
-				return sbx_error_set(err, -EBADMSG, "space in HTTP header name");
-		h->h[h->n].name = line;
-		h->h[h->n].value = trim(colon + 1);
-		h->n++;
-	}
-
-	h->content_length = -1;
+	t = h->text = sbx_buf_steal(&r->text, NULL); /* *h owns it, even on failure */
+	if (!t)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	if (r->bad_fold)
+		return sbx_error_set(err, -EBADMSG, "obsolete header folding refused");
+	if (p->http_major != 1)
+		return sbx_error_set(err, -EBADMSG, "unsupported HTTP version %u.%u", p->http_major,
+				     p->http_minor);
+	h->minor = p->http_minor;
+	h->n = r->n_fields;
 	for (size_t i = 0; i < h->n; i++) {
-		if (strcasecmp(h->h[i].name, "Content-Length") == 0) {
-			char *end;
-			long long cl = strtoll(h->h[i].value, &end, 10);
-
-			if (end == h->h[i].value || *end || cl < 0 || cl > HTTP_BODY_MAX ||
-			    (h->content_length >= 0 && h->content_length != cl))
-				return sbx_error_set(err, -EBADMSG, "bad Content-Length '%s'",
-						     h->h[i].value);
-			h->content_length = cl;
-		}
+		h->h[i].name = t + r->name_off[i];
+		h->h[i].value = t + r->value_off[i];
+		rtrim(h->h[i].value);
+		if (!is_token(h->h[i].name))
+			return sbx_error_set(err, -EBADMSG, "malformed HTTP header name");
+		if (!is_field_value(h->h[i].value))
+			return sbx_error_set(err, -EBADMSG, "control byte in HTTP header value");
 	}
-	v = http_head_get(h, "Transfer-Encoding");
-	if (v) {
-		if (strcasecmp(v, "chunked") != 0)
-			return sbx_error_set(err, -EBADMSG, "unsupported Transfer-Encoding '%s'",
-					     v);
-		h->chunked = true;
-		h->content_length = -1; /* chunked wins (RFC 9112 6.3) */
+	if (h->request) {
+		h->method = t + r->method_off;
+		h->target = t + r->url_off;
+		if (h->target[0] != '/')
+			return sbx_error_set(
+				err, -EBADMSG,
+				"malformed HTTP request line (the target must be a path)");
+		for (const char *c = h->target; *c; c++)
+			if ((unsigned char)*c <= ' ' || *c == 0x7f)
+				return sbx_error_set(err, -EBADMSG,
+						     "control byte in HTTP request target");
+	} else {
+		h->status = p->status_code;
+		h->reason = t + r->url_off;
+		if (h->status < 100 || h->status > 599 || !is_field_value(h->reason))
+			return sbx_error_set(err, -EBADMSG, "malformed HTTP status line");
 	}
-	v = http_head_get(h, "Connection");
-	h->close = h->minor == 0 ? !has_token(v, "keep-alive") : has_token(v, "close");
+	if (p->flags & F_CONTENTLENGTH) {
+		if (p->content_length > (uint64_t)HTTP_BODY_MAX)
+			return sbx_error_set(err, -EBADMSG, "bad Content-Length %llu",
+					     (unsigned long long)p->content_length);
+		h->content_length = (int64_t)p->content_length;
+	}
+	h->chunked = p->flags & F_CHUNKED;
+	/* Only plain chunked: the relay passes bodies through undecoded. */
+	for (size_t i = 0; i < h->n; i++)
+		if (strcasecmp(h->h[i].name, "Transfer-Encoding") == 0 &&
+		    strcasecmp(h->h[i].value, "chunked") != 0)
+			return sbx_error_set(err, -EBADMSG, "unsupported Transfer-Encoding '%.64s'",
+					     h->h[i].value);
+	h->close = !http_should_keep_alive(p);
 	return 0;
 }
 
 int http_read_head(http_reader *r, http_head *h, bool request, sbx_error *err)
 {
-	_cleanup_(sbx_buf_free) sbx_buf b = SBX_BUF_INIT(HTTP_HEAD_MAX);
-	size_t scanned = 0;
+	const char *what = request ? "request" : "response";
+	enum http_errno e;
+	size_t used;
+	int k;
 
 	memset(h, 0, sizeof(*h));
 	h->request = request;
+	h->content_length = -1;
+	http_parser_init(&r->p, request ? HTTP_REQUEST : HTTP_RESPONSE);
+	r->p.data = r;
+	sbx_buf_init(&r->text, HTTP_HEAD_MAX + 64);
+	r->n_fields = r->head_bytes = r->trailer_bytes = 0;
+	r->url_off = r->method_off = 0;
+	r->last = 0;
+	r->began = r->head_done = r->msg_done = r->bad_fold = false;
+	r->prev = 0;
+	r->cb_err = 0;
+	r->body_total = 0;
+	r->fn = NULL;
+	r->deadline = 0;
+	/* Offset 0 holds "": a missing reason phrase or header value. */
+	if (sbx_buf_append(&r->text, "", 1) < 0)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
 	for (;;) {
 		ssize_t n = fill(r);
-		const char *end = NULL;
-		size_t take;
 
-		if (n == 0)
-			return b.len == 0
-				       ? -ENODATA
-				       : sbx_error_set(err, -EBADMSG, "connection closed mid-head");
-		if (n < 0)
-			return sbx_error_set(err, (int)n, "reading HTTP head: %s",
-					     strerror((int)-n));
-		/* Skip blank lines before a request (RFC 9112 2.2). */
-		while (b.len == 0 && r->off < r->len &&
-		       (r->buf[r->off] == '\r' || r->buf[r->off] == '\n'))
-			r->off++;
-		if (r->off == r->len)
-			continue;
-		take = r->len - r->off;
-		if (sbx_buf_append(&b, r->buf + r->off, take) < 0)
-			return sbx_error_set(err, -EBADMSG, "HTTP head larger than %d bytes",
-					     HTTP_HEAD_MAX);
-		for (size_t i = scanned > 3 ? scanned - 3 : 0; i < b.len; i++) {
-			if (b.data[i] == '\n' &&
-			    ((i >= 1 && b.data[i - 1] == '\n') ||
-			     (i >= 2 && b.data[i - 1] == '\r' && b.data[i - 2] == '\n'))) {
-				end = b.data + i + 1;
-				break;
-			}
+		if (n == 0) {
+			k = r->began ? sbx_error_set(err, -EBADMSG, "connection closed mid-head")
+				     : -ENODATA;
+			goto fail;
 		}
-		scanned = b.len;
-		if (end) {
-			size_t used = (size_t)(end - b.data);
-			/* Give back what belongs to the body. */
-			r->off = r->len - (b.len - used);
-			b.len = used;
-			b.data[used] = '\0';
+		if (n < 0) {
+			if (n == -ETIMEDOUT && r->deadline)
+				k = sbx_error_set(err, -ETIMEDOUT,
+						  "HTTP head not complete within %d ms",
+						  r->head_timeout_ms);
+			else
+				k = sbx_error_set(err, (int)n, "reading HTTP head: %s",
+						  strerror((int)-n));
+			goto fail;
+		}
+		/* Slowloris: the whole head must come within head_timeout_ms. */
+		if (r->head_timeout_ms > 0 && !r->deadline)
+			r->deadline = mono_ms() + r->head_timeout_ms;
+		used = http_parser_execute(&r->p, &settings, r->buf + r->off, r->len - r->off);
+		scan_fold(r, r->buf + r->off, used);
+		r->off += used;
+		r->head_bytes += used;
+		e = HTTP_PARSER_ERRNO(&r->p);
+		if (r->head_bytes > HTTP_HEAD_MAX) {
+			k = sbx_error_set(err, -EBADMSG, "HTTP head larger than %d bytes",
+					  HTTP_HEAD_MAX);
+			goto fail;
+		}
+		if (e == HPE_PAUSED && r->head_done)
 			break;
+		if (e != HPE_OK) {
+			k = parse_error(r, what, err);
+			goto fail;
 		}
-		r->off = r->len;
 	}
-	if (memchr(b.data, '\0', b.len))
-		return sbx_error_set(err, -EBADMSG, "NUL byte in HTTP head");
-	h->text = sbx_buf_steal(&b, NULL);
-	if (!h->text)
-		return sbx_error_set(err, -ENOMEM, "out of memory");
-	return parse_head(h, err);
+	r->deadline = 0;
+	/*
+	 * The parser stopped on the head's last LF; running it over that byte
+	 * alone settles the framing (and ends a message without a body).
+	 */
+	http_parser_pause(&r->p, 0);
+	if (r->off < r->len) {
+		r->off += http_parser_execute(&r->p, &settings, r->buf + r->off, 1);
+		e = HTTP_PARSER_ERRNO(&r->p);
+		if (e != HPE_OK && !(e == HPE_PAUSED && r->msg_done)) {
+			k = parse_error(r, what, err);
+			goto fail;
+		}
+	}
+	k = finish_head(r, h, err);
+	if (k < 0)
+		http_head_free(h); /* on failure *h holds nothing */
+	return k;
+fail:
+	r->deadline = 0;
+	sbx_buf_free(&r->text);
+	return k;
 }
 
 const char *http_head_get(const http_head *h, const char *name)
@@ -285,106 +483,59 @@ int http_write_head(sbx_stream *out, const http_head *h, bool keep_alive)
 	return sbx_stream_write(out, b.data, b.len);
 }
 
-/* Moves exactly n bytes (n < 0: until EOF). */
-static int move(http_reader *r, int64_t n, sbx_stream *out, http_body_fn fn, void *ud, bool decoded,
-		sbx_error *err)
-{
-	while (n != 0) {
-		ssize_t got = fill(r);
-		size_t take;
-		int k;
-
-		if (got == 0)
-			return n < 0 ? 0 : sbx_error_set(err, -EPIPE, "stream ended mid-body");
-		if (got < 0)
-			return sbx_error_set(err, (int)got, "reading HTTP body: %s",
-					     strerror((int)-got));
-		take = r->len - r->off;
-		if (n > 0 && (int64_t)take > n)
-			take = (size_t)n;
-		if (out && (k = sbx_stream_write(out, r->buf + r->off, take)) < 0)
-			return sbx_error_set(err, k, "writing HTTP body: %s", strerror(-k));
-		if (fn && decoded && (k = fn(r->buf + r->off, take, ud)) < 0)
-			return sbx_error_set(err, k, "HTTP body refused");
-		r->off += take;
-		if (n > 0)
-			n -= (int64_t)take;
-	}
-	return 0;
-}
-
-/* Reads one CRLF-terminated line of a chunked body and forwards it whole. */
-static int chunk_line(http_reader *r, sbx_stream *out, char *line, size_t max, sbx_error *err)
-{
-	size_t len = 0;
-	int k;
-
-	for (;;) {
-		ssize_t got = fill(r);
-		char c;
-
-		if (got <= 0)
-			return sbx_error_set(err, got < 0 ? (int)got : -EPIPE,
-					     "stream ended in chunk framing");
-		c = r->buf[r->off++];
-		if (len + 2 >= max)
-			return sbx_error_set(err, -EBADMSG, "chunk line too long");
-		line[len++] = c;
-		if (c == '\n')
-			break;
-	}
-	if (out && (k = sbx_stream_write(out, line, len)) < 0)
-		return sbx_error_set(err, k, "writing HTTP body: %s", strerror(-k));
-	line[--len] = '\0';
-	if (len > 0 && line[len - 1] == '\r')
-		line[--len] = '\0';
-	return 0;
-}
+/* --- bodies ---------------------------------------------------------------- */
 
 int http_relay_body(http_reader *r, const http_head *h, bool until_eof, sbx_stream *out,
 		    http_body_fn fn, void *ud, sbx_error *err)
 {
-	char line[256];
-	int64_t total = 0;
-	int k;
+	int k = 0;
 
-	if (!h->chunked) {
-		if (h->content_length >= 0)
-			return move(r, h->content_length, out, fn, ud, true, err);
-		return until_eof ? move(r, -1, out, fn, ud, true, err) : 0;
-	}
-	for (;;) {
-		char *end;
-		unsigned long long size;
+	if (r->msg_done)
+		return 0; /* no body, or an empty one */
+	if (!h->chunked && h->content_length < 0 && !until_eof)
+		return 0;
+	r->fn = fn;
+	r->fn_ud = ud;
+	r->cb_err = 0;
+	if (r->body_timeout_ms > 0)
+		r->deadline = mono_ms() + r->body_timeout_ms;
+	http_parser_pause(&r->p, 0);
+	while (!r->msg_done) {
+		ssize_t n = fill(r);
+		enum http_errno e;
+		size_t used;
 
-		k = chunk_line(r, out, line, sizeof(line), err);
-		if (k < 0)
-			return k;
-		size = strtoull(line, &end, 16);
-		if (end == line || (*end && *end != ';' && *end != ' '))
-			return sbx_error_set(err, -EBADMSG, "bad chunk size line");
-		total += (int64_t)size;
-		if (size > (unsigned long long)HTTP_BODY_MAX || total > HTTP_BODY_MAX)
-			return sbx_error_set(err, -EBADMSG, "body larger than %lld bytes",
-					     HTTP_BODY_MAX);
-		if (size == 0)
+		if (n == 0) {
+			/* A body delimited by the end of the stream ends here. */
+			http_parser_execute(&r->p, &settings, NULL, 0);
+			if (!r->msg_done)
+				k = sbx_error_set(err, -EPIPE, "stream ended mid-body");
 			break;
-		k = move(r, (int64_t)size, out, fn, ud, true, err);
-		if (k < 0)
-			return k;
-		k = chunk_line(r, out, line, sizeof(line), err);
-		if (k < 0)
-			return k;
-		if (line[0])
-			return sbx_error_set(err, -EBADMSG, "missing CRLF after chunk");
+		}
+		if (n < 0) {
+			if (n == -ETIMEDOUT && r->deadline)
+				k = sbx_error_set(err, -ETIMEDOUT,
+						  "HTTP body not complete within %d ms",
+						  r->body_timeout_ms);
+			else
+				k = sbx_error_set(err, (int)n, "reading HTTP body: %s",
+						  strerror((int)-n));
+			break;
+		}
+		used = http_parser_execute(&r->p, &settings, r->buf + r->off, r->len - r->off);
+		e = HTTP_PARSER_ERRNO(&r->p);
+		if (e != HPE_OK && !(e == HPE_PAUSED && r->msg_done)) {
+			k = parse_error(r, "body", err);
+			break;
+		}
+		/* The raw framing goes on as it came. */
+		if (out && used && (k = sbx_stream_write(out, r->buf + r->off, used)) < 0) {
+			k = sbx_error_set(err, k, "writing HTTP body: %s", strerror(-k));
+			break;
+		}
+		r->off += used;
 	}
-	/* Trailers, up to the blank line. */
-	for (int i = 0; i < HTTP_HEADERS_MAX; i++) {
-		k = chunk_line(r, out, line, sizeof(line), err);
-		if (k < 0)
-			return k;
-		if (!line[0])
-			return 0;
-	}
-	return sbx_error_set(err, -EBADMSG, "too many trailers");
+	r->deadline = 0;
+	r->fn = NULL;
+	return k;
 }

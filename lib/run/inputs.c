@@ -38,11 +38,11 @@ static int make_tar(sbx_run *run, bool oracle, sbx_docker_tar **out, const void 
 			if (!dir)
 				r = -ENOMEM;
 			else
-				r = sbx_docker_tar_add_dir(tar, dirname(dir), 0755, 1000, 1000,
+				r = sbx_docker_tar_add_dir(tar, dirname(dir), 02775, 1000, 1000,
 							   err);
 		}
 		if (r >= 0)
-			r = sbx_docker_tar_add_file(tar, name, buf, blen, 0644, 1000, 1000, err);
+			r = sbx_docker_tar_add_file(tar, name, buf, blen, 0664, 1000, 1000, err);
 	}
 	if (r >= 0)
 		r = sbx_docker_tar_finish(tar, data, len, err);

@@ -30,16 +30,18 @@
 /* How long an agent may take to exit by itself after complete_task. */
 #define AGENT_EXIT_GRACE_MS 500
 
-#define DEFAULT_TIMEOUT_S 600
-#define DEFAULT_MEMORY	  (2ULL * 1024 * 1024 * 1024)
-#define DEFAULT_CPUS	  2.0
-#define DEFAULT_PIDS	  256
-#define DEFAULT_GRACE_S	  30
-#define WORKSPACE_BYTES	  (512ULL * 1024 * 1024)
-#define TMP_BYTES	  (256ULL * 1024 * 1024)
-#define RUN_BYTES	  (16ULL * 1024 * 1024)
-#define STATUS_POLL_MS	  200
-#define TICK_MS		  10
+#define DEFAULT_TIMEOUT_S	600
+#define DEFAULT_MEMORY		(2ULL * 1024 * 1024 * 1024)
+#define DEFAULT_CPUS		2.0
+#define DEFAULT_PIDS		256
+#define DEFAULT_GRACE_S		30
+#define WORKSPACE_BYTES		(512ULL * 1024 * 1024)
+#define TMP_BYTES		(256ULL * 1024 * 1024)
+#define RUN_BYTES		(16ULL * 1024 * 1024)
+#define STATUS_POLL_MS		200
+#define STATUS_BUDGET_MS	5000 /* one status read, whole */
+#define STATUS_PAST_DEADLINE_MS 1000
+#define TICK_MS			10
 
 void sbx_run__phase_done(sbx_run *run, sbx_run_phase p, double since)
 {
@@ -52,6 +54,26 @@ void sbx_run__set_infra(sbx_run *run, const char *kind, const sbx_error *err)
 	if (run->res.error)
 		return; /* the first failure is the one that matters */
 	run->res.status = SBX_RUN_INFRA_ERROR;
+	run->res.error = strdup(sbx_error_message(err));
+	run->res.error_kind = strdup(kind);
+}
+
+/*
+ * A failure inside a sandbox that was ready: its memory, its processes, its
+ * outputs are the agent's to spend, so this is the attempt's outcome
+ * (sandbox_failed), not the infrastructure's; a sweep neither retries it
+ * nor drops it. Before the server answered, the same failure is the image's
+ * or the engine's (infra_error).
+ */
+static void set_sandbox_failed(sbx_run *run, const char *kind, const sbx_error *err)
+{
+	if (!run->ready) {
+		sbx_run__set_infra(run, kind, err);
+		return;
+	}
+	if (run->res.error)
+		return;
+	run->res.status = SBX_RUN_SANDBOX_FAILED;
 	run->res.error = strdup(sbx_error_message(err));
 	run->res.error_kind = strdup(kind);
 }
@@ -278,12 +300,12 @@ static bool sandbox_dead(sbx_run *run, sbx_error *err)
 	if (st.oom_killed) {
 		sbx_error_replace(err, -ENOMEM, "sandbox '%s' was killed: out of memory",
 				  run->backend->id);
-		sbx_run__set_infra(run, "oom", err);
+		set_sandbox_failed(run, "oom", err);
 	} else {
 		sbx_error_replace(err, -ECHILD, "sandbox '%s' exited with status %d%s%s",
 				  run->backend->id, st.exit_code, st.detail[0] ? ": " : "",
 				  st.detail);
-		sbx_run__set_infra(run, "sandbox_died", err);
+		set_sandbox_failed(run, "sandbox_died", err);
 	}
 	return true;
 }
@@ -394,7 +416,7 @@ int sbx_run_launch(sbx_run *run, sbx_error *err)
 		sbx_run__set_infra(run, "engine", err);
 		return r;
 	}
-	r = sbx_backend_docker_new(&run->backend, err);
+	r = sbx_backend_docker_new_at(&run->backend, run->o.engine, err);
 	if (r < 0) {
 		sbx_run__set_infra(run, "engine", err);
 		return r;
@@ -511,6 +533,7 @@ int sbx_run_launch(sbx_run *run, sbx_error *err)
 
 	t = sbx_run__mono_msf();
 	r = wait_ready(run, err);
+	run->ready = r >= 0;
 	sbx_run__phase_done(run, SBX_PHASE_READY, t);
 	if (run->copy_running) {
 		pthread_join(run->copy_thread, NULL);
@@ -554,12 +577,16 @@ int sbx_run__task_state(sbx_run *run)
 {
 	sbx_relay_response resp = {0};
 	_cleanup_json_ cJSON *j = NULL;
+	int64_t left = run->deadline_ms - sbx_run__mono_ms() + STATUS_PAST_DEADLINE_MS;
+	int budget = left < STATUS_BUDGET_MS ? (int)(left > 250 ? left : 250) : STATUS_BUDGET_MS;
 	const char *st;
 	int r;
 
+	/* The whole read is bounded, and never far past the deadline: a server that
+	 * drips its answer cannot keep the episode alive. */
 	r = sbx_relay_request(run->relay, "GET",
 			      run->legacy_status ? "/task/status" : "/v1/task/status", NULL, NULL,
-			      0, false, 5000, &resp, NULL);
+			      0, false, budget, &resp, NULL);
 	if (r >= 0 && resp.status == 404 && !run->legacy_status) {
 		sbx_relay_response_free(&resp);
 		run->legacy_status = true;
@@ -699,8 +726,14 @@ int sbx_run_finish(sbx_run *run, sbx_run_end end, sbx_error *err)
 		t = sbx_run__mono_msf();
 		if (asprintf(&outdir, "%s/outputs", run->res.run_dir) < 0)
 			return sbx_error_set(err, -ENOMEM, "out of memory");
-		/* Through the server on a warm stream; the exec'd tar when that fails. */
-		r = sbx_collect__outputs(run->relay, run->task, outdir, &e);
+		/*
+		 * Through the server on a warm stream; the exec'd tar when that fails,
+		 * or straight away past the deadline: the server may be what hung, and
+		 * the host does not wait on it again.
+		 */
+		r = end == SBX_END_DEADLINE
+			    ? -ETIMEDOUT
+			    : sbx_collect__outputs(run->relay, run->task, outdir, &e);
 		if (r < 0) {
 			sbx_log_debug("collecting through the server: %s; using tar",
 				      sbx_error_message(&e));
@@ -709,9 +742,12 @@ int sbx_run_finish(sbx_run *run, sbx_run_end end, sbx_error *err)
 							&e);
 		}
 		sbx_run__phase_done(run, SBX_PHASE_COPY_OUT, t);
-		if (r < 0 && r != -EPERM) {
-			/* A dead sandbox is infrastructure; a refused entry is the agent's doing.
-			 */
+		if (r == -EFBIG || r == -E2BIG) {
+			/* Outputs over the caps: what the agent left, not a fault of ours. */
+			set_sandbox_failed(run, "outputs_too_large", &e);
+		} else if (r < 0 && r != -EPERM) {
+			/* A refused entry is the agent's doing (below); a dead sandbox is
+			 * the sandbox's, anything else ours. */
 			if (!sandbox_dead(run, &e))
 				sbx_run__set_infra(run, "copy_out", &e);
 		} else if (r == -EPERM) {

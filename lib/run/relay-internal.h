@@ -9,6 +9,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <time.h>
 
 #include "http.h"
 #include "sbx/relay.h"
@@ -18,6 +19,17 @@
 #define REQUEST_BODY_MAX  (64 * 1024 * 1024)
 #define RESPONSE_BODY_MAX (64 * 1024 * 1024)
 #define CLIENT_IDLE_MS	  (5 * 60 * 1000)
+/* Request bodies up to this size are not counted against opts.max_buffered. */
+#define BODY_FREE_BYTES (1024 * 1024)
+
+/* One agent connection's place in the table; the relay evicts by it. */
+typedef struct client_slot {
+	int fd;	       /* -1 when free */
+	unsigned conn; /* the connection holding the slot */
+	int64_t since; /* CLOCK_MONOTONIC ms: when its current wait began */
+	bool busy;     /* in an exchange with the server: never evicted */
+	bool trusted;  /* it has presented the token: evicted last */
+} client_slot;
 
 struct sbx_relay {
 	sbx_relay_opts o;
@@ -33,8 +45,9 @@ struct sbx_relay {
 	bool warming;
 	sbx_stream *idle[POOL_MAX];
 	size_t n_idle;
-	unsigned opening; /* streams being opened by the warmer */
-	int *clients;	  /* fds of agent connections, -1 when free */
+	unsigned opening;     /* streams being opened by the warmer */
+	client_slot *clients; /* o.max_clients of them */
+	size_t buffered;      /* request body bytes held past BODY_FREE_BYTES each */
 	unsigned n_threads;
 	unsigned next_conn;
 	sbx_relay_stats stats;
@@ -42,6 +55,14 @@ struct sbx_relay {
 	pthread_t accept_thread, warm_thread;
 	bool accept_started, warm_started;
 };
+
+static inline int64_t sbx_relay__mono_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
 
 /* Consumes the response; returns 1 when the server stream stays usable, 0 if not, <0 on error. */
 typedef int (*sbx_relay__response_fn)(http_reader *sr, http_head *resp, void *userdata,
@@ -52,7 +73,7 @@ typedef int (*sbx_relay__response_fn)(http_reader *sr, http_head *resp, void *us
  * turns out closed) and hands the response to fn.
  */
 int sbx_relay__exchange(sbx_relay *r, const char *head, size_t head_len, const char *body,
-			size_t body_len, const char *method, int timeout_ms,
+			size_t body_len, const char *method, int timeout_ms, int64_t until,
 			sbx_relay__response_fn fn, void *userdata, sbx_error *err);
 
 /* Keeps opts.warm idle streams open; the relay's warmer thread. */

@@ -63,9 +63,98 @@ static int response_to_client(http_reader *sr, http_head *resp, void *userdata, 
 	return 1;
 }
 
+/* --- request bodies, within the relay's memory budget ---------------------- */
+
+typedef struct body_buf {
+	sbx_relay *r;
+	char *data;
+	size_t len, cap;
+	size_t charged; /* counted in r->buffered */
+} body_buf;
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Counts cap bytes (past the free allowance) against the budget; false when over. */
+static bool body_charge(body_buf *b, size_t cap)
+{
+	sbx_relay *r = b->r;
+	size_t want = cap > BODY_FREE_BYTES ? cap - BODY_FREE_BYTES : 0;
+	bool ok = true;
+
+	if (want <= b->charged)
+		return true;
+	pthread_mutex_lock(&r->lock);
+	if (r->buffered + (want - b->charged) > r->o.max_buffered) {
+		r->stats.over_budget++;
+		ok = false;
+	} else {
+		r->buffered += want - b->charged;
+		b->charged = want;
+		if (r->buffered > r->stats.buffered_peak)
+			r->stats.buffered_peak = r->buffered;
+	}
+	pthread_mutex_unlock(&r->lock);
+	return ok;
+}
+
+/*
+ * Room for need bytes (and a NUL), exactly (a declared length) or doubling (a
+ * chunked body): -EFBIG past the request cap, -ENOBUFS over budget.
+ */
+static int body_reserve(body_buf *b, size_t need, bool exact)
+{
+	size_t cap;
+	char *p;
+
+	if (need + 1 <= b->cap)
+		return 0;
+	if (need > REQUEST_BODY_MAX)
+		return -EFBIG;
+	cap = exact ? need + 1 : b->cap ? b->cap : 4096;
+	while (cap < need + 1)
+		cap *= 2;
+	if (cap > (size_t)REQUEST_BODY_MAX + 1)
+		cap = (size_t)REQUEST_BODY_MAX + 1;
+	if (!body_charge(b, cap))
+		return -ENOBUFS;
+	p = realloc(b->data, cap);
+	if (!p)
+		return -ENOMEM;
+	b->data = p;
+	b->cap = cap;
+	return 0;
+}
+
 static int collect(const char *data, size_t n, void *userdata)
 {
-	return sbx_buf_append(userdata, data, n);
+	body_buf *b = userdata;
+	int k = body_reserve(b, b->len + n, false);
+
+	if (k < 0)
+		return k;
+	memcpy(b->data + b->len, data, n);
+	b->len += n;
+	b->data[b->len] = '\0';
+	return 0;
+}
+
+static void body_free(body_buf *b)
+{
+	free(b->data);
+	b->data = NULL;
+	b->len = b->cap = 0;
+	if (b->charged) {
+		pthread_mutex_lock(&b->r->lock);
+		b->r->buffered -= b->charged;
+		pthread_mutex_unlock(&b->r->lock);
+		b->charged = 0;
+	}
 }
 
 static bool allowed_authority(const char *v, uint16_t port, bool origin)
@@ -189,21 +278,55 @@ static int request_head_text(const http_head *req, size_t body_len, const char *
 	return k;
 }
 
-static void serve_client(client *c)
+/* Marks the connection's slot (if it still holds it) busy or waiting since now. */
+static void slot_mark(client *c, bool busy, bool trusted)
 {
 	sbx_relay *r = c->r;
-	_cleanup_stream_ sbx_stream *cs = NULL;
+
+	pthread_mutex_lock(&r->lock);
+	if (r->clients[c->slot].conn == c->conn) {
+		r->clients[c->slot].busy = busy;
+		r->clients[c->slot].trusted |= trusted;
+		r->clients[c->slot].since = mono_ms();
+	}
+	pthread_mutex_unlock(&r->lock);
+}
+
+static void count_timeout(sbx_relay *r)
+{
+	pthread_mutex_lock(&r->lock);
+	r->stats.timed_out++;
+	pthread_mutex_unlock(&r->lock);
+}
+
+/* The answer to a request body the relay did not take. */
+static void body_refused(sbx_relay *r, sbx_stream *cs, int k, const sbx_error *err)
+{
+	if (k == -ENOBUFS)
+		simple_reply(cs, 503, "Service Unavailable",
+			     "the relay holds as many request bodies as it may; retry\n");
+	else if (k == -EFBIG)
+		simple_reply(cs, 413, "Content Too Large", "request body larger than 64 MiB\n");
+	else if (k == -ETIMEDOUT) {
+		count_timeout(r);
+		simple_reply(cs, 408, "Request Timeout", sbx_error_message(err));
+	} else if (k != -ECANCELED && k != -EPIPE)
+		simple_reply(cs, 400, "Bad Request", sbx_error_message(err));
+}
+
+static void serve_client(client *c, sbx_stream *cs)
+{
+	sbx_relay *r = c->r;
 	http_reader cr;
 
-	if (sbx_stream_from_fds(&cs, c->fd, c->fd) < 0) {
-		close(c->fd);
-		return;
-	}
-	http_reader_init(&cr, cs, CLIENT_IDLE_MS);
+	/* A first head must start within the head timeout of the connect, too. */
+	http_reader_init(&cr, cs, r->o.head_timeout_ms);
+	cr.head_timeout_ms = r->o.head_timeout_ms;
+	cr.body_timeout_ms = r->o.body_timeout_ms;
 	cr.stop = &r->stop;
 	for (;;) {
 		sbx_error err = SBX_ERROR_INIT;
-		_cleanup_(sbx_buf_free) sbx_buf body = SBX_BUF_INIT(REQUEST_BODY_MAX);
+		body_buf body = {.r = r};
 		_cleanup_(sbx_buf_free) sbx_buf head = SBX_BUF_INIT(HTTP_HEAD_MAX * 2);
 		http_head req;
 		to_client tc = {.out = cs};
@@ -212,11 +335,13 @@ static void serve_client(client *c)
 		int k;
 
 		k = http_read_head(&cr, &req, true, &err);
+		cr.timeout_ms = CLIENT_IDLE_MS; /* between requests on a kept-alive connection */
+		if (k == -ETIMEDOUT)
+			count_timeout(r);
 		if (k == -ENODATA || k == -ECANCELED || k == -ETIMEDOUT)
 			return;
 		if (k < 0) {
 			simple_reply(cs, 400, "Bad Request", sbx_error_message(&err));
-			http_head_free(&req);
 			return;
 		}
 		if (!allowed_authority(http_head_get(&req, "Host"), r->port, false) ||
@@ -240,18 +365,30 @@ static void serve_client(client *c)
 			http_head_free(&req);
 			return;
 		}
+		slot_mark(c, false, true);
+		/* A declared length is reserved whole, so an over-budget body is refused unread. */
+		k = req.content_length > 0 ? body_reserve(&body, (size_t)req.content_length, true)
+					   : 0;
+		if (k < 0) {
+			body_refused(r, cs, k, &err);
+			http_head_free(&req);
+			body_free(&body);
+			return;
+		}
 		expect = http_head_get(&req, "Expect");
 		if (expect && strcasecmp(expect, "100-continue") == 0)
 			sbx_stream_write(cs, "HTTP/1.1 100 Continue\r\n\r\n", 25);
 		k = http_relay_body(&cr, &req, false, NULL, collect, &body, &err);
 		if (k < 0) {
-			simple_reply(cs, 413, "Bad Request Body", sbx_error_message(&err));
+			body_refused(r, cs, k, &err);
 			http_head_free(&req);
+			body_free(&body);
 			return;
 		}
 		if (request_head_text(&req, body.len, token_in_path ? r->token : NULL, &head) < 0) {
 			simple_reply(cs, 500, "Internal Error", "out of memory\n");
 			http_head_free(&req);
+			body_free(&body);
 			return;
 		}
 		sbx_transcript_record(r->transcript, c->conn, "agent->server", req.method,
@@ -263,9 +400,12 @@ static void serve_client(client *c)
 		tc.cap.path = req.target;
 		tc.cap.record = true;
 		sbx_buf_init(&tc.cap.buf, SBX_TRANSCRIPT_BODY_MAX);
+		slot_mark(c, true, true);
 		k = sbx_relay__exchange(r, head.data, head.len, body.data, body.len, req.method,
-					r->o.io_timeout_ms, response_to_client, &tc, &err);
+					r->o.io_timeout_ms, 0, response_to_client, &tc, &err);
+		slot_mark(c, false, true);
 		sbx_buf_free(&tc.cap.buf);
+		body_free(&body);
 		if (k < 0 && !tc.wrote) {
 			sbx_log_warning("relay: %s %s: %s", req.method, req.target,
 					sbx_error_message(&err));
@@ -282,15 +422,54 @@ static void *client_main(void *arg)
 {
 	client *c = arg;
 	sbx_relay *r = c->r;
+	sbx_stream *cs = NULL;
 
-	serve_client(c); /* closes c->fd */
+	if (sbx_stream_from_fds(&cs, c->fd, c->fd) == 0)
+		serve_client(c, cs);
+	/* Leave the table before the fd closes, so nobody shuts down a reused number. */
 	pthread_mutex_lock(&r->lock);
-	r->clients[c->slot] = -1;
+	if (r->clients[c->slot].conn == c->conn)
+		r->clients[c->slot].fd = -1;
+	pthread_mutex_unlock(&r->lock);
+	if (cs)
+		sbx_stream_close(cs);
+	else
+		close(c->fd);
+	pthread_mutex_lock(&r->lock);
 	r->n_threads--;
 	pthread_cond_broadcast(&r->cond);
 	pthread_mutex_unlock(&r->lock);
 	free(c);
 	return NULL;
+}
+
+/*
+ * A slot for a new connection (the lock held): a free one, else the one that
+ * has waited longest on its agent (tokenless connections first), whose
+ * connection is shut down to end its thread. -1 when every one is busy.
+ */
+static int take_slot(sbx_relay *r)
+{
+	int victim = -1;
+
+	for (unsigned i = 0; i < r->o.max_clients; i++) {
+		const client_slot *s = &r->clients[i];
+
+		if (s->fd < 0)
+			return (int)i;
+		if (s->busy)
+			continue;
+		if (victim < 0 || (!s->trusted && r->clients[victim].trusted) ||
+		    (s->trusted == r->clients[victim].trusted &&
+		     s->since < r->clients[victim].since))
+			victim = (int)i;
+	}
+	/* Evicted threads linger until they see the shutdown; bound them too. */
+	if (victim < 0 || r->n_threads >= 2 * r->o.max_clients)
+		return -1;
+	shutdown(r->clients[victim].fd, SHUT_RDWR);
+	r->stats.evicted++;
+	return victim;
 }
 
 static void *accept_main(void *arg)
@@ -315,27 +494,25 @@ static void *accept_main(void *arg)
 		if (fd < 0)
 			continue;
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		c = calloc(1, sizeof(*c));
 		pthread_mutex_lock(&r->lock);
-		for (unsigned i = 0; i < r->o.max_clients; i++)
-			if (r->clients[i] < 0) {
-				slot = (int)i;
-				break;
-			}
-		c = slot >= 0 ? calloc(1, sizeof(*c)) : NULL;
-		if (!c) {
+		if (c)
+			slot = take_slot(r);
+		if (slot < 0) {
 			pthread_mutex_unlock(&r->lock);
-			close(fd); /* over the connection limit */
+			close(fd); /* over the connection limit, every connection busy */
+			free(c);
 			continue;
 		}
-		r->clients[slot] = fd;
-		r->n_threads++;
 		*c = (client){.r = r, .fd = fd, .slot = slot, .conn = ++r->next_conn};
+		r->clients[slot] = (client_slot){.fd = fd, .conn = c->conn, .since = mono_ms()};
+		r->n_threads++;
 		pthread_mutex_unlock(&r->lock);
 		pthread_attr_init(&attr);
 		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 		if (pthread_create(&t, &attr, client_main, c) != 0) {
 			pthread_mutex_lock(&r->lock);
-			r->clients[slot] = -1;
+			r->clients[slot].fd = -1;
 			r->n_threads--;
 			pthread_mutex_unlock(&r->lock);
 			close(fd);
@@ -382,18 +559,24 @@ int sbx_relay_start(sbx_relay **out, const sbx_relay_opts *opts, sbx_error *err)
 		r->o.max_clients = 64;
 	if (!r->o.io_timeout_ms)
 		r->o.io_timeout_ms = 15 * 60 * 1000;
+	if (r->o.head_timeout_ms <= 0)
+		r->o.head_timeout_ms = 10 * 1000;
+	if (r->o.body_timeout_ms <= 0)
+		r->o.body_timeout_ms = 30 * 1000;
+	if (!r->o.max_buffered)
+		r->o.max_buffered = 128 * 1024 * 1024;
 	if (r->o.warm > POOL_MAX)
 		r->o.warm = POOL_MAX;
 	r->listen_fd = r->wake[0] = r->wake[1] = -1;
 	pthread_mutex_init(&r->lock, NULL);
 	pthread_cond_init(&r->cond, NULL);
-	r->clients = malloc(sizeof(int) * r->o.max_clients);
+	r->clients = calloc(r->o.max_clients, sizeof(*r->clients));
 	if (!r->clients) {
 		sbx_relay_free(r);
 		return sbx_error_set(err, -ENOMEM, "out of memory");
 	}
 	for (unsigned i = 0; i < r->o.max_clients; i++)
-		r->clients[i] = -1;
+		r->clients[i].fd = -1;
 	if (opts->transcript_path &&
 	    (k = sbx_transcript_open(&r->transcript, opts->transcript_path, err)) < 0) {
 		sbx_relay_free(r);
@@ -460,8 +643,8 @@ void sbx_relay_free(sbx_relay *r)
 	__atomic_store_n(&r->stop, 1, __ATOMIC_RELEASE);
 	pthread_cond_broadcast(&r->cond);
 	for (unsigned i = 0; r->clients && i < r->o.max_clients; i++)
-		if (r->clients[i] >= 0)
-			shutdown(r->clients[i], SHUT_RDWR);
+		if (r->clients[i].fd >= 0)
+			shutdown(r->clients[i].fd, SHUT_RDWR);
 	/* Connection threads see stop within a read slice (200 ms). */
 	clock_gettime(CLOCK_REALTIME, &ts);
 	ts.tv_sec += 10;

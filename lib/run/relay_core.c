@@ -112,7 +112,7 @@ void sbx_relay_warm(sbx_relay *r)
 /* --- one exchange --------------------------------------------------------- */
 
 int sbx_relay__exchange(sbx_relay *r, const char *head, size_t head_len, const char *body,
-			size_t body_len, const char *method, int timeout_ms,
+			size_t body_len, const char *method, int timeout_ms, int64_t until,
 			sbx_relay__response_fn fn, void *userdata, sbx_error *err)
 {
 	for (int attempt = 0;; attempt++) {
@@ -130,6 +130,7 @@ int sbx_relay__exchange(sbx_relay *r, const char *head, size_t head_len, const c
 			k = sbx_stream_write(s, body, body_len);
 		http_reader_init(&sr, s, timeout_ms);
 		sr.stop = &r->stop;
+		sr.until = until;
 		if (k >= 0)
 			k = http_read_head(&sr, &resp, false, err);
 		if (k < 0) {
@@ -316,7 +317,10 @@ int sbx_relay_request(sbx_relay *r, const char *method, const char *path, const 
 	sbx_buf_init(&tb.cap.buf, SBX_TRANSCRIPT_BODY_MAX);
 	sbx_buf_init(&tb.cap.all, RESPONSE_BODY_MAX);
 	tb.cap.record = record;
+	/* The host's own requests: timeout_ms is the whole exchange, however the server paces it.
+	 */
 	k = sbx_relay__exchange(r, head.data, head.len, body, body ? len : 0, method, timeout_ms,
+				timeout_ms > 0 ? sbx_relay__mono_ms() + timeout_ms : 0,
 				response_to_buffer, &tb, err);
 	sbx_buf_free(&tb.cap.buf);
 	if (k < 0) {

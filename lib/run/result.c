@@ -262,26 +262,12 @@ char *sbx_run_result_json(const sbx_run_result *r)
 	if (r->limits.published) {
 		/* What was relaxed for the firewall, and that PID 1 gave it all up again. */
 		cJSON *pb = cJSON_AddObjectToObject(h, "published");
-		cJSON *caps = cJSON_AddArrayToObject(pb, "caps_added_at_start");
-		const char *names = r->applied.cap_add_names, *comma;
 
 		add_str(pb, "host_endpoint", r->published);
 		cJSON_AddStringToObject(pb, "egress",
 					"dropped: iptables and ip6tables OUTPUT policy "
 					"DROP except loopback and replies");
 		cJSON_AddBoolToObject(pb, "dns_off", r->applied.dns_off);
-		cJSON_AddStringToObject(pb, "started_as", "root, then uid 1000");
-		while (*names) {
-			char name[32];
-			size_t n;
-
-			comma = strchr(names, ',');
-			n = comma ? (size_t)(comma - names) : strlen(names);
-			snprintf(name, sizeof(name), "%.*s", (int)n, names);
-			cJSON_AddItemToArray(caps, cJSON_CreateString(name));
-			names += n + (comma ? 1 : 0);
-		}
-		cJSON_AddBoolToObject(pb, "all_caps_dropped_by_pid1", r->privileges_dropped);
 		cJSON_AddBoolToObject(pb, "transcript_has_agent_traffic", false);
 	}
 	cJSON_AddBoolToObject(h, "kept", r->kept);
@@ -293,6 +279,26 @@ char *sbx_run_result_json(const sbx_run_result *r)
 		cJSON_AddBoolToObject(hd, "reported_by_engine", a->known);
 		if (a->known) {
 			cJSON *caps = cJSON_AddArrayToObject(hd, "cap_drop");
+			cJSON *added = cJSON_AddArrayToObject(hd, "caps_added_at_start");
+			const char *names = a->cap_add_names, *comma;
+
+			/* PID 1's, for starting the two uids; it drops them before anything runs.
+			 */
+			while (*names) {
+				char name[32];
+				size_t n;
+
+				comma = strchr(names, ',');
+				n = comma ? (size_t)(comma - names) : strlen(names);
+				snprintf(name, sizeof(name), "%.*s", (int)n, names);
+				cJSON_AddItemToArray(added, cJSON_CreateString(name));
+				names += n + (comma ? 1 : 0);
+			}
+			cJSON_AddBoolToObject(hd, "all_caps_dropped_by_pid1",
+					      r->privileges_dropped);
+			cJSON_AddNumberToObject(hd, "server_uid", 1000);
+			if (r->privileges_dropped)
+				cJSON_AddNumberToObject(hd, "tool_code_uid", 1001);
 
 			if (a->cap_drop_all)
 				cJSON_AddItemToArray(caps, cJSON_CreateString("ALL"));
@@ -329,6 +335,10 @@ char *sbx_run_result_json(const sbx_run_result *r)
 	cJSON_AddNumberToObject(rel, "reused", (double)r->relay.reused);
 	cJSON_AddNumberToObject(rel, "transcript_lines", (double)r->relay.transcript_lines);
 	cJSON_AddNumberToObject(rel, "unauthorized", (double)r->relay.unauthorized);
+	cJSON_AddNumberToObject(rel, "evicted", (double)r->relay.evicted);
+	cJSON_AddNumberToObject(rel, "timed_out", (double)r->relay.timed_out);
+	cJSON_AddNumberToObject(rel, "over_budget", (double)r->relay.over_budget);
+	cJSON_AddNumberToObject(rel, "buffered_peak", (double)r->relay.buffered_peak);
 
 	h = cJSON_AddObjectToObject(o, "files");
 	cJSON_AddStringToObject(h, "transcript", "transcript.jsonl");

@@ -32,6 +32,7 @@ struct sbx_run {
 	sbx_agent_proc agent;
 	bool agent_started;
 	bool launched;
+	bool ready; /* the server answered: later failures inside are sandbox_failed */
 	bool finished;
 	bool completed_seen;
 	/* The image's server predates /v1/task/status (404 there): poll /task/status. */

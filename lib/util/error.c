@@ -1,16 +1,33 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "sbx/error.h"
 
-/* Keeps the message one line: control characters become spaces. */
+#include "sbx/log.h"
+
+/*
+ * Keeps the message one line and inert on a terminal: line breaks and tabs
+ * become spaces, other control bytes are escaped.
+ */
 static void flatten(char *s)
 {
-	for (; *s; s++)
-		if ((unsigned char)*s < 0x20 || *s == 0x7f)
-			*s = ' ';
+	char raw[SBX_ERROR_MAX];
+	bool plain = true;
+
+	for (char *p = s; *p; p++) {
+		if (*p == '\n' || *p == '\r' || *p == '\t')
+			*p = ' ';
+		else if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f)
+			plain = false;
+	}
+	if (plain)
+		return; /* the common case: nothing copied */
+	memcpy(raw, s, SBX_ERROR_MAX);
+	raw[SBX_ERROR_MAX - 1] = '\0';
+	sbx_escape_controls(s, SBX_ERROR_MAX, raw, false);
 }
 
 int sbx_error_setv(sbx_error *err, int code, const char *fmt, va_list ap)

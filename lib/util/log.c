@@ -17,13 +17,14 @@ void sbx_log_set(sbx_log_fn fn, void *payload, int max_level)
 
 void sbx__log(int level, const char *fmt, ...)
 {
-	char msg[2048];
+	char raw[2048], msg[2048];
 	va_list ap;
 
 	if (!log_fn || level > log_max)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);
+	sbx_escape_controls(msg, sizeof(msg), raw, false);
 	log_fn(level, msg, log_payload);
 }

@@ -170,6 +170,25 @@ int sbx_path_mkdirs_beneath(int dirfd, const char *path, mode_t mode, sbx_error 
 	return cur;
 }
 
+/*
+ * The process's umask, read without changing it (umask(2) can only swap, which
+ * races with other threads creating files): Linux reports it in /proc.
+ */
+static mode_t current_umask(void)
+{
+	char line[128];
+	unsigned m = 022;
+	FILE *f = fopen("/proc/self/status", "re");
+
+	if (!f)
+		return 022;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Umask: %o", &m) == 1)
+			break;
+	fclose(f);
+	return (mode_t)(m & 0777);
+}
+
 int sbx_path_write_atomic(const char *path, const void *data, size_t len, sbx_error *err)
 {
 	_cleanup_free_ char *tmp = NULL;
@@ -197,7 +216,8 @@ int sbx_path_write_atomic(const char *path, const void *data, size_t len, sbx_er
 		p += n;
 		left -= (size_t)n;
 	}
-	if (fchmod(fd, 0644) < 0 || fsync(fd) < 0 || rename(tmp, path) < 0) {
+	/* mkostemp made it 0600; the file gets what open(0666) would (a shared group keeps g+w). */
+	if (fchmod(fd, 0666 & ~current_umask()) < 0 || fsync(fd) < 0 || rename(tmp, path) < 0) {
 		int r = -errno;
 		unlink(tmp);
 		return sbx_error_set(err, r, "'%s': cannot replace atomically: %s", path,

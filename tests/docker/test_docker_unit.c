@@ -118,6 +118,7 @@ START_TEST(create_body_carries_every_hardening_field)
 	sbx_docker_kv tmpfs[] = {{"/work", "rw,nosuid,size=64m,mode=1777"}, {"/tmp", "rw"}};
 	sbx_docker_port ports[] = {{"8080/tcp", "127.0.0.1", "0"}};
 	sbx_docker_ulimit ulimits[] = {{"nofile", 1024, 2048}};
+	sbx_docker_kv log_opts[] = {{"max-size", "8m"}, {"max-file", "3"}};
 	sbx_docker_container_opts o = SBX_DOCKER_CONTAINER_OPTS_INIT;
 	_cleanup_json_ cJSON *j = NULL;
 	_cleanup_free_ char *body = NULL;
@@ -147,6 +148,9 @@ START_TEST(create_body_carries_every_hardening_field)
 	o.runtime = "runsc";
 	o.init = true;
 	o.open_stdin = true;
+	o.log_driver = "local";
+	o.log_opts = log_opts;
+	o.n_log_opts = 2;
 	ck_assert_int_eq(sbx_docker__container_create_body(&o, &body, NULL), 0);
 	j = parse(body);
 	ck_assert_str_eq(sbx_json_get_string(j, "Image", ""), SBX_IMAGE_FULL);
@@ -172,6 +176,10 @@ START_TEST(create_body_carries_every_hardening_field)
 	ck_assert_str_eq(cJSON_GetArrayItem(sbx_json_get(h, "Dns"), 0)->valuestring, "127.0.0.1");
 	ck_assert_str_eq(sbx_json_get_string(h, "Runtime", ""), "runsc");
 	ck_assert(sbx_json_get_bool(h, "Init", false));
+	ck_assert_str_eq(sbx_json_get_string(sbx_json_get(h, "LogConfig"), "Type", ""), "local");
+	ck_assert_str_eq(sbx_json_get_string(sbx_json_get(sbx_json_get(h, "LogConfig"), "Config"),
+					     "max-size", ""),
+			 "8m");
 	ck_assert_str_eq(
 		sbx_json_get_string(
 			cJSON_GetArrayItem(

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libFuzzer target for the relay's HTTP/1.1 framing (lib/run/http.c): what
- * an agent sends and what comes back from the sandbox are both outside
- * input. Reads heads and bodies (Content-Length, chunked, until EOF) in
- * request and response mode from an in-memory stream.
+ * libFuzzer target for the relay's HTTP/1.1 framing (lib/run/http.c, on
+ * libhttp-parser): what an agent sends and what comes back from the sandbox
+ * are both outside input. Reads heads and bodies (Content-Length, chunked,
+ * until EOF) in request mode, response mode and as the response to a HEAD
+ * request, from an in-memory stream, and writes each head back out.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -69,11 +70,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	for (int request = 0; request < 2; request++) {
+	for (int mode = 0; mode < 3; mode++) {
 		mem_stream m = {{&ops}, data, size, 0};
+		bool request = mode == 0;
 		http_reader r;
 
 		http_reader_init(&r, &m.base, 0);
+		r.method = mode == 2 ? "HEAD" : "GET";
 		for (int i = 0; i < 8; i++) {
 			sbx_error err = SBX_ERROR_INIT;
 			http_head h;
@@ -82,7 +85,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 			if (k == 0) {
 				(void)http_head_get(&h, "Content-Type");
-				k = http_relay_body(&r, &h, !request, &m.base, sink, &total, &err);
+				k = http_write_head(&m.base, &h, !h.close);
+				if (k == 0 &&
+				    (request || !http_response_bodyless(r.method, h.status)))
+					k = http_relay_body(&r, &h, !request, &m.base, sink, &total,
+							    &err);
 			}
 			http_head_free(&h);
 			if (k < 0)

@@ -194,8 +194,10 @@ def case_oracle(env):
                 fail("%s: phase %s not timed: %s" % (name, ph, t))
         hd = res["sandbox"]["hardening"]
         if (hd.get("network_mode") != "none" or hd.get("cap_drop") != ["ALL"] or
-                hd.get("cap_add") != 0 or not hd.get("readonly_rootfs") or
-                not hd.get("no_new_privileges") or hd.get("user") != "1000:1000" or
+                hd.get("caps_added_at_start") != ["SETPCAP", "SETUID", "SETGID"] or
+                not hd.get("all_caps_dropped_by_pid1") or hd.get("tool_code_uid") != 1001 or
+                not hd.get("readonly_rootfs") or
+                not hd.get("no_new_privileges") or hd.get("user") != "0:0" or
                 hd.get("privileged") or hd.get("host_mounts") != 0 or
                 hd.get("pids") != 256 or hd.get("memory_bytes") != 2 << 30 or
                 not res["sandbox"]["image_id"]):
@@ -674,14 +676,14 @@ def case_published(env):
             "url=http://%s" % pub["host_endpoint"] not in log or \
             res["agent"]["endpoint"] != "http://" + pub["host_endpoint"]:
         fail("the agent did not get the published port: %s\n%s" % (pub, log))
-    if sorted(pub.get("caps_added_at_start", [])) != ["NET_ADMIN", "SETGID", "SETPCAP",
-                                                       "SETUID"] or \
-            not pub.get("all_caps_dropped_by_pid1") or not pub.get("dns_off") or \
+    if sorted(hd.get("caps_added_at_start", [])) != ["NET_ADMIN", "SETGID", "SETPCAP",
+                                                      "SETUID"] or \
+            not hd.get("all_caps_dropped_by_pid1") or not pub.get("dns_off") or \
             not hd["no_new_privileges"] or hd["cap_drop"] != ["ALL"]:
         fail("result.json privileges: %s %s" % (pub, hd))
     check_gone(res["run_id"])
     print("  PASS through %s; relaxed at start %s, all dropped by PID 1"
-          % (pub["host_endpoint"], ",".join(pub["caps_added_at_start"])))
+          % (pub["host_endpoint"], ",".join(hd["caps_added_at_start"])))
 
     # 2. Egress: a listener this test starts on its own network, reachable from a third
     #    container, and not from the sandbox connected to the same network.
@@ -773,8 +775,9 @@ def case_published(env):
             for who in ("/proc/self/status", "/proc/1/status"):
                 if "%s:%s" % (who, want) not in status:
                     fail("%s: %r missing in\n%s" % (who, want, status))
-        if status.strip().splitlines()[-2:] != ["1000", "1000"]:
-            fail("not uid/gid 1000 without groups: %s" % status)
+        # Tool code: the agent's uid, in the server's group only for the workspace.
+        if status.strip().splitlines()[-2:] != ["1001", "1001 1000"]:
+            fail("tool code is not uid 1001 in groups 1001 1000: %s" % status)
         if not any(l.split()[0] != "Iface" and l.split()[0] != "eth0" for l in
                    route.strip().splitlines()[1:]):
             fail("the sandbox was not connected to the test network: %s" % route)

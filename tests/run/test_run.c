@@ -16,6 +16,8 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "agent.h"
@@ -127,6 +129,20 @@ START_TEST(http_refuses_hostile_heads)
 		"GET /x HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n",
 		"GET /x HTTP/1.1\r\nNoColon\r\n\r\n",
 		"GET /x HTTP/1.1\r\nA: b", /* EOF mid-head */
+		/* The parser is built lenient (HTTP_PARSER_STRICT=0); the wrapper is not. */
+		"GET /x HTTP/1.1\r\nA: b\r\tfolded\r\n\r\n",
+		"GET /x HTTP/1.1\r\nA: b\x01c\r\n\r\n",
+		"GET /a\tb HTTP/1.1\r\n\r\n",
+		"GET /x HTTP/1.1\r\nA\x7f: b\r\n\r\n",
+		/* Smuggling: both framings, a chunked that is not last, a length twice. */
+		"POST /x HTTP/1.1\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n",
+		"POST /x HTTP/1.1\r\nTransfer-Encoding: chunked, gzip\r\n\r\n",
+		"POST /x HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
+		"POST /x HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\n",
+		"POST /x HTTP/1.1\r\nContent-Length: 1 2\r\n\r\n",
+		"GET http://evil/x HTTP/1.1\r\n\r\n",
+		"GET * HTTP/1.1\r\n\r\n",
+		"BREW /x HTTP/1.1\r\n\r\n",
 	};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -141,6 +157,159 @@ START_TEST(http_refuses_hostile_heads)
 		http_head_free(&h);
 		sbx_stream_close(s);
 	}
+}
+END_TEST
+
+/* Chunk framing the old parser got wrong, and what must not pass a body. */
+START_TEST(http_refuses_hostile_bodies)
+{
+	static const char *const bad[] = {
+		/* 2^64 + 5: the size must not wrap (it was added before it was checked). */
+		"HTTP/1.1 200 OK\r\nTransfer-Encoding: "
+		"chunked\r\n\r\n10000000000000005\r\nhello\r\n0\r\n\r\n",
+		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n7fffffffffffffff\r\n",
+		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n10000001\r\n", /* 256 MiB + 1
+										      */
+		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+		"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort", /* EOF mid-body */
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		sbx_stream *s = stream_of(bad[i]);
+		sbx_buf body = SBX_BUF_INIT(1 << 20);
+		http_reader r;
+		http_head h;
+		sbx_error err = SBX_ERROR_INIT;
+		int k;
+
+		http_reader_init(&r, s, 1000);
+		k = http_read_head(&r, &h, false, &err);
+		if (k == 0)
+			k = http_relay_body(&r, &h, true, NULL, append_fn, &body, &err);
+		ck_assert_msg(k < 0, "accepted: %s", bad[i]);
+		ck_assert(err.msg[0]);
+		http_head_free(&h);
+		sbx_buf_free(&body);
+		sbx_stream_close(s);
+	}
+}
+END_TEST
+
+static int refuse_fn(const char *d, size_t n, void *ud)
+{
+	(void)d;
+	(void)n;
+	(void)ud;
+	return -ENOBUFS;
+}
+
+/* Keep-alive framing: pipelined requests, a HEAD response's body, trailers, fn errors. */
+START_TEST(http_keeps_message_boundaries)
+{
+	sbx_stream *s = stream_of("POST /a HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+				  "3\r\nabc\r\n0\r\nX-Trailer: t\r\n\r\n"
+				  "GET /b HTTP/1.1\r\nA:\r\nB:   v  \r\n\r\n"
+				  "POST /c HTTP/1.0\r\nContent-Length: 2\r\n\r\nzz");
+	sbx_buf body = SBX_BUF_INIT(100);
+	sbx_error err = SBX_ERROR_INIT;
+	http_reader r;
+	http_head h;
+
+	http_reader_init(&r, s, 1000);
+	ck_assert_int_eq(http_read_head(&r, &h, true, &err), 0);
+	ck_assert(h.chunked && !h.close);
+	ck_assert_int_eq(http_relay_body(&r, &h, false, NULL, append_fn, &body, &err), 0);
+	ck_assert_str_eq(sbx_buf_str(&body), "abc");
+	ck_assert(http_reader_buffered(&r)); /* the next request is already here */
+	http_head_free(&h);
+	ck_assert_int_eq(http_read_head(&r, &h, true, &err), 0);
+	ck_assert_str_eq(h.target, "/b");
+	ck_assert_str_eq(http_head_get(&h, "A"), "");
+	ck_assert_str_eq(http_head_get(&h, "B"), "v");
+	ck_assert_int_eq(h.content_length, -1);
+	ck_assert_int_eq(http_relay_body(&r, &h, false, NULL, append_fn, &body, &err), 0);
+	http_head_free(&h);
+	ck_assert_int_eq(http_read_head(&r, &h, true, &err), 0);
+	ck_assert(h.close); /* HTTP/1.0 without keep-alive */
+	ck_assert_int_eq(h.minor, 0);
+	ck_assert_int_eq(http_relay_body(&r, &h, false, NULL, refuse_fn, NULL, &err), -ENOBUFS);
+	http_head_free(&h);
+	sbx_stream_close(s);
+	sbx_buf_free(&body);
+
+	/* A response to HEAD announces a body it does not send; the next response follows. */
+	s = stream_of("HTTP/1.1 200 OK\r\nContent-Length: 99\r\n\r\n"
+		      "HTTP/1.1 204 No Content\r\n\r\n");
+	http_reader_init(&r, s, 1000);
+	r.method = "HEAD";
+	ck_assert_int_eq(http_read_head(&r, &h, false, &err), 0);
+	ck_assert_int_eq(h.status, 200);
+	ck_assert_int_eq(h.content_length, 99);
+	ck_assert_int_eq(http_relay_body(&r, &h, true, NULL, NULL, NULL, &err), 0);
+	http_head_free(&h);
+	r.method = "GET";
+	ck_assert_int_eq(http_read_head(&r, &h, false, &err), 0);
+	ck_assert_int_eq(h.status, 204);
+	ck_assert_str_eq(h.reason, "No Content");
+	ck_assert(!http_reader_buffered(&r));
+	http_head_free(&h);
+	sbx_stream_close(s);
+}
+END_TEST
+
+/* Slowloris: a head that trickles in is cut off at head_timeout_ms, a body at body_timeout_ms. */
+START_TEST(http_heads_and_bodies_have_deadlines)
+{
+	int sv[2];
+	sbx_stream *s;
+	http_reader r;
+	http_head h;
+	sbx_error err = SBX_ERROR_INIT;
+	struct timespec t0, t1;
+	const char *head = "GET /slow HTTP/1.1\r\nHost: x\r\n";
+	double ms;
+
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	ck_assert_int_eq(sbx_stream_from_fds(&s, sv[0], sv[0]), 0);
+	http_reader_init(&r, s, 5000);
+	r.head_timeout_ms = 300;
+	r.body_timeout_ms = 300;
+	/* One byte every 50 ms would never trip a per-read timeout. */
+	if (fork() == 0) {
+		for (size_t i = 0; head[i]; i++) {
+			if (write(sv[1], head + i, 1) != 1)
+				_exit(0);
+			usleep(50000);
+		}
+		_exit(0);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ck_assert_int_eq(http_read_head(&r, &h, true, &err), -ETIMEDOUT);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+	ck_assert_msg(ms >= 250 && ms < 1500, "head timed out after %.0f ms", ms);
+	ck_assert_ptr_nonnull(strstr(err.msg, "not complete within 300 ms"));
+	http_head_free(&h);
+	sbx_stream_close(s);
+	close(sv[1]);
+
+	s = stream_of("POST /x HTTP/1.1\r\nContent-Length: 10\r\n\r\nabc");
+	/* stream_of closed the writer: EOF, not a timeout. Use a live peer instead. */
+	sbx_stream_close(s);
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	ck_assert_int_eq(write(sv[1], "POST /x HTTP/1.1\r\nContent-Length: 10\r\n\r\nabc", 44), 44);
+	ck_assert_int_eq(sbx_stream_from_fds(&s, sv[0], sv[0]), 0);
+	http_reader_init(&r, s, 5000);
+	r.body_timeout_ms = 300;
+	err = (sbx_error)SBX_ERROR_INIT;
+	ck_assert_int_eq(http_read_head(&r, &h, true, &err), 0);
+	ck_assert_int_eq(http_relay_body(&r, &h, false, NULL, NULL, NULL, &err), -ETIMEDOUT);
+	ck_assert_ptr_nonnull(strstr(err.msg, "body not complete within 300 ms"));
+	http_head_free(&h);
+	sbx_stream_close(s);
+	close(sv[1]);
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
 }
 END_TEST
 
@@ -539,6 +708,101 @@ START_TEST(relay_refuses_foreign_hosts_and_garbage)
 }
 END_TEST
 
+/* Reads one status line from fd (0: closed without an answer). */
+static int status_on(int fd)
+{
+	char buf[64] = {0};
+	size_t n = 0;
+
+	while (n < sizeof(buf) - 1) {
+		ssize_t k = read(fd, buf + n, sizeof(buf) - 1 - n);
+
+		if (k <= 0)
+			break;
+		n += (size_t)k;
+		if (memchr(buf, '\n', n))
+			break;
+	}
+	return strncmp(buf, "HTTP/1.1 ", 9) == 0 ? atoi(buf + 9) : 0;
+}
+
+/* Slots, deadlines and the body budget: what 64 slow or greedy connections may hold. */
+START_TEST(relay_bounds_slots_time_and_memory)
+{
+	fake f = {0};
+	sbx_relay_opts o = SBX_RELAY_OPTS_INIT;
+	sbx_relay *relay;
+	sbx_relay_stats st;
+	sbx_error err = SBX_ERROR_INIT;
+	uint16_t port;
+	char req[512];
+	int idle[4], slow, a, b;
+	static char mib[1 << 20];
+
+	mk_tmp();
+	fake_start(&f);
+	o.open = fake_open;
+	o.open_userdata = &f;
+	o.max_clients = 4;
+	o.head_timeout_ms = 500;
+	o.body_timeout_ms = 2000;
+	o.max_buffered = 2 << 20;
+	ck_assert_msg(sbx_relay_start(&relay, &o, &err) == 0, "%s", err.msg);
+	port = sbx_relay_port(relay);
+	snprintf(req, sizeof(req), "GET /task/status HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n\r\n", port);
+
+	/* Four silent connections fill the table; a fifth evicts the oldest and is served. */
+	for (int i = 0; i < 4; i++)
+		idle[i] = client_connect(port);
+	usleep(50000);
+	ck_assert_int_eq(status_of(port, req), 200);
+	ck_assert_int_eq(status_on(idle[0]), 0); /* closed by the eviction */
+	/* The others are closed by the head timeout, silent or trickling. */
+	slow = client_connect(port);
+	ck_assert_int_eq(write(slow, "GET /task", 9), 9);
+	for (int i = 1; i < 4; i++)
+		ck_assert_int_eq(status_on(idle[i]), 0);
+	ck_assert_int_eq(status_on(slow), 0);
+	for (int i = 0; i < 4; i++)
+		close(idle[i]);
+	close(slow);
+
+	/* 2 MiB declared and half sent: 1 MiB is free, 1 MiB of the budget is held. */
+	memset(mib, 'x', sizeof(mib));
+	a = client_connect(port);
+	snprintf(req, sizeof(req),
+		 "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nContent-Length: %d\r\n\r\n", port,
+		 2 << 20);
+	ck_assert_int_eq(write(a, req, strlen(req)), (ssize_t)strlen(req));
+	ck_assert_int_eq(write(a, mib, sizeof(mib)), (ssize_t)sizeof(mib));
+	usleep(100000);
+	/* 3 MiB more does not fit: 503 before a byte of it is read. */
+	b = client_connect(port);
+	snprintf(req, sizeof(req),
+		 "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nContent-Length: %d\r\n\r\n", port,
+		 3 << 20);
+	ck_assert_int_eq(write(b, req, strlen(req)), (ssize_t)strlen(req));
+	ck_assert_int_eq(status_on(b), 503);
+	close(b);
+	/* A small body still goes through. */
+	snprintf(req, sizeof(req),
+		 "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nContent-Length: 2\r\n\r\n{}", port);
+	ck_assert_int_eq(status_of(port, req), 200);
+	/* The held body ends by the body timeout: 408. */
+	ck_assert_int_eq(status_on(a), 408);
+	close(a);
+	sbx_relay_get_stats(relay, &st);
+	ck_assert_uint_ge(st.evicted, 1);
+	ck_assert_uint_ge(st.timed_out, 4);
+	ck_assert_uint_eq(st.over_budget, 1);
+	ck_assert_uint_le(st.buffered_peak, 2 << 20);
+	ck_assert_uint_ge(st.buffered_peak, 1 << 20);
+	sbx_relay_free(relay);
+	fake_stop(&f);
+	rm_tmp();
+}
+END_TEST
+
 START_TEST(relay_reports_a_dead_server)
 {
 	fake f = {0};
@@ -796,6 +1060,44 @@ static bool pid_alive(pid_t pid)
 	return st && st != 'Z';
 }
 
+START_TEST(agent_inherits_only_stdio)
+{
+	sbx_agent_proc a;
+	sbx_error err = SBX_ERROR_INIT;
+	char log[300], *text;
+	size_t len;
+	/* The shell's own table, listed by a child while the shell waits. */
+	char *argv[] = {"/bin/sh", "-c", "ls /proc/$$/fd", NULL};
+	char *missing[] = {"/nonexistent/agent", NULL};
+	int leak = open("/dev/null", O_RDONLY); /* no O_CLOEXEC, like a careless library */
+	int sock = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	ck_assert_int_ge(leak, 3);
+	ck_assert_int_ge(sock, 3);
+	mk_tmp();
+	snprintf(log, sizeof(log), "%s/agent.log", tmpdir);
+	ck_assert_int_eq(sbx_agent__spawn(&a, argv, NULL, log, false, &err), 0);
+	ck_assert(sbx_agent__wait(&a, 5000));
+	ck_assert_int_eq(a.exit_code, 0);
+	sbx_agent__stop(&a, 100);
+	ck_assert_int_eq(sbx_rundir__read(tmpdir, "agent.log", 1 << 20, &text, &len, &err), 0);
+	ck_assert_str_eq(text, "0\n1\n2\n");
+	free(text);
+	/* An exec that fails is reported by sandboxctl, from outside the fork. */
+	unlink(log);
+	ck_assert_int_eq(sbx_agent__spawn(&a, missing, NULL, log, false, &err), 0);
+	ck_assert(sbx_agent__wait(&a, 5000));
+	ck_assert_int_eq(a.exit_code, 127);
+	sbx_agent__stop(&a, 100);
+	ck_assert_int_eq(sbx_rundir__read(tmpdir, "agent.log", 1 << 20, &text, &len, &err), 0);
+	ck_assert_ptr_nonnull(strstr(text, "cannot run agent '/nonexistent/agent'"));
+	free(text);
+	close(leak);
+	close(sock);
+	rm_tmp();
+}
+END_TEST
+
 START_TEST(agent_stop_takes_the_whole_group)
 {
 	sbx_agent_proc a;
@@ -840,11 +1142,15 @@ static Suite *run_suite(void)
 	tcase_add_test(http, http_dechunks_response);
 	tcase_add_test(http, http_refuses_hostile_heads);
 	tcase_add_test(http, http_caps_head_size);
+	tcase_add_test(http, http_refuses_hostile_bodies);
+	tcase_add_test(http, http_keeps_message_boundaries);
+	tcase_add_test(http, http_heads_and_bodies_have_deadlines);
 	tcase_set_timeout(relay, 30);
 	tcase_add_test(relay, relay_forwards_pools_and_records);
 	tcase_add_test(relay, relay_retries_a_stream_the_server_closed);
 	tcase_add_test(relay, relay_refuses_foreign_hosts_and_garbage);
 	tcase_add_test(relay, relay_reports_a_dead_server);
+	tcase_add_test(relay, relay_bounds_slots_time_and_memory);
 	tcase_add_test(relay, relay_only_binds_loopback);
 	tcase_add_test(files, transcript_keeps_json_and_text);
 	tcase_add_test(files, run_ids_are_safe);
@@ -860,6 +1166,7 @@ static Suite *run_suite(void)
 		tcase_set_timeout(agents, 30);
 		tcase_add_test(agents, agent_gets_env_and_logs);
 		tcase_add_test(agents, agent_stop_takes_the_whole_group);
+		tcase_add_test(agents, agent_inherits_only_stdio);
 		suite_add_tcase(s, agents);
 	}
 	return s;

@@ -30,6 +30,43 @@ START_TEST(error_first_message_wins)
 }
 END_TEST
 
+static char logged[2048];
+
+static void keep_log(int level, const char *msg, void *payload)
+{
+	(void)level;
+	(void)payload;
+	snprintf(logged, sizeof(logged), "%s", msg);
+}
+
+START_TEST(names_reach_the_terminal_escaped)
+{
+	char out[256];
+	sbx_error err = SBX_ERROR_INIT;
+
+	/* A refused output name that would recolour or retitle the terminal. */
+	sbx_escape_controls(out, sizeof(out), "a\x1b[31mred\x1b]0;t\x07\x7f\n", false);
+	ck_assert_str_eq(out, "a\\x1b[31mred\\x1b]0;t\\x07\\x7f\\x0a");
+	/* UTF-8 stays; C1 controls (CSI U+009B) and stray bytes do not. */
+	sbx_escape_controls(out, sizeof(out),
+			    "caf\xc3\xa9 \xc2\x9b"
+			    "2J \xff\x80 \xe2\x82",
+			    false);
+	ck_assert_str_eq(out, "caf\xc3\xa9 \\u009b2J \\xff\\x80 \\xe2\\x82");
+	sbx_escape_controls(out, sizeof(out), "two\n\tlines\r", true);
+	ck_assert_str_eq(out, "two\n\tlines\\x0d");
+	/* Never past the buffer, never half an escape. */
+	ck_assert_uint_eq(sbx_escape_controls(out, 6, "ab\x1b", false), 2);
+	ck_assert_str_eq(out, "ab");
+	sbx_error_set(&err, -EINVAL, "refused '%s'", "x\x1b[2J");
+	ck_assert_str_eq(err.msg, "refused 'x\\x1b[2J'");
+	sbx_log_set(keep_log, NULL, SBX_LOG_DEBUG);
+	sbx_log_warning("extract: refused '%s'", "\x1b]52;c;cGF5bG9hZA==\x07");
+	sbx_log_set(NULL, NULL, SBX_LOG_INFO);
+	ck_assert_str_eq(logged, "extract: refused '\\x1b]52;c;cGF5bG9hZA==\\x07'");
+}
+END_TEST
+
 START_TEST(buf_grows_and_caps)
 {
 	sbx_buf b = SBX_BUF_INIT(16);
@@ -316,6 +353,7 @@ static Suite *util_suite(void)
 
 	tcase_add_test(tc, error_first_message_wins);
 	tcase_add_test(tc, buf_grows_and_caps);
+	tcase_add_test(tc, names_reach_the_terminal_escaped);
 	tcase_add_test(tc, buf_steal_hands_over);
 	tcase_add_test(tc, json_parse_and_get);
 	tcase_add_test(tc, json_parse_rejects_bad_input);

@@ -107,6 +107,9 @@ struct sbx_backend {
  */
 int sbx_backend_docker_new(sbx_backend **out, sbx_error *err);
 
+/* The same on the engine at host ("unix:///path", "tcp://host:port"; NULL as above). */
+int sbx_backend_docker_new_at(sbx_backend **out, const char *host, sbx_error *err);
+
 /* The socket the server listens on inside the sandbox, reached with sandbox-bridge. */
 #define SBX_SANDBOX_SOCKET    "/run/sandbox/mcp.sock"
 #define SBX_SANDBOX_WORKSPACE "/workspace"

@@ -294,6 +294,10 @@ typedef struct sbx_docker_container_opts {
 	const char *runtime; /* "runsc", or NULL for the default */
 	bool init;	     /* run docker-init as PID 1 */
 	bool auto_remove;
+	/* HostConfig.LogConfig: NULL leaves the daemon's default (and its limits, or none). */
+	const char *log_driver;	       /* "local", "json-file" */
+	const sbx_docker_kv *log_opts; /* {"max-size", "8m"}, {"max-file", "3"} */
+	size_t n_log_opts;
 } sbx_docker_container_opts;
 
 #define SBX_DOCKER_CONTAINER_OPTS_VERSION 1
@@ -381,6 +385,16 @@ int sbx_docker_container_host_port(sbx_docker *d, const char *id, const char *co
 int sbx_docker_container_logs(sbx_docker *d, const char *id, size_t max_bytes, sbx_buf *out,
 			      sbx_buf *errout, sbx_error *err);
 
+/*
+ * The same log, stdout and stderr interleaved as the engine sends them, and
+ * never too large to read: the first head_max bytes go to head, the last
+ * tail_max to tail, and *cut counts the bytes between them that were dropped.
+ * Memory stays within head_max + 2 * tail_max whatever the log's size.
+ */
+int sbx_docker_container_logs_bounded(sbx_docker *d, const char *id, size_t head_max,
+				      size_t tail_max, sbx_buf *head, sbx_buf *tail, uint64_t *cut,
+				      sbx_error *err);
+
 /* ---------------------------------------------------------------- archive */
 
 /*
@@ -466,8 +480,9 @@ int sbx_docker_exec_inspect(sbx_docker *d, const char *exec_id, bool *running, i
  * Copies through an exec'd `tar` inside the running container (which needs a
  * tar binary: busybox or GNU tar), so it works on tmpfs mounts and read-only
  * root filesystems where the archive endpoints cannot:
- *  copy_in   runs `tar -xf - -C dest_dir` (as user, NULL: the container's
- *            user) fed with tar through a hijacked stream;
+ *  copy_in   runs `tar -xpf - -C dest_dir` (as user, NULL: the container's
+ *            user) fed with tar through a hijacked stream; the entries keep
+ *            the modes the archive gives them (-p: no umask);
  *  copy_out  runs `tar -cf - -C dirname(path) basename(path)` and extracts its
  *            output with the same safety rules as sbx_docker_archive_get.
  * Errors carry tar's stderr. timeout_ms 0: the client's request timeout.

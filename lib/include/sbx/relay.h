@@ -42,6 +42,19 @@ typedef struct sbx_relay_opts {
 	 * users and other runs' agents can reach 127.0.0.1, not this secret.
 	 */
 	const char *token;
+	/*
+	 * Bounds on what agent connections may hold. Past max_clients, a new
+	 * connection evicts the one idle longest (tokenless ones first;
+	 * never one waiting on the server). A head must arrive within
+	 * head_timeout_ms of its first byte (and a connection's first head
+	 * within head_timeout_ms of the connect), a request body within
+	 * body_timeout_ms. Request bodies are buffered; past 1 MiB each they
+	 * share max_buffered bytes, and a request that would go past it gets
+	 * 503. 0 selects the default (10 s, 30 s, 128 MiB).
+	 */
+	int head_timeout_ms;
+	int body_timeout_ms;
+	size_t max_buffered;
 } sbx_relay_opts;
 
 #define SBX_RELAY_OPTS_INIT                                                                        \
@@ -81,8 +94,9 @@ void sbx_relay_response_free(sbx_relay_response *resp);
  * oracle's complete, `sandboxctl mcp`) through the pool and reads the whole
  * response (at most 64 MiB). extra_headers holds complete "Name: value\r\n"
  * lines or is NULL. record puts both messages in the transcript.
- * timeout_ms bounds each wait for data. On success *out is filled; free it
- * with sbx_relay_response_free.
+ * timeout_ms bounds the whole exchange, from the first byte sent to the
+ * last read (-ETIMEDOUT past it), however the server paces its answer; <= 0:
+ * no bound. On success *out is filled; free it with sbx_relay_response_free.
  */
 int sbx_relay_request(sbx_relay *r, const char *method, const char *path, const char *extra_headers,
 		      const char *body, size_t len, bool record, int timeout_ms,
@@ -94,6 +108,10 @@ typedef struct sbx_relay_stats {
 	unsigned long reused;	      /* exchanges served on a pooled stream */
 	unsigned long transcript_lines;
 	unsigned long unauthorized; /* requests refused for want of the token (401) */
+	unsigned long evicted;	    /* connections closed to make room for a new one */
+	unsigned long timed_out;    /* connections closed: a head or body too slow */
+	unsigned long over_budget;  /* requests refused: max_buffered reached (503) */
+	size_t buffered_peak;	    /* most request body bytes held past the free 1 MiB each */
 } sbx_relay_stats;
 
 void sbx_relay_get_stats(sbx_relay *r, sbx_relay_stats *out);

@@ -139,6 +139,8 @@ typedef struct sbx_run_opts {
 	uint64_t seed;
 	/* The engine's default seccomp profile instead of ours (images/seccomp/sandbox.json). */
 	bool engine_seccomp;
+	/* The engine: "unix:///path" or "tcp://host:port"; NULL: $DOCKER_HOST, else the default. */
+	const char *engine;
 } sbx_run_opts;
 
 #define SBX_RUN_OPTS_INIT                                                                          \

@@ -11,3 +11,4 @@
 #include "sbx/task.h"
 #include "sbx/image.h"
 #include "sbx/run.h"
+#include "sbx/sweep.h"

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/*
+ * The wire format between sandbox-mcp (the server, uid 1000) and
+ * sandbox-spawner (uid 1001), which runs the agent's tool code as its own
+ * uid so that code cannot signal, trace or impersonate the server.
+ *
+ * PID 1 makes a SOCK_SEQPACKET socketpair and hands one end to each; the
+ * server finds its end in $SANDBOX_SPAWN_FD. Per execution the server sends
+ * one request message: struct sbx_spawn_request, then argc + envc
+ * NUL-terminated strings (argv[0] is the program's absolute path), with
+ * SBX_SPAWN_NFDS descriptors (SCM_RIGHTS) in this order: the execution's
+ * channel (one end of a fresh SOCK_SEQPACKET pair), stdin, stdout, stderr,
+ * the exec-status pipe (the child writes its errno there when execve fails;
+ * it is close-on-exec otherwise) and the working directory.
+ *
+ * On the channel the spawner's guard process answers with events
+ * (struct sbx_spawn_event): SBX_SPAWN_STARTED (value: pid) once, then
+ * SBX_SPAWN_EXITED (value: the raw wait status) when the child ended; the
+ * child's leftovers in its process group are killed by then. The server may
+ * send the byte SBX_SPAWN_KILL at any time (timeout, cancel): the guard kills
+ * the child's process group. When the server closes the channel (or dies),
+ * the guard kills the group and exits. Only libc; shared by both sides.
+ */
+#include <stdint.h>
+
+#define SBX_SPAWN_MAGIC	      0x53425831u /* "SBX1" */
+#define SBX_SPAWN_NFDS	      6
+#define SBX_SPAWN_MAX_MESSAGE (256u * 1024)
+#define SBX_SPAWN_MAX_STRINGS 4096
+
+enum {
+	SBX_SPAWN_FD_CHANNEL,
+	SBX_SPAWN_FD_STDIN,
+	SBX_SPAWN_FD_STDOUT,
+	SBX_SPAWN_FD_STDERR,
+	SBX_SPAWN_FD_STATUS,
+	SBX_SPAWN_FD_CWD
+};
+
+struct sbx_spawn_request {
+	uint32_t magic;
+	uint32_t argc, envc;	 /* argc >= 1 */
+	uint32_t strings_len;	 /* bytes of strings after this header */
+	uint32_t cpu_seconds;	 /* RLIMIT_CPU */
+	uint32_t max_processes;	 /* RLIMIT_NPROC */
+	uint64_t address_space;	 /* RLIMIT_AS, bytes */
+	uint64_t max_file_bytes; /* RLIMIT_FSIZE */
+};
+
+enum { SBX_SPAWN_STARTED = 'P', SBX_SPAWN_EXITED = 'X' };
+#define SBX_SPAWN_KILL 'K'
+
+struct sbx_spawn_event {
+	uint32_t kind;
+	int32_t value;
+};

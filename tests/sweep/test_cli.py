@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""`sandboxctl sweep` as users type it, without an engine: usage errors exit 2
+with one clear line and create nothing, --help documents the knobs and exit
+codes, and `show` / `compare` read sweep directories written here by hand
+(a torn last line included)."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+SRC = os.environ.get("SBX_SOURCE_ROOT", ".")
+BUILD = os.environ.get("SBX_BUILD_ROOT", "build")
+SANDBOXCTL = os.path.join(BUILD, "cmd", "sandboxctl")
+TASKS = os.path.join(SRC, "tasks")
+failed = 0
+
+
+def check(args, code, needle, env=None):
+    global failed
+    p = subprocess.run([SANDBOXCTL] + args, capture_output=True, text=True, timeout=60,
+                       env=env)
+    out = p.stdout + p.stderr
+    if p.returncode != code or needle not in out:
+        failed += 1
+        print("FAIL %s: exit %d (want %d), output:\n%s" % (args, p.returncode, code, out))
+    else:
+        print("ok   %s" % " ".join(args))
+    return p
+
+
+tmp = tempfile.mkdtemp(prefix="sbx-sweep-cli-")
+out = os.path.join(tmp, "s")
+common = ["--tasks-dir", TASKS, "--out", out]
+# A dead engine: the plan is checked before anyone talks to it.
+dead = dict(os.environ, DOCKER_HOST="unix://" + os.path.join(tmp, "no.sock"))
+check(["sweep"], 2, "at least one --task")
+check(["sweep", "--agent", "oracle"] + common, 2, "at least one --task")
+check(["sweep", "--task", "banking_reserve"] + common, 2, "one --agent")
+check(["sweep", "--bogus"], 2, "option '--bogus'")
+check(["sweep", "--task", "banking_reserve", "--agent", "oracle", "--epochs", "0"] + common, 2,
+      "--epochs")
+check(["sweep", "--task", "banking_reserve", "--agent", "oracle", "--pass-at", "5"] + common, 2,
+      "pass@5: k must be 1..epochs")
+check(["sweep", "--task", "banking_reserve", "--agent", "oracle", "--jobs", "x"] + common, 2,
+      "--jobs")
+check(["sweep", "--task", "banking_reserve", "--agent", "oracle", "--tag", "novalue"] + common,
+      2, "KEY=VALUE")
+check(["sweep", "--task", "banking_reserve", "--agent", "oracle", "--engine", "x#jobs=0"] +
+      common, 2, "URL#jobs=N")
+check(["sweep", "--task", "banking_reserve", "--agent", "oracle", "--require-pass", "2"] +
+      common, 2, "rate 0..1")
+check(["sweep", "--task", "banking_reserve", "--task", "banking_reserve", "--agent", "oracle"] +
+      common, 2, "named twice")
+check(["sweep", "--task", "banking_reserve", "--agent", "oracle", "--agent", "oracle"] + common,
+      2, "agent 'oracle' named twice")
+check(["sweep", "--task", "banking_reserve", "--agent", "oracle", "--memory", "12q"] + common, 2,
+      "is not a size")
+check(["sweep", "--task", "banking_reserve", "--agent", "oracle", "--network", "bridge"] + common,
+      2, "expected 'none' or 'published'")
+check(["sweep", "--task", "no_such_task", "--agent", "oracle"] + common, 2, "no_such_task")
+check(["sweep", "--task", "banking_reserve", "--agent", "oracle"] + common, 3,
+      "engine", env=dead)
+if os.path.exists(out):
+    failed += 1
+    print("FAIL refused sweeps left %s behind" % out)
+check(["sweep", "--resume", os.path.join(tmp, "nothing")], 2, "not a sweep directory")
+check(["sweep", "--resume", os.path.join(tmp, "nothing"), "--epochs", "3"], 2,
+      "the plan is in")
+check(["sweep", "--help"], 0, "Exit status: 0 every episode has a result")
+check(["sweep", "--help"], 0, "--seed-from N")
+check(["sweep", "--help"], 0, "URL#jobs=N")
+check(["--help"], 0, "sweep")
+
+# A sweep directory written by hand: 1 task, 2 agents, 2 epochs.
+d = os.path.join(tmp, "hand")
+os.makedirs(d)
+plan = {"schema_version": 1, "tasks": [{"name": "banking_reserve", "seedable": True}],
+        "agents": ["a", "b"], "epochs": 2, "seed_from": None, "timeout_s": 0, "retries": 2,
+        "pass_at": [1, 2], "tags": {}}
+json.dump(plan, open(os.path.join(d, "sweep.json"), "w"))
+
+
+def line(ep, agent, epoch, status, score):
+    return json.dumps({"episode": ep, "attempt": 1, "task": "banking_reserve", "agent": agent,
+                       "epoch": epoch, "seed": None, "run_id": "r%d" % ep, "status": status,
+                       "score": score, "agent_ms": 10, "total_ms": 50})
+
+
+with open(os.path.join(d, "results.jsonl"), "w") as f:
+    f.write(line(0, "a", 0, "pass", 1) + "\n" + line(1, "b", 0, "fail", 0) + "\n" +
+            line(2, "a", 1, "pass", 1) + "\n" + line(3, "b", 1, "pass", 1)[:30])
+p = check(["sweep", "show", d, "--json"], 0, "pass_rate")
+if p.returncode == 0:
+    s = json.loads(p.stdout)
+    a, b = s["agents"]
+    if a["episodes"] != 2 or a["pass_rate"]["value"] != 1 or b["episodes"] != 1 \
+            or b["not_done"] != 1:
+        failed += 1
+        print("FAIL show: the torn line must not count: %s" % s["agents"])
+check(["sweep", "show", d], 0, "1 of 4 episodes have no result yet")
+check(["sweep", "show"], 2, "which sweep directory")
+check(["sweep", "compare", d], 2, "two sweep directories")
+p = check(["sweep", "compare", d, d, "--json"], 0, "p_value")
+if p.returncode == 0 and json.loads(p.stdout)["overall"]["pairs"] != 3:
+    failed += 1
+    print("FAIL compare pairs: %s" % p.stdout)
+subprocess.run(["rm", "-rf", tmp])
+sys.exit(1 if failed else 0)
