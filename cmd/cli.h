@@ -37,7 +37,7 @@ int cmd_gc(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 
 /* tasks import (cmd_tasks_import.c): a reference task folder into out; returns an exit code. */
-int cmd_tasks__import(const char *path, const char *out);
+int cmd_tasks__import(const char *path, const char *out, unsigned flags);
 
 /* Prints "sandboxctl: <msg>" on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
