@@ -38,6 +38,15 @@ class Skip(Exception):
     pass
 
 
+def run_main(fn):
+    """A test file's entry point: fn(), a Skip exits 77 (meson's skip) with its reason."""
+    try:
+        fn()
+    except Skip as e:
+        print("skip:", e)
+        sys.exit(SKIP)
+
+
 def fail(msg):
     raise AssertionError(msg)
 
