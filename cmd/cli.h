@@ -54,6 +54,9 @@ void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
 	       const struct option *longopts, int *idx);
 
+/* A decimal integer in [min, max] (min >= 0), the whole string; -1 when it is not one. */
+long cli_parse_long(const char *s, long min, long max);
+
 /* 0 when argv[optind..] is empty, else one line and CLI_OPT_ERROR. */
 int cli_no_arguments(const char *cmd, int argc, char **argv);
 

@@ -99,18 +99,6 @@ static uint64_t parse_size(const char *s)
 	return (uint64_t)(v * mul);
 }
 
-static long parse_long(const char *s, long min, long max)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < min || v > max)
-		return -1;
-	return v;
-}
-
 #define OPT_LONG 0x100 /* every long option; told apart by its name */
 
 /*
@@ -126,7 +114,7 @@ int cmd_run__parse_common(const char *name, const char *arg, sbx_run_opts *o)
 	} else if (strcmp(name, "image") == 0) {
 		o->image = arg;
 	} else if (strcmp(name, "timeout") == 0) {
-		v = parse_long(arg, 1, 7 * 24 * 3600);
+		v = cli_parse_long(arg, 1, 7 * 24 * 3600);
 		if (v < 0)
 			return cli_error("--timeout: '%s' is not a number of seconds", arg), -1;
 		o->timeout_s = (uint32_t)v;
@@ -141,7 +129,7 @@ int cmd_run__parse_common(const char *name, const char *arg, sbx_run_opts *o)
 		if (end == arg || *end || o->cpus <= 0 || o->cpus > 1024)
 			return cli_error("--cpus: '%s' is not a positive number", arg), -1;
 	} else if (strcmp(name, "pids") == 0) {
-		v = parse_long(arg, 8, 1 << 22);
+		v = cli_parse_long(arg, 8, 1 << 22);
 		if (v < 0)
 			return cli_error("--pids: '%s' is not a number >= 8", arg), -1;
 		o->pids = (uint32_t)v;
@@ -160,7 +148,7 @@ int cmd_run__parse_common(const char *name, const char *arg, sbx_run_opts *o)
 	} else if (strcmp(name, "tasks-dir") == 0) {
 		o->tasks_dir = arg;
 	} else if (strcmp(name, "grace") == 0) {
-		v = parse_long(arg, 1, 3600);
+		v = cli_parse_long(arg, 1, 3600);
 		if (v < 0)
 			return cli_error("--grace: '%s' is not a number of seconds", arg), -1;
 		o->grace_s = (uint32_t)v;
@@ -403,7 +391,7 @@ int cmd_run(int argc, char **argv)
 		} else if (strcmp(name, "quiet") == 0) {
 			o.quiet_agent = true;
 		} else if (strcmp(name, "port") == 0) {
-			v = parse_long(optarg, 1, 65535);
+			v = cli_parse_long(optarg, 1, 65535);
 			if (v < 0)
 				return cli_error("--port: '%s' is not a port", optarg), EXIT_USAGE;
 			o.port = (uint16_t)v;

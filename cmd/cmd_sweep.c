@@ -140,18 +140,6 @@ static bool is_plan_option(const char *name)
 	return is_limit(name);
 }
 
-static long parse_long(const char *s, long min, long max)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < min || v > max)
-		return -1;
-	return v;
-}
-
 /* ---- building the plan ------------------------------------------------------ */
 
 static int strv_push(char ***v, size_t *n, const char *s, size_t max)
@@ -201,7 +189,7 @@ static int parse_pass_at(const char *arg, sbx_sweep_plan *p)
 	if (!copy)
 		return -1;
 	for (char *w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
-		long k = parse_long(w, 1, SBX_SWEEP_MAX_EPOCHS);
+		long k = cli_parse_long(w, 1, SBX_SWEEP_MAX_EPOCHS);
 		bool seen = false;
 
 		if (k < 0)
@@ -278,7 +266,7 @@ static int parse_engine(const char *arg, engine_arg *out)
 	if (hash) {
 		long n;
 
-		if (strncmp(hash, "#jobs=", 6) != 0 || (n = parse_long(hash + 6, 1, 256)) < 0)
+		if (strncmp(hash, "#jobs=", 6) != 0 || (n = cli_parse_long(hash + 6, 1, 256)) < 0)
 			return cli_error("--engine '%s': expected URL or URL#jobs=N", arg), -1;
 		out->jobs = (unsigned)n;
 	}
@@ -609,7 +597,7 @@ int cmd_sweep(int argc, char **argv)
 				goto done;
 			}
 		} else if (strcmp(name, "epochs") == 0) {
-			if ((v = parse_long(optarg, 1, SBX_SWEEP_MAX_EPOCHS)) < 0) {
+			if ((v = cli_parse_long(optarg, 1, SBX_SWEEP_MAX_EPOCHS)) < 0) {
 				cli_error("--epochs: '%s' is not a number 1..%d", optarg,
 					  SBX_SWEEP_MAX_EPOCHS);
 				goto done;
@@ -630,7 +618,7 @@ int cmd_sweep(int argc, char **argv)
 			if (parse_pass_at(optarg, p) < 0)
 				goto done;
 		} else if (strcmp(name, "jobs") == 0) {
-			if ((jobs = parse_long(optarg, 1, 256)) < 0) {
+			if ((jobs = cli_parse_long(optarg, 1, 256)) < 0) {
 				cli_error("--jobs: '%s' is not a number 1..256", optarg);
 				goto done;
 			}
@@ -640,14 +628,14 @@ int cmd_sweep(int argc, char **argv)
 		} else if (strcmp(name, "resume") == 0) {
 			resume = optarg;
 		} else if (strcmp(name, "retries") == 0) {
-			if ((v = parse_long(optarg, 0, 100)) < 0) {
+			if ((v = cli_parse_long(optarg, 0, 100)) < 0) {
 				cli_error("--retries: '%s' is not a number 0..100", optarg);
 				goto done;
 			}
 			p->retries = (unsigned)v;
 			retries_given = true;
 		} else if (strcmp(name, "timeout") == 0) {
-			if ((v = parse_long(optarg, 1, 7 * 24 * 3600)) < 0) {
+			if ((v = cli_parse_long(optarg, 1, 7 * 24 * 3600)) < 0) {
 				cli_error("--timeout: '%s' is not a number of seconds", optarg);
 				goto done;
 			}
@@ -678,7 +666,7 @@ int cmd_sweep(int argc, char **argv)
 				goto done;
 			}
 		} else if (strcmp(name, "stop-grace") == 0) {
-			if ((stop_grace = parse_long(optarg, 0, 3600)) < 0) {
+			if ((stop_grace = cli_parse_long(optarg, 0, 3600)) < 0) {
 				cli_error("--stop-grace: '%s' is not a number of seconds", optarg);
 				goto done;
 			}
