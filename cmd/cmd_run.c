@@ -223,6 +223,10 @@ static void help(void)
 	       "                     firewall, then drops every capability before anything\n"
 	       "                     runs. The transcript misses the agent's own traffic.\n"
 	       "  --port N           relay port on 127.0.0.1 (default: any free one)\n"
+	       "  --listen WHERE     tcp (default): 127.0.0.1:PORT; unix: a 0600 socket,\n"
+	       "                     runs/<run-id>/relay.sock; unix:PATH: that socket. The\n"
+	       "                     agent gets SANDBOX_UNIX_SOCKET and http://localhost/...\n"
+	       "                     URLs (curl --unix-socket PATH URL)\n"
 	       "  --grace SECONDS    how long PID 1 waits past the deadline (default 30)\n"
 	       "  --runs-dir DIR     where run directories go (default ./runs)\n"
 	       "  --run-id ID        run id (default: time-task-random)\n"
@@ -256,6 +260,9 @@ static void on_ready(sbx_run *run, void *userdata)
 			printf("%s\n", sbx_run_get_connection(run));
 			fflush(stdout);
 		}
+		if (strncmp(r->endpoint, "unix:", 5) == 0)
+			fprintf(f, "Relay socket: %s (curl --unix-socket %s URL)\n",
+				r->endpoint + 5, r->endpoint + 5);
 		fprintf(f,
 			"MCP endpoint: %s/mcp\nREST endpoint: %s\nTask prompt: %s\n"
 			"Or send 'Authorization: Bearer <token>' (runs/%s/connection.json)\n"
@@ -333,6 +340,7 @@ int cmd_run(int argc, char **argv)
 		{"run-id", required_argument, NULL, OPT_LONG},
 		{"tasks-dir", required_argument, NULL, OPT_LONG},
 		{"port", required_argument, NULL, OPT_LONG},
+		{"listen", required_argument, NULL, OPT_LONG},
 		{"network", required_argument, NULL, OPT_LONG},
 		{"grace", required_argument, NULL, OPT_LONG},
 		{"quiet", no_argument, NULL, OPT_LONG},
@@ -396,6 +404,8 @@ int cmd_run(int argc, char **argv)
 			if (v < 0)
 				return cli_error("--port: '%s' is not a port", optarg), EXIT_USAGE;
 			o.port = (uint16_t)v;
+		} else if (strcmp(name, "listen") == 0) {
+			o.listen = optarg;
 		}
 	}
 	if (optind < argc)

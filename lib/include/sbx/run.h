@@ -137,6 +137,13 @@ typedef struct sbx_run_opts {
 	/* Seedable tasks: generate a fresh instance from this seed (recorded in result.json). */
 	bool seeded;
 	uint64_t seed;
+	/*
+	 * Where the relay listens: NULL or "tcp": 127.0.0.1:port; "unix":
+	 * runs/<id>/relay.sock; "unix:PATH": PATH. A unix socket is 0600; the
+	 * agent's URLs are then http://localhost/<token>/... and
+	 * SANDBOX_UNIX_SOCKET names the socket (curl --unix-socket).
+	 */
+	const char *listen;
 } sbx_run_opts;
 
 #define SBX_RUN_OPTS_INIT                                                                          \
