@@ -58,14 +58,14 @@ def main():
         # Another local user cannot even connect.
         r = subprocess.run(["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups",
                             "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}",
-                            "--unix-socket", path, "http://localhost/%s/task/status" % token],
+                            "--unix-socket", path, "http://localhost/%s/v1/task/status" % token],
                            capture_output=True, text=True, timeout=20)
         if r.stdout.strip() != "000":
             it.fail("user nobody reached the unix relay: HTTP %s" % r.stdout)
-        code, _ = over_unix(path, "GET", "/task/status")
+        code, _ = over_unix(path, "GET", "/v1/task/status")
         if code != 401:
             it.fail("no token over the unix socket: HTTP %d, want 401" % code)
-        code, body = over_unix(path, "GET", "/%s/task/status" % token)
+        code, body = over_unix(path, "GET", "/%s/v1/task/status" % token)
         if code != 200 or json.loads(body).get("status") == "completed":
             it.fail("the owner over the unix socket: %d %s" % (code, body))
         code, _ = over_unix(path, "POST", "/%s/task/complete" % token, b"{}")
