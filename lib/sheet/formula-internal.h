@@ -178,6 +178,9 @@ bool sbx_fx__parse_number(const char *s, uint32_t len, double *out);
 /* Formats a number as LibreOffice's "General" format does (15 significant digits). */
 void sbx_fx__format_general(double v, char buf[static 40]);
 
+/* x^y with LibreOffice's errors (poles and complex results #NUM!; 0^0 is 1). */
+double sbx_fx__pow(double x, double y, fx_err *err);
+
 /* Results. */
 void sbx_fx__set_num(fx_val *v, double n);
 void sbx_fx__set_bool(fx_val *v, bool b);

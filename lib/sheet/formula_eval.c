@@ -183,9 +183,6 @@ static void cell_value(fx_ctx *c, uint32_t sheet, uint32_t row, uint32_t col, co
 	case SBX_CELL_EMPTY:
 		*out = (fx_val){.type = FX_EMPTY};
 		return;
-	case SBX_CELL_BOOL:
-		sbx_fx__set_bool(out, sc->v.num != 0);
-		return;
 	case SBX_CELL_STRING: {
 		const char *s = sbx_sheet__pool_str(&c->book->pool, sc->v.str);
 		*out = (fx_val){.type = FX_STR, .str = s, .len = c->book->pool.lens[sc->v.str]};
@@ -366,22 +363,79 @@ bool sbx_fx__to_bool(fx_ctx *c, const fx_val *v, bool *out, fx_err *err)
 	return true;
 }
 
+/*
+ * LibreOffice's "General": the shortest text that reads back to v, then
+ * rounded (half up, on that text) to 15 significant digits; scientific
+ * notation with a three-digit exponent outside 1e-7 .. 1e21 (as observed).
+ */
 void sbx_fx__format_general(double v, char buf[static 40])
 {
-	char tmp[48], *e;
+	char tmp[48], digits[24];
+	int prec, exp, n = 0;
+	char *p;
 
-	if (v == 0) {
+	if (v == 0 || !isfinite(v)) {
 		strcpy(buf, "0");
 		return;
 	}
-	snprintf(tmp, sizeof(tmp), "%.15g", v);
-	e = strchr(tmp, 'e');
-	if (e) {
-		/* LibreOffice writes "1E+21" and strips zeros of the mantissa. */
-		*e = 'E';
+	for (prec = 15; prec <= 17; prec++) {
+		snprintf(tmp, sizeof(tmp), "%.*e", prec - 1, fabs(v));
+		if (strtod(tmp, NULL) == fabs(v))
+			break;
 	}
-	memcpy(buf, tmp, 40);
-	buf[39] = '\0';
+	for (p = tmp; *p && *p != 'e'; p++)
+		if (*p >= '0' && *p <= '9')
+			digits[n++] = *p;
+	exp = atoi(p + 1);
+	/* Integers past 1e15 are printed whole; other values at 15 digits. */
+	if (n > 15 && exp < 15) {
+		bool up = digits[15] >= '5';
+		n = 15;
+		for (int i = n - 1; up && i >= 0; i--) {
+			if (digits[i] == '9') {
+				digits[i] = '0';
+			} else {
+				digits[i]++;
+				up = false;
+			}
+		}
+		if (up) {
+			memmove(digits + 1, digits, (size_t)n - 1);
+			digits[0] = '1';
+			exp++;
+		}
+	}
+	while (n > 1 && digits[n - 1] == '0')
+		n--;
+	digits[n] = '\0';
+	p = buf;
+	if (v < 0)
+		*p++ = '-';
+	if (exp >= 21 || exp < -7) {
+		*p++ = digits[0];
+		if (n > 1) {
+			*p++ = '.';
+			memcpy(p, digits + 1, (size_t)n - 1);
+			p += n - 1;
+		}
+		snprintf(p, 12, "E%c%03d", exp < 0 ? '-' : '+', abs(exp) % 1000);
+		return;
+	}
+	if (exp < 0) {
+		*p++ = '0';
+		*p++ = '.';
+		for (int i = -1; i > exp; i--)
+			*p++ = '0';
+		memcpy(p, digits, (size_t)n);
+		p += n;
+	} else {
+		for (int i = 0; i <= exp || i < n; i++) {
+			if (i == exp + 1)
+				*p++ = '.';
+			*p++ = i < n ? digits[i] : '0';
+		}
+	}
+	*p = '\0';
 }
 
 bool sbx_fx__to_str(fx_ctx *c, const fx_val *v, const char **out, uint32_t *len, fx_err *err)
@@ -399,8 +453,9 @@ bool sbx_fx__to_str(fx_ctx *c, const fx_val *v, const char **out, uint32_t *len,
 		*len = 0;
 		return true;
 	case FX_BOOL:
-		*out = v->num ? "TRUE" : "FALSE";
-		*len = (uint32_t)strlen(*out);
+		/* LibreOffice's booleans are numbers: TRUE&"" is "1". */
+		*out = v->num ? "1" : "0";
+		*len = 1;
 		return true;
 	case FX_NUM:
 		sbx_fx__format_general(v->num, tmp);
@@ -425,6 +480,17 @@ bool sbx_fx__to_str(fx_ctx *c, const fx_val *v, const char **out, uint32_t *len,
 	}
 	*err = FX_E_VALUE;
 	return false;
+}
+
+double sbx_fx__pow(double x, double y, fx_err *err)
+{
+	double r;
+
+	/* LibreOffice: 0^0 is 1, a pole or a complex result is #NUM!. */
+	r = pow(x, y);
+	if (!isfinite(r))
+		*err = FX_E_NUM;
+	return r;
 }
 
 /* ---- comparison ---- */
@@ -453,15 +519,41 @@ int sbx_fx__compare(const fx_val *a, const fx_val *b)
 
 /* ---- operators ---- */
 
+/*
+ * Both operands of a binary operator, with LibreOffice's error order: an
+ * error a subexpression computed was raised while it ran (the left one
+ * first); an error read from a cell, or a conversion, only when the
+ * operator pops its operands, right first. Returns false with *err set
+ * when an operand's error decides; a and b are then scalars.
+ */
+static bool operands(fx_ctx *c, const fx_node *n, fx_val *a, fx_val *b, fx_err *err)
+{
+	fx_val x, y;
+
+	sbx_fx__eval(c, n->a, &x);
+	sbx_fx__eval(c, n->b, &y);
+	if (x.type == FX_ERR || y.type == FX_ERR) {
+		*err = x.type == FX_ERR ? x.err : y.err;
+		return false;
+	}
+	sbx_fx__deref(c, &x, a);
+	sbx_fx__deref(c, &y, b);
+	if (b->type == FX_ERR || a->type == FX_ERR) {
+		*err = b->type == FX_ERR ? b->err : a->err;
+		return false;
+	}
+	return true;
+}
+
 static void arith(fx_ctx *c, const fx_node *n, fx_val *out)
 {
 	fx_val a, b;
 	double x, y, r;
 	fx_err e = FX_E_NONE;
 
-	sbx_fx__eval_scalar(c, n->a, &a);
-	sbx_fx__eval_scalar(c, n->b, &b);
-	if (!sbx_fx__to_num(c, &a, &x, &e) || !sbx_fx__to_num(c, &b, &y, &e)) {
+	/* Conversions happen as the operator pops its operands: right first. */
+	if (!operands(c, n, &a, &b, &e) || !sbx_fx__to_num(c, &b, &y, &e) ||
+	    !sbx_fx__to_num(c, &a, &x, &e)) {
 		sbx_fx__set_err(out, e);
 		return;
 	}
@@ -483,17 +575,9 @@ static void arith(fx_ctx *c, const fx_node *n, fx_val *out)
 		r = x / y;
 		break;
 	default: /* N_POW */
-		if (x == 0 && y == 0) {
-			sbx_fx__set_err(out, FX_E_ARG);
-			return;
-		}
-		if (x == 0 && y < 0) {
-			sbx_fx__set_err(out, FX_E_DIV0);
-			return;
-		}
-		r = pow(x, y);
-		if (isnan(r)) {
-			sbx_fx__set_err(out, FX_E_ARG);
+		r = sbx_fx__pow(x, y, &e);
+		if (e) {
+			sbx_fx__set_err(out, e);
 			return;
 		}
 		break;
@@ -506,10 +590,10 @@ static void compare_op(fx_ctx *c, const fx_node *n, fx_val *out)
 	fx_val a, b;
 	int r;
 
-	sbx_fx__eval_scalar(c, n->a, &a);
-	sbx_fx__eval_scalar(c, n->b, &b);
-	if (a.type == FX_ERR || b.type == FX_ERR) {
-		sbx_fx__set_err(out, a.type == FX_ERR ? a.err : b.err);
+	fx_err e = FX_E_NONE;
+
+	if (!operands(c, n, &a, &b, &e)) {
+		sbx_fx__set_err(out, e);
 		return;
 	}
 	r = sbx_fx__compare(&a, &b);
@@ -543,9 +627,8 @@ static void concat(fx_ctx *c, const fx_node *n, fx_val *out)
 	fx_err e = FX_E_NONE;
 	char *p;
 
-	sbx_fx__eval_scalar(c, n->a, &a);
-	sbx_fx__eval_scalar(c, n->b, &b);
-	if (!sbx_fx__to_str(c, &a, &x, &lx, &e) || !sbx_fx__to_str(c, &b, &y, &ly, &e)) {
+	if (!operands(c, n, &a, &b, &e) || !sbx_fx__to_str(c, &b, &y, &ly, &e) ||
+	    !sbx_fx__to_str(c, &a, &x, &lx, &e)) {
 		sbx_fx__set_err(out, e);
 		return;
 	}

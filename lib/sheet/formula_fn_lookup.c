@@ -77,11 +77,16 @@ bool sbx_fx__crit_match(const fx_crit *k, const fx_val *v)
 	bool num = v->type == FX_NUM || v->type == FX_BOOL;
 
 	if (v->type == FX_ERR)
-		return false;
+		return k->op == 1; /* an error is "not equal" to anything */
 	if (k->num_ok) {
 		if (num)
 			return op_holds(k->op, v->num < k->num ? -1 : v->num > k->num);
-		return k->op == 1; /* text and empty cells are "not equal" to a number */
+		if (v->type == FX_STR && k->v.type == FX_STR && (k->op == 0 || k->op == 1)) {
+			/* Text "7" equals the criterion "7" as text. */
+			bool eq = v->len == k->v.len && strncasecmp(v->str, k->v.str, v->len) == 0;
+			return k->op == 0 ? eq : !eq;
+		}
+		return k->op == 1; /* other text and empty cells are "not equal" to a number */
 	}
 	/* Text criterion; "" or "=" alone matches empty cells. */
 	if (v->type == FX_EMPTY)
@@ -315,7 +320,7 @@ static void fn_index(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_va
 		row = 0;
 	}
 	if (row < 0 || col < 0 || row > h || col > w) {
-		sbx_fx__set_err(out, FX_E_REF);
+		sbx_fx__set_err(out, FX_E_ARG);
 		return;
 	}
 	fx_rect r = t;

@@ -30,16 +30,24 @@ static bool arg_num(fx_ctx *c, uint32_t node, double *out, fx_val *res)
 
 /* Every number of the arguments, as SUM sees them: in ranges only numbers count. */
 typedef struct agg {
-	double sum, prod, min, max;
+	double sum, comp, prod, min, max; /* comp: Neumaier compensation, as LibreOffice sums */
 	uint64_t n;
 	fx_err err;
 	bool count_all; /* COUNTA: every non-empty value */
 	bool text_zero; /* AVERAGEA-like: not used */
 } agg;
 
+static void neumaier(double *sum, double *comp, double v)
+{
+	double t = *sum + v;
+
+	*comp += fabs(*sum) >= fabs(v) ? (*sum - t) + v : (v - t) + *sum;
+	*sum = t;
+}
+
 static void agg_add(agg *a, double v)
 {
-	a->sum += v;
+	neumaier(&a->sum, &a->comp, v);
 	a->prod *= v;
 	if (a->n == 0 || v < a->min)
 		a->min = v;
@@ -80,19 +88,34 @@ static bool count_cell(fx_ctx *c UNUSED, uint32_t row UNUSED, uint32_t col UNUSE
 static void aggregate(fx_ctx *c, const fx_node *call, const uint32_t *args, agg *a,
 		      fx_cell_visit visit)
 {
+	fx_val *vals = (fx_val *)sbx_fx__arena_alloc(&c->arena, call->nargs * sizeof(*vals) + 1);
+
 	a->prod = 1;
-	for (uint32_t i = 0; i < call->nargs && !a->err; i++) {
-		fx_val v;
+	if (!vals) {
+		c->oom = true;
+		a->err = FX_E_VALUE;
+		return;
+	}
+	/* Errors the arguments computed come first, leftmost first (see operands()). */
+	for (uint32_t i = 0; i < call->nargs; i++) {
+		sbx_fx__eval(c, args[i], &vals[i]);
+		if (vals[i].type == FX_ERR && !a->count_all && visit != count_cell) {
+			a->err = vals[i].err;
+			return;
+		}
+	}
+	/* Then what the function reads itself: the last argument first, as it pops them. */
+	for (uint32_t k = call->nargs; k-- > 0 && !a->err;) {
+		fx_val v = vals[k];
 		double d;
 		fx_err e = FX_E_NONE;
 
-		sbx_fx__eval(c, args[i], &v);
 		if (v.type == FX_REF) {
 			sbx_fx__each(c, &v.ref, visit, a);
 			continue;
 		}
 		if (a->count_all) {
-			a->n += v.type != FX_EMPTY || c->f->nodes[args[i]].op != N_MISSING;
+			a->n += v.type != FX_EMPTY || c->f->nodes[args[k]].op != N_MISSING;
 			continue;
 		}
 		if (visit == count_cell) {
@@ -100,8 +123,13 @@ static void aggregate(fx_ctx *c, const fx_node *call, const uint32_t *args, agg 
 				(v.type == FX_STR && sbx_fx__parse_number(v.str, v.len, &d));
 			continue;
 		}
-		if (v.type == FX_EMPTY && c->f->nodes[args[i]].op == N_MISSING)
+		if (v.type == FX_EMPTY && c->f->nodes[args[k]].op == N_MISSING)
 			continue;
+		if (v.type == FX_STR) {
+			/* Text typed as an argument is an error (a cell's text is skipped). */
+			a->err = FX_E_VALUE;
+			break;
+		}
 		if (!sbx_fx__to_num(c, &v, &d, &e)) {
 			a->err = e;
 			break;
@@ -118,7 +146,7 @@ static void fn_sum(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val 
 	if (a.err)
 		sbx_fx__set_err(out, a.err);
 	else
-		sbx_fx__set_num(out, a.sum);
+		sbx_fx__set_num(out, a.sum + a.comp);
 }
 
 static void fn_product(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
@@ -142,7 +170,7 @@ static void fn_average(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_
 	else if (a.n == 0)
 		sbx_fx__set_err(out, FX_E_DIV0);
 	else
-		sbx_fx__set_num(out, a.sum / (double)a.n);
+		sbx_fx__set_num(out, (a.sum + a.comp) / (double)a.n);
 }
 
 static void fn_min(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
@@ -314,17 +342,10 @@ static void fn_power(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args
 
 	if (!arg_num(c, args[0], &x, out) || !arg_num(c, args[1], &y, out))
 		return;
-	if (x == 0 && y == 0) {
-		sbx_fx__set_err(out, FX_E_ARG);
-		return;
-	}
-	if (x == 0 && y < 0) {
-		sbx_fx__set_err(out, FX_E_DIV0);
-		return;
-	}
-	r = pow(x, y);
-	if (isnan(r))
-		sbx_fx__set_err(out, FX_E_ARG);
+	fx_err e = FX_E_NONE;
+	r = sbx_fx__pow(x, y, &e);
+	if (e)
+		sbx_fx__set_err(out, e);
 	else
 		sbx_fx__set_num(out, r);
 }
@@ -571,7 +592,8 @@ typedef struct cond {
  */
 typedef void (*cond_hit)(fx_ctx *c, uint32_t dr, uint32_t dc, void *ud);
 
-static fx_err conds_walk(fx_ctx *c, const cond *cs, size_t n, cond_hit hit, void *ud)
+static fx_err conds_walk(fx_ctx *c, const cond *cs, size_t n, cond_hit hit, void *ud,
+			 uint64_t *outside)
 {
 	uint32_t h = cs[0].r.r1 - cs[0].r.r0 + 1, w = cs[0].r.c1 - cs[0].r.c0 + 1;
 	uint32_t hmax = 0, wmax = 0;
@@ -588,6 +610,7 @@ static fx_err conds_walk(fx_ctx *c, const cond *cs, size_t n, cond_hit hit, void
 				wmax = cl.c1 - cs[i].r.c0 + 1;
 		}
 	}
+	*outside = (uint64_t)h * w - (uint64_t)hmax * wmax;
 	for (uint32_t dr = 0; dr < hmax; dr++)
 		for (uint32_t dc = 0; dc < wmax; dc++) {
 			bool ok = true;
@@ -608,7 +631,7 @@ static fx_err conds_walk(fx_ctx *c, const cond *cs, size_t n, cond_hit hit, void
 typedef struct cond_sum {
 	fx_rect sum;
 	bool has_sum;
-	double total;
+	double total, comp;
 	uint64_t n;
 	fx_err err;
 } cond_sum;
@@ -626,7 +649,7 @@ static void cond_add(fx_ctx *c, uint32_t dr, uint32_t dc, void *ud)
 	if (v.type == FX_ERR && !s->err)
 		s->err = v.err;
 	if (v.type == FX_NUM || v.type == FX_BOOL) {
-		s->total += v.num;
+		neumaier(&s->total, &s->comp, v.num);
 		s->n++;
 	}
 }
@@ -700,11 +723,22 @@ static void cond_fn(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val
 			}
 		}
 	}
-	fx_err e = conds_walk(c, cs, n, cond_add, &s);
+	uint64_t outside = 0;
+	fx_err e = conds_walk(c, cs, n, cond_add, &s, &outside);
 	if (e || s.err) {
 		sbx_fx__set_err(out, e ? e : s.err);
 		return;
 	}
+	/* Cells past the used range are empty: LibreOffice counts them when "" matches. */
+	if (kind == 1 && outside) {
+		fx_val empty = {.type = FX_EMPTY};
+		bool all = true;
+		for (size_t i = 0; i < n && all; i++)
+			all = sbx_fx__crit_match(&cs[i].k, &empty);
+		if (all)
+			s.n += outside;
+	}
+	s.total += s.comp;
 	if (kind == 2 && s.n == 0)
 		sbx_fx__set_err(out, FX_E_DIV0);
 	else
@@ -799,14 +833,15 @@ static void fn_sumproduct(fx_ctx *c, const fx_node *call, const uint32_t *args, 
 	sbx_fx__set_num(out, total);
 }
 
-/* ---- financial: annuities as in LibreOffice's ScPMT / ScIPMT / ScFV ---- */
+/* ---- financial: annuities computed the way LibreOffice's ScGetPMT / ScGetFV do ---- */
 
 static double fin_pmt(double r, double n, double pv, double fv, bool type)
 {
 	if (r == 0)
 		return -(pv + fv) / n;
-	double t = pow(1 + r, n);
-	return -(r * (fv + pv * t)) / ((1 + r * type) * (t - 1));
+	if (type)
+		return -((fv + pv * exp(n * log1p(r))) * r / (expm1((n + 1) * log1p(r)) - r));
+	return -((fv + pv * exp(n * log1p(r))) * r / expm1(n * log1p(r)));
 }
 
 static double fin_fv(double r, double n, double pmt, double pv, bool type)
@@ -814,7 +849,9 @@ static double fin_fv(double r, double n, double pmt, double pv, bool type)
 	if (r == 0)
 		return -(pv + pmt * n);
 	double t = pow(1 + r, n);
-	return -(pv * t + pmt * (1 + r * type) * (t - 1) / r);
+	if (type)
+		return -(pv * t + pmt * (1 + r) * (t - 1) / r);
+	return -(pv * t + pmt * (t - 1) / r);
 }
 
 static double fin_ipmt(double r, double per, double n, double pv, double fv, bool type)

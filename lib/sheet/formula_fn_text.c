@@ -433,7 +433,7 @@ static void fn_value(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args
 	else if (len > 1 && s[len - 1] == '%' && sbx_fx__parse_number(s, len - 1, &d))
 		sbx_fx__set_num(out, d / 100);
 	else
-		sbx_fx__set_err(out, FX_E_VALUE);
+		sbx_fx__set_err(out, FX_E_ARG);
 }
 
 /* ---- TEXT: the common number formats ---- */
@@ -499,11 +499,12 @@ static bool format_number(double v, const char *f, sbx_buf *b)
 		int_len = 0;
 	}
 	bool neg = v < 0 && a != 0;
+	/* The sign goes before any literal prefix: -$78.01. */
+	if (neg)
+		r = sbx_buf_putc(b, '-');
 	for (const char *q = f; q < body_start && r == 0; q++)
 		if (*q != '"' && *q != '\\')
 			r = sbx_buf_putc(b, *q);
-	if (neg && r == 0)
-		r = sbx_buf_putc(b, '-');
 	for (int k = (int)int_len; k < min_int && r == 0; k++)
 		r = sbx_buf_putc(b, '0');
 	for (size_t i = 0; i < int_len && r == 0; i++) {

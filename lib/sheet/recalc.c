@@ -118,6 +118,8 @@ static bool formula_cell(fx_ctx *c, uint32_t sheet, uint32_t row, uint32_t col, 
 		return true;
 	}
 	*out = n->val;
+	if (out->type == FX_BOOL)
+		out->type = FX_NUM; /* a cell's boolean is a number in LibreOffice */
 	return true;
 }
 
