@@ -175,7 +175,7 @@ static enum MHD_Result task_complete(http_request *req)
 	int r;
 
 	if (recalculated && task_session_state(ctx.task) == TASK_RUNNING)
-		recalc_pending(&ctx, recalculated);
+		recalc_pending(&ctx, recalculated, NULL);
 	r = task_session_complete(req->srv->base.task, NULL);
 
 	if (r == -ETIME)
