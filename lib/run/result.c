@@ -211,6 +211,14 @@ char *sbx_run_result_json(const sbx_run_result *r)
 		cJSON_AddNumberToObject(g, "score", r->grade.score);
 		cJSON_AddNumberToObject(g, "cells_graded", (double)r->grade.cells_graded);
 		cJSON_AddNumberToObject(g, "cells_matched", (double)r->grade.cells_matched);
+		if (r->grade.recalc[0]) {
+			cJSON *rc = cJSON_AddObjectToObject(g, "recalc");
+			cJSON_AddStringToObject(rc, "method", r->grade.recalc);
+			cJSON_AddNumberToObject(rc, "formulas", (double)r->grade.recalc_formulas);
+			cJSON_AddNumberToObject(rc, "native", (double)r->grade.recalc_native);
+			cJSON_AddNumberToObject(rc, "unsupported",
+						(double)r->grade.recalc_unsupported);
+		}
 		cJSON_AddStringToObject(g, "report", "grade.txt");
 		cJSON_AddStringToObject(g, "report_json", "grade.json");
 	}

@@ -82,6 +82,10 @@ typedef struct sbx_run_grade {
 	char status[16]; /* "PASS", "PARTIAL", "FAIL" */
 	double score;	 /* 0..1 */
 	uint64_t cells_graded, cells_matched;
+	/* How the graded formula values were computed: "sandbox" (the output held them),
+	 * "native" (the grader computed some), "none" (no formulas). */
+	char recalc[16];
+	uint64_t recalc_formulas, recalc_native, recalc_unsupported;
 	char *report_text; /* malloc'd, may be NULL */
 	char *report_json; /* malloc'd JSON text, may be NULL */
 } sbx_run_grade;
