@@ -151,7 +151,16 @@ struct fx_ctx {
 	char why[160];
 	fx_formula_cell_fn formula_cell;
 	void *userdata;
+	/* Used range per sheet, computed once: the book does not change while evaluating. */
+	struct fx_used {
+		bool known;
+		uint32_t rows, cols;
+	} * used;
+	size_t n_used;
 };
+
+/* Frees what a context holds (arena, caches). */
+void sbx_fx__ctx_free(fx_ctx *c);
 
 /* Evaluates node i (references stay references). */
 void sbx_fx__eval(fx_ctx *c, uint32_t i, fx_val *out);
@@ -166,7 +175,7 @@ void sbx_fx__deref(fx_ctx *c, const fx_val *ref, fx_val *out);
 typedef bool (*fx_cell_visit)(fx_ctx *c, uint32_t row, uint32_t col, const fx_val *v, void *ud);
 void sbx_fx__each(fx_ctx *c, const fx_rect *r, fx_cell_visit fn, void *ud);
 /* The rectangle clamped to what its sheet uses (false: nothing left). */
-bool sbx_fx__clamp(const fx_ctx *c, const fx_rect *r, fx_rect *out);
+bool sbx_fx__clamp(fx_ctx *c, const fx_rect *r, fx_rect *out);
 
 /* Coercions: false with *err set when the value cannot be one. */
 bool sbx_fx__to_num(fx_ctx *c, const fx_val *v, double *out, fx_err *err);

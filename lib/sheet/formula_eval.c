@@ -80,6 +80,14 @@ void sbx_fx__arena_reset(fx_arena *a)
 	a->bytes = 0;
 }
 
+void sbx_fx__ctx_free(fx_ctx *c)
+{
+	sbx_fx__arena_free(&c->arena);
+	free(c->used);
+	c->used = NULL;
+	c->n_used = 0;
+}
+
 void sbx_fx__arena_free(fx_arena *a)
 {
 	for (size_t i = 0; i < a->n; i++)
@@ -211,13 +219,24 @@ void sbx_fx__cell(fx_ctx *c, uint32_t sheet, uint32_t row, uint32_t col, fx_val 
 	cell_value(c, sheet, row, col, find_cell(s, row, col), out);
 }
 
-bool sbx_fx__clamp(const fx_ctx *c, const fx_rect *r, fx_rect *out)
+bool sbx_fx__clamp(fx_ctx *c, const fx_rect *r, fx_rect *out)
 {
 	uint32_t rows, cols;
 
 	if (r->sheet >= c->book->nsheets)
 		return false;
-	sbx_sheet_used_range(c->book->sheets[r->sheet], &rows, &cols);
+	if (!c->used) {
+		c->used = calloc(c->book->nsheets, sizeof(*c->used));
+		c->n_used = c->used ? c->book->nsheets : 0;
+	}
+	if (r->sheet < c->n_used && c->used[r->sheet].known) {
+		rows = c->used[r->sheet].rows;
+		cols = c->used[r->sheet].cols;
+	} else {
+		sbx_sheet_used_range(c->book->sheets[r->sheet], &rows, &cols);
+		if (r->sheet < c->n_used)
+			c->used[r->sheet] = (struct fx_used){true, rows, cols};
+	}
 	if (rows == 0 || r->r0 >= rows || r->c0 >= cols)
 		return false;
 	*out = *r;

@@ -413,7 +413,7 @@ int sbx_book_recalc(sbx_book *b, const sbx_recalc_options *opts, sbx_recalc_stat
 	free(rc.nodes);
 	free(rc.table);
 	free(rc.stack);
-	sbx_fx__arena_free(&rc.ctx.arena);
+	sbx_fx__ctx_free(&rc.ctx);
 	if (r == -E2BIG)
 		return sbx_error_set(err, r,
 				     "recalculation passed its work cap (%llu steps): formulas "
@@ -493,6 +493,6 @@ int sbx_formula_eval(const sbx_sheet *s, uint32_t row, uint32_t col, const char 
 	}
 done:
 	sbx_fx__formula_free(&f);
-	sbx_fx__arena_free(&c.arena);
+	sbx_fx__ctx_free(&c);
 	return r;
 }
