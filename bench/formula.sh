@@ -4,9 +4,10 @@
 # Usage: bench/formula.sh BUILD_DIR [WORK_DIR] [--episodes]
 #   1. quarterly_totals' answer as formulas (13 cells): native vs soffice
 #   2. generated sheets of 10,000 and 100,000 formula cells: native vs soffice
-#   3. with --episodes (needs Docker and the images): quarterly_totals with a
-#      value-writing agent and a formula-writing agent on the slim image, and
-#      the formula agent on the full image (main before this branch picked it).
+#   3. with --episodes (needs Docker and the images): quarterly_totals with the
+#      oracle agent (copies the oracle's file in) and a formula-writing agent
+#      (write_range of =SUM(...), no values) on the slim image, and the formula
+#      agent on the full image (what main picked for this task before).
 set -eu
 build=${1:?usage: $0 BUILD_DIR [WORK_DIR] [--episodes]}
 work=${2:-/tmp/sbx-formula-bench}
@@ -42,24 +43,6 @@ done
 [ "$episodes" = "--episodes" ] || exit 0
 cli=$build/cmd/sandboxctl
 runs=$work/runs
-cat >"$work/values.sh" <<'EOF'
-#!/bin/sh
-call() { curl -sf -X POST -H 'Content-Type: application/json' "$SANDBOX_REST_URL/tools/call" -d "$1" >/dev/null; }
-r=$(curl -sf -X POST -H 'Content-Type: application/json' "$SANDBOX_REST_URL/tools/call" \
-	-d '{"tool_name":"read_range","arguments":{"file_path":"quarterly_sales.ods","sheet_name":"Sales","range":"B2:E9"}}')
-v=$(printf '%s' "$r" | python3 -c '
-import json, sys
-d = json.load(sys.stdin)
-rows = d.get("structuredContent", d).get("values")
-tot = [[sum(x for x in row)] for row in rows]
-col = [sum(r[i] for r in rows) for i in range(4)]
-print(json.dumps({"f": [["Total"]] + tot, "b": [col + [sum(col)]]}))')
-f=$(printf '%s' "$v" | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["f"]))')
-b=$(printf '%s' "$v" | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["b"]))')
-call "{\"tool_name\":\"write_range\",\"arguments\":{\"file_path\":\"quarterly_sales.ods\",\"sheet_name\":\"Sales\",\"start_cell\":\"F1\",\"values\":$f}}"
-call "{\"tool_name\":\"write_range\",\"arguments\":{\"file_path\":\"quarterly_sales.ods\",\"sheet_name\":\"Sales\",\"start_cell\":\"B10\",\"values\":$b}}"
-curl -sf -X POST "$SANDBOX_REST_URL/task/complete" -d '{}' >/dev/null
-EOF
 cat >"$work/formulas.sh" <<'EOF'
 #!/bin/sh
 call() { curl -sf -X POST -H 'Content-Type: application/json' "$SANDBOX_REST_URL/tools/call" -d "$1" >/dev/null; }
@@ -67,7 +50,7 @@ call '{"tool_name":"write_range","arguments":{"file_path":"quarterly_sales.ods",
 call '{"tool_name":"write_range","arguments":{"file_path":"quarterly_sales.ods","sheet_name":"Sales","start_cell":"B10","values":[["=SUM(B2:B9)","=SUM(C2:C9)","=SUM(D2:D9)","=SUM(E2:E9)","=SUM(F2:F9)"]]}}'
 curl -sf -X POST "$SANDBOX_REST_URL/task/complete" -d '{}' >/dev/null
 EOF
-chmod +x "$work/values.sh" "$work/formulas.sh"
+chmod +x "$work/formulas.sh"
 episode() { # LABEL AGENT [IMAGE]
 	label=$1 agent=$2
 	shift 2
@@ -78,6 +61,6 @@ episode() { # LABEL AGENT [IMAGE]
 		echo
 	done
 }
-episode "values   slim" "$work/values.sh"
+episode "oracle   slim" oracle
 episode "formulas slim" "$work/formulas.sh"
 episode "formulas full" "$work/formulas.sh" --image sandboxctl/sandbox:latest
