@@ -725,7 +725,8 @@ void sbx_fx__eval(fx_ctx *c, uint32_t i, fx_val *out)
 		range_op(c, n, out);
 		return;
 	case N_CALL:
-		sbx_fx__func(n->fn)->fn(c, n, c->f->args + n->a, out);
+		/* No arguments anywhere in the formula: args is NULL. */
+		sbx_fx__func(n->fn)->fn(c, n, c->f->args ? c->f->args + n->a : NULL, out);
 		return;
 	case N_NEG:
 	case N_PLUS:

@@ -253,12 +253,8 @@ typedef enum { ROUND_HALF, ROUND_UP, ROUND_DOWN } round_mode;
 static double round_to(double x, double digits, round_mode mode)
 {
 	double p, v, r;
-	int d = (int)trunc(digits);
+	int d = (int)trunc(fmax(-20, fmin(20, digits)));
 
-	if (d > 20)
-		d = 20;
-	if (d < -20)
-		d = -20;
 	p = pow(10, fabs((double)d));
 	v = d >= 0 ? x * p : x / p;
 	v = approx(fabs(v));
@@ -401,15 +397,17 @@ static void fn_if(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *
 		sbx_fx__set_err(out, e);
 		return;
 	}
-	if (b || call->nargs > 2) {
+	if (call->nargs < (b ? 2 : 3)) {
+		sbx_fx__set_bool(out, b); /* no branch given: the condition itself */
+		return;
+	}
+	{
 		uint32_t k = args[b ? 1 : 2];
 		if (c->f->nodes[k].op == N_MISSING)
 			sbx_fx__set_num(out, 0);
 		else
 			sbx_fx__eval(c, k, out);
-		return;
 	}
-	sbx_fx__set_bool(out, false);
 }
 
 static void fn_iferror(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)

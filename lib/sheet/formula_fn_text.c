@@ -307,6 +307,10 @@ static void fn_rept(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args,
 		sbx_fx__set_err(out, FX_E_ARG);
 		return;
 	}
+	if (len == 0 || n < 1) {
+		sbx_fx__set_str(c, out, "", 0);
+		return;
+	}
 	for (double k = 0; k < trunc(n); k++)
 		if (sbx_buf_append(&b, s, len) < 0) {
 			sbx_fx__set_err(out, FX_E_VALUE);
@@ -478,7 +482,7 @@ static bool format_number(double v, const char *f, sbx_buf *b)
 		p++;
 	}
 	body_end = p;
-	if (body_start == body_end)
+	if (body_start == body_end || decimals > 15 || min_int > 30 || !(fabs(v) < 1e300))
 		return false;
 	for (const char *q = f; *q; q++)
 		pct |= *q == '%';
@@ -526,6 +530,8 @@ static bool format_date(double v, const char *f, sbx_buf *b)
 	unsigned m, d;
 	int r = 0;
 
+	if (!(v >= 0 && v <= 2958465)) /* 9999-12-31 */
+		return false;
 	sbx_sheet__civil_from_days((int64_t)floor(v) - 25569, &y, &m, &d);
 	for (const char *p = f; *p && r == 0;) {
 		size_t n = 1;
