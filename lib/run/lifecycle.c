@@ -30,18 +30,18 @@
 /* How long an agent may take to exit by itself after complete_task. */
 #define AGENT_EXIT_GRACE_MS 500
 
-#define DEFAULT_TIMEOUT_S 600
-#define DEFAULT_MEMORY	  (2ULL * 1024 * 1024 * 1024)
-#define DEFAULT_CPUS	  2.0
-#define DEFAULT_PIDS	  256
-#define DEFAULT_GRACE_S	  30
-#define WORKSPACE_BYTES	  (512ULL * 1024 * 1024)
-#define TMP_BYTES	  (256ULL * 1024 * 1024)
-#define RUN_BYTES	  (16ULL * 1024 * 1024)
-#define STATUS_POLL_MS	  200
-#define STATUS_BUDGET_MS 5000 /* one status read, whole */
+#define DEFAULT_TIMEOUT_S	600
+#define DEFAULT_MEMORY		(2ULL * 1024 * 1024 * 1024)
+#define DEFAULT_CPUS		2.0
+#define DEFAULT_PIDS		256
+#define DEFAULT_GRACE_S		30
+#define WORKSPACE_BYTES		(512ULL * 1024 * 1024)
+#define TMP_BYTES		(256ULL * 1024 * 1024)
+#define RUN_BYTES		(16ULL * 1024 * 1024)
+#define STATUS_POLL_MS		200
+#define STATUS_BUDGET_MS	5000 /* one status read, whole */
 #define STATUS_PAST_DEADLINE_MS 1000
-#define TICK_MS		  10
+#define TICK_MS			10
 
 void sbx_run__phase_done(sbx_run *run, sbx_run_phase p, double since)
 {
@@ -224,6 +224,18 @@ int sbx_run_prepare(sbx_run **out, const sbx_run_opts *opts, sbx_error *err)
 	run->res.image = strdup(opts->image				   ? opts->image
 				: run->task->gui || run->task->libreoffice ? SBX_IMAGE_FULL
 									   : SBX_IMAGE_SLIM);
+	/*
+	 * A task that declares libreoffice: true needs it in the sandbox (formulas
+	 * the native evaluator does not compute): refuse the slim image up front
+	 * rather than grade values nothing computed.
+	 */
+	if (opts->image && run->task->libreoffice && !run->task->gui &&
+	    strncmp(opts->image, "sandboxctl/sandbox-slim", strlen("sandboxctl/sandbox-slim")) == 0)
+		return sbx_error_set(
+			err, -EINVAL,
+			"task '%s' needs LibreOffice (libreoffice: true) and image '%s' "
+			"has none: use %s or drop --image",
+			run->task->id, opts->image, SBX_IMAGE_FULL);
 	run->res.agent = strdup(opts->agent ? opts->agent : "external");
 	r = sbx_run__check_agent(run, err);
 	if (r < 0)
@@ -731,8 +743,9 @@ int sbx_run_finish(sbx_run *run, sbx_run_end end, sbx_error *err)
 		 * or straight away past the deadline: the server may be what hung, and
 		 * the host does not wait on it again.
 		 */
-		r = end == SBX_END_DEADLINE ? -ETIMEDOUT
-					    : sbx_collect__outputs(run->relay, run->task, outdir, &e);
+		r = end == SBX_END_DEADLINE
+			    ? -ETIMEDOUT
+			    : sbx_collect__outputs(run->relay, run->task, outdir, &e);
 		if (r < 0) {
 			sbx_log_debug("collecting through the server: %s; using tar",
 				      sbx_error_message(&e));

@@ -173,6 +173,18 @@ def case_formulas(env):
           and res["grade"]["recalc"]["method"] in ("native", "sandbox"),
           "fix_formulas by formulas: exit %d %s" % (code, res))
     print("fix_formulas       formulas only: PASS on %s in %.2f s" % (res["sandbox"]["image"], dt))
+    # A task that declares libreoffice: true refuses an explicit slim image up front.
+    d = tempfile.mkdtemp(dir=env.runs)
+    for f in ("task.yaml", "files", "oracle"):
+        src = os.path.join(TASKS, "fix_formulas", f)
+        (shutil.copytree if os.path.isdir(src) else shutil.copy)(src, os.path.join(d, f))
+    with open(os.path.join(d, "task.yaml"), "a") as f:
+        f.write("libreoffice: true\n")
+    p = subprocess.run([SANDBOXCTL, "run", "--task", d, "--agent", "oracle", "--image",
+                        "sandboxctl/sandbox-slim:latest", "--runs-dir", env.runs, "--test-label"],
+                       capture_output=True, text=True)
+    check(p.returncode == 2 and "needs LibreOffice" in p.stderr and p.stderr.count("\n") == 1,
+          "libreoffice task on slim: %d %s" % (p.returncode, p.stderr))
 
 
 def case_python_agent(env):
