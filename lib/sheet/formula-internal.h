@@ -148,6 +148,12 @@ struct fx_ctx {
 	bool over;	  /* max_steps passed */
 	bool oom;	  /* out of memory */
 	bool unsupported; /* something unsupported was hit */
+	/*
+	 * Text comparisons with = < > etc. respect case: ODF's default
+	 * (table:case-sensitive), which LibreOffice applies to ODS files;
+	 * XLSX, like Excel, ignores case. Criteria and lookups always ignore it.
+	 */
+	bool case_sensitive;
 	char why[160];
 	fx_formula_cell_fn formula_cell;
 	void *userdata;
@@ -201,6 +207,13 @@ void sbx_fx__unsupported(fx_ctx *c, fx_val *v, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* Counts one unit of work; false once the cap is passed. */
 bool sbx_fx__step(fx_ctx *c, uint64_t n);
+
+/* The same, case-sensitive for equal-ignoring-case text (lower case first). */
+int sbx_fx__compare_case(const fx_val *a, const fx_val *b);
+
+/* rtl::math::approxEqual and LibreOffice's approxAdd (cancellation noise is 0). */
+bool sbx_fx__approx_equal(double a, double b);
+double sbx_fx__approx_add(double a, double b);
 
 /* Compares two scalars as LibreOffice does (numbers < text < ... ; text case-insensitive). */
 int sbx_fx__compare(const fx_val *a, const fx_val *b);

@@ -385,7 +385,7 @@ bool sbx_fx__to_bool(fx_ctx *c, const fx_val *v, bool *out, fx_err *err)
 /*
  * LibreOffice's "General": the shortest text that reads back to v, then
  * rounded (half up, on that text) to 15 significant digits; scientific
- * notation with a three-digit exponent outside 1e-7 .. 1e21 (as observed).
+ * notation with a three-digit exponent outside 1e-7 .. 1e16 (as observed).
  */
 void sbx_fx__format_general(double v, char buf[static 40])
 {
@@ -430,7 +430,7 @@ void sbx_fx__format_general(double v, char buf[static 40])
 	p = buf;
 	if (v < 0)
 		*p++ = '-';
-	if (exp >= 21 || exp < -7) {
+	if (exp >= 16 || exp < -7) {
 		*p++ = digits[0];
 		if (n > 1) {
 			*p++ = '.';
@@ -512,6 +512,28 @@ double sbx_fx__pow(double x, double y, fx_err *err)
 	return r;
 }
 
+/* rtl::math::approxEqual: equal up to the last 4-5 bits. */
+bool sbx_fx__approx_equal(double a, double b)
+{
+	const double e48 = 1.0 / (16777216.0 * 16777216.0);
+	double d;
+
+	if (a == b)
+		return true;
+	if (a == 0 || b == 0)
+		return false;
+	d = fabs(a - b);
+	return isfinite(d) && d < fabs(a) * e48 && d < fabs(b) * e48;
+}
+
+/* LibreOffice's + and -: a sum that cancels to rounding noise is 0 (0.1+0.2-0.3). */
+double sbx_fx__approx_add(double a, double b)
+{
+	if (((a < 0 && b > 0) || (b < 0 && a > 0)) && sbx_fx__approx_equal(a, -b))
+		return 0.0;
+	return a + b;
+}
+
 /* ---- comparison ---- */
 
 int sbx_fx__compare(const fx_val *a, const fx_val *b)
@@ -534,6 +556,21 @@ int sbx_fx__compare(const fx_val *a, const fx_val *b)
 		return 1;
 	int r = strcasecmp(a->str, b->str);
 	return r < 0 ? -1 : r > 0;
+}
+
+int sbx_fx__compare_case(const fx_val *a, const fx_val *b)
+{
+	int r = sbx_fx__compare(a, b);
+
+	/*
+	 * Equal but for case: the collator's tertiary order puts lower case
+	 * first ("abc" < "ABC").
+	 */
+	if (r == 0 && a->type == FX_STR && b->type == FX_STR) {
+		int s = strcmp(a->str, b->str);
+		r = s > 0 ? -1 : s < 0;
+	}
+	return r;
 }
 
 /* ---- operators ---- */
@@ -578,10 +615,10 @@ static void arith(fx_ctx *c, const fx_node *n, fx_val *out)
 	}
 	switch (n->op) {
 	case N_ADD:
-		r = x + y;
+		r = sbx_fx__approx_add(x, y);
 		break;
 	case N_SUB:
-		r = x - y;
+		r = sbx_fx__approx_add(x, -y);
 		break;
 	case N_MUL:
 		r = x * y;
@@ -615,7 +652,7 @@ static void compare_op(fx_ctx *c, const fx_node *n, fx_val *out)
 		sbx_fx__set_err(out, e);
 		return;
 	}
-	r = sbx_fx__compare(&a, &b);
+	r = c->case_sensitive ? sbx_fx__compare_case(&a, &b) : sbx_fx__compare(&a, &b);
 	switch (n->op) {
 	case N_EQ:
 		sbx_fx__set_bool(out, r == 0);

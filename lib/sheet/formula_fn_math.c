@@ -325,9 +325,10 @@ static void fn_mod(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, 
 		sbx_fx__set_err(out, FX_E_DIV0);
 		return;
 	}
-	double r = x - floor(x / y) * y;
-	/* x a multiple of y up to rounding: 0, not y. */
-	if (fabs(r - y) <= 1e-15 * fabs(y))
+	/* As ScMod: approxSub(x, approxFloor(x / y) * y), so noise is 0. */
+	double q = floor(approx(x / y)) * y;
+	double r = sbx_fx__approx_add(x, -q);
+	if (sbx_fx__approx_equal(r, y))
 		r = 0;
 	sbx_fx__set_num(out, r);
 }

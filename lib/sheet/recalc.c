@@ -398,6 +398,7 @@ int sbx_book_recalc(sbx_book *b, const sbx_recalc_options *opts, sbx_recalc_stat
 		opts = &def;
 	*rc.st = (sbx_recalc_stats){0};
 	rc.ctx.book = b;
+	rc.ctx.case_sensitive = sbx_book_format(b) == SBX_FORMAT_ODS;
 	rc.ctx.max_steps = opts->max_steps ? opts->max_steps : SBX_RECALC_DEFAULT_MAX_STEPS;
 	rc.ctx.formula_cell = formula_cell;
 	rc.ctx.userdata = &rc;
@@ -453,6 +454,7 @@ int sbx_formula_eval(const sbx_sheet *s, uint32_t row, uint32_t col, const char 
 	int r = 0;
 
 	c.sheet = (uint32_t)s->index;
+	c.case_sensitive = sbx_book_format(s->book) == SBX_FORMAT_ODS;
 	c.row = row;
 	c.col = col;
 	if (sbx_fx__parse(s->book, c.sheet, formula, &f) < 0)

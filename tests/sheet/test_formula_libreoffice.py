@@ -20,6 +20,11 @@ to 0.1% of the formulas compared (they are printed either way):
   (computed errors first, left to right; cell errors and conversions when an
   operator pops, right first); the evaluator models that for operators and
   aggregates, not for every function.
+- "date text": LibreOffice types a result computed from DATE() as a date
+  and stores it as ISO text (office:date-value): to the second, in the
+  Julian calendar before 1582, and as "#FMT" past year 9999; the number it
+  computed is not in the file. A tiny number derived from a date (1/DATE())
+  is stored with 7 significant digits.
 - "collation": a comparison of two texts. LibreOffice orders text by the
   locale's collator, the evaluator by ASCII case-folded bytes, so
   punctuation may order differently ("-" vs "$").
@@ -238,7 +243,14 @@ def main():
         t = theirs.get(i, ("empty", ""))
         if not agree(ours[i], t):
             line = f"row {i}: {f}\n    native: {ours[i]}\n    libreoffice: {t}"
-            if ours[i][0] == "error" and t[0] == "error":
+            if (t[0] == "date" and ours[i][0] == "number" and
+                    (abs(float(ours[i][1]) - float(t[1])) < 2e-5 or float(t[1]) < -115859)) or \
+                    (t == ("string", "#FMT") and ours[i][0] == "number") or \
+                    ("DATE(" in f and t[0] == "number" and ours[i][0] == "number" and
+                     abs(float(t[1])) < 1e-9 and
+                     abs(float(ours[i][1]) - float(t[1])) <= 1e-6 * abs(float(t[1]))):
+                explained.append("[date text] " + line)
+            elif ours[i][0] == "error" and t[0] == "error":
                 explained.append("[error order] " + line)
             elif ours[i][0] == "boolean" and re.search(r'("|\)|[A-Z]\d+)\s*(<|>|<=|>=)\s*[A-Z(]', f):
                 explained.append("[collation] " + line)
