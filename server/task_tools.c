@@ -29,6 +29,8 @@ static int complete_task(tool_context *ctx, const cJSON *args, tool_result *out)
 	if (sbx_json_get_bool(args, "recalculate", true) &&
 	    task_session_state(ctx->task) == TASK_RUNNING)
 		recalc_pending(ctx, recalculated, recalc);
+	if (cJSON_GetArraySize(recalc))
+		task_session_set_recalc(ctx->task, recalc);
 	r = task_session_complete(ctx->task, summary);
 	if (r == -ETIME)
 		return tool_fail(out, TOOL_E_TIMEOUT, "Task has timed out");

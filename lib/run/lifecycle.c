@@ -648,8 +648,19 @@ int sbx_run__task_state(sbx_run *run)
 	}
 	sbx_relay_response_free(&resp);
 	st = sbx_json_get_string(j, "status", "");
-	if (strcmp(st, "completed") == 0)
+	if (strcmp(st, "completed") == 0) {
+		/* complete_task says how it computed formula values (result.json grade.recalc). */
+		const cJSON *rc = sbx_json_get(j, "recalc");
+		if (cJSON_IsObject(rc)) {
+			snprintf(run->res.sandbox_recalc, sizeof(run->res.sandbox_recalc), "%s",
+				 sbx_json_get_string(rc, "method", ""));
+			run->res.sandbox_recalc_native =
+				(uint64_t)sbx_json_get_number(rc, "native", 0);
+			run->res.sandbox_recalc_office =
+				(uint64_t)sbx_json_get_number(rc, "libreoffice", 0);
+		}
 		return 1;
+	}
 	if (strcmp(st, "timed_out") == 0)
 		return 2;
 	return 0;

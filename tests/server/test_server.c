@@ -786,6 +786,10 @@ START_TEST(complete_task_computes_formulas_natively)
 	ck_assert_str_eq(cJSON_GetArrayItem(sbx_json_get(rc, "unsupported"), 0)->valuestring,
 			 "unsupported function FORECAST.ETS in Sheet1!D3");
 	cJSON_Delete(root);
+	/* The final status carries it too: the host puts it in result.json. */
+	s = structured(call("get_task_status", "{}", &root));
+	ck_assert_str_eq(sbx_json_get_string(sbx_json_get(s, "recalc"), "method", ""), "native");
+	cJSON_Delete(root);
 	wb_cache_clear();
 	s = structured(
 		call("read_range", "{" F ",\"start_cell\":\"B2\",\"end_cell\":\"D3\"}", &root));
