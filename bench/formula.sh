@@ -17,13 +17,11 @@ bench=$build/bench/formula_bench
 mkdir -p "$work"
 profile=$work/lo-profile
 
-office() { # FILE: the LibreOffice round trip the server used to do, timed
+office() { # FILE: the LibreOffice round trip the server used to do, timed (wall and CPU)
 	rm -rf "$work/lo-out"
-	t0=$(date +%s.%N)
-	soffice -env:UserInstallation=file://$profile --headless --norestore --nologo \
-		--convert-to ods --outdir "$work/lo-out" "$1" >/dev/null 2>&1
-	t1=$(date +%s.%N)
-	echo "libreoffice round trip: $(echo "($t1 - $t0) * 1000" | bc -l | xargs printf '%.0f') ms"
+	/usr/bin/time -f 'libreoffice round trip: %e s wall, %U s user + %S s sys' \
+		soffice -env:UserInstallation=file://$profile --headless --norestore --nologo \
+		--convert-to ods --outdir "$work/lo-out" "$1" 2>&1 >/dev/null | grep 'round trip'
 }
 
 # A first soffice start creates the profile (about a second): not counted.
