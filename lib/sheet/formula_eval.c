@@ -4,7 +4,9 @@
  * (text converts to a number only when unambiguous; booleans are numbers),
  * operators, comparisons, and the walk over a rectangle of cells.
  */
+#include <ctype.h>
 #include <errno.h>
+#include <pthread.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -827,25 +829,36 @@ static const char *strip_prefix(const char *name, size_t *len)
 	return name;
 }
 
+/* The tables flattened once, so a call finds its function by index. */
+#define MAX_FUNCS 256
+static const fx_func *flat[MAX_FUNCS];
+static int n_flat;
+static pthread_once_t flat_once = PTHREAD_ONCE_INIT;
+
+static void flatten(void)
+{
+	for (size_t t = 0; t < SBX_ELEMENTSOF(tables); t++)
+		for (const fx_func *f = tables[t]; f->name && n_flat < MAX_FUNCS; f++)
+			flat[n_flat++] = f;
+}
+
 int sbx_fx__func_find(const char *name, size_t len)
 {
-	int index = 0;
-
+	pthread_once(&flat_once, flatten);
 	name = strip_prefix(name, &len);
-	for (size_t t = 0; t < SBX_ELEMENTSOF(tables); t++)
-		for (const fx_func *f = tables[t]; f->name; f++, index++)
-			if (strlen(f->name) == len && strncasecmp(f->name, name, len) == 0)
-				return index;
+	if (len == 0)
+		return -1;
+	for (int i = 0; i < n_flat; i++)
+		if (toupper((unsigned char)flat[i]->name[0]) == toupper((unsigned char)name[0]) &&
+		    strlen(flat[i]->name) == len && strncasecmp(flat[i]->name, name, len) == 0)
+			return i;
 	return -1;
 }
 
 const fx_func *sbx_fx__func(int index)
 {
-	for (size_t t = 0; t < SBX_ELEMENTSOF(tables); t++)
-		for (const fx_func *f = tables[t]; f->name; f++, index--)
-			if (index == 0)
-				return f;
-	return NULL;
+	pthread_once(&flat_once, flatten);
+	return index >= 0 && index < n_flat ? flat[index] : NULL;
 }
 
 bool sbx_formula_function_native(const char *name)

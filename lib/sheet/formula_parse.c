@@ -45,7 +45,7 @@ static uint32_t node_new(parser *ps, fx_op op)
 	fx_formula *f = ps->f;
 
 	if (f->n == f->cap) {
-		uint32_t cap = f->cap ? f->cap * 2 : 16;
+		uint32_t cap = f->cap ? f->cap * 2 : 8;
 		fx_node *n = realloc(f->nodes, cap * sizeof(*n));
 		if (!n) {
 			ps->oom = true;
@@ -283,7 +283,7 @@ static int arg_push(parser *ps, uint32_t node)
 	fx_formula *f = ps->f;
 
 	if (f->nargs == f->args_cap) {
-		uint32_t cap = f->args_cap ? f->args_cap * 2 : 16;
+		uint32_t cap = f->args_cap ? f->args_cap * 2 : 4;
 		uint32_t *a = realloc(f->args, cap * sizeof(*a));
 		if (!a) {
 			ps->oom = true;
@@ -684,6 +684,14 @@ int sbx_fx__parse(const sbx_book *b, uint32_t self, const char *text, fx_formula
 	for (uint32_t i = 0; i < f->n; i++)
 		if (f->nodes[i].op == N_STR)
 			f->nodes[i].str = f->strings + (uintptr_t)f->nodes[i].str;
+	/* A book holds one parsed formula per cell: keep only what is used. */
+	if (f->n && f->n < f->cap) {
+		fx_node *n = realloc(f->nodes, f->n * sizeof(*n));
+		if (n) {
+			f->nodes = n;
+			f->cap = f->n;
+		}
+	}
 	return 0;
 }
 
