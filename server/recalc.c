@@ -436,19 +436,22 @@ void recalc_pending(tool_context *ctx, cJSON *recalculated, cJSON *summary)
 			continue;
 		if (recalc_file(ctx, args, &method, &st, &with_value, &total, &out) == 0 &&
 		    out.error_kind == TOOL_OK) {
+			/* Native with cells left over: only when no LibreOffice could do them. */
+			bool partial = st.unsupported && strcmp(method, "native") == 0;
+
 			cJSON_AddItemToArray(recalculated, cJSON_CreateString(f->valuestring));
 			if (strcmp(method, "native") == 0)
 				native += st.computed;
 			else
 				office += total;
-			if (st.unsupported && strcmp(method, "native") == 0 && unsupported)
+			if (partial && unsupported)
 				cJSON_AddItemToArray(unsupported, cJSON_CreateString(st.why));
 			server_log(SBX_LOG_INFO,
 				   "complete: '%s': %s recalculation of %llu formula cells in %.1f "
 				   "ms%s%s",
 				   f->valuestring, method, (unsigned long long)total,
-				   mono_ms() - t0, st.unsupported ? "; not computed: " : "",
-				   st.unsupported ? st.why : "");
+				   mono_ms() - t0, partial ? "; not computed: " : "",
+				   partial ? st.why : "");
 		} else {
 			server_log(SBX_LOG_WARNING, "complete: recalculating '%s' failed: %s",
 				   f->valuestring, out.error ? out.error : "out of memory");
