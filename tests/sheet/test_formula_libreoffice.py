@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 """Differential test: the native formula evaluator against a real LibreOffice.
 
-Random well-formed formulas (SBX_FORMULA_CASES of them, default 3000, seed
+Random well-formed formulas (SBX_FORMULA_CASES of them, default 10,000, seed
 SBX_FORMULA_SEED) over a fixture book of numbers, text, blanks, booleans and
 formula cells (errors among them), plus the committed corpus of formulas
 agents write (tests/data/formula/corpus.txt), go into one ODS without
@@ -205,7 +205,7 @@ def agree(ours, theirs):
 
 
 def main():
-    n = int(os.environ.get("SBX_FORMULA_CASES", "3000"))
+    n = int(os.environ.get("SBX_FORMULA_CASES", "10000"))
     seed = int(os.environ.get("SBX_FORMULA_SEED", "17"))
     g = Gen(seed)
     corpus = [l.strip() for l in open(os.path.join(DATA, "corpus.txt"))
