@@ -59,6 +59,13 @@ int cmd_run__grade(const sbx_task *task, const char *outputs_dir, sbx_run_grade 
 	out->score = g->score;
 	out->cells_graded = g->graded;
 	out->cells_matched = g->matched;
+	snprintf(out->recalc, sizeof(out->recalc), "%s",
+		 g->recalc.computed   ? "native"
+		 : g->recalc.formulas ? "sandbox"
+				      : "none");
+	out->recalc_formulas = g->recalc.formulas;
+	out->recalc_native = g->recalc.computed;
+	out->recalc_unsupported = g->recalc.unsupported;
 	if (sbx_grade_report_text(g, 50, &text) >= 0)
 		out->report_text = sbx_buf_steal(&text, NULL);
 	out->report_json = sbx_grade_report_json(g);

@@ -11,6 +11,7 @@
 
 #include "sbx/cleanup.h"
 #include "sbx/file.h"
+#include "sbx/formula.h"
 #include "sbx/path.h"
 #include "grader-internal.h"
 
@@ -158,6 +159,41 @@ static int open_pair(const char *oracle_path, int dirfd, const char *output_path
 	return 0;
 }
 
+const char *sbx_grade_recalc_method(const sbx_grade_recalc *r)
+{
+	return r->computed ? "native" : "none";
+}
+
+/* Gives the output's formulas without cached values their values (natively). */
+static int recalc_output(sbx_book *b, sbx_grade_recalc *acc, sbx_error *err)
+{
+	sbx_recalc_options o = SBX_RECALC_OPTIONS_INIT;
+	sbx_recalc_stats st;
+	uint64_t formulas, missing;
+	int r;
+
+	sbx_book_count_formulas(b, &formulas, &missing);
+	acc->formulas += formulas;
+	acc->missing += missing;
+	if (!missing)
+		return 0;
+	o.missing_only = true;
+	r = sbx_book_recalc(b, &o, &st, err);
+	if (r == -E2BIG) {
+		/* Too much work: grade what is there, as before, and say so. */
+		snprintf(acc->why, sizeof(acc->why), "%s", sbx_error_message(err));
+		sbx_error_clear(err);
+		return 0;
+	}
+	if (r < 0)
+		return r;
+	acc->computed += st.computed;
+	acc->unsupported += st.unsupported;
+	if (st.unsupported && !acc->why[0])
+		snprintf(acc->why, sizeof(acc->why), "%s", st.why);
+	return 0;
+}
+
 /* Shared by sbx_grade_files and sbx_grade_task: output paths relative to out_dirfd (or cwd). */
 static int grade_cases(const sbx_grading_spec *spec, int out_dirfd, const char *const *outputs,
 		       const char *const *oracles, sbx_grade_result **out, sbx_error *err)
@@ -183,8 +219,14 @@ static int grade_cases(const sbx_grading_spec *spec, int out_dirfd, const char *
 			o.book = sbx_book_free(o.book);
 			free(o.problem);
 			r = open_pair(oracles[i], out_dirfd, outputs[i], &oracle, &o, err);
-			if (r < 0)
+			if (r == 0 && o.book)
+				r = recalc_output(o.book, &res->recalc, err);
+			if (r < 0) {
+				sbx_book_free(oracle);
+				sbx_book_free(o.book);
+				free(o.problem);
 				return r;
+			}
 		}
 		r = sbx_grade_books(&gc->opts, o.book, o.problem, oracle, cr, err);
 		if (r < 0) {

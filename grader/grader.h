@@ -101,6 +101,23 @@ typedef struct sbx_grade_case_result {
 	bool gate;		   /* a gate case (sbx_grading_case.gate) */
 } sbx_grade_case_result;
 
+/*
+ * Formula values the grader computed itself: an output holding formulas
+ * without cached values (nothing in the sandbox computed them) is
+ * recalculated natively before grading, so a right formula is not graded
+ * "missing value". Cached values are never replaced.
+ */
+typedef struct sbx_grade_recalc {
+	uint64_t formulas;    /* formula cells in the outputs graded */
+	uint64_t missing;     /* of those, without a cached value */
+	uint64_t computed;    /* given a value natively by the grader */
+	uint64_t unsupported; /* not computable natively: graded as "#NAME?" */
+	char why[256];	      /* the first of those: "unsupported function X in S!C4" */
+} sbx_grade_recalc;
+
+/* "native" when the grader computed any formula value, else "none". */
+const char *sbx_grade_recalc_method(const sbx_grade_recalc *r);
+
 typedef struct sbx_grade_result {
 	sbx_grade_case_result *cases;
 	size_t n_cases;
@@ -110,6 +127,7 @@ typedef struct sbx_grade_result {
 	double soft;	  /* fraction of cases passed */
 	bool hard;	  /* every case passed */
 	bool gate_failed; /* a gate case did not pass: FAIL, score 0 */
+	sbx_grade_recalc recalc;
 } sbx_grade_result;
 
 /*

@@ -168,6 +168,13 @@ int sbx_grade_report_text(const sbx_grade_result *res, size_t max_lines, sbx_buf
 				out, "%s... %zu more mismatches (the JSON report has them all)\n",
 				indent, c->n_mismatches - shown);
 	}
+	if (r >= 0 && res->recalc.missing)
+		r = sbx_buf_printf(
+			out, "recalc: %s, %llu of %llu formula cells without values computed%s%s\n",
+			sbx_grade_recalc_method(&res->recalc),
+			(unsigned long long)res->recalc.computed,
+			(unsigned long long)res->recalc.missing,
+			res->recalc.why[0] ? "; not computed: " : "", res->recalc.why);
 	return r;
 }
 
@@ -323,6 +330,13 @@ char *sbx_grade_report_json(const sbx_grade_result *res)
 	     sbx_json_add_number(o, "soft", res->soft) >= 0 &&
 	     sbx_json_add_bool(o, "hard", res->hard) >= 0 &&
 	     sbx_json_add_bool(o, "gate_failed", res->gate_failed) >= 0;
+	cJSON *rc = ok ? cJSON_AddObjectToObject(o, "recalc") : NULL;
+	ok = rc && sbx_json_add_string(rc, "method", sbx_grade_recalc_method(&res->recalc)) >= 0 &&
+	     sbx_json_add_number(rc, "formulas", (double)res->recalc.formulas) >= 0 &&
+	     sbx_json_add_number(rc, "missing", (double)res->recalc.missing) >= 0 &&
+	     sbx_json_add_number(rc, "native", (double)res->recalc.computed) >= 0 &&
+	     sbx_json_add_number(rc, "unsupported", (double)res->recalc.unsupported) >= 0 &&
+	     (!res->recalc.why[0] || sbx_json_add_string(rc, "why", res->recalc.why) >= 0);
 	arr = ok ? cJSON_AddArrayToObject(o, "cases") : NULL;
 	for (size_t i = 0; arr && i < res->n_cases; i++) {
 		cJSON *c = case_json(&res->cases[i]);

@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * recalculate: a LibreOffice headless round trip (soffice --convert-to into
- * a private temp dir with its own profile), so formula cells get computed
- * values that a value-based grader can see. The result replaces the file
- * atomically only if it parses as a spreadsheet.
+ * recalculate: formula cells get computed values that a value-based grader
+ * can see. The native evaluator (sbx/formula.h) goes first: it takes
+ * milliseconds and needs no LibreOffice. Only a book using something it
+ * does not compute goes through a LibreOffice headless round trip
+ * (soffice --convert-to into a private temp dir with its own profile),
+ * whose result replaces the file atomically only if it parses as a
+ * spreadsheet. Without LibreOffice (the slim image) the native values are
+ * kept and the cells it could not compute are named.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,6 +27,7 @@
 #include <strings.h>
 
 #include "sbx/file.h"
+#include "sbx/formula.h"
 #include "task.h"
 #include "wbcache.h"
 #include "workspace.h"
@@ -306,10 +311,70 @@ static int recalc_one(tool_context *ctx, const cJSON *args, uint64_t *with_value
 	return 0;
 }
 
+/*
+ * Recalculates the file natively. *done is false (file untouched) when some
+ * formula is unsupported and keep_partial is false, so LibreOffice can do
+ * it all. Returns 0 (out filled on failure) or -ENOMEM.
+ */
+static int recalc_native(tool_context *ctx, const cJSON *args, bool keep_partial,
+			 sbx_recalc_stats *st, bool *done, tool_result *out)
+{
+	sbx_error err = SBX_ERROR_INIT;
+	wb_handle h;
+	int r;
+
+	*done = false;
+	if (wb_open(ctx, args, &h, out) < 0)
+		return 0;
+	r = sbx_book_recalc(h.book, NULL, st, &err);
+	if (r < 0 || (st->unsupported && !keep_partial)) {
+		wb_discard(&h);
+		wb_close(&h);
+		if (r == -ENOMEM)
+			return r;
+		if (r < 0)
+			server_log(SBX_LOG_WARNING, "recalculate '%s': %s",
+				   sbx_json_get_string(args, "file_path", ""),
+				   sbx_error_message(&err));
+		return 0;
+	}
+	if (wb_save(ctx, &h, out) < 0) {
+		wb_close(&h);
+		return 0;
+	}
+	wb_close(&h);
+	*done = true;
+	return 0;
+}
+
+/* Native first; LibreOffice for what that cannot compute, when installed. */
+static int recalc_file(tool_context *ctx, const cJSON *args, const char **method,
+		       sbx_recalc_stats *st, uint64_t *with_value, uint64_t *total,
+		       tool_result *out)
+{
+	_cleanup_free_ char *office = find_office();
+	bool done;
+	int r;
+
+	r = recalc_native(ctx, args, !office, st, &done, out);
+	if (r < 0 || out->error_kind != TOOL_OK)
+		return r;
+	if (done) {
+		*method = "native";
+		*total = st->formulas;
+		*with_value = st->formulas - st->unsupported;
+		return 0;
+	}
+	*method = "libreoffice";
+	return recalc_one(ctx, args, with_value, total, out);
+}
+
 static int recalculate(tool_context *ctx, const cJSON *args, tool_result *out)
 {
 	uint64_t with_value = 0, total = 0;
-	int r = recalc_one(ctx, args, &with_value, &total, out);
+	sbx_recalc_stats st = {0};
+	const char *method = "none";
+	int r = recalc_file(ctx, args, &method, &st, &with_value, &total, out);
 
 	if (r < 0 || out->error_kind != TOOL_OK)
 		return r;
@@ -321,7 +386,18 @@ static int recalculate(tool_context *ctx, const cJSON *args, tool_result *out)
 				sbx_json_get_string(args, "file_path", ""));
 	cJSON_AddNumberToObject(out->structured, "formulas", (double)total);
 	cJSON_AddNumberToObject(out->structured, "formulas_with_values", (double)with_value);
+	cJSON_AddStringToObject(out->structured, "method", method);
+	if (st.unsupported && strcmp(method, "native") == 0)
+		cJSON_AddStringToObject(out->structured, "unsupported", st.why);
 	return 0;
+}
+
+static double mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
 static bool spreadsheet_name(const char *name)
@@ -331,19 +407,21 @@ static bool spreadsheet_name(const char *name)
 	return dot && (strcasecmp(dot, ".ods") == 0 || strcasecmp(dot, ".xlsx") == 0);
 }
 
-void recalc_pending(tool_context *ctx, cJSON *recalculated)
+void recalc_pending(tool_context *ctx, cJSON *recalculated, cJSON *summary)
 {
 	_cleanup_json_ cJSON *status = task_session_status(ctx->task);
-	_cleanup_free_ char *office = find_office();
+	uint64_t native = 0, office = 0;
+	cJSON *unsupported = cJSON_CreateArray();
 	const cJSON *f;
 
-	if (!office)
-		return;
 	cJSON_ArrayForEach (f, sbx_json_get(status, "files_modified")) {
 		_cleanup_json_ cJSON *args = cJSON_CreateObject();
-		uint64_t with_value = 0, total = 0;
+		uint64_t with_value = 0, total = 0, missing = 0;
+		sbx_recalc_stats st = {0};
+		const char *method = "none";
 		tool_result out = {0};
 		wb_handle h;
+		double t0 = mono_ms();
 
 		if (!cJSON_IsString(f) || !spreadsheet_name(f->valuestring) || !args ||
 		    sbx_json_add_string(args, "file_path", f->valuestring) < 0)
@@ -352,33 +430,64 @@ void recalc_pending(tool_context *ctx, cJSON *recalculated)
 			tool_result_clear(&out);
 			continue;
 		}
-		count_formulas(h.book, &with_value, &total);
+		sbx_book_count_formulas(h.book, &total, &missing);
 		wb_close(&h);
-		if (with_value == total)
+		if (missing == 0)
 			continue;
-		if (recalc_one(ctx, args, &with_value, &total, &out) == 0 &&
-		    out.error_kind == TOOL_OK)
+		if (recalc_file(ctx, args, &method, &st, &with_value, &total, &out) == 0 &&
+		    out.error_kind == TOOL_OK) {
+			/* Native with cells left over: only when no LibreOffice could do them. */
+			bool partial = st.unsupported && strcmp(method, "native") == 0;
+
 			cJSON_AddItemToArray(recalculated, cJSON_CreateString(f->valuestring));
-		else
+			if (strcmp(method, "native") == 0)
+				native += st.computed;
+			else
+				office += total;
+			if (partial && unsupported)
+				cJSON_AddItemToArray(unsupported, cJSON_CreateString(st.why));
+			server_log(SBX_LOG_INFO,
+				   "complete: '%s': %s recalculation of %llu formula cells in %.1f "
+				   "ms%s%s",
+				   f->valuestring, method, (unsigned long long)total,
+				   mono_ms() - t0, partial ? "; not computed: " : "",
+				   partial ? st.why : "");
+		} else {
 			server_log(SBX_LOG_WARNING, "complete: recalculating '%s' failed: %s",
 				   f->valuestring, out.error ? out.error : "out of memory");
+		}
 		tool_result_clear(&out);
 	}
+	if (!summary) {
+		cJSON_Delete(unsupported);
+		return;
+	}
+	cJSON_AddStringToObject(summary, "method",
+				office	 ? (native ? "native+libreoffice" : "libreoffice")
+				: native ? "native"
+					 : "none");
+	cJSON_AddNumberToObject(summary, "native", (double)native);
+	cJSON_AddNumberToObject(summary, "libreoffice", (double)office);
+	if (unsupported)
+		cJSON_AddItemToObject(summary, "unsupported", unsupported);
 }
 
 static const tool_def tools[] = {
 	{
 		.name = "recalculate",
 		.title = "Recalculate formulas",
-		.description = "Recalculates every formula with LibreOffice (headless) and saves "
-			       "the file, so formula cells carry computed values. Takes a few "
-			       "seconds.",
+		.description = "Recalculates every formula and saves the file, so formula cells "
+			       "carry computed values: natively (milliseconds) for the common "
+			       "functions, with LibreOffice (headless, a few seconds) for the "
+			       "rest where it is installed.",
 		.input_schema = "{\"type\":\"object\",\"properties\":{\"file_path\":{\"type\":"
 				"\"string\",\"minLength\":1}},\"required\":[\"file_path\"],"
 				"\"additionalProperties\":false}",
 		.output_schema = "{\"type\":\"object\",\"properties\":{\"success\":{\"type\":"
 				 "\"boolean\"},\"formulas\":{\"type\":\"integer\"},"
-				 "\"formulas_with_values\":{\"type\":\"integer\"}},"
+				 "\"formulas_with_values\":{\"type\":\"integer\"},"
+				 "\"method\":{\"type\":\"string\"},"
+				 "\"unsupported\":{\"type\":\"string\"}},"
 				 "\"required\":[\"success\"]}",
 		.annotations = TOOL_DESTRUCTIVE | TOOL_IDEMPOTENT,
 		.fn = recalculate,

@@ -171,11 +171,14 @@ static enum MHD_Result task_start(http_request *req, bool ours)
 static enum MHD_Result task_complete(http_request *req)
 {
 	_cleanup_json_ cJSON *recalculated = cJSON_CreateArray();
+	_cleanup_json_ cJSON *recalc = cJSON_CreateObject();
 	tool_context ctx = req->srv->base;
 	int r;
 
 	if (recalculated && task_session_state(ctx.task) == TASK_RUNNING)
-		recalc_pending(&ctx, recalculated);
+		recalc_pending(&ctx, recalculated, recalc);
+	if (recalc && cJSON_GetArraySize(recalc))
+		task_session_set_recalc(ctx.task, recalc);
 	r = task_session_complete(req->srv->base.task, NULL);
 
 	if (r == -ETIME)

@@ -168,11 +168,15 @@ typedef struct exec_limits {
 extern exec_limits exec_default_limits;
 
 /*
- * Before a task completes: recalculates (LibreOffice) every modified .ods/.xlsx
- * holding formulas without computed values, so a value-based grader sees
- * them. Appends the names done to `recalculated`. No-op without LibreOffice.
+ * Before a task completes: recalculates every modified .ods/.xlsx holding
+ * formulas without computed values, so a value-based grader sees them:
+ * natively, and with LibreOffice (when installed) for a book using what the
+ * native evaluator does not compute. Appends the names done to
+ * `recalculated`; summary (may be NULL) gets {method: native|libreoffice|
+ * native+libreoffice|none, native: cells, libreoffice: cells, unsupported:
+ * [reasons]}.
  */
-void recalc_pending(tool_context *ctx, cJSON *recalculated);
+void recalc_pending(tool_context *ctx, cJSON *recalculated, cJSON *summary);
 
 /* Removes recalculate's LibreOffice profile (also registered with atexit). */
 void recalc_cleanup(void);

@@ -28,6 +28,7 @@ struct task_session {
 	task_state state;
 	char *task_id;
 	char *note;
+	cJSON *recalc;		    /* how complete_task computed formulas, or NULL */
 	double timeout;		    /* seconds, <= 0: none */
 	double deadline;	    /* unix seconds a task without its own timeout ends; <= 0 */
 	struct timespec start_mono; /* CLOCK_MONOTONIC at start */
@@ -163,6 +164,8 @@ static cJSON *status_locked(task_session *t)
 		cJSON_AddNullToObject(o, "error");
 	if (t->note)
 		cJSON_AddStringToObject(o, "note", t->note);
+	if (t->recalc)
+		cJSON_AddItemToObject(o, "recalc", cJSON_Duplicate(t->recalc, true));
 	return o;
 }
 
@@ -292,6 +295,7 @@ void task_session_free(task_session *t)
 	free(t->files);
 	free(t->task_id);
 	free(t->note);
+	cJSON_Delete(t->recalc);
 	free(t->status_file);
 	pthread_cond_destroy(&t->cond);
 	pthread_mutex_destroy(&t->lock);
@@ -305,6 +309,8 @@ static void start_locked(task_session *t, const char *task_id, double timeout_se
 	t->n_files = 0;
 	free(t->note);
 	t->note = NULL;
+	cJSON_Delete(t->recalc);
+	t->recalc = NULL;
 	if (task_id) {
 		free(t->task_id);
 		t->task_id = strdup(task_id);
@@ -414,6 +420,16 @@ cJSON *task_session_status(task_session *t)
 	o = status_locked(t);
 	pthread_mutex_unlock(&t->lock);
 	return o;
+}
+
+void task_session_set_recalc(task_session *t, const cJSON *summary)
+{
+	cJSON *copy = summary ? cJSON_Duplicate(summary, true) : NULL;
+
+	pthread_mutex_lock(&t->lock);
+	cJSON_Delete(t->recalc);
+	t->recalc = copy;
+	pthread_mutex_unlock(&t->lock);
 }
 
 void task_session_note_file(task_session *t, const char *relpath)

@@ -66,5 +66,12 @@ int task_session_complete(task_session *t, const char *note);
 /* The status object: task_id, status, started_at, elapsed, remaining, ... (caller owns). */
 cJSON *task_session_status(task_session *t);
 
+/*
+ * Records how complete_task computed formula values (recalc_pending's
+ * summary, copied): the status then carries it as "recalc", so the host
+ * can put it in result.json. NULL clears it.
+ */
+void task_session_set_recalc(task_session *t, const cJSON *summary);
+
 /* Records a file a tool wrote (a workspace-relative path). */
 void task_session_note_file(task_session *t, const char *relpath);

@@ -21,13 +21,16 @@ static int complete_task(tool_context *ctx, const cJSON *args, tool_result *out)
 {
 	const char *summary = sbx_json_get_string(args, "summary", NULL);
 	_cleanup_json_ cJSON *recalculated = cJSON_CreateArray();
+	_cleanup_json_ cJSON *recalc = cJSON_CreateObject();
 	int r;
 
-	if (!recalculated)
+	if (!recalculated || !recalc)
 		return -ENOMEM;
 	if (sbx_json_get_bool(args, "recalculate", true) &&
 	    task_session_state(ctx->task) == TASK_RUNNING)
-		recalc_pending(ctx, recalculated);
+		recalc_pending(ctx, recalculated, recalc);
+	if (cJSON_GetArraySize(recalc))
+		task_session_set_recalc(ctx->task, recalc);
 	r = task_session_complete(ctx->task, summary);
 	if (r == -ETIME)
 		return tool_fail(out, TOOL_E_TIMEOUT, "Task has timed out");
@@ -37,6 +40,8 @@ static int complete_task(tool_context *ctx, const cJSON *args, tool_result *out)
 	cJSON_AddBoolToObject(out->structured, "success", true);
 	cJSON_AddBoolToObject(out->structured, "already_completed", r == -EALREADY);
 	cJSON_AddItemToObject(out->structured, "recalculated", TAKE_PTR(recalculated));
+	if (cJSON_GetArraySize(recalc))
+		cJSON_AddItemToObject(out->structured, "recalc", TAKE_PTR(recalc));
 	return 0;
 }
 
@@ -50,11 +55,13 @@ static const tool_def tools[] = {
 	{
 		.name = "complete_task",
 		.title = "Complete the task",
-		.description = "Declares the task finished: the workspace is handed in for "
-			       "grading and the task stops. Call it once, after saving your "
-			       "work. Optional summary: a short note of what was done. Modified "
-			       "spreadsheets whose formulas have no computed values are "
-			       "recalculated first (LibreOffice) unless recalculate is false.",
+		.description =
+			"Declares the task finished: the workspace is handed in for "
+			"grading and the task stops. Call it once, after saving your "
+			"work. Optional summary: a short note of what was done. Modified "
+			"spreadsheets whose formulas have no computed values are "
+			"recalculated first (natively, LibreOffice for the rest where installed) "
+			"unless recalculate is false.",
 		.input_schema = "{\"type\":\"object\",\"properties\":{\"summary\":{\"type\":"
 				"\"string\",\"maxLength\":4096},\"recalculate\":{\"type\":"
 				"\"boolean\",\"description\":\"recalculate formulas without values "

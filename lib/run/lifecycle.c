@@ -224,6 +224,18 @@ int sbx_run_prepare(sbx_run **out, const sbx_run_opts *opts, sbx_error *err)
 	run->res.image = strdup(opts->image				   ? opts->image
 				: run->task->gui || run->task->libreoffice ? SBX_IMAGE_FULL
 									   : SBX_IMAGE_SLIM);
+	/*
+	 * A task that declares libreoffice: true needs it in the sandbox (formulas
+	 * the native evaluator does not compute): refuse the slim image up front
+	 * rather than grade values nothing computed.
+	 */
+	if (opts->image && run->task->libreoffice && !run->task->gui &&
+	    strncmp(opts->image, "sandboxctl/sandbox-slim", strlen("sandboxctl/sandbox-slim")) == 0)
+		return sbx_error_set(
+			err, -EINVAL,
+			"task '%s' needs LibreOffice (libreoffice: true) and image '%s' "
+			"has none: use %s or drop --image",
+			run->task->id, opts->image, SBX_IMAGE_FULL);
 	run->res.agent = strdup(opts->agent ? opts->agent : "external");
 	r = sbx_run__check_agent(run, err);
 	if (r < 0)
@@ -636,8 +648,19 @@ int sbx_run__task_state(sbx_run *run)
 	}
 	sbx_relay_response_free(&resp);
 	st = sbx_json_get_string(j, "status", "");
-	if (strcmp(st, "completed") == 0)
+	if (strcmp(st, "completed") == 0) {
+		/* complete_task says how it computed formula values (result.json grade.recalc). */
+		const cJSON *rc = sbx_json_get(j, "recalc");
+		if (cJSON_IsObject(rc)) {
+			snprintf(run->res.sandbox_recalc, sizeof(run->res.sandbox_recalc), "%s",
+				 sbx_json_get_string(rc, "method", ""));
+			run->res.sandbox_recalc_native =
+				(uint64_t)sbx_json_get_number(rc, "native", 0);
+			run->res.sandbox_recalc_office =
+				(uint64_t)sbx_json_get_number(rc, "libreoffice", 0);
+		}
 		return 1;
+	}
 	if (strcmp(st, "timed_out") == 0)
 		return 2;
 	return 0;

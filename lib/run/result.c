@@ -211,6 +211,31 @@ char *sbx_run_result_json(const sbx_run_result *r)
 		cJSON_AddNumberToObject(g, "score", r->grade.score);
 		cJSON_AddNumberToObject(g, "cells_graded", (double)r->grade.cells_graded);
 		cJSON_AddNumberToObject(g, "cells_matched", (double)r->grade.cells_matched);
+		if (r->grade.recalc[0]) {
+			/*
+			 * method: how the graded formula values were computed: by the
+			 * grader ("native"), else as complete_task reported it, else
+			 * "sandbox" (present in the output, source unknown) or "none".
+			 */
+			bool sandbox_known =
+				r->sandbox_recalc[0] && strcmp(r->sandbox_recalc, "none");
+			cJSON *rc = cJSON_AddObjectToObject(g, "recalc");
+			cJSON_AddStringToObject(rc, "method",
+						strcmp(r->grade.recalc, "sandbox") == 0 &&
+								sandbox_known
+							? r->sandbox_recalc
+							: r->grade.recalc);
+			cJSON_AddNumberToObject(rc, "formulas", (double)r->grade.recalc_formulas);
+			cJSON_AddNumberToObject(
+				rc, "native",
+				(double)(r->grade.recalc_native + r->sandbox_recalc_native));
+			cJSON_AddNumberToObject(rc, "libreoffice",
+						(double)r->sandbox_recalc_office);
+			cJSON_AddNumberToObject(rc, "grader_native",
+						(double)r->grade.recalc_native);
+			cJSON_AddNumberToObject(rc, "unsupported",
+						(double)r->grade.recalc_unsupported);
+		}
 		cJSON_AddStringToObject(g, "report", "grade.txt");
 		cJSON_AddStringToObject(g, "report_json", "grade.json");
 	}

@@ -111,5 +111,9 @@ int sbx_sheet__read_csv(sbx_book *b, const void *data, size_t len, const char *n
 int sbx_sheet__write_ods(sbx_book *b, sbx_buf *out, sbx_error *err);
 int sbx_sheet__write_xlsx(sbx_book *b, sbx_buf *out, sbx_error *err);
 
+/* Days from 1970-01-01 to y-m-d, proleptic Gregorian, and back (value.c). */
+int64_t sbx_sheet__days_from_civil(int64_t y, unsigned m, unsigned d);
+void sbx_sheet__civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d);
+
 /* Largest file image the writers produce. */
 #define SHEET_OUT_MAX ((size_t)4 << 30)

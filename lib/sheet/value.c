@@ -46,7 +46,7 @@ char *sbx_sheet_format_number(double v, char buf[static 32])
 }
 
 /* Days from 1970-01-01 to y-m-d in the proleptic Gregorian calendar (H. Hinnant). */
-static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
+int64_t sbx_sheet__days_from_civil(int64_t y, unsigned m, unsigned d)
 {
 	y -= m <= 2;
 	const int64_t era = (y >= 0 ? y : y - 399) / 400;
@@ -56,7 +56,7 @@ static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
 	return era * 146097 + (int64_t)doe - 719468;
 }
 
-static void civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d)
+void sbx_sheet__civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d)
 {
 	z += 719468;
 	const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
@@ -131,7 +131,8 @@ int sbx_sheet_parse_date(const char *iso, double *serial)
 		p += 6; /* a zone offset: wall-clock time is kept */
 	if (*p)
 		return -EINVAL;
-	int64_t days = days_from_civil(neg ? -(int64_t)y : (int64_t)y, mo, d) - EPOCH_OFFSET;
+	int64_t days =
+		sbx_sheet__days_from_civil(neg ? -(int64_t)y : (int64_t)y, mo, d) - EPOCH_OFFSET;
 	*serial = (double)days + (h * 3600.0 + mi * 60.0 + s + frac) / 86400.0;
 	return 0;
 }
@@ -211,7 +212,7 @@ char *sbx_sheet_format_date(double serial, char buf[static 40])
 	int64_t y;
 	unsigned m, d;
 	char tmp[128];
-	civil_from_days((int64_t)day + EPOCH_OFFSET, &y, &m, &d);
+	sbx_sheet__civil_from_days((int64_t)day + EPOCH_OFFSET, &y, &m, &d);
 	if (secs == 0)
 		snprintf(tmp, sizeof(tmp), "%04lld-%02u-%02u", (long long)y, m, d);
 	else

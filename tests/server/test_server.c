@@ -762,6 +762,47 @@ START_TEST(complete_task_writes_status)
 }
 END_TEST
 
+/* complete_task gives formulas values natively; without LibreOffice it names what it could not. */
+START_TEST(complete_task_computes_formulas_natively)
+{
+	cJSON *root;
+	const cJSON *s, *rc, *row;
+	double b2, c2;
+
+	setenv("PATH", "/nonexistent", 1); /* no soffice: this process only (forked case) */
+	ck_assert_int_eq(task_session_start(srv.base.task, "t1", 60, false), 0);
+	structured(call("set_formula", "{" F ",\"cell_reference\":\"D2\",\"formula\":\"=B2*C2\"}",
+			&root));
+	cJSON_Delete(root);
+	structured(call("set_formula",
+			"{" F
+			",\"cell_reference\":\"D3\",\"formula\":\"=FORECAST.ETS(1,B2:B3,B2:B3)\"}",
+			&root));
+	cJSON_Delete(root);
+	s = structured(call("complete_task", "{}", &root));
+	rc = sbx_json_get(s, "recalc");
+	ck_assert_str_eq(sbx_json_get_string(rc, "method", ""), "native");
+	ck_assert_int_eq((int)sbx_json_get_number(rc, "native", 0), 1);
+	ck_assert_str_eq(cJSON_GetArrayItem(sbx_json_get(rc, "unsupported"), 0)->valuestring,
+			 "unsupported function FORECAST.ETS in Sheet1!D3");
+	cJSON_Delete(root);
+	/* The final status carries it too: the host puts it in result.json. */
+	s = structured(call("get_task_status", "{}", &root));
+	ck_assert_str_eq(sbx_json_get_string(sbx_json_get(s, "recalc"), "method", ""), "native");
+	cJSON_Delete(root);
+	wb_cache_clear();
+	s = structured(
+		call("read_range", "{" F ",\"start_cell\":\"B2\",\"end_cell\":\"D3\"}", &root));
+	row = cJSON_GetArrayItem(sbx_json_get(s, "values"), 0);
+	b2 = cJSON_GetArrayItem(row, 0)->valuedouble;
+	c2 = cJSON_GetArrayItem(row, 1)->valuedouble;
+	ck_assert_double_eq(cJSON_GetArrayItem(row, 2)->valuedouble, b2 * c2);
+	row = cJSON_GetArrayItem(sbx_json_get(s, "values"), 1);
+	ck_assert_str_eq(cJSON_GetArrayItem(row, 2)->valuestring, "#NAME?");
+	cJSON_Delete(root);
+}
+END_TEST
+
 /* The reference's POST /task/start replaces a running task; ours keeps it. */
 START_TEST(task_start_replaces_when_asked)
 {
@@ -978,6 +1019,7 @@ static Suite *server_suite(void)
 	tcase_add_test(tc, capture_keeps_head_and_tail);
 	tcase_add_test(tc, task_deadline);
 	tcase_add_test(tc, complete_task_writes_status);
+	tcase_add_test(tc, complete_task_computes_formulas_natively);
 	tcase_add_test(tc, task_start_replaces_when_asked);
 	tcase_add_test(tc, deadline_sets_timeout);
 	tcase_add_test(tc, gui_tools_unlisted_without_display);

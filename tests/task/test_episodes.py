@@ -159,8 +159,9 @@ curl -sf -X POST "$SANDBOX_REST_URL/task/complete" -d '{}'
 
 
 def case_formulas(env):
-    """fix_formulas repaired with formulas only (no values): libreoffice: true picks the
-    full image, whose recalculation gives them values, so the repair PASSes."""
+    """fix_formulas repaired with formulas only (no values) on the default (slim) image:
+    the formulas are computed natively (in the sandbox, or by the grader when the
+    sandbox left them without values), so the repair PASSes without LibreOffice."""
     if IMAGE and IMAGE != "real":
         raise SystemExit(77)
     agent = os.path.join(env.runs, "formula_agent.sh")
@@ -168,9 +169,22 @@ def case_formulas(env):
         f.write("#!/bin/sh\n" + FORMULA_AGENT)
     os.chmod(agent, 0o755)
     code, res, _, dt = env.run("fix_formulas", agent)
-    check(code == 0 and res["status"] == "pass" and res["sandbox"]["image"].startswith("sandboxctl/sandbox:"),
+    check(code == 0 and res["status"] == "pass" and res["sandbox"]["image"].startswith("sandboxctl/sandbox-slim:")
+          and res["grade"]["recalc"]["method"] in ("native", "sandbox"),
           "fix_formulas by formulas: exit %d %s" % (code, res))
     print("fix_formulas       formulas only: PASS on %s in %.2f s" % (res["sandbox"]["image"], dt))
+    # A task that declares libreoffice: true refuses an explicit slim image up front.
+    d = tempfile.mkdtemp(dir=env.runs)
+    for f in ("task.yaml", "files", "oracle"):
+        src = os.path.join(TASKS, "fix_formulas", f)
+        (shutil.copytree if os.path.isdir(src) else shutil.copy)(src, os.path.join(d, f))
+    with open(os.path.join(d, "task.yaml"), "a") as f:
+        f.write("libreoffice: true\n")
+    p = subprocess.run([SANDBOXCTL, "run", "--task", d, "--agent", "oracle", "--image",
+                        "sandboxctl/sandbox-slim:latest", "--runs-dir", env.runs, "--test-label"],
+                       capture_output=True, text=True)
+    check(p.returncode == 2 and "needs LibreOffice" in p.stderr and p.stderr.count("\n") == 1,
+          "libreoffice task on slim: %d %s" % (p.returncode, p.stderr))
 
 
 def case_python_agent(env):
@@ -185,7 +199,7 @@ def case_python_agent(env):
 
 
 def main():
-    skip_unless_ready(gui=CASE in ("gui", "formulas"))
+    skip_unless_ready(gui=CASE == "gui")
     env = Env()
     try:
         {"oracle": case_oracle, "gui": lambda e: case_oracle(e, gui=True), "seed": case_seed,

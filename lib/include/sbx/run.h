@@ -82,6 +82,10 @@ typedef struct sbx_run_grade {
 	char status[16]; /* "PASS", "PARTIAL", "FAIL" */
 	double score;	 /* 0..1 */
 	uint64_t cells_graded, cells_matched;
+	/* How the graded formula values were computed: "sandbox" (the output held them),
+	 * "native" (the grader computed some), "none" (no formulas). */
+	char recalc[16];
+	uint64_t recalc_formulas, recalc_native, recalc_unsupported;
 	char *report_text; /* malloc'd, may be NULL */
 	char *report_json; /* malloc'd JSON text, may be NULL */
 } sbx_run_grade;
@@ -213,6 +217,10 @@ typedef struct sbx_run_result {
 	uint64_t seed;	    /* <= SBX_TASK_SEED_MAX, exact in JSON */
 	bool agent_stopped; /* the agent was still running at the end and was signalled */
 	char *agent_tail;   /* agent_error: the last lines of agent.log, joined by " | " */
+	/* How complete_task computed formulas in the sandbox, from its final status. */
+	char sandbox_recalc[24]; /* "native", "libreoffice", "native+libreoffice", "none"; ""
+				    unknown */
+	uint64_t sandbox_recalc_native, sandbox_recalc_office; /* formula cells */
 } sbx_run_result;
 
 /* ---- the steps ---- */

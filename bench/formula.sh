@@ -1,0 +1,64 @@
+#!/bin/sh
+# Formula recalculation: native (lib/sheet) vs a LibreOffice headless round
+# trip, and the quarterly_totals episode on the slim image.
+# Usage: bench/formula.sh BUILD_DIR [WORK_DIR] [--episodes]
+#   1. quarterly_totals' answer as formulas (13 cells): native vs soffice
+#   2. generated sheets of 10,000 and 100,000 formula cells: native vs soffice
+#   3. with --episodes (needs Docker and the images): quarterly_totals with the
+#      oracle agent (copies the oracle's file in) and a formula-writing agent
+#      (write_range of =SUM(...), no values) on the slim image, and the formula
+#      agent on the full image (what main picked for this task before).
+set -eu
+build=${1:?usage: $0 BUILD_DIR [WORK_DIR] [--episodes]}
+work=${2:-/tmp/sbx-formula-bench}
+episodes=${3:-}
+src=$(cd "$(dirname "$0")/.." && pwd)
+bench=$build/bench/formula_bench
+mkdir -p "$work"
+profile=$work/lo-profile
+
+office() { # FILE: the LibreOffice round trip the server used to do, timed (wall and CPU)
+	rm -rf "$work/lo-out"
+	/usr/bin/time -f 'libreoffice round trip: %e s wall, %U s user + %S s sys' \
+		soffice -env:UserInstallation=file://$profile --headless --norestore --nologo \
+		--convert-to ods --outdir "$work/lo-out" "$1" 2>&1 >/dev/null | grep 'round trip'
+}
+
+# A first soffice start creates the profile (about a second): not counted.
+"$bench" gen 8 "$work/warm.ods" && office "$work/warm.ods" >/dev/null
+
+echo "== quarterly_totals (13 formula cells)"
+"$bench" quarterly "$src/tasks/quarterly_totals/files/quarterly_sales.ods" "$work/qt.ods"
+"$bench" recalc "$work/qt.ods" 20
+office "$work/qt.ods"
+for n in 10000 100000; do
+	echo "== generated sheet, $n formula cells"
+	"$bench" gen $n "$work/gen$n.ods"
+	"$bench" recalc "$work/gen$n.ods" 5
+	office "$work/gen$n.ods"
+done
+
+[ "$episodes" = "--episodes" ] || exit 0
+cli=$build/cmd/sandboxctl
+runs=$work/runs
+cat >"$work/formulas.sh" <<'EOF'
+#!/bin/sh
+call() { curl -sf -X POST -H 'Content-Type: application/json' "$SANDBOX_REST_URL/tools/call" -d "$1" >/dev/null; }
+call '{"tool_name":"write_range","arguments":{"file_path":"quarterly_sales.ods","sheet_name":"Sales","start_cell":"F1","values":[["Total"],["=SUM(B2:E2)"],["=SUM(B3:E3)"],["=SUM(B4:E4)"],["=SUM(B5:E5)"],["=SUM(B6:E6)"],["=SUM(B7:E7)"],["=SUM(B8:E8)"],["=SUM(B9:E9)"]]}}'
+call '{"tool_name":"write_range","arguments":{"file_path":"quarterly_sales.ods","sheet_name":"Sales","start_cell":"B10","values":[["=SUM(B2:B9)","=SUM(C2:C9)","=SUM(D2:D9)","=SUM(E2:E9)","=SUM(F2:F9)"]]}}'
+curl -sf -X POST "$SANDBOX_REST_URL/task/complete" -d '{}' >/dev/null
+EOF
+chmod +x "$work/formulas.sh"
+episode() { # LABEL AGENT [IMAGE]
+	label=$1 agent=$2
+	shift 2
+	for i in 1 2 3; do
+		"$cli" run --task quarterly_totals --tasks-dir "$src/tasks" --agent "$agent" \
+			--runs-dir "$runs" "$@" 2>&1 | grep -o 'pass ([^)]*)\|partial ([^)]*)\|fail ([^)]*)\|ended by [^,]*, [0-9.]* s' |
+			tr '\n' ' ' | sed "s/^/$label run $i: /"
+		echo
+	done
+}
+episode "oracle   slim" oracle
+episode "formulas slim" "$work/formulas.sh"
+episode "formulas full" "$work/formulas.sh" --image sandboxctl/sandbox:latest

@@ -1,0 +1,867 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The evaluator's core: cell access, coercions as LibreOffice does them
+ * (text converts to a number only when unambiguous; booleans are numbers),
+ * operators, comparisons, and the walk over a rectangle of cells.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <pthread.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "formula-internal.h"
+
+static const char *const err_texts[] = {
+	[FX_E_NONE] = "",	  [FX_E_NULL] = "#NULL!",  [FX_E_DIV0] = "#DIV/0!",
+	[FX_E_VALUE] = "#VALUE!", [FX_E_REF] = "#REF!",	   [FX_E_NAME] = "#NAME?",
+	[FX_E_NUM] = "#NUM!",	  [FX_E_NA] = "#N/A",	   [FX_E_ARG] = "Err:502",
+	[FX_E_CYCLE] = "Err:522", [FX_E_UNSUP] = "#NAME?",
+};
+
+const char *sbx_fx__err_text(fx_err e)
+{
+	return (unsigned)e < SBX_ELEMENTSOF(err_texts) ? err_texts[e] : "#VALUE!";
+}
+
+fx_err sbx_fx__err_parse(const char *text)
+{
+	for (unsigned e = FX_E_NULL; e <= FX_E_CYCLE; e++)
+		if (text && strcasecmp(text, err_texts[e]) == 0)
+			return (fx_err)e;
+	/* "Err:5xx" codes LibreOffice writes for other failures, and anything else. */
+	return FX_E_VALUE;
+}
+
+/* ---- arena ---- */
+
+#define ARENA_CHUNK (64u << 10)
+#define ARENA_MAX   ((uint64_t)256 << 20)
+
+char *sbx_fx__arena_alloc(fx_arena *a, size_t n)
+{
+	if (a->bytes + n > ARENA_MAX)
+		return NULL;
+	if (a->n == 0 || a->used + n > a->size) {
+		size_t size = n > ARENA_CHUNK ? n : ARENA_CHUNK;
+		if (a->n == a->cap) {
+			size_t cap = a->cap ? a->cap * 2 : 8;
+			char **c = realloc(a->chunks, cap * sizeof(*c));
+			if (!c)
+				return NULL;
+			a->chunks = c;
+			a->cap = cap;
+		}
+		a->chunks[a->n] = malloc(size);
+		if (!a->chunks[a->n])
+			return NULL;
+		a->n++;
+		a->used = 0;
+		a->size = size;
+	}
+	char *p = a->chunks[a->n - 1] + a->used;
+	a->used += (n + 7) & ~(size_t)7;
+	if (a->used > a->size)
+		a->used = a->size;
+	a->bytes += n;
+	return p;
+}
+
+void sbx_fx__arena_reset(fx_arena *a)
+{
+	/* Keep the first chunk: most cells need no more. */
+	for (size_t i = 1; i < a->n; i++)
+		free(a->chunks[i]);
+	a->n = a->n ? 1 : 0;
+	a->used = 0;
+	a->size = a->n ? ARENA_CHUNK : 0;
+	a->bytes = 0;
+}
+
+void sbx_fx__ctx_free(fx_ctx *c)
+{
+	sbx_fx__arena_free(&c->arena);
+	free(c->used);
+	c->used = NULL;
+	c->n_used = 0;
+}
+
+void sbx_fx__arena_free(fx_arena *a)
+{
+	for (size_t i = 0; i < a->n; i++)
+		free(a->chunks[i]);
+	free(a->chunks);
+	*a = (fx_arena){0};
+}
+
+/* ---- results ---- */
+
+void sbx_fx__set_num(fx_val *v, double n)
+{
+	if (!isfinite(n)) {
+		sbx_fx__set_err(v, FX_E_NUM);
+		return;
+	}
+	*v = (fx_val){.type = FX_NUM, .num = n == 0 ? 0.0 : n};
+}
+
+void sbx_fx__set_bool(fx_val *v, bool b)
+{
+	*v = (fx_val){.type = FX_BOOL, .num = b};
+}
+
+void sbx_fx__set_err(fx_val *v, fx_err e)
+{
+	*v = (fx_val){.type = FX_ERR, .err = e};
+}
+
+void sbx_fx__set_str(fx_ctx *c, fx_val *v, const char *s, size_t len)
+{
+	char *p;
+
+	if (len > FX_MAX_STRING) {
+		sbx_fx__set_err(v, FX_E_VALUE);
+		return;
+	}
+	p = sbx_fx__arena_alloc(&c->arena, len + 1);
+	if (!p) {
+		c->oom = true;
+		sbx_fx__set_err(v, FX_E_VALUE);
+		return;
+	}
+	memcpy(p, s, len);
+	p[len] = '\0';
+	*v = (fx_val){.type = FX_STR, .str = p, .len = (uint32_t)len};
+}
+
+void sbx_fx__unsupported(fx_ctx *c, fx_val *v, const char *fmt, ...)
+{
+	if (!c->unsupported) {
+		va_list ap;
+
+		c->unsupported = true;
+		va_start(ap, fmt);
+		vsnprintf(c->why, sizeof(c->why), fmt, ap);
+		va_end(ap);
+	}
+	sbx_fx__set_err(v, FX_E_UNSUP);
+}
+
+bool sbx_fx__step(fx_ctx *c, uint64_t n)
+{
+	c->steps += n;
+	if (c->steps > c->max_steps)
+		c->over = true;
+	return !c->over;
+}
+
+/* ---- cells ---- */
+
+static const scell *find_cell(const sbx_sheet *s, uint32_t row, uint32_t col)
+{
+	const srow *r;
+	uint32_t lo = 0, hi;
+
+	if (row >= s->nrows)
+		return NULL;
+	r = &s->rows[row];
+	hi = r->n;
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		if (r->cells[mid].col < col)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < r->n && r->cells[lo].col == col ? &r->cells[lo] : NULL;
+}
+
+static void cell_value(fx_ctx *c, uint32_t sheet, uint32_t row, uint32_t col, const scell *sc,
+		       fx_val *out)
+{
+	if (!sc) {
+		*out = (fx_val){.type = FX_EMPTY};
+		return;
+	}
+	if (sc->formula && c->formula_cell && c->formula_cell(c, sheet, row, col, sc, out))
+		return;
+	switch ((sbx_cell_kind)sc->kind) {
+	case SBX_CELL_EMPTY:
+		*out = (fx_val){.type = FX_EMPTY};
+		return;
+	case SBX_CELL_STRING: {
+		const char *s = sbx_sheet__pool_str(&c->book->pool, sc->v.str);
+		*out = (fx_val){.type = FX_STR, .str = s, .len = c->book->pool.lens[sc->v.str]};
+		return;
+	}
+	case SBX_CELL_ERROR:
+		sbx_fx__set_err(out,
+				sbx_fx__err_parse(sbx_sheet__pool_str(&c->book->pool, sc->v.str)));
+		return;
+	default:
+		*out = (fx_val){.type = FX_NUM, .num = sc->v.num};
+		return;
+	}
+}
+
+void sbx_fx__cell(fx_ctx *c, uint32_t sheet, uint32_t row, uint32_t col, fx_val *out)
+{
+	const sbx_sheet *s;
+
+	sbx_fx__step(c, 1);
+	if (sheet >= c->book->nsheets) {
+		sbx_fx__set_err(out, FX_E_REF);
+		return;
+	}
+	s = c->book->sheets[sheet];
+	cell_value(c, sheet, row, col, find_cell(s, row, col), out);
+}
+
+bool sbx_fx__clamp(fx_ctx *c, const fx_rect *r, fx_rect *out)
+{
+	uint32_t rows, cols;
+
+	if (r->sheet >= c->book->nsheets)
+		return false;
+	if (!c->used) {
+		c->used = calloc(c->book->nsheets, sizeof(*c->used));
+		c->n_used = c->used ? c->book->nsheets : 0;
+	}
+	if (r->sheet < c->n_used && c->used[r->sheet].known) {
+		rows = c->used[r->sheet].rows;
+		cols = c->used[r->sheet].cols;
+	} else {
+		sbx_sheet_used_range(c->book->sheets[r->sheet], &rows, &cols);
+		if (r->sheet < c->n_used)
+			c->used[r->sheet] = (struct fx_used){true, rows, cols};
+	}
+	if (rows == 0 || r->r0 >= rows || r->c0 >= cols)
+		return false;
+	*out = *r;
+	if (out->r1 >= rows)
+		out->r1 = rows - 1;
+	if (out->c1 >= cols)
+		out->c1 = cols - 1;
+	return true;
+}
+
+void sbx_fx__each(fx_ctx *c, const fx_rect *rect, fx_cell_visit fn, void *ud)
+{
+	const sbx_sheet *s;
+	uint32_t last;
+
+	if (rect->sheet >= c->book->nsheets)
+		return;
+	s = c->book->sheets[rect->sheet];
+	last = rect->r1 < s->nrows ? rect->r1 : (s->nrows ? s->nrows - 1 : 0);
+	for (uint32_t row = rect->r0; row <= last && row < s->nrows; row++) {
+		const srow *r = &s->rows[row];
+		uint32_t lo = 0, hi = r->n;
+
+		if (!sbx_fx__step(c, 1))
+			return;
+		while (lo < hi) {
+			uint32_t mid = (lo + hi) / 2;
+			if (r->cells[mid].col < rect->c0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (uint32_t i = lo; i < r->n && r->cells[i].col <= rect->c1; i++) {
+			fx_val v;
+
+			if (!sbx_fx__step(c, 1))
+				return;
+			cell_value(c, rect->sheet, row, r->cells[i].col, &r->cells[i], &v);
+			if (v.type == FX_EMPTY)
+				continue;
+			if (!fn(c, row, r->cells[i].col, &v, ud))
+				return;
+		}
+	}
+}
+
+void sbx_fx__deref(fx_ctx *c, const fx_val *ref, fx_val *out)
+{
+	const fx_rect *r = &ref->ref;
+
+	if (ref->type != FX_REF) {
+		*out = *ref;
+		return;
+	}
+	if (r->r0 == r->r1 && r->c0 == r->c1)
+		sbx_fx__cell(c, r->sheet, r->r0, r->c0, out);
+	else if (r->c0 == r->c1 && c->row >= r->r0 && c->row <= r->r1)
+		sbx_fx__cell(c, r->sheet, c->row, r->c0, out);
+	else if (r->r0 == r->r1 && c->col >= r->c0 && c->col <= r->c1)
+		sbx_fx__cell(c, r->sheet, r->r0, c->col, out);
+	else
+		sbx_fx__set_err(out, FX_E_VALUE);
+}
+
+/* ---- coercions ---- */
+
+bool sbx_fx__parse_number(const char *s, uint32_t len, double *out)
+{
+	char buf[64], *end;
+	double v;
+
+	if (len == 0 || len >= sizeof(buf))
+		return false;
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	if (strspn(buf, "0123456789+-.eE") == len) {
+		/* strtod would take hex, inf and nan: the set above rules them out. */
+		v = strtod(buf, &end);
+		if (*end || end == buf || !isfinite(v))
+			return false;
+		*out = v;
+		return true;
+	}
+	/* An ISO 8601 date is unambiguous too. */
+	if (len == 10 && buf[4] == '-' && buf[7] == '-' && sbx_sheet_parse_date(buf, &v) == 0) {
+		*out = v;
+		return true;
+	}
+	return false;
+}
+
+bool sbx_fx__to_num(fx_ctx *c, const fx_val *v, double *out, fx_err *err)
+{
+	fx_val tmp;
+
+	switch (v->type) {
+	case FX_NUM:
+	case FX_BOOL:
+		*out = v->num;
+		return true;
+	case FX_EMPTY:
+		*out = 0;
+		return true;
+	case FX_STR:
+		if (sbx_fx__parse_number(v->str, v->len, out))
+			return true;
+		*err = FX_E_VALUE;
+		return false;
+	case FX_ERR:
+		*err = v->err;
+		return false;
+	case FX_REF:
+		sbx_fx__deref(c, v, &tmp);
+		if (tmp.type == FX_REF) {
+			*err = FX_E_VALUE;
+			return false;
+		}
+		return sbx_fx__to_num(c, &tmp, out, err);
+	}
+	*err = FX_E_VALUE;
+	return false;
+}
+
+bool sbx_fx__to_bool(fx_ctx *c, const fx_val *v, bool *out, fx_err *err)
+{
+	double d;
+
+	if (v->type == FX_STR) {
+		if (v->len == 4 && strcasecmp(v->str, "TRUE") == 0) {
+			*out = true;
+			return true;
+		}
+		if (v->len == 5 && strcasecmp(v->str, "FALSE") == 0) {
+			*out = false;
+			return true;
+		}
+		*err = FX_E_VALUE;
+		return false;
+	}
+	if (!sbx_fx__to_num(c, v, &d, err))
+		return false;
+	*out = d != 0;
+	return true;
+}
+
+/*
+ * LibreOffice's "General": the shortest text that reads back to v, then
+ * rounded (half up, on that text) to 15 significant digits; scientific
+ * notation with a three-digit exponent outside 1e-7 .. 1e16 (as observed).
+ */
+void sbx_fx__format_general(double v, char buf[static 40])
+{
+	char tmp[48], digits[24];
+	int prec, exp, n = 0;
+	char *p;
+
+	if (v == 0 || !isfinite(v)) {
+		strcpy(buf, "0");
+		return;
+	}
+	for (prec = 15; prec <= 17; prec++) {
+		snprintf(tmp, sizeof(tmp), "%.*e", prec - 1, fabs(v));
+		if (strtod(tmp, NULL) == fabs(v))
+			break;
+	}
+	for (p = tmp; *p && *p != 'e'; p++)
+		if (*p >= '0' && *p <= '9')
+			digits[n++] = *p;
+	exp = atoi(p + 1);
+	/* Integers past 1e15 are printed whole; other values at 15 digits. */
+	if (n > 15 && exp < 15) {
+		bool up = digits[15] >= '5';
+		n = 15;
+		for (int i = n - 1; up && i >= 0; i--) {
+			if (digits[i] == '9') {
+				digits[i] = '0';
+			} else {
+				digits[i]++;
+				up = false;
+			}
+		}
+		if (up) {
+			memmove(digits + 1, digits, (size_t)n - 1);
+			digits[0] = '1';
+			exp++;
+		}
+	}
+	while (n > 1 && digits[n - 1] == '0')
+		n--;
+	digits[n] = '\0';
+	p = buf;
+	if (v < 0)
+		*p++ = '-';
+	if (exp >= 16 || exp < -7) {
+		*p++ = digits[0];
+		if (n > 1) {
+			*p++ = '.';
+			memcpy(p, digits + 1, (size_t)n - 1);
+			p += n - 1;
+		}
+		snprintf(p, 12, "E%c%03d", exp < 0 ? '-' : '+', abs(exp) % 1000);
+		return;
+	}
+	if (exp < 0) {
+		*p++ = '0';
+		*p++ = '.';
+		for (int i = -1; i > exp; i--)
+			*p++ = '0';
+		memcpy(p, digits, (size_t)n);
+		p += n;
+	} else {
+		for (int i = 0; i <= exp || i < n; i++) {
+			if (i == exp + 1)
+				*p++ = '.';
+			*p++ = i < n ? digits[i] : '0';
+		}
+	}
+	*p = '\0';
+}
+
+bool sbx_fx__to_str(fx_ctx *c, const fx_val *v, const char **out, uint32_t *len, fx_err *err)
+{
+	char tmp[40];
+	fx_val d, s;
+
+	switch (v->type) {
+	case FX_STR:
+		*out = v->str;
+		*len = v->len;
+		return true;
+	case FX_EMPTY:
+		*out = "";
+		*len = 0;
+		return true;
+	case FX_BOOL:
+		/* LibreOffice's booleans are numbers: TRUE&"" is "1". */
+		*out = v->num ? "1" : "0";
+		*len = 1;
+		return true;
+	case FX_NUM:
+		sbx_fx__format_general(v->num, tmp);
+		sbx_fx__set_str(c, &s, tmp, strlen(tmp));
+		if (s.type != FX_STR) {
+			*err = s.err;
+			return false;
+		}
+		*out = s.str;
+		*len = s.len;
+		return true;
+	case FX_ERR:
+		*err = v->err;
+		return false;
+	case FX_REF:
+		sbx_fx__deref(c, v, &d);
+		if (d.type == FX_REF) {
+			*err = FX_E_VALUE;
+			return false;
+		}
+		return sbx_fx__to_str(c, &d, out, len, err);
+	}
+	*err = FX_E_VALUE;
+	return false;
+}
+
+double sbx_fx__pow(double x, double y, fx_err *err)
+{
+	double r;
+
+	/* LibreOffice: 0^0 is 1, a pole or a complex result is #NUM!. */
+	r = pow(x, y);
+	if (!isfinite(r))
+		*err = FX_E_NUM;
+	return r;
+}
+
+/* rtl::math::approxEqual: equal up to the last 4-5 bits. */
+bool sbx_fx__approx_equal(double a, double b)
+{
+	const double e48 = 1.0 / (16777216.0 * 16777216.0);
+	double d;
+
+	if (a == b)
+		return true;
+	if (a == 0 || b == 0)
+		return false;
+	d = fabs(a - b);
+	return isfinite(d) && d < fabs(a) * e48 && d < fabs(b) * e48;
+}
+
+/* LibreOffice's + and -: a sum that cancels to rounding noise is 0 (0.1+0.2-0.3). */
+double sbx_fx__approx_add(double a, double b)
+{
+	if (((a < 0 && b > 0) || (b < 0 && a > 0)) && sbx_fx__approx_equal(a, -b))
+		return 0.0;
+	return a + b;
+}
+
+/* ---- comparison ---- */
+
+int sbx_fx__compare(const fx_val *a, const fx_val *b)
+{
+	bool an = a->type == FX_NUM || a->type == FX_BOOL,
+	     bn = b->type == FX_NUM || b->type == FX_BOOL;
+
+	/* An empty cell is 0 against a number and "" against text. */
+	if (a->type == FX_EMPTY && b->type == FX_EMPTY)
+		return 0;
+	if (a->type == FX_EMPTY)
+		return bn ? (0 < b->num ? -1 : 0 > b->num) : (b->len ? -1 : 0);
+	if (b->type == FX_EMPTY)
+		return an ? (a->num < 0 ? -1 : a->num > 0) : (a->len ? 1 : 0);
+	if (an && bn)
+		return a->num < b->num ? -1 : a->num > b->num;
+	if (an)
+		return -1; /* numbers sort before text */
+	if (bn)
+		return 1;
+	int r = strcasecmp(a->str, b->str);
+	return r < 0 ? -1 : r > 0;
+}
+
+int sbx_fx__compare_case(const fx_val *a, const fx_val *b)
+{
+	int r = sbx_fx__compare(a, b);
+
+	/*
+	 * Equal but for case: the collator's tertiary order puts lower case
+	 * first ("abc" < "ABC").
+	 */
+	if (r == 0 && a->type == FX_STR && b->type == FX_STR) {
+		int s = strcmp(a->str, b->str);
+		r = s > 0 ? -1 : s < 0;
+	}
+	return r;
+}
+
+/* ---- operators ---- */
+
+/*
+ * Both operands of a binary operator, with LibreOffice's error order: an
+ * error a subexpression computed was raised while it ran (the left one
+ * first); an error read from a cell, or a conversion, only when the
+ * operator pops its operands, right first. Returns false with *err set
+ * when an operand's error decides; a and b are then scalars.
+ */
+static bool operands(fx_ctx *c, const fx_node *n, fx_val *a, fx_val *b, fx_err *err)
+{
+	fx_val x, y;
+
+	sbx_fx__eval(c, n->a, &x);
+	sbx_fx__eval(c, n->b, &y);
+	if (x.type == FX_ERR || y.type == FX_ERR) {
+		*err = x.type == FX_ERR ? x.err : y.err;
+		return false;
+	}
+	sbx_fx__deref(c, &x, a);
+	sbx_fx__deref(c, &y, b);
+	if (b->type == FX_ERR || a->type == FX_ERR) {
+		*err = b->type == FX_ERR ? b->err : a->err;
+		return false;
+	}
+	return true;
+}
+
+static void arith(fx_ctx *c, const fx_node *n, fx_val *out)
+{
+	fx_val a, b;
+	double x, y, r;
+	fx_err e = FX_E_NONE;
+
+	/* Conversions happen as the operator pops its operands: right first. */
+	if (!operands(c, n, &a, &b, &e) || !sbx_fx__to_num(c, &b, &y, &e) ||
+	    !sbx_fx__to_num(c, &a, &x, &e)) {
+		sbx_fx__set_err(out, e);
+		return;
+	}
+	switch (n->op) {
+	case N_ADD:
+		r = sbx_fx__approx_add(x, y);
+		break;
+	case N_SUB:
+		r = sbx_fx__approx_add(x, -y);
+		break;
+	case N_MUL:
+		r = x * y;
+		break;
+	case N_DIV:
+		if (y == 0) {
+			sbx_fx__set_err(out, FX_E_DIV0);
+			return;
+		}
+		r = x / y;
+		break;
+	default: /* N_POW */
+		r = sbx_fx__pow(x, y, &e);
+		if (e) {
+			sbx_fx__set_err(out, e);
+			return;
+		}
+		break;
+	}
+	sbx_fx__set_num(out, r);
+}
+
+static void compare_op(fx_ctx *c, const fx_node *n, fx_val *out)
+{
+	fx_val a, b;
+	int r;
+
+	fx_err e = FX_E_NONE;
+
+	if (!operands(c, n, &a, &b, &e)) {
+		sbx_fx__set_err(out, e);
+		return;
+	}
+	r = c->case_sensitive ? sbx_fx__compare_case(&a, &b) : sbx_fx__compare(&a, &b);
+	switch (n->op) {
+	case N_EQ:
+		sbx_fx__set_bool(out, r == 0);
+		break;
+	case N_NE:
+		sbx_fx__set_bool(out, r != 0);
+		break;
+	case N_LT:
+		sbx_fx__set_bool(out, r < 0);
+		break;
+	case N_LE:
+		sbx_fx__set_bool(out, r <= 0);
+		break;
+	case N_GT:
+		sbx_fx__set_bool(out, r > 0);
+		break;
+	default:
+		sbx_fx__set_bool(out, r >= 0);
+		break;
+	}
+}
+
+static void concat(fx_ctx *c, const fx_node *n, fx_val *out)
+{
+	fx_val a, b;
+	const char *x, *y;
+	uint32_t lx, ly;
+	fx_err e = FX_E_NONE;
+	char *p;
+
+	if (!operands(c, n, &a, &b, &e) || !sbx_fx__to_str(c, &b, &y, &ly, &e) ||
+	    !sbx_fx__to_str(c, &a, &x, &lx, &e)) {
+		sbx_fx__set_err(out, e);
+		return;
+	}
+	if ((size_t)lx + ly > FX_MAX_STRING) {
+		sbx_fx__set_err(out, FX_E_VALUE);
+		return;
+	}
+	p = sbx_fx__arena_alloc(&c->arena, (size_t)lx + ly + 1);
+	if (!p) {
+		c->oom = true;
+		sbx_fx__set_err(out, FX_E_VALUE);
+		return;
+	}
+	memcpy(p, x, lx);
+	memcpy(p + lx, y, ly);
+	p[lx + ly] = '\0';
+	*out = (fx_val){.type = FX_STR, .str = p, .len = lx + ly};
+}
+
+static void range_op(fx_ctx *c, const fx_node *n, fx_val *out)
+{
+	fx_val a, b;
+
+	sbx_fx__eval(c, n->a, &a);
+	sbx_fx__eval(c, n->b, &b);
+	if (a.type == FX_ERR || b.type == FX_ERR) {
+		sbx_fx__set_err(out, a.type == FX_ERR ? a.err : b.err);
+		return;
+	}
+	if (a.type != FX_REF || b.type != FX_REF || a.ref.sheet != b.ref.sheet) {
+		sbx_fx__set_err(out, FX_E_VALUE);
+		return;
+	}
+	*out = a;
+	out->ref.r0 = a.ref.r0 < b.ref.r0 ? a.ref.r0 : b.ref.r0;
+	out->ref.c0 = a.ref.c0 < b.ref.c0 ? a.ref.c0 : b.ref.c0;
+	out->ref.r1 = a.ref.r1 > b.ref.r1 ? a.ref.r1 : b.ref.r1;
+	out->ref.c1 = a.ref.c1 > b.ref.c1 ? a.ref.c1 : b.ref.c1;
+}
+
+void sbx_fx__eval(fx_ctx *c, uint32_t i, fx_val *out)
+{
+	const fx_node *n = &c->f->nodes[i];
+	fx_val a;
+	double x;
+	fx_err e = FX_E_NONE;
+
+	if (!sbx_fx__step(c, 1) || c->oom) {
+		sbx_fx__set_err(out, FX_E_VALUE);
+		return;
+	}
+	switch (n->op) {
+	case N_NUM:
+		sbx_fx__set_num(out, n->num);
+		return;
+	case N_BOOL:
+		sbx_fx__set_bool(out, n->num != 0);
+		return;
+	case N_STR:
+		*out = (fx_val){.type = FX_STR, .str = n->str, .len = n->len};
+		return;
+	case N_ERR:
+		sbx_fx__set_err(out, n->err);
+		return;
+	case N_MISSING:
+		*out = (fx_val){.type = FX_EMPTY};
+		return;
+	case N_REF:
+		if (n->ref_bad || n->ref.sheet >= c->book->nsheets)
+			sbx_fx__set_err(out, FX_E_REF);
+		else
+			*out = (fx_val){.type = FX_REF, .ref = n->ref};
+		return;
+	case N_RANGE:
+		range_op(c, n, out);
+		return;
+	case N_CALL:
+		/* No arguments anywhere in the formula: args is NULL. */
+		sbx_fx__func(n->fn)->fn(c, n, c->f->args ? c->f->args + n->a : NULL, out);
+		return;
+	case N_NEG:
+	case N_PLUS:
+	case N_PCT:
+		sbx_fx__eval_scalar(c, n->a, &a);
+		if (n->op == N_PLUS && a.type != FX_ERR) {
+			*out = a; /* unary plus changes nothing, text stays text */
+			return;
+		}
+		if (!sbx_fx__to_num(c, &a, &x, &e)) {
+			sbx_fx__set_err(out, e);
+			return;
+		}
+		sbx_fx__set_num(out, n->op == N_NEG ? -x : n->op == N_PCT ? x / 100 : x);
+		return;
+	case N_CAT:
+		concat(c, n, out);
+		return;
+	case N_EQ:
+	case N_NE:
+	case N_LT:
+	case N_LE:
+	case N_GT:
+	case N_GE:
+		compare_op(c, n, out);
+		return;
+	default:
+		arith(c, n, out);
+		return;
+	}
+}
+
+void sbx_fx__eval_scalar(fx_ctx *c, uint32_t i, fx_val *out)
+{
+	fx_val v;
+
+	sbx_fx__eval(c, i, &v);
+	if (v.type == FX_REF)
+		sbx_fx__deref(c, &v, out);
+	else
+		*out = v;
+}
+
+/* ---- function table ---- */
+
+static const fx_func *const tables[] = {sbx_fx__math_funcs, sbx_fx__text_funcs,
+					sbx_fx__lookup_funcs};
+
+static const char *strip_prefix(const char *name, size_t *len)
+{
+	static const char *const prefixes[] = {"_xlfn.", "_xlws.", "COM.MICROSOFT.",
+					       "ORG.OPENOFFICE."};
+
+	for (size_t i = 0; i < SBX_ELEMENTSOF(prefixes); i++) {
+		size_t n = strlen(prefixes[i]);
+		if (*len > n && strncasecmp(name, prefixes[i], n) == 0) {
+			*len -= n;
+			return name + n;
+		}
+	}
+	return name;
+}
+
+/* The tables flattened once, so a call finds its function by index. */
+#define MAX_FUNCS 256
+static const fx_func *flat[MAX_FUNCS];
+static int n_flat;
+static pthread_once_t flat_once = PTHREAD_ONCE_INIT;
+
+static void flatten(void)
+{
+	for (size_t t = 0; t < SBX_ELEMENTSOF(tables); t++)
+		for (const fx_func *f = tables[t]; f->name && n_flat < MAX_FUNCS; f++)
+			flat[n_flat++] = f;
+}
+
+int sbx_fx__func_find(const char *name, size_t len)
+{
+	pthread_once(&flat_once, flatten);
+	name = strip_prefix(name, &len);
+	if (len == 0)
+		return -1;
+	for (int i = 0; i < n_flat; i++)
+		if (toupper((unsigned char)flat[i]->name[0]) == toupper((unsigned char)name[0]) &&
+		    strlen(flat[i]->name) == len && strncasecmp(flat[i]->name, name, len) == 0)
+			return i;
+	return -1;
+}
+
+const fx_func *sbx_fx__func(int index)
+{
+	pthread_once(&flat_once, flatten);
+	return index >= 0 && index < n_flat ? flat[index] : NULL;
+}
+
+bool sbx_formula_function_native(const char *name)
+{
+	return name && sbx_fx__func_find(name, strlen(name)) >= 0;
+}

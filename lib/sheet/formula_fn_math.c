@@ -1,0 +1,990 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Numeric, statistical, logical and financial functions. Rounding follows
+ * LibreOffice's rtl::math: the scaled value is first taken to 15
+ * significant digits, so ROUND(2.675, 2) is 2.68 as a person expects.
+ */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "formula-internal.h"
+
+#define UNUSED __attribute__((unused))
+
+/* ---- argument helpers (shared by the function files through these statics) ---- */
+
+static bool arg_num(fx_ctx *c, uint32_t node, double *out, fx_val *res)
+{
+	fx_val v;
+	fx_err e = FX_E_NONE;
+
+	sbx_fx__eval_scalar(c, node, &v);
+	if (sbx_fx__to_num(c, &v, out, &e))
+		return true;
+	sbx_fx__set_err(res, e);
+	return false;
+}
+
+/* Every number of the arguments, as SUM sees them: in ranges only numbers count. */
+typedef struct agg {
+	double sum, comp, prod, min, max; /* comp: Neumaier compensation, as LibreOffice sums */
+	uint64_t n;
+	fx_err err;
+	bool count_all; /* COUNTA: every non-empty value */
+	bool text_zero; /* AVERAGEA-like: not used */
+} agg;
+
+static void neumaier(double *sum, double *comp, double v)
+{
+	double t = *sum + v;
+
+	*comp += fabs(*sum) >= fabs(v) ? (*sum - t) + v : (v - t) + *sum;
+	*sum = t;
+}
+
+static void agg_add(agg *a, double v)
+{
+	neumaier(&a->sum, &a->comp, v);
+	a->prod *= v;
+	if (a->n == 0 || v < a->min)
+		a->min = v;
+	if (a->n == 0 || v > a->max)
+		a->max = v;
+	a->n++;
+}
+
+static bool agg_cell(fx_ctx *c UNUSED, uint32_t row UNUSED, uint32_t col UNUSED, const fx_val *v,
+		     void *ud)
+{
+	agg *a = ud;
+
+	if (a->count_all) {
+		a->n++;
+		return true;
+	}
+	if (v->type == FX_ERR) {
+		a->err = v->err;
+		return false;
+	}
+	if (v->type == FX_NUM || v->type == FX_BOOL)
+		agg_add(a, v->num);
+	return true;
+}
+
+/* For COUNT, errors and text are not counted and do not fail. */
+static bool count_cell(fx_ctx *c UNUSED, uint32_t row UNUSED, uint32_t col UNUSED, const fx_val *v,
+		       void *ud)
+{
+	agg *a = ud;
+
+	if (v->type == FX_NUM || v->type == FX_BOOL)
+		a->n++;
+	return true;
+}
+
+static void aggregate(fx_ctx *c, const fx_node *call, const uint32_t *args, agg *a,
+		      fx_cell_visit visit)
+{
+	fx_val *vals = (fx_val *)sbx_fx__arena_alloc(&c->arena, call->nargs * sizeof(*vals) + 1);
+
+	a->prod = 1;
+	if (!vals) {
+		c->oom = true;
+		a->err = FX_E_VALUE;
+		return;
+	}
+	/* Errors the arguments computed come first, leftmost first (see operands()). */
+	for (uint32_t i = 0; i < call->nargs; i++) {
+		sbx_fx__eval(c, args[i], &vals[i]);
+		if (vals[i].type == FX_ERR && !a->count_all && visit != count_cell) {
+			a->err = vals[i].err;
+			return;
+		}
+	}
+	/* Then what the function reads itself: the last argument first, as it pops them. */
+	for (uint32_t k = call->nargs; k-- > 0 && !a->err;) {
+		fx_val v = vals[k];
+		double d;
+		fx_err e = FX_E_NONE;
+
+		if (v.type == FX_REF) {
+			sbx_fx__each(c, &v.ref, visit, a);
+			continue;
+		}
+		if (a->count_all) {
+			a->n += v.type != FX_EMPTY || c->f->nodes[args[k]].op != N_MISSING;
+			continue;
+		}
+		if (visit == count_cell) {
+			a->n += v.type == FX_NUM || v.type == FX_BOOL ||
+				(v.type == FX_STR && sbx_fx__parse_number(v.str, v.len, &d));
+			continue;
+		}
+		if (v.type == FX_EMPTY && c->f->nodes[args[k]].op == N_MISSING)
+			continue;
+		if (v.type == FX_STR) {
+			/* Text typed as an argument is an error (a cell's text is skipped). */
+			a->err = FX_E_VALUE;
+			break;
+		}
+		if (!sbx_fx__to_num(c, &v, &d, &e)) {
+			a->err = e;
+			break;
+		}
+		agg_add(a, d);
+	}
+}
+
+static void fn_sum(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
+{
+	agg a = {0};
+
+	aggregate(c, call, args, &a, agg_cell);
+	if (a.err)
+		sbx_fx__set_err(out, a.err);
+	else
+		sbx_fx__set_num(out, a.sum + a.comp);
+}
+
+static void fn_product(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
+{
+	agg a = {0};
+
+	aggregate(c, call, args, &a, agg_cell);
+	if (a.err)
+		sbx_fx__set_err(out, a.err);
+	else
+		sbx_fx__set_num(out, a.n ? a.prod : 0);
+}
+
+static void fn_average(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
+{
+	agg a = {0};
+
+	aggregate(c, call, args, &a, agg_cell);
+	if (a.err)
+		sbx_fx__set_err(out, a.err);
+	else if (a.n == 0)
+		sbx_fx__set_err(out, FX_E_DIV0);
+	else
+		sbx_fx__set_num(out, (a.sum + a.comp) / (double)a.n);
+}
+
+static void fn_min(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
+{
+	agg a = {0};
+
+	aggregate(c, call, args, &a, agg_cell);
+	if (a.err)
+		sbx_fx__set_err(out, a.err);
+	else
+		sbx_fx__set_num(out, a.n ? a.min : 0);
+}
+
+static void fn_max(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
+{
+	agg a = {0};
+
+	aggregate(c, call, args, &a, agg_cell);
+	if (a.err)
+		sbx_fx__set_err(out, a.err);
+	else
+		sbx_fx__set_num(out, a.n ? a.max : 0);
+}
+
+static void fn_count(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
+{
+	agg a = {0};
+
+	aggregate(c, call, args, &a, count_cell);
+	sbx_fx__set_num(out, (double)a.n);
+}
+
+static void fn_counta(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
+{
+	agg a = {.count_all = true};
+
+	aggregate(c, call, args, &a, agg_cell);
+	sbx_fx__set_num(out, (double)a.n);
+}
+
+static bool count_nonempty(fx_ctx *c UNUSED, uint32_t row UNUSED, uint32_t col UNUSED,
+			   const fx_val *v, void *ud)
+{
+	/* A formula's "" result counts as blank for COUNTBLANK. */
+	if (!(v->type == FX_STR && v->len == 0))
+		(*(uint64_t *)ud)++;
+	return true;
+}
+
+static void fn_countblank(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
+{
+	fx_val v;
+	uint64_t n = 0;
+
+	sbx_fx__eval(c, args[0], &v);
+	if (v.type != FX_REF) {
+		sbx_fx__set_err(out, v.type == FX_ERR ? v.err : FX_E_VALUE);
+		return;
+	}
+	sbx_fx__each(c, &v.ref, count_nonempty, &n);
+	uint64_t area = (uint64_t)(v.ref.r1 - v.ref.r0 + 1) * (v.ref.c1 - v.ref.c0 + 1);
+	sbx_fx__set_num(out, (double)(area - n));
+}
+
+/* ---- rounding ---- */
+
+/* The value at 15 significant digits, as rtl::math::approxValue does. */
+static double approx(double x)
+{
+	char buf[40];
+
+	if (x == 0 || !isfinite(x))
+		return x;
+	snprintf(buf, sizeof(buf), "%.15g", x);
+	return strtod(buf, NULL);
+}
+
+typedef enum { ROUND_HALF, ROUND_UP, ROUND_DOWN } round_mode;
+
+static double round_to(double x, double digits, round_mode mode)
+{
+	double p, v, r;
+	int d = (int)trunc(fmax(-20, fmin(20, digits)));
+
+	p = pow(10, fabs((double)d));
+	v = d >= 0 ? x * p : x / p;
+	v = approx(fabs(v));
+	r = mode == ROUND_HALF ? floor(v + 0.5) : mode == ROUND_UP ? ceil(v) : floor(v);
+	r = copysign(r, x);
+	return d >= 0 ? r / p : r * p;
+}
+
+static void round_fn(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out,
+		     round_mode mode)
+{
+	double x, d = 0;
+
+	if (!arg_num(c, args[0], &x, out))
+		return;
+	if (call->nargs > 1 && c->f->nodes[args[1]].op != N_MISSING &&
+	    !arg_num(c, args[1], &d, out))
+		return;
+	sbx_fx__set_num(out, round_to(x, d, mode));
+}
+
+static void fn_round(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
+{
+	round_fn(c, call, args, out, ROUND_HALF);
+}
+
+static void fn_roundup(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
+{
+	round_fn(c, call, args, out, ROUND_UP);
+}
+
+static void fn_rounddown(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
+{
+	round_fn(c, call, args, out, ROUND_DOWN);
+}
+
+static void fn_int(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
+{
+	double x;
+
+	if (arg_num(c, args[0], &x, out))
+		sbx_fx__set_num(out, floor(approx(x)));
+}
+
+static void fn_abs(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
+{
+	double x;
+
+	if (arg_num(c, args[0], &x, out))
+		sbx_fx__set_num(out, fabs(x));
+}
+
+static void fn_sign(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
+{
+	double x;
+
+	if (arg_num(c, args[0], &x, out))
+		sbx_fx__set_num(out, x > 0 ? 1 : x < 0 ? -1 : 0);
+}
+
+static void fn_mod(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
+{
+	double x, y;
+
+	if (!arg_num(c, args[0], &x, out) || !arg_num(c, args[1], &y, out))
+		return;
+	if (y == 0) {
+		sbx_fx__set_err(out, FX_E_DIV0);
+		return;
+	}
+	/* As ScMod: approxSub(x, approxFloor(x / y) * y), so noise is 0. */
+	double q = floor(approx(x / y)) * y;
+	double r = sbx_fx__approx_add(x, -q);
+	if (sbx_fx__approx_equal(r, y))
+		r = 0;
+	sbx_fx__set_num(out, r);
+}
+
+static void fn_power(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
+{
+	double x, y, r;
+
+	if (!arg_num(c, args[0], &x, out) || !arg_num(c, args[1], &y, out))
+		return;
+	fx_err e = FX_E_NONE;
+	r = sbx_fx__pow(x, y, &e);
+	if (e)
+		sbx_fx__set_err(out, e);
+	else
+		sbx_fx__set_num(out, r);
+}
+
+static void fn_sqrt(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
+{
+	double x;
+
+	if (!arg_num(c, args[0], &x, out))
+		return;
+	if (x < 0)
+		sbx_fx__set_err(out, FX_E_ARG);
+	else
+		sbx_fx__set_num(out, sqrt(x));
+}
+
+static void fn_exp(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
+{
+	double x;
+
+	if (arg_num(c, args[0], &x, out))
+		sbx_fx__set_num(out, exp(x));
+}
+
+static void fn_ln(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
+{
+	double x;
+
+	if (!arg_num(c, args[0], &x, out))
+		return;
+	if (x <= 0)
+		sbx_fx__set_err(out, FX_E_ARG);
+	else
+		sbx_fx__set_num(out, log(x));
+}
+
+static void fn_pi(fx_ctx *c UNUSED, const fx_node *call UNUSED, const uint32_t *args UNUSED,
+		  fx_val *out)
+{
+	sbx_fx__set_num(out, M_PI);
+}
+
+/* ---- logic ---- */
+
+static void fn_if(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
+{
+	fx_val v;
+	bool b;
+	fx_err e = FX_E_NONE;
+
+	sbx_fx__eval_scalar(c, args[0], &v);
+	if (!sbx_fx__to_bool(c, &v, &b, &e)) {
+		sbx_fx__set_err(out, e);
+		return;
+	}
+	if (call->nargs < (b ? 2 : 3)) {
+		sbx_fx__set_bool(out, b); /* no branch given: the condition itself */
+		return;
+	}
+	{
+		uint32_t k = args[b ? 1 : 2];
+		if (c->f->nodes[k].op == N_MISSING)
+			sbx_fx__set_num(out, 0);
+		else
+			sbx_fx__eval(c, k, out);
+	}
+}
+
+static void fn_iferror(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
+{
+	sbx_fx__eval_scalar(c, args[0], out);
+	if (out->type == FX_ERR && out->err != FX_E_UNSUP)
+		sbx_fx__eval_scalar(c, args[1], out);
+	if (out->type == FX_EMPTY)
+		sbx_fx__set_num(out, 0);
+}
+
+static void fn_ifna(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
+{
+	sbx_fx__eval_scalar(c, args[0], out);
+	if (out->type == FX_ERR && out->err == FX_E_NA)
+		sbx_fx__eval_scalar(c, args[1], out);
+	if (out->type == FX_EMPTY)
+		sbx_fx__set_num(out, 0);
+}
+
+typedef struct logic {
+	bool any, all, seen;
+	fx_err err;
+} logic;
+
+static bool logic_cell(fx_ctx *c UNUSED, uint32_t row UNUSED, uint32_t col UNUSED, const fx_val *v,
+		       void *ud)
+{
+	logic *l = ud;
+
+	if (v->type == FX_ERR) {
+		l->err = v->err;
+		return false;
+	}
+	if (v->type == FX_NUM || v->type == FX_BOOL) {
+		l->seen = true;
+		l->any |= v->num != 0;
+		l->all &= v->num != 0;
+	}
+	return true;
+}
+
+static void logic_fn(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out, bool is_and)
+{
+	logic l = {.all = true};
+
+	for (uint32_t i = 0; i < call->nargs && !l.err; i++) {
+		fx_val v;
+		bool b;
+		fx_err e = FX_E_NONE;
+
+		sbx_fx__eval(c, args[i], &v);
+		if (v.type == FX_REF) {
+			sbx_fx__each(c, &v.ref, logic_cell, &l);
+			continue;
+		}
+		if (!sbx_fx__to_bool(c, &v, &b, &e)) {
+			l.err = e;
+			break;
+		}
+		l.seen = true;
+		l.any |= b;
+		l.all &= b;
+	}
+	if (l.err)
+		sbx_fx__set_err(out, l.err);
+	else if (!l.seen)
+		sbx_fx__set_err(out, FX_E_VALUE);
+	else
+		sbx_fx__set_bool(out, is_and ? l.all : l.any);
+}
+
+static void fn_and(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
+{
+	logic_fn(c, call, args, out, true);
+}
+
+static void fn_or(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
+{
+	logic_fn(c, call, args, out, false);
+}
+
+static void fn_not(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
+{
+	fx_val v;
+	bool b;
+	fx_err e = FX_E_NONE;
+
+	sbx_fx__eval_scalar(c, args[0], &v);
+	if (sbx_fx__to_bool(c, &v, &b, &e))
+		sbx_fx__set_bool(out, !b);
+	else
+		sbx_fx__set_err(out, e);
+}
+
+static void fn_true(fx_ctx *c UNUSED, const fx_node *call UNUSED, const uint32_t *args UNUSED,
+		    fx_val *out)
+{
+	sbx_fx__set_bool(out, true);
+}
+
+static void fn_false(fx_ctx *c UNUSED, const fx_node *call UNUSED, const uint32_t *args UNUSED,
+		     fx_val *out)
+{
+	sbx_fx__set_bool(out, false);
+}
+
+static void is_fn(fx_ctx *c, const uint32_t *args, fx_val *out, int which)
+{
+	fx_val v;
+
+	sbx_fx__eval_scalar(c, args[0], &v);
+	if (v.type == FX_ERR && v.err == FX_E_UNSUP) {
+		*out = v;
+		return;
+	}
+	switch (which) {
+	case 0:
+		sbx_fx__set_bool(out, v.type == FX_ERR);
+		break;
+	case 1:
+		sbx_fx__set_bool(out, v.type == FX_ERR && v.err == FX_E_NA);
+		break;
+	case 2:
+		sbx_fx__set_bool(out, v.type == FX_NUM || v.type == FX_BOOL);
+		break;
+	case 3:
+		sbx_fx__set_bool(out, v.type == FX_STR);
+		break;
+	default:
+		sbx_fx__set_bool(out, v.type == FX_EMPTY);
+		break;
+	}
+}
+
+static void fn_iserror(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
+{
+	is_fn(c, args, out, 0);
+}
+
+static void fn_isna(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
+{
+	is_fn(c, args, out, 1);
+}
+
+static void fn_isnumber(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
+{
+	is_fn(c, args, out, 2);
+}
+
+static void fn_istext(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
+{
+	is_fn(c, args, out, 3);
+}
+
+static void fn_isblank(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
+{
+	is_fn(c, args, out, 4);
+}
+
+static void fn_na(fx_ctx *c UNUSED, const fx_node *call UNUSED, const uint32_t *args UNUSED,
+		  fx_val *out)
+{
+	sbx_fx__set_err(out, FX_E_NA);
+}
+
+/* ---- conditional aggregates ---- */
+
+/* One (range, criterion) pair of COUNTIFS and friends. */
+typedef struct cond {
+	fx_rect r;
+	fx_crit k;
+} cond;
+
+#define MAX_CONDS 32
+
+/*
+ * Walks the positions of the criteria ranges (same shape, clamped to what
+ * the sheets use) and calls back for each that meets every criterion.
+ */
+typedef void (*cond_hit)(fx_ctx *c, uint32_t dr, uint32_t dc, void *ud);
+
+static fx_err conds_walk(fx_ctx *c, const cond *cs, size_t n, cond_hit hit, void *ud,
+			 uint64_t *outside)
+{
+	uint32_t h = cs[0].r.r1 - cs[0].r.r0 + 1, w = cs[0].r.c1 - cs[0].r.c0 + 1;
+	uint32_t hmax = 0, wmax = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		fx_rect cl;
+		if (cs[i].r.r1 - cs[i].r.r0 + 1 != h || cs[i].r.c1 - cs[i].r.c0 + 1 != w)
+			return FX_E_VALUE;
+		/* Past every sheet's used range all cells are empty: that part is one case. */
+		if (sbx_fx__clamp(c, &cs[i].r, &cl)) {
+			if (cl.r1 - cs[i].r.r0 + 1 > hmax)
+				hmax = cl.r1 - cs[i].r.r0 + 1;
+			if (cl.c1 - cs[i].r.c0 + 1 > wmax)
+				wmax = cl.c1 - cs[i].r.c0 + 1;
+		}
+	}
+	*outside = (uint64_t)h * w - (uint64_t)hmax * wmax;
+	for (uint32_t dr = 0; dr < hmax; dr++)
+		for (uint32_t dc = 0; dc < wmax; dc++) {
+			bool ok = true;
+			for (size_t i = 0; i < n && ok; i++) {
+				fx_val v;
+				sbx_fx__cell(c, cs[i].r.sheet, cs[i].r.r0 + dr, cs[i].r.c0 + dc,
+					     &v);
+				ok = sbx_fx__crit_match(&cs[i].k, &v);
+			}
+			if (c->over)
+				return FX_E_VALUE;
+			if (ok)
+				hit(c, dr, dc, ud);
+		}
+	return FX_E_NONE;
+}
+
+typedef struct cond_sum {
+	fx_rect sum;
+	bool has_sum;
+	double total, comp;
+	uint64_t n;
+	fx_err err;
+} cond_sum;
+
+static void cond_add(fx_ctx *c, uint32_t dr, uint32_t dc, void *ud)
+{
+	cond_sum *s = ud;
+	fx_val v;
+
+	if (!s->has_sum) {
+		s->n++;
+		return;
+	}
+	sbx_fx__cell(c, s->sum.sheet, s->sum.r0 + dr, s->sum.c0 + dc, &v);
+	if (v.type == FX_ERR && !s->err)
+		s->err = v.err;
+	if (v.type == FX_NUM || v.type == FX_BOOL) {
+		neumaier(&s->total, &s->comp, v.num);
+		s->n++;
+	}
+}
+
+static bool arg_ref(fx_ctx *c, uint32_t node, fx_rect *out, fx_val *res)
+{
+	fx_val v;
+
+	sbx_fx__eval(c, node, &v);
+	if (v.type == FX_REF) {
+		*out = v.ref;
+		return true;
+	}
+	sbx_fx__set_err(res, v.type == FX_ERR ? v.err : FX_E_VALUE);
+	return false;
+}
+
+static bool arg_crit(fx_ctx *c, uint32_t node, fx_crit *out, fx_val *res)
+{
+	fx_val v;
+
+	sbx_fx__eval_scalar(c, node, &v);
+	if (v.type == FX_ERR) {
+		*res = v;
+		return false;
+	}
+	sbx_fx__crit_init(c, &v, out);
+	return true;
+}
+
+/* kind: 0 sum, 1 count, 2 average. ifs: the *IFS argument order. */
+static void cond_fn(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out, int kind,
+		    bool ifs)
+{
+	cond cs[MAX_CONDS];
+	cond_sum s = {.has_sum = kind != 1};
+	size_t n = 0;
+	uint32_t first = ifs && kind != 1 ? 1 : 0;
+
+	if (ifs) {
+		if ((call->nargs - first) % 2 || (call->nargs - first) / 2 > MAX_CONDS) {
+			sbx_fx__set_err(out, FX_E_VALUE);
+			return;
+		}
+		for (uint32_t i = first; i + 1 < call->nargs; i += 2, n++)
+			if (!arg_ref(c, args[i], &cs[n].r, out) ||
+			    !arg_crit(c, args[i + 1], &cs[n].k, out))
+				return;
+		if (kind != 1 && !arg_ref(c, args[0], &s.sum, out))
+			return;
+	} else {
+		if (!arg_ref(c, args[0], &cs[0].r, out) || !arg_crit(c, args[1], &cs[0].k, out))
+			return;
+		n = 1;
+		s.sum = cs[0].r;
+		if (kind != 1 && call->nargs > 2 && !arg_ref(c, args[2], &s.sum, out))
+			return;
+	}
+	if (s.has_sum) {
+		/* The sum range takes the criteria range's shape from its top-left. */
+		s.sum.r1 = s.sum.r0 + (cs[0].r.r1 - cs[0].r.r0);
+		s.sum.c1 = s.sum.c0 + (cs[0].r.c1 - cs[0].r.c0);
+		if (ifs && kind != 1) {
+			fx_val tmp;
+			if (!arg_ref(c, args[0], &s.sum, &tmp))
+				return;
+			if (s.sum.r1 - s.sum.r0 != cs[0].r.r1 - cs[0].r.r0 ||
+			    s.sum.c1 - s.sum.c0 != cs[0].r.c1 - cs[0].r.c0) {
+				sbx_fx__set_err(out, FX_E_VALUE);
+				return;
+			}
+		}
+	}
+	uint64_t outside = 0;
+	fx_err e = conds_walk(c, cs, n, cond_add, &s, &outside);
+	if (e || s.err) {
+		sbx_fx__set_err(out, e ? e : s.err);
+		return;
+	}
+	/* Cells past the used range are empty: LibreOffice counts them when "" matches. */
+	if (kind == 1 && outside) {
+		fx_val empty = {.type = FX_EMPTY};
+		bool all = true;
+		for (size_t i = 0; i < n && all; i++)
+			all = sbx_fx__crit_match(&cs[i].k, &empty);
+		if (all)
+			s.n += outside;
+	}
+	s.total += s.comp;
+	if (kind == 2 && s.n == 0)
+		sbx_fx__set_err(out, FX_E_DIV0);
+	else
+		sbx_fx__set_num(out, kind == 0	 ? s.total
+				     : kind == 1 ? (double)s.n
+						 : s.total / (double)s.n);
+}
+
+static void fn_sumif(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
+{
+	cond_fn(c, call, args, out, 0, false);
+}
+
+static void fn_countif(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
+{
+	cond_fn(c, call, args, out, 1, false);
+}
+
+static void fn_averageif(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
+{
+	cond_fn(c, call, args, out, 2, false);
+}
+
+static void fn_sumifs(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
+{
+	cond_fn(c, call, args, out, 0, true);
+}
+
+static void fn_countifs(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
+{
+	cond_fn(c, call, args, out, 1, true);
+}
+
+static void fn_averageifs(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
+{
+	cond_fn(c, call, args, out, 2, true);
+}
+
+static void fn_sumproduct(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
+{
+	fx_rect rs[MAX_CONDS];
+	uint32_t h, w, hmax = 0;
+	double total = 0;
+
+	if (call->nargs > MAX_CONDS) {
+		sbx_fx__unsupported(c, out, "SUMPRODUCT with more than %d arguments", MAX_CONDS);
+		return;
+	}
+	for (uint32_t i = 0; i < call->nargs; i++) {
+		fx_val v;
+
+		sbx_fx__eval(c, args[i], &v);
+		if (v.type != FX_REF) {
+			/* An array expression (A1:A3*B1:B3) needs array evaluation. */
+			if (v.type == FX_ERR)
+				*out = v;
+			else
+				sbx_fx__unsupported(c, out, "SUMPRODUCT of an expression");
+			return;
+		}
+		rs[i] = v.ref;
+	}
+	h = rs[0].r1 - rs[0].r0 + 1;
+	w = rs[0].c1 - rs[0].c0 + 1;
+	for (uint32_t i = 0; i < call->nargs; i++) {
+		fx_rect cl;
+		if (rs[i].r1 - rs[i].r0 + 1 != h || rs[i].c1 - rs[i].c0 + 1 != w) {
+			sbx_fx__set_err(out, FX_E_VALUE);
+			return;
+		}
+		if (sbx_fx__clamp(c, &rs[i], &cl) && cl.r1 - rs[i].r0 + 1 > hmax)
+			hmax = cl.r1 - rs[i].r0 + 1;
+	}
+	for (uint32_t dr = 0; dr < hmax; dr++)
+		for (uint32_t dc = 0; dc < w; dc++) {
+			double p = 1;
+			for (uint32_t i = 0; i < call->nargs; i++) {
+				fx_val v;
+				sbx_fx__cell(c, rs[i].sheet, rs[i].r0 + dr, rs[i].c0 + dc, &v);
+				if (v.type == FX_ERR) {
+					*out = v;
+					return;
+				}
+				p *= v.type == FX_NUM || v.type == FX_BOOL ? v.num : 0;
+			}
+			if (c->over) {
+				sbx_fx__set_err(out, FX_E_VALUE);
+				return;
+			}
+			total += p;
+		}
+	sbx_fx__set_num(out, total);
+}
+
+/* ---- financial: annuities computed the way LibreOffice's ScGetPMT / ScGetFV do ---- */
+
+static double fin_pmt(double r, double n, double pv, double fv, bool type)
+{
+	if (r == 0)
+		return -(pv + fv) / n;
+	if (type)
+		return -((fv + pv * exp(n * log1p(r))) * r / (expm1((n + 1) * log1p(r)) - r));
+	return -((fv + pv * exp(n * log1p(r))) * r / expm1(n * log1p(r)));
+}
+
+static double fin_fv(double r, double n, double pmt, double pv, bool type)
+{
+	if (r == 0)
+		return -(pv + pmt * n);
+	double t = pow(1 + r, n);
+	if (type)
+		return -(pv * t + pmt * (1 + r) * (t - 1) / r);
+	return -(pv * t + pmt * (t - 1) / r);
+}
+
+static double fin_ipmt(double r, double per, double n, double pv, double fv, bool type)
+{
+	double pmt = fin_pmt(r, n, pv, fv, type), i;
+
+	if (per == 1)
+		i = type ? 0 : -pv;
+	else if (type)
+		i = fin_fv(r, per - 2, pmt, pv, true) - pmt;
+	else
+		i = fin_fv(r, per - 1, pmt, pv, false);
+	return i * r;
+}
+
+/* Reads numeric arguments; missing optional ones are 0. */
+static bool num_args(fx_ctx *c, const fx_node *call, const uint32_t *args, double *v, uint32_t n,
+		     fx_val *out)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		v[i] = 0;
+		if (i < call->nargs && c->f->nodes[args[i]].op != N_MISSING &&
+		    !arg_num(c, args[i], &v[i], out))
+			return false;
+	}
+	return true;
+}
+
+static void fn_pmt(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
+{
+	double v[5];
+
+	if (!num_args(c, call, args, v, 5, out))
+		return;
+	if (v[1] == 0) {
+		sbx_fx__set_err(out, FX_E_ARG);
+		return;
+	}
+	sbx_fx__set_num(out, fin_pmt(v[0], v[1], v[2], v[3], v[4] != 0));
+}
+
+static void fn_fv(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
+{
+	double v[5];
+
+	if (num_args(c, call, args, v, 5, out))
+		sbx_fx__set_num(out, fin_fv(v[0], v[1], v[2], v[3], v[4] != 0));
+}
+
+static void fn_pv(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
+{
+	double v[5], r, t;
+
+	if (!num_args(c, call, args, v, 5, out))
+		return;
+	r = v[0];
+	if (r == 0) {
+		sbx_fx__set_num(out, -(v[3] + v[2] * v[1]));
+		return;
+	}
+	t = pow(1 + r, v[1]);
+	sbx_fx__set_num(out, -(v[3] + v[2] * (1 + r * (v[4] != 0)) * (t - 1) / r) / t);
+}
+
+static void ipmt_ppmt(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out, bool ppmt)
+{
+	double v[6];
+
+	if (!num_args(c, call, args, v, 6, out))
+		return;
+	if (v[1] < 1 || v[1] > v[2] || v[2] == 0) {
+		sbx_fx__set_err(out, FX_E_ARG);
+		return;
+	}
+	double i = fin_ipmt(v[0], v[1], v[2], v[3], v[4], v[5] != 0);
+	sbx_fx__set_num(out, ppmt ? fin_pmt(v[0], v[2], v[3], v[4], v[5] != 0) - i : i);
+}
+
+static void fn_ipmt(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
+{
+	ipmt_ppmt(c, call, args, out, false);
+}
+
+static void fn_ppmt(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
+{
+	ipmt_ppmt(c, call, args, out, true);
+}
+
+const fx_func sbx_fx__math_funcs[] = {
+	{"SUM", 1, 255, fn_sum},
+	{"PRODUCT", 1, 255, fn_product},
+	{"AVERAGE", 1, 255, fn_average},
+	{"MIN", 1, 255, fn_min},
+	{"MAX", 1, 255, fn_max},
+	{"COUNT", 1, 255, fn_count},
+	{"COUNTA", 1, 255, fn_counta},
+	{"COUNTBLANK", 1, 1, fn_countblank},
+	{"SUMIF", 2, 3, fn_sumif},
+	{"SUMIFS", 3, 255, fn_sumifs},
+	{"COUNTIF", 2, 2, fn_countif},
+	{"COUNTIFS", 2, 255, fn_countifs},
+	{"AVERAGEIF", 2, 3, fn_averageif},
+	{"AVERAGEIFS", 3, 255, fn_averageifs},
+	{"SUMPRODUCT", 1, 255, fn_sumproduct},
+	{"ROUND", 1, 2, fn_round},
+	{"ROUNDUP", 1, 2, fn_roundup},
+	{"ROUNDDOWN", 1, 2, fn_rounddown},
+	{"INT", 1, 1, fn_int},
+	{"ABS", 1, 1, fn_abs},
+	{"SIGN", 1, 1, fn_sign},
+	{"MOD", 2, 2, fn_mod},
+	{"POWER", 2, 2, fn_power},
+	{"SQRT", 1, 1, fn_sqrt},
+	{"EXP", 1, 1, fn_exp},
+	{"LN", 1, 1, fn_ln},
+	{"PI", 0, 0, fn_pi},
+	{"IF", 1, 3, fn_if},
+	{"IFERROR", 2, 2, fn_iferror},
+	{"IFNA", 2, 2, fn_ifna},
+	{"AND", 1, 255, fn_and},
+	{"OR", 1, 255, fn_or},
+	{"NOT", 1, 1, fn_not},
+	{"TRUE", 0, 0, fn_true},
+	{"FALSE", 0, 0, fn_false},
+	{"ISERROR", 1, 1, fn_iserror},
+	{"ISNA", 1, 1, fn_isna},
+	{"ISNUMBER", 1, 1, fn_isnumber},
+	{"ISTEXT", 1, 1, fn_istext},
+	{"ISBLANK", 1, 1, fn_isblank},
+	{"NA", 0, 0, fn_na},
+	{"PMT", 3, 5, fn_pmt},
+	{"FV", 3, 5, fn_fv},
+	{"PV", 3, 5, fn_pv},
+	{"IPMT", 4, 6, fn_ipmt},
+	{"PPMT", 4, 6, fn_ppmt},
+	{NULL, 0, 0, NULL},
+};

@@ -1,0 +1,704 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Formula text -> node array, by recursive descent with LibreOffice's
+ * precedence. Sheet names are resolved against the book here, so evaluation
+ * never looks a name up. Anything outside the subset (named ranges, inline
+ * arrays, 3-D references, unknown functions) marks the formula unsupported
+ * rather than failing: the caller decides whether LibreOffice computes it.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "formula-internal.h"
+
+typedef struct parser {
+	const sbx_book *book;
+	uint32_t self;
+	const char *p;
+	fx_formula *f;
+	int depth;
+	bool oom;
+} parser;
+
+static void unsupported(parser *ps, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void unsupported(parser *ps, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (ps->f->unsupported)
+		return;
+	ps->f->unsupported = true;
+	va_start(ap, fmt);
+	vsnprintf(ps->f->why, sizeof(ps->f->why), fmt, ap);
+	va_end(ap);
+}
+
+static uint32_t node_new(parser *ps, fx_op op)
+{
+	fx_formula *f = ps->f;
+
+	if (f->n == f->cap) {
+		uint32_t cap = f->cap ? f->cap * 2 : 8;
+		fx_node *n = realloc(f->nodes, cap * sizeof(*n));
+		if (!n) {
+			ps->oom = true;
+			return 0;
+		}
+		f->nodes = n;
+		f->cap = cap;
+	}
+	f->nodes[f->n] = (fx_node){.op = op, .fn = -1};
+	return f->n++;
+}
+
+static void skip_space(parser *ps)
+{
+	while (*ps->p == ' ' || *ps->p == '\t' || *ps->p == '\n' || *ps->p == '\r')
+		ps->p++;
+}
+
+static bool word_char(char c)
+{
+	return isalnum((unsigned char)c) || c == '_' || c == '.' || c == '$' || (c & 0x80);
+}
+
+/* "[$]A[$]1" exactly. */
+static bool parse_cell(const char *w, size_t len, uint32_t *row, uint32_t *col)
+{
+	size_t i = 0;
+	uint64_t c = 0, r = 0;
+	int nl = 0, nd = 0;
+
+	if (i < len && w[i] == '$')
+		i++;
+	while (i < len && isalpha((unsigned char)w[i]) && nl < 4) {
+		c = c * 26 + (uint64_t)(toupper((unsigned char)w[i]) - 'A' + 1);
+		i++;
+		nl++;
+	}
+	if (i < len && w[i] == '$')
+		i++;
+	while (i < len && isdigit((unsigned char)w[i]) && nd < 9) {
+		r = r * 10 + (uint64_t)(w[i] - '0');
+		i++;
+		nd++;
+	}
+	if (i != len || nl == 0 || nd == 0 || c > SBX_SHEET_MAX_COLS || r == 0 ||
+	    r > SBX_SHEET_MAX_ROWS)
+		return false;
+	*row = (uint32_t)r - 1;
+	*col = (uint32_t)c - 1;
+	return true;
+}
+
+/* "[$]A" (a whole column end). */
+static bool parse_col(const char *w, size_t len, uint32_t *col)
+{
+	size_t i = w[0] == '$';
+	uint64_t c = 0;
+
+	if (len - i < 1 || len - i > 3)
+		return false;
+	for (; i < len; i++) {
+		if (!isalpha((unsigned char)w[i]))
+			return false;
+		c = c * 26 + (uint64_t)(toupper((unsigned char)w[i]) - 'A' + 1);
+	}
+	if (c > SBX_SHEET_MAX_COLS)
+		return false;
+	*col = (uint32_t)c - 1;
+	return true;
+}
+
+/* "[$]12" (a whole row end). */
+static bool parse_row(const char *w, size_t len, uint32_t *row)
+{
+	size_t i = w[0] == '$';
+	uint64_t r = 0;
+
+	if (len - i < 1 || len - i > 7)
+		return false;
+	for (; i < len; i++) {
+		if (!isdigit((unsigned char)w[i]))
+			return false;
+		r = r * 10 + (uint64_t)(w[i] - '0');
+	}
+	if (r == 0 || r > SBX_SHEET_MAX_ROWS)
+		return false;
+	*row = (uint32_t)r - 1;
+	return true;
+}
+
+/*
+ * An optional sheet prefix at ps->p ("Name!" or "'It''s'!"). Returns 1 with
+ * the unquoted name in buf, 0 when there is none (nothing consumed).
+ */
+static int sheet_prefix(parser *ps, char *buf, size_t cap)
+{
+	const char *q = ps->p;
+	size_t n = 0;
+
+	if (*q == '\'') {
+		q++;
+		for (;;) {
+			if (!*q)
+				return 0;
+			if (*q == '\'') {
+				if (q[1] != '\'')
+					break;
+				q++;
+			}
+			if (n + 1 >= cap)
+				return 0;
+			buf[n++] = *q++;
+		}
+		if (q[1] != '!')
+			return 0;
+		buf[n] = '\0';
+		ps->p = q + 2;
+		return 1;
+	}
+	while (word_char(*q) && *q != '$')
+		q++;
+	if (q == ps->p || *q != '!' || (size_t)(q - ps->p) >= cap)
+		return 0;
+	n = (size_t)(q - ps->p);
+	memcpy(buf, ps->p, n);
+	buf[n] = '\0';
+	ps->p = q + 1;
+	return 1;
+}
+
+enum { END_CELL, END_COL, END_ROW };
+
+/* One end of a reference: a word that is a cell, a column or a row. */
+static bool ref_end(const char *w, size_t len, int *kind, uint32_t *row, uint32_t *col)
+{
+	if (parse_cell(w, len, row, col)) {
+		*kind = END_CELL;
+		return true;
+	}
+	if (parse_col(w, len, col)) {
+		*kind = END_COL;
+		return true;
+	}
+	if (parse_row(w, len, row)) {
+		*kind = END_ROW;
+		return true;
+	}
+	return false;
+}
+
+static size_t word_len(const char *p)
+{
+	size_t n = 0;
+
+	while (word_char(p[n]))
+		n++;
+	return n;
+}
+
+static int find_sheet(parser *ps, const char *name, bool *bad)
+{
+	sbx_sheet *s = sbx_book_find(ps->book, name);
+
+	*bad = !s;
+	return s ? (int)sbx_sheet_index(s) : 0;
+}
+
+/*
+ * Tries a reference at ps->p: [sheet!]end[:[sheet!]end]. Returns the node,
+ * or UINT32_MAX with nothing consumed when the text is not a reference.
+ */
+static uint32_t try_ref(parser *ps)
+{
+	const char *start = ps->p;
+	char sheet[SBX_SHEET_NAME_MAX + 1], sheet2[SBX_SHEET_NAME_MAX + 1];
+	bool has_sheet, bad = false;
+	uint32_t r0 = 0, c0 = 0, r1 = 0, c1 = 0, idx = ps->self, i;
+	int k0, k1;
+	size_t len;
+
+	has_sheet = sheet_prefix(ps, sheet, sizeof(sheet)) == 1;
+	len = word_len(ps->p);
+	if (len == 0 || ps->p[len] == '(' || !ref_end(ps->p, len, &k0, &r0, &c0))
+		goto not_ref;
+	ps->p += len;
+	if (*ps->p == ':') {
+		const char *save = ps->p;
+		bool has2;
+
+		ps->p++;
+		has2 = sheet_prefix(ps, sheet2, sizeof(sheet2)) == 1;
+		len = word_len(ps->p);
+		if (len && ps->p[len] != '(' && ref_end(ps->p, len, &k1, &r1, &c1) && k1 == k0) {
+			ps->p += len;
+			if (has2 && (!has_sheet || strcasecmp(sheet, sheet2) != 0))
+				unsupported(ps, "unsupported 3-D reference");
+		} else {
+			ps->p = save;
+			k1 = -1;
+		}
+	} else {
+		k1 = -1;
+	}
+	if (k1 < 0) {
+		if (k0 != END_CELL)
+			goto not_ref;
+		r1 = r0;
+		c1 = c0;
+	}
+	if (k0 == END_COL) {
+		r0 = 0;
+		r1 = SBX_SHEET_MAX_ROWS - 1;
+	} else if (k0 == END_ROW) {
+		c0 = 0;
+		c1 = SBX_SHEET_MAX_COLS - 1;
+	}
+	if (has_sheet)
+		idx = (uint32_t)find_sheet(ps, sheet, &bad);
+	i = node_new(ps, N_REF);
+	if (ps->oom)
+		return 0;
+	ps->f->nodes[i].ref = (fx_rect){idx, r0 < r1 ? r0 : r1, c0 < c1 ? c0 : c1,
+					r0 < r1 ? r1 : r0, c0 < c1 ? c1 : c0};
+	ps->f->nodes[i].ref_bad = bad;
+	return i;
+not_ref:
+	ps->p = start;
+	return UINT32_MAX;
+}
+
+static uint32_t parse_expr(parser *ps);
+
+static int arg_push(parser *ps, uint32_t node)
+{
+	fx_formula *f = ps->f;
+
+	if (f->nargs == f->args_cap) {
+		uint32_t cap = f->args_cap ? f->args_cap * 2 : 4;
+		uint32_t *a = realloc(f->args, cap * sizeof(*a));
+		if (!a) {
+			ps->oom = true;
+			return -ENOMEM;
+		}
+		f->args = a;
+		f->args_cap = cap;
+	}
+	f->args[f->nargs++] = node;
+	return 0;
+}
+
+static uint32_t parse_call(parser *ps, const char *name, size_t len)
+{
+	uint32_t tmp[256], n = 0, i;
+	int fn = sbx_fx__func_find(name, len);
+
+	ps->p++; /* '(' */
+	skip_space(ps);
+	if (*ps->p == ')') {
+		ps->p++;
+	} else {
+		for (;;) {
+			skip_space(ps);
+			if (*ps->p == ',' || *ps->p == ')')
+				i = node_new(ps, N_MISSING);
+			else
+				i = parse_expr(ps);
+			if (ps->oom || ps->f->unsupported)
+				return 0;
+			if (n == SBX_ELEMENTSOF(tmp)) {
+				unsupported(ps, "too many arguments");
+				return 0;
+			}
+			tmp[n++] = i;
+			skip_space(ps);
+			if (*ps->p == ',') {
+				ps->p++;
+				continue;
+			}
+			if (*ps->p == ')') {
+				ps->p++;
+				break;
+			}
+			unsupported(ps, "cannot parse the formula");
+			return 0;
+		}
+	}
+	if (fn < 0) {
+		unsupported(ps, "unsupported function %.*s", (int)(len > 64 ? 64 : len), name);
+		return 0;
+	}
+	const fx_func *def = sbx_fx__func(fn);
+	if (n < def->min || (def->max != 255 && n > def->max)) {
+		/* LibreOffice refuses the formula (Err:504); leave that to it. */
+		unsupported(ps, "%s with %u arguments", def->name, n);
+		return 0;
+	}
+	i = node_new(ps, N_CALL);
+	if (ps->oom)
+		return 0;
+	ps->f->nodes[i].fn = (int16_t)fn;
+	ps->f->nodes[i].nargs = (uint16_t)n;
+	ps->f->nodes[i].a = ps->f->nargs;
+	for (uint32_t k = 0; k < n; k++)
+		if (arg_push(ps, tmp[k]) < 0)
+			return 0;
+	return i;
+}
+
+static uint32_t parse_string(parser *ps)
+{
+	fx_formula *f = ps->f;
+	const char *q = ps->p + 1;
+	size_t start = f->strings_len;
+	uint32_t i;
+
+	for (;;) {
+		char ch;
+		if (!*q) {
+			unsupported(ps, "cannot parse the formula (unterminated string)");
+			return 0;
+		}
+		if (*q == '"') {
+			if (q[1] != '"')
+				break;
+			q++;
+		}
+		ch = *q++;
+		if (f->strings_len + 2 > f->strings_cap) {
+			size_t cap = f->strings_cap ? f->strings_cap * 2 : 64;
+			char *s = realloc(f->strings, cap);
+			if (!s) {
+				ps->oom = true;
+				return 0;
+			}
+			f->strings = s;
+			f->strings_cap = cap;
+		}
+		f->strings[f->strings_len++] = ch;
+	}
+	ps->p = q + 1;
+	if (f->strings_len + 1 > f->strings_cap) {
+		char *s = realloc(f->strings, f->strings_cap + 16);
+		if (!s) {
+			ps->oom = true;
+			return 0;
+		}
+		f->strings = s;
+		f->strings_cap += 16;
+	}
+	f->strings[f->strings_len++] = '\0';
+	i = node_new(ps, N_STR);
+	if (ps->oom)
+		return 0;
+	/* An offset for now: strings may move while they grow (fixed up at the end). */
+	f->nodes[i].str = (const char *)(uintptr_t)start;
+	f->nodes[i].len = (uint32_t)(f->strings_len - 1 - start);
+	return i;
+}
+
+static const struct {
+	const char *text;
+	fx_err err;
+} error_literals[] = {
+	{"#NULL!", FX_E_NULL}, {"#DIV/0!", FX_E_DIV0}, {"#VALUE!", FX_E_VALUE}, {"#REF!", FX_E_REF},
+	{"#NAME?", FX_E_NAME}, {"#NUM!", FX_E_NUM},    {"#N/A", FX_E_NA},
+};
+
+static uint32_t parse_primary(parser *ps)
+{
+	uint32_t i;
+	size_t len;
+
+	skip_space(ps);
+	if (++ps->depth > FX_MAX_DEPTH) {
+		unsupported(ps, "formula nested too deeply");
+		return 0;
+	}
+	if (*ps->p == '(') {
+		ps->p++;
+		i = parse_expr(ps);
+		skip_space(ps);
+		if (*ps->p != ')')
+			unsupported(ps, "cannot parse the formula (missing ')')");
+		else
+			ps->p++;
+		ps->depth--;
+		return i;
+	}
+	if (*ps->p == '"') {
+		ps->depth--;
+		return parse_string(ps);
+	}
+	if (*ps->p == '#') {
+		for (size_t k = 0; k < SBX_ELEMENTSOF(error_literals); k++) {
+			size_t n = strlen(error_literals[k].text);
+			if (strncasecmp(ps->p, error_literals[k].text, n) == 0) {
+				ps->p += n;
+				i = node_new(ps, N_ERR);
+				if (!ps->oom)
+					ps->f->nodes[i].err = error_literals[k].err;
+				ps->depth--;
+				return i;
+			}
+		}
+		unsupported(ps, "cannot parse the formula");
+		return 0;
+	}
+	if (*ps->p == '{') {
+		unsupported(ps, "unsupported inline array");
+		return 0;
+	}
+	i = try_ref(ps);
+	if (i != UINT32_MAX) {
+		ps->depth--;
+		return i;
+	}
+	if (isdigit((unsigned char)*ps->p) || (*ps->p == '.' && isdigit((unsigned char)ps->p[1]))) {
+		char *end;
+		double v = strtod(ps->p, &end);
+
+		if (end == ps->p || !isfinite(v) || (*end && (isalpha((unsigned char)*end)))) {
+			unsupported(ps, "cannot parse the formula (number)");
+			return 0;
+		}
+		ps->p = end;
+		i = node_new(ps, N_NUM);
+		if (!ps->oom)
+			ps->f->nodes[i].num = v;
+		ps->depth--;
+		return i;
+	}
+	len = word_len(ps->p);
+	if (len == 0) {
+		unsupported(ps, "cannot parse the formula");
+		return 0;
+	}
+	const char *name = ps->p;
+	ps->p += len;
+	skip_space(ps);
+	if (*ps->p == '(') {
+		i = parse_call(ps, name, len);
+		ps->depth--;
+		return i;
+	}
+	if ((len == 4 && strncasecmp(name, "TRUE", 4) == 0) ||
+	    (len == 5 && strncasecmp(name, "FALSE", 5) == 0)) {
+		i = node_new(ps, N_BOOL);
+		if (!ps->oom)
+			ps->f->nodes[i].num = len == 4;
+		ps->depth--;
+		return i;
+	}
+	unsupported(ps, "unsupported name %.*s", (int)(len > 64 ? 64 : len), name);
+	return 0;
+}
+
+static uint32_t unary_node(parser *ps, fx_op op, uint32_t a)
+{
+	uint32_t i = node_new(ps, op);
+
+	if (!ps->oom)
+		ps->f->nodes[i].a = a;
+	return i;
+}
+
+static uint32_t binary_node(parser *ps, fx_op op, uint32_t a, uint32_t b)
+{
+	uint32_t i = node_new(ps, op);
+
+	if (!ps->oom) {
+		ps->f->nodes[i].a = a;
+		ps->f->nodes[i].b = b;
+	}
+	return i;
+}
+
+#define FAILED(ps) ((ps)->oom || (ps)->f->unsupported)
+
+/* primary [":" primary]* ["%"]* */
+static uint32_t parse_postfix(parser *ps)
+{
+	uint32_t a = parse_primary(ps);
+
+	for (;;) {
+		if (FAILED(ps))
+			return 0;
+		skip_space(ps);
+		if (*ps->p == ':') {
+			ps->p++;
+			a = binary_node(ps, N_RANGE, a, parse_primary(ps));
+		} else if (*ps->p == '%') {
+			ps->p++;
+			a = unary_node(ps, N_PCT, a);
+		} else {
+			return a;
+		}
+	}
+}
+
+/* Unary minus binds tighter than "^" in LibreOffice and Excel: -2^2 is 4. */
+static uint32_t parse_unary(parser *ps)
+{
+	skip_space(ps);
+	if (*ps->p == '-' || *ps->p == '+') {
+		fx_op op = *ps->p == '-' ? N_NEG : N_PLUS;
+		uint32_t a;
+
+		ps->p++;
+		if (++ps->depth > FX_MAX_DEPTH) {
+			unsupported(ps, "formula nested too deeply");
+			return 0;
+		}
+		a = parse_unary(ps);
+		ps->depth--;
+		if (FAILED(ps))
+			return 0;
+		return unary_node(ps, op, a);
+	}
+	return parse_postfix(ps);
+}
+
+static uint32_t parse_pow(parser *ps)
+{
+	uint32_t a = parse_unary(ps);
+
+	for (;;) {
+		if (FAILED(ps))
+			return 0;
+		skip_space(ps);
+		if (*ps->p != '^')
+			return a;
+		ps->p++;
+		a = binary_node(ps, N_POW, a, parse_unary(ps));
+	}
+}
+
+static uint32_t parse_mul(parser *ps)
+{
+	uint32_t a = parse_pow(ps);
+
+	for (;;) {
+		if (FAILED(ps))
+			return 0;
+		skip_space(ps);
+		if (*ps->p != '*' && *ps->p != '/')
+			return a;
+		fx_op op = *ps->p++ == '*' ? N_MUL : N_DIV;
+		a = binary_node(ps, op, a, parse_pow(ps));
+	}
+}
+
+static uint32_t parse_add(parser *ps)
+{
+	uint32_t a = parse_mul(ps);
+
+	for (;;) {
+		if (FAILED(ps))
+			return 0;
+		skip_space(ps);
+		if (*ps->p != '+' && *ps->p != '-')
+			return a;
+		fx_op op = *ps->p++ == '+' ? N_ADD : N_SUB;
+		a = binary_node(ps, op, a, parse_mul(ps));
+	}
+}
+
+static uint32_t parse_cat(parser *ps)
+{
+	uint32_t a = parse_add(ps);
+
+	for (;;) {
+		if (FAILED(ps))
+			return 0;
+		skip_space(ps);
+		if (*ps->p != '&')
+			return a;
+		ps->p++;
+		a = binary_node(ps, N_CAT, a, parse_add(ps));
+	}
+}
+
+static uint32_t parse_expr(parser *ps)
+{
+	uint32_t a;
+
+	if (++ps->depth > FX_MAX_DEPTH) {
+		unsupported(ps, "formula nested too deeply");
+		return 0;
+	}
+	a = parse_cat(ps);
+	for (;;) {
+		fx_op op;
+
+		if (FAILED(ps))
+			return 0;
+		skip_space(ps);
+		if (ps->p[0] == '<' && ps->p[1] == '=') {
+			op = N_LE;
+			ps->p += 2;
+		} else if (ps->p[0] == '>' && ps->p[1] == '=') {
+			op = N_GE;
+			ps->p += 2;
+		} else if (ps->p[0] == '<' && ps->p[1] == '>') {
+			op = N_NE;
+			ps->p += 2;
+		} else if (ps->p[0] == '<' || ps->p[0] == '>' || ps->p[0] == '=') {
+			op = ps->p[0] == '<' ? N_LT : ps->p[0] == '>' ? N_GT : N_EQ;
+			ps->p++;
+		} else {
+			ps->depth--;
+			return a;
+		}
+		a = binary_node(ps, op, a, parse_cat(ps));
+	}
+}
+
+int sbx_fx__parse(const sbx_book *b, uint32_t self, const char *text, fx_formula *f)
+{
+	parser ps = {.book = b, .self = self, .p = text, .f = f};
+
+	*f = (fx_formula){0};
+	skip_space(&ps);
+	if (*ps.p == '=')
+		ps.p++;
+	skip_space(&ps);
+	if (!*ps.p) {
+		unsupported(&ps, "empty formula");
+		return 0;
+	}
+	f->root = parse_expr(&ps);
+	if (ps.oom)
+		return -ENOMEM;
+	skip_space(&ps);
+	if (!f->unsupported && *ps.p)
+		unsupported(&ps, "cannot parse the formula near '%.16s'", ps.p);
+	for (uint32_t i = 0; i < f->n; i++)
+		if (f->nodes[i].op == N_STR)
+			f->nodes[i].str = f->strings + (uintptr_t)f->nodes[i].str;
+	/* A book holds one parsed formula per cell: keep only what is used. */
+	if (f->n && f->n < f->cap) {
+		fx_node *n = realloc(f->nodes, f->n * sizeof(*n));
+		if (n) {
+			f->nodes = n;
+			f->cap = f->n;
+		}
+	}
+	return 0;
+}
+
+void sbx_fx__formula_free(fx_formula *f)
+{
+	free(f->nodes);
+	free(f->args);
+	free(f->strings);
+	*f = (fx_formula){0};
+}
