@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+#include "view-internal.h"
+
+/*
+ * The whole front end: no framework, nothing fetched from anywhere (users run
+ * this in air-gapped labs). Pages are complete without the script; it only
+ * filters as you type, lists the red cells and follows a live run or sweep.
+ */
+const char sbx_view__css[] =
+	"body{font:14px/1.4 system-ui,sans-serif;margin:0;color:#1b1f24;background:#fff}"
+	"header{background:#24292f;color:#fff;padding:8px 16px}header a{color:#fff;"
+	"text-decoration:none;font-weight:600}main{padding:8px 16px 40px}"
+	"h1{font-size:20px}h2{font-size:16px;margin-top:24px;border-bottom:1px solid #ddd}"
+	"h3{font-size:14px}.dim{color:#6e7781}.err,.errtext{color:#b3261e}"
+	".err{background:#fde8e7;padding:6px 10px;border-radius:4px}"
+	"table.list{border-collapse:collapse}table.list td,table.list th{padding:3px 8px;"
+	"border-bottom:1px solid #eee;text-align:left}td.num{text-align:right;"
+	"font-variant-numeric:tabular-nums}"
+	".st{display:inline-block;padding:0 6px;border-radius:8px;font-size:12px;"
+	"background:#eaeef2}.st-pass,.st-PASS{background:#d1f0d9;color:#116329}"
+	".st-partial,.st-PARTIAL{background:#fff1c2;color:#7a4f00}.st-fail,.st-FAIL,"
+	".st-agent_error,.st-sandbox_failed,.st-infra_error,.st-timeout{background:#ffd8d3;"
+	"color:#a40e26}.st-running{background:#ddf4ff;color:#0550ae}.st-sweep{background:#e8e1ff}"
+	".live{background:#2da44e;border-radius:8px;padding:0 6px;font-size:12px;margin-left:8px}"
+	"table.kv{border-collapse:collapse;font-size:12px}table.kv th{text-align:left;"
+	"padding:1px 8px 1px 0;color:#57606a;font-weight:normal}.cols{display:flex;gap:24px;"
+	"flex-wrap:wrap}"
+	"svg{width:100%;max-width:1000px;font-size:12px}.ph{fill:#0969da}.ph-agent{fill:#8250df}"
+	".ph-grade{fill:#1a7f37}.ph-remove,.ph-create{fill:#57606a}.bar{fill:#54aeff}"
+	".whisker{stroke:#24292f;stroke-width:1.5}.axis{stroke:#888}"
+	".gridwrap{overflow:auto;max-height:480px;border:1px solid #ddd;margin:6px 0}"
+	"table.grid{border-collapse:collapse;font-size:12px}table.grid td,table.grid th{"
+	"border:1px solid #e5e5e5;padding:1px 5px;white-space:nowrap;max-width:16em;"
+	"overflow:hidden;text-overflow:ellipsis}table.grid th{background:#f6f8fa;"
+	"position:sticky;top:0}td.ok{background:#dafbe1}td.bad{background:#ffcecb;"
+	"outline:1px solid #cf222e}"
+	".conv{display:flex;flex-direction:column;gap:6px;max-width:1000px}"
+	".turn{border-radius:6px;padding:4px 10px;border:1px solid #d0d7de}"
+	".turn.call{background:#f6f8fa;margin-right:15%}.turn.result{background:#fff;"
+	"margin-left:15%}.turn.error{background:#fde8e7;border-color:#cf222e}"
+	".turn pre,.proto pre{white-space:pre-wrap;word-break:break-word;margin:4px 0;"
+	"max-height:320px;overflow:auto;font-size:12px}.proto{font-size:12px;color:#57606a}"
+	"#filter{margin:8px 0}#filter input{width:10em}#redcells li{display:inline;"
+	"margin-right:8px}img.shot{max-width:100%;border:1px solid #ddd}";
+
+const char sbx_view__js[] =
+	"(function(){'use strict';\n"
+	"document.body.setAttribute('data-js','on');\n"
+	/* The runs list: filter as you type, and a count per status. */
+	"var f=document.getElementById('filter'),t=document.getElementById('runs');\n"
+	"function apply(){f=document.getElementById('filter');t=document.getElementById('runs');if(!f||!t)return;var q={};['task','agent','status'].forEach("
+	"function(k){q[k]=f.elements[k].value;});var n=0,c={};"
+	"Array.prototype.forEach.call(t.tBodies[0].rows,function(r){var ok=true;"
+	"for(var k in q)if(q[k]&&(r.getAttribute('data-'+k)||'').indexOf(q[k])<0)ok=false;"
+	"r.hidden=!ok;if(ok){n++;var s=r.getAttribute('data-status');c[s]=(c[s]||0)+1;}});"
+	"var p=document.getElementById('count');if(p)p.textContent=n+' of '+"
+	"t.tBodies[0].rows.length;var old=document.getElementById('statuscounts');"
+	"if(old)old.remove();var tb=document.createElement('table');tb.id='statuscounts';"
+	"tb.className='list';Object.keys(c).sort().forEach(function(s){var tr=tb.insertRow();"
+	"tr.insertCell().textContent=s;tr.insertCell().textContent=c[s];});"
+	"t.parentNode.insertBefore(tb,t);}\n"
+	"if(f){f.addEventListener('input',apply);apply();}\n"
+	/* The run page: the red cells, as a list that scrolls each into view. */
+	"function red(){var bad=document.querySelectorAll('td.bad');if(!bad.length)return;"
+	"var old=document.getElementById('redcells');if(old)old.remove();"
+	"var ul=document.createElement('ul');ul.id='redcells';ul.appendChild("
+	"document.createTextNode('red cells: '));"
+	"Array.prototype.slice.call(bad,0,50).forEach(function(td){var li=document."
+	"createElement('li'),a=document.createElement('a');a.href='#';a.textContent="
+	"td.getAttribute('data-cell');a.title=td.title;a.onclick=function(e){e.preventDefault();"
+	"td.scrollIntoView({block:'center'});};li.appendChild(a);ul.appendChild(li);});"
+	"var g=document.querySelector('.gridwrap');if(g)g.parentNode.insertBefore(ul,g);}\n"
+	"red();\n"
+	/* Live: the server says when a file grew; the page is fetched and swapped in. */
+	"var live=document.body.getAttribute('data-live');\n"
+	"if(live&&window.EventSource){var es=new EventSource(live),busy=false;"
+	"function refresh(){if(busy)return;busy=true;fetch(location.href).then(function(r)"
+	"{return r.text();}).then(function(h){var d=new DOMParser().parseFromString(h,"
+	"'text/html'),m=d.getElementById('main');if(m)document.getElementById('main')."
+	"replaceWith(m);red();apply();busy=false;}).catch(function(){busy=false;});}"
+	"es.addEventListener('change',refresh);es.addEventListener('done',function(){"
+	"refresh();es.close();var l=document.getElementById('live');if(l)l.remove();});}\n"
+	"})();\n";
