@@ -48,7 +48,9 @@ const char sbx_view__js[] =
 	"document.body.setAttribute('data-js','on');\n"
 	/* The runs list: filter as you type, and a count per status. */
 	"var f=document.getElementById('filter'),t=document.getElementById('runs');\n"
-	"function apply(){f=document.getElementById('filter');t=document.getElementById('runs');if(!f||!t)return;var q={};['task','agent','status'].forEach("
+	"function "
+	"apply(){f=document.getElementById('filter');t=document.getElementById('runs');if(!f||!t)"
+	"return;var q={};['task','agent','status'].forEach("
 	"function(k){q[k]=f.elements[k].value;});var n=0,c={};"
 	"Array.prototype.forEach.call(t.tBodies[0].rows,function(r){var ok=true;"
 	"for(var k in q)if(q[k]&&(r.getAttribute('data-'+k)||'').indexOf(q[k])<0)ok=false;"

@@ -120,8 +120,7 @@ void sbx_view__tally_results(int rootfd, const char *dir, sbx_view_tally *t)
 	free(recs);
 }
 
-int sbx_view__href(const sbx_view_ctx *ctx, sbx_buf *out, char kind, size_t root,
-		   const char *rel)
+int sbx_view__href(const sbx_view_ctx *ctx, sbx_buf *out, char kind, size_t root, const char *rel)
 {
 	_cleanup_(sbx_buf_free) sbx_buf url = SBX_BUF_INIT(16384);
 	int r;
@@ -178,8 +177,9 @@ int sbx_view__page_begin(const sbx_view_ctx *ctx, sbx_buf *out, const char *titl
 				   sbx_view__csp(ctx, false));
 	r = r < 0 ? r : sbx_buf_puts(out, "<title>");
 	r = r < 0 ? r : sbx_html_escape(out, title);
-	r = r < 0 ? r : sbx_buf_printf(out, " · sandboxctl</title><style>%s</style></head>",
-				       sbx_view__css);
+	r = r < 0 ? r
+		  : sbx_buf_printf(out, " · sandboxctl</title><style>%s</style></head>",
+				   sbx_view__css);
 	r = r < 0 ? r : sbx_buf_puts(out, "<body");
 	if (r >= 0 && live_path && *live_path && !ctx->report) {
 		_cleanup_(sbx_buf_free) sbx_buf url = SBX_BUF_INIT(16384);

@@ -45,11 +45,21 @@ int sbx_html_escape_n(sbx_buf *out, const char *s, size_t len)
 		size_t n = 1;
 
 		switch (c) {
-		case '&': rep = "&amp;"; break;
-		case '<': rep = "&lt;"; break;
-		case '>': rep = "&gt;"; break;
-		case '"': rep = "&quot;"; break;
-		case '\'': rep = "&#39;"; break;
+		case '&':
+			rep = "&amp;";
+			break;
+		case '<':
+			rep = "&lt;";
+			break;
+		case '>':
+			rep = "&gt;";
+			break;
+		case '"':
+			rep = "&quot;";
+			break;
+		case '\'':
+			rep = "&#39;";
+			break;
 		default:
 			if (c < 0x20 && c != '\t' && c != '\n')
 				rep = "\xef\xbf\xbd";
@@ -89,8 +99,8 @@ int sbx_url_escape(sbx_buf *out, const char *s)
 	int r = 0;
 
 	for (const unsigned char *p = (const unsigned char *)s; *p && r >= 0; p++) {
-		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-		    strchr("/-._~", *p))
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		    (*p >= '0' && *p <= '9') || strchr("/-._~", *p))
 			r = sbx_buf_putc(out, (char)*p);
 		else
 			r = sbx_buf_printf(out, "%%%c%c", hex[*p >> 4], hex[*p & 15]);

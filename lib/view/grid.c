@@ -67,8 +67,9 @@ static const cJSON *find_mismatch(const cJSON *mismatches, const char *addr)
 {
 	const cJSON *m;
 
-	cJSON_ArrayForEach(m, mismatches)
-	if (strcmp(sbx_json_get_string(m, "cell", ""), addr) == 0) return m;
+	cJSON_ArrayForEach (m, mismatches)
+		if (strcmp(sbx_json_get_string(m, "cell", ""), addr) == 0)
+			return m;
 	return NULL;
 }
 
@@ -106,7 +107,8 @@ static int sheet_grid(sbx_buf *out, const sbx_sheet *got, const sbx_sheet *want,
 	if (r >= 0 && (rows > SBX_VIEW_GRID_ROWS || cols > SBX_VIEW_GRID_COLS))
 		r = sbx_buf_printf(out, " (first %u × %u of %u × %u)",
 				   rows > SBX_VIEW_GRID_ROWS ? SBX_VIEW_GRID_ROWS : rows,
-				   cols > SBX_VIEW_GRID_COLS ? SBX_VIEW_GRID_COLS : cols, rows, cols);
+				   cols > SBX_VIEW_GRID_COLS ? SBX_VIEW_GRID_COLS : cols, rows,
+				   cols);
 	r = r < 0 ? r : sbx_buf_puts(out, "</caption><tr><th></th>");
 	if (rows > SBX_VIEW_GRID_ROWS)
 		rows = SBX_VIEW_GRID_ROWS;
@@ -139,7 +141,9 @@ static int sheet_grid(sbx_buf *out, const sbx_sheet *got, const sbx_sheet *want,
 			graded = m || (want && in_ranges(gc, name, row, col) &&
 				       (!skip_empty || !sbx_cell_is_empty(&w)));
 			r = sbx_buf_printf(out, "<td class=\"%s\" data-cell=\"",
-					   m ? "bad" : graded ? "ok" : "");
+					   m	    ? "bad"
+					   : graded ? "ok"
+						    : "");
 			r = r < 0 ? r : sbx_html_escape(out, sbx_buf_str(&addr));
 			r = r < 0 ? r : sbx_buf_puts(out, "\"");
 			if (r >= 0 && m) {
@@ -148,7 +152,9 @@ static int sheet_grid(sbx_buf *out, const sbx_sheet *got, const sbx_sheet *want,
 				r = r < 0 ? r : sbx_buf_puts(out, ", got ");
 				r = r < 0 ? r : put_json_text(out, sbx_json_get(m, "got"));
 				r = r < 0 ? r : sbx_buf_puts(out, " (");
-				r = r < 0 ? r : sbx_html_escape(out, sbx_json_get_string(m, "reason", "?"));
+				r = r < 0 ? r
+					  : sbx_html_escape(out,
+							    sbx_json_get_string(m, "reason", "?"));
 				r = r < 0 ? r : sbx_buf_puts(out, ")\"");
 			} else if (r >= 0 && graded) {
 				r = sbx_buf_puts(out, " title=\"expected ");
@@ -176,8 +182,7 @@ static int mismatch_list(sbx_buf *out, const cJSON *cs)
 		return 0;
 	r = sbx_buf_puts(out, "<table class=\"list mism\"><thead><tr><th>cell</th><th>reason</th>"
 			      "<th>expected</th><th>got</th></tr></thead><tbody>");
-	cJSON_ArrayForEach(m, mm)
-	{
+	cJSON_ArrayForEach (m, mm) {
 		if (r < 0 || shown++ >= MISMATCHES_MAX)
 			break;
 		r = sbx_buf_puts(out, "<tr><td>");
@@ -222,15 +227,14 @@ int sbx_view__grid(const sbx_view_ctx *ctx, int rootfd, const char *rel, const c
 			   sbx_json_get_string(grade, "status", "?"),
 			   sbx_json_get_number(grade, "matched", 0),
 			   sbx_json_get_number(grade, "graded", 0));
-	cJSON_ArrayForEach(cs, sbx_json_get(grade, "cases"))
-	{
+	cJSON_ArrayForEach (cs, sbx_json_get(grade, "cases")) {
 		_cleanup_(sbx_book_freep) sbx_book *got = NULL;
 		_cleanup_(sbx_book_freep) sbx_book *want = NULL;
 		_cleanup_free_ char *out_rel = NULL, *oracle_rel = NULL;
 		const char *output = sbx_json_get_string(cs, "output", NULL);
 		const char *oracle = sbx_json_get_string(cs, "oracle", NULL);
-		const sbx_grading_case *gc = task && i < task->grading.n_cases ? &task->grading.cases[i]
-									: NULL;
+		const sbx_grading_case *gc =
+			task && i < task->grading.n_cases ? &task->grading.cases[i] : NULL;
 		const cJSON *mm = sbx_json_get(cs, "mismatches");
 		size_t drawn = 0;
 
@@ -241,19 +245,22 @@ int sbx_view__grid(const sbx_view_ctx *ctx, int rootfd, const char *rel, const c
 		r = r < 0 ? r : sbx_view__put_status(out, sbx_json_get_string(cs, "status", "?"));
 		r = r < 0 ? r : sbx_buf_puts(out, " ");
 		r = r < 0 ? r : sbx_html_escape(out, sbx_json_get_string(cs, "name", "?"));
-		r = r < 0 ? r : sbx_buf_printf(out, " <span class=\"dim\">%.0f/%.0f%s</span></h3>",
-					       sbx_json_get_number(cs, "matched", 0),
-					       sbx_json_get_number(cs, "graded", 0),
-					       sbx_json_get_bool(cs, "gate", false) ? ", gate" : "");
+		r = r < 0 ? r
+			  : sbx_buf_printf(out, " <span class=\"dim\">%.0f/%.0f%s</span></h3>",
+					   sbx_json_get_number(cs, "matched", 0),
+					   sbx_json_get_number(cs, "graded", 0),
+					   sbx_json_get_bool(cs, "gate", false) ? ", gate" : "");
 		if (r >= 0 && sbx_json_get_string(cs, "failure", NULL)) {
 			r = sbx_buf_puts(out, "<p class=\"err\">");
-			r = r < 0 ? r : sbx_html_escape(out, sbx_json_get_string(cs, "failure", ""));
+			r = r < 0 ? r
+				  : sbx_html_escape(out, sbx_json_get_string(cs, "failure", ""));
 			r = r < 0 ? r : sbx_buf_puts(out, "</p>");
 		}
 		r = r < 0 ? r : mismatch_list(out, cs);
 		if (r < 0 || !output)
 			continue;
-		/* Only files inside the run directory: the oracle path in grade.json is the host's. */
+		/* Only files inside the run directory: the oracle path in grade.json is the host's.
+		 */
 		if (asprintf(&out_rel, "%s%soutputs/%s", rel, *rel ? "/" : "", output) < 0)
 			return -ENOMEM;
 		got = open_book(rootfd, out_rel);
@@ -274,6 +281,11 @@ int sbx_view__grid(const sbx_view_ctx *ctx, int rootfd, const char *rel, const c
 			const sbx_sheet *gs = got ? (ws ? sbx_book_find(got, sbx_sheet_name(ws))
 							: sbx_book_sheet(got, s))
 						  : NULL;
+
+			/* A CSV's one sheet is named after its file: pair the only sheets. */
+			if (!gs && got && sbx_book_sheet_count(got) == 1 &&
+			    sbx_book_sheet_count(want) == 1)
+				gs = sbx_book_sheet(got, 0);
 
 			if (drawn++ >= SHEETS_MAX)
 				break;

@@ -81,11 +81,12 @@ int sbx_view_page_index(const sbx_view_ctx *ctx, const char *filter_task, const 
 	r = r < 0 ? r : filter_input(out, "task", filter_task);
 	r = r < 0 ? r : filter_input(out, "agent", filter_agent);
 	r = r < 0 ? r : filter_input(out, "status", filter_status);
-	r = r < 0 ? r : sbx_buf_puts(out, "<button>filter</button></form>"
-					  "<table id=\"runs\" class=\"list\"><thead><tr><th>status</th>"
-					  "<th>score</th><th>run</th><th>task</th><th>agent</th>"
-					  "<th>model</th><th>duration</th><th>date</th></tr></thead>"
-					  "<tbody>\n");
+	r = r < 0 ? r
+		  : sbx_buf_puts(out, "<button>filter</button></form>"
+				      "<table id=\"runs\" class=\"list\"><thead><tr><th>status</th>"
+				      "<th>score</th><th>run</th><th>task</th><th>agent</th>"
+				      "<th>model</th><th>duration</th><th>date</th></tr></thead>"
+				      "<tbody>\n");
 	for (size_t i = 0; r >= 0 && i < n; i++) {
 		if (!keep(v[i].task, filter_task) || !keep(v[i].agent, filter_agent) ||
 		    !keep(v[i].status, filter_status))
@@ -93,8 +94,10 @@ int sbx_view_page_index(const sbx_view_ctx *ctx, const char *filter_task, const 
 		r = row(ctx, &v[i], out);
 		shown++;
 	}
-	r = r < 0 ? r : sbx_buf_printf(out, "</tbody></table><p class=\"dim\" id=\"count\">%zu of %zu</p>",
-				       shown, n);
+	r = r < 0 ? r
+		  : sbx_buf_printf(out,
+				   "</tbody></table><p class=\"dim\" id=\"count\">%zu of %zu</p>",
+				   shown, n);
 	r = r < 0 ? r : sbx_view__page_end(ctx, out);
 	sbx_view_entries_free(v, n);
 	return r < 0 ? sbx_error_set(err, r, "the runs list: %s", strerror(-r)) : 0;

@@ -24,8 +24,7 @@ static int kv_table(sbx_buf *out, const cJSON *obj, const char *prefix)
 
 	if (!prefix && (r = sbx_buf_puts(out, "<table class=\"kv\">")) < 0)
 		return r;
-	cJSON_ArrayForEach(it, obj)
-	{
+	cJSON_ArrayForEach (it, obj) {
 		_cleanup_free_ char *text = NULL;
 
 		if (cJSON_IsObject(it) && !prefix) {
@@ -56,7 +55,7 @@ static int kv_table(sbx_buf *out, const cJSON *obj, const char *prefix)
  */
 static int timeline(sbx_buf *out, const cJSON *timings)
 {
-	static const char *const phases[] = {"create", "start",    "copy_in", "ready",
+	static const char *const phases[] = {"create", "start",	   "copy_in", "ready",
 					     "agent",  "copy_out", "grade",   "remove"};
 	double at = 0, total = sbx_json_get_number(timings, "total", NAN), start[8], len[8];
 	int r;
@@ -95,10 +94,12 @@ static int timeline(sbx_buf *out, const cJSON *timings)
 	return r < 0 ? r : sbx_buf_printf(out, "</svg><p class=\"dim\">total %.0f ms</p>", total);
 }
 
-/* Every file of the run directory, linked (reports name them only). */
-static int raw_files(const sbx_view_ctx *ctx, size_t root, const char *rel, sbx_buf *out)
+/* Every file of the run directory, linked (reports name them only); subdirectories nested. */
+static int raw_files(const sbx_view_ctx *ctx, size_t root, const char *rel, unsigned depth,
+		     sbx_buf *out)
 {
 	int dfd = sbx_view_open(ctx->rootfds[root], rel, O_RDONLY | O_DIRECTORY, NULL);
+	unsigned listed = 0;
 	struct dirent *de;
 	DIR *d;
 	int r = 0;
@@ -108,26 +109,33 @@ static int raw_files(const sbx_view_ctx *ctx, size_t root, const char *rel, sbx_
 			close(dfd);
 		return 0;
 	}
-	r = sbx_buf_puts(out, "<h2>Files</h2><ul class=\"files\">");
+	r = sbx_buf_puts(out, depth ? "<ul>" : "<h2>Files</h2><ul class=\"files\">");
 	while (r >= 0 && (de = readdir(d))) {
 		_cleanup_free_ char *path = NULL;
+		bool dir = de->d_type == DT_DIR;
 
 		if (de->d_name[0] == '.' || is_secret(de->d_name))
 			continue;
+		if (listed++ >= 200) {
+			r = sbx_buf_puts(out, "<li>…</li>");
+			break;
+		}
 		path = sbx_view__join(rel, de->d_name);
 		if (!path) {
 			r = -ENOMEM;
 			break;
 		}
 		r = sbx_buf_puts(out, "<li>");
-		if (r >= 0 && !ctx->report) {
+		if (r >= 0 && !ctx->report && !dir) {
 			r = sbx_buf_puts(out, "<a href=\"");
 			r = r < 0 ? r : sbx_view__href(ctx, out, 'f', root, path);
-			r = r < 0 ? r : sbx_buf_puts(out, de->d_type == DT_DIR ? "/\">" : "\">");
+			r = r < 0 ? r : sbx_buf_puts(out, "\">");
 		}
 		r = r < 0 ? r : sbx_html_escape(out, de->d_name);
-		r = r < 0 ? r : sbx_buf_puts(out, de->d_type == DT_DIR ? "/" : "");
-		r = r < 0 ? r : sbx_buf_puts(out, ctx->report ? "</li>" : "</a></li>");
+		r = r < 0 ? r : sbx_buf_puts(out, dir ? "/" : ctx->report ? "" : "</a>");
+		if (r >= 0 && dir && depth < 2)
+			r = raw_files(ctx, root, path, depth + 1, out);
+		r = r < 0 ? r : sbx_buf_puts(out, "</li>");
 	}
 	closedir(d);
 	return r < 0 ? r : sbx_buf_puts(out, "</ul>");
@@ -154,7 +162,8 @@ static int summary(sbx_buf *out, const cJSON *res, const char *id)
 		r = r < 0 ? r : sbx_buf_puts(out, "</b>");
 		if (r >= 0 && sbx_json_get_string(agent, "model", NULL)) {
 			r = sbx_buf_puts(out, " (model <b>");
-			r = r < 0 ? r : sbx_html_escape(out, sbx_json_get_string(agent, "model", ""));
+			r = r < 0 ? r
+				  : sbx_html_escape(out, sbx_json_get_string(agent, "model", ""));
 			r = r < 0 ? r : sbx_buf_puts(out, "</b>)");
 		}
 		if (r >= 0 && sbx_json_get_bool(grade, "graded", false))
@@ -234,7 +243,7 @@ int sbx_view_page_run(const sbx_view_ctx *ctx, size_t root, const char *rel, sbx
 		r = r < 0 ? r : sbx_html_escape(out, sbx_json_get_string(sandbox, "image_id", "?"));
 		r = r < 0 ? r : sbx_buf_puts(out, "</td></tr></table></div></div>");
 	}
-	r = r < 0 ? r : raw_files(ctx, root, rel, out);
+	r = r < 0 ? r : raw_files(ctx, root, rel, 0, out);
 	r = r < 0 ? r : sbx_buf_puts(out, "</section>");
 	if (r >= 0 && !ctx->report)
 		r = sbx_view__page_end(ctx, out);

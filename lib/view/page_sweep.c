@@ -11,7 +11,6 @@
 
 #define HIST_BINS 12
 
-
 static int pct(sbx_buf *out, double v)
 {
 	return isnan(v) ? sbx_buf_puts(out, "—") : sbx_buf_printf(out, "%.1f%%", v * 100);
@@ -27,8 +26,11 @@ static int cell_row(sbx_buf *out, const sbx_sweep_plan *p, const sbx_sweep_cell 
 	r = r < 0 ? r : sbx_html_escape(out, c->task ? c->task : "(all tasks)");
 	r = r < 0 ? r : sbx_buf_puts(out, "</td><td>");
 	r = r < 0 ? r : sbx_html_escape(out, c->agent ? c->agent : "(all agents)");
-	r = r < 0 ? r : sbx_buf_printf(out, "</td><td class=\"num\">%u/%u</td><td class=\"num "
-					    "rate\">", c->done, c->planned);
+	r = r < 0 ? r
+		  : sbx_buf_printf(out,
+				   "</td><td class=\"num\">%u/%u</td><td class=\"num "
+				   "rate\">",
+				   c->done, c->planned);
 	r = r < 0 ? r : pct(out, c->done ? c->pass_rate : NAN);
 	r = r < 0 ? r : sbx_buf_puts(out, " <span class=\"dim\">[");
 	r = r < 0 ? r : pct(out, c->done ? c->pass_lo : NAN);
@@ -43,8 +45,9 @@ static int cell_row(sbx_buf *out, const sbx_sweep_plan *p, const sbx_sweep_cell 
 		r = sbx_buf_puts(out, "</td><td class=\"num\">");
 		r = r < 0 ? r : pct(out, c->pass_at[k]);
 	}
-	r = r < 0 ? r : sbx_buf_printf(out, "</td><td class=\"num%s\">%u</td><td class=\"num\">%u</td>",
-				       errors ? " errtext" : "", errors, c->infra_attempts);
+	r = r < 0 ? r
+		  : sbx_buf_printf(out, "</td><td class=\"num%s\">%u</td><td class=\"num\">%u</td>",
+				   errors ? " errtext" : "", errors, c->infra_attempts);
 	r = r < 0 ? r : sbx_buf_puts(out, "<td class=\"num\">");
 	r = r < 0 ? r : sbx_view__put_ms(out, c->agent_ms_p50);
 	r = r < 0 ? r : sbx_buf_puts(out, " / ");
@@ -60,8 +63,10 @@ static int bars(sbx_buf *out, const sbx_sweep_summary *s)
 	size_t n = s->n_cells, h = n * 24 + 30;
 	int r;
 
-	r = sbx_buf_printf(out, "<h2>Pass rate</h2><svg class=\"bars\" viewBox=\"0 0 1000 %zu\" "
-				"role=\"img\" aria-label=\"pass rate per task and agent\">", h);
+	r = sbx_buf_printf(out,
+			   "<h2>Pass rate</h2><svg class=\"bars\" viewBox=\"0 0 1000 %zu\" "
+			   "role=\"img\" aria-label=\"pass rate per task and agent\">",
+			   h);
 	for (size_t i = 0; r >= 0 && i < n; i++) {
 		const sbx_sweep_cell *c = &s->cells[i];
 		double y = (double)i * 24 + 4, w = c->done ? c->pass_rate * 600 : 0;
@@ -70,22 +75,25 @@ static int bars(sbx_buf *out, const sbx_sweep_summary *s)
 		r = r < 0 ? r : sbx_html_escape(out, c->task);
 		r = r < 0 ? r : sbx_buf_puts(out, " · ");
 		r = r < 0 ? r : sbx_html_escape(out, c->agent);
-		r = r < 0 ? r : sbx_buf_printf(out, "</text><rect class=\"bar\" x=\"300\" y=\"%.0f\" "
-						    "width=\"%.1f\" height=\"16\"><title>",
-					       y, w);
+		r = r < 0 ? r
+			  : sbx_buf_printf(out,
+					   "</text><rect class=\"bar\" x=\"300\" y=\"%.0f\" "
+					   "width=\"%.1f\" height=\"16\"><title>",
+					   y, w);
 		r = r < 0 ? r : pct(out, c->done ? c->pass_rate : NAN);
 		r = r < 0 ? r : sbx_buf_puts(out, "</title></rect>");
 		if (r >= 0 && c->done)
-			r = sbx_buf_printf(out,
-					   "<line class=\"whisker\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" "
-					   "y2=\"%.0f\"/><line class=\"whisker\" x1=\"%.1f\" "
-					   "x2=\"%.1f\" y1=\"%.0f\" y2=\"%.0f\"/><line "
-					   "class=\"whisker\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" "
-					   "y2=\"%.0f\"/><text x=\"910\" y=\"%.0f\">%.0f%%</text>",
-					   300 + c->pass_lo * 600, 300 + c->pass_hi * 600, y + 8, y + 8,
-					   300 + c->pass_lo * 600, 300 + c->pass_lo * 600, y + 3, y + 13,
-					   300 + c->pass_hi * 600, 300 + c->pass_hi * 600, y + 3, y + 13,
-					   y + 13, c->pass_rate * 100);
+			r = sbx_buf_printf(
+				out,
+				"<line class=\"whisker\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" "
+				"y2=\"%.0f\"/><line class=\"whisker\" x1=\"%.1f\" "
+				"x2=\"%.1f\" y1=\"%.0f\" y2=\"%.0f\"/><line "
+				"class=\"whisker\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" "
+				"y2=\"%.0f\"/><text x=\"910\" y=\"%.0f\">%.0f%%</text>",
+				300 + c->pass_lo * 600, 300 + c->pass_hi * 600, y + 8, y + 8,
+				300 + c->pass_lo * 600, 300 + c->pass_lo * 600, y + 3, y + 13,
+				300 + c->pass_hi * 600, 300 + c->pass_hi * 600, y + 3, y + 13,
+				y + 13, c->pass_rate * 100);
 	}
 	return r < 0 ? r
 		     : sbx_buf_printf(out,
@@ -121,11 +129,12 @@ static int histogram(sbx_buf *out, const sbx_sweep_record *recs, size_t n)
 	for (size_t b = 0; r >= 0 && b < HIST_BINS; b++) {
 		double hgt = (double)bins[b] / top * 130;
 
-		r = sbx_buf_printf(out,
-				   "<rect class=\"bar\" x=\"%zu\" y=\"%.1f\" width=\"%u\" "
-				   "height=\"%.1f\"><title>%u episodes, %.0f–%.0f ms</title></rect>",
-				   40 + b * 78, 140 - hgt, 72, hgt, bins[b], max * b / HIST_BINS,
-				   max * (b + 1) / HIST_BINS);
+		r = sbx_buf_printf(
+			out,
+			"<rect class=\"bar\" x=\"%zu\" y=\"%.1f\" width=\"%u\" "
+			"height=\"%.1f\"><title>%u episodes, %.0f–%.0f ms</title></rect>",
+			40 + b * 78, 140 - hgt, 72, hgt, bins[b], max * b / HIST_BINS,
+			max * (b + 1) / HIST_BINS);
 	}
 	return r < 0 ? r
 		     : sbx_buf_printf(out,
@@ -137,9 +146,10 @@ static int histogram(sbx_buf *out, const sbx_sweep_record *recs, size_t n)
 static int episodes(const sbx_view_ctx *ctx, size_t root, const char *rel, sbx_buf *out,
 		    const sbx_sweep_record *recs, size_t n)
 {
-	int r = sbx_buf_puts(out, "<h2>Episodes</h2><table class=\"list\" id=\"episodes\"><thead><tr>"
-				  "<th>#</th><th>status</th><th>score</th><th>run</th><th>task</th>"
-				  "<th>agent</th><th>epoch</th><th>time</th></tr></thead><tbody>");
+	int r = sbx_buf_puts(out,
+			     "<h2>Episodes</h2><table class=\"list\" id=\"episodes\"><thead><tr>"
+			     "<th>#</th><th>status</th><th>score</th><th>run</th><th>task</th>"
+			     "<th>agent</th><th>epoch</th><th>time</th></tr></thead><tbody>");
 
 	for (size_t i = 0; r >= 0 && i < n; i++) {
 		const sbx_sweep_record *e = &recs[i];
@@ -169,8 +179,9 @@ static int episodes(const sbx_view_ctx *ctx, size_t root, const char *rel, sbx_b
 		r = r < 0 ? r : sbx_html_escape(out, e->task);
 		r = r < 0 ? r : sbx_buf_puts(out, "</td><td>");
 		r = r < 0 ? r : sbx_html_escape(out, e->agent);
-		r = r < 0 ? r : sbx_buf_printf(out, "</td><td class=\"num\">%u</td><td class=\"num\">",
-					       e->epoch + 1);
+		r = r < 0 ? r
+			  : sbx_buf_printf(out, "</td><td class=\"num\">%u</td><td class=\"num\">",
+					   e->epoch + 1);
 		r = r < 0 ? r : sbx_view__put_ms(out, e->total_ms);
 		r = r < 0 ? r : sbx_buf_puts(out, "</td></tr>\n");
 	}
@@ -242,19 +253,23 @@ int sbx_view_page_sweep(const sbx_view_ctx *ctx, size_t root, const char *rel, s
 	r = r < 0 ? r : sbx_url_escape(out, rel);
 	r = r < 0 ? r : sbx_buf_puts(out, "\"><h1>sweep <span id=\"sweep-id\">");
 	r = r < 0 ? r : sbx_html_escape(out, e.id);
-	r = r < 0 ? r : sbx_buf_printf(out, "</span></h1><p class=\"why\">%u of %u episodes done, "
-					    "%u epochs; ",
-				       sum->overall.done, sum->overall.planned, plan->epochs);
+	r = r < 0 ? r
+		  : sbx_buf_printf(out,
+				   "</span></h1><p class=\"why\">%u of %u episodes done, "
+				   "%u epochs; ",
+				   sum->overall.done, sum->overall.planned, plan->epochs);
 	r = r < 0 ? r : sbx_html_escape(out, e.date);
 	r = r < 0 ? r : sbx_buf_puts(out, "; image ");
 	r = r < 0 ? r : sbx_html_escape(out, plan->image_id ? plan->image_id : "?");
-	r = r < 0 ? r : sbx_buf_puts(out, "</p><table class=\"list\" id=\"summary\"><thead><tr><th>"
-					  "task</th><th>agent</th><th>done</th><th>pass rate [95% "
-					  "CI]</th><th>mean score [95% CI]</th>");
+	r = r < 0 ? r
+		  : sbx_buf_puts(out, "</p><table class=\"list\" id=\"summary\"><thead><tr><th>"
+				      "task</th><th>agent</th><th>done</th><th>pass rate [95% "
+				      "CI]</th><th>mean score [95% CI]</th>");
 	for (size_t k = 0; r >= 0 && k < plan->n_pass_at; k++)
 		r = sbx_buf_printf(out, "<th>pass@%u</th>", plan->pass_at[k]);
-	r = r < 0 ? r : sbx_buf_puts(out, "<th>errors</th><th>infra</th><th>agent p50 / p95</th>"
-					  "<th>overhead p50</th></tr></thead><tbody>");
+	r = r < 0 ? r
+		  : sbx_buf_puts(out, "<th>errors</th><th>infra</th><th>agent p50 / p95</th>"
+				      "<th>overhead p50</th></tr></thead><tbody>");
 	for (size_t i = 0; r >= 0 && i < sum->n_cells; i++)
 		r = cell_row(out, plan, &sum->cells[i]);
 	for (size_t i = 0; r >= 0 && plan->n_tasks > 1 && i < plan->n_agents; i++)

@@ -11,14 +11,15 @@
 
 static int put_base64(sbx_buf *out, const unsigned char *p, size_t n)
 {
-	static const char tbl[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	static const char tbl[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 	int r = 0;
 
 	for (size_t i = 0; r >= 0 && i < n; i += 3) {
 		unsigned v = (unsigned)p[i] << 16 | (i + 1 < n ? (unsigned)p[i + 1] << 8 : 0) |
 			     (i + 2 < n ? p[i + 2] : 0);
-		char q[4] = {tbl[v >> 18 & 63], tbl[v >> 12 & 63], i + 1 < n ? tbl[v >> 6 & 63] : '=',
-			     i + 2 < n ? tbl[v & 63] : '='};
+		char q[4] = {tbl[v >> 18 & 63], tbl[v >> 12 & 63],
+			     i + 1 < n ? tbl[v >> 6 & 63] : '=', i + 2 < n ? tbl[v & 63] : '='};
 
 		r = sbx_buf_append(out, q, 4);
 	}
@@ -42,8 +43,9 @@ int sbx_view__image(const sbx_view_ctx *ctx, size_t root, const char *rel, const
 	/* A report stands alone: the image goes in as a data URI, if it is not too big. */
 	if (sbx_view_read(ctx->rootfds[root], rel, ctx->image_max, &data, &len, NULL) < 0 ||
 	    len < 8 || memcmp(data, "\x89PNG\r\n\x1a\n", 8) != 0)
-		return sbx_buf_printf(out, "<p class=\"dim\">(image left out: over %zu bytes or not a "
-					   "PNG)</p>",
+		return sbx_buf_printf(out,
+				      "<p class=\"dim\">(image left out: over %zu bytes or not a "
+				      "PNG)</p>",
 				      ctx->image_max);
 	r = sbx_buf_puts(out, "<img class=\"shot\" alt=\"");
 	r = r < 0 ? r : sbx_html_escape(out, alt);
@@ -78,8 +80,9 @@ static int append_runs(const sbx_view_ctx *ctx, sbx_buf *out, sbx_error *err)
 		shown++;
 	}
 	if (r >= 0 && shown >= SBX_VIEW_REPORT_RUNS_MAX)
-		r = sbx_buf_printf(out, "<p class=\"dim\">only the first %d episodes' pages are "
-					"included</p>",
+		r = sbx_buf_printf(out,
+				   "<p class=\"dim\">only the first %d episodes' pages are "
+				   "included</p>",
 				   SBX_VIEW_REPORT_RUNS_MAX);
 	sbx_view__records_free(recs, n);
 	sbx_sweep_plan_free(plan);
@@ -113,8 +116,9 @@ int sbx_view_report(const char *dir, const char *out_path, sbx_error *err)
 		sprintf(nonce + 2 * i, "%02x", raw[i]);
 	r = sbx_view_entry_load(rootfd, 0, "", &e, err);
 	if (r < 0)
-		return sbx_error_set(err, r, "'%s': neither a run (result.json) nor a sweep "
-					     "(sweep.json)",
+		return sbx_error_set(err, r,
+				     "'%s': neither a run (result.json) nor a sweep "
+				     "(sweep.json)",
 				     dir);
 	r = sbx_view__page_begin(&ctx, &page, e.id, NULL);
 	if (r >= 0 && e.kind == SBX_VIEW_SWEEP) {

@@ -105,7 +105,7 @@ static int load_run(int rootfd, const char *rel, sbx_view_entry *e)
 	e->agent = dup_or_null(sbx_json_get_string(agent, "kind", NULL));
 	e->model = dup_or_null(sbx_json_get_string(agent, "model", NULL));
 	e->score = cJSON_IsNumber(sbx_json_get(res, "score")) ? sbx_json_get_number(res, "score", 0)
-							       : NAN;
+							      : NAN;
 	e->total_ms = sbx_json_get_number(sbx_json_get(res, "timings_ms"), "total", NAN);
 	e->date = strdup(sbx_json_get_string(res, "started_at", "?"));
 	e->mtime = mtime_of(rootfd, rel, "result.json");
@@ -118,8 +118,7 @@ static char *join_names(const cJSON *arr)
 	_cleanup_(sbx_buf_free) sbx_buf b = SBX_BUF_INIT(4096);
 	const cJSON *it;
 
-	cJSON_ArrayForEach(it, arr)
-	{
+	cJSON_ArrayForEach (it, arr) {
 		const char *s = cJSON_IsString(it) ? it->valuestring
 						   : sbx_json_get_string(it, "name", NULL);
 		if (!s)

@@ -29,7 +29,8 @@ static int put_value(sbx_buf *out, const cJSON *v)
 		return -ENOMEM;
 	len = strlen(text);
 	r = sbx_buf_puts(out, "<pre>");
-	r = r < 0 ? r : sbx_html_escape_n(out, text, len > SBX_VIEW_TEXT_MAX ? SBX_VIEW_TEXT_MAX : len);
+	r = r < 0 ? r
+		  : sbx_html_escape_n(out, text, len > SBX_VIEW_TEXT_MAX ? SBX_VIEW_TEXT_MAX : len);
 	if (r >= 0 && len > SBX_VIEW_TEXT_MAX)
 		r = sbx_buf_printf(out, "<span class=\"dim\">… %zu bytes more (raw file)</span>",
 				   len - SBX_VIEW_TEXT_MAX);
@@ -41,7 +42,8 @@ static int head(sbx_buf *out, const char *cls, const char *who, const char *name
 	int r = sbx_buf_printf(out, "<div class=\"turn %s\"><div class=\"who\">%s <b>", cls, who);
 
 	r = r < 0 ? r : sbx_html_escape(out, name);
-	return r < 0 ? r : sbx_buf_printf(out, "</b> <span class=\"dim\">%.0f ms</span></div>", t_ms);
+	return r < 0 ? r
+		     : sbx_buf_printf(out, "</b> <span class=\"dim\">%.0f ms</span></div>", t_ms);
 }
 
 static bool is_tool_path(const char *path)
@@ -84,14 +86,16 @@ static int request(conv *c, sbx_buf *out, const cJSON *line, const cJSON *msg, d
 
 	if (is_tool_path(path)) {
 		c->calls++;
-		r = head(out, "call", "agent calls", sbx_json_get_string(msg, "tool_name", "?"), t_ms);
+		r = head(out, "call", "agent calls", sbx_json_get_string(msg, "tool_name", "?"),
+			 t_ms);
 		r = r < 0 ? r : put_value(out, sbx_json_get(msg, "arguments"));
 		return r < 0 ? r : sbx_buf_puts(out, "</div>");
 	}
 	if (method && strcmp(method, "tools/call") == 0) {
 		c->calls++;
 		remember_call(c, sbx_json_get(msg, "id"));
-		r = head(out, "call", "agent calls", sbx_json_get_string(params, "name", "?"), t_ms);
+		r = head(out, "call", "agent calls", sbx_json_get_string(params, "name", "?"),
+			 t_ms);
 		r = r < 0 ? r : put_value(out, sbx_json_get(params, "arguments"));
 		return r < 0 ? r : sbx_buf_puts(out, "</div>");
 	}
@@ -177,11 +181,12 @@ int sbx_view__transcript(const sbx_view_ctx *ctx, int rootfd, const char *rel, s
 	}
 	r = r < 0 ? r : sbx_buf_puts(out, "</div>");
 	r = r < 0 ? r
-		  : sbx_buf_printf(out,
-				   "<p class=\"dim\" id=\"tstats\" data-lines=\"%zu\">%zu messages, %u "
-				   "tool calls, <span class=\"%s\">%u errors</span>%s</p>",
-				   lines, lines, c->calls, c->errors ? "errtext" : "", c->errors,
-				   c->entries >= SBX_VIEW_TURNS_MAX ? "; only the first shown" : "");
+		  : sbx_buf_printf(
+			    out,
+			    "<p class=\"dim\" id=\"tstats\" data-lines=\"%zu\">%zu messages, %u "
+			    "tool calls, <span class=\"%s\">%u errors</span>%s</p>",
+			    lines, lines, c->calls, c->errors ? "errtext" : "", c->errors,
+			    c->entries >= SBX_VIEW_TURNS_MAX ? "; only the first shown" : "");
 	(void)ctx;
 	return r;
 }

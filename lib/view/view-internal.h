@@ -15,8 +15,8 @@
 #define SBX_VIEW_TURNS_MAX	 2000	      /* transcript entries drawn */
 #define SBX_VIEW_GRID_ROWS	 200
 #define SBX_VIEW_GRID_COLS	 40
-#define SBX_VIEW_IMAGE_MAX	 (4u << 20)   /* report: one image as a data URI */
-#define SBX_VIEW_REPORT_RUNS_MAX 200	      /* report: run pages appended to a sweep's */
+#define SBX_VIEW_IMAGE_MAX	 (4u << 20) /* report: one image as a data URI */
+#define SBX_VIEW_REPORT_RUNS_MAX 200	    /* report: run pages appended to a sweep's */
 
 /* "dir/file", or file when dir is "". malloc'd, NULL on OOM. */
 char *sbx_view__join(const char *dir, const char *file);
@@ -49,8 +49,7 @@ int sbx_view__page_begin(const sbx_view_ctx *ctx, sbx_buf *out, const char *titl
 int sbx_view__page_end(const sbx_view_ctx *ctx, sbx_buf *out);
 
 /* A link to a page or file: prefix + kind + "/" + root + "/" + rel, escaped for an attribute. */
-int sbx_view__href(const sbx_view_ctx *ctx, sbx_buf *out, char kind, size_t root,
-		   const char *rel);
+int sbx_view__href(const sbx_view_ctx *ctx, sbx_buf *out, char kind, size_t root, const char *rel);
 
 /* Appends "1.23 s" style durations, "—" for NaN. */
 int sbx_view__put_ms(sbx_buf *out, double ms);
