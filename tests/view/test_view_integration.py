@@ -16,6 +16,7 @@ engine, serves them with `sandboxctl view` on a free port, then:
     transcript's growth, then the end when result.json appears
   - report: one file, no http(s) resource referenced, a CSP forbidding network
   - with chromium (scripts/deps.sh installs it): each page rendered headless,
+    a live run followed (a new transcript entry appears without reload),
     the DOM after the script ran (its red-cell list, the title not rewritten
     by the hostile text), a screenshot that is not blank, the report opened
     with every host name mapped to nothing
@@ -73,6 +74,53 @@ def chromium(*args, timeout=90):
            "--disable-extensions", "--user-data-dir=" + CHROME_PROFILE] + list(args)
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     return p.stdout
+
+
+class Browser:
+    """Headless chromium driven over --remote-debugging-pipe (fds 3 and 4): no websocket needed."""
+    def __init__(self, exe, profile):
+        r1, w1 = os.pipe()  # we write commands, chromium reads on fd 3
+        r2, w2 = os.pipe()  # chromium writes on fd 4
+        def fds():
+            a, b = os.dup(r1), os.dup(w2)  # out of the way of 3 and 4 first
+            os.dup2(a, 3)
+            os.dup2(b, 4)
+        self.p = subprocess.Popen([exe, "--headless", "--no-sandbox", "--disable-gpu",
+                                   "--remote-debugging-pipe", "--user-data-dir=" + profile,
+                                   "about:blank"], preexec_fn=fds, pass_fds=(),
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, close_fds=False)
+        os.close(r1); os.close(w2)
+        self.w, self.r, self.buf, self.n = w1, r2, b"", 0
+
+    def call(self, method, params=None, session=None, timeout=20):
+        self.n += 1
+        msg = {"id": self.n, "method": method, "params": params or {}}
+        if session:
+            msg["sessionId"] = session
+        os.write(self.w, json.dumps(msg).encode() + b"\0")
+        end = time.time() + timeout
+        while time.time() < end:
+            while b"\0" in self.buf:
+                line, self.buf = self.buf.split(b"\0", 1)
+                m = json.loads(line)
+                if m.get("id") == self.n:
+                    if "error" in m:
+                        raise RuntimeError(f"{method}: {m['error']}")
+                    return m["result"]
+            self.buf += os.read(self.r, 65536)
+        raise TimeoutError(method)
+
+    def open(self, url):
+        t = self.call("Target.createTarget", {"url": url})["targetId"]
+        return self.call("Target.attachToTarget", {"targetId": t, "flatten": True})["sessionId"]
+
+    def eval(self, session, expr):
+        return self.call("Runtime.evaluate", {"expression": expr, "returnByValue": True},
+                         session)["result"].get("value")
+
+    def close(self):
+        self.p.kill()
+        self.p.wait()
 
 
 def png_is_blank(path):
@@ -265,6 +313,30 @@ def main():
                        "--dump-dom", "file://" + report)
         check('<ul id="redcells">' in dom and run_id in dom, "report in the browser")
         print("chromium: DOM, screenshots and the offline report checked")
+
+        # Following a live run in the browser: a new transcript entry appears without reload.
+        b = Browser(CHROMIUM, CHROME_PROFILE + "-live")
+        try:
+            s = b.open(url + "r/0/live-run")
+            end = time.time() + 30
+            while b.eval(s, "document.body && document.body.getAttribute('data-js')") != "on":
+                check(time.time() < end, "live page: the script never ran")
+                time.sleep(0.1)
+            time.sleep(1)  # the event stream is open
+            before = b.eval(s, "document.querySelectorAll('.turn').length")
+            with open(os.path.join(live, "transcript.jsonl"), "a") as f:
+                f.write(json.dumps({"t_ms": 3, "dir": "agent->server", "path": "/tools/call",
+                                    "message": {"tool_name": "write_cell",
+                                                "arguments": {"x": "LIVEENTRY"}}}) + "\n")
+            t = time.time()
+            while not b.eval(s, "document.body.innerHTML.indexOf('LIVEENTRY') >= 0"):
+                check(time.time() - t < 15, "live: the new entry never appeared")
+                time.sleep(0.1)
+            after = b.eval(s, "document.querySelectorAll('.turn').length")
+            check(after == before + 1, f"live: {before} -> {after} entries")
+            print(f"chromium: a live entry appeared in {time.time() - t:.2f} s without reload")
+        finally:
+            b.close()
         return 0
     finally:
         if view:
