@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "sbx/buf.h"
 #include "sbx/cleanup.h"
@@ -57,6 +58,20 @@ static const char *base_name(const char *rel)
 	const char *slash = strrchr(rel, '/');
 
 	return slash ? slash + 1 : rel;
+}
+
+/* The root's own directory name: what a user calls a sweep given as the root. */
+static char *root_name(int rootfd)
+{
+	char link[64], target[4096];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", rootfd);
+	n = readlink(link, target, sizeof(target) - 1);
+	if (n <= 0)
+		return strdup("sweep");
+	target[n] = 0;
+	return strdup(base_name(target));
 }
 
 /* Mtime of rel beneath rootfd (0 when missing): whichever of its files changed last. */
@@ -139,7 +154,7 @@ static int load_sweep(int rootfd, const char *rel, sbx_view_entry *e)
 	if (!plan)
 		return -ENOENT;
 	sbx_view__tally_results(rootfd, rel, &tally);
-	e->id = strdup(*rel ? base_name(rel) : "sweep");
+	e->id = *rel ? strdup(base_name(rel)) : root_name(rootfd);
 	e->task = join_names(sbx_json_get(plan, "tasks"));
 	e->agent = join_names(sbx_json_get(plan, "agents"));
 	tally.planned = (unsigned)sbx_json_get_number(plan, "episodes", 0);

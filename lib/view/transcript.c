@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -189,4 +190,86 @@ int sbx_view__transcript(const sbx_view_ctx *ctx, int rootfd, const char *rel, s
 			    c->entries >= SBX_VIEW_TURNS_MAX ? "; only the first shown" : "");
 	(void)ctx;
 	return r;
+}
+
+/* The assistant's text of one reply and the tools it calls: Chat Completions or Messages. */
+static int reply_text(const cJSON *body, sbx_buf *out)
+{
+	const cJSON *choice = cJSON_GetArrayItem(sbx_json_get(body, "choices"), 0), *part;
+	const cJSON *msg = sbx_json_get(choice, "message");
+	int r = 0;
+
+	if (choice) {
+		r = sbx_buf_puts(out, sbx_json_get_string(msg, "content", ""));
+		cJSON_ArrayForEach (part, sbx_json_get(msg, "tool_calls")) {
+			r = r < 0 ? r : sbx_buf_puts(out, " → ");
+			r = r < 0 ? r
+				  : sbx_buf_puts(out,
+						 sbx_json_get_string(sbx_json_get(part, "function"),
+								     "name", "?"));
+		}
+		return r;
+	}
+	cJSON_ArrayForEach (part, sbx_json_get(body, "content")) {
+		const char *type = sbx_json_get_string(part, "type", "");
+
+		if (strcmp(type, "text") == 0)
+			r = r < 0 ? r : sbx_buf_puts(out, sbx_json_get_string(part, "text", ""));
+		else if (strcmp(type, "tool_use") == 0) {
+			r = r < 0 ? r : sbx_buf_puts(out, " → ");
+			r = r < 0 ? r : sbx_buf_puts(out, sbx_json_get_string(part, "name", "?"));
+		}
+	}
+	return r;
+}
+
+int sbx_view__model_turns(int rootfd, const char *rel, sbx_buf *out)
+{
+	_cleanup_free_ char *path = sbx_view__join(rel, "model.jsonl"), *text = NULL;
+	size_t len = 0, rows = 0;
+	int r;
+
+	if (!path)
+		return -ENOMEM;
+	if (sbx_view_read(rootfd, path, SBX_VIEW_JSONL_MAX, &text, &len, NULL) < 0)
+		return 0; /* not an llm run */
+	r = sbx_buf_puts(out,
+			 "<h2>Model turns</h2><table class=\"list\" id=\"turns\"><thead><tr>"
+			 "<th>turn</th><th>status</th><th>time</th><th>usage</th><th>reply</th>"
+			 "</tr></thead><tbody>");
+	for (char *p = text, *nl; r >= 0 && p < text + len && rows < SBX_VIEW_TURNS_MAX;
+	     p = nl + 1) {
+		_cleanup_json_ cJSON *line = NULL;
+		_cleanup_free_ char *usage = NULL;
+		_cleanup_(sbx_buf_free) sbx_buf said = SBX_BUF_INIT(SBX_VIEW_TEXT_MAX);
+		const cJSON *body;
+		size_t n;
+
+		nl = memchr(p, '\n', (size_t)(text + len - p));
+		if (!nl)
+			break;
+		if (sbx_json_parse(p, (size_t)(nl - p), &line, NULL) < 0 ||
+		    !(body = sbx_json_get(line, "reply")))
+			continue;
+		rows++;
+		usage = sbx_json_get(body, "usage") ? sbx_json_print(sbx_json_get(body, "usage"))
+						    : NULL;
+		if (reply_text(body, &said) < 0)
+			sbx_buf_reset(&said); /* over the cap: freed, shown empty */
+		n = said.len;
+		r = sbx_buf_printf(out,
+				   "<tr><td class=\"num\">%.0f</td><td class=\"num%s\">%.0f</td>"
+				   "<td class=\"num\">",
+				   sbx_json_get_number(line, "turn", 0),
+				   sbx_json_get_number(line, "status", 200) >= 400 ? " errtext"
+										   : "",
+				   sbx_json_get_number(line, "status", 0));
+		r = r < 0 ? r : sbx_view__put_ms(out, sbx_json_get_number(line, "ms", NAN));
+		r = r < 0 ? r : sbx_buf_puts(out, "</td><td><code>");
+		r = r < 0 ? r : sbx_html_escape(out, usage ? usage : "");
+		r = r < 0 ? r : sbx_buf_puts(out, "</code></td><td>");
+		r = r < 0 ? r : sbx_html_escape_n(out, sbx_buf_str(&said), n > 500 ? 500 : n);
+		r = r < 0 ? r : sbx_buf_puts(out, n > 500 ? "…</td></tr>" : "</td></tr>");
+	}
+	return r < 0 ? r : sbx_buf_puts(out, "</tbody></table>");
 }

@@ -64,6 +64,9 @@ int sbx_view__grid(const sbx_view_ctx *ctx, int rootfd, const char *rel, const c
 /* The transcript as a conversation. */
 int sbx_view__transcript(const sbx_view_ctx *ctx, int rootfd, const char *rel, sbx_buf *out);
 
+/* The model's replies (model.jsonl of an llm run): turn, time, usage, text. 0 without one. */
+int sbx_view__model_turns(int rootfd, const char *rel, sbx_buf *out);
+
 /* A PNG beneath the root as <img>: a link when served, a data URI in a report. */
 int sbx_view__image(const sbx_view_ctx *ctx, size_t root, const char *rel, const char *alt,
 		    sbx_buf *out);

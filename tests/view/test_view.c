@@ -246,9 +246,31 @@ START_TEST(run_page_escapes_the_transcript)
 	ck_assert_ptr_nonnull(strstr(page, "&lt;b&gt;bad&lt;/b&gt;"));
 	ck_assert_ptr_null(strstr(page, "connection.json")); /* the token's file is not linked */
 	ck_assert_ptr_nonnull(strstr(page, "<script nonce=\"n0nce\">"));
+	ck_assert_ptr_null(strstr(page, "id=\"turns\"")); /* no model.jsonl: not an llm run */
 	index = page_of('i', NULL);
 	ck_assert_ptr_nonnull(strstr(index, "t&lt;1&gt;"));
 	ck_assert_ptr_nonnull(strstr(index, "href=\"/tok/r/0/r\""));
+}
+END_TEST
+
+START_TEST(run_page_model_turns)
+{
+	_cleanup_free_ char *page = NULL;
+
+	make_run("m", "pass", 1, "2026-01-01T00:00:00Z");
+	put("m/model.jsonl",
+	    "{\"turn\":1,\"request\":{}}\n{\"turn\":1,\"status\":200,\"ms\":12,\"reply\":{"
+	    "\"choices\":[{\"message\":{\"content\":\"<svg onload=x>\",\"tool_calls\":[{"
+	    "\"function\":{\"name\":\"read_cell\"}}]}}],\"usage\":{\"prompt_tokens\":7}}}\n"
+	    "{\"turn\":2,\"status\":429,\"reply\":{\"content\":[{\"type\":\"tool_use\","
+	    "\"name\":\"write_cell\"}]}}\n");
+	page = page_of('r', "m");
+	ck_assert_ptr_nonnull(strstr(page, "id=\"turns\""));
+	ck_assert_ptr_nonnull(strstr(page, "&lt;svg onload=x&gt; → read_cell"));
+	ck_assert_ptr_null(strstr(page, "<svg onload"));
+	ck_assert_ptr_nonnull(strstr(page, "&quot;prompt_tokens&quot;:7"));
+	ck_assert_ptr_nonnull(strstr(page, "errtext\">429"));
+	ck_assert_ptr_nonnull(strstr(page, " → write_cell"));
 }
 END_TEST
 
@@ -293,6 +315,7 @@ static Suite *make_suite(void)
 	tcase_add_checked_fixture(pages, setup, teardown);
 	tcase_add_test(pages, run_page_escapes_the_transcript);
 	tcase_add_test(pages, run_page_grid_from_grade_json);
+	tcase_add_test(pages, run_page_model_turns);
 	suite_add_tcase(s, esc);
 	suite_add_tcase(s, conf);
 	suite_add_tcase(s, scan);
