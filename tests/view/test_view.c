@@ -105,7 +105,7 @@ START_TEST(confine_refuses_escapes)
 	sbx_error err = SBX_ERROR_INIT;
 	char *data = NULL;
 	size_t len;
-	int fd;
+	int fd, r;
 
 	mkdir_in("run");
 	put("run/result.json", "{}");
@@ -122,9 +122,14 @@ START_TEST(confine_refuses_escapes)
 	ck_assert_int_eq(sbx_view_read(rootfd, "run/result.json", 100, &data, &len, NULL), 0);
 	ck_assert_str_eq(data, "{}");
 	free(data);
-	/* A symlink that stays inside is fine; every way out is refused. */
-	ck_assert_int_eq(sbx_view_read(rootfd, "run/inside", 100, &data, &len, NULL), 0);
-	free(data);
+	/*
+	 * A symlink that stays inside is followed with openat2; without it (old
+	 * kernels, valgrind) the fallback refuses every symlink: stricter, never looser.
+	 */
+	r = sbx_view_read(rootfd, "run/inside", 100, &data, &len, NULL);
+	ck_assert(r == 0 || r == -ELOOP);
+	if (r == 0)
+		free(data);
 	ck_assert_int_lt(sbx_view_open(rootfd, "../etc/passwd", O_RDONLY, &err), 0);
 	ck_assert_ptr_nonnull(strstr(err.msg, ".."));
 	ck_assert_int_lt(sbx_view_open(rootfd, "run/../../etc/passwd", O_RDONLY, NULL), 0);
