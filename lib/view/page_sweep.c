@@ -220,6 +220,63 @@ void sbx_view__records_free(sbx_sweep_record *recs, size_t n)
 	free(recs);
 }
 
+int sbx_view__summary_table(sbx_buf *out, const sbx_sweep_plan *plan, const sbx_sweep_summary *sum,
+			    const char *id)
+{
+	int r = sbx_buf_printf(out, "<table class=\"list\" id=\"%s\"><thead><tr><th>", id);
+
+	r = r < 0 ? r
+		  : sbx_buf_puts(out, "task</th><th>agent</th><th>done</th><th>pass rate [95% "
+				      "CI]</th><th>mean score [95% CI]</th>");
+	for (size_t k = 0; r >= 0 && k < plan->n_pass_at; k++)
+		r = sbx_buf_printf(out, "<th>pass@%u</th>", plan->pass_at[k]);
+	r = r < 0 ? r
+		  : sbx_buf_puts(out, "<th>errors</th><th>infra</th><th>agent p50 / p95</th>"
+				      "<th>overhead p50</th></tr></thead><tbody>");
+	for (size_t i = 0; r >= 0 && i < sum->n_cells; i++)
+		r = cell_row(out, plan, &sum->cells[i]);
+	for (size_t i = 0; r >= 0 && plan->n_tasks > 1 && i < plan->n_agents; i++)
+		r = cell_row(out, plan, &sum->agents[i]);
+	r = r < 0 ? r : cell_row(out, plan, &sum->overall);
+	return r < 0 ? r : sbx_buf_puts(out, "</tbody></table>");
+}
+
+/* A form naming every other sweep: compare this one with it (works without JS). */
+static int compare_form(const sbx_view_ctx *ctx, size_t root, const char *rel, sbx_buf *out)
+{
+	sbx_view_entry *v = NULL;
+	size_t n = 0, others = 0, mark;
+	int r;
+
+	if (ctx->report || sbx_view_scan(ctx->rootfds, ctx->n_roots, 500, &v, &n, NULL) < 0)
+		return 0;
+	mark = out->len;
+	r = sbx_buf_puts(out, "<form class=\"compare\" method=\"get\" action=\"");
+	r = r < 0 ? r : sbx_view__href(ctx, out, 'c', root, rel);
+	r = r < 0 ? r : sbx_buf_puts(out, "\">compare with <select name=\"with\">");
+	for (size_t i = 0; r >= 0 && i < n; i++) {
+		_cleanup_(sbx_buf_free) sbx_buf val = SBX_BUF_INIT(8192);
+
+		if (v[i].kind != SBX_VIEW_SWEEP ||
+		    (v[i].root == root && strcmp(v[i].rel, rel) == 0))
+			continue;
+		others++;
+		r = sbx_buf_printf(&val, "%zu/%s", v[i].root, v[i].rel);
+		r = r < 0 ? r : sbx_buf_puts(out, "<option value=\"");
+		r = r < 0 ? r : sbx_html_escape(out, sbx_buf_str(&val));
+		r = r < 0 ? r : sbx_buf_puts(out, "\">");
+		r = r < 0 ? r : sbx_html_escape(out, v[i].id);
+		r = r < 0 ? r : sbx_buf_puts(out, "</option>");
+	}
+	r = r < 0 ? r : sbx_buf_puts(out, "</select> <button>compare</button></form>");
+	sbx_view_entries_free(v, n);
+	if (r >= 0 && !others) { /* nothing to compare with: no form */
+		out->len = mark;
+		out->data[mark] = 0;
+	}
+	return r;
+}
+
 int sbx_view_page_sweep(const sbx_view_ctx *ctx, size_t root, const char *rel, sbx_buf *out,
 			sbx_error *err)
 {
@@ -261,21 +318,9 @@ int sbx_view_page_sweep(const sbx_view_ctx *ctx, size_t root, const char *rel, s
 	r = r < 0 ? r : sbx_html_escape(out, e.date);
 	r = r < 0 ? r : sbx_buf_puts(out, "; image ");
 	r = r < 0 ? r : sbx_html_escape(out, plan->image_id ? plan->image_id : "?");
-	r = r < 0 ? r
-		  : sbx_buf_puts(out, "</p><table class=\"list\" id=\"summary\"><thead><tr><th>"
-				      "task</th><th>agent</th><th>done</th><th>pass rate [95% "
-				      "CI]</th><th>mean score [95% CI]</th>");
-	for (size_t k = 0; r >= 0 && k < plan->n_pass_at; k++)
-		r = sbx_buf_printf(out, "<th>pass@%u</th>", plan->pass_at[k]);
-	r = r < 0 ? r
-		  : sbx_buf_puts(out, "<th>errors</th><th>infra</th><th>agent p50 / p95</th>"
-				      "<th>overhead p50</th></tr></thead><tbody>");
-	for (size_t i = 0; r >= 0 && i < sum->n_cells; i++)
-		r = cell_row(out, plan, &sum->cells[i]);
-	for (size_t i = 0; r >= 0 && plan->n_tasks > 1 && i < plan->n_agents; i++)
-		r = cell_row(out, plan, &sum->agents[i]);
-	r = r < 0 ? r : cell_row(out, plan, &sum->overall);
-	r = r < 0 ? r : sbx_buf_puts(out, "</tbody></table>");
+	r = r < 0 ? r : sbx_buf_puts(out, "</p>");
+	r = r < 0 ? r : compare_form(ctx, root, rel, out);
+	r = r < 0 ? r : sbx_view__summary_table(out, plan, sum, "summary");
 	r = r < 0 ? r : bars(out, sum);
 	r = r < 0 ? r : histogram(out, recs, n);
 	r = r < 0 ? r : episodes(ctx, root, rel, out, recs, n);

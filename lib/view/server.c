@@ -356,10 +356,21 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 			MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "agent"),
 			MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "status"), &page,
 			&err);
-	} else if (strlen(path) >= 2 && path[1] == '/' && strchr("rsfe", path[0])) {
+	} else if (strlen(path) >= 2 && path[1] == '/' && strchr("rsfec", path[0])) {
 		r = split_root(s, path + 2, &root, &rel);
 		if (r < 0)
 			return send_error(c, MHD_HTTP_NOT_FOUND, "no such directory");
+		if (path[0] == 'c') {
+			const char *with =
+				MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "with");
+			_cleanup_free_ char *rel_b = NULL;
+			size_t root_b;
+
+			if (!with || split_root(s, with, &root_b, &rel_b) < 0)
+				return send_error(c, MHD_HTTP_NOT_FOUND, "compare: no such sweep");
+			r = sbx_view_page_compare(&ctx, root, rel, root_b, rel_b, &page, &err);
+			goto respond;
+		}
 		if (path[0] == 'f')
 			return serve_file(s, c, root, rel);
 		if (path[0] == 'e')
@@ -368,6 +379,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 				   : sbx_view_page_sweep(&ctx, root, rel, &page, &err);
 	} else
 		return send_error(c, MHD_HTTP_NOT_FOUND, "no such page");
+respond:
 	if (r < 0)
 		return send_error(c, status_of(r), sbx_error_message(&err));
 	body = sbx_buf_steal(&page, NULL);

@@ -81,3 +81,7 @@ extern const char sbx_view__js[];
 int sbx_view__sweep_load(int rootfd, const char *rel, sbx_sweep_plan **plan_out,
 			 sbx_sweep_record **recs_out, size_t *n_out, sbx_error *err);
 void sbx_view__records_free(sbx_sweep_record *recs, size_t n);
+
+/* The summary table of a sweep (per task × agent, per agent, overall). */
+int sbx_view__summary_table(sbx_buf *out, const sbx_sweep_plan *plan, const sbx_sweep_summary *sum,
+			    const char *id);

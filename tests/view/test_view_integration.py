@@ -225,6 +225,10 @@ def main():
         check(st == 200 and "100.0%" in spage and 'id="summary"' in spage, f"sweep page: {st}")
         check('<svg class="bars"' in spage and 'class="whisker"' in spage, "bar chart")
         ep = spage.split('href="' + prefix + "r/1/small/runs/")[1].split('"')[0]
+        st, _, cpage = get(url, prefix + "c/1/small?with=1/small")
+        check(st == 200 and 'id="paired"' in cpage and 'id="summary-b"' in cpage, f"compare: {st}")
+        st, _, _ = get(url, prefix + "c/1/small?with=1/../..")
+        check(st == 404, f"compare with an escape: {st}")
         st, _, epage = get(url, prefix + "r/1/small/runs/" + ep)
         check(st == 200 and "st-pass" in epage, f"episode page: {st}")
 

@@ -112,6 +112,10 @@ int sbx_view_page_run(const sbx_view_ctx *ctx, size_t root, const char *rel, sbx
 		      sbx_error *err);
 int sbx_view_page_sweep(const sbx_view_ctx *ctx, size_t root, const char *rel, sbx_buf *out,
 			sbx_error *err);
+/* Two sweeps side by side: paired by task, epoch and seed (sbx_sweep_compare), and both summaries.
+ */
+int sbx_view_page_compare(const sbx_view_ctx *ctx, size_t root_a, const char *rel_a, size_t root_b,
+			  const char *rel_b, sbx_buf *out, sbx_error *err);
 
 /* ---- the server ---- */
 
