@@ -159,6 +159,18 @@ int cmd_run__parse_common(const char *name, const char *arg, sbx_run_opts *o)
 		o->run_id = arg;
 	} else if (strcmp(name, "tasks-dir") == 0) {
 		o->tasks_dir = arg;
+	} else if (strcmp(name, "record") == 0) {
+		char *end;
+
+		o->record_s = strtod(arg, &end);
+		if (end == arg || *end || o->record_s < 0 || o->record_s > 3600)
+			return cli_error("--record: '%s' is not a number of seconds (0: off)", arg),
+			       -1;
+		if (o->record_s == 0)
+			o->record_s =
+				-1; /* the option's 0 means off; the struct's 0 means default */
+		else if (o->record_s < 0.5)
+			o->record_s = 0.5;
 	} else if (strcmp(name, "grace") == 0) {
 		v = parse_long(arg, 1, 3600);
 		if (v < 0)
@@ -237,7 +249,13 @@ static void help(void)
 	       "                     firewall, then drops every capability before anything\n"
 	       "                     runs. The transcript misses the agent's own traffic.\n"
 	       "  --port N           relay port on 127.0.0.1 (default: any free one)\n"
-	       "  --grace SECONDS    how long PID 1 waits past the deadline (default 30)\n"
+	       "  --grace SECONDS    how long PID 1 waits past the deadline (default 30)\n",
+	       SBX_IMAGE_SLIM, SBX_IMAGE_FULL);
+	/* Two strings: one would pass the 4095 characters C17 promises. */
+	printf("  --record SECONDS   GUI tasks: a screenshot every SECONDS of the agent phase\n"
+	       "                     into runs/<run-id>/frames/ (default 2; at least 0.5;\n"
+	       "                     0: off; at most 600 frames, 128 MiB), played by\n"
+	       "                     'sandboxctl view' with the tool calls between them\n"
 	       "  --runs-dir DIR     where run directories go (default ./runs)\n"
 	       "  --run-id ID        run id (default: time-task-random)\n"
 	       "  --seed N           seedable tasks: a fresh instance (files and oracle)\n"
@@ -250,8 +268,7 @@ static void help(void)
 	       "Exit status: 0 pass, 1 graded but not passed, 2 usage, 3 engine or\n"
 	       "infrastructure error, 4 deadline passed, 5 agent error (the agent exited\n"
 	       "non-zero or could not start before complete_task; still graded), 6 the\n"
-	       "sandbox failed, 130 interrupted.\n",
-	       SBX_IMAGE_SLIM, SBX_IMAGE_FULL);
+	       "sandbox failed, 130 interrupted.\n");
 }
 
 static void on_ready(sbx_run *run, void *userdata)
@@ -343,6 +360,7 @@ int cmd_run(int argc, char **argv)
 		{"pids", required_argument, NULL, OPT_LONG},
 		{"runtime", required_argument, NULL, OPT_LONG},
 		{"seccomp", required_argument, NULL, OPT_LONG},
+		{"record", required_argument, NULL, OPT_LONG},
 		{"keep", no_argument, NULL, OPT_LONG},
 		{"json", no_argument, NULL, OPT_LONG},
 		{"runs-dir", required_argument, NULL, OPT_LONG},

@@ -41,7 +41,10 @@ const char sbx_view__css[] =
 	".turn pre,.proto pre{white-space:pre-wrap;word-break:break-word;margin:4px 0;"
 	"max-height:320px;overflow:auto;font-size:12px}.proto{font-size:12px;color:#57606a}"
 	"#filter{margin:8px 0}#filter input{width:10em}#redcells li{display:inline;"
-	"margin-right:8px}img.shot{max-width:100%;border:1px solid #ddd}";
+	"margin-right:8px}img.shot{max-width:100%;border:1px solid #ddd}"
+	".film{display:flex;gap:8px;overflow-x:auto;padding-bottom:6px}.film figure{margin:0;"
+	"flex:0 0 220px;font-size:11px}.film img{width:220px;border:1px solid #ddd}"
+	"#player img{max-width:100%;border:1px solid #888}#player{margin:6px 0}";
 
 const char sbx_view__js[] =
 	"(function(){'use strict';\n"
@@ -73,13 +76,29 @@ const char sbx_view__js[] =
 	"td.scrollIntoView({block:'center'});};li.appendChild(a);ul.appendChild(li);});"
 	"var g=document.querySelector('.gridwrap');if(g)g.parentNode.insertBefore(ul,g);}\n"
 	"red();\n"
+	/* The filmstrip: a player on top, a slider and play/pause; the newest frame when live. */
+	"function film(){var s=document.getElementById('filmstrip');if(!s)return;"
+	"var figs=s.querySelectorAll('figure');if(!figs.length)return;var old=document."
+	"getElementById('player');if(old)old.remove();var p=document.createElement('div');"
+	"p.id='player';var img=document.createElement('img'),cap=document.createElement('div'),"
+	"rng=document.createElement('input'),btn=document.createElement('button');"
+	"rng.type='range';rng.min=0;rng.max=figs.length-1;btn.textContent='play';"
+	"function show(i){rng.value=i;img.src=figs[i].querySelector('img').src;cap.textContent="
+	"figs[i].querySelector('figcaption').textContent;}var timer=null;btn.onclick=function(){"
+	"if(timer){clearInterval(timer);timer=null;btn.textContent='play';return;}"
+	"btn.textContent='pause';timer=setInterval(function(){var i=+rng.value+1;"
+	"if(i>=figs.length){clearInterval(timer);timer=null;btn.textContent='play';return;}"
+	"show(i);},700);};rng.oninput=function(){show(+rng.value);};p.appendChild(btn);"
+	"p.appendChild(rng);p.appendChild(cap);p.appendChild(img);s.parentNode.insertBefore(p,s);"
+	"show(document.body.getAttribute('data-live')?figs.length-1:0);}\n"
+	"film();\n"
 	/* Live: the server says when a file grew; the page is fetched and swapped in. */
 	"var live=document.body.getAttribute('data-live');\n"
 	"if(live&&window.EventSource){var es=new EventSource(live),busy=false;"
 	"function refresh(){if(busy)return;busy=true;fetch(location.href).then(function(r)"
 	"{return r.text();}).then(function(h){var d=new DOMParser().parseFromString(h,"
 	"'text/html'),m=d.getElementById('main');if(m)document.getElementById('main')."
-	"replaceWith(m);red();apply();busy=false;}).catch(function(){busy=false;});}"
+	"replaceWith(m);red();film();apply();busy=false;}).catch(function(){busy=false;});}"
 	"es.addEventListener('change',refresh);es.addEventListener('done',function(){"
 	"refresh();es.close();var l=document.getElementById('live');if(l)l.remove();});}\n"
 	"})();\n";

@@ -224,6 +224,7 @@ int sbx_view_page_run(const sbx_view_ctx *ctx, size_t root, const char *rel, sbx
 		r = sbx_buf_puts(out, "<h2>Final screen</h2>");
 		r = r < 0 ? r : sbx_view__image(ctx, root, shot, "the final screenshot", out);
 	}
+	r = r < 0 ? r : sbx_view__filmstrip(ctx, root, rel, out);
 	r = r < 0 ? r : sbx_buf_puts(out, "<h2>Transcript</h2>");
 	r = r < 0 ? r : sbx_view__transcript(ctx, rootfd, rel, out);
 	if (r >= 0 && cJSON_IsObject(sbx_json_get(agent, "usage"))) {

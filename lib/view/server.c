@@ -225,8 +225,10 @@ static ssize_t live_read(void *cls, uint64_t pos, char *buf, size_t max)
 
 		if (atomic_load(&l->s->stopping) || now - l->started > LIVE_MAX_S)
 			return MHD_CONTENT_READER_END_OF_STREAM;
+		/* frames/: its mtime moves with each new frame of a GUI run (run --record). */
 		sig = file_sig(l->rootfd, l->rel, l->sweep ? "results.jsonl" : "transcript.jsonl") ^
-		      file_sig(l->rootfd, l->rel, "result.json");
+		      file_sig(l->rootfd, l->rel, "result.json") ^
+		      file_sig(l->rootfd, l->rel, "frames") * 7;
 		if (live_finished(l)) {
 			l->done = true;
 			n = snprintf(buf, max, "event: done\ndata: 1\n\n");

@@ -67,6 +67,9 @@ int sbx_view__transcript(const sbx_view_ctx *ctx, int rootfd, const char *rel, s
 /* The model's replies (model.jsonl of an llm run): turn, time, usage, text. 0 without one. */
 int sbx_view__model_turns(int rootfd, const char *rel, sbx_buf *out);
 
+/* GUI runs: frames/ (run --record) as a filmstrip captioned with the tool calls between. */
+int sbx_view__filmstrip(const sbx_view_ctx *ctx, size_t root, const char *rel, sbx_buf *out);
+
 /* A PNG beneath the root as <img>: a link when served, a data URI in a report. */
 int sbx_view__image(const sbx_view_ctx *ctx, size_t root, const char *rel, const char *alt,
 		    sbx_buf *out);

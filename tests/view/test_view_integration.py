@@ -3,12 +3,14 @@
 """`sandboxctl view` and `report` against a real run and a real sweep.
 
 Makes a PARTIAL run whose agent writes markup into a cell
-(tests/view/hostile_agent.sh) and a 2-episode sweep on the machine's Docker
-engine, serves them with `sandboxctl view` on a free port, then:
+(tests/view/hostile_agent.sh), a GUI run recorded with `run --record 1` and
+a 2-episode sweep on the machine's Docker engine, serves them with `sandboxctl view` on a free port, then:
 
   - the token: a request without it, or with a wrong one, is 401
   - attacks: `../`, %2e%2e, a symlink out (file and directory), a POST, the
     run's connection.json: all refused
+  - the GUI run: PNG frames in frames/, counted in result.json, drawn as a
+    filmstrip captioned with the tool call made between two frames
   - the run page: the red cell Sheet1!D2 with expected/got, the hostile
     <script> shown escaped, the tool error highlighted; the sweep page: its
     pass rate; raw files with a safe content type
@@ -161,7 +163,22 @@ def main():
                             "--jobs", "2", "--out", os.path.join(sweeps, "small")],
                            capture_output=True, text=True, timeout=600)
         check(p.returncode == 0, f"sweep: exit {p.returncode}: {p.stderr[-800:]}")
-        print(f"run and sweep made in {time.time() - t0:.1f} s")
+        # A GUI run recorded every second (run --record): its filmstrip.
+        gui_agent = ('sleep 3; curl -s -X POST -H "Content-Type: application/json" '
+                     '"$SANDBOX_REST_URL/tools/call" -d \'{"tool_name":"list_files","arguments":{}}\' '
+                     '>/dev/null; sleep 2; curl -s -X POST -H "Content-Type: application/json" '
+                     '-d "{}" "$SANDBOX_REST_URL/task/complete" >/dev/null')
+        gui_runs = os.path.join(tmp, "gui")
+        p = subprocess.run([SANDBOXCTL, "run", "--task-dir", os.path.join(TASKS, "gui_sort_table"),
+                            "--agent", gui_agent, "--record", "1", "--runs-dir", gui_runs,
+                            "--run-id", "gui-run"], capture_output=True, text=True, timeout=300)
+        check(p.returncode == 1, f"gui run: exit {p.returncode}: {p.stderr[-800:]}")
+        frames = sorted(os.listdir(os.path.join(gui_runs, "gui-run", "frames")))
+        res = json.load(open(os.path.join(gui_runs, "gui-run", "result.json")))
+        check(len(frames) >= 3 and res["files"]["frame_count"] == len(frames), f"frames: {frames}")
+        check(all(open(os.path.join(gui_runs, "gui-run", "frames", f), "rb").read(8) ==
+                  b"\x89PNG\r\n\x1a\n" for f in frames), "frames are PNGs")
+        print(f"run, GUI run ({len(frames)} frames) and sweep made in {time.time() - t0:.1f} s")
 
         # A run still being written, for the live test, and symlinks pointing out.
         live = os.path.join(runs, "live-run")
@@ -174,7 +191,7 @@ def main():
         os.symlink(secret, os.path.join(runs, run_id, "leak.txt"))
         os.symlink(tmp, os.path.join(runs, run_id, "leakdir"))
 
-        view = subprocess.Popen([SANDBOXCTL, "view", runs, sweeps, "--port", "0"],
+        view = subprocess.Popen([SANDBOXCTL, "view", runs, sweeps, gui_runs, "--port", "0"],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         url = view.stdout.readline().strip()
         check(url.startswith("http://127.0.0.1:") and url.endswith("/"), f"printed URL: {url!r}")
@@ -231,6 +248,14 @@ def main():
         check(st == 404, f"compare with an escape: {st}")
         st, _, epage = get(url, prefix + "r/1/small/runs/" + ep)
         check(st == 200 and "st-pass" in epage, f"episode page: {st}")
+
+        # The GUI run's filmstrip: its frames, the list_files call in a caption.
+        st, _, gpage = get(url, prefix + "r/2/gui-run")
+        check(st == 200 and 'id="filmstrip"' in gpage and gpage.count("<figure") == len(frames),
+              "filmstrip")
+        check(" list_files</figcaption>" in gpage, "the tool call between frames")
+        st, hdr, png = get(url, prefix + "f/2/gui-run/frames/" + frames[0], raw=True)
+        check(st == 200 and hdr["Content-Type"] == "image/png" and png[:4] == b"\x89PNG", "a frame")
 
         # Raw files, and the attacks.
         st, hdr, body = get(url, prefix + f"f/0/{run_id}/result.json")
@@ -304,6 +329,8 @@ def main():
         check('<ul id="redcells">' in dom and ">Sheet1!D2</a>" in dom, "JS red-cell list")
         check('data-js="on"' in dom, "the script did not run")
         check("<title>pwned" not in dom and "<title>" + run_id in dom, "hostile script ran")
+        dom = chromium("--virtual-time-budget=3000", "--dump-dom", url + "r/2/gui-run")
+        check('<div id="player"><button>play</button><input type="range"' in dom, "film player")
         dom = chromium("--virtual-time-budget=3000", "--dump-dom", url)
         check('<table id="statuscounts"' in dom and run_id in dom, "JS status counts on the list")
         dom = chromium("--virtual-time-budget=3000", "--dump-dom", url + "s/1/small")
