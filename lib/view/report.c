@@ -42,11 +42,14 @@ int sbx_view__image(const sbx_view_ctx *ctx, size_t root, const char *rel, const
 	}
 	/* A report stands alone: the image goes in as a data URI, if it is not too big. */
 	if (sbx_view_read(ctx->rootfds[root], rel, ctx->image_max, &data, &len, NULL) < 0 ||
-	    len < 8 || memcmp(data, "\x89PNG\r\n\x1a\n", 8) != 0)
+	    len < 8 || memcmp(data, "\x89PNG\r\n\x1a\n", 8) != 0 ||
+	    (ctx->image_budget && len > *ctx->image_budget))
 		return sbx_buf_printf(out,
-				      "<p class=\"dim\">(image left out: over %zu bytes or not a "
-				      "PNG)</p>",
-				      ctx->image_max);
+				      "<p class=\"dim\">(image left out: not a PNG, over %zu "
+				      "bytes, or past the report's %u MiB of images)</p>",
+				      ctx->image_max, SBX_VIEW_REPORT_IMAGES_MAX >> 20);
+	if (ctx->image_budget)
+		*ctx->image_budget -= len;
 	r = sbx_buf_puts(out, "<img class=\"shot\" alt=\"");
 	r = r < 0 ? r : sbx_html_escape(out, alt);
 	r = r < 0 ? r : sbx_buf_puts(out, "\" src=\"data:image/png;base64,");
@@ -93,6 +96,7 @@ int sbx_view_report(const char *dir, const char *out_path, sbx_error *err)
 {
 	_cleanup_(sbx_buf_free) sbx_buf page = SBX_BUF_INIT(SBX_VIEW_PAGE_MAX);
 	_cleanup_close_ int rootfd = -1;
+	size_t image_budget = SBX_VIEW_REPORT_IMAGES_MAX;
 	unsigned char raw[16];
 	char nonce[33];
 	sbx_view_entry e;
@@ -102,6 +106,7 @@ int sbx_view_report(const char *dir, const char *out_path, sbx_error *err)
 		.n_roots = 1,
 		.report = true,
 		.image_max = SBX_VIEW_IMAGE_MAX,
+		.image_budget = &image_budget,
 		.prefix = "",
 		.nonce = nonce,
 	};

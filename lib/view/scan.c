@@ -197,6 +197,16 @@ int sbx_view_entry_load(int rootfd, size_t root, const char *rel, sbx_view_entry
 	return 0;
 }
 
+/* A real directory (not a symlink to one); filesystems without d_type are asked. */
+static bool is_dir(int dfd, const struct dirent *de)
+{
+	struct stat st;
+
+	if (de->d_type != DT_UNKNOWN)
+		return de->d_type == DT_DIR;
+	return fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+}
+
 static int by_newest(const void *a, const void *b)
 {
 	const sbx_view_entry *x = a, *y = b;
@@ -244,8 +254,8 @@ int sbx_view_scan(const int *rootfds, size_t n_roots, size_t max, sbx_view_entry
 			continue;
 		dfd = -1; /* the DIR owns it */
 		while (r >= 0 && (de = readdir(d))) {
-			if (de->d_name[0] == '.' || de->d_type != DT_DIR)
-				continue; /* DT_DIR only: a symlinked entry is not followed */
+			if (de->d_name[0] == '.' || !is_dir(dirfd(d), de))
+				continue; /* a symlinked entry is not followed */
 			if (sbx_view_entry_load(rootfds[i], i, de->d_name, &e, NULL) < 0)
 				continue;
 			r = push(&v, &n, &cap, &e);

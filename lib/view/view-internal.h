@@ -8,15 +8,16 @@
 #include "sbx/view.h"
 
 /* Caps on what a page reads: a hostile run directory cannot make a page huge. */
-#define SBX_VIEW_JSON_MAX	 (8u << 20)   /* result.json, grade.json, sweep.json */
-#define SBX_VIEW_JSONL_MAX	 (64u << 20)  /* transcript.jsonl, results.jsonl read per page */
-#define SBX_VIEW_PAGE_MAX	 (256u << 20) /* one HTML document */
-#define SBX_VIEW_TEXT_MAX	 16384	      /* one tool argument or result shown inline */
-#define SBX_VIEW_TURNS_MAX	 2000	      /* transcript entries drawn */
-#define SBX_VIEW_GRID_ROWS	 200
-#define SBX_VIEW_GRID_COLS	 40
-#define SBX_VIEW_IMAGE_MAX	 (4u << 20) /* report: one image as a data URI */
-#define SBX_VIEW_REPORT_RUNS_MAX 200	    /* report: run pages appended to a sweep's */
+#define SBX_VIEW_JSON_MAX	   (8u << 20)	/* result.json, grade.json, sweep.json */
+#define SBX_VIEW_JSONL_MAX	   (64u << 20)	/* transcript.jsonl, results.jsonl read per page */
+#define SBX_VIEW_PAGE_MAX	   (256u << 20) /* one HTML document */
+#define SBX_VIEW_TEXT_MAX	   16384	/* one tool argument or result shown inline */
+#define SBX_VIEW_TURNS_MAX	   2000		/* transcript entries drawn */
+#define SBX_VIEW_GRID_ROWS	   200
+#define SBX_VIEW_GRID_COLS	   40
+#define SBX_VIEW_IMAGE_MAX	   (4u << 20)  /* report: one image as a data URI */
+#define SBX_VIEW_REPORT_RUNS_MAX   200	       /* report: run pages appended to a sweep's */
+#define SBX_VIEW_REPORT_IMAGES_MAX (48u << 20) /* report: all images together */
 
 /* "dir/file", or file when dir is "". malloc'd, NULL on OOM. */
 char *sbx_view__join(const char *dir, const char *file);

@@ -95,10 +95,11 @@ typedef struct sbx_view_ctx {
 	const int *rootfds;
 	const char *const *root_names; /* shown to the user */
 	size_t n_roots;
-	bool report;	    /* one file: images inlined, raw files not linked, no live updates */
-	size_t image_max;   /* report: biggest image inlined as a data URI */
-	const char *prefix; /* served: the URL prefix ("/TOKEN/") */
-	const char *nonce;  /* the Content-Security-Policy nonce our one script carries */
+	bool report;	      /* one file: images inlined, raw files not linked, no live updates */
+	size_t image_max;     /* report: biggest image inlined as a data URI */
+	size_t *image_budget; /* report: bytes of images left to inline in the whole file */
+	const char *prefix;   /* served: the URL prefix ("/TOKEN/") */
+	const char *nonce;    /* the Content-Security-Policy nonce our one script carries */
 } sbx_view_ctx;
 
 /*
