@@ -1,7 +1,8 @@
 #!/bin/sh
 # bench/run_relay.sh BUILD_DIR [IMAGE]: requests per second and latency through
 # sandboxctl's relay (host loopback -> pooled docker-exec'd sandbox-bridge ->
-# the server's unix socket), with wrk, for REST GET /task/status and an MCP
+# the server's unix socket), with wrk, for REST GET /v1/task/status (200 in every
+# state; the reference-shaped /task/status is 404 before a task starts) and an MCP
 # ping over Streamable HTTP. Figures, not pass/fail.
 set -eu
 build=${1:?usage: run_relay.sh BUILD_DIR [IMAGE]}
@@ -17,10 +18,13 @@ for _ in $(seq 100); do grep -q '^REST endpoint' "$out" 2>/dev/null && break; sl
 url=$(awk '/^REST endpoint/ {print $3}' "$out")
 [ -n "$url" ] || { cat "$runs/err.txt" >&2; exit 1; }
 echo "relay at $url (image $image)"
-echo "--- GET /task/status, 1 connection"
-wrk -t1 -c1 -d5s --latency "$url/task/status" | grep -E 'Latency|50%|99%|Requests/sec'
-echo "--- GET /task/status, 8 connections"
-wrk -t2 -c8 -d5s --latency "$url/task/status" | grep -E 'Latency|50%|99%|Requests/sec'
+# Images built before /v1 have only /task/status.
+st=/v1/task/status
+curl -sf "$url$st" >/dev/null || st=/task/status
+echo "--- GET $st, 1 connection"
+wrk -t1 -c1 -d5s --latency "$url$st" | grep -E 'Latency|50%|99%|Requests/sec'
+echo "--- GET $st, 8 connections"
+wrk -t2 -c8 -d5s --latency "$url$st" | grep -E 'Latency|50%|99%|Requests/sec'
 sid=$(curl -si -X POST -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
 	-d '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}' \
 	"$url/mcp" | awk -F': ' 'tolower($1)=="mcp-session-id" {print $2}' | tr -d '\r')

@@ -7,7 +7,8 @@ For each --jobs J: episodes per minute of `sandboxctl sweep --agent oracle`
 sys of the sweep process: relay, grading, JSON, the Docker client), and the
 floor: N create + start + wait + remove of a container running `true` from the
 same image, J at a time, made straight on the API (what no sandbox runner can
-beat on this engine). Then the RSS of a sweep holding 1,000 queued episodes.
+beat on this engine). Then the scheduler's own time between two episodes at
+--jobs 1, and the RSS of a sweep holding 1,000 queued episodes.
 
   bench/sweep_bench.py BUILD_DIR [N] [JOBS...]     (default 24, jobs 1 2 4)
 """
@@ -98,6 +99,19 @@ def sweep(sandboxctl, out, n, jobs):
     return wall, cpu
 
 
+def gaps_ms(out):
+    """At --jobs 1: from one episode's end to the next one's start (the scheduler's own time)."""
+    import datetime
+    import glob
+
+    def t(v):
+        return datetime.datetime.fromisoformat(v.replace("Z", "+00:00")).timestamp()
+    rs = [json.load(open(f)) for f in glob.glob(os.path.join(out, "runs", "*", "result.json"))]
+    rs.sort(key=lambda r: t(r["started_at"]))
+    g = sorted((t(b["started_at"]) - t(a["finished_at"])) * 1000 for a, b in zip(rs, rs[1:]))
+    return g[len(g) // 2] if g else float("nan")
+
+
 def rss_at_queue(sandboxctl, out, queued):
     """VmRSS of a sweep that holds `queued` episodes, most still in its queue."""
     args = [sandboxctl, "sweep", "--tasks-dir", os.path.join(SRC, "tasks"), "--image", IMAGE,
@@ -137,6 +151,10 @@ def main():
             wall, cpu = sweep(sandboxctl, os.path.join(tmp, "j%d" % j), n, j)
             print("%5d %12.1f %12.1f %7.0f%% %14.1f" % (
                 j, n * 60 / wall, n * 60 / fl, 100 * fl / wall, cpu * 1000 / n))
+            if j == 1:
+                gap = gaps_ms(os.path.join(tmp, "j1"))
+        if 1 in jobs:
+            print("between episodes at --jobs 1 (median): %.1f ms" % gap)
         print("RSS with 1000 queued episodes: %.1f MB" %
               rss_at_queue(sandboxctl, os.path.join(tmp, "rss"), 1000))
     finally:

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
+#include <errno.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -90,4 +92,16 @@ int cli_no_arguments(const char *cmd, int argc, char **argv)
 	cli_error("%s: unexpected argument '%s' (see 'sandboxctl %s --help')", cmd, argv[optind],
 		  cmd);
 	return CLI_OPT_ERROR;
+}
+
+long cli_parse_long(const char *s, long min, long max)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < min || v > max)
+		return -1;
+	return v;
 }

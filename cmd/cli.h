@@ -39,7 +39,7 @@ int cmd_view(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 
 /* tasks import (cmd_tasks_import.c): a reference task folder into out; returns an exit code. */
-int cmd_tasks__import(const char *path, const char *out);
+int cmd_tasks__import(const char *path, const char *out, unsigned flags);
 
 /* Prints "sandboxctl: <msg>" on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -55,6 +55,9 @@ void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  */
 int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
 	       const struct option *longopts, int *idx);
+
+/* A decimal integer in [min, max] (min >= 0), the whole string; -1 when it is not one. */
+long cli_parse_long(const char *s, long min, long max);
 
 /* 0 when argv[optind..] is empty, else one line and CLI_OPT_ERROR. */
 int cli_no_arguments(const char *cmd, int argc, char **argv);

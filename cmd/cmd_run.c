@@ -99,18 +99,6 @@ static uint64_t parse_size(const char *s)
 	return (uint64_t)(v * mul);
 }
 
-static long parse_long(const char *s, long min, long max)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < min || v > max)
-		return -1;
-	return v;
-}
-
 #define OPT_LONG 0x100 /* every long option; told apart by its name */
 
 /*
@@ -126,7 +114,7 @@ int cmd_run__parse_common(const char *name, const char *arg, sbx_run_opts *o)
 	} else if (strcmp(name, "image") == 0) {
 		o->image = arg;
 	} else if (strcmp(name, "timeout") == 0) {
-		v = parse_long(arg, 1, 7 * 24 * 3600);
+		v = cli_parse_long(arg, 1, 7 * 24 * 3600);
 		if (v < 0)
 			return cli_error("--timeout: '%s' is not a number of seconds", arg), -1;
 		o->timeout_s = (uint32_t)v;
@@ -141,7 +129,7 @@ int cmd_run__parse_common(const char *name, const char *arg, sbx_run_opts *o)
 		if (end == arg || *end || o->cpus <= 0 || o->cpus > 1024)
 			return cli_error("--cpus: '%s' is not a positive number", arg), -1;
 	} else if (strcmp(name, "pids") == 0) {
-		v = parse_long(arg, 8, 1 << 22);
+		v = cli_parse_long(arg, 8, 1 << 22);
 		if (v < 0)
 			return cli_error("--pids: '%s' is not a number >= 8", arg), -1;
 		o->pids = (uint32_t)v;
@@ -172,7 +160,7 @@ int cmd_run__parse_common(const char *name, const char *arg, sbx_run_opts *o)
 		else if (o->record_s < 0.5)
 			o->record_s = 0.5;
 	} else if (strcmp(name, "grace") == 0) {
-		v = parse_long(arg, 1, 3600);
+		v = cli_parse_long(arg, 1, 3600);
 		if (v < 0)
 			return cli_error("--grace: '%s' is not a number of seconds", arg), -1;
 		o->grace_s = (uint32_t)v;
@@ -247,12 +235,15 @@ static void help(void)
 	       "                     IPv4 and IPv6 (iptables), no DNS; PID 1 starts as root\n"
 	       "                     with NET_ADMIN, SETPCAP, SETUID, SETGID to set the\n"
 	       "                     firewall, then drops every capability before anything\n"
-	       "                     runs. The transcript misses the agent's own traffic.\n"
-	       "  --port N           relay port on 127.0.0.1 (default: any free one)\n"
-	       "  --grace SECONDS    how long PID 1 waits past the deadline (default 30)\n",
+	       "                     runs. The transcript misses the agent's own traffic.\n",
 	       SBX_IMAGE_SLIM, SBX_IMAGE_FULL);
-	/* Two strings: one would pass the 4095 characters C17 promises. */
-	printf("  --record SECONDS   GUI tasks: a screenshot every SECONDS of the agent phase\n"
+	printf("  --port N           relay port on 127.0.0.1 (default: any free one)\n"
+	       "  --listen WHERE     tcp (default): 127.0.0.1:PORT; unix: a 0600 socket,\n"
+	       "                     runs/<run-id>/relay.sock; unix:PATH: that socket. The\n"
+	       "                     agent gets SANDBOX_UNIX_SOCKET and http://localhost/...\n"
+	       "                     URLs (curl --unix-socket PATH URL)\n"
+	       "  --grace SECONDS    how long PID 1 waits past the deadline (default 30)\n"
+	       "  --record SECONDS   GUI tasks: a screenshot every SECONDS of the agent phase\n"
 	       "                     into runs/<run-id>/frames/ (default 2; at least 0.5;\n"
 	       "                     0: off; at most 600 frames, 128 MiB), played by\n"
 	       "                     'sandboxctl view' with the tool calls between them\n"
@@ -287,6 +278,9 @@ static void on_ready(sbx_run *run, void *userdata)
 			printf("%s\n", sbx_run_get_connection(run));
 			fflush(stdout);
 		}
+		if (strncmp(r->endpoint, "unix:", 5) == 0)
+			fprintf(f, "Relay socket: %s (curl --unix-socket %s URL)\n",
+				r->endpoint + 5, r->endpoint + 5);
 		fprintf(f,
 			"MCP endpoint: %s/mcp\nREST endpoint: %s\nTask prompt: %s\n"
 			"Or send 'Authorization: Bearer <token>' (runs/%s/connection.json)\n"
@@ -367,6 +361,7 @@ int cmd_run(int argc, char **argv)
 		{"run-id", required_argument, NULL, OPT_LONG},
 		{"tasks-dir", required_argument, NULL, OPT_LONG},
 		{"port", required_argument, NULL, OPT_LONG},
+		{"listen", required_argument, NULL, OPT_LONG},
 		{"network", required_argument, NULL, OPT_LONG},
 		{"grace", required_argument, NULL, OPT_LONG},
 		{"quiet", no_argument, NULL, OPT_LONG},
@@ -421,10 +416,12 @@ int cmd_run(int argc, char **argv)
 		} else if (strcmp(name, "quiet") == 0) {
 			o.quiet_agent = true;
 		} else if (strcmp(name, "port") == 0) {
-			v = parse_long(optarg, 1, 65535);
+			v = cli_parse_long(optarg, 1, 65535);
 			if (v < 0)
 				return cli_error("--port: '%s' is not a port", optarg), EXIT_USAGE;
 			o.port = (uint16_t)v;
+		} else if (strcmp(name, "listen") == 0) {
+			o.listen = optarg;
 		}
 	}
 	if (cli_no_arguments("run", argc, argv) < 0)

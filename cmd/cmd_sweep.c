@@ -23,9 +23,10 @@
 #include "sbx/labels.h"
 #include "sbx/sweep.h"
 
-/* cmd_run.c's grade hook: a sweep grades exactly as `run` does. */
+/* cmd_run.c's grade hook and limit options: a sweep grades and limits exactly as `run` does. */
 int cmd_run__grade(const sbx_task *task, const char *outputs_dir, sbx_run_grade *out,
 		   void *userdata, sbx_error *err);
+int cmd_run__parse_common(const char *name, const char *arg, sbx_run_opts *o);
 
 #define DEFAULT_RETRIES	   2
 #define DEFAULT_STOP_GRACE 10
@@ -54,7 +55,7 @@ static void on_signal(int sig)
 static void help(void)
 {
 	printf("Usage: sandboxctl sweep --task NAME... --agent CMD... [options]\n"
-	       "       sandboxctl sweep --resume DIR [--jobs N] [--engine URL...]\n"
+	       "       sandboxctl sweep --resume DIR [--jobs N] [--engine URL...] [--retries N]\n"
 	       "       sandboxctl sweep show DIR [--json]\n"
 	       "       sandboxctl sweep compare DIR_A DIR_B [--json]\n\n"
 	       "Runs every task with every agent --epochs times, --jobs episodes at a time,\n"
@@ -67,13 +68,18 @@ static void help(void)
 	       "  --task NAME        a task (repeat); --tasks all: every task; --task-file F:\n"
 	       "                     one name per line ('#' comments)\n"
 	       "  --agent CMD        an agent, as 'run --agent' takes it (repeat: each agent\n"
-	       "                     is a column): oracle, demo, 'llm --model X', a command\n"
+	       "                     gets its rows in the summary): oracle, demo,\n"
+	       "                     'llm --model X', a command\n"
 	       "  --epochs N         episodes per task and agent (default 1)\n"
 	       "  --seed-from N      seedable tasks: epoch e runs the instance of seed N+e\n"
 	       "                     (the same seeds for every agent); others run as committed\n"
 	       "  --pass-at K,...    pass@k values to report besides pass@1 (k <= epochs)\n"
 	       "  --timeout SECONDS  each episode's deadline (default: each task's)\n"
 	       "  --image REF        sandbox image (default: each task's)\n"
+	       "  --memory SIZE, --cpus N, --pids N, --runtime NAME, --grace S,\n"
+	       "  --network none|published, --seccomp sandbox|default\n"
+	       "                     each episode's limits, as 'sandboxctl run' takes them\n"
+	       "                     (default: each task's, else run's defaults)\n"
 	       "  --tasks-dir DIR    tasks directory (default: $SBX_TASKS_DIR or ./tasks)\n"
 	       "  --tag KEY=VALUE    recorded in sweep.json (repeat)\n"
 	       "  --out DIR          the sweep directory (default sweeps/<UTC time>); must be\n"
@@ -98,7 +104,8 @@ static void help(void)
 	       "Summary (printed, and summary.json): per task × agent and overall: episodes,\n"
 	       "pass rate with a 95%% Wilson interval, mean score with a bootstrap 95%%\n"
 	       "interval, unbiased pass@k, agent errors, timeouts, infra errors (attempts),\n"
-	       "median and p95 agent time and overhead, tool calls and token usage (llm).\n"
+	       "median agent time and overhead (p95 too in summary.json), tool calls and\n"
+	       "token usage (llm).\n"
 	       "'compare' pairs episodes by task, epoch and seed and gives the exact sign\n"
 	       "test's p-value on pass/fail and a paired bootstrap interval on the score.\n\n"
 	       "Exit status: 0 every episode has a result (whatever it scored), 1 under\n"
@@ -108,16 +115,29 @@ static void help(void)
 	       DEFAULT_RETRIES, DEFAULT_STOP_GRACE);
 }
 
-static long parse_long(const char *s, long min, long max)
+/* The limits `run` takes, parsed by cmd_run.c's parser so the two cannot drift apart. */
+static bool is_limit(const char *name)
 {
-	char *end;
-	long v;
+	static const char *const names[] = {"memory", "cpus",	 "pids",   "runtime",
+					    "grace",  "network", "seccomp"};
 
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < min || v > max)
-		return -1;
-	return v;
+	for (size_t i = 0; i < SBX_ELEMENTSOF(names); i++)
+		if (strcmp(name, names[i]) == 0)
+			return true;
+	return false;
+}
+
+/* What sweep.json holds: a resumed sweep takes it from there, never from flags. */
+static bool is_plan_option(const char *name)
+{
+	static const char *const names[] = {"task",    "tasks",	    "task-file", "agent",
+					    "epochs",  "seed-from", "pass-at",	 "out",
+					    "timeout", "image",	    "tasks-dir", "tag"};
+
+	for (size_t i = 0; i < SBX_ELEMENTSOF(names); i++)
+		if (strcmp(name, names[i]) == 0)
+			return true;
+	return is_limit(name);
 }
 
 /* ---- building the plan ------------------------------------------------------ */
@@ -169,7 +189,7 @@ static int parse_pass_at(const char *arg, sbx_sweep_plan *p)
 	if (!copy)
 		return -1;
 	for (char *w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
-		long k = parse_long(w, 1, SBX_SWEEP_MAX_EPOCHS);
+		long k = cli_parse_long(w, 1, SBX_SWEEP_MAX_EPOCHS);
 		bool seen = false;
 
 		if (k < 0)
@@ -193,8 +213,11 @@ static int resolve_tasks(sbx_sweep_plan *p, char ***images, uint64_t *max_memory
 {
 	_cleanup_free_ char *dir = p->tasks_dir ? strdup(p->tasks_dir) : sbx_task_dir_default();
 	size_t n_images = 0;
+	/* A resumed plan keeps its own: the seeds of its episodes must not change. */
+	bool resumed = p->seedable != NULL;
 
-	p->seedable = calloc(p->n_tasks, sizeof(*p->seedable));
+	if (!resumed)
+		p->seedable = calloc(p->n_tasks, sizeof(*p->seedable));
 	*images = calloc(p->n_tasks + 1, sizeof(**images));
 	if (!dir || !p->seedable || !*images)
 		return cli_error("out of memory"), -1;
@@ -211,7 +234,8 @@ static int resolve_tasks(sbx_sweep_plan *p, char ***images, uint64_t *max_memory
 			return cli_error("sweep: task '%s': %s", p->tasks[i],
 					 sbx_error_message(&err)),
 			       -1;
-		p->seedable[i] = sbx_task_seedable(t);
+		if (!resumed)
+			p->seedable[i] = sbx_task_seedable(t);
 		img = p->image			 ? p->image
 		      : t->gui || t->libreoffice ? SBX_IMAGE_FULL
 						 : SBX_IMAGE_SLIM;
@@ -242,7 +266,7 @@ static int parse_engine(const char *arg, engine_arg *out)
 	if (hash) {
 		long n;
 
-		if (strncmp(hash, "#jobs=", 6) != 0 || (n = parse_long(hash + 6, 1, 256)) < 0)
+		if (strncmp(hash, "#jobs=", 6) != 0 || (n = cli_parse_long(hash + 6, 1, 256)) < 0)
 			return cli_error("--engine '%s': expected URL or URL#jobs=N", arg), -1;
 		out->jobs = (unsigned)n;
 	}
@@ -363,6 +387,18 @@ static int print_summary(const sbx_sweep_plan *p, const char *dir, bool json, bo
 	} else {
 		if (sbx_sweep_summary_text(s, &text) < 0)
 			return cli_error("out of memory"), -1;
+		/* Which sweep this is: enough to tell two apart without opening sweep.json. */
+		printf("sweep %s: %zu tasks × %zu agents × %u epochs", p->id ? p->id : dir,
+		       p->n_tasks, p->n_agents, p->epochs);
+		if (p->seeded)
+			printf(", seeds from %llu", (unsigned long long)p->seed_from);
+		if (p->image_id)
+			printf(", image %.19s", p->image_id);
+		if (p->tasks_commit)
+			printf(", tasks %.12s%s", p->tasks_commit, p->tasks_dirty ? "+dirty" : "");
+		for (size_t i = 0; i < p->n_tags; i++)
+			printf("%s%s", i ? " " : ", ", p->tags[i]);
+		printf("\n");
 		fputs(sbx_buf_str(&text), stdout);
 	}
 	fflush(stdout);
@@ -475,6 +511,13 @@ int cmd_sweep(int argc, char **argv)
 		{"retries", required_argument, NULL, OPT_LONG},
 		{"timeout", required_argument, NULL, OPT_LONG},
 		{"image", required_argument, NULL, OPT_LONG},
+		{"memory", required_argument, NULL, OPT_LONG},
+		{"cpus", required_argument, NULL, OPT_LONG},
+		{"pids", required_argument, NULL, OPT_LONG},
+		{"runtime", required_argument, NULL, OPT_LONG},
+		{"grace", required_argument, NULL, OPT_LONG},
+		{"network", required_argument, NULL, OPT_LONG},
+		{"seccomp", required_argument, NULL, OPT_LONG},
 		{"tasks-dir", required_argument, NULL, OPT_LONG},
 		{"engine", required_argument, NULL, OPT_LONG},
 		{"tag", required_argument, NULL, OPT_LONG},
@@ -499,6 +542,8 @@ int cmd_sweep(int argc, char **argv)
 	double require_pass = -1, pass_rate = NAN;
 	sbx_error err = SBX_ERROR_INIT;
 	sbx_sweep_opts so = SBX_SWEEP_OPTS_INIT;
+	sbx_run_opts limits = SBX_RUN_OPTS_INIT;
+	bool plan_given = false, retries_given = false;
 	sbx_sweep_outcome outcome;
 	progress_ctx pc = {0};
 	uint64_t max_memory = 0;
@@ -529,6 +574,8 @@ int cmd_sweep(int argc, char **argv)
 		}
 		if (c != OPT_LONG)
 			goto done; /* cli_getopt said why */
+		if (is_plan_option(name))
+			plan_given = true;
 		if (strcmp(name, "task") == 0) {
 			if (strv_push(&p->tasks, &p->n_tasks, optarg, SBX_SWEEP_MAX_TASKS) < 0) {
 				cli_error("--task: more than %d tasks", SBX_SWEEP_MAX_TASKS);
@@ -550,7 +597,7 @@ int cmd_sweep(int argc, char **argv)
 				goto done;
 			}
 		} else if (strcmp(name, "epochs") == 0) {
-			if ((v = parse_long(optarg, 1, SBX_SWEEP_MAX_EPOCHS)) < 0) {
+			if ((v = cli_parse_long(optarg, 1, SBX_SWEEP_MAX_EPOCHS)) < 0) {
 				cli_error("--epochs: '%s' is not a number 1..%d", optarg,
 					  SBX_SWEEP_MAX_EPOCHS);
 				goto done;
@@ -571,7 +618,7 @@ int cmd_sweep(int argc, char **argv)
 			if (parse_pass_at(optarg, p) < 0)
 				goto done;
 		} else if (strcmp(name, "jobs") == 0) {
-			if ((jobs = parse_long(optarg, 1, 256)) < 0) {
+			if ((jobs = cli_parse_long(optarg, 1, 256)) < 0) {
 				cli_error("--jobs: '%s' is not a number 1..256", optarg);
 				goto done;
 			}
@@ -581,19 +628,23 @@ int cmd_sweep(int argc, char **argv)
 		} else if (strcmp(name, "resume") == 0) {
 			resume = optarg;
 		} else if (strcmp(name, "retries") == 0) {
-			if ((v = parse_long(optarg, 0, 100)) < 0) {
+			if ((v = cli_parse_long(optarg, 0, 100)) < 0) {
 				cli_error("--retries: '%s' is not a number 0..100", optarg);
 				goto done;
 			}
 			p->retries = (unsigned)v;
+			retries_given = true;
 		} else if (strcmp(name, "timeout") == 0) {
-			if ((v = parse_long(optarg, 1, 7 * 24 * 3600)) < 0) {
+			if ((v = cli_parse_long(optarg, 1, 7 * 24 * 3600)) < 0) {
 				cli_error("--timeout: '%s' is not a number of seconds", optarg);
 				goto done;
 			}
 			p->timeout_s = (uint32_t)v;
 		} else if (strcmp(name, "image") == 0) {
 			p->image = strdup(optarg);
+		} else if (is_limit(name)) {
+			if (cmd_run__parse_common(name, optarg, &limits) < 0)
+				goto done;
 		} else if (strcmp(name, "tasks-dir") == 0) {
 			p->tasks_dir = realpath(optarg, NULL);
 			if (!p->tasks_dir) {
@@ -615,7 +666,7 @@ int cmd_sweep(int argc, char **argv)
 				goto done;
 			}
 		} else if (strcmp(name, "stop-grace") == 0) {
-			if ((stop_grace = parse_long(optarg, 0, 3600)) < 0) {
+			if ((stop_grace = cli_parse_long(optarg, 0, 3600)) < 0) {
 				cli_error("--stop-grace: '%s' is not a number of seconds", optarg);
 				goto done;
 			}
@@ -640,9 +691,12 @@ int cmd_sweep(int argc, char **argv)
 
 	if (resume) {
 		/* The plan is the one on disk; only how to run it may change. */
-		if (p->n_tasks || p->n_agents || all_tasks || task_file || out_dir) {
+		unsigned retries = p->retries;
+
+		if (plan_given) {
 			cli_error("sweep --resume: the plan is in %s/sweep.json; give only --jobs, "
-				  "--engine, --stop-grace, --require-pass, --quiet, --json",
+				  "--engine, --retries, --stop-grace, --require-pass, --quiet, "
+				  "--json",
 				  resume);
 			goto done;
 		}
@@ -651,6 +705,8 @@ int cmd_sweep(int argc, char **argv)
 			cli_error("sweep --resume: %s", sbx_error_message(&err));
 			goto done;
 		}
+		if (retries_given)
+			p->retries = retries; /* how to run it, not what: this run's retries */
 		out_dir = strdup(resume);
 	} else {
 		if (all_tasks) {
@@ -692,6 +748,17 @@ int cmd_sweep(int argc, char **argv)
 			_cleanup_free_ char *def = sbx_task_dir_default();
 
 			p->tasks_dir = def ? realpath(def, NULL) : NULL;
+		}
+		p->memory = limits.memory;
+		p->cpus = limits.cpus;
+		p->pids = limits.pids;
+		p->runtime = limits.runtime ? strdup(limits.runtime) : NULL;
+		p->grace_s = limits.grace_s;
+		p->published = limits.published;
+		p->engine_seccomp = limits.engine_seccomp;
+		if (sbx_sweep_plan_new_id(p, &err) < 0) {
+			cli_error("sweep: %s", sbx_error_message(&err));
+			goto done;
 		}
 		p->version = strdup(SBX_VERSION);
 		p->created_at = (int64_t)time(NULL);
@@ -735,7 +802,7 @@ int cmd_sweep(int argc, char **argv)
 	if (!jobs) {
 		/* A sandbox's CPU limit is a cap, not a reservation: CPUs bound the
 		 * count, the memory limits bound it harder. */
-		uint64_t per = max_memory ? max_memory : 2ULL << 30;
+		uint64_t per = p->memory ? p->memory : max_memory ? max_memory : 2ULL << 30;
 		long by_mem = mem > 0 ? (long)((uint64_t)mem * 8 / 10 / per) : 1;
 
 		jobs = ncpu > 0 ? ncpu : 1;

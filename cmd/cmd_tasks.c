@@ -19,6 +19,7 @@
 static const char *arg_tasks_dir;
 static bool arg_json;
 static const char *arg_out;
+static bool arg_answer_ranges;
 static bool arg_seeded;
 static uint64_t arg_seed;
 
@@ -29,7 +30,7 @@ static void help(void)
 	       "       sandboxctl tasks validate [NAME|PATH...]\n"
 	       "       sandboxctl tasks generate NAME|PATH DIR [--seed N]\n"
 	       "       sandboxctl tasks new NAME|PATH\n"
-	       "       sandboxctl tasks import PATH --out DIR\n"
+	       "       sandboxctl tasks import PATH --out DIR [--answer-ranges]\n"
 	       "\n"
 	       "list      the tasks in the tasks directory: name, difficulty, title\n"
 	       "show      a task's prompt, files, outputs, oracle, grading and limits\n"
@@ -45,11 +46,14 @@ static void help(void)
 	       "import    converts a reference system task folder (task.json,\n"
 	       "          starting_files/, oracle/) into DIR: task.yaml and copies of its\n"
 	       "          files. run, show and validate also read such a folder as it is\n"
-	       "          (see tasks/README.md)\n"
+	       "          (see tasks/README.md). Its grading stays the reference's\n"
+	       "          (whole sheets); --answer-ranges grades only the cells the oracle\n"
+	       "          adds and gates the given ones as unchanged, so it validates\n"
 	       "\n"
 	       "Options:\n"
 	       "  --seed N          instance seed, 0..2^53-1 (generate)\n"
 	       "  --out DIR         where import writes the task (e.g. tasks/NAME)\n"
+	       "  --answer-ranges   import: grade the answer cells, gate the inputs\n"
 	       "  --tasks-dir DIR   tasks directory (default: $SBX_TASKS_DIR, else ./tasks,\n"
 	       "                    else the installed tasks)\n"
 	       "  --json            machine-readable output (list, show)\n"
@@ -510,6 +514,7 @@ int cmd_tasks(int argc, char **argv)
 		{"json", no_argument, NULL, 'j'},
 		{"seed", required_argument, NULL, 's'},
 		{"out", required_argument, NULL, 'o'},
+		{"answer-ranges", no_argument, NULL, 'a'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -527,6 +532,9 @@ int cmd_tasks(int argc, char **argv)
 			break;
 		case 'o':
 			arg_out = optarg;
+			break;
+		case 'a':
+			arg_answer_ranges = true;
 			break;
 		case 's': {
 			char *end;
@@ -563,7 +571,8 @@ int cmd_tasks(int argc, char **argv)
 			cli_error("tasks: import: --out DIR is required (e.g. --out tasks/NAME)");
 			return EXIT_USAGE;
 		}
-		return cmd_tasks__import(argv[optind], arg_out);
+		return cmd_tasks__import(argv[optind], arg_out,
+					 arg_answer_ranges ? SBX_TASK_REFERENCE_ANSWER_RANGES : 0);
 	}
 	if (strcmp(verb, "generate") == 0 && optind + 2 == argc)
 		return do_generate(argv[optind], argv[optind + 1]);

@@ -3,6 +3,8 @@
  * sandboxctl tasks import PATH --out DIR: a reference task folder (task.json,
  * starting_files/, oracle/) becomes one of ours: DIR/task.yaml, written by
  * the same mapping `run` uses on task.json, plus copies of the files it names.
+ * With --answer-ranges the grading becomes ours: the cells the oracle adds,
+ * and the given cells gated as unchanged.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -49,7 +51,7 @@ static int make_out(const char *out, sbx_error *err)
 	return 0;
 }
 
-int cmd_tasks__import(const char *path, const char *out)
+int cmd_tasks__import(const char *path, const char *out, unsigned flags)
 {
 	sbx_error err = SBX_ERROR_INIT, note = SBX_ERROR_INIT;
 	_cleanup_free_ char *yaml = NULL;
@@ -61,7 +63,7 @@ int cmd_tasks__import(const char *path, const char *out)
 		r = sbx_error_set(&err, -EINVAL, "'%s' is a task.yaml already: nothing to import",
 				  t->path);
 	if (r >= 0)
-		r = sbx_task_reference_to_yaml(t->path, &yaml, &err);
+		r = sbx_task_reference_to_yaml(t->path, flags, &yaml, &err);
 	if (r >= 0)
 		r = make_out(out, &err);
 	for (size_t i = 0; r >= 0 && i < t->n_files; i++)
@@ -83,7 +85,8 @@ int cmd_tasks__import(const char *path, const char *out)
 	       t->n_oracles == 1 ? "" : "s");
 	/* The reference grades whole sheets, inputs too; validate asks for answer ranges. */
 	if (sbx_grade_task_check(imported, &note) < 0)
-		printf("note: %s\n", note.msg);
+		printf("note: %s (--answer-ranges does that when the oracle only adds cells)\n",
+		       note.msg);
 	else
 		printf("%s: it validates: sandboxctl run --task %s\n", out, out);
 	sbx_task_free(imported);

@@ -111,8 +111,9 @@ int sbx_grade_task_check(const sbx_task *task, sbx_error *err)
 	 * only an untouched workspace that passes is an error there. */
 	if (task->reference && null->score != 0 && null->status != SBX_GRADE_PASS) {
 		sbx_log_warning("%s: the untouched starting files score %.2f%% (%llu/%llu cells), "
-				"as the reference grades whole sheets; after 'sandboxctl tasks "
-				"import', grade only the cells the agent must produce",
+				"as the reference grades whole sheets; 'sandboxctl tasks import "
+				"--answer-ranges' makes a task.yaml that grades only the cells "
+				"the agent must produce",
 				task->path, 100.0 * null->score, (unsigned long long)null->matched,
 				(unsigned long long)null->graded);
 		return 0;

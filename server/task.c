@@ -171,12 +171,18 @@ static void write_marker(task_session *t, const char *text)
 {
 	static const char tmp[] = "." TASK_MARKER ".tmp.marker";
 	size_t len = strlen(text);
+	bool ok;
 	int fd;
 
 	fd = openat(t->workspace_fd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
 		    0644);
-	if (fd < 0 || write(fd, text, len) != (ssize_t)len || close(fd) < 0 ||
-	    renameat(t->workspace_fd, tmp, t->workspace_fd, TASK_MARKER) < 0) {
+	if (fd < 0) {
+		server_log(SBX_LOG_WARNING, "%s: cannot write: %s", TASK_MARKER, strerror(errno));
+		return;
+	}
+	ok = write(fd, text, len) == (ssize_t)len;
+	ok = close(fd) == 0 && ok;
+	if (!ok || renameat(t->workspace_fd, tmp, t->workspace_fd, TASK_MARKER) < 0) {
 		server_log(SBX_LOG_WARNING, "%s: cannot write: %s", TASK_MARKER, strerror(errno));
 		(void)unlinkat(t->workspace_fd, tmp, 0);
 	}

@@ -32,13 +32,24 @@ size_t agent_body_write(char *p, size_t size, size_t n, void *ud)
 	return add;
 }
 
+/* memmem, spelled out: gcc's UBSan build sees a null haystack in memmem here (a false alarm). */
+static bool contains(const char *p, size_t len, const char *needle)
+{
+	size_t n = strlen(needle);
+
+	for (size_t i = 0; i + n <= len; i++)
+		if (memcmp(p + i, needle, n) == 0)
+			return true;
+	return false;
+}
+
 static size_t on_header(char *p, size_t size, size_t n, void *ud)
 {
 	body *b = ud;
 	size_t len = size * n;
 
 	if (len > 13 && strncasecmp(p, "Content-Type:", 13) == 0)
-		b->sse = memmem(p, len, "text/event-stream", 17) != NULL;
+		b->sse = contains(p, len, "text/event-stream");
 	if (len > 15 && strncasecmp(p, "Mcp-Session-Id:", 15) == 0) {
 		const char *v = p + 15;
 		size_t vl;

@@ -156,50 +156,60 @@ static void set_home(char **envp, uint32_t envc, char *home_entry)
 		}
 }
 
+/*
+ * Checks one request message (len bytes, nfds descriptors) and points argv
+ * at its strings: argv[0..argc-1], NULL, envp[0..envc-1], NULL. NULL on
+ * success, else why it is refused. argv must hold SBX_SPAWN_MAX_STRINGS + 2.
+ */
+static const char *parse_request(char *msg, size_t len, int nfds, struct sbx_spawn_request *rq,
+				 char **argv)
+{
+	char *strings, *p, *end;
+	uint32_t n;
+
+	if (nfds != SBX_SPAWN_NFDS || len < sizeof(*rq))
+		return "a request without its descriptors";
+	memcpy(rq, msg, sizeof(*rq));
+	strings = msg + sizeof(*rq);
+	if (rq->magic != SBX_SPAWN_MAGIC || rq->argc < 1 || rq->argc > SBX_SPAWN_MAX_STRINGS ||
+	    rq->envc > SBX_SPAWN_MAX_STRINGS || rq->argc + rq->envc > SBX_SPAWN_MAX_STRINGS ||
+	    rq->strings_len != len - sizeof(*rq) || rq->strings_len == 0 ||
+	    strings[rq->strings_len - 1] != '\0')
+		return "a malformed request";
+	n = rq->argc + rq->envc;
+	p = strings;
+	end = strings + rq->strings_len;
+	for (uint32_t i = 0; i < n; i++) {
+		char *z;
+
+		if (p >= end)
+			return "a request with too few strings";
+		z = memchr(p, '\0', (size_t)(end - p));
+		if (!z)
+			return "a request with a torn string";
+		argv[i < rq->argc ? i : i + 1] = p;
+		p = z + 1;
+	}
+	if (p != end)
+		return "a request with bytes after its strings";
+	argv[rq->argc] = NULL;
+	argv[n + 1] = NULL;
+	if (argv[0][0] != '/')
+		return "a request for a relative program path";
+	return NULL;
+}
+
 /* Validates a request and runs it; closes the fds it was given. */
 static void handle(char *msg, size_t len, int *fds, int nfds)
 {
 	static char home_entry[4096];
+	static char *argv[SBX_SPAWN_MAX_STRINGS + 2];
 	struct sbx_spawn_request rq;
-	char *strings, *argv[SBX_SPAWN_MAX_STRINGS + 2], *p, *end;
-	uint32_t n;
+	const char *why = parse_request(msg, len, nfds, &rq, argv);
 	pid_t pid;
 
-	if (nfds != SBX_SPAWN_NFDS || len < sizeof(rq)) {
-		say("a request without its descriptors; ignored", 0);
-		goto out;
-	}
-	memcpy(&rq, msg, sizeof(rq));
-	strings = msg + sizeof(rq);
-	n = rq.argc + rq.envc;
-	if (rq.magic != SBX_SPAWN_MAGIC || rq.argc < 1 || rq.argc > SBX_SPAWN_MAX_STRINGS ||
-	    rq.envc > SBX_SPAWN_MAX_STRINGS || n > SBX_SPAWN_MAX_STRINGS ||
-	    rq.strings_len != len - sizeof(rq) || rq.strings_len == 0 ||
-	    strings[rq.strings_len - 1] != '\0') {
-		say("a malformed request; ignored", 0);
-		goto out;
-	}
-	/* argv, NULL, envp, NULL: each string within the message and NUL-terminated. */
-	p = strings;
-	end = strings + rq.strings_len;
-	for (uint32_t i = 0; i < n; i++) {
-		char *z = memchr(p, '\0', (size_t)(end - p));
-
-		if (!z) {
-			say("a request with a torn string; ignored", 0);
-			goto out;
-		}
-		argv[i < rq.argc ? i : i + 1] = p;
-		p = z + 1;
-		if (p > end || (p == end && i + 1 < n)) {
-			say("a request with too few strings; ignored", 0);
-			goto out;
-		}
-	}
-	argv[rq.argc] = NULL;
-	argv[n + 1] = NULL;
-	if (argv[0][0] != '/') {
-		say("a request for a relative program path; ignored", 0);
+	if (why) {
+		fprintf(stderr, "sandbox-spawner: %s; ignored\n", why);
 		goto out;
 	}
 	snprintf(home_entry, sizeof(home_entry), "HOME=%s", agent_home);

@@ -19,7 +19,7 @@
 
 #define GUI_POLL_MS	  100
 #define GUI_PAINT_MAX_MS  10000
-#define GUI_NO_DISPLAY_MS 20000
+#define GUI_NO_DISPLAY_MS 45000 /* a loaded host starts Xvfb slowly */
 
 /* Prints the names of the top-level windows (two levels deep), one per line. */
 static const char probe[] =

@@ -66,7 +66,8 @@ static ssize_t fill(http_reader *r)
 			end = now + r->timeout_ms;
 		if (r->deadline && (end < 0 || r->deadline < end))
 			end = r->deadline;
-		/* The caller's whole budget: a peer dripping one byte at a time cannot stretch it. */
+		/* The caller's whole budget: a peer dripping one byte at a time cannot stretch it.
+		 */
 		if (r->until && (end < 0 || r->until < end))
 			end = r->until;
 	}

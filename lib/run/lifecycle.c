@@ -30,18 +30,18 @@
 /* How long an agent may take to exit by itself after complete_task. */
 #define AGENT_EXIT_GRACE_MS 500
 
-#define DEFAULT_TIMEOUT_S 600
-#define DEFAULT_MEMORY	  (2ULL * 1024 * 1024 * 1024)
-#define DEFAULT_CPUS	  2.0
-#define DEFAULT_PIDS	  256
-#define DEFAULT_GRACE_S	  30
-#define WORKSPACE_BYTES	  (512ULL * 1024 * 1024)
-#define TMP_BYTES	  (256ULL * 1024 * 1024)
-#define RUN_BYTES	  (16ULL * 1024 * 1024)
-#define STATUS_POLL_MS	  200
-#define STATUS_BUDGET_MS 5000 /* one status read, whole */
+#define DEFAULT_TIMEOUT_S	600
+#define DEFAULT_MEMORY		(2ULL * 1024 * 1024 * 1024)
+#define DEFAULT_CPUS		2.0
+#define DEFAULT_PIDS		256
+#define DEFAULT_GRACE_S		30
+#define WORKSPACE_BYTES		(512ULL * 1024 * 1024)
+#define TMP_BYTES		(256ULL * 1024 * 1024)
+#define RUN_BYTES		(16ULL * 1024 * 1024)
+#define STATUS_POLL_MS		200
+#define STATUS_BUDGET_MS	5000 /* one status read, whole */
 #define STATUS_PAST_DEADLINE_MS 1000
-#define TICK_MS		  10
+#define TICK_MS			10
 
 void sbx_run__phase_done(sbx_run *run, sbx_run_phase p, double since)
 {
@@ -228,6 +228,14 @@ int sbx_run_prepare(sbx_run **out, const sbx_run_opts *opts, sbx_error *err)
 	r = sbx_run__check_agent(run, err);
 	if (r < 0)
 		return r;
+	if (opts->listen && strcmp(opts->listen, "tcp") != 0 && strcmp(opts->listen, "unix") != 0 &&
+	    (strncmp(opts->listen, "unix:", 5) != 0 || !opts->listen[5]))
+		return sbx_error_set(err, -EINVAL, "--listen '%s': use tcp, unix or unix:PATH",
+				     opts->listen);
+	if (opts->listen && strncmp(opts->listen, "unix", 4) == 0 && opts->published)
+		return sbx_error_set(err, -EINVAL,
+				     "--listen unix with --network published: agents connect to "
+				     "the published port, not the relay");
 	if (opts->run_id && !sbx_run_id_valid(opts->run_id))
 		return sbx_error_set(err, -EINVAL,
 				     "run id '%s': use letters, digits, '.', '_', '-'",
@@ -250,6 +258,27 @@ int sbx_run_prepare(sbx_run **out, const sbx_run_opts *opts, sbx_error *err)
 	}
 	if (r < 0)
 		return r;
+	if (opts->listen && strncmp(opts->listen, "unix", 4) == 0) {
+		const char *p = opts->listen[4] ? opts->listen + 5 : NULL;
+		char cwd[PATH_MAX];
+		int k;
+
+		/* Absolute, so an agent that changes directory still finds it. */
+		if (!getcwd(cwd, sizeof(cwd)))
+			return sbx_error_set(err, -errno, "getcwd: %s", strerror(errno));
+		if (p)
+			k = p[0] == '/' ? asprintf(&run->unix_socket, "%s", p)
+					: asprintf(&run->unix_socket, "%s/%s", cwd, p);
+		else
+			k = run->res.run_dir[0] == '/'
+				    ? asprintf(&run->unix_socket, "%s/relay.sock", run->res.run_dir)
+				    : asprintf(&run->unix_socket, "%s/%s/relay.sock", cwd,
+					       run->res.run_dir);
+		if (k < 0) {
+			run->unix_socket = NULL;
+			return sbx_error_set(err, -ENOMEM, "out of memory");
+		}
+	}
 	r = snapshot_task(run, err);
 	if (r < 0)
 		return r;
@@ -383,6 +412,8 @@ static int write_connection(sbx_run *run, sbx_error *err)
 	cJSON_AddStringToObject(c, "rest_url", run->url);
 	cJSON_AddStringToObject(c, "endpoint", run->res.endpoint);
 	cJSON_AddStringToObject(c, "authorization", bearer);
+	if (run->unix_socket && !run->res.published)
+		cJSON_AddStringToObject(c, "unix_socket", run->unix_socket);
 	cJSON_AddNumberToObject(c, "deadline", (double)run->res.deadline);
 	text = cJSON_PrintUnformatted(c);
 	if (!text)
@@ -482,16 +513,23 @@ int sbx_run_launch(sbx_run *run, sbx_error *err)
 		return r;
 	}
 	ro.token = run->token;
+	ro.unix_path = run->unix_socket;
 	r = sbx_relay_start(&run->relay, &ro, err);
 	if (r < 0) {
 		sbx_run__set_infra(run, "relay", err);
 		return r;
 	}
 	/* The agent's URLs carry the token; result.json keeps only the address. */
-	if (asprintf(&run->url, "http://127.0.0.1:%u/%s", sbx_relay_port(run->relay), run->token) <
-		    0 ||
-	    asprintf(&run->res.endpoint, "http://127.0.0.1:%u", sbx_relay_port(run->relay)) < 0)
+	if (run->unix_socket) {
+		if (asprintf(&run->url, "http://localhost/%s", run->token) < 0 ||
+		    asprintf(&run->res.endpoint, "unix:%s", run->unix_socket) < 0)
+			return sbx_error_set(err, -ENOMEM, "out of memory");
+	} else if (asprintf(&run->url, "http://127.0.0.1:%u/%s", sbx_relay_port(run->relay),
+			    run->token) < 0 ||
+		   asprintf(&run->res.endpoint, "http://127.0.0.1:%u", sbx_relay_port(run->relay)) <
+			   0) {
 		return sbx_error_set(err, -ENOMEM, "out of memory");
+	}
 	r = write_connection(run, err);
 	if (r < 0) {
 		sbx_run__set_infra(run, "relay", err);
@@ -733,8 +771,9 @@ int sbx_run_finish(sbx_run *run, sbx_run_end end, sbx_error *err)
 		 * or straight away past the deadline: the server may be what hung, and
 		 * the host does not wait on it again.
 		 */
-		r = end == SBX_END_DEADLINE ? -ETIMEDOUT
-					    : sbx_collect__outputs(run->relay, run->task, outdir, &e);
+		r = end == SBX_END_DEADLINE
+			    ? -ETIMEDOUT
+			    : sbx_collect__outputs(run->relay, run->task, outdir, &e);
 		if (r < 0) {
 			sbx_log_debug("collecting through the server: %s; using tar",
 				      sbx_error_message(&e));
@@ -855,6 +894,7 @@ void sbx_run_free(sbx_run *run)
 	free(run->owner);
 	free(run->res.run_id);
 	free(run->res.run_dir);
+	free(run->unix_socket);
 	free(run->res.task);
 	free(run->res.error);
 	free(run->res.error_kind);

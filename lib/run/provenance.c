@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <pthread.h>
 #include <git2.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -25,6 +26,18 @@ static int git_fail(sbx_error *err, const char *what, const char *dir)
 			     e && e->message ? e->message : "libgit2 error");
 }
 
+/*
+ * libgit2 once per process, never shut down: each git_libgit2_init after a
+ * shutdown loads the system's CA bundle again (mbedTLS parses every
+ * certificate), which was two thirds of a sweep's CPU per episode.
+ */
+static pthread_once_t git_once = PTHREAD_ONCE_INIT;
+
+static void git_init_once(void)
+{
+	git_libgit2_init();
+}
+
 int sbx_provenance_get(const char *task_dir, sbx_provenance *out, sbx_error *err)
 {
 	_cleanup_free_ char *abs = NULL, *wd_abs = NULL;
@@ -44,7 +57,7 @@ int sbx_provenance_get(const char *task_dir, sbx_provenance *out, sbx_error *err
 	if (!abs)
 		return sbx_error_set(err, -errno, "provenance: '%s': %s", task_dir,
 				     strerror(errno));
-	git_libgit2_init();
+	pthread_once(&git_once, git_init_once);
 	r = git_repository_discover(&root, abs, 0, NULL);
 	if (r == GIT_ENOTFOUND) {
 		r = 0;
@@ -105,6 +118,5 @@ done:
 	git_status_list_free(list);
 	git_repository_free(repo);
 	git_buf_dispose(&root);
-	git_libgit2_shutdown();
 	return r;
 }

@@ -317,7 +317,8 @@ int sbx_relay_request(sbx_relay *r, const char *method, const char *path, const 
 	sbx_buf_init(&tb.cap.buf, SBX_TRANSCRIPT_BODY_MAX);
 	sbx_buf_init(&tb.cap.all, RESPONSE_BODY_MAX);
 	tb.cap.record = record;
-	/* The host's own requests: timeout_ms is the whole exchange, however the server paces it. */
+	/* The host's own requests: timeout_ms is the whole exchange, however the server paces it.
+	 */
 	k = sbx_relay__exchange(r, head.data, head.len, body, body ? len : 0, method, timeout_ms,
 				timeout_ms > 0 ? sbx_relay__mono_ms() + timeout_ms : 0,
 				response_to_buffer, &tb, err);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include "sbx/cleanup.h"
@@ -73,7 +74,9 @@ void sbx_sweep_plan_free(sbx_sweep_plan *p)
 	free(p->seedable);
 	strv_free(p->agents, p->n_agents);
 	strv_free(p->tags, p->n_tags);
+	free(p->id);
 	free(p->image);
+	free(p->runtime);
 	free(p->tasks_dir);
 	free(p->image_id);
 	free(p->tasks_commit);
@@ -101,8 +104,32 @@ void sbx_sweep_plan_episode(const sbx_sweep_plan *p, size_t i, sbx_sweep_episode
 	}
 }
 
+int sbx_sweep_plan_new_id(sbx_sweep_plan *p, sbx_error *err)
+{
+	unsigned char b[4];
+
+	if (getrandom(b, sizeof(b), 0) != (ssize_t)sizeof(b))
+		return sbx_error_set(err, -errno, "sweep id: getrandom: %s", strerror(errno));
+	free(p->id);
+	if (asprintf(&p->id, "%02x%02x%02x%02x", b[0], b[1], b[2], b[3]) < 0) {
+		p->id = NULL;
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+void sbx_sweep_plan_run_id(const sbx_sweep_plan *p, const sbx_sweep_episode *ep, unsigned attempt,
+			   char *out, size_t size)
+{
+	/* Unique across sweeps, so `sandboxctl ps` and labels never mix two of them. */
+	snprintf(out, size, "%s%s%s.a%zu.e%u.t%u", p->id ? p->id : "", p->id ? "." : "",
+		 p->tasks[ep->task], ep->agent, ep->epoch, attempt);
+}
+
 int sbx_sweep_plan_check(const sbx_sweep_plan *p, sbx_error *err)
 {
+	if (p->id && (strlen(p->id) != 8 || strspn(p->id, "0123456789abcdef") != 8))
+		return sbx_error_set(err, -EINVAL, "sweep id '%s': expected 8 hex digits", p->id);
 	if (p->n_tasks == 0 || p->n_tasks > SBX_SWEEP_MAX_TASKS)
 		return sbx_error_set(err, -EINVAL, "a sweep needs 1..%d tasks, not %zu",
 				     SBX_SWEEP_MAX_TASKS, p->n_tasks);
@@ -158,11 +185,12 @@ static void add_str0(cJSON *o, const char *k, const char *v)
 char *sbx_sweep_plan_json(const sbx_sweep_plan *p)
 {
 	_cleanup_json_ cJSON *o = cJSON_CreateObject();
-	cJSON *a, *tags;
+	cJSON *a, *tags, *l;
 
 	if (!o)
 		return NULL;
 	cJSON_AddNumberToObject(o, "schema_version", 1);
+	add_str0(o, "id", p->id);
 	a = cJSON_AddArrayToObject(o, "tasks");
 	for (size_t i = 0; a && i < p->n_tasks; i++) {
 		cJSON *t = cJSON_CreateObject();
@@ -183,6 +211,14 @@ char *sbx_sweep_plan_json(const sbx_sweep_plan *p)
 	cJSON_AddNumberToObject(o, "timeout_s", p->timeout_s);
 	cJSON_AddNumberToObject(o, "retries", p->retries);
 	add_str0(o, "image", p->image);
+	l = cJSON_AddObjectToObject(o, "limits");
+	cJSON_AddNumberToObject(l, "memory", (double)p->memory);
+	cJSON_AddNumberToObject(l, "cpus", p->cpus);
+	cJSON_AddNumberToObject(l, "pids", p->pids);
+	add_str0(l, "runtime", p->runtime);
+	cJSON_AddNumberToObject(l, "grace_s", p->grace_s);
+	cJSON_AddStringToObject(l, "network", p->published ? "published" : "none");
+	cJSON_AddStringToObject(l, "seccomp", p->engine_seccomp ? "default" : "sandbox");
 	add_str0(o, "tasks_dir", p->tasks_dir);
 	a = cJSON_AddArrayToObject(o, "pass_at");
 	for (size_t i = 0; a && i < p->n_pass_at; i++)
@@ -309,7 +345,28 @@ int sbx_sweep_plan_parse(const char *text, size_t len, sbx_sweep_plan **out, sbx
 			return sbx_error_set(err, -EINVAL, "\"tags\": expected strings");
 		p->n_tags++;
 	}
+	p->id = get_str0(j, "id");
 	p->image = get_str0(j, "image");
+	v = sbx_json_get(j, "limits");
+	if (v) {
+		double mem = sbx_json_get_number(v, "memory", 0);
+		unsigned pids = 0, grace = 0;
+
+		if (!cJSON_IsObject(v) || mem < 0 || mem > 1e15 ||
+		    (sbx_json_get(v, "pids") && get_count(v, "pids", 1 << 22, &pids) < 0) ||
+		    (sbx_json_get(v, "grace_s") && get_count(v, "grace_s", 3600, &grace) < 0))
+			return sbx_error_set(err, -EINVAL, "\"limits\": bad");
+		p->memory = (uint64_t)mem;
+		p->cpus = sbx_json_get_number(v, "cpus", 0);
+		p->pids = pids;
+		p->grace_s = grace;
+		p->runtime = get_str0(v, "runtime");
+		p->published = strcmp(sbx_json_get_string(v, "network", "none"), "published") == 0;
+		p->engine_seccomp =
+			strcmp(sbx_json_get_string(v, "seccomp", "sandbox"), "default") == 0;
+		if (p->cpus < 0 || p->cpus > 1024)
+			return sbx_error_set(err, -EINVAL, "\"limits\": bad cpus");
+	}
 	p->tasks_dir = get_str0(j, "tasks_dir");
 	p->image_id = get_str0(j, "image_id");
 	p->tasks_commit = get_str0(j, "tasks_commit");

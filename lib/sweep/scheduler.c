@@ -163,8 +163,7 @@ static int run_attempt(sched *s, size_t e, size_t idx, unsigned attempt, sbx_swe
 	sbx_sweep_plan_episode(p, idx, &ep);
 	/* A run directory left by a killed sweep keeps its name: draw the next attempt's. */
 	for (;; attempt++) {
-		snprintf(run_id, sizeof(run_id), "%s.a%zu.e%u.t%u", p->tasks[ep.task], ep.agent,
-			 ep.epoch, attempt);
+		sbx_sweep_plan_run_id(p, &ep, attempt, run_id, sizeof(run_id));
 		if (!path_exists(s->o->dir, run_id))
 			break;
 	}
@@ -178,6 +177,13 @@ static int run_attempt(sched *s, size_t e, size_t idx, unsigned attempt, sbx_swe
 	ro.runs_dir = runs_dir;
 	ro.run_id = run_id;
 	ro.timeout_s = p->timeout_s;
+	ro.memory = p->memory;
+	ro.cpus = p->cpus;
+	ro.pids = p->pids;
+	ro.runtime = p->runtime;
+	ro.grace_s = p->grace_s;
+	ro.published = p->published;
+	ro.engine_seccomp = p->engine_seccomp;
 	ro.quiet_agent = true; /* episodes side by side: output only into each agent.log */
 	ro.test = s->o->test_label;
 	ro.grade = s->o->grade;
@@ -417,8 +423,10 @@ int sbx_sweep_execute(const sbx_sweep_plan *plan, sbx_sweep_results *results,
 	for (size_t e = 0, k = 0; e < s.n_engines; e++)
 		for (unsigned j = 0; j < s.engines[e].jobs; j++, k++) {
 			workers[k] = (worker){.s = &s, .engine = e};
-			if (k >= s.q_len)
-				continue; /* more slots than work */
+			/* Every slot, even with less work than slots: if one engine is
+			 * drained, the others' idle workers take its episodes. */
+			if (s.q_len == 0)
+				continue;
 			if (pthread_create(&workers[k].thread, NULL, worker_main, &workers[k]) != 0)
 				break;
 			workers[k].started = true;

@@ -13,15 +13,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 
 #include "sbx/buf.h"
 #include "sbx/cleanup.h"
 #include "sbx/json.h"
 #include "sbx/task.h"
+#include "answer.h"
 #include "schema.h"
+#include "yamltext.h"
 
-#define MAX_JSON (1u << 20)
-#define MAX_YAML (1u << 20)
+#define MAX_JSON   (1u << 20)
+#define TITLE_MAX  256	       /* as task.yaml's */
+#define PROMPT_MAX (64 * 1024) /* as task.yaml's */
+#define MAX_YAML   (1u << 20)
 
 /* The reference's grade.py passes at 95 % of the graded cells. */
 #define REFERENCE_PASS_THRESHOLD 0.95
@@ -37,10 +42,11 @@ static const char *const grading_keys[] = {
 
 typedef struct conv {
 	const char *name; /* the task.json path, for messages */
-	const char *dir;  /* the task folder */
+	const char *dir;  /* the task folder; NULL: files are not looked up */
 	sbx_error *err;
 	sbx_buf out;
 	bool oom;
+	bool answer_ranges;		    /* SBX_TASK_REFERENCE_ANSWER_RANGES */
 	char **files, **oracles, **outputs; /* NULL-terminated, owned */
 } conv;
 
@@ -55,6 +61,10 @@ static int fail(conv *c, const char *jpath, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	/* Names from the file may hold anything; the message stays one line. */
+	for (char *p = msg; *p; p++)
+		if ((unsigned char)*p < 0x20)
+			*p = '?';
 	return sbx_error_set(c->err, -EINVAL, "%s: %s: %s", c->name, jpath, msg);
 }
 
@@ -73,42 +83,17 @@ static void emit(conv *c, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* A YAML scalar for any string: JSON's quoting is valid YAML double-quoted style. */
+/* Appends through yamltext.c; a failure sticks like emit's. */
 static void emit_quoted(conv *c, const char *s)
 {
-	_cleanup_json_ cJSON *j = cJSON_CreateString(s);
-	_cleanup_free_ char *text = j ? cJSON_PrintUnformatted(j) : NULL;
-
-	if (!text)
+	if (!c->oom && sbx_task__yaml_quoted(&c->out, s) < 0)
 		c->oom = true;
-	else
-		emit(c, "%s", text);
 }
 
-/* A block scalar where it reads like the text itself; quoted where a block cannot say it. */
 static void emit_text(conv *c, const char *key, const char *s)
 {
-	size_t n = strlen(s);
-	bool block = n > 0 && s[0] != ' ' && s[0] != '\n' && !strchr(s, '\r') && !strchr(s, '\t') &&
-		     (n < 2 || strcmp(s + n - 2, "\n\n") != 0);
-
-	for (const unsigned char *p = (const unsigned char *)s; block && *p; p++)
-		if (*p < 0x20 && *p != '\n')
-			block = false;
-	if (!block) {
-		emit(c, "%s: ", key);
-		emit_quoted(c, s);
-		emit(c, "\n");
-		return;
-	}
-	emit(c, "%s: |%s\n", key, s[n - 1] == '\n' ? "" : "-");
-	for (const char *line = s; *line;) {
-		const char *nl = strchr(line, '\n');
-		size_t len = nl ? (size_t)(nl - line) : strlen(line);
-
-		emit(c, len ? "  %.*s\n" : "\n", (int)len, line);
-		line += len + (nl ? 1 : 0);
-	}
+	if (!c->oom && sbx_task__yaml_text(&c->out, key, s) < 0)
+		c->oom = true;
 }
 
 static void emit_list(conv *c, const char *key, char **v)
@@ -152,6 +137,8 @@ static bool is_regular(const char *dir, const char *rel)
 	_cleanup_free_ char *p = NULL;
 	struct stat st;
 
+	if (!dir)
+		return false;
 	return asprintf(&p, "%s/%s", dir, rel) >= 0 && lstat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
@@ -187,6 +174,8 @@ static int folder_files(conv *c, const char *sub, const char *jpath, char ***out
 	struct dirent *de;
 	DIR *d;
 
+	if (!c->dir)
+		return fail(c, jpath, "missing (required when the folder is not read)");
 	if (asprintf(&path, "%s/%s", c->dir, sub) < 0)
 		return sbx_error_set(c->err, -ENOMEM, "out of memory");
 	d = opendir(path);
@@ -250,8 +239,16 @@ static int file_list(conv *c, const cJSON *node, const char *key, const char *su
 			sbx_schema__strv_free(v);
 			return r;
 		}
-		if (asprintf(&rel, "%s/%s", sub, it->valuestring) >= 0 &&
-		    !is_regular(c->dir, rel)) {
+		if (n >= SBX_TASK_MAX_FILES) {
+			sbx_schema__strv_free(v);
+			return fail(c, jpath, "too many files (at most %d)", SBX_TASK_MAX_FILES);
+		}
+		if (asprintf(&rel, "%s/%s", sub, it->valuestring) < 0) {
+			sbx_schema__strv_free(v);
+			return sbx_error_set(c->err, -ENOMEM, "out of memory");
+		}
+		/* No folder to look in (fuzzing, memory): the reference's layout is assumed. */
+		if (c->dir && !is_regular(c->dir, rel)) {
 			free(rel);
 			rel = is_regular(c->dir, it->valuestring) ? strdup(it->valuestring) : NULL;
 			if (!rel) {
@@ -261,11 +258,9 @@ static int file_list(conv *c, const cJSON *node, const char *key, const char *su
 				return r;
 			}
 		}
-		if (n >= SBX_TASK_MAX_FILES || strv_push(&v, &n, rel) < 0) {
+		if (strv_push(&v, &n, rel) < 0) {
 			sbx_schema__strv_free(v);
-			return n >= SBX_TASK_MAX_FILES
-				       ? fail(c, jpath, "too many files")
-				       : sbx_error_set(c->err, -ENOMEM, "out of memory");
+			return sbx_error_set(c->err, -ENOMEM, "out of memory");
 		}
 	}
 	*out = v;
@@ -302,8 +297,9 @@ static int outputs_of(conv *c, const cJSON *node)
 			 i);
 		if (!cJSON_IsString(it) || !*it->valuestring || escapes(it->valuestring))
 			return fail(c, jpath, "expected a file name relative to the workspace");
-		if (n >= SBX_TASK_MAX_FILES ||
-		    strv_push(&c->outputs, &n, strdup(it->valuestring)) < 0)
+		if (n >= SBX_TASK_MAX_FILES)
+			return fail(c, jpath, "too many files (at most %d)", SBX_TASK_MAX_FILES);
+		if (strv_push(&c->outputs, &n, strdup(it->valuestring)) < 0)
 			return sbx_error_set(c->err, -ENOMEM, "out of memory");
 	}
 	return 0;
@@ -332,6 +328,60 @@ static int boolean(conv *c, const cJSON *j, const char *jpath, bool *out)
 	if (!cJSON_IsBool(j))
 		return fail(c, jpath, "expected true or false");
 	*out = cJSON_IsTrue(j);
+	return 0;
+}
+
+static void emit_ranges(conv *c, char **v)
+{
+	emit(c, "      ranges: [");
+	for (size_t i = 0; v && v[i]; i++) {
+		if (i)
+			emit(c, ", ");
+		emit_quoted(c, v[i]);
+	}
+	emit(c, "]\n");
+}
+
+static void free_strv(char **v)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		free(v[i]);
+	free(v);
+}
+
+/* Grade only the cells the oracle adds; the given ones must stay (a gate), as our tasks do. */
+static int emit_answer_cases(conv *c, const cJSON *sheets)
+{
+	_cleanup_free_ char *start = NULL, *oracle = NULL;
+	char **names = NULL, **answer = NULL, **inputs = NULL;
+	size_t n = 0;
+	const cJSON *it;
+	int r = 0;
+
+	if (count(c->files) != 1 || count(c->oracles) != 1 || count(c->outputs) != 1)
+		return fail(c, "$.files",
+			    "answer ranges need one starting file, one output and one oracle");
+	if (!c->dir || asprintf(&start, "%s/%s", c->dir, c->files[0]) < 0 ||
+	    asprintf(&oracle, "%s/%s", c->dir, c->oracles[0]) < 0)
+		return sbx_error_set(c->err, -ENOMEM, "out of memory");
+	cJSON_ArrayForEach (it, sheets)
+		if ((r = strv_push(&names, &n, strdup(it->valuestring))) < 0)
+			break;
+	if (r >= 0)
+		r = sbx_task__answer_ranges(start, oracle, names, &answer, &inputs, c->err);
+	sbx_schema__strv_free(names);
+	if (r < 0)
+		return r == -ENOMEM ? sbx_error_set(c->err, r, "out of memory")
+				    : sbx_error_prefix(c->err, r, "%s: answer ranges", c->name);
+	emit(c, "  cases:\n    - name: answer\n");
+	emit_ranges(c, answer);
+	if (inputs) {
+		emit(c, "    - name: inputs unchanged\n      gate: true\n      skip_empty: false\n"
+			"      tolerance: 0\n");
+		emit_ranges(c, inputs);
+	}
+	free_strv(answer);
+	free_strv(inputs);
 	return 0;
 }
 
@@ -383,6 +433,8 @@ static int emit_grading(conv *c, const cJSON *g)
 		emit_quoted(c, it->valuestring);
 		emit(c, "\n");
 	}
+	if (c->answer_ranges)
+		return emit_answer_cases(c, sheets);
 	if (n_out <= 1 && n_oracle <= 1)
 		return 0;
 	/* Several files: graded pairwise, output i against oracle i. */
@@ -434,6 +486,9 @@ static int convert(conv *c, const cJSON *j)
 			    "with a letter or digit",
 			    id);
 	title = sbx_json_get_string(j, "title", sbx_json_get_string(j, "name", id));
+	if (strlen(title) > TITLE_MAX)
+		return fail(c, sbx_json_get(j, "title") ? "$.title" : "$.name",
+			    "longer than %d bytes", TITLE_MAX);
 	desc = sbx_json_get_string(j, "description", NULL);
 	prompt = sbx_json_get_string(j, "prompt", sbx_json_get_string(j, "instructions", NULL));
 	if (sbx_json_get(j, "prompt") && sbx_json_get(j, "instructions"))
@@ -444,12 +499,15 @@ static int convert(conv *c, const cJSON *j)
 	/* The reference shows the agent both: what the task is, then how to do it. */
 	if (desc && prompt && asprintf(&text, "%s\n\n%s", desc, prompt) < 0)
 		return sbx_error_set(c->err, -ENOMEM, "out of memory");
+	if (strlen(text ? text : prompt ? prompt : desc) > PROMPT_MAX)
+		return fail(c, prompt ? "$.prompt" : "$.description", "longer than %d bytes",
+			    PROMPT_MAX);
 	difficulty = sbx_json_get_string(j, "difficulty", "medium");
 	if (strcmp(difficulty, "easy") != 0 && strcmp(difficulty, "medium") != 0 &&
 	    strcmp(difficulty, "hard") != 0)
 		return fail(c, "$.difficulty", "'%s': expected easy, medium or hard", difficulty);
 	if ((v = sbx_json_get(j, "timeout")) &&
-	    (r = number(c, v, "$.timeout", 1, 7 * 86400, &timeout)) < 0)
+	    (r = number(c, v, "$.timeout", 0.001, 7 * 86400, &timeout)) < 0)
 		return r;
 	if ((r = file_list(c, sbx_json_get(j, "files"), "files", "starting_files", &c->files)) <
 		    0 ||
@@ -480,33 +538,27 @@ bool sbx_task_is_reference_file(const char *path)
 	return n >= 5 && strcmp(path + n - 5, ".json") == 0;
 }
 
-int sbx_task_reference_to_yaml(const char *json_path, char **out, sbx_error *err)
+int sbx_task_reference_parse(const char *name, const char *dir, const char *text, size_t len,
+			     unsigned flags, char **out, sbx_error *err)
 {
-	_cleanup_free_ char *text = NULL, *dir = NULL;
 	_cleanup_json_ cJSON *j = NULL;
 	sbx_error perr = SBX_ERROR_INIT;
-	conv c = {.name = json_path, .err = err, .out = SBX_BUF_INIT(MAX_YAML)};
-	size_t len;
-	char *slash;
+	conv c = {.name = name,
+		  .dir = dir,
+		  .err = err,
+		  .out = SBX_BUF_INIT(MAX_YAML),
+		  .answer_ranges = flags & SBX_TASK_REFERENCE_ANSWER_RANGES};
+	ssize_t bad;
 	int r;
 
-	r = sbx_task__read_file(json_path, &text, &len, err);
-	if (r < 0)
-		return r;
 	if (len > MAX_JSON)
-		return sbx_error_set(err, -EFBIG, "%s: larger than %u bytes", json_path, MAX_JSON);
+		return sbx_error_set(err, -EFBIG, "%s: larger than %u bytes", name, MAX_JSON);
+	/* task.yaml is UTF-8 (libyaml checks), and JSON is too; say so here, with where. */
+	if ((bad = sbx_task__utf8_invalid(text, len)) >= 0)
+		return sbx_error_set(err, -EINVAL, "%s: byte %zd: not UTF-8 text", name, bad);
 	if (sbx_json_parse(text, len, &j, &perr) < 0)
-		return sbx_error_set(err, -EINVAL, "%s: not JSON: %s", json_path,
+		return sbx_error_set(err, -EINVAL, "%s: not JSON: %s", name,
 				     sbx_error_message(&perr));
-	dir = strdup(json_path);
-	if (!dir)
-		return sbx_error_set(err, -ENOMEM, "out of memory");
-	slash = strrchr(dir, '/');
-	if (slash)
-		*slash = '\0';
-	else
-		strcpy(dir, ".");
-	c.dir = dir;
 	r = convert(&c, j);
 	sbx_schema__strv_free(c.files);
 	sbx_schema__strv_free(c.oracles);
@@ -517,4 +569,25 @@ int sbx_task_reference_to_yaml(const char *json_path, char **out, sbx_error *err
 	}
 	*out = sbx_buf_steal(&c.out, NULL);
 	return *out ? 0 : sbx_error_set(err, -ENOMEM, "out of memory");
+}
+
+int sbx_task_reference_to_yaml(const char *json_path, unsigned flags, char **out, sbx_error *err)
+{
+	_cleanup_free_ char *text = NULL, *dir = NULL;
+	size_t len;
+	char *slash;
+	int r;
+
+	r = sbx_task__read_file(json_path, &text, &len, err);
+	if (r < 0)
+		return r;
+	dir = strdup(json_path);
+	if (!dir)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	slash = strrchr(dir, '/');
+	if (slash)
+		*slash = '\0';
+	else
+		strcpy(dir, ".");
+	return sbx_task_reference_parse(json_path, dir, text, len, flags, out, err);
 }

@@ -374,7 +374,7 @@ int sbx_task_load(const char *path, sbx_task **out, sbx_error *err)
 	if (sbx_task_is_reference_file(file)) {
 		sbx_task *t = NULL;
 
-		r = sbx_task_reference_to_yaml(file, &text, err);
+		r = sbx_task_reference_to_yaml(file, 0, &text, err);
 		if (r >= 0)
 			r = sbx_task_parse(file, dir, text, strlen(text), &t, err);
 		if (r < 0)

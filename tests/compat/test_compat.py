@@ -28,7 +28,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import ref_client as rc  # noqa: E402
 
-SOURCE_ROOT = os.environ.get("SBX_SOURCE_ROOT", os.path.join(HERE, "..", ".."))
+SOURCE_ROOT = os.path.abspath(os.environ.get("SBX_SOURCE_ROOT", os.path.join(HERE, "..", "..")))
 BUILD_ROOT = os.environ.get("SBX_BUILD_ROOT", os.path.join(SOURCE_ROOT, "build"))
 SERVER = os.environ.get("SANDBOX_MCP", os.path.join(BUILD_ROOT, "server", "sandbox-mcp"))
 SANDBOXCTL = os.environ.get("SANDBOXCTL", os.path.join(BUILD_ROOT, "cmd", "sandboxctl"))
@@ -308,6 +308,45 @@ def every_tool(c, ws, display):
     check(status == 422 and not os.path.exists(outside), "write_cell outside the workspace: refused (%d)" % status)
 
 
+def import_task(solved):
+    """tasks import: the reference's grading as it is, or --answer-ranges (ours: it validates)."""
+    print("[IMPORT] sandboxctl tasks import...")
+    out = tempfile.mkdtemp(prefix="sbx-compat-import-")
+    try:
+        p = subprocess.run([SANDBOXCTL, "tasks", "validate", TASK], capture_output=True, text=True)
+        check(p.returncode == 0 and "read as a reference task" in p.stdout,
+              "tasks validate reads task.json as a reference task")
+        whole, ranges = os.path.join(out, "whole"), os.path.join(out, "ranges")
+        p = subprocess.run([SANDBOXCTL, "tasks", "import", TASK, "--out", whole], capture_output=True, text=True)
+        check(p.returncode == 0 and os.path.exists(os.path.join(whole, "task.yaml"))
+              and os.path.exists(os.path.join(whole, "starting_files", "cash_flows.ods")),
+              "tasks import writes task.yaml and the files")
+        shows = [json.loads(subprocess.run([SANDBOXCTL, "tasks", "show", t, "--json"], capture_output=True,
+                                           text=True, check=True).stdout) for t in (TASK, whole)]
+        for k in ("reference", "path", "cases"):
+            for s in shows:
+                s.pop(k, None)
+        check(shows[0] == shows[1], "the imported task.yaml is the task task.json is read as")
+        p = subprocess.run([SANDBOXCTL, "tasks", "import", TASK, "--out", ranges, "--answer-ranges"],
+                           capture_output=True, text=True)
+        check(p.returncode == 0 and "it validates" in p.stdout, "tasks import --answer-ranges: %s" % p.stdout.strip())
+        p = subprocess.run([SANDBOXCTL, "tasks", "validate", ranges], capture_output=True, text=True)
+        check(p.returncode == 0, "the --answer-ranges import validates")
+        g = json.loads(subprocess.run([SANDBOXCTL, "grade", "--task", ranges, solved, "--json"],
+                                      capture_output=True, text=True).stdout)
+        check(g["status"] == "PASS" and [c["graded"] for c in g["cases"]] == [101, 303],
+              "the solved workbook under it: %s, cases graded %s" % (g["status"], [c["graded"] for c in g["cases"]]))
+        bad = os.path.join(out, "bad")
+        shutil.copytree(TASK, bad)
+        with open(os.path.join(bad, "task.json"), "w") as f:
+            json.dump({"id": "x", "description": "d", "grading": {"numeric_tolerance": 0.01, "tolerance": 1}}, f)
+        p = subprocess.run([SANDBOXCTL, "tasks", "validate", bad], capture_output=True, text=True)
+        check(p.returncode == 2 and "task.json: $.grading: unknown key 'tolerance'" in p.stdout + p.stderr,
+              "an unknown key is an error with its JSON path")
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+
+
 def solve_and_grade(ws):
     print("[SOLVE] demo_agent.py on banking_reserve, then the grader...")
     with server(ws) as c:
@@ -321,6 +360,7 @@ def solve_and_grade(ws):
     check(out.returncode == 0 and g["status"] == "PASS" and g["matched"] == 315 and g["graded"] == 315,
           "GRADING RESULT: %s %d/%d cells (against the reference's own oracle)"
           % (g["status"], g["matched"], g["graded"]))
+    section(import_task, os.path.join(ws, "cash_flows.ods"))
 
 
 def section(fn, *args):

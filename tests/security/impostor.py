@@ -49,18 +49,13 @@ while True:
 '''
 
 
-def build(tag, serve_source, extra=""):
-    """Builds tag from the sandbox image with the impostor as PID 1's main program."""
-    script = PRELUDE + serve_source + extra + LOOP
-    files = {
-        "Dockerfile": ("FROM %s\nLABEL sandboxctl.test=1\nCOPY impostor.py /impostor.py\n"
-                       "ENTRYPOINT [\"/usr/local/bin/sandbox-init\", \"--\", \"python3\", "
-                       "\"/impostor.py\"]\n" % it.pick_image()).encode(),
-        "impostor.py": script.encode(),
-    }
+def build_image(tag, dockerfile, files=None):
+    """Builds tag from a Dockerfile (and the files it copies) through the Engine API."""
+    files = dict(files or {}, Dockerfile=dockerfile)
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w") as tar:
-        for name, data in files.items():
+        for name, text in files.items():
+            data = text.encode()
             info = tarfile.TarInfo(name)
             info.size = len(data)
             info.mode = 0o644
@@ -74,6 +69,14 @@ def build(tag, serve_source, extra=""):
     c.close()
     if r.status != 200 or '"errorDetail"' in out:
         it.fail("building %s: %d %s" % (tag, r.status, out[-2000:]))
+
+
+def build(tag, serve_source, extra=""):
+    """Builds tag from the sandbox image with the impostor as PID 1's main program."""
+    build_image(tag, "FROM %s\nLABEL sandboxctl.test=1\nCOPY impostor.py /impostor.py\n"
+                     "ENTRYPOINT [\"/usr/local/bin/sandbox-init\", \"--\", \"python3\", "
+                     "\"/impostor.py\"]\n" % it.pick_image(),
+                {"impostor.py": PRELUDE + serve_source + extra + LOOP})
 
 
 def remove(tag):

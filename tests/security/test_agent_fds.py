@@ -65,8 +65,4 @@ def main():
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except it.Skip as e:
-        print("skip:", e)
-        sys.exit(it.SKIP)
+    it.run_main(main)

@@ -13,19 +13,17 @@ at most 8 MiB and a bit; the container must be created with LogConfig set by
 sandboxctl (local, max-size, max-file), whatever the daemon's default.
 Usage: test_log_flood.py
 """
-import io
 import json
 import os
 import signal
 import subprocess
 import sys
-import tarfile
 import time
-import urllib.parse
 import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "run"))
 import test_integration as it  # noqa: E402
+import impostor  # noqa: E402
 
 FLOOD = 300 * 1000 * 1000
 CAP = 8 * 1024 * 1024 + 64 * 1024 + 4096
@@ -56,26 +54,12 @@ FLOOD_IMAGE = "sandboxctl-test/log-flood:latest"
 
 def build_flood_image(base):
     """base, with an entrypoint that floods stderr as root, then becomes PID 1 as usual."""
-    dockerfile = ("FROM %s\nUSER 0:0\nLABEL sandboxctl.test=1\n"
-                  "ENTRYPOINT [\"/bin/sh\", \"-c\", %s]\n" %
-                  (base, json.dumps('y=yes; command -v yes >/dev/null || y="busybox yes"\n'
-                                    '$y %s | head -c %d >&2\necho FLOOD-END-MARKER >&2\n'
-                                    'exec /usr/local/bin/sandbox-init' % ("x" * 99, FLOOD))))
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w") as tar:
-        data = dockerfile.encode()
-        info = tarfile.TarInfo("Dockerfile")
-        info.size = len(data)
-        tar.addfile(info, io.BytesIO(data))
-    host = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
-    c = it.UnixHTTP(host[len("unix://"):])
-    c.request("POST", "/build?t=%s&rm=1&forcerm=1" % urllib.parse.quote(FLOOD_IMAGE),
-              body=buf.getvalue(), headers={"Content-Type": "application/x-tar"})
-    r = c.getresponse()
-    out = r.read().decode(errors="replace")
-    c.close()
-    if r.status != 200 or '"errorDetail"' in out:
-        it.fail("building %s: %d %s" % (FLOOD_IMAGE, r.status, out[-2000:]))
+    script = ('y=yes; command -v yes >/dev/null || y="busybox yes"\n'
+              '$y %s | head -c %d >&2\necho FLOOD-END-MARKER >&2\n'
+              'exec /usr/local/bin/sandbox-init' % ("x" * 99, FLOOD))
+    impostor.build_image(FLOOD_IMAGE, "FROM %s\nUSER 0:0\nLABEL sandboxctl.test=1\n"
+                                      "ENTRYPOINT [\"/bin/sh\", \"-c\", %s]\n" %
+                         (base, json.dumps(script)))
 
 
 def tool_code_cannot_flood(env):
@@ -141,12 +125,8 @@ def main():
         print("ok: tool code cannot reach the log; container.log %d bytes; %s" % (size, cut))
     finally:
         env.cleanup()
-        it.engine("DELETE", "/images/%s?force=1" % urllib.parse.quote(FLOOD_IMAGE, safe=""))
+        impostor.remove(FLOOD_IMAGE)
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except it.Skip as e:
-        print("skip:", e)
-        sys.exit(it.SKIP)
+    it.run_main(main)

@@ -55,6 +55,10 @@ check(["sweep", "--task", "banking_reserve", "--task", "banking_reserve", "--age
       common, 2, "named twice")
 check(["sweep", "--task", "banking_reserve", "--agent", "oracle", "--agent", "oracle"] + common,
       2, "agent 'oracle' named twice")
+check(["sweep", "--task", "banking_reserve", "--agent", "oracle", "--memory", "12q"] + common, 2,
+      "is not a size")
+check(["sweep", "--task", "banking_reserve", "--agent", "oracle", "--network", "bridge"] + common,
+      2, "expected 'none' or 'published'")
 check(["sweep", "--task", "no_such_task", "--agent", "oracle"] + common, 2, "no_such_task")
 check(["sweep", "--task", "banking_reserve", "--agent", "oracle"] + common, 3,
       "engine", env=dead)
@@ -62,6 +66,8 @@ if os.path.exists(out):
     failed += 1
     print("FAIL refused sweeps left %s behind" % out)
 check(["sweep", "--resume", os.path.join(tmp, "nothing")], 2, "not a sweep directory")
+check(["sweep", "--resume", os.path.join(tmp, "nothing"), "--epochs", "3"], 2,
+      "the plan is in")
 check(["sweep", "--help"], 0, "Exit status: 0 every episode has a result")
 check(["sweep", "--help"], 0, "--seed-from N")
 check(["sweep", "--help"], 0, "URL#jobs=N")

@@ -7,6 +7,7 @@
 #include <check.h>
 #include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,6 +141,18 @@ START_TEST(plan_order_is_epoch_major)
 		ck_assert(ep.seeded == (ep.task == 1));
 		if (ep.seeded)
 			ck_assert_uint_eq(ep.seed, 100 + ep.epoch);
+	}
+	{
+		char id[160];
+
+		sbx_sweep_plan_episode(p, 7, &ep);
+		sbx_sweep_plan_run_id(p, &ep, 2, id, sizeof(id));
+		ck_assert_str_eq(id, "task1.a1.e1.t2");
+		ck_assert_int_eq(sbx_sweep_plan_new_id(p, NULL), 0);
+		sbx_sweep_plan_run_id(p, &ep, 2, id, sizeof(id));
+		ck_assert_uint_eq(strlen(id), 8 + 1 + strlen("task1.a1.e1.t2"));
+		ck_assert_str_eq(id + 9, "task1.a1.e1.t2");
+		ck_assert_int_eq(sbx_sweep_plan_check(p, NULL), 0);
 	}
 }
 END_TEST
@@ -290,7 +303,7 @@ START_TEST(results_bad_lines_and_read_only)
 	sbx_sweep_record_clear(&rec);
 	ck_assert_int_lt(sbx_sweep_record_parse("{\"episode\":1,\"attempt\":1,\"epoch\":0,"
 						"\"status\":\"great\"}",
-						58, &rec, NULL),
+						53, &rec, NULL),
 			 0);
 }
 END_TEST
@@ -491,11 +504,119 @@ START_TEST(compare_known_p_value)
 }
 END_TEST
 
+/* ---- the scheduler, on an engine that is not there ---- */
+
+static sbx_sweep_plan *real_plan(unsigned epochs, unsigned retries)
+{
+	sbx_sweep_plan *p = make_plan(1, 1, epochs);
+	const char *src = getenv("SBX_SOURCE_ROOT");
+
+	free(p->tasks[0]);
+	p->tasks[0] = strdup("banking_reserve");
+	free(p->agents[0]);
+	p->agents[0] = strdup("oracle");
+	ck_assert_int_ge(asprintf(&p->tasks_dir, "%s/tasks", src ? src : "."), 0);
+	p->retries = retries;
+	return p;
+}
+
+static void dead_engine_opts(sbx_sweep_opts *o, sbx_sweep_engine *e, char *sock, size_t size)
+{
+	snprintf(sock, size, "unix://%s/no-engine.sock", dir);
+	e->url = sock;
+	e->jobs = 2;
+	o->dir = dir;
+	o->engines = e;
+	o->n_engines = 1;
+	o->backoff_ms = 1;
+}
+
+START_TEST(scheduler_retries_infra_errors)
+{
+	_cleanup_(sbx_sweep_plan_freep) sbx_sweep_plan *p = real_plan(2, 1);
+	_cleanup_(sbx_sweep_results_freep) sbx_sweep_results *r = NULL;
+	sbx_sweep_opts o = SBX_SWEEP_OPTS_INIT;
+	sbx_sweep_engine e;
+	sbx_sweep_outcome out;
+	sbx_error err = SBX_ERROR_INIT;
+	const sbx_sweep_record *recs;
+	char sock[128], runs[128];
+	size_t n;
+
+	dead_engine_opts(&o, &e, sock, sizeof(sock));
+	snprintf(runs, sizeof(runs), "%s/runs", dir);
+	ck_assert_int_eq(mkdir(runs, 0755), 0);
+	ck_assert_int_eq(sbx_sweep_results_open(dir, &r, NULL, &err), 0);
+	ck_assert_int_eq(sbx_sweep_execute(p, r, &o, &out, &err), 0);
+	/* Two episodes, each tried once and retried once: four infra_error lines. */
+	recs = sbx_sweep_results_records(r, &n);
+	ck_assert_uint_eq(n, 4);
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_int_eq(recs[i].status, SBX_RUN_INFRA_ERROR);
+		ck_assert_ptr_nonnull(recs[i].error);
+		ck_assert_str_eq(recs[i].engine, sock);
+	}
+	ck_assert_int_eq(out.stop, SBX_SWEEP_UNFINISHED);
+	ck_assert_uint_eq(out.remaining, 2);
+	ck_assert_uint_eq(out.ran, 0);
+}
+END_TEST
+
+START_TEST(scheduler_stops_on_too_many_infra_errors)
+{
+	_cleanup_(sbx_sweep_plan_freep) sbx_sweep_plan *p = real_plan(20, 0);
+	_cleanup_(sbx_sweep_results_freep) sbx_sweep_results *r = NULL;
+	sbx_sweep_opts o = SBX_SWEEP_OPTS_INIT;
+	sbx_sweep_engine e;
+	sbx_sweep_outcome out;
+	char sock[128], runs[128];
+	size_t n;
+
+	dead_engine_opts(&o, &e, sock, sizeof(sock));
+	e.jobs = 1;
+	o.infra_window = 10; /* more than 2 of the last 10: stop */
+	snprintf(runs, sizeof(runs), "%s/runs", dir);
+	ck_assert_int_eq(mkdir(runs, 0755), 0);
+	ck_assert_int_eq(sbx_sweep_results_open(dir, &r, NULL, NULL), 0);
+	ck_assert_int_eq(sbx_sweep_execute(p, r, &o, &out, NULL), 0);
+	ck_assert_int_eq(out.stop, SBX_SWEEP_INFRA_TOO_MANY);
+	ck_assert_ptr_nonnull(strstr(out.reason, "3 infrastructure errors"));
+	sbx_sweep_results_records(r, &n);
+	ck_assert_uint_eq(n, 3); /* it stopped rather than burning the other 17 */
+	ck_assert_uint_eq(out.remaining, 20);
+}
+END_TEST
+
+START_TEST(scheduler_stop_before_start)
+{
+	_cleanup_(sbx_sweep_plan_freep) sbx_sweep_plan *p = real_plan(3, 0);
+	_cleanup_(sbx_sweep_results_freep) sbx_sweep_results *r = NULL;
+	sbx_sweep_opts o = SBX_SWEEP_OPTS_INIT;
+	static volatile sig_atomic_t sigs = 2;
+	sbx_sweep_engine e;
+	sbx_sweep_outcome out;
+	char sock[128], runs[128];
+	size_t n;
+
+	dead_engine_opts(&o, &e, sock, sizeof(sock));
+	o.stop = &sigs;
+	snprintf(runs, sizeof(runs), "%s/runs", dir);
+	ck_assert_int_eq(mkdir(runs, 0755), 0);
+	ck_assert_int_eq(sbx_sweep_results_open(dir, &r, NULL, NULL), 0);
+	ck_assert_int_eq(sbx_sweep_execute(p, r, &o, &out, NULL), 0);
+	ck_assert_int_eq(out.stop, SBX_SWEEP_INTERRUPTED);
+	sbx_sweep_results_records(r, &n);
+	ck_assert_uint_le(n, 2); /* at most what had started: nothing new after the signal */
+	ck_assert_uint_eq(out.remaining, 3);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("sweep");
 	TCase *stats = tcase_create("stats"), *plan = tcase_create("plan"),
-	      *files = tcase_create("files"), *sum = tcase_create("summary");
+	      *files = tcase_create("files"), *sum = tcase_create("summary"),
+	      *sched = tcase_create("scheduler");
 
 	tcase_add_test(stats, wilson_hand_computed);
 	tcase_add_test(stats, pass_at_k_unbiased);
@@ -511,6 +632,12 @@ static Suite *make_suite(void)
 	tcase_add_test(sum, summary_counts_each_episode_once);
 	tcase_add_test(sum, summary_cells_follow_the_plan);
 	tcase_add_test(sum, compare_known_p_value);
+	tcase_add_checked_fixture(sched, mkdir_fixture, rmdir_fixture);
+	tcase_set_timeout(sched, 60);
+	tcase_add_test(sched, scheduler_retries_infra_errors);
+	tcase_add_test(sched, scheduler_stops_on_too_many_infra_errors);
+	tcase_add_test(sched, scheduler_stop_before_start);
+	suite_add_tcase(s, sched);
 	suite_add_tcase(s, stats);
 	suite_add_tcase(s, plan);
 	suite_add_tcase(s, files);

@@ -8,15 +8,20 @@ Usage: test_sweep_integration.py CASE  (see CASES at the bottom)
                  epochs, --jobs 3: 12 results, the summary's numbers, show, compare
   sigint-resume  SIGINT midway (exit 130, nothing left behind), then --resume:
                  every episode has exactly one result
+  sigkill-resume SIGKILL midway: whole lines only, gc removes the orphans, --resume
+                 gives each episode exactly once under fresh run ids
   sigint-grace   one SIGINT lets running episodes finish (results); two interrupt
                  them at once (recorded as interrupted)
   agent-error    a crashing agent gives agent_error once: never retried
   infra          an image without the sandbox's PID 1: infra_error, retried
                  (--retries 1) and counted; exit 3, resumable
-  seeds          --seed-from: epoch e of a seedable task runs seed N+e, recorded
+  seeds          --seed-from: epoch e of a seedable task runs seed N+e, recorded;
+                 --memory, --pids, --timeout reach every episode
   llm            the model agent against the fake provider (tests/agents): token
                  usage and tool calls summed in the summary
   require-pass   --require-pass above the pass rate: exit 1
+  tls            a tcp:// engine with TLS from DOCKER_CERT_PATH beside the unix
+                 socket: both take episodes
   engines        a second dockerd started here (its own network namespace, socket,
                  data root, no bridge, no iptables), the image copied into it over the API
                  (GET /images/get, POST /images/load): episodes spread over both;
@@ -237,6 +242,9 @@ def case_basic(env):
     plan = json.load(open(os.path.join(d, "sweep.json")))
     if plan["episodes"] != 12 or plan["tags"] != {"purpose": "test"} or not plan["image_id"]:
         fail("sweep.json: %s" % plan)
+    # Run ids carry the sweep's id, so two sweeps never share one.
+    if any(not l["run_id"].startswith(plan["id"] + "." + l["task"] + ".a") for l in lines):
+        fail("run ids: %s" % [l["run_id"] for l in lines])
     s = json.loads(p.stdout)
     if s != summary(d):
         fail("--json output differs from summary.json")
@@ -317,6 +325,41 @@ def wait_for_runs(d, n, timeout=120):
             return
         time.sleep(0.05)
     fail("fewer than %d runs started within %d s" % (n, timeout))
+
+
+def case_sigkill_resume(env):
+    """SIGKILL at any instant: results.jsonl holds whole lines only, `gc` removes the
+    orphaned sandboxes, and --resume ends with every episode exactly once (a run
+    directory the killed sweep left is not reused)."""
+    d = env.sweep_dir("sigkill")
+    proc = subprocess.Popen(env.args(d, "--task", "banking_reserve", "--task", "sales_revenue",
+                                     "--agent", "oracle", "--epochs", "4", "--jobs", "2"),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    path = os.path.join(d, "results.jsonl")
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        if os.path.exists(path) and len(open(path).read().splitlines()) >= 3:
+            break
+        time.sleep(0.02)
+    proc.kill()
+    proc.wait(timeout=30)
+    before = results(d)  # also checks the file ends with a whole line
+    # A create the engine was serving when sandboxctl died still completes: let it land.
+    time.sleep(2)
+    for rid in os.listdir(os.path.join(d, "runs")):
+        subprocess.run([SANDBOXCTL, "gc", "--run-id", rid], capture_output=True, timeout=60)
+    env.check_clean()
+    left = sorted(os.listdir(os.path.join(d, "runs")))
+    p = env.run([SANDBOXCTL, "sweep", "--resume", d, "--quiet", "--jobs", "2"])
+    expect(p, 0, "resume after SIGKILL")
+    lines = results(d)
+    check_exactly_once(lines, 8)
+    ids = [l["run_id"] for l in lines]
+    if len(ids) != len(set(ids)):
+        fail("a run id was used twice: %s" % ids)
+    env.check_clean()
+    print("sigkill-resume: %d results before the kill, %d run directories, %d lines after" % (
+        len(done(before)), len(left), len(lines)))
 
 
 def case_sigint_grace(env):
@@ -413,7 +456,8 @@ def case_infra(env):
 def case_seeds(env):
     d = env.sweep_dir("seeds")
     p = env.run(env.args(d, "--task", "banking_reserve", "--agent", "oracle", "--epochs", "2",
-                         "--jobs", "2", "--seed-from", "40"))
+                         "--jobs", "2", "--seed-from", "40", "--memory", "1g", "--pids", "128",
+                         "--timeout", "90"))
     expect(p, 0, "seeded sweep")
     lines = sorted(results(d), key=lambda l: l["epoch"])
     if [(l["epoch"], l["seed"], l["status"]) for l in lines] != [(0, 40, "pass"), (1, 41, "pass")]:
@@ -422,8 +466,17 @@ def case_seeds(env):
         r = json.load(open(os.path.join(d, "runs", l["run_id"], "result.json")))
         if r["seed"] != l["seed"]:
             fail("result.json seed %s, results.jsonl %s" % (r["seed"], l["seed"]))
-    if json.load(open(os.path.join(d, "sweep.json")))["seed_from"] != 40:
-        fail("sweep.json lacks seed_from")
+        # The limits given to the sweep are every episode's, as with run.
+        lim = r["limits"]
+        if lim["memory_bytes"] != 1 << 30 or lim["pids"] != 128 or lim["timeout_s"] != 90:
+            fail("limits not applied: %s" % lim)
+    plan = json.load(open(os.path.join(d, "sweep.json")))
+    if plan["seed_from"] != 40 or plan["limits"]["memory"] != 1 << 30 \
+            or plan["limits"]["pids"] != 128 or plan["timeout_s"] != 90:
+        fail("sweep.json: %s" % plan)
+    # --resume runs the plan on disk; a limit given again is refused, not half-applied.
+    p = env.run([SANDBOXCTL, "sweep", "--resume", d, "--memory", "2g"])
+    expect(p, 2, "--resume with a limit")
     env.check_clean()
 
 
@@ -477,6 +530,46 @@ def case_require_pass(env):
     if "under --require-pass" not in p.stderr:
         fail("no reason given: %s" % p.stderr)
     env.check_clean()
+
+
+def case_tls(env):
+    """An engine at tcp:// with TLS (DOCKER_CERT_PATH), beside the unix socket: both
+    take episodes. The TLS front is tests/docker's (a loopback proxy to the socket)."""
+    if not shutil.which("openssl"):
+        raise Skip("openssl missing")
+    sys.path.insert(0, os.path.join(SRC, "tests", "docker"))
+    import test_tls as tls  # noqa: E402  (make_ca, make_cert, cert_dir)
+    root = os.path.join(env.dir, "pki")
+    os.makedirs(root)
+    tls.make_ca(root, "ca")
+    tls.make_cert(root, "server", "ca", "subjectAltName=IP:127.0.0.1\n"
+                  "extendedKeyUsage=serverAuth\n")
+    tls.make_cert(root, "client", "ca", "extendedKeyUsage=clientAuth\n")
+    proxy = subprocess.Popen([sys.executable, os.path.join(SRC, "tests/docker/tls_proxy.py"),
+                              root, default_host()[len("unix://"):]],
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        url = "tcp://127.0.0.1:%d" % int(proxy.stdout.readline())
+        d = env.sweep_dir("tls")
+        envp = dict(os.environ, DOCKER_TLS_VERIFY="1", DOCKER_CERT_PATH=tls.cert_dir(root, "ca"))
+        p = subprocess.run(env.args(d, "--task", "banking_reserve", "--task", "sales_revenue",
+                                    "--agent", "oracle", "--epochs", "3",
+                                    "--engine", default_host() + "#jobs=1",
+                                    "--engine", url + "#jobs=1"),
+                           capture_output=True, text=True, timeout=600, env=envp)
+        expect(p, 0, "sweep over unix and tcp+TLS")
+        lines = results(d)
+        check_exactly_once(lines, 6)
+        per = {}
+        for l in done(lines):
+            per[l.get("engine")] = per.get(l.get("engine"), 0) + 1
+        if set(per) != {default_host(), url} or any(l["status"] != "pass" for l in done(lines)):
+            fail("episodes per engine %s, statuses %s" % (per, [l["status"] for l in lines]))
+        env.check_clean()
+        print("tls: episodes per engine %s" % per)
+    finally:
+        proxy.terminate()
+        proxy.wait(timeout=10)
 
 
 def start_dockerd(tmp):
@@ -542,8 +635,9 @@ def case_engines(env):
             per[l.get("engine")] = per.get(l.get("engine"), 0) + 1
         if set(per) != {default_host(), host2} or min(per.values()) < 1:
             fail("episodes per engine: %s" % per)
-        if any(l["status"] != "pass" for l in lines):
-            fail("statuses: %s" % [l["status"] for l in lines])
+        # An infra error on a busy machine is retried, as it should be; results all pass.
+        if any(l["status"] != "pass" for l in done(lines)):
+            fail("statuses: %s" % [(l["status"], l.get("error")) for l in lines])
         env.check_clean()
         print("engines: episodes per engine %s" % per)
 
@@ -593,9 +687,9 @@ def case_engines(env):
 
 CASES = {
     "basic": case_basic, "sigint-resume": case_sigint_resume,
-    "sigint-grace": case_sigint_grace, "agent-error": case_agent_error,
+    "sigint-grace": case_sigint_grace, "sigkill-resume": case_sigkill_resume, "agent-error": case_agent_error,
     "infra": case_infra, "seeds": case_seeds, "llm": case_llm,
-    "require-pass": case_require_pass, "engines": case_engines,
+    "require-pass": case_require_pass, "tls": case_tls, "engines": case_engines,
 }
 
 

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libFuzzer target for the task.yaml and grading.yaml loaders: any bytes must
- * give a task or a one-line error, never a crash, leak or hang.
+ * libFuzzer target for the task.yaml and grading.yaml loaders and the
+ * reference's task.json reader: any bytes must give a task or a one-line
+ * error, never a crash, leak or hang; a task.json that converts must give
+ * well-formed YAML.
  *   scripts/fuzz.sh 60 fuzz-task    (seeds: tests/data/fuzz/fuzz-task/)
  */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sbx/task.h"
@@ -30,5 +33,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    spec.n_cases == 0)
 		__builtin_trap();
 	sbx_grading_spec_clear(&spec);
+	sbx_error_clear(&err);
+	{
+		char *yaml = NULL;
+
+		if (sbx_task_reference_parse("fuzz.json", NULL, (const char *)data, size, 0, &yaml,
+					     &err) == 0) {
+			sbx_error_clear(&err);
+			/* The loader may refuse what the mapping does not check (a path it
+			 * rejects), but never as malformed YAML: the quoting must hold. */
+			if (sbx_task_parse("fuzz.json", NULL, yaml, strlen(yaml), &t, &err) == 0)
+				sbx_task_free(t);
+			else if (strstr(err.msg, "invalid YAML") || strchr(err.msg, '\n'))
+				__builtin_trap();
+			free(yaml);
+		} else if (!err.msg[0] || strchr(err.msg, '\n')) {
+			__builtin_trap();
+		}
+	}
 	return 0;
 }

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "sbx/sheet.h"
 #include "sbx/task.h"
 #include "sbx/util.h"
 
@@ -171,7 +172,7 @@ START_TEST(yaml_round_trip)
 				   &a, &err),
 			 0);
 	snprintf(path, sizeof(path), "%s/task.json", dir);
-	ck_assert_int_eq(sbx_task_reference_to_yaml(path, &yaml, &err), 0);
+	ck_assert_int_eq(sbx_task_reference_to_yaml(path, 0, &yaml, &err), 0);
 	ck_assert_int_eq(sbx_task_parse("task.yaml", dir, yaml, strlen(yaml), &b, &err), 0);
 	ck_assert_str_eq(b->title, "A \"quoted\" title: yes");
 	ck_assert_str_eq(b->prompt, a->prompt);
@@ -180,6 +181,93 @@ START_TEST(yaml_round_trip)
 	free(yaml);
 	sbx_task_free(a);
 	sbx_task_free(b);
+}
+END_TEST
+
+/* Awkward text survives the YAML; several files are graded pairwise. */
+START_TEST(parse_in_memory_awkward)
+{
+	static const char json[] =
+		"{\"id\":\"t\",\"title\":\"A \\\"q\\\": x\\n\",\"description\":\"  "
+		"lead\\n\\tx\\r\\n\\n\\n\","
+		"\"files\":\"a.ods\",\"oracle\":[\"o.ods\",\"p.ods\"],\"output\":[\"a.ods\",\"b."
+		"ods\"],"
+		"\"grading\":{\"sheets_to_check\":[\"S 1\",\"\\u00e9\"],\"pass_threshold\":1},"
+		"\"timeout\":0.5}";
+	sbx_error err = SBX_ERROR_INIT;
+	sbx_task *t = NULL;
+	char *yaml = NULL;
+
+	ck_assert_msg(
+		sbx_task_reference_parse("t.json", NULL, json, strlen(json), 0, &yaml, &err) == 0,
+		"%s", err.msg);
+	ck_assert_msg(sbx_task_parse("t.json", NULL, yaml, strlen(yaml), &t, &err) == 0, "%s\n%s",
+		      err.msg, yaml);
+	ck_assert_str_eq(t->title, "A \"q\": x\n");
+	ck_assert_str_eq(t->prompt, "  lead\n\tx\r\n\n\n");
+	ck_assert_str_eq(t->files[0], "starting_files/a.ods");
+	ck_assert_uint_eq(t->grading.n_cases, 2);
+	ck_assert_str_eq(t->grading.cases[1].output, "b.ods");
+	ck_assert_str_eq(t->grading.cases[1].oracle, "oracle/p.ods");
+	ck_assert_str_eq(t->grading.cases[1].opts.sheets[1].name, "\xc3\xa9");
+	ck_assert_uint_eq(t->limits.deadline_s, 1);
+	sbx_task_free(t);
+	free(yaml);
+}
+END_TEST
+
+static void copy_from(const char *src, const char *rel)
+{
+	char dst[256], buf[65536];
+	FILE *in = fopen(src, "rb"), *out;
+	size_t n;
+
+	snprintf(dst, sizeof(dst), "%s/%s", dir, rel);
+	out = fopen(dst, "wb");
+	ck_assert_ptr_nonnull(in);
+	ck_assert_ptr_nonnull(out);
+	while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+		ck_assert_uint_eq(fwrite(buf, 1, n, out), n);
+	fclose(in);
+	fclose(out);
+}
+
+/* --answer-ranges on the reference's own banking_reserve files: D is the answer, A:C the inputs. */
+START_TEST(answer_ranges_from_the_files)
+{
+	const char *root = getenv("SBX_SOURCE_ROOT");
+	char src[512], path[640], *yaml = NULL, *p;
+	sbx_error err = SBX_ERROR_INIT;
+	sbx_book *b = NULL;
+
+	snprintf(src, sizeof(src), "%s/tests/compat/data/banking_reserve", root ? root : "../..");
+	snprintf(path, sizeof(path), "%s/starting_files/cash_flows.ods", src);
+	copy_from(path, "starting_files/cash_flows.ods");
+	snprintf(path, sizeof(path), "%s/oracle/expected_reserves.ods", src);
+	copy_from(path, "oracle/expected.ods");
+	put("task.json", "{\"id\":\"t\",\"description\":\"d\"}");
+	snprintf(path, sizeof(path), "%s/task.json", dir);
+	ck_assert_msg(sbx_task_reference_to_yaml(path, SBX_TASK_REFERENCE_ANSWER_RANGES, &yaml,
+						 &err) == 0,
+		      "%s", err.msg);
+	ck_assert_ptr_nonnull(strstr(yaml, "- name: answer\n      ranges: [\"Sheet1!D1:D101\"]"));
+	ck_assert_ptr_nonnull(strstr(yaml, "gate: true"));
+	ck_assert_ptr_nonnull(strstr(yaml, "ranges: [\"Sheet1!A1:C101\"]"));
+	free(yaml);
+
+	/* An oracle that changes a given cell has no answer-only range. */
+	snprintf(path, sizeof(path), "%s/oracle/expected.ods", dir);
+	ck_assert_int_eq(sbx_book_open(path, NULL, &b, &err), 0);
+	ck_assert_int_eq(sbx_sheet_set_number(sbx_book_sheet(b, 0), 1, 1, 1.5, &err), 0);
+	ck_assert_int_eq(sbx_book_save(b, path, SBX_FORMAT_ODS, &err), 0);
+	sbx_book_free(b);
+	snprintf(path, sizeof(path), "%s/task.json", dir);
+	ck_assert_int_lt(
+		sbx_task_reference_to_yaml(path, SBX_TASK_REFERENCE_ANSWER_RANGES, &yaml, &err), 0);
+	ck_assert_msg((p = strstr(err.msg, "'Sheet1'!B2 differs")), "%s", err.msg);
+	/* Without the flag the reference's whole-sheet grading still converts. */
+	ck_assert_int_eq(sbx_task_reference_to_yaml(path, 0, &yaml, &err), 0);
+	free(yaml);
 }
 END_TEST
 
@@ -193,6 +281,25 @@ START_TEST(resolve_and_precedence)
 	ck_assert_int_eq(sbx_task_resolve(NULL, dir, &file, &err), 0);
 	ck_assert_ptr_nonnull(strstr(file, "/task.json"));
 	free(file);
+	{
+		/* A tasks directory lists and resolves a reference folder by its name. */
+		char parent[128], link[192], **names = NULL;
+		size_t n = 0;
+
+		snprintf(parent, sizeof(parent), "%s/tasks", dir);
+		ck_assert_int_eq(mkdir(parent, 0755), 0);
+		snprintf(link, sizeof(link), "%s/ref1", parent);
+		ck_assert_int_eq(symlink(dir, link), 0);
+		ck_assert_int_eq(sbx_task_list(parent, &names, &n, &err), 0);
+		ck_assert_uint_eq(n, 1);
+		ck_assert_str_eq(names[0], "ref1");
+		sbx_task_names_free(names);
+		ck_assert_int_eq(sbx_task_resolve(parent, "ref1", &file, &err), 0);
+		ck_assert_ptr_nonnull(strstr(file, "ref1/task.json"));
+		free(file);
+		unlink(link);
+		rmdir(parent);
+	}
 	put("task.yaml", "id: t\ntitle: T\ndifficulty: easy\nprompt: p\noutputs: o.ods\n"
 			 "oracle: oracle/expected.ods\n");
 	ck_assert_int_eq(sbx_task_resolve(NULL, dir, &file, &err), 0);
@@ -211,6 +318,8 @@ static Suite *reference_suite(void)
 	tcase_add_test(tc, defaults_from_folders);
 	tcase_add_test(tc, errors_name_the_json_path);
 	tcase_add_test(tc, yaml_round_trip);
+	tcase_add_test(tc, parse_in_memory_awkward);
+	tcase_add_test(tc, answer_ranges_from_the_files);
 	tcase_add_test(tc, resolve_and_precedence);
 	suite_add_tcase(s, tc);
 	return s;

@@ -142,6 +142,13 @@ typedef struct sbx_run_opts {
 	/* The engine: "unix:///path" or "tcp://host:port"; NULL: $DOCKER_HOST, else the default. */
 	const char *engine;
 	/*
+	 * Where the relay listens: NULL or "tcp": 127.0.0.1:port; "unix":
+	 * runs/<id>/relay.sock; "unix:PATH": PATH. A unix socket is 0600; the
+	 * agent's URLs are then http://localhost/<token>/... and
+	 * SANDBOX_UNIX_SOCKET names the socket (curl --unix-socket).
+	 */
+	const char *listen;
+	/*
 	 * GUI tasks: a screenshot every record_s seconds of the agent phase into
 	 * frames/ (at most SBX_RUN_FRAMES_MAX, SBX_RUN_FRAMES_BYTES). 0: every
 	 * SBX_RUN_RECORD_DEFAULT_S; < 0: off.

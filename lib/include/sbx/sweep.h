@@ -37,6 +37,7 @@
 /* ---- the plan ---- */
 
 typedef struct sbx_sweep_plan {
+	char *id;     /* 8 hex digits drawn at creation: prefixes run ids, unique per sweep */
 	char **tasks; /* task names, in order */
 	bool *seedable;
 	size_t n_tasks;
@@ -48,8 +49,16 @@ typedef struct sbx_sweep_plan {
 	uint32_t timeout_s; /* 0: each task's own */
 	unsigned retries;   /* extra attempts for an infra_error episode */
 	char *image;	    /* NULL: each task's default */
-	char *tasks_dir;    /* NULL: the default */
-	char **tags;	    /* "key=value" */
+	/* Each episode's limits, as `run` takes them; 0/NULL/false: the task's, else run's. */
+	uint64_t memory;
+	double cpus;
+	uint32_t pids;
+	char *runtime;
+	uint32_t grace_s;
+	bool published;	     /* --network published */
+	bool engine_seccomp; /* --seccomp default */
+	char *tasks_dir;     /* NULL: the default */
+	char **tags;	     /* "key=value" */
 	size_t n_tags;
 	unsigned pass_at[SBX_SWEEP_MAX_PASS_AT]; /* k values of pass@k; always holds 1 */
 	size_t n_pass_at;
@@ -82,6 +91,16 @@ size_t sbx_sweep_plan_size(const sbx_sweep_plan *p);
  * before any of epoch 1, so a partial sweep is a fair sample of the whole.
  */
 void sbx_sweep_plan_episode(const sbx_sweep_plan *p, size_t i, sbx_sweep_episode *out);
+
+/* Draws a fresh plan id (the kernel's CSPRNG) into p->id. */
+int sbx_sweep_plan_new_id(sbx_sweep_plan *p, sbx_error *err);
+
+/*
+ * The run id of an episode's attempt: "<plan id>.<task>.a<agent>.e<epoch>.t<attempt>"
+ * (without the id for plans that have none). out holds at least 160 bytes.
+ */
+void sbx_sweep_plan_run_id(const sbx_sweep_plan *p, const sbx_sweep_episode *ep, unsigned attempt,
+			   char *out, size_t size);
 
 /* Checks the plan's shape (counts, limits, names); -EINVAL with a message. */
 int sbx_sweep_plan_check(const sbx_sweep_plan *p, sbx_error *err);

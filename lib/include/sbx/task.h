@@ -172,7 +172,23 @@ typedef struct sbx_task {
  * folder). Unknown keys and bad values are errors naming their JSON path:
  * "x/task.json: $.grading.foo: unknown key 'foo'".
  */
-int sbx_task_reference_to_yaml(const char *json_path, char **out, sbx_error *err);
+int sbx_task_reference_to_yaml(const char *json_path, unsigned flags, char **out, sbx_error *err);
+
+/*
+ * flags: grade only the cells the oracle adds beyond the starting file's
+ * used range (given cells must be the same in both) and gate the given cells
+ * as unchanged, instead of the reference's whole-sheet grading; the task then
+ * passes `tasks validate`. For `tasks import --answer-ranges`.
+ */
+#define SBX_TASK_REFERENCE_ANSWER_RANGES 1u
+
+/*
+ * The same from memory: name appears in messages; dir is the task folder the
+ * files are looked up in (NULL: not looked up, names map to starting_files/
+ * and oracle/, and files/oracle are required).
+ */
+int sbx_task_reference_parse(const char *name, const char *dir, const char *text, size_t len,
+			     unsigned flags, char **out, sbx_error *err);
 
 /* True when path names a reference task file (*.json) rather than a task.yaml. */
 bool sbx_task_is_reference_file(const char *path);
