@@ -11,7 +11,8 @@
 #define CALL_IDS_MAX 4096 /* MCP request ids of tool calls remembered, to tell their replies */
 
 typedef struct conv {
-	double call_ids[CALL_IDS_MAX];
+	double call_ids[CALL_IDS_MAX]; /* per connection: ids restart on each */
+	double call_conns[CALL_IDS_MAX];
 	size_t n_ids;
 	unsigned calls, errors, entries;
 } conv;
@@ -52,18 +53,19 @@ static bool is_tool_path(const char *path)
 	return path && (strcmp(path, "/tools/call") == 0 || strcmp(path, "/v1/tools/call") == 0);
 }
 
-static bool remember_call(conv *c, const cJSON *id)
+static bool remember_call(conv *c, double conn, const cJSON *id)
 {
 	if (!cJSON_IsNumber(id) || c->n_ids >= CALL_IDS_MAX)
 		return false;
+	c->call_conns[c->n_ids] = conn;
 	c->call_ids[c->n_ids++] = id->valuedouble;
 	return true;
 }
 
-static bool was_call(const conv *c, const cJSON *id)
+static bool was_call(const conv *c, double conn, const cJSON *id)
 {
-	for (size_t i = 0; cJSON_IsNumber(id) && i < c->n_ids; i++)
-		if (c->call_ids[i] == id->valuedouble)
+	for (size_t i = c->n_ids; cJSON_IsNumber(id) && i-- > 0;)
+		if (c->call_ids[i] == id->valuedouble && c->call_conns[i] == conn)
 			return true;
 	return false;
 }
@@ -94,7 +96,7 @@ static int request(conv *c, sbx_buf *out, const cJSON *line, const cJSON *msg, d
 	}
 	if (method && strcmp(method, "tools/call") == 0) {
 		c->calls++;
-		remember_call(c, sbx_json_get(msg, "id"));
+		remember_call(c, sbx_json_get_number(line, "conn", 0), sbx_json_get(msg, "id"));
 		r = head(out, "call", "agent calls", sbx_json_get_string(params, "name", "?"),
 			 t_ms);
 		r = r < 0 ? r : put_value(out, sbx_json_get(params, "arguments"));
@@ -105,6 +107,17 @@ static int request(conv *c, sbx_buf *out, const cJSON *line, const cJSON *msg, d
 		return r < 0 ? r : sbx_buf_puts(out, "</div>");
 	}
 	return protocol(out, method ? method : path, msg, t_ms);
+}
+
+/* A content array holding one text item: the text, which reads better than its wrapper. */
+static const cJSON *only_text(const cJSON *content)
+{
+	const cJSON *first = cJSON_GetArrayItem(content, 0);
+
+	if (cJSON_GetArraySize(content) != 1 ||
+	    strcmp(sbx_json_get_string(first, "type", ""), "text") != 0)
+		return NULL;
+	return sbx_json_get(first, "text");
 }
 
 static int reply(conv *c, sbx_buf *out, const cJSON *line, const cJSON *msg, double t_ms)
@@ -118,11 +131,13 @@ static int reply(conv *c, sbx_buf *out, const cJSON *line, const cJSON *msg, dou
 	if (is_tool_path(path)) {
 		error = !sbx_json_get_bool(msg, "success", true);
 		shown = error ? sbx_json_get(msg, "error") : sbx_json_get(msg, "result");
-	} else if (was_call(c, sbx_json_get(msg, "id"))) {
+	} else if (was_call(c, sbx_json_get_number(line, "conn", 0), sbx_json_get(msg, "id"))) {
 		error = sbx_json_get(msg, "error") || sbx_json_get_bool(result, "isError", false);
 		shown = sbx_json_get(msg, "error");
 		if (!shown)
 			shown = sbx_json_get(result, "structuredContent");
+		if (!shown)
+			shown = only_text(sbx_json_get(result, "content"));
 		if (!shown)
 			shown = sbx_json_get(result, "content");
 	} else {

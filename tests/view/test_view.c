@@ -258,6 +258,33 @@ START_TEST(run_page_escapes_the_transcript)
 }
 END_TEST
 
+START_TEST(run_page_mcp_transcript)
+{
+	_cleanup_free_ char *page = NULL;
+
+	/* Two connections reuse id 1: only conn 2's is a tool call, and its reply an error. */
+	make_run("p", "fail", 0, "2026-01-01T00:00:00Z");
+	put("p/transcript.jsonl",
+	    "{\"conn\":1,\"dir\":\"agent->server\",\"message\":{\"id\":1,\"method\":"
+	    "\"initialize\"}}\n"
+	    "{\"conn\":2,\"dir\":\"agent->server\",\"message\":{\"id\":1,\"method\":"
+	    "\"tools/call\",\"params\":{\"name\":\"read_cell\",\"arguments\":{\"c\":\"A1\"}}}}\n"
+	    "{\"conn\":1,\"dir\":\"server->agent\",\"status\":200,\"message\":{\"id\":1,"
+	    "\"result\":{\"protocolVersion\":\"x\"}}}\n"
+	    "{\"conn\":2,\"dir\":\"server->agent\",\"status\":200,\"message\":{\"id\":1,"
+	    "\"result\":{\"isError\":true,\"content\":[{\"type\":\"text\",\"text\":\"no "
+	    "<sheet>\"}]}}}\n"
+	    "{\"conn\":2,\"dir\":\"server->agent\",\"status\":200,\"message\":{\"id\":1");
+	page = page_of('r', "p");
+	ck_assert_ptr_nonnull(strstr(page, "agent calls <b>read_cell</b>"));
+	ck_assert_ptr_nonnull(strstr(page, "<summary>reply 200")); /* initialize's reply: folded */
+	ck_assert_ptr_nonnull(
+		strstr(page, "<pre>no &lt;sheet&gt;</pre>")); /* the text, unwrapped */
+	ck_assert_ptr_nonnull(strstr(page, "turn result error"));
+	ck_assert_ptr_nonnull(strstr(page, "data-lines=\"4\"")); /* the torn last line waits */
+}
+END_TEST
+
 START_TEST(run_page_model_turns)
 {
 	_cleanup_free_ char *page = NULL;
@@ -321,6 +348,7 @@ static Suite *make_suite(void)
 	tcase_add_test(pages, run_page_escapes_the_transcript);
 	tcase_add_test(pages, run_page_grid_from_grade_json);
 	tcase_add_test(pages, run_page_model_turns);
+	tcase_add_test(pages, run_page_mcp_transcript);
 	suite_add_tcase(s, esc);
 	suite_add_tcase(s, conf);
 	suite_add_tcase(s, scan);
