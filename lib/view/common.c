@@ -10,6 +10,13 @@
 #include "sbx/json.h"
 #include "view-internal.h"
 
+double sbx_view__clamp(double v, double lo, double hi)
+{
+	if (!(v >= lo)) /* NaN too */
+		return lo;
+	return v > hi ? hi : v;
+}
+
 char *sbx_view__join(const char *dir, const char *file)
 {
 	char *s;

@@ -70,7 +70,7 @@ static size_t list_frames(int rootfd, const char *rel, frame *out)
 
 		if (de->d_type != DT_REG || strlen(de->d_name) >= sizeof(out->name) ||
 		    sscanf(de->d_name, "%u-%lld.png%n", &idx, &ms, &end) != 2 ||
-		    de->d_name[end] != 0)
+		    de->d_name[end] != 0 || ms < 0 || ms > 253402300799000LL)
 			continue;
 		snprintf(out[n].name, sizeof(out[n].name), "%s", de->d_name);
 		out[n++].ms = ms;

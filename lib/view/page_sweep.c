@@ -110,7 +110,8 @@ static int histogram(sbx_buf *out, const sbx_sweep_record *recs, size_t n)
 	int r;
 
 	for (size_t i = 0; i < n; i++)
-		if (sbx_sweep_record_done(&recs[i]) && recs[i].total_ms > max)
+		if (sbx_sweep_record_done(&recs[i]) && recs[i].total_ms > max &&
+		    recs[i].total_ms < 1e15)
 			max = recs[i].total_ms;
 	if (max <= 0)
 		return 0;
@@ -119,7 +120,7 @@ static int histogram(sbx_buf *out, const sbx_sweep_record *recs, size_t n)
 
 		if (!sbx_sweep_record_done(&recs[i]))
 			continue;
-		b = (size_t)(recs[i].total_ms / max * HIST_BINS);
+		b = (size_t)sbx_view__clamp(recs[i].total_ms / max * HIST_BINS, 0, HIST_BINS - 1);
 		b = b >= HIST_BINS ? HIST_BINS - 1 : b;
 		if (++bins[b] > top)
 			top = bins[b];

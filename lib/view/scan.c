@@ -157,7 +157,8 @@ static int load_sweep(int rootfd, const char *rel, sbx_view_entry *e)
 	e->id = *rel ? strdup(base_name(rel)) : root_name(rootfd);
 	e->task = join_names(sbx_json_get(plan, "tasks"));
 	e->agent = join_names(sbx_json_get(plan, "agents"));
-	tally.planned = (unsigned)sbx_json_get_number(plan, "episodes", 0);
+	tally.planned = (unsigned)sbx_view__clamp(sbx_json_get_number(plan, "episodes", 0), 0,
+						  SBX_SWEEP_MAX_EPISODES);
 	snprintf(buf, sizeof(buf), "sweep %u/%u", tally.done, tally.planned);
 	e->status = strdup(buf);
 	e->score = tally.done ? (double)tally.passed / tally.done : NAN;
@@ -165,7 +166,8 @@ static int load_sweep(int rootfd, const char *rel, sbx_view_entry *e)
 	e->mtime = mtime_of(rootfd, rel, "results.jsonl");
 	if (!e->mtime)
 		e->mtime = mtime_of(rootfd, rel, "sweep.json");
-	e->date = iso_time((int64_t)sbx_json_get_number(plan, "created_at", (double)e->mtime));
+	e->date = iso_time((int64_t)sbx_view__clamp(
+		sbx_json_get_number(plan, "created_at", (double)e->mtime), 0, 253402300799.0));
 	e->live = tally.done < tally.planned && time(NULL) - e->mtime < 3600;
 	return 0;
 }

@@ -196,8 +196,9 @@ static int64_t file_sig(int rootfd, const char *rel, const char *name)
 
 	if (fd < 0 || fstat(fd, &st) < 0)
 		return 0;
-	return (int64_t)st.st_size * 1000003 + st.st_mtim.tv_sec * 1000 +
-	       st.st_mtim.tv_nsec / 1000000;
+	/* Unsigned: wraps, never overflows. */
+	return (int64_t)((uint64_t)st.st_size * 1000003u + (uint64_t)st.st_mtim.tv_sec * 1000u +
+			 (uint64_t)st.st_mtim.tv_nsec / 1000000u);
 }
 
 static bool live_finished(const live *l)
@@ -209,7 +210,9 @@ static bool live_finished(const live *l)
 		return file_sig(l->rootfd, l->rel, "result.json") != 0;
 	plan = sbx_view__load_json(l->rootfd, l->rel, "sweep.json", SBX_VIEW_JSON_MAX, NULL);
 	sbx_view__tally_results(l->rootfd, l->rel, &t);
-	return t.done >= (unsigned)cJSON_GetNumberValue(cJSON_GetObjectItem(plan, "episodes"));
+	return t.done >= (unsigned)sbx_view__clamp(
+				 cJSON_GetNumberValue(cJSON_GetObjectItem(plan, "episodes")), 0,
+				 SBX_SWEEP_MAX_EPISODES);
 }
 
 static ssize_t live_read(void *cls, uint64_t pos, char *buf, size_t max)

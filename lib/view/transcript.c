@@ -141,7 +141,7 @@ static int reply(conv *c, sbx_buf *out, const cJSON *line, const cJSON *msg, dou
 		if (!shown)
 			shown = sbx_json_get(result, "content");
 	} else {
-		int status = (int)sbx_json_get_number(line, "status", 0);
+		int status = (int)sbx_view__clamp(sbx_json_get_number(line, "status", 0), 0, 999);
 		char what[48];
 
 		snprintf(what, sizeof(what), "reply %d", status);

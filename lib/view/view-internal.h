@@ -19,6 +19,9 @@
 #define SBX_VIEW_REPORT_RUNS_MAX   200	       /* report: run pages appended to a sweep's */
 #define SBX_VIEW_REPORT_IMAGES_MAX (48u << 20) /* report: all images together */
 
+/* v within [lo, hi], lo for NaN: numbers from files are cast to integers only through this. */
+double sbx_view__clamp(double v, double lo, double hi);
+
 /* "dir/file", or file when dir is "". malloc'd, NULL on OOM. */
 char *sbx_view__join(const char *dir, const char *file);
 
