@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,13 +74,6 @@ static void report_help(void)
 	       "Exit status: 0 written, 2 usage or DIR is neither a run nor a sweep.\n");
 }
 
-static volatile sig_atomic_t stop;
-
-static void on_signal(int sig)
-{
-	stop = sig;
-}
-
 static int parse_port(const char *s, unsigned *out)
 {
 	char *end;
@@ -106,8 +100,8 @@ int cmd_view(int argc, char **argv)
 	size_t n_roots = 0;
 	sbx_error err = SBX_ERROR_INIT;
 	sbx_view_server *srv = NULL;
-	struct sigaction sa = {.sa_handler = on_signal};
-	int c, r;
+	sigset_t stop_signals;
+	int c, r, sig;
 
 	optind = 1;
 	while ((c = cli_getopt("view", argc, argv, "h", opts, NULL)) != -1) {
@@ -145,6 +139,14 @@ int cmd_view(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
+	/*
+	 * Blocked before the server's threads exist, so they inherit the mask and
+	 * Ctrl-C reaches sigwait below, not whichever thread the kernel picks.
+	 */
+	sigemptyset(&stop_signals);
+	sigaddset(&stop_signals, SIGINT);
+	sigaddset(&stop_signals, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
 	r = sbx_view_server_start(&(sbx_view_opts){.roots = roots,
 						   .n_roots = n_roots,
 						   .listen = arg_listen,
@@ -155,13 +157,11 @@ int cmd_view(int argc, char **argv)
 		cli_error("view: %s", sbx_error_message(&err));
 		return r == -EADDRINUSE ? EXIT_ENGINE : EXIT_USAGE;
 	}
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
 	printf("%s\n", sbx_view_server_url(srv));
 	fflush(stdout);
 	fprintf(stderr, "sandboxctl: view: serving on loopback; Ctrl-C stops\n");
-	while (!stop)
-		pause();
+	while (sigwait(&stop_signals, &sig) != 0)
+		;
 	sbx_view_server_stop(srv);
 	return EXIT_PASS;
 }
