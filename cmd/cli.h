@@ -35,6 +35,8 @@ int cmd_doctor(int argc, char **argv);
 int cmd_ps(int argc, char **argv);
 int cmd_gc(int argc, char **argv);
 int cmd_version(int argc, char **argv);
+int cmd_view(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 /* tasks import (cmd_tasks_import.c): a reference task folder into out; returns an exit code. */
 int cmd_tasks__import(const char *path, const char *out, unsigned flags);

@@ -154,6 +154,18 @@ int cmd_run__parse_common(const char *name, const char *arg, sbx_run_opts *o)
 		o->run_id = arg;
 	} else if (strcmp(name, "tasks-dir") == 0) {
 		o->tasks_dir = arg;
+	} else if (strcmp(name, "record") == 0) {
+		char *end;
+
+		o->record_s = strtod(arg, &end);
+		if (end == arg || *end || o->record_s < 0 || o->record_s > 3600)
+			return cli_error("--record: '%s' is not a number of seconds (0: off)", arg),
+			       -1;
+		if (o->record_s == 0)
+			o->record_s =
+				-1; /* the option's 0 means off; the struct's 0 means default */
+		else if (o->record_s < 0.5)
+			o->record_s = 0.5;
 	} else if (strcmp(name, "grace") == 0) {
 		v = cli_parse_long(arg, 1, 3600);
 		if (v < 0)
@@ -238,6 +250,10 @@ static void help(void)
 	       "                     agent gets SANDBOX_UNIX_SOCKET and http://localhost/...\n"
 	       "                     URLs (curl --unix-socket PATH URL)\n"
 	       "  --grace SECONDS    how long PID 1 waits past the deadline (default 30)\n"
+	       "  --record SECONDS   GUI tasks: a screenshot every SECONDS of the agent phase\n"
+	       "                     into runs/<run-id>/frames/ (default 2; at least 0.5;\n"
+	       "                     0: off; at most 600 frames, 128 MiB), played by\n"
+	       "                     'sandboxctl view' with the tool calls between them\n"
 	       "  --runs-dir DIR     where run directories go (default ./runs)\n"
 	       "  --run-id ID        run id (default: time-task-random)\n"
 	       "  --seed N           seedable tasks: a fresh instance (files and oracle)\n"
@@ -345,6 +361,7 @@ int cmd_run(int argc, char **argv)
 		{"pids", required_argument, NULL, OPT_LONG},
 		{"runtime", required_argument, NULL, OPT_LONG},
 		{"seccomp", required_argument, NULL, OPT_LONG},
+		{"record", required_argument, NULL, OPT_LONG},
 		{"keep", no_argument, NULL, OPT_LONG},
 		{"json", no_argument, NULL, OPT_LONG},
 		{"runs-dir", required_argument, NULL, OPT_LONG},

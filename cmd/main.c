@@ -17,6 +17,8 @@ static const cli_command commands[] = {
 	{"doctor", cmd_doctor, "check the Docker engine and the sandbox image"},
 	{"ps", cmd_ps, "list sandboxes created by sandboxctl"},
 	{"gc", cmd_gc, "remove orphaned or expired sandboxes"},
+	{"view", cmd_view, "see runs and sweeps in a browser (loopback, live)"},
+	{"report", cmd_report, "one self-contained HTML page of a run or a sweep"},
 	{"version", cmd_version, "print the version"},
 	{"help", NULL, "this text, or a command's: 'sandboxctl help run'"},
 };

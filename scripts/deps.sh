@@ -10,11 +10,13 @@ build_pkgs=(
 	check libmicrohttpd-dev libxml2-dev libx11-dev libxtst-dev libpng-dev
 	zlib1g-dev libssl-dev libhttp-parser-dev
 )
-# What the tests and the offline base image need on the host.
+# What the tests and the offline base image need on the host (chromium: the
+# headless page tests of `sandboxctl view`, tests/view).
 test_pkgs=(
 	busybox-static mmdebstrap ca-certificates curl iproute2
 	libreoffice-calc xvfb xauth x11-utils fonts-dejavu-core
 	python3-odf python3-pip wrk valgrind libclang-rt-14-dev jq gcovr
+	chromium
 )
 # The official MCP client SDKs, for protocol tests.
 pip_pkgs=(mcp fastmcp)

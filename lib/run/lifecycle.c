@@ -713,6 +713,8 @@ sbx_run_end sbx_run_wait(sbx_run *run)
 	}
 	while ((end = sbx_run_poll(run)) == SBX_END_NONE) {
 		struct timespec ts = {0, TICK_MS * 1000000L};
+
+		sbx_run__record_frame(run);
 		nanosleep(&ts, NULL);
 	}
 	sbx_run__phase_done(run, SBX_PHASE_AGENT, t);

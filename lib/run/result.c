@@ -376,5 +376,9 @@ char *sbx_run_result_json(const sbx_run_result *r)
 		cJSON_AddStringToObject(h, "screenshot", "screenshot.png");
 		cJSON_AddBoolToObject(h, "screenshot_reloaded", r->screenshot_reloaded);
 	}
+	if (r->frames) {
+		cJSON_AddStringToObject(h, "frames", "frames/");
+		cJSON_AddNumberToObject(h, "frame_count", r->frames);
+	}
 	return cJSON_Print(o);
 }

@@ -30,6 +30,8 @@ struct sbx_run {
 	int64_t t0;	     /* monotonic ms at prepare */
 	int64_t deadline_ms; /* monotonic */
 	int64_t next_poll_ms;
+	int64_t next_frame_ms; /* --record: when the next frame is due */
+	uint64_t frame_bytes;  /* --record: bytes of frames/ so far */
 	sbx_agent_proc agent;
 	bool agent_started;
 	bool launched;
@@ -103,3 +105,8 @@ void sbx_run__save_logs(sbx_run *run);
  */
 void sbx_run__save_screenshot(sbx_run *run, bool show_saved);
 void sbx_run__grade(sbx_run *run);
+
+/* record.c: --record's filmstrip. True while frames are due (a GUI task, under the caps). */
+bool sbx_run__recording(const sbx_run *run);
+/* Saves a frame when one is due; a failed screenshot is skipped, never an error. */
+void sbx_run__record_frame(sbx_run *run);

@@ -152,7 +152,17 @@ typedef struct sbx_run_opts {
 	 * SANDBOX_UNIX_SOCKET names the socket (curl --unix-socket).
 	 */
 	const char *listen;
+	/*
+	 * GUI tasks: a screenshot every record_s seconds of the agent phase into
+	 * frames/ (at most SBX_RUN_FRAMES_MAX, SBX_RUN_FRAMES_BYTES). 0: every
+	 * SBX_RUN_RECORD_DEFAULT_S; < 0: off.
+	 */
+	double record_s;
 } sbx_run_opts;
+
+#define SBX_RUN_RECORD_DEFAULT_S 2.0
+#define SBX_RUN_FRAMES_MAX	 600
+#define SBX_RUN_FRAMES_BYTES	 (128ull << 20)
 
 #define SBX_RUN_OPTS_INIT                                                                          \
 	{                                                                                          \
@@ -210,6 +220,7 @@ typedef struct sbx_run_result {
 	bool kept;
 	bool screenshot;	  /* screenshot.png was saved (GUI tasks) */
 	bool screenshot_reloaded; /* Calc was restarted on the saved file for it */
+	unsigned frames; /* --record: screenshots saved in frames/ during the agent phase */
 	sbx_run_grade grade;
 	sbx_provenance provenance;
 	sbx_relay_stats relay;

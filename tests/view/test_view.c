@@ -1,0 +1,359 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lib/view without an engine or a browser: HTML escaping (hostile agent text),
+ * path confinement (`..`, absolute paths, symlinks out, connection.json), the
+ * directory scanner on synthetic run and sweep directories, and the pages
+ * built from them (the grid's red cell, the escaped transcript).
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check_main.h"
+#include "sbx/cleanup.h"
+#include "sbx/view.h"
+
+static char tmp[] = "/tmp/test-view-XXXXXX";
+static int rootfd = -1;
+
+static void put(const char *rel, const char *text)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", tmp, rel);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void mkdir_in(const char *rel)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/%s", tmp, rel);
+	ck_assert_int_eq(mkdir(path, 0755), 0);
+}
+
+static void setup(void)
+{
+	strcpy(tmp, "/tmp/test-view-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmp));
+	rootfd = open(tmp, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(rootfd, 0);
+}
+
+static void teardown(void)
+{
+	char cmd[4200];
+
+	close(rootfd);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+/* ---- escaping ---- */
+
+static char *escaped(const char *s, size_t len)
+{
+	sbx_buf b = SBX_BUF_INIT(1 << 20);
+
+	ck_assert_int_eq(sbx_html_escape_n(&b, s, len), 0);
+	return sbx_buf_steal(&b, NULL);
+}
+
+START_TEST(escape_markup)
+{
+	_cleanup_free_ char *a = escaped("<script>alert('x')</script>&\"", 29);
+
+	ck_assert_str_eq(a, "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;&quot;");
+}
+END_TEST
+
+START_TEST(escape_utf8_and_controls)
+{
+	/* Valid UTF-8 stays; a stray byte, an overlong '<' and a NUL become U+FFFD. */
+	_cleanup_free_ char *a = escaped("é\x80\xc0\xbc\x01\ttab\n", 11);
+	_cleanup_free_ char *b = escaped("a\0<", 3);
+
+	ck_assert_str_eq(a, "é\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\ttab\n");
+	ck_assert_str_eq(b, "a\xef\xbf\xbd&lt;");
+}
+END_TEST
+
+START_TEST(escape_url)
+{
+	sbx_buf b = SBX_BUF_INIT(4096);
+
+	ck_assert_int_eq(sbx_url_escape(&b, "runs/a b\"<>?#%/x"), 0);
+	ck_assert_str_eq(sbx_buf_str(&b), "runs/a%20b%22%3C%3E%3F%23%25/x");
+	sbx_buf_free(&b);
+}
+END_TEST
+
+/* ---- confinement ---- */
+
+START_TEST(confine_refuses_escapes)
+{
+	sbx_error err = SBX_ERROR_INIT;
+	char *data = NULL;
+	size_t len;
+	int fd, r;
+
+	mkdir_in("run");
+	put("run/result.json", "{}");
+	{
+		char p[4200];
+
+		snprintf(p, sizeof(p), "%s/run/out", tmp);
+		ck_assert_int_eq(symlink("/etc", p), 0);
+		snprintf(p, sizeof(p), "%s/run/pw", tmp);
+		ck_assert_int_eq(symlink("../../../../../../etc/passwd", p), 0);
+		snprintf(p, sizeof(p), "%s/run/inside", tmp);
+		ck_assert_int_eq(symlink("result.json", p), 0);
+	}
+	ck_assert_int_eq(sbx_view_read(rootfd, "run/result.json", 100, &data, &len, NULL), 0);
+	ck_assert_str_eq(data, "{}");
+	free(data);
+	/*
+	 * A symlink that stays inside is followed with openat2; without it (old
+	 * kernels, valgrind) the fallback refuses every symlink: stricter, never looser.
+	 */
+	r = sbx_view_read(rootfd, "run/inside", 100, &data, &len, NULL);
+	ck_assert(r == 0 || r == -ELOOP);
+	if (r == 0)
+		free(data);
+	ck_assert_int_lt(sbx_view_open(rootfd, "../etc/passwd", O_RDONLY, &err), 0);
+	ck_assert_ptr_nonnull(strstr(err.msg, ".."));
+	ck_assert_int_lt(sbx_view_open(rootfd, "run/../../etc/passwd", O_RDONLY, NULL), 0);
+	ck_assert_int_lt(sbx_view_open(rootfd, "/etc/passwd", O_RDONLY, NULL), 0);
+	ck_assert_int_lt(sbx_view_open(rootfd, "run/out/passwd", O_RDONLY, NULL), 0);
+	ck_assert_int_lt(sbx_view_open(rootfd, "run/pw", O_RDONLY, NULL), 0);
+	ck_assert_int_eq(sbx_view_read(rootfd, "run/result.json", 1, &data, &len, NULL), -EFBIG);
+	ck_assert_int_eq(sbx_view_read(rootfd, "run", 100, &data, &len, NULL), -EINVAL);
+	fd = sbx_view_open(rootfd, "", O_RDONLY | O_DIRECTORY, NULL);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+}
+END_TEST
+
+/* ---- the scanner ---- */
+
+static void make_run(const char *dir, const char *status, double score, const char *started)
+{
+	char rel[256], text[1024];
+
+	mkdir_in(dir);
+	snprintf(rel, sizeof(rel), "%s/result.json", dir);
+	snprintf(text, sizeof(text),
+		 "{\"run_id\":\"%s\",\"task\":\"t<1>\",\"status\":\"%s\",\"score\":%g,"
+		 "\"agent\":{\"kind\":\"demo\",\"model\":\"m\"},\"timings_ms\":{\"total\":1500},"
+		 "\"started_at\":\"%s\"}",
+		 dir, status, score, started);
+	put(rel, text);
+}
+
+START_TEST(scan_finds_runs_and_sweeps_newest_first)
+{
+	sbx_view_entry *v = NULL;
+	size_t n = 0;
+	struct timespec ts[2] = {{.tv_sec = 1000}, {.tv_sec = 1000}};
+	char p[4200];
+
+	make_run("old", "pass", 1, "2026-01-01T00:00:00Z");
+	make_run("new", "partial", 0.5, "2026-02-01T00:00:00Z");
+	snprintf(p, sizeof(p), "%s/old/result.json", tmp);
+	ck_assert_int_eq(utimensat(AT_FDCWD, p, ts, 0), 0);
+	mkdir_in("live");
+	put("live/transcript.jsonl", "{}\n");
+	mkdir_in("sw");
+	put("sw/sweep.json",
+	    "{\"tasks\":[{\"name\":\"a\"}],\"agents\":[\"oracle\"],\"episodes\":2}");
+	put("sw/results.jsonl", "{\"episode\":0,\"attempt\":1,\"task\":\"a\",\"agent\":\"oracle\","
+				"\"epoch\":0,\"run_id\":\"r0\",\"status\":\"pass\",\"score\":1,"
+				"\"agent_ms\":1,\"total_ms\":10}\n{\"episode\":1,\"attem");
+	mkdir_in("empty");
+	snprintf(p, sizeof(p), "%s/link", tmp);
+	ck_assert_int_eq(symlink("/", p), 0); /* not followed */
+
+	ck_assert_int_eq(sbx_view_scan(&rootfd, 1, 100, &v, &n, NULL), 0);
+	ck_assert_uint_eq(n, 4);
+	ck_assert_str_eq(v[n - 1].id, "old"); /* oldest last */
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(v[i].rel, "new") == 0) {
+			ck_assert_str_eq(v[i].status, "partial");
+			ck_assert_str_eq(v[i].model, "m");
+			ck_assert_double_eq_tol(v[i].score, 0.5, 1e-9);
+			ck_assert_double_eq_tol(v[i].total_ms, 1500, 1e-9);
+		} else if (strcmp(v[i].rel, "live") == 0) {
+			ck_assert_str_eq(v[i].status, "running");
+			ck_assert(v[i].live);
+			ck_assert(isnan(v[i].score));
+		} else if (strcmp(v[i].rel, "sw") == 0) {
+			ck_assert_int_eq(v[i].kind, SBX_VIEW_SWEEP);
+			ck_assert_str_eq(v[i].status,
+					 "sweep 1/2"); /* the torn line is not counted */
+			ck_assert_str_eq(v[i].task, "a");
+		}
+	}
+	sbx_view_entries_free(v, n);
+	/* The cap keeps the newest. */
+	ck_assert_int_eq(sbx_view_scan(&rootfd, 1, 1, &v, &n, NULL), 0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_str_ne(v[0].id, "old");
+	sbx_view_entries_free(v, n);
+}
+END_TEST
+
+/* ---- pages ---- */
+
+static char *page_of(int kind, const char *rel)
+{
+	static const char *names[] = {"root"};
+	sbx_view_ctx ctx = {.rootfds = &rootfd,
+			    .root_names = names,
+			    .n_roots = 1,
+			    .prefix = "/tok/",
+			    .nonce = "n0nce"};
+	sbx_buf b = SBX_BUF_INIT(64 << 20);
+	int r;
+
+	r = kind == 'i'	  ? sbx_view_page_index(&ctx, NULL, NULL, NULL, &b, NULL)
+	    : kind == 'r' ? sbx_view_page_run(&ctx, 0, rel, &b, NULL)
+			  : sbx_view_page_sweep(&ctx, 0, rel, &b, NULL);
+	ck_assert_int_eq(r, 0);
+	return sbx_buf_steal(&b, NULL);
+}
+
+START_TEST(run_page_escapes_the_transcript)
+{
+	_cleanup_free_ char *page = NULL, *index = NULL;
+
+	make_run("r", "partial", 0.5, "2026-01-01T00:00:00Z");
+	put("r/transcript.jsonl",
+	    "{\"t_ms\":1,\"dir\":\"agent->server\",\"path\":\"/tools/call\",\"message\":"
+	    "{\"tool_name\":\"write_cell\",\"arguments\":{\"value\":\"<script>alert(1)</"
+	    "script>\"}}}\n"
+	    "{\"t_ms\":2,\"dir\":\"server->agent\",\"path\":\"/tools/call\",\"message\":"
+	    "{\"success\":false,\"error\":\"<b>bad</b>\"}}\n");
+	put("r/connection.json", "{\"authorization\":\"Bearer secret\"}");
+	page = page_of('r', "r");
+	ck_assert_ptr_null(strstr(page, "<script>alert"));
+	ck_assert_ptr_nonnull(strstr(page, "&lt;script&gt;alert(1)&lt;/script&gt;"));
+	ck_assert_ptr_nonnull(strstr(page, "turn result error"));
+	ck_assert_ptr_nonnull(strstr(page, "&lt;b&gt;bad&lt;/b&gt;"));
+	ck_assert_ptr_null(strstr(page, "connection.json")); /* the token's file is not linked */
+	ck_assert_ptr_nonnull(strstr(page, "<script nonce=\"n0nce\">"));
+	ck_assert_ptr_null(strstr(page, "id=\"turns\"")); /* no model.jsonl: not an llm run */
+	index = page_of('i', NULL);
+	ck_assert_ptr_nonnull(strstr(index, "t&lt;1&gt;"));
+	ck_assert_ptr_nonnull(strstr(index, "href=\"/tok/r/0/r\""));
+}
+END_TEST
+
+START_TEST(run_page_mcp_transcript)
+{
+	_cleanup_free_ char *page = NULL;
+
+	/* Two connections reuse id 1: only conn 2's is a tool call, and its reply an error. */
+	make_run("p", "fail", 0, "2026-01-01T00:00:00Z");
+	put("p/transcript.jsonl",
+	    "{\"conn\":1,\"dir\":\"agent->server\",\"message\":{\"id\":1,\"method\":"
+	    "\"initialize\"}}\n"
+	    "{\"conn\":2,\"dir\":\"agent->server\",\"message\":{\"id\":1,\"method\":"
+	    "\"tools/call\",\"params\":{\"name\":\"read_cell\",\"arguments\":{\"c\":\"A1\"}}}}\n"
+	    "{\"conn\":1,\"dir\":\"server->agent\",\"status\":200,\"message\":{\"id\":1,"
+	    "\"result\":{\"protocolVersion\":\"x\"}}}\n"
+	    "{\"conn\":2,\"dir\":\"server->agent\",\"status\":200,\"message\":{\"id\":1,"
+	    "\"result\":{\"isError\":true,\"content\":[{\"type\":\"text\",\"text\":\"no "
+	    "<sheet>\"}]}}}\n"
+	    "{\"conn\":2,\"dir\":\"server->agent\",\"status\":200,\"message\":{\"id\":1");
+	page = page_of('r', "p");
+	ck_assert_ptr_nonnull(strstr(page, "agent calls <b>read_cell</b>"));
+	ck_assert_ptr_nonnull(strstr(page, "<summary>reply 200")); /* initialize's reply: folded */
+	ck_assert_ptr_nonnull(
+		strstr(page, "<pre>no &lt;sheet&gt;</pre>")); /* the text, unwrapped */
+	ck_assert_ptr_nonnull(strstr(page, "turn result error"));
+	ck_assert_ptr_nonnull(strstr(page, "data-lines=\"4\"")); /* the torn last line waits */
+}
+END_TEST
+
+START_TEST(run_page_model_turns)
+{
+	_cleanup_free_ char *page = NULL;
+
+	make_run("m", "pass", 1, "2026-01-01T00:00:00Z");
+	put("m/model.jsonl",
+	    "{\"turn\":1,\"request\":{}}\n{\"turn\":1,\"status\":200,\"ms\":12,\"reply\":{"
+	    "\"choices\":[{\"message\":{\"content\":\"<svg onload=x>\",\"tool_calls\":[{"
+	    "\"function\":{\"name\":\"read_cell\"}}]}}],\"usage\":{\"prompt_tokens\":7}}}\n"
+	    "{\"turn\":2,\"status\":429,\"reply\":{\"content\":[{\"type\":\"tool_use\","
+	    "\"name\":\"write_cell\"}]}}\n");
+	page = page_of('r', "m");
+	ck_assert_ptr_nonnull(strstr(page, "id=\"turns\""));
+	ck_assert_ptr_nonnull(strstr(page, "&lt;svg onload=x&gt; → read_cell"));
+	ck_assert_ptr_null(strstr(page, "<svg onload"));
+	ck_assert_ptr_nonnull(strstr(page, "&quot;prompt_tokens&quot;:7"));
+	ck_assert_ptr_nonnull(strstr(page, "errtext\">429"));
+	ck_assert_ptr_nonnull(strstr(page, " → write_cell"));
+}
+END_TEST
+
+START_TEST(run_page_grid_from_grade_json)
+{
+	_cleanup_free_ char *page = NULL;
+
+	make_run("g", "partial", 0.5, "2026-01-01T00:00:00Z");
+	mkdir_in("g/outputs");
+	mkdir_in("g/task");
+	mkdir_in("g/task/oracle");
+	put("g/outputs/out.csv", "a,1\nb,<i>\n");
+	put("g/task/oracle/want.csv", "a,1\nb,2\n");
+	put("g/grade.json",
+	    "{\"status\":\"PARTIAL\",\"graded\":2,\"matched\":1,\"cases\":[{\"name\":"
+	    "\"c\",\"output\":\"out.csv\",\"oracle\":\"/abs/want.csv\",\"status\":"
+	    "\"PARTIAL\",\"graded\":4,\"matched\":3,\"mismatches_total\":1,"
+	    "\"mismatches\":[{\"cell\":\"Sheet1!B2\",\"reason\":\"type\",\"expected\":2,"
+	    "\"got\":\"<i>\"}]}]}");
+	page = page_of('r', "g");
+	ck_assert_ptr_nonnull(strstr(page, "<table class=\"grid\">"));
+	ck_assert_ptr_nonnull(strstr(page,
+				     "class=\"bad\" data-cell=\"Sheet1!B2\" title=\"expected 2, "
+				     "got &lt;i&gt; (type)\""));
+	ck_assert_ptr_nonnull(strstr(page, "class=\"ok\" data-cell=\"Sheet1!B1\""));
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+	Suite *s = suite_create("view");
+	TCase *esc = tcase_create("escape"), *conf = tcase_create("confine"),
+	      *scan = tcase_create("scan"), *pages = tcase_create("pages");
+
+	tcase_add_test(esc, escape_markup);
+	tcase_add_test(esc, escape_utf8_and_controls);
+	tcase_add_test(esc, escape_url);
+	tcase_add_checked_fixture(conf, setup, teardown);
+	tcase_add_test(conf, confine_refuses_escapes);
+	tcase_add_checked_fixture(scan, setup, teardown);
+	tcase_add_test(scan, scan_finds_runs_and_sweeps_newest_first);
+	tcase_add_checked_fixture(pages, setup, teardown);
+	tcase_add_test(pages, run_page_escapes_the_transcript);
+	tcase_add_test(pages, run_page_grid_from_grade_json);
+	tcase_add_test(pages, run_page_model_turns);
+	tcase_add_test(pages, run_page_mcp_transcript);
+	suite_add_tcase(s, esc);
+	suite_add_tcase(s, conf);
+	suite_add_tcase(s, scan);
+	suite_add_tcase(s, pages);
+	return s;
+}
+
+SBX_TEST_MAIN(make_suite)
