@@ -39,7 +39,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					abort();
 				continue;
 			}
-			if (p < msg || p >= msg + size - 1 || !memchr(p, 0, (size_t)(msg + size - 1 - p)))
+			if (p < msg || p >= msg + size - 1 ||
+			    !memchr(p, 0, (size_t)(msg + size - 1 - p)))
 				abort();
 		}
 		if (argv[0][0] != '/' || argv[rq.argc + rq.envc + 1])
