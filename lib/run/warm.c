@@ -33,14 +33,12 @@ static int64_t real_s(void)
 static int health_once(sbx_backend *b)
 {
 	static const char req[] =
-		"GET /health HTTP/1.1\r\nHost: sandbox\r\nConnection: close\r\n\r\n";
+		"GET /health HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
 	_cleanup_stream_ sbx_stream *s = NULL;
 	char head[16];
 	size_t got = 0;
 
-	if (b->ops->open_stream(b, &s, NULL) < 0)
-		return 0;
-	if (sbx_stream_write(s, req, sizeof(req) - 1) < 0)
+	if (b->ops->open_stream(b, &s, NULL) < 0 || sbx_stream_write(s, req, sizeof(req) - 1) < 0)
 		return 0;
 	while (got < 12) {
 		ssize_t n = sbx_stream_read(s, head + got, 12 - got, READY_TRY_MS);
