@@ -129,6 +129,8 @@ int sbx_warm_new(sbx_warm **out, const sbx_warm_opts *opts, sbx_error *err)
 		return r;
 	t = sbx_run__mono_msf();
 	r = wait_health(w, opts->ready_timeout_s ? opts->ready_timeout_s : 30, err);
+	if (r >= 0 && w->backend->ops->prewarm)
+		r = w->backend->ops->prewarm(w->backend, SBX_SANDBOX_WORKSPACE, err);
 	i->ready_ms = sbx_run__mono_msf() - t;
 	if (r < 0)
 		return r;
