@@ -87,20 +87,22 @@ def pct(xs, p):
     return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))]
 
 
-def latency(pool, n):
+def latency(pool, n, quiet=False):
+    """quiet: wait until the pool is full before each claim (no filler competing for the CPU)."""
     s = Serve(pool)
-    lat, warm = [], 0
+    lat, inside, warm = [], [], 0
     try:
         for _ in range(n):
             if pool:
-                s.wait_pool(1)
+                s.wait_pool(pool if quiet else 1)
             e, ms = s.claim()
             warm += e["warm"]
             lat.append(ms)
+            inside.append(e["claim_ms"])
             s.finish(e)
     finally:
         s.stop()
-    return lat, warm
+    return lat, inside, warm
 
 
 def throughput(pool, n, c):
@@ -134,11 +136,13 @@ def throughput(pool, n, c):
 
 try:
     print("claim latency, POST /v1/episodes until initialize answers (%d claims each):" % claims)
-    for pool in (4, 0):
-        lat, warm = latency(pool, claims)
-        print("  %-5s p50 %6.1f ms  p99 %6.1f ms  mean %6.1f ms  min %6.1f  max %6.1f  (%d warm)" %
-              ("warm" if pool else "cold", statistics.median(lat), pct(lat, 99),
-               statistics.mean(lat), min(lat), max(lat), warm))
+    for name, pool, quiet in (("warm, pool full", 2, True), ("warm, refilling", 4, False),
+                              ("cold", 0, False)):
+        lat, inside, warm = latency(pool, claims, quiet)
+        print("  %-16s p50 %6.1f ms  p99 %6.1f ms  mean %6.1f  min %6.1f  max %6.1f  "
+              "(service-side claim p50 %5.1f ms; %d warm)" %
+              (name, statistics.median(lat), pct(lat, 99), statistics.mean(lat), min(lat),
+               max(lat), statistics.median(inside), warm))
     print("episodes per minute at concurrency %d (claim, complete_task, finish; %d episodes):" %
           (conc, episodes))
     for pool in (2 * conc, 0):

@@ -74,8 +74,8 @@ static void help(void)
 	       "  --engine URL        the Docker engine (unix:///path or tcp://host:port)\n"
 	       "  --tasks-dir DIR     where task names are looked up\n"
 	       "  --runs-dir DIR      where run directories go (default runs)\n"
-	       "  --token HEX         use this token (16..64 characters) instead of a random\n"
-	       "                      one ($SANDBOXCTL_SERVE_TOKEN works too)\n"
+	       "  --token TOKEN       use this token (16..64 of A-Z a-z 0-9 _ -) instead of a\n"
+	       "                      random one ($SANDBOXCTL_SERVE_TOKEN works too)\n"
 	       "  --test-label        label sandboxes as test objects\n"
 	       "  -h, --help          show this help\n\n"
 	       "Exit status: 0 after a drain, 2 usage, 3 the service could not start.\n");

@@ -550,8 +550,11 @@ int sbx_serve_start(sbx_serve **out, const sbx_serve_opts *opts, sbx_error *err)
 	s->max_episodes = opts->max_episodes ? opts->max_episodes : DEFAULT_MAX_EPISODES;
 	s->max_timeout_s = opts->max_timeout_s ? opts->max_timeout_s : DEFAULT_MAX_TIMEOUT;
 	if (opts->token) {
-		if (strlen(opts->token) < 16 || strlen(opts->token) >= sizeof(s->token))
-			return sbx_error_set(err, -EINVAL, "serve: a token of 16..64 characters");
+		/* It goes in URLs: letters, digits, '-' and '_' only. */
+		if (strlen(opts->token) < 16 || strlen(opts->token) >= sizeof(s->token) ||
+		    strspn(opts->token, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+					"0123456789-_") != strlen(opts->token))
+			return sbx_error_set(err, -EINVAL, "--token: 16..64 of [A-Za-z0-9_-]");
 		snprintf(s->token, sizeof(s->token), "%s", opts->token);
 	} else if ((r = random_hex(s->token, 16, err)) < 0) {
 		return r;
