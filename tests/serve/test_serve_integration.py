@@ -3,7 +3,7 @@
 """Integration tests of `sandboxctl serve` on the machine's real Docker engine,
 driven by a scripted client over the HTTP API.
 
-Usage: test_serve_integration.py CASE   (api, deadline, sigterm)
+Usage: test_serve_integration.py CASE   (api, deadline, sigterm, soak)
 
   api       --pool 2: the token (401 without it), 3 concurrent claims (2 warm,
             1 cold start, counted), a solved episode (reward 1, through the
@@ -15,6 +15,8 @@ Usage: test_serve_integration.py CASE   (api, deadline, sigterm)
             (status timeout) and a later finish answers that result.
   sigterm   SIGTERM with episodes running: exit 0, episodes interrupted,
             no container left, warm ones included.
+  soak      300 episodes at concurrency 4 ($SBX_SOAK_EPISODES): no container,
+            fd or thread leaked, RSS at the end within 10% of after 50.
 
 The image: $SBX_RUN_TEST_IMAGE=real uses the images `sandboxctl build` makes
 (the pool's slim image must exist); otherwise the test skips.
@@ -372,10 +374,76 @@ def case_sigterm(s):
     s.check_no_containers()
 
 
+def proc_stats(pid):
+    fds = len(os.listdir("/proc/%d/fd" % pid))
+    st = {}
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            k, _, v = line.partition(":")
+            st[k] = v.strip()
+    return fds, int(st["Threads"]), int(st["VmRSS"].split()[0])
+
+
+def case_soak(s):
+    """300 episodes at concurrency 4: no container, fd or thread leaked, RSS flat."""
+    n, conc = int(os.environ.get("SBX_SOAK_EPISODES", "300")), 4
+    s.wait_pool(4)
+    done, lock, errors, base = [0], threading.Lock(), [], []
+
+    def worker():
+        while True:
+            with lock:
+                if done[0] >= n:
+                    return
+                done[0] += 1
+                i = done[0]
+            try:
+                o = s.claim(tags={"i": i})
+                rest_post(o["rest_url"], "/task/complete", {})
+                r = s.finish(o["id"])
+                if r["status"] != "fail" or r["reward"] != 0:
+                    errors.append("episode %d: %s" % (i, r["status"]))
+            except Exception as e:  # noqa: BLE001 - collected, then failed below
+                errors.append(str(e))
+            if i == 50:
+                time.sleep(0.5)
+                with lock:
+                    base.append(proc_stats(s.p.pid))
+
+    ths = [threading.Thread(target=worker) for _ in range(conc)]
+    for t in ths:
+        t.start()
+    for t in ths:
+        t.join()
+    if errors:
+        fail("%d errors, first: %s" % (len(errors), errors[:3]))
+    s.wait_pool(4)
+    time.sleep(1)
+    end = proc_stats(s.p.pid)
+    fds0, th0, rss0 = base[0]
+    print("after 50: fds %d threads %d rss %d kB; after %d: fds %d threads %d rss %d kB" %
+          (fds0, th0, rss0, n, end[0], end[1], end[2]))
+    if end[0] > fds0 + 4 or end[1] > th0 + 2:
+        fail("fds or threads grew: %s -> %s" % (base[0], end))
+    if end[2] > rss0 * 1.10:
+        fail("RSS grew more than 10%%: %d -> %d kB" % (rss0, end[2]))
+    m = s.metrics()
+    if m['sandboxctl_serve_episodes_finished_total{status="fail"}'] != n:
+        fail("finished counter %s" % m['sandboxctl_serve_episodes_finished_total{status="fail"}'])
+    live = our_containers([s.service_id + "-"])
+    if len(live) != 4:  # the refilled pool, nothing else
+        fail("%d pool containers, want 4" % len(live))
+    rc, err = s.stop()
+    if rc != 0:
+        fail("serve exit %d: %s" % (rc, err))
+    s.check_no_containers()
+
+
 CASES = {
     "api": (case_api, ["--pool", "2"], False),
     "deadline": (case_deadline, ["--pool", "1", "--max-episodes", "1"], True),
     "sigterm": (case_sigterm, ["--pool", "2", "--stop-grace", "1"], False),
+    "soak": (case_soak, ["--pool", "4", "--max-episodes", "16"], False),
 }
 
 
