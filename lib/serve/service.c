@@ -24,7 +24,7 @@
 #define DEFAULT_MAX_EPISODES 64
 #define DEFAULT_IDLE_TTL_S   600
 #define DEFAULT_MAX_TIMEOUT  3600
-#define DONE_KEPT	     4096 /* finished episodes whose answer a late finish can still read */
+#define DONE_KEPT	     64 /* finished episodes whose answer a late finish can still read */
 #define REAPER_TICK_MS	     50
 
 static int64_t mono_ms(void)

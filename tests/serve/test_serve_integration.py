@@ -198,8 +198,12 @@ class Service:
 
     def cleanup(self):
         if self.p.poll() is None:
-            self.p.kill()
-            self.p.wait()
+            self.p.send_signal(signal.SIGTERM)
+            try:
+                self.p.wait(timeout=120)
+            except subprocess.TimeoutExpired:
+                self.p.kill()
+                self.p.wait()
         try:
             self.check_no_containers()
         finally:
