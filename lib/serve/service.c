@@ -206,6 +206,21 @@ static int reply(char **out, int status, const char *msg)
 
 /* ---- claim ---- */
 
+/* A launch that failed: finish records it (result.json) and removes the sandbox. */
+static void fail_launch(sbx_serve *s, sbx_run *run)
+{
+	sbx_error fe = SBX_ERROR_INIT;
+	const sbx_run_result *res;
+
+	sbx_run_finish(run, s->stop ? SBX_END_INTERRUPTED : SBX_END_NONE, &fe);
+	res = sbx_run_get_result(run);
+	pthread_mutex_lock(&s->lock);
+	if (res->status == SBX_RUN_INFRA_ERROR)
+		s->m.engine_errors++;
+	s->m.finished[res->status]++;
+	pthread_mutex_unlock(&s->lock);
+}
+
 static int create(sbx_serve *s, const char *body, size_t len, char **out)
 {
 	_cleanup_(sbx_serve__create_req_clear) serve_create_req req = {0};
@@ -254,24 +269,41 @@ static int create(sbx_serve *s, const char *body, size_t len, char **out)
 			     sbx_error_message(&err));
 	}
 	w = s->pool ? sbx_serve__pool_take(s->pool, run) : NULL;
+	if (w) {
+		r = sbx_run_launch_warm(run, w, &err);
+		if (r < 0 && !s->stop) {
+			/*
+			 * A warm sandbox can die while it waits (its engine restarted, the
+			 * host ran out of memory): that attempt is recorded and the
+			 * episode starts cold on a fresh run, so the client sees no error.
+			 */
+			sbx_log_warning("serve: warm claim failed: %s; starting cold",
+					sbx_error_message(&err));
+			fail_launch(s, run);
+			sbx_run_free(TAKE_PTR(run));
+			sbx_error_clear(&err);
+			r = sbx_run_prepare(&run, &ro, &err);
+			if (r < 0) {
+				pthread_mutex_lock(&s->lock);
+				s->m.live--;
+				s->m.claim_failures++;
+				pthread_mutex_unlock(&s->lock);
+				return reply(out, 500, sbx_error_message(&err));
+			}
+			w = NULL;
+		}
+	}
 	if (!w) {
 		pthread_mutex_lock(&s->lock);
 		s->m.cold_starts++;
 		pthread_mutex_unlock(&s->lock);
+		r = sbx_run_launch(run, &err);
 	}
-	r = w ? sbx_run_launch_warm(run, w, &err) : sbx_run_launch(run, &err);
 	if (r < 0) {
-		sbx_error fe = SBX_ERROR_INIT;
-		const sbx_run_result *res;
-
-		sbx_run_finish(run, s->stop ? SBX_END_INTERRUPTED : SBX_END_NONE, &fe);
-		res = sbx_run_get_result(run);
+		fail_launch(s, run);
 		pthread_mutex_lock(&s->lock);
 		s->m.live--;
 		s->m.claim_failures++;
-		if (res->status == SBX_RUN_INFRA_ERROR)
-			s->m.engine_errors++;
-		s->m.finished[res->status]++;
 		pthread_mutex_unlock(&s->lock);
 		return reply(out, s->stop ? 503 : 502, sbx_error_message(&err));
 	}

@@ -15,6 +15,8 @@ Usage: test_serve_integration.py CASE   (api, deadline, sigterm, soak)
             (status timeout) and a later finish answers that result.
   sigterm   SIGTERM with episodes running: exit 0, episodes interrupted,
             no container left, warm ones included.
+  warm-died a warm sandbox killed in the pool: the claim falls back to a cold
+            start (counted as an engine error), the client sees no error.
   soak      300 episodes at concurrency 4 ($SBX_SOAK_EPISODES): no container,
             fd or thread leaked, RSS at the end within 10% of after 50.
 
@@ -378,6 +380,26 @@ def case_sigterm(s):
     s.check_no_containers()
 
 
+def case_warm_died(s):
+    """A warm sandbox that died in the pool: the claim starts cold instead, no error."""
+    s.wait_pool(1)
+    for c in our_containers([s.service_id + "-pool-"]):
+        engine("POST", "/containers/%s/kill" % c["Id"])
+    o = s.claim()
+    if o["warm"]:
+        fail("claimed a dead warm sandbox: %s" % o)
+    r = s.finish(o["id"])
+    if r["status"] != "fail":
+        fail("episode after the fallback: %s" % r)
+    m = s.metrics()
+    if m["sandboxctl_serve_engine_errors_total"] < 1 or m["sandboxctl_serve_cold_starts_total"] != 1:
+        fail("fallback not counted: %s" % m)
+    rc, err = s.stop()
+    if rc != 0:
+        fail("serve exit %d: %s" % (rc, err))
+    s.check_no_containers()
+
+
 def proc_stats(pid):
     fds = len(os.listdir("/proc/%d/fd" % pid))
     st = {}
@@ -447,6 +469,7 @@ CASES = {
     "api": (case_api, ["--pool", "2"], False),
     "deadline": (case_deadline, ["--pool", "1", "--max-episodes", "1"], True),
     "sigterm": (case_sigterm, ["--pool", "2", "--stop-grace", "1"], False),
+    "warm-died": (case_warm_died, ["--pool", "1"], False),
     "soak": (case_soak, ["--pool", "4", "--max-episodes", "16"], False),
 }
 
