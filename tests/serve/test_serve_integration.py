@@ -17,6 +17,7 @@ Usage: test_serve_integration.py CASE   (api, deadline, sigterm, soak)
             no container left, warm ones included.
   warm-died a warm sandbox killed in the pool: the claim falls back to a cold
             start (counted as an engine error), the client sees no error.
+  clients   examples/rl_client.py and rl_client_mcp.py (asyncio, the MCP SDK).
   soak      300 episodes at concurrency 4 ($SBX_SOAK_EPISODES): no container,
             fd or thread leaked, RSS at the end within 10% of after 50.
 
@@ -400,6 +401,28 @@ def case_warm_died(s):
     s.check_no_containers()
 
 
+def case_clients(s):
+    """examples/rl_client.py and rl_client_mcp.py (asyncio + the official MCP SDK), 3 episodes each."""
+    s.wait_pool(2)
+    for script in ("rl_client.py", "rl_client_mcp.py"):
+        if script.endswith("_mcp.py"):
+            try:
+                import mcp  # noqa: F401
+            except ImportError:
+                print("skip %s: no mcp SDK" % script)
+                continue
+        p = subprocess.run([sys.executable, os.path.join(SRC, "examples", script), s.url,
+                            "banking_reserve", "3"], capture_output=True, text=True, timeout=300)
+        lines = [l for l in p.stdout.splitlines() if l.startswith("episode ")]
+        if p.returncode != 0 or len(lines) != 3 or not all("reward 0 (fail)" in l for l in lines):
+            fail("%s: exit %d\n%s\n%s" % (script, p.returncode, p.stdout, p.stderr[-2000:]))
+        s.ids += [l.split()[1] for l in lines]
+    rc, err = s.stop()
+    if rc != 0:
+        fail("serve exit %d: %s" % (rc, err))
+    s.check_no_containers()
+
+
 def proc_stats(pid):
     fds = len(os.listdir("/proc/%d/fd" % pid))
     st = {}
@@ -469,6 +492,7 @@ CASES = {
     "api": (case_api, ["--pool", "2"], False),
     "deadline": (case_deadline, ["--pool", "1", "--max-episodes", "1"], True),
     "sigterm": (case_sigterm, ["--pool", "2", "--stop-grace", "1"], False),
+    "clients": (case_clients, ["--pool", "2"], False),
     "warm-died": (case_warm_died, ["--pool", "1"], False),
     "soak": (case_soak, ["--pool", "4", "--max-episodes", "16"], False),
 }
