@@ -690,6 +690,11 @@ sbx_run_end sbx_run_poll(sbx_run *run)
 	return SBX_END_NONE;
 }
 
+bool sbx_run_completed(sbx_run *run)
+{
+	return run->relay && run->ready && sbx_run__task_state(run) == 1;
+}
+
 sbx_run_end sbx_run_wait(sbx_run *run)
 {
 	sbx_error err = SBX_ERROR_INIT;

@@ -542,7 +542,11 @@ static void *reaper_main(void *arg)
 		due->state = EP_FINISHING;
 		due->refs++;
 		pthread_mutex_unlock(&s->lock);
-		finish_episode(s, due, SBX_END_DEADLINE);
+		/* An agent that completed before the deadline did not time out, whoever
+		 * forgot to call finish. */
+		finish_episode(s, due,
+			       sbx_run_completed(due->run) ? SBX_END_COMPLETE_TASK
+							   : SBX_END_DEADLINE);
 		pthread_mutex_lock(&s->lock);
 		due->refs--;
 	}

@@ -12,7 +12,8 @@ Usage: test_serve_integration.py CASE   (api, deadline, sigterm, soak)
             /metrics' counters matching; SIGTERM leaves no container.
   deadline  --listen unix:PATH (mode 0600, Bearer only), --max-episodes 1 (429),
             an episode left past its deadline is finished by the service
-            (status timeout) and a later finish answers that result.
+            (status timeout) and a later finish answers that result; one that
+            called complete_task first is not a timeout.
   sigterm   SIGTERM with episodes running: exit 0, episodes interrupted,
             no container left, warm ones included.
   warm-died a warm sandbox killed in the pool: the claim falls back to a cold
@@ -360,6 +361,13 @@ def case_deadline(s):
     m = s.metrics()
     if m['sandboxctl_serve_episodes_finished_total{status="timeout"}'] != 1:
         fail("timeout not counted")
+    # Completed before its deadline, never finished by its client: not a timeout.
+    o = s.claim(timeout=2)
+    rest_post(o["rest_url"], "/task/complete", {})
+    time.sleep(4)
+    st, g = s.call("GET", "/v1/episodes/" + o["id"])
+    if g["state"] != "done" or g["result"]["ended_by"] != "complete_task" or g["result"]["status"] != "fail":
+        fail("completed, then past its deadline: %s" % g)
     rc, err = s.stop()
     if rc != 0:
         fail("serve exit %d: %s" % (rc, err))

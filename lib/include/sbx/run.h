@@ -239,6 +239,13 @@ sbx_run_end sbx_run_wait(sbx_run *run);
 sbx_run_end sbx_run_poll(sbx_run *run);
 
 /*
+ * True when the sandbox's server says the task was completed (complete_task),
+ * whatever the time: for a caller that ends the episode at the deadline and
+ * must not call a completed one a timeout. One bounded status request.
+ */
+bool sbx_run_completed(sbx_run *run);
+
+/*
  * Ends the episode: stops the agent, copies the outputs out, grades, removes
  * the sandbox (unless keep), writes result.json. end says why it ended.
  * Safe to call after a failed launch. Returns 0 when result.json was written.
