@@ -18,6 +18,7 @@ Usage: test_serve_integration.py CASE   (api, deadline, sigterm, soak)
             no container left, warm ones included.
   warm-died a warm sandbox killed in the pool: the claim falls back to a cold
             start (counted as an engine error), the client sees no error.
+  idle-ttl  --idle-ttl 2: an unclaimed warm sandbox is removed and replaced.
   clients   examples/rl_client.py and rl_client_mcp.py (asyncio, the MCP SDK).
   soak      300 episodes at concurrency 4 ($SBX_SOAK_EPISODES): no container,
             fd or thread leaked, RSS at the end within 10% of after 50.
@@ -431,6 +432,25 @@ def case_clients(s):
     s.check_no_containers()
 
 
+def case_idle_ttl(s):
+    """--idle-ttl 2: an unclaimed warm sandbox is replaced, and the old one removed."""
+    s.wait_pool(1)
+    first = {c["Id"] for c in our_containers([s.service_id + "-pool-"])}
+    until = time.time() + 60
+    while time.time() < until and s.metrics()["sandboxctl_serve_warm_retired_total"] < 1:
+        time.sleep(0.2)
+    if s.metrics()["sandboxctl_serve_warm_retired_total"] < 1:
+        fail("no warm sandbox retired after its idle TTL")
+    s.wait_pool(1)
+    now = {c["Id"] for c in our_containers([s.service_id + "-pool-"])}
+    if first & now:
+        fail("the retired sandbox is still there")
+    rc, err = s.stop()
+    if rc != 0:
+        fail("serve exit %d: %s" % (rc, err))
+    s.check_no_containers()
+
+
 def proc_stats(pid):
     fds = len(os.listdir("/proc/%d/fd" % pid))
     st = {}
@@ -500,6 +520,7 @@ CASES = {
     "api": (case_api, ["--pool", "2"], False),
     "deadline": (case_deadline, ["--pool", "1", "--max-episodes", "1"], True),
     "sigterm": (case_sigterm, ["--pool", "2", "--stop-grace", "1"], False),
+    "idle-ttl": (case_idle_ttl, ["--pool", "1", "--idle-ttl", "2"], False),
     "clients": (case_clients, ["--pool", "2"], False),
     "warm-died": (case_warm_died, ["--pool", "1"], False),
     "soak": (case_soak, ["--pool", "4", "--max-episodes", "16"], False),
