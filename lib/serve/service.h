@@ -48,6 +48,10 @@ struct sbx_serve {
 	char *unix_path;
 };
 
+/* answer.c: malloc'd JSON text, NULL on OOM. */
+char *sbx_serve__claim_answer(const episode *e, sbx_run *run);
+char *sbx_serve__result_answer(const episode *e, const sbx_run_result *r);
+
 /* listen.c */
 int sbx_serve__listen(sbx_serve *s, const char *spec, sbx_error *err);
 void sbx_serve__unlisten(sbx_serve *s);
