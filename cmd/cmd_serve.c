@@ -22,17 +22,25 @@ int cmd_run__grade(const sbx_task *task, const char *outputs_dir, sbx_run_grade 
 
 #define MAX_POOLS 8
 
-static volatile sig_atomic_t arg_signals;
+static volatile sig_atomic_t arg_signals, arg_hurry;
 
 static void on_signal(int sig)
 {
-	static const char msg[] = "\nsandboxctl: serve: draining: no new episodes\n";
+	static const char msg[] =
+		"\nsandboxctl: serve: draining: no new episodes; live ones "
+		"get --stop-grace to be finished (a second signal aborts them now)\n";
+	static const char again[] = "\nsandboxctl: serve: aborting the live episodes\n";
 
 	(void)sig;
 	if (arg_signals < 2)
 		arg_signals++;
-	if (arg_signals == 1)
+	/* write(2) is async-signal-safe; stdio is not. */
+	if (arg_signals == 1) {
 		(void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
+	} else if (!arg_hurry) {
+		arg_hurry = 1;
+		(void)!write(STDERR_FILENO, again, sizeof(again) - 1);
+	}
 }
 
 static void help(void)
@@ -70,7 +78,7 @@ static void help(void)
 	       "  --max-timeout S     the longest \"timeout\" a claim may ask (default 3600)\n"
 	       "  --stop-grace S      on SIGINT/SIGTERM, seconds live episodes get to be\n"
 	       "                      finished by their clients before they are aborted\n"
-	       "                      (default 10; a second signal aborts at once)\n"
+	       "                      (default 10; a second signal aborts them at once)\n"
 	       "  --engine URL        the Docker engine (unix:///path or tcp://host:port)\n"
 	       "  --tasks-dir DIR     where task names are looked up\n"
 	       "  --runs-dir DIR      where run directories go (default runs)\n"
@@ -207,6 +215,7 @@ int cmd_serve(int argc, char **argv)
 	so.pools = pools;
 	so.n_pools = n_pools;
 	so.grade = cmd_run__grade;
+	so.hurry = &arg_hurry;
 
 	{
 		struct sigaction sa = {.sa_handler = on_signal};
@@ -231,7 +240,7 @@ int cmd_serve(int argc, char **argv)
 	fprintf(stderr, "serve: %s listening on %s\n", sbx_serve_id(s), sbx_serve_url(s));
 	while (!arg_signals)
 		sleep_ms(100);
-	aborted = sbx_serve_drain(s, arg_signals > 1 ? 0 : (uint32_t)stop_grace);
+	aborted = sbx_serve_drain(s, (uint32_t)stop_grace);
 	sbx_serve_free(s);
 	fprintf(stderr, "serve: drained (%u episode(s) aborted), every sandbox removed\n", aborted);
 	return EXIT_PASS;

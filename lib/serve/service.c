@@ -563,12 +563,15 @@ unsigned sbx_serve_drain(sbx_serve *s, uint32_t grace_s)
 
 	pthread_mutex_lock(&s->lock);
 	s->draining = true;
-	while (s->m.live > 0 && mono_ms() < until) {
+	while (s->m.live > 0 && mono_ms() < until && !(s->o.hurry && *s->o.hurry)) {
 		pthread_mutex_unlock(&s->lock);
 		sleep_ms(100);
 		pthread_mutex_lock(&s->lock);
 	}
-	/* Claims in progress stop at their next check; running episodes are aborted. */
+	/*
+	 * Claims in progress stop at their next check; running episodes are
+	 * aborted, and so is one a claim finished launching meanwhile.
+	 */
 	s->stop = 1;
 	for (;;) {
 		episode *e = NULL;
@@ -576,8 +579,15 @@ unsigned sbx_serve_drain(sbx_serve *s, uint32_t grace_s)
 		for (size_t i = 0; i < s->n_eps && !e; i++)
 			if (s->eps[i]->state == EP_RUNNING)
 				e = s->eps[i];
-		if (!e)
+		if (!e && s->m.live == 0)
 			break;
+		if (!e) {
+			/* Claiming or finishing on another thread: it ends on its own. */
+			pthread_mutex_unlock(&s->lock);
+			sleep_ms(50);
+			pthread_mutex_lock(&s->lock);
+			continue;
+		}
 		e->state = EP_FINISHING;
 		e->refs++;
 		pthread_mutex_unlock(&s->lock);
@@ -585,12 +595,6 @@ unsigned sbx_serve_drain(sbx_serve *s, uint32_t grace_s)
 		aborted++;
 		pthread_mutex_lock(&s->lock);
 		e->refs--;
-	}
-	/* Whatever is still claiming or finishing ends on its own thread; wait for it. */
-	while (s->m.live > 0) {
-		pthread_mutex_unlock(&s->lock);
-		sleep_ms(50);
-		pthread_mutex_lock(&s->lock);
 	}
 	s->drained = true;
 	pthread_mutex_unlock(&s->lock);

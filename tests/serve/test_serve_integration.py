@@ -16,6 +16,8 @@ Usage: test_serve_integration.py CASE   (api, deadline, sigterm, soak)
             called complete_task first is not a timeout.
   sigterm   SIGTERM with episodes running: exit 0, episodes interrupted,
             no container left, warm ones included.
+  sigint-twice  draining: health and claims answer 503; a second SIGINT cuts
+            --stop-grace short and aborts the live episode.
   warm-died a warm sandbox killed in the pool: the claim falls back to a cold
             start (counted as an engine error), the client sees no error.
   idle-ttl  --idle-ttl 2: an unclaimed warm sandbox is removed and replaced.
@@ -516,6 +518,29 @@ def case_soak(s):
     s.check_no_containers()
 
 
+def case_sigint_twice(s):
+    """--stop-grace 120, then a second SIGINT: the live episode is aborted at once."""
+    s.wait_pool(1)
+    o = s.claim()
+    t0 = time.time()
+    s.p.send_signal(signal.SIGINT)
+    time.sleep(1)
+    st, h = s.call("GET", "/v1/health")
+    if st != 503 or h["status"] != "draining":
+        fail("health while draining: %d %s" % (st, h))
+    st, _ = s.call("POST", "/v1/episodes", {"task": "banking_reserve"})
+    if st != 503:
+        fail("claim while draining: HTTP %d" % st)
+    s.p.send_signal(signal.SIGINT)
+    rc, err = s.stop(timeout=60)
+    if rc != 0 or "1 episode(s) aborted" not in err or time.time() - t0 > 30:
+        fail("second SIGINT: exit %d after %.1f s: %s" % (rc, time.time() - t0, err))
+    with open(os.path.join(o["run_dir"], "result.json")) as f:
+        if json.load(f)["status"] != "interrupted":
+            fail("not interrupted")
+    s.check_no_containers()
+
+
 CASES = {
     "api": (case_api, ["--pool", "2"], False),
     "deadline": (case_deadline, ["--pool", "1", "--max-episodes", "1"], True),
@@ -523,6 +548,7 @@ CASES = {
     "idle-ttl": (case_idle_ttl, ["--pool", "1", "--idle-ttl", "2"], False),
     "clients": (case_clients, ["--pool", "2"], False),
     "warm-died": (case_warm_died, ["--pool", "1"], False),
+    "sigint-twice": (case_sigint_twice, ["--pool", "1", "--stop-grace", "120"], False),
     "soak": (case_soak, ["--pool", "4", "--max-episodes", "16"], False),
 }
 

@@ -45,6 +45,8 @@ typedef struct sbx_serve_opts {
 	sbx_run_grade_fn grade;
 	void *grade_userdata;
 	const char *token; /* NULL: 128 random bits, hex */
+	/* Set (by a second signal) to cut sbx_serve_drain's grace short; may be NULL. */
+	const volatile sig_atomic_t *hurry;
 } sbx_serve_opts;
 
 #define SBX_SERVE_OPTS_INIT                                                                        \
