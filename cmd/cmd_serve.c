@@ -79,7 +79,8 @@ static void help(void)
 	       "  --stop-grace S      on SIGINT/SIGTERM, seconds live episodes get to be\n"
 	       "                      finished by their clients before they are aborted\n"
 	       "                      (default 10; a second signal aborts them at once)\n"
-	       "  --engine URL        the Docker engine (unix:///path or tcp://host:port)\n"
+	       "  --engine URL        the Docker engine (unix:///path or tcp://host:port);\n"
+	       "                      one per service\n"
 	       "  --tasks-dir DIR     where task names are looked up\n"
 	       "  --runs-dir DIR      where run directories go (default runs)\n"
 	       "  --token TOKEN       use this token (16..64 of A-Z a-z 0-9 _ -) instead of a\n"
@@ -169,6 +170,12 @@ int cmd_serve(int argc, char **argv)
 			n_pools++;
 			continue;
 		} else if (strcmp(name, "engine") == 0) {
+			/* One engine per service today; say so rather than keep the last. */
+			if (so.engine) {
+				cli_error("serve: one --engine per service (run one service per "
+					  "engine)");
+				return EXIT_USAGE;
+			}
 			so.engine = optarg;
 			continue;
 		} else if (strcmp(name, "tasks-dir") == 0) {
