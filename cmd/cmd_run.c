@@ -223,8 +223,13 @@ static void help(void)
 	       "                     IPv4 and IPv6 (iptables), no DNS; PID 1 starts as root\n"
 	       "                     with NET_ADMIN, SETPCAP, SETUID, SETGID to set the\n"
 	       "                     firewall, then drops every capability before anything\n"
-	       "                     runs. The transcript misses the agent's own traffic.\n"
-	       "  --port N           relay port on 127.0.0.1 (default: any free one)\n"
+	       "                     runs. The transcript misses the agent's own traffic.\n",
+	       SBX_IMAGE_SLIM, SBX_IMAGE_FULL);
+	printf("  --port N           relay port on 127.0.0.1 (default: any free one)\n"
+	       "  --listen WHERE     tcp (default): 127.0.0.1:PORT; unix: a 0600 socket,\n"
+	       "                     runs/<run-id>/relay.sock; unix:PATH: that socket. The\n"
+	       "                     agent gets SANDBOX_UNIX_SOCKET and http://localhost/...\n"
+	       "                     URLs (curl --unix-socket PATH URL)\n"
 	       "  --grace SECONDS    how long PID 1 waits past the deadline (default 30)\n"
 	       "  --runs-dir DIR     where run directories go (default ./runs)\n"
 	       "  --run-id ID        run id (default: time-task-random)\n"
@@ -238,8 +243,7 @@ static void help(void)
 	       "Exit status: 0 pass, 1 graded but not passed, 2 usage, 3 engine or\n"
 	       "infrastructure error, 4 deadline passed, 5 agent error (the agent exited\n"
 	       "non-zero or could not start before complete_task; still graded), 6 the\n"
-	       "sandbox failed, 130 interrupted.\n",
-	       SBX_IMAGE_SLIM, SBX_IMAGE_FULL);
+	       "sandbox failed, 130 interrupted.\n");
 }
 
 static void on_ready(sbx_run *run, void *userdata)
@@ -258,6 +262,9 @@ static void on_ready(sbx_run *run, void *userdata)
 			printf("%s\n", sbx_run_get_connection(run));
 			fflush(stdout);
 		}
+		if (strncmp(r->endpoint, "unix:", 5) == 0)
+			fprintf(f, "Relay socket: %s (curl --unix-socket %s URL)\n",
+				r->endpoint + 5, r->endpoint + 5);
 		fprintf(f,
 			"MCP endpoint: %s/mcp\nREST endpoint: %s\nTask prompt: %s\n"
 			"Or send 'Authorization: Bearer <token>' (runs/%s/connection.json)\n"
@@ -337,6 +344,7 @@ int cmd_run(int argc, char **argv)
 		{"run-id", required_argument, NULL, OPT_LONG},
 		{"tasks-dir", required_argument, NULL, OPT_LONG},
 		{"port", required_argument, NULL, OPT_LONG},
+		{"listen", required_argument, NULL, OPT_LONG},
 		{"network", required_argument, NULL, OPT_LONG},
 		{"grace", required_argument, NULL, OPT_LONG},
 		{"quiet", no_argument, NULL, OPT_LONG},
@@ -395,6 +403,8 @@ int cmd_run(int argc, char **argv)
 			if (v < 0)
 				return cli_error("--port: '%s' is not a port", optarg), EXIT_USAGE;
 			o.port = (uint16_t)v;
+		} else if (strcmp(name, "listen") == 0) {
+			o.listen = optarg;
 		}
 	}
 	if (cli_no_arguments("run", argc, argv) < 0)

@@ -386,15 +386,15 @@ static void write_oom_score_adj(const char *value)
 }
 
 /*
- * sandbox-spawner as the agent's uid, on one end of a socketpair; returns the
- * server's end (for SANDBOX_SPAWN_FD), -1 when started unprivileged, or
- * -EPERM. Its OOM score is raised (+500, inherited by tool code), so under
- * memory pressure tool code dies before the server. With CAP_SYS_RESOURCE
+ * sandbox-spawner as the agent's uid, on one end of a socketpair; *fd is the
+ * server's end (for SANDBOX_SPAWN_FD), or -1 when started unprivileged (no
+ * spawner). Returns 0, or -EPERM when it cannot be done. Its OOM score is raised (+500, inherited
+ * by tool code), so under memory pressure tool code dies before the server. With CAP_SYS_RESOURCE
  * the raise is written while privileged, which also makes it the lowest the
  * agent may set, and PID 1 lowers its own (and its other children's) score;
  * without it the agent may lower its score back to the server's, not below.
  */
-static int start_spawner(const sigset_t *mask)
+static int start_spawner(const sigset_t *mask, int *fd)
 {
 	long long agent = uid_from_env("SANDBOX_AGENT_UID", "1001");
 	long long server = uid_from_env("SANDBOX_UID", "1000");
@@ -402,8 +402,10 @@ static int start_spawner(const sigset_t *mask)
 	int sp[2];
 	pid_t pid;
 
-	if (geteuid() != 0)
-		return -1;
+	*fd = -1;
+	/* Only as a container's PID 1: never a host's users. */
+	if (geteuid() != 0 || getpid() != 1)
+		return 0;
 	if (agent <= 0 || server <= 0 || agent == server) {
 		say("SANDBOX_AGENT_UID must differ from SANDBOX_UID");
 		return -EPERM;
@@ -436,7 +438,8 @@ static int start_spawner(const sigset_t *mask)
 	close(sp[1]);
 	if (prctl(PR_CAPBSET_READ, CAP_SYS_RESOURCE, 0, 0, 0) == 1)
 		write_oom_score_adj("-500");
-	return sp[0];
+	*fd = sp[0];
+	return 0;
 }
 
 /*
@@ -530,8 +533,7 @@ int main(int argc, char **argv)
 	}
 	sigdelset(&saved, SIGPIPE);
 
-	spawn_fd = start_spawner(&saved);
-	if (spawn_fd == -EPERM || drop_root() < 0)
+	if (start_spawner(&saved, &spawn_fd) < 0 || drop_root() < 0)
 		return EXIT_CANNOT_RUN;
 	if (spawn_fd >= 0) {
 		snprintf(spawn_env, sizeof(spawn_env), "%d", spawn_fd);

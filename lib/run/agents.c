@@ -102,7 +102,7 @@ int sbx_run__start_agent(sbx_run *run, sbx_error *err)
 {
 	_cleanup_free_ char *mcp = NULL, *rest = NULL, *sse = NULL, *prompt = NULL, *rid = NULL,
 			    *task = NULL, *outs = NULL, *deadline = NULL, *log = NULL, *prog = NULL,
-			    *outlist = NULL, *rundir = NULL, *words = NULL;
+			    *outlist = NULL, *rundir = NULL, *words = NULL, *sock = NULL;
 	_cleanup_free_ char **builtin = NULL;
 	const char *agent = run->o.agent;
 	char *argv[4];
@@ -126,10 +126,13 @@ int sbx_run__start_agent(sbx_run *run, sbx_error *err)
 	    asprintf(&outs, "SANDBOX_OUTPUTS=%s", outlist ? outlist : "") < 0 ||
 	    asprintf(&deadline, "SANDBOX_DEADLINE=%" PRId64, run->res.deadline) < 0 ||
 	    asprintf(&rundir, "SANDBOX_RUN_DIR=%s", run->res.run_dir) < 0 ||
+	    (run->unix_socket && !run->res.published &&
+	     asprintf(&sock, "SANDBOX_UNIX_SOCKET=%s", run->unix_socket) < 0) ||
 	    asprintf(&log, "%s/agent.log", run->res.run_dir) < 0)
 		return sbx_error_set(err, -ENOMEM, "out of memory");
 	{
-		char *env[] = {mcp, rest, sse, prompt, rid, task, outs, deadline, rundir, NULL};
+		char *env[] = {mcp,  rest,     sse,    prompt, rid, task,
+			       outs, deadline, rundir, sock,   NULL};
 		const char *name = builtin_program(agent);
 
 		if (name) {

@@ -221,6 +221,14 @@ int sbx_run_prepare(sbx_run **out, const sbx_run_opts *opts, sbx_error *err)
 	r = sbx_run__check_agent(run, err);
 	if (r < 0)
 		return r;
+	if (opts->listen && strcmp(opts->listen, "tcp") != 0 && strcmp(opts->listen, "unix") != 0 &&
+	    (strncmp(opts->listen, "unix:", 5) != 0 || !opts->listen[5]))
+		return sbx_error_set(err, -EINVAL, "--listen '%s': use tcp, unix or unix:PATH",
+				     opts->listen);
+	if (opts->listen && strncmp(opts->listen, "unix", 4) == 0 && opts->published)
+		return sbx_error_set(err, -EINVAL,
+				     "--listen unix with --network published: agents connect to "
+				     "the published port, not the relay");
 	if (opts->run_id && !sbx_run_id_valid(opts->run_id))
 		return sbx_error_set(err, -EINVAL,
 				     "run id '%s': use letters, digits, '.', '_', '-'",
@@ -243,6 +251,27 @@ int sbx_run_prepare(sbx_run **out, const sbx_run_opts *opts, sbx_error *err)
 	}
 	if (r < 0)
 		return r;
+	if (opts->listen && strncmp(opts->listen, "unix", 4) == 0) {
+		const char *p = opts->listen[4] ? opts->listen + 5 : NULL;
+		char cwd[PATH_MAX];
+		int k;
+
+		/* Absolute, so an agent that changes directory still finds it. */
+		if (!getcwd(cwd, sizeof(cwd)))
+			return sbx_error_set(err, -errno, "getcwd: %s", strerror(errno));
+		if (p)
+			k = p[0] == '/' ? asprintf(&run->unix_socket, "%s", p)
+					: asprintf(&run->unix_socket, "%s/%s", cwd, p);
+		else
+			k = run->res.run_dir[0] == '/'
+				    ? asprintf(&run->unix_socket, "%s/relay.sock", run->res.run_dir)
+				    : asprintf(&run->unix_socket, "%s/%s/relay.sock", cwd,
+					       run->res.run_dir);
+		if (k < 0) {
+			run->unix_socket = NULL;
+			return sbx_error_set(err, -ENOMEM, "out of memory");
+		}
+	}
 	r = snapshot_task(run, err);
 	if (r < 0)
 		return r;
@@ -376,6 +405,8 @@ static int write_connection(sbx_run *run, sbx_error *err)
 	cJSON_AddStringToObject(c, "rest_url", run->url);
 	cJSON_AddStringToObject(c, "endpoint", run->res.endpoint);
 	cJSON_AddStringToObject(c, "authorization", bearer);
+	if (run->unix_socket && !run->res.published)
+		cJSON_AddStringToObject(c, "unix_socket", run->unix_socket);
 	cJSON_AddNumberToObject(c, "deadline", (double)run->res.deadline);
 	text = cJSON_PrintUnformatted(c);
 	if (!text)
@@ -413,16 +444,23 @@ static int open_relay(sbx_run *run, sbx_error *err)
 		return r;
 	}
 	ro.token = run->token;
+	ro.unix_path = run->unix_socket;
 	r = sbx_relay_start(&run->relay, &ro, err);
 	if (r < 0) {
 		sbx_run__set_infra(run, "relay", err);
 		return r;
 	}
 	/* The agent's URLs carry the token; result.json keeps only the address. */
-	if (asprintf(&run->url, "http://127.0.0.1:%u/%s", sbx_relay_port(run->relay), run->token) <
-		    0 ||
-	    asprintf(&run->res.endpoint, "http://127.0.0.1:%u", sbx_relay_port(run->relay)) < 0)
+	if (run->unix_socket) {
+		if (asprintf(&run->url, "http://localhost/%s", run->token) < 0 ||
+		    asprintf(&run->res.endpoint, "unix:%s", run->unix_socket) < 0)
+			return sbx_error_set(err, -ENOMEM, "out of memory");
+	} else if (asprintf(&run->url, "http://127.0.0.1:%u/%s", sbx_relay_port(run->relay),
+			    run->token) < 0 ||
+		   asprintf(&run->res.endpoint, "http://127.0.0.1:%u", sbx_relay_port(run->relay)) <
+			   0) {
 		return sbx_error_set(err, -ENOMEM, "out of memory");
+	}
 	r = write_connection(run, err);
 	if (r < 0)
 		sbx_run__set_infra(run, "relay", err);
@@ -916,6 +954,7 @@ void sbx_run_free(sbx_run *run)
 	free(run->owner);
 	free(run->res.run_id);
 	free(run->res.run_dir);
+	free(run->unix_socket);
 	free(run->res.task);
 	free(run->res.error);
 	free(run->res.error_kind);

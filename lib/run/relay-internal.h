@@ -35,6 +35,7 @@ struct sbx_relay {
 	sbx_relay_opts o;
 	char token[65]; /* o.token points here; "" when none */
 	int listen_fd;
+	char *unix_path; /* the socket sbx_relay_free removes; NULL on TCP */
 	int wake[2];
 	uint16_t port;
 	sbx_transcript *transcript;

@@ -11,6 +11,8 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -344,8 +346,9 @@ static void serve_client(client *c, sbx_stream *cs)
 			simple_reply(cs, 400, "Bad Request", sbx_error_message(&err));
 			return;
 		}
-		if (!allowed_authority(http_head_get(&req, "Host"), r->port, false) ||
-		    !allowed_authority(http_head_get(&req, "Origin"), r->port, true)) {
+		if (!r->unix_path &&
+		    (!allowed_authority(http_head_get(&req, "Host"), r->port, false) ||
+		     !allowed_authority(http_head_get(&req, "Origin"), r->port, true))) {
 			simple_reply(cs, 403, "Forbidden", "Host or Origin not allowed\n");
 			http_head_free(&req);
 			return;
@@ -525,6 +528,56 @@ static void *accept_main(void *arg)
 
 /* --- life cycle ------------------------------------------------------------ */
 
+/*
+ * Listens on a 0600 unix socket at path: bound in a fresh 0700 directory
+ * beside it, so no other user can connect before the chmod, then renamed
+ * into place (replacing a stale socket, never another kind of file).
+ */
+static int listen_unix(sbx_relay *r, const char *path, sbx_error *err)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	const char *slash = strrchr(path, '/');
+	_cleanup_free_ char *dir = NULL, *tmp = NULL;
+	struct stat st;
+	int k;
+
+	if (lstat(path, &st) == 0 && !S_ISSOCK(st.st_mode))
+		return sbx_error_set(err, -EEXIST, "relay: '%s' exists and is not a socket", path);
+	if (asprintf(&dir, "%.*s/.relay-XXXXXX", slash ? (int)(slash - path) : 1,
+		     slash ? path : ".") < 0)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	if (strlen(path) >= sizeof(sa.sun_path) || strlen(dir) + 2 >= sizeof(sa.sun_path))
+		return sbx_error_set(err, -ENAMETOOLONG,
+				     "relay: unix socket path '%s' too long (at most %zu bytes, "
+				     "%zu in its directory)",
+				     path, sizeof(sa.sun_path) - 1, sizeof(sa.sun_path) - 17);
+	if (!mkdtemp(dir))
+		return sbx_error_set(err, -errno,
+				     "relay: cannot create a directory beside '%s': %s", path,
+				     strerror(errno));
+	if (asprintf(&tmp, "%s/s", dir) < 0) {
+		rmdir(dir);
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	}
+	memcpy(sa.sun_path, tmp, strlen(tmp) + 1);
+	r->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (r->listen_fd < 0 || bind(r->listen_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    chmod(tmp, 0600) < 0 || listen(r->listen_fd, 128) < 0 || rename(tmp, path) < 0) {
+		k = -errno;
+		unlink(tmp);
+		rmdir(dir);
+		return sbx_error_set(err, k, "relay: cannot listen on unix:%s: %s", path,
+				     strerror(-k));
+	}
+	rmdir(dir);
+	r->unix_path = strdup(path);
+	if (!r->unix_path) {
+		unlink(path);
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
 int sbx_relay_start(sbx_relay **out, const sbx_relay_opts *opts, sbx_error *err)
 {
 	sbx_relay *r;
@@ -582,19 +635,32 @@ int sbx_relay_start(sbx_relay **out, const sbx_relay_opts *opts, sbx_error *err)
 		sbx_relay_free(r);
 		return k;
 	}
-	sa.sin_port = htons(opts->port);
-	r->listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (r->listen_fd < 0 || pipe2(r->wake, O_CLOEXEC) < 0 ||
-	    setsockopt(r->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
-	    bind(r->listen_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    listen(r->listen_fd, 128) < 0 ||
-	    getsockname(r->listen_fd, (struct sockaddr *)&sa, &sl) < 0) {
+	if (pipe2(r->wake, O_CLOEXEC) < 0) {
 		k = -errno;
 		sbx_relay_free(r);
-		return sbx_error_set(err, k, "relay: cannot listen on 127.0.0.1:%u: %s", opts->port,
-				     strerror(-k));
+		return sbx_error_set(err, k, "relay: pipe: %s", strerror(-k));
 	}
-	r->port = ntohs(sa.sin_port);
+	if (opts->unix_path) {
+		k = listen_unix(r, opts->unix_path, err);
+		if (k < 0) {
+			sbx_relay_free(r);
+			return k;
+		}
+	} else {
+		sa.sin_port = htons(opts->port);
+		r->listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (r->listen_fd < 0 ||
+		    setsockopt(r->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+		    bind(r->listen_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+		    listen(r->listen_fd, 128) < 0 ||
+		    getsockname(r->listen_fd, (struct sockaddr *)&sa, &sl) < 0) {
+			k = -errno;
+			sbx_relay_free(r);
+			return sbx_error_set(err, k, "relay: cannot listen on 127.0.0.1:%u: %s",
+					     opts->port, strerror(-k));
+		}
+		r->port = ntohs(sa.sin_port);
+	}
 	if (pthread_create(&r->accept_thread, NULL, accept_main, r) != 0) {
 		sbx_relay_free(r);
 		return sbx_error_set(err, -EAGAIN, "relay: cannot start a thread");
@@ -622,6 +688,8 @@ void sbx_relay_close_listener(sbx_relay *r)
 	r->accept_started = false;
 	close(r->listen_fd);
 	r->listen_fd = -1;
+	if (r->unix_path)
+		unlink(r->unix_path); /* nothing answers there any more */
 }
 
 void sbx_relay_get_stats(sbx_relay *r, sbx_relay_stats *out)
@@ -666,9 +734,13 @@ void sbx_relay_free(sbx_relay *r)
 		close(r->wake[0]);
 	if (r->wake[1] >= 0)
 		close(r->wake[1]);
-	if (r->listen_fd >= 0)
+	if (r->listen_fd >= 0) {
 		close(r->listen_fd);
+		if (r->unix_path)
+			unlink(r->unix_path); /* a start that failed past the bind */
+	}
 	free(r->clients);
+	free(r->unix_path);
 	pthread_mutex_destroy(&r->lock);
 	pthread_cond_destroy(&r->cond);
 	free(r);

@@ -32,9 +32,10 @@ struct sbx_run {
 	sbx_run_result res;
 	sbx_backend *backend;
 	sbx_relay *relay;
-	char *url;	  /* the agent's base URL (the relay's, with the token) */
-	char token[33];	  /* the relay's, hex */
-	char *connection; /* connection.json's text, for --json */
+	char *url;	   /* the agent's base URL (the relay's, with the token) */
+	char token[33];	   /* the relay's, hex */
+	char *unix_socket; /* --listen unix: the relay's socket (absolute), else NULL */
+	char *connection;  /* connection.json's text, for --json */
 	char *owner;
 	int64_t t0;	     /* monotonic ms at prepare */
 	int64_t deadline_ms; /* monotonic */

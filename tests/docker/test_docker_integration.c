@@ -156,6 +156,9 @@ START_TEST(create_start_wait_logs_remove)
 	sbx_docker *d = connect_engine();
 	sbx_docker_container *c = NULL;
 	sbx_buf out = SBX_BUF_INIT(4096), errout = SBX_BUF_INIT(4096);
+	sbx_buf head = SBX_BUF_INIT(3), tail = SBX_BUF_INIT(8);
+	sbx_docker_kv log_opts[] = {{"max-size", "1m"}, {"max-file", "2"}};
+	uint64_t cut = 0;
 	sbx_error err = SBX_ERROR_INIT;
 	char *id;
 	int code = -1;
@@ -171,6 +174,9 @@ START_TEST(create_start_wait_logs_remove)
 	o.nano_cpus = 500000000;
 	o.network_mode = "none";
 	o.init = true;
+	o.log_driver = "local";
+	o.log_opts = log_opts;
+	o.n_log_opts = 2;
 	id = make_container(d, &o, cmd);
 	ck_assert_msg(sbx_docker_container_start(d, id, &err) == 0, "%s", err.msg);
 	ck_assert_msg(sbx_docker_container_wait(d, id, 20000, &code, &err) == 0, "%s", err.msg);
@@ -178,7 +184,15 @@ START_TEST(create_start_wait_logs_remove)
 	ck_assert_msg(sbx_docker_container_logs(d, id, 0, &out, &errout, &err) == 0, "%s", err.msg);
 	ck_assert_str_eq(sbx_buf_str(&out), "out\n1000\n");
 	ck_assert_str_eq(sbx_buf_str(&errout), "err\n");
+	/* 13 bytes in all, both streams: 3 kept at the start, 4 at the end, 6 cut. */
+	ck_assert_msg(sbx_docker_container_logs_bounded(d, id, 3, 4, &head, &tail, &cut, &err) == 0,
+		      "%s", err.msg);
+	ck_assert_uint_eq(head.len, 3);
+	ck_assert_uint_eq(tail.len, 4);
+	ck_assert_uint_eq(cut, 6);
 	ck_assert_int_eq(sbx_docker_container_inspect(d, id, &c, &err), 0);
+	ck_assert_ptr_nonnull(strstr(c->raw_json, "\"Type\":\"local\""));
+	ck_assert_ptr_nonnull(strstr(c->raw_json, "\"max-size\":\"1m\""));
 	ck_assert_str_eq(c->state, "exited");
 	ck_assert_int_eq(c->exit_code, 7);
 	ck_assert(!c->running);
@@ -193,6 +207,8 @@ START_TEST(create_start_wait_logs_remove)
 	ck_assert_int_eq(sbx_docker_container_inspect(d, id, &c, NULL), -ENOENT);
 	sbx_buf_free(&out);
 	sbx_buf_free(&errout);
+	sbx_buf_free(&head);
+	sbx_buf_free(&tail);
 	free(id);
 	sbx_docker_free(d);
 }

@@ -56,6 +56,11 @@ check(["run", "--task", "banking_reserve", "--timeout", "x"] + common, 2, "numbe
 check(["run", "--task", "banking_reserve", "--port", "70000"] + common, 2, "is not a port")
 check(["run", "--task", "banking_reserve", "--network", "bridge"] + common, 2,
       "expected 'none' or 'published'")
+check(["run", "--task", "banking_reserve", "--listen", "udp"] + common, 2,
+      "use tcp, unix or unix:PATH")
+check(["run", "--task", "banking_reserve", "--listen", "unix", "--network", "published"] + common,
+      2, "agents connect to the published port")
+check(["run", "--help"], 0, "unix: a 0600 socket")
 check(["run", "--help"], 0, "published: for clients that must connect straight")
 check(["run", "--task", "no_such_task"] + common, 2, "no_such_task")
 check(["run", "--task", "banking_reserve", "--run-id", "../escape"] + common, 2, "run id")

@@ -411,6 +411,12 @@ def case_sigkill(env):
         fail("the agent outlived a SIGKILLed sandboxctl")
     if not containers(rid):
         fail("after SIGKILL the container should still be there for gc to find")
+    # Stopped, as PID 1's own deadline would stop it: gc removes stopped orphans too.
+    for c in containers(rid):
+        engine_json("POST", "/containers/%s/stop?t=1" % c["Id"])
+        st, info = engine("GET", "/containers/%s/json" % c["Id"])
+        if info["State"]["Running"]:
+            fail("the orphan did not stop")
     g = subprocess.run([SANDBOXCTL, "gc"], capture_output=True, text=True, timeout=120)
     if "not available" in g.stderr:
         for c in containers(rid):

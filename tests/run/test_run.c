@@ -803,6 +803,64 @@ START_TEST(relay_bounds_slots_time_and_memory)
 }
 END_TEST
 
+START_TEST(relay_listens_on_a_private_unix_socket)
+{
+	fake f = {0};
+	sbx_relay_opts o = SBX_RELAY_OPTS_INIT;
+	sbx_relay *relay;
+	sbx_error err = SBX_ERROR_INIT;
+	char path[400];
+	sbx_stream *cs;
+	http_reader r;
+	http_head h;
+	sbx_buf body = SBX_BUF_INIT(1 << 20);
+	struct stat st;
+	int fd;
+
+	mk_tmp();
+	fake_start(&f);
+	snprintf(path, sizeof(path), "%s/relay.sock", tmpdir);
+	o.open = fake_open;
+	o.open_userdata = &f;
+	o.unix_path = path;
+	o.token = "t0k";
+	/* Never over another kind of file. */
+	fd = open(path, O_WRONLY | O_CREAT, 0644);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert_int_eq(sbx_relay_start(&relay, &o, &err), -EEXIST);
+	unlink(path);
+	err = (sbx_error)SBX_ERROR_INIT;
+	ck_assert_msg(sbx_relay_start(&relay, &o, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(sbx_relay_port(relay), 0);
+	ck_assert_int_eq(lstat(path, &st), 0);
+	ck_assert(S_ISSOCK(st.st_mode));
+	ck_assert_int_eq(st.st_mode & 0777, 0600);
+	ck_assert_int_eq(sbx_stream_connect_unix(&cs, path), 0);
+	http_reader_init(&r, cs, 5000);
+	/* Any Host will do on a unix socket; the token will not. */
+	ck_assert_int_eq(
+		exchange_raw(cs, &r, "GET /task/status HTTP/1.1\r\nHost: x\r\n\r\n", &body, &h), 0);
+	ck_assert_int_eq(h.status, 401);
+	http_head_free(&h);
+	sbx_stream_close(cs);
+	ck_assert_int_eq(sbx_stream_connect_unix(&cs, path), 0);
+	http_reader_init(&r, cs, 5000);
+	ck_assert_int_eq(exchange_raw(cs, &r,
+				      "GET /t0k/task/status HTTP/1.1\r\nHost: localhost\r\n\r\n",
+				      &body, &h),
+			 0);
+	ck_assert_int_eq(h.status, 200);
+	http_head_free(&h);
+	sbx_stream_close(cs);
+	sbx_relay_free(relay);
+	ck_assert_int_ne(lstat(path, &st), 0); /* removed */
+	sbx_buf_free(&body);
+	fake_stop(&f);
+	rm_tmp();
+}
+END_TEST
+
 START_TEST(relay_reports_a_dead_server)
 {
 	fake f = {0};
@@ -1151,6 +1209,7 @@ static Suite *run_suite(void)
 	tcase_add_test(relay, relay_refuses_foreign_hosts_and_garbage);
 	tcase_add_test(relay, relay_reports_a_dead_server);
 	tcase_add_test(relay, relay_bounds_slots_time_and_memory);
+	tcase_add_test(relay, relay_listens_on_a_private_unix_socket);
 	tcase_add_test(relay, relay_only_binds_loopback);
 	tcase_add_test(files, transcript_keeps_json_and_text);
 	tcase_add_test(files, run_ids_are_safe);

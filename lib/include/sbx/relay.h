@@ -55,6 +55,14 @@ typedef struct sbx_relay_opts {
 	int head_timeout_ms;
 	int body_timeout_ms;
 	size_t max_buffered;
+	/*
+	 * When set, listen on this unix socket instead of TCP: created 0600
+	 * (bound in a private directory, then renamed into place), an existing
+	 * socket there replaced, anything else refused; removed by
+	 * sbx_relay_free. Host and Origin are not checked (no browser reaches
+	 * a unix socket); the token still is.
+	 */
+	const char *unix_path;
 } sbx_relay_opts;
 
 #define SBX_RELAY_OPTS_INIT                                                                        \
@@ -70,7 +78,7 @@ typedef struct sbx_relay_opts {
  */
 int sbx_relay_start(sbx_relay **out, const sbx_relay_opts *opts, sbx_error *err);
 
-/* The bound port. */
+/* The bound port (0 on a unix socket). */
 uint16_t sbx_relay_port(const sbx_relay *r);
 
 /* Starts keeping opts.warm idle streams ready. */

@@ -141,6 +141,13 @@ typedef struct sbx_run_opts {
 	bool engine_seccomp;
 	/* The engine: "unix:///path" or "tcp://host:port"; NULL: $DOCKER_HOST, else the default. */
 	const char *engine;
+	/*
+	 * Where the relay listens: NULL or "tcp": 127.0.0.1:port; "unix":
+	 * runs/<id>/relay.sock; "unix:PATH": PATH. A unix socket is 0600; the
+	 * agent's URLs are then http://localhost/<token>/... and
+	 * SANDBOX_UNIX_SOCKET names the socket (curl --unix-socket).
+	 */
+	const char *listen;
 } sbx_run_opts;
 
 #define SBX_RUN_OPTS_INIT                                                                          \
