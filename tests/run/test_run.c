@@ -165,8 +165,8 @@ START_TEST(http_refuses_hostile_bodies)
 {
 	static const char *const bad[] = {
 		/* 2^64 + 5: the size must not wrap (it was added before it was checked). */
-		"HTTP/1.1 200 OK\r\nTransfer-Encoding: "
-		"chunked\r\n\r\n10000000000000005\r\nhello\r\n0\r\n\r\n",
+		("HTTP/1.1 200 OK\r\nTransfer-Encoding: "
+		 "chunked\r\n\r\n10000000000000005\r\nhello\r\n0\r\n\r\n"),
 		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n7fffffffffffffff\r\n",
 		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n10000001\r\n", /* 256 MiB + 1
 										      */
