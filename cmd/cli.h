@@ -28,6 +28,7 @@ typedef struct cli_command {
 int cmd_build(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
 int cmd_mcp(int argc, char **argv);
 int cmd_grade(int argc, char **argv);
 int cmd_tasks(int argc, char **argv);

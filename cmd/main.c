@@ -11,6 +11,7 @@ static const cli_command commands[] = {
 	{"build", cmd_build, "build the sandbox image through the Docker Engine API"},
 	{"run", cmd_run, "run one episode: sandbox, agent, grade, cleanup"},
 	{"sweep", cmd_sweep, "run many episodes in parallel, resumable, summarised"},
+	{"serve", cmd_serve, "an episode service for RL loops: HTTP API, warm pool, /metrics"},
 	{"mcp", cmd_mcp, "serve a task's sandbox as an MCP stdio server"},
 	{"grade", cmd_grade, "grade saved outputs against an oracle"},
 	{"tasks", cmd_tasks, "list, show or validate tasks"},

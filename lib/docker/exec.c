@@ -190,42 +190,85 @@ static long deadline_after(long ms)
 	return now_ms() + ms;
 }
 
-int sbx_docker_exec_copy_in(sbx_docker *d, const char *id, const char *dest_dir, const char *user,
-			    const void *tar, size_t tar_len, long timeout_ms, sbx_error *err)
+struct sbx_docker_copy_in {
+	sbx_docker *d;
+	char *id, *exec_id, *what;
+	sbx_docker_stream *s;
+};
+
+void sbx_docker_copy_in_free(sbx_docker_copy_in *c)
+{
+	if (!c)
+		return;
+	sbx_docker_stream_free(c->s);
+	free(c->id);
+	free(c->exec_id);
+	free(c->what);
+	free(c);
+}
+
+int sbx_docker_exec_copy_in_open(sbx_docker *d, const char *id, const char *dest_dir,
+				 const char *user, sbx_docker_copy_in **out, sbx_error *err)
 {
 	const char *cmd[] = {"tar", "-xpf", "-", "-C", dest_dir, NULL};
-	_cleanup_free_ char *exec_id = NULL, *what = NULL;
-	sbx_docker_stream *s = NULL;
-	sbx_buf errs = SBX_BUF_INIT(TAR_STDERR_MAX);
-	long deadline = deadline_after(timeout_ms > 0 ? timeout_ms : d->request_timeout_ms);
-	char buf[4096];
-	int r, which;
-	ssize_t n;
+	_cleanup_(sbx_docker_copy_in_freep) sbx_docker_copy_in *c = NULL;
+	int r;
 
 	if (!dest_dir || dest_dir[0] != '/')
 		return sbx_error_set(err, -EINVAL, "container '%s': copy in: '%s' is not absolute",
 				     id, dest_dir ? dest_dir : "");
-	if (asprintf(&what, "container '%s': copy into '%s'", id, dest_dir) < 0)
+	c = calloc(1, sizeof(*c));
+	if (!c || !(c->id = strdup(id)) ||
+	    asprintf(&c->what, "container '%s': copy into '%s'", id, dest_dir) < 0) {
+		if (c)
+			c->what = NULL;
 		return sbx_error_set(err, -ENOMEM, "out of memory");
-	r = open_tar_exec(d, id, cmd, user, true, &s, &exec_id, err);
+	}
+	c->d = d;
+	r = open_tar_exec(d, id, cmd, user, true, &c->s, &c->exec_id, err);
+	if (r < 0)
+		return sbx_error_prefix(err, r, "%s", c->what);
+	*out = TAKE_PTR(c);
+	return 0;
+}
+
+int sbx_docker_exec_copy_in_finish(sbx_docker_copy_in *c, const void *tar, size_t tar_len,
+				   long timeout_ms, sbx_error *err)
+{
+	sbx_buf errs = SBX_BUF_INIT(TAR_STDERR_MAX);
+	long deadline = deadline_after(timeout_ms > 0 ? timeout_ms : c->d->request_timeout_ms);
+	char buf[4096];
+	int r, which;
+	ssize_t n;
+
+	r = sbx_docker_stream_write(c->s, tar, tar_len, (int)remaining_ms(deadline), err);
 	if (r == 0)
-		r = sbx_docker_stream_write(s, tar, tar_len, (int)remaining_ms(deadline), err);
-	if (r == 0)
-		r = sbx_docker_stream_close_write(s, err);
-	while (r == 0 && (n = sbx_docker_stream_read(s, buf, sizeof(buf), &which,
+		r = sbx_docker_stream_close_write(c->s, err);
+	while (r == 0 && (n = sbx_docker_stream_read(c->s, buf, sizeof(buf), &which,
 						     (int)remaining_ms(deadline), err)) != 0) {
 		if (n < 0)
 			r = (int)n;
 		else if (which == SBX_DOCKER_STDERR && errs.len + (size_t)n < errs.max)
 			sbx_buf_append(&errs, buf, (size_t)n);
 	}
-	sbx_docker_stream_free(s);
+	sbx_docker_stream_free(c->s);
+	c->s = NULL;
 	if (r == 0)
-		r = tar_result(d, exec_id, what, &errs, err);
+		r = tar_result(c->d, c->exec_id, c->what, &errs, err);
 	else
-		sbx_error_prefix(err, r, "%s", what);
+		sbx_error_prefix(err, r, "%s", c->what);
 	sbx_buf_free(&errs);
+	sbx_docker_copy_in_free(c);
 	return r;
+}
+
+int sbx_docker_exec_copy_in(sbx_docker *d, const char *id, const char *dest_dir, const char *user,
+			    const void *tar, size_t tar_len, long timeout_ms, sbx_error *err)
+{
+	sbx_docker_copy_in *c = NULL;
+	int r = sbx_docker_exec_copy_in_open(d, id, dest_dir, user, &c, err);
+
+	return r < 0 ? r : sbx_docker_exec_copy_in_finish(c, tar, tar_len, timeout_ms, err);
 }
 
 typedef struct out_src out_src;

@@ -3,6 +3,7 @@
  * The episode's state machine: prepare → launch → wait → finish. Every
  * failure after the sandbox exists still reaches finish, which removes it.
  */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -30,14 +31,6 @@
 /* How long an agent may take to exit by itself after complete_task. */
 #define AGENT_EXIT_GRACE_MS 500
 
-#define DEFAULT_TIMEOUT_S	600
-#define DEFAULT_MEMORY		(2ULL * 1024 * 1024 * 1024)
-#define DEFAULT_CPUS		2.0
-#define DEFAULT_PIDS		256
-#define DEFAULT_GRACE_S		30
-#define WORKSPACE_BYTES		(512ULL * 1024 * 1024)
-#define TMP_BYTES		(256ULL * 1024 * 1024)
-#define RUN_BYTES		(16ULL * 1024 * 1024)
 #define STATUS_POLL_MS		200
 #define STATUS_BUDGET_MS	5000 /* one status read, whole */
 #define STATUS_PAST_DEADLINE_MS 1000
@@ -444,13 +437,107 @@ const char *sbx_run_get_connection(const sbx_run *run)
 	return run->connection;
 }
 
-int sbx_run_launch(sbx_run *run, sbx_error *err)
+/* Starts the relay on 127.0.0.1 with a fresh token and writes connection.json. */
+static int open_relay(sbx_run *run, sbx_error *err)
 {
 	sbx_relay_opts ro = SBX_RELAY_OPTS_INIT;
+	_cleanup_free_ char *transcript = NULL;
+	int r;
+
+	if (asprintf(&transcript, "%s/transcript.jsonl", run->res.run_dir) < 0)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	ro.port = run->o.port;
+	ro.open = open_stream;
+	ro.open_userdata = run;
+	ro.transcript_path = transcript;
+	r = new_token(run->token, err);
+	if (r < 0) {
+		sbx_run__set_infra(run, "relay", err);
+		return r;
+	}
+	ro.token = run->token;
+	ro.unix_path = run->unix_socket;
+	r = sbx_relay_start(&run->relay, &ro, err);
+	if (r < 0) {
+		sbx_run__set_infra(run, "relay", err);
+		return r;
+	}
+	/* The agent's URLs carry the token; result.json keeps only the address. */
+	if (run->unix_socket) {
+		if (asprintf(&run->url, "http://localhost/%s", run->token) < 0 ||
+		    asprintf(&run->res.endpoint, "unix:%s", run->unix_socket) < 0)
+			return sbx_error_set(err, -ENOMEM, "out of memory");
+	} else if (asprintf(&run->url, "http://127.0.0.1:%u/%s", sbx_relay_port(run->relay),
+			    run->token) < 0 ||
+		   asprintf(&run->res.endpoint, "http://127.0.0.1:%u", sbx_relay_port(run->relay)) <
+			   0) {
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	}
+	r = write_connection(run, err);
+	if (r < 0)
+		sbx_run__set_infra(run, "relay", err);
+	return r;
+}
+
+/*
+ * The sandbox runs: copy the task's files in (exec'd tar) while waiting for
+ * the server, then the GUI, then on_ready. Shared by a cold launch and a
+ * warm claim, so both end in the same state.
+ */
+static int attach_task(sbx_run *run, sbx_error *err)
+{
+	double t;
+	int r;
+
+	if (pthread_create(&run->copy_thread, NULL, copy_in_main, run) == 0)
+		run->copy_running = true;
+	else
+		copy_in_main(run);
+
+	t = sbx_run__mono_msf();
+	r = wait_ready(run, err);
+	run->ready = r >= 0;
+	sbx_run__phase_done(run, SBX_PHASE_READY, t);
+	if (run->copy_running) {
+		pthread_join(run->copy_thread, NULL);
+		run->copy_running = false;
+	}
+	if (r < 0)
+		return r;
+	if (run->copy_result < 0) {
+		sbx_error_replace(err, run->copy_result, "copying the starting files in: %s",
+				  sbx_error_message(&run->copy_err));
+		sbx_run__set_infra(run, "copy_in", err);
+		return run->copy_result;
+	}
+	sbx_relay_warm(run->relay);
+	if (run->task->gui) {
+		t = sbx_run__mono_msf();
+		r = sbx_run__wait_gui(run, err);
+		sbx_run__phase_done(run, SBX_PHASE_READY, t);
+		run->res.gui_ready_ms = sbx_run__mono_msf() - run->start_done_ms;
+		if (r < 0) {
+			sbx_run__set_infra(run, "gui_not_ready", err);
+			return r;
+		}
+	}
+	if (run->o.on_ready)
+		run->o.on_ready(run, run->o.on_ready_userdata);
+	return 0;
+}
+
+/* The deadline counts from now; PID 1 enforces it (plus grace) on its own. */
+static void set_deadline(sbx_run *run)
+{
+	run->res.deadline = real_ms() / 1000 + run->res.limits.timeout_s;
+	run->deadline_ms = sbx_run__mono_ms() + (int64_t)run->res.limits.timeout_s * 1000;
+}
+
+int sbx_run_launch(sbx_run *run, sbx_error *err)
+{
 	sbx_sandbox_spec spec = {0};
 	_cleanup_free_ char *open_env = NULL;
 	const char *env[2] = {NULL, NULL};
-	_cleanup_free_ char *transcript = NULL;
 	double t;
 	int r;
 
@@ -492,10 +579,8 @@ int sbx_run_launch(sbx_run *run, sbx_error *err)
 		env[0] = open_env;
 		spec.env = env;
 	}
-	/* The deadline counts from now; PID 1 enforces it (plus grace) on its own. */
-	spec.deadline = spec.created + run->res.limits.timeout_s;
-	run->res.deadline = spec.deadline;
-	run->deadline_ms = sbx_run__mono_ms() + (int64_t)run->res.limits.timeout_s * 1000;
+	set_deadline(run);
+	spec.deadline = run->res.deadline;
 
 	t = sbx_run__mono_msf();
 	r = run->backend->ops->create(run->backend, &spec, err);
@@ -513,40 +598,9 @@ int sbx_run_launch(sbx_run *run, sbx_error *err)
 	if (run->backend->image_id)
 		run->res.image_id = strdup(run->backend->image_id);
 
-	if (asprintf(&transcript, "%s/transcript.jsonl", run->res.run_dir) < 0)
-		return sbx_error_set(err, -ENOMEM, "out of memory");
-	ro.port = run->o.port;
-	ro.open = open_stream;
-	ro.open_userdata = run;
-	ro.transcript_path = transcript;
-	r = new_token(run->token, err);
-	if (r < 0) {
-		sbx_run__set_infra(run, "relay", err);
+	r = open_relay(run, err);
+	if (r < 0)
 		return r;
-	}
-	ro.token = run->token;
-	ro.unix_path = run->unix_socket;
-	r = sbx_relay_start(&run->relay, &ro, err);
-	if (r < 0) {
-		sbx_run__set_infra(run, "relay", err);
-		return r;
-	}
-	/* The agent's URLs carry the token; result.json keeps only the address. */
-	if (run->unix_socket) {
-		if (asprintf(&run->url, "http://localhost/%s", run->token) < 0 ||
-		    asprintf(&run->res.endpoint, "unix:%s", run->unix_socket) < 0)
-			return sbx_error_set(err, -ENOMEM, "out of memory");
-	} else if (asprintf(&run->url, "http://127.0.0.1:%u/%s", sbx_relay_port(run->relay),
-			    run->token) < 0 ||
-		   asprintf(&run->res.endpoint, "http://127.0.0.1:%u", sbx_relay_port(run->relay)) <
-			   0) {
-		return sbx_error_set(err, -ENOMEM, "out of memory");
-	}
-	r = write_connection(run, err);
-	if (r < 0) {
-		sbx_run__set_infra(run, "relay", err);
-		return r;
-	}
 
 	t = sbx_run__mono_msf();
 	r = run->backend->ops->start(run->backend, err);
@@ -574,43 +628,46 @@ int sbx_run_launch(sbx_run *run, sbx_error *err)
 			return r;
 		}
 	}
+	return attach_task(run, err);
+}
 
-	/* Files go in through an exec'd tar while the server comes up. */
-	if (pthread_create(&run->copy_thread, NULL, copy_in_main, run) == 0)
-		run->copy_running = true;
-	else
-		copy_in_main(run);
+bool sbx_run_warm_fits(const sbx_run *run, const sbx_warm *w)
+{
+	const sbx_run_limits *l = &run->res.limits;
+	const sbx_warm_info *i = sbx_warm_get_info(w);
 
-	t = sbx_run__mono_msf();
-	r = wait_ready(run, err);
-	run->ready = r >= 0;
-	sbx_run__phase_done(run, SBX_PHASE_READY, t);
-	if (run->copy_running) {
-		pthread_join(run->copy_thread, NULL);
-		run->copy_running = false;
+	/* A GUI task's PID 1 opens its file at start: it cannot be started ahead. */
+	return !run->task->gui && !l->published && strcmp(i->image, run->res.image) == 0 &&
+	       i->memory == l->memory && i->cpus == l->cpus && i->pids == l->pids &&
+	       strcmp(i->runtime, l->runtime) == 0 && i->engine_seccomp == l->engine_seccomp &&
+	       i->deadline >= real_ms() / 1000 + l->timeout_s;
+}
+
+int sbx_run_launch_warm(sbx_run *run, sbx_warm *w, sbx_error *err)
+{
+	int r;
+
+	assert(sbx_run_warm_fits(run, w));
+	r = sbx_label_owner_self(&run->owner, err);
+	if (r < 0) {
+		sbx_warm_free(w);
+		sbx_run__set_infra(run, "engine", err);
+		return r;
 	}
+	run->backend = sbx_warm__take_backend(w);
+	run->res.warm = true;
+	run->res.backend = strdup(run->backend->ops->name);
+	run->res.sandbox_id = strdup(run->backend->id);
+	run->res.applied = run->backend->applied;
+	if (run->backend->image_id)
+		run->res.image_id = strdup(run->backend->image_id);
+	set_deadline(run);
+	run->start_done_ms = sbx_run__mono_msf();
+	run->launched = true;
+	r = open_relay(run, err);
 	if (r < 0)
 		return r;
-	if (run->copy_result < 0) {
-		sbx_error_replace(err, run->copy_result, "copying the starting files in: %s",
-				  sbx_error_message(&run->copy_err));
-		sbx_run__set_infra(run, "copy_in", err);
-		return run->copy_result;
-	}
-	sbx_relay_warm(run->relay);
-	if (run->task->gui) {
-		t = sbx_run__mono_msf();
-		r = sbx_run__wait_gui(run, err);
-		sbx_run__phase_done(run, SBX_PHASE_READY, t);
-		run->res.gui_ready_ms = sbx_run__mono_msf() - run->start_done_ms;
-		if (r < 0) {
-			sbx_run__set_infra(run, "gui_not_ready", err);
-			return r;
-		}
-	}
-	if (run->o.on_ready)
-		run->o.on_ready(run, run->o.on_ready_userdata);
-	return 0;
+	return attach_task(run, err);
 }
 
 /* ---- the agent -------------------------------------------------------------- */
@@ -692,6 +749,11 @@ sbx_run_end sbx_run_poll(sbx_run *run)
 			return SBX_END_SANDBOX_DIED;
 	}
 	return SBX_END_NONE;
+}
+
+bool sbx_run_completed(sbx_run *run)
+{
+	return run->relay && run->ready && sbx_run__task_state(run) == 1;
 }
 
 sbx_run_end sbx_run_wait(sbx_run *run)

@@ -296,6 +296,8 @@ char *sbx_run_result_json(const sbx_run_result *r)
 		cJSON_AddBoolToObject(pb, "transcript_has_agent_traffic", false);
 	}
 	cJSON_AddBoolToObject(h, "kept", r->kept);
+	if (r->warm)
+		cJSON_AddBoolToObject(h, "warm", true);
 	{
 		/* As the engine reports it after create, not as we asked. */
 		const sbx_sandbox_applied *a = &r->applied;

@@ -16,6 +16,16 @@
 #include "sbx/log.h"
 #include "sbx/run.h"
 
+/* The limits a run gets when neither a flag nor the task sets them (warm.c uses them too). */
+#define DEFAULT_TIMEOUT_S 600
+#define DEFAULT_MEMORY	  (2ULL * 1024 * 1024 * 1024)
+#define DEFAULT_CPUS	  2.0
+#define DEFAULT_PIDS	  256
+#define DEFAULT_GRACE_S	  30
+#define WORKSPACE_BYTES	  (512ULL * 1024 * 1024)
+#define TMP_BYTES	  (256ULL * 1024 * 1024)
+#define RUN_BYTES	  (16ULL * 1024 * 1024)
+
 struct sbx_run {
 	sbx_run_opts o;
 	sbx_task *task;
@@ -110,3 +120,5 @@ void sbx_run__grade(sbx_run *run);
 bool sbx_run__recording(const sbx_run *run);
 /* Saves a frame when one is due; a failed screenshot is skipped, never an error. */
 void sbx_run__record_frame(sbx_run *run);
+/* warm.c: hands the warm sandbox's backend over to a run and frees w. */
+sbx_backend *sbx_warm__take_backend(sbx_warm *w);

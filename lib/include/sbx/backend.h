@@ -90,6 +90,13 @@ typedef struct sbx_backend_ops {
 	int (*destroy)(sbx_backend *b, sbx_error *err);
 	/* Forgets the sandbox without removing it (--keep). */
 	void (*free)(sbx_backend *b);
+	/*
+	 * Optional (NULL: not offered). On a started sandbox nobody uses yet (a
+	 * warm one): does now what the next copy_in into dest and the next
+	 * open_stream would otherwise start with (spawning tar, the bridge), so
+	 * a claim pays only for the bytes. Those two calls then use it.
+	 */
+	int (*prewarm)(sbx_backend *b, const char *dest, sbx_error *err);
 } sbx_backend_ops;
 
 struct sbx_backend {

@@ -489,6 +489,21 @@ int sbx_docker_exec_inspect(sbx_docker *d, const char *exec_id, bool *running, i
  */
 int sbx_docker_exec_copy_in(sbx_docker *d, const char *id, const char *dest_dir, const char *user,
 			    const void *tar, size_t tar_len, long timeout_ms, sbx_error *err);
+
+/*
+ * copy_in in two steps: _open starts the exec'd tar (the slow part: the
+ * engine spawns it) with its stdin waiting; _finish feeds it the archive,
+ * waits for tar's exit and frees c, whatever happens. A warm sandbox opens
+ * one ahead of its claim. c is used from one thread at a time; free an
+ * unused one with sbx_docker_copy_in_free (tar sees EOF and exits).
+ */
+typedef struct sbx_docker_copy_in sbx_docker_copy_in;
+int sbx_docker_exec_copy_in_open(sbx_docker *d, const char *id, const char *dest_dir,
+				 const char *user, sbx_docker_copy_in **out, sbx_error *err);
+int sbx_docker_exec_copy_in_finish(sbx_docker_copy_in *c, const void *tar, size_t tar_len,
+				   long timeout_ms, sbx_error *err);
+void sbx_docker_copy_in_free(sbx_docker_copy_in *c);
+SBX_DEFINE_CLEANUP(sbx_docker_copy_in, sbx_docker_copy_in_free)
 int sbx_docker_exec_copy_out(sbx_docker *d, const char *id, const char *path, const char *user,
 			     const char *dest_dir, const sbx_docker_extract_opts *opts,
 			     sbx_docker_extract_stats *stats, long timeout_ms, sbx_error *err);

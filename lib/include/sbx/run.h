@@ -232,6 +232,7 @@ typedef struct sbx_run_result {
 	char sandbox_recalc[24]; /* "native", "libreoffice", "native+libreoffice", "none"; ""
 				    unknown */
 	uint64_t sandbox_recalc_native, sandbox_recalc_office; /* formula cells */
+	bool warm;	    /* the sandbox came from a warm pool (sbx_run_launch_warm) */
 } sbx_run_result;
 
 /* ---- the steps ---- */
@@ -264,6 +265,13 @@ sbx_run_end sbx_run_wait(sbx_run *run);
 sbx_run_end sbx_run_poll(sbx_run *run);
 
 /*
+ * True when the sandbox's server says the task was completed (complete_task),
+ * whatever the time: for a caller that ends the episode at the deadline and
+ * must not call a completed one a timeout. One bounded status request.
+ */
+bool sbx_run_completed(sbx_run *run);
+
+/*
  * Ends the episode: stops the agent, copies the outputs out, grades, removes
  * the sandbox (unless keep), writes result.json. end says why it ended.
  * Safe to call after a failed launch. Returns 0 when result.json was written.
@@ -278,6 +286,72 @@ int sbx_run_finish(sbx_run *run, sbx_run_end end, sbx_error *err);
  * task is completed, the deadline passes or the run is interrupted.
  */
 sbx_run_end sbx_run_serve_stdio(sbx_run *run, int in_fd, int out_fd);
+
+/* ---- warm sandboxes (`sandboxctl serve`'s pool) ---- */
+
+/*
+ * A sandbox created and started ahead of any task, its server answering,
+ * waiting to be claimed by one episode (never reused). Its PID 1 ends it at
+ * its deadline on its own, so a killed service leaves nothing running.
+ */
+typedef struct sbx_warm sbx_warm;
+
+#define SBX_WARM_OPTS_VERSION 1
+
+typedef struct sbx_warm_opts {
+	unsigned version;
+	const char *image;  /* required */
+	const char *id;	    /* its sandboxctl.run-id label, required (e.g. "<service>-pool-3") */
+	const char *engine; /* as sbx_run_opts.engine */
+	uint32_t ttl_s;	    /* PID 1's deadline, from now; 0: 600 */
+	uint32_t ready_timeout_s; /* 0: 30 */
+	bool test;
+	/* The limits it is created with; 0/NULL: the defaults (as sbx_run_prepare's). */
+	uint64_t memory;
+	double cpus;
+	uint32_t pids;
+	const char *runtime;
+} sbx_warm_opts;
+
+#define SBX_WARM_OPTS_INIT                                                                         \
+	{                                                                                          \
+		.version = SBX_WARM_OPTS_VERSION                                                   \
+	}
+
+typedef struct sbx_warm_info {
+	char image[256];
+	char id[160];
+	uint64_t memory;
+	double cpus;
+	uint32_t pids;
+	char runtime[64];
+	bool engine_seccomp;
+	int64_t created, deadline; /* unix seconds */
+	double create_ms, start_ms, ready_ms;
+} sbx_warm_info;
+
+/*
+ * Creates and starts a hardened sandbox with no task and waits until its
+ * server answers /health. Blocks (hundreds of ms). On failure nothing is
+ * left behind. Free (and remove) with sbx_warm_free.
+ */
+int sbx_warm_new(sbx_warm **out, const sbx_warm_opts *opts, sbx_error *err);
+const sbx_warm_info *sbx_warm_get_info(const sbx_warm *w);
+/* Removes the sandbox (unless claimed) and frees. Accepts NULL. */
+void sbx_warm_free(sbx_warm *w);
+SBX_DEFINE_CLEANUP(sbx_warm, sbx_warm_free)
+
+/* True when w can serve run: same image and limits, and its deadline covers the run's. */
+bool sbx_run_warm_fits(const sbx_run *run, const sbx_warm *w);
+
+/*
+ * launch for a prepared run on a warm sandbox that fits (sbx_run_warm_fits):
+ * takes w (freed here, whatever happens), opens the relay, copies the files
+ * in and waits for the server, ending where sbx_run_launch ends. The run's
+ * deadline counts from now; the sandbox's PID 1 keeps the pool's (later)
+ * one. Failures are recorded as in sbx_run_launch (call sbx_run_finish).
+ */
+int sbx_run_launch_warm(sbx_run *run, sbx_warm *w, sbx_error *err);
 
 /* Everything at once. Returns 0 when a result was written (read its status). */
 int sbx_run_execute(const sbx_run_opts *opts, sbx_run **out, sbx_error *err);

@@ -12,3 +12,4 @@
 #include "sbx/image.h"
 #include "sbx/run.h"
 #include "sbx/sweep.h"
+#include "sbx/serve.h"

@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The HTTP side, on libmicrohttpd: a thread per connection (a claim blocks
+ * until the sandbox's server answers), bounded bodies, the token checked
+ * before anything else. Loopback TCP or a 0600 unix socket, nothing else.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "service.h"
+#include "sbx/buf.h"
+#include "sbx/cleanup.h"
+
+#define CONNECTION_LIMIT   256
+#define CONNECTION_TIMEOUT 120 /* seconds idle */
+
+typedef struct request {
+	sbx_buf body;
+	bool too_big;
+} request;
+
+static enum MHD_Result send_text(struct MHD_Connection *c, unsigned status, char *text,
+				 const char *type)
+{
+	struct MHD_Response *resp;
+	enum MHD_Result r;
+
+	if (!text)
+		return MHD_NO;
+	resp = MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
+	if (!resp) {
+		free(text);
+		return MHD_NO;
+	}
+	MHD_add_response_header(resp, "Content-Type", type);
+	MHD_add_response_header(resp, "Cache-Control", "no-store");
+	if (status == 401)
+		MHD_add_response_header(resp, "WWW-Authenticate", "Bearer");
+	r = MHD_queue_response(c, status, resp);
+	MHD_destroy_response(resp);
+	return r;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+				  const char *method, const char *version, const char *upload_data,
+				  size_t *upload_size, void **con_cls)
+{
+	sbx_serve *s = cls;
+	request *rq = *con_cls;
+	const char *auth, *path;
+	char id[SERVE_ID_MAX + 1] = "";
+	char *out = NULL;
+	int route, status;
+
+	(void)version;
+	if (!rq) {
+		rq = calloc(1, sizeof(*rq));
+		if (!rq)
+			return MHD_NO;
+		sbx_buf_init(&rq->body, SERVE_BODY_MAX);
+		*con_cls = rq;
+		return MHD_YES;
+	}
+	if (*upload_size) {
+		if (!rq->too_big && sbx_buf_append(&rq->body, upload_data, *upload_size) < 0)
+			rq->too_big = true;
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+	if (!sbx_serve__authorized(s->token, url, auth, &path)) {
+		sbx_serve__unauthorized(s);
+		return send_text(c, 401, sbx_serve__error_json("the service's token is required"),
+				 "application/json");
+	}
+	route = sbx_serve__route(method, path, id);
+	if (route < 0)
+		return send_text(
+			c, (unsigned)-route,
+			sbx_serve__error_json(route == -405 ? "method not allowed" : "not found"),
+			"application/json");
+	if (rq->too_big)
+		return send_text(c, 413, sbx_serve__error_json("body too large"),
+				 "application/json");
+	status = sbx_serve__handle(s, route, id, sbx_buf_str(&rq->body), rq->body.len, &out);
+	return send_text(c, (unsigned)status, out,
+			 route == SERVE_ROUTE_METRICS && status == 200
+				 ? "text/plain; version=0.0.4; charset=utf-8"
+				 : "application/json");
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	request *rq = *con_cls;
+
+	(void)cls;
+	(void)c;
+	(void)toe;
+	if (rq) {
+		sbx_buf_free(&rq->body);
+		free(rq);
+		*con_cls = NULL;
+	}
+}
+
+/* "unix:PATH": a fresh socket, mode 0600 from the start (umask at bind). */
+static int listen_unix(sbx_serve *s, const char *path, sbx_error *err)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct stat st;
+	mode_t old;
+	int fd, r;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return sbx_error_set(err, -ENAMETOOLONG, "--listen unix:%s: path too long", path);
+	if (lstat(path, &st) == 0) {
+		if (!S_ISSOCK(st.st_mode))
+			return sbx_error_set(err, -EEXIST, "--listen unix:%s: exists", path);
+		unlink(path); /* a stale socket of an earlier service */
+	}
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return sbx_error_set(err, -errno, "socket: %s", strerror(errno));
+	old = umask(0177);
+	r = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+	umask(old);
+	if (r < 0 || chmod(path, 0600) < 0 || listen(fd, 128) < 0) {
+		r = -errno;
+		close(fd);
+		return sbx_error_set(err, r, "--listen unix:%s: %s", path, strerror(-r));
+	}
+	s->unix_path = strdup(path);
+	s->listen_fd = fd;
+	if (!s->unix_path || asprintf(&s->url, "unix:%s", path) < 0)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	return 0;
+}
+
+static int listen_tcp(sbx_serve *s, const char *spec, sbx_error *err)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET};
+	socklen_t len = sizeof(sa);
+	const char *colon = strrchr(spec, ':');
+	char host[64];
+	char *end;
+	long port;
+	int fd, one = 1;
+
+	if (!colon || (size_t)(colon - spec) >= sizeof(host))
+		return sbx_error_set(err, -EINVAL, "--listen '%s': 127.0.0.1:PORT or unix:PATH",
+				     spec);
+	memcpy(host, spec, (size_t)(colon - spec));
+	host[colon - spec] = 0;
+	port = strtol(colon + 1, &end, 10);
+	if (!colon[1] || *end || port < 0 || port > 65535)
+		return sbx_error_set(err, -EINVAL, "--listen '%s': bad port", spec);
+	if (strcmp(host, "localhost") == 0)
+		snprintf(host, sizeof(host), "127.0.0.1");
+	/* Loopback only: the API hands out sandboxes. */
+	if (inet_pton(AF_INET, host, &sa.sin_addr) != 1 || (ntohl(sa.sin_addr.s_addr) >> 24) != 127)
+		return sbx_error_set(err, -EINVAL,
+				     "--listen '%s': only a loopback address (127.x.x.x)", spec);
+	sa.sin_port = htons((uint16_t)port);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return sbx_error_set(err, -errno, "socket: %s", strerror(errno));
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 128) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&sa, &len) < 0) {
+		int r = -errno;
+
+		close(fd);
+		return sbx_error_set(err, r, "--listen '%s': %s", spec, strerror(-r));
+	}
+	s->listen_fd = fd;
+	if (asprintf(&s->url, "http://%s:%u/%s", host, ntohs(sa.sin_port), s->token) < 0)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	return 0;
+}
+
+int sbx_serve__listen(sbx_serve *s, const char *spec, sbx_error *err)
+{
+	int r = strncmp(spec, "unix:", 5) == 0 ? listen_unix(s, spec + 5, err)
+					       : listen_tcp(s, spec, err);
+
+	if (r < 0)
+		return r;
+	s->mhd = MHD_start_daemon(
+		MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL, 0,
+		NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, s->listen_fd,
+		MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_CONNECTION_LIMIT,
+		(unsigned)CONNECTION_LIMIT, MHD_OPTION_CONNECTION_TIMEOUT,
+		(unsigned)CONNECTION_TIMEOUT, MHD_OPTION_END);
+	if (!s->mhd)
+		return sbx_error_set(err, -EIO, "serve: the HTTP server did not start");
+	return 0;
+}
+
+void sbx_serve__unlisten(sbx_serve *s)
+{
+	if (s->mhd) {
+		MHD_stop_daemon(s->mhd);
+		s->mhd = NULL;
+	}
+	if (s->listen_fd >= 0) {
+		close(s->listen_fd);
+		s->listen_fd = -1;
+	}
+	if (s->unix_path) {
+		unlink(s->unix_path);
+		free(s->unix_path);
+		s->unix_path = NULL;
+	}
+}

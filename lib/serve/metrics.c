@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * /metrics in the Prometheus text format. The numbers are kept by the
+ * service under its lock; this only writes them out, from a snapshot.
+ */
+#include <stdlib.h>
+
+#include "serve-internal.h"
+#include "sbx/buf.h"
+
+const double sbx_serve__latency_le[SERVE_LATENCY_BUCKETS] = {
+	0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.25, 0.4, 0.6, 1, 2.5, 10,
+};
+
+void sbx_serve__metrics_observe_claim(serve_metrics *m, double seconds, bool warm)
+{
+	size_t i = 0;
+
+	while (i < SERVE_LATENCY_BUCKETS && seconds > sbx_serve__latency_le[i])
+		i++;
+	m->latency_counts[i]++;
+	m->latency_sum_s += seconds;
+	if (warm)
+		m->claims_warm++;
+	else
+		m->claims_cold++;
+}
+
+/* Label values: image references have no quotes or backslashes, but be exact anyway. */
+static void put_label(sbx_buf *b, const char *v)
+{
+	for (; *v; v++) {
+		if (*v == '"' || *v == '\\')
+			sbx_buf_putc(b, '\\');
+		if (*v == '\n') {
+			sbx_buf_puts(b, "\\n");
+			continue;
+		}
+		sbx_buf_putc(b, *v);
+	}
+}
+
+static void family(sbx_buf *b, const char *name, const char *type, const char *help)
+{
+	sbx_buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+char *sbx_serve__metrics_text(const serve_metrics *m, const serve_pool_gauge *pools, size_t n_pools)
+{
+	static const char *const gauges[] = {"size", "target", "filling"};
+	sbx_buf b;
+	uint64_t cum = 0;
+
+	sbx_buf_init(&b, 1 << 20);
+	for (size_t g = 0; g < 3; g++) {
+		sbx_buf_printf(&b, "# HELP sandboxctl_serve_pool_%s warm sandboxes: %s\n",
+			       gauges[g],
+			       g == 0	? "started and ready"
+			       : g == 1 ? "the pool's target"
+					: "being started now");
+		sbx_buf_printf(&b, "# TYPE sandboxctl_serve_pool_%s gauge\n", gauges[g]);
+		for (size_t i = 0; i < n_pools; i++) {
+			unsigned v = g == 0   ? pools[i].size
+				     : g == 1 ? pools[i].target
+					      : pools[i].filling;
+
+			sbx_buf_printf(&b, "sandboxctl_serve_pool_%s{image=\"", gauges[g]);
+			put_label(&b, pools[i].image);
+			sbx_buf_printf(&b, "\"} %u\n", v);
+		}
+	}
+	family(&b, "sandboxctl_serve_claims_total", "counter",
+	       "episodes started, by where their sandbox came from");
+	sbx_buf_printf(&b, "sandboxctl_serve_claims_total{kind=\"warm\"} %llu\n",
+		       (unsigned long long)m->claims_warm);
+	sbx_buf_printf(&b, "sandboxctl_serve_claims_total{kind=\"cold\"} %llu\n",
+		       (unsigned long long)m->claims_cold);
+	family(&b, "sandboxctl_serve_cold_starts_total", "counter",
+	       "claims that found no fitting warm sandbox and started one");
+	sbx_buf_printf(&b, "sandboxctl_serve_cold_starts_total %llu\n",
+		       (unsigned long long)m->cold_starts);
+	family(&b, "sandboxctl_serve_claim_failures_total", "counter",
+	       "claims that failed (bad task, engine error)");
+	sbx_buf_printf(&b, "sandboxctl_serve_claim_failures_total %llu\n",
+		       (unsigned long long)m->claim_failures);
+	family(&b, "sandboxctl_serve_claim_seconds", "histogram",
+	       "POST /v1/episodes until the server was ready, successful claims");
+	for (size_t i = 0; i < SERVE_LATENCY_BUCKETS; i++) {
+		cum += m->latency_counts[i];
+		sbx_buf_printf(&b, "sandboxctl_serve_claim_seconds_bucket{le=\"%g\"} %llu\n",
+			       sbx_serve__latency_le[i], (unsigned long long)cum);
+	}
+	cum += m->latency_counts[SERVE_LATENCY_BUCKETS];
+	sbx_buf_printf(&b, "sandboxctl_serve_claim_seconds_bucket{le=\"+Inf\"} %llu\n",
+		       (unsigned long long)cum);
+	sbx_buf_printf(&b, "sandboxctl_serve_claim_seconds_sum %.6f\n", m->latency_sum_s);
+	sbx_buf_printf(&b, "sandboxctl_serve_claim_seconds_count %llu\n", (unsigned long long)cum);
+	family(&b, "sandboxctl_serve_episodes", "gauge", "episodes claiming or running now");
+	sbx_buf_printf(&b, "sandboxctl_serve_episodes %u\n", m->live);
+	family(&b, "sandboxctl_serve_episodes_finished_total", "counter",
+	       "finished episodes, by result status");
+	for (int s = 0; s <= SBX_RUN_SANDBOX_FAILED; s++)
+		sbx_buf_printf(&b, "sandboxctl_serve_episodes_finished_total{status=\"%s\"} %llu\n",
+			       sbx_run_status_name((sbx_run_status)s),
+			       (unsigned long long)m->finished[s]);
+	family(&b, "sandboxctl_serve_engine_errors_total", "counter",
+	       "warm starts and episode launches the engine failed");
+	sbx_buf_printf(&b, "sandboxctl_serve_engine_errors_total %llu\n",
+		       (unsigned long long)m->engine_errors);
+	family(&b, "sandboxctl_serve_warm_started_total", "counter", "warm sandboxes started");
+	sbx_buf_printf(&b, "sandboxctl_serve_warm_started_total %llu\n",
+		       (unsigned long long)m->warm_started);
+	family(&b, "sandboxctl_serve_warm_retired_total", "counter",
+	       "warm sandboxes removed unclaimed (idle TTL)");
+	sbx_buf_printf(&b, "sandboxctl_serve_warm_retired_total %llu\n",
+		       (unsigned long long)m->warm_retired);
+	family(&b, "sandboxctl_serve_unauthorized_total", "counter",
+	       "requests refused for a missing or wrong token");
+	sbx_buf_printf(&b, "sandboxctl_serve_unauthorized_total %llu\n",
+		       (unsigned long long)m->unauthorized);
+	return sbx_buf_steal(&b, NULL);
+}

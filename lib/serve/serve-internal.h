@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/*
+ * What lib/serve's files share. api.c and metrics.c are pure (no engine, no
+ * sockets) so the unit test covers routing, validation and the metrics text;
+ * pool.c keeps the warm sandboxes; service.c owns episodes, answer.c writes
+ * their JSON; listen.c is the HTTP side (libmicrohttpd).
+ */
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sbx/error.h"
+#include "sbx/run.h"
+#include "sbx/serve.h"
+
+/* ---- api.c: routing, the token, request validation ---- */
+
+typedef enum serve_route {
+	SERVE_ROUTE_HEALTH = 1,
+	SERVE_ROUTE_METRICS,
+	SERVE_ROUTE_CREATE, /* POST /v1/episodes */
+	SERVE_ROUTE_LIST,   /* GET /v1/episodes */
+	SERVE_ROUTE_GET,    /* GET /v1/episodes/{id} */
+	SERVE_ROUTE_FINISH, /* POST /v1/episodes/{id}/finish */
+	SERVE_ROUTE_ABORT,  /* DELETE /v1/episodes/{id} */
+} serve_route;
+
+#define SERVE_ID_MAX 128
+
+/*
+ * Maps method and path (token already stripped, query ignored) to a route;
+ * id gets the episode id for the routes that name one. Returns the route,
+ * or -404 (no such path) or -405 (the path exists, not with this method).
+ */
+int sbx_serve__route(const char *method, const char *path, char id[SERVE_ID_MAX + 1]);
+
+/*
+ * The token check: a path starting "/<token>/" (stripped: *rest points
+ * after it, at the '/') or "Authorization: Bearer <token>" (*rest = path).
+ * Compared in constant time. False when neither matches.
+ */
+bool sbx_serve__authorized(const char *token, const char *path, const char *authorization,
+			   const char **rest);
+
+/* Constant-time equality of two NUL-terminated strings (time depends on b's length only). */
+bool sbx_serve__token_equal(const char *a, const char *b);
+
+typedef struct serve_create_req {
+	char *task;
+	bool seeded;
+	uint64_t seed;
+	uint32_t timeout_s; /* 0: the task's */
+	char *tags_json;    /* a JSON object's text, or NULL */
+} serve_create_req;
+
+#define SERVE_BODY_MAX (64 * 1024)
+#define SERVE_TAGS_MAX 32
+
+/*
+ * Parses POST /v1/episodes's body: {"task": name (required), "seed":
+ * integer >= 0, "timeout": 1..max_timeout_s seconds, "tags": {string:
+ * string|number|bool}, at most SERVE_TAGS_MAX}. Unknown keys are refused
+ * (a typo should not silently mean a default). -EINVAL with a message on
+ * a bad body. Free with sbx_serve__create_req_clear.
+ */
+int sbx_serve__parse_create(const char *body, size_t len, uint32_t max_timeout_s,
+			    serve_create_req *out, sbx_error *err);
+void sbx_serve__create_req_clear(serve_create_req *r);
+
+/* {"error": msg} as malloc'd text. */
+char *sbx_serve__error_json(const char *msg);
+
+/* ---- metrics.c ---- */
+
+/* Claim latency buckets, seconds (le=...), then +Inf. */
+#define SERVE_LATENCY_BUCKETS 12
+extern const double sbx_serve__latency_le[SERVE_LATENCY_BUCKETS];
+
+typedef struct serve_pool_gauge {
+	const char *image;
+	unsigned size, target, filling;
+} serve_pool_gauge;
+
+typedef struct serve_metrics {
+	uint64_t claims_warm, claims_cold;
+	uint64_t cold_starts;
+	uint64_t claim_failures;
+	uint64_t latency_counts[SERVE_LATENCY_BUCKETS + 1]; /* per bucket, not cumulative */
+	double latency_sum_s;
+	uint64_t finished[SBX_RUN_SANDBOX_FAILED + 1]; /* by sbx_run_status */
+	unsigned live;				       /* claiming or running */
+	uint64_t engine_errors;			       /* warm starts and launches that failed */
+	uint64_t warm_started, warm_retired;
+	uint64_t unauthorized;
+} serve_metrics;
+
+void sbx_serve__metrics_observe_claim(serve_metrics *m, double seconds, bool warm);
+
+/* The Prometheus text format (version 0.0.4). malloc'd, NULL on OOM. */
+char *sbx_serve__metrics_text(const serve_metrics *m, const serve_pool_gauge *pools,
+			      size_t n_pools);
+
+/* ---- pool.c ---- */
+
+typedef struct serve_pool serve_pool;
+
+typedef struct serve_pool_opts {
+	const sbx_serve_pool_spec *pools;
+	size_t n_pools;
+	unsigned concurrency;
+	uint32_t idle_ttl_s, max_timeout_s;
+	const char *engine;
+	const char *service_id; /* prefix of the sandboxes' run-id labels */
+	bool test;
+	serve_metrics *metrics; /* counters, updated under lock */
+	pthread_mutex_t *lock;	/* guards metrics */
+} serve_pool_opts;
+
+int sbx_serve__pool_new(serve_pool **out, const serve_pool_opts *o, sbx_error *err);
+
+/*
+ * A warm sandbox that fits run (sbx_run_warm_fits), removed from the pool
+ * (the fillers start a replacement), or NULL when none.
+ */
+sbx_warm *sbx_serve__pool_take(serve_pool *p, const sbx_run *run);
+
+/* Per-image gauges for /metrics; *out is malloc'd, images owned by the pool. */
+size_t sbx_serve__pool_gauges(serve_pool *p, serve_pool_gauge **out);
+
+bool sbx_serve__pool_full(serve_pool *p);
+
+/* Stops the fillers and removes every warm sandbox. Accepts NULL. */
+void sbx_serve__pool_free(serve_pool *p);
