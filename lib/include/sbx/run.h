@@ -232,7 +232,7 @@ typedef struct sbx_run_result {
 	char sandbox_recalc[24]; /* "native", "libreoffice", "native+libreoffice", "none"; ""
 				    unknown */
 	uint64_t sandbox_recalc_native, sandbox_recalc_office; /* formula cells */
-	bool warm;	    /* the sandbox came from a warm pool (sbx_run_launch_warm) */
+	bool warm; /* the sandbox came from a warm pool (sbx_run_launch_warm) */
 } sbx_run_result;
 
 /* ---- the steps ---- */
