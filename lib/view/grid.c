@@ -223,10 +223,13 @@ int sbx_view__grid(const sbx_view_ctx *ctx, int rootfd, const char *rel, const c
 	size_t i = 0;
 	int r;
 
-	r = sbx_buf_printf(out, "<p>%s: %.0f of %.0f cells matched</p>",
-			   sbx_json_get_string(grade, "status", "?"),
-			   sbx_json_get_number(grade, "matched", 0),
-			   sbx_json_get_number(grade, "graded", 0));
+	/* grade.json is the run directory's, so anyone's: its text is escaped like the rest. */
+	r = sbx_buf_puts(out, "<p>");
+	r = r < 0 ? r : sbx_html_escape(out, sbx_json_get_string(grade, "status", "?"));
+	r = r < 0 ? r
+		  : sbx_buf_printf(out, ": %.0f of %.0f cells matched</p>",
+				   sbx_json_get_number(grade, "matched", 0),
+				   sbx_json_get_number(grade, "graded", 0));
 	cJSON_ArrayForEach (cs, sbx_json_get(grade, "cases")) {
 		_cleanup_(sbx_book_freep) sbx_book *got = NULL;
 		_cleanup_(sbx_book_freep) sbx_book *want = NULL;
