@@ -362,23 +362,26 @@ int sbx_docker_container_host_port(sbx_docker *d, const char *id, const char *co
 
 /* ------------------------------------------------------------------ logs */
 
-int sbx_docker_container_logs(sbx_docker *d, const char *id, size_t max_bytes, sbx_buf *out,
-			      sbx_buf *errout, sbx_error *err)
+/*
+ * GET /containers/{id}/logs into on_data(payload); demux is set up first
+ * (whether the output is framed depends on the container's TTY). max: the
+ * sink's cap, named when on_data answers -ENOBUFS (0: it never does).
+ */
+static int logs_request(sbx_docker *d, const char *id, docker_demux *demux,
+			int (*on_data)(const char *, size_t, void *), void *payload, size_t max,
+			sbx_error *err)
 {
 	_cleanup_(sbx_docker_container_freep) sbx_docker_container *c = NULL;
 	_cleanup_free_ char *what = NULL;
 	sbx_buf path = SBX_BUF_INIT(4096);
-	docker_sink s = {
-		.out = out, .errout = errout, .max = max_bytes ? max_bytes : DEFAULT_LOG_MAX};
-	docker_req req = {.method = "GET", .on_data = sbx_docker__sink_data, .payload = &s};
+	docker_req req = {.method = "GET", .on_data = on_data, .payload = payload};
 	docker_resp resp;
 	int r;
 
-	/* Whether the output is framed depends on the container's TTY. */
 	r = sbx_docker_container_inspect(d, id, &c, err);
 	if (r < 0)
 		return r;
-	sbx_docker__demux_init(&s.demux, c->tty);
+	sbx_docker__demux_init(demux, c->tty);
 	r = container_prepare(id, "logs", &what, &path, err, "/logs?stdout=1&stderr=1");
 	if (r < 0) {
 		sbx_buf_free(&path);
@@ -387,8 +390,8 @@ int sbx_docker_container_logs(sbx_docker *d, const char *id, size_t max_bytes, s
 	req.path = path.data;
 	r = sbx_docker__request(d, &req, &resp, what, err);
 	sbx_buf_free(&path);
-	if (r == -ENOBUFS)
-		r = sbx_error_set(err, r, "%s: more than %zu bytes", what, s.max);
+	if (r == -ENOBUFS && max)
+		r = sbx_error_set(err, r, "%s: more than %zu bytes", what, max);
 	else if (r == -EPROTO)
 		r = sbx_error_set(err, r, "%s: malformed stream frame", what);
 	else if (r < 0)
@@ -397,6 +400,15 @@ int sbx_docker_container_logs(sbx_docker *d, const char *id, size_t max_bytes, s
 		r = sbx_docker__check(&resp, what, err);
 	sbx_docker__resp_done(&resp);
 	return r;
+}
+
+int sbx_docker_container_logs(sbx_docker *d, const char *id, size_t max_bytes, sbx_buf *out,
+			      sbx_buf *errout, sbx_error *err)
+{
+	docker_sink s = {
+		.out = out, .errout = errout, .max = max_bytes ? max_bytes : DEFAULT_LOG_MAX};
+
+	return logs_request(d, id, &s.demux, sbx_docker__sink_data, &s, s.max, err);
 }
 
 /* The bounded log: a head kept whole, then a tail that drops its oldest bytes. */
@@ -453,36 +465,13 @@ int sbx_docker_container_logs_bounded(sbx_docker *d, const char *id, size_t head
 				      size_t tail_max, sbx_buf *head, sbx_buf *tail, uint64_t *cut,
 				      sbx_error *err)
 {
-	_cleanup_(sbx_docker_container_freep) sbx_docker_container *c = NULL;
-	_cleanup_free_ char *what = NULL;
-	sbx_buf path = SBX_BUF_INIT(4096);
 	tail_sink t = {.head = head, .tail = tail, .head_max = head_max, .tail_max = tail_max};
-	docker_req req = {.method = "GET", .on_data = tail_data, .payload = &t};
-	docker_resp resp;
 	int r;
 
 	*cut = 0;
 	if (!tail_max || head->max < head_max || tail->max < 2 * tail_max)
 		return sbx_error_set(err, -EINVAL, "container logs: buffers smaller than the caps");
-	r = sbx_docker_container_inspect(d, id, &c, err);
-	if (r < 0)
-		return r;
-	sbx_docker__demux_init(&t.demux, c->tty);
-	r = container_prepare(id, "logs", &what, &path, err, "/logs?stdout=1&stderr=1");
-	if (r < 0) {
-		sbx_buf_free(&path);
-		return r;
-	}
-	req.path = path.data;
-	r = sbx_docker__request(d, &req, &resp, what, err);
-	sbx_buf_free(&path);
-	if (r == -EPROTO)
-		r = sbx_error_set(err, r, "%s: malformed stream frame", what);
-	else if (r < 0)
-		sbx_error_set(err, r, "%s: %s", what, strerror(-r));
-	if (r == 0)
-		r = sbx_docker__check(&resp, what, err);
-	sbx_docker__resp_done(&resp);
+	r = logs_request(d, id, &t.demux, tail_data, &t, 0, err);
 	if (tail->len > tail_max) {
 		size_t drop = tail->len - tail_max;
 
