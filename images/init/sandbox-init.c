@@ -54,6 +54,7 @@
 #define OPEN_POLL_MS	     100  /* how often to look for SANDBOX_OPEN */
 #define XVFB_READY_MAX_MS    10000
 #define OFFICE_MAX_RESTARTS  3
+#define XVFB_MAX_RESTARTS    3
 #define MAX_DEADLINE_SECONDS (10LL * 365 * 24 * 3600)
 #define HTTP_PORT	     "8080" /* --network published: the server's port */
 
@@ -67,6 +68,7 @@ static struct {
 	int xvfb_fd;		/* read end of Xvfb's -displayfd pipe, -1 when not waiting */
 	bool display_ready;
 	int office_restarts;
+	int xvfb_restarts;
 	bool stopping;
 	bool deadline_passed;
 	int exit_code;
@@ -634,6 +636,13 @@ int main(int argc, char **argv)
 			say("display %s: not ready after %d ms; still waiting", st.display,
 			    XVFB_READY_MAX_MS);
 			st.xvfb_by_ms = 0;
+		}
+		/* Xvfb sometimes dies starting ("Cannot write display number"): once more. */
+		if (st.display && !st.stopping && st.pid[XVFB] == 0 && st.xvfb_fd < 0 &&
+		    !st.display_ready && st.xvfb_restarts < XVFB_MAX_RESTARTS) {
+			st.xvfb_restarts++;
+			say("starting Xvfb again (%d of %d)", st.xvfb_restarts, XVFB_MAX_RESTARTS);
+			start_xvfb(&saved);
 		}
 		if (office_wanted() && st.pid[OFFICE] == 0) {
 			if (access(st.open_path, F_OK) == 0)
