@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "sbx/docker.h"
 #include "sbx/image.h"
@@ -25,6 +26,9 @@ static char snapshot[] = "/tmp/sbx-image-src-XXXXXX";
 static sbx_docker *d;
 static char *containers[8];
 static size_t n_containers;
+/* The suite's own label value: a failed assertion ends the test before its
+ * checked teardown, so the parent removes what carries it (unchecked teardown). */
+static char owner[32];
 
 static double now(void)
 {
@@ -39,6 +43,30 @@ static void setup(void)
 	sbx_error err = SBX_ERROR_INIT;
 
 	ck_assert_msg(sbx_docker_open(&d, NULL, &err) == 0, "%s", err.msg);
+}
+
+static void owner_setup(void)
+{
+	snprintf(owner, sizeof(owner), "%d", (int)getpid());
+}
+
+static void owner_teardown(void)
+{
+	char filter[64];
+	const char *filters[] = {filter, NULL};
+	sbx_docker_container *cs = NULL;
+	sbx_docker *dd = NULL;
+	size_t n = 0;
+
+	snprintf(filter, sizeof(filter), "sandboxctl.test-owner=%s", owner);
+	if (sbx_docker_open(&dd, NULL, NULL) < 0)
+		return;
+	if (sbx_docker_container_list(dd, filters, &cs, &n, NULL) == 0) {
+		for (size_t i = 0; i < n; i++)
+			sbx_docker_container_remove(dd, cs[i].id, true, true, NULL);
+		sbx_docker_container_list_free(cs, n);
+	}
+	sbx_docker_free(dd);
 }
 
 static void teardown(void)
@@ -118,7 +146,7 @@ static const char *start_sandbox(const char *image, const char *const *cmd, cons
 		{"/tmp", "rw,nosuid,nodev,size=64m,mode=1777"},
 		{"/workspace", "rw,nosuid,nodev,size=64m,uid=1000,gid=1000,mode=0755"},
 	};
-	static const sbx_docker_kv labels[] = {{SBX_LABEL_TEST, "1"}};
+	const sbx_docker_kv labels[] = {{SBX_LABEL_TEST, "1"}, {"sandboxctl.test-owner", owner}};
 	sbx_docker_container_opts o = SBX_DOCKER_CONTAINER_OPTS_INIT;
 	sbx_error err = SBX_ERROR_INIT;
 	char *id = NULL;
@@ -128,7 +156,7 @@ static const char *start_sandbox(const char *image, const char *const *cmd, cons
 	o.env = env;
 	o.user = "1000:1000";
 	o.labels = labels;
-	o.n_labels = 1;
+	o.n_labels = 2;
 	o.cap_drop = cap_drop;
 	o.security_opt = secopt;
 	o.readonly_rootfs = true;
@@ -289,6 +317,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "cannot snapshot the source tree\n");
 		return 2;
 	}
+	tcase_add_unchecked_fixture(tc, owner_setup, owner_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 1800);
 	tcase_add_test(tc, slim_build_skip_and_run);
