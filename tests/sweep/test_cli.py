@@ -10,24 +10,9 @@ import subprocess
 import sys
 import tempfile
 
-SRC = os.environ.get("SBX_SOURCE_ROOT", ".")
-BUILD = os.environ.get("SBX_BUILD_ROOT", "build")
-SANDBOXCTL = os.path.join(BUILD, "cmd", "sandboxctl")
-TASKS = os.path.join(SRC, "tasks")
-failed = 0
-
-
-def check(args, code, needle, env=None):
-    global failed
-    p = subprocess.run([SANDBOXCTL] + args, capture_output=True, text=True, timeout=60,
-                       env=env)
-    out = p.stdout + p.stderr
-    if p.returncode != code or needle not in out:
-        failed += 1
-        print("FAIL %s: exit %d (want %d), output:\n%s" % (args, p.returncode, code, out))
-    else:
-        print("ok   %s" % " ".join(args))
-    return p
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import cli_check  # noqa: E402
+from cli_check import SANDBOXCTL, SRC, TASKS, check  # noqa: E402,F401
 
 
 tmp = tempfile.mkdtemp(prefix="sbx-sweep-cli-")
@@ -107,4 +92,4 @@ if p.returncode == 0 and json.loads(p.stdout)["overall"]["pairs"] != 3:
     failed += 1
     print("FAIL compare pairs: %s" % p.stdout)
 subprocess.run(["rm", "-rf", tmp])
-sys.exit(1 if failed else 0)
+sys.exit(1 if cli_check.failed else 0)
