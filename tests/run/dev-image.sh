@@ -1,8 +1,9 @@
 #!/bin/sh
 # Builds sandboxctl-test/run-dev:latest, a small sandbox image made from this
-# build's own binaries (sandbox-mcp with its shared libraries, sandbox-init and
-# sandbox-bridge built static, busybox for sh and tar), imported through the
-# Engine API. The run integration tests use it when the real image
+# build's own binaries (sandbox-mcp with its shared libraries; sandbox-init,
+# sandbox-bridge and sandbox-spawner built static; busybox for sh and tar; the
+# real image's two uids, 1000 for the server and 1001 for tool code), imported
+# through the Engine API. The run integration tests use it when the real image
 # (`sandboxctl build`) is missing, so they work on an engine with no images.
 # Usage: dev-image.sh SOURCE_ROOT BUILD_ROOT [TAG]
 set -eu
@@ -17,7 +18,7 @@ trap 'rm -rf "$root"' EXIT
 mkdir -p "$root/usr/local/bin" "$root/bin" "$root/etc" "$root/workspace" "$root/tmp" \
 	"$root/run" "$root/proc" "$root/sys" "$root/dev"
 cp "$mcp" "$root/usr/local/bin/"
-for p in sandbox-init sandbox-bridge; do
+for p in sandbox-init sandbox-bridge sandbox-spawner; do
 	cc -std=c17 -D_GNU_SOURCE -Os -static -s -o "$root/usr/local/bin/$p" \
 		"$src/images/init/$p.c"
 done
@@ -28,13 +29,15 @@ ldd "$mcp" | awk '/=>/ {print $3} /ld-linux/ {print $1}' | while read -r lib; do
 	cp -L "$lib" "$root$lib"
 done
 cp "$bb" "$root/bin/busybox"
-for c in sh tar cat ls id sleep mount ip ps head grep awk env true; do
+for c in sh tar cat ls id sleep mount ip ps head grep awk env true touch tr; do
 	ln -s busybox "$root/bin/$c"
 done
 echo 'root:x:0:0:root:/root:/bin/sh' > "$root/etc/passwd"
 echo 'sandbox:x:1000:1000:sandbox:/tmp:/bin/sh' >> "$root/etc/passwd"
-printf 'root:x:0:\nsandbox:x:1000:\n' > "$root/etc/group"
+echo 'agent:x:1001:1001:agent tool code:/tmp/agent:/bin/sh' >> "$root/etc/passwd"
+printf 'root:x:0:\nsandbox:x:1000:agent\nagent:x:1001:\n' > "$root/etc/group"
 chown 1000:1000 "$root/workspace"
+chmod 2775 "$root/workspace" # shared with tool code through group 1000, as in the real image
 chmod 1777 "$root/tmp" # the tmpfs mount copies the image directory's mode
 tar -C "$root" -cf "$root.tar" .
 trap 'rm -rf "$root" "$root.tar"' EXIT

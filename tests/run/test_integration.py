@@ -17,6 +17,7 @@ import asyncio
 import http.client
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -499,10 +500,14 @@ def case_hardening(env):
             "cat /sys/fs/cgroup/memory.max 2>/dev/null || "
             "cat /sys/fs/cgroup/memory/memory.limit_in_bytes"))["stdout"]
         # A fork bomb in a subshell (a failed fork ends it), counting what started.
+        # Only builtins once the bomb has gone off: with the pids limit
+        # reached, a $(cat) or a pkill cannot fork (seen in CI under ASan,
+        # where the sleeps outlived the subshell). `trap '' TERM; kill 0`
+        # ends the sleeps of this tool call's process group, not the shell.
         out["fork"] = (await sh("(i=0; while [ $i -lt 150 ]; do sleep 20 & i=$((i+1)); "
                                 "echo $i > /tmp/forks; done) 2>/dev/null; "
-                                "echo started=$(cat /tmp/forks); pkill sleep 2>/dev/null; "
-                                "kill $(pgrep sleep) 2>/dev/null; true"))["stdout"]
+                                "read n < /tmp/forks; echo started=$n; "
+                                "trap '' TERM; kill 0 2>/dev/null; true"))
         out["mem"] = await sh("x=$(head -c 400000000 /dev/zero | tr '\\0' a); echo survived ${#x}")
         out["alive"] = (await sh("echo still-here"))["stdout"]
         await s.call_tool("complete_task", {})
@@ -527,7 +532,10 @@ def case_hardening(env):
     lim = o["limits"].split()
     if lim != ["64", str(128 * 1024 * 1024)]:
         fail("cgroup limits: %s" % lim)
-    started = int(o["fork"].split("started=")[1].split()[0])
+    m = re.search(r"started=(\d+)", o["fork"].get("stdout", ""))
+    if not m:
+        fail("the fork probe printed no count: %r" % o["fork"])
+    started = int(m.group(1))
     if started >= 64:
         fail("the pids limit did not hold: %d processes started" % started)
     if "survived 400000000" in json.dumps(o["mem"]):
