@@ -288,7 +288,8 @@ int sbx_run_prepare(sbx_run **out, const sbx_run_opts *opts, sbx_error *err)
 	if (r < 0)
 		return r;
 	sbx_run__trace(run, "task loaded, run directory made");
-	if (sbx_provenance_get(run->task->dir, &run->res.provenance, err) < 0) {
+	if (sbx_provenance_cache_get(opts->provenance_cache, run->task->dir, &run->res.provenance,
+				     err) < 0) {
 		/* Provenance is information, not a reason to refuse the run. */
 		sbx_log_warning("%s", sbx_error_message(err));
 		sbx_error_clear(err);

@@ -120,3 +120,107 @@ done:
 	git_buf_dispose(&root);
 	return r;
 }
+
+/*
+ * A sweep asks for the same few task folders thousands of times; git status
+ * over a folder was a sixth of sandboxctl's CPU per episode. The cache reads
+ * each folder once for its life, which is what sweep.json records anyway
+ * (the tasks' commit when the sweep began).
+ */
+typedef struct provenance_entry {
+	char *task_dir;
+	sbx_provenance p;
+} provenance_entry;
+
+struct sbx_provenance_cache {
+	pthread_mutex_t lock;
+	provenance_entry *entries;
+	size_t n;
+};
+
+sbx_provenance_cache *sbx_provenance_cache_new(void)
+{
+	sbx_provenance_cache *c = calloc(1, sizeof(*c));
+
+	if (c)
+		pthread_mutex_init(&c->lock, NULL);
+	return c;
+}
+
+void sbx_provenance_cache_free(sbx_provenance_cache *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->n; i++) {
+		free(c->entries[i].task_dir);
+		sbx_provenance_clear(&c->entries[i].p);
+	}
+	free(c->entries);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
+static int provenance_copy(const sbx_provenance *from, sbx_provenance *to)
+{
+	*to = *from;
+	to->repo = from->repo ? strdup(from->repo) : NULL;
+	to->task_path = from->task_path ? strdup(from->task_path) : NULL;
+	if ((from->repo && !to->repo) || (from->task_path && !to->task_path)) {
+		sbx_provenance_clear(to);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static const sbx_provenance *cache_find(const sbx_provenance_cache *c, const char *task_dir)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (strcmp(c->entries[i].task_dir, task_dir) == 0)
+			return &c->entries[i].p;
+	return NULL;
+}
+
+static int cache_add(sbx_provenance_cache *c, const char *task_dir, const sbx_provenance *p)
+{
+	provenance_entry *grown, e = {0};
+
+	e.task_dir = strdup(task_dir);
+	if (!e.task_dir || provenance_copy(p, &e.p) < 0) {
+		free(e.task_dir);
+		return -ENOMEM;
+	}
+	grown = reallocarray(c->entries, c->n + 1, sizeof(*grown));
+	if (!grown) {
+		free(e.task_dir);
+		sbx_provenance_clear(&e.p);
+		return -ENOMEM;
+	}
+	c->entries = grown;
+	c->entries[c->n++] = e;
+	return 0;
+}
+
+int sbx_provenance_cache_get(sbx_provenance_cache *c, const char *task_dir, sbx_provenance *out,
+			     sbx_error *err)
+{
+	const sbx_provenance *hit;
+	int r;
+
+	if (!c)
+		return sbx_provenance_get(task_dir, out, err);
+	pthread_mutex_lock(&c->lock);
+	hit = cache_find(c, task_dir);
+	r = hit ? provenance_copy(hit, out) : 1;
+	pthread_mutex_unlock(&c->lock);
+	if (r <= 0)
+		return r < 0 ? sbx_error_set(err, r, "out of memory") : 0;
+	/* Outside the lock: two workers may both read a new folder, harmlessly. */
+	r = sbx_provenance_get(task_dir, out, err);
+	if (r < 0)
+		return r; /* not kept: the next run tries again */
+	pthread_mutex_lock(&c->lock);
+	if (!cache_find(c, task_dir))
+		(void)cache_add(c, task_dir, out); /* a cache that cannot grow only costs time */
+	pthread_mutex_unlock(&c->lock);
+	return 0;
+}

@@ -68,6 +68,7 @@ struct sched {
 	int64_t t0;
 	unsigned backoff_ms, window_size, fail_after;
 	double threshold;
+	sbx_provenance_cache *provenance; /* each task folder read once (NULL: per episode) */
 };
 
 static int64_t mono_ms(void)
@@ -192,6 +193,7 @@ static int run_attempt(sched *s, size_t e, size_t idx, unsigned attempt, sbx_swe
 	ro.seeded = ep.seeded;
 	ro.seed = ep.seed;
 	ro.engine = s->engines[e].url;
+	ro.provenance_cache = s->provenance;
 
 	r = sbx_run_execute(&ro, &run, &err);
 	if (r < 0) {
@@ -342,6 +344,7 @@ static void sched_free(sched *s)
 	free(s->not_before);
 	free(s->gave_up_on);
 	free(s->window);
+	sbx_provenance_cache_free(s->provenance);
 	pthread_mutex_destroy(&s->lock);
 	pthread_cond_destroy(&s->cond);
 }
@@ -364,6 +367,7 @@ int sbx_sweep_execute(const sbx_sweep_plan *plan, sbx_sweep_results *results,
 	pthread_cond_init(&s.cond, NULL);
 	s.plan = plan;
 	s.results = results;
+	s.provenance = sbx_provenance_cache_new();
 	s.o = o;
 	s.backoff_ms = o->backoff_ms ? o->backoff_ms : DEFAULT_BACKOFF_MS;
 	s.window_size = o->infra_window ? o->infra_window : DEFAULT_WINDOW;

@@ -1076,6 +1076,41 @@ START_TEST(provenance_sees_commit_and_changes)
 }
 END_TEST
 
+/* A sweep's cache reads each folder once: later changes are not seen through it. */
+START_TEST(provenance_cache_reads_once)
+{
+	char cmd[1024], task[300];
+	sbx_provenance p;
+	sbx_error err = SBX_ERROR_INIT;
+	sbx_provenance_cache *c = sbx_provenance_cache_new();
+
+	ck_assert_ptr_nonnull(c);
+	mk_tmp();
+	snprintf(task, sizeof(task), "%s/repo/t1", tmpdir);
+	snprintf(cmd, sizeof(cmd),
+		 "set -e; cd '%s'; mkdir -p repo/t1; cd repo; git init -q .; "
+		 "echo a > t1/task.yaml; git add .; git -c user.name=t -c user.email=t@t commit "
+		 "-qm i",
+		 tmpdir);
+	ck_assert_int_eq(system(cmd), 0);
+	ck_assert_int_eq(sbx_provenance_cache_get(c, task, &p, &err), 0);
+	ck_assert(p.known && !p.dirty);
+	ck_assert_str_eq(p.task_path, "t1");
+	sbx_provenance_clear(&p);
+	snprintf(cmd, sizeof(cmd), "echo b >> '%s/repo/t1/task.yaml'", tmpdir);
+	ck_assert_int_eq(system(cmd), 0);
+	ck_assert_int_eq(sbx_provenance_cache_get(c, task, &p, &err), 0);
+	ck_assert(p.known && !p.dirty); /* the reading the cache began with */
+	ck_assert_str_eq(p.task_path, "t1");
+	sbx_provenance_clear(&p);
+	ck_assert_int_eq(sbx_provenance_cache_get(NULL, task, &p, &err), 0);
+	ck_assert(p.dirty); /* no cache: read now */
+	sbx_provenance_clear(&p);
+	sbx_provenance_cache_free(c);
+	rm_tmp();
+}
+END_TEST
+
 /* ---- host agents ---- */
 
 START_TEST(agent_gets_env_and_logs)
@@ -1216,6 +1251,7 @@ static Suite *run_suite(void)
 	tcase_add_test(files, result_json_separates_infra_from_outcome);
 	tcase_add_test(files, rundir_is_fresh_and_confined);
 	tcase_add_test(files, provenance_sees_commit_and_changes);
+	tcase_add_test(files, provenance_cache_reads_once);
 	suite_add_tcase(s, http);
 	suite_add_tcase(s, relay);
 	suite_add_tcase(s, files);

@@ -104,6 +104,8 @@ typedef void (*sbx_run_ready_fn)(sbx_run *run, void *userdata);
 
 #define SBX_RUN_OPTS_VERSION 1
 
+typedef struct sbx_provenance_cache sbx_provenance_cache;
+
 typedef struct sbx_run_opts {
 	unsigned version;
 	const char *task;      /* name or path, required */
@@ -158,6 +160,8 @@ typedef struct sbx_run_opts {
 	 * SBX_RUN_RECORD_DEFAULT_S; < 0: off.
 	 */
 	double record_s;
+	/* Provenance read once per task folder (a sweep's); NULL: read for this run. */
+	sbx_provenance_cache *provenance_cache;
 } sbx_run_opts;
 
 #define SBX_RUN_RECORD_DEFAULT_S 2.0
@@ -392,6 +396,16 @@ bool sbx_run_id_valid(const char *s);
  */
 int sbx_provenance_get(const char *task_dir, sbx_provenance *out, sbx_error *err);
 void sbx_provenance_clear(sbx_provenance *p);
+
+/*
+ * sbx_provenance_get once per task folder for the cache's life (a sweep's:
+ * its episodes record the provenance the sweep began with). Thread-safe;
+ * a NULL cache reads the folder each time.
+ */
+sbx_provenance_cache *sbx_provenance_cache_new(void);
+void sbx_provenance_cache_free(sbx_provenance_cache *c);
+int sbx_provenance_cache_get(sbx_provenance_cache *c, const char *task_dir, sbx_provenance *out,
+			     sbx_error *err);
 
 /* result.json's text (pretty-printed), malloc'd, NULL on OOM. */
 char *sbx_run_result_json(const sbx_run_result *r);
