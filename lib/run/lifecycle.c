@@ -71,6 +71,15 @@ static void set_sandbox_failed(sbx_run *run, const char *kind, const sbx_error *
 	run->res.error_kind = strdup(kind);
 }
 
+/* Out of memory on the host during launch: recorded like every other launch failure. */
+static int launch_oom(sbx_run *run, sbx_error *err)
+{
+	int r = sbx_error_set(err, -ENOMEM, "out of memory");
+
+	sbx_run__set_infra(run, "host", err);
+	return r;
+}
+
 static int64_t real_ms(void)
 {
 	struct timespec ts;
@@ -445,7 +454,7 @@ static int open_relay(sbx_run *run, sbx_error *err)
 	int r;
 
 	if (asprintf(&transcript, "%s/transcript.jsonl", run->res.run_dir) < 0)
-		return sbx_error_set(err, -ENOMEM, "out of memory");
+		return launch_oom(run, err);
 	ro.port = run->o.port;
 	ro.open = open_stream;
 	ro.open_userdata = run;
@@ -466,12 +475,12 @@ static int open_relay(sbx_run *run, sbx_error *err)
 	if (run->unix_socket) {
 		if (asprintf(&run->url, "http://localhost/%s", run->token) < 0 ||
 		    asprintf(&run->res.endpoint, "unix:%s", run->unix_socket) < 0)
-			return sbx_error_set(err, -ENOMEM, "out of memory");
+			return launch_oom(run, err);
 	} else if (asprintf(&run->url, "http://127.0.0.1:%u/%s", sbx_relay_port(run->relay),
 			    run->token) < 0 ||
 		   asprintf(&run->res.endpoint, "http://127.0.0.1:%u", sbx_relay_port(run->relay)) <
 			   0) {
-		return sbx_error_set(err, -ENOMEM, "out of memory");
+		return launch_oom(run, err);
 	}
 	r = write_connection(run, err);
 	if (r < 0)
@@ -546,7 +555,9 @@ int sbx_run_launch(sbx_run *run, sbx_error *err)
 		sbx_run__set_infra(run, "engine", err);
 		return r;
 	}
-	r = sbx_backend_docker_new_at(&run->backend, run->o.engine, err);
+	r = run->o.backend
+		    ? run->o.backend(&run->backend, run->o.engine, run->o.backend_userdata, err)
+		    : sbx_backend_docker_new_at(&run->backend, run->o.engine, err);
 	if (r < 0) {
 		sbx_run__set_infra(run, "engine", err);
 		return r;
@@ -575,7 +586,7 @@ int sbx_run_launch(sbx_run *run, sbx_error *err)
 	if (run->task->gui && run->task->n_files > 0) {
 		if (asprintf(&open_env, "SANDBOX_OPEN=" SBX_SANDBOX_WORKSPACE "/%s",
 			     sbx_run__base_name(run->task->files[0])) < 0)
-			return sbx_error_set(err, -ENOMEM, "out of memory");
+			return launch_oom(run, err);
 		env[0] = open_env;
 		spec.env = env;
 	}
@@ -618,7 +629,7 @@ int sbx_run_launch(sbx_run *run, sbx_error *err)
 		run->url = NULL;
 		if (asprintf(&run->url, "http://%s", run->backend->endpoint) < 0) {
 			run->url = NULL;
-			return sbx_error_set(err, -ENOMEM, "out of memory");
+			return launch_oom(run, err);
 		}
 		free(run->res.endpoint);
 		run->res.endpoint = strdup(run->url);
@@ -817,10 +828,57 @@ static char *agent_log_tail(const char *run_dir, int n)
 
 /* ---- finish ----------------------------------------------------------------- */
 
+/* The outputs into runs/<id>/outputs, then the grade; failures are recorded in res. */
+static void collect_and_grade(sbx_run *run, sbx_run_end end)
+{
+	_cleanup_free_ char *outdir = NULL;
+	sbx_error e = SBX_ERROR_INIT;
+	double t;
+	int r;
+
+	/* PID 1 restarts Calc only while the sandbox is not stopping. */
+	if (run->task->gui)
+		sbx_run__save_screenshot(run,
+					 end == SBX_END_COMPLETE_TASK || end == SBX_END_AGENT_EXIT);
+	t = sbx_run__mono_msf();
+	if (asprintf(&outdir, "%s/outputs", run->res.run_dir) < 0) {
+		outdir = NULL;
+		sbx_error_set(&e, -ENOMEM, "out of memory");
+		sbx_run__set_infra(run, "host", &e);
+		return;
+	}
+	/*
+	 * Through the server on a warm stream; the exec'd tar when that fails,
+	 * or straight away past the deadline: the server may be what hung, and
+	 * the host does not wait on it again.
+	 */
+	r = end == SBX_END_DEADLINE ? -ETIMEDOUT
+				    : sbx_collect__outputs(run->relay, run->task, outdir, &e);
+	if (r < 0) {
+		sbx_log_debug("collecting through the server: %s; using tar",
+			      sbx_error_message(&e));
+		sbx_error_clear(&e);
+		r = run->backend->ops->copy_out(run->backend, SBX_SANDBOX_WORKSPACE, outdir, &e);
+	}
+	sbx_run__phase_done(run, SBX_PHASE_COPY_OUT, t);
+	if (r == -EFBIG || r == -E2BIG) {
+		/* Outputs over the caps: what the agent left, not a fault of ours. */
+		set_sandbox_failed(run, "outputs_too_large", &e);
+	} else if (r < 0 && r != -EPERM) {
+		/* A refused entry is the agent's doing (below); a dead sandbox is
+		 * the sandbox's, anything else ours. */
+		if (!sandbox_dead(run, &e))
+			sbx_run__set_infra(run, "copy_out", &e);
+	} else if (r == -EPERM) {
+		sbx_log_warning("copy out: %s", sbx_error_message(&e));
+	}
+	if (!run->res.error)
+		sbx_run__grade(run);
+}
+
 int sbx_run_finish(sbx_run *run, sbx_run_end end, sbx_error *err)
 {
 	_cleanup_free_ char *json = NULL;
-	sbx_error e = SBX_ERROR_INIT;
 	bool alive = run->launched && run->backend && run->backend->id && !run->res.error;
 	double t;
 	int r;
@@ -841,46 +899,8 @@ int sbx_run_finish(sbx_run *run, sbx_run_end end, sbx_error *err)
 	if (run->relay)
 		sbx_relay_close_listener(run->relay);
 
-	if (alive && end != SBX_END_INTERRUPTED && end != SBX_END_SANDBOX_DIED) {
-		_cleanup_free_ char *outdir = NULL;
-
-		/* PID 1 restarts Calc only while the sandbox is not stopping. */
-		if (run->task->gui)
-			sbx_run__save_screenshot(run, end == SBX_END_COMPLETE_TASK ||
-							      end == SBX_END_AGENT_EXIT);
-		t = sbx_run__mono_msf();
-		if (asprintf(&outdir, "%s/outputs", run->res.run_dir) < 0)
-			return sbx_error_set(err, -ENOMEM, "out of memory");
-		/*
-		 * Through the server on a warm stream; the exec'd tar when that fails,
-		 * or straight away past the deadline: the server may be what hung, and
-		 * the host does not wait on it again.
-		 */
-		r = end == SBX_END_DEADLINE
-			    ? -ETIMEDOUT
-			    : sbx_collect__outputs(run->relay, run->task, outdir, &e);
-		if (r < 0) {
-			sbx_log_debug("collecting through the server: %s; using tar",
-				      sbx_error_message(&e));
-			sbx_error_clear(&e);
-			r = run->backend->ops->copy_out(run->backend, SBX_SANDBOX_WORKSPACE, outdir,
-							&e);
-		}
-		sbx_run__phase_done(run, SBX_PHASE_COPY_OUT, t);
-		if (r == -EFBIG || r == -E2BIG) {
-			/* Outputs over the caps: what the agent left, not a fault of ours. */
-			set_sandbox_failed(run, "outputs_too_large", &e);
-		} else if (r < 0 && r != -EPERM) {
-			/* A refused entry is the agent's doing (below); a dead sandbox is
-			 * the sandbox's, anything else ours. */
-			if (!sandbox_dead(run, &e))
-				sbx_run__set_infra(run, "copy_out", &e);
-		} else if (r == -EPERM) {
-			sbx_log_warning("copy out: %s", sbx_error_message(&e));
-		}
-		if (!run->res.error)
-			sbx_run__grade(run);
-	}
+	if (alive && end != SBX_END_INTERRUPTED && end != SBX_END_SANDBOX_DIED)
+		collect_and_grade(run, end);
 	sbx_run__trace(run, "outputs graded");
 	if (run->backend && run->backend->id)
 		sbx_run__save_logs(run);

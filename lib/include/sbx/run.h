@@ -99,6 +99,13 @@ typedef int (*sbx_run_grade_fn)(const sbx_task *task, const char *outputs_dir, s
 
 typedef struct sbx_run sbx_run;
 
+/*
+ * Makes the backend a launch runs on (engine: sbx_run_opts.engine). The run
+ * owns *out from then on and frees it with b->ops->free.
+ */
+typedef int (*sbx_run_backend_fn)(sbx_backend **out, const char *engine, void *userdata,
+				  sbx_error *err);
+
 /* Called once the endpoint is up (to print it); may be NULL. */
 typedef void (*sbx_run_ready_fn)(sbx_run *run, void *userdata);
 
@@ -158,6 +165,13 @@ typedef struct sbx_run_opts {
 	 * SBX_RUN_RECORD_DEFAULT_S; < 0: off.
 	 */
 	double record_s;
+	/*
+	 * NULL: the hardened Docker backend (sbx_backend_docker_new_at). Only
+	 * tests pass another; no command line reaches this, so a user can never
+	 * lose the sandbox's isolation by a flag.
+	 */
+	sbx_run_backend_fn backend;
+	void *backend_userdata;
 } sbx_run_opts;
 
 #define SBX_RUN_RECORD_DEFAULT_S 2.0
