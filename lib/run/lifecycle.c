@@ -968,15 +968,22 @@ int sbx_run_execute(const sbx_run_opts *opts, sbx_run **out, sbx_error *err)
 	r = sbx_run_prepare(&run, opts, err);
 	if (r < 0)
 		return r;
-	if (sbx_run_launch(run, &lerr) < 0)
-		end = opts->interrupted && *opts->interrupted ? SBX_END_INTERRUPTED : SBX_END_NONE;
-	else
+	if (opts->on_prepared)
+		opts->on_prepared(run, opts->on_ready_userdata);
+	if (sbx_run_launch(run, &lerr) < 0) {
+		bool stopped = opts->interrupted && *opts->interrupted;
+
+		/* Every launch failure reaches result.json: a step that did not record
+		 * its own (first wins) is recorded here. */
+		if (!stopped)
+			sbx_run__set_infra(run, "launch", &lerr);
+		end = stopped ? SBX_END_INTERRUPTED : SBX_END_NONE;
+	} else {
 		end = sbx_run_wait(run);
+	}
 	r = sbx_run_finish(run, end, err);
-	if (r < 0)
-		return r;
 	*out = TAKE_PTR(run);
-	return 0;
+	return r < 0 ? r : 0;
 }
 
 void sbx_run_free(sbx_run *run)

@@ -143,6 +143,8 @@ typedef struct sbx_run_opts {
 	void *grade_userdata;
 	sbx_run_ready_fn on_ready;
 	void *on_ready_userdata;
+	/* sbx_run_execute: called once prepared, before launch (with on_ready_userdata). */
+	sbx_run_ready_fn on_prepared;
 	/* Set (by a signal handler) to stop the run: the result says interrupted. */
 	const volatile sig_atomic_t *interrupted;
 	/* Seedable tasks: generate a fresh instance from this seed (recorded in result.json). */
@@ -367,7 +369,13 @@ bool sbx_run_warm_fits(const sbx_run *run, const sbx_warm *w);
  */
 int sbx_run_launch_warm(sbx_run *run, sbx_warm *w, sbx_error *err);
 
-/* Everything at once. Returns 0 when a result was written (read its status). */
+/*
+ * Everything at once: prepare, launch, wait, finish. Returns 0 when a result
+ * was written (read its status). A prepare failure (a configuration error)
+ * returns its -errno and leaves *out alone; past prepare *out is always set
+ * (free with sbx_run_free), and a negative return then means result.json
+ * could not be written.
+ */
 int sbx_run_execute(const sbx_run_opts *opts, sbx_run **out, sbx_error *err);
 
 const sbx_run_result *sbx_run_get_result(const sbx_run *run);
