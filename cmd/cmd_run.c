@@ -269,6 +269,15 @@ static void help(void)
 	       "sandbox failed, 130 interrupted.\n");
 }
 
+static void on_prepared(sbx_run *run, void *userdata)
+{
+	const sbx_task *t = sbx_run_get_task(run);
+
+	if (t->reference)
+		fprintf(stderr, "sandboxctl: task '%s': read as a reference task (%s)\n", t->id,
+			t->path);
+}
+
 static void on_ready(sbx_run *run, void *userdata)
 {
 	bool json = *(bool *)userdata;
@@ -444,27 +453,15 @@ int cmd_run(int argc, char **argv)
 		o.quiet_agent = true; /* stdout carries exactly one line */
 	o.grade = cmd_run__grade;
 	o.on_ready = on_ready;
+	o.on_prepared = on_prepared;
 	o.on_ready_userdata = &json;
 	o.interrupted = &cmd_run__interrupted;
 	cmd_run__install_signals();
 
-	r = sbx_run_prepare(&run, &o, &err);
-	if (r < 0) {
+	r = sbx_run_execute(&o, &run, &err);
+	if (!run) {
 		cli_error("run: %s", sbx_error_message(&err));
 		return EXIT_USAGE;
-	}
-	if (sbx_run_get_task(run)->reference)
-		fprintf(stderr, "sandboxctl: task '%s': read as a reference task (%s)\n",
-			sbx_run_get_task(run)->id, sbx_run_get_task(run)->path);
-	{
-		sbx_run_end end;
-		sbx_error lerr = SBX_ERROR_INIT;
-
-		if (sbx_run_launch(run, &lerr) < 0)
-			end = cmd_run__interrupted ? SBX_END_INTERRUPTED : SBX_END_NONE;
-		else
-			end = sbx_run_wait(run);
-		r = sbx_run_finish(run, end, &err);
 	}
 	res = sbx_run_get_result(run);
 	if (r < 0) {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <inttypes.h>
+#include <libgen.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
 #include <poll.h>
@@ -16,6 +17,7 @@
 #include "sbx/cleanup.h"
 #include "sbx/docker.h"
 #include "sbx/docker_stream.h"
+#include "sbx/docker_tar.h"
 #include "sbx/json.h"
 #include "sbx/labels.h"
 #include "sbx/log.h"
@@ -37,6 +39,8 @@ typedef struct docker_backend {
 	char *pending_dest;
 	sbx_stream *pending_stream;
 } docker_backend;
+
+SBX_DEFINE_CLEANUP(sbx_docker_tar, sbx_docker_tar_free)
 
 /* The user every exec runs as: never the root a published sandbox starts as. */
 #define EXEC_USER "1000:1000"
@@ -337,10 +341,46 @@ static int open_published(sbx_backend *b, sbx_stream **out, sbx_error *err)
 	return 0;
 }
 
-static int db_copy_in(sbx_backend *b, const char *dest, const void *tar, size_t len, sbx_error *err)
+/* The files as a tar, owned by the agent's uid (1000), in the modes sbx_sandbox_file names. */
+static int pack(const sbx_sandbox_file *files, size_t n, sbx_docker_tar **out, const void **data,
+		size_t *len, sbx_error *err)
+{
+	sbx_docker_tar *tar = NULL;
+	int r = sbx_docker_tar_new(&tar, 0, err);
+
+	for (size_t i = 0; r >= 0 && i < n; i++) {
+		if (strchr(files[i].name, '/')) {
+			_cleanup_free_ char *dir = strdup(files[i].name);
+
+			r = dir ? sbx_docker_tar_add_dir(tar, dirname(dir), 02775, 1000, 1000, err)
+				: sbx_error_set(err, -ENOMEM, "out of memory");
+		}
+		if (r >= 0)
+			r = sbx_docker_tar_add_file(tar, files[i].name, files[i].data, files[i].len,
+						    0664, 1000, 1000, err);
+	}
+	if (r >= 0)
+		r = sbx_docker_tar_finish(tar, data, len, err);
+	if (r < 0) {
+		sbx_docker_tar_free(tar);
+		return r;
+	}
+	*out = tar;
+	return 0;
+}
+
+static int db_copy_in(sbx_backend *b, const char *dest, const sbx_sandbox_file *files, size_t n,
+		      sbx_error *err)
 {
 	docker_backend *db = (docker_backend *)b;
+	_cleanup_(sbx_docker_tar_freep) sbx_docker_tar *t = NULL;
+	const void *tar;
+	size_t len;
+	int r;
 
+	r = pack(files, n, &t, &tar, &len, err);
+	if (r < 0)
+		return r;
 	if (db->pending_copy && strcmp(db->pending_dest, dest) == 0) {
 		sbx_docker_copy_in *c = TAKE_PTR(db->pending_copy);
 		sbx_error e = SBX_ERROR_INIT;
@@ -353,6 +393,22 @@ static int db_copy_in(sbx_backend *b, const char *dest, const void *tar, size_t 
 	}
 	return sbx_docker_exec_copy_in(db->d, b->id, dest, EXEC_USER, tar, len, EXEC_TIMEOUT_MS,
 				       err);
+}
+
+/*
+ * d_stream, opened on first use (db->lock held): the connection of every
+ * call that may run while the copy-in thread uses db->d.
+ */
+static int open_locked_conn(docker_backend *db, sbx_error *err)
+{
+	/* Same engine, same API version: no second negotiation round trip. */
+	sbx_docker_opts o = SBX_DOCKER_OPTS_INIT;
+
+	if (db->d_stream)
+		return 0;
+	o.api_version = sbx_docker_api_version(db->d);
+	o.host = db->host;
+	return sbx_docker_open(&db->d_stream, &o, err);
 }
 
 static int db_open_stream(sbx_backend *b, sbx_stream **out, sbx_error *err)
@@ -377,16 +433,7 @@ static int db_open_stream(sbx_backend *b, sbx_stream **out, sbx_error *err)
 	o.cmd = (const char *const[]){"sandbox-bridge", SBX_SANDBOX_SOCKET, NULL};
 	o.attach_stdin = true;
 	pthread_mutex_lock(&db->lock);
-	if (!db->d_stream) {
-		/* Same engine, same API version: no second negotiation round trip. */
-		sbx_docker_opts o2 = SBX_DOCKER_OPTS_INIT;
-
-		o2.api_version = sbx_docker_api_version(db->d);
-		o2.host = db->host;
-		r = sbx_docker_open(&db->d_stream, &o2, err);
-	} else {
-		r = 0;
-	}
+	r = open_locked_conn(db, err);
 	if (r >= 0)
 		r = sbx_docker_exec_create(db->d_stream, b->id, &o, &exec_id, err);
 	if (r >= 0)
@@ -424,10 +471,13 @@ static int db_status(sbx_backend *b, sbx_sandbox_status *out, sbx_error *err)
 
 	/*
 	 * The readiness loop asks this while the copy-in thread execs on db->d
-	 * (a published port fails fast, so it asks often): the locked connection.
+	 * (a published port fails fast, so it asks often): the locked connection,
+	 * never db->d (a CURL handle is not to be shared between threads).
 	 */
 	pthread_mutex_lock(&db->lock);
-	r = sbx_docker_container_inspect(db->d_stream ? db->d_stream : db->d, b->id, &c, err);
+	r = open_locked_conn(db, err);
+	if (r >= 0)
+		r = sbx_docker_container_inspect(db->d_stream, b->id, &c, err);
 	pthread_mutex_unlock(&db->lock);
 	if (r < 0)
 		return r;

@@ -86,12 +86,16 @@ done:
 	return r;
 }
 
-/* "file:///workspace/" + the path, percent-encoded where it must be. */
+/*
+ * "file://" + the path relative to the workspace (the reference's names,
+ * which the server reads relative to its own --workspace), percent-encoded
+ * where it must be: the host need not know where the sandbox keeps it.
+ */
 static char *uri_of(const char *rel)
 {
 	_cleanup_(sbx_buf_free) sbx_buf b = SBX_BUF_INIT(16384);
 
-	if (sbx_buf_puts(&b, "file:///workspace/") < 0)
+	if (sbx_buf_puts(&b, "file://") < 0)
 		return NULL;
 	for (const unsigned char *p = (const unsigned char *)rel; *p; p++) {
 		int r;

@@ -1,71 +1,64 @@
 /* SPDX-License-Identifier: MIT */
-/* What goes into the sandbox's workspace: a tar made from the task's files. */
+/*
+ * What goes into the sandbox's workspace: the task's files, read on the
+ * host. How they travel (a tar for Docker) is the backend's business.
+ */
 #include <errno.h>
-#include <libgen.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "run-internal.h"
 #include "rundir.h"
 #include "sbx/cleanup.h"
-#include "sbx/docker_tar.h"
 
 #define INPUT_MAX (256ULL * 1024 * 1024)
 
-/* A tar of the starting files (or, for the oracle, the oracles named as the outputs). */
-static int make_tar(sbx_run *run, bool oracle, sbx_docker_tar **out, const void **data, size_t *len,
-		    sbx_error *err)
+typedef struct input_set {
+	sbx_sandbox_file *files;
+	char **data; /* owned, one per file */
+	size_t n;
+} input_set;
+
+static void input_set_clear(input_set *s)
 {
-	const sbx_task *t = run->task;
-	sbx_docker_tar *tar = NULL;
+	for (size_t i = 0; i < s->n; i++)
+		free(s->data[i]);
+	free(s->data);
+	free(s->files);
+}
+
+/* The starting files (or, for the oracle, the oracles named as the outputs). */
+static int read_inputs(const sbx_task *t, bool oracle, input_set *s, sbx_error *err)
+{
 	size_t n = oracle ? t->n_oracles : t->n_files;
-	int r;
 
-	r = sbx_docker_tar_new(&tar, 0, err);
-	if (r < 0)
-		return r;
-	for (size_t i = 0; r >= 0 && i < n; i++) {
-		_cleanup_free_ char *buf = NULL;
-		const char *rel = oracle ? t->oracles[i] : t->files[i];
-		const char *name =
-			oracle ? (i < t->n_outputs ? t->outputs[i] : sbx_run__base_name(rel))
-			       : sbx_run__base_name(rel);
-		size_t blen;
+	s->files = calloc(n, sizeof(*s->files));
+	s->data = calloc(n, sizeof(*s->data));
+	if (!s->files || !s->data)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	for (; s->n < n; s->n++) {
+		const char *rel = oracle ? t->oracles[s->n] : t->files[s->n];
+		sbx_sandbox_file *f = &s->files[s->n];
+		int r;
 
-		r = sbx_rundir__read(t->dir, rel, INPUT_MAX, &buf, &blen, err);
-		if (r >= 0 && strchr(name, '/')) {
-			_cleanup_free_ char *dir = strdup(name);
-			if (!dir)
-				r = -ENOMEM;
-			else
-				r = sbx_docker_tar_add_dir(tar, dirname(dir), 02775, 1000, 1000,
-							   err);
-		}
-		if (r >= 0)
-			r = sbx_docker_tar_add_file(tar, name, buf, blen, 0664, 1000, 1000, err);
+		f->name =
+			oracle && s->n < t->n_outputs ? t->outputs[s->n] : sbx_run__base_name(rel);
+		r = sbx_rundir__read(t->dir, rel, INPUT_MAX, &s->data[s->n], &f->len, err);
+		if (r < 0)
+			return r;
+		f->data = s->data[s->n];
 	}
-	if (r >= 0)
-		r = sbx_docker_tar_finish(tar, data, len, err);
-	if (r < 0) {
-		sbx_docker_tar_free(tar);
-		return r;
-	}
-	*out = tar;
 	return 0;
 }
 
 int sbx_run__copy_files_in(sbx_run *run, bool oracle, sbx_error *err)
 {
-	sbx_docker_tar *tar = NULL;
-	const void *data;
-	size_t len;
+	_cleanup_(input_set_clear) input_set s = {0};
 	int r;
 
 	if ((oracle ? run->task->n_oracles : run->task->n_files) == 0)
 		return 0;
-	r = make_tar(run, oracle, &tar, &data, &len, err);
-	if (r >= 0)
-		r = run->backend->ops->copy_in(run->backend, SBX_SANDBOX_WORKSPACE, data, len, err);
-	sbx_docker_tar_free(tar);
-	return r;
+	r = read_inputs(run->task, oracle, &s, err);
+	if (r < 0)
+		return r;
+	return run->backend->ops->copy_in(run->backend, SBX_SANDBOX_WORKSPACE, s.files, s.n, err);
 }

@@ -31,25 +31,8 @@
 /* How long an agent may take to exit by itself after complete_task. */
 #define AGENT_EXIT_GRACE_MS 500
 
-#define STATUS_POLL_MS		200
-#define STATUS_BUDGET_MS	5000 /* one status read, whole */
-#define STATUS_PAST_DEADLINE_MS 1000
-#define TICK_MS			10
-
-void sbx_run__phase_done(sbx_run *run, sbx_run_phase p, double since)
-{
-	run->res.phase_ms[p] += sbx_run__mono_msf() - since;
-	run->res.phase_done[p] = true;
-}
-
-void sbx_run__set_infra(sbx_run *run, const char *kind, const sbx_error *err)
-{
-	if (run->res.error)
-		return; /* the first failure is the one that matters */
-	run->res.status = SBX_RUN_INFRA_ERROR;
-	run->res.error = strdup(sbx_error_message(err));
-	run->res.error_kind = strdup(kind);
-}
+#define STATUS_POLL_MS 200
+#define TICK_MS	       10
 
 /*
  * A failure inside a sandbox that was ready: its memory, its processes, its
@@ -69,6 +52,15 @@ static void set_sandbox_failed(sbx_run *run, const char *kind, const sbx_error *
 	run->res.status = SBX_RUN_SANDBOX_FAILED;
 	run->res.error = strdup(sbx_error_message(err));
 	run->res.error_kind = strdup(kind);
+}
+
+/* Out of memory on the host during launch: recorded like every other launch failure. */
+static int launch_oom(sbx_run *run, sbx_error *err)
+{
+	int r = sbx_error_set(err, -ENOMEM, "out of memory");
+
+	sbx_run__set_infra(run, "host", err);
+	return r;
 }
 
 static int64_t real_ms(void)
@@ -100,13 +92,6 @@ const char *sbx_run_get_url(const sbx_run *run)
 }
 
 /* ---- prepare ---------------------------------------------------------------- */
-
-const char *sbx_run__base_name(const char *p)
-{
-	const char *s = strrchr(p, '/');
-
-	return s ? s + 1 : p;
-}
 
 static int snapshot_task(sbx_run *run, sbx_error *err)
 {
@@ -446,7 +431,7 @@ static int open_relay(sbx_run *run, sbx_error *err)
 	int r;
 
 	if (asprintf(&transcript, "%s/transcript.jsonl", run->res.run_dir) < 0)
-		return sbx_error_set(err, -ENOMEM, "out of memory");
+		return launch_oom(run, err);
 	ro.port = run->o.port;
 	ro.open = open_stream;
 	ro.open_userdata = run;
@@ -467,12 +452,12 @@ static int open_relay(sbx_run *run, sbx_error *err)
 	if (run->unix_socket) {
 		if (asprintf(&run->url, "http://localhost/%s", run->token) < 0 ||
 		    asprintf(&run->res.endpoint, "unix:%s", run->unix_socket) < 0)
-			return sbx_error_set(err, -ENOMEM, "out of memory");
+			return launch_oom(run, err);
 	} else if (asprintf(&run->url, "http://127.0.0.1:%u/%s", sbx_relay_port(run->relay),
 			    run->token) < 0 ||
 		   asprintf(&run->res.endpoint, "http://127.0.0.1:%u", sbx_relay_port(run->relay)) <
 			   0) {
-		return sbx_error_set(err, -ENOMEM, "out of memory");
+		return launch_oom(run, err);
 	}
 	r = write_connection(run, err);
 	if (r < 0)
@@ -547,7 +532,9 @@ int sbx_run_launch(sbx_run *run, sbx_error *err)
 		sbx_run__set_infra(run, "engine", err);
 		return r;
 	}
-	r = sbx_backend_docker_new_at(&run->backend, run->o.engine, err);
+	r = run->o.backend
+		    ? run->o.backend(&run->backend, run->o.engine, run->o.backend_userdata, err)
+		    : sbx_backend_docker_new_at(&run->backend, run->o.engine, err);
 	if (r < 0) {
 		sbx_run__set_infra(run, "engine", err);
 		return r;
@@ -576,7 +563,7 @@ int sbx_run_launch(sbx_run *run, sbx_error *err)
 	if (run->task->gui && run->task->n_files > 0) {
 		if (asprintf(&open_env, "SANDBOX_OPEN=" SBX_SANDBOX_WORKSPACE "/%s",
 			     sbx_run__base_name(run->task->files[0])) < 0)
-			return sbx_error_set(err, -ENOMEM, "out of memory");
+			return launch_oom(run, err);
 		env[0] = open_env;
 		spec.env = env;
 	}
@@ -619,7 +606,7 @@ int sbx_run_launch(sbx_run *run, sbx_error *err)
 		run->url = NULL;
 		if (asprintf(&run->url, "http://%s", run->backend->endpoint) < 0) {
 			run->url = NULL;
-			return sbx_error_set(err, -ENOMEM, "out of memory");
+			return launch_oom(run, err);
 		}
 		free(run->res.endpoint);
 		run->res.endpoint = strdup(run->url);
@@ -674,55 +661,6 @@ int sbx_run_launch_warm(sbx_run *run, sbx_warm *w, sbx_error *err)
 /* ---- the agent -------------------------------------------------------------- */
 
 /* ---- waiting ---------------------------------------------------------------- */
-
-/*
- * 1: completed, 2: timed out (server side), 0: running, <0: no answer.
- * Our /v1/task/status always answers 200; the reference-compatible
- * /task/status is 404 once completed, so it is only the fallback for an
- * image whose server has no /v1 yet.
- */
-int sbx_run__task_state(sbx_run *run)
-{
-	sbx_relay_response resp = {0};
-	_cleanup_json_ cJSON *j = NULL;
-	int64_t left = run->deadline_ms - sbx_run__mono_ms() + STATUS_PAST_DEADLINE_MS;
-	int budget = left < STATUS_BUDGET_MS ? (int)(left > 250 ? left : 250) : STATUS_BUDGET_MS;
-	const char *st;
-	int r;
-
-	/* The whole read is bounded, and never far past the deadline: a server that
-	 * drips its answer cannot keep the episode alive. */
-	r = sbx_relay_request(run->relay, "GET",
-			      run->legacy_status ? "/task/status" : "/v1/task/status", NULL, NULL,
-			      0, false, budget, &resp, NULL);
-	if (r >= 0 && resp.status == 404 && !run->legacy_status) {
-		sbx_relay_response_free(&resp);
-		run->legacy_status = true;
-		return sbx_run__task_state(run);
-	}
-	if (r < 0 || resp.status != 200 || sbx_json_parse(resp.body, resp.len, &j, NULL) < 0) {
-		sbx_relay_response_free(&resp);
-		return r < 0 ? r : -EPROTO;
-	}
-	sbx_relay_response_free(&resp);
-	st = sbx_json_get_string(j, "status", "");
-	if (strcmp(st, "completed") == 0) {
-		/* complete_task says how it computed formula values (result.json grade.recalc). */
-		const cJSON *rc = sbx_json_get(j, "recalc");
-		if (cJSON_IsObject(rc)) {
-			snprintf(run->res.sandbox_recalc, sizeof(run->res.sandbox_recalc), "%s",
-				 sbx_json_get_string(rc, "method", ""));
-			run->res.sandbox_recalc_native =
-				(uint64_t)sbx_json_get_number(rc, "native", 0);
-			run->res.sandbox_recalc_office =
-				(uint64_t)sbx_json_get_number(rc, "libreoffice", 0);
-		}
-		return 1;
-	}
-	if (strcmp(st, "timed_out") == 0)
-		return 2;
-	return 0;
-}
 
 sbx_run_end sbx_run_poll(sbx_run *run)
 {
@@ -818,10 +756,57 @@ static char *agent_log_tail(const char *run_dir, int n)
 
 /* ---- finish ----------------------------------------------------------------- */
 
+/* The outputs into runs/<id>/outputs, then the grade; failures are recorded in res. */
+static void collect_and_grade(sbx_run *run, sbx_run_end end)
+{
+	_cleanup_free_ char *outdir = NULL;
+	sbx_error e = SBX_ERROR_INIT;
+	double t;
+	int r;
+
+	/* PID 1 restarts Calc only while the sandbox is not stopping. */
+	if (run->task->gui)
+		sbx_run__save_screenshot(run,
+					 end == SBX_END_COMPLETE_TASK || end == SBX_END_AGENT_EXIT);
+	t = sbx_run__mono_msf();
+	if (asprintf(&outdir, "%s/outputs", run->res.run_dir) < 0) {
+		outdir = NULL;
+		sbx_error_set(&e, -ENOMEM, "out of memory");
+		sbx_run__set_infra(run, "host", &e);
+		return;
+	}
+	/*
+	 * Through the server on a warm stream; the exec'd tar when that fails,
+	 * or straight away past the deadline: the server may be what hung, and
+	 * the host does not wait on it again.
+	 */
+	r = end == SBX_END_DEADLINE ? -ETIMEDOUT
+				    : sbx_collect__outputs(run->relay, run->task, outdir, &e);
+	if (r < 0) {
+		sbx_log_debug("collecting through the server: %s; using tar",
+			      sbx_error_message(&e));
+		sbx_error_clear(&e);
+		r = run->backend->ops->copy_out(run->backend, SBX_SANDBOX_WORKSPACE, outdir, &e);
+	}
+	sbx_run__phase_done(run, SBX_PHASE_COPY_OUT, t);
+	if (r == -EFBIG || r == -E2BIG) {
+		/* Outputs over the caps: what the agent left, not a fault of ours. */
+		set_sandbox_failed(run, "outputs_too_large", &e);
+	} else if (r < 0 && r != -EPERM) {
+		/* A refused entry is the agent's doing (below); a dead sandbox is
+		 * the sandbox's, anything else ours. */
+		if (!sandbox_dead(run, &e))
+			sbx_run__set_infra(run, "copy_out", &e);
+	} else if (r == -EPERM) {
+		sbx_log_warning("copy out: %s", sbx_error_message(&e));
+	}
+	if (!run->res.error)
+		sbx_run__grade(run);
+}
+
 int sbx_run_finish(sbx_run *run, sbx_run_end end, sbx_error *err)
 {
 	_cleanup_free_ char *json = NULL;
-	sbx_error e = SBX_ERROR_INIT;
 	bool alive = run->launched && run->backend && run->backend->id && !run->res.error;
 	double t;
 	int r;
@@ -842,46 +827,8 @@ int sbx_run_finish(sbx_run *run, sbx_run_end end, sbx_error *err)
 	if (run->relay)
 		sbx_relay_close_listener(run->relay);
 
-	if (alive && end != SBX_END_INTERRUPTED && end != SBX_END_SANDBOX_DIED) {
-		_cleanup_free_ char *outdir = NULL;
-
-		/* PID 1 restarts Calc only while the sandbox is not stopping. */
-		if (run->task->gui)
-			sbx_run__save_screenshot(run, end == SBX_END_COMPLETE_TASK ||
-							      end == SBX_END_AGENT_EXIT);
-		t = sbx_run__mono_msf();
-		if (asprintf(&outdir, "%s/outputs", run->res.run_dir) < 0)
-			return sbx_error_set(err, -ENOMEM, "out of memory");
-		/*
-		 * Through the server on a warm stream; the exec'd tar when that fails,
-		 * or straight away past the deadline: the server may be what hung, and
-		 * the host does not wait on it again.
-		 */
-		r = end == SBX_END_DEADLINE
-			    ? -ETIMEDOUT
-			    : sbx_collect__outputs(run->relay, run->task, outdir, &e);
-		if (r < 0) {
-			sbx_log_debug("collecting through the server: %s; using tar",
-				      sbx_error_message(&e));
-			sbx_error_clear(&e);
-			r = run->backend->ops->copy_out(run->backend, SBX_SANDBOX_WORKSPACE, outdir,
-							&e);
-		}
-		sbx_run__phase_done(run, SBX_PHASE_COPY_OUT, t);
-		if (r == -EFBIG || r == -E2BIG) {
-			/* Outputs over the caps: what the agent left, not a fault of ours. */
-			set_sandbox_failed(run, "outputs_too_large", &e);
-		} else if (r < 0 && r != -EPERM) {
-			/* A refused entry is the agent's doing (below); a dead sandbox is
-			 * the sandbox's, anything else ours. */
-			if (!sandbox_dead(run, &e))
-				sbx_run__set_infra(run, "copy_out", &e);
-		} else if (r == -EPERM) {
-			sbx_log_warning("copy out: %s", sbx_error_message(&e));
-		}
-		if (!run->res.error)
-			sbx_run__grade(run);
-	}
+	if (alive && end != SBX_END_INTERRUPTED && end != SBX_END_SANDBOX_DIED)
+		collect_and_grade(run, end);
 	sbx_run__trace(run, "outputs graded");
 	if (run->backend && run->backend->id)
 		sbx_run__save_logs(run);
@@ -949,15 +896,22 @@ int sbx_run_execute(const sbx_run_opts *opts, sbx_run **out, sbx_error *err)
 	r = sbx_run_prepare(&run, opts, err);
 	if (r < 0)
 		return r;
-	if (sbx_run_launch(run, &lerr) < 0)
-		end = opts->interrupted && *opts->interrupted ? SBX_END_INTERRUPTED : SBX_END_NONE;
-	else
+	if (opts->on_prepared)
+		opts->on_prepared(run, opts->on_ready_userdata);
+	if (sbx_run_launch(run, &lerr) < 0) {
+		bool stopped = opts->interrupted && *opts->interrupted;
+
+		/* Every launch failure reaches result.json: a step that did not record
+		 * its own (first wins) is recorded here. */
+		if (!stopped)
+			sbx_run__set_infra(run, "launch", &lerr);
+		end = stopped ? SBX_END_INTERRUPTED : SBX_END_NONE;
+	} else {
 		end = sbx_run_wait(run);
+	}
 	r = sbx_run_finish(run, end, err);
-	if (r < 0)
-		return r;
 	*out = TAKE_PTR(run);
-	return 0;
+	return r < 0 ? r : 0;
 }
 
 void sbx_run_free(sbx_run *run)

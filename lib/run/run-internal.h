@@ -3,8 +3,10 @@
 
 /*
  * What the lifecycle's files share: the run object and small helpers.
- * lifecycle.c drives the steps; inputs.c builds what goes into the sandbox;
- * agents.c starts the agents; collect.c brings results back. Internal to
+ * lifecycle.c drives the steps and calls inputs.c (the starting files),
+ * agents.c (the agents), collect.c (results back), gui.c, record.c and
+ * warm.c; those call only run_state.c (phases, failures, the server's view
+ * of the task), never lifecycle.c, so the graph is one-way. Internal to
  * lib/run.
  */
 
@@ -77,7 +79,7 @@ static inline double sbx_run__mono_msf(void)
 #define sbx_run__trace(run, what)                                                                  \
 	sbx_log_debug("run: %s at %lld ms", what, (long long)(sbx_run__mono_ms() - (run)->t0))
 
-/* Adds the time since `since` (sbx_run__mono_msf) to phase p. */
+/* run_state.c: adds the time since `since` (sbx_run__mono_msf) to phase p. */
 void sbx_run__phase_done(sbx_run *run, sbx_run_phase p, double since);
 
 /* Records an infrastructure failure; the first one wins. */
@@ -99,7 +101,8 @@ int sbx_run__start_agent(sbx_run *run, sbx_error *err);
 /* agents.c: the oracle agent: copies the oracles in as the outputs and completes the task. */
 int sbx_run__oracle_agent(sbx_run *run, sbx_error *err);
 
-/* The server's view of the task: 1 completed, 2 timed out, 0 running, <0 no answer. */
+/* run_state.c: the server's view of the task: 1 completed, 2 timed out, 0 running, <0 no
+ * answer. */
 int sbx_run__task_state(sbx_run *run);
 
 /* gui.c: waits until LibreOffice shows the starting file (GUI tasks). */

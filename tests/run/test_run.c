@@ -699,6 +699,17 @@ START_TEST(relay_refuses_foreign_hosts_and_garbage)
 		 "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nContent-Length: 999999999999\r\n\r\n",
 		 port);
 	ck_assert_int_eq(status_of(port, req), 400);
+	/* Over the relay's 64 MiB body cap: 413; malformed chunking is a bad request, not a big
+	 * one. */
+	snprintf(req, sizeof(req),
+		 "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nContent-Length: %llu\r\n\r\n", port,
+		 65ULL << 20);
+	ck_assert_int_eq(status_of(port, req), 413);
+	snprintf(req, sizeof(req),
+		 "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nTransfer-Encoding: chunked\r\n\r\n"
+		 "zz\r\nhello\r\n0\r\n\r\n",
+		 port);
+	ck_assert_int_eq(status_of(port, req), 400);
 	/* Requests the fake does not know pass through with the server's status. */
 	snprintf(req, sizeof(req), "GET /nope HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n\r\n", port);
 	ck_assert_int_eq(status_of(port, req), 404);

@@ -4,12 +4,15 @@
 /*
  * The seam between the lifecycle and whatever runs sandboxes. The lifecycle
  * (sbx/run.h) only ever calls these operations, so a Kubernetes backend can
- * be added without touching it. The Docker backend is the only one today.
+ * be added without touching it. The Docker backend is the only one users
+ * can reach; the run takes another through sbx_run_opts.backend (the unit
+ * tests' host-process backend, which isolates nothing).
  *
  * A backend object holds one sandbox. Operations are called in order:
  * create, start, copy_in (files may arrive after start: the server tolerates
  * it), open_stream (any number, from any thread), copy_out (while the sandbox
- * still runs), status/logs (any time after create), destroy, free.
+ * still runs), status/logs (any time after create; status also while copy_in
+ * runs on another thread), destroy, free.
  */
 
 #include <stdbool.h>
@@ -69,6 +72,18 @@ typedef struct sbx_sandbox_applied {
 	bool init;	  /* the engine's own init */
 } sbx_sandbox_applied;
 
+/*
+ * One file for copy_in: name is relative to the destination and may hold
+ * '/' (the directories are made). The backend decides how the files travel
+ * (the Docker one packs a tar) and gives them to the agent's uid: files
+ * 0664, directories 02775.
+ */
+typedef struct sbx_sandbox_file {
+	const char *name;
+	const void *data;
+	size_t len;
+} sbx_sandbox_file;
+
 typedef struct sbx_backend sbx_backend;
 
 typedef struct sbx_backend_ops {
@@ -76,8 +91,8 @@ typedef struct sbx_backend_ops {
 	/* Creates the sandbox (not started). */
 	int (*create)(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *err);
 	int (*start)(sbx_backend *b, sbx_error *err);
-	/* Unpacks a tar (uid/gid as in the tar) into dest, a directory in the sandbox. */
-	int (*copy_in)(sbx_backend *b, const char *dest, const void *tar, size_t len,
+	/* Writes n files beneath dest, a directory in the sandbox (see sbx_sandbox_file). */
+	int (*copy_in)(sbx_backend *b, const char *dest, const sbx_sandbox_file *files, size_t n,
 		       sbx_error *err);
 	/* A new byte stream to the server's socket. Thread-safe. */
 	int (*open_stream)(sbx_backend *b, sbx_stream **out, sbx_error *err);

@@ -99,6 +99,13 @@ typedef int (*sbx_run_grade_fn)(const sbx_task *task, const char *outputs_dir, s
 
 typedef struct sbx_run sbx_run;
 
+/*
+ * Makes the backend a launch runs on (engine: sbx_run_opts.engine). The run
+ * owns *out from then on and frees it with b->ops->free.
+ */
+typedef int (*sbx_run_backend_fn)(sbx_backend **out, const char *engine, void *userdata,
+				  sbx_error *err);
+
 /* Called once the endpoint is up (to print it); may be NULL. */
 typedef void (*sbx_run_ready_fn)(sbx_run *run, void *userdata);
 
@@ -138,6 +145,8 @@ typedef struct sbx_run_opts {
 	void *grade_userdata;
 	sbx_run_ready_fn on_ready;
 	void *on_ready_userdata;
+	/* sbx_run_execute: called once prepared, before launch (with on_ready_userdata). */
+	sbx_run_ready_fn on_prepared;
 	/* Set (by a signal handler) to stop the run: the result says interrupted. */
 	const volatile sig_atomic_t *interrupted;
 	/* Seedable tasks: generate a fresh instance from this seed (recorded in result.json). */
@@ -162,6 +171,13 @@ typedef struct sbx_run_opts {
 	double record_s;
 	/* Provenance read once per task folder (a sweep's); NULL: read for this run. */
 	sbx_provenance_cache *provenance_cache;
+	/*
+	 * NULL: the hardened Docker backend (sbx_backend_docker_new_at). Only
+	 * tests pass another; no command line reaches this, so a user can never
+	 * lose the sandbox's isolation by a flag.
+	 */
+	sbx_run_backend_fn backend;
+	void *backend_userdata;
 } sbx_run_opts;
 
 #define SBX_RUN_RECORD_DEFAULT_S 2.0
@@ -357,7 +373,13 @@ bool sbx_run_warm_fits(const sbx_run *run, const sbx_warm *w);
  */
 int sbx_run_launch_warm(sbx_run *run, sbx_warm *w, sbx_error *err);
 
-/* Everything at once. Returns 0 when a result was written (read its status). */
+/*
+ * Everything at once: prepare, launch, wait, finish. Returns 0 when a result
+ * was written (read its status). A prepare failure (a configuration error)
+ * returns its -errno and leaves *out alone; past prepare *out is always set
+ * (free with sbx_run_free), and a negative return then means result.json
+ * could not be written.
+ */
 int sbx_run_execute(const sbx_run_opts *opts, sbx_run **out, sbx_error *err);
 
 const sbx_run_result *sbx_run_get_result(const sbx_run *run);
