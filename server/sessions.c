@@ -8,20 +8,13 @@
 #include <time.h>
 
 #include "sessions.h"
+#include "sbx/clock.h"
 
 #define MAX_SESSIONS 1024
 
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static http_session *table;
 static size_t n_sessions;
-
-static long long now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
 
 static int new_id(char *out, size_t size)
 {
@@ -117,7 +110,7 @@ http_session *http_session_create(bool legacy)
 		return NULL;
 	}
 	s->refs = 2; /* the table and the caller */
-	s->last_used = now_ms();
+	s->last_used = sbx_now_ms();
 	pthread_mutex_lock(&table_lock);
 	sweep_locked();
 	if (n_sessions >= MAX_SESSIONS) {
@@ -150,7 +143,7 @@ http_session *http_session_find(const char *id)
 		if (strcmp(s->mcp.id, id) == 0) {
 			found = s;
 			s->refs++;
-			s->last_used = now_ms();
+			s->last_used = sbx_now_ms();
 			break;
 		}
 	pthread_mutex_unlock(&table_lock);

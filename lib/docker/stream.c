@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "docker-internal.h"
+#include "sbx/clock.h"
 
 #define RBUF_SIZE	 65536
 #define MAX_HEADER_BYTES 16384
@@ -36,20 +37,12 @@ struct sbx_docker_stream {
 	char errbuf[CURL_ERROR_SIZE];
 };
 
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Waits for the socket; 0 ready, -ETIMEDOUT, -EAGAIN when timeout_ms is 0. */
 static int wait_fd(int fd, short events, long deadline)
 {
 	for (;;) {
 		struct pollfd p = {.fd = fd, .events = events};
-		long left = deadline < 0 ? -1 : deadline - now_ms();
+		long left = deadline < 0 ? -1 : deadline - sbx_now_ms();
 		int n;
 
 		if (deadline >= 0 && left <= 0)
@@ -181,7 +174,7 @@ static int read_upgrade_answer(sbx_docker_stream *s, const char *what, long dead
 	{
 		/* An error: the body (JSON message) follows; take what has arrived. */
 		docker_resp resp = {.status = status};
-		long body_deadline = now_ms() + 1000;
+		long body_deadline = sbx_now_ms() + 1000;
 		while (!s->eof && s->rlen < sizeof(s->rbuf) && fill(s, body_deadline) == 0 &&
 		       !memchr(s->rbuf + s->rpos, '}', s->rlen - s->rpos))
 			;
@@ -197,7 +190,7 @@ static int open_stream(sbx_docker *d, const char *path, const char *body, bool t
 		       const char *what, sbx_docker_stream **out, sbx_error *err)
 {
 	_cleanup_free_ char *url = NULL, *request = NULL;
-	long deadline = now_ms() + d->connect_timeout_ms + d->request_timeout_ms;
+	long deadline = sbx_now_ms() + d->connect_timeout_ms + d->request_timeout_ms;
 	curl_socket_t sock = CURL_SOCKET_BAD;
 	sbx_docker_stream *s;
 	CURLcode rc;
@@ -220,7 +213,7 @@ static int open_stream(sbx_docker *d, const char *path, const char *body, bool t
 		return sbx_error_set(err, -ENOMEM, "out of memory");
 	}
 	if (d->tls) {
-		r = sbx_docker__tls_connect(d, now_ms() + d->connect_timeout_ms, &s->tls, what,
+		r = sbx_docker__tls_connect(d, sbx_now_ms() + d->connect_timeout_ms, &s->tls, what,
 					    err);
 		if (r < 0) {
 			sbx_docker_stream_free(s);
@@ -298,7 +291,7 @@ int sbx_docker_stream_open_attach(sbx_docker *d, const char *container_id, bool 
 
 static long deadline_of(int timeout_ms)
 {
-	return timeout_ms < 0 ? -1 : timeout_ms == 0 ? 0 : now_ms() + timeout_ms;
+	return timeout_ms < 0 ? -1 : timeout_ms == 0 ? 0 : sbx_now_ms() + timeout_ms;
 }
 
 int sbx_docker_stream_write(sbx_docker_stream *s, const void *data, size_t len, int timeout_ms,
@@ -377,7 +370,7 @@ int sbx_docker_stream_close_write(sbx_docker_stream *s, sbx_error *err)
 		return 0;
 	if (s->tls) {
 		/* close_notify, as the docker CLI's CloseWrite: the engine reads EOF. */
-		int r = sbx_docker__tls_close_write(s->tls, now_ms() + 5000);
+		int r = sbx_docker__tls_close_write(s->tls, sbx_now_ms() + 5000);
 		if (r < 0)
 			return sbx_error_set(err, r, "stream: closing stdin: %s", strerror(-r));
 		s->write_closed = true;

@@ -345,6 +345,24 @@ START_TEST(suggest_finds_typos_only)
 }
 END_TEST
 
+START_TEST(clock_is_monotonic_and_sleeps)
+{
+	int64_t a = sbx_now_ms();
+	double f = sbx_now_msf();
+
+	/* One clock: the whole and the fractional reading agree to the millisecond. */
+	ck_assert_int_le(a, (int64_t)f + 1);
+	sbx_sleep_ms(20);
+	ck_assert_int_ge(sbx_now_ms() - a, 20);
+	ck_assert(sbx_now_msf() - f >= 20.0);
+	/* Nothing to wait for: returns at once, never sleeps on a negative. */
+	a = sbx_now_ms();
+	sbx_sleep_ms(-5);
+	sbx_sleep_ms(0);
+	ck_assert_int_lt(sbx_now_ms() - a, 1000);
+}
+END_TEST
+
 static Suite *util_suite(void)
 {
 	Suite *s = suite_create("util");
@@ -358,6 +376,7 @@ static Suite *util_suite(void)
 	tcase_add_test(tc, json_parse_and_get);
 	tcase_add_test(tc, json_parse_rejects_bad_input);
 	tcase_add_test(tc, suggest_finds_typos_only);
+	tcase_add_test(tc, clock_is_monotonic_and_sleeps);
 	suite_add_tcase(s, tc);
 	tcase_add_checked_fixture(tp, path_setup, path_teardown);
 	tcase_add_test(tp, path_confines);

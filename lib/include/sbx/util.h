@@ -6,6 +6,7 @@
 #include "sbx/error.h"
 #include "sbx/buf.h"
 #include "sbx/cleanup.h"
+#include "sbx/clock.h"
 #include "sbx/file.h"
 #include "sbx/json.h"
 #include "sbx/log.h"
