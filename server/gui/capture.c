@@ -9,6 +9,7 @@
 #include "capture.h"
 #include "sbx/clock.h"
 #include "encode.h"
+#include "sbx/base64.h"
 #include "sbx/cleanup.h"
 
 static int mask_shift(unsigned long mask)
@@ -109,7 +110,7 @@ static int encode(const uint8_t *rgb, int w, int h, double grab_ms, gui_capture 
 	r = gui_png_encode_rgb(rgb, (uint32_t)w, (uint32_t)h, (size_t)w * 3, &png, err);
 	if (r < 0)
 		return r;
-	b64 = gui_base64_encode(png.data, png.len);
+	b64 = sbx_base64_encode(png.data, png.len);
 	if (!b64) {
 		sbx_buf_free(&png);
 		return sbx_error_set(err, -ENOMEM, "screenshot: out of memory");

@@ -363,6 +363,61 @@ START_TEST(clock_is_monotonic_and_sleeps)
 }
 END_TEST
 
+START_TEST(base64_round_trips_and_refuses)
+{
+	static const struct {
+		const char *in, *out;
+	} v[] = {
+		{"", ""},
+		{"f", "Zg=="},
+		{"fo", "Zm8="},
+		{"foo", "Zm9v"},
+		{"foob", "Zm9vYg=="},
+		{"fooba", "Zm9vYmE="},
+		{"foobar", "Zm9vYmFy"},
+	};
+	static const char *bad[] = {"Zg=x", "Z", "Zm9vY", "Zg===", "Zm9v*", "Zg=\nZg=="};
+	unsigned char bytes[7000];
+	sbx_buf b = SBX_BUF_INIT(1 << 20);
+	char *s;
+
+	/* RFC 4648 section 10, both ways. */
+	for (size_t i = 0; i < SBX_ELEMENTSOF(v); i++) {
+		s = sbx_base64_encode(v[i].in, strlen(v[i].in));
+		ck_assert_ptr_nonnull(s);
+		ck_assert_str_eq(s, v[i].out);
+		ck_assert_int_eq(sbx_base64_decode(s), (ssize_t)strlen(v[i].in));
+		ck_assert_mem_eq(s, v[i].in, strlen(v[i].in));
+		free(s);
+	}
+	/* Past one 3072-byte chunk of the buffer variant; every byte value. */
+	for (size_t i = 0; i < sizeof(bytes); i++)
+		bytes[i] = (unsigned char)(i * 7 + 3);
+	ck_assert_int_eq(sbx_base64_encode_buf(&b, bytes, sizeof(bytes)), 0);
+	s = sbx_base64_encode(bytes, sizeof(bytes));
+	ck_assert_str_eq(sbx_buf_str(&b), s);
+	ck_assert_uint_eq(b.len, sbx_base64_encoded_len(sizeof(bytes)));
+	ck_assert_int_eq(sbx_base64_decode(s), (ssize_t)sizeof(bytes));
+	ck_assert_mem_eq(s, bytes, sizeof(bytes));
+	free(s);
+	sbx_buf_free(&b);
+	/* Wrapped lines and missing padding decode; junk and data after padding do not. */
+	s = strdup("Zm9v\r\nYmE");
+	ck_assert_int_eq(sbx_base64_decode(s), 5);
+	ck_assert_mem_eq(s, "fooba", 5);
+	free(s);
+	for (size_t i = 0; i < SBX_ELEMENTSOF(bad); i++) {
+		s = strdup(bad[i]);
+		ck_assert_msg(sbx_base64_decode(s) == -EINVAL, "'%s' decoded", bad[i]);
+		free(s);
+	}
+	/* A cap too small for the encoding is the buffer's error, not a truncation. */
+	sbx_buf_init(&b, 3);
+	ck_assert_int_eq(sbx_base64_encode_buf(&b, "foo", 3), -ENOBUFS);
+	sbx_buf_free(&b);
+}
+END_TEST
+
 static Suite *util_suite(void)
 {
 	Suite *s = suite_create("util");
@@ -377,6 +432,7 @@ static Suite *util_suite(void)
 	tcase_add_test(tc, json_parse_rejects_bad_input);
 	tcase_add_test(tc, suggest_finds_typos_only);
 	tcase_add_test(tc, clock_is_monotonic_and_sleeps);
+	tcase_add_test(tc, base64_round_trips_and_refuses);
 	suite_add_tcase(s, tc);
 	tcase_add_checked_fixture(tp, path_setup, path_teardown);
 	tcase_add_test(tp, path_confines);

@@ -4,6 +4,7 @@
 /* The base layer: everything else may use it; it uses nothing above it. */
 
 #include "sbx/error.h"
+#include "sbx/base64.h"
 #include "sbx/buf.h"
 #include "sbx/cleanup.h"
 #include "sbx/clock.h"
