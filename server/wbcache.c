@@ -230,16 +230,10 @@ static int write_confined(tool_context *ctx, const char *rel, const sbx_buf *dat
 	}
 	if (fd < 0)
 		return sbx_error_set(err, -EEXIST, "cannot create a temp file");
-	for (size_t off = 0; off < data->len;) {
-		ssize_t n = write(fd, data->data + off, data->len - off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			r = -errno;
-			unlinkat(dfd, tmp, 0);
-			return sbx_error_set(err, r, "write failed: %s", strerror(-r));
-		}
-		off += (size_t)n;
+	r = sbx_write_all(fd, data->data, data->len);
+	if (r < 0) {
+		unlinkat(dfd, tmp, 0);
+		return sbx_error_set(err, r, "write failed: %s", strerror(-r));
 	}
 	if (fsync(fd) < 0 || fstat(fd, st) < 0 || renameat(dfd, tmp, dfd, base) < 0) {
 		r = -errno;

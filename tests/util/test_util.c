@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "sbx/util.h"
@@ -418,6 +419,55 @@ START_TEST(base64_round_trips_and_refuses)
 }
 END_TEST
 
+START_TEST(write_all_writes_everything)
+{
+	char big[200000], back[sizeof(big)];
+	size_t got = 0;
+	int fds[2], status;
+	pid_t pid;
+
+	for (size_t i = 0; i < sizeof(big); i++)
+		big[i] = (char)(i % 251);
+	/* More than a pipe holds: the short writes are retried until it is all out. */
+	ck_assert_int_eq(pipe(fds), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		close(fds[0]);
+		_exit(sbx_write_all(fds[1], big, sizeof(big)) == 0 ? 0 : 1);
+	}
+	close(fds[1]);
+	while (got < sizeof(back)) {
+		ssize_t n = read(fds[0], back + got, sizeof(back) - got);
+
+		ck_assert_int_gt(n, 0);
+		got += (size_t)n;
+	}
+	close(fds[0]);
+	ck_assert_mem_eq(back, big, sizeof(big));
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ck_assert_int_eq(sbx_write_all(-1, "x", 1), -EBADF);
+	ck_assert_int_eq(sbx_write_all(-1, "", 0), 0);
+}
+END_TEST
+
+START_TEST(pwrite_all_keeps_the_offset)
+{
+	char path[] = "/tmp/sbx-util-pwrite-XXXXXX", back[8] = {0};
+	int fd = mkstemp(path);
+
+	ck_assert_int_ge(fd, 0);
+	unlink(path);
+	ck_assert_int_eq(sbx_pwrite_all(fd, "world", 5, 3), 0);
+	ck_assert_int_eq(sbx_pwrite_all(fd, "abc", 3, 0), 0);
+	ck_assert_int_eq(lseek(fd, 0, SEEK_CUR), 0);
+	ck_assert_int_eq(pread(fd, back, sizeof(back), 0), 8);
+	ck_assert_mem_eq(back, "abcworld", 8);
+	close(fd);
+}
+END_TEST
+
 static Suite *util_suite(void)
 {
 	Suite *s = suite_create("util");
@@ -433,6 +483,8 @@ static Suite *util_suite(void)
 	tcase_add_test(tc, suggest_finds_typos_only);
 	tcase_add_test(tc, clock_is_monotonic_and_sleeps);
 	tcase_add_test(tc, base64_round_trips_and_refuses);
+	tcase_add_test(tc, write_all_writes_everything);
+	tcase_add_test(tc, pwrite_all_keeps_the_offset);
 	suite_add_tcase(s, tc);
 	tcase_add_checked_fixture(tp, path_setup, path_teardown);
 	tcase_add_test(tp, path_confines);
