@@ -24,16 +24,11 @@ struct sbx_docker_stream {
 	CURL *c;	 /* unix:// and plain tcp:// */
 	docker_tls *tls; /* tcp:// with TLS */
 	int fd;
-	bool raw; /* TTY: no frames */
 	bool eof;
 	bool write_closed;
 	unsigned char rbuf[RBUF_SIZE];
 	size_t rpos, rlen;
-	/* frame state */
-	unsigned char hdr[8];
-	size_t hdr_len;
-	size_t left;
-	int stream;
+	docker_demux demux;
 	char errbuf[CURL_ERROR_SIZE];
 };
 
@@ -199,7 +194,7 @@ static int open_stream(sbx_docker *d, const char *path, const char *body, bool t
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return sbx_error_set(err, -ENOMEM, "out of memory");
-	s->raw = tty;
+	sbx_docker__demux_init(&s->demux, tty);
 	if (asprintf(&url, "%s/v%s%s", d->base_url, d->api_version, path) < 0)
 		url = NULL;
 	if (!url ||
@@ -319,38 +314,25 @@ ssize_t sbx_docker_stream_read(sbx_docker_stream *s, void *buf, size_t cap, int 
 	if (cap == 0)
 		return sbx_error_set(err, -EINVAL, "stream: read into an empty buffer");
 	for (;;) {
+		const char *p = (const char *)s->rbuf + s->rpos;
 		size_t avail = s->rlen - s->rpos;
+		ssize_t k = sbx_docker__demux_payload(&s->demux, &p, &avail);
 
-		if (avail > 0 && (s->raw || s->left > 0)) {
-			size_t n = avail < cap ? avail : cap;
-			if (!s->raw && n > s->left)
-				n = s->left;
-			memcpy(buf, s->rbuf + s->rpos, n);
+		s->rpos = (size_t)(p - (const char *)s->rbuf);
+		if (k < 0)
+			return sbx_error_set(err, -EPROTO, "stream: malformed frame header");
+		if (k > 0) {
+			size_t n = (size_t)k < cap ? (size_t)k : cap;
+
+			memcpy(buf, p, n);
 			s->rpos += n;
-			if (!s->raw)
-				s->left -= n;
+			sbx_docker__demux_consumed(&s->demux, n);
 			if (which)
-				*which = s->raw ? SBX_DOCKER_STDOUT : s->stream;
+				*which = s->demux.stream;
 			return (ssize_t)n;
 		}
-		if (avail > 0) {
-			/* Between frames: collect the 8-byte header. */
-			size_t take = sizeof(s->hdr) - s->hdr_len;
-			if (take > avail)
-				take = avail;
-			memcpy(s->hdr + s->hdr_len, s->rbuf + s->rpos, take);
-			s->hdr_len += take;
-			s->rpos += take;
-			if (s->hdr_len == sizeof(s->hdr)) {
-				s->hdr_len = 0;
-				if (sbx_docker__demux_header(s->hdr, &s->stream, &s->left) < 0)
-					return sbx_error_set(err, -EPROTO,
-							     "stream: malformed frame header");
-			}
-			continue;
-		}
 		if (s->eof) {
-			if (!s->raw && (s->left > 0 || s->hdr_len > 0))
+			if (!sbx_docker__demux_idle(&s->demux))
 				return sbx_error_set(err, -EPROTO, "stream: ended inside a frame");
 			return 0;
 		}
