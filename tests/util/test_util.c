@@ -468,6 +468,50 @@ START_TEST(pwrite_all_keeps_the_offset)
 }
 END_TEST
 
+START_TEST(hostguard_refuses_rebound_names)
+{
+	char *extra[] = {"sandbox", "box.internal:8080"};
+	/* The relay's rules: its own port, Host required. */
+	const sbx_hostguard relay = {.port = 4711, .require_host = true};
+	/* The server's: any port, Host optional, names from --allowed-host. */
+	const sbx_hostguard srv = {.extra = extra, .n_extra = 2};
+	const struct {
+		const sbx_hostguard *g;
+		const char *host, *origin;
+		sbx_hostguard_verdict want;
+	} v[] = {
+		{&relay, "127.0.0.1:4711", NULL, SBX_HOSTGUARD_OK},
+		{&relay, "LocalHost:4711", "http://[::1]:4711", SBX_HOSTGUARD_OK},
+		{&relay, NULL, NULL, SBX_HOSTGUARD_BAD_HOST},
+		{&relay, "127.0.0.1:4712", NULL, SBX_HOSTGUARD_BAD_HOST},
+		{&relay, "127.0.0.1", NULL, SBX_HOSTGUARD_BAD_HOST}, /* port 80 */
+		{&relay, "evil.example:4711", NULL, SBX_HOSTGUARD_BAD_HOST},
+		{&relay, "127.0.0.1:4711", "http://evil.example:4711", SBX_HOSTGUARD_BAD_ORIGIN},
+		{&relay, "127.0.0.1:4711", "http://localhost:3000", SBX_HOSTGUARD_BAD_ORIGIN},
+		{&relay, "127.0.0.1:4711", "null", SBX_HOSTGUARD_BAD_ORIGIN},
+		{&srv, NULL, NULL, SBX_HOSTGUARD_OK},
+		{&srv, "localhost:8765", "http://localhost:3000", SBX_HOSTGUARD_OK},
+		{&srv, "SANDBOX:1", "https://sandbox", SBX_HOSTGUARD_OK},
+		{&srv, "box.internal:8080", NULL, SBX_HOSTGUARD_OK},
+		{&srv, "evil.example", NULL, SBX_HOSTGUARD_BAD_HOST},
+		{&srv, "localhost.evil.example", NULL, SBX_HOSTGUARD_BAD_HOST},
+		{&srv, "127.0.0.1@evil.example", NULL, SBX_HOSTGUARD_BAD_HOST},
+		{&srv, "localhost:80x", NULL, SBX_HOSTGUARD_BAD_HOST},
+		{&srv, "localhost:99999999999999999999", NULL, SBX_HOSTGUARD_BAD_HOST},
+		{&srv, "[::1", NULL, SBX_HOSTGUARD_BAD_HOST},
+		{&srv, "", NULL, SBX_HOSTGUARD_BAD_HOST},
+		{&srv, "localhost", "http://localhost/path", SBX_HOSTGUARD_BAD_ORIGIN},
+		{&srv, "localhost", "file://localhost", SBX_HOSTGUARD_BAD_ORIGIN},
+		{&srv, "localhost", "http://evil.example", SBX_HOSTGUARD_BAD_ORIGIN},
+	};
+
+	for (size_t i = 0; i < SBX_ELEMENTSOF(v); i++)
+		ck_assert_msg(sbx_hostguard_check(v[i].g, v[i].host, v[i].origin) == v[i].want,
+			      "case %zu: Host '%s', Origin '%s'", i, v[i].host ? v[i].host : "-",
+			      v[i].origin ? v[i].origin : "-");
+}
+END_TEST
+
 static Suite *util_suite(void)
 {
 	Suite *s = suite_create("util");
@@ -485,6 +529,7 @@ static Suite *util_suite(void)
 	tcase_add_test(tc, base64_round_trips_and_refuses);
 	tcase_add_test(tc, write_all_writes_everything);
 	tcase_add_test(tc, pwrite_all_keeps_the_offset);
+	tcase_add_test(tc, hostguard_refuses_rebound_names);
 	suite_add_tcase(s, tc);
 	tcase_add_checked_fixture(tp, path_setup, path_teardown);
 	tcase_add_test(tp, path_confines);

@@ -9,6 +9,7 @@
 #include "sbx/cleanup.h"
 #include "sbx/clock.h"
 #include "sbx/file.h"
+#include "sbx/hostguard.h"
 #include "sbx/json.h"
 #include "sbx/log.h"
 #include "sbx/path.h"
