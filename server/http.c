@@ -385,10 +385,10 @@ int http_serve(server *srv, const http_options *opt, sbx_error *err)
 	server_log(SBX_LOG_INFO, "signal %d: shutting down", sig);
 	MHD_quiesce_daemon(d);
 	server_cancel_all(srv);
-	sse_stream_close_all();
-	http_session_end_all();
+	sse_stream_close_all(srv->streams);
+	http_session_end_all(srv->sessions);
 	MHD_stop_daemon(d);
-	http_workers_wait();
+	http_workers_wait(srv);
 	close(fd);
 	if (opt->unix_path)
 		unlink(opt->unix_path);
