@@ -31,6 +31,7 @@
 #include "server.h"
 #include "spawn-protocol.h"
 #include "task.h"
+#include "sbx/clock.h"
 
 extern char **environ;
 
@@ -48,14 +49,6 @@ exec_limits exec_default_limits = {
 	.max_processes = 256,
 	.max_file_mb = 512,
 };
-
-static long long now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
 
 /* The first executable name on PATH, or fallback. */
 static char *find_program(const char *name, const char *fallback)
@@ -375,7 +368,7 @@ static int spawn_and_wait(tool_context *ctx, const char *prog, char *const argv[
 {
 	int code_fd = -1, out[2] = {-1, -1}, errp[2] = {-1, -1}, st[2] = {-1, -1};
 	child_proc c = CHILD_PROC_INIT;
-	long long start = now_ms(), deadline = start + (long long)timeout * 1000, last_progress;
+	long long start = sbx_now_ms(), deadline = start + (long long)timeout * 1000, last_progress;
 	bool out_open = true, err_open = true, exited = false;
 	int status = 0, child_errno = 0, ret = 0;
 	size_t len = code ? strlen(code) : 0;
@@ -415,7 +408,7 @@ static int spawn_and_wait(tool_context *ctx, const char *prog, char *const argv[
 		struct pollfd p[3] = {{out_open ? out[0] : -1, POLLIN, 0},
 				      {err_open ? errp[0] : -1, POLLIN, 0},
 				      {exited ? -1 : child_fd(&c), POLLIN, 0}};
-		long long now = now_ms(), wait_ms = 100;
+		long long now = sbx_now_ms(), wait_ms = 100;
 
 		if (!exited && ctx->cancelled && atomic_load(ctx->cancelled)) {
 			r->cancelled = true;
@@ -444,8 +437,8 @@ static int spawn_and_wait(tool_context *ctx, const char *prog, char *const argv[
 				/* Background leftovers of the group go too; give the pipes 200 ms.
 				 */
 				child_kill(&c);
-				if (deadline > now_ms() + 200)
-					deadline = now_ms() + 200;
+				if (deadline > sbx_now_ms() + 200)
+					deadline = sbx_now_ms() + 200;
 			}
 		}
 	}
@@ -453,7 +446,7 @@ static int spawn_and_wait(tool_context *ctx, const char *prog, char *const argv[
 		child_kill(&c);
 		child_reap(&c, &status, true);
 	}
-	r->duration_ms = now_ms() - start;
+	r->duration_ms = sbx_now_ms() - start;
 	if (WIFEXITED(status)) {
 		r->exit_code = WEXITSTATUS(status);
 	} else if (WIFSIGNALED(status)) {

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "resources.h"
+#include "sbx/base64.h"
 #include "workspace.h"
 
 #define MAX_LISTED	   10000
@@ -158,29 +159,6 @@ static bool is_text(const char *mime)
 	       strcmp(mime, "application/yaml") == 0;
 }
 
-static char *base64(const unsigned char *p, size_t n)
-{
-	static const char tbl[] =
-		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	char *out = malloc(4 * ((n + 2) / 3) + 1), *o = out;
-
-	if (!out)
-		return NULL;
-	for (size_t i = 0; i < n; i += 3) {
-		unsigned v = (unsigned)p[i] << 16;
-		if (i + 1 < n)
-			v |= (unsigned)p[i + 1] << 8;
-		if (i + 2 < n)
-			v |= p[i + 2];
-		*o++ = tbl[(v >> 18) & 63];
-		*o++ = tbl[(v >> 12) & 63];
-		*o++ = i + 1 < n ? tbl[(v >> 6) & 63] : '=';
-		*o++ = i + 2 < n ? tbl[v & 63] : '=';
-	}
-	*o = '\0';
-	return out;
-}
-
 int resources_read(const tool_context *ctx, const char *uri, cJSON **out, sbx_error *err)
 {
 	_cleanup_free_ char *path = NULL, *data = NULL;
@@ -226,7 +204,7 @@ int resources_read(const tool_context *ctx, const char *uri, cJSON **out, sbx_er
 	if (is_text(mime) && strlen(data) == got) {
 		cJSON_AddStringToObject(item, "text", data);
 	} else {
-		_cleanup_free_ char *b64 = base64((unsigned char *)data, got);
+		_cleanup_free_ char *b64 = sbx_base64_encode(data, got);
 		if (!b64) {
 			cJSON_Delete(r);
 			return sbx_error_set(err, -ENOMEM, "out of memory");

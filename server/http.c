@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "http.h"
+#include "sbx/hostguard.h"
 #include "task.h"
 
 typedef struct conn_state {
@@ -81,55 +82,22 @@ enum MHD_Result http_reply_error(http_request *req, unsigned status, const char 
 	return http_reply_json(req, status, o);
 }
 
-/* The host part of "host[:port]" or "[v6]:port", lowercased into out. */
-static void host_part(const char *hostport, char *out, size_t size)
-{
-	size_t n;
-
-	if (hostport[0] == '[') {
-		const char *end = strchr(hostport, ']');
-		n = end ? (size_t)(end - hostport) + 1 : strlen(hostport);
-	} else {
-		const char *colon = strchr(hostport, ':');
-		n = colon ? (size_t)(colon - hostport) : strlen(hostport);
-	}
-	if (n >= size)
-		n = size - 1;
-	for (size_t i = 0; i < n; i++)
-		out[i] = (char)((hostport[i] >= 'A' && hostport[i] <= 'Z') ? hostport[i] + 32
-									   : hostport[i]);
-	out[n] = '\0';
-}
-
-static bool host_allowed(const server *srv, const char *hostport)
-{
-	char host[256];
-
-	host_part(hostport, host, sizeof(host));
-	if (strcmp(host, "localhost") == 0 || strcmp(host, "127.0.0.1") == 0 ||
-	    strcmp(host, "[::1]") == 0)
-		return true;
-	for (size_t i = 0; i < srv->n_allowed_hosts; i++)
-		if (strcasecmp(srv->allowed_hosts[i], host) == 0 ||
-		    strcasecmp(srv->allowed_hosts[i], hostport) == 0)
-			return true;
-	return false;
-}
-
-/* DNS-rebinding protection: Host must be ours; a present Origin too. */
+/* DNS-rebinding protection (sbx/hostguard.h): any port, Host optional as before. */
 static const char *check_origin(http_request *req)
 {
-	const char *host = http_header(req, "Host");
-	const char *origin = http_header(req, "Origin");
+	const sbx_hostguard g = {
+		.extra = req->srv->allowed_hosts,
+		.n_extra = req->srv->n_allowed_hosts,
+	};
 
-	if (host && !host_allowed(req->srv, host))
+	switch (sbx_hostguard_check(&g, http_header(req, "Host"), http_header(req, "Origin"))) {
+	case SBX_HOSTGUARD_BAD_HOST:
 		return "Forbidden: Host not allowed";
-	if (origin) {
-		const char *p = strstr(origin, "://");
-		if (!p || !host_allowed(req->srv, p + 3))
-			return "Forbidden: Origin not allowed";
+	case SBX_HOSTGUARD_BAD_ORIGIN:
+		return "Forbidden: Origin not allowed";
+	default:
+		return NULL;
 	}
-	return NULL;
 }
 
 /*
@@ -417,10 +385,10 @@ int http_serve(server *srv, const http_options *opt, sbx_error *err)
 	server_log(SBX_LOG_INFO, "signal %d: shutting down", sig);
 	MHD_quiesce_daemon(d);
 	server_cancel_all(srv);
-	sse_stream_close_all();
-	http_session_end_all();
+	sse_stream_close_all(srv->streams);
+	http_session_end_all(srv->sessions);
 	MHD_stop_daemon(d);
-	http_workers_wait();
+	http_workers_wait(srv);
 	close(fd);
 	if (opt->unix_path)
 		unlink(opt->unix_path);

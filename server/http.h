@@ -36,7 +36,7 @@ enum MHD_Result http_legacy_get(http_request *req, const char *messages_path);
 enum MHD_Result http_legacy_post(http_request *req);
 
 /* Waits (up to 30 s) for request threads started by the MCP transports. */
-void http_workers_wait(void);
+void http_workers_wait(server *srv);
 
 /* REST: returns MHD_NO-equivalent false when the path is not a REST route. */
 bool http_rest_route(http_request *req, enum MHD_Result *result);

@@ -17,8 +17,6 @@
 
 #define MAX_JOBS 32
 
-static atomic_int workers;
-
 typedef struct job {
 	server *srv;
 	http_session *session; /* referenced, or NULL: use temp */
@@ -47,8 +45,8 @@ static void *job_main(void *arg)
 	sse_stream_unref(j->stream);
 	http_session_unref(j->session);
 	cJSON_Delete(j->msg);
+	atomic_fetch_sub(&j->srv->http_workers, 1);
 	free(j);
-	atomic_fetch_sub(&workers, 1);
 	return NULL;
 }
 
@@ -67,13 +65,13 @@ static int spawn_job(server *srv, http_session *session, cJSON *msg, sse_stream 
 	mcp_session_init(&j->temp);
 	j->msg = msg;
 	j->stream = sse_stream_ref(stream);
-	atomic_fetch_add(&workers, 1);
+	atomic_fetch_add(&srv->http_workers, 1);
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	r = pthread_create(&t, &attr, job_main, j);
 	pthread_attr_destroy(&attr);
 	if (r != 0) {
-		atomic_fetch_sub(&workers, 1);
+		atomic_fetch_sub(&srv->http_workers, 1);
 		sse_stream_unref(stream);
 		free(j);
 		return -r;
@@ -81,9 +79,9 @@ static int spawn_job(server *srv, http_session *session, cJSON *msg, sse_stream 
 	return 0;
 }
 
-void http_workers_wait(void)
+void http_workers_wait(server *srv)
 {
-	for (int i = 0; i < 3000 && atomic_load(&workers) > 0; i++)
+	for (int i = 0; i < 3000 && atomic_load(&srv->http_workers) > 0; i++)
 		usleep(10000);
 }
 
@@ -161,7 +159,7 @@ static enum MHD_Result answer(http_request *req, http_session *session, mcp_sess
 	if (strcmp(method, "tools/call") == 0 && accepts_sse(req)) {
 		/* The job takes msg and the session reference; keep the id for the header. */
 		memcpy(sid, ms->id, sizeof(sid));
-		stream = sse_stream_new();
+		stream = sse_stream_new(req->srv->streams);
 		if (!stream)
 			return rpc_error(req, 500, NULL, -32603, "out of memory");
 		r = sse_stream_response(stream);
@@ -208,7 +206,7 @@ enum MHD_Result http_mcp_post(http_request *req)
 	}
 	method = sbx_json_get_string(msg, "method", "");
 	if (strcmp(method, "initialize") == 0 && mcp_is_request(msg)) {
-		session = http_session_create(false);
+		session = http_session_create(req->srv->sessions, false);
 		if (!session) {
 			ret = rpc_error(req, 503, sbx_json_get(msg, "id"), -32603,
 					"Too many sessions");
@@ -216,7 +214,7 @@ enum MHD_Result http_mcp_post(http_request *req)
 			return ret;
 		}
 	} else if (sid) {
-		session = http_session_find(sid);
+		session = http_session_find(req->srv->sessions, sid);
 		if (!session || session->legacy) {
 			http_session_unref(session);
 			ret = rpc_error(req, 404, sbx_json_get(msg, "id"), -32001,
@@ -253,14 +251,14 @@ enum MHD_Result http_mcp_delete(http_request *req)
 
 	if (!sid)
 		return http_reply_error(req, 400, "Bad Request: Mcp-Session-Id header is required");
-	if (http_session_end(sid) < 0)
+	if (http_session_end(req->srv->sessions, sid) < 0)
 		return http_reply_error(req, 404, "Session not found");
 	return http_reply(req, 200, "application/json", "{}", NULL);
 }
 
 enum MHD_Result http_legacy_get(http_request *req, const char *messages_path)
 {
-	http_session *s = http_session_create(true);
+	http_session *s = http_session_create(req->srv->sessions, true);
 	struct MHD_Response *r;
 	enum MHD_Result ret;
 	char endpoint[256];
@@ -300,10 +298,10 @@ enum MHD_Result http_legacy_post(http_request *req)
 
 	if (!sid)
 		return http_reply_error(req, 400, "Bad Request: session_id is required");
-	s = http_session_find(sid);
+	s = http_session_find(req->srv->sessions, sid);
 	if (!s || !s->legacy || sse_stream_gone(s->stream)) {
 		if (s && s->legacy)
-			http_session_end(sid);
+			http_session_end(req->srv->sessions, sid);
 		http_session_unref(s);
 		return http_reply_error(req, 404, "Session not found");
 	}
@@ -321,7 +319,8 @@ enum MHD_Result http_legacy_post(http_request *req)
 		return http_reply(req, 202, "text/plain", "Accepted", NULL);
 	}
 	/* Past MAX_JOBS running requests, answer on this thread: the POST waits (backpressure). */
-	if (atomic_load(&workers) >= MAX_JOBS || spawn_job(req->srv, s, msg, s->stream) < 0) {
+	if (atomic_load(&req->srv->http_workers) >= MAX_JOBS ||
+	    spawn_job(req->srv, s, msg, s->stream) < 0) {
 		rpc_sink sink = {push_message, s->stream};
 
 		(void)mcp_handle(req->srv, &s->mcp, msg, &sink, &out);

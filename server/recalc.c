@@ -26,6 +26,7 @@
 
 #include <strings.h>
 
+#include "sbx/clock.h"
 #include "sbx/file.h"
 #include "sbx/formula.h"
 #include "task.h"
@@ -392,14 +393,6 @@ static int recalculate(tool_context *ctx, const cJSON *args, tool_result *out)
 	return 0;
 }
 
-static double mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 static bool spreadsheet_name(const char *name)
 {
 	const char *dot = strrchr(name, '.');
@@ -421,7 +414,7 @@ void recalc_pending(tool_context *ctx, cJSON *recalculated, cJSON *summary)
 		const char *method = "none";
 		tool_result out = {0};
 		wb_handle h;
-		double t0 = mono_ms();
+		double t0 = sbx_now_msf();
 
 		if (!cJSON_IsString(f) || !spreadsheet_name(f->valuestring) || !args ||
 		    sbx_json_add_string(args, "file_path", f->valuestring) < 0)
@@ -450,7 +443,7 @@ void recalc_pending(tool_context *ctx, cJSON *recalculated, cJSON *summary)
 				   "complete: '%s': %s recalculation of %llu formula cells in %.1f "
 				   "ms%s%s",
 				   f->valuestring, method, (unsigned long long)total,
-				   mono_ms() - t0, partial ? "; not computed: " : "",
+				   sbx_now_msf() - t0, partial ? "; not computed: " : "",
 				   partial ? st.why : "");
 		} else {
 			server_log(SBX_LOG_WARNING, "complete: recalculating '%s' failed: %s",

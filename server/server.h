@@ -54,6 +54,12 @@ struct server {
 
 	pthread_mutex_t inflight_lock;
 	struct inflight *inflight; /* running requests, for notifications/cancelled */
+
+	/* State of the tools and transports: one per server, nothing in file statics. */
+	struct wb_cache *wbcache;	/* parsed workbooks (wbcache.h) */
+	struct sse_registry *streams;	/* open SSE streams (sse.h) */
+	struct http_sessions *sessions; /* Streamable HTTP and legacy SSE sessions */
+	atomic_int http_workers;	/* running HTTP tool-call threads (http_mcp.c) */
 };
 
 /* Sets up the server on a workspace directory; returns 0 or a negative errno. */

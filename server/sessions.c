@@ -8,19 +8,35 @@
 #include <time.h>
 
 #include "sessions.h"
+#include "sbx/clock.h"
 
 #define MAX_SESSIONS 1024
 
-static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
-static http_session *table;
-static size_t n_sessions;
+struct http_sessions {
+	pthread_mutex_t lock;
+	http_session *head;
+	size_t n;
+	sse_registry *streams; /* where legacy sessions' streams live */
+};
 
-static long long now_ms(void)
+http_sessions *http_sessions_new(sse_registry *streams)
 {
-	struct timespec t;
+	http_sessions *t = calloc(1, sizeof(*t));
 
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+	if (!t)
+		return NULL;
+	pthread_mutex_init(&t->lock, NULL);
+	t->streams = streams;
+	return t;
+}
+
+void http_sessions_free(http_sessions *t)
+{
+	if (!t)
+		return;
+	http_session_end_all(t);
+	pthread_mutex_destroy(&t->lock);
+	free(t);
 }
 
 static int new_id(char *out, size_t size)
@@ -52,12 +68,12 @@ static void destroy(http_session *s)
 }
 
 /* Unlinks s from the table (locked); the table's reference is dropped by the caller. */
-static void unlink_locked(http_session *s)
+static void unlink_locked(http_sessions *t, http_session *s)
 {
-	for (http_session **p = &table; *p; p = &(*p)->next)
+	for (http_session **p = &t->head; *p; p = &(*p)->next)
 		if (*p == s) {
 			*p = s->next;
-			n_sessions--;
+			t->n--;
 			s->ended = true;
 			return;
 		}
@@ -68,38 +84,38 @@ static void release_locked(http_session *s, bool *destroy_out)
 	*destroy_out = --s->refs == 0;
 }
 
-static http_session *evict_locked(void)
+static http_session *evict_locked(http_sessions *t)
 {
 	http_session *oldest = NULL;
 
-	for (http_session *s = table; s; s = s->next)
+	for (http_session *s = t->head; s; s = s->next)
 		if (!s->legacy && (!oldest || s->last_used < oldest->last_used))
 			oldest = s;
 	if (oldest)
-		unlink_locked(oldest);
+		unlink_locked(t, oldest);
 	return oldest;
 }
 
 /* Drops legacy sessions whose SSE client went away (each sweep frees at most a few). */
-static void sweep_locked(void)
+static void sweep_locked(http_sessions *t)
 {
 	for (int round = 0; round < 8; round++) {
 		http_session *dead = NULL;
 		bool gone = false;
 
-		for (http_session *s = table; s && !dead; s = s->next)
+		for (http_session *s = t->head; s && !dead; s = s->next)
 			if (s->legacy && sse_stream_gone(s->stream))
 				dead = s;
 		if (!dead)
 			return;
-		unlink_locked(dead);
+		unlink_locked(t, dead);
 		release_locked(dead, &gone);
 		if (gone)
 			destroy(dead);
 	}
 }
 
-http_session *http_session_create(bool legacy)
+http_session *http_session_create(http_sessions *t, bool legacy)
 {
 	http_session *s = calloc(1, sizeof(*s)), *evicted = NULL;
 	bool gone = false;
@@ -112,48 +128,49 @@ http_session *http_session_create(bool legacy)
 		return NULL;
 	}
 	s->legacy = legacy;
-	if (legacy && !(s->stream = sse_stream_new())) {
+	if (legacy && !(s->stream = sse_stream_new(t->streams))) {
 		free(s);
 		return NULL;
 	}
+	s->owner = t;
 	s->refs = 2; /* the table and the caller */
-	s->last_used = now_ms();
-	pthread_mutex_lock(&table_lock);
-	sweep_locked();
-	if (n_sessions >= MAX_SESSIONS) {
-		evicted = evict_locked();
+	s->last_used = sbx_now_ms();
+	pthread_mutex_lock(&t->lock);
+	sweep_locked(t);
+	if (t->n >= MAX_SESSIONS) {
+		evicted = evict_locked(t);
 		if (evicted)
 			release_locked(evicted, &gone);
 		if (!evicted) {
-			pthread_mutex_unlock(&table_lock);
+			pthread_mutex_unlock(&t->lock);
 			destroy(s);
 			return NULL;
 		}
 	}
-	s->next = table;
-	table = s;
-	n_sessions++;
-	pthread_mutex_unlock(&table_lock);
+	s->next = t->head;
+	t->head = s;
+	t->n++;
+	pthread_mutex_unlock(&t->lock);
 	if (gone)
 		destroy(evicted);
 	return s;
 }
 
-http_session *http_session_find(const char *id)
+http_session *http_session_find(http_sessions *t, const char *id)
 {
 	http_session *found = NULL;
 
 	if (!id)
 		return NULL;
-	pthread_mutex_lock(&table_lock);
-	for (http_session *s = table; s; s = s->next)
+	pthread_mutex_lock(&t->lock);
+	for (http_session *s = t->head; s; s = s->next)
 		if (strcmp(s->mcp.id, id) == 0) {
 			found = s;
 			s->refs++;
-			s->last_used = now_ms();
+			s->last_used = sbx_now_ms();
 			break;
 		}
-	pthread_mutex_unlock(&table_lock);
+	pthread_mutex_unlock(&t->lock);
 	return found;
 }
 
@@ -163,48 +180,48 @@ void http_session_unref(http_session *s)
 
 	if (!s)
 		return;
-	pthread_mutex_lock(&table_lock);
+	pthread_mutex_lock(&s->owner->lock);
 	release_locked(s, &gone);
-	pthread_mutex_unlock(&table_lock);
+	pthread_mutex_unlock(&s->owner->lock);
 	if (gone)
 		destroy(s);
 }
 
-int http_session_end(const char *id)
+int http_session_end(http_sessions *t, const char *id)
 {
 	http_session *s = NULL;
 	bool gone = false;
 
-	pthread_mutex_lock(&table_lock);
-	for (http_session *it = table; it; it = it->next)
+	pthread_mutex_lock(&t->lock);
+	for (http_session *it = t->head; it; it = it->next)
 		if (strcmp(it->mcp.id, id) == 0) {
 			s = it;
 			break;
 		}
 	if (s) {
-		unlink_locked(s);
+		unlink_locked(t, s);
 		release_locked(s, &gone);
 		if (s->stream)
 			sse_stream_close(s->stream);
 	}
-	pthread_mutex_unlock(&table_lock);
+	pthread_mutex_unlock(&t->lock);
 	if (gone)
 		destroy(s);
 	return s ? 0 : -ENOENT;
 }
 
-void http_session_end_all(void)
+void http_session_end_all(http_sessions *t)
 {
 	for (;;) {
-		char id[sizeof(table->mcp.id)];
+		char id[sizeof(t->head->mcp.id)];
 
-		pthread_mutex_lock(&table_lock);
-		if (!table) {
-			pthread_mutex_unlock(&table_lock);
+		pthread_mutex_lock(&t->lock);
+		if (!t->head) {
+			pthread_mutex_unlock(&t->lock);
 			return;
 		}
-		memcpy(id, table->mcp.id, sizeof(id));
-		pthread_mutex_unlock(&table_lock);
-		http_session_end(id);
+		memcpy(id, t->head->mcp.id, sizeof(id));
+		pthread_mutex_unlock(&t->lock);
+		http_session_end(t, id);
 	}
 }

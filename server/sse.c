@@ -19,14 +19,39 @@ struct sse_stream {
 	size_t sent; /* bytes of queue already handed to MHD */
 	bool closed, gone;
 	int refs;
-	sse_stream *next, *prev; /* registry of open streams */
+	sse_registry *reg;	 /* NULL once the registry is gone */
+	sse_stream *next, *prev; /* in reg */
 };
 
-static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
-static sse_stream *registry;
-static bool shutting_down;
+struct sse_registry {
+	pthread_mutex_t lock;
+	sse_stream *head;
+	bool shutting_down;
+};
 
-sse_stream *sse_stream_new(void)
+sse_registry *sse_registry_new(void)
+{
+	sse_registry *reg = calloc(1, sizeof(*reg));
+
+	if (reg)
+		pthread_mutex_init(&reg->lock, NULL);
+	return reg;
+}
+
+void sse_registry_free(sse_registry *reg)
+{
+	if (!reg)
+		return;
+	/* Streams still referenced (a response MHD has not freed) just leave it. */
+	pthread_mutex_lock(&reg->lock);
+	for (sse_stream *s = reg->head; s; s = s->next)
+		s->reg = NULL;
+	pthread_mutex_unlock(&reg->lock);
+	pthread_mutex_destroy(&reg->lock);
+	free(reg);
+}
+
+sse_stream *sse_stream_new(sse_registry *reg)
 {
 	sse_stream *s = calloc(1, sizeof(*s));
 	pthread_condattr_t ca;
@@ -40,13 +65,14 @@ sse_stream *sse_stream_new(void)
 	pthread_condattr_destroy(&ca);
 	sbx_buf_init(&s->queue, MAX_QUEUED);
 	s->refs = 1;
-	pthread_mutex_lock(&registry_lock);
-	s->closed = shutting_down;
-	s->next = registry;
-	if (registry)
-		registry->prev = s;
-	registry = s;
-	pthread_mutex_unlock(&registry_lock);
+	s->reg = reg;
+	pthread_mutex_lock(&reg->lock);
+	s->closed = reg->shutting_down;
+	s->next = reg->head;
+	if (reg->head)
+		reg->head->prev = s;
+	reg->head = s;
+	pthread_mutex_unlock(&reg->lock);
 	return s;
 }
 
@@ -60,23 +86,27 @@ sse_stream *sse_stream_ref(sse_stream *s)
 
 void sse_stream_unref(sse_stream *s)
 {
+	sse_registry *reg;
 	bool last;
 
 	if (!s)
 		return;
-	pthread_mutex_lock(&registry_lock);
+	reg = s->reg;
+	if (reg)
+		pthread_mutex_lock(&reg->lock);
 	pthread_mutex_lock(&s->lock);
 	last = --s->refs == 0;
 	pthread_mutex_unlock(&s->lock);
-	if (last) {
+	if (last && reg) {
 		if (s->prev)
 			s->prev->next = s->next;
 		else
-			registry = s->next;
+			reg->head = s->next;
 		if (s->next)
 			s->next->prev = s->prev;
 	}
-	pthread_mutex_unlock(&registry_lock);
+	if (reg)
+		pthread_mutex_unlock(&reg->lock);
 	if (!last)
 		return;
 	sbx_buf_free(&s->queue);
@@ -122,13 +152,13 @@ bool sse_stream_gone(sse_stream *s)
 	return gone;
 }
 
-void sse_stream_close_all(void)
+void sse_stream_close_all(sse_registry *reg)
 {
-	pthread_mutex_lock(&registry_lock);
-	shutting_down = true;
-	for (sse_stream *s = registry; s; s = s->next)
+	pthread_mutex_lock(&reg->lock);
+	reg->shutting_down = true;
+	for (sse_stream *s = reg->head; s; s = s->next)
 		sse_stream_close(s);
-	pthread_mutex_unlock(&registry_lock);
+	pthread_mutex_unlock(&reg->lock);
 }
 
 static ssize_t reader(void *cls, uint64_t pos, char *buf, size_t max)

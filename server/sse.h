@@ -14,7 +14,17 @@
 struct MHD_Response;
 typedef struct sse_stream sse_stream;
 
-sse_stream *sse_stream_new(void);
+/* The open streams of one server, so shutdown can close them all. */
+typedef struct sse_registry sse_registry;
+
+/* An empty registry, or NULL on out-of-memory. */
+sse_registry *sse_registry_new(void);
+
+/* Frees reg; streams still referenced are detached from it, not freed. Accepts NULL. */
+void sse_registry_free(sse_registry *reg);
+
+/* A new stream in reg (one reference for the caller; closed at once after close_all), or NULL. */
+sse_stream *sse_stream_new(sse_registry *reg);
 sse_stream *sse_stream_ref(sse_stream *s);
 void sse_stream_unref(sse_stream *s);
 
@@ -30,5 +40,5 @@ bool sse_stream_gone(sse_stream *s);
 /* A response that streams s (takes its own reference); NULL on OOM. */
 struct MHD_Response *sse_stream_response(sse_stream *s);
 
-/* Closes every open stream (shutdown), so connection threads can finish. */
-void sse_stream_close_all(void);
+/* Closes every open stream of reg (shutdown), so connection threads can finish. */
+void sse_stream_close_all(sse_registry *reg);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "server.h"
+#include "sbx/file.h"
 
 #define MAX_LINE    (64u << 20)
 #define MAX_WORKERS 16
@@ -31,20 +32,11 @@ typedef struct stdio_state {
 static void write_line(stdio_state *st, const char *json)
 {
 	size_t len = strlen(json);
-	const char *p = json;
 
 	pthread_mutex_lock(&st->out_lock);
-	while (len > 0) {
-		ssize_t n = write(st->out_fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		p += n;
-		len -= (size_t)n;
-	}
-	while (write(st->out_fd, "\n", 1) < 0 && errno == EINTR)
-		;
+	/* A closed peer ends the session elsewhere (EOF on stdin); nothing to report here. */
+	(void)sbx_write_all(st->out_fd, json, len);
+	(void)sbx_write_all(st->out_fd, "\n", 1);
 	pthread_mutex_unlock(&st->out_lock);
 }
 

@@ -11,7 +11,9 @@
 #include "gui/gui.h"
 #include "schema.h"
 #include "server.h"
+#include "sessions.h"
 #include "task.h"
+#include "wbcache.h"
 
 void server_log(int level, const char *fmt, ...)
 {
@@ -109,6 +111,13 @@ int server_init(server *srv, const char *workspace, const char *display, double 
 		return sbx_error_set(err, -ENOMEM, "task session: cannot start");
 	}
 	srv->base.workspace_fd = TAKE_FD(fd);
+	srv->wbcache = wb_cache_new();
+	srv->streams = sse_registry_new();
+	srv->sessions = srv->streams ? http_sessions_new(srv->streams) : NULL;
+	if (!srv->wbcache || !srv->sessions) {
+		server_done(srv);
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	}
 	for (size_t i = 0; i < SBX_ELEMENTSOF(tables); i++) {
 		size_t n = 0;
 		const tool_def *defs = tables[i](&n);
@@ -124,6 +133,10 @@ int server_init(server *srv, const char *workspace, const char *display, double 
 
 void server_done(server *srv)
 {
+	/* Sessions first: ending one closes its stream, which lives in the registry. */
+	http_sessions_free(srv->sessions);
+	sse_registry_free(srv->streams);
+	wb_cache_free(srv->wbcache);
 	task_session_free(srv->base.task);
 	srv->base.task = NULL;
 	for (size_t i = 0; i < srv->n_tools; i++)

@@ -27,9 +27,11 @@ typedef struct wb_entry {
 	unsigned long long used;
 } wb_entry;
 
-static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
-static wb_entry cache[CACHE_SLOTS];
-static unsigned long long clock_ticks;
+struct wb_cache {
+	pthread_mutex_t lock; /* serialises the spreadsheet tools */
+	wb_entry slots[CACHE_SLOTS];
+	unsigned long long ticks;
+};
 
 static void entry_drop(wb_entry *e)
 {
@@ -38,12 +40,31 @@ static void entry_drop(wb_entry *e)
 	memset(e, 0, sizeof(*e));
 }
 
-void wb_cache_clear(void)
+wb_cache *wb_cache_new(void)
 {
-	pthread_mutex_lock(&cache_lock);
+	wb_cache *c = calloc(1, sizeof(*c));
+
+	if (c)
+		pthread_mutex_init(&c->lock, NULL);
+	return c;
+}
+
+void wb_cache_free(wb_cache *c)
+{
+	if (!c)
+		return;
 	for (size_t i = 0; i < CACHE_SLOTS; i++)
-		entry_drop(&cache[i]);
-	pthread_mutex_unlock(&cache_lock);
+		entry_drop(&c->slots[i]);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
+void wb_cache_clear(wb_cache *c)
+{
+	pthread_mutex_lock(&c->lock);
+	for (size_t i = 0; i < CACHE_SLOTS; i++)
+		entry_drop(&c->slots[i]);
+	pthread_mutex_unlock(&c->lock);
 }
 
 static bool same_file(const wb_entry *e, const struct stat *st)
@@ -78,9 +99,9 @@ static int read_all(int fd, size_t size, char **out)
 	return 0;
 }
 
-static wb_entry *find_or_evict(const char *rel, bool *hit)
+static wb_entry *find_or_evict(wb_cache *c, const char *rel, bool *hit)
 {
-	wb_entry *victim = &cache[0];
+	wb_entry *cache = c->slots, *victim = &cache[0];
 
 	for (size_t i = 0; i < CACHE_SLOTS; i++)
 		if (cache[i].rel && strcmp(cache[i].rel, rel) == 0) {
@@ -113,7 +134,7 @@ int wb_open(tool_context *ctx, const cJSON *args, wb_handle *h, tool_result *out
 	bool hit;
 	int r;
 
-	*h = (wb_handle){.arg = arg};
+	*h = (wb_handle){.arg = arg, .cache = ctx->srv->wbcache};
 	rel = workspace_relative(ctx, arg, out);
 	if (!rel)
 		return -EINVAL;
@@ -124,14 +145,14 @@ int wb_open(tool_context *ctx, const cJSON *args, wb_handle *h, tool_result *out
 	 * Lock before the open and stat: a writer renames a new file in; an fd
 	 * opened before that would reload the old content over its write.
 	 */
-	pthread_mutex_lock(&cache_lock);
+	pthread_mutex_lock(&h->cache->lock);
 	h->locked = true;
 	fd = workspace_open_regular(ctx, arg, &st, out);
 	if (fd < 0) {
 		wb_close(h);
 		return fd;
 	}
-	e = find_or_evict(rel, &hit);
+	e = find_or_evict(h->cache, rel, &hit);
 	if (hit && !same_file(e, &st)) {
 		entry_drop(e);
 		hit = false;
@@ -166,7 +187,7 @@ int wb_open(tool_context *ctx, const cJSON *args, wb_handle *h, tool_result *out
 		}
 		entry_key(e, &st);
 	}
-	e->used = ++clock_ticks;
+	e->used = ++h->cache->ticks;
 	h->entry = e;
 	h->book = e->book;
 	return 0;
@@ -230,16 +251,10 @@ static int write_confined(tool_context *ctx, const char *rel, const sbx_buf *dat
 	}
 	if (fd < 0)
 		return sbx_error_set(err, -EEXIST, "cannot create a temp file");
-	for (size_t off = 0; off < data->len;) {
-		ssize_t n = write(fd, data->data + off, data->len - off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			r = -errno;
-			unlinkat(dfd, tmp, 0);
-			return sbx_error_set(err, r, "write failed: %s", strerror(-r));
-		}
-		off += (size_t)n;
+	r = sbx_write_all(fd, data->data, data->len);
+	if (r < 0) {
+		unlinkat(dfd, tmp, 0);
+		return sbx_error_set(err, r, "write failed: %s", strerror(-r));
 	}
 	if (fsync(fd) < 0 || fstat(fd, st) < 0 || renameat(dfd, tmp, dfd, base) < 0) {
 		r = -errno;
@@ -277,7 +292,7 @@ int wb_save(tool_context *ctx, wb_handle *h, tool_result *out)
 void wb_close(wb_handle *h)
 {
 	if (h->locked)
-		pthread_mutex_unlock(&cache_lock);
+		pthread_mutex_unlock(&h->cache->lock);
 	h->locked = false;
 	free(h->rel);
 	h->rel = NULL;
@@ -339,10 +354,11 @@ int wb_replace_file(tool_context *ctx, const char *rel, const void *data, size_t
 		    const struct stat *expected, sbx_error *err)
 {
 	sbx_buf b = {(char *)data, len, len, len};
+	wb_cache *c = ctx->srv->wbcache;
 	struct stat st;
 	int r = 0;
 
-	pthread_mutex_lock(&cache_lock);
+	pthread_mutex_lock(&c->lock);
 	if (expected) {
 		int fd = sbx_path_open_beneath(ctx->workspace_fd, rel, O_RDONLY | O_NONBLOCK, 0,
 					       false, err);
@@ -365,9 +381,9 @@ int wb_replace_file(tool_context *ctx, const char *rel, const void *data, size_t
 	if (r == 0)
 		r = write_confined(ctx, rel, &b, &st, err);
 	for (size_t i = 0; i < CACHE_SLOTS; i++)
-		if (cache[i].rel && strcmp(cache[i].rel, rel) == 0)
-			entry_drop(&cache[i]);
-	pthread_mutex_unlock(&cache_lock);
+		if (c->slots[i].rel && strcmp(c->slots[i].rel, rel) == 0)
+			entry_drop(&c->slots[i]);
+	pthread_mutex_unlock(&c->lock);
 	if (r == 0)
 		task_session_note_file(ctx->task, rel);
 	return r;

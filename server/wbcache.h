@@ -9,8 +9,8 @@
  * atomic and confined: a temp file beside the target, opened through a
  * directory fd resolved beneath the workspace, then renameat().
  *
- * One lock serialises the spreadsheet tools: wb_open takes it, wb_close
- * releases it.
+ * The cache belongs to the server (server_init makes it): one lock in it
+ * serialises the spreadsheet tools: wb_open takes it, wb_close releases it.
  */
 
 #include <sys/stat.h>
@@ -19,7 +19,16 @@
 #include "sbx/sheet.h"
 #include "server.h"
 
+typedef struct wb_cache wb_cache;
+
+/* An empty cache, or NULL on out-of-memory. */
+wb_cache *wb_cache_new(void);
+
+/* Frees the cache and every workbook in it. Accepts NULL. */
+void wb_cache_free(wb_cache *c);
+
 typedef struct wb_handle {
+	wb_cache *cache;
 	sbx_book *book;	 /* borrowed from the cache */
 	const char *arg; /* the file_path argument, for messages */
 	char *rel;	 /* workspace-relative path */
@@ -46,8 +55,8 @@ int wb_save(tool_context *ctx, wb_handle *h, tool_result *out);
 /* Releases the lock. Accepts a handle that was never opened. */
 void wb_close(wb_handle *h);
 
-/* Forgets every cached workbook (tests, and after recalculation). */
-void wb_cache_clear(void);
+/* Forgets every cached workbook: what follows is read from the files again. */
+void wb_cache_clear(wb_cache *c);
 
 /* Forgets the cached book after a failed change (the file was not written). */
 void wb_discard(wb_handle *h);

@@ -136,8 +136,10 @@ char *sbx_docker__strdup_json(const cJSON *obj, const char *key);
 
 /*
  * The engine multiplexes stdout/stderr of non-TTY processes into frames:
- * [stream(1) 0 0 0 size(4, big-endian)] payload. The demuxer takes bytes in
- * any split and calls fn with each frame's payload pieces.
+ * [stream(1) 0 0 0 size(4, big-endian)] payload. One demuxer serves both
+ * readers: the push side (a request's on_data: sbx_docker__demux_feed) and the
+ * pull side (a hijacked stream's read: sbx_docker__demux_payload and
+ * sbx_docker__demux_consumed). Bytes may come in any split.
  */
 typedef int (*docker_frame_fn)(int stream, const char *p, size_t n, void *payload);
 
@@ -145,11 +147,23 @@ typedef struct docker_demux {
 	unsigned char hdr[8];
 	size_t hdr_len;
 	size_t left; /* payload bytes left in the current frame */
-	int stream;
-	bool raw; /* TTY: no frames, everything is stdout */
+	int stream;  /* the current frame's; always SBX_DOCKER_STDOUT when raw */
+	bool raw;    /* TTY: no frames, everything is stdout */
 } docker_demux;
 
 void sbx_docker__demux_init(docker_demux *m, bool raw);
+
+/*
+ * Takes frame headers from the *n bytes at *p (advancing both past them)
+ * until it stands inside a frame, and returns how many of the bytes now at
+ * *p are payload of m->stream (0 when all was header and more is needed).
+ * The caller uses k of them (k <= the return) and calls
+ * sbx_docker__demux_consumed(m, k). -EPROTO on a bad header.
+ */
+ssize_t sbx_docker__demux_payload(docker_demux *m, const char **p, size_t *n);
+
+/* Counts k payload bytes as used. */
+void sbx_docker__demux_consumed(docker_demux *m, size_t k);
 
 /* Feeds n bytes; returns 0, fn's negative code, or -EPROTO on a bad header. */
 int sbx_docker__demux_feed(docker_demux *m, const char *p, size_t n, docker_frame_fn fn,
@@ -239,9 +253,6 @@ int sbx_docker__simple(sbx_docker *d, const char *method, const char *path, cons
 
 /* Appends "<sep>filters=<escaped JSON>" for label filters; nothing when there are none. */
 int sbx_docker__filters_query(sbx_buf *b, const char *sep, const char *const *labels);
-
-/* Parses one 8-byte frame header; -EPROTO when it is not one. */
-int sbx_docker__demux_header(const unsigned char hdr[8], int *stream, size_t *len);
 
 /* ------------------------------------------------ TLS for hijacked streams (tls.c) */
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "docker-internal.h"
+#include "sbx/clock.h"
 
 #define DEFAULT_OUTPUT_MAX (16u << 20)
 #define TAR_STDERR_MAX	   4096
@@ -169,25 +170,17 @@ static int tar_result(sbx_docker *d, const char *exec_id, const char *what, cons
 	return 0;
 }
 
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* At least 1 ms, so a passed deadline still means "time out", never "don't block". */
 static long remaining_ms(long deadline_ms)
 {
-	long left = deadline_ms - now_ms();
+	long left = deadline_ms - sbx_now_ms();
 
 	return left > 0 ? left : 1;
 }
 
 static long deadline_after(long ms)
 {
-	return now_ms() + ms;
+	return sbx_now_ms() + ms;
 }
 
 struct sbx_docker_copy_in {

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "docker-internal.h"
+#include "sbx/clock.h"
 
 #define RBUF_SIZE	 65536
 #define MAX_HEADER_BYTES 16384
@@ -23,33 +24,20 @@ struct sbx_docker_stream {
 	CURL *c;	 /* unix:// and plain tcp:// */
 	docker_tls *tls; /* tcp:// with TLS */
 	int fd;
-	bool raw; /* TTY: no frames */
 	bool eof;
 	bool write_closed;
 	unsigned char rbuf[RBUF_SIZE];
 	size_t rpos, rlen;
-	/* frame state */
-	unsigned char hdr[8];
-	size_t hdr_len;
-	size_t left;
-	int stream;
+	docker_demux demux;
 	char errbuf[CURL_ERROR_SIZE];
 };
-
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* Waits for the socket; 0 ready, -ETIMEDOUT, -EAGAIN when timeout_ms is 0. */
 static int wait_fd(int fd, short events, long deadline)
 {
 	for (;;) {
 		struct pollfd p = {.fd = fd, .events = events};
-		long left = deadline < 0 ? -1 : deadline - now_ms();
+		long left = deadline < 0 ? -1 : deadline - sbx_now_ms();
 		int n;
 
 		if (deadline >= 0 && left <= 0)
@@ -181,7 +169,7 @@ static int read_upgrade_answer(sbx_docker_stream *s, const char *what, long dead
 	{
 		/* An error: the body (JSON message) follows; take what has arrived. */
 		docker_resp resp = {.status = status};
-		long body_deadline = now_ms() + 1000;
+		long body_deadline = sbx_now_ms() + 1000;
 		while (!s->eof && s->rlen < sizeof(s->rbuf) && fill(s, body_deadline) == 0 &&
 		       !memchr(s->rbuf + s->rpos, '}', s->rlen - s->rpos))
 			;
@@ -197,7 +185,7 @@ static int open_stream(sbx_docker *d, const char *path, const char *body, bool t
 		       const char *what, sbx_docker_stream **out, sbx_error *err)
 {
 	_cleanup_free_ char *url = NULL, *request = NULL;
-	long deadline = now_ms() + d->connect_timeout_ms + d->request_timeout_ms;
+	long deadline = sbx_now_ms() + d->connect_timeout_ms + d->request_timeout_ms;
 	curl_socket_t sock = CURL_SOCKET_BAD;
 	sbx_docker_stream *s;
 	CURLcode rc;
@@ -206,7 +194,7 @@ static int open_stream(sbx_docker *d, const char *path, const char *body, bool t
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return sbx_error_set(err, -ENOMEM, "out of memory");
-	s->raw = tty;
+	sbx_docker__demux_init(&s->demux, tty);
 	if (asprintf(&url, "%s/v%s%s", d->base_url, d->api_version, path) < 0)
 		url = NULL;
 	if (!url ||
@@ -220,7 +208,7 @@ static int open_stream(sbx_docker *d, const char *path, const char *body, bool t
 		return sbx_error_set(err, -ENOMEM, "out of memory");
 	}
 	if (d->tls) {
-		r = sbx_docker__tls_connect(d, now_ms() + d->connect_timeout_ms, &s->tls, what,
+		r = sbx_docker__tls_connect(d, sbx_now_ms() + d->connect_timeout_ms, &s->tls, what,
 					    err);
 		if (r < 0) {
 			sbx_docker_stream_free(s);
@@ -298,7 +286,7 @@ int sbx_docker_stream_open_attach(sbx_docker *d, const char *container_id, bool 
 
 static long deadline_of(int timeout_ms)
 {
-	return timeout_ms < 0 ? -1 : timeout_ms == 0 ? 0 : now_ms() + timeout_ms;
+	return timeout_ms < 0 ? -1 : timeout_ms == 0 ? 0 : sbx_now_ms() + timeout_ms;
 }
 
 int sbx_docker_stream_write(sbx_docker_stream *s, const void *data, size_t len, int timeout_ms,
@@ -326,38 +314,25 @@ ssize_t sbx_docker_stream_read(sbx_docker_stream *s, void *buf, size_t cap, int 
 	if (cap == 0)
 		return sbx_error_set(err, -EINVAL, "stream: read into an empty buffer");
 	for (;;) {
+		const char *p = (const char *)s->rbuf + s->rpos;
 		size_t avail = s->rlen - s->rpos;
+		ssize_t k = sbx_docker__demux_payload(&s->demux, &p, &avail);
 
-		if (avail > 0 && (s->raw || s->left > 0)) {
-			size_t n = avail < cap ? avail : cap;
-			if (!s->raw && n > s->left)
-				n = s->left;
-			memcpy(buf, s->rbuf + s->rpos, n);
+		s->rpos = (size_t)(p - (const char *)s->rbuf);
+		if (k < 0)
+			return sbx_error_set(err, -EPROTO, "stream: malformed frame header");
+		if (k > 0) {
+			size_t n = (size_t)k < cap ? (size_t)k : cap;
+
+			memcpy(buf, p, n);
 			s->rpos += n;
-			if (!s->raw)
-				s->left -= n;
+			sbx_docker__demux_consumed(&s->demux, n);
 			if (which)
-				*which = s->raw ? SBX_DOCKER_STDOUT : s->stream;
+				*which = s->demux.stream;
 			return (ssize_t)n;
 		}
-		if (avail > 0) {
-			/* Between frames: collect the 8-byte header. */
-			size_t take = sizeof(s->hdr) - s->hdr_len;
-			if (take > avail)
-				take = avail;
-			memcpy(s->hdr + s->hdr_len, s->rbuf + s->rpos, take);
-			s->hdr_len += take;
-			s->rpos += take;
-			if (s->hdr_len == sizeof(s->hdr)) {
-				s->hdr_len = 0;
-				if (sbx_docker__demux_header(s->hdr, &s->stream, &s->left) < 0)
-					return sbx_error_set(err, -EPROTO,
-							     "stream: malformed frame header");
-			}
-			continue;
-		}
 		if (s->eof) {
-			if (!s->raw && (s->left > 0 || s->hdr_len > 0))
+			if (!sbx_docker__demux_idle(&s->demux))
 				return sbx_error_set(err, -EPROTO, "stream: ended inside a frame");
 			return 0;
 		}
@@ -377,7 +352,7 @@ int sbx_docker_stream_close_write(sbx_docker_stream *s, sbx_error *err)
 		return 0;
 	if (s->tls) {
 		/* close_notify, as the docker CLI's CloseWrite: the engine reads EOF. */
-		int r = sbx_docker__tls_close_write(s->tls, now_ms() + 5000);
+		int r = sbx_docker__tls_close_write(s->tls, sbx_now_ms() + 5000);
 		if (r < 0)
 			return sbx_error_set(err, r, "stream: closing stdin: %s", strerror(-r));
 		s->write_closed = true;

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "docker-internal.h"
+#include "sbx/file.h"
 #include "sbx/log.h"
 
 #define DEFAULT_MAX_FILE    ((uint64_t)256 << 20)
@@ -189,21 +190,6 @@ static int check_caps(extractor *x, const char *entry, uint64_t size, sbx_error 
 	return 0;
 }
 
-static int write_all(int fd, const void *p, size_t n, off_t off)
-{
-	while (n > 0) {
-		ssize_t w = pwrite(fd, p, n, off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -errno;
-		p = (const char *)p + w;
-		n -= (size_t)w;
-		off += w;
-	}
-	return 0;
-}
-
 /* Opens the destination file: regular files only, never through or onto a symlink. */
 static int create_file(extractor *x, char *name, mode_t mode, sbx_error *err)
 {
@@ -251,7 +237,7 @@ static int extract_file(extractor *x, struct archive_entry *e, char *name, sbx_e
 		if (off < 0 || (uint64_t)off + n > size)
 			return sbx_error_set(err, -EPROTO, "'%s': data beyond the declared size",
 					     name);
-		r = write_all(fd, block, n, off);
+		r = sbx_pwrite_all(fd, block, n, off);
 		if (r < 0)
 			return sbx_error_set(err, r, "'%s': write failed: %s", name, strerror(-r));
 	}
@@ -303,7 +289,7 @@ static int extract_hardlink(extractor *x, char *name, const char *link, sbx_erro
 			return sbx_error_set(err, -errno, "'%s': %s", name, strerror(errno));
 		if (n == 0)
 			break;
-		r = write_all(out, buf, (size_t)n, off);
+		r = sbx_pwrite_all(out, buf, (size_t)n, off);
 		if (r < 0)
 			return sbx_error_set(err, r, "'%s': %s", name, strerror(-r));
 		off += n;

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "docker-internal.h"
+#include "sbx/clock.h"
 
 struct docker_tls {
 	SSL_CTX *ctx;
@@ -27,18 +28,10 @@ struct docker_tls {
 	int fd;
 };
 
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static int wait_for(int fd, short events, long deadline)
 {
 	struct pollfd p = {.fd = fd, .events = events};
-	long left = deadline - now_ms();
+	long left = deadline - sbx_now_ms();
 	int n;
 
 	if (left <= 0)

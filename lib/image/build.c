@@ -13,6 +13,7 @@
 
 #include "image-internal.h"
 #include "sbx-config.h"
+#include "sbx/clock.h"
 #include "sbx/labels.h"
 
 #define REGISTRY_BASE "debian:bookworm-slim"
@@ -31,10 +32,7 @@ const char *sbx_image_variant_repo(sbx_image_variant v)
 
 double sbx_image__now(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return sbx_now_msf() / 1e3;
 }
 
 void sbx_image__emit(const sbx_image__progress *p, sbx_image_event_kind kind, const char *phase,

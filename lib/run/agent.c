@@ -12,6 +12,7 @@
 
 #include "agent.h"
 #include "sbx/cleanup.h"
+#include "sbx/file.h"
 
 #define AGENT_LOG_MAX (64LL * 1024 * 1024)
 
@@ -54,21 +55,6 @@ static void set_signal(int sig, void (*handler)(int))
 	sigaction(sig, &sa, NULL);
 }
 
-/* Writes all of n bytes, ignoring failure; async-signal-safe. */
-static void write_all(int fd, const void *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return;
-		p = (const char *)p + w;
-		n -= (size_t)w;
-	}
-}
-
 /*
  * The group leader between sandboxctl and the agent: it runs the agent as its
  * child and watches a pipe whose write end only sandboxctl holds. When that
@@ -104,7 +90,7 @@ static _Noreturn void supervise(int lifeline, int exec_err, pid_t parent, const 
 		close_from_3(exec_err, -1);
 		execve(path, argv, envp);
 		e = errno;
-		write_all(exec_err, &e, sizeof(e));
+		(void)sbx_write_all(exec_err, &e, sizeof(e));
 		_exit(127);
 	}
 	close(exec_err);

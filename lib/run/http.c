@@ -25,14 +25,7 @@
 
 #include "http.h"
 #include "sbx/cleanup.h"
-
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
+#include "sbx/clock.h"
 
 void http_reader_init(http_reader *r, sbx_stream *s, int timeout_ms)
 {
@@ -61,7 +54,7 @@ static ssize_t fill(http_reader *r)
 		return (ssize_t)(r->len - r->off);
 	r->off = r->len = 0;
 	if (r->timeout_ms >= 0 || r->deadline || r->until) {
-		now = mono_ms();
+		now = sbx_now_ms();
 		if (r->timeout_ms >= 0)
 			end = now + r->timeout_ms;
 		if (r->deadline && (end < 0 || r->deadline < end))
@@ -82,7 +75,7 @@ static ssize_t fill(http_reader *r)
 			break;
 		if (r->stop && __atomic_load_n(r->stop, __ATOMIC_ACQUIRE))
 			return -ECANCELED;
-		if (end >= 0 && (now = mono_ms()) >= end)
+		if (end >= 0 && (now = sbx_now_ms()) >= end)
 			return -ETIMEDOUT;
 	}
 	if (n > 0)
@@ -396,7 +389,7 @@ int http_read_head(http_reader *r, http_head *h, bool request, sbx_error *err)
 		}
 		/* Slowloris: the whole head must come within head_timeout_ms. */
 		if (r->head_timeout_ms > 0 && !r->deadline)
-			r->deadline = mono_ms() + r->head_timeout_ms;
+			r->deadline = sbx_now_ms() + r->head_timeout_ms;
 		used = http_parser_execute(&r->p, &settings, r->buf + r->off, r->len - r->off);
 		scan_fold(r, r->buf + r->off, used);
 		r->off += used;
@@ -498,7 +491,7 @@ int http_relay_body(http_reader *r, const http_head *h, bool until_eof, sbx_stre
 	r->fn_ud = ud;
 	r->cb_err = 0;
 	if (r->body_timeout_ms > 0)
-		r->deadline = mono_ms() + r->body_timeout_ms;
+		r->deadline = sbx_now_ms() + r->body_timeout_ms;
 	http_parser_pause(&r->p, 0);
 	while (!r->msg_done) {
 		ssize_t n = fill(r);

@@ -11,8 +11,8 @@
 #include <string.h>
 #include <sys/time.h>
 
-#include "collect.h"
 #include "run-internal.h"
+#include "sbx/base64.h"
 #include "sbx/cleanup.h"
 #include "sbx/json.h"
 #include "sbx/log.h"
@@ -54,7 +54,7 @@ void sbx_run__record_frame(sbx_run *run)
 		return;
 	if (resp.status == 200 && sbx_json_parse(resp.body, resp.len, &j, NULL) == 0 &&
 	    (b64 = sbx_json_get_string(sbx_json_get(j, "result"), "image_base64", NULL)) &&
-	    (png = strdup(b64)) && (n = sbx_collect__base64_decode(png)) > 0 &&
+	    (png = strdup(b64)) && (n = sbx_base64_decode(png)) > 0 &&
 	    run->frame_bytes + (uint64_t)n <= SBX_RUN_FRAMES_BYTES) {
 		snprintf(name, sizeof(name), "frames/%04u-%lld.png", run->res.frames + 1,
 			 (long long)wall_ms());

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "http.h"
+#include "sbx/clock.h"
 #include "sbx/relay.h"
 #include "transcript.h"
 
@@ -59,10 +60,7 @@ struct sbx_relay {
 
 static inline int64_t sbx_relay__mono_ms(void)
 {
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+	return sbx_now_ms();
 }
 
 /* Consumes the response; returns 1 when the server stream stays usable, 0 if not, <0 on error. */

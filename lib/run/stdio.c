@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "sbx/cleanup.h"
+#include "sbx/file.h"
 #include "sbx/json.h"
 #include "sbx/log.h"
 #include "run-internal.h"
@@ -21,20 +22,6 @@ typedef struct stdio_state {
 	char *session;
 	char *version;
 } stdio_state;
-
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -errno;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
 
 /* One message per line: raw newlines in JSON are only whitespace, so they become spaces. */
 static int emit(stdio_state *st, const char *msg, size_t n)
@@ -52,7 +39,7 @@ static int emit(stdio_state *st, const char *msg, size_t n)
 	for (size_t i = 0; i < n; i++)
 		copy[i] = msg[i] == '\n' || msg[i] == '\r' ? ' ' : msg[i];
 	copy[n] = '\n';
-	r = write_all(st->out_fd, copy, n + 1);
+	r = sbx_write_all(st->out_fd, copy, n + 1);
 	return r;
 }
 

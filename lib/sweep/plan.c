@@ -28,27 +28,20 @@ int sbx_sweep__write_atomic(const char *dir, const char *name, const char *data,
 {
 	_cleanup_free_ char *tmp = NULL, *path = NULL;
 	_cleanup_close_ int fd = -1, dfd = -1;
-	size_t off = 0;
+	int r;
 
 	if (asprintf(&tmp, "%s/.%s.tmp", dir, name) < 0 || asprintf(&path, "%s/%s", dir, name) < 0)
 		return sbx_error_set(err, -ENOMEM, "out of memory");
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd < 0)
 		return sbx_error_set(err, -errno, "'%s': %s", tmp, strerror(errno));
-	while (off < len) {
-		ssize_t n = write(fd, data + off, len - off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			int r = n < 0 ? -errno : -EIO;
-			unlink(tmp);
-			return sbx_error_set(err, r, "'%s': write: %s", tmp, strerror(-r));
-		}
-		off += (size_t)n;
+	r = sbx_write_all(fd, data, len);
+	if (r < 0) {
+		unlink(tmp);
+		return sbx_error_set(err, r, "'%s': write: %s", tmp, strerror(-r));
 	}
 	if (fsync(fd) < 0 || rename(tmp, path) < 0) {
-		int r = -errno;
+		r = -errno;
 		unlink(tmp);
 		return sbx_error_set(err, r, "'%s': %s", path, strerror(-r));
 	}

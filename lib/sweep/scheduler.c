@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "sbx/cleanup.h"
+#include "sbx/clock.h"
 #include "sbx/log.h"
 #include "sbx/sweep.h"
 
@@ -70,14 +71,6 @@ struct sched {
 	double threshold;
 	sbx_provenance_cache *provenance; /* each task folder read once (NULL: per episode) */
 };
-
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void q_push(sched *s, size_t ep)
 {
@@ -209,7 +202,7 @@ static int run_attempt(sched *s, size_t e, size_t idx, unsigned attempt, sbx_swe
 
 static void update_progress(sched *s, const sbx_sweep_record *rec)
 {
-	double min = (double)(mono_ms() - s->t0) / 60000.0;
+	double min = (double)(sbx_now_ms() - s->t0) / 60000.0;
 
 	s->prog.running = s->running;
 	s->prog.per_min = min > 0 ? (double)s->prog.finished / min : 0;
@@ -273,7 +266,7 @@ static void settle(sched *s, size_t e, size_t idx, sbx_sweep_record *rec)
 	}
 	if (s->retries_used[idx] < s->plan->retries && !s->stopping) {
 		s->not_before[idx] =
-			mono_ms() +
+			sbx_now_ms() +
 			(int64_t)s->backoff_ms *
 				(1LL << (s->retries_used[idx] < 10 ? s->retries_used[idx] : 10));
 		s->retries_used[idx]++;
@@ -298,7 +291,7 @@ static void *worker_main(void *arg)
 
 		if (s->stopping || s->engines[w->engine].drained)
 			break;
-		if (!q_take(s, mono_ms(), &idx)) {
+		if (!q_take(s, sbx_now_ms(), &idx)) {
 			struct timespec ts;
 
 			if (s->q_len == 0 && s->running == 0)
@@ -416,7 +409,7 @@ int sbx_sweep_execute(const sbx_sweep_plan *plan, sbx_sweep_results *results,
 		    recs[i].episode < size)
 			s.prog.passed++;
 	s.prog.eta_s = -1;
-	s.t0 = mono_ms();
+	s.t0 = sbx_now_ms();
 
 	workers = calloc(n_workers ? n_workers : 1, sizeof(*workers));
 	if (!workers) {
@@ -444,9 +437,9 @@ int sbx_sweep_execute(const sbx_sweep_plan *plan, sbx_sweep_results *results,
 		if (sigs >= 1 && !s.stopping)
 			stop_locked(&s, SBX_SWEEP_INTERRUPTED, "interrupted");
 		if (sigs >= 1 && stop_at < 0)
-			stop_at = mono_ms() + (int64_t)o->stop_grace_s * 1000;
+			stop_at = sbx_now_ms() + (int64_t)o->stop_grace_s * 1000;
 		/* A second signal, or the grace is over: interrupt what still runs. */
-		if ((sigs >= 2 || (stop_at >= 0 && mono_ms() >= stop_at)) && !s.interrupt)
+		if ((sigs >= 2 || (stop_at >= 0 && sbx_now_ms() >= stop_at)) && !s.interrupt)
 			s.interrupt = 1;
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_nsec += 50 * 1000000L;
@@ -466,7 +459,7 @@ int sbx_sweep_execute(const sbx_sweep_plan *plan, sbx_sweep_results *results,
 	for (size_t i = 0; i < size; i++)
 		out->remaining += !done[i];
 	out->ran = s.prog.finished;
-	out->elapsed_s = (double)(mono_ms() - s.t0) / 1000.0;
+	out->elapsed_s = (double)(sbx_now_ms() - s.t0) / 1000.0;
 	if (s.stopping) {
 		out->stop = s.stop;
 	} else if (out->remaining) {

@@ -56,3 +56,38 @@ int sbx_file_read_capped(int dirfd, const char *path, size_t max, char **out, si
 		return sbx_error_set(err, r, "'%s': read failed: %s", path, strerror(-r));
 	return 0;
 }
+
+int sbx_write_all(int fd, const void *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -errno;
+		if (w == 0)
+			return -EIO;
+		p = (const char *)p + w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+int sbx_pwrite_all(int fd, const void *p, size_t n, off_t off)
+{
+	while (n > 0) {
+		ssize_t w = pwrite(fd, p, n, off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -errno;
+		if (w == 0)
+			return -EIO;
+		p = (const char *)p + w;
+		n -= (size_t)w;
+		off += w;
+	}
+	return 0;
+}

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "sbx/cleanup.h"
+#include "sbx/file.h"
 #include "sbx/path.h"
 
 #define PATH_MAX_LEN 4096
@@ -193,8 +194,7 @@ int sbx_path_write_atomic(const char *path, const void *data, size_t len, sbx_er
 {
 	_cleanup_free_ char *tmp = NULL;
 	_cleanup_close_ int fd = -1;
-	const char *p = data;
-	size_t left = len;
+	int r;
 
 	if (asprintf(&tmp, "%s.tmp.XXXXXX", path) < 0) {
 		tmp = NULL;
@@ -204,21 +204,14 @@ int sbx_path_write_atomic(const char *path, const void *data, size_t len, sbx_er
 	if (fd < 0)
 		return sbx_error_set(err, -errno, "'%s': cannot create temp file: %s", path,
 				     strerror(errno));
-	while (left > 0) {
-		ssize_t n = write(fd, p, left);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			int r = -errno;
-			unlink(tmp);
-			return sbx_error_set(err, r, "'%s': write failed: %s", path, strerror(-r));
-		}
-		p += n;
-		left -= (size_t)n;
+	r = sbx_write_all(fd, data, len);
+	if (r < 0) {
+		unlink(tmp);
+		return sbx_error_set(err, r, "'%s': write failed: %s", path, strerror(-r));
 	}
 	/* mkostemp made it 0600; the file gets what open(0666) would (a shared group keeps g+w). */
 	if (fchmod(fd, 0666 & ~current_umask()) < 0 || fsync(fd) < 0 || rename(tmp, path) < 0) {
-		int r = -errno;
+		r = -errno;
 		unlink(tmp);
 		return sbx_error_set(err, r, "'%s': cannot replace atomically: %s", path,
 				     strerror(-r));
@@ -231,7 +224,7 @@ int sbx_path_write_beneath(const char *dir, const char *rel, const void *data, s
 {
 	_cleanup_close_ int dfd = -1, sub = -1, fd = -1;
 	_cleanup_free_ char *parent = NULL;
-	const char *base, *p = data;
+	const char *base;
 	int r;
 
 	r = sbx_path_check_relative(rel, err);
@@ -256,16 +249,8 @@ int sbx_path_write_beneath(const char *dir, const char *rel, const void *data, s
 				   true, err);
 	if (fd < 0)
 		return fd;
-	while (len > 0) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return sbx_error_set(err, -errno, "writing '%s/%s': %s", dir, rel,
-					     strerror(errno));
-		p += n;
-		len -= (size_t)n;
-	}
+	r = sbx_write_all(fd, data, len);
+	if (r < 0)
+		return sbx_error_set(err, r, "writing '%s/%s': %s", dir, rel, strerror(-r));
 	return 0;
 }

@@ -5,26 +5,10 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include "sbx/base64.h"
 #include "sbx/cleanup.h"
 #include "sbx/path.h"
 #include "view-internal.h"
-
-static int put_base64(sbx_buf *out, const unsigned char *p, size_t n)
-{
-	static const char tbl[] =
-		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	int r = 0;
-
-	for (size_t i = 0; r >= 0 && i < n; i += 3) {
-		unsigned v = (unsigned)p[i] << 16 | (i + 1 < n ? (unsigned)p[i + 1] << 8 : 0) |
-			     (i + 2 < n ? p[i + 2] : 0);
-		char q[4] = {tbl[v >> 18 & 63], tbl[v >> 12 & 63],
-			     i + 1 < n ? tbl[v >> 6 & 63] : '=', i + 2 < n ? tbl[v & 63] : '='};
-
-		r = sbx_buf_append(out, q, 4);
-	}
-	return r;
-}
 
 int sbx_view__image(const sbx_view_ctx *ctx, size_t root, const char *rel, const char *alt,
 		    sbx_buf *out)
@@ -53,7 +37,7 @@ int sbx_view__image(const sbx_view_ctx *ctx, size_t root, const char *rel, const
 	r = sbx_buf_puts(out, "<img class=\"shot\" alt=\"");
 	r = r < 0 ? r : sbx_html_escape(out, alt);
 	r = r < 0 ? r : sbx_buf_puts(out, "\" src=\"data:image/png;base64,");
-	r = r < 0 ? r : put_base64(out, (const unsigned char *)data, len);
+	r = r < 0 ? r : sbx_base64_encode_buf(out, data, len);
 	return r < 0 ? r : sbx_buf_puts(out, "\">");
 }
 

@@ -7,8 +7,9 @@
 #include <X11/Xutil.h>
 
 #include "capture.h"
-#include "clock.h"
+#include "sbx/clock.h"
 #include "encode.h"
+#include "sbx/base64.h"
 #include "sbx/cleanup.h"
 
 static int mask_shift(unsigned long mask)
@@ -102,14 +103,14 @@ static int encode(const uint8_t *rgb, int w, int h, double grab_ms, gui_capture 
 		  sbx_error *err)
 {
 	sbx_buf png = SBX_BUF_INIT(GUI_PNG_MAX);
-	double t1 = gui_now_ms();
+	double t1 = sbx_now_msf();
 	char *b64;
 	int r;
 
 	r = gui_png_encode_rgb(rgb, (uint32_t)w, (uint32_t)h, (size_t)w * 3, &png, err);
 	if (r < 0)
 		return r;
-	b64 = gui_base64_encode(png.data, png.len);
+	b64 = sbx_base64_encode(png.data, png.len);
 	if (!b64) {
 		sbx_buf_free(&png);
 		return sbx_error_set(err, -ENOMEM, "screenshot: out of memory");
@@ -120,7 +121,7 @@ static int encode(const uint8_t *rgb, int w, int h, double grab_ms, gui_capture 
 		.height = (uint32_t)h,
 		.png_bytes = png.len,
 		.grab_ms = grab_ms,
-		.encode_ms = gui_now_ms() - t1,
+		.encode_ms = sbx_now_msf() - t1,
 	};
 	sbx_buf_free(&png);
 	return 0;
@@ -129,7 +130,7 @@ static int encode(const uint8_t *rgb, int w, int h, double grab_ms, gui_capture 
 int gui_capture_region(gui_session *s, int x, int y, int w, int h, gui_capture *out, sbx_error *err)
 {
 	_cleanup_free_ uint8_t *rgb = NULL;
-	double t0 = gui_now_ms();
+	double t0 = sbx_now_msf();
 	int r;
 
 	if (w <= 0 || h <= 0)
@@ -137,29 +138,29 @@ int gui_capture_region(gui_session *s, int x, int y, int w, int h, gui_capture *
 	r = grab_rgb(s, x, y, w, h, &rgb, err);
 	if (r < 0)
 		return r;
-	return encode(rgb, w, h, gui_now_ms() - t0, out, err);
+	return encode(rgb, w, h, sbx_now_msf() - t0, out, err);
 }
 
 int gui_capture_settled(gui_session *s, int min_ms, int max_ms, gui_capture *out, sbx_error *err)
 {
 	_cleanup_free_ uint8_t *prev = NULL;
-	double t0 = gui_now_ms(), deadline = t0 + max_ms;
+	double t0 = sbx_now_msf(), deadline = t0 + max_ms;
 	size_t size = (size_t)s->width * (size_t)s->height * 3;
 	int r;
 
 	XSync(s->dpy, False);
-	gui_sleep_ms(min_ms);
+	sbx_sleep_ms(min_ms);
 	for (;;) {
 		_cleanup_free_ uint8_t *rgb = NULL;
 
 		r = grab_rgb(s, 0, 0, s->width, s->height, &rgb, err);
 		if (r < 0)
 			return r;
-		if ((prev && memcmp(prev, rgb, size) == 0) || gui_now_ms() >= deadline)
-			return encode(rgb, s->width, s->height, gui_now_ms() - t0, out, err);
+		if ((prev && memcmp(prev, rgb, size) == 0) || sbx_now_msf() >= deadline)
+			return encode(rgb, s->width, s->height, sbx_now_msf() - t0, out, err);
 		free(prev);
 		prev = TAKE_PTR(rgb);
-		gui_sleep_ms(GUI_SETTLE_POLL_MS);
+		sbx_sleep_ms(GUI_SETTLE_POLL_MS);
 	}
 }
 

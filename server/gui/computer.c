@@ -11,6 +11,7 @@
 
 #include "input.h"
 #include "keyspec.h"
+#include "sbx/clock.h"
 #include "shot.h"
 #include "tool-util.h"
 
@@ -116,27 +117,14 @@ const char gui__computer_output_schema[] =
 /* Sleeps in short slices so a cancelled call stops waiting. */
 static void sleep_seconds(tool_context *ctx, double s)
 {
-	struct timespec now, end;
+	double end = sbx_now_msf() + s * 1e3;
 
-	clock_gettime(CLOCK_MONOTONIC, &end);
-	end.tv_sec += (time_t)s;
-	end.tv_nsec += (long)((s - (double)(time_t)s) * 1e9);
-	if (end.tv_nsec >= 1000000000L) {
-		end.tv_sec++;
-		end.tv_nsec -= 1000000000L;
-	}
 	for (;;) {
-		struct timespec slice = {0, 50 * 1000000L};
-		long left_ns;
+		double left = end - sbx_now_msf();
 
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		left_ns =
-			(long)(end.tv_sec - now.tv_sec) * 1000000000L + (end.tv_nsec - now.tv_nsec);
-		if (left_ns <= 0 || gui__cancelled(ctx))
+		if (left <= 0 || gui__cancelled(ctx))
 			return;
-		if (left_ns < slice.tv_nsec)
-			slice.tv_nsec = left_ns;
-		nanosleep(&slice, NULL);
+		sbx_sleep_ms(left < 50 ? left : 50);
 	}
 }
 

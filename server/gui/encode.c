@@ -88,39 +88,3 @@ int gui_png_encode_rgb(const uint8_t *rgb, uint32_t width, uint32_t height, size
 		return sbx_error_set(err, r, "PNG: encoding failed");
 	return 0;
 }
-
-char *gui_base64_encode(const void *data, size_t len)
-{
-	static const char alphabet[] =
-		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	const uint8_t *in = data;
-	size_t groups = len / 3 + (len % 3 != 0);
-	char *out, *p;
-
-	if (groups > (SIZE_MAX - 1) / 4)
-		return NULL;
-	out = malloc(groups * 4 + 1);
-	if (!out)
-		return NULL;
-	p = out;
-	for (size_t i = 0; i + 2 < len; i += 3) {
-		uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | in[i + 2];
-		*p++ = alphabet[v >> 18];
-		*p++ = alphabet[(v >> 12) & 63];
-		*p++ = alphabet[(v >> 6) & 63];
-		*p++ = alphabet[v & 63];
-	}
-	if (len % 3) {
-		size_t i = len - len % 3;
-		uint32_t v = (uint32_t)in[i] << 16;
-
-		if (len % 3 == 2)
-			v |= (uint32_t)in[i + 1] << 8;
-		*p++ = alphabet[v >> 18];
-		*p++ = alphabet[(v >> 12) & 63];
-		*p++ = len % 3 == 2 ? alphabet[(v >> 6) & 63] : '=';
-		*p++ = '=';
-	}
-	*p = '\0';
-	return out;
-}

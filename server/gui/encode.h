@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
-/* Screenshot encoding: RGB rows to PNG (fast settings), bytes to base64. */
+/* Screenshot encoding: RGB rows to PNG (fast settings); base64 is sbx/base64.h. */
 
 #include <stddef.h>
 #include <stdint.h>
@@ -21,10 +21,3 @@
  */
 int gui_png_encode_rgb(const uint8_t *rgb, uint32_t width, uint32_t height, size_t stride,
 		       sbx_buf *out, sbx_error *err);
-
-/*
- * Standard base64 (RFC 4648, with padding, no line breaks). Returns a
- * malloc'd NUL-terminated string the caller frees, or NULL on OOM or when
- * the output would not fit a size_t.
- */
-char *gui_base64_encode(const void *data, size_t len);

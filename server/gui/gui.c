@@ -12,7 +12,7 @@
 #include "gui.h"
 #include "input.h"
 #include "capture.h"
-#include "clock.h"
+#include "sbx/clock.h"
 #include "keyspec.h"
 #include "reload.h"
 #include "shot.h"
@@ -82,11 +82,11 @@ static int tool_take_screenshot(tool_context *ctx, const cJSON *args, tool_resul
 		return 0;
 	if (reloaded) {
 		const char *base = strrchr(open, '/') ? strrchr(open, '/') + 1 : open;
-		double until = gui_now_ms() + GUI_SHOW_SAVED_MAX_MS;
+		double until = sbx_now_msf() + GUI_SHOW_SAVED_MAX_MS;
 		gui_capture cap = {0};
 
-		while (!gui_window_named(s, base) && gui_now_ms() < until)
-			gui_sleep_ms(100);
+		while (!gui_window_named(s, base) && sbx_now_msf() < until)
+			sbx_sleep_ms(100);
 		/* The window is titled before it is drawn: wait for the screen to settle. */
 		if (gui_capture_settled(s, 700, 5000, &cap, &err) < 0)
 			sbx_error_clear(&err);

@@ -9,7 +9,7 @@
 
 #include "input.h"
 #include "sbx/cleanup.h"
-#include "clock.h"
+#include "sbx/clock.h"
 #include "keymap.h"
 
 static int shift_keycode(gui_session *s, KeyCode *kc, sbx_error *err)
@@ -134,7 +134,7 @@ int gui_input_click(gui_session *s, unsigned button, int count, const gui_keycom
 		XTestFakeButtonEvent(s->dpy, button, False, CurrentTime);
 		XFlush(s->dpy);
 		if (i + 1 < count)
-			gui_sleep_ms(20);
+			sbx_sleep_ms(20);
 	}
 	if (mods && mods->n > 0) {
 		r = gui_input_combo(s, mods, false, err);
@@ -150,17 +150,17 @@ int gui_input_drag(gui_session *s, int x0, int y0, int x1, int y1, sbx_error *er
 
 	XTestFakeMotionEvent(s->dpy, -1, x0, y0, CurrentTime);
 	XSync(s->dpy, False);
-	gui_sleep_ms(20);
+	sbx_sleep_ms(20);
 	XTestFakeButtonEvent(s->dpy, 1, True, CurrentTime);
 	XSync(s->dpy, False);
-	gui_sleep_ms(20);
+	sbx_sleep_ms(20);
 	for (int i = 1; i <= steps; i++) {
 		XTestFakeMotionEvent(s->dpy, -1, x0 + (x1 - x0) * i / steps,
 				     y0 + (y1 - y0) * i / steps, CurrentTime);
 		XSync(s->dpy, False);
-		gui_sleep_ms(8);
+		sbx_sleep_ms(8);
 	}
-	gui_sleep_ms(20);
+	sbx_sleep_ms(20);
 	XTestFakeButtonEvent(s->dpy, 1, False, CurrentTime);
 	return gui_session_check_errors(s, "drag", err);
 }

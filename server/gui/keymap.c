@@ -3,7 +3,7 @@
 #include <time.h>
 #include <X11/Xlib.h>
 
-#include "clock.h"
+#include "sbx/clock.h"
 #include "keymap.h"
 
 /*
@@ -74,7 +74,7 @@ bool gui_keymap_lookup(gui_session *s, KeySym sym, KeyCode *kc, bool *shift)
 	if (slot < 0)
 		return false;
 	s->scratch_use[slot] = ++s->use_clock;
-	s->scratch_last_ms = gui_now_ms();
+	s->scratch_last_ms = sbx_now_msf();
 	*kc = (KeyCode)(s->scratch_first + slot);
 	*shift = false;
 	return true;
@@ -128,11 +128,11 @@ int gui_keymap_prepare(gui_session *s, const KeySym *syms, size_t n, sbx_error *
 	}
 	/* A key sent through a slot we rebind must have been read first. */
 	if (rebinding) {
-		double wait = s->scratch_last_ms + SETTLE_MS - gui_now_ms();
+		double wait = s->scratch_last_ms + SETTLE_MS - sbx_now_msf();
 
 		XSync(s->dpy, False);
 		if (wait > 0)
-			gui_sleep_ms(wait + 1);
+			sbx_sleep_ms(wait + 1);
 	}
 	for (int i = 0; i < s->n_scratch; i++)
 		rows[2 * i] = rows[2 * i + 1] = s->scratch_sym[i];

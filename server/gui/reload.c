@@ -17,7 +17,7 @@
 #include <unistd.h>
 #include <X11/Xutil.h>
 
-#include "clock.h"
+#include "sbx/clock.h"
 #include "reload.h"
 
 #define OFFICE_MAX_PIDS 16
@@ -123,7 +123,7 @@ int gui_office_reload(const char *path, bool *reloaded, sbx_error *err)
 			alive = kill(pids[i], 0) == 0;
 		if (!alive)
 			break;
-		gui_sleep_ms(20);
+		sbx_sleep_ms(20);
 	}
 	*reloaded = true;
 	return 0;

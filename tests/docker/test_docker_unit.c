@@ -308,6 +308,41 @@ START_TEST(demux_any_split)
 }
 END_TEST
 
+START_TEST(demux_pull_takes_a_little_at_a_time)
+{
+	unsigned char wire[256];
+	char out[2][64] = {{0}};
+	size_t len = 0, got[2] = {0, 0};
+	const char *p = (const char *)wire;
+	size_t n;
+
+	len += frame(wire + len, 1, "hel");
+	len += frame(wire + len, 1, "");
+	len += frame(wire + len, 2, "err");
+	len += frame(wire + len, 1, "lo");
+	n = len;
+	/* The stream reader's way: a small buffer, one payload byte per call. */
+	docker_demux m;
+	sbx_docker__demux_init(&m, false);
+	for (;;) {
+		ssize_t k = sbx_docker__demux_payload(&m, &p, &n);
+		int i = m.stream == SBX_DOCKER_STDERR;
+
+		ck_assert_int_ge(k, 0);
+		if (k == 0)
+			break;
+		ck_assert_int_le(k, (ssize_t)n);
+		out[i][got[i]++] = *p++;
+		n--;
+		sbx_docker__demux_consumed(&m, 1);
+	}
+	ck_assert_uint_eq(n, 0);
+	ck_assert(sbx_docker__demux_idle(&m));
+	ck_assert_str_eq(out[0], "hello");
+	ck_assert_str_eq(out[1], "err");
+}
+END_TEST
+
 START_TEST(demux_refuses_garbage_and_reports_partial)
 {
 	collected c = {SBX_BUF_INIT(1024), SBX_BUF_INIT(1024), 0};
@@ -505,6 +540,7 @@ static Suite *docker_suite(void)
 	tcase_add_test(tc, create_body_exact_int64_and_validation);
 	tcase_add_test(tc, exec_body);
 	tcase_add_test(tc, demux_any_split);
+	tcase_add_test(tc, demux_pull_takes_a_little_at_a_time);
 	tcase_add_test(tc, demux_refuses_garbage_and_reports_partial);
 	tcase_add_test(tc, engine_errors_become_one_line);
 	tcase_add_test(tc, open_fails_fast_without_engine);

@@ -76,7 +76,6 @@ static void setup_timeout(double task_timeout)
 	snprintf(status_path, sizeof(status_path), "%s.status.json", ws);
 	ck_assert_int_eq(server_init(&srv, ws, NULL, task_timeout, status_path, &err), 0);
 	mcp_session_init(&session);
-	wb_cache_clear();
 }
 
 static void setup(void)
@@ -87,7 +86,6 @@ static void setup(void)
 static void teardown(void)
 {
 	server_done(&srv);
-	wb_cache_clear();
 	nftw(ws, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	unlink(status_path);
 }
@@ -427,7 +425,7 @@ START_TEST(write_tools_persist)
 	ck_assert_int_eq((int)sbx_json_get_number(s, "cells_written", 0), 4);
 	cJSON_Delete(root);
 	/* Drop the cache: what follows must come from the file on disk. */
-	wb_cache_clear();
+	wb_cache_clear(srv.wbcache);
 	s = structured(call(
 		"read_range",
 		"{" F ",\"start_cell\":\"D1\",\"end_cell\":\"F2\",\"mode\":\"formulas\"}", &root));
@@ -595,7 +593,7 @@ START_TEST(xlsx_files_work_too)
 			"\"Required_Reserve\"}",
 			&root));
 	cJSON_Delete(root);
-	wb_cache_clear();
+	wb_cache_clear(srv.wbcache);
 	b = NULL;
 	ck_assert_int_eq(sbx_book_open(dst, NULL, &b, &err), 0);
 	ck_assert_int_eq(sbx_book_format(b), SBX_FORMAT_XLSX);
@@ -704,7 +702,6 @@ START_TEST(task_deadline)
 	char buf[4096] = "";
 
 	server_done(&srv);
-	wb_cache_clear();
 	nftw(ws, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	setup_timeout(0.3);
 	structured(call("list_files", "{}", &root)); /* starts the task */
@@ -790,7 +787,7 @@ START_TEST(complete_task_computes_formulas_natively)
 	s = structured(call("get_task_status", "{}", &root));
 	ck_assert_str_eq(sbx_json_get_string(sbx_json_get(s, "recalc"), "method", ""), "native");
 	cJSON_Delete(root);
-	wb_cache_clear();
+	wb_cache_clear(srv.wbcache);
 	s = structured(
 		call("read_range", "{" F ",\"start_cell\":\"B2\",\"end_cell\":\"D3\"}", &root));
 	row = cJSON_GetArrayItem(sbx_json_get(s, "values"), 0);

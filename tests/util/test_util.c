@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "sbx/util.h"
@@ -345,6 +346,172 @@ START_TEST(suggest_finds_typos_only)
 }
 END_TEST
 
+START_TEST(clock_is_monotonic_and_sleeps)
+{
+	int64_t a = sbx_now_ms();
+	double f = sbx_now_msf();
+
+	/* One clock: the whole and the fractional reading agree to the millisecond. */
+	ck_assert_int_le(a, (int64_t)f + 1);
+	sbx_sleep_ms(20);
+	ck_assert_int_ge(sbx_now_ms() - a, 20);
+	ck_assert(sbx_now_msf() - f >= 20.0);
+	/* Nothing to wait for: returns at once, never sleeps on a negative. */
+	a = sbx_now_ms();
+	sbx_sleep_ms(-5);
+	sbx_sleep_ms(0);
+	ck_assert_int_lt(sbx_now_ms() - a, 1000);
+}
+END_TEST
+
+START_TEST(base64_round_trips_and_refuses)
+{
+	static const struct {
+		const char *in, *out;
+	} v[] = {
+		{"", ""},
+		{"f", "Zg=="},
+		{"fo", "Zm8="},
+		{"foo", "Zm9v"},
+		{"foob", "Zm9vYg=="},
+		{"fooba", "Zm9vYmE="},
+		{"foobar", "Zm9vYmFy"},
+	};
+	static const char *bad[] = {"Zg=x", "Z", "Zm9vY", "Zg===", "Zm9v*", "Zg=\nZg=="};
+	unsigned char bytes[7000];
+	sbx_buf b = SBX_BUF_INIT(1 << 20);
+	char *s;
+
+	/* RFC 4648 section 10, both ways. */
+	for (size_t i = 0; i < SBX_ELEMENTSOF(v); i++) {
+		s = sbx_base64_encode(v[i].in, strlen(v[i].in));
+		ck_assert_ptr_nonnull(s);
+		ck_assert_str_eq(s, v[i].out);
+		ck_assert_int_eq(sbx_base64_decode(s), (ssize_t)strlen(v[i].in));
+		ck_assert_mem_eq(s, v[i].in, strlen(v[i].in));
+		free(s);
+	}
+	/* Past one 3072-byte chunk of the buffer variant; every byte value. */
+	for (size_t i = 0; i < sizeof(bytes); i++)
+		bytes[i] = (unsigned char)(i * 7 + 3);
+	ck_assert_int_eq(sbx_base64_encode_buf(&b, bytes, sizeof(bytes)), 0);
+	s = sbx_base64_encode(bytes, sizeof(bytes));
+	ck_assert_str_eq(sbx_buf_str(&b), s);
+	ck_assert_uint_eq(b.len, sbx_base64_encoded_len(sizeof(bytes)));
+	ck_assert_int_eq(sbx_base64_decode(s), (ssize_t)sizeof(bytes));
+	ck_assert_mem_eq(s, bytes, sizeof(bytes));
+	free(s);
+	sbx_buf_free(&b);
+	/* Wrapped lines and missing padding decode; junk and data after padding do not. */
+	s = strdup("Zm9v\r\nYmE");
+	ck_assert_int_eq(sbx_base64_decode(s), 5);
+	ck_assert_mem_eq(s, "fooba", 5);
+	free(s);
+	for (size_t i = 0; i < SBX_ELEMENTSOF(bad); i++) {
+		s = strdup(bad[i]);
+		ck_assert_msg(sbx_base64_decode(s) == -EINVAL, "'%s' decoded", bad[i]);
+		free(s);
+	}
+	/* A cap too small for the encoding is the buffer's error, not a truncation. */
+	sbx_buf_init(&b, 3);
+	ck_assert_int_eq(sbx_base64_encode_buf(&b, "foo", 3), -ENOBUFS);
+	sbx_buf_free(&b);
+}
+END_TEST
+
+START_TEST(write_all_writes_everything)
+{
+	char big[200000], back[sizeof(big)];
+	size_t got = 0;
+	int fds[2], status;
+	pid_t pid;
+
+	for (size_t i = 0; i < sizeof(big); i++)
+		big[i] = (char)(i % 251);
+	/* More than a pipe holds: the short writes are retried until it is all out. */
+	ck_assert_int_eq(pipe(fds), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		close(fds[0]);
+		_exit(sbx_write_all(fds[1], big, sizeof(big)) == 0 ? 0 : 1);
+	}
+	close(fds[1]);
+	while (got < sizeof(back)) {
+		ssize_t n = read(fds[0], back + got, sizeof(back) - got);
+
+		ck_assert_int_gt(n, 0);
+		got += (size_t)n;
+	}
+	close(fds[0]);
+	ck_assert_mem_eq(back, big, sizeof(big));
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ck_assert_int_eq(sbx_write_all(-1, "x", 1), -EBADF);
+	ck_assert_int_eq(sbx_write_all(-1, "", 0), 0);
+}
+END_TEST
+
+START_TEST(pwrite_all_keeps_the_offset)
+{
+	char path[] = "/tmp/sbx-util-pwrite-XXXXXX", back[8] = {0};
+	int fd = mkstemp(path);
+
+	ck_assert_int_ge(fd, 0);
+	unlink(path);
+	ck_assert_int_eq(sbx_pwrite_all(fd, "world", 5, 3), 0);
+	ck_assert_int_eq(sbx_pwrite_all(fd, "abc", 3, 0), 0);
+	ck_assert_int_eq(lseek(fd, 0, SEEK_CUR), 0);
+	ck_assert_int_eq(pread(fd, back, sizeof(back), 0), 8);
+	ck_assert_mem_eq(back, "abcworld", 8);
+	close(fd);
+}
+END_TEST
+
+START_TEST(hostguard_refuses_rebound_names)
+{
+	char *extra[] = {"sandbox", "box.internal:8080"};
+	/* The relay's rules: its own port, Host required. */
+	const sbx_hostguard relay = {.port = 4711, .require_host = true};
+	/* The server's: any port, Host optional, names from --allowed-host. */
+	const sbx_hostguard srv = {.extra = extra, .n_extra = 2};
+	const struct {
+		const sbx_hostguard *g;
+		const char *host, *origin;
+		sbx_hostguard_verdict want;
+	} v[] = {
+		{&relay, "127.0.0.1:4711", NULL, SBX_HOSTGUARD_OK},
+		{&relay, "LocalHost:4711", "http://[::1]:4711", SBX_HOSTGUARD_OK},
+		{&relay, NULL, NULL, SBX_HOSTGUARD_BAD_HOST},
+		{&relay, "127.0.0.1:4712", NULL, SBX_HOSTGUARD_BAD_HOST},
+		{&relay, "127.0.0.1", NULL, SBX_HOSTGUARD_BAD_HOST}, /* port 80 */
+		{&relay, "evil.example:4711", NULL, SBX_HOSTGUARD_BAD_HOST},
+		{&relay, "127.0.0.1:4711", "http://evil.example:4711", SBX_HOSTGUARD_BAD_ORIGIN},
+		{&relay, "127.0.0.1:4711", "http://localhost:3000", SBX_HOSTGUARD_BAD_ORIGIN},
+		{&relay, "127.0.0.1:4711", "null", SBX_HOSTGUARD_BAD_ORIGIN},
+		{&srv, NULL, NULL, SBX_HOSTGUARD_OK},
+		{&srv, "localhost:8765", "http://localhost:3000", SBX_HOSTGUARD_OK},
+		{&srv, "SANDBOX:1", "https://sandbox", SBX_HOSTGUARD_OK},
+		{&srv, "box.internal:8080", NULL, SBX_HOSTGUARD_OK},
+		{&srv, "evil.example", NULL, SBX_HOSTGUARD_BAD_HOST},
+		{&srv, "localhost.evil.example", NULL, SBX_HOSTGUARD_BAD_HOST},
+		{&srv, "127.0.0.1@evil.example", NULL, SBX_HOSTGUARD_BAD_HOST},
+		{&srv, "localhost:80x", NULL, SBX_HOSTGUARD_BAD_HOST},
+		{&srv, "localhost:99999999999999999999", NULL, SBX_HOSTGUARD_BAD_HOST},
+		{&srv, "[::1", NULL, SBX_HOSTGUARD_BAD_HOST},
+		{&srv, "", NULL, SBX_HOSTGUARD_BAD_HOST},
+		{&srv, "localhost", "http://localhost/path", SBX_HOSTGUARD_BAD_ORIGIN},
+		{&srv, "localhost", "file://localhost", SBX_HOSTGUARD_BAD_ORIGIN},
+		{&srv, "localhost", "http://evil.example", SBX_HOSTGUARD_BAD_ORIGIN},
+	};
+
+	for (size_t i = 0; i < SBX_ELEMENTSOF(v); i++)
+		ck_assert_msg(sbx_hostguard_check(v[i].g, v[i].host, v[i].origin) == v[i].want,
+			      "case %zu: Host '%s', Origin '%s'", i, v[i].host ? v[i].host : "-",
+			      v[i].origin ? v[i].origin : "-");
+}
+END_TEST
+
 static Suite *util_suite(void)
 {
 	Suite *s = suite_create("util");
@@ -358,6 +525,11 @@ static Suite *util_suite(void)
 	tcase_add_test(tc, json_parse_and_get);
 	tcase_add_test(tc, json_parse_rejects_bad_input);
 	tcase_add_test(tc, suggest_finds_typos_only);
+	tcase_add_test(tc, clock_is_monotonic_and_sleeps);
+	tcase_add_test(tc, base64_round_trips_and_refuses);
+	tcase_add_test(tc, write_all_writes_everything);
+	tcase_add_test(tc, pwrite_all_keeps_the_offset);
+	tcase_add_test(tc, hostguard_refuses_rebound_names);
 	suite_add_tcase(s, tc);
 	tcase_add_checked_fixture(tp, path_setup, path_teardown);
 	tcase_add_test(tp, path_confines);

@@ -2,12 +2,14 @@
 #pragma once
 
 /*
- * Reading a whole file into memory, with a cap. Every module that loads a
- * task, a workbook or a resource does this; the loop (short reads, EINTR, a
- * file that shrinks meanwhile, a NUL after the data) lives here once.
+ * Reading a whole file into memory, with a cap, and writing a whole buffer.
+ * Every module that loads a task, a workbook or a resource does this; the
+ * loops (short reads and writes, EINTR, a file that shrinks meanwhile, a NUL
+ * after the data) live here once.
  */
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "sbx/error.h"
 
@@ -29,3 +31,14 @@ int sbx_file_read_fd(int fd, size_t size, char **out, size_t *len_out);
  */
 int sbx_file_read_capped(int dirfd, const char *path, size_t max, char **out, size_t *len_out,
 			 sbx_error *err);
+
+/*
+ * Writes all n bytes to fd, retrying short writes and EINTR. Returns 0, the
+ * negative errno of the failed write, or -EIO when write() wrote nothing.
+ * Only write() is called, so it is async-signal-safe (between fork and exec
+ * too); errno may change.
+ */
+int sbx_write_all(int fd, const void *p, size_t n);
+
+/* sbx_write_all with pwrite() from offset off: the file offset does not move. */
+int sbx_pwrite_all(int fd, const void *p, size_t n, off_t off);

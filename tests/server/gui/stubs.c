@@ -11,6 +11,7 @@
 
 #include "gui-test.h"
 #include "gui/tool-util.h"
+#include "sbx/base64.h"
 
 const char *test_display;
 
@@ -76,40 +77,14 @@ int test_png_decode(const void *data, size_t len, uint32_t *w, uint32_t *h, uint
 
 int test_base64_decode(const char *s, uint8_t **out, size_t *len)
 {
-	static const char alphabet[] =
-		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	size_t n = strlen(s), o = 0;
-	uint8_t *buf;
-	uint32_t acc = 0;
-	int bits = 0;
+	char *buf = strdup(s);
+	ssize_t n = buf ? sbx_base64_decode(buf) : -1;
 
-	if (n % 4)
+	if (n < 0) {
+		free(buf);
 		return -1;
-	buf = malloc(n / 4 * 3 + 1);
-	if (!buf)
-		return -1;
-	for (size_t i = 0; i < n; i++) {
-		const char *p;
-
-		if (s[i] == '=') {
-			if (i < n - 2)
-				goto bad;
-			break;
-		}
-		p = strchr(alphabet, s[i]);
-		if (!p || !s[i])
-			goto bad;
-		acc = acc << 6 | (uint32_t)(p - alphabet);
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			buf[o++] = (uint8_t)(acc >> bits);
-		}
 	}
-	*out = buf;
-	*len = o;
+	*out = (uint8_t *)buf;
+	*len = (size_t)n;
 	return 0;
-bad:
-	free(buf);
-	return -1;
 }

@@ -148,41 +148,6 @@ START_TEST(utf8_decoding)
 }
 END_TEST
 
-START_TEST(base64_vectors)
-{
-	static const struct {
-		const char *in, *out;
-	} v[] = {
-		{"", ""},
-		{"f", "Zg=="},
-		{"fo", "Zm8="},
-		{"foo", "Zm9v"},
-		{"foob", "Zm9vYg=="},
-		{"fooba", "Zm9vYmE="},
-		{"foobar", "Zm9vYmFy"},
-	};
-
-	for (size_t i = 0; i < SBX_ELEMENTSOF(v); i++) {
-		char *s = gui_base64_encode(v[i].in, strlen(v[i].in));
-
-		ck_assert_ptr_nonnull(s);
-		ck_assert_str_eq(s, v[i].out);
-		free(s);
-	}
-
-	uint8_t bytes[256], *back;
-	size_t n;
-	for (int i = 0; i < 256; i++)
-		bytes[i] = (uint8_t)(255 - i);
-	char *s = gui_base64_encode(bytes, sizeof(bytes));
-	ck_assert_int_eq(test_base64_decode(s, &back, &n), 0);
-	ck_assert_uint_eq(n, sizeof(bytes));
-	ck_assert_mem_eq(back, bytes, n);
-	free(back);
-	free(s);
-}
-END_TEST
-
 START_TEST(png_roundtrip)
 {
 	const uint32_t w = 97, h = 33;
@@ -366,7 +331,6 @@ static Suite *gui_unit_suite(void)
 	tcase_add_test(tc, keyspec_aliases_and_chars);
 	tcase_add_test(tc, keyspec_errors);
 	tcase_add_test(tc, utf8_decoding);
-	tcase_add_test(tc, base64_vectors);
 	tcase_add_test(tc, png_roundtrip);
 	tcase_add_test(tc, tool_table_is_well_formed);
 	tcase_add_test(tc, no_display_is_a_clear_error);
