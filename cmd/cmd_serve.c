@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "engines.h"
 #include "sbx/labels.h"
 #include "sbx/log.h"
 #include "sbx/serve.h"
@@ -79,8 +80,11 @@ static void help(void)
 	       "  --stop-grace S      on SIGINT/SIGTERM, seconds live episodes get to be\n"
 	       "                      finished by their clients before they are aborted\n"
 	       "                      (default 10; a second signal aborts them at once)\n"
-	       "  --engine URL        the Docker engine (unix:///path or tcp://host:port);\n"
-	       "                      one per service\n"
+	       "  --engine URL        a Docker engine (unix:///path or tcp://host:port); repeat\n"
+	       "                      for several: each keeps the pools, a claim takes a\n"
+	       "                      warm sandbox from whichever has one (cold starts go\n"
+	       "                      to the least busy), and one that fails 3 times in a\n"
+	       "                      row is drained while another is left\n"
 	       "  --tasks-dir DIR     where task names are looked up\n"
 	       "  --runs-dir DIR      where run directories go (default runs)\n"
 	       "  --token TOKEN       use this token (16..64 of A-Z a-z 0-9 _ -) instead of a\n"
@@ -143,8 +147,11 @@ int cmd_serve(int argc, char **argv)
 	long pool_slim = -1, stop_grace = 10;
 	sbx_error err = SBX_ERROR_INIT;
 	sbx_serve *s = NULL;
+	cli_engine_arg eargs[CLI_MAX_ENGINES];
+	const char *engines[CLI_MAX_ENGINES];
+	size_t n_eargs = 0;
 	unsigned aborted;
-	int c, idx;
+	int c, idx, rc = EXIT_USAGE;
 
 	optind = 1;
 	while ((c = cli_getopt("serve", argc, argv, "h", opts, &idx)) != -1) {
@@ -152,10 +159,11 @@ int cmd_serve(int argc, char **argv)
 		long v = 0;
 
 		if (c == CLI_OPT_ERROR)
-			return EXIT_USAGE;
+			goto done;
 		if (c == 'h') {
 			help();
-			return EXIT_PASS;
+			rc = EXIT_PASS;
+			goto done;
 		}
 		if (strcmp(name, "listen") == 0) {
 			so.listen = optarg;
@@ -165,18 +173,19 @@ int cmd_serve(int argc, char **argv)
 				cli_error("serve: --pool-image '%s': IMAGE=N (slim, full or a "
 					  "reference; N 0..256; at most %d)",
 					  optarg, MAX_POOLS);
-				return EXIT_USAGE;
+				goto done;
 			}
 			n_pools++;
 			continue;
 		} else if (strcmp(name, "engine") == 0) {
-			/* One engine per service today; say so rather than keep the last. */
-			if (so.engine) {
-				cli_error("serve: one --engine per service (run one service per "
-					  "engine)");
-				return EXIT_USAGE;
+			if (n_eargs >= CLI_MAX_ENGINES) {
+				cli_error("serve: --engine: at most %d", CLI_MAX_ENGINES);
+				goto done;
 			}
-			so.engine = optarg;
+			if (cli_parse_engine("serve", optarg, false, &eargs[n_eargs]) < 0)
+				goto done;
+			engines[n_eargs] = eargs[n_eargs].url;
+			n_eargs++;
 			continue;
 		} else if (strcmp(name, "tasks-dir") == 0) {
 			so.tasks_dir = optarg;
@@ -198,7 +207,7 @@ int cmd_serve(int argc, char **argv)
 				   strcmp(name, "pool") == 0 ? 256 : 86400 * 7);
 		if (v < 0) {
 			cli_error("serve: --%s '%s': not a number in range", name, optarg);
-			return EXIT_USAGE;
+			goto done;
 		}
 		if (strcmp(name, "pool") == 0)
 			pool_slim = v;
@@ -214,13 +223,27 @@ int cmd_serve(int argc, char **argv)
 			stop_grace = v;
 	}
 	if (cli_no_arguments("serve", argc, argv) < 0)
-		return EXIT_USAGE;
+		goto done;
 	if (pool_slim > 0)
 		pools[n_pools++] = (sbx_serve_pool_spec){SBX_IMAGE_SLIM, (unsigned)pool_slim};
 	if (!so.token && getenv("SANDBOXCTL_SERVE_TOKEN") && getenv("SANDBOXCTL_SERVE_TOKEN")[0])
 		so.token = getenv("SANDBOXCTL_SERVE_TOKEN");
 	so.pools = pools;
 	so.n_pools = n_pools;
+	so.engines = engines;
+	so.n_engines = n_eargs;
+	if (n_eargs > 0) {
+		/* Every engine answers and holds the pools' images now: one clear error,
+		 * not a pool that never fills. */
+		char *images[MAX_POOLS + 2] = {0};
+
+		for (size_t i = 0; i < n_pools; i++)
+			images[i] = (char *)pools[i].image;
+		if (cli_check_engines("serve", eargs, n_eargs, images, NULL, NULL, NULL) < 0) {
+			rc = EXIT_ENGINE;
+			goto done;
+		}
+	}
 	so.grade = cmd_run__grade;
 	so.hurry = &arg_hurry;
 
@@ -235,7 +258,8 @@ int cmd_serve(int argc, char **argv)
 	}
 	if (sbx_serve_start(&s, &so, &err) < 0) {
 		cli_error("serve: %s", sbx_error_message(&err));
-		return err.code == -EINVAL ? EXIT_USAGE : EXIT_ENGINE;
+		rc = err.code == -EINVAL ? EXIT_USAGE : EXIT_ENGINE;
+		goto done;
 	}
 	/* stdout: the URL alone, for scripts; the rest on stderr. */
 	printf("%s\n", sbx_serve_url(s));
@@ -250,5 +274,9 @@ int cmd_serve(int argc, char **argv)
 	aborted = sbx_serve_drain(s, (uint32_t)stop_grace);
 	sbx_serve_free(s);
 	fprintf(stderr, "serve: drained (%u episode(s) aborted), every sandbox removed\n", aborted);
-	return EXIT_PASS;
+	rc = EXIT_PASS;
+done:
+	for (size_t i = 0; i < n_eargs; i++)
+		free(eargs[i].url);
+	return rc;
 }

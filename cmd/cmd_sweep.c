@@ -17,8 +17,8 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "engines.h"
 #include "sbx-config.h"
-#include "sbx/docker.h"
 #include "sbx/file.h"
 #include "sbx/labels.h"
 #include "sbx/sweep.h"
@@ -30,7 +30,6 @@ int cmd_run__parse_common(const char *name, const char *arg, sbx_run_opts *o);
 
 #define DEFAULT_RETRIES	   2
 #define DEFAULT_STOP_GRACE 10
-#define MAX_ENGINES	   64
 #define TASK_FILE_MAX	   (4 << 20)
 
 static volatile sig_atomic_t arg_signals;
@@ -250,79 +249,6 @@ static int resolve_tasks(sbx_sweep_plan *p, char ***images, uint64_t *max_memory
 	return 0;
 }
 
-/* ---- engines ---------------------------------------------------------------- */
-
-typedef struct engine_arg {
-	char *url; /* NULL: the default engine */
-	unsigned jobs;
-} engine_arg;
-
-/* "URL" or "URL#jobs=N". */
-static int parse_engine(const char *arg, engine_arg *out)
-{
-	const char *hash = strchr(arg, '#');
-
-	*out = (engine_arg){0};
-	if (hash) {
-		long n;
-
-		if (strncmp(hash, "#jobs=", 6) != 0 || (n = cli_parse_long(hash + 6, 1, 256)) < 0)
-			return cli_error("--engine '%s': expected URL or URL#jobs=N", arg), -1;
-		out->jobs = (unsigned)n;
-	}
-	out->url = strndup(arg, hash ? (size_t)(hash - arg) : strlen(arg));
-	if (!out->url || !*out->url)
-		return cli_error("--engine '%s': empty URL", arg), -1;
-	return 0;
-}
-
-/*
- * Each engine must answer and hold every image before the first episode: a
- * missing image is one clear error now, not N infra errors later. Fills
- * *image_id with the first image's id on the first engine and *ncpu, *mem with
- * the first engine's size (for the default --jobs).
- */
-static int check_engines(const engine_arg *engines, size_t n, char **images, char **image_id,
-			 int *ncpu, int64_t *mem)
-{
-	for (size_t e = 0; e < n; e++) {
-		sbx_docker_opts o = SBX_DOCKER_OPTS_INIT;
-		sbx_docker *d = NULL;
-		sbx_error err = SBX_ERROR_INIT;
-		const char *name = engines[e].url ? engines[e].url : "the default engine";
-
-		o.host = engines[e].url;
-		if (sbx_docker_open(&d, &o, &err) < 0)
-			return cli_error("sweep: engine '%s': %s", name, sbx_error_message(&err)),
-			       -1;
-		if (e == 0) {
-			sbx_docker_system *sys = NULL;
-
-			if (sbx_docker_system_get(d, &sys, NULL) == 0) {
-				*ncpu = sys->ncpu;
-				*mem = sys->mem_total;
-				sbx_docker_system_free(sys);
-			}
-		}
-		for (size_t i = 0; images[i]; i++) {
-			sbx_docker_image *img = NULL;
-
-			if (sbx_docker_image_inspect(d, images[i], &img, &err) < 0) {
-				cli_error("sweep: engine '%s': image '%s': %s (build it with "
-					  "'sandboxctl build', or copy it there)",
-					  name, images[i], sbx_error_message(&err));
-				sbx_docker_free(d);
-				return -1;
-			}
-			if (e == 0 && i == 0 && img->id && !*image_id)
-				*image_id = strdup(img->id);
-			sbx_docker_image_free(img);
-		}
-		sbx_docker_free(d);
-	}
-	return 0;
-}
-
 /* ---- progress and output ---------------------------------------------------- */
 
 typedef struct progress_ctx {
@@ -533,7 +459,7 @@ int cmd_sweep(int argc, char **argv)
 	_cleanup_(sbx_sweep_results_freep) sbx_sweep_results *results = NULL;
 	_cleanup_free_ char *out_dir = NULL;
 	_cleanup_free_ sbx_sweep_engine *engines = NULL;
-	engine_arg eargs[MAX_ENGINES];
+	cli_engine_arg eargs[CLI_MAX_ENGINES];
 	size_t n_eargs = 0;
 	char **images = NULL;
 	const char *resume = NULL, *task_file = NULL;
@@ -652,11 +578,11 @@ int cmd_sweep(int argc, char **argv)
 				goto done;
 			}
 		} else if (strcmp(name, "engine") == 0) {
-			if (n_eargs >= MAX_ENGINES) {
-				cli_error("--engine: at most %d", MAX_ENGINES);
+			if (n_eargs >= CLI_MAX_ENGINES) {
+				cli_error("--engine: at most %d", CLI_MAX_ENGINES);
 				goto done;
 			}
-			if (parse_engine(optarg, &eargs[n_eargs]) < 0)
+			if (cli_parse_engine("sweep", optarg, true, &eargs[n_eargs]) < 0)
 				goto done;
 			n_eargs++;
 		} else if (strcmp(name, "tag") == 0) {
@@ -774,11 +700,12 @@ int cmd_sweep(int argc, char **argv)
 	if (resolve_tasks(p, &images, &max_memory) < 0)
 		goto done;
 	if (n_eargs == 0)
-		eargs[n_eargs++] = (engine_arg){0};
+		eargs[n_eargs++] = (cli_engine_arg){0};
 	{
 		_cleanup_free_ char *image_id = NULL;
 
-		if (check_engines(eargs, n_eargs, images, &image_id, &ncpu, &mem) < 0) {
+		if (cli_check_engines("sweep", eargs, n_eargs, images, &image_id, &ncpu, &mem) <
+		    0) {
 			rc = EXIT_ENGINE;
 			goto done;
 		}

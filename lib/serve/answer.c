@@ -84,6 +84,7 @@ char *sbx_serve__claim_answer(const episode *e, sbx_run *run)
 	cJSON_AddStringToObject(o, "sse_url", sbx_json_get_string(conn, "sse_url", ""));
 	cJSON_AddStringToObject(o, "rest_url", sbx_json_get_string(conn, "rest_url", ""));
 	cJSON_AddStringToObject(o, "authorization", sbx_json_get_string(conn, "authorization", ""));
+	cJSON_AddStringToObject(o, "engine", e->engine_url);
 	cJSON_AddStringToObject(o, "prompt",
 				sbx_run_get_task(run)->prompt ? sbx_run_get_task(run)->prompt : "");
 	cJSON_AddNumberToObject(o, "deadline", (double)r->deadline);

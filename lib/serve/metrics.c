@@ -45,7 +45,23 @@ static void family(sbx_buf *b, const char *name, const char *type, const char *h
 	sbx_buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-char *sbx_serve__metrics_text(const serve_metrics *m, const serve_pool_gauge *pools, size_t n_pools)
+static void engine_family(sbx_buf *b, const char *name, const char *help,
+			  const serve_engine_gauge *engines, size_t n, int which)
+{
+	family(b, name, "gauge", help);
+	for (size_t i = 0; i < n; i++) {
+		unsigned v = which == 0	  ? engines[i].live
+			     : which == 1 ? engines[i].warm
+					  : (unsigned)engines[i].drained;
+
+		sbx_buf_printf(b, "%s{engine=\"", name);
+		put_label(b, engines[i].url ? engines[i].url : "default");
+		sbx_buf_printf(b, "\"} %u\n", v);
+	}
+}
+
+char *sbx_serve__metrics_text(const serve_metrics *m, const serve_pool_gauge *pools, size_t n_pools,
+			      const serve_engine_gauge *engines, size_t n_engines)
 {
 	static const char *const gauges[] = {"size", "target", "filling"};
 	sbx_buf b;
@@ -69,6 +85,13 @@ char *sbx_serve__metrics_text(const serve_metrics *m, const serve_pool_gauge *po
 			sbx_buf_printf(&b, "\"} %u\n", v);
 		}
 	}
+	engine_family(&b, "sandboxctl_serve_engine_episodes", "episodes running on the engine",
+		      engines, n_engines, 0);
+	engine_family(&b, "sandboxctl_serve_engine_warm", "warm sandboxes ready on the engine",
+		      engines, n_engines, 1);
+	engine_family(&b, "sandboxctl_serve_engine_drained",
+		      "1 while the engine is drained after failing in a row", engines, n_engines,
+		      2);
 	family(&b, "sandboxctl_serve_claims_total", "counter",
 	       "episodes started, by where their sandbox came from");
 	sbx_buf_printf(&b, "sandboxctl_serve_claims_total{kind=\"warm\"} %llu\n",

@@ -6,7 +6,14 @@
  * target; one unclaimed for idle_ttl_s is removed and replaced, so none
  * runs into the PID 1 deadline it was created with (idle TTL + the longest
  * episode), which ends it on its own if the service is killed.
+ *
+ * With several engines each keeps every image's target. An engine that
+ * fails SBX_SERVE_ENGINE_FAILS times in a row (warm starts, episodes) is
+ * drained while another is left: its warm sandboxes go, claims and cold
+ * starts go elsewhere, and one warm start every DRAINED_PROBE_MS tries it
+ * again (a success brings it back).
  */
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,15 +24,25 @@
 #include "sbx/cleanup.h"
 #include "sbx/log.h"
 
-#define FAIL_BACKOFF_MS 1000
+#define FAIL_BACKOFF_MS	 1000
+#define DRAINED_PROBE_MS 30000
 
 typedef struct slot {
 	sbx_warm *w;
 	int64_t ready_s; /* unix seconds it became ready */
 } slot;
 
+typedef struct pool_engine {
+	char *url;	   /* NULL: the default */
+	unsigned live;	   /* episodes on it now */
+	unsigned failures; /* in a row */
+	bool drained;
+	int64_t probe_after_ms; /* drained: when a warm start may try it again */
+} pool_engine;
+
 typedef struct image_pool {
 	char *image;
+	size_t engine; /* index in serve_pool.engines */
 	unsigned target, filling, n;
 	slot *slots; /* target of them */
 	int64_t retry_after_ms;
@@ -34,8 +51,10 @@ typedef struct image_pool {
 struct serve_pool {
 	serve_pool_opts o;
 	char *service_id;
-	char *engine;
-	image_pool *images;
+	pool_engine *engines;
+	size_t n_engines;
+	image_pool
+		*images; /* engine-major: engine e's pools are [e * n_pools, (e + 1) * n_pools) */
 	size_t n_images;
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
@@ -62,7 +81,12 @@ static image_pool *neediest(serve_pool *p)
 	for (size_t i = 0; i < p->n_images; i++) {
 		image_pool *ip = &p->images[i];
 
+		pool_engine *en = &p->engines[ip->engine];
+
 		if (ip->n + ip->filling >= ip->target || now < ip->retry_after_ms)
+			continue;
+		/* A drained engine gets one probe at a time. */
+		if (en->drained && (now < en->probe_after_ms || ip->filling > 0))
 			continue;
 		if (!best || ip->n + ip->filling < best->n + best->filling)
 			best = ip;
@@ -89,6 +113,54 @@ static size_t expire(serve_pool *p, sbx_warm **out, size_t max)
 		}
 	}
 	return n;
+}
+
+/*
+ * Counts a success or a failure on engine e; a failure streak drains it
+ * when another engine is left (the last is never drained: its failures
+ * show as errors instead). A drained engine's warm sandboxes move to *out
+ * (at most max) for the caller to remove, unlocked. Under the lock.
+ */
+static size_t engine_result(serve_pool *p, size_t e, bool failed, sbx_warm **out, size_t max)
+{
+	pool_engine *en = &p->engines[e];
+	size_t left = 0, n = 0;
+
+	if (!failed) {
+		if (en->drained)
+			sbx_log_warning("serve: engine '%s' answers again: back in use",
+					en->url ? en->url : "default");
+		en->failures = 0;
+		en->drained = false;
+		return 0;
+	}
+	en->failures++;
+	if (en->drained) {
+		en->probe_after_ms = mono_ms() + DRAINED_PROBE_MS;
+		return 0;
+	}
+	for (size_t i = 0; i < p->n_engines; i++)
+		left += i != e && !p->engines[i].drained;
+	if (en->failures < SBX_SERVE_ENGINE_FAILS || left == 0)
+		return 0;
+	en->drained = true;
+	en->probe_after_ms = mono_ms() + DRAINED_PROBE_MS;
+	sbx_log_warning("serve: engine '%s' failed %u times in a row: drained, its episodes go "
+			"to the other engines",
+			en->url ? en->url : "default", en->failures);
+	for (size_t i = 0; i < p->n_images; i++) {
+		image_pool *ip = &p->images[i];
+
+		while (ip->engine == e && ip->n > 0 && n < max)
+			out[n++] = ip->slots[--ip->n].w;
+	}
+	return n;
+}
+
+static void free_warm(sbx_warm **w, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		sbx_warm_free(w[i]);
 }
 
 static void *filler_main(void *arg)
@@ -128,7 +200,8 @@ static void *filler_main(void *arg)
 		{
 			sbx_warm_opts wo = SBX_WARM_OPTS_INIT;
 			sbx_error err = SBX_ERROR_INIT;
-			sbx_warm *w = NULL;
+			sbx_warm *w = NULL, *gone[64];
+			size_t n_gone;
 			char id[160];
 			int r;
 
@@ -139,7 +212,7 @@ static void *filler_main(void *arg)
 
 			wo.image = ip->image;
 			wo.id = id;
-			wo.engine = p->engine;
+			wo.engine = p->engines[ip->engine].url;
 			wo.ttl_s = p->o.idle_ttl_s + p->o.max_timeout_s + 60;
 			wo.test = p->o.test;
 			r = sbx_warm_new(&w, &wo, &err);
@@ -155,9 +228,16 @@ static void *filler_main(void *arg)
 
 			pthread_mutex_lock(&p->lock);
 			ip->filling--;
+			n_gone = engine_result(p, ip->engine, r < 0, gone, SBX_ELEMENTSOF(gone));
+			if (n_gone > 0) {
+				pthread_mutex_unlock(&p->lock);
+				free_warm(gone, n_gone);
+				pthread_mutex_lock(&p->lock);
+			}
 			if (r < 0) {
 				ip->retry_after_ms = mono_ms() + FAIL_BACKOFF_MS;
-			} else if (p->stop || ip->n >= ip->target) {
+			} else if (p->stop || ip->n >= ip->target ||
+				   p->engines[ip->engine].drained) {
 				pthread_mutex_unlock(&p->lock);
 				sbx_warm_free(w);
 				pthread_mutex_lock(&p->lock);
@@ -181,21 +261,31 @@ int sbx_serve__pool_new(serve_pool **out, const serve_pool_opts *o, sbx_error *e
 	p->o = *o;
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->wake, NULL);
+	assert(o->n_engines > 0);
 	p->service_id = strdup(o->service_id);
-	p->engine = o->engine ? strdup(o->engine) : NULL;
-	p->images = calloc(o->n_pools ? o->n_pools : 1, sizeof(*p->images));
-	if (!p->service_id || (o->engine && !p->engine) || !p->images)
+	p->engines = calloc(o->n_engines, sizeof(*p->engines));
+	p->images = calloc(o->n_pools ? o->n_engines * o->n_pools : 1, sizeof(*p->images));
+	if (!p->service_id || !p->engines || !p->images)
 		goto oom;
-	for (size_t i = 0; i < o->n_pools; i++) {
-		image_pool *ip = &p->images[p->n_images];
+	for (; p->n_engines < o->n_engines; p->n_engines++) {
+		const char *url = o->engines[p->n_engines];
 
-		ip->image = strdup(o->pools[i].image);
-		ip->target = o->pools[i].target;
-		ip->slots = calloc(ip->target ? ip->target : 1, sizeof(*ip->slots));
-		p->n_images++;
-		if (!ip->image || !ip->slots)
+		if (url && !(p->engines[p->n_engines].url = strdup(url)))
 			goto oom;
-		total += ip->target;
+	}
+	for (size_t e = 0; e < o->n_engines; e++) {
+		for (size_t i = 0; i < o->n_pools; i++) {
+			image_pool *ip = &p->images[p->n_images];
+
+			ip->image = strdup(o->pools[i].image);
+			ip->engine = e;
+			ip->target = o->pools[i].target;
+			ip->slots = calloc(ip->target ? ip->target : 1, sizeof(*ip->slots));
+			p->n_images++;
+			if (!ip->image || !ip->slots)
+				goto oom;
+			total += ip->target;
+		}
 	}
 	if (total > 0) {
 		size_t n = o->concurrency ? o->concurrency : 2;
@@ -218,44 +308,131 @@ oom:
 	return sbx_error_set(err, -ENOMEM, "out of memory");
 }
 
-sbx_warm *sbx_serve__pool_take(serve_pool *p, const sbx_run *run)
+/* The first fitting slot of ip (the oldest first keeps the TTL from retiring ready ones), or -1. */
+static int first_fit(const image_pool *ip, const sbx_run *run)
 {
+	for (unsigned k = 0; k < ip->n; k++)
+		if (sbx_run_warm_fits(run, ip->slots[k].w))
+			return (int)k;
+	return -1;
+}
+
+sbx_warm *sbx_serve__pool_take(serve_pool *p, const sbx_run *run, size_t *engine)
+{
+	image_pool *best = NULL;
 	sbx_warm *w = NULL;
+	int best_k = -1;
 
 	pthread_mutex_lock(&p->lock);
-	for (size_t i = 0; !w && i < p->n_images; i++) {
+	/* Of the engines with a fitting sandbox, the one with the most ready: the
+	 * claims spread as the fillers keep up. */
+	for (size_t i = 0; i < p->n_images; i++) {
 		image_pool *ip = &p->images[i];
+		int k;
 
-		for (unsigned k = 0; k < ip->n; k++) {
-			if (!sbx_run_warm_fits(run, ip->slots[k].w))
-				continue;
-			w = ip->slots[k].w;
-			/* The oldest first keeps the TTL from retiring ready sandboxes. */
-			memmove(&ip->slots[k], &ip->slots[k + 1],
-				(ip->n - k - 1) * sizeof(*ip->slots));
-			ip->n--;
-			break;
+		if (p->engines[ip->engine].drained || (best && ip->n <= best->n))
+			continue;
+		k = first_fit(ip, run);
+		if (k >= 0) {
+			best = ip;
+			best_k = k;
 		}
 	}
-	if (w)
+	if (best) {
+		w = best->slots[best_k].w;
+		memmove(&best->slots[best_k], &best->slots[best_k + 1],
+			(best->n - (unsigned)best_k - 1) * sizeof(*best->slots));
+		best->n--;
+		p->engines[best->engine].live++;
+		*engine = best->engine;
 		pthread_cond_broadcast(&p->wake);
+	}
 	pthread_mutex_unlock(&p->lock);
 	return w;
 }
 
-size_t sbx_serve__pool_gauges(serve_pool *p, serve_pool_gauge **out)
+size_t sbx_serve__pool_cold_engine(serve_pool *p)
 {
-	serve_pool_gauge *g = calloc(p->n_images ? p->n_images : 1, sizeof(*g));
+	size_t best = 0;
+	bool found = false;
+
+	pthread_mutex_lock(&p->lock);
+	for (size_t e = 0; e < p->n_engines; e++) {
+		if (p->engines[e].drained)
+			continue;
+		if (!found || p->engines[e].live < p->engines[best].live)
+			best = e;
+		found = true;
+	}
+	pthread_mutex_unlock(&p->lock);
+	return best;
+}
+
+const char *sbx_serve__pool_engine_url(serve_pool *p, size_t engine)
+{
+	assert(engine < p->n_engines);
+	return p->engines[engine].url;
+}
+
+void sbx_serve__pool_begin(serve_pool *p, size_t engine)
+{
+	pthread_mutex_lock(&p->lock);
+	p->engines[engine].live++;
+	pthread_mutex_unlock(&p->lock);
+}
+
+void sbx_serve__pool_end(serve_pool *p, size_t engine, bool engine_failed)
+{
+	sbx_warm *gone[64];
+	size_t n;
+
+	pthread_mutex_lock(&p->lock);
+	assert(p->engines[engine].live > 0);
+	p->engines[engine].live--;
+	n = engine_result(p, engine, engine_failed, gone, SBX_ELEMENTSOF(gone));
+	pthread_cond_broadcast(&p->wake);
+	pthread_mutex_unlock(&p->lock);
+	free_warm(gone, n);
+}
+
+size_t sbx_serve__pool_engine_gauges(serve_pool *p, serve_engine_gauge **out)
+{
+	serve_engine_gauge *g = calloc(p->n_engines, sizeof(*g));
 
 	*out = g;
 	if (!g)
 		return 0;
 	pthread_mutex_lock(&p->lock);
+	for (size_t e = 0; e < p->n_engines; e++)
+		g[e] = (serve_engine_gauge){p->engines[e].url, p->engines[e].live, 0,
+					    p->engines[e].drained};
 	for (size_t i = 0; i < p->n_images; i++)
-		g[i] = (serve_pool_gauge){p->images[i].image, p->images[i].n, p->images[i].target,
-					  p->images[i].filling};
+		g[p->images[i].engine].warm += p->images[i].n;
 	pthread_mutex_unlock(&p->lock);
-	return p->n_images;
+	return p->n_engines;
+}
+
+size_t sbx_serve__pool_gauges(serve_pool *p, serve_pool_gauge **out)
+{
+	size_t n = p->n_images / p->n_engines; /* the images, counted over every engine */
+	serve_pool_gauge *g = calloc(n ? n : 1, sizeof(*g));
+
+	*out = g;
+	if (!g)
+		return 0;
+	pthread_mutex_lock(&p->lock);
+	for (size_t i = 0; i < p->n_images; i++) {
+		const image_pool *ip = &p->images[i];
+		serve_pool_gauge *x = &g[i % n];
+
+		x->image = ip->image;
+		x->size += ip->n;
+		x->filling += ip->filling;
+		if (!p->engines[ip->engine].drained)
+			x->target += ip->target;
+	}
+	pthread_mutex_unlock(&p->lock);
+	return n;
 }
 
 bool sbx_serve__pool_full(serve_pool *p)
@@ -264,7 +441,8 @@ bool sbx_serve__pool_full(serve_pool *p)
 
 	pthread_mutex_lock(&p->lock);
 	for (size_t i = 0; i < p->n_images; i++)
-		if (p->images[i].n < p->images[i].target)
+		if (!p->engines[p->images[i].engine].drained &&
+		    p->images[i].n < p->images[i].target)
 			full = false;
 	pthread_mutex_unlock(&p->lock);
 	return full;
@@ -289,7 +467,9 @@ void sbx_serve__pool_free(serve_pool *p)
 	free(p->images);
 	free(p->fillers);
 	free(p->service_id);
-	free(p->engine);
+	for (size_t e = 0; e < p->n_engines; e++)
+		free(p->engines[e].url);
+	free(p->engines);
 	pthread_mutex_destroy(&p->lock);
 	pthread_cond_destroy(&p->wake);
 	free(p);

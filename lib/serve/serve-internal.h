@@ -85,6 +85,12 @@ typedef struct serve_pool_gauge {
 	unsigned size, target, filling;
 } serve_pool_gauge;
 
+typedef struct serve_engine_gauge {
+	const char *url; /* NULL: the default */
+	unsigned live, warm;
+	bool drained;
+} serve_engine_gauge;
+
 typedef struct serve_metrics {
 	uint64_t claims_warm, claims_cold;
 	uint64_t cold_starts;
@@ -101,8 +107,8 @@ typedef struct serve_metrics {
 void sbx_serve__metrics_observe_claim(serve_metrics *m, double seconds, bool warm);
 
 /* The Prometheus text format (version 0.0.4). malloc'd, NULL on OOM. */
-char *sbx_serve__metrics_text(const serve_metrics *m, const serve_pool_gauge *pools,
-			      size_t n_pools);
+char *sbx_serve__metrics_text(const serve_metrics *m, const serve_pool_gauge *pools, size_t n_pools,
+			      const serve_engine_gauge *engines, size_t n_engines);
 
 /* ---- pool.c ---- */
 
@@ -113,8 +119,9 @@ typedef struct serve_pool_opts {
 	size_t n_pools;
 	unsigned concurrency;
 	uint32_t idle_ttl_s, max_timeout_s;
-	const char *engine;
-	const char *service_id; /* prefix of the sandboxes' run-id labels */
+	const char *const *engines; /* NULL entries: the default engine */
+	size_t n_engines;	    /* at least 1 */
+	const char *service_id;	    /* prefix of the sandboxes' run-id labels */
 	bool test;
 	serve_metrics *metrics; /* counters, updated under lock */
 	pthread_mutex_t *lock;	/* guards metrics */
@@ -124,12 +131,25 @@ int sbx_serve__pool_new(serve_pool **out, const serve_pool_opts *o, sbx_error *e
 
 /*
  * A warm sandbox that fits run (sbx_run_warm_fits), removed from the pool
- * (the fillers start a replacement), or NULL when none.
+ * (the fillers start a replacement), or NULL when none. On one, *engine is
+ * its engine, counted as running an episode until sbx_serve__pool_end.
  */
-sbx_warm *sbx_serve__pool_take(serve_pool *p, const sbx_run *run);
+sbx_warm *sbx_serve__pool_take(serve_pool *p, const sbx_run *run, size_t *engine);
 
-/* Per-image gauges for /metrics; *out is malloc'd, images owned by the pool. */
+/* The engine for a cold start: the least busy not drained. */
+size_t sbx_serve__pool_cold_engine(serve_pool *p);
+/* Its URL (NULL: the default), owned by the pool. */
+const char *sbx_serve__pool_engine_url(serve_pool *p, size_t engine);
+
+/* An episode starts (cold) on engine / ended there; engine_failed counts toward draining it. */
+void sbx_serve__pool_begin(serve_pool *p, size_t engine);
+void sbx_serve__pool_end(serve_pool *p, size_t engine, bool engine_failed);
+
+/* Per-image gauges for /metrics, summed over the engines; *out is malloc'd, images owned by the
+ * pool. */
 size_t sbx_serve__pool_gauges(serve_pool *p, serve_pool_gauge **out);
+/* Per-engine gauges; *out is malloc'd, URLs owned by the pool. */
+size_t sbx_serve__pool_engine_gauges(serve_pool *p, serve_engine_gauge **out);
 
 bool sbx_serve__pool_full(serve_pool *p);
 

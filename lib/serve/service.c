@@ -72,6 +72,7 @@ static void episode_free(episode *e)
 	free(e->result_json);
 	free(e->tags_json);
 	free(e->task);
+	free(e->engine_url);
 	free(e);
 }
 
@@ -119,8 +120,11 @@ static int reply(char **out, int status, const char *msg)
 
 /* ---- claim ---- */
 
-/* A launch that failed: finish records it (result.json) and removes the sandbox. */
-static void fail_launch(sbx_serve *s, sbx_run *run)
+/*
+ * A launch on engine that failed: finish records it (result.json) and
+ * removes the sandbox; an infra error counts toward draining the engine.
+ */
+static void fail_launch(sbx_serve *s, sbx_run *run, size_t engine)
 {
 	sbx_error fe = SBX_ERROR_INIT;
 	const sbx_run_result *res;
@@ -132,6 +136,7 @@ static void fail_launch(sbx_serve *s, sbx_run *run)
 		s->m.engine_errors++;
 	s->m.finished[res->status]++;
 	pthread_mutex_unlock(&s->lock);
+	sbx_serve__pool_end(s->pool, engine, res->status == SBX_RUN_INFRA_ERROR && !s->stop);
 }
 
 static int create(sbx_serve *s, const char *body, size_t len, char **out)
@@ -142,6 +147,7 @@ static int create(sbx_serve *s, const char *body, size_t len, char **out)
 	sbx_error err = SBX_ERROR_INIT;
 	episode *e;
 	sbx_warm *w;
+	size_t engine;
 	int64_t t0 = mono_ms();
 	double claim_s;
 	int r;
@@ -170,7 +176,9 @@ static int create(sbx_serve *s, const char *body, size_t len, char **out)
 	ro.grade = s->o.grade;
 	ro.grade_userdata = s->o.grade_userdata;
 	ro.test = s->o.test;
-	ro.engine = s->o.engine;
+	/* The engine a cold start would use; a warm sandbox brings its own. */
+	engine = sbx_serve__pool_cold_engine(s->pool);
+	ro.engine = sbx_serve__pool_engine_url(s->pool, engine);
 	ro.interrupted = &s->stop;
 	r = sbx_run_prepare(&run, &ro, &err);
 	if (r < 0) {
@@ -181,7 +189,7 @@ static int create(sbx_serve *s, const char *body, size_t len, char **out)
 		return reply(out, r == -ENOENT || r == -EINVAL ? 400 : 500,
 			     sbx_error_message(&err));
 	}
-	w = s->pool ? sbx_serve__pool_take(s->pool, run) : NULL;
+	w = sbx_serve__pool_take(s->pool, run, &engine);
 	if (w) {
 		r = sbx_run_launch_warm(run, w, &err);
 		if (r < 0 && !s->stop) {
@@ -192,9 +200,11 @@ static int create(sbx_serve *s, const char *body, size_t len, char **out)
 			 */
 			sbx_log_warning("serve: warm claim failed: %s; starting cold",
 					sbx_error_message(&err));
-			fail_launch(s, run);
+			fail_launch(s, run, engine);
 			sbx_run_free(TAKE_PTR(run));
 			sbx_error_clear(&err);
+			engine = sbx_serve__pool_cold_engine(s->pool);
+			ro.engine = sbx_serve__pool_engine_url(s->pool, engine);
 			r = sbx_run_prepare(&run, &ro, &err);
 			if (r < 0) {
 				pthread_mutex_lock(&s->lock);
@@ -210,10 +220,11 @@ static int create(sbx_serve *s, const char *body, size_t len, char **out)
 		pthread_mutex_lock(&s->lock);
 		s->m.cold_starts++;
 		pthread_mutex_unlock(&s->lock);
+		sbx_serve__pool_begin(s->pool, engine);
 		r = sbx_run_launch(run, &err);
 	}
 	if (r < 0) {
-		fail_launch(s, run);
+		fail_launch(s, run, engine);
 		pthread_mutex_lock(&s->lock);
 		s->m.live--;
 		s->m.claim_failures++;
@@ -227,12 +238,16 @@ static int create(sbx_serve *s, const char *body, size_t len, char **out)
 		goto oom;
 	snprintf(e->id, sizeof(e->id), "%s", sbx_run_get_result(run)->run_id);
 	e->task = strdup(sbx_run_get_task(run)->id);
+	e->engine = engine;
+	e->engine_url = strdup(sbx_serve__pool_engine_url(s->pool, engine)
+				       ? sbx_serve__pool_engine_url(s->pool, engine)
+				       : "default");
 	e->tags_json = TAKE_PTR(req.tags_json);
 	e->claim_ms = claim_s * 1000.0;
 	e->deadline_ms = mono_ms() + (int64_t)sbx_run_get_result(run)->limits.timeout_s * 1000;
 	e->state = EP_RUNNING;
-	e->claim_json = sbx_serve__claim_answer(e, run);
-	if (!e->task || !e->claim_json) {
+	e->claim_json = e->engine_url ? sbx_serve__claim_answer(e, run) : NULL;
+	if (!e->task || !e->engine_url || !e->claim_json) {
 		episode_free(e);
 		goto oom;
 	}
@@ -253,6 +268,7 @@ static int create(sbx_serve *s, const char *body, size_t len, char **out)
 oom:
 	if (run)
 		sbx_run_finish(run, SBX_END_INTERRUPTED, NULL);
+	sbx_serve__pool_end(s->pool, engine, false);
 	pthread_mutex_lock(&s->lock);
 	s->m.live--;
 	pthread_mutex_unlock(&s->lock);
@@ -293,6 +309,8 @@ static void finish_episode(sbx_serve *s, episode *e, sbx_run_end end)
 	e->state = EP_DONE;
 	pthread_cond_broadcast(&s->done);
 	pthread_mutex_unlock(&s->lock);
+	sbx_serve__pool_end(s->pool, e->engine,
+			    r->status == SBX_RUN_INFRA_ERROR && end != SBX_END_INTERRUPTED);
 	sbx_run_free(run); /* the sandbox is gone already; this frees the rest */
 }
 
@@ -384,7 +402,7 @@ static int health(sbx_serve *s, char **out)
 	cJSON_AddStringToObject(o, "status", draining ? "draining" : "ok");
 	cJSON_AddNumberToObject(o, "live_episodes", live);
 	cJSON_AddNumberToObject(o, "max_episodes", s->max_episodes);
-	cJSON_AddBoolToObject(o, "pools_full", s->pool ? sbx_serve__pool_full(s->pool) : true);
+	cJSON_AddBoolToObject(o, "pools_full", !s->pool || sbx_serve__pool_full(s->pool));
 	*out = cJSON_PrintUnformatted(o);
 	return *out ? (draining ? 503 : 200) : reply(out, 500, "out of memory");
 }
@@ -392,13 +410,15 @@ static int health(sbx_serve *s, char **out)
 static int metrics(sbx_serve *s, char **out)
 {
 	_cleanup_free_ serve_pool_gauge *g = NULL;
+	_cleanup_free_ serve_engine_gauge *eg = NULL;
 	size_t n = s->pool ? sbx_serve__pool_gauges(s->pool, &g) : 0;
+	size_t n_eg = s->pool ? sbx_serve__pool_engine_gauges(s->pool, &eg) : 0;
 	serve_metrics m;
 
 	pthread_mutex_lock(&s->lock);
 	m = s->m;
 	pthread_mutex_unlock(&s->lock);
-	*out = sbx_serve__metrics_text(&m, g, n);
+	*out = sbx_serve__metrics_text(&m, g, n, eg, n_eg);
 	return *out ? 200 : reply(out, 500, "out of memory");
 }
 
@@ -521,7 +541,8 @@ int sbx_serve_start(sbx_serve **out, const sbx_serve_opts *opts, sbx_error *err)
 	po.concurrency = opts->fill_concurrency;
 	po.idle_ttl_s = opts->idle_ttl_s ? opts->idle_ttl_s : DEFAULT_IDLE_TTL_S;
 	po.max_timeout_s = s->max_timeout_s;
-	po.engine = opts->engine;
+	po.engines = opts->n_engines ? opts->engines : (const char *const[]){opts->engine};
+	po.n_engines = opts->n_engines ? opts->n_engines : 1;
 	po.service_id = s->id;
 	po.test = opts->test;
 	po.metrics = &s->m;

@@ -17,7 +17,9 @@ typedef enum episode_state {
 typedef struct episode {
 	char id[SERVE_ID_MAX + 1]; /* the run id */
 	char *task;
-	sbx_run *run; /* until done */
+	size_t engine;	  /* index in the pool's engines */
+	char *engine_url; /* its URL, "default" for the default */
+	sbx_run *run;	  /* until done */
 	episode_state state;
 	sbx_run_status status; /* once done */
 	unsigned refs;	       /* threads waiting on it: not evicted meanwhile */

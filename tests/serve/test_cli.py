@@ -31,7 +31,7 @@ def main():
         ["--max-episodes", "0"], ["--listen", "0.0.0.0:8080"], ["--listen", "10.0.0.1:1"],
         ["--listen", "127.0.0.1:99999"], ["--listen", "nothing"], ["--token", "short"],
         ["--token", "a/b/c/d/e/f/g/h/i/j"], ["--bogus"], ["--pool"], ["extra-argument"],
-        ["--engine", "unix:///a", "--engine", "unix:///b"],
+        ["--engine", "unix:///a#jobs=2"], ["--engine", ""], ["--engine", "#x"],
     ]
     for args in bad:
         rc, out, err = run(*args)

@@ -211,6 +211,7 @@ START_TEST(metrics_text)
 {
 	serve_metrics m = {0};
 	serve_pool_gauge g[] = {{"sandboxctl/sandbox-slim:latest", 1, 2, 1}};
+	serve_engine_gauge eg[] = {{NULL, 2, 1, false}, {"unix:///tmp/d2.sock", 0, 0, true}};
 	char *t;
 
 	sbx_serve__metrics_observe_claim(&m, 0.012, true);  /* le 0.025 */
@@ -222,8 +223,12 @@ START_TEST(metrics_text)
 	m.finished[SBX_RUN_TIMEOUT] = 1;
 	m.live = 2;
 	m.engine_errors = 1;
-	t = sbx_serve__metrics_text(&m, g, 1);
+	t = sbx_serve__metrics_text(&m, g, 1, eg, 2);
 	ck_assert_ptr_nonnull(t);
+	ck_assert(has_line(t, "sandboxctl_serve_engine_episodes{engine=\"default\"} 2"));
+	ck_assert(has_line(t, "sandboxctl_serve_engine_warm{engine=\"default\"} 1"));
+	ck_assert(has_line(t, "sandboxctl_serve_engine_drained{engine=\"default\"} 0"));
+	ck_assert(has_line(t, "sandboxctl_serve_engine_drained{engine=\"unix:///tmp/d2.sock\"} 1"));
 	ck_assert(has_line(
 		t, "sandboxctl_serve_pool_size{image=\"sandboxctl/sandbox-slim:latest\"} 1"));
 	ck_assert(has_line(
@@ -261,7 +266,7 @@ START_TEST(metrics_label_escaped)
 {
 	serve_metrics m = {0};
 	serve_pool_gauge g[] = {{"we\"ird\\img", 0, 1, 0}};
-	char *t = sbx_serve__metrics_text(&m, g, 1);
+	char *t = sbx_serve__metrics_text(&m, g, 1, NULL, 0);
 
 	ck_assert(has_line(t, "sandboxctl_serve_pool_size{image=\"we\\\"ird\\\\img\"} 0"));
 	free(t);

@@ -6,8 +6,9 @@ driven by a scripted client over the HTTP API.
 Usage: test_serve_integration.py CASE   (api, deadline, sigterm, soak)
 
   api       --pool 2: the token (401 without it), 3 concurrent claims (2 warm,
-            1 cold start, counted), a solved episode (reward 1, through the
-            REST tools with examples/rest_agent.sh), complete_task only and
+            1 cold start, counted), a solved episode (reward 1: the official
+            MCP SDK on the claim's mcp_url, examples/python_agent.py's solver's
+            tool calls, complete_task), complete_task only and
             nothing at all (reward 0), an abort (DELETE), bad requests, and
             /metrics' counters matching; SIGTERM leaves no container.
   deadline  --listen unix:PATH (mode 0600, Bearer only), --max-episodes 1 (429),
@@ -28,6 +29,7 @@ Usage: test_serve_integration.py CASE   (api, deadline, sigterm, soak)
 The image: $SBX_RUN_TEST_IMAGE=real uses the images `sandboxctl build` makes
 (the pool's slim image must exist); otherwise the test skips.
 """
+import asyncio
 import http.client
 import json
 import os
@@ -229,6 +231,27 @@ def rest_post(url, path, body):
     return json.loads(data) if data else {}
 
 
+async def solve_over_mcp(mcp_url, task):
+    """Solves task through mcp_url (its token in the URL) with the official MCP SDK:
+    examples/python_agent.py's solver calls read_range and write_range, then
+    complete_task. Returns the solver's summary."""
+    sys.path.insert(0, os.path.join(SRC, "examples"))
+    import python_agent
+    from mcp import ClientSession
+
+    async with python_agent.connect(mcp_url) as streams:
+        async with ClientSession(streams[0], streams[1]) as session:
+            await session.initialize()
+            names = [t.name for t in (await session.list_tools()).tools]
+            for n in ("read_range", "write_range", "complete_task"):
+                if n not in names:
+                    fail("tools/list over %s lacks %s: %s" % (mcp_url, n, names))
+            t = python_agent.Tools(session)
+            summary = await python_agent.SOLVERS[task](t)
+            await t("complete_task", summary=summary)
+            return summary
+
+
 # ---- cases ------------------------------------------------------------------
 
 def case_api(s):
@@ -279,18 +302,16 @@ def case_api(s):
         if r["tags"] != {"n": out.index(o)} or not os.path.isfile(os.path.join(r["run_dir"], "result.json")):
             fail("finish answer: %s" % r)
 
-    # Solved through the REST tools: reward 1.
+    # Solved through the MCP URL with the official SDK: reward 1.
     s.wait_pool(1)
     o = s.claim(seed=None)
     st, g = s.call("GET", "/v1/episodes/" + o["id"])
     if st != 200 or g["state"] != "running":
         fail("GET running episode: %d %s" % (st, g))
-    env = dict(os.environ, SANDBOX_REST_URL=o["rest_url"])
-    p = subprocess.run(["sh", os.path.join(SRC, "examples/rest_agent.sh")], env=env,
-                       capture_output=True, text=True, timeout=120)
-    if p.returncode != 0:
-        fail("rest_agent.sh: %d %s %s" % (p.returncode, p.stdout[-500:], p.stderr[-500:]))
+    summary = asyncio.run(asyncio.wait_for(solve_over_mcp(o["mcp_url"], "banking_reserve"), 120))
     r = s.finish(o["id"])
+    if r["ended_by"] != "complete_task":
+        fail("solved over MCP (%s), but ended by %s" % (summary, r["ended_by"]))
     if r["reward"] != 1 or r["status"] != "pass" or not r["passed"] or not r["grade"]["graded"]:
         fail("solved episode: %s" % r)
     for k in ("claim", "copy_in", "ready", "copy_out", "grade", "remove", "total"):
@@ -416,12 +437,6 @@ def case_clients(s):
     """examples/rl_client.py and rl_client_mcp.py (asyncio + the official MCP SDK), 3 episodes each."""
     s.wait_pool(2)
     for script in ("rl_client.py", "rl_client_mcp.py"):
-        if script.endswith("_mcp.py"):
-            try:
-                import mcp  # noqa: F401
-            except ImportError:
-                print("skip %s: no mcp SDK" % script)
-                continue
         p = subprocess.run([sys.executable, os.path.join(SRC, "examples", script), s.url,
                             "banking_reserve", "3"], capture_output=True, text=True, timeout=300)
         lines = [l for l in p.stdout.splitlines() if l.startswith("episode ")]

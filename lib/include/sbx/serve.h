@@ -28,6 +28,9 @@ typedef struct sbx_serve_pool_spec {
 
 #define SBX_SERVE_OPTS_VERSION 1
 
+/* Consecutive failures (warm starts, launches) that drain an engine, when others are left. */
+#define SBX_SERVE_ENGINE_FAILS 3
+
 typedef struct sbx_serve_opts {
 	unsigned version;
 	/* "127.0.0.1:PORT" (PORT 0: any free one; the host must be loopback) or "unix:PATH". */
@@ -38,10 +41,15 @@ typedef struct sbx_serve_opts {
 	uint32_t idle_ttl_s;	   /* a warm sandbox unclaimed this long is replaced; 0: 600 */
 	uint32_t max_timeout_s;	   /* the longest episode timeout accepted; 0: 3600 */
 	unsigned fill_concurrency; /* warm sandboxes started at once; 0: 2 */
-	const char *engine;	   /* as sbx_run_opts.engine */
-	const char *runs_dir;	   /* NULL: "runs" */
-	const char *tasks_dir;	   /* NULL: the default */
-	bool test;		   /* label every sandbox as a test object */
+	const char *engine;	   /* as sbx_run_opts.engine; when n_engines is 0 */
+	/* Several engines (NULL entries: the default): a warm pool on each, claims
+	 * from whichever has a fitting sandbox ready, cold starts on the least busy;
+	 * one that fails SBX_SERVE_ENGINE_FAILS times in a row is drained. */
+	const char *const *engines;
+	size_t n_engines;
+	const char *runs_dir;  /* NULL: "runs" */
+	const char *tasks_dir; /* NULL: the default */
+	bool test;	       /* label every sandbox as a test object */
 	sbx_run_grade_fn grade;
 	void *grade_userdata;
 	const char *token; /* NULL: 128 random bits, hex */

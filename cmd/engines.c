@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: MIT */
+/* --engine URL[#jobs=N] and the engines' check, for sweep and serve. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "engines.h"
+#include "sbx/docker.h"
+
+int cli_parse_engine(const char *cmd, const char *arg, bool jobs, cli_engine_arg *out)
+{
+	const char *hash = strchr(arg, '#');
+
+	*out = (cli_engine_arg){0};
+	if (hash) {
+		long n;
+
+		if (!jobs)
+			return cli_error("%s: --engine '%s': expected a URL", cmd, arg), -1;
+		if (strncmp(hash, "#jobs=", 6) != 0 || (n = cli_parse_long(hash + 6, 1, 256)) < 0)
+			return cli_error("%s: --engine '%s': expected URL or URL#jobs=N", cmd, arg),
+			       -1;
+		out->jobs = (unsigned)n;
+	}
+	out->url = strndup(arg, hash ? (size_t)(hash - arg) : strlen(arg));
+	if (!out->url || !*out->url) {
+		free(out->url);
+		out->url = NULL;
+		return cli_error("%s: --engine '%s': empty URL", cmd, arg), -1;
+	}
+	return 0;
+}
+
+int cli_check_engines(const char *cmd, const cli_engine_arg *engines, size_t n, char *const *images,
+		      char **image_id, int *ncpu, int64_t *mem)
+{
+	for (size_t e = 0; e < n; e++) {
+		sbx_docker_opts o = SBX_DOCKER_OPTS_INIT;
+		sbx_docker *d = NULL;
+		sbx_error err = SBX_ERROR_INIT;
+		const char *name = engines[e].url ? engines[e].url : "the default engine";
+
+		o.host = engines[e].url;
+		if (sbx_docker_open(&d, &o, &err) < 0)
+			return cli_error("%s: engine '%s': %s", cmd, name, sbx_error_message(&err)),
+			       -1;
+		if (e == 0 && (ncpu || mem)) {
+			sbx_docker_system *sys = NULL;
+
+			if (sbx_docker_system_get(d, &sys, NULL) == 0) {
+				if (ncpu)
+					*ncpu = sys->ncpu;
+				if (mem)
+					*mem = sys->mem_total;
+				sbx_docker_system_free(sys);
+			}
+		}
+		for (size_t i = 0; images && images[i]; i++) {
+			sbx_docker_image *img = NULL;
+
+			if (sbx_docker_image_inspect(d, images[i], &img, &err) < 0) {
+				cli_error("%s: engine '%s': image '%s': %s (build it with "
+					  "'sandboxctl build', or copy it there)",
+					  cmd, name, images[i], sbx_error_message(&err));
+				sbx_docker_free(d);
+				return -1;
+			}
+			if (image_id && e == 0 && i == 0 && img->id && !*image_id)
+				*image_id = strdup(img->id);
+			sbx_docker_image_free(img);
+		}
+		sbx_docker_free(d);
+	}
+	return 0;
+}

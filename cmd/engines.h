@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* Shared by sweep and serve: --engine URL[#jobs=N], and checking the engines before work. */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CLI_MAX_ENGINES 64
+
+typedef struct cli_engine_arg {
+	char *url;     /* NULL: the default engine; malloc'd */
+	unsigned jobs; /* 0: not given */
+} cli_engine_arg;
+
+/*
+ * "URL", or "URL#jobs=N" when jobs, into *out (out->url to free). Prints
+ * "<cmd>: --engine ..." and returns -1 on a bad one.
+ */
+int cli_parse_engine(const char *cmd, const char *arg, bool jobs, cli_engine_arg *out);
+
+/*
+ * Each engine must answer and hold every image (images: NULL-terminated)
+ * before the first episode: a missing image is one clear error now, not N
+ * infra errors later. On failure prints "<cmd>: engine '...': ..." and
+ * returns -1. Fills *image_id (malloc'd, may stay NULL) with the first
+ * image's id on the first engine and *ncpu, *mem with the first engine's size;
+ * each of them may be NULL.
+ */
+int cli_check_engines(const char *cmd, const cli_engine_arg *engines, size_t n, char *const *images,
+		      char **image_id, int *ncpu, int64_t *mem);
