@@ -219,6 +219,7 @@ START_TEST(agent_error_is_flagged_with_its_tail)
 	ck_assert_ptr_nonnull(res->agent_tail);
 	ck_assert_ptr_nonnull(strstr(res->agent_tail, "boom"));
 	ck_assert(res->grade.graded); /* graded, but not a real attempt */
+	ck_assert_str_eq(sbx_json_get_string(j, "status", ""), "agent_error");
 }
 END_TEST
 
