@@ -57,10 +57,11 @@ int sbx_file_read_capped(int dirfd, const char *path, size_t max, char **out, si
 	return 0;
 }
 
-int sbx_write_all(int fd, const void *p, size_t n)
+/* off < 0: write() at the file position; else pwrite() from off. */
+static int write_loop(int fd, const void *p, size_t n, off_t off)
 {
 	while (n > 0) {
-		ssize_t w = write(fd, p, n);
+		ssize_t w = off < 0 ? write(fd, p, n) : pwrite(fd, p, n, off);
 
 		if (w < 0 && errno == EINTR)
 			continue;
@@ -70,24 +71,18 @@ int sbx_write_all(int fd, const void *p, size_t n)
 			return -EIO;
 		p = (const char *)p + w;
 		n -= (size_t)w;
+		if (off >= 0)
+			off += w;
 	}
 	return 0;
 }
 
+int sbx_write_all(int fd, const void *p, size_t n)
+{
+	return write_loop(fd, p, n, -1);
+}
+
 int sbx_pwrite_all(int fd, const void *p, size_t n, off_t off)
 {
-	while (n > 0) {
-		ssize_t w = pwrite(fd, p, n, off);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -errno;
-		if (w == 0)
-			return -EIO;
-		p = (const char *)p + w;
-		n -= (size_t)w;
-		off += w;
-	}
-	return 0;
+	return off < 0 ? -EINVAL : write_loop(fd, p, n, off);
 }
