@@ -18,6 +18,7 @@
 
 #include "relay-internal.h"
 #include "sbx/cleanup.h"
+#include "sbx/hostguard.h"
 #include "sbx/log.h"
 #include "sbx/relay.h"
 
@@ -157,18 +158,6 @@ static void body_free(body_buf *b)
 		pthread_mutex_unlock(&b->r->lock);
 		b->charged = 0;
 	}
-}
-
-static bool allowed_authority(const char *v, uint16_t port, bool origin)
-{
-	char a[80], b[80], c[80];
-
-	if (!v)
-		return origin; /* no Origin: a non-browser client; no Host: refused */
-	snprintf(a, sizeof(a), "%s127.0.0.1:%u", origin ? "http://" : "", port);
-	snprintf(b, sizeof(b), "%slocalhost:%u", origin ? "http://" : "", port);
-	snprintf(c, sizeof(c), "%s[::1]:%u", origin ? "http://" : "", port);
-	return strcasecmp(v, a) == 0 || strcasecmp(v, b) == 0 || strcasecmp(v, c) == 0;
 }
 
 /* Compares n bytes in time that does not depend on where they differ. */
@@ -346,9 +335,11 @@ static void serve_client(client *c, sbx_stream *cs)
 			simple_reply(cs, 400, "Bad Request", sbx_error_message(&err));
 			return;
 		}
+		/* DNS rebinding: the one guard the server uses too, with the relay's port. */
 		if (!r->unix_path &&
-		    (!allowed_authority(http_head_get(&req, "Host"), r->port, false) ||
-		     !allowed_authority(http_head_get(&req, "Origin"), r->port, true))) {
+		    sbx_hostguard_check(&(sbx_hostguard){.port = r->port, .require_host = true},
+					http_head_get(&req, "Host"),
+					http_head_get(&req, "Origin")) != SBX_HOSTGUARD_OK) {
 			simple_reply(cs, 403, "Forbidden", "Host or Origin not allowed\n");
 			http_head_free(&req);
 			return;

@@ -689,6 +689,15 @@ START_TEST(relay_refuses_foreign_hosts_and_garbage)
 		 "http://evil.com\r\n\r\n",
 		 port);
 	ck_assert_int_eq(status_of(port, req), 403);
+	/* A rebinding page's other shapes: no Host, another port, no port, a null Origin. */
+	ck_assert_int_eq(status_of(port, "GET /task/status HTTP/1.0\r\n\r\n"), 403);
+	ck_assert_int_eq(status_of(port, "GET /task/status HTTP/1.1\r\nHost: 127.0.0.1:1\r\n\r\n"),
+			 403);
+	ck_assert_int_eq(status_of(port, "GET /task/status HTTP/1.1\r\nHost: localhost\r\n\r\n"),
+			 403);
+	snprintf(req, sizeof(req),
+		 "GET /task/status HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nOrigin: null\r\n\r\n", port);
+	ck_assert_int_eq(status_of(port, req), 403);
 	snprintf(req, sizeof(req),
 		 "GET /task/status HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nOrigin: "
 		 "http://localhost:%u\r\n\r\n",
