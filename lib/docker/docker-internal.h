@@ -265,6 +265,13 @@ int sbx_docker__tls_fd(const docker_tls *t);
 /* Nonblocking: bytes, -EAGAIN, 0 at EOF (recv), or a negative errno. */
 ssize_t sbx_docker__tls_send(docker_tls *t, const void *p, size_t n);
 ssize_t sbx_docker__tls_recv(docker_tls *t, void *p, size_t n);
+/*
+ * After -EAGAIN, what the socket must become before trying again: POLLIN or
+ * POLLOUT. TLS may need to read to send (a renegotiation or a key update) and
+ * to write to receive, so the caller's own direction is the wrong thing to wait
+ * for: polling for POLLOUT while OpenSSL waits for bytes spins.
+ */
+short sbx_docker__tls_wants(const docker_tls *t);
 bool sbx_docker__tls_pending(const docker_tls *t);
 /* Sends close_notify; reading goes on until the peer's. */
 int sbx_docker__tls_close_write(docker_tls *t, long deadline);

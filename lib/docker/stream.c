@@ -86,7 +86,8 @@ static int send_all(sbx_docker_stream *s, const void *p, size_t n, long deadline
 	while (n > 0) {
 		ssize_t w = io_send(s, p, n);
 		if (w == -EAGAIN) {
-			int r = wait_fd(s->fd, POLLOUT, deadline);
+			int r = wait_fd(s->fd, s->tls ? sbx_docker__tls_wants(s->tls) : POLLOUT,
+					deadline);
 			if (r < 0)
 				return r;
 			continue;
@@ -123,7 +124,7 @@ static int fill(sbx_docker_stream *s, long deadline)
 			return (int)n;
 		if (deadline == 0)
 			return -EAGAIN;
-		n = wait_fd(s->fd, POLLIN, deadline);
+		n = wait_fd(s->fd, s->tls ? sbx_docker__tls_wants(s->tls) : POLLIN, deadline);
 		if (n < 0)
 			return (int)n;
 	}

@@ -26,6 +26,7 @@ struct docker_tls {
 	SSL_CTX *ctx;
 	SSL *ssl;
 	int fd;
+	short wants; /* POLLIN or POLLOUT, set when send or recv returns -EAGAIN */
 };
 
 static int wait_for(int fd, short events, long deadline)
@@ -211,6 +212,11 @@ int sbx_docker__tls_fd(const docker_tls *t)
 	return t->fd;
 }
 
+short sbx_docker__tls_wants(const docker_tls *t)
+{
+	return t->wants ? t->wants : POLLIN;
+}
+
 ssize_t sbx_docker__tls_send(docker_tls *t, const void *p, size_t n)
 {
 	int w = SSL_write(t->ssl, p, n > INT32_MAX ? INT32_MAX : (int)n);
@@ -219,7 +225,10 @@ ssize_t sbx_docker__tls_send(docker_tls *t, const void *p, size_t n)
 		return w;
 	switch (SSL_get_error(t->ssl, w)) {
 	case SSL_ERROR_WANT_READ:
+		t->wants = POLLIN;
+		return -EAGAIN;
 	case SSL_ERROR_WANT_WRITE:
+		t->wants = POLLOUT;
 		return -EAGAIN;
 	default:
 		ERR_clear_error();
@@ -235,7 +244,10 @@ ssize_t sbx_docker__tls_recv(docker_tls *t, void *p, size_t n)
 		return got;
 	switch (SSL_get_error(t->ssl, got)) {
 	case SSL_ERROR_WANT_READ:
+		t->wants = POLLIN;
+		return -EAGAIN;
 	case SSL_ERROR_WANT_WRITE:
+		t->wants = POLLOUT;
 		return -EAGAIN;
 	case SSL_ERROR_ZERO_RETURN:
 		return 0;

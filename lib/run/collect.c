@@ -10,38 +10,13 @@
 #include "collect.h"
 #include "run-internal.h"
 #include "rundir.h"
+#include "sbx/base64.h"
 #include "sbx/buf.h"
 #include "sbx/cleanup.h"
 #include "sbx/json.h"
 #include "sbx/path.h"
 
 #define RPC_TIMEOUT_MS 30000
-
-ssize_t sbx_collect__base64_decode(char *s)
-{
-	static const char tab[] =
-		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	size_t out = 0;
-	unsigned acc = 0;
-	int bits = 0;
-
-	for (char *p = s; *p; p++) {
-		const char *hit;
-
-		if (*p == '=' || *p == '\n' || *p == '\r' || *p == ' ')
-			continue;
-		hit = strchr(tab, *p);
-		if (!hit)
-			return -1;
-		acc = (acc << 6) | (unsigned)(hit - tab);
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			s[out++] = (char)((acc >> bits) & 0xff);
-		}
-	}
-	return (ssize_t)out;
-}
 
 /* One JSON-RPC exchange on /mcp; *out owns the parsed response. */
 static int rpc(sbx_relay *relay, const char *session, const char *body, char **sid_out, cJSON **out,
@@ -151,7 +126,7 @@ static int read_one(sbx_relay *relay, const char *sid, const char *rel, const ch
 	data = strdup(blob);
 	if (!data)
 		return sbx_error_set(err, -ENOMEM, "out of memory");
-	n = sbx_collect__base64_decode(data);
+	n = sbx_base64_decode(data);
 	if (n < 0)
 		return sbx_error_set(err, -EPROTO, "resources/read '%s': bad base64", rel);
 	return sbx_path_write_beneath(outdir, rel, data, (size_t)n, err);
@@ -218,7 +193,7 @@ void sbx_run__save_screenshot(sbx_run *run, bool show_saved)
 		run->res.screenshot_reloaded =
 			cJSON_IsTrue(sbx_json_get(sbx_json_get(j, "result"), "reloaded"));
 		_cleanup_free_ char *png = strdup(b64);
-		ssize_t n = png ? sbx_collect__base64_decode(png) : -1;
+		ssize_t n = png ? sbx_base64_decode(png) : -1;
 
 		if (n > 0 && sbx_rundir__write(run->res.run_dir, "screenshot.png", png, (size_t)n,
 					       NULL) == 0)

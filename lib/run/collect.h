@@ -21,6 +21,3 @@
  */
 int sbx_collect__outputs(sbx_relay *relay, const sbx_task *task, const char *outdir,
 			 sbx_error *err);
-
-/* Decodes standard base64 (whitespace skipped) in place; returns the length or -1. */
-ssize_t sbx_collect__base64_decode(char *s);

@@ -22,6 +22,7 @@
 
 #include "serve-internal.h"
 #include "sbx/cleanup.h"
+#include "sbx/clock.h"
 #include "sbx/log.h"
 
 #define FAIL_BACKOFF_MS	 1000
@@ -64,19 +65,11 @@ struct serve_pool {
 	uint64_t seq;
 };
 
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* The image that most needs a sandbox, or NULL. Under the lock. */
 static image_pool *neediest(serve_pool *p)
 {
 	image_pool *best = NULL;
-	int64_t now = mono_ms();
+	int64_t now = sbx_now_ms();
 
 	for (size_t i = 0; i < p->n_images; i++) {
 		image_pool *ip = &p->images[i];
@@ -136,7 +129,7 @@ static size_t engine_result(serve_pool *p, size_t e, bool failed, sbx_warm **out
 	}
 	en->failures++;
 	if (en->drained) {
-		en->probe_after_ms = mono_ms() + DRAINED_PROBE_MS;
+		en->probe_after_ms = sbx_now_ms() + DRAINED_PROBE_MS;
 		return 0;
 	}
 	for (size_t i = 0; i < p->n_engines; i++)
@@ -144,7 +137,7 @@ static size_t engine_result(serve_pool *p, size_t e, bool failed, sbx_warm **out
 	if (en->failures < SBX_SERVE_ENGINE_FAILS || left == 0)
 		return 0;
 	en->drained = true;
-	en->probe_after_ms = mono_ms() + DRAINED_PROBE_MS;
+	en->probe_after_ms = sbx_now_ms() + DRAINED_PROBE_MS;
 	sbx_log_warning("serve: engine '%s' failed %u times in a row: drained, its episodes go "
 			"to the other engines",
 			en->url ? en->url : "default", en->failures);
@@ -235,7 +228,7 @@ static void *filler_main(void *arg)
 				pthread_mutex_lock(&p->lock);
 			}
 			if (r < 0) {
-				ip->retry_after_ms = mono_ms() + FAIL_BACKOFF_MS;
+				ip->retry_after_ms = sbx_now_ms() + FAIL_BACKOFF_MS;
 			} else if (p->stop || ip->n >= ip->target ||
 				   p->engines[ip->engine].drained) {
 				pthread_mutex_unlock(&p->lock);

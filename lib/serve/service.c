@@ -18,6 +18,7 @@
 #include "serve-internal.h"
 #include "service.h"
 #include "sbx/cleanup.h"
+#include "sbx/clock.h"
 #include "sbx/json.h"
 #include "sbx/log.h"
 
@@ -26,19 +27,6 @@
 #define DEFAULT_MAX_TIMEOUT  3600
 #define DONE_KEPT	     64 /* finished episodes whose answer a late finish can still read */
 #define REAPER_TICK_MS	     50
-
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(long ms)
-{
-	nanosleep(&(struct timespec){ms / 1000, (ms % 1000) * 1000000L}, NULL);
-}
 
 static const char *state_name(episode_state s)
 {
@@ -148,7 +136,7 @@ static int create(sbx_serve *s, const char *body, size_t len, char **out)
 	episode *e;
 	sbx_warm *w;
 	size_t engine;
-	int64_t t0 = mono_ms();
+	int64_t t0 = sbx_now_ms();
 	double claim_s;
 	int r;
 
@@ -231,7 +219,7 @@ static int create(sbx_serve *s, const char *body, size_t len, char **out)
 		pthread_mutex_unlock(&s->lock);
 		return reply(out, s->stop ? 503 : 502, sbx_error_message(&err));
 	}
-	claim_s = (double)(mono_ms() - t0) / 1000.0;
+	claim_s = (double)(sbx_now_ms() - t0) / 1000.0;
 
 	e = calloc(1, sizeof(*e));
 	if (!e)
@@ -244,7 +232,7 @@ static int create(sbx_serve *s, const char *body, size_t len, char **out)
 				       : "default");
 	e->tags_json = TAKE_PTR(req.tags_json);
 	e->claim_ms = claim_s * 1000.0;
-	e->deadline_ms = mono_ms() + (int64_t)sbx_run_get_result(run)->limits.timeout_s * 1000;
+	e->deadline_ms = sbx_now_ms() + (int64_t)sbx_run_get_result(run)->limits.timeout_s * 1000;
 	e->state = EP_RUNNING;
 	e->claim_json = e->engine_url ? sbx_serve__claim_answer(e, run) : NULL;
 	if (!e->task || !e->engine_url || !e->claim_json) {
@@ -461,14 +449,14 @@ static void *reaper_main(void *arg)
 	pthread_mutex_lock(&s->lock);
 	while (!s->reaper_stop) {
 		episode *due = NULL;
-		int64_t now = mono_ms();
+		int64_t now = sbx_now_ms();
 
 		for (size_t i = 0; i < s->n_eps && !due; i++)
 			if (s->eps[i]->state == EP_RUNNING && now >= s->eps[i]->deadline_ms)
 				due = s->eps[i];
 		if (!due) {
 			pthread_mutex_unlock(&s->lock);
-			sleep_ms(REAPER_TICK_MS);
+			sbx_sleep_ms(REAPER_TICK_MS);
 			pthread_mutex_lock(&s->lock);
 			continue;
 		}
@@ -579,14 +567,14 @@ bool sbx_serve_pools_full(sbx_serve *s)
 
 unsigned sbx_serve_drain(sbx_serve *s, uint32_t grace_s)
 {
-	int64_t until = mono_ms() + (int64_t)grace_s * 1000;
+	int64_t until = sbx_now_ms() + (int64_t)grace_s * 1000;
 	unsigned aborted = 0;
 
 	pthread_mutex_lock(&s->lock);
 	s->draining = true;
-	while (s->m.live > 0 && mono_ms() < until && !(s->o.hurry && *s->o.hurry)) {
+	while (s->m.live > 0 && sbx_now_ms() < until && !(s->o.hurry && *s->o.hurry)) {
 		pthread_mutex_unlock(&s->lock);
-		sleep_ms(100);
+		sbx_sleep_ms(100);
 		pthread_mutex_lock(&s->lock);
 	}
 	/*
@@ -605,7 +593,7 @@ unsigned sbx_serve_drain(sbx_serve *s, uint32_t grace_s)
 		if (!e) {
 			/* Claiming or finishing on another thread: it ends on its own. */
 			pthread_mutex_unlock(&s->lock);
-			sleep_ms(50);
+			sbx_sleep_ms(50);
 			pthread_mutex_lock(&s->lock);
 			continue;
 		}
