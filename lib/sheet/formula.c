@@ -444,9 +444,13 @@ static int emit_ref(sbx_buf *b, const a1ref *ref, scan_mode mode, int64_t drow, 
 		if (r == 0 && ref->sheet)
 			r = put_ods_sheet(b, ref->sheet, ref->sheet_len);
 		if (r == 0)
-			r = sbx_buf_printf(b, ".%s", sbx_ref_format(&a, t1));
+			r = sbx_buf_putc(b, '.');
+		if (r == 0)
+			r = sbx_buf_puts(b, sbx_ref_format(&a, t1));
 		if (r == 0 && ref->range)
-			r = sbx_buf_printf(b, ":.%s", sbx_ref_format(&c, t2));
+			r = sbx_buf_puts(b, ":.");
+		if (r == 0 && ref->range)
+			r = sbx_buf_puts(b, sbx_ref_format(&c, t2));
 		return r ? r : sbx_buf_putc(b, ']');
 	}
 	if (ref->sheet) {
@@ -460,7 +464,9 @@ static int emit_ref(sbx_buf *b, const a1ref *ref, scan_mode mode, int64_t drow, 
 	if (r == 0)
 		r = sbx_buf_puts(b, sbx_ref_format(&a, t1));
 	if (r == 0 && ref->range)
-		r = sbx_buf_printf(b, ":%s", sbx_ref_format(&c, t2));
+		r = sbx_buf_putc(b, ':');
+	if (r == 0 && ref->range)
+		r = sbx_buf_puts(b, sbx_ref_format(&c, t2));
 	return r;
 }
 

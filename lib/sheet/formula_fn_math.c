@@ -242,10 +242,31 @@ static double approx(double x)
 {
 	char buf[40];
 
-	if (x == 0 || !isfinite(x))
+	/* A whole number of at most 15 digits is its own 15-digit text. */
+	if (x == 0 || !isfinite(x) || (fabs(x) < 1e15 && x == trunc(x)))
 		return x;
 	snprintf(buf, sizeof(buf), "%.15g", x);
 	return strtod(buf, NULL);
+}
+
+/*
+ * Whether x + offset lies so near a whole number that rounding x to 15
+ * digits first (approx) could move it across: approx moves x by at most
+ * 5e-15 of |x|, so farther than 1e-14 of |x| (plus the addition's own
+ * rounding) from any integer, floor and ceil give what they give on
+ * approx(x). Saves the printf/strtod round trip on nearly every call.
+ */
+static bool approx_matters(double x, double offset)
+{
+	double b = fabs(x) + offset;
+
+	return fabs(b - nearbyint(b)) <= fabs(x) * 1e-14 + 1e-300 || fabs(x) >= 1e15;
+}
+
+/* floor(approx(x)), as rtl::math::approxFloor. */
+static double approx_floor(double x)
+{
+	return floor(approx_matters(x, 0) ? approx(x) : x);
 }
 
 typedef enum { ROUND_HALF, ROUND_UP, ROUND_DOWN } round_mode;
@@ -257,7 +278,9 @@ static double round_to(double x, double digits, round_mode mode)
 
 	p = pow(10, fabs((double)d));
 	v = d >= 0 ? x * p : x / p;
-	v = approx(fabs(v));
+	v = fabs(v);
+	if (approx_matters(v, mode == ROUND_HALF ? 0.5 : 0))
+		v = approx(v);
 	r = mode == ROUND_HALF ? floor(v + 0.5) : mode == ROUND_UP ? ceil(v) : floor(v);
 	r = copysign(r, x);
 	return d >= 0 ? r / p : r * p;
@@ -296,7 +319,7 @@ static void fn_int(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, 
 	double x;
 
 	if (arg_num(c, args[0], &x, out))
-		sbx_fx__set_num(out, floor(approx(x)));
+		sbx_fx__set_num(out, approx_floor(x));
 }
 
 static void fn_abs(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
@@ -326,7 +349,7 @@ static void fn_mod(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, 
 		return;
 	}
 	/* As ScMod: approxSub(x, approxFloor(x / y) * y), so noise is 0. */
-	double q = floor(approx(x / y)) * y;
+	double q = approx_floor(x / y) * y;
 	double r = sbx_fx__approx_add(x, -q);
 	if (sbx_fx__approx_equal(r, y))
 		r = 0;

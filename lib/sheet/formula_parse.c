@@ -413,6 +413,25 @@ static const struct {
 	{"#NAME?", FX_E_NAME}, {"#NUM!", FX_E_NUM},    {"#N/A", FX_E_NA},
 };
 
+/*
+ * Digits alone, at most 15 of them: the value without strtod (most numbers
+ * in formulas are row offsets and small constants). False for anything
+ * strtod must read: a point, an exponent, hex, more digits.
+ */
+static bool small_integer(const char *p, double *v, char **end)
+{
+	const char *q = p;
+	uint64_t n = 0;
+
+	while (*q >= '0' && *q <= '9' && q - p < 15)
+		n = n * 10 + (uint64_t)(*q++ - '0');
+	if (q == p || (*q >= '0' && *q <= '9') || *q == '.' || isalpha((unsigned char)*q))
+		return false;
+	*v = (double)n;
+	*end = (char *)(uintptr_t)q;
+	return true;
+}
+
 static uint32_t parse_primary(parser *ps)
 {
 	uint32_t i;
@@ -464,7 +483,10 @@ static uint32_t parse_primary(parser *ps)
 	}
 	if (isdigit((unsigned char)*ps->p) || (*ps->p == '.' && isdigit((unsigned char)ps->p[1]))) {
 		char *end;
-		double v = strtod(ps->p, &end);
+		double v;
+
+		if (!small_integer(ps->p, &v, &end))
+			v = strtod(ps->p, &end);
 
 		if (end == ps->p || !isfinite(v) || (*end && (isalpha((unsigned char)*end)))) {
 			unsupported(ps, "cannot parse the formula (number)");

@@ -6,6 +6,11 @@
  * its precedents. A reference back into the walk's stack is a cycle: every
  * cell on it gets Err:522, as in LibreOffice. Values are written back only
  * when the whole book was computed within the work cap.
+ *
+ * A range that many formulas share (a VLOOKUP table, a running total's
+ * column) is walked once: when a walk over it finds every formula cell
+ * inside already done, the range is remembered as clean, and later walks
+ * skip it. Clean stays clean: a done cell is never undone.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -32,7 +37,12 @@ typedef struct frame {
 	uint32_t row;  /* within the current reference */
 	uint32_t cell; /* index in that row */
 	bool in_ref;
+	bool dirty; /* the current reference gave a dependency to walk first */
 } frame;
+
+/* Ranges this large or larger are worth remembering as clean. */
+#define CLEAN_MIN_CELLS 16
+#define CLEAN_MAX	(1u << 20)
 
 typedef struct recalc {
 	sbx_book *book;
@@ -42,6 +52,8 @@ typedef struct recalc {
 	uint32_t mask;
 	frame *stack;
 	uint32_t depth;
+	fx_rect *clean; /* open addressing; sheet == UINT32_MAX is free */
+	uint32_t clean_n, clean_mask;
 	fx_ctx ctx;
 	sbx_recalc_stats *st;
 } recalc;
@@ -71,6 +83,68 @@ static fnode *lookup(const recalc *rc, uint32_t sheet, uint32_t row, uint32_t co
 		if (n->sheet == sheet && n->row == row && n->col == col)
 			return n;
 	}
+}
+
+static bool worth_remembering(const fx_rect *x)
+{
+	return (uint64_t)(x->r1 - x->r0 + 1) * (x->c1 - x->c0 + 1) >= CLEAN_MIN_CELLS;
+}
+
+static uint32_t hash_rect(const fx_rect *x)
+{
+	return hash_key(key_of(x->sheet, x->r0, x->c0) ^ ((uint64_t)x->r1 << 20) ^
+			((uint64_t)x->c1 << 44));
+}
+
+static bool same_rect(const fx_rect *a, const fx_rect *b)
+{
+	return a->sheet == b->sheet && a->r0 == b->r0 && a->c0 == b->c0 && a->r1 == b->r1 &&
+	       a->c1 == b->c1;
+}
+
+static bool range_is_clean(const recalc *rc, const fx_rect *x)
+{
+	if (!rc->clean)
+		return false;
+	for (uint32_t h = hash_rect(x) & rc->clean_mask;; h = (h + 1) & rc->clean_mask) {
+		if (rc->clean[h].sheet == UINT32_MAX)
+			return false;
+		if (same_rect(&rc->clean[h], x))
+			return true;
+	}
+}
+
+/* Remembers x as clean; out of memory or past CLEAN_MAX it is simply walked again. */
+static void range_mark_clean(recalc *rc, const fx_rect *x)
+{
+	if ((rc->clean_n + 1) * 2 > rc->clean_mask + (rc->clean ? 1u : 0u)) {
+		uint32_t cap = rc->clean ? (rc->clean_mask + 1) * 2 : 256;
+		fx_rect *t;
+
+		if (cap > CLEAN_MAX || !(t = malloc(sizeof(*t) * cap)))
+			return;
+		for (uint32_t i = 0; i < cap; i++)
+			t[i].sheet = UINT32_MAX;
+		for (uint32_t i = 0; rc->clean && i <= rc->clean_mask; i++) {
+			if (rc->clean[i].sheet == UINT32_MAX)
+				continue;
+			uint32_t h = hash_rect(&rc->clean[i]) & (cap - 1);
+			while (t[h].sheet != UINT32_MAX)
+				h = (h + 1) & (cap - 1);
+			t[h] = rc->clean[i];
+		}
+		free(rc->clean);
+		rc->clean = t;
+		rc->clean_mask = cap - 1;
+	}
+	uint32_t h = hash_rect(x) & rc->clean_mask;
+	while (rc->clean[h].sheet != UINT32_MAX) {
+		if (same_rect(&rc->clean[h], x))
+			return;
+		h = (h + 1) & rc->clean_mask;
+	}
+	rc->clean[h] = *x;
+	rc->clean_n++;
 }
 
 static void insert(recalc *rc, uint32_t idx)
@@ -188,7 +262,12 @@ static fnode *next_dep(recalc *rc, frame *fr)
 		}
 		s = rc->book->sheets[x->ref.sheet];
 		if (!fr->in_ref) {
+			if (worth_remembering(&x->ref) && range_is_clean(rc, &x->ref)) {
+				fr->ref++;
+				continue;
+			}
 			fr->in_ref = true;
+			fr->dirty = false;
 			fr->row = x->ref.r0;
 			fr->cell = UINT32_MAX;
 		}
@@ -216,13 +295,17 @@ static fnode *next_dep(recalc *rc, frame *fr)
 				if (!sc->formula)
 					continue;
 				d = lookup(rc, x->ref.sheet, fr->row, sc->col);
-				if (d && d->compute && d->state != ST_DONE)
+				if (d && d->compute && d->state != ST_DONE) {
+					fr->dirty = true;
 					return d;
+				}
 			}
 			if (rc->ctx.steps > rc->ctx.max_steps)
 				return NULL;
 		}
 		fr->in_ref = false;
+		if (!fr->dirty && worth_remembering(&x->ref))
+			range_mark_clean(rc, &x->ref);
 		fr->ref++;
 	}
 	return NULL;
@@ -414,6 +497,7 @@ int sbx_book_recalc(sbx_book *b, const sbx_recalc_options *opts, sbx_recalc_stat
 	free(rc.nodes);
 	free(rc.table);
 	free(rc.stack);
+	free(rc.clean);
 	sbx_fx__ctx_free(&rc.ctx);
 	if (r == -E2BIG)
 		return sbx_error_set(err, r,

@@ -109,11 +109,25 @@ int sbx_ref_parse(const char *text, sbx_ref *out, sbx_error *err)
 
 char *sbx_ref_format(const sbx_ref *ref, char buf[static 16])
 {
-	char col[4];
+	/* By hand, not snprintf: formulas are written back a reference at a time. */
+	char col[4], digits[10];
+	uint32_t row = (ref->row % SBX_SHEET_MAX_ROWS) + 1;
+	size_t n = 0, nd = 0;
 
-	snprintf(buf, 16, "%s%s%s%u", ref->col_abs ? "$" : "",
-		 sbx_ref_col_name(ref->col < SBX_SHEET_MAX_COLS ? ref->col : 0, col),
-		 ref->row_abs ? "$" : "", (ref->row % SBX_SHEET_MAX_ROWS) + 1);
+	if (ref->col_abs)
+		buf[n++] = '$';
+	sbx_ref_col_name(ref->col < SBX_SHEET_MAX_COLS ? ref->col : 0, col);
+	for (const char *c = col; *c; c++)
+		buf[n++] = *c;
+	if (ref->row_abs)
+		buf[n++] = '$';
+	do {
+		digits[nd++] = (char)('0' + row % 10);
+		row /= 10;
+	} while (row > 0);
+	while (nd > 0)
+		buf[n++] = digits[--nd];
+	buf[n] = '\0';
 	return buf;
 }
 

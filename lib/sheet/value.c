@@ -26,6 +26,54 @@ bool sbx_cell_is_empty(const sbx_cell *c)
 	return c->kind == SBX_CELL_EMPTY && !c->formula;
 }
 
+/*
+ * The common case without snprintf and strtod: v is m / 10^k exactly as the
+ * nearest double, for an integer m of at most 15 digits and k <= 6, and %g
+ * would print it in fixed notation (1e-4 <= |v| < 1e15). Such a v rounds to
+ * m / 10^k at 15 significant digits, so the text is the one the %.15g
+ * branch below prints, byte for byte. False when v is not of that kind.
+ */
+static bool format_short_decimal(double v, char buf[static 32])
+{
+	static const double p10[] = {1, 10, 100, 1e3, 1e4, 1e5, 1e6};
+	double a = fabs(v);
+	char digits[24];
+	size_t n = 0, nd = 0;
+	int k;
+	long long m = 0;
+
+	if (!(a >= 1e-4 && a < 1e15))
+		return false;
+	for (k = 0; k <= 6; k++) {
+		double scaled = a * p10[k];
+		if (scaled >= 1e15)
+			return false;
+		m = (long long)scaled;
+		if ((double)m == scaled && (double)m / p10[k] == a)
+			break;
+		m = llround(scaled);
+		if ((double)m / p10[k] == a && (double)m < 1e15)
+			break;
+	}
+	if (k > 6 || (k > 0 && m % 10 == 0)) /* a trailing zero: %g would drop it */
+		return false;
+	do {
+		digits[nd++] = (char)('0' + m % 10);
+		m /= 10;
+	} while (m > 0);
+	while (nd <= (size_t)k) /* a leading zero before the point */
+		digits[nd++] = '0';
+	if (v < 0)
+		buf[n++] = '-';
+	while (nd > 0) {
+		if (nd == (size_t)k)
+			buf[n++] = '.';
+		buf[n++] = digits[--nd];
+	}
+	buf[n] = '\0';
+	return true;
+}
+
 char *sbx_sheet_format_number(double v, char buf[static 32])
 {
 	if (!isfinite(v)) {
@@ -36,6 +84,8 @@ char *sbx_sheet_format_number(double v, char buf[static 32])
 		strcpy(buf, "0");
 		return buf;
 	}
+	if (format_short_decimal(v, buf))
+		return buf;
 	/* %.15g is exact for almost every value people type; widen only when needed. */
 	for (int prec = 15; prec <= 17; prec++) {
 		snprintf(buf, 32, "%.*g", prec, v);

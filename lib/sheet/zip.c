@@ -136,6 +136,7 @@ void sbx_sheet__zipw_init(sheet_zip_writer *w, sbx_buf *out)
 {
 	memset(w, 0, sizeof(*w));
 	w->out = out;
+	w->level = 6;
 	sbx_buf_init(&w->central, (size_t)64 << 20);
 }
 
@@ -188,7 +189,7 @@ int sbx_sheet__zipw_begin(sheet_zip_writer *w, const char *name, bool compress, 
 	if (compress) {
 		w->zs = calloc(1, sizeof(z_stream));
 		if (!w->zs ||
-		    deflateInit2(w->zs, 6, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+		    deflateInit2(w->zs, w->level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
 			free(w->zs);
 			w->zs = NULL;
 			return entry_fail(w, -ENOMEM, err);

@@ -64,6 +64,7 @@ typedef struct sheet_zip_writer {
 	uint64_t usize;
 	uint32_t crc;
 	bool compress, open;
+	int level; /* deflate level of the entries begun from now on (init: 6) */
 } sheet_zip_writer;
 
 void sbx_sheet__zipw_init(sheet_zip_writer *w, sbx_buf *out);

@@ -83,6 +83,12 @@ int sbx_buf_puts(sbx_buf *b, const char *s)
 
 int sbx_buf_putc(sbx_buf *b, char c)
 {
+	/* The hot path of every writer: room for the byte and the NUL. */
+	if (b->len + 2 <= b->cap && b->len < b->max) {
+		b->data[b->len++] = c;
+		b->data[b->len] = '\0';
+		return 0;
+	}
 	return sbx_buf_append(b, &c, 1);
 }
 
@@ -91,8 +97,19 @@ int sbx_buf_vprintf(sbx_buf *b, const char *fmt, va_list ap)
 	va_list aq;
 	int n, r;
 
+	/* Print into the room there is; only a text that does not fit is printed twice. */
 	va_copy(aq, ap);
-	n = vsnprintf(NULL, 0, fmt, aq);
+	if (b->cap > b->len) {
+		n = vsnprintf(b->data + b->len, b->cap - b->len, fmt, aq);
+		if (n >= 0 && (size_t)n < b->cap - b->len && b->len + (size_t)n <= b->max) {
+			va_end(aq);
+			b->len += (size_t)n;
+			return 0;
+		}
+		b->data[b->len] = '\0';
+	} else {
+		n = vsnprintf(NULL, 0, fmt, aq);
+	}
 	va_end(aq);
 	if (n < 0) {
 		sbx_buf_free(b);

@@ -365,6 +365,51 @@ START_TEST(numbers_round_trip_shortest)
 }
 END_TEST
 
+/* The text the number writer's fast path must match: the shortest %.15g-%.17g that reads back. */
+static void printf_shortest(double v, char buf[static 32])
+{
+	for (int prec = 15; prec <= 17; prec++) {
+		snprintf(buf, 32, "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			return;
+	}
+}
+
+START_TEST(numbers_fast_path_is_printf)
+{
+	char got[32], want[32];
+	uint64_t x = 0x9e3779b97f4a7c15u;
+	static const double scale[] = {1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7};
+
+	for (int i = 0; i < 300000; i++) {
+		double v;
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		switch (i % 4) {
+		case 0: /* a decimal of up to 7 places, as people type and ROUND makes */
+			v = (double)(int64_t)(x % 2000000000000ull) / scale[(x >> 50) % 8];
+			break;
+		case 1: /* integers near the 1e15 edge of fixed notation */
+			v = 1e15 - (double)(x % 100000);
+			break;
+		case 2: /* small values near the 1e-4 edge */
+			v = (double)(x % 100000) / 1e9;
+			break;
+		default: /* any double */
+			memcpy(&v, &x, sizeof(v));
+			if (!isfinite(v) || v == 0)
+				continue;
+		}
+		if (x & 1)
+			v = -v;
+		if (v == 0)
+			continue;
+		sbx_sheet_format_number(v, got);
+		printf_shortest(v, want);
+		ck_assert_msg(strcmp(got, want) == 0, "%.17g: got %s, printf %s", v, got, want);
+	}
+}
+END_TEST
+
 START_TEST(dates_and_times)
 {
 	double v;
@@ -431,6 +476,7 @@ static Suite *model_suite(void)
 
 	tc = tcase_create("values");
 	tcase_add_test(tc, numbers_round_trip_shortest);
+	tcase_add_test(tc, numbers_fast_path_is_printf);
 	tcase_add_test(tc, dates_and_times);
 	tcase_add_test(tc, detect_formats);
 	suite_add_tcase(s, tc);
