@@ -19,6 +19,7 @@ from a script chosen by the model name:
   computer    the same through the computer tool: computer {action: "screenshot"}
   down500     500 to every request (a provider that keeps failing)
   flaky429date  429 with Retry-After as an HTTP date 3 s ahead once, then solve
+  busy429     429 with Retry-After an hour ahead (an HTTP date), to every request
 
 Every request's max_tokens, temperature, seed and system text are recorded
 in the state file under params["API/MODEL"] (each distinct set once).
@@ -303,6 +304,9 @@ def plan(model, step, msgs, texts, anthropic):
         return 200, [("list_files", {})], {}
     if model == "down500":
         return 500, {"error": {"message": "the fake is down", "type": "server_error"}}, {}
+    if model == "busy429":
+        return 429, {"error": {"message": "come back in an hour"}}, {
+            "Retry-After": email.utils.formatdate(time.time() + 3600, usegmt=True)}
     if model in SCREENSHOT_CALLS:
         if step == 0:
             return 200, [SCREENSHOT_CALLS[model]], {}

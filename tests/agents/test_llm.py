@@ -129,6 +129,16 @@ def case_keeps_failing(env, prov):
                 % (res.get("ended_by"), took))
 
 
+def case_retry_past_deadline(env, prov):
+    """A Retry-After (an HTTP date) an hour ahead, past the run's deadline: no sleeping into
+    the deadline, the agent gives up at once."""
+    rc, res, s, log, err, took = episode(env, prov, "busy429")
+    expect_agent_error("busy429", res, rc, s, err, "HTTP 429: come back in an hour")
+    tries = prov.read()["by_model"]["busy429"]["requests"]
+    if tries != 1 or s.get("retries") != 0 or took > 60:
+        it.fail("busy429: want one attempt and no wait: %d requests, %s, %.1f s" % (tries, s, took))
+
+
 def case_closed_port(env, prov):
     """Nothing listens at the base URL: network errors, retried, then agent_error in time."""
     import socket
@@ -258,6 +268,7 @@ CASES = {
     "malformed": case_failure("malformed", "malformed_reply"),
     "keeps-failing": case_keeps_failing,
     "closed-port": case_closed_port,
+    "retry-past-deadline": case_retry_past_deadline,
     "flags": case_flags("openai"),
     "flags-anthropic": case_flags("anthropic"),
     "default-params": case_default_params,
