@@ -164,18 +164,38 @@ typedef struct reply_buf {
 	long retry_after; /* seconds, -1 when absent */
 } reply_buf;
 
+/* Retry-After is delay-seconds or an HTTP date (RFC 9110 10.2.3); a date in the past is 0. */
+static long retry_after_seconds(const char *v, size_t len)
+{
+	char text[128], *end;
+	long secs;
+	time_t when;
+
+	while (len > 0 && (*v == ' ' || *v == '\t'))
+		v++, len--;
+	while (len > 0 && (v[len - 1] == '\r' || v[len - 1] == '\n' || v[len - 1] == ' '))
+		len--;
+	if (len == 0 || len >= sizeof(text))
+		return -1;
+	memcpy(text, v, len);
+	text[len] = '\0';
+	errno = 0;
+	secs = strtol(text, &end, 10);
+	if (end != text && !*end)
+		return errno || secs < 0 ? -1 : secs;
+	when = curl_getdate(text, NULL);
+	if (when == -1)
+		return -1;
+	return when > time(NULL) ? (long)(when - time(NULL)) : 0;
+}
+
 static size_t on_header(char *p, size_t size, size_t n, void *ud)
 {
 	reply_buf *b = ud;
 	size_t len = size * n;
 
-	if (len > 12 && strncasecmp(p, "Retry-After:", 12) == 0) {
-		char *end;
-		long v = strtol(p + 12, &end, 10);
-
-		if (end != p + 12 && v >= 0)
-			b->retry_after = v;
-	}
+	if (len > 12 && strncasecmp(p, "Retry-After:", 12) == 0)
+		b->retry_after = retry_after_seconds(p + 12, len - 12);
 	return len;
 }
 
@@ -205,7 +225,10 @@ static bool retryable(long status)
 	return status == 408 || status == 409 || status == 429 || status >= 500;
 }
 
-/* Sleeps for attempt's backoff (full jitter, capped), or Retry-After; false past the deadline. */
+/*
+ * Sleeps for attempt's backoff (full jitter, capped), or Retry-After; false when
+ * the wait would end past the deadline (a Retry-After far off gives up at once).
+ */
 static bool back_off(agent *a, int attempt, long retry_after)
 {
 	double cap = fmin(30.0, 0.5 * (double)(1L << (attempt < 6 ? attempt : 6)));

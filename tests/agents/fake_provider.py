@@ -15,21 +15,33 @@ from a script chosen by the model name:
   unauthorized  401 whose message echoes the key (the agent must redact it)
   malformed   200 with a body that is not a reply
   never       list_files forever (for --max-turns)
-  screenshot  take_screenshot, then expects an image in the next request, then complete_task
+  screenshot  take_screenshot, then expects its image in the next request, then complete_task
+  computer    the same through the computer tool: computer {action: "screenshot"}
+  down500     500 to every request (a provider that keeps failing)
+  flaky429date  429 with Retry-After as an HTTP date 3 s ahead once, then solve
+  busy429     429 with Retry-After an hour ahead (an HTTP date), to every request
+
+Every request's max_tokens, temperature, seed and system text are recorded
+in the state file under params["API/MODEL"] (each distinct set once).
 
 A request that breaks the rules gets 400 and is listed in the state file
 (violations), which the test asserts is empty.
 """
+import base64
+import binascii
+import email.utils
 import json
+import os
 import re
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 KEY = sys.argv[2] if len(sys.argv) > 2 else "sk-test-key"
 STATE = sys.argv[1]
 NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-state = {"requests": 0, "violations": [], "by_model": {}, "saw_image": False}
+state = {"requests": 0, "violations": [], "by_model": {}, "saw_image": False, "params": {}}
 lock = threading.Lock()
 OPENAI_KEYS = {"model", "messages", "tools", "max_tokens", "temperature", "seed"}
 ANTHROPIC_KEYS = {"model", "messages", "tools", "max_tokens", "temperature", "system"}
@@ -38,7 +50,6 @@ ANTHROPIC_KEYS = {"model", "messages", "tools", "max_tokens", "temperature", "sy
 def save():
     with open(STATE + ".tmp", "w") as f:
         json.dump(state, f)
-    import os
     os.replace(STATE + ".tmp", STATE)
 
 
@@ -52,6 +63,90 @@ def need(cond, msg):
 
 
 # ---- checking requests --------------------------------------------------------
+
+def check_schema(s, where):
+    """A JSON Schema as OpenAI's and Anthropic's validators take it: every array says its items."""
+    need(isinstance(s, dict), "%s: schema is not an object" % where)
+    types = s.get("type")
+    types = types if isinstance(types, list) else [types]
+    if "array" in types:
+        need(isinstance(s.get("items"), dict), "%s: array schema without items" % where)
+    for k, sub in (s.get("properties") or {}).items():
+        check_schema(sub, "%s.%s" % (where, k))
+    for k in ("items", "additionalProperties", "not"):
+        if isinstance(s.get(k), dict):
+            check_schema(s[k], "%s.%s" % (where, k))
+    for k in ("anyOf", "oneOf", "allOf", "prefixItems"):
+        for i, sub in enumerate(s.get(k) or []):
+            check_schema(sub, "%s.%s[%d]" % (where, k, i))
+    for k in ("$defs", "definitions"):
+        for name, sub in (s.get(k) or {}).items():
+            check_schema(sub, "%s.%s.%s" % (where, k, name))
+
+
+def png_b64(data, where):
+    """data is base64 of a PNG picture."""
+    need(isinstance(data, str) and data, "%s: no image data" % where)
+    try:
+        raw = base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        raise Violation("%s: image data is not base64" % where)
+    need(raw.startswith(b"\x89PNG\r\n\x1a\n"), "%s: image data is not a PNG" % where)
+
+
+def check_openai_parts(content, where):
+    """A user message's content: a string, or text and image_url parts."""
+    if isinstance(content, str):
+        return
+    need(isinstance(content, list) and content, "%s: content is neither text nor parts" % where)
+    for j, part in enumerate(content):
+        w = "%s.content[%d]" % (where, j)
+        need(isinstance(part, dict), "%s: part is not an object" % w)
+        if part.get("type") == "text":
+            need(set(part) == {"type", "text"} and isinstance(part["text"], str),
+                 "%s: bad text part" % w)
+        elif part.get("type") == "image_url":
+            need(set(part) == {"type", "image_url"}, "%s: image_url part has other keys" % w)
+            iu = part["image_url"]
+            need(isinstance(iu, dict) and set(iu) <= {"url", "detail"}, "%s: bad image_url" % w)
+            m = re.match(r"^data:image/(png|jpeg|gif|webp);base64,(.*)$", iu.get("url", ""), re.S)
+            need(m, "%s: image url is not a data: URL of an image" % w)
+            if m.group(1) == "png":
+                png_b64(m.group(2), w)
+        else:
+            raise Violation("%s: unknown part type %r" % (w, part.get("type")))
+
+
+def check_anthropic_block(b, where, in_result=False):
+    need(isinstance(b, dict), "%s: block is not an object" % where)
+    t = b.get("type")
+    if t == "text":
+        need(isinstance(b.get("text"), str) and b["text"], "%s: empty text block" % where)
+    elif t == "image":
+        src = b.get("source")
+        need(set(b) == {"type", "source"} and isinstance(src, dict), "%s: bad image block" % where)
+        need(set(src) == {"type", "media_type", "data"} and src["type"] == "base64",
+             "%s: image source is not {type: base64, media_type, data}" % where)
+        need(src["media_type"] in ("image/png", "image/jpeg", "image/gif", "image/webp"),
+             "%s: bad media_type %r" % (where, src["media_type"]))
+        if src["media_type"] == "image/png":
+            png_b64(src["data"], where)
+    elif t == "tool_result" and not in_result:
+        need(set(b) <= {"type", "tool_use_id", "content", "is_error"}, "%s: bad tool_result" % where)
+        need(isinstance(b.get("tool_use_id"), str), "%s: tool_result without tool_use_id" % where)
+        need(isinstance(b.get("is_error", False), bool), "%s: is_error not a boolean" % where)
+        c = b.get("content", "")
+        if isinstance(c, list):
+            for j, sub in enumerate(c):
+                check_anthropic_block(sub, "%s.content[%d]" % (where, j), in_result=True)
+        else:
+            need(isinstance(c, str), "%s: tool_result content is neither text nor blocks" % where)
+    elif t == "tool_use" and not in_result:
+        need(isinstance(b.get("id"), str) and isinstance(b.get("input"), dict),
+             "%s: bad tool_use" % where)
+    else:
+        raise Violation("%s: block type %r not allowed here" % (where, t))
+
 
 def check_openai(h, body):
     need(h.get("Authorization") == "Bearer " + KEY, "no or wrong Authorization header")
@@ -69,10 +164,16 @@ def check_openai(h, body):
         need(isinstance(fn.get("description"), str), "tool without description")
         p = fn.get("parameters")
         need(isinstance(p, dict) and p.get("type") == "object", "parameters not an object schema")
+        check_schema(p, fn["name"])
     i = 0
     while i < len(msgs):
         m = msgs[i]
         need(m.get("role") in ("system", "user", "assistant", "tool"), "bad role")
+        if m.get("role") == "user":
+            check_openai_parts(m.get("content"), "messages[%d]" % i)
+            # Parts come only first (the task) or right after the tool answers whose images they carry.
+            need(isinstance(m["content"], str) or i == 1 or msgs[i - 1].get("role") == "tool",
+                 "messages[%d]: an image message that follows no tool answers" % i)
         if m.get("role") == "assistant" and m.get("tool_calls"):
             ids = [c["id"] for c in m["tool_calls"]]
             for c in m["tool_calls"]:
@@ -107,6 +208,17 @@ def check_anthropic(h, body):
         need(NAME_RE.match(t.get("name", "")), "bad tool name")
         need(isinstance(t.get("input_schema"), dict) and t["input_schema"].get("type") == "object",
              "input_schema not an object schema")
+        check_schema(t["input_schema"], t["name"])
+    for i, m in enumerate(msgs):
+        c = m.get("content")
+        if isinstance(c, list):
+            need(c, "messages[%d]: empty content" % i)
+            for j, b in enumerate(c):
+                check_anthropic_block(b, "messages[%d].content[%d]" % (i, j))
+                need(m["role"] == "user" or b.get("type") in ("text", "tool_use"),
+                     "messages[%d]: %s in an assistant message" % (i, b.get("type")))
+        else:
+            need(isinstance(c, str) and c, "messages[%d]: content is neither text nor blocks" % i)
     for i, m in enumerate(msgs):
         if m["role"] != "assistant" or not isinstance(m.get("content"), list):
             continue
@@ -115,8 +227,12 @@ def check_anthropic(h, body):
             continue
         need(i + 1 < len(msgs), "tool_use not answered")
         nxt = msgs[i + 1]["content"]
+        need(isinstance(nxt, list), "tool_use answered by text, not tool_result blocks")
         got = [b.get("tool_use_id") for b in nxt if isinstance(b, dict) and b.get("type") == "tool_result"]
         need(got == ids, "tool_result ids %s do not answer %s in order" % (got, ids))
+        # The API takes tool_result blocks only before anything else in the message.
+        need(all(b.get("type") == "tool_result" for b in nxt[:len(ids)]),
+             "tool_result blocks are not first in the user message")
 
 
 # ---- the scripts --------------------------------------------------------------
@@ -135,9 +251,25 @@ def tool_texts_anthropic(msgs):
     return out
 
 
-def images_in(msgs):
-    s = json.dumps(msgs)
-    return "data:image/png;base64," in s or '"type": "image"' in s
+def image_answers(msgs, anthropic, call_id):
+    """Whether the answer to call_id carries a PNG in the protocol's own place: an image block
+    inside the tool_result (Anthropic), or an image_url part in the user message right after
+    the tool messages (OpenAI: tool messages are text only). check_* validated the shapes."""
+    for i, m in enumerate(msgs):
+        if anthropic and m["role"] == "user" and isinstance(m["content"], list):
+            for b in m["content"]:
+                if b.get("type") == "tool_result" and b.get("tool_use_id") == call_id:
+                    return any(isinstance(c, dict) and c.get("type") == "image" and
+                               c["source"]["media_type"] == "image/png" for c in b.get("content", []))
+        if not anthropic and m.get("role") == "tool" and m.get("tool_call_id") == call_id:
+            j = i
+            while j < len(msgs) and msgs[j].get("role") == "tool":
+                j += 1
+            nxt = msgs[j] if j < len(msgs) else {}
+            return nxt.get("role") == "user" and isinstance(nxt.get("content"), list) and any(
+                p.get("type") == "image_url" and p["image_url"]["url"].startswith("data:image/png;")
+                for p in nxt["content"])
+    return False
 
 
 def solve_step(step, texts, parallel):
@@ -157,7 +289,11 @@ def solve_step(step, texts, parallel):
     return [("complete_task", {"summary": "done by the fake model"})]
 
 
-def plan(model, step, msgs, texts):
+SCREENSHOT_CALLS = {"screenshot": ("take_screenshot", {}),
+                    "computer": ("computer", {"action": "screenshot"})}
+
+
+def plan(model, step, msgs, texts, anthropic):
     """(status, calls or None, extra headers)"""
     if model == "unauthorized":
         return 401, {"error": {"message": "Incorrect API key provided: %s" % KEY,
@@ -166,11 +302,17 @@ def plan(model, step, msgs, texts):
         return 200, {"choices": "nope", "content": "nope"}, {}
     if model == "never":
         return 200, [("list_files", {})], {}
-    if model == "screenshot":
+    if model == "down500":
+        return 500, {"error": {"message": "the fake is down", "type": "server_error"}}, {}
+    if model == "busy429":
+        return 429, {"error": {"message": "come back in an hour"}}, {
+            "Retry-After": email.utils.formatdate(time.time() + 3600, usegmt=True)}
+    if model in SCREENSHOT_CALLS:
         if step == 0:
-            return 200, [("take_screenshot", {})], {}
-        if not images_in(msgs):
-            raise Violation("no image sent after take_screenshot")
+            return 200, [SCREENSHOT_CALLS[model]], {}
+        call_id = "toolu_0_0" if anthropic else "call_0_0"
+        if not image_answers(msgs, anthropic, call_id):
+            raise Violation("no PNG in the answer to %s's screenshot" % SCREENSHOT_CALLS[model][0])
         state["saw_image"] = True
         return 200, [("complete_task", {"summary": "saw the screen"})], {}
     return 200, solve_step(step, texts, model == "parallel"), {}
@@ -232,17 +374,26 @@ class Handler(BaseHTTPRequestHandler):
         need(anthropic or self.path == "/v1/chat/completions", "unknown path %s" % self.path)
         (check_anthropic if anthropic else check_openai)(self.headers, body)
         model = body["model"]
+        params = {"max_tokens": body.get("max_tokens"), "temperature": body.get("temperature"),
+                  "seed": body.get("seed"),
+                  "system": body.get("system") if anthropic else body["messages"][0]["content"]}
+        seen_params = state["params"].setdefault(("anthropic/" if anthropic else "openai/") + model, [])
+        if params not in seen_params:
+            seen_params.append(params)
         seen = state["by_model"].setdefault(model, {"requests": 0, "failed_once": False})
         seen["requests"] += 1
-        if model in ("flaky429", "flaky500") and not seen["failed_once"]:
+        if model in ("flaky429", "flaky429date", "flaky500") and not seen["failed_once"]:
             seen["failed_once"] = True
             if model == "flaky429":
                 return self.answer(429, {"error": {"message": "slow down"}}, {"Retry-After": "1"})
+            if model == "flaky429date":
+                when = email.utils.formatdate(time.time() + 3, usegmt=True)
+                return self.answer(429, {"error": {"message": "slow down"}}, {"Retry-After": when})
             return self.answer(500, {"error": {"message": "internal"}})
         msgs = body["messages"]
         step = sum(1 for m in msgs if m.get("role") == "assistant")
         texts = tool_texts_anthropic(msgs) if anthropic else tool_texts_openai(msgs)
-        status, calls, headers = plan(model, step, msgs, texts)
+        status, calls, headers = plan(model, step, msgs, texts, anthropic)
         if not isinstance(calls, list):
             return self.answer(status, calls, headers)
         rep = reply_anthropic(model, step, calls) if anthropic else reply_openai(model, step, calls)

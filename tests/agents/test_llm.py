@@ -40,12 +40,12 @@ class Provider:
         self.proc.wait(timeout=10)
 
 
-def episode(env, prov, model, *extra, api="openai", task="sales_revenue"):
+def episode(env, prov, model, *extra, api="openai", task="sales_revenue", url=None):
     os.environ["OPENAI_API_KEY"] = KEY
     os.environ["ANTHROPIC_API_KEY"] = KEY
     t0 = time.time()
     rc, res, run_dir, err = env.run(task, "llm-" + model, "--agent", "llm", "--model", model,
-                                    "--api", api, "--base-url", prov.url, *extra)
+                                    "--api", api, "--base-url", url or prov.url, *extra)
     took = time.time() - t0
     summary_path = os.path.join(run_dir, "agent-llm.json")
     summary = json.load(open(summary_path)) if os.path.exists(summary_path) else {}
@@ -83,14 +83,77 @@ def expect_pass(model, api="openai", *extra):
     return case
 
 
-def case_retry(model):
+def retry_waits(log):
+    """Seconds from each failed attempt (an "error" line) to the start of the next one."""
+    lines = [json.loads(l) for l in log.splitlines()]
+    waits = []
+    for a, b in zip(lines, lines[1:]):
+        if "error" in a and ("reply" in b or "error" in b):
+            waits.append(b["t"] - b.get("ms", 0) / 1000 - a["t"])
+    return waits
+
+
+def case_retry(model, min_wait=0.0):
+    """A pass after one retry; with Retry-After, not before it said (the jittered backoff of a
+    first retry is at most 0.5 s, so a Retry-After that was not understood fails min_wait)."""
     def case(env, prov):
-        rc, res, s, _, err, took = episode(env, prov, model)
-        if res["status"] != "pass" or s.get("retries", 0) < 1:
-            it.fail("%s: want a pass after a retry: %s %s\n%s" % (model, res["status"], s, err))
-        if model == "flaky429" and took < 1.0:
-            it.fail("429 with Retry-After: 1 was retried before 1 s (%.2f s)" % took)
+        rc, res, s, log, err, took = episode(env, prov, model)
+        if res["status"] != "pass" or s.get("retries", 0) != 1:
+            it.fail("%s: want a pass after one retry: %s %s\n%s" % (model, res["status"], s, err))
+        waits = retry_waits(log)
+        if len(waits) != 1 or waits[0] < min_wait:
+            it.fail("%s: want one retry after >= %.1f s, waited %s" % (model, min_wait, waits))
     return case
+
+
+def expect_agent_error(model, res, rc, s, err, needle):
+    """agent_error (exit 5), never infra_error, and the provider's error in one stderr line."""
+    if res["status"] != "agent_error" or rc != 5:
+        it.fail("%s: want agent_error (exit 5), got %s (exit %d)\n%s" % (model, res["status"], rc, err))
+    if s.get("stop_reason") != "provider_error" or needle not in s.get("error", ""):
+        it.fail("%s: want provider_error naming %r: %s" % (model, needle, s))
+    lines = [l for l in err.splitlines() if l.startswith("sandboxctl: agent error:")]
+    if len(lines) != 1 or needle not in lines[0]:
+        it.fail("%s: stderr should name %r in its one agent error line:\n%s" % (model, needle, err))
+
+
+def case_keeps_failing(env, prov):
+    """Every request answered 500: retried with backoff, then agent_error before the deadline."""
+    rc, res, s, log, err, took = episode(env, prov, "down500", "--timeout", "20")
+    expect_agent_error("down500", res, rc, s, err, "HTTP 500: the fake is down")
+    tries = prov.read()["by_model"]["down500"]["requests"]
+    if tries < 3 or s.get("retries") != tries - 1 or len(retry_waits(log)) != tries - 1:
+        it.fail("down500: want several attempts, each after a logged wait: %d requests, %s" % (tries, s))
+    if res.get("ended_by") == "deadline" or took > 20 + 60:
+        it.fail("down500: the agent should give up before the deadline: %s after %.1f s"
+                % (res.get("ended_by"), took))
+
+
+def case_retry_past_deadline(env, prov):
+    """A Retry-After (an HTTP date) an hour ahead, past the run's deadline: no sleeping into
+    the deadline, the agent gives up at once."""
+    rc, res, s, log, err, took = episode(env, prov, "busy429")
+    expect_agent_error("busy429", res, rc, s, err, "HTTP 429: come back in an hour")
+    tries = prov.read()["by_model"]["busy429"]["requests"]
+    if tries != 1 or s.get("retries") != 0 or took > 60:
+        it.fail("busy429: want one attempt and no wait: %d requests, %s, %.1f s" % (tries, s, took))
+
+
+def case_closed_port(env, prov):
+    """Nothing listens at the base URL: network errors, retried, then agent_error in time."""
+    import socket
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    rc, res, s, log, err, took = episode(env, prov, "solve", "--timeout", "20",
+                                          url="http://127.0.0.1:%d/v1" % port)
+    expect_agent_error("closed port", res, rc, s, err, "127.0.0.1:%d" % port)
+    if "connect" not in s["error"].lower() or s.get("retries", 0) < 2:
+        it.fail("closed port: want retried connection errors: %s" % s)
+    if res.get("ended_by") == "deadline" or took > 20 + 60:
+        it.fail("closed port: the agent should give up before the deadline: %s after %.1f s"
+                % (res.get("ended_by"), took))
 
 
 def case_failure(model, stop):
@@ -105,6 +168,50 @@ def case_failure(model, stop):
     return case
 
 
+def case_flags(api):
+    """--max-output-tokens, --temperature, --model-seed and --system-prompt reach every request
+    (the Messages API has no seed: it must not be sent there)."""
+    def case(env, prov):
+        system = os.path.join(env.dir, "system.txt")
+        with open(system, "w") as f:
+            f.write("You are the flag test's model. Call the tools.")
+        episode(env, prov, "solve", "--max-output-tokens", "321", "--temperature", "0.25",
+                "--model-seed", "42", "--system-prompt", system, api=api)
+        want = {"max_tokens": 321, "temperature": 0.25, "seed": 42 if api == "openai" else None,
+                "system": "You are the flag test's model. Call the tools."}
+        got = prov.read()["params"].get(api + "/solve")
+        if got != [want]:
+            it.fail("%s: every request should carry %s, got %s" % (api, want, got))
+    return case
+
+
+def case_default_params(env, prov):
+    """Without the flags: no max_tokens (OpenAI), 4096 (Anthropic's required one), no
+    temperature or seed, the default system prompt — so case_flags cannot pass by accident."""
+    for api in ("openai", "anthropic"):
+        episode(env, prov, "never", "--max-turns", "1", api=api)
+        got = prov.read()["params"].get(api + "/never")
+        if not got or len(got) != 1:
+            it.fail("%s: want one parameter set, got %s" % (api, got))
+        p = got[0]
+        if (p["max_tokens"] != (4096 if api == "anthropic" else None) or p["temperature"] is not None
+                or p["seed"] is not None or "spreadsheet task" not in (p["system"] or "")):
+            it.fail("%s: default parameters %s" % (api, p))
+
+
+def case_max_total_tokens(env, prov):
+    """The never model spends 110, 111 and 112 tokens (input 100 + turn, output 10) in turns
+    1 to 3: --max-total-tokens 300 lets a third request go (231 spent) and no fourth."""
+    rc, res, s, _, err, _ = episode(env, prov, "never", "--max-total-tokens", "300")
+    reqs = prov.read()["by_model"]["never"]["requests"]
+    if s.get("stop_reason") != "max_total_tokens" or s.get("turns") != 3 or reqs != 3:
+        it.fail("never: want max_total_tokens after 3 turns: %s, %d requests" % (s, reqs))
+    if res["status"] in ("agent_error", "infra_error", "pass"):
+        it.fail("never: a model stopped by its token budget is graded, not %s" % res["status"])
+    if res.get("agent", {}).get("stop_reason") != "max_total_tokens":
+        it.fail("result.json's agent.stop_reason: %s" % res.get("agent"))
+
+
 def case_max_turns(env, prov):
     rc, res, s, _, err, _ = episode(env, prov, "never", "--max-turns", "3")
     if s.get("stop_reason") != "max_turns" or s.get("turns") != 3:
@@ -113,8 +220,9 @@ def case_max_turns(env, prov):
         it.fail("never: a model that stops at max turns is graded, not %s" % res["status"])
 
 
-def case_screenshot(api):
-    """A vision model sees take_screenshot's picture (full image, a GUI task)."""
+def case_screenshot(api, model="screenshot"):
+    """A vision model sees the picture of take_screenshot, or of the computer tool's screenshot
+    action (full image, a GUI task); the fake checks the image's shape and that it is a PNG."""
     def case(env, prov):
         import shutil
         if not it.image_exists("sandboxctl/sandbox:latest"):
@@ -127,7 +235,7 @@ def case_screenshot(api):
         text = "\n".join(l for l in text.splitlines() if not l.startswith("generator:")) + "\n"
         with open(y, "w") as f:
             f.write(text)
-        rc, res, s, log, err, _ = episode(env, prov, "screenshot", "--tasks-dir", tdir,
+        rc, res, s, log, err, _ = episode(env, prov, model, "--tasks-dir", tdir,
                                           "--image", "sandboxctl/sandbox:latest", api=api,
                                           task="sales_gui")
         if not prov.read()["saw_image"] or s.get("stop_reason") != "complete_task":
@@ -153,14 +261,23 @@ CASES = {
     "anthropic": expect_pass("solve", "anthropic"),
     "parallel": expect_pass("parallel"),
     "parallel-anthropic": expect_pass("parallel", "anthropic"),
-    "retry-429": case_retry("flaky429"),
+    "retry-429": case_retry("flaky429", 0.9),
+    "retry-429-date": case_retry("flaky429date", 1.8),
     "retry-500": case_retry("flaky500"),
     "unauthorized": case_failure("unauthorized", "provider_error"),
     "malformed": case_failure("malformed", "malformed_reply"),
+    "keeps-failing": case_keeps_failing,
+    "closed-port": case_closed_port,
+    "retry-past-deadline": case_retry_past_deadline,
+    "flags": case_flags("openai"),
+    "flags-anthropic": case_flags("anthropic"),
+    "default-params": case_default_params,
+    "max-total-tokens": case_max_total_tokens,
     "max-turns": case_max_turns,
     "usage": case_usage,
     "screenshot": case_screenshot("openai"),
     "screenshot-anthropic": case_screenshot("anthropic"),
+    "computer-anthropic": case_screenshot("anthropic", "computer"),
 }
 
 
