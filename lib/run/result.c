@@ -23,6 +23,25 @@ const char *sbx_run_status_name(sbx_run_status s)
 	return (unsigned)s < SBX_ELEMENTSOF(n) ? n[s] : "unknown";
 }
 
+const char *sbx_run_outcome_name(sbx_run_status s)
+{
+	switch (s) {
+	case SBX_RUN_PASS:
+	case SBX_RUN_PARTIAL:
+	case SBX_RUN_FAIL:
+	case SBX_RUN_TIMEOUT:
+		return "task";
+	case SBX_RUN_AGENT_ERROR:
+	case SBX_RUN_SANDBOX_FAILED:
+		return "agent";
+	case SBX_RUN_INTERRUPTED:
+		return "interrupted";
+	case SBX_RUN_INFRA_ERROR:
+		break;
+	}
+	return "infrastructure";
+}
+
 const char *sbx_run_phase_name(sbx_run_phase p)
 {
 	static const char *const n[] = {"create", "start",    "copy_in", "ready",
@@ -172,7 +191,6 @@ char *sbx_run_result_json(const sbx_run_result *r)
 {
 	_cleanup_json_ cJSON *o = cJSON_CreateObject();
 	cJSON *t, *l, *h, *g, *p, *rel;
-	bool task_outcome = r->status <= SBX_RUN_TIMEOUT;
 
 	if (!o)
 		return NULL;
@@ -184,11 +202,11 @@ char *sbx_run_result_json(const sbx_run_result *r)
 	else
 		cJSON_AddNullToObject(o, "seed");
 	cJSON_AddStringToObject(o, "status", sbx_run_status_name(r->status));
-	/* Task outcome vs infrastructure: a sweep must never count one as the other. */
-	cJSON_AddStringToObject(o, "outcome",
-				task_outcome			   ? "task"
-				: r->status == SBX_RUN_INTERRUPTED ? "interrupted"
-								   : "infrastructure");
+	/*
+	 * Task outcome, the agent's own failure, or infrastructure: a sweep must
+	 * never count one as another (only infrastructure is retried).
+	 */
+	cJSON_AddStringToObject(o, "outcome", sbx_run_outcome_name(r->status));
 	cJSON_AddBoolToObject(o, "passed", r->status == SBX_RUN_PASS);
 	if (r->grade.graded)
 		cJSON_AddNumberToObject(o, "score", r->grade.score);

@@ -131,7 +131,8 @@ static void check_result(const sbx_run *run, const char *status, const char *end
 	ck_assert_str_eq(sbx_json_get_string(j, "outcome", "?"),
 			 res->status <= SBX_RUN_TIMEOUT	      ? "task"
 			 : res->status == SBX_RUN_INTERRUPTED ? "interrupted"
-							      : "infrastructure");
+			 : res->status == SBX_RUN_INFRA_ERROR ? "infrastructure"
+							      : "agent");
 	ck_assert_str_eq(sbx_json_get_string(j, "task", "?"), "answer");
 	ck_assert_str_eq(sbx_json_get_string(j, "run_id", "?"), res->run_id);
 	if (cfg.root[0])

@@ -381,7 +381,7 @@ START_TEST(numbers_fast_path_is_printf)
 	uint64_t x = 0x9e3779b97f4a7c15u;
 	static const double scale[] = {1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7};
 
-	for (int i = 0; i < 300000; i++) {
+	for (int i = 0; i < 60000; i++) {
 		double v;
 		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
 		switch (i % 4) {

@@ -48,6 +48,14 @@ typedef enum sbx_run_status {
  */
 const char *sbx_run_status_name(sbx_run_status s);
 
+/*
+ * The class a status belongs to: "task" (pass, partial, fail, timeout: a
+ * real attempt), "agent" (agent_error, sandbox_failed: the attempt failed on
+ * the agent's side, a result all the same), "interrupted", or
+ * "infrastructure" (infra_error: the only class worth retrying).
+ */
+const char *sbx_run_outcome_name(sbx_run_status s);
+
 typedef enum sbx_run_phase {
 	SBX_PHASE_CREATE = 0,
 	SBX_PHASE_START,
