@@ -12,7 +12,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "grader.h"
+#include "sbx/grade.h"
 
 static double now(void)
 {

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
-#include "grader.h"
+#include "sbx/grade.h"
 #include "sbx/task.h"
 
 static const char *arg_task;

@@ -109,7 +109,8 @@ int cmd_mcp(int argc, char **argv)
 	fprintf(stderr, "sandboxctl: mcp: run %s: %s", res->run_id,
 		sbx_run_status_name(res->status));
 	if (res->grade.graded)
-		fprintf(stderr, " (%s, score %.1f%%)", res->grade.status, res->grade.score * 100);
+		fprintf(stderr, " (%s, score %.1f%%)", sbx_grade_status_name(res->grade.status),
+			res->grade.score * 100);
 	if (res->error)
 		fprintf(stderr, ": %s", res->error);
 	fprintf(stderr, "; %s/result.json\n", res->run_dir);

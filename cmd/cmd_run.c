@@ -14,7 +14,7 @@
 #include <strings.h>
 
 #include "cli.h"
-#include "grader.h"
+#include "sbx/grade.h"
 #include "sbx/json.h"
 #include "sbx/labels.h"
 #include "sbx/run.h"
@@ -55,7 +55,7 @@ int cmd_run__grade(const sbx_task *task, const char *outputs_dir, sbx_run_grade 
 	if (r < 0)
 		return r;
 	out->graded = true;
-	snprintf(out->status, sizeof(out->status), "%s", sbx_grade_status_name(g->status));
+	out->status = g->status;
 	out->score = g->score;
 	out->cells_graded = g->graded;
 	out->cells_matched = g->matched;
@@ -313,8 +313,9 @@ static void print_summary(const sbx_run_result *r)
 {
 	fprintf(stderr, "sandboxctl: run %s: %s", r->run_id, sbx_run_status_name(r->status));
 	if (r->grade.graded)
-		fprintf(stderr, " (%s, score %.1f%%, %llu/%llu cells)", r->grade.status,
-			r->grade.score * 100, (unsigned long long)r->grade.cells_matched,
+		fprintf(stderr, " (%s, score %.1f%%, %llu/%llu cells)",
+			sbx_grade_status_name(r->grade.status), r->grade.score * 100,
+			(unsigned long long)r->grade.cells_matched,
 			(unsigned long long)r->grade.cells_graded);
 	fprintf(stderr, ", ended by %s, %.2f s\n", sbx_run_end_name(r->end), r->total_ms / 1000);
 	if (r->error)

@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
-#include "grader.h"
+#include "sbx/grade.h"
 #include "sbx/file.h"
 #include "sbx/json.h"
 #include "sbx/path.h"

@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
-#include "grader.h"
+#include "sbx/grade.h"
 #include "sbx/file.h"
 #include "sbx/path.h"
 #include "sbx/task.h"

@@ -862,9 +862,9 @@ int sbx_run_finish(sbx_run *run, sbx_run_end end, sbx_error *err)
 			run->res.status = SBX_RUN_TIMEOUT;
 		else if (!run->res.grade.graded)
 			run->res.status = SBX_RUN_FAIL;
-		else if (strcmp(run->res.grade.status, "PASS") == 0)
+		else if (run->res.grade.status == SBX_GRADE_PASS)
 			run->res.status = SBX_RUN_PASS;
-		else if (strcmp(run->res.grade.status, "PARTIAL") == 0)
+		else if (run->res.grade.status == SBX_GRADE_PARTIAL)
 			run->res.status = SBX_RUN_PARTIAL;
 		else
 			run->res.status = SBX_RUN_FAIL;

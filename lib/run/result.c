@@ -225,7 +225,7 @@ char *sbx_run_result_json(const sbx_run_result *r)
 	g = cJSON_AddObjectToObject(o, "grade");
 	cJSON_AddBoolToObject(g, "graded", r->grade.graded);
 	if (r->grade.graded) {
-		cJSON_AddStringToObject(g, "status", r->grade.status);
+		cJSON_AddStringToObject(g, "status", sbx_grade_status_name(r->grade.status));
 		cJSON_AddNumberToObject(g, "score", r->grade.score);
 		cJSON_AddNumberToObject(g, "cells_graded", (double)r->grade.cells_graded);
 		cJSON_AddNumberToObject(g, "cells_matched", (double)r->grade.cells_matched);

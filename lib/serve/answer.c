@@ -48,7 +48,7 @@ char *sbx_serve__result_answer(const episode *e, const sbx_run_result *r)
 	if (r->grade.graded) {
 		cJSON *rep = r->grade.report_json ? cJSON_Parse(r->grade.report_json) : NULL;
 
-		cJSON_AddStringToObject(g, "status", r->grade.status);
+		cJSON_AddStringToObject(g, "status", sbx_grade_status_name(r->grade.status));
 		cJSON_AddNumberToObject(g, "score", r->grade.score);
 		cJSON_AddNumberToObject(g, "cells_graded", (double)r->grade.cells_graded);
 		cJSON_AddNumberToObject(g, "cells_matched", (double)r->grade.cells_matched);

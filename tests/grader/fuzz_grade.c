@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "grader.h"
+#include "sbx/grade.h"
 #include "sbx/sheet.h"
 #include "sbx/task.h"
 

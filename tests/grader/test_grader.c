@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "grader.h"
+#include "sbx/grade.h"
 #include "sbx/json.h"
 
 static sbx_grading_opts opts;

@@ -78,7 +78,7 @@ static int grade_answer(const sbx_task *task, const char *outputs_dir, sbx_run_g
 	pass = sbx_file_read_capped(AT_FDCWD, path, 64, &text, &len, NULL) == 0 && len == 2 &&
 	       memcmp(text, "42", 2) == 0;
 	out->graded = true;
-	snprintf(out->status, sizeof(out->status), "%s", pass ? "PASS" : "FAIL");
+	out->status = pass ? SBX_GRADE_PASS : SBX_GRADE_FAIL;
 	out->score = pass ? 1 : 0;
 	return 0;
 }
@@ -202,7 +202,7 @@ START_TEST(agent_exit_ends_graded)
 	check_result(run, "fail", "agent_exit");
 	check_ran(run);
 	ck_assert(res->grade.graded);
-	ck_assert_str_eq(res->grade.status, "FAIL");
+	ck_assert_int_eq(res->grade.status, SBX_GRADE_FAIL);
 	ck_assert_int_eq(res->agent_exit, 0);
 }
 END_TEST
@@ -257,7 +257,7 @@ START_TEST(deadline_collects_without_the_server)
 	check_ran(run);
 	/* Past the deadline the outputs come by copy_out: graded anyway. */
 	ck_assert(res->grade.graded);
-	ck_assert_str_eq(res->grade.status, "PASS");
+	ck_assert_int_eq(res->grade.status, SBX_GRADE_PASS);
 	ck_assert(res->agent_stopped);
 }
 END_TEST

@@ -1007,7 +1007,7 @@ START_TEST(result_json_separates_infra_from_outcome)
 	r.error = NULL;
 	r.grade.graded = true;
 	r.grade.score = 0.5;
-	strcpy(r.grade.status, "PARTIAL");
+	r.grade.status = SBX_GRADE_PARTIAL;
 	text = sbx_run_result_json(&r);
 	ck_assert_int_eq(sbx_json_parse(text, strlen(text), &j, NULL), 0);
 	ck_assert_str_eq(sbx_json_get_string(j, "outcome", ""), "task");

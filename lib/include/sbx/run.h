@@ -25,6 +25,7 @@
 
 #include "sbx/backend.h"
 #include "sbx/error.h"
+#include "sbx/grade.h"
 #include "sbx/relay.h"
 #include "sbx/task.h"
 
@@ -87,8 +88,8 @@ const char *sbx_run_end_name(sbx_run_end e);
 /* What grading produced, filled by the grade hook. */
 typedef struct sbx_run_grade {
 	bool graded;
-	char status[16]; /* "PASS", "PARTIAL", "FAIL" */
-	double score;	 /* 0..1 */
+	sbx_grade_status status; /* the grader's own status, not its name */
+	double score;		 /* 0..1 */
 	uint64_t cells_graded, cells_matched;
 	/* How the graded formula values were computed: "sandbox" (the output held them),
 	 * "native" (the grader computed some), "none" (no formulas). */

@@ -17,7 +17,7 @@
 #include "sbx/file.h"
 #include "sbx/log.h"
 #include "sbx/path.h"
-#include "grader.h"
+#include "sbx/grade.h"
 
 static const char *base_name(const char *p)
 {

@@ -17,18 +17,6 @@ typedef struct scope {
 	size_t n;
 } scope;
 
-const char *sbx_grade_status_name(sbx_grade_status s)
-{
-	switch (s) {
-	case SBX_GRADE_PASS:
-		return "PASS";
-	case SBX_GRADE_PARTIAL:
-		return "PARTIAL";
-	default:
-		return "FAIL";
-	}
-}
-
 static void mismatch_clear(sbx_grade_mismatch *m)
 {
 	free(m->sheet);

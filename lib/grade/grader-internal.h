@@ -3,7 +3,7 @@
 
 /* Internals shared by the files of grader/. */
 
-#include "grader.h"
+#include "sbx/grade.h"
 
 typedef struct sbx_cmp {
 	bool match;
