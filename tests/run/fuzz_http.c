@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http.h"
+#include "http_framing.h"
 
 typedef struct mem_stream {
 	sbx_stream base;

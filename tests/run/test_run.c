@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "agent.h"
-#include "http.h"
+#include "http_framing.h"
 #include "rundir.h"
 #include "sbx/json.h"
 #include "sbx/relay.h"

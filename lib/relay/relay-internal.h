@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <time.h>
 
-#include "http.h"
+#include "http_framing.h"
 #include "sbx/clock.h"
 #include "sbx/relay.h"
 #include "transcript.h"

@@ -23,7 +23,7 @@
 #include <strings.h>
 #include <time.h>
 
-#include "http.h"
+#include "http_framing.h"
 #include "sbx/cleanup.h"
 #include "sbx/clock.h"
 
