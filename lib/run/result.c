@@ -172,7 +172,6 @@ char *sbx_run_result_json(const sbx_run_result *r)
 {
 	_cleanup_json_ cJSON *o = cJSON_CreateObject();
 	cJSON *t, *l, *h, *g, *p, *rel;
-	bool task_outcome = r->status <= SBX_RUN_TIMEOUT;
 
 	if (!o)
 		return NULL;
@@ -184,11 +183,12 @@ char *sbx_run_result_json(const sbx_run_result *r)
 	else
 		cJSON_AddNullToObject(o, "seed");
 	cJSON_AddStringToObject(o, "status", sbx_run_status_name(r->status));
-	/* Task outcome vs infrastructure: a sweep must never count one as the other. */
+	/* Task outcome vs infrastructure: a sweep must never count one as the
+	 * other. agent_error and sandbox_failed are the attempt's own. */
 	cJSON_AddStringToObject(o, "outcome",
-				task_outcome			   ? "task"
+				r->status == SBX_RUN_INFRA_ERROR   ? "infrastructure"
 				: r->status == SBX_RUN_INTERRUPTED ? "interrupted"
-								   : "infrastructure");
+								   : "task");
 	cJSON_AddBoolToObject(o, "passed", r->status == SBX_RUN_PASS);
 	if (r->grade.graded)
 		cJSON_AddNumberToObject(o, "score", r->grade.score);

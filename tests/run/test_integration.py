@@ -159,6 +159,19 @@ class Env:
             fail("containers left behind by runs %s" % left)
 
 
+def run_case(cases, alarm_s=280):
+    """A file with cases: runs the one argv[1] names in a fresh Env, bounded by alarm_s."""
+    if len(sys.argv) != 2 or sys.argv[1] not in cases:
+        sys.exit("usage: %s %s" % (os.path.basename(sys.argv[0]), "|".join(cases)))
+    signal.alarm(alarm_s)  # every case is bounded, whatever hangs
+    ensure_dev_image()
+    env = Env()
+    try:
+        cases[sys.argv[1]](env)
+    finally:
+        env.cleanup()
+
+
 def check_gone(rid):
     if containers(rid):
         fail("run %s left its container behind" % rid)

@@ -129,9 +129,9 @@ static void check_result(const sbx_run *run, const char *status, const char *end
 	ck_assert_int_eq(sbx_json_get_number(j, "exit_code", -1),
 			 sbx_run_status_exit_code(res->status));
 	ck_assert_str_eq(sbx_json_get_string(j, "outcome", "?"),
-			 res->status <= SBX_RUN_TIMEOUT	      ? "task"
+			 res->status == SBX_RUN_INFRA_ERROR   ? "infrastructure"
 			 : res->status == SBX_RUN_INTERRUPTED ? "interrupted"
-							      : "infrastructure");
+							      : "task");
 	ck_assert_str_eq(sbx_json_get_string(j, "task", "?"), "answer");
 	ck_assert_str_eq(sbx_json_get_string(j, "run_id", "?"), res->run_id);
 	if (cfg.root[0])
