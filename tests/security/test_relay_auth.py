@@ -50,6 +50,12 @@ def start(env, tag):
     return rid, p, json.loads(p.stdout.readline())
 
 
+def ended(env, rid, p):
+    """The run's result.json once its process has exited."""
+    p.wait(timeout=60)
+    return json.loads(it.read(os.path.join(env.runs, rid, "result.json")))
+
+
 def main():
     it.ensure_dev_image()
     env = it.Env()
@@ -112,8 +118,7 @@ def main():
                      {"Content-Type": "application/json"})
         if st != 200:
             it.fail("the second run's own complete_task: %d" % st)
-        p2.wait(timeout=60)
-        res2 = json.loads(it.read(os.path.join(env.runs, rid2, "result.json")))
+        res2 = ended(env, rid2, p2)
         if res2["ended_by"] != "complete_task" or res2["relay"]["unauthorized"] != 0:
             it.fail("the second run, used as the attacker: %s %s" %
                     (res2["ended_by"], res2["relay"]))
@@ -123,8 +128,7 @@ def main():
         st, _ = http("POST", rest + "/task/complete", b"{}", {"Content-Type": "application/json"})
         if st != 200:
             it.fail("the owner's complete_task: %d" % st)
-        p.wait(timeout=60)
-        res = json.loads(it.read(os.path.join(env.runs, rid, "result.json")))
+        res = ended(env, rid, p)
         if res["ended_by"] != "complete_task" or res["relay"]["unauthorized"] < len(attempts) + 3:
             it.fail("want ended by complete_task with every refusal counted: %s %s" %
                     (res["ended_by"], res["relay"]))
