@@ -9,7 +9,7 @@ bin=${1:?usage: relay_local.sh BUILD_DIR|BINARY}
 out=$(mktemp /tmp/sbx-relay-local.XXXXXX)
 "$bin" 40 >"$out" &
 pid=$!
-trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -f "$out" "$out.lua"; exit 0' EXIT
+trap 'kill $pid 2>/dev/null || :; wait $pid 2>/dev/null || :; rm -f "$out" "$out.lua"; exit 0' EXIT
 for _ in $(seq 50); do [ -s "$out" ] && break; sleep 0.1; done
 url=http://127.0.0.1:$(cat "$out")
 cat >"$out.lua" <<LUA

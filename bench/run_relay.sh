@@ -13,7 +13,7 @@ out=$runs/out.txt
 "$build/cmd/sandboxctl" run --task banking_reserve --tasks-dir "$src/tasks" --image "$image" \
 	--runs-dir "$runs" --timeout 120 --test-label >"$out" 2>"$runs/err.txt" &
 pid=$!
-trap 'kill -INT $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$runs"' EXIT
+trap 'kill -INT $pid 2>/dev/null || :; wait $pid 2>/dev/null || :; rm -rf "$runs"' EXIT
 for _ in $(seq 100); do grep -q '^REST endpoint' "$out" 2>/dev/null && break; sleep 0.1; done
 url=$(awk '/^REST endpoint/ {print $3}' "$out")
 [ -n "$url" ] || { cat "$runs/err.txt" >&2; exit 1; }

@@ -14,6 +14,7 @@
 #include <strings.h>
 
 #include "cli.h"
+#include "engines.h"
 #include "sbx/grade.h"
 #include "sbx/json.h"
 #include "sbx/labels.h"
@@ -227,7 +228,8 @@ static void help(void)
 	       "  --cpus N           CPU limit (default: task's, else 2)\n"
 	       "  --pids N           process limit (default: task's, else 256)\n"
 	       "  --runtime NAME     OCI runtime, e.g. runsc (default: the engine's); an\n"
-	       "                     engine without it is an error, never a fallback\n"
+	       "                     engine without it is refused before anything is\n"
+	       "                     created (exit 3), never a fallback\n"
 	       "  --seccomp sandbox|default   sandbox (default): our profile\n"
 	       "                     (images/seccomp/sandbox.json: no AF_VSOCK or other\n"
 	       "                     unused socket families, io_uring, ptrace, keyrings,\n"
@@ -450,6 +452,13 @@ int cmd_run(int argc, char **argv)
 	if (!o.task)
 		return cli_error("run: --task NAME is required (see 'sandboxctl tasks')"),
 		       EXIT_USAGE;
+	/* A runtime the engine lacks is refused before anything is made: the
+	 * engine would refuse the create anyway, but as an infra_error a sweep
+	 * retries. */
+	if (o.runtime && *o.runtime &&
+	    cli_check_engines("run", &(cli_engine_arg){.url = (char *)o.engine}, 1, NULL, o.runtime,
+			      NULL, NULL, NULL) < 0)
+		return EXIT_ENGINE;
 	if (json)
 		o.quiet_agent = true; /* stdout carries exactly one line */
 	o.grade = cmd_run__grade;

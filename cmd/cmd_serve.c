@@ -239,7 +239,8 @@ int cmd_serve(int argc, char **argv)
 
 		for (size_t i = 0; i < n_pools; i++)
 			images[i] = (char *)pools[i].image;
-		if (cli_check_engines("serve", eargs, n_eargs, images, NULL, NULL, NULL) < 0) {
+		if (cli_check_engines("serve", eargs, n_eargs, images, NULL, NULL, NULL, NULL) <
+		    0) {
 			rc = EXIT_ENGINE;
 			goto done;
 		}

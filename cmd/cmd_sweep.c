@@ -704,8 +704,8 @@ int cmd_sweep(int argc, char **argv)
 	{
 		_cleanup_free_ char *image_id = NULL;
 
-		if (cli_check_engines("sweep", eargs, n_eargs, images, &image_id, &ncpu, &mem) <
-		    0) {
+		if (cli_check_engines("sweep", eargs, n_eargs, images, limits.runtime, &image_id,
+				      &ncpu, &mem) < 0) {
 			rc = EXIT_ENGINE;
 			goto done;
 		}

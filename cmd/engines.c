@@ -5,7 +5,9 @@
 
 #include "cli.h"
 #include "engines.h"
+#include "sbx/buf.h"
 #include "sbx/docker.h"
+#include "sbx/log.h"
 
 int cli_parse_engine(const char *cmd, const char *arg, bool jobs, cli_engine_arg *out)
 {
@@ -31,8 +33,30 @@ int cli_parse_engine(const char *cmd, const char *arg, bool jobs, cli_engine_arg
 	return 0;
 }
 
+/* The engine's runtimes, ", "-separated, for the message that says runtime is not one. */
+static int check_runtime(const char *cmd, sbx_docker *d, const char *name, const char *runtime)
+{
+	_cleanup_(sbx_docker_system_freep) sbx_docker_system *sys = NULL;
+	_cleanup_(sbx_buf_free) sbx_buf have = SBX_BUF_INIT(4096);
+	sbx_error err = SBX_ERROR_INIT;
+	char shown[256];
+
+	if (sbx_docker_system_get(d, &sys, &err) < 0)
+		return cli_error("%s: engine '%s': %s", cmd, name, sbx_error_message(&err)), -1;
+	if (sbx_docker_system_has_runtime(sys, runtime))
+		return 0;
+	for (char **r = sys->runtimes; r && *r; r++)
+		if (sbx_buf_printf(&have, "%s%s", r == sys->runtimes ? "" : ", ", *r) < 0)
+			break;
+	sbx_escape_controls(shown, sizeof(shown), runtime, false);
+	cli_error("%s: --runtime '%s': engine '%s' has no such runtime (it has: %s); refused, "
+		  "never a fallback (see 'sandboxctl doctor')",
+		  cmd, shown, name, have.len ? have.data : "none");
+	return -1;
+}
+
 int cli_check_engines(const char *cmd, const cli_engine_arg *engines, size_t n, char *const *images,
-		      char **image_id, int *ncpu, int64_t *mem)
+		      const char *runtime, char **image_id, int *ncpu, int64_t *mem)
 {
 	for (size_t e = 0; e < n; e++) {
 		sbx_docker_opts o = SBX_DOCKER_OPTS_INIT;
@@ -44,6 +68,10 @@ int cli_check_engines(const char *cmd, const cli_engine_arg *engines, size_t n, 
 		if (sbx_docker_open(&d, &o, &err) < 0)
 			return cli_error("%s: engine '%s': %s", cmd, name, sbx_error_message(&err)),
 			       -1;
+		if (runtime && *runtime && check_runtime(cmd, d, name, runtime) < 0) {
+			sbx_docker_free(d);
+			return -1;
+		}
 		if (e == 0 && (ncpu || mem)) {
 			sbx_docker_system *sys = NULL;
 

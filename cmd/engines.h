@@ -21,12 +21,14 @@ typedef struct cli_engine_arg {
 int cli_parse_engine(const char *cmd, const char *arg, bool jobs, cli_engine_arg *out);
 
 /*
- * Each engine must answer and hold every image (images: NULL-terminated)
- * before the first episode: a missing image is one clear error now, not N
- * infra errors later. On failure prints "<cmd>: engine '...': ..." and
- * returns -1. Fills *image_id (malloc'd, may stay NULL) with the first
+ * Each engine must answer, hold every image (images: NULL-terminated) and,
+ * when runtime is not NULL or "", have that OCI runtime registered before
+ * the first episode: a missing image or runtime is one clear error now, not
+ * N infra errors later (and a runtime is never swapped for the default). On
+ * failure prints one line, "<cmd>: engine '...': ..." or "<cmd>: --runtime
+ * '...': ...", and returns -1. Fills *image_id (malloc'd, may stay NULL) with the first
  * image's id on the first engine and *ncpu, *mem with the first engine's size;
  * each of them may be NULL.
  */
 int cli_check_engines(const char *cmd, const cli_engine_arg *engines, size_t n, char *const *images,
-		      char **image_id, int *ncpu, int64_t *mem);
+		      const char *runtime, char **image_id, int *ncpu, int64_t *mem);

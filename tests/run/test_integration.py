@@ -159,6 +159,19 @@ class Env:
             fail("containers left behind by runs %s" % left)
 
 
+def run_case(cases, alarm_s=280):
+    """A file with cases: runs the one argv[1] names in a fresh Env, bounded by alarm_s."""
+    if len(sys.argv) != 2 or sys.argv[1] not in cases:
+        sys.exit("usage: %s %s" % (os.path.basename(sys.argv[0]), "|".join(cases)))
+    signal.alarm(alarm_s)  # every case is bounded, whatever hangs
+    ensure_dev_image()
+    env = Env()
+    try:
+        cases[sys.argv[1]](env)
+    finally:
+        env.cleanup()
+
+
 def check_gone(rid):
     if containers(rid):
         fail("run %s left its container behind" % rid)
@@ -848,12 +861,44 @@ def case_published(env):
                                     {"Container": c["Id"], "Force": True})
 
 
+def case_runtime(env):
+    """--runtime NAME the engine lacks: refused before anything is created, one stderr
+    line naming the engine's runtimes, exit 3, no run directory or container, and never
+    the default runtime in its place (run and sweep alike); the engine's own default
+    runtime named explicitly is run and recorded."""
+    _, info = engine("GET", "/info")
+    missing = "nosuch-runtime-%d" % os.getpid()
+    rid = env.new_id("noruntime")
+    p = subprocess.run(env.args(rid, "sales_revenue", pick_image(), "--runtime", missing,
+                                "--agent", "oracle"), capture_output=True, text=True, timeout=60)
+    lines = p.stderr.splitlines()
+    if p.returncode != 3 or len(lines) != 1 or missing not in lines[0] or \
+            info["DefaultRuntime"] not in lines[0] or p.stdout:
+        fail("run --runtime %s: exit %d, want 3 and one line naming the engine's runtimes:"
+             "\n%s%s" % (missing, p.returncode, p.stdout, p.stderr))
+    if os.path.exists(os.path.join(env.runs, rid)) or containers(rid):
+        fail("a refused --runtime left a run directory or a container")
+    out = os.path.join(env.dir, "sweep")
+    p = subprocess.run([SANDBOXCTL, "sweep", "--task", "sales_revenue", "--tasks-dir", TASKS,
+                        "--agent", "oracle", "--image", pick_image(), "--runtime", missing,
+                        "--out", out], capture_output=True, text=True, timeout=60)
+    if p.returncode != 3 or len(p.stderr.splitlines()) != 1 or missing not in p.stderr or \
+            os.path.exists(os.path.join(out, "runs")):
+        fail("sweep --runtime %s: exit %d\n%s" % (missing, p.returncode, p.stderr))
+    code, res, _, err = env.run("sales_revenue", "runtime", "--runtime", info["DefaultRuntime"],
+                                "--agent", "oracle")
+    if code != 0 or res["limits"]["runtime"] != info["DefaultRuntime"]:
+        fail("run --runtime %s (the engine's default): exit %d %s\n%s" %
+             (info["DefaultRuntime"], code, res["limits"], err))
+    check_gone(res["run_id"])
+
+
 CASES = {
     "oracle": case_oracle, "demo": case_demo, "rest": case_rest, "wrong": case_wrong,
     "agent-error": case_agent_error,
     "timeout": case_timeout, "sigint": case_sigint, "sigkill": case_sigkill,
     "sdk": case_sdk, "hardening": case_hardening, "mcp-stdio": case_mcp_stdio, "gui": case_gui,
-    "published": case_published,
+    "published": case_published, "runtime": case_runtime,
 }
 
 

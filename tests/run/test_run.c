@@ -1015,6 +1015,16 @@ START_TEST(result_json_separates_infra_from_outcome)
 	ck_assert(sbx_json_get_number(j, "exit_code", 0) == 4);
 	cJSON_Delete(j);
 	free(text);
+
+	/* The sandbox failing is the agent's side: a sweep must not count it as ours. */
+	r.status = SBX_RUN_SANDBOX_FAILED;
+	r.grade.graded = false;
+	text = sbx_run_result_json(&r);
+	ck_assert_int_eq(sbx_json_parse(text, strlen(text), &j, NULL), 0);
+	ck_assert_str_eq(sbx_json_get_string(j, "outcome", ""), "agent");
+	ck_assert(sbx_json_get_number(j, "exit_code", 0) == 6);
+	cJSON_Delete(j);
+	free(text);
 	ck_assert_int_eq(sbx_run_status_exit_code(SBX_RUN_PASS), 0);
 	ck_assert_int_eq(sbx_run_status_exit_code(SBX_RUN_FAIL), 1);
 	ck_assert_int_eq(sbx_run_status_exit_code(SBX_RUN_PARTIAL), 1);

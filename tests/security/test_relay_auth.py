@@ -6,7 +6,9 @@ A live outside-agent run on the real engine; the attacker knows the port (any
 local user can list listening sockets) but not the token. Each attempt must
 get 401 and leave the run running; the run's owner, with the token from
 connection.json (0600), still gets through; nothing the run writes leaks the
-token. Usage: test_relay_auth.py
+token. A second live run's agent, holding a valid token of its own, is one
+more attacker: its token opens its own relay and not the first run's, whose
+result is the owner's alone. Usage: test_relay_auth.py
 """
 import json
 import os
@@ -39,16 +41,31 @@ def as_nobody(method, url, body=None):
     return int(subprocess.run(cmd, capture_output=True, text=True, timeout=20).stdout or 0)
 
 
-def main():
-    it.ensure_dev_image()
-    env = it.Env()
-    rid = env.new_id("auth")
+def start(env, tag):
+    """An outside-agent run: (its id, the process, connection.json's line)."""
+    rid = env.new_id(tag)
     p = subprocess.Popen(env.args(rid, "sales_revenue", it.pick_image(), "--json", "--timeout", "120"),
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     env.procs.append(p)
+    return rid, p, json.loads(p.stdout.readline())
+
+
+def ended(env, rid, p):
+    """The run's result.json once its process has exited."""
+    p.wait(timeout=60)
+    return json.loads(it.read(os.path.join(env.runs, rid, "result.json")))
+
+
+def main():
+    it.ensure_dev_image()
+    env = it.Env()
     try:
-        conn = json.loads(p.stdout.readline())
+        rid, p, conn = start(env, "auth")
+        rid2, p2, conn2 = start(env, "other")
         base, rest, token = conn["endpoint"], conn["rest_url"], conn["authorization"].split()[1]
+        other = conn2["authorization"].split()[1]
+        if other == token or conn2["endpoint"] == base:
+            it.fail("two runs share a token or a port: %s %s" % (conn, conn2))
         if len(token) < 32 or token not in rest:
             it.fail("the token is not a 128-bit secret in the URL: %s" % conn)
         mode = os.stat(os.path.join(env.runs, rid, "connection.json")).st_mode
@@ -65,6 +82,14 @@ def main():
             ("GET", base + "/" + token[:-1] + "/task/status", None, {}),  # one byte short
             ("GET", base + "/task/status", None, {"Authorization": "Bearer " + "f" * 32}),
             ("GET", base + "/task/status", None, {"Authorization": "Basic " + token}),
+            # The other run's agent: a token that is valid, for another relay.
+            ("GET", base + "/" + other + "/task/status", None, {}),
+            ("POST", base + "/" + other + "/tools/call", shell, {"Content-Type": "application/json"}),
+            ("POST", base + "/" + other + "/task/complete", b"{}",
+             {"Content-Type": "application/json"}),
+            ("POST", base + "/task/complete", b"{}", {"Content-Type": "application/json",
+                                                      "Authorization": "Bearer " + other}),
+            ("POST", base + "/" + other + "/mcp", b"{}", {"Content-Type": "application/json"}),
         ]
         for method, url, body, headers in attempts:
             st, _ = http(method, url, body, headers)
@@ -88,11 +113,22 @@ def main():
             it.fail("Bearer with the right token: %d" % st)
         if p.poll() is not None:
             it.fail("the run ended during the attacks")
+        # The other token is good where it belongs: the second run ends by its own agent.
+        st, _ = http("POST", conn2["rest_url"] + "/task/complete", b"{}",
+                     {"Content-Type": "application/json"})
+        if st != 200:
+            it.fail("the second run's own complete_task: %d" % st)
+        res2 = ended(env, rid2, p2)
+        if res2["ended_by"] != "complete_task" or res2["relay"]["unauthorized"] != 0:
+            it.fail("the second run, used as the attacker: %s %s" %
+                    (res2["ended_by"], res2["relay"]))
+        time.sleep(0.5)
+        if p.poll() is not None:
+            it.fail("the first run ended with the second")
         st, _ = http("POST", rest + "/task/complete", b"{}", {"Content-Type": "application/json"})
         if st != 200:
             it.fail("the owner's complete_task: %d" % st)
-        p.wait(timeout=60)
-        res = json.loads(it.read(os.path.join(env.runs, rid, "result.json")))
+        res = ended(env, rid, p)
         if res["ended_by"] != "complete_task" or res["relay"]["unauthorized"] < len(attempts) + 3:
             it.fail("want ended by complete_task with every refusal counted: %s %s" %
                     (res["ended_by"], res["relay"]))
@@ -100,8 +136,13 @@ def main():
             path = os.path.join(env.runs, rid, name)
             if os.path.exists(path) and token in it.read(path):
                 it.fail("the token leaked into %s" % name)
+        transcript = it.read(os.path.join(env.runs, rid, "transcript.jsonl"))
+        if "pwned" in transcript or res["agent"].get("exit_code") not in (None, 0):
+            it.fail("an attacker's call reached the first run's sandbox: %s" % transcript[-2000:])
         it.check_gone(rid)
-        print("ok: %d attacks refused with 401, the owner's run went on" % (len(attempts) + 3))
+        it.check_gone(rid2)
+        print("ok: %d attacks refused with 401 (5 with the other run's valid token), the "
+              "owner's run went on and ended by its own complete_task" % (len(attempts) + 3))
     finally:
         env.cleanup()
 

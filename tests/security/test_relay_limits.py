@@ -14,7 +14,6 @@ Usage: test_relay_limits.py memory|slowloris
 """
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -208,15 +207,7 @@ CASES = {"memory": case_memory, "slowloris": case_slowloris}
 
 
 def main():
-    if len(sys.argv) != 2 or sys.argv[1] not in CASES:
-        sys.exit("usage: test_relay_limits.py %s" % "|".join(CASES))
-    signal.alarm(280)  # every case is bounded, whatever hangs
-    it.ensure_dev_image()
-    env = it.Env()
-    try:
-        CASES[sys.argv[1]](env)
-    finally:
-        env.cleanup()
+    it.run_case(CASES)
 
 
 if __name__ == "__main__":
