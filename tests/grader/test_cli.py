@@ -326,6 +326,14 @@ class Tasks(unittest.TestCase):
         self.assertEqual(t["files"], ["files/cash_flows.ods"])
         self.assertEqual(t["outputs"], ["cash_flows.ods"])
         self.assertEqual(t["limits"]["deadline"], 300)
+        # Unset limits are the run's defaults (SBX_RUN_DEFAULT_* in sbx/run.h), marked so.
+        self.assertEqual(t["limits"]["memory"], 2 << 30)
+        self.assertEqual((t["limits"]["cpus"], t["limits"]["pids"]), (2, 256))
+        self.assertEqual(t["limits_default"], ["memory", "cpus", "pids"])
+        self.assertEqual(t["tools"], "all")
+        rc, out, _ = run("tasks", "show", "gui_sort_table", "--json")
+        self.assertEqual(json.loads(out)["tools"], "gui")
+        self.assertEqual(json.loads(out)["limits_default"], ["memory", "cpus", "pids"])
         rc, _, err = run("tasks", "show", "nope")
         self.assertEqual(rc, 2)
 
