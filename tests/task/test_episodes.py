@@ -5,7 +5,8 @@
 Usage: test_episodes.py SANDBOXCTL CASE
   oracle        every non-GUI task: the oracle PASSes with score 1, an agent
                 that does nothing but complete_task scores 0
-  gui           the GUI tasks' oracle episodes (full image)
+  gui           the GUI tasks' oracle episodes (full image), and gui_sort_table
+                solved through the desktop alone (tests/task/gui_sort_agent.py)
   seed          run --seed: a fresh instance in the run directory, the same
                 bytes for the same seed, the seed in result.json, graded
                 against the instance (a real agent solves it)
@@ -106,6 +107,26 @@ def case_oracle(env, gui=False):
         print("%-18s null agent FAIL score 0" % task)
 
 
+def case_gui(env):
+    """The GUI tasks' oracles, then gui_sort_table solved through the desktop alone: its
+    tool set (tools: gui) refuses write_range and execute_python as unknown tools, and
+    get_task_status knows the run's deadline (tests/task/gui_sort_agent.py checks both)."""
+    case_oracle(env, gui=True)
+    agent = "python3 " + os.path.join(SRC, "tests", "task", "gui_sort_agent.py")
+    code, res, rdir, dt = env.run("gui_sort_table", agent, gui=True)
+    log = open(os.path.join(rdir, "agent.log")).read()
+    check(code == 0 and res["status"] == "pass" and res["score"] == 1 and
+          res["ended_by"] == "complete_task",
+          "gui_sort_table by keyboard: exit %d %s\n%s" % (code, res, log[-2000:]))
+    for line in ("write_range: HTTP 404 Unknown tool: write_range",
+                 "execute_python: HTTP 404 Unknown tool: execute_python",
+                 "sorted and saved through the keyboard"):
+        check(line in log, "agent log lacks %r:\n%s" % (line, log[-2000:]))
+    status = [l for l in log.splitlines() if l.startswith("timeout_seconds ")]
+    print("%-18s keyboard agent PASS score 1 in %.2f s (write_range refused; %s)" %
+          ("gui_sort_table", dt, status[0] if status else "?"))
+
+
 def files_of(rdir):
     out = {}
     for sub in ("task/files", "task/oracle", "inputs"):
@@ -202,7 +223,7 @@ def main():
     skip_unless_ready(gui=CASE == "gui")
     env = Env()
     try:
-        {"oracle": case_oracle, "gui": lambda e: case_oracle(e, gui=True), "seed": case_seed,
+        {"oracle": case_oracle, "gui": case_gui, "seed": case_seed,
          "python-agent": case_python_agent, "formulas": case_formulas}[CASE](env)
     finally:
         shutil.rmtree(env.runs, ignore_errors=True)
