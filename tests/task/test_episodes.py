@@ -4,7 +4,8 @@
 
 Usage: test_episodes.py SANDBOXCTL CASE
   oracle        every non-GUI task: the oracle PASSes with score 1, an agent
-                that does nothing but complete_task scores 0
+                that does nothing but complete_task scores 0; prints a table of
+                the scores and the oracle episode times
   gui           the GUI tasks' oracle episodes (full image), and gui_sort_table
                 solved through the desktop alone (tests/task/gui_sort_agent.py)
   seed          run --seed: a fresh instance in the run directory, the same
@@ -88,6 +89,9 @@ def bundled(gui):
 
 
 def case_oracle(env, gui=False):
+    """Every task's oracle PASSes with score 1 and its null agent (complete_task at once)
+    scores 0; ends with a table of the figures (tasks/README.md quotes it)."""
+    rows = []
     for task in bundled(gui):
         code, res, _, dt = env.run(task, "oracle", gui=gui)
         check(code == 0 and res["status"] == "pass" and res["score"] == 1,
@@ -100,11 +104,15 @@ def case_oracle(env, gui=False):
                   res["files"].get("screenshot_reloaded") is True,
                   "%s: the final screenshot does not show the saved file: %s" %
                   (task, res["files"]))
-            continue
-        code, res, _, _ = env.run(task, NULL_AGENT)
+        oracle_score, image = res["score"], res["sandbox"]["image"].split(":")[0]
+        code, res, _, _ = env.run(task, NULL_AGENT, gui=gui)
         check(code == 1 and res["score"] == 0 and res["grade"]["status"] == "FAIL",
               "%s: doing nothing: exit %d %s" % (task, code, res))
         print("%-18s null agent FAIL score 0" % task)
+        rows.append((task, res["score"], oracle_score, dt, image))
+    print("\n| task | null agent | oracle | oracle episode | image |\n|---|---|---|---|---|")
+    for task, null, oracle, dt, image in rows:
+        print("| `%s` | %g | %g | %.2f s | %s |" % (task, null, oracle, dt, image))
 
 
 def case_gui(env):
