@@ -88,6 +88,24 @@ def bundled(gui):
     return out
 
 
+STATUS_AGENT = ("curl -sf -X POST \"$SANDBOX_REST_URL/tools/call\" "
+                "-d '{\"tool_name\":\"get_task_status\",\"arguments\":{}}' && echo && " +
+                NULL_AGENT)
+
+
+def check_status_deadline(env):
+    """In a real run the server knows the deadline: get_task_status gives timeout_seconds
+    within (0, the task's deadline] (sales_revenue: 300 s), not null."""
+    code, res, rdir, _ = env.run("sales_revenue", STATUS_AGENT)
+    log = open(os.path.join(rdir, "agent.log")).read()
+    status = json.loads([l for l in log.splitlines() if l.startswith("{")][0])["result"]
+    t = status["timeout_seconds"]
+    check(code == 1 and isinstance(t, (int, float)) and 0 < t <= 300 and
+          0 < status["remaining"] <= t, "get_task_status in a run: %s" % status)
+    print("%-18s get_task_status: timeout_seconds %.1f, remaining %.1f (deadline 300 s)" %
+          ("sales_revenue", t, status["remaining"]))
+
+
 def case_oracle(env, gui=False):
     """Every task's oracle PASSes with score 1 and its null agent (complete_task at once)
     scores 0; ends with a table of the figures (tasks/README.md quotes it)."""
@@ -110,6 +128,8 @@ def case_oracle(env, gui=False):
               "%s: doing nothing: exit %d %s" % (task, code, res))
         print("%-18s null agent FAIL score 0" % task)
         rows.append((task, res["score"], oracle_score, dt, image))
+    if not gui:
+        check_status_deadline(env)
     print("\n| task | null agent | oracle | oracle episode | image |\n|---|---|---|---|---|")
     for task, null, oracle, dt, image in rows:
         print("| `%s` | %g | %g | %.2f s | %s |" % (task, null, oracle, dt, image))
