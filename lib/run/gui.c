@@ -21,7 +21,8 @@
 #define GUI_PAINT_MAX_MS  10000
 #define GUI_NO_DISPLAY_MS 45000 /* a loaded host starts Xvfb slowly */
 
-enum { GUI_WAITING, GUI_SHOWN, GUI_NO_DISPLAY };
+/* GUI_OLD_SERVER: the image's sandbox-mcp predates take_screenshot's window argument. */
+enum { GUI_WAITING, GUI_SHOWN, GUI_NO_DISPLAY, GUI_OLD_SERVER };
 
 /*
  * GUI_SHOWN when a window title names the file ("name.ods - LibreOffice Calc"),
@@ -50,6 +51,9 @@ static int shows_file(sbx_run *run, const char *base)
 					: GUI_WAITING;
 		else if (strstr(sbx_json_get_string(resp, "error", ""), "No display available"))
 			found = GUI_NO_DISPLAY;
+		else if (out.status == 422 &&
+			 strstr(sbx_json_get_string(resp, "error", ""), "'window'"))
+			found = GUI_OLD_SERVER;
 	}
 	sbx_relay_response_free(&out);
 	return found;
@@ -93,6 +97,12 @@ static int wait_shown(sbx_run *run, uint32_t limit_s, sbx_error *err)
 
 			if (st == GUI_SHOWN)
 				paint_until = sbx_run__mono_ms() + GUI_PAINT_MAX_MS;
+			if (st == GUI_OLD_SERVER)
+				return sbx_error_set(
+					err, -EPROTO,
+					"the image's sandbox-mcp is older than this "
+					"sandboxctl (take_screenshot has no 'window'): "
+					"rebuild it with 'sandboxctl build'");
 			/* No X server for long: Xvfb died; say so instead of waiting it out. */
 			if (st != GUI_NO_DISPLAY)
 				no_display_since = 0;
