@@ -53,12 +53,14 @@ static void help(void)
 	       "  -h, --help             show this help\n"
 	       "\n"
 	       "Status: PASS when score >= pass threshold; FAIL when nothing matched, the\n"
-	       "score is below the fail threshold, the output is missing or unreadable, or\n"
-	       "a sheet is missing under missing_sheet: fail; PARTIAL otherwise. With\n"
+	       "score is below the fail threshold, the output is not a readable workbook,\n"
+	       "or a sheet is missing under missing_sheet: fail; PARTIAL otherwise. With\n"
 	       "several cases, PASS when all pass, FAIL when all fail.\n"
 	       "\n"
 	       "Exit status: 0 passed, 1 graded but not passed, 2 usage error or bad input\n"
-	       "(unknown task, invalid configuration, unreadable oracle, no OUTPUT).\n");
+	       "(unknown task, invalid configuration, unreadable oracle, a missing output:\n"
+	       "OUTPUT itself, or a task's output file absent from the OUTPUT directory;\n"
+	       "nothing is graded then).\n");
 }
 
 enum {
@@ -262,8 +264,11 @@ int cmd_grade(int argc, char **argv)
 	if (r <= 0)
 		return r < 0 ? EXIT_USAGE : EXIT_PASS;
 	output = argv[optind];
-	/* The output the user names must exist; a missing file inside a directory is the agent's
-	 * FAIL. */
+	/*
+	 * The output the user names must exist; so must a task's output inside a directory
+	 * (grade_task): either missing is exit 2, not a grade. One present but not a workbook
+	 * is graded FAIL.
+	 */
 	if (stat(output, &st) < 0) {
 		cli_error("grade: output '%s' not found: %s", output, strerror(errno));
 		return EXIT_USAGE;

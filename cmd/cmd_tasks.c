@@ -13,6 +13,7 @@
 #include "sbx/file.h"
 #include "sbx/json.h"
 #include "sbx/path.h"
+#include "sbx/run.h"
 #include "sbx/sheet_ref.h"
 #include "sbx/task.h"
 
@@ -35,8 +36,10 @@ static void help(void)
 	       "list      the tasks in the tasks directory: name, difficulty, title\n"
 	       "show      a task's prompt, files, outputs, oracle, grading and limits\n"
 	       "validate  loads each task (all tasks when none is named), grades its\n"
-	       "          oracle against itself (must PASS) and its untouched starting\n"
-	       "          files (must score 0), and prints 'OK' or the first error\n"
+	       "          oracle against itself (must PASS), opens its workbook starting\n"
+	       "          files (each must parse and hold the sheets its gate cases name),\n"
+	       "          grades them untouched (must score 0), and prints 'OK' or the\n"
+	       "          first error\n"
 	       "generate  runs the task's generator into DIR (DIR/files, DIR/oracle): the\n"
 	       "          committed files, or with --seed N a fresh instance (the same\n"
 	       "          bytes for the same seed; what 'run --seed N' uses)\n"
@@ -171,22 +174,65 @@ static void print_opts(const sbx_grading_opts *o)
 }
 
 /* Unset limits show the run's default (lib/run/lifecycle.c), not a zero. */
+/* A task's limits as a run gets them: its own, else the run's default (is_default). */
+typedef struct shown_limit {
+	const char *key;
+	double value;
+	bool is_default;
+} shown_limit;
+
+enum { LIMIT_DEADLINE, LIMIT_MEMORY, LIMIT_CPUS, LIMIT_PIDS, N_LIMITS };
+
+static void effective_limits(const sbx_task_limits *l, shown_limit out[N_LIMITS])
+{
+	out[LIMIT_DEADLINE] =
+		(shown_limit){"deadline", l->deadline_s ? l->deadline_s : SBX_RUN_DEFAULT_TIMEOUT_S,
+			      !l->deadline_s};
+	out[LIMIT_MEMORY] = (shown_limit){
+		"memory", (double)(l->memory_bytes ? l->memory_bytes : SBX_RUN_DEFAULT_MEMORY),
+		!l->memory_bytes};
+	out[LIMIT_CPUS] =
+		(shown_limit){"cpus", l->cpus > 0 ? l->cpus : SBX_RUN_DEFAULT_CPUS, !(l->cpus > 0)};
+	out[LIMIT_PIDS] = (shown_limit){"pids", l->pids ? l->pids : SBX_RUN_DEFAULT_PIDS, !l->pids};
+}
+
 static void print_limits(const sbx_task_limits *l)
 {
-	char dl[32] = "default (600s)", mem[32] = "default (2 GiB)", cpus[32] = "default (2)",
-	     pids[32] = "default (256)";
+	shown_limit e[N_LIMITS];
+	char text[N_LIMITS][48];
+	uint64_t mem;
 
-	if (l->deadline_s)
-		snprintf(dl, sizeof(dl), "%us", l->deadline_s);
-	if (l->memory_bytes >= (1ULL << 30) && l->memory_bytes % (1ULL << 30) == 0)
-		snprintf(mem, sizeof(mem), "%llu GiB", (unsigned long long)(l->memory_bytes >> 30));
-	else if (l->memory_bytes)
-		snprintf(mem, sizeof(mem), "%llu MiB", (unsigned long long)(l->memory_bytes >> 20));
-	if (l->cpus > 0)
-		snprintf(cpus, sizeof(cpus), "%g", l->cpus);
-	if (l->pids)
-		snprintf(pids, sizeof(pids), "%u", l->pids);
-	printf("limits:     deadline %s, memory %s, cpus %s, pids %s\n", dl, mem, cpus, pids);
+	effective_limits(l, e);
+	mem = (uint64_t)e[LIMIT_MEMORY].value;
+	snprintf(text[LIMIT_DEADLINE], sizeof(text[0]), "%.0fs", e[LIMIT_DEADLINE].value);
+	if (mem >= (1ULL << 30) && mem % (1ULL << 30) == 0)
+		snprintf(text[LIMIT_MEMORY], sizeof(text[0]), "%llu GiB",
+			 (unsigned long long)(mem >> 30));
+	else
+		snprintf(text[LIMIT_MEMORY], sizeof(text[0]), "%llu MiB",
+			 (unsigned long long)(mem >> 20));
+	snprintf(text[LIMIT_CPUS], sizeof(text[0]), "%g", e[LIMIT_CPUS].value);
+	snprintf(text[LIMIT_PIDS], sizeof(text[0]), "%.0f", e[LIMIT_PIDS].value);
+	printf("limits:    ");
+	for (size_t i = 0; i < N_LIMITS; i++)
+		printf("%s %s%s%s%s", i ? "," : "", e[i].key, e[i].is_default ? " default (" : " ",
+		       text[i], e[i].is_default ? ")" : "");
+	printf("\n");
+}
+
+/* limits: the effective numbers; limits_default: the keys that are the run's defaults. */
+static void add_limits_json(cJSON *o, const sbx_task_limits *l)
+{
+	cJSON *limits = cJSON_AddObjectToObject(o, "limits");
+	cJSON *defaults = cJSON_AddArrayToObject(o, "limits_default");
+	shown_limit e[N_LIMITS];
+
+	effective_limits(l, e);
+	for (size_t i = 0; i < N_LIMITS; i++) {
+		sbx_json_add_number(limits, e[i].key, e[i].value);
+		if (e[i].is_default && defaults)
+			cJSON_AddItemToArray(defaults, cJSON_CreateString(e[i].key));
+	}
 }
 
 static cJSON *strv_json(char **v)
@@ -210,8 +256,6 @@ static int do_show(const char *name)
 	if (arg_json) {
 		_cleanup_json_ cJSON *o = cJSON_CreateObject();
 		_cleanup_free_ char *s = NULL;
-		cJSON *limits;
-
 		if (!o)
 			goto oom;
 		sbx_json_add_string(o, "id", t->id);
@@ -222,12 +266,9 @@ static int do_show(const char *name)
 		cJSON_AddItemToObject(o, "files", strv_json(t->files));
 		cJSON_AddItemToObject(o, "outputs", strv_json(t->outputs));
 		cJSON_AddItemToObject(o, "oracle", strv_json(t->oracles));
-		limits = cJSON_AddObjectToObject(o, "limits");
-		sbx_json_add_number(limits, "deadline", t->limits.deadline_s);
-		sbx_json_add_number(limits, "memory", (double)t->limits.memory_bytes);
-		sbx_json_add_number(limits, "cpus", t->limits.cpus);
-		sbx_json_add_number(limits, "pids", t->limits.pids);
+		add_limits_json(o, &t->limits);
 		sbx_json_add_bool(o, "gui", t->gui);
+		sbx_json_add_string(o, "tools", sbx_task_toolset_name(t->tools));
 		sbx_json_add_bool(o, "seedable", sbx_task_seedable(t));
 		sbx_json_add_bool(o, "libreoffice", t->libreoffice);
 		sbx_json_add_bool(o, "reference", t->reference);
@@ -247,6 +288,10 @@ static int do_show(const char *name)
 	if (t->reference)
 		printf("format:     the reference system's task.json (read as it is; 'tasks "
 		       "import' writes a task.yaml)\n");
+	printf("tools:      %s\n",
+	       t->tools == SBX_TASK_TOOLS_GUI
+		       ? "gui (the desktop only: computer-use and reading tools, no cell writing)"
+		       : "all");
 	print_limits(&t->limits);
 	if (sbx_task_seedable(t))
 		printf("seedable:   yes (generator %s): 'run --seed N' makes a fresh instance\n",

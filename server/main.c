@@ -75,6 +75,10 @@ static void help(void)
 	       "  -h, --help              this text\n"
 	       "  --version               the version\n"
 	       "\n"
+	       "$SANDBOX_TOOLSET=gui (set by sandboxctl for a task with 'tools: gui') offers\n"
+	       "only the computer-use tools, get_task_status, complete_task and the tools\n"
+	       "that only read; any other name but 'all' is refused at start.\n"
+	       "\n"
 	       "Exit status: 0 after a clean shutdown (EOF on stdio, SIGTERM), 2 on a usage\n"
 	       "error, 1 when the server cannot start.\n");
 }
@@ -311,6 +315,13 @@ int main(int argc, char **argv)
 	r = server_init(&srv, arg_workspace, arg_display, arg_task_timeout, arg_status_file, &err);
 	if (r < 0) {
 		server_log(SBX_LOG_ERROR, "%s", sbx_error_message(&err));
+		free(hosts);
+		return 1;
+	}
+	r = server_restrict_tools(&srv, getenv("SANDBOX_TOOLSET"), &err);
+	if (r < 0) {
+		server_log(SBX_LOG_ERROR, "SANDBOX_TOOLSET: %s", sbx_error_message(&err));
+		server_done(&srv);
 		free(hosts);
 		return 1;
 	}

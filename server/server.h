@@ -67,6 +67,15 @@ int server_init(server *srv, const char *workspace, const char *display, double 
 		const char *status_file, sbx_error *err);
 void server_done(server *srv);
 
+/*
+ * Narrows the table to a tool set: NULL, "" or "all" keeps every tool; "gui"
+ * keeps only the computer-use tools, get_task_status/complete_task and the
+ * tools that only read (no cell writing, no execute_*), for a task that must
+ * be done on the desktop. The others are gone: not listed, and a call is
+ * answered as for an unknown tool. -EINVAL for another name.
+ */
+int server_restrict_tools(server *srv, const char *toolset, sbx_error *err);
+
 /* Looks a tool up by name; NULL when unknown. */
 const tool_def *server_find_tool(const server *srv, const char *name, size_t *index_out);
 

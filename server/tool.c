@@ -152,6 +152,43 @@ void server_done(server *srv)
 	srv->base.workspace_fd = -1;
 }
 
+/* What a "gui" tool set keeps: the computer-use tools, the task tools and every tool that only
+ * reads. */
+static bool in_gui_toolset(const tool_def *d)
+{
+	size_t n = 0;
+	const tool_def *t = gui_tools(&n);
+
+	if (d >= t && d < t + n)
+		return true;
+	t = task_tools(&n);
+	if (d >= t && d < t + n)
+		return true;
+	return d->annotations & TOOL_READ_ONLY;
+}
+
+int server_restrict_tools(server *srv, const char *toolset, sbx_error *err)
+{
+	size_t kept = 0;
+
+	if (!toolset || !*toolset || strcmp(toolset, "all") == 0)
+		return 0;
+	if (strcmp(toolset, "gui") != 0)
+		return sbx_error_set(err, -EINVAL, "tool set '%s': unknown (all, gui)", toolset);
+	for (size_t i = 0; i < srv->n_tools; i++) {
+		if (!in_gui_toolset(srv->tools[i])) {
+			cJSON_Delete(srv->input_schemas[i]);
+			continue;
+		}
+		srv->tools[kept] = srv->tools[i];
+		srv->input_schemas[kept] = srv->input_schemas[i];
+		srv->unlisted[kept] = srv->unlisted[i];
+		kept++;
+	}
+	srv->n_tools = kept;
+	return 0;
+}
+
 const tool_def *server_find_tool(const server *srv, const char *name, size_t *index_out)
 {
 	for (size_t i = 0; i < srv->n_tools; i++)

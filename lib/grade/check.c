@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A task's self-check: the oracle must grade PASS against itself, and the
- * untouched starting files (what an agent that does nothing leaves behind)
- * must score 0, or the score would reward doing nothing.
+ * A task's self-check: the oracle must grade PASS against itself, every
+ * workbook among the starting files must open and hold the sheets its gate
+ * cases name, and the untouched starting files (what an agent that does
+ * nothing leaves behind) must score 0, or the score would reward doing nothing.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <sys/stat.h>
@@ -18,6 +20,7 @@
 #include "sbx/log.h"
 #include "sbx/path.h"
 #include "sbx/grade.h"
+#include "sbx/sheet.h"
 
 static const char *base_name(const char *p)
 {
@@ -90,6 +93,60 @@ static int grade_scratch(const sbx_task *task, bool oracle, sbx_grade_result **o
 	return r;
 }
 
+static bool is_workbook(const char *path)
+{
+	const char *dot = strrchr(base_name(path), '.');
+
+	return dot && (strcasecmp(dot, ".ods") == 0 || strcasecmp(dot, ".xlsx") == 0);
+}
+
+/* The gate cases reading the output named like this starting file: each range's sheet is in it. */
+static int check_gate_sheets(const sbx_task *task, const char *file, const sbx_book *book,
+			     sbx_error *err)
+{
+	for (size_t i = 0; i < task->grading.n_cases; i++) {
+		const sbx_grading_case *c = &task->grading.cases[i];
+		const char *o = c->output ? c->output : task->outputs[0];
+
+		if (!c->gate || strcmp(base_name(o), base_name(file)) != 0)
+			continue;
+		for (size_t j = 0; j < c->opts.n_ranges; j++) {
+			const char *sheet = c->opts.ranges[j].sheet;
+
+			if (sheet && !sbx_book_find(book, sheet))
+				return sbx_error_set(err, -EINVAL,
+						     "%s: gate case '%s': the starting file '%s' "
+						     "has no sheet '%s'",
+						     task->path, c->name, file, sheet);
+		}
+	}
+	return 0;
+}
+
+/* Every workbook among the starting files opens, and holds the sheets its gate cases name. */
+static int check_starting_files(const sbx_task *task, sbx_error *err)
+{
+	for (size_t i = 0; i < task->n_files; i++) {
+		_cleanup_(sbx_book_freep) sbx_book *book = NULL;
+		_cleanup_free_ char *path = NULL;
+		sbx_error e = SBX_ERROR_INIT;
+		int r;
+
+		if (!is_workbook(task->files[i]))
+			continue;
+		if (asprintf(&path, "%s/%s", task->dir, task->files[i]) < 0)
+			return sbx_error_set(err, -ENOMEM, "out of memory");
+		r = sbx_book_open(path, NULL, &book, &e);
+		if (r < 0)
+			return sbx_error_set(err, r, "%s: the starting file '%s' does not open: %s",
+					     task->path, task->files[i], sbx_error_message(&e));
+		r = check_gate_sheets(task, task->files[i], book, err);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 int sbx_grade_task_check(const sbx_task *task, sbx_error *err)
 {
 	_cleanup_(sbx_grade_result_freep) sbx_grade_result *self = NULL;
@@ -104,6 +161,9 @@ int sbx_grade_task_check(const sbx_task *task, sbx_error *err)
 			err, -EINVAL,
 			"%s: the oracle graded against itself is %s (%.2f%%), not PASS", task->path,
 			sbx_grade_status_name(self->status), 100.0 * self->score);
+	r = check_starting_files(task, err);
+	if (r < 0)
+		return r;
 	r = grade_scratch(task, false, &null, err);
 	if (r < 0)
 		return sbx_error_prefix(err, r, "%s: the starting files", task->path);

@@ -3,9 +3,9 @@
  * GUI readiness: a GUI task's agent starts once LibreOffice Calc shows the
  * starting file, not merely once the server answers, or its first
  * screenshot would be an empty screen: first its window must exist, then be
- * drawn (the screenshot's PNG grows). The window list is read inside the
- * sandbox (python3 + libX11 through ctypes: the image has both, and no X
- * tools), through the server's execute_python on a warm relay stream.
+ * drawn (the screenshot's PNG grows). Both come from the server's
+ * take_screenshot (its window argument names the title to look for), which
+ * a GUI-only tool set keeps, on a warm relay stream.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -21,58 +21,39 @@
 #define GUI_PAINT_MAX_MS  10000
 #define GUI_NO_DISPLAY_MS 45000 /* a loaded host starts Xvfb slowly */
 
-/* Prints the names of the top-level windows (two levels deep), one per line. */
-static const char probe[] =
-	"import ctypes as C\n"
-	"x = C.CDLL('libX11.so.6')\n"
-	"x.XOpenDisplay.restype = C.c_void_p\n"
-	"x.XOpenDisplay.argtypes = [C.c_char_p]\n"
-	"x.XDefaultRootWindow.restype = C.c_ulong\n"
-	"x.XDefaultRootWindow.argtypes = [C.c_void_p]\n"
-	"P = C.POINTER\n"
-	"x.XQueryTree.argtypes = [C.c_void_p, C.c_ulong, P(C.c_ulong), P(C.c_ulong),"
-	" P(P(C.c_ulong)), P(C.c_uint)]\n"
-	"x.XFetchName.argtypes = [C.c_void_p, C.c_ulong, P(C.c_char_p)]\n"
-	"d = x.XOpenDisplay(None)\n"
-	"def walk(w, depth):\n"
-	"    r = C.c_ulong(); p = C.c_ulong(); ch = P(C.c_ulong)(); n = C.c_uint()\n"
-	"    if not x.XQueryTree(d, w, C.byref(r), C.byref(p), C.byref(ch), C.byref(n)):\n"
-	"        return\n"
-	"    for i in range(n.value):\n"
-	"        name = C.c_char_p()\n"
-	"        if x.XFetchName(d, ch[i], C.byref(name)) and name.value:\n"
-	"            print(name.value.decode('utf-8', 'replace'))\n"
-	"        if depth < 2:\n"
-	"            walk(ch[i], depth + 1)\n"
-	"if d:\n"
-	"    walk(x.XDefaultRootWindow(d), 0)\n"
-	"else:\n"
-	"    print('SBX-NO-DISPLAY')\n";
+/* GUI_OLD_SERVER: the image's sandbox-mcp predates take_screenshot's window argument. */
+enum { GUI_WAITING, GUI_SHOWN, GUI_NO_DISPLAY, GUI_OLD_SERVER };
 
-enum { GUI_WAITING, GUI_SHOWN, GUI_NO_DISPLAY };
-
-/* GUI_SHOWN when a window title names the file ("name.ods - LibreOffice Calc"). */
+/*
+ * GUI_SHOWN when a window title names the file ("name.ods - LibreOffice Calc"),
+ * from take_screenshot's window_shown: a tool every GUI tool set keeps.
+ */
 static int shows_file(sbx_run *run, const char *base)
 {
 	_cleanup_json_ cJSON *req = cJSON_CreateObject(), *resp = NULL;
 	_cleanup_free_ char *body = NULL;
 	sbx_relay_response out = {0};
-	const char *stdout_text;
 	int found = GUI_WAITING;
 
 	if (!req)
 		return GUI_WAITING;
-	cJSON_AddStringToObject(req, "tool_name", "execute_python");
-	cJSON_AddStringToObject(cJSON_AddObjectToObject(req, "arguments"), "code", probe);
+	cJSON_AddStringToObject(req, "tool_name", "take_screenshot");
+	cJSON_AddStringToObject(cJSON_AddObjectToObject(req, "arguments"), "window", base);
 	body = sbx_json_print(req);
 	if (!body || sbx_relay_request(run->relay, "POST", "/tools/call", NULL, body, strlen(body),
 				       false, 30000, &out, NULL) < 0)
 		return GUI_WAITING;
-	if (out.status == 200 && sbx_json_parse(out.body, out.len, &resp, NULL) == 0) {
-		stdout_text = sbx_json_get_string(sbx_json_get(resp, "result"), "stdout", "");
-		found = strstr(stdout_text, base)		? GUI_SHOWN
-			: strstr(stdout_text, "SBX-NO-DISPLAY") ? GUI_NO_DISPLAY
-								: GUI_WAITING;
+	if (sbx_json_parse(out.body, out.len, &resp, NULL) == 0) {
+		if (out.status == 200)
+			found = cJSON_IsTrue(
+					sbx_json_get(sbx_json_get(resp, "result"), "window_shown"))
+					? GUI_SHOWN
+					: GUI_WAITING;
+		else if (strstr(sbx_json_get_string(resp, "error", ""), "No display available"))
+			found = GUI_NO_DISPLAY;
+		else if (out.status == 422 &&
+			 strstr(sbx_json_get_string(resp, "error", ""), "'window'"))
+			found = GUI_OLD_SERVER;
 	}
 	sbx_relay_response_free(&out);
 	return found;
@@ -116,6 +97,12 @@ static int wait_shown(sbx_run *run, uint32_t limit_s, sbx_error *err)
 
 			if (st == GUI_SHOWN)
 				paint_until = sbx_run__mono_ms() + GUI_PAINT_MAX_MS;
+			if (st == GUI_OLD_SERVER)
+				return sbx_error_set(
+					err, -EPROTO,
+					"the image's sandbox-mcp is older than this "
+					"sandboxctl (take_screenshot has no 'window'): "
+					"rebuild it with 'sandboxctl build'");
 			/* No X server for long: Xvfb died; say so instead of waiting it out. */
 			if (st != GUI_NO_DISPLAY)
 				no_display_since = 0;

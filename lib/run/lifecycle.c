@@ -181,14 +181,14 @@ int sbx_run_prepare(sbx_run **out, const sbx_run_opts *opts, sbx_error *err)
 	l = &run->res.limits;
 	l->timeout_s = opts->timeout_s	? opts->timeout_s
 		       : tl->deadline_s ? tl->deadline_s
-					: DEFAULT_TIMEOUT_S;
+					: SBX_RUN_DEFAULT_TIMEOUT_S;
 	l->memory = opts->memory       ? opts->memory
 		    : tl->memory_bytes ? tl->memory_bytes
-				       : DEFAULT_MEMORY;
-	l->cpus = opts->cpus > 0 ? opts->cpus : tl->cpus > 0 ? tl->cpus : DEFAULT_CPUS;
-	l->pids = opts->pids ? opts->pids : tl->pids ? tl->pids : DEFAULT_PIDS;
+				       : SBX_RUN_DEFAULT_MEMORY;
+	l->cpus = opts->cpus > 0 ? opts->cpus : tl->cpus > 0 ? tl->cpus : SBX_RUN_DEFAULT_CPUS;
+	l->pids = opts->pids ? opts->pids : tl->pids ? tl->pids : SBX_RUN_DEFAULT_PIDS;
 	snprintf(l->runtime, sizeof(l->runtime), "%s", opts->runtime ? opts->runtime : "");
-	l->grace_s = opts->grace_s ? opts->grace_s : DEFAULT_GRACE_S;
+	l->grace_s = opts->grace_s ? opts->grace_s : SBX_RUN_DEFAULT_GRACE_S;
 	l->workspace_bytes = WORKSPACE_BYTES;
 	l->tmp_bytes = TMP_BYTES;
 	l->run_bytes = RUN_BYTES;
@@ -523,7 +523,8 @@ int sbx_run_launch(sbx_run *run, sbx_error *err)
 {
 	sbx_sandbox_spec spec = {0};
 	_cleanup_free_ char *open_env = NULL;
-	const char *env[2] = {NULL, NULL};
+	const char *env[3] = {NULL, NULL, NULL};
+	size_t ne = 0;
 	double t;
 	int r;
 
@@ -564,9 +565,13 @@ int sbx_run_launch(sbx_run *run, sbx_error *err)
 		if (asprintf(&open_env, "SANDBOX_OPEN=" SBX_SANDBOX_WORKSPACE "/%s",
 			     sbx_run__base_name(run->task->files[0])) < 0)
 			return launch_oom(run, err);
-		env[0] = open_env;
-		spec.env = env;
+		env[ne++] = open_env;
 	}
+	/* The server offers only these tools: a GUI-only task cannot be done through the API. */
+	if (run->task->tools == SBX_TASK_TOOLS_GUI)
+		env[ne++] = "SANDBOX_TOOLSET=gui";
+	if (ne > 0)
+		spec.env = env;
 	set_deadline(run);
 	spec.deadline = run->res.deadline;
 

@@ -19,15 +19,10 @@
 #include "sbx/log.h"
 #include "sbx/run.h"
 
-/* The limits a run gets when neither a flag nor the task sets them (warm.c uses them too). */
-#define DEFAULT_TIMEOUT_S 600
-#define DEFAULT_MEMORY	  (2ULL * 1024 * 1024 * 1024)
-#define DEFAULT_CPUS	  2.0
-#define DEFAULT_PIDS	  256
-#define DEFAULT_GRACE_S	  30
-#define WORKSPACE_BYTES	  (512ULL * 1024 * 1024)
-#define TMP_BYTES	  (256ULL * 1024 * 1024)
-#define RUN_BYTES	  (16ULL * 1024 * 1024)
+/* The sandbox's tmpfs sizes. */
+#define WORKSPACE_BYTES (512ULL * 1024 * 1024)
+#define TMP_BYTES	(256ULL * 1024 * 1024)
+#define RUN_BYTES	(16ULL * 1024 * 1024)
 
 struct sbx_run {
 	sbx_run_opts o;

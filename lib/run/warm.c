@@ -89,9 +89,9 @@ int sbx_warm_new(sbx_warm **out, const sbx_warm_opts *opts, sbx_error *err)
 	snprintf(i->image, sizeof(i->image), "%s", opts->image);
 	snprintf(i->id, sizeof(i->id), "%s", opts->id);
 	snprintf(i->runtime, sizeof(i->runtime), "%s", opts->runtime ? opts->runtime : "");
-	i->memory = opts->memory ? opts->memory : DEFAULT_MEMORY;
-	i->cpus = opts->cpus > 0 ? opts->cpus : DEFAULT_CPUS;
-	i->pids = opts->pids ? opts->pids : DEFAULT_PIDS;
+	i->memory = opts->memory ? opts->memory : SBX_RUN_DEFAULT_MEMORY;
+	i->cpus = opts->cpus > 0 ? opts->cpus : SBX_RUN_DEFAULT_CPUS;
+	i->pids = opts->pids ? opts->pids : SBX_RUN_DEFAULT_PIDS;
 	i->created = real_s();
 	i->deadline = i->created + (opts->ttl_s ? opts->ttl_s : WARM_TTL_S);
 
@@ -107,7 +107,7 @@ int sbx_warm_new(sbx_warm **out, const sbx_warm_opts *opts, sbx_error *err)
 	spec.owner = owner;
 	spec.created = i->created;
 	spec.deadline = i->deadline;
-	spec.grace_s = DEFAULT_GRACE_S;
+	spec.grace_s = SBX_RUN_DEFAULT_GRACE_S;
 	spec.memory = i->memory;
 	spec.cpus = i->cpus;
 	spec.pids = i->pids;

@@ -20,13 +20,20 @@
 
 static const char *const task_keys[] = {"id",	     "title",	    "difficulty", "prompt", "files",
 					"outputs",   "oracle",	    "grading",	  "limits", "gui",
-					"generator", "libreoffice", NULL};
+					"generator", "libreoffice", "tools",	  NULL};
 static const char *const limit_keys[] = {"deadline", "memory", "cpus", "pids", NULL};
 static const char *const difficulties[] = {"easy", "medium", "hard", NULL};
 
 const char *sbx_task_difficulty_name(sbx_task_difficulty d)
 {
 	return d <= SBX_TASK_HARD ? difficulties[d] : "unknown";
+}
+
+static const char *const toolsets[] = {"all", "gui", NULL};
+
+const char *sbx_task_toolset_name(sbx_task_toolset t)
+{
+	return t <= SBX_TASK_TOOLS_GUI ? toolsets[t] : "unknown";
 }
 
 bool sbx_task_id_valid(const char *s)
@@ -324,6 +331,14 @@ int sbx_task_parse(const char *name, const char *dir, const char *text, size_t l
 		r = sbx_schema__bool(&s, v, "gui", &t->gui);
 		if (r < 0)
 			return r;
+	}
+	if ((v = sbx_ytree__get(root, "tools"))) {
+		r = sbx_schema__enum(&s, v, "tools", toolsets, &d);
+		if (r < 0)
+			return r;
+		t->tools = (sbx_task_toolset)d;
+		if (t->tools == SBX_TASK_TOOLS_GUI && !t->gui)
+			return sbx_schema__fail(&s, v, "tools: gui needs gui: true (the desktop)");
 	}
 	if ((v = sbx_ytree__get(root, "libreoffice"))) {
 		r = sbx_schema__bool(&s, v, "libreoffice", &t->libreoffice);

@@ -65,8 +65,9 @@ static int result_xy(tool_result *out, long x, long y)
  */
 static int tool_take_screenshot(tool_context *ctx, const cJSON *args, tool_result *out)
 {
-	static const char *const keys[] = {"show_saved", NULL};
+	static const char *const keys[] = {"show_saved", "window", NULL};
 	const cJSON *show = cJSON_GetObjectItemCaseSensitive(args, "show_saved");
+	const cJSON *window = cJSON_GetObjectItemCaseSensitive(args, "window");
 	const char *open = getenv("SANDBOX_OPEN");
 	sbx_error err = SBX_ERROR_INIT;
 	bool reloaded = false;
@@ -76,6 +77,8 @@ static int tool_take_screenshot(tool_context *ctx, const cJSON *args, tool_resul
 		return 0;
 	if (show && !cJSON_IsBool(show))
 		return tool_fail(out, TOOL_E_ARGUMENT, "show_saved must be a boolean");
+	if (window && (!cJSON_IsString(window) || !*window->valuestring))
+		return tool_fail(out, TOOL_E_ARGUMENT, "window must be a non-empty string");
 	if (cJSON_IsTrue(show) && open && gui_office_reload(open, &reloaded, &err) < 0)
 		sbx_log_warning("take_screenshot: show_saved: %s", sbx_error_message(&err));
 	if (gui__begin(ctx, &s, out) < 0)
@@ -95,6 +98,9 @@ static int tool_take_screenshot(tool_context *ctx, const cJSON *args, tool_resul
 	gui__screenshot(s, 0, 0, s->width, s->height, true, out);
 	if (out->structured)
 		gui__put_bool(out, out->structured, "reloaded", reloaded);
+	if (out->structured && window)
+		gui__put_bool(out, out->structured, "window_shown",
+			      gui_window_named(s, window->valuestring));
 	gui__end(s);
 	return 0;
 }
@@ -318,10 +324,12 @@ static const tool_def gui_tool_table[] = {
 		"Capture the whole screen as a PNG image (also returned as image_base64).",
 		"{\"type\":\"object\",\"properties\":{\"show_saved\":{\"type\":\"boolean\","
 		"\"description\":\"first reopen the document from disk when it changed since "
-		"LibreOffice opened it\"}},\"additionalProperties\":false}",
+		"LibreOffice opened it\"},\"window\":{\"type\":\"string\",\"minLength\":1,"
+		"\"description\":\"also say (window_shown) whether a window's title contains "
+		"this text, e.g. the document's file name\"}},\"additionalProperties\":false}",
 		"{\"type\":\"object\",\"properties\":{\"image_base64\":{\"type\":\"string\"},"
 		"\"width\":{\"type\":\"integer\"},\"height\":{\"type\":\"integer\"},"
-		"\"timestamp\":{\"type\":\"string\"}},"
+		"\"timestamp\":{\"type\":\"string\"},\"window_shown\":{\"type\":\"boolean\"}},"
 		"\"required\":[\"image_base64\",\"width\",\"height\",\"timestamp\"]}",
 		TOOL_READ_ONLY,
 		tool_take_screenshot,

@@ -326,6 +326,14 @@ class Tasks(unittest.TestCase):
         self.assertEqual(t["files"], ["files/cash_flows.ods"])
         self.assertEqual(t["outputs"], ["cash_flows.ods"])
         self.assertEqual(t["limits"]["deadline"], 300)
+        # Unset limits are the run's defaults (SBX_RUN_DEFAULT_* in sbx/run.h), marked so.
+        self.assertEqual(t["limits"]["memory"], 2 << 30)
+        self.assertEqual((t["limits"]["cpus"], t["limits"]["pids"]), (2, 256))
+        self.assertEqual(t["limits_default"], ["memory", "cpus", "pids"])
+        self.assertEqual(t["tools"], "all")
+        rc, out, _ = run("tasks", "show", "gui_sort_table", "--json")
+        self.assertEqual(json.loads(out)["tools"], "gui")
+        self.assertEqual(json.loads(out)["limits_default"], ["memory", "cpus", "pids"])
         rc, _, err = run("tasks", "show", "nope")
         self.assertEqual(rc, 2)
 
@@ -388,12 +396,17 @@ class Tasks(unittest.TestCase):
         rc, out, _ = run("tasks", "show", "fix_formulas", "--json")
         self.assertFalse(json.loads(out)["libreoffice"])
 
-    def validate_variant(self, grading, oracle=ORACLE):
-        """tasks validate on banking_reserve with another grading section or oracle."""
+    def validate_variant(self, grading, oracle=ORACLE, start=START):
+        """tasks validate on banking_reserve with another grading section, oracle or
+        starting file (bytes: its contents)."""
         d = tempfile.mkdtemp(prefix="sbx-validate-")
         self.addCleanup(shutil.rmtree, d, True)
         os.mkdir(os.path.join(d, "files"))
-        shutil.copy(START, os.path.join(d, "files", "cash_flows.ods"))
+        if isinstance(start, bytes):
+            with open(os.path.join(d, "files", "cash_flows.ods"), "wb") as f:
+                f.write(start)
+        else:
+            shutil.copy(start, os.path.join(d, "files", "cash_flows.ods"))
         if isinstance(oracle, bytes):
             with open(os.path.join(d, "o.ods"), "wb") as f:
                 f.write(oracle)
@@ -428,6 +441,21 @@ class Tasks(unittest.TestCase):
         rc, out, _ = self.validate_variant(good + "generator: gen.py\n")
         self.assertEqual(rc, 2, out)
         self.assertIn("generator: 'gen.py' is not an executable file", out)
+        # A starting file that is not a workbook: one line naming it.
+        rc, out, _ = self.validate_variant(good, start=b"PK\x03\x04 truncated\n")
+        self.assertEqual(rc, 2, out)
+        self.assertEqual(len(out.strip().splitlines()), 1, out)
+        self.assertIn("the starting file 'files/cash_flows.ods' does not open", out)
+        # A gate case on a sheet the starting file lacks (its only sheet is 'Scores').
+        gated = ("grading:\n  cases:\n    - name: answer\n      ranges: ['Sheet1!D1:D101']\n"
+                 "    - name: inputs\n      gate: true\n      ranges: ['Sheet1!A1:C101']\n")
+        rc, out, _ = self.validate_variant(gated)
+        self.assertEqual(rc, 0, out)
+        other = os.path.join(SRC, "tasks", "gui_sort_table", "files", "leaderboard.ods")
+        rc, out, _ = self.validate_variant(gated, start=other)
+        self.assertEqual(rc, 2, out)
+        self.assertIn("gate case 'inputs': the starting file 'files/cash_flows.ods' has no "
+                      "sheet 'Sheet1'", out)
         # An oracle that does not pass against itself (a range with nothing to grade).
         rc, out, _ = self.validate_variant("grading:\n  ranges: ['Sheet1!K1:K9']\n")
         self.assertEqual(rc, 2, out)

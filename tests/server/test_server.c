@@ -861,6 +861,60 @@ START_TEST(gui_tools_unlisted_without_display)
 }
 END_TEST
 
+/*
+ * SANDBOX_TOOLSET=gui: a GUI task offers the desktop, the task tools and the
+ * reading tools; a tool that writes cells or runs code is neither listed nor
+ * callable, and is answered exactly as a tool that does not exist.
+ */
+START_TEST(gui_toolset_hides_writers)
+{
+	static const char *const gone[] = {"write_range",    "write_cell",    "set_formula",
+					   "execute_python", "execute_shell", "recalculate",
+					   "clear_range",    "create_sheet"};
+	static const char *const kept[] = {"computer",	    "take_screenshot", "get_task_status",
+					   "complete_task", "read_range",      "list_sheets"};
+	sbx_error err = SBX_ERROR_INIT;
+	size_t before = srv.n_tools;
+	const cJSON *t;
+	char *req;
+	cJSON *r;
+	int listed = 0;
+
+	ck_assert_int_eq(server_restrict_tools(&srv, "no-such-set", &err), -EINVAL);
+	ck_assert_int_eq((int)srv.n_tools, (int)before);
+	ck_assert_int_eq(server_restrict_tools(&srv, "gui", &err), 0);
+	ck_assert_int_lt((int)srv.n_tools, (int)before);
+	r = rpc("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}");
+	cJSON_ArrayForEach (t, sbx_json_get(sbx_json_get(r, "result"), "tools")) {
+		const char *name = sbx_json_get_string(t, "name", "");
+
+		for (size_t i = 0; i < SBX_ELEMENTSOF(gone); i++)
+			ck_assert_msg(strcmp(name, gone[i]) != 0, "%s listed", name);
+		listed += strcmp(name, "read_range") == 0 || strcmp(name, "get_task_status") == 0;
+	}
+	cJSON_Delete(r);
+	/* Reading still works (no display here, so the GUI tools stay unlisted). */
+	ck_assert_int_eq(listed, 2);
+	for (size_t i = 0; i < SBX_ELEMENTSOF(gone); i++) {
+		ck_assert_ptr_null(server_find_tool(&srv, gone[i], NULL));
+		ck_assert_int_ge(asprintf(&req,
+					  "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
+					  "\"params\":{\"name\":\"%s\",\"arguments\":{}}}",
+					  gone[i]),
+				 0);
+		r = rpc(req);
+		free(req);
+		ck_assert_int_eq(error_code(r), -32602);
+		ck_assert_ptr_nonnull(
+			strstr(sbx_json_get_string(sbx_json_get(r, "error"), "message", ""),
+			       "Unknown tool: "));
+		cJSON_Delete(r);
+	}
+	for (size_t i = 0; i < SBX_ELEMENTSOF(kept); i++)
+		ck_assert_msg(server_find_tool(&srv, kept[i], NULL), "%s gone", kept[i]);
+}
+END_TEST
+
 /* GET /tools and /resources in the reference's shapes. */
 START_TEST(reference_listing_shapes)
 {
@@ -1020,6 +1074,7 @@ static Suite *server_suite(void)
 	tcase_add_test(tc, task_start_replaces_when_asked);
 	tcase_add_test(tc, deadline_sets_timeout);
 	tcase_add_test(tc, gui_tools_unlisted_without_display);
+	tcase_add_test(tc, gui_toolset_hides_writers);
 	tcase_add_test(tc, reference_listing_shapes);
 	tcase_add_test(tc, resources_read_and_refuse);
 	tcase_add_test(tc, cancellation_stops_code);

@@ -6,6 +6,8 @@ Usage: test_sweep_integration.py CASE  (see CASES at the bottom)
 
   basic          2 tasks x 2 agents (oracle, an agent that does nothing) x 3
                  epochs, --jobs 3: 12 results, the summary's numbers, show, compare
+  example        examples/sweep.sh oracle 1 banking_reserve, as the README runs it:
+                 its sweep directory, result and summary
   sigint-resume  SIGINT midway (exit 130, nothing left behind), then --resume:
                  every episode has exactly one result
   sigkill-resume SIGKILL midway: whole lines only, gc removes the orphans, --resume
@@ -275,6 +277,42 @@ def case_basic(env):
         fail("compare with itself: %s" % c["overall"])
     env.check_clean()
     print("basic: 12 episodes in %.1f s (%.0f/min)" % (took, 12 * 60 / took))
+
+
+def case_example(env):
+    """examples/sweep.sh as the README runs it (1 epoch of one task, the oracle), against
+    this build's sandboxctl: one sweeps/oracle-<time> directory below the working
+    directory, its one result a PASS, its summary on stdout and in summary.json."""
+    slim = "sandboxctl/sandbox-slim:latest"
+    if not image_exists(slim):
+        raise Skip("sweep.sh runs each task's default image; %s is missing" % slim)
+    cwd = env.sweep_dir("example")
+    os.mkdir(cwd)
+    e = dict(os.environ, SANDBOXCTL=SANDBOXCTL, SBX_TASKS_DIR=TASKS)
+    p = subprocess.run(["sh", os.path.join(SRC, "examples", "sweep.sh"), "oracle", "1",
+                        "banking_reserve"], cwd=cwd, env=e, capture_output=True, text=True,
+                       timeout=600)
+    expect(p, 0, "examples/sweep.sh")
+    made = os.listdir(os.path.join(cwd, "sweeps"))
+    if len(made) != 1 or not made[0].startswith("oracle-"):
+        fail("sweeps/: %s" % made)
+    d = os.path.join(cwd, "sweeps", made[0])
+    lines = results(d)
+    if len(lines) != 1 or lines[0]["status"] != "pass" or lines[0]["task"] != "banking_reserve":
+        fail("results.jsonl: %s" % lines)
+    if not os.path.isfile(os.path.join(d, "runs", lines[0]["run_id"], "result.json")):
+        fail("no result.json for %s" % lines[0]["run_id"])
+    o = summary(d)["overall"]
+    if o["episodes"] != 1 or o["pass_rate"]["value"] != 1:
+        fail("summary.json overall: %s" % o)
+    if "banking_reserve" not in p.stdout or "1/1" not in p.stdout:
+        fail("the summary on stdout: %s" % p.stdout)
+    # Not test-labelled (the script passes no --test-label): look for its run by id.
+    f = urllib.parse.quote(json.dumps({"label": ["sandboxctl.run-id=" + lines[0]["run_id"]]}))
+    st, left = engine("GET", "/containers/json?all=1&filters=" + f)
+    if st != 200 or left:
+        fail("containers left behind: %s %s" % (st, left))
+    print("example: examples/sweep.sh oracle 1 banking_reserve -> %s" % made[0])
 
 
 def case_sigint_resume(env):
@@ -688,7 +726,7 @@ def case_engines(env):
 
 
 CASES = {
-    "basic": case_basic, "sigint-resume": case_sigint_resume,
+    "basic": case_basic, "example": case_example, "sigint-resume": case_sigint_resume,
     "sigint-grace": case_sigint_grace, "sigkill-resume": case_sigkill_resume, "agent-error": case_agent_error,
     "infra": case_infra, "seeds": case_seeds, "llm": case_llm,
     "require-pass": case_require_pass, "tls": case_tls, "engines": case_engines,

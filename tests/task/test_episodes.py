@@ -4,8 +4,10 @@
 
 Usage: test_episodes.py SANDBOXCTL CASE
   oracle        every non-GUI task: the oracle PASSes with score 1, an agent
-                that does nothing but complete_task scores 0
-  gui           the GUI tasks' oracle episodes (full image)
+                that does nothing but complete_task scores 0; prints a table of
+                the scores and the oracle episode times
+  gui           the GUI tasks' oracle episodes (full image), and gui_sort_table
+                solved through the desktop alone (tests/task/gui_sort_agent.py)
   seed          run --seed: a fresh instance in the run directory, the same
                 bytes for the same seed, the seed in result.json, graded
                 against the instance (a real agent solves it)
@@ -86,7 +88,28 @@ def bundled(gui):
     return out
 
 
+STATUS_AGENT = ("curl -sf -X POST \"$SANDBOX_REST_URL/tools/call\" "
+                "-d '{\"tool_name\":\"get_task_status\",\"arguments\":{}}' && echo && " +
+                NULL_AGENT)
+
+
+def check_status_deadline(env):
+    """In a real run the server knows the deadline: get_task_status gives timeout_seconds
+    within (0, the task's deadline] (sales_revenue: 300 s), not null."""
+    code, res, rdir, _ = env.run("sales_revenue", STATUS_AGENT)
+    log = open(os.path.join(rdir, "agent.log")).read()
+    status = json.loads([l for l in log.splitlines() if l.startswith("{")][0])["result"]
+    t = status["timeout_seconds"]
+    check(code == 1 and isinstance(t, (int, float)) and 0 < t <= 300 and
+          0 < status["remaining"] <= t, "get_task_status in a run: %s" % status)
+    print("%-18s get_task_status: timeout_seconds %.1f, remaining %.1f (deadline 300 s)" %
+          ("sales_revenue", t, status["remaining"]))
+
+
 def case_oracle(env, gui=False):
+    """Every task's oracle PASSes with score 1 and its null agent (complete_task at once)
+    scores 0; ends with a table of the figures (tasks/README.md quotes it)."""
+    rows = []
     for task in bundled(gui):
         code, res, _, dt = env.run(task, "oracle", gui=gui)
         check(code == 0 and res["status"] == "pass" and res["score"] == 1,
@@ -99,11 +122,37 @@ def case_oracle(env, gui=False):
                   res["files"].get("screenshot_reloaded") is True,
                   "%s: the final screenshot does not show the saved file: %s" %
                   (task, res["files"]))
-            continue
-        code, res, _, _ = env.run(task, NULL_AGENT)
+        oracle_score, image = res["score"], res["sandbox"]["image"].split(":")[0]
+        code, res, _, _ = env.run(task, NULL_AGENT, gui=gui)
         check(code == 1 and res["score"] == 0 and res["grade"]["status"] == "FAIL",
               "%s: doing nothing: exit %d %s" % (task, code, res))
         print("%-18s null agent FAIL score 0" % task)
+        rows.append((task, res["score"], oracle_score, dt, image))
+    if not gui:
+        check_status_deadline(env)
+    print("\n| task | null agent | oracle | oracle episode | image |\n|---|---|---|---|---|")
+    for task, null, oracle, dt, image in rows:
+        print("| `%s` | %g | %g | %.2f s | %s |" % (task, null, oracle, dt, image))
+
+
+def case_gui(env):
+    """The GUI tasks' oracles, then gui_sort_table solved through the desktop alone: its
+    tool set (tools: gui) refuses write_range and execute_python as unknown tools, and
+    get_task_status knows the run's deadline (tests/task/gui_sort_agent.py checks both)."""
+    case_oracle(env, gui=True)
+    agent = "python3 " + os.path.join(SRC, "tests", "task", "gui_sort_agent.py")
+    code, res, rdir, dt = env.run("gui_sort_table", agent, gui=True)
+    log = open(os.path.join(rdir, "agent.log")).read()
+    check(code == 0 and res["status"] == "pass" and res["score"] == 1 and
+          res["ended_by"] == "complete_task",
+          "gui_sort_table by keyboard: exit %d %s\n%s" % (code, res, log[-2000:]))
+    for line in ("write_range: HTTP 404 Unknown tool: write_range",
+                 "execute_python: HTTP 404 Unknown tool: execute_python",
+                 "sorted and saved through the keyboard"):
+        check(line in log, "agent log lacks %r:\n%s" % (line, log[-2000:]))
+    status = [l for l in log.splitlines() if l.startswith("timeout_seconds ")]
+    print("%-18s keyboard agent PASS score 1 in %.2f s (write_range refused; %s)" %
+          ("gui_sort_table", dt, status[0] if status else "?"))
 
 
 def files_of(rdir):
@@ -202,7 +251,7 @@ def main():
     skip_unless_ready(gui=CASE == "gui")
     env = Env()
     try:
-        {"oracle": case_oracle, "gui": lambda e: case_oracle(e, gui=True), "seed": case_seed,
+        {"oracle": case_oracle, "gui": case_gui, "seed": case_seed,
          "python-agent": case_python_agent, "formulas": case_formulas}[CASE](env)
     finally:
         shutil.rmtree(env.runs, ignore_errors=True)

@@ -187,6 +187,8 @@ static const struct {
 	 "task.yaml:8:9: limits.pids must be an integer between 8 and 4194304"},
 	{BASE "limits: 5\n", "task.yaml:7:9: limits must be a mapping, not a scalar"},
 	{BASE "gui: 1\n", "task.yaml:7:6: gui must be true or false"},
+	{BASE "tools: api\n", "task.yaml:7:8: tools must be one of: all, gui"},
+	{BASE "tools: gui\n", "task.yaml:7:8: tools: gui needs gui: true (the desktop)"},
 	{BASE "id: again\n", "task.yaml:7:1: duplicate key 'id'"},
 	{BASE "x: &a 1\n", "task.yaml:7:4: YAML anchors and tags are not allowed"},
 	{BASE "title2: *a\n", "task.yaml:7:9: YAML aliases are not allowed"},

@@ -169,9 +169,10 @@ int sbx_grade_task(const sbx_task *task, const char *output, sbx_grade_result **
 
 /*
  * A task's self-check (tasks validate): its oracle opens as a workbook and
- * grades PASS against itself (every range names a sheet it has), and its
- * untouched starting files, as an agent that does nothing leaves them, score
- * 0 and do not pass. Returns 0 or -EINVAL etc. with the reason.
+ * grades PASS against itself (every range names a sheet it has), each .ods
+ * or .xlsx starting file opens and has the sheets named by the gate cases
+ * that read its output, and its untouched starting files, as an agent that
+ * does nothing leaves them, score 0 and do not pass. Returns 0 or -EINVAL etc. with the reason.
  */
 int sbx_grade_task_check(const sbx_task *task, sbx_error *err);
 

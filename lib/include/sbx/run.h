@@ -189,6 +189,13 @@ typedef struct sbx_run_opts {
 	void *backend_userdata;
 } sbx_run_opts;
 
+/* The limits a run gets when neither a flag nor the task sets them ('tasks show' prints them). */
+#define SBX_RUN_DEFAULT_TIMEOUT_S 600
+#define SBX_RUN_DEFAULT_MEMORY	  (2ULL * 1024 * 1024 * 1024)
+#define SBX_RUN_DEFAULT_CPUS	  2.0
+#define SBX_RUN_DEFAULT_PIDS	  256
+#define SBX_RUN_DEFAULT_GRACE_S	  30
+
 #define SBX_RUN_RECORD_DEFAULT_S 2.0
 #define SBX_RUN_FRAMES_MAX	 600
 #define SBX_RUN_FRAMES_BYTES	 (128ull << 20)

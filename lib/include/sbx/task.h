@@ -132,6 +132,17 @@ typedef struct sbx_task_limits {
 	uint32_t pids;
 } sbx_task_limits;
 
+/* The tools the sandbox's server offers the agent (task.yaml `tools:`). */
+typedef enum sbx_task_toolset {
+	SBX_TASK_TOOLS_ALL = 0, /* every tool */
+	/* The desktop only: computer-use tools, get_task_status, complete_task and the
+	 * tools that only read; no cell writing, no execute_*. Needs gui: true. */
+	SBX_TASK_TOOLS_GUI,
+} sbx_task_toolset;
+
+/* "all" or "gui": the task.yaml value, also the sandbox's SANDBOX_TOOLSET. */
+const char *sbx_task_toolset_name(sbx_task_toolset t);
+
 typedef struct sbx_task {
 	char *dir;  /* the task's directory, as resolved (no trailing slash) */
 	char *path; /* its task.yaml */
@@ -148,6 +159,7 @@ typedef struct sbx_task {
 	sbx_grading_spec grading;
 	sbx_task_limits limits;
 	bool gui;
+	sbx_task_toolset tools;
 	/* generator: NULL (not seedable), "builtin" (compiled into sandboxctl under the
 	 * task's id) or a program relative to dir, run on the host as PROGRAM DIR [SEED]. */
 	char *generator;

@@ -186,6 +186,29 @@ static bool probe_next(probe *p, int type, XEvent *ev, int timeout_ms)
 	return false;
 }
 
+/* take_screenshot's window argument: window_shown says whether a title contains it. */
+START_TEST(screenshot_says_whether_a_window_is_shown)
+{
+	probe p;
+	tool_result r;
+
+	use_display();
+	p = probe_open(10, 10, 50, 50, 0x00ff00);
+	XStoreName(p.dpy, p.win, "ledger.ods - LibreOffice Calc");
+	XSync(p.dpy, False);
+	r = call_ok("take_screenshot", "{\"window\":\"ledger.ods\"}");
+	ck_assert(sbx_json_get_bool(r.structured, "window_shown", false));
+	tool_result_clear(&r);
+	r = call_ok("take_screenshot", "{\"window\":\"other.ods\"}");
+	ck_assert(!sbx_json_get_bool(r.structured, "window_shown", true));
+	tool_result_clear(&r);
+	r = call_ok("take_screenshot", NULL);
+	ck_assert_ptr_null(sbx_json_get(r.structured, "window_shown"));
+	tool_result_clear(&r);
+	probe_close(&p);
+}
+END_TEST
+
 typedef struct call_args {
 	const char *tool, *args;
 	tool_result result;
@@ -501,6 +524,7 @@ static Suite *gui_xvfb_suite(void)
 	tcase_add_unchecked_fixture(tc, xvfb_setup, xvfb_teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, screenshot_is_a_1280x720_png);
+	tcase_add_test(tc, screenshot_says_whether_a_window_is_shown);
 	tcase_add_test(tc, pointer_moves_where_asked);
 	tcase_add_test(tc, coordinates_off_screen_are_refused);
 	tcase_add_test(tc, typed_text_arrives_as_keysyms);
