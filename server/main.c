@@ -15,7 +15,7 @@
 
 #include "sbx-config.h"
 #include "server.h"
-#include "task.h"
+#include "task_session.h"
 
 static const char *arg_workspace;
 static const char *arg_http;

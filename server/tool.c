@@ -8,11 +8,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "gui/gui.h"
-#include "schema.h"
+#include "gui.h"
+#include "tool_schema.h"
 #include "server.h"
 #include "sessions.h"
-#include "task.h"
+#include "task_session.h"
 #include "wbcache.h"
 
 void server_log(int level, const char *fmt, ...)

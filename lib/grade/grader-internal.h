@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
-/* Internals shared by the files of grader/. */
+/* Internals shared by the files of lib/grade/. */
 
 #include "sbx/grade.h"
 

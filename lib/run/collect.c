@@ -114,7 +114,7 @@ static int read_one(sbx_relay *relay, const char *sid, const char *rel, const ch
 
 		/* Not there: the agent did not write it; the grader says so. The
 		 * server answers -32002 for a file over its 16 MiB too
-		 * (server/files.c): that one the exec'd tar, with its own caps,
+		 * (server/tools/file_tools.c): that one the exec'd tar, with its own caps,
 		 * collects, so a large output is neither lost nor "not found". */
 		if (sbx_json_get_number(e, "code", 0) == -32002 &&
 		    strncmp(msg, "Resource not found", 18) == 0)

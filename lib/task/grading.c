@@ -8,7 +8,7 @@
 #include "sbx/cleanup.h"
 #include "sbx/sheet_ref.h"
 #include "sbx/task.h"
-#include "schema.h"
+#include "task_schema.h"
 
 /* The keys every grading level (top and each case) accepts. */
 #define OPTION_KEYS                                                                                \

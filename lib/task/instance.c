@@ -21,7 +21,7 @@
 #include "sbx/cleanup.h"
 #include "sbx/path.h"
 #include "sbx/task.h"
-#include "schema.h"
+#include "task_schema.h"
 #include "task_generators.h"
 
 extern char **environ;

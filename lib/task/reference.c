@@ -20,7 +20,7 @@
 #include "sbx/json.h"
 #include "sbx/task.h"
 #include "answer.h"
-#include "schema.h"
+#include "task_schema.h"
 #include "yamltext.h"
 
 #define MAX_JSON   (1u << 20)

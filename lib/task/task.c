@@ -13,7 +13,7 @@
 #include "sbx/file.h"
 #include "sbx/path.h"
 #include "sbx/task.h"
-#include "schema.h"
+#include "task_schema.h"
 
 #define TITLE_MAX  256
 #define PROMPT_MAX (64 * 1024)

@@ -16,11 +16,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "capture.h"
+#include "output_capture.h"
 #include "resources.h"
-#include "schema.h"
+#include "tool_schema.h"
 #include "server.h"
-#include "task.h"
+#include "task_session.h"
 #include "wbcache.h"
 
 static server srv;

@@ -12,7 +12,7 @@
  * Unknown keys are errors.
  *
  * The grading configuration is a plain struct (sbx_grading_spec) so the
- * grader (grader/) can consume it without lib/ knowing the grader. A
+ * grader (lib/grade/) can consume it without lib/ knowing the grader. A
  * standalone grading.yaml (the `grading:` mapping on its own) is loaded by
  * the same parser (sbx_grading_spec_load).
  */

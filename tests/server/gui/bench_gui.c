@@ -3,15 +3,15 @@
  * Screenshot latency, split into grab (XGetImage + RGB) and encode (PNG +
  * base64), on a flat screen and on a spreadsheet-like grid of text.
  * Not a test: prints figures. Uses $DISPLAY when set, else its own Xvfb.
- *   <build>/tests/server/gui/gui-bench [rounds]
+ *   <build>/tests/server/tools/gui/gui-bench [rounds]
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <X11/Xlib.h>
 
 #include "gui-test.h"
-#include "gui/capture.h"
-#include "gui/session.h"
+#include "screen_capture.h"
+#include "session.h"
 #include "xvfb.h"
 
 static void measure(const char *label, const char *display, int rounds)

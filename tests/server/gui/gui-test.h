@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gui/gui.h"
+#include "gui.h"
 
 /* The display the tools use (gui__display); NULL means none. */
 extern const char *test_display;

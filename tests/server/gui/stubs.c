@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "gui-test.h"
-#include "gui/tool-util.h"
+#include "tool-util.h"
 #include "sbx/base64.h"
 
 const char *test_display;

@@ -20,7 +20,7 @@
 #include <X11/Xutil.h>
 
 #include "gui-test.h"
-#include "gui/session.h"
+#include "session.h"
 #include "sbx/util.h"
 #include "xvfb.h"
 

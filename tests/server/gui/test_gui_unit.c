@@ -7,8 +7,8 @@
 #include <X11/keysym.h>
 
 #include "gui-test.h"
-#include "gui/encode.h"
-#include "gui/keyspec.h"
+#include "encode.h"
+#include "keyspec.h"
 #include "sbx/util.h"
 
 static gui_keyseq parse_ok(const char *spec)

@@ -13,7 +13,7 @@
 #include <X11/keysym.h>
 
 #include "gui-test.h"
-#include "gui/session.h"
+#include "session.h"
 #include "sbx/util.h"
 #include "xvfb.h"
 

@@ -27,10 +27,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "capture.h"
+#include "output_capture.h"
 #include "server.h"
 #include "spawn-protocol.h"
-#include "task.h"
+#include "task_session.h"
 #include "sbx/clock.h"
 
 extern char **environ;

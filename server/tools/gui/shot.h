@@ -5,7 +5,7 @@
 
 #include <stdbool.h>
 
-#include "../tool.h"
+#include "tool.h"
 #include "session.h"
 
 /*

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libFuzzer target for the relay's HTTP/1.1 framing (lib/run/http.c, on
+ * libFuzzer target for the relay's HTTP/1.1 framing (lib/relay/http_framing.c, on
  * libhttp-parser): what an agent sends and what comes back from the sandbox
  * are both outside input. Reads heads and bodies (Content-Length, chunked,
  * until EOF) in request mode, response mode and as the response to a HEAD

@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "../tool.h"
+#include "tool.h"
 
 /* The GUI tool rows, to be appended to the server's dispatch table. */
 const tool_def *gui_tools(size_t *n_out);

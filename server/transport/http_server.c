@@ -19,9 +19,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "http.h"
+#include "http_server.h"
 #include "sbx/hostguard.h"
-#include "task.h"
+#include "task_session.h"
 
 typedef struct conn_state {
 	sbx_buf body;

@@ -10,7 +10,7 @@
 
 #include "sbx/util.h"
 #include "server.h"
-#include "task.h"
+#include "task_session.h"
 #include "workspace.h"
 
 #define MAX_NOTED_FILES 1024

@@ -10,7 +10,7 @@
 
 #include <stdbool.h>
 
-#include "../tool.h"
+#include "tool.h"
 #include "session.h"
 
 /* The X display the server serves GUI tools on (tool_context), or NULL. */

@@ -13,7 +13,7 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "http.h"
+#include "http_server.h"
 
 #define MAX_JOBS 32
 

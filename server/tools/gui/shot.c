@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "capture.h"
+#include "screen_capture.h"
 #include "shot.h"
 #include "tool-util.h"
 

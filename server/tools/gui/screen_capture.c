@@ -6,7 +6,7 @@
 #include <X11/Xlib.h>
 #include <X11/Xutil.h>
 
-#include "capture.h"
+#include "screen_capture.h"
 #include "sbx/clock.h"
 #include "encode.h"
 #include "sbx/base64.h"

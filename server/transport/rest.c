@@ -15,9 +15,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "http.h"
+#include "http_server.h"
 #include "resources.h"
-#include "task.h"
+#include "task_session.h"
 
 static unsigned status_for(tool_error_kind kind)
 {

@@ -9,7 +9,7 @@
 
 #include "sbx/path.h"
 #include "sbx/task.h"
-#include "schema.h"
+#include "task_schema.h"
 
 int sbx_schema__fail(const sbx_schema *s, const sbx_ynode *node, const char *fmt, ...)
 {

@@ -29,7 +29,7 @@
 #include "sbx/clock.h"
 #include "sbx/file.h"
 #include "sbx/formula.h"
-#include "task.h"
+#include "task_session.h"
 #include "wbcache.h"
 #include "workspace.h"
 

@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "task.h"
+#include "task_session.h"
 #include "workspace.h"
 
 #define WALK_MAX_DEPTH 16

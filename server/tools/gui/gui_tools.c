@@ -11,7 +11,7 @@
 
 #include "gui.h"
 #include "input.h"
-#include "capture.h"
+#include "screen_capture.h"
 #include "sbx/clock.h"
 #include "keyspec.h"
 #include "reload.h"

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "server.h"
-#include "task.h"
+#include "task_session.h"
 
 #define STATUS_SCHEMA                                                                              \
 	"{\"type\":\"object\",\"properties\":{"                                                    \

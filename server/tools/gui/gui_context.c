@@ -7,8 +7,8 @@
 
 #include "tool-util.h"
 
-#if __has_include("../server.h")
-#include "../server.h"
+#if __has_include("server.h")
+#include "server.h"
 
 const char *gui__display(tool_context *ctx)
 {

@@ -6,7 +6,7 @@
 
 #include "sbx/json.h"
 #include "sbx/util.h"
-#include "schema.h"
+#include "tool_schema.h"
 
 #define PATH_MAX_LEN 256
 

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "capture.h"
+#include "output_capture.h"
 
 void capture_init(capture *c)
 {

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "sbx/file.h"
-#include "task.h"
+#include "task_session.h"
 #include "wbcache.h"
 #include "workspace.h"
 
