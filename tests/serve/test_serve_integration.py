@@ -46,6 +46,8 @@ import urllib.parse
 
 SRC = os.environ.get("SBX_SOURCE_ROOT", os.path.dirname(os.path.abspath(__file__)) + "/../..")
 BUILD = os.environ.get("SBX_BUILD_ROOT", SRC + "/build")
+sys.path.insert(0, os.path.join(SRC, "tests", "lib"))
+import second_engine  # noqa: E402
 SANDBOXCTL = os.path.join(BUILD, "cmd", "sandboxctl")
 TASKS = os.path.join(SRC, "tasks")
 SLIM = "sandboxctl/sandbox-slim:latest"
@@ -556,6 +558,69 @@ def case_sigint_twice(s):
     s.check_no_containers()
 
 
+def case_engines(_s):
+    """Two engines: claims spread over both; the second one dies and claims go on
+    on the first (a warm sandbox on the dead one is found at its claim, the engine
+    is drained after three failures), and nothing is left on the live engine."""
+    tmp = tempfile.mkdtemp(prefix="sbx-d2-", dir="/tmp")
+    try:
+        proc, host2 = second_engine.start(tmp)
+    except second_engine.Unavailable as e:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise Skip(str(e))
+    s = None
+    try:
+        host1 = second_engine.default_host()
+        t = time.time()
+        size = second_engine.copy_image(SLIM, host1, host2)
+        print("engines: %s copied to the second engine (%.0f MB) in %.1f s" %
+              (SLIM, size / 1e6, time.time() - t))
+        s = Service("--pool", "1", "--engine", host1, "--engine", host2)
+        until = time.time() + 120
+        while time.time() < until:
+            m = s.metrics()
+            warm = {e: m.get('sandboxctl_serve_engine_warm{engine="%s"}' % e, 0)
+                    for e in (host1, host2)}
+            if all(v >= 1 for v in warm.values()):
+                break
+            time.sleep(0.2)
+        else:
+            fail("a warm sandbox on each engine: %s" % warm)
+        used = []
+        for _ in range(4):
+            d = s.claim()
+            used.append(d["engine"])
+            s.finish(d["id"])
+        if set(used) != {host1, host2}:
+            fail("claims by engine: %s, want both %s and %s" % (used, host1, host2))
+        print("engines: claims by engine %s" % used)
+
+        second_engine.stop(proc)
+        after, refused = [], []
+        for _ in range(8):
+            st, d = s.call("POST", "/v1/episodes", {"task": "banking_reserve"})
+            if st == 201:
+                s.ids.append(d["id"])
+                after.append(d["engine"])
+                s.finish(d["id"])
+                if len(after) >= 3:
+                    break
+            else:
+                refused.append(st)
+        if len(after) < 3 or any(e != host1 for e in after):
+            fail("claims after the second engine died: %s (refused: %s)" % (after, refused))
+        m = s.metrics()
+        if m.get("sandboxctl_serve_engine_errors_total", 0) < 1:
+            fail("the dead engine's failures were not counted: %s" %
+                 {k: v for k, v in m.items() if "engine" in k})
+        print("engines: after the second died, claims on %s, refused %s, engine errors %d" %
+              (after, refused, m["sandboxctl_serve_engine_errors_total"]))
+    finally:
+        if s:
+            s.cleanup()
+        second_engine.stop(proc, tmp)
+
+
 CASES = {
     "api": (case_api, ["--pool", "2"], False),
     "deadline": (case_deadline, ["--pool", "1", "--max-episodes", "1"], True),
@@ -565,6 +630,7 @@ CASES = {
     "warm-died": (case_warm_died, ["--pool", "1"], False),
     "sigint-twice": (case_sigint_twice, ["--pool", "1", "--stop-grace", "120"], False),
     "soak": (case_soak, ["--pool", "4", "--max-episodes", "16"], False),
+    "engines": (case_engines, None, False),  # starts its own service, after its engine
 }
 
 
@@ -575,6 +641,10 @@ def main():
         if os.environ.get("SBX_RUN_TEST_IMAGE") != "real" or not image_exists(SLIM):
             raise Skip("needs SBX_RUN_TEST_IMAGE=real and %s" % SLIM)
         fn, args, unix = CASES[sys.argv[1]]
+        if args is None:
+            fn(None)
+            print("ok")
+            return
         s = Service(*args, unix=unix)
         try:
             fn(s)

@@ -50,6 +50,8 @@ import urllib.parse
 
 SRC = os.environ.get("SBX_SOURCE_ROOT", os.path.dirname(os.path.abspath(__file__)) + "/../..")
 BUILD = os.environ.get("SBX_BUILD_ROOT", SRC + "/build")
+sys.path.insert(0, os.path.join(SRC, "tests", "lib"))
+import second_engine  # noqa: E402
 SANDBOXCTL = os.path.join(BUILD, "cmd", "sandboxctl")
 TASKS = os.path.join(SRC, "tasks")
 DEV_IMAGE = "sandboxctl-test/run-dev:latest"
@@ -135,19 +137,7 @@ def import_tar(ref, files, host=None):
 
 
 def copy_image(ref, src_host, dst_host):
-    """GET /images/{ref}/get on one engine, POST /images/load on the other."""
-    src = UnixHTTP(src_host[len("unix://"):], timeout=600)
-    src.request("GET", "/images/%s/get" % urllib.parse.quote(ref, safe=""))
-    r = src.getresponse()
-    if r.status != 200:
-        fail("export %s: HTTP %d" % (ref, r.status))
-    data = r.read()
-    src.close()
-    st, body = engine("POST", "/images/load?quiet=1", body=data, host=dst_host,
-                      headers={"Content-Type": "application/x-tar"}, timeout=600)
-    if st != 200:
-        fail("load %s: %s %s" % (ref, st, body))
-    return len(data)
+    return second_engine.copy_image(ref, src_host, dst_host)
 
 
 # ---- running sandboxctl -----------------------------------------------------
@@ -611,42 +601,10 @@ def case_tls(env):
 
 
 def start_dockerd(tmp):
-    dockerd = shutil.which("dockerd")
-    if not dockerd or os.geteuid() != 0:
-        raise Skip("a second engine needs dockerd and root")
-    cfg = os.path.join(tmp, "empty.json")
-    with open(cfg, "w") as f:
-        f.write("{}\n")
-    sock = os.path.join(tmp, "d2.sock")
-    log = open(os.path.join(tmp, "dockerd.log"), "w")
-    # Its own network namespace: a dockerd started with --bridge none deletes the
-    # interface named docker0 at start, which in the host's namespace is the first
-    # engine's bridge. The socket is a file, so the namespace does not hide it.
-    unshare = shutil.which("unshare")
-    if not unshare:
-        raise Skip("a second engine needs unshare (util-linux) for its own network namespace")
-    proc = subprocess.Popen([unshare, "--net", "--", dockerd, "--config-file", cfg,
-                             "--host", "unix://" + sock,
-                             "--data-root", os.path.join(tmp, "data"),
-                             "--exec-root", os.path.join(tmp, "exec"),
-                             "--pidfile", os.path.join(tmp, "d2.pid"),
-                             "--bridge", "none", "--iptables=false", "--ip6tables=false",
-                             "--containerd-namespace", "d2",
-                             "--containerd-plugins-namespace", "d2p"],
-                            stdout=log, stderr=subprocess.STDOUT)
-    host = "unix://" + sock
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            raise Skip("the second dockerd exited (%d): see %s" % (proc.returncode, log.name))
-        try:
-            if engine("GET", "/_ping", host=host)[0] == 200:
-                return proc, host
-        except OSError:
-            pass
-        time.sleep(0.2)
-    proc.terminate()
-    raise Skip("the second dockerd did not answer within 60 s")
+    try:
+        return second_engine.start(tmp)
+    except second_engine.Unavailable as e:
+        raise Skip(str(e))
 
 
 def case_engines(env):
@@ -712,15 +670,7 @@ def case_engines(env):
         print("engines: second engine stopped midway: %d infra attempts on it, re-queued" %
               len(lost))
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        subprocess.run(["umount", "-R", os.path.join(tmp, "exec")], capture_output=True)
-        subprocess.run(["umount", "-R", os.path.join(tmp, "data")], capture_output=True)
-        shutil.rmtree(tmp, ignore_errors=True)
+        second_engine.stop(proc, tmp)
         if bridge and not os.path.exists("/sys/class/net/docker0"):
             fail("the first engine's docker0 bridge is gone")
 
