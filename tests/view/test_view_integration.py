@@ -15,11 +15,13 @@ a 2-episode sweep on the machine's Docker engine, serves them with `sandboxctl v
     <script> shown escaped, the tool error highlighted; the sweep page: its
     pass rate; raw files with a safe content type
   - live: a run directory still being written: the event stream reports the
-    transcript's growth, then the end when result.json appears
+    transcript's growth, then the end when result.json appears; a live GUI run:
+    a new frame in frames/ is a change, then a new figure on the page
   - report: one file, no http(s) resource referenced, a CSP forbidding network
   - with chromium (scripts/deps.sh installs it; missing: skipped, under
     scripts/test.sh failed): each page rendered headless,
-    a live run followed (a new transcript entry appears without reload),
+    a live run followed (a new transcript entry appears without reload, a new
+    frame becomes the live screen's picture),
     the DOM after the script ran (its red-cell list, the title not rewritten
     by the hostile text), a screenshot that is not blank, the report opened
     with every host name mapped to nothing
@@ -307,6 +309,43 @@ def main():
         os.remove(os.path.join(live, "result.json"))
         print("live: change on growth, done on result.json")
 
+        # The live GUI screen: a new frame in frames/ of a run still going is a change,
+        # and the page then shows it (the newest frame is what the player opens on).
+        live_gui = os.path.join(gui_runs, "live-gui")
+        os.makedirs(os.path.join(live_gui, "frames"))
+        shutil.copy(os.path.join(gui_runs, "gui-run", "transcript.jsonl"), live_gui)
+        frame_png = os.path.join(gui_runs, "gui-run", "frames", frames[-1])
+
+        def add_frame(i):
+            name = f"{i:04d}-{1764740000000 + 2000 * i}.png"
+            shutil.copy(frame_png, os.path.join(live_gui, "frames", name + ".tmp"))
+            os.rename(os.path.join(live_gui, "frames", name + ".tmp"),
+                      os.path.join(live_gui, "frames", name))
+            return name
+
+        first = add_frame(1)
+        s = socket.create_connection((u.hostname, u.port), timeout=20)
+        s.sendall(f"GET {prefix}e/2/live-gui HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+        got = b""
+        deadline = time.time() + 15
+        while b"event: change" not in got and time.time() < deadline:
+            got += s.recv(4096)
+        check(b"event: change" in got, f"live GUI: no first event: {got[:300]!r}")
+        st, _, lg = get(url, prefix + "r/2/live-gui")
+        check(st == 200 and "data-live=" in lg and lg.count("<figure") == 1 and first in lg,
+              "live GUI page, one frame")
+        time.sleep(1.1)  # a directory mtime a poll can tell apart
+        second = add_frame(2)
+        got = b""
+        deadline = time.time() + 15
+        while b"event: change" not in got and time.time() < deadline:
+            got += s.recv(4096)
+        check(b"event: change" in got, "live GUI: no change after a new frame")
+        s.close()
+        st, _, lg = get(url, prefix + "r/2/live-gui")
+        check(st == 200 and lg.count("<figure") == 2 and second in lg, "live GUI: the new frame")
+        print("live GUI: a new frame is a change event and a new figure")
+
         # The report.
         report = os.path.join(tmp, "report.html")
         p = subprocess.run([SANDBOXCTL, "report", os.path.join(sweeps, "small"), "-o", report],
@@ -370,6 +409,22 @@ def main():
             after = b.eval(s, "document.querySelectorAll('.turn').length")
             check(after == before + 1, f"live: {before} -> {after} entries")
             print(f"chromium: a live entry appeared in {time.time() - t:.2f} s without reload")
+            # The live GUI screen: the player follows the newest frame without reload.
+            s = b.open(url + "r/2/live-gui")
+            end = time.time() + 30
+            while b.eval(s, "document.body && document.body.getAttribute('data-js')") != "on":
+                check(time.time() < end, "live GUI page: the script never ran")
+                time.sleep(0.1)
+            shown = "document.querySelector('#player img').getAttribute('src')"
+            check(second in b.eval(s, shown), f"live GUI: the player shows {b.eval(s, shown)}")
+            time.sleep(1.1)
+            third = add_frame(3)
+            t = time.time()
+            while b.eval(s, "document.querySelectorAll('#filmstrip figure').length") != 3:
+                check(time.time() - t < 15, "live GUI: the new frame never appeared")
+                time.sleep(0.1)
+            check(third in b.eval(s, shown), f"live GUI: the player shows {b.eval(s, shown)}")
+            print(f"chromium: a new frame on the live screen in {time.time() - t:.2f} s")
         finally:
             b.close()
         return 0
