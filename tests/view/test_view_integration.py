@@ -128,6 +128,15 @@ class Browser:
         self.p.wait()
 
 
+def wait_event(sock, event, timeout=15):
+    """What the event stream sock sent until `event: EVENT` came, or timeout seconds passed."""
+    got, want = b"", b"event: " + event.encode()
+    deadline = time.time() + timeout
+    while want not in got and time.time() < deadline:
+        got += sock.recv(4096)
+    return got
+
+
 def png_is_blank(path):
     """True when every pixel row of an 8-bit PNG decodes to one value (a blank page)."""
     data = open(path, "rb").read()
@@ -284,26 +293,17 @@ def main():
         u = urllib.parse.urlsplit(url)
         s = socket.create_connection((u.hostname, u.port), timeout=20)
         s.sendall(f"GET {prefix}e/0/live-run HTTP/1.1\r\nHost: x\r\n\r\n".encode())
-        got = b""
-        deadline = time.time() + 15
-        while b"event: change" not in got and time.time() < deadline:
-            got += s.recv(4096)
+        got = wait_event(s, "change")
         check(b"text/event-stream" in got and b"event: change" in got, f"live: {got[:300]!r}")
         st, _, lpage = get(url, prefix + "r/0/live-run")
         check(st == 200 and "st-running" in lpage and "data-live=" in lpage, "live page")
         with open(os.path.join(live, "transcript.jsonl"), "a") as f:
             f.write(json.dumps({"t_ms": 2, "dir": "agent->server", "path": "/tools/call",
                                 "message": {"tool_name": "read_cell", "arguments": {"x": "NEWENTRY"}}}) + "\n")
-        got = b""
-        deadline = time.time() + 15
-        while b"event: change" not in got and time.time() < deadline:
-            got += s.recv(4096)
+        got = wait_event(s, "change")
         check(b"event: change" in got, "live: no change after the transcript grew")
         shutil.copy(os.path.join(runs, run_id, "result.json"), os.path.join(live, "result.json"))
-        got = b""
-        deadline = time.time() + 15
-        while b"event: done" not in got and time.time() < deadline:
-            got += s.recv(4096)
+        got = wait_event(s, "done")
         check(b"event: done" in got, "live: no done after result.json")
         s.close()
         os.remove(os.path.join(live, "result.json"))
@@ -326,20 +326,14 @@ def main():
         first = add_frame(1)
         s = socket.create_connection((u.hostname, u.port), timeout=20)
         s.sendall(f"GET {prefix}e/2/live-gui HTTP/1.1\r\nHost: x\r\n\r\n".encode())
-        got = b""
-        deadline = time.time() + 15
-        while b"event: change" not in got and time.time() < deadline:
-            got += s.recv(4096)
+        got = wait_event(s, "change")
         check(b"event: change" in got, f"live GUI: no first event: {got[:300]!r}")
         st, _, lg = get(url, prefix + "r/2/live-gui")
         check(st == 200 and "data-live=" in lg and lg.count("<figure") == 1 and first in lg,
               "live GUI page, one frame")
         time.sleep(1.1)  # a directory mtime a poll can tell apart
         second = add_frame(2)
-        got = b""
-        deadline = time.time() + 15
-        while b"event: change" not in got and time.time() < deadline:
-            got += s.recv(4096)
+        got = wait_event(s, "change")
         check(b"event: change" in got, "live GUI: no change after a new frame")
         s.close()
         st, _, lg = get(url, prefix + "r/2/live-gui")
