@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs every libFuzzer target (or the ones named) for SECONDS each and prints
-# one line per target: coverage (edges, features), executions, peak memory, findings.
+# one line per target: coverage (edges, features), executions, peak memory, and
+# the findings of this run by kind (crash, leak, timeout, oom: libFuzzer's
+# artifact prefixes).
 #
 #   scripts/fuzz.sh [SECONDS] [TARGET...]     default 60 s, every fuzz-* target
 #
@@ -37,7 +39,9 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-quarantine_size_mb=16:detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 
 findings=0
-printf '%-22s %8s %8s %8s %10s %12s %8s %8s\n' target seconds cov ft exec/s execs rss_mb findings
+kinds=(crash leak timeout oom)
+row='%-22s %7s %6s %6s %8s %11s %6s %5s %4s %7s %3s\n'
+printf "$row" target seconds cov ft exec/s execs rss_mb "${kinds[@]}"
 for t in "${targets[@]}"; do
 	bin="$out/tests/fuzz/$t"
 	[ -x "$bin" ] || {
@@ -52,19 +56,31 @@ for t in "${targets[@]}"; do
 	dict=()
 	[ -f "tests/data/fuzz/$t.dict" ] && dict=(-dict="tests/data/fuzz/$t.dict")
 	rc=0
+	start=$out/.fuzz-start-$t
+	touch "$start" # artifacts of earlier runs are not this run's findings
 	"$bin" "${dict[@]}" -max_total_time="$secs" -print_final_stats=1 \
 		-rss_limit_mb=2048 -timeout=10 -artifact_prefix="$arts/" \
 		"$corpus" "$seeds" >"$log" 2>&1 || rc=$?
-	found=$(find "$arts" -maxdepth 1 -type f \( -name 'crash-*' -o -name 'leak-*' \
-		-o -name 'timeout-*' -o -name 'oom-*' \) | wc -l)
-	[ "$rc" = 0 ] || [ "$found" != 0 ] || found=1
+	counts=()
+	found=0
+	for k in "${kinds[@]}"; do
+		c=$(find "$arts" -maxdepth 1 -type f -name "$k-*" -newer "$start" | wc -l)
+		counts+=("$c")
+		found=$((found + c))
+	done
+	rm -f "$start"
+	if [ "$rc" != 0 ] && [ "$found" = 0 ]; then
+		# No artifact, yet it failed (a sanitizer report at start-up, a bad flag): a crash.
+		counts[0]=1
+		found=1
+	fi
 	cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -1 | cut -d' ' -f2 || true)
 	ft=$(grep -oE 'ft: [0-9]+' "$log" | tail -1 | cut -d' ' -f2 || true)
 	runs=$(grep -oE 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -oE '[0-9]+$' || true)
 	eps=$(grep -oE 'stat::average_exec_per_sec: *[0-9]+' "$log" | grep -oE '[0-9]+$' || true)
 	rss=$(grep -oE 'stat::peak_rss_mb: *[0-9]+' "$log" | grep -oE '[0-9]+$' || true)
-	printf '%-22s %8s %8s %8s %10s %12s %8s %8s\n' "$t" "$secs" "${cov:-?}" "${ft:-?}" \
-		"${eps:-?}" "${runs:-?}" "${rss:-?}" "$found"
+	printf "$row" "$t" "$secs" "${cov:-?}" "${ft:-?}" "${eps:-?}" "${runs:-?}" "${rss:-?}" \
+		"${counts[@]}"
 	if [ "$found" != 0 ]; then
 		findings=$((findings + found))
 		{ grep -m3 -E 'ERROR:|SUMMARY:|runtime error|error in line' "$log" || tail -3 "$log"; } |

@@ -214,7 +214,8 @@ END_TEST
 
 /* ---- pages ---- */
 
-static char *page_of(int kind, const char *rel)
+/* kind: 'i' the list, 'r' a run, 's' a sweep, 'c' sweep rel compared with sweep with. */
+static char *page_of(int kind, const char *rel, const char *with)
 {
 	static const char *names[] = {"root"};
 	sbx_view_ctx ctx = {.rootfds = &rootfd,
@@ -227,7 +228,8 @@ static char *page_of(int kind, const char *rel)
 
 	r = kind == 'i'	  ? sbx_view_page_index(&ctx, NULL, NULL, NULL, &b, NULL)
 	    : kind == 'r' ? sbx_view_page_run(&ctx, 0, rel, &b, NULL)
-			  : sbx_view_page_sweep(&ctx, 0, rel, &b, NULL);
+	    : kind == 's' ? sbx_view_page_sweep(&ctx, 0, rel, &b, NULL)
+			  : sbx_view_page_compare(&ctx, 0, rel, 0, with, &b, NULL);
 	ck_assert_int_eq(r, 0);
 	return sbx_buf_steal(&b, NULL);
 }
@@ -244,7 +246,7 @@ START_TEST(run_page_escapes_the_transcript)
 	    "{\"t_ms\":2,\"dir\":\"server->agent\",\"path\":\"/tools/call\",\"message\":"
 	    "{\"success\":false,\"error\":\"<b>bad</b>\"}}\n");
 	put("r/connection.json", "{\"authorization\":\"Bearer secret\"}");
-	page = page_of('r', "r");
+	page = page_of('r', "r", NULL);
 	ck_assert_ptr_null(strstr(page, "<script>alert"));
 	ck_assert_ptr_nonnull(strstr(page, "&lt;script&gt;alert(1)&lt;/script&gt;"));
 	ck_assert_ptr_nonnull(strstr(page, "turn result error"));
@@ -252,7 +254,7 @@ START_TEST(run_page_escapes_the_transcript)
 	ck_assert_ptr_null(strstr(page, "connection.json")); /* the token's file is not linked */
 	ck_assert_ptr_nonnull(strstr(page, "<script nonce=\"n0nce\">"));
 	ck_assert_ptr_null(strstr(page, "id=\"turns\"")); /* no model.jsonl: not an llm run */
-	index = page_of('i', NULL);
+	index = page_of('i', NULL, NULL);
 	ck_assert_ptr_nonnull(strstr(index, "t&lt;1&gt;"));
 	ck_assert_ptr_nonnull(strstr(index, "href=\"/tok/r/0/r\""));
 }
@@ -275,7 +277,7 @@ START_TEST(run_page_mcp_transcript)
 	    "\"result\":{\"isError\":true,\"content\":[{\"type\":\"text\",\"text\":\"no "
 	    "<sheet>\"}]}}}\n"
 	    "{\"conn\":2,\"dir\":\"server->agent\",\"status\":200,\"message\":{\"id\":1");
-	page = page_of('r', "p");
+	page = page_of('r', "p", NULL);
 	ck_assert_ptr_nonnull(strstr(page, "agent calls <b>read_cell</b>"));
 	ck_assert_ptr_nonnull(strstr(page, "<summary>reply 200")); /* initialize's reply: folded */
 	ck_assert_ptr_nonnull(
@@ -296,7 +298,7 @@ START_TEST(run_page_model_turns)
 	    "\"function\":{\"name\":\"read_cell\"}}]}}],\"usage\":{\"prompt_tokens\":7}}}\n"
 	    "{\"turn\":2,\"status\":429,\"reply\":{\"content\":[{\"type\":\"tool_use\","
 	    "\"name\":\"write_cell\"}]}}\n");
-	page = page_of('r', "m");
+	page = page_of('r', "m", NULL);
 	ck_assert_ptr_nonnull(strstr(page, "id=\"turns\""));
 	ck_assert_ptr_nonnull(strstr(page, "&lt;svg onload=x&gt; → read_cell"));
 	ck_assert_ptr_null(strstr(page, "<svg onload"));
@@ -322,12 +324,69 @@ START_TEST(run_page_grid_from_grade_json)
 	    "\"PARTIAL\",\"graded\":4,\"matched\":3,\"mismatches_total\":1,"
 	    "\"mismatches\":[{\"cell\":\"Sheet1!B2\",\"reason\":\"type\",\"expected\":2,"
 	    "\"got\":\"<i>\"}]}]}");
-	page = page_of('r', "g");
+	page = page_of('r', "g", NULL);
 	ck_assert_ptr_nonnull(strstr(page, "<table class=\"grid\">"));
 	ck_assert_ptr_nonnull(strstr(page,
 				     "class=\"bad\" data-cell=\"Sheet1!B2\" title=\"expected 2, "
 				     "got &lt;i&gt; (type)\""));
 	ck_assert_ptr_nonnull(strstr(page, "class=\"ok\" data-cell=\"Sheet1!B1\""));
+}
+END_TEST
+
+/* A sweep of tasks alpha and beta under one agent, 8 epochs: bit e of pass_alpha
+ * (pass_beta) says whether epoch e of that task passed, with score 1, else 0. */
+static void make_sweep(const char *dir, unsigned pass_alpha, unsigned pass_beta)
+{
+	char rel[256], text[8192];
+	size_t len = 0;
+
+	mkdir_in(dir);
+	snprintf(rel, sizeof(rel), "%s/sweep.json", dir);
+	put(rel, "{\"tasks\":[{\"name\":\"alpha\"},{\"name\":\"beta\"}],\"agents\":"
+		 "[\"oracle\"],\"epochs\":8,\"retries\":0,\"timeout_s\":60,\"episodes\":16}");
+	for (unsigned i = 0; i < 16; i++) {
+		unsigned e = i / 2, t = i % 2;
+		bool pass = ((t ? pass_beta : pass_alpha) >> e) & 1;
+
+		len += (size_t)snprintf(text + len, sizeof(text) - len,
+					"{\"episode\":%u,\"attempt\":1,\"task\":\"%s\",\"agent\":"
+					"\"oracle\",\"epoch\":%u,\"run_id\":\"%s-%u\",\"status\":"
+					"\"%s\",\"score\":%d,\"agent_ms\":1,\"total_ms\":10}\n",
+					i, t ? "beta" : "alpha", e, dir, i, pass ? "pass" : "fail",
+					pass);
+		ck_assert_uint_lt(len, sizeof(text));
+	}
+	snprintf(rel, sizeof(rel), "%s/results.jsonl", dir);
+	put(rel, text);
+}
+
+START_TEST(compare_page_pairs_and_sign_test)
+{
+	_cleanup_free_ char *page = NULL;
+
+	/* alpha: A passes all 8 epochs, B none; beta: A none, B epochs 0 and 1. */
+	make_sweep("a", 0xff, 0);
+	make_sweep("b", 0, 0x3);
+	page = page_of('c', "a", "b");
+	ck_assert_ptr_nonnull(strstr(page, "paired by task, agent, epoch, seed"));
+	/* 8 pairs, 8 discordant for A: p = 2 × 2^-8 = 0.0078, highlighted; B − A = −1 exactly. */
+	ck_assert_ptr_nonnull(strstr(
+		page, "<tr><td>alpha</td><td class=\"num\">8</td><td class=\"num\">8</td><td "
+		      "class=\"num\">0</td><td class=\"num\">8 / 0</td><td class=\"num "
+		      "errtext\">0.00781</td><td class=\"num\">-1.000 <span class=\"dim\">"
+		      "[-1.000, -1.000]</span></td></tr>"));
+	/* 2 discordant for B: p = 2 × 1/4; B − A = 2/8. */
+	ck_assert_ptr_nonnull(
+		strstr(page, "<tr><td>beta</td><td class=\"num\">8</td><td class=\"num\">0</td><td "
+			     "class=\"num\">2</td><td class=\"num\">0 / 2</td><td "
+			     "class=\"num\">0.5</td><td class=\"num\">+0.250 "));
+	/* Overall 8 against 2 of 16 pairs: p = 2 × (1 + 10 + 45) / 1024 = 0.109. */
+	ck_assert_ptr_nonnull(strstr(
+		page, "<tr><td>(overall)</td><td class=\"num\">16</td><td class=\"num\">8</td><td "
+		      "class=\"num\">2</td><td class=\"num\">8 / 2</td><td "
+		      "class=\"num\">0.109</td><td class=\"num\">-0.375 "));
+	ck_assert_ptr_nonnull(strstr(page, "id=\"summary-a\""));
+	ck_assert_ptr_nonnull(strstr(page, "id=\"summary-b\""));
 }
 END_TEST
 
@@ -349,6 +408,7 @@ static Suite *make_suite(void)
 	tcase_add_test(pages, run_page_grid_from_grade_json);
 	tcase_add_test(pages, run_page_model_turns);
 	tcase_add_test(pages, run_page_mcp_transcript);
+	tcase_add_test(pages, compare_page_pairs_and_sign_test);
 	suite_add_tcase(s, esc);
 	suite_add_tcase(s, conf);
 	suite_add_tcase(s, scan);

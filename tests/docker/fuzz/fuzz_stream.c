@@ -2,7 +2,8 @@
 /*
  * libFuzzer: what the engine sends besides tars, fed in random splits: the
  * stdout/stderr frame demultiplexer, the JSON-lines progress parser, and
- * error bodies.
+ * error bodies. Byte 0 chooses where the rest is split in two reads; the
+ * stream starts at byte 1 (seeds: tests/data/fuzz/fuzz-docker-stream/).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -30,12 +31,17 @@ static int on_progress(const sbx_docker_progress *p, void *payload)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	const char *p = (const char *)data;
-	size_t split = size ? data[0] % (size + 1) : 0, total = 0;
+	const char *p;
+	size_t split, total = 0;
 	docker_demux m;
 	docker_lines l;
 	char *msg;
 
+	if (size == 0)
+		return 0;
+	p = (const char *)data + 1;
+	size--;
+	split = data[0] % (size + 1);
 	sbx_docker__demux_init(&m, false);
 	if (sbx_docker__demux_feed(&m, p, split, sink, &total) == 0)
 		sbx_docker__demux_feed(&m, p + split, size - split, sink, &total);
