@@ -7,7 +7,7 @@
 #
 # Builds build-cov/ with -Db_coverage=true, runs the suites (the integration
 # suite drives the real engine and LibreOffice, as scripts/test.sh does) and
-# prints one line per module (lib/<m>, server, grader, cmd) from gcovr, then
+# prints one line per module (lib/<m>, server, cmd) from gcovr, then
 # the total. The full report is build-cov/coverage.txt; HTML in build-cov/html/.
 # Code that runs only inside the sandbox image (the image's own sandbox-mcp) is
 # not counted; the server's figure comes from the tests that run it locally.
