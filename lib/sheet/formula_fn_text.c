@@ -639,7 +639,7 @@ static void fn_text(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args,
 	}
 	if (strcasecmp(f, "General") == 0 || flen == 0) {
 		char tmp[40];
-		sbx_fx__format_general(d, tmp);
+		sbx_fx__format_text_general(d, tmp);
 		ok = flen != 0 && sbx_buf_puts(&b, tmp) == 0;
 		if (flen == 0)
 			ok = true;

@@ -91,6 +91,44 @@ START_TEST(precedence)
 }
 END_TEST
 
+/* Numbers as text, as soffice 7.4.7 wrote them (formula_numtext.c). */
+START_TEST(number_text)
+{
+	static const char *const cases[][2] = {
+		{"=(1e-5)&\"\"", "0.00001"},
+		{"=(1.5e-8)&\"\"", "0.000000015"},
+		{"=(4.87e-10)&\"\"", "0.000000000487"},
+		{"=(1e-19)&\"\"", "1E-019"},
+		{"=(1e-21)&\"\"", "1E-021"},
+		{"=(1e15)&\"\"", "1000000000000000"},
+		{"=(1e16)&\"\"", "1E+016"},
+		{"=(1.0042808691269508e18)&\"\"", "1.00428086912695E+018"},
+		{"=(9.99994e35)&\"\"", "9.99994E+035"},
+		{"=(1/3*1e-6)&\"\"", "0.00000033333333333333"},
+		{"=(1/3*1e-12)&\"\"", "0.00000000000033333333"},
+		{"=(1e-14)&\"\"", "0.00000000000001"},
+		{"=(1/3*1e-14)&\"\"", "3.33333333333333E-015"},
+		{"=(2^53-1)&\"\"", "9007199254740991"},
+		{"=(2^53)&\"\"", "9.00719925474099E+015"},
+		{"=(1e15+0.3)&\"\"", "1E+015"},
+		{"=(999999999999999.9)&\"\"", "1000000000000000"},
+		{"=(-0.5e-7)&\"\"", "-0.00000005"},
+		{"=(1.7976931348623157e308)&\"\"", "1.7976931348623157E+308"},
+		{"=TEXT(1e16,\"General\")", "1.00000000000000E+16"},
+		{"=TEXT(1e100,\"General\")", "1.00000000000000E+100"},
+		{"=TEXT(1e-15,\"General\")", "0.000000000000001"},
+		{"=TEXT(6e-21,\"General\")", "0.00000000000000000001"},
+		{"=TEXT(1e-21,\"General\")", "0"},
+		{"=TEXT(-1e-21,\"General\")", "-0"},
+		{"=TEXT(1e15,\"General\")", "1000000000000000"},
+		{"=TEXT(-1/3,\"General\")", "-0.333333333333333"},
+	};
+
+	for (size_t i = 0; i < SBX_ELEMENTSOF(cases); i++)
+		ck_assert_str_eq(text(cases[i][0]), cases[i][1]);
+}
+END_TEST
+
 START_TEST(references_and_ranges)
 {
 	NUM_EQ("=A1+$A$2+A$3+$A4", 10);
@@ -263,6 +301,7 @@ static Suite *make_suite(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, precedence);
+	tcase_add_test(tc, number_text);
 	tcase_add_test(tc, references_and_ranges);
 	tcase_add_test(tc, errors);
 	tcase_add_test(tc, functions);
