@@ -192,7 +192,7 @@ bool sbx_fx__to_str(fx_ctx *c, const fx_val *v, const char **out, uint32_t *len,
 bool sbx_fx__parse_number(const char *s, uint32_t len, double *out);
 /* A number as text in a formula (=1/3&""), as LibreOffice writes it (formula_numtext.c). */
 void sbx_fx__format_general(double v, char buf[static 40]);
-/* A number as TEXT(v;"General") writes it. */
+/* A number as TEXT(v,"General") writes it. */
 void sbx_fx__format_text_general(double v, char buf[static 40]);
 
 /* x^y with LibreOffice's errors (poles and complex results #NUM!; 0^0 is 1). */

@@ -4,14 +4,15 @@
  * come down to its rtl::math::doubleToUString: take the shortest digits that
  * read back to the value, round them half up to at most 15 significant
  * digits (and to the decimals asked for, never more than 20), print them in
- * fixed or scientific notation, drop trailing decimal zeros.
+ * fixed or scientific notation, drop trailing decimal zeros. Integers below
+ * 2^53 are written whole.
  *
  * - A number in a formula's text (=1/3&"", CONCATENATE, LEFT of a number)
  *   goes through ScInterpreter::GetStringFromDouble, the "input line" string
  *   of the standard format: doubleToUString with StringFormat_Automatic and
  *   DecimalPlaces_Max. ODS export writes office:value with the same call,
  *   which is why LibreOffice's files hold at most 20 decimals.
- * - TEXT(x;"General") is SvNumberformat::ImpGetOutputStandard: past 1e15 in
+ * - TEXT(x,"General") is SvNumberformat::ImpGetOutputStandard: past 1e15 in
  *   scientific notation with 14 decimals kept and a two-digit exponent,
  *   otherwise fixed notation to 20 decimals (tiny values become "0" or "-0").
  * Probed against soffice 7.4.7; tests/data/formula/corpus.txt holds the
