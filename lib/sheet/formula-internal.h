@@ -190,8 +190,16 @@ bool sbx_fx__to_bool(fx_ctx *c, const fx_val *v, bool *out, fx_err *err);
 bool sbx_fx__to_str(fx_ctx *c, const fx_val *v, const char **out, uint32_t *len, fx_err *err);
 /* Parses a whole string as a number the way LibreOffice converts text (unambiguous only). */
 bool sbx_fx__parse_number(const char *s, uint32_t len, double *out);
-/* Formats a number as LibreOffice's "General" format does (15 significant digits). */
+/* A number as text in a formula (=1/3&""), as LibreOffice writes it (formula_numtext.c). */
 void sbx_fx__format_general(double v, char buf[static 40]);
+/* A number as TEXT(v,"General") writes it. */
+void sbx_fx__format_text_general(double v, char buf[static 40]);
+/*
+ * a (>= 0) in fixed notation with exactly `decimals` (0..15) decimals, rounded
+ * as LibreOffice's number formats do. Returns the length, or -1 when a is
+ * 1e300 or more or cap is under 330.
+ */
+int sbx_fx__format_fixed(double a, int decimals, char *out, size_t cap);
 
 /* x^y with LibreOffice's errors (poles and complex results #NUM!; 0^0 is 1). */
 double sbx_fx__pow(double x, double y, fx_err *err);

@@ -286,6 +286,17 @@ static double round_to(double x, double digits, round_mode mode)
 	return d >= 0 ? r / p : r * p;
 }
 
+/* x at 12 significant digits, as ScInterpreter::RoundSignificant computes it. */
+static double significant_12(double x)
+{
+	double a = fabs(x), e;
+
+	if (a == 0 || !isfinite(a))
+		return x;
+	e = approx_floor(log10(a)) + 1 - 12;
+	return copysign(round_to(a * pow(10, -e), 0, ROUND_HALF) * pow(10, e), x);
+}
+
 static void round_fn(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out,
 		     round_mode mode)
 {
@@ -296,6 +307,13 @@ static void round_fn(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_va
 	if (call->nargs > 1 && c->f->nodes[args[1]].op != N_MISSING &&
 	    !arg_num(c, args[1], &d, out))
 		return;
+	/*
+	 * ROUNDUP and ROUNDDOWN with digits below 12 first round a value under
+	 * 1e12 to 12 significant digits (ROUNDUP(1.000000000001,0) is 1), as
+	 * LibreOffice does against decimal-to-binary noise; not with one argument.
+	 */
+	if (mode != ROUND_HALF && call->nargs > 1 && trunc(d) < 12 && fabs(x) < 1e12)
+		x = significant_12(x);
 	sbx_fx__set_num(out, round_to(x, d, mode));
 }
 

@@ -455,43 +455,6 @@ static bool has_date_codes(const char *f)
 	return false;
 }
 
-/*
- * a (>= 0, < 1e300) at 15 significant digits in fixed notation with at
- * least frac digits after the point. Returns the length, or -1.
- */
-static int fixed_15(double a, int frac, char *out, size_t cap)
-{
-	char sci[40], digits[16];
-	int e, n = 0;
-	size_t k = 0;
-
-	snprintf(sci, sizeof(sci), "%.14e", a);
-	for (const char *p = sci; *p && *p != 'e'; p++)
-		if (*p >= '0' && *p <= '9')
-			digits[n++] = *p;
-	e = atoi(strchr(sci, 'e') + 1);
-	if (e > 310 || e < -310 || cap < (size_t)abs(e) + (size_t)frac + 24)
-		return -1;
-	if (e < 0) {
-		out[k++] = '0';
-		out[k++] = '.';
-		for (int i = -1; i > e; i--)
-			out[k++] = '0';
-		for (int i = 0; i < n; i++)
-			out[k++] = digits[i];
-	} else {
-		for (int i = 0; i <= e; i++)
-			out[k++] = i < n ? digits[i] : '0';
-		out[k++] = '.';
-		for (int i = e + 1; i < n; i++)
-			out[k++] = digits[i];
-	}
-	for (int i = 0; i < frac; i++)
-		out[k++] = '0';
-	out[k] = '\0';
-	return (int)k;
-}
-
 /* "0", "0.00", "#,##0.00", "0%", "$#,##0", "0.0 kg": digits, grouping, percent, literals. */
 static bool format_number(double v, const char *f, sbx_buf *b)
 {
@@ -525,35 +488,9 @@ static bool format_number(double v, const char *f, sbx_buf *b)
 		pct |= *q == '%';
 	if (pct)
 		v *= 100;
-	/*
-	 * Half up, as LibreOffice's formatter rounds: on the value at 15
-	 * significant digits (TEXT(1.005,"0.00") is "1.01"), but a percentage
-	 * on the exact scaled value (TEXT(1.005,"0%") is "100%"), as observed.
-	 */
-	/* Never more than 15 significant digits, as LibreOffice shows numbers. */
-	int len = pct && fabs(v) * pow(10, decimals) < 1e15
-			  ? snprintf(num, sizeof(num) - 2, "%.*f", decimals + 30, fabs(v))
-			  : fixed_15(fabs(v), decimals + 2, num, sizeof(num) - 2);
-	char *point = strchr(num, '.');
-	if (len <= 0 || !point)
+	/* TEXT(1.005,"0.00") is "1.01", TEXT(1.005,"0%") "100%" (100.49999999999999). */
+	if (sbx_fx__format_fixed(fabs(v), decimals, num, sizeof(num)) < 0)
 		return false;
-	size_t cut = (size_t)(point - num) + 1 + (size_t)decimals;
-	bool up = num[cut] >= '5';
-	num[decimals ? cut : cut - 1] = '\0';
-	for (ssize_t i = (ssize_t)strlen(num) - 1; up && i >= 0; i--) {
-		if (num[i] == '.')
-			continue;
-		if (num[i] == '9') {
-			num[i] = '0';
-		} else {
-			num[i]++;
-			up = false;
-		}
-	}
-	if (up) {
-		memmove(num + 1, num, strlen(num) + 1);
-		num[0] = '1';
-	}
 	bool zero = strspn(num, "0.") == strlen(num);
 	char *dot = strchr(num, '.');
 	size_t int_len = dot ? (size_t)(dot - num) : strlen(num);
@@ -639,7 +576,7 @@ static void fn_text(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args,
 	}
 	if (strcasecmp(f, "General") == 0 || flen == 0) {
 		char tmp[40];
-		sbx_fx__format_general(d, tmp);
+		sbx_fx__format_text_general(d, tmp);
 		ok = flen != 0 && sbx_buf_puts(&b, tmp) == 0;
 		if (flen == 0)
 			ok = true;
