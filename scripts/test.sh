@@ -7,7 +7,7 @@
 #   scripts/test.sh            everything
 #   SBX_SKIP_ASAN=1 scripts/test.sh    skip the sanitizer pass (local iteration)
 #   SBX_SKIP_FUZZ=1 scripts/test.sh    skip the 20 s per target fuzz smoke
-#   SBX_SKIP_ANALYZE=1 scripts/test.sh skip the static analysis (~1 min warm, ~3 cold)
+#   SBX_SKIP_ANALYZE=1 scripts/test.sh skip the static analysis (~1.5 min cold, seconds cached)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
