@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: installs what is missing, builds with
 # warnings as errors, checks formatting, runs every suite against the real
-# engine, then runs again under AddressSanitizer + UBSan.
+# engine, runs gcc's static analyser (scripts/analyze.sh: any finding fails
+# the run), then runs again under AddressSanitizer + UBSan.
 #
 #   scripts/test.sh            everything
 #   SBX_SKIP_ASAN=1 scripts/test.sh    skip the sanitizer pass (local iteration)
 #   SBX_SKIP_FUZZ=1 scripts/test.sh    skip the 20 s per target fuzz smoke
+#   SBX_SKIP_ANALYZE=1 scripts/test.sh skip the static analysis (~1.5 min cold, seconds cached)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -50,6 +52,17 @@ run_suite build-ci
 echo "== build with clang (warnings are errors; compile only)"
 [ -d build-clang ] || CC=clang meson setup build-clang --werror >/dev/null
 meson compile -C build-clang >/dev/null
+
+if [ -z "${SBX_SKIP_ANALYZE:-}" ]; then
+	echo "== static analysis (gcc -fanalyzer over lib/ and server/; a finding fails)"
+	t0=$SECONDS
+	if scripts/analyze.sh; then
+		passed=$((passed + 1))
+	else
+		failed=$((failed + 1))
+	fi
+	echo "static analysis: $((SECONDS - t0)) s"
+fi
 
 if [ -z "${SBX_SKIP_FUZZ:-}" ]; then
 	# Every libFuzzer target over its seeds for a short while: any crash,

@@ -4,6 +4,7 @@
  * (text converts to a number only when unambiguous; booleans are numbers),
  * operators, comparisons, and the walk over a rectangle of cells.
  */
+#include <assert.h>
 #include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
@@ -688,10 +689,15 @@ void sbx_fx__eval(fx_ctx *c, uint32_t i, fx_val *out)
 	case N_RANGE:
 		range_op(c, n, out);
 		return;
-	case N_CALL:
+	case N_CALL: {
+		/* The parser stores only indexes sbx_fx__func_find returned. */
+		const fx_func *fn = sbx_fx__func(n->fn);
+
+		assert(fn);
 		/* No arguments anywhere in the formula: args is NULL. */
-		sbx_fx__func(n->fn)->fn(c, n, c->f->args ? c->f->args + n->a : NULL, out);
+		fn->fn(c, n, c->f->args ? c->f->args + n->a : NULL, out);
 		return;
+	}
 	case N_NEG:
 	case N_PLUS:
 	case N_PCT:

@@ -155,11 +155,12 @@ int sbx_task_list(const char *tasks_dir, char ***out, size_t *n_out, sbx_error *
 	if (!d)
 		return sbx_error_set(err, -errno, "tasks directory '%s': %s", tasks_dir,
 				     strerror(errno));
-	names = calloc(1, sizeof(*names));
+	names = malloc(sizeof(*names));
 	if (!names) {
 		closedir(d);
 		return sbx_error_set(err, -ENOMEM, "out of memory");
 	}
+	names[0] = NULL; /* NULL-terminated at every step, so a failure frees what it holds */
 	while ((de = readdir(d))) {
 		_cleanup_free_ char *file = NULL, *sub = NULL;
 		char **grown;

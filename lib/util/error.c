@@ -40,7 +40,7 @@ int sbx_error_setv(sbx_error *err, int code, const char *fmt, va_list ap)
 	return code;
 }
 
-int sbx_error_set(sbx_error *err, int code, const char *fmt, ...)
+int(sbx_error_set)(sbx_error *err, int code, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -50,7 +50,7 @@ int sbx_error_set(sbx_error *err, int code, const char *fmt, ...)
 	return code;
 }
 
-int sbx_error_replace(sbx_error *err, int code, const char *fmt, ...)
+int(sbx_error_replace)(sbx_error *err, int code, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -63,7 +63,7 @@ int sbx_error_replace(sbx_error *err, int code, const char *fmt, ...)
 	return code;
 }
 
-int sbx_error_prefix(sbx_error *err, int code, const char *fmt, ...)
+int(sbx_error_prefix)(sbx_error *err, int code, const char *fmt, ...)
 {
 	char prefix[SBX_ERROR_MAX], old[SBX_ERROR_MAX];
 	va_list ap;

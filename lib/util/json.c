@@ -81,14 +81,15 @@ const char *sbx_json_get_string(const cJSON *obj, const char *key, const char *f
 {
 	const cJSON *v = sbx_json_get(obj, key);
 
-	return cJSON_IsString(v) && v->valuestring ? v->valuestring : fallback;
+	/* cJSON_Is*(NULL) is false, but the analyser cannot see into libcjson: say it. */
+	return v && cJSON_IsString(v) && v->valuestring ? v->valuestring : fallback;
 }
 
 double sbx_json_get_number(const cJSON *obj, const char *key, double fallback)
 {
 	const cJSON *v = sbx_json_get(obj, key);
 
-	return cJSON_IsNumber(v) ? v->valuedouble : fallback;
+	return v && cJSON_IsNumber(v) ? v->valuedouble : fallback;
 }
 
 bool sbx_json_get_bool(const cJSON *obj, const char *key, bool fallback)

@@ -106,7 +106,7 @@ static size_t list_calls(int rootfd, const char *rel, call **out)
 			name = sbx_json_get_string(sbx_json_get(msg, "params"), "name", NULL);
 		if (!name)
 			continue;
-		if (n == cap) {
+		if (!v || n == cap) { /* !v: the first call (n == cap == 0) */
 			call *nv = realloc(v, (cap = cap ? cap * 2 : 64) * sizeof(*v));
 			if (!nv)
 				break;

@@ -76,7 +76,7 @@ static int cmp_strings(const void *a, const void *b)
 /* Sorts an array of strings in place so listings are stable. */
 static void sort_strings(cJSON *arr)
 {
-	int n = cJSON_GetArraySize(arr), i = 0;
+	int n = arr ? cJSON_GetArraySize(arr) : 0, i = 0;
 	cJSON **items, *it;
 
 	if (n < 2 || !(items = calloc((size_t)n, sizeof(*items))))

@@ -31,6 +31,23 @@ START_TEST(error_first_message_wins)
 }
 END_TEST
 
+/* -errno read after a call that left errno at 0: still a failure, never success. */
+START_TEST(error_return_is_always_a_failure)
+{
+	sbx_error err = SBX_ERROR_INIT;
+
+	errno = 0;
+	ck_assert_int_eq(sbx_error_set(&err, -errno, "open: %s", "x"), -EIO);
+	ck_assert_int_eq(sbx_error_set(NULL, 0, "ignored"), -EIO);
+	ck_assert_int_eq(sbx_error_replace(&err, 0, "again"), -EIO);
+	sbx_error_clear(&err);
+	ck_assert_int_eq(sbx_error_prefix(&err, 0, "context"), -EIO);
+	ck_assert_int_eq(sbx_error_prefix(NULL, 7, "context"), -EIO);
+	/* A negative code passes through untouched. */
+	ck_assert_int_eq(sbx_error_prefix(&err, -ENOENT, "more"), -ENOENT);
+}
+END_TEST
+
 static char logged[2048];
 
 static void keep_log(int level, const char *msg, void *payload)
@@ -519,6 +536,7 @@ static Suite *util_suite(void)
 	TCase *tp = tcase_create("path");
 
 	tcase_add_test(tc, error_first_message_wins);
+	tcase_add_test(tc, error_return_is_always_a_failure);
 	tcase_add_test(tc, buf_grows_and_caps);
 	tcase_add_test(tc, names_reach_the_terminal_escaped);
 	tcase_add_test(tc, buf_steal_hands_over);

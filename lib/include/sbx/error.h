@@ -7,6 +7,7 @@
  * failed, where and why. The error may be NULL when the caller does not care.
  */
 
+#include <errno.h>
 #include <stdarg.h>
 
 #define SBX_ERROR_MAX 1024
@@ -46,6 +47,23 @@ int sbx_error_replace(sbx_error *err, int code, const char *fmt, ...)
  */
 int sbx_error_prefix(sbx_error *err, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/*
+ * What the three above return, seen by every caller: a failure is negative even when
+ * the code passed is not (-errno read after a call that left errno at 0 would
+ * otherwise return 0, success). Inline so that callers, and the static analyser
+ * (scripts/analyze.sh), see that `return sbx_error_set(...)` never reads as success.
+ * The parentheses around the name call the function, not the macro.
+ */
+static inline int sbx__error_failure(int code)
+{
+	return code < 0 ? code : -EIO;
+}
+#define sbx_error_set(err, code, ...) sbx__error_failure((sbx_error_set)(err, code, __VA_ARGS__))
+#define sbx_error_replace(err, code, ...)                                                          \
+	sbx__error_failure((sbx_error_replace)(err, code, __VA_ARGS__))
+#define sbx_error_prefix(err, code, ...)                                                           \
+	sbx__error_failure((sbx_error_prefix)(err, code, __VA_ARGS__))
 
 /* Clears err so it can be reused. Accepts NULL. */
 void sbx_error_clear(sbx_error *err);
