@@ -475,6 +475,7 @@ static Suite *model_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("values");
+	tcase_set_timeout(tc, 60); /* 60,000 numbers printed twice: seconds under ASan and load */
 	tcase_add_test(tc, numbers_round_trip_shortest);
 	tcase_add_test(tc, numbers_fast_path_is_printf);
 	tcase_add_test(tc, dates_and_times);

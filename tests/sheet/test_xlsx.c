@@ -362,6 +362,9 @@ static Suite *xlsx_suite(void)
 	Suite *s = suite_create("sheet-xlsx-csv");
 	TCase *tc = tcase_create("xlsx");
 
+	/* The hostile packages (bombs, 10^6 shared strings) take a second alone and
+	 * several on a loaded machine: Check's default 4 s timed out there. */
+	tcase_set_timeout(tc, 60);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, xlsx_write_read_round_trip);
 	tcase_add_test(tc, xlsx_read_libreoffice_saved);
