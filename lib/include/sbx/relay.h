@@ -116,6 +116,7 @@ typedef struct sbx_relay_stats {
 	unsigned long reused;	      /* exchanges served on a pooled stream */
 	unsigned long transcript_lines;
 	unsigned long unauthorized; /* requests refused for want of the token (401) */
+	unsigned long forbidden;    /* agent requests for the host's /control API (403) */
 	unsigned long evicted;	    /* connections closed to make room for a new one */
 	unsigned long timed_out;    /* connections closed: a head or body too slow */
 	unsigned long over_budget;  /* requests refused: max_buffered reached (503) */
