@@ -24,6 +24,12 @@
 #define TMP_BYTES	(256ULL * 1024 * 1024)
 #define RUN_BYTES	(16ULL * 1024 * 1024)
 
+typedef enum sbx_status_api {
+	SBX_STATUS_CONTROL,   /* GET /control/status, a long-poll */
+	SBX_STATUS_V1,	      /* GET /v1/task/status: no /control (an older image) */
+	SBX_STATUS_REFERENCE, /* GET /task/status: no /v1 either */
+} sbx_status_api;
+
 struct sbx_run {
 	sbx_run_opts o;
 	sbx_task *task;
@@ -46,8 +52,10 @@ struct sbx_run {
 	bool ready; /* the server answered: later failures inside are sandbox_failed */
 	bool finished;
 	bool completed_seen;
-	/* The image's server predates /v1/task/status (404 there): poll /task/status. */
-	bool legacy_status;
+	/* Which status API the image's server has: an older image answers 404
+	 * on /control/status (then /v1/task/status, then /task/status). */
+	sbx_status_api status_api;
+	long status_version;  /* /control/status's version last seen; -1 before */
 	double start_done_ms; /* monotonic, when start returned */
 	pthread_t copy_thread;
 	bool copy_running;
@@ -92,9 +100,12 @@ int sbx_run__start_agent(sbx_run *run, sbx_error *err);
 /* agents.c: the oracle agent: copies the oracles in as the outputs and completes the task. */
 int sbx_run__oracle_agent(sbx_run *run, sbx_error *err);
 
-/* run_state.c: the server's view of the task: 1 completed, 2 timed out, 0 running, <0 no
- * answer. */
-int sbx_run__task_state(sbx_run *run);
+/*
+ * run_state.c: the server's view of the task: 1 completed, 2 timed out, 0
+ * running, <0 no answer. wait_ms > 0 long-polls: the answer comes when the
+ * task changes or after wait_ms (at once from an older image's server).
+ */
+int sbx_run__task_state(sbx_run *run, int wait_ms);
 
 /* gui.c: waits until LibreOffice shows the starting file (GUI tasks). */
 int sbx_run__wait_gui(sbx_run *run, sbx_error *err);

@@ -91,6 +91,7 @@ typedef struct sbx_relay_response {
 	int status;
 	char *content_type; /* may be NULL */
 	char *session_id;   /* Mcp-Session-Id, may be NULL */
+	bool reloaded;	    /* X-Reloaded: true (GET /control/screenshot?show_saved=1) */
 	char *body;	    /* NUL-terminated; for SSE, the raw event stream */
 	size_t len;
 } sbx_relay_response;
