@@ -46,17 +46,11 @@ static void decode_path(const char *p, char *out)
 bool sbx_relay__control_target(const char *target)
 {
 	_cleanup_free_ char *path = malloc(strlen(target) + 1);
-	const char *scheme = strstr(target, "://");
 	size_t n = strlen(CONTROL_SEGMENT);
 
 	if (!path)
 		return true; /* refused rather than guessed */
-	/* An absolute-form target (http://host/path): its path is what counts. */
-	if (scheme && scheme < target + strcspn(target, "/?#")) {
-		target = strchr(scheme + 3, '/');
-		if (!target)
-			return false;
-	}
+	/* The framing takes origin-form targets only ("/..."): no scheme or host to skip. */
 	decode_path(target, path);
 	for (const char *seg = path; *seg; seg += strcspn(seg, "/")) {
 		seg += strspn(seg, "/");
