@@ -36,9 +36,6 @@
 /* The longest one status long-poll holds the wait: an agent's exit, an
  * interrupt or a frame due are seen at most this late. */
 #define WAIT_SLICE_MS 250
-/* Readiness: the pause after each failed probe doubles from the first to the last. */
-#define READY_PAUSE_FIRST_MS 5
-#define READY_PAUSE_MAX_MS   160
 
 /*
  * A failure inside a sandbox that was ready: its memory, its processes, its
@@ -343,10 +340,9 @@ static int wait_ready(sbx_run *run, sbx_error *err)
 			   : run->task->gui	  ? 120
 						  : 30;
 	int64_t until = sbx_run__mono_ms() + (int64_t)limit_s * 1000;
-	long pause_ms = READY_PAUSE_FIRST_MS;
+	long pause_ms = 0;
 
-	/* Each failed probe costs a fresh stream (an exec): back off, 5, 10, 20 ms … */
-	for (;; pause_ms = pause_ms * 2 > READY_PAUSE_MAX_MS ? READY_PAUSE_MAX_MS : pause_ms * 2) {
+	for (;;) {
 		sbx_relay_response resp = {0};
 		sbx_error e = SBX_ERROR_INIT;
 		/* /health: 200 from every server version (the reference's /task/status is 404
@@ -372,10 +368,7 @@ static int wait_ready(sbx_run *run, sbx_error *err)
 			sbx_run__set_infra(run, "not_ready", err);
 			return -ETIMEDOUT;
 		}
-		{
-			struct timespec ts = {0, pause_ms * 1000000L};
-			nanosleep(&ts, NULL);
-		}
+		sbx_run__ready_pause(&pause_ms);
 	}
 }
 

@@ -84,6 +84,16 @@ void sbx_run__phase_done(sbx_run *run, sbx_run_phase p, double since);
 /* Records an infrastructure failure; the first one wins. */
 void sbx_run__set_infra(sbx_run *run, const char *kind, const sbx_error *err);
 
+/* Readiness probes: the pause after each failed one doubles from the first to the last. */
+#define READY_PAUSE_FIRST_MS 5
+#define READY_PAUSE_MAX_MS   160
+
+/*
+ * Sleeps between two failed readiness probes (each one costs a fresh stream,
+ * an exec): 5, 10, 20 … 160 ms. *pause_ms starts at 0 and is the state.
+ */
+void sbx_run__ready_pause(long *pause_ms);
+
 /* The last component of a path. */
 const char *sbx_run__base_name(const char *p);
 

@@ -7,6 +7,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "run-internal.h"
 #include "sbx/cleanup.h"
@@ -28,6 +29,18 @@ void sbx_run__set_infra(sbx_run *run, const char *kind, const sbx_error *err)
 	run->res.status = SBX_RUN_INFRA_ERROR;
 	run->res.error = strdup(sbx_error_message(err));
 	run->res.error_kind = strdup(kind);
+}
+
+void sbx_run__ready_pause(long *pause_ms)
+{
+	struct timespec ts;
+
+	*pause_ms = *pause_ms <= 0			 ? READY_PAUSE_FIRST_MS
+		    : *pause_ms * 2 > READY_PAUSE_MAX_MS ? READY_PAUSE_MAX_MS
+							 : *pause_ms * 2;
+	ts.tv_sec = 0;
+	ts.tv_nsec = *pause_ms * 1000000L;
+	nanosleep(&ts, NULL);
 }
 
 const char *sbx_run__base_name(const char *p)
