@@ -17,33 +17,9 @@
 
 #define FILE_TIMEOUT_MS 30000
 
-/*
- * "/control/file/" + the path relative to the workspace, percent-encoded
- * where it must be: the host need not know where the sandbox keeps it.
- */
-static char *file_path_of(const char *rel)
-{
-	_cleanup_(sbx_buf_free) sbx_buf b = SBX_BUF_INIT(16384);
-
-	if (sbx_buf_puts(&b, "/control/file/") < 0)
-		return NULL;
-	for (const unsigned char *p = (const unsigned char *)rel; *p; p++) {
-		int r;
-
-		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-		    (*p >= '0' && *p <= '9') || strchr("-._~/", *p))
-			r = sbx_buf_putc(&b, (char)*p);
-		else
-			r = sbx_buf_printf(&b, "%%%02X", *p);
-		if (r < 0)
-			return NULL;
-	}
-	return sbx_buf_steal(&b, NULL);
-}
-
 static int read_one(sbx_relay *relay, const char *rel, const char *outdir, sbx_error *err)
 {
-	_cleanup_free_ char *path = file_path_of(rel);
+	_cleanup_free_ char *path = sbx_run__url_with("/control/file/", rel);
 	_cleanup_json_ cJSON *j = NULL;
 	sbx_relay_response resp = {0};
 	int r;

@@ -94,6 +94,12 @@ void sbx_run__set_infra(sbx_run *run, const char *kind, const sbx_error *err);
  */
 void sbx_run__ready_pause(long *pause_ms);
 
+/*
+ * prefix + s percent-encoded where a URL needs it ('/' kept): the server
+ * decodes it once. A new string (free()), or NULL on OOM.
+ */
+char *sbx_run__url_with(const char *prefix, const char *s);
+
 /* The last component of a path. */
 const char *sbx_run__base_name(const char *p);
 

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "run-internal.h"
+#include "sbx/buf.h"
 #include "sbx/cleanup.h"
 #include "sbx/json.h"
 
@@ -41,6 +42,26 @@ void sbx_run__ready_pause(long *pause_ms)
 	ts.tv_sec = 0;
 	ts.tv_nsec = *pause_ms * 1000000L;
 	nanosleep(&ts, NULL);
+}
+
+char *sbx_run__url_with(const char *prefix, const char *s)
+{
+	_cleanup_(sbx_buf_free) sbx_buf b = SBX_BUF_INIT(16384);
+
+	if (sbx_buf_puts(&b, prefix) < 0)
+		return NULL;
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		int r;
+
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		    (*p >= '0' && *p <= '9') || strchr("-._~/", *p))
+			r = sbx_buf_putc(&b, (char)*p);
+		else
+			r = sbx_buf_printf(&b, "%%%02X", *p);
+		if (r < 0)
+			return NULL;
+	}
+	return sbx_buf_steal(&b, NULL);
 }
 
 const char *sbx_run__base_name(const char *p)

@@ -91,8 +91,7 @@ static enum MHD_Result file(http_request *req, const char *path)
 	r = resources_read_bytes(&req->srv->base, path, &data, &len, &err);
 	switch (r) {
 	case 0:
-		return http_reply_bytes(req, 200, "application/octet-stream", data, len, NULL,
-					NULL);
+		return http_reply_bytes(req, 200, "application/octet-stream", data, len, NULL);
 	case -ENOENT:
 		return http_reply_error(req, 404, sbx_error_message(&err));
 	case -EFBIG:
@@ -106,14 +105,16 @@ static enum MHD_Result file(http_request *req, const char *path)
 
 /*
  * The take_screenshot tool's picture as PNG bytes. ?show_saved=1 asks it to
- * start Calc again on a file the tools changed first; X-Reloaded says
- * whether it did.
+ * start Calc again on a file the tools changed first (X-Reloaded says
+ * whether it did); ?window=TEXT looks for a window whose title has TEXT
+ * (X-Window-Shown).
  */
 static enum MHD_Result screenshot(http_request *req)
 {
-	const char *show = arg(req, "show_saved");
+	const char *show = arg(req, "show_saved"), *window = arg(req, "window");
 	tool_context ctx = req->srv->base;
 	_cleanup_json_ cJSON *args = cJSON_CreateObject();
+	const char *headers[5] = {NULL};
 	tool_result r = {0};
 	enum MHD_Result ret;
 	ssize_t n;
@@ -122,6 +123,8 @@ static enum MHD_Result screenshot(http_request *req)
 		return http_reply_error(req, 500, "out of memory");
 	if (show && strcmp(show, "1") == 0)
 		cJSON_AddTrueToObject(args, "show_saved");
+	if (window)
+		cJSON_AddStringToObject(args, "window", window);
 	if (server_call_tool(req->srv, "take_screenshot", args, &ctx, &r) == -ENOENT ||
 	    r.error_kind == TOOL_E_UNAVAILABLE) {
 		tool_result_clear(&r);
@@ -129,14 +132,23 @@ static enum MHD_Result screenshot(http_request *req)
 	}
 	if (r.error_kind != TOOL_OK || !r.image_png_b64 ||
 	    (n = sbx_base64_decode(r.image_png_b64)) <= 0) {
-		ret = http_reply_error(req, r.error_kind == TOOL_E_TIMEOUT ? 408 : 500,
+		ret = http_reply_error(req,
+				       r.error_kind == TOOL_E_TIMEOUT	 ? 408
+				       : r.error_kind == TOOL_E_ARGUMENT ? 422
+									 : 500,
 				       r.error ? r.error : "no screenshot");
 		tool_result_clear(&r);
 		return ret;
 	}
-	ret = http_reply_bytes(
-		req, 200, "image/png", TAKE_PTR(r.image_png_b64), (size_t)n, "X-Reloaded",
-		cJSON_IsTrue(sbx_json_get(r.structured, "reloaded")) ? "true" : "false");
+	headers[0] = "X-Reloaded";
+	headers[1] = cJSON_IsTrue(sbx_json_get(r.structured, "reloaded")) ? "true" : "false";
+	if (window) {
+		headers[2] = "X-Window-Shown";
+		headers[3] =
+			cJSON_IsTrue(sbx_json_get(r.structured, "window_shown")) ? "true" : "false";
+	}
+	ret = http_reply_bytes(req, 200, "image/png", TAKE_PTR(r.image_png_b64), (size_t)n,
+			       headers);
 	tool_result_clear(&r);
 	return ret;
 }

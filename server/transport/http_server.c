@@ -59,7 +59,7 @@ enum MHD_Result http_reply(http_request *req, unsigned status, const char *conte
 }
 
 enum MHD_Result http_reply_bytes(http_request *req, unsigned status, const char *content_type,
-				 char *data, size_t len, const char *header, const char *value)
+				 char *data, size_t len, const char *const *headers)
 {
 	struct MHD_Response *r;
 	enum MHD_Result ret;
@@ -70,8 +70,8 @@ enum MHD_Result http_reply_bytes(http_request *req, unsigned status, const char 
 		return MHD_NO;
 	}
 	MHD_add_response_header(r, "Content-Type", content_type);
-	if (header)
-		MHD_add_response_header(r, header, value);
+	for (size_t i = 0; headers && headers[i] && headers[i + 1]; i += 2)
+		MHD_add_response_header(r, headers[i], headers[i + 1]);
 	ret = MHD_queue_response(req->conn, status, r);
 	MHD_destroy_response(r);
 	return ret;

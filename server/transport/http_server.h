@@ -23,10 +23,10 @@ enum MHD_Result http_reply(http_request *req, unsigned status, const char *conte
 
 /*
  * Sends len bytes of data (malloc'd; freed here, whatever happens) with
- * Content-Length, and one extra header when header is not NULL.
+ * Content-Length, plus headers: name, value, name, value, …, NULL (or NULL).
  */
 enum MHD_Result http_reply_bytes(http_request *req, unsigned status, const char *content_type,
-				 char *data, size_t len, const char *header, const char *value);
+				 char *data, size_t len, const char *const *headers);
 
 /* Sends o as JSON (consumes o). */
 enum MHD_Result http_reply_json(http_request *req, unsigned status, cJSON *o);

@@ -3,13 +3,17 @@
 relay: the /control/status long-poll (at once when changed, on the change,
 at the wait, at the deadline, at shutdown), /control/file's raw bytes and its
 confinement (.., absolute, encoded, symlink out, FIFO, directory, over the
-cap), /control/screenshot without a display, /control/complete."""
+cap), /control/screenshot with a display (PNG bytes, its headers) and without,
+/control/complete."""
 
 import http.client
 import json
 import os
+import shutil
 import signal
 import socket
+import struct
+import subprocess
 import threading
 import time
 
@@ -130,6 +134,34 @@ def check_screenshot(base):
     assert s == 404 and "No display" in json.loads(data)["error"], (s, data)
 
 
+def check_screenshot_on_a_display(ws):
+    """With a display (a private Xvfb, when installed): PNG bytes and the window header."""
+    if not shutil.which("Xvfb"):
+        print("screenshot on a display: skipped (no Xvfb)")
+        return
+    r, w = os.pipe()
+    xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(w), "-screen", "0", "640x480x24",
+                             "-nolisten", "tcp", "-noreset"], pass_fds=(w,),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    os.close(w)
+    try:
+        with os.fdopen(r) as f:
+            display = ":" + f.readline().strip()
+        with h.http_server(ws, "--display", display, unix=ws + ".sock3") as (base, _):
+            s, data, resp, _ = get(base, "GET", "/control/screenshot")
+            assert s == 200 and data[:8] == b"\x89PNG\r\n\x1a\n", (s, data[:16])
+            assert struct.unpack(">II", data[16:24]) == (640, 480), data[16:24]
+            assert resp.getheader("Content-Type") == "image/png"
+            assert resp.getheader("Content-Length") == str(len(data))
+            assert resp.getheader("X-Reloaded") == "false" and not resp.getheader("X-Window-Shown")
+            s, data, resp, _ = get(base, "GET", "/control/screenshot?window=no%20such%20window")
+            assert s == 200 and resp.getheader("X-Window-Shown") == "false", (s, resp.getheaders())
+        print("screenshot on a display: ok")
+    finally:
+        xvfb.terminate()
+        xvfb.wait(timeout=10)
+
+
 def check_shutdown(ws):
     """A long-poll in flight does not hold the server's exit for its wait."""
     sock = ws + ".sock2"
@@ -163,6 +195,7 @@ def main():
             print("files and confinement: ok")
             check_screenshot(base)
             print("screenshot without a display: ok")
+        check_screenshot_on_a_display(ws)
         check_shutdown(ws)
         print("shutdown with a long-poll in flight: ok")
 

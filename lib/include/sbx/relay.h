@@ -92,6 +92,7 @@ typedef struct sbx_relay_response {
 	char *content_type; /* may be NULL */
 	char *session_id;   /* Mcp-Session-Id, may be NULL */
 	bool reloaded;	    /* X-Reloaded: true (GET /control/screenshot?show_saved=1) */
+	bool window_shown;  /* X-Window-Shown: true (GET /control/screenshot?window=…) */
 	char *body;	    /* NUL-terminated; for SSE, the raw event stream */
 	size_t len;
 } sbx_relay_response;
