@@ -232,6 +232,30 @@ START_TEST(readiness_backs_off)
 }
 END_TEST
 
+/*
+ * An image built before the control API (its server answers 404 there):
+ * the run steps down to the old status path, completes and collects by the
+ * reference's paths and the tar, and passes.
+ */
+START_TEST(older_image_steps_down)
+{
+	sbx_run_opts o = opts_for("oracle");
+	_cleanup_(sbx_run_freep) sbx_run *run = NULL;
+	_cleanup_free_ char *old = NULL, *real = NULL;
+	const char *src = getenv("SBX_SOURCE_ROOT"), *build = getenv("SBX_BUILD_ROOT");
+
+	ck_assert_int_ge(asprintf(&old, "%s/tests/run/old_server.py", src ? src : ".."), 0);
+	ck_assert_int_ge(asprintf(&real, "%s/server/sandbox-mcp", build ? build : "."), 0);
+	setenv("SANDBOX_MCP", real, 1);
+	cfg.server = old;
+	run = execute(&o);
+	check_result(run, "pass", "complete_task");
+	check_ran(run);
+	ck_assert_int_ne(run->status_api, SBX_STATUS_CONTROL);
+	ck_assert_uint_eq(cfg.copy_outs, 1); /* no /control/file: the tar */
+}
+END_TEST
+
 START_TEST(agent_exit_ends_graded)
 {
 	sbx_run_opts o = opts_for(CALL WRITE("41"));
@@ -392,6 +416,7 @@ static Suite *lifecycle_suite(void)
 	tcase_add_test(ends, complete_task_ends_graded);
 	tcase_add_test(ends, completion_is_seen_by_the_long_poll);
 	tcase_add_test(ends, readiness_backs_off);
+	tcase_add_test(ends, older_image_steps_down);
 	tcase_add_test(ends, agent_exit_ends_graded);
 	tcase_add_test(ends, agent_error_is_flagged_with_its_tail);
 	tcase_add_test(ends, oracle_passes);
