@@ -19,6 +19,21 @@ cJSON *resources_list(const tool_context *ctx);
  */
 cJSON *resources_list_reference(const tool_context *ctx);
 
+/* The most a resource read or GET /control/file returns of one file. */
+#define MAX_RESOURCE_BYTES (16u << 20)
+
+/*
+ * The bytes of one workspace file (path as the tools take it: relative, or
+ * absolute inside the workspace), confined as every tool is: `..`, paths
+ * outside and symlinks out are refused, and so is anything but a regular
+ * file (a FIFO is not waited on). *data (caller frees, NUL-terminated) and
+ * *len are set on success. Returns 0, -ENOENT (no such file), -EPERM
+ * (refused: outside, not regular), -EFBIG (over MAX_RESOURCE_BYTES) or
+ * -ENOMEM, with a message.
+ */
+int resources_read_bytes(const tool_context *ctx, const char *path, char **data, size_t *len,
+			 sbx_error *err);
+
 /*
  * Reads one resource into *out ({contents:[{uri, mimeType, text|blob}]}).
  * Returns 0, or a negative errno with a message ("Resource not found: ...").

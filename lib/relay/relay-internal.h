@@ -2,9 +2,10 @@
 #pragma once
 
 /*
- * What the relay's two files share. relay_core.c: the stream pool, one
+ * What the relay's files share. relay_core.c: the stream pool, one
  * exchange with the server, bodies into the transcript, the host's own
  * requests. relay.c: the listener, agent connections, start and stop.
+ * relay_route.c: the paths an agent may not ask for.
  */
 
 #include <pthread.h>
@@ -74,6 +75,12 @@ typedef int (*sbx_relay__response_fn)(http_reader *sr, http_head *resp, void *us
 int sbx_relay__exchange(sbx_relay *r, const char *head, size_t head_len, const char *body,
 			size_t body_len, const char *method, int timeout_ms, int64_t until,
 			sbx_relay__response_fn fn, void *userdata, sbx_error *err);
+
+/*
+ * relay_route.c: true when an agent's request target reaches the server's
+ * control API (a "control" segment, however spelt); the relay answers 403.
+ */
+bool sbx_relay__control_target(const char *target);
 
 /* Keeps opts.warm idle streams open; the relay's warmer thread. */
 void *sbx_relay__warm_main(void *arg);

@@ -359,6 +359,22 @@ static void serve_client(client *c, sbx_stream *cs)
 			http_head_free(&req);
 			return;
 		}
+		if (sbx_relay__control_target(req.target)) {
+			char what[64], where[96];
+
+			log_safe(what, sizeof(what), req.method, 16);
+			log_safe(where, sizeof(where), req.target, 64);
+			sbx_log_warning("relay: refused %s %s: the control API is the host's (403)",
+					what, where);
+			pthread_mutex_lock(&r->lock);
+			r->stats.forbidden++;
+			pthread_mutex_unlock(&r->lock);
+			simple_reply(cs, 403, "Forbidden",
+				     "/control is the host's own API; agents use /mcp and the REST "
+				     "paths\n");
+			http_head_free(&req);
+			return;
+		}
 		slot_mark(c, false, true);
 		/* A declared length is reserved whole, so an over-budget body is refused unread. */
 		k = req.content_length > 0 ? body_reserve(&body, (size_t)req.content_length, true)

@@ -265,6 +265,8 @@ static int response_to_buffer(http_reader *sr, http_head *resp, void *userdata, 
 	to_buffer *tb = userdata;
 	const char *ct = http_head_get(resp, "Content-Type");
 	const char *sid = http_head_get(resp, "Mcp-Session-Id");
+	const char *reloaded = http_head_get(resp, "X-Reloaded");
+	const char *shown = http_head_get(resp, "X-Window-Shown");
 	int k;
 
 	tb->cap.status = resp->status;
@@ -272,6 +274,8 @@ static int response_to_buffer(http_reader *sr, http_head *resp, void *userdata, 
 	tb->out->status = resp->status;
 	tb->out->content_type = ct ? strdup(ct) : NULL;
 	tb->out->session_id = sid ? strdup(sid) : NULL;
+	tb->out->reloaded = reloaded && strcmp(reloaded, "true") == 0;
+	tb->out->window_shown = shown && strcmp(shown, "true") == 0;
 	if (http_response_bodyless(tb->cap.method, resp->status)) {
 		sbx_relay__capture_finish(&tb->cap);
 		return 1;

@@ -163,11 +163,19 @@ int sbx_run__oracle_agent(sbx_run *run, sbx_error *err)
 
 	if (r < 0)
 		return r;
-	r = sbx_relay_request(run->relay, "POST", "/task/complete", NULL, "{}", 2, true, 30000,
+	/* The host's own path (the agent's POST /task/complete does the same); recorded,
+	 * as the oracle plays the agent. A 404 is an older image: the reference's path. */
+	r = sbx_relay_request(run->relay, "POST", "/control/complete", NULL, "{}", 2, true, 30000,
 			      &resp, err);
+	if (r >= 0 && resp.status == 404) {
+		sbx_relay_response_free(&resp);
+		run->status_api = SBX_STATUS_V1;
+		r = sbx_relay_request(run->relay, "POST", "/task/complete", NULL, "{}", 2, true,
+				      30000, &resp, err);
+	}
 	if (r >= 0 && resp.status / 100 != 2)
-		r = sbx_error_set(err, -EPROTO, "POST /task/complete: HTTP %d: %.200s", resp.status,
-				  resp.body ? resp.body : "");
+		r = sbx_error_set(err, -EPROTO, "POST /control/complete: HTTP %d: %.200s",
+				  resp.status, resp.body ? resp.body : "");
 	sbx_relay_response_free(&resp);
 	return r;
 }

@@ -2,11 +2,11 @@
 #pragma once
 
 /*
- * Collecting a finished sandbox's outputs through the server itself: one MCP
- * session over a warm relay stream (initialize, resources/read per declared
- * output, DELETE), a few milliseconds, where an exec'd tar costs a docker
- * exec. Internal to lib/run; the lifecycle falls back to the backend's
- * copy_out when this fails.
+ * Collecting a finished sandbox's outputs through the server itself: one
+ * GET /control/file/<path> per declared output over a warm relay stream,
+ * raw bytes, a few milliseconds, where an exec'd tar costs a docker exec.
+ * Internal to lib/run; the lifecycle falls back to the backend's copy_out
+ * when this fails (and uses it at once for an image without /control).
  */
 
 #include "sbx/error.h"

@@ -4,8 +4,8 @@
  * starting file, not merely once the server answers, or its first
  * screenshot would be an empty screen: first its window must exist, then be
  * drawn (the screenshot's PNG grows). Both come from the server's
- * take_screenshot (its window argument names the title to look for), which
- * a GUI-only tool set keeps, on a warm relay stream.
+ * GET /control/screenshot (its window argument names the title to look
+ * for), on a warm relay stream.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -21,57 +21,46 @@
 #define GUI_PAINT_MAX_MS  10000
 #define GUI_NO_DISPLAY_MS 45000 /* a loaded host starts Xvfb slowly */
 
-/* GUI_OLD_SERVER: the image's sandbox-mcp predates take_screenshot's window argument. */
+/* GUI_OLD_SERVER: the image's sandbox-mcp predates the control API (/control/screenshot). */
 enum { GUI_WAITING, GUI_SHOWN, GUI_NO_DISPLAY, GUI_OLD_SERVER };
 
 /*
  * GUI_SHOWN when a window title names the file ("name.ods - LibreOffice Calc"),
- * from take_screenshot's window_shown: a tool every GUI tool set keeps.
+ * from GET /control/screenshot's X-Window-Shown (the take_screenshot tool's
+ * window argument, which every GUI tool set keeps).
  */
 static int shows_file(sbx_run *run, const char *base)
 {
-	_cleanup_json_ cJSON *req = cJSON_CreateObject(), *resp = NULL;
-	_cleanup_free_ char *body = NULL;
+	_cleanup_free_ char *path = sbx_run__url_with("/control/screenshot?window=", base);
+	_cleanup_json_ cJSON *resp = NULL;
 	sbx_relay_response out = {0};
 	int found = GUI_WAITING;
 
-	if (!req)
+	if (!path ||
+	    sbx_relay_request(run->relay, "GET", path, NULL, NULL, 0, false, 30000, &out, NULL) < 0)
 		return GUI_WAITING;
-	cJSON_AddStringToObject(req, "tool_name", "take_screenshot");
-	cJSON_AddStringToObject(cJSON_AddObjectToObject(req, "arguments"), "window", base);
-	body = sbx_json_print(req);
-	if (!body || sbx_relay_request(run->relay, "POST", "/tools/call", NULL, body, strlen(body),
-				       false, 30000, &out, NULL) < 0)
-		return GUI_WAITING;
-	if (sbx_json_parse(out.body, out.len, &resp, NULL) == 0) {
-		if (out.status == 200)
-			found = cJSON_IsTrue(
-					sbx_json_get(sbx_json_get(resp, "result"), "window_shown"))
-					? GUI_SHOWN
-					: GUI_WAITING;
-		else if (strstr(sbx_json_get_string(resp, "error", ""), "No display available"))
-			found = GUI_NO_DISPLAY;
-		else if (out.status == 422 &&
-			 strstr(sbx_json_get_string(resp, "error", ""), "'window'"))
-			found = GUI_OLD_SERVER;
-	}
+	if (out.status == 200)
+		found = out.window_shown ? GUI_SHOWN : GUI_WAITING;
+	else if (out.status == 404 && sbx_json_parse(out.body, out.len, &resp, NULL) == 0)
+		/* Our 404 says why; any other is a server without /control. */
+		found = strstr(sbx_json_get_string(resp, "error", ""), "No display available")
+				? GUI_NO_DISPLAY
+				: GUI_OLD_SERVER;
 	sbx_relay_response_free(&out);
 	return found;
 }
 
-/* The size of a screenshot's PNG (base64), 0 when none: a painted screen compresses far worse. */
+/* The size of a screenshot's PNG, 0 when none: a painted screen compresses far worse. */
 static size_t screenshot_size(sbx_run *run)
 {
-	static const char body[] = "{\"tool_name\":\"take_screenshot\",\"arguments\":{}}";
-	_cleanup_json_ cJSON *resp = NULL;
 	sbx_relay_response out = {0};
 	size_t n = 0;
 
-	if (sbx_relay_request(run->relay, "POST", "/tools/call", NULL, body, sizeof(body) - 1,
-			      false, 30000, &out, NULL) < 0)
+	if (sbx_relay_request(run->relay, "GET", "/control/screenshot", NULL, NULL, 0, false, 30000,
+			      &out, NULL) < 0)
 		return 0;
-	if (out.status == 200 && sbx_json_parse(out.body, out.len, &resp, NULL) == 0)
-		n = strlen(sbx_json_get_string(sbx_json_get(resp, "result"), "image_base64", ""));
+	if (out.status == 200)
+		n = out.len;
 	sbx_relay_response_free(&out);
 	return n;
 }
@@ -98,11 +87,10 @@ static int wait_shown(sbx_run *run, uint32_t limit_s, sbx_error *err)
 			if (st == GUI_SHOWN)
 				paint_until = sbx_run__mono_ms() + GUI_PAINT_MAX_MS;
 			if (st == GUI_OLD_SERVER)
-				return sbx_error_set(
-					err, -EPROTO,
-					"the image's sandbox-mcp is older than this "
-					"sandboxctl (take_screenshot has no 'window'): "
-					"rebuild it with 'sandboxctl build'");
+				return sbx_error_set(err, -EPROTO,
+						     "the image's sandbox-mcp is older than this "
+						     "sandboxctl (no /control/screenshot): "
+						     "rebuild it with 'sandboxctl build'");
 			/* No X server for long: Xvfb died; say so instead of waiting it out. */
 			if (st != GUI_NO_DISPLAY)
 				no_display_since = 0;

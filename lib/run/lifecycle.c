@@ -33,6 +33,9 @@
 
 #define STATUS_POLL_MS 200
 #define TICK_MS	       10
+/* The longest one status long-poll holds the wait: an agent's exit, an
+ * interrupt or a frame due are seen at most this late. */
+#define WAIT_SLICE_MS 250
 
 /*
  * A failure inside a sandbox that was ready: its memory, its processes, its
@@ -158,6 +161,7 @@ int sbx_run_prepare(sbx_run **out, const sbx_run_opts *opts, sbx_error *err)
 	run->t0 = sbx_run__mono_ms();
 	run->res.started_at = real_ms();
 	run->res.agent_exit = -1;
+	run->status_version = -1;
 	run->agent.pid = 0;
 	run->agent.out_fd = run->agent.log_fd = run->agent.lifeline = -1;
 	run->agent.exit_code = -1;
@@ -336,6 +340,7 @@ static int wait_ready(sbx_run *run, sbx_error *err)
 			   : run->task->gui	  ? 120
 						  : 30;
 	int64_t until = sbx_run__mono_ms() + (int64_t)limit_s * 1000;
+	long pause_ms = 0;
 
 	for (;;) {
 		sbx_relay_response resp = {0};
@@ -363,10 +368,7 @@ static int wait_ready(sbx_run *run, sbx_error *err)
 			sbx_run__set_infra(run, "not_ready", err);
 			return -ETIMEDOUT;
 		}
-		{
-			struct timespec ts = {0, 5 * 1000000L};
-			nanosleep(&ts, NULL);
-		}
+		sbx_run__ready_pause(&pause_ms);
 	}
 }
 
@@ -667,7 +669,13 @@ int sbx_run_launch_warm(sbx_run *run, sbx_warm *w, sbx_error *err)
 
 /* ---- waiting ---------------------------------------------------------------- */
 
-sbx_run_end sbx_run_poll(sbx_run *run)
+/*
+ * One look at the episode. wait_ms > 0 lets the status request wait that
+ * long for a change (the server's long-poll), so a waiting loop needs no
+ * sleep of its own; 0 answers at once and asks the server at most every
+ * STATUS_POLL_MS.
+ */
+static sbx_run_end check(sbx_run *run, int wait_ms)
 {
 	int64_t now = sbx_run__mono_ms();
 
@@ -678,26 +686,49 @@ sbx_run_end sbx_run_poll(sbx_run *run)
 	if (run->agent_started && sbx_agent__poll(&run->agent)) {
 		run->res.agent_exit = run->agent.exit_code;
 		/* It may have completed just before exiting. */
-		return sbx_run__task_state(run) == 1 ? SBX_END_COMPLETE_TASK : SBX_END_AGENT_EXIT;
+		return sbx_run__task_state(run, 0) == 1 ? SBX_END_COMPLETE_TASK
+							: SBX_END_AGENT_EXIT;
 	}
-	if (now >= run->next_poll_ms) {
-		int s = sbx_run__task_state(run);
+	if (wait_ms > 0 || now >= run->next_poll_ms) {
+		int s = sbx_run__task_state(run, wait_ms);
 		sbx_error e = SBX_ERROR_INIT;
 
-		run->next_poll_ms = now + STATUS_POLL_MS;
+		run->next_poll_ms = sbx_run__mono_ms() + STATUS_POLL_MS;
 		if (s == 1)
 			return SBX_END_COMPLETE_TASK;
 		if (s == 2)
 			return SBX_END_DEADLINE;
 		if (s < 0 && sandbox_dead(run, &e))
 			return SBX_END_SANDBOX_DIED;
+		if (s < 0 && wait_ms > 0) {
+			/* No answer is no wait: keep the loop's pace, not a burst of execs. */
+			struct timespec ts = {wait_ms / 1000, (long)(wait_ms % 1000) * 1000000L};
+			nanosleep(&ts, NULL);
+		}
 	}
 	return SBX_END_NONE;
 }
 
+sbx_run_end sbx_run_poll(sbx_run *run)
+{
+	return check(run, 0);
+}
+
+/* How long the next status request may wait: the slice, cut at the deadline and the next frame. */
+static int wait_slice(const sbx_run *run)
+{
+	int64_t now = sbx_run__mono_ms(), until = now + WAIT_SLICE_MS;
+
+	if (run->deadline_ms < until)
+		until = run->deadline_ms;
+	if (sbx_run__recording(run) && run->next_frame_ms < until)
+		until = run->next_frame_ms;
+	return until > now ? (int)(until - now) : 1;
+}
+
 bool sbx_run_completed(sbx_run *run)
 {
-	return run->relay && run->ready && sbx_run__task_state(run) == 1;
+	return run->relay && run->ready && sbx_run__task_state(run, 0) == 1;
 }
 
 sbx_run_end sbx_run_wait(sbx_run *run)
@@ -717,11 +748,15 @@ sbx_run_end sbx_run_wait(sbx_run *run)
 		sbx_run__phase_done(run, SBX_PHASE_AGENT, t);
 		return SBX_END_AGENT_EXIT;
 	}
-	while ((end = sbx_run_poll(run)) == SBX_END_NONE) {
-		struct timespec ts = {0, TICK_MS * 1000000L};
-
+	/* The status long-poll is the wait; an older image's server answers at once, so
+	 * then a short tick paces the loop. */
+	while ((end = check(run, run->status_api == SBX_STATUS_CONTROL ? wait_slice(run) : 0)) ==
+	       SBX_END_NONE) {
 		sbx_run__record_frame(run);
-		nanosleep(&ts, NULL);
+		if (run->status_api != SBX_STATUS_CONTROL) {
+			struct timespec ts = {0, TICK_MS * 1000000L};
+			nanosleep(&ts, NULL);
+		}
 	}
 	sbx_run__phase_done(run, SBX_PHASE_AGENT, t);
 	return end;
@@ -786,7 +821,9 @@ static void collect_and_grade(sbx_run *run, sbx_run_end end)
 	 * the host does not wait on it again.
 	 */
 	r = end == SBX_END_DEADLINE ? -ETIMEDOUT
-				    : sbx_collect__outputs(run->relay, run->task, outdir, &e);
+	    : run->status_api != SBX_STATUS_CONTROL
+		    ? -ENOTSUP /* an older image: no /control */
+		    : sbx_collect__outputs(run->relay, run->task, outdir, &e);
 	if (r < 0) {
 		sbx_log_debug("collecting through the server: %s; using tar",
 			      sbx_error_message(&e));

@@ -180,8 +180,8 @@ sbx_run_end sbx_run_serve_stdio(sbx_run *run, int in_fd, int out_fd)
 				handle_line(&st, pending.data, pending.len);
 			/* A client that called complete_task and hung up at once ended the
 			 * episode by completing it, whatever the next status poll would see. */
-			end = sbx_run__task_state(run) == 1 ? SBX_END_COMPLETE_TASK
-							    : SBX_END_CLIENT_EOF;
+			end = sbx_run__task_state(run, 0) == 1 ? SBX_END_COMPLETE_TASK
+							       : SBX_END_CLIENT_EOF;
 			break;
 		}
 		if (sbx_buf_append(&pending, buf, (size_t)n) < 0) {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The filmstrip of a GUI run (`run --record SECONDS`): every few seconds of
- * the agent phase, a screenshot through the server's take_screenshot, saved
+ * the agent phase, a screenshot through the server's GET /control/screenshot, saved
  * as runs/<id>/frames/<n>-<unix ms>.png, so the viewer can play the screen
  * with the tool calls that happened between frames. Capped in count and
  * bytes: a long run cannot fill the disk.
@@ -12,7 +12,6 @@
 #include <sys/time.h>
 
 #include "run-internal.h"
-#include "sbx/base64.h"
 #include "sbx/cleanup.h"
 #include "sbx/json.h"
 #include "sbx/log.h"
@@ -36,31 +35,25 @@ bool sbx_run__recording(const sbx_run *run)
 
 void sbx_run__record_frame(sbx_run *run)
 {
-	static const char body[] = "{\"tool_name\":\"take_screenshot\",\"arguments\":{}}";
 	double every_s = run->o.record_s > 0 ? run->o.record_s : SBX_RUN_RECORD_DEFAULT_S;
 	sbx_relay_response resp = {0};
-	_cleanup_json_ cJSON *j = NULL;
-	_cleanup_free_ char *png = NULL;
 	char name[64];
-	const char *b64;
-	ssize_t n;
 
 	if (!sbx_run__recording(run) || sbx_run__mono_ms() < run->next_frame_ms)
 		return;
 	run->next_frame_ms = sbx_run__mono_ms() + (int64_t)(every_s * 1000);
 	/* Not recorded in the transcript: the agent did not ask for it. */
-	if (sbx_relay_request(run->relay, "POST", "/tools/call", NULL, body, sizeof(body) - 1,
-			      false, FRAME_TIMEOUT_MS, &resp, NULL) < 0)
+	if (sbx_relay_request(run->relay, "GET", "/control/screenshot", NULL, NULL, 0, false,
+			      FRAME_TIMEOUT_MS, &resp, NULL) < 0)
 		return;
-	if (resp.status == 200 && sbx_json_parse(resp.body, resp.len, &j, NULL) == 0 &&
-	    (b64 = sbx_json_get_string(sbx_json_get(j, "result"), "image_base64", NULL)) &&
-	    (png = strdup(b64)) && (n = sbx_base64_decode(png)) > 0 &&
-	    run->frame_bytes + (uint64_t)n <= SBX_RUN_FRAMES_BYTES) {
+	if (resp.status == 200 && resp.len > 0 &&
+	    run->frame_bytes + (uint64_t)resp.len <= SBX_RUN_FRAMES_BYTES) {
 		snprintf(name, sizeof(name), "frames/%04u-%lld.png", run->res.frames + 1,
 			 (long long)wall_ms());
-		if (sbx_path_write_beneath(run->res.run_dir, name, png, (size_t)n, NULL) == 0) {
+		if (sbx_path_write_beneath(run->res.run_dir, name, resp.body, resp.len, NULL) ==
+		    0) {
 			run->res.frames++;
-			run->frame_bytes += (uint64_t)n;
+			run->frame_bytes += (uint64_t)resp.len;
 		}
 	}
 	sbx_relay_response_free(&resp);

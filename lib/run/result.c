@@ -380,6 +380,7 @@ char *sbx_run_result_json(const sbx_run_result *r)
 	cJSON_AddNumberToObject(rel, "reused", (double)r->relay.reused);
 	cJSON_AddNumberToObject(rel, "transcript_lines", (double)r->relay.transcript_lines);
 	cJSON_AddNumberToObject(rel, "unauthorized", (double)r->relay.unauthorized);
+	cJSON_AddNumberToObject(rel, "forbidden", (double)r->relay.forbidden);
 	cJSON_AddNumberToObject(rel, "evicted", (double)r->relay.evicted);
 	cJSON_AddNumberToObject(rel, "timed_out", (double)r->relay.timed_out);
 	cJSON_AddNumberToObject(rel, "over_budget", (double)r->relay.over_budget);

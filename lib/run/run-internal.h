@@ -24,6 +24,12 @@
 #define TMP_BYTES	(256ULL * 1024 * 1024)
 #define RUN_BYTES	(16ULL * 1024 * 1024)
 
+typedef enum sbx_status_api {
+	SBX_STATUS_CONTROL,   /* GET /control/status, a long-poll */
+	SBX_STATUS_V1,	      /* GET /v1/task/status: no /control (an older image) */
+	SBX_STATUS_REFERENCE, /* GET /task/status: no /v1 either */
+} sbx_status_api;
+
 struct sbx_run {
 	sbx_run_opts o;
 	sbx_task *task;
@@ -46,8 +52,10 @@ struct sbx_run {
 	bool ready; /* the server answered: later failures inside are sandbox_failed */
 	bool finished;
 	bool completed_seen;
-	/* The image's server predates /v1/task/status (404 there): poll /task/status. */
-	bool legacy_status;
+	/* Which status API the image's server has: an older image answers 404
+	 * on /control/status (then /v1/task/status, then /task/status). */
+	sbx_status_api status_api;
+	long status_version;  /* /control/status's version last seen; -1 before */
 	double start_done_ms; /* monotonic, when start returned */
 	pthread_t copy_thread;
 	bool copy_running;
@@ -76,6 +84,22 @@ void sbx_run__phase_done(sbx_run *run, sbx_run_phase p, double since);
 /* Records an infrastructure failure; the first one wins. */
 void sbx_run__set_infra(sbx_run *run, const char *kind, const sbx_error *err);
 
+/* Readiness probes: the pause after each failed one doubles from the first to the last. */
+#define READY_PAUSE_FIRST_MS 5
+#define READY_PAUSE_MAX_MS   160
+
+/*
+ * Sleeps between two failed readiness probes (each one costs a fresh stream,
+ * an exec): 5, 10, 20 … 160 ms. *pause_ms starts at 0 and is the state.
+ */
+void sbx_run__ready_pause(long *pause_ms);
+
+/*
+ * prefix + s percent-encoded where a URL needs it ('/' kept): the server
+ * decodes it once. A new string (free()), or NULL on OOM.
+ */
+char *sbx_run__url_with(const char *prefix, const char *s);
+
 /* The last component of a path. */
 const char *sbx_run__base_name(const char *p);
 
@@ -92,9 +116,12 @@ int sbx_run__start_agent(sbx_run *run, sbx_error *err);
 /* agents.c: the oracle agent: copies the oracles in as the outputs and completes the task. */
 int sbx_run__oracle_agent(sbx_run *run, sbx_error *err);
 
-/* run_state.c: the server's view of the task: 1 completed, 2 timed out, 0 running, <0 no
- * answer. */
-int sbx_run__task_state(sbx_run *run);
+/*
+ * run_state.c: the server's view of the task: 1 completed, 2 timed out, 0
+ * running, <0 no answer. wait_ms > 0 long-polls: the answer comes when the
+ * task changes or after wait_ms (at once from an older image's server).
+ */
+int sbx_run__task_state(sbx_run *run, int wait_ms);
 
 /* gui.c: waits until LibreOffice shows the starting file (GUI tasks). */
 int sbx_run__wait_gui(sbx_run *run, sbx_error *err);

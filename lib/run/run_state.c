@@ -5,9 +5,12 @@
  * calls the others (inputs, agents, collect, gui, record, warm); they call
  * only this, so lib/run's files form a one-way graph.
  */
+#include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "run-internal.h"
+#include "sbx/buf.h"
 #include "sbx/cleanup.h"
 #include "sbx/json.h"
 
@@ -29,6 +32,38 @@ void sbx_run__set_infra(sbx_run *run, const char *kind, const sbx_error *err)
 	run->res.error_kind = strdup(kind);
 }
 
+void sbx_run__ready_pause(long *pause_ms)
+{
+	struct timespec ts;
+
+	*pause_ms = *pause_ms <= 0			 ? READY_PAUSE_FIRST_MS
+		    : *pause_ms * 2 > READY_PAUSE_MAX_MS ? READY_PAUSE_MAX_MS
+							 : *pause_ms * 2;
+	ts.tv_sec = 0;
+	ts.tv_nsec = *pause_ms * 1000000L;
+	nanosleep(&ts, NULL);
+}
+
+char *sbx_run__url_with(const char *prefix, const char *s)
+{
+	_cleanup_(sbx_buf_free) sbx_buf b = SBX_BUF_INIT(16384);
+
+	if (sbx_buf_puts(&b, prefix) < 0)
+		return NULL;
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		int r;
+
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		    (*p >= '0' && *p <= '9') || strchr("-._~/", *p))
+			r = sbx_buf_putc(&b, (char)*p);
+		else
+			r = sbx_buf_printf(&b, "%%%02X", *p);
+		if (r < 0)
+			return NULL;
+	}
+	return sbx_buf_steal(&b, NULL);
+}
+
 const char *sbx_run__base_name(const char *p)
 {
 	const char *s = strrchr(p, '/');
@@ -36,35 +71,57 @@ const char *sbx_run__base_name(const char *p)
 	return s ? s + 1 : p;
 }
 
+/* The status path for the server the image has (run-internal.h: status_api). */
+static int status_path(const sbx_run *run, int wait_ms, char *out, size_t size)
+{
+	switch (run->status_api) {
+	case SBX_STATUS_CONTROL:
+		if (run->status_version >= 0)
+			return snprintf(out, size, "/control/status?since=%ld&wait=%d",
+					run->status_version, wait_ms);
+		return snprintf(out, size, "/control/status");
+	case SBX_STATUS_V1:
+		return snprintf(out, size, "/v1/task/status");
+	default:
+		return snprintf(out, size, "/task/status");
+	}
+}
+
 /*
  * 1: completed, 2: timed out (server side), 0: running, <0: no answer.
- * Our /v1/task/status always answers 200; the reference-compatible
- * /task/status is 404 once completed, so it is only the fallback for an
- * image whose server has no /v1 yet.
+ * GET /control/status answers at once when the task changed since the
+ * version we last saw, else on the change or after wait_ms. A server
+ * without it (404) is an older image: /v1/task/status, which always
+ * answers 200, then the reference's /task/status (404 once completed), both
+ * at once whatever wait_ms.
  */
-int sbx_run__task_state(sbx_run *run)
+int sbx_run__task_state(sbx_run *run, int wait_ms)
 {
 	sbx_relay_response resp = {0};
 	_cleanup_json_ cJSON *j = NULL;
 	int64_t left = run->deadline_ms - sbx_run__mono_ms() + STATUS_PAST_DEADLINE_MS;
 	int budget = left < STATUS_BUDGET_MS ? (int)(left > 250 ? left : 250) : STATUS_BUDGET_MS;
 	const char *st;
+	char path[96];
 	int r;
 
 	/* The whole read is bounded, and never far past the deadline: a server that
-	 * drips its answer cannot keep the episode alive. */
-	r = sbx_relay_request(run->relay, "GET",
-			      run->legacy_status ? "/task/status" : "/v1/task/status", NULL, NULL,
-			      0, false, budget, &resp, NULL);
-	if (r >= 0 && resp.status == 404 && !run->legacy_status) {
+	 * drips its answer cannot keep the episode alive. A long-poll adds its wait. */
+	status_path(run, wait_ms, path, sizeof(path));
+	r = sbx_relay_request(run->relay, "GET", path, NULL, NULL, 0, false,
+			      budget + (run->status_api == SBX_STATUS_CONTROL ? wait_ms : 0), &resp,
+			      NULL);
+	if (r >= 0 && resp.status == 404 && run->status_api != SBX_STATUS_REFERENCE) {
 		sbx_relay_response_free(&resp);
-		run->legacy_status = true;
-		return sbx_run__task_state(run);
+		run->status_api++;
+		return sbx_run__task_state(run, wait_ms);
 	}
 	if (r < 0 || resp.status != 200 || sbx_json_parse(resp.body, resp.len, &j, NULL) < 0) {
 		sbx_relay_response_free(&resp);
 		return r < 0 ? r : -EPROTO;
 	}
+	if (cJSON_IsNumber(sbx_json_get(j, "version")))
+		run->status_version = (long)sbx_json_get_number(j, "version", -1);
 	sbx_relay_response_free(&resp);
 	st = sbx_json_get_string(j, "status", "");
 	if (strcmp(st, "completed") == 0) {

@@ -102,7 +102,7 @@ static int request(conv *c, sbx_buf *out, const cJSON *line, const cJSON *msg, d
 		r = r < 0 ? r : put_value(out, sbx_json_get(params, "arguments"));
 		return r < 0 ? r : sbx_buf_puts(out, "</div>");
 	}
-	if (strstr(path, "/task/complete")) {
+	if (strstr(path, "/task/complete") || strcmp(path, "/control/complete") == 0) {
 		r = head(out, "call", "agent", "complete_task", t_ms);
 		return r < 0 ? r : sbx_buf_puts(out, "</div>");
 	}

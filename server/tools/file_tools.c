@@ -11,8 +11,7 @@
 #include "sbx/base64.h"
 #include "workspace.h"
 
-#define MAX_LISTED	   10000
-#define MAX_RESOURCE_BYTES (16u << 20)
+#define MAX_LISTED 10000
 
 struct list_ctx {
 	cJSON *arr;
@@ -159,40 +158,66 @@ static bool is_text(const char *mime)
 	       strcmp(mime, "application/yaml") == 0;
 }
 
-int resources_read(const tool_context *ctx, const char *uri, cJSON **out, sbx_error *err)
+int resources_read_bytes(const tool_context *ctx, const char *path, char **data, size_t *len,
+			 sbx_error *err)
 {
-	_cleanup_free_ char *path = NULL, *data = NULL;
+	_cleanup_free_ char *buf = NULL;
 	_cleanup_close_ int fd = -1;
 	tool_result tr = {0};
 	struct stat st;
-	const char *mime;
 	size_t got = 0;
-	cJSON *r, *item;
 
-	if (strncmp(uri, "file://", 7) != 0)
-		return sbx_error_set(err, -ENOENT, "Resource not found: %s", uri);
-	path = percent_decode(uri + 7);
-	if (!path)
-		return sbx_error_set(err, -ENOENT, "Resource not found: %s", uri);
 	fd = workspace_open_regular(ctx, path, &st, &tr);
-	tool_result_clear(&tr);
-	if (fd < 0)
-		return sbx_error_set(err, -ENOENT, "Resource not found: %s", uri);
+	if (fd < 0) {
+		int r = fd == -ENOENT || fd == -ENOTDIR ? -ENOENT : -EPERM;
+
+		sbx_error_set(err, r, "%s", tr.error ? tr.error : "cannot open");
+		tool_result_clear(&tr);
+		return r;
+	}
 	if ((size_t)st.st_size > MAX_RESOURCE_BYTES)
-		return sbx_error_set(err, -EFBIG, "Resource too large: %s (%lld bytes, limit %u)",
-				     uri, (long long)st.st_size, MAX_RESOURCE_BYTES);
-	data = malloc((size_t)st.st_size + 1);
-	if (!data)
+		return sbx_error_set(err, -EFBIG, "'%s' is too large (%lld bytes, limit %u)", path,
+				     (long long)st.st_size, MAX_RESOURCE_BYTES);
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf)
 		return sbx_error_set(err, -ENOMEM, "out of memory");
+	/* At most the size it had when opened: a file that grows is cut there. */
 	while (got < (size_t)st.st_size) {
-		ssize_t n = read(fd, data + got, (size_t)st.st_size - got);
+		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			break;
 		got += (size_t)n;
 	}
-	data[got] = '\0';
+	buf[got] = '\0';
+	*data = TAKE_PTR(buf);
+	*len = got;
+	return 0;
+}
+
+int resources_read(const tool_context *ctx, const char *uri, cJSON **out, sbx_error *err)
+{
+	_cleanup_free_ char *path = NULL, *data = NULL;
+	sbx_error e = SBX_ERROR_INIT;
+	const char *mime;
+	size_t got = 0;
+	cJSON *r, *item;
+	int k;
+
+	if (strncmp(uri, "file://", 7) != 0)
+		return sbx_error_set(err, -ENOENT, "Resource not found: %s", uri);
+	path = percent_decode(uri + 7);
+	if (!path)
+		return sbx_error_set(err, -ENOENT, "Resource not found: %s", uri);
+	k = resources_read_bytes(ctx, path, &data, &got, &e);
+	if (k == -EFBIG)
+		return sbx_error_set(err, -EFBIG, "Resource too large: %s (limit %u bytes)", uri,
+				     MAX_RESOURCE_BYTES);
+	if (k == -ENOMEM)
+		return sbx_error_set(err, k, "out of memory");
+	if (k < 0)
+		return sbx_error_set(err, -ENOENT, "Resource not found: %s", uri);
 	mime = workspace_mime_type(path);
 	r = cJSON_CreateObject();
 	if (!r)

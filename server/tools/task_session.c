@@ -18,8 +18,10 @@
 struct task_session {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
+	pthread_cond_t changed; /* broadcast on every state change, for task_session_wait */
 	pthread_t timer;
-	bool timer_started, stopping;
+	bool timer_started, stopping, closing;
+	unsigned long version; /* counts state changes */
 
 	int workspace_fd;
 	char *status_file;
@@ -214,13 +216,21 @@ static void write_status_locked(task_session *t)
 		server_log(SBX_LOG_ERROR, "status file: %s", sbx_error_message(&err));
 }
 
+/* Every change of state goes through here: long-polling readers wake. Locked. */
+static void set_state_locked(task_session *t, task_state st)
+{
+	t->state = st;
+	t->version++;
+	pthread_cond_broadcast(&t->changed);
+}
+
 static void check_deadline_locked(task_session *t)
 {
 	if (t->state != TASK_RUNNING || t->timeout <= 0)
 		return;
 	if (since(&t->start_mono) < t->timeout)
 		return;
-	t->state = TASK_TIMED_OUT;
+	set_state_locked(t, TASK_TIMED_OUT);
 	t->end_elapsed = t->timeout;
 	write_status_locked(t);
 }
@@ -262,6 +272,7 @@ task_session *task_session_new(int workspace_fd, double timeout_seconds, const c
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&t->cond, &ca);
+	pthread_cond_init(&t->changed, &ca);
 	pthread_condattr_destroy(&ca);
 	t->workspace_fd = workspace_fd;
 	t->default_timeout = timeout_seconds;
@@ -298,6 +309,7 @@ void task_session_free(task_session *t)
 	cJSON_Delete(t->recalc);
 	free(t->status_file);
 	pthread_cond_destroy(&t->cond);
+	pthread_cond_destroy(&t->changed);
 	pthread_mutex_destroy(&t->lock);
 	free(t);
 }
@@ -327,7 +339,7 @@ static void start_locked(task_session *t, const char *task_id, double timeout_se
 		t->timeout = left > 0.001 ? left : 0.001;
 	}
 	t->end_elapsed = 0;
-	t->state = TASK_RUNNING;
+	set_state_locked(t, TASK_RUNNING);
 	pthread_cond_broadcast(&t->cond);
 	server_log(SBX_LOG_INFO, "task %s: started, timeout %g s",
 		   t->task_id ? t->task_id : "(unnamed)", t->timeout);
@@ -400,7 +412,7 @@ int task_session_complete(task_session *t, const char *note)
 		__attribute__((fallthrough));
 	case TASK_RUNNING:
 		t->end_elapsed = since(&t->start_mono);
-		t->state = TASK_COMPLETED;
+		set_state_locked(t, TASK_COMPLETED);
 		if (note)
 			t->note = strdup(note);
 		pthread_cond_broadcast(&t->cond);
@@ -420,6 +432,48 @@ cJSON *task_session_status(task_session *t)
 	o = status_locked(t);
 	pthread_mutex_unlock(&t->lock);
 	return o;
+}
+
+/* Nothing changed since what the client saw. Locked. */
+static bool unchanged_locked(const task_session *t, long since_version, int since_state)
+{
+	if (since_version < 0 && since_state < 0)
+		return false;
+	return (since_version < 0 || t->version == (unsigned long)since_version) &&
+	       (since_state < 0 || t->state == (task_state)since_state);
+}
+
+cJSON *task_session_wait(task_session *t, long since_version, int since_state, int wait_ms)
+{
+	struct timespec until;
+	cJSON *o;
+
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += wait_ms / 1000;
+	until.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&t->lock);
+	check_deadline_locked(t);
+	/* The timer thread moves a running task to timed_out at its deadline, and wakes us. */
+	while (!t->closing && unchanged_locked(t, since_version, since_state) &&
+	       pthread_cond_timedwait(&t->changed, &t->lock, &until) == 0)
+		check_deadline_locked(t);
+	o = status_locked(t);
+	if (o)
+		cJSON_AddNumberToObject(o, "version", (double)t->version);
+	pthread_mutex_unlock(&t->lock);
+	return o;
+}
+
+void task_session_wake_all(task_session *t)
+{
+	pthread_mutex_lock(&t->lock);
+	t->closing = true;
+	pthread_cond_broadcast(&t->changed);
+	pthread_mutex_unlock(&t->lock);
 }
 
 void task_session_set_recalc(task_session *t, const cJSON *summary)

@@ -67,6 +67,19 @@ int task_session_complete(task_session *t, const char *note);
 cJSON *task_session_status(task_session *t);
 
 /*
+ * The long-poll behind GET /control/status: waits at most wait_ms while
+ * nothing changed since what the client saw (since_version: the version it
+ * was shown; since_state: the state it saw; -1 each: not given, and with
+ * neither it answers at once), then returns the status object plus
+ * "version", a counter of state changes (start, completion, timeout).
+ * Caller owns it. Answers at once after task_session_wake_all.
+ */
+cJSON *task_session_wait(task_session *t, long since_version, int since_state, int wait_ms);
+
+/* Ends every task_session_wait now and from now on (the server is shutting down). */
+void task_session_wake_all(task_session *t);
+
+/*
  * Records how complete_task computed formula values (recalc_pending's
  * summary, copied): the status then carries it as "recalc", so the host
  * can put it in result.json. NULL clears it.

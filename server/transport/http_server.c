@@ -58,6 +58,25 @@ enum MHD_Result http_reply(http_request *req, unsigned status, const char *conte
 	return ret;
 }
 
+enum MHD_Result http_reply_bytes(http_request *req, unsigned status, const char *content_type,
+				 char *data, size_t len, const char *const *headers)
+{
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+
+	r = MHD_create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE);
+	if (!r) {
+		free(data);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, "Content-Type", content_type);
+	for (size_t i = 0; headers && headers[i] && headers[i + 1]; i += 2)
+		MHD_add_response_header(r, headers[i], headers[i + 1]);
+	ret = MHD_queue_response(req->conn, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
 enum MHD_Result http_reply_json(http_request *req, unsigned status, cJSON *o)
 {
 	_cleanup_free_ char *text = o ? sbx_json_print(o) : NULL;
@@ -169,7 +188,7 @@ static enum MHD_Result route(http_request *req)
 		return post ? http_legacy_post(req) : not_allowed(req, "POST");
 	if (is(url, "/health") || is(url, "/") || is(url, "/v1/health"))
 		return get ? health(req, is(url, "/v1/health")) : not_allowed(req, "GET");
-	if (http_rest_route(req, &result))
+	if (http_rest_route(req, &result) || http_control_route(req, &result))
 		return result;
 	return http_reply_error(req, 404, "Not found");
 }
@@ -384,6 +403,7 @@ int http_serve(server *srv, const http_options *opt, sbx_error *err)
 		;
 	server_log(SBX_LOG_INFO, "signal %d: shutting down", sig);
 	MHD_quiesce_daemon(d);
+	task_session_wake_all(srv->base.task);
 	server_cancel_all(srv);
 	sse_stream_close_all(srv->streams);
 	http_session_end_all(srv->sessions);

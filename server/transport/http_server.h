@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
-/* Internals shared by the HTTP transport files (http.c, http_mcp.c, rest.c). */
+/* Internals shared by the HTTP transport files (http_server.c, http_mcp.c, rest.c, control.c). */
 
 #include <microhttpd.h>
 
@@ -21,6 +21,13 @@ typedef struct http_request {
 enum MHD_Result http_reply(http_request *req, unsigned status, const char *content_type,
 			   const char *body, const http_session *session);
 
+/*
+ * Sends len bytes of data (malloc'd; freed here, whatever happens) with
+ * Content-Length, plus headers: name, value, name, value, …, NULL (or NULL).
+ */
+enum MHD_Result http_reply_bytes(http_request *req, unsigned status, const char *content_type,
+				 char *data, size_t len, const char *const *headers);
+
 /* Sends o as JSON (consumes o). */
 enum MHD_Result http_reply_json(http_request *req, unsigned status, cJSON *o);
 
@@ -37,6 +44,13 @@ enum MHD_Result http_legacy_post(http_request *req);
 
 /* Waits (up to 30 s) for request threads started by the MCP transports. */
 void http_workers_wait(server *srv);
+
+/* POST /task/complete (REST, /v1, /control/complete): recalculates, completes, answers the status.
+ */
+enum MHD_Result http_task_complete(http_request *req);
+
+/* The host's control API (/control/...): false when the path is not under /control. */
+bool http_control_route(http_request *req, enum MHD_Result *result);
 
 /* REST: returns MHD_NO-equivalent false when the path is not a REST route. */
 bool http_rest_route(http_request *req, enum MHD_Result *result);

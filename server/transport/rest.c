@@ -168,7 +168,7 @@ static enum MHD_Result task_start(http_request *req, bool ours)
 	return task_reply(req, 200, true, NULL);
 }
 
-static enum MHD_Result task_complete(http_request *req)
+enum MHD_Result http_task_complete(http_request *req)
 {
 	_cleanup_json_ cJSON *recalculated = cJSON_CreateArray();
 	_cleanup_json_ cJSON *recalc = cJSON_CreateObject();
@@ -231,7 +231,7 @@ bool http_rest_route(http_request *req, enum MHD_Result *result)
 	else if (strcmp(url, "/task/status") == 0 && get)
 		*result = task_status(req, ours);
 	else if (strcmp(url, "/task/complete") == 0 && post)
-		*result = task_complete(req);
+		*result = http_task_complete(req);
 	else if (strcmp(url, "/tools") == 0 || strcmp(url, "/tools/call") == 0 ||
 		 strcmp(url, "/resources") == 0 || strncmp(url, "/task/", 6) == 0)
 		*result = http_reply_error(req, 405, "Method not allowed");

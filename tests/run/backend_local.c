@@ -101,6 +101,10 @@ static int lb_start(sbx_backend *b, sbx_error *err)
 		char *argv[] = {(char *)server, "--workspace",	 lb->ws, "--unix",
 				lb->sock,	"--status-file", status, NULL};
 		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		struct timespec delay = {lb->cfg->start_delay_ms / 1000,
+					 (long)(lb->cfg->start_delay_ms % 1000) * 1000000L};
+
+		nanosleep(&delay, NULL);
 
 		if (fd >= 0 && dup2(fd, STDOUT_FILENO) >= 0 && dup2(fd, STDERR_FILENO) >= 0)
 			execve(server, argv, env);
@@ -142,6 +146,7 @@ static int lb_open_stream(sbx_backend *b, sbx_stream **out, sbx_error *err)
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
+	__atomic_add_fetch(&lb->cfg->streams, 1, __ATOMIC_SEQ_CST);
 	if (fd < 0)
 		return sbx_error_set(err, -errno, "local: socket: %s", strerror(errno));
 	memcpy(a.sun_path, lb->sock, sizeof(a.sun_path));
@@ -209,6 +214,7 @@ static int lb_copy_out(sbx_backend *b, const char *dir, const char *host_dir, sb
 	size_t total = 0;
 	int r = host_path(lb, dir, src, sizeof(src), err);
 
+	__atomic_add_fetch(&lb->cfg->copy_outs, 1, __ATOMIC_SEQ_CST);
 	if (r >= 0)
 		r = mkdir(host_dir, 0755) < 0 && errno != EEXIST
 			    ? sbx_error_set(err, -errno, "'%s': %s", host_dir, strerror(errno))

@@ -17,6 +17,9 @@ typedef struct local_config {
 	const char *server; /* the sandbox-mcp binary; NULL: $SBX_BUILD_ROOT/server/sandbox-mcp */
 	int fail_new;	    /* a -errno: the factory fails (the engine is unreachable) */
 	int fail_create;    /* a -errno: create fails (-ENOENT: the image is missing) */
+	int start_delay_ms; /* the server starts this late (a slow image) */
+	unsigned streams;   /* counted: streams opened to the server (each one an exec) */
+	unsigned copy_outs; /* counted: copy_out calls (the tar path) */
 	sbx_backend *last;  /* set by the factory: the backend a run got */
 	char root[256];	    /* set by create: the sandbox's directory (destroy removes it) */
 } local_config;

@@ -190,6 +190,69 @@ START_TEST(complete_task_ends_graded)
 	ck_assert(!res->agent_stopped);
 	ck_assert_str_eq(res->sandbox_recalc, "none");
 	ck_assert_uint_ge(res->relay.requests, 2);
+	/* The outputs came through GET /control/file, not the tar. */
+	ck_assert_uint_eq(cfg.copy_outs, 0);
+}
+END_TEST
+
+/*
+ * The host waits on the server's long-poll: completion is seen at once,
+ * not at the next poll, and a long wait costs a few requests, not one per tick.
+ */
+START_TEST(completion_is_seen_by_the_long_poll)
+{
+	sbx_run_opts o = opts_for(CALL WRITE("42") " && sleep 1.5 && " COMPLETE " && sleep 5");
+	_cleanup_(sbx_run_freep) sbx_run *run = execute(&o);
+	const sbx_run_result *res = sbx_run_get_result(run);
+
+	check_result(run, "pass", "complete_task");
+	/* The agent sleeps 5 s after completing: the episode ended well before. */
+	ck_assert_msg(res->phase_ms[SBX_PHASE_AGENT] < 2700, "agent phase %.0f ms",
+		      res->phase_ms[SBX_PHASE_AGENT]);
+	/* ~1.6 s of waiting in 250 ms long-polls: a few requests, not a stream of them. */
+	ck_assert_msg(res->relay.requests < 20, "%lu requests", res->relay.requests);
+	ck_assert(res->agent_stopped);
+}
+END_TEST
+
+/* A server that starts late is probed with backoff: a handful of streams, not one per 5 ms. */
+START_TEST(readiness_backs_off)
+{
+	sbx_run_opts o = opts_for("oracle");
+	_cleanup_(sbx_run_freep) sbx_run *run = NULL;
+
+	cfg.start_delay_ms = 1500;
+	run = execute(&o);
+	check_result(run, "pass", "complete_task");
+	check_ran(run);
+	ck_assert_msg(sbx_run_get_result(run)->phase_ms[SBX_PHASE_READY] >= 1400, "ready %.0f ms",
+		      sbx_run_get_result(run)->phase_ms[SBX_PHASE_READY]);
+	/* 5, 10, … 160 ms pauses: about 15 probes in 1.5 s (300 at a fixed 5 ms). */
+	ck_assert_msg(cfg.streams < 40, "%u streams opened", cfg.streams);
+}
+END_TEST
+
+/*
+ * An image built before the control API (its server answers 404 there):
+ * the run steps down to the old status path, completes and collects by the
+ * reference's paths and the tar, and passes.
+ */
+START_TEST(older_image_steps_down)
+{
+	sbx_run_opts o = opts_for("oracle");
+	_cleanup_(sbx_run_freep) sbx_run *run = NULL;
+	_cleanup_free_ char *old = NULL, *real = NULL;
+	const char *src = getenv("SBX_SOURCE_ROOT"), *build = getenv("SBX_BUILD_ROOT");
+
+	ck_assert_int_ge(asprintf(&old, "%s/tests/run/old_server.py", src ? src : ".."), 0);
+	ck_assert_int_ge(asprintf(&real, "%s/server/sandbox-mcp", build ? build : "."), 0);
+	setenv("SANDBOX_MCP", real, 1);
+	cfg.server = old;
+	run = execute(&o);
+	check_result(run, "pass", "complete_task");
+	check_ran(run);
+	ck_assert_int_ne(run->status_api, SBX_STATUS_CONTROL);
+	ck_assert_uint_eq(cfg.copy_outs, 1); /* no /control/file: the tar */
 }
 END_TEST
 
@@ -255,6 +318,7 @@ START_TEST(deadline_collects_without_the_server)
 	res = sbx_run_get_result(run);
 	check_result(run, "timeout", "deadline");
 	check_ran(run);
+	ck_assert_uint_eq(cfg.copy_outs, 1);
 	/* Past the deadline the outputs come by copy_out: graded anyway. */
 	ck_assert(res->grade.graded);
 	ck_assert_int_eq(res->grade.status, SBX_GRADE_PASS);
@@ -350,6 +414,9 @@ static Suite *lifecycle_suite(void)
 	tcase_set_timeout(ends, 30);
 	tcase_set_timeout(fails, 30);
 	tcase_add_test(ends, complete_task_ends_graded);
+	tcase_add_test(ends, completion_is_seen_by_the_long_poll);
+	tcase_add_test(ends, readiness_backs_off);
+	tcase_add_test(ends, older_image_steps_down);
 	tcase_add_test(ends, agent_exit_ends_graded);
 	tcase_add_test(ends, agent_error_is_flagged_with_its_tail);
 	tcase_add_test(ends, oracle_passes);

@@ -411,6 +411,8 @@ static void *fake_conn(void *arg)
 				   true);
 		else if (strcmp(h.target, "/task/status") == 0)
 			fake_reply(s, 200, "application/json", "{\"status\":\"running\"}", false);
+		else if (strncmp(h.target, "/control/", 9) == 0)
+			fake_reply(s, 200, "application/json", "{\"status\":\"running\"}", false);
 		else if (strcmp(h.target, "/host") == 0)
 			fake_reply(s, 200, "text/plain", http_head_get(&h, "Host"), false);
 		else
@@ -722,6 +724,86 @@ START_TEST(relay_refuses_foreign_hosts_and_garbage)
 	/* Requests the fake does not know pass through with the server's status. */
 	snprintf(req, sizeof(req), "GET /nope HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n\r\n", port);
 	ck_assert_int_eq(status_of(port, req), 404);
+	sbx_relay_free(relay);
+	fake_stop(&f);
+	rm_tmp();
+}
+END_TEST
+
+/*
+ * The server's control API is the host's: an agent holding the run's token
+ * still gets 403 for /control/..., however it spells the path, each refusal is
+ * counted, nothing reaches the server; the host's own requests get through.
+ */
+START_TEST(relay_refuses_control_to_agents)
+{
+	static const char *const paths[] = {
+		"/t0k/control/status",
+		"/t0k/control/file/answer.txt",
+		"/t0k/control/complete",
+		"/t0k/control",
+		"/t0k/control?x=1",
+		"/t0k//control/status",
+		"/t0k/./control/screenshot",
+		"/t0k/%63ontrol/status",
+		/* Decoded once, as the server does: "%63ontrol" is no route there (404). */
+		"/t0k/%2563ontrol/status",
+		"/t0k/CONTROL/status",
+		"/t0k/v1/../control/status",
+		"/t0k/mcp/%2e%2e/control/file/x",
+		"/t0k/control%2Fstatus",
+	};
+	fake f = {0};
+	sbx_relay_opts o = SBX_RELAY_OPTS_INIT;
+	sbx_relay_response resp = {0};
+	sbx_relay *relay;
+	sbx_relay_stats st;
+	sbx_error err = SBX_ERROR_INIT;
+	unsigned refused = 0;
+	char req[512];
+	uint16_t port;
+
+	mk_tmp();
+	fake_start(&f);
+	o.open = fake_open;
+	o.open_userdata = &f;
+	o.token = "t0k";
+	ck_assert_msg(sbx_relay_start(&relay, &o, &err) == 0, "%s", err.msg);
+	port = sbx_relay_port(relay);
+	for (size_t i = 0; i < SBX_ELEMENTSOF(paths); i++) {
+		bool twice = strstr(paths[i], "%25") != NULL;
+		int want = twice ? 404 : 403;
+
+		snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n\r\n",
+			 paths[i], port);
+		ck_assert_msg(status_of(port, req) == want, "%s: want %d", paths[i], want);
+		refused += !twice;
+	}
+	/* The token as a Bearer credential changes nothing; a POST is refused unread. */
+	snprintf(req, sizeof(req),
+		 "POST /control/complete HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n"
+		 "Authorization: Bearer t0k\r\nContent-Length: 2\r\n\r\n{}",
+		 port);
+	ck_assert_int_eq(status_of(port, req), 403);
+	snprintf(req, sizeof(req),
+		 "GET http://localhost/control/status HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n"
+		 "Authorization: Bearer t0k\r\n\r\n",
+		 port);
+	ck_assert_int_eq(status_of(port, req), 400); /* only origin-form targets are read */
+	refused++;
+	/* An agent's ordinary paths still pass. */
+	snprintf(req, sizeof(req), "GET /t0k/task/status HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n\r\n",
+		 port);
+	ck_assert_int_eq(status_of(port, req), 200);
+	sbx_relay_get_stats(relay, &st);
+	ck_assert_uint_eq(st.forbidden, refused);
+	ck_assert_uint_eq(st.unauthorized, 0);
+	/* The host's own request is not an agent's. */
+	ck_assert_int_eq(sbx_relay_request(relay, "GET", "/control/status", NULL, NULL, 0, false,
+					   5000, &resp, &err),
+			 0);
+	ck_assert_int_eq(resp.status, 200);
+	sbx_relay_response_free(&resp);
 	sbx_relay_free(relay);
 	fake_stop(&f);
 	rm_tmp();
@@ -1272,6 +1354,7 @@ static Suite *run_suite(void)
 	tcase_add_test(relay, relay_forwards_pools_and_records);
 	tcase_add_test(relay, relay_retries_a_stream_the_server_closed);
 	tcase_add_test(relay, relay_refuses_foreign_hosts_and_garbage);
+	tcase_add_test(relay, relay_refuses_control_to_agents);
 	tcase_add_test(relay, relay_reports_a_dead_server);
 	tcase_add_test(relay, relay_bounds_slots_time_and_memory);
 	tcase_add_test(relay, relay_listens_on_a_private_unix_socket);

@@ -111,6 +111,17 @@ def main():
         st, _ = http("GET", base + "/health", headers={"Authorization": "Bearer " + token})
         if st != 200:
             it.fail("Bearer with the right token: %d" % st)
+        # The server's control API is the host's: the agent's own token does not open it.
+        control = [("GET", rest + "/control/status?wait=0", None, {}),
+                   ("GET", rest + "/control/file/sales_data.ods", None, {}),
+                   ("POST", rest + "/control/complete", b"{}", {"Content-Type": "application/json"}),
+                   ("GET", rest + "/%63ontrol/screenshot", None, {}),
+                   ("GET", rest + "/v1/../Control/status", None, {}),
+                   ("GET", base + "/control/status", None, {"Authorization": "Bearer " + token})]
+        for method, url, body, headers in control:
+            st, _ = http(method, url, body, headers)
+            if st != 403:
+                it.fail("an agent's %s %s: HTTP %d, want 403" % (method, url.replace(token, "<token>"), st))
         if p.poll() is not None:
             it.fail("the run ended during the attacks")
         # The other token is good where it belongs: the second run ends by its own agent.
@@ -129,6 +140,8 @@ def main():
         if st != 200:
             it.fail("the owner's complete_task: %d" % st)
         res = ended(env, rid, p)
+        if res["relay"].get("forbidden") != len(control):
+            it.fail("want every /control attempt counted as forbidden: %s" % res["relay"])
         if res["ended_by"] != "complete_task" or res["relay"]["unauthorized"] < len(attempts) + 3:
             it.fail("want ended by complete_task with every refusal counted: %s %s" %
                     (res["ended_by"], res["relay"]))

@@ -720,6 +720,59 @@ START_TEST(task_deadline)
 }
 END_TEST
 
+static double ms_since(const struct timespec *t0)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - t0->tv_sec) * 1e3 + (double)(now.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+static void *complete_later(void *arg)
+{
+	usleep(100 * 1000);
+	task_session_complete(arg, NULL);
+	return NULL;
+}
+
+/* GET /control/status's wait: at once when changed, on the change, at the wait, at shutdown. */
+START_TEST(status_wait_long_polls)
+{
+	task_session *t = srv.base.task;
+	_cleanup_json_ cJSON *a = task_session_wait(t, -1, -1, 5000), *b = NULL, *c = NULL,
+			     *d = NULL, *e = NULL;
+	struct timespec t0;
+	pthread_t th;
+	long v;
+
+	ck_assert_str_eq(sbx_json_get_string(a, "status", ""), "pending");
+	v = (long)sbx_json_get_number(a, "version", -1);
+	ck_assert_int_ge(v, 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	b = task_session_wait(t, v, -1, 150);
+	ck_assert_double_ge(ms_since(&t0), 140);
+	ck_assert_int_eq((long)sbx_json_get_number(b, "version", -1), v);
+	ck_assert_int_eq(task_session_start(t, "w", 60, false), 0);
+	ck_assert_int_eq(pthread_create(&th, NULL, complete_later, t), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	c = task_session_wait(t, v + 1, -1, 10000); /* saw "running": woken by the completion */
+	ck_assert_double_lt(ms_since(&t0), 2000);
+	ck_assert_double_ge(ms_since(&t0), 50);
+	pthread_join(th, NULL);
+	ck_assert_str_eq(sbx_json_get_string(c, "status", ""), "completed");
+	ck_assert_int_eq((long)sbx_json_get_number(c, "version", -1), v + 2);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	d = task_session_wait(t, -1, TASK_RUNNING, 10000); /* behind: at once */
+	ck_assert_double_lt(ms_since(&t0), 100);
+	task_session_wake_all(t);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	e = task_session_wait(t, v + 2, -1, 10000);
+	ck_assert_double_lt(ms_since(&t0), 100);
+	ck_assert_ptr_nonnull(d);
+	ck_assert_ptr_nonnull(e);
+}
+END_TEST
+
 START_TEST(complete_task_writes_status)
 {
 	cJSON *root;
@@ -1069,6 +1122,7 @@ static Suite *server_suite(void)
 	tcase_add_test(tc, execute_python_timeout_and_caps);
 	tcase_add_test(tc, capture_keeps_head_and_tail);
 	tcase_add_test(tc, task_deadline);
+	tcase_add_test(tc, status_wait_long_polls);
 	tcase_add_test(tc, complete_task_writes_status);
 	tcase_add_test(tc, complete_task_computes_formulas_natively);
 	tcase_add_test(tc, task_start_replaces_when_asked);

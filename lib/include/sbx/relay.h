@@ -91,6 +91,8 @@ typedef struct sbx_relay_response {
 	int status;
 	char *content_type; /* may be NULL */
 	char *session_id;   /* Mcp-Session-Id, may be NULL */
+	bool reloaded;	    /* X-Reloaded: true (GET /control/screenshot?show_saved=1) */
+	bool window_shown;  /* X-Window-Shown: true (GET /control/screenshot?window=…) */
 	char *body;	    /* NUL-terminated; for SSE, the raw event stream */
 	size_t len;
 } sbx_relay_response;
@@ -116,6 +118,7 @@ typedef struct sbx_relay_stats {
 	unsigned long reused;	      /* exchanges served on a pooled stream */
 	unsigned long transcript_lines;
 	unsigned long unauthorized; /* requests refused for want of the token (401) */
+	unsigned long forbidden;    /* agent requests for the host's /control API (403) */
 	unsigned long evicted;	    /* connections closed to make room for a new one */
 	unsigned long timed_out;    /* connections closed: a head or body too slow */
 	unsigned long over_budget;  /* requests refused: max_buffered reached (503) */

@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The host's control API: GET /control/status (a long-poll on the task
+ * state), GET /control/file/<path> (a workspace file's raw bytes),
+ * GET /control/screenshot (PNG bytes), POST /control/complete. Plain HTTP
+ * with raw bodies, so the host needs neither an MCP session nor base64.
+ * The relay never forwards /control from an agent (lib/relay), so only the
+ * host that owns the sandbox reaches it.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "http_server.h"
+#include "resources.h"
+#include "sbx/base64.h"
+#include "task_session.h"
+
+#define CONTROL_WAIT_MAX_MS 30000
+
+static const char *arg(http_request *req, const char *name)
+{
+	return MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, name);
+}
+
+/* A decimal in [0, max], else -1. */
+static long decimal(const char *s, long max)
+{
+	char *end;
+	long v;
+
+	if (!s || !isdigit((unsigned char)*s))
+		return -1;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || v > max)
+		return -1;
+	return v;
+}
+
+/* ?since= a version the client was shown, or a state name ("running"). */
+static int parse_since(const char *s, long *version, int *state)
+{
+	static const task_state states[] = {TASK_PENDING, TASK_RUNNING, TASK_COMPLETED,
+					    TASK_TIMED_OUT};
+
+	*version = -1;
+	*state = -1;
+	if (!s)
+		return 0;
+	*version = decimal(s, 0x7fffffffL);
+	if (*version >= 0)
+		return 0;
+	for (size_t i = 0; i < sizeof(states) / sizeof(states[0]); i++)
+		if (strcmp(s, task_state_name(states[i])) == 0) {
+			*state = (int)states[i];
+			return 0;
+		}
+	return -EINVAL;
+}
+
+static enum MHD_Result status(http_request *req)
+{
+	const char *wait = arg(req, "wait");
+	long wait_ms = wait ? decimal(wait, 1L << 30) : 0, version;
+	int state;
+	cJSON *o;
+
+	if (wait_ms < 0)
+		return http_reply_error(req, 422, "Invalid wait: expected milliseconds");
+	if (parse_since(arg(req, "since"), &version, &state) < 0)
+		return http_reply_error(req, 422,
+					"Invalid since: expected a version or a task state");
+	if (wait_ms > CONTROL_WAIT_MAX_MS)
+		wait_ms = CONTROL_WAIT_MAX_MS;
+	o = task_session_wait(req->srv->base.task, version, state, (int)wait_ms);
+	if (o)
+		cJSON_AddBoolToObject(o, "success", true);
+	return http_reply_json(req, 200, o);
+}
+
+static enum MHD_Result file(http_request *req, const char *path)
+{
+	sbx_error err = SBX_ERROR_INIT;
+	char *data = NULL;
+	size_t len = 0;
+	int r;
+
+	r = resources_read_bytes(&req->srv->base, path, &data, &len, &err);
+	switch (r) {
+	case 0:
+		return http_reply_bytes(req, 200, "application/octet-stream", data, len, NULL);
+	case -ENOENT:
+		return http_reply_error(req, 404, sbx_error_message(&err));
+	case -EFBIG:
+		return http_reply_error(req, 413, sbx_error_message(&err));
+	case -ENOMEM:
+		return http_reply_error(req, 500, "out of memory");
+	default:
+		return http_reply_error(req, 422, sbx_error_message(&err));
+	}
+}
+
+/*
+ * The take_screenshot tool's picture as PNG bytes. ?show_saved=1 asks it to
+ * start Calc again on a file the tools changed first (X-Reloaded says
+ * whether it did); ?window=TEXT looks for a window whose title has TEXT
+ * (X-Window-Shown).
+ */
+static enum MHD_Result screenshot(http_request *req)
+{
+	const char *show = arg(req, "show_saved"), *window = arg(req, "window");
+	tool_context ctx = req->srv->base;
+	_cleanup_json_ cJSON *args = cJSON_CreateObject();
+	const char *headers[5] = {NULL};
+	tool_result r = {0};
+	enum MHD_Result ret;
+	ssize_t n;
+
+	if (!args)
+		return http_reply_error(req, 500, "out of memory");
+	if (show && strcmp(show, "1") == 0)
+		cJSON_AddTrueToObject(args, "show_saved");
+	if (window)
+		cJSON_AddStringToObject(args, "window", window);
+	if (server_call_tool(req->srv, "take_screenshot", args, &ctx, &r) == -ENOENT ||
+	    r.error_kind == TOOL_E_UNAVAILABLE) {
+		tool_result_clear(&r);
+		return http_reply_error(req, 404, "No display available");
+	}
+	if (r.error_kind != TOOL_OK || !r.image_png_b64 ||
+	    (n = sbx_base64_decode(r.image_png_b64)) <= 0) {
+		ret = http_reply_error(req,
+				       r.error_kind == TOOL_E_TIMEOUT	 ? 408
+				       : r.error_kind == TOOL_E_ARGUMENT ? 422
+									 : 500,
+				       r.error ? r.error : "no screenshot");
+		tool_result_clear(&r);
+		return ret;
+	}
+	headers[0] = "X-Reloaded";
+	headers[1] = cJSON_IsTrue(sbx_json_get(r.structured, "reloaded")) ? "true" : "false";
+	if (window) {
+		headers[2] = "X-Window-Shown";
+		headers[3] =
+			cJSON_IsTrue(sbx_json_get(r.structured, "window_shown")) ? "true" : "false";
+	}
+	ret = http_reply_bytes(req, 200, "image/png", TAKE_PTR(r.image_png_b64), (size_t)n,
+			       headers);
+	tool_result_clear(&r);
+	return ret;
+}
+
+bool http_control_route(http_request *req, enum MHD_Result *result)
+{
+	bool get = strcmp(req->method, "GET") == 0, post = strcmp(req->method, "POST") == 0;
+	const char *url = req->url;
+
+	if (strncmp(url, "/control/", 9) != 0 && strcmp(url, "/control") != 0)
+		return false;
+	url += 8;
+	if (strcmp(url, "/status") == 0 && get)
+		*result = status(req);
+	else if (strncmp(url, "/file/", 6) == 0 && get)
+		*result = file(req, url + 6);
+	else if (strcmp(url, "/screenshot") == 0 && get)
+		*result = screenshot(req);
+	else if (strcmp(url, "/complete") == 0 && post)
+		*result = http_task_complete(req);
+	else if (strcmp(url, "/status") == 0 || strncmp(url, "/file/", 6) == 0 ||
+		 strcmp(url, "/screenshot") == 0 || strcmp(url, "/complete") == 0)
+		*result = http_reply_error(req, 405, "Method not allowed");
+	else
+		*result = http_reply_error(req, 404, "Not found");
+	return true;
+}

@@ -1,0 +1,204 @@
+# SPDX-License-Identifier: MIT
+"""The host's control API over the unix socket the host reaches through the
+relay: the /control/status long-poll (at once when changed, on the change,
+at the wait, at the deadline, at shutdown), /control/file's raw bytes and its
+confinement (.., absolute, encoded, symlink out, FIFO, directory, over the
+cap), /control/screenshot with a display (PNG bytes, its headers) and without,
+/control/complete."""
+
+import http.client
+import json
+import os
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import threading
+import time
+
+import mcp_harness as h
+
+
+class UnixHTTPConnection(http.client.HTTPConnection):
+    def __init__(self, path):
+        super().__init__("localhost", timeout=60)
+        self.sock_path = path
+
+    def connect(self):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.connect(self.sock_path)
+
+
+def get(base, method, path, body=None):
+    """(status, raw body, headers, seconds) on a fresh connection."""
+    c = UnixHTTPConnection(base[len("unix:"):])
+    t = time.monotonic()
+    c.request(method, path, body=body)
+    r = c.getresponse()
+    data = r.read()
+    c.close()
+    return r.status, data, r, time.monotonic() - t
+
+
+def status(base, query=""):
+    s, data, _, took = get(base, "GET", "/control/status" + query)
+    assert s == 200, (query, s, data)
+    return json.loads(data), took
+
+
+def check_status(base):
+    b, took = status(base)
+    assert b["status"] == "pending" and isinstance(b["version"], int) and took < 0.5, (b, took)
+    v0 = b["version"]
+    # Nothing changes: it answers at the wait, with the same version.
+    b, took = status(base, "?since=%d&wait=300" % v0)
+    assert b["version"] == v0 and 0.28 <= took < 2, (b, took)
+    # The client is behind: at once.
+    b, took = status(base, "?since=%d&wait=5000" % (v0 + 7))
+    assert took < 0.5, took
+    # A change wakes the waiter long before its wait.
+    threading.Timer(0.2, lambda: get(base, "POST", "/task/start",
+                                     json.dumps({"timeout_seconds": 1.0}))).start()
+    b, took = status(base, "?since=%d&wait=10000" % v0)
+    assert b["status"] == "running" and b["version"] > v0 and 0.15 <= took < 2, (b, took)
+    # By state name; the deadline is a change too (the timer thread wakes it).
+    b, took = status(base, "?since=running&wait=10000")
+    assert b["status"] == "timed_out" and took < 2.5, (b, took)
+    for bad in ("?wait=abc", "?wait=-1", "?since=bogus", "?since=running&wait=1e3"):
+        s, data, _, _ = get(base, "GET", "/control/status" + bad)
+        assert s == 422, (bad, s, data)
+    s, _, _, _ = get(base, "POST", "/control/status")
+    assert s == 405, s
+
+
+def check_complete(base):
+    b, _ = status(base)
+    v = b["version"]
+    threading.Timer(0.2, lambda: get(base, "POST", "/control/complete", b"{}")).start()
+    b, took = status(base, "?since=%d&wait=10000" % v)
+    assert b["status"] == "completed" and took < 2, (b, took)
+    s, data, _, _ = get(base, "POST", "/control/complete", b"{}")
+    assert s == 200 and json.loads(data)["status"] == "completed", (s, data)
+    s, _, _, _ = get(base, "GET", "/control/complete")
+    assert s == 405, s
+
+
+def check_files(base, ws):
+    blob = bytes(range(256)) * 64 + b"\0end"
+    with open(os.path.join(ws, "out.bin"), "wb") as f:
+        f.write(blob)
+    os.makedirs(os.path.join(ws, "sub dir"))
+    with open(os.path.join(ws, "sub dir", "r\u00e9sum\u00e9.txt"), "w") as f:
+        f.write("caf\u00e9\n")
+    s, data, r, _ = get(base, "GET", "/control/file/out.bin")
+    assert s == 200 and data == blob and r.getheader("Content-Length") == str(len(blob)), s
+    s, data, _, _ = get(base, "GET", "/control/file/sub%20dir/r%C3%A9sum%C3%A9.txt")
+    assert s == 200 and data == "caf\u00e9\n".encode(), (s, data)
+    s, data, _, _ = get(base, "GET", "/control/file/" + os.path.realpath(ws) + "/out.bin")
+    assert s == 200 and data == blob, s  # absolute inside the workspace, as the tools take it
+    s, data, _, _ = get(base, "GET", "/control/file/missing.ods")
+    assert s == 404 and json.loads(data)["success"] is False, (s, data)
+
+    os.symlink("/etc/passwd", os.path.join(ws, "link"))
+    os.symlink("../" + os.path.basename(ws) + ".outside", os.path.join(ws, "uplink"))
+    with open(ws + ".outside", "w") as f:
+        f.write("secret")
+    os.mkfifo(os.path.join(ws, "pipe"))
+    with open(os.path.join(ws, "big.bin"), "wb") as f:
+        f.truncate((16 << 20) + 1)  # one byte over the server's cap (sparse)
+    with open(os.path.join(ws, "cap.bin"), "wb") as f:
+        f.truncate(16 << 20)  # exactly the cap: served
+    try:
+        for path, want in (("../etc/passwd", 422), ("..%2F..%2Fetc%2Fpasswd", 422),
+                           ("sub%20dir/../../x", 422), ("/etc/passwd", 422),
+                           ("//etc/passwd", 422), ("%2Fetc%2Fpasswd", 422),
+                           ("link", 422), ("uplink", 422), ("pipe", 422), ("sub%20dir", 422),
+                           ("big.bin", 413)):
+            s, data, _, took = get(base, "GET", "/control/file/" + path)
+            assert s == want, (path, s, data)
+            assert b"root:" not in data and b"secret" not in data, (path, data)
+            assert took < 5, (path, took)  # the FIFO is not waited on
+        s, data, _, _ = get(base, "GET", "/control/file/cap.bin")
+        assert s == 200 and len(data) == 16 << 20, (s, len(data))
+    finally:
+        os.unlink(ws + ".outside")
+    s, _, _, _ = get(base, "POST", "/control/file/out.bin", b"x")
+    assert s == 405, s
+    s, _, _, _ = get(base, "GET", "/control/nothing")
+    assert s == 404, s
+
+
+def check_screenshot(base):
+    s, data, _, _ = get(base, "GET", "/control/screenshot")
+    assert s == 404 and "No display" in json.loads(data)["error"], (s, data)
+
+
+def check_screenshot_on_a_display(ws):
+    """With a display (a private Xvfb, when installed): PNG bytes and the window header."""
+    if not shutil.which("Xvfb"):
+        print("screenshot on a display: skipped (no Xvfb)")
+        return
+    r, w = os.pipe()
+    xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(w), "-screen", "0", "640x480x24",
+                             "-nolisten", "tcp", "-noreset"], pass_fds=(w,),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    os.close(w)
+    try:
+        with os.fdopen(r) as f:
+            display = ":" + f.readline().strip()
+        with h.http_server(ws, "--display", display, unix=ws + ".sock3") as (base, _):
+            s, data, resp, _ = get(base, "GET", "/control/screenshot")
+            assert s == 200 and data[:8] == b"\x89PNG\r\n\x1a\n", (s, data[:16])
+            assert struct.unpack(">II", data[16:24]) == (640, 480), data[16:24]
+            assert resp.getheader("Content-Type") == "image/png"
+            assert resp.getheader("Content-Length") == str(len(data))
+            assert resp.getheader("X-Reloaded") == "false" and not resp.getheader("X-Window-Shown")
+            s, data, resp, _ = get(base, "GET", "/control/screenshot?window=no%20such%20window")
+            assert s == 200 and resp.getheader("X-Window-Shown") == "false", (s, resp.getheaders())
+        print("screenshot on a display: ok")
+    finally:
+        xvfb.terminate()
+        xvfb.wait(timeout=10)
+
+
+def check_shutdown(ws):
+    """A long-poll in flight does not hold the server's exit for its wait."""
+    sock = ws + ".sock2"
+    with h.http_server(ws, unix=sock) as (base, proc):
+        b, _ = status(base)
+        def poll():
+            try:
+                get(base, "GET", "/control/status?since=%d&wait=30000" % b["version"])
+            except (http.client.HTTPException, OSError):
+                pass  # answered or cut by the shutdown: either is fine, a wait is not
+        t = threading.Thread(target=poll)
+        t.daemon = True
+        t.start()
+        time.sleep(0.3)
+        start = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=20)
+        assert time.monotonic() - start < 5, time.monotonic() - start
+
+
+def main():
+    with h.workspace() as ws:
+        sock = ws + ".sock"
+        with h.http_server(ws, unix=sock) as (base, _):
+            check_status(base)
+            print("status long-poll: ok")
+            get(base, "POST", "/task/start", json.dumps({"timeout_seconds": 60}))
+            check_complete(base)
+            print("complete: ok")
+            check_files(base, ws)
+            print("files and confinement: ok")
+            check_screenshot(base)
+            print("screenshot without a display: ok")
+        check_screenshot_on_a_display(ws)
+        check_shutdown(ws)
+        print("shutdown with a long-poll in flight: ok")
+
+
+if __name__ == "__main__":
+    main()
