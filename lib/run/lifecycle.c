@@ -339,7 +339,7 @@ static int wait_ready(sbx_run *run, sbx_error *err)
 	uint32_t limit_s = run->o.ready_timeout_s ? run->o.ready_timeout_s
 			   : run->task->gui	  ? 120
 						  : 30;
-	int64_t until = sbx_run__mono_ms() + (int64_t)limit_s * 1000;
+	int64_t t0 = sbx_run__mono_ms(), until = t0 + (int64_t)limit_s * 1000;
 	long pause_ms = 0;
 
 	for (;;) {
@@ -368,7 +368,7 @@ static int wait_ready(sbx_run *run, sbx_error *err)
 			sbx_run__set_infra(run, "not_ready", err);
 			return -ETIMEDOUT;
 		}
-		sbx_run__ready_pause(&pause_ms);
+		sbx_run__ready_pause(&pause_ms, sbx_run__mono_ms() - t0);
 	}
 }
 

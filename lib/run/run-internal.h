@@ -84,15 +84,23 @@ void sbx_run__phase_done(sbx_run *run, sbx_run_phase p, double since);
 /* Records an infrastructure failure; the first one wins. */
 void sbx_run__set_infra(sbx_run *run, const char *kind, const sbx_error *err);
 
-/* Readiness probes: the pause after each failed one doubles from the first to the last. */
+/*
+ * Readiness probes: the pause after each failed one grows by half from the
+ * first, held at READY_PAUSE_EARLY_MS while the server is still in its usual
+ * start window (it answers 60-100 ms after start: a longer pause there is
+ * added to every episode), then doubles up to the last for a slow start.
+ */
 #define READY_PAUSE_FIRST_MS 5
+#define READY_PAUSE_EARLY_MS 20
+#define READY_WINDOW_MS	     500
 #define READY_PAUSE_MAX_MS   160
 
 /*
  * Sleeps between two failed readiness probes (each one costs a fresh stream,
- * an exec): 5, 10, 20 … 160 ms. *pause_ms starts at 0 and is the state.
+ * an exec): 5, 8, 12, 18, 20, 20 … ms for the first half second of waiting
+ * (waited_ms), then doubling to 160 ms. *pause_ms starts at 0 and is the state.
  */
-void sbx_run__ready_pause(long *pause_ms);
+void sbx_run__ready_pause(long *pause_ms, int64_t waited_ms);
 
 /*
  * prefix + s percent-encoded where a URL needs it ('/' kept): the server

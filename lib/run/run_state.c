@@ -32,13 +32,16 @@ void sbx_run__set_infra(sbx_run *run, const char *kind, const sbx_error *err)
 	run->res.error_kind = strdup(kind);
 }
 
-void sbx_run__ready_pause(long *pause_ms)
+void sbx_run__ready_pause(long *pause_ms, int64_t waited_ms)
 {
 	struct timespec ts;
+	long next = *pause_ms <= 0 ? READY_PAUSE_FIRST_MS : *pause_ms + (*pause_ms + 1) / 2;
 
-	*pause_ms = *pause_ms <= 0			 ? READY_PAUSE_FIRST_MS
-		    : *pause_ms * 2 > READY_PAUSE_MAX_MS ? READY_PAUSE_MAX_MS
-							 : *pause_ms * 2;
+	if (waited_ms < READY_WINDOW_MS && next > READY_PAUSE_EARLY_MS)
+		next = READY_PAUSE_EARLY_MS;
+	else if (waited_ms >= READY_WINDOW_MS && *pause_ms > 0)
+		next = *pause_ms * 2;
+	*pause_ms = next > READY_PAUSE_MAX_MS ? READY_PAUSE_MAX_MS : next;
 	ts.tv_sec = 0;
 	ts.tv_nsec = *pause_ms * 1000000L;
 	nanosleep(&ts, NULL);

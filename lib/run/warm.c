@@ -51,7 +51,7 @@ static int health_once(sbx_backend *b)
 
 static int wait_health(sbx_warm *w, uint32_t limit_s, sbx_error *err)
 {
-	int64_t until = sbx_run__mono_ms() + (int64_t)limit_s * 1000;
+	int64_t t0 = sbx_run__mono_ms(), until = t0 + (int64_t)limit_s * 1000;
 	long pause_ms = 0;
 
 	for (;;) {
@@ -68,7 +68,7 @@ static int wait_health(sbx_warm *w, uint32_t limit_s, sbx_error *err)
 				err, -ETIMEDOUT,
 				"warm sandbox '%s': the server did not answer within %u s",
 				w->info.id, limit_s);
-		sbx_run__ready_pause(&pause_ms);
+		sbx_run__ready_pause(&pause_ms, sbx_run__mono_ms() - t0);
 	}
 }
 
