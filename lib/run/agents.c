@@ -156,10 +156,16 @@ int sbx_run__start_agent(sbx_run *run, sbx_error *err)
 	return r;
 }
 
+bool sbx_run__is_oracle(const sbx_run *run)
+{
+	return run->o.agent && strcmp(run->o.agent, "oracle") == 0;
+}
+
 int sbx_run__oracle_agent(sbx_run *run, sbx_error *err)
 {
 	sbx_relay_response resp = {0};
-	int r = sbx_run__copy_files_in(run, true, err);
+	/* Normally the copy-in already placed the oracle's files with the task's. */
+	int r = run->oracle_in ? 0 : sbx_run__copy_files_in(run, false, true, err);
 
 	if (r < 0)
 		return r;

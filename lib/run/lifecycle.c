@@ -307,7 +307,9 @@ static void *copy_in_main(void *arg)
 	sbx_run *run = arg;
 	double t = sbx_run__mono_msf();
 
-	run->copy_result = sbx_run__copy_files_in(run, false, &run->copy_err);
+	run->copy_result =
+		sbx_run__copy_files_in(run, true, sbx_run__is_oracle(run), &run->copy_err);
+	run->oracle_in = run->copy_result >= 0 && sbx_run__is_oracle(run);
 	sbx_run__phase_done(run, SBX_PHASE_COPY_IN, t);
 	return NULL;
 }
@@ -737,7 +739,7 @@ sbx_run_end sbx_run_wait(sbx_run *run)
 	double t = sbx_run__mono_msf();
 	sbx_run_end end;
 
-	if (run->o.agent && strcmp(run->o.agent, "oracle") == 0) {
+	if (sbx_run__is_oracle(run)) {
 		if (sbx_run__oracle_agent(run, &err) < 0) {
 			sbx_run__set_infra(run, "agent", &err);
 			sbx_run__phase_done(run, SBX_PHASE_AGENT, t);

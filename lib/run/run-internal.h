@@ -59,6 +59,7 @@ struct sbx_run {
 	double start_done_ms; /* monotonic, when start returned */
 	pthread_t copy_thread;
 	bool copy_running;
+	bool oracle_in; /* the copy-in also placed the oracle's files */
 	int copy_result;
 	sbx_error copy_err;
 };
@@ -111,9 +112,15 @@ char *sbx_run__url_with(const char *prefix, const char *s);
 /* The last component of a path. */
 const char *sbx_run__base_name(const char *p);
 
-/* inputs.c: the starting files (or, for the oracle, the oracles as the outputs) into the workspace.
+/*
+ * inputs.c: the starting files, the oracles as the outputs, or both, into the
+ * workspace in one copy. The oracle's run sends both at once (an oracle output
+ * replaces the starting file of its name), so its agent only completes.
  */
-int sbx_run__copy_files_in(sbx_run *run, bool oracle, sbx_error *err);
+int sbx_run__copy_files_in(sbx_run *run, bool starting, bool oracle, sbx_error *err);
+
+/* Whether the run's agent is the oracle. */
+bool sbx_run__is_oracle(const sbx_run *run);
 
 /* agents.c: refuses an agent that cannot start (the demo agent not found). */
 int sbx_run__check_agent(const sbx_run *run, sbx_error *err);
