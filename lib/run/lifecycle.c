@@ -307,9 +307,15 @@ static void *copy_in_main(void *arg)
 	sbx_run *run = arg;
 	double t = sbx_run__mono_msf();
 
-	run->copy_result =
-		sbx_run__copy_files_in(run, true, sbx_run__is_oracle(run), &run->copy_err);
-	run->oracle_in = run->copy_result >= 0 && sbx_run__is_oracle(run);
+	/*
+	 * The oracle's files go in with the task's, except on a GUI task: there
+	 * Calc opens the starting file and the oracle saves over it as an agent
+	 * would, so the episode shows the reload of a saved file too.
+	 */
+	bool with_oracle = sbx_run__is_oracle(run) && !run->task->gui;
+
+	run->copy_result = sbx_run__copy_files_in(run, true, with_oracle, &run->copy_err);
+	run->oracle_in = run->copy_result >= 0 && with_oracle;
 	sbx_run__phase_done(run, SBX_PHASE_COPY_IN, t);
 	return NULL;
 }
