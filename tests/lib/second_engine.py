@@ -19,19 +19,11 @@ import subprocess
 import time
 import urllib.parse
 
+from unix_http import UnixHTTP
+
 
 class Unavailable(Exception):
     pass
-
-
-class UnixHTTP(http.client.HTTPConnection):
-    def __init__(self, path, timeout=120):
-        super().__init__("localhost", timeout=timeout)
-        self.unix_path = path
-
-    def connect(self):
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.connect(self.unix_path)
 
 
 def default_host():

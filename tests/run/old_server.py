@@ -12,15 +12,8 @@ import sys
 import threading
 import time
 
-
-class Upstream(http.client.HTTPConnection):
-    def __init__(self, path):
-        super().__init__("localhost", timeout=60)
-        self.sock_path = path
-
-    def connect(self):
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.connect(self.sock_path)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from unix_http import UnixHTTP as Upstream  # noqa: E402
 
 
 def read_head(f):

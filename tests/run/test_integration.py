@@ -28,6 +28,8 @@ import time
 import urllib.parse
 
 SRC = os.environ.get("SBX_SOURCE_ROOT", os.path.dirname(os.path.abspath(__file__)) + "/../..")
+sys.path.insert(0, os.path.join(SRC, "tests", "lib"))
+from unix_http import UnixHTTP  # noqa: E402
 BUILD = os.environ.get("SBX_BUILD_ROOT", SRC + "/build")
 SANDBOXCTL = os.path.join(BUILD, "cmd", "sandboxctl")
 TASKS = os.path.join(SRC, "tasks")
@@ -53,16 +55,6 @@ def fail(msg):
 
 
 # ---- the engine -------------------------------------------------------------
-
-class UnixHTTP(http.client.HTTPConnection):
-    def __init__(self, path):
-        super().__init__("localhost", timeout=60)
-        self.path = path
-
-    def connect(self):
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.connect(self.path)
-
 
 def engine(method, url):
     host = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")

@@ -14,20 +14,13 @@ import signal
 import socket
 import struct
 import subprocess
+import sys
 import threading
 import time
 
-import mcp_harness as h
-
-
-class UnixHTTPConnection(http.client.HTTPConnection):
-    def __init__(self, path):
-        super().__init__("localhost", timeout=60)
-        self.sock_path = path
-
-    def connect(self):
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.connect(self.sock_path)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import mcp_harness as h  # noqa: E402
+from unix_http import UnixHTTP as UnixHTTPConnection  # noqa: E402
 
 
 def get(base, method, path, body=None):

@@ -1,0 +1,14 @@
+"""HTTP over a unix socket (the engine's, the server's, a relay's): the one
+http.client connection every Python test and bench shares."""
+import http.client
+import socket
+
+
+class UnixHTTP(http.client.HTTPConnection):
+    def __init__(self, path, timeout=60):
+        super().__init__("localhost", timeout=timeout)
+        self.unix_path = path
+
+    def connect(self):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.connect(self.unix_path)
