@@ -1,35 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 #include <string.h>
 
+#include "sbx/utf8.h"
 #include "xmlw.h"
 
-/* Length of the valid UTF-8 sequence at p (1..4), or 0 when invalid. */
-static size_t utf8_seq(const unsigned char *p, size_t left)
+/* A valid UTF-8 sequence that is also an XML character (not U+FFFE, U+FFFF). */
+static size_t xml_char_seq(const unsigned char *p, size_t left)
 {
-	if (p[0] < 0x80)
-		return 1;
-	if (p[0] >= 0xc2 && p[0] <= 0xdf)
-		return left >= 2 && (p[1] & 0xc0) == 0x80 ? 2 : 0;
-	if (p[0] >= 0xe0 && p[0] <= 0xef) {
-		if (left < 3 || (p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80)
-			return 0;
-		if (p[0] == 0xe0 && p[1] < 0xa0)
-			return 0; /* overlong */
-		if (p[0] == 0xed && p[1] >= 0xa0)
-			return 0; /* surrogates */
-		if (p[0] == 0xef && p[1] == 0xbf && (p[2] == 0xbe || p[2] == 0xbf))
-			return 0; /* U+FFFE, U+FFFF are not XML characters */
-		return 3;
-	}
-	if (p[0] >= 0xf0 && p[0] <= 0xf4) {
-		if (left < 4 || (p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80 ||
-		    (p[3] & 0xc0) != 0x80)
-			return 0;
-		if ((p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] >= 0x90))
-			return 0;
-		return 4;
-	}
-	return 0;
+	size_t n = sbx_utf8_seq(p, left);
+
+	if (n == 3 && p[0] == 0xef && p[1] == 0xbf && (p[2] == 0xbe || p[2] == 0xbf))
+		return 0;
+	return n;
 }
 
 int sbx_sheet__xml_escape(sbx_buf *b, const char *s, size_t len, int attr)
@@ -56,7 +38,7 @@ int sbx_sheet__xml_escape(sbx_buf *b, const char *s, size_t len, int attr)
 		else if (c < 0x20)
 			rep = "";
 		else if (c >= 0x80) {
-			n = utf8_seq(p + i, len - i);
+			n = xml_char_seq(p + i, len - i);
 			if (n == 0) {
 				rep = "\xef\xbf\xbd";
 				n = 1;

@@ -1,37 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "sbx/log.h"
-
-/* The length of the valid UTF-8 sequence at s (1-4), or 0 when it is not one. */
-static size_t utf8_len(const unsigned char *s)
-{
-	size_t n;
-	unsigned cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2, cp = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3, cp = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	/* Overlong forms, surrogates, past U+10FFFF. */
-	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10ffff ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
-}
+#include "sbx/utf8.h"
 
 size_t sbx_escape_controls(char *dst, size_t size, const char *src, bool keep_lines)
 {
@@ -41,7 +15,7 @@ size_t sbx_escape_controls(char *dst, size_t size, const char *src, bool keep_li
 	if (!size)
 		return 0;
 	while (*s) {
-		size_t n = utf8_len(s);
+		size_t n = sbx_utf8_seq(s, SIZE_MAX);
 		char esc[8];
 		const char *put = esc;
 		size_t pl;

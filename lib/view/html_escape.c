@@ -1,36 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #include <string.h>
 
+#include "sbx/utf8.h"
 #include "sbx/view.h"
-
-/* The length of the valid UTF-8 sequence at s (at most n bytes), or 0. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	size_t len;
-	unsigned cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		len = 2, cp = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		len = 3, cp = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		len = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10ffff ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
-}
 
 int sbx_html_escape_n(sbx_buf *out, const char *s, size_t len)
 {
@@ -66,7 +38,7 @@ int sbx_html_escape_n(sbx_buf *out, const char *s, size_t len)
 			else if (c == 0x7f)
 				rep = "\xef\xbf\xbd";
 			else if (c >= 0x80) {
-				n = utf8_len(p + i, len - i);
+				n = sbx_utf8_seq(p + i, len - i);
 				if (!n) {
 					rep = "\xef\xbf\xbd";
 					n = 1;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "output_capture.h"
+#include "sbx/utf8.h"
 
 void capture_init(capture *c)
 {
@@ -37,35 +38,10 @@ void capture_add(capture *c, const char *p, size_t n)
 	c->tail_len = c->tail_len + n > CAPTURE_TAIL ? CAPTURE_TAIL : c->tail_len + n;
 }
 
+/* A valid UTF-8 sequence, NUL excluded (it would end the captured text). */
 static size_t utf8_len(const unsigned char *s, size_t left)
 {
-	unsigned char c = s[0];
-	size_t need;
-	unsigned cp;
-
-	if (c == 0)
-		return 0;
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		need = 2, cp = c & 0x1f;
-	else if (c >= 0xe0 && c <= 0xef)
-		need = 3, cp = c & 0x0f;
-	else if (c >= 0xf0 && c <= 0xf4)
-		need = 4, cp = c & 0x07;
-	else
-		return 0;
-	if (left < need)
-		return 0;
-	for (size_t i = 1; i < need; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if ((need == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-	    (need == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-		return 0;
-	return need;
+	return left && s[0] == 0 ? 0 : sbx_utf8_seq(s, left);
 }
 
 char *utf8_sanitize(const char *s, size_t len)

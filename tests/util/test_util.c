@@ -6,11 +6,13 @@
 #include <string.h>
 #include <linux/openat2.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "sbx/utf8.h"
 #include "sbx/util.h"
 
 START_TEST(error_first_message_wins)
@@ -381,6 +383,36 @@ START_TEST(clock_is_monotonic_and_sleeps)
 }
 END_TEST
 
+START_TEST(utf8_sequences_and_refusals)
+{
+	static const struct {
+		const char *bytes;
+		size_t left, want;
+	} v[] = {
+		{"a", 1, 1},
+		{"\xc3\xa9", 2, 2},	    /* é */
+		{"\xe2\x82\xac", 3, 3},	    /* € */
+		{"\xf0\x9f\x98\x80", 4, 4}, /* an emoji */
+		{"\xf4\x8f\xbf\xbf", 4, 4}, /* U+10FFFF */
+		{"\xc3\xa9", 1, 0},	    /* truncated by left */
+		{"\xe2\x82", SIZE_MAX, 0},  /* truncated by the NUL */
+		{"\x80", 1, 0},		    /* a stray continuation byte */
+		{"\xc0\xaf", 2, 0},	    /* overlong '/' */
+		{"\xe0\x80\xaf", 3, 0},	    /* overlong, three bytes */
+		{"\xf0\x80\x80\xaf", 4, 0}, /* overlong, four bytes */
+		{"\xed\xa0\x80", 3, 0},	    /* a surrogate */
+		{"\xf4\x90\x80\x80", 4, 0}, /* past U+10FFFF */
+		{"\xf5\x80\x80\x80", 4, 0}, /* no such lead byte */
+		{"x", 0, 0},		    /* nothing left */
+	};
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		ck_assert_msg(sbx_utf8_seq((const unsigned char *)v[i].bytes, v[i].left) ==
+				      v[i].want,
+			      "case %zu", i);
+}
+END_TEST
+
 START_TEST(base64_round_trips_and_refuses)
 {
 	static const struct {
@@ -545,6 +577,7 @@ static Suite *util_suite(void)
 	tcase_add_test(tc, suggest_finds_typos_only);
 	tcase_add_test(tc, clock_is_monotonic_and_sleeps);
 	tcase_add_test(tc, base64_round_trips_and_refuses);
+	tcase_add_test(tc, utf8_sequences_and_refusals);
 	tcase_add_test(tc, write_all_writes_everything);
 	tcase_add_test(tc, pwrite_all_keeps_the_offset);
 	tcase_add_test(tc, hostguard_refuses_rebound_names);
