@@ -17,7 +17,13 @@
 #include "sbx/relay.h"
 #include "transcript.h"
 
-#define POOL_MAX	  16
+#define POOL_MAX 16
+/*
+ * An exec opened while an agent's request is in flight takes the CPU that
+ * request needs (measured: a first initialize 5 -> 60 ms on 2 cores), so the
+ * warmer waits for it, but no longer than this (an SSE stream stays open).
+ */
+#define WARM_DEFER_MS	  250
 #define REQUEST_BODY_MAX  (64 * 1024 * 1024)
 #define RESPONSE_BODY_MAX (64 * 1024 * 1024)
 #define CLIENT_IDLE_MS	  (5 * 60 * 1000)
@@ -48,9 +54,11 @@ struct sbx_relay {
 	bool warming;
 	sbx_stream *idle[POOL_MAX];
 	size_t n_idle;
-	unsigned opening;     /* streams being opened by the warmer */
-	client_slot *clients; /* o.max_clients of them */
-	size_t buffered;      /* request body bytes held past BODY_FREE_BYTES each */
+	unsigned opening;	  /* streams being opened by the warmer */
+	unsigned agent_exchanges; /* agent requests waiting on the server now */
+	int64_t defer_until;	  /* the warmer waits until then while one is in flight */
+	client_slot *clients;	  /* o.max_clients of them */
+	size_t buffered;	  /* request body bytes held past BODY_FREE_BYTES each */
 	unsigned n_threads;
 	unsigned next_conn;
 	sbx_relay_stats stats;
@@ -81,6 +89,8 @@ int sbx_relay__exchange(sbx_relay *r, const char *head, size_t head_len, const c
  * control API (a "control" segment, however spelt); the relay answers 403.
  */
 bool sbx_relay__control_target(const char *target);
+/* An agent's exchange begins or ends (the warmer defers to it). */
+void sbx_relay__agent_exchange(sbx_relay *r, bool begins);
 
 /* Keeps opts.warm idle streams open; the relay's warmer thread. */
 void *sbx_relay__warm_main(void *arg);

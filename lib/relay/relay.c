@@ -411,8 +411,10 @@ static void serve_client(client *c, sbx_stream *cs)
 		tc.cap.record = true;
 		sbx_buf_init(&tc.cap.buf, SBX_TRANSCRIPT_BODY_MAX);
 		slot_mark(c, true, true);
+		sbx_relay__agent_exchange(r, true);
 		k = sbx_relay__exchange(r, head.data, head.len, body.data, body.len, req.method,
 					r->o.io_timeout_ms, 0, response_to_client, &tc, &err);
+		sbx_relay__agent_exchange(r, false);
 		slot_mark(c, false, true);
 		sbx_buf_free(&tc.cap.buf);
 		body_free(&body);

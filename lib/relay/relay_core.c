@@ -56,6 +56,35 @@ static void pool_give(sbx_relay *r, sbx_stream *s, bool reusable)
 	sbx_stream_close(s);
 }
 
+void sbx_relay__agent_exchange(sbx_relay *r, bool begins)
+{
+	pthread_mutex_lock(&r->lock);
+	if (begins) {
+		r->agent_exchanges++;
+		r->defer_until = sbx_relay__mono_ms() + WARM_DEFER_MS;
+	} else if (r->agent_exchanges > 0 && --r->agent_exchanges == 0) {
+		r->defer_until = 0;
+		pthread_cond_broadcast(&r->cond); /* the warmer may go on */
+	}
+	pthread_mutex_unlock(&r->lock);
+}
+
+/* r->lock held: sleeps until the deferral ends or something changes. */
+static bool warm_deferred(sbx_relay *r)
+{
+	struct timespec ts;
+	int64_t wait_ms = r->agent_exchanges ? r->defer_until - sbx_relay__mono_ms() : 0;
+
+	if (wait_ms <= 0)
+		return false;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
+	ts.tv_sec += wait_ms / 1000 + ts.tv_nsec / 1000000000L;
+	ts.tv_nsec %= 1000000000L;
+	pthread_cond_timedwait(&r->cond, &r->lock, &ts);
+	return true;
+}
+
 void *sbx_relay__warm_main(void *arg)
 {
 	sbx_relay *r = arg;
@@ -71,6 +100,8 @@ void *sbx_relay__warm_main(void *arg)
 			pthread_cond_wait(&r->cond, &r->lock);
 			continue;
 		}
+		if (warm_deferred(r))
+			continue;
 		pthread_mutex_unlock(&r->lock);
 		k = r->o.open(&s, r->o.open_userdata, &err);
 		pthread_mutex_lock(&r->lock);

@@ -24,6 +24,7 @@
 #include "seccomp_profile.h"
 
 #define EXEC_TIMEOUT_MS (5 * 60 * 1000)
+#define PREWARM_STREAMS 3
 #define LOG_MAX		(8 * 1024 * 1024)
 #define LOG_HEAD_MAX	(64 * 1024)
 
@@ -34,10 +35,16 @@ typedef struct docker_backend {
 	pthread_mutex_t lock;
 	char *host;	/* NULL: $DOCKER_HOST; the stream connection goes to the same engine */
 	bool published; /* the server listens on a port bound on the host's loopback */
-	/* prewarm: a tar waiting on stdin for dest, and a bridge stream; used once each. */
+	/*
+	 * prewarm: a tar waiting on stdin for dest, and bridge streams; each used
+	 * once. Two streams: the readiness check's (kept by the relay) and the
+	 * relay's second warm one, so neither the agent's first request nor the
+	 * host's status long-poll waits for an exec after a claim.
+	 */
 	sbx_docker_copy_in *pending_copy;
 	char *pending_dest;
-	sbx_stream *pending_stream;
+	sbx_stream *pending_streams[PREWARM_STREAMS];
+	size_t n_pending;
 } docker_backend;
 
 SBX_DEFINE_CLEANUP(sbx_docker_tar, sbx_docker_tar_free)
@@ -411,31 +418,22 @@ static int open_locked_conn(docker_backend *db, sbx_error *err)
 	return sbx_docker_open(&db->d_stream, &o, err);
 }
 
-static int db_open_stream(sbx_backend *b, sbx_stream **out, sbx_error *err)
+/* A fresh exec of the bridge: one stream to the server's socket. */
+static int open_bridge(docker_backend *db, sbx_stream **out, sbx_error *err)
 {
-	docker_backend *db = (docker_backend *)b;
 	sbx_docker_exec_opts o = SBX_DOCKER_EXEC_OPTS_INIT;
 	_cleanup_free_ char *exec_id = NULL;
 	sbx_docker_stream *ds = NULL;
 	exec_stream *es;
 	int r;
 
-	if (db->published && b->endpoint)
-		return open_published(b, out, err);
-	pthread_mutex_lock(&db->lock);
-	if (db->pending_stream) {
-		*out = TAKE_PTR(db->pending_stream);
-		pthread_mutex_unlock(&db->lock);
-		return 0;
-	}
-	pthread_mutex_unlock(&db->lock);
 	o.user = EXEC_USER;
 	o.cmd = (const char *const[]){"sandbox-bridge", SBX_SANDBOX_SOCKET, NULL};
 	o.attach_stdin = true;
 	pthread_mutex_lock(&db->lock);
 	r = open_locked_conn(db, err);
 	if (r >= 0)
-		r = sbx_docker_exec_create(db->d_stream, b->id, &o, &exec_id, err);
+		r = sbx_docker_exec_create(db->d_stream, db->base.id, &o, &exec_id, err);
 	if (r >= 0)
 		r = sbx_docker_stream_open_exec(db->d_stream, exec_id, false, &ds, err);
 	pthread_mutex_unlock(&db->lock);
@@ -450,6 +448,23 @@ static int db_open_stream(sbx_backend *b, sbx_stream **out, sbx_error *err)
 	es->s = ds;
 	*out = &es->base;
 	return 0;
+}
+
+static int db_open_stream(sbx_backend *b, sbx_stream **out, sbx_error *err)
+{
+	docker_backend *db = (docker_backend *)b;
+
+	if (db->published && b->endpoint)
+		return open_published(b, out, err);
+	pthread_mutex_lock(&db->lock);
+	if (db->n_pending > 0) {
+		db->n_pending--; /* TAKE_PTR names its argument twice */
+		*out = TAKE_PTR(db->pending_streams[db->n_pending]);
+		pthread_mutex_unlock(&db->lock);
+		return 0;
+	}
+	pthread_mutex_unlock(&db->lock);
+	return open_bridge(db, out, err);
 }
 
 static int db_copy_out(sbx_backend *b, const char *dir, const char *host_dir, sbx_error *err)
@@ -554,10 +569,9 @@ static int db_destroy(sbx_backend *b, sbx_error *err)
 static int db_prewarm(sbx_backend *b, const char *dest, sbx_error *err)
 {
 	docker_backend *db = (docker_backend *)b;
-	sbx_stream *s = NULL;
 	int r;
 
-	if (db->pending_copy || db->pending_stream)
+	if (db->pending_copy || db->n_pending > 0)
 		return 0;
 	db->pending_dest = strdup(dest);
 	if (!db->pending_dest)
@@ -565,10 +579,16 @@ static int db_prewarm(sbx_backend *b, const char *dest, sbx_error *err)
 	r = sbx_docker_exec_copy_in_open(db->d, b->id, dest, EXEC_USER, &db->pending_copy, err);
 	if (r < 0)
 		return r;
-	r = db_open_stream(b, &s, err);
-	if (r < 0)
-		return r;
-	db->pending_stream = s;
+	while (db->n_pending < PREWARM_STREAMS) {
+		sbx_stream *s = NULL;
+
+		r = open_bridge(db, &s, err);
+		if (r < 0)
+			return r;
+		pthread_mutex_lock(&db->lock);
+		db->pending_streams[db->n_pending++] = s;
+		pthread_mutex_unlock(&db->lock);
+	}
 	return 0;
 }
 
@@ -579,7 +599,8 @@ static void db_free(sbx_backend *b)
 	if (!b)
 		return;
 	sbx_docker_copy_in_free(db->pending_copy);
-	sbx_stream_close(db->pending_stream);
+	for (size_t i = 0; i < db->n_pending; i++)
+		sbx_stream_close(db->pending_streams[i]);
 	free(db->pending_dest);
 	sbx_docker_free(db->d);
 	sbx_docker_free(db->d_stream);

@@ -476,6 +476,29 @@ static int open_relay(sbx_run *run, sbx_error *err)
 }
 
 /*
+ * A warm sandbox's server knows only the pool's deadline: tell it the
+ * episode's, so get_task_status counts down to the one the host enforces.
+ * A server without /control (an older image) keeps the pool's.
+ */
+static int send_deadline(sbx_run *run, sbx_error *err)
+{
+	sbx_relay_response resp = {0};
+	char body[64];
+	int n = snprintf(body, sizeof(body), "{\"deadline\":%" PRId64 "}", run->res.deadline);
+	int r = sbx_relay_request(run->relay, "POST", "/control/deadline", NULL, body, (size_t)n,
+				  true, 5000, &resp, err);
+	int status = resp.status;
+
+	sbx_relay_response_free(&resp);
+	if (r < 0 || status == 404)
+		return r;
+	if (status != 200)
+		return sbx_error_set(err, -EPROTO,
+				     "the server refused the episode's deadline: HTTP %d", status);
+	return 0;
+}
+
+/*
  * The sandbox runs: copy the task's files in (exec'd tar) while waiting for
  * the server, then the GUI, then on_ready. Shared by a cold launch and a
  * warm claim, so both end in the same state.
@@ -492,6 +515,11 @@ static int attach_task(sbx_run *run, sbx_error *err)
 
 	t = sbx_run__mono_msf();
 	r = wait_ready(run, err);
+	if (r >= 0 && run->res.warm) {
+		r = send_deadline(run, err);
+		if (r < 0)
+			sbx_run__set_infra(run, "not_ready", err);
+	}
 	run->ready = r >= 0;
 	sbx_run__phase_done(run, SBX_PHASE_READY, t);
 	if (run->copy_running) {

@@ -371,6 +371,14 @@ void task_session_set_deadline(task_session *t, double unix_seconds)
 {
 	pthread_mutex_lock(&t->lock);
 	t->deadline = unix_seconds;
+	/* Already running on the deadline it started with: count to the new one. */
+	if (t->state == TASK_RUNNING && t->default_timeout <= 0) {
+		double left = unix_seconds -
+			      ((double)t->start_real.tv_sec + (double)t->start_real.tv_nsec / 1e9);
+
+		t->timeout = left > 0.001 ? left : 0.001;
+		pthread_cond_broadcast(&t->cond);
+	}
 	pthread_mutex_unlock(&t->lock);
 }
 

@@ -2,7 +2,8 @@
 /*
  * The host's control API: GET /control/status (a long-poll on the task
  * state), GET /control/file/<path> (a workspace file's raw bytes),
- * GET /control/screenshot (PNG bytes), POST /control/complete. Plain HTTP
+ * GET /control/screenshot (PNG bytes), POST /control/complete,
+ * POST /control/deadline (a warm sandbox learns its episode's). Plain HTTP
  * with raw bodies, so the host needs neither an MCP session nor base64.
  * The relay never forwards /control from an agent (lib/relay), so only the
  * host that owns the sandbox reaches it.
@@ -153,6 +154,30 @@ static enum MHD_Result screenshot(http_request *req)
 	return ret;
 }
 
+/*
+ * {"deadline": unix seconds}: the episode's end. A warm sandbox was started
+ * before its episode existed, with only the pool's deadline in its
+ * environment; without this get_task_status would count down from that.
+ */
+static enum MHD_Result deadline(http_request *req)
+{
+	_cleanup_json_ cJSON *body = NULL;
+	sbx_error err = SBX_ERROR_INIT;
+	const cJSON *d;
+	char msg[256];
+
+	if (sbx_json_parse(req->body, req->body_len, &body, &err) < 0) {
+		snprintf(msg, sizeof(msg), "Malformed request: %s", sbx_error_message(&err));
+		return http_reply_error(req, 400, msg);
+	}
+	d = sbx_json_get(body, "deadline");
+	if (!cJSON_IsNumber(d) || !(d->valuedouble > 0) || d->valuedouble > 1e11)
+		return http_reply_error(
+			req, 422, "Invalid deadline: expected unix seconds, a positive number");
+	task_session_set_deadline(req->srv->base.task, d->valuedouble);
+	return http_reply_json(req, 200, task_session_status(req->srv->base.task));
+}
+
 bool http_control_route(http_request *req, enum MHD_Result *result)
 {
 	bool get = strcmp(req->method, "GET") == 0, post = strcmp(req->method, "POST") == 0;
@@ -169,8 +194,11 @@ bool http_control_route(http_request *req, enum MHD_Result *result)
 		*result = screenshot(req);
 	else if (strcmp(url, "/complete") == 0 && post)
 		*result = http_task_complete(req);
+	else if (strcmp(url, "/deadline") == 0 && post)
+		*result = deadline(req);
 	else if (strcmp(url, "/status") == 0 || strncmp(url, "/file/", 6) == 0 ||
-		 strcmp(url, "/screenshot") == 0 || strcmp(url, "/complete") == 0)
+		 strcmp(url, "/screenshot") == 0 || strcmp(url, "/complete") == 0 ||
+		 strcmp(url, "/deadline") == 0)
 		*result = http_reply_error(req, 405, "Method not allowed");
 	else
 		*result = http_reply_error(req, 404, "Not found");

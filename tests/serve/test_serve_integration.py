@@ -217,6 +217,18 @@ def rest_post(url, path, body):
     return json.loads(data) if data else {}
 
 
+def rest_get(url, path, ok=(200,)):
+    u = urllib.parse.urlsplit(url)
+    c = http.client.HTTPConnection(u.hostname, u.port, timeout=60)
+    c.request("GET", u.path + path)
+    r = c.getresponse()
+    data = r.read()
+    c.close()
+    if r.status not in ok:
+        fail("%s%s: HTTP %d %s" % (url, path, r.status, data[:300]))
+    return json.loads(data)
+
+
 async def solve_over_mcp(mcp_url, task):
     """Solves task through mcp_url (its token in the URL) with the official MCP SDK:
     examples/python_agent.py's solver calls read_range and write_range, then
@@ -279,6 +291,14 @@ def case_api(s):
     for o in out:
         if o["warm"] and o["claim_ms"] > 300:
             fail("a warm claim took %s ms" % o["claim_ms"])
+        # The agent is told its episode's deadline, warm or cold (a warm server was
+        # started with only the pool's, about an hour away).
+        # (404 "No active task" until its first tool call, as the reference's.)
+        st_ = rest_get(o["rest_url"], "/task/status", ok=(200, 404))
+        left = o["deadline"] - time.time()
+        if not (st_.get("timeout_seconds") and left - 5 <= st_["timeout_seconds"] <= left + 2):
+            fail("warm=%s: get_task_status says %s s, the episode's deadline is %.1f s away"
+                 % (o["warm"], st_.get("timeout_seconds"), left))
     # complete_task only: graded, reward 0.
     for o in out:
         rest_post(o["rest_url"], "/task/complete", {})

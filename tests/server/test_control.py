@@ -4,7 +4,8 @@ relay: the /control/status long-poll (at once when changed, on the change,
 at the wait, at the deadline, at shutdown), /control/file's raw bytes and its
 confinement (.., absolute, encoded, symlink out, FIFO, directory, over the
 cap), /control/screenshot with a display (PNG bytes, its headers) and without,
-/control/complete."""
+/control/complete, /control/deadline (a warm sandbox's episode deadline,
+before and while the task runs; refusals)."""
 
 import http.client
 import json
@@ -74,6 +75,29 @@ def check_complete(base):
     s, data, _, _ = get(base, "POST", "/control/complete", b"{}")
     assert s == 200 and json.loads(data)["status"] == "completed", (s, data)
     s, _, _, _ = get(base, "GET", "/control/complete")
+    assert s == 405, s
+
+
+def check_deadline(base):
+    # Pending: the deadline given is the one the task starts counting to.
+    s, data, _, _ = get(base, "POST", "/control/deadline",
+                        json.dumps({"deadline": time.time() + 100}))
+    assert s == 200 and json.loads(data)["status"] == "pending", (s, data)
+    get(base, "POST", "/task/start", b"{}")
+    b, _ = status(base)
+    assert b["status"] == "running" and 98 < b["timeout_seconds"] <= 100, b
+    # Running: a new one replaces it, counted from the start.
+    s, data, _, _ = get(base, "POST", "/control/deadline",
+                        json.dumps({"deadline": time.time() + 40}))
+    b = json.loads(data)
+    assert s == 200 and 38 < b["timeout_seconds"] <= 40.5 and b["remaining"] <= 40, (s, b)
+    for bad in (b"", b"[]", b"{}", b'{"deadline":"soon"}', b'{"deadline":-5}',
+                b'{"deadline":0}', b'{"deadline":1e300}', b"{not json"):
+        s, data, _, _ = get(base, "POST", "/control/deadline", bad)
+        assert s in (400, 422), (bad, s, data)
+    b, _ = status(base)
+    assert 38 < b["timeout_seconds"] <= 40.5, b  # refusals changed nothing
+    s, _, _, _ = get(base, "GET", "/control/deadline")
     assert s == 405, s
 
 
@@ -188,6 +212,9 @@ def main():
             print("files and confinement: ok")
             check_screenshot(base)
             print("screenshot without a display: ok")
+        with h.http_server(ws, unix=sock) as (base, _):
+            check_deadline(base)
+            print("deadline: ok")
         check_screenshot_on_a_display(ws)
         check_shutdown(ws)
         print("shutdown with a long-poll in flight: ok")
