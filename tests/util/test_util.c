@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "sbx/cleanup.h"
 #include "sbx/utf8.h"
 #include "sbx/util.h"
 
@@ -120,6 +121,20 @@ START_TEST(buf_steal_hands_over)
 	ck_assert_uint_eq(len, 3);
 	ck_assert_ptr_null(b.data);
 	free(s);
+}
+END_TEST
+
+/* TAKE_PTR names its argument once: taking p[--n] pops exactly one. */
+START_TEST(take_ptr_evaluates_once)
+{
+	char a = 'a', b = 'b', *stack[2] = {&a, &b};
+	size_t n = 2;
+	char *top = TAKE_PTR(stack[--n]);
+
+	ck_assert_ptr_eq(top, &b);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_ptr_null(stack[1]);
+	ck_assert_ptr_eq(stack[0], &a);
 }
 END_TEST
 
@@ -570,6 +585,7 @@ static Suite *util_suite(void)
 	tcase_add_test(tc, error_first_message_wins);
 	tcase_add_test(tc, error_return_is_always_a_failure);
 	tcase_add_test(tc, buf_grows_and_caps);
+	tcase_add_test(tc, take_ptr_evaluates_once);
 	tcase_add_test(tc, names_reach_the_terminal_escaped);
 	tcase_add_test(tc, buf_steal_hands_over);
 	tcase_add_test(tc, json_parse_and_get);

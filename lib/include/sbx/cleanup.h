@@ -49,8 +49,9 @@ static inline void sbx_fclosep(FILE **f)
 /* Returns the pointer and sets the variable to NULL (ownership moves). */
 #define TAKE_PTR(ptr)                                                                              \
 	__extension__({                                                                            \
-		__typeof__(ptr) _took_ = (ptr);                                                    \
-		(ptr) = NULL;                                                                      \
+		__typeof__(ptr) *_at_ = &(ptr); /* ptr is evaluated once: p[--n] is safe */        \
+		__typeof__(ptr) _took_ = *_at_;                                                    \
+		*_at_ = NULL;                                                                      \
 		_took_;                                                                            \
 	})
 
