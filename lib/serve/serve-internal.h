@@ -4,8 +4,9 @@
 /*
  * What lib/serve's files share. api.c and metrics.c are pure (no engine, no
  * sockets) so the unit test covers routing, validation and the metrics text;
- * pool.c keeps the warm sandboxes; service.c owns episodes, answer.c writes
- * their JSON; listen.c is the HTTP side (libmicrohttpd).
+ * warm_pool.c keeps the warm sandboxes; service.c owns episodes,
+ * episode_answer.c writes their JSON; listen.c is the HTTP side
+ * (libmicrohttpd).
  */
 
 #include <pthread.h>
