@@ -457,11 +457,16 @@ static int db_open_stream(sbx_backend *b, sbx_stream **out, sbx_error *err)
 	if (db->published && b->endpoint)
 		return open_published(b, out, err);
 	pthread_mutex_lock(&db->lock);
-	if (db->n_pending > 0) {
-		db->n_pending--; /* TAKE_PTR names its argument twice */
-		*out = TAKE_PTR(db->pending_streams[db->n_pending]);
-		pthread_mutex_unlock(&db->lock);
-		return 0;
+	while (db->n_pending > 0) {
+		sbx_stream *s = TAKE_PTR(db->pending_streams[--db->n_pending]);
+
+		/* The server drops a connection idle for 300 s; a pool waits up to its TTL. */
+		if (!sbx_stream_stale(s)) {
+			pthread_mutex_unlock(&db->lock);
+			*out = s;
+			return 0;
+		}
+		sbx_stream_close(s);
 	}
 	pthread_mutex_unlock(&db->lock);
 	return open_bridge(db, out, err);
