@@ -142,6 +142,14 @@ void sbx_relay_warm(sbx_relay *r)
 
 /* --- one exchange --------------------------------------------------------- */
 
+/* After a whole response: may the stream carry the next request? */
+static bool stream_reusable(const http_reader *sr, const http_head *resp, const char *method)
+{
+	return !resp->close && !http_reader_buffered(sr) &&
+	       (resp->chunked || resp->content_length >= 0 ||
+		http_response_bodyless(method, resp->status));
+}
+
 int sbx_relay__exchange(sbx_relay *r, const char *head, size_t head_len, const char *body,
 			size_t body_len, const char *method, int timeout_ms, int64_t until,
 			sbx_relay__response_fn fn, void *userdata, sbx_error *err)
@@ -189,10 +197,7 @@ int sbx_relay__exchange(sbx_relay *r, const char *head, size_t head_len, const c
 			}
 		}
 		k = fn(&sr, &resp, userdata, err);
-		pool_give(r, s,
-			  k > 0 && !resp.close && !http_reader_buffered(&sr) &&
-				  (resp.chunked || resp.content_length >= 0 ||
-				   http_response_bodyless(method, resp.status)));
+		pool_give(r, s, k > 0 && stream_reusable(&sr, &resp, method));
 		http_head_free(&resp);
 		pthread_mutex_lock(&r->lock);
 		if (k >= 0) {
@@ -380,4 +385,37 @@ void sbx_relay_response_free(sbx_relay_response *resp)
 	free(resp->session_id);
 	free(resp->body);
 	memset(resp, 0, sizeof(*resp));
+}
+
+int sbx_relay_stream_get(sbx_stream *s, const char *path, int timeout_ms, int *status,
+			 sbx_error *err)
+{
+	_cleanup_(sbx_buf_free) sbx_buf head = SBX_BUF_INIT(HTTP_HEAD_MAX);
+	http_reader sr;
+	http_head resp;
+	int k;
+
+	*status = 0;
+	k = sbx_buf_printf(&head,
+			   "GET %s HTTP/1.1\r\nHost: localhost\r\nUser-Agent: sandboxctl\r\n"
+			   "Connection: keep-alive\r\n\r\n",
+			   path);
+	if (k < 0)
+		return sbx_error_set(err, k, "request head too large");
+	k = sbx_stream_write(s, head.data, head.len);
+	if (k < 0)
+		return sbx_error_set(err, k, "GET %s: %s", path, strerror(-k));
+	http_reader_init(&sr, s, timeout_ms);
+	sr.until = timeout_ms > 0 ? sbx_relay__mono_ms() + timeout_ms : 0;
+	k = http_read_head(&sr, &resp, false, err);
+	if (k < 0)
+		return k;
+	*status = resp.status;
+	k = http_response_bodyless("GET", resp.status)
+		    ? 0
+		    : http_relay_body(&sr, &resp, true, NULL, NULL, NULL, err);
+	if (k >= 0)
+		k = stream_reusable(&sr, &resp, "GET");
+	http_head_free(&resp);
+	return k;
 }

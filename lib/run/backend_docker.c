@@ -576,7 +576,7 @@ static int db_prewarm(sbx_backend *b, const char *dest, sbx_error *err)
 	docker_backend *db = (docker_backend *)b;
 	int r;
 
-	if (db->pending_copy || db->n_pending > 0)
+	if (db->pending_copy)
 		return 0;
 	db->pending_dest = strdup(dest);
 	if (!db->pending_dest)
@@ -595,6 +595,19 @@ static int db_prewarm(sbx_backend *b, const char *dest, sbx_error *err)
 		pthread_mutex_unlock(&db->lock);
 	}
 	return 0;
+}
+
+static void db_keep_stream(sbx_backend *b, sbx_stream *s)
+{
+	docker_backend *db = (docker_backend *)b;
+
+	pthread_mutex_lock(&db->lock);
+	if (db->n_pending < PREWARM_STREAMS) {
+		db->pending_streams[db->n_pending++] = s;
+		s = NULL;
+	}
+	pthread_mutex_unlock(&db->lock);
+	sbx_stream_close(s);
 }
 
 static void db_free(sbx_backend *b)
@@ -629,6 +642,7 @@ static const sbx_backend_ops docker_ops = {
 	.destroy = db_destroy,
 	.free = db_free,
 	.prewarm = db_prewarm,
+	.keep_stream = db_keep_stream,
 };
 
 int sbx_backend_docker_new(sbx_backend **out, sbx_error *err)

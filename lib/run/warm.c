@@ -13,6 +13,7 @@
 #include "run-internal.h"
 #include "sbx/cleanup.h"
 #include "sbx/labels.h"
+#include "sbx/relay.h"
 #include "sbx/run.h"
 #include "sbx/stream.h"
 
@@ -29,24 +30,23 @@ static int64_t real_s(void)
 	return (int64_t)time(NULL);
 }
 
-/* One GET /health on a fresh bridge stream: 1 when it answers 200, 0 not yet. */
+/*
+ * One GET /health on a fresh bridge stream: 1 when it answers 200, 0 not
+ * yet. The stream that answered is kept for the claim (one exec fewer).
+ */
 static int health_once(sbx_backend *b)
 {
-	static const char req[] =
-		"GET /health HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
 	_cleanup_stream_ sbx_stream *s = NULL;
-	char head[16];
-	size_t got = 0;
+	int status = 0, k;
 
-	if (b->ops->open_stream(b, &s, NULL) < 0 || sbx_stream_write(s, req, sizeof(req) - 1) < 0)
+	if (b->ops->open_stream(b, &s, NULL) < 0)
 		return 0;
-	while (got < 12) {
-		ssize_t n = sbx_stream_read(s, head + got, 12 - got, READY_TRY_MS);
-		if (n <= 0)
-			return 0;
-		got += (size_t)n;
-	}
-	return memcmp(head, "HTTP/1.1 200", 12) == 0 || memcmp(head, "HTTP/1.0 200", 12) == 0;
+	k = sbx_relay_stream_get(s, "/health", READY_TRY_MS, &status, NULL);
+	if (status != 200)
+		return 0;
+	if (k > 0 && b->ops->keep_stream)
+		b->ops->keep_stream(b, TAKE_PTR(s));
+	return 1;
 }
 
 static int wait_health(sbx_warm *w, uint32_t limit_s, sbx_error *err)

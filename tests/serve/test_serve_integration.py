@@ -289,7 +289,10 @@ def case_api(s):
     if warm != [False, True, True]:
         fail("3 claims on a pool of 2: warm flags %s" % warm)
     for o in out:
-        if o["warm"] and o["claim_ms"] > 300:
+        # A guard against a claim that waits for a sandbox, not a figure (those
+        # are bench/serve.sh's): next to a cold start on a loaded 2-core CI
+        # machine a warm claim has taken 320 ms.
+        if o["warm"] and o["claim_ms"] > 1500:
             fail("a warm claim took %s ms" % o["claim_ms"])
         # The agent is told its episode's deadline, warm or cold (a warm server was
         # started with only the pool's, about an hour away).

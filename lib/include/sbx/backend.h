@@ -112,6 +112,12 @@ typedef struct sbx_backend_ops {
 	 * a claim pays only for the bytes. Those two calls then use it.
 	 */
 	int (*prewarm)(sbx_backend *b, const char *dest, sbx_error *err);
+	/*
+	 * Optional (NULL: the caller closes s). Takes s, a stream to the server
+	 * that answered and stays usable (the readiness check's), and hands it
+	 * out on the next open_stream, so it is not opened again.
+	 */
+	void (*keep_stream)(sbx_backend *b, sbx_stream *s);
 } sbx_backend_ops;
 
 struct sbx_backend {

@@ -100,6 +100,15 @@ typedef struct sbx_relay_response {
 void sbx_relay_response_free(sbx_relay_response *resp);
 
 /*
+ * One bodyless GET of path on s, outside any relay (a warm sandbox's
+ * readiness check, before it has one), its body read and dropped.
+ * *status is the answer's. Returns 1 when s is left usable for another
+ * request (keep-alive, framed body), 0 when not, <0 on error.
+ */
+int sbx_relay_stream_get(sbx_stream *s, const char *path, int timeout_ms, int *status,
+			 sbx_error *err);
+
+/*
  * Sends one request from the host itself (readiness and status probes, the
  * oracle's complete, `sandboxctl mcp`) through the pool and reads the whole
  * response (at most 64 MiB). extra_headers holds complete "Name: value\r\n"
