@@ -3,7 +3,8 @@
  * sandboxctl doctor / ps / gc, run as a user would. argv[1] is the
  * sandboxctl binary, argv[2] "unit" (no engine needed) or "integration".
  */
-#include <check.h>
+#include "check_main.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -374,10 +375,7 @@ END_TEST
 
 int main(int argc, char **argv)
 {
-	Suite *s = suite_create("docker-cli");
-	TCase *tc = tcase_create(argc > 2 ? argv[2] : "unit");
-	SRunner *sr;
-	int failed;
+	Suite *s;
 
 	if (argc < 3) {
 		fprintf(stderr, "usage: %s SANDBOXCTL unit|integration\n", argv[0]);
@@ -385,20 +383,17 @@ int main(int argc, char **argv)
 	}
 	sandboxctl = argv[1];
 	snprintf(run_id, sizeof(run_id), "clitest-%d-%ld", (int)getpid(), (long)time(NULL));
-	tcase_set_timeout(tc, 60);
+	s = suite_create("docker-cli");
 	if (strcmp(argv[2], "unit") == 0) {
-		tcase_add_test(tc, doctor_without_engine_is_one_line_exit_3);
-		tcase_add_test(tc, doctor_on_a_forbidden_socket);
-		tcase_add_test(tc, help_and_usage_errors);
+		sbx_test_case(s, argv[2], NULL, NULL, 60,
+			      SBX_TESTS(doctor_without_engine_is_one_line_exit_3,
+					doctor_on_a_forbidden_socket, help_and_usage_errors));
 	} else {
+		TCase *tc = sbx_test_case(
+			s, argv[2], NULL, NULL, 60,
+			SBX_TESTS(gc_removes_orphans_and_is_idempotent, doctor_on_the_real_engine));
+
 		tcase_add_unchecked_fixture(tc, NULL, remove_run);
-		tcase_add_test(tc, gc_removes_orphans_and_is_idempotent);
-		tcase_add_test(tc, doctor_on_the_real_engine);
 	}
-	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return sbx_test_run(s);
 }

@@ -4,7 +4,8 @@
  * negotiation, an engine too old, one that never answers, one that hangs
  * up, and garbage. No real engine involved.
  */
-#include <check.h>
+#include "check_main.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -188,20 +189,10 @@ END_TEST
 int main(void)
 {
 	Suite *s = suite_create("docker-fake-engine");
-	TCase *tc = tcase_create("fake");
-	SRunner *sr;
-	int failed;
 
 	srandom((unsigned)time(NULL) ^ (unsigned)getpid());
-	tcase_set_timeout(tc, 20);
-	tcase_add_test(tc, negotiates_down_to_the_engine);
-	tcase_add_test(tc, too_old_an_engine_is_refused_clearly);
-	tcase_add_test(tc, a_silent_engine_times_out);
-	tcase_add_test(tc, hang_ups_and_garbage_are_errors);
-	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	sbx_test_case(s, "fake", NULL, NULL, 20,
+		      SBX_TESTS(negotiates_down_to_the_engine, too_old_an_engine_is_refused_clearly,
+				a_silent_engine_times_out, hang_ups_and_garbage_are_errors));
+	return sbx_test_run(s);
 }

@@ -6,7 +6,8 @@
  * unchecked fixture (in the parent process, so it runs even when a test
  * fails or times out) removes every container of the run.
  */
-#include <check.h>
+#include "check_main.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -768,23 +769,16 @@ END_TEST
 static Suite *integration_suite(void)
 {
 	Suite *s = suite_create("docker-integration");
-	TCase *tc = tcase_create("engine");
+	TCase *tc = sbx_test_case(
+		s, "engine", NULL, NULL, 120,
+		SBX_TESTS(engine_facts, create_start_wait_logs_remove, wait_deadline_then_kill,
+			  exec_attached_output_and_exit_code, archive_put_and_get,
+			  copy_through_exec_on_readonly_rootfs_and_tmpfs, hijacked_stream_both_ways,
+			  attach_to_the_main_process, hostile_tar_from_a_container_is_refused,
+			  crafted_tar_served_back_by_a_container, images_tag_list_remove_build,
+			  build_progress_from_a_directory));
 
-	tcase_set_timeout(tc, 120);
 	tcase_add_unchecked_fixture(tc, global_setup, remove_run_containers);
-	tcase_add_test(tc, engine_facts);
-	tcase_add_test(tc, create_start_wait_logs_remove);
-	tcase_add_test(tc, wait_deadline_then_kill);
-	tcase_add_test(tc, exec_attached_output_and_exit_code);
-	tcase_add_test(tc, archive_put_and_get);
-	tcase_add_test(tc, copy_through_exec_on_readonly_rootfs_and_tmpfs);
-	tcase_add_test(tc, hijacked_stream_both_ways);
-	tcase_add_test(tc, attach_to_the_main_process);
-	tcase_add_test(tc, hostile_tar_from_a_container_is_refused);
-	tcase_add_test(tc, crafted_tar_served_back_by_a_container);
-	tcase_add_test(tc, images_tag_list_remove_build);
-	tcase_add_test(tc, build_progress_from_a_directory);
-	suite_add_tcase(s, tc);
 	return s;
 }
 
@@ -812,14 +806,10 @@ static int leftovers(void)
 
 int main(void)
 {
-	SRunner *sr;
-	int failed;
+	int rc;
 
 	snprintf(run_id, sizeof(run_id), "itest-%d-%ld", (int)getpid(), (long)time(NULL));
 	snprintf(run_label, sizeof(run_label), "%s=%s", SBX_LABEL_RUN_ID, run_id);
-	sr = srunner_create(integration_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed || leftovers() ? EXIT_FAILURE : EXIT_SUCCESS;
+	rc = sbx_test_run(integration_suite());
+	return rc != EXIT_SUCCESS || leftovers() ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -7,7 +7,8 @@
  *
  * Usage: test-image-build SANDBOXCTL
  */
-#include <check.h>
+#include "check_main.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -289,10 +290,9 @@ END_TEST
 
 int main(int argc, char **argv)
 {
-	Suite *s = suite_create("image-build");
-	TCase *tc = tcase_create("engine");
-	SRunner *sr;
-	int failed;
+	Suite *s;
+	TCase *tc;
+	int rc;
 
 	if (argc != 2) {
 		fprintf(stderr, "usage: %s SANDBOXCTL\n", argv[0]);
@@ -317,19 +317,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "cannot snapshot the source tree\n");
 		return 2;
 	}
+	s = suite_create("image-build");
+	tc = sbx_test_case(s, "engine", setup, teardown, 1800,
+			   SBX_TESTS(slim_build_skip_and_run, slim_server_through_bridge,
+				     full_build_and_office));
 	tcase_add_unchecked_fixture(tc, owner_setup, owner_teardown);
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 1800);
-	tcase_add_test(tc, slim_build_skip_and_run);
-	tcase_add_test(tc, slim_server_through_bridge);
-	tcase_add_test(tc, full_build_and_office);
-	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
+	rc = sbx_test_run(s);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", snapshot);
 	if (system(cmd) != 0)
 		fprintf(stderr, "cannot remove '%s'\n", snapshot);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return rc;
 }

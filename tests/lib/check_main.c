@@ -3,6 +3,21 @@
 
 #include <stdlib.h>
 
+TCase *sbx_test_case(Suite *s, const char *name, SFun setup, SFun teardown, int timeout_s,
+		     const TTest *const *tests)
+{
+	TCase *tc = tcase_create(name);
+
+	if (setup || teardown)
+		tcase_add_checked_fixture(tc, setup, teardown);
+	if (timeout_s > 0)
+		tcase_set_timeout(tc, timeout_s);
+	for (; *tests; tests++)
+		tcase_add_test(tc, *tests);
+	suite_add_tcase(s, tc);
+	return tc;
+}
+
 int sbx_test_run(Suite *s)
 {
 	SRunner *sr = srunner_create(s);

@@ -408,27 +408,16 @@ END_TEST
 static Suite *lifecycle_suite(void)
 {
 	Suite *s = suite_create("lifecycle");
-	TCase *ends = tcase_create("ends"), *fails = tcase_create("failures");
 
-	tcase_add_checked_fixture(ends, setup, teardown);
-	tcase_add_checked_fixture(fails, setup, teardown);
-	tcase_set_timeout(ends, 30);
-	tcase_set_timeout(fails, 30);
-	tcase_add_test(ends, complete_task_ends_graded);
-	tcase_add_test(ends, completion_is_seen_by_the_long_poll);
-	tcase_add_test(ends, readiness_backs_off);
-	tcase_add_test(ends, older_image_steps_down);
-	tcase_add_test(ends, agent_exit_ends_graded);
-	tcase_add_test(ends, agent_error_is_flagged_with_its_tail);
-	tcase_add_test(ends, oracle_passes);
-	tcase_add_test(ends, deadline_collects_without_the_server);
-	tcase_add_test(ends, interrupt_ends_ungraded);
-	tcase_add_test(ends, server_death_is_sandbox_failed);
-	tcase_add_test(fails, unreachable_engine_is_infra_error);
-	tcase_add_test(fails, missing_image_is_infra_error);
-	tcase_add_test(fails, server_that_never_answers_is_infra_error);
-	suite_add_tcase(s, ends);
-	suite_add_tcase(s, fails);
+	sbx_test_case(s, "ends", setup, teardown, 30,
+		      SBX_TESTS(complete_task_ends_graded, completion_is_seen_by_the_long_poll,
+				readiness_backs_off, older_image_steps_down, agent_exit_ends_graded,
+				agent_error_is_flagged_with_its_tail, oracle_passes,
+				deadline_collects_without_the_server, interrupt_ends_ungraded,
+				server_death_is_sandbox_failed));
+	sbx_test_case(s, "failures", setup, teardown, 30,
+		      SBX_TESTS(unreachable_engine_is_infra_error, missing_image_is_infra_error,
+				server_that_never_answers_is_infra_error));
 	return s;
 }
 

@@ -1340,43 +1340,27 @@ END_TEST
 static Suite *run_suite(void)
 {
 	Suite *s = suite_create("run");
-	TCase *http = tcase_create("http"), *relay = tcase_create("relay"),
-	      *files = tcase_create("files");
 
-	tcase_add_test(http, http_parses_request_and_body);
-	tcase_add_test(http, http_dechunks_response);
-	tcase_add_test(http, http_refuses_hostile_heads);
-	tcase_add_test(http, http_caps_head_size);
-	tcase_add_test(http, http_refuses_hostile_bodies);
-	tcase_add_test(http, http_keeps_message_boundaries);
-	tcase_add_test(http, http_heads_and_bodies_have_deadlines);
-	tcase_set_timeout(relay, 30);
-	tcase_add_test(relay, relay_forwards_pools_and_records);
-	tcase_add_test(relay, relay_retries_a_stream_the_server_closed);
-	tcase_add_test(relay, relay_refuses_foreign_hosts_and_garbage);
-	tcase_add_test(relay, relay_refuses_control_to_agents);
-	tcase_add_test(relay, relay_reports_a_dead_server);
-	tcase_add_test(relay, relay_bounds_slots_time_and_memory);
-	tcase_add_test(relay, relay_listens_on_a_private_unix_socket);
-	tcase_add_test(relay, relay_only_binds_loopback);
-	tcase_add_test(files, transcript_keeps_json_and_text);
-	tcase_add_test(files, run_ids_are_safe);
-	tcase_add_test(files, result_json_separates_infra_from_outcome);
-	tcase_add_test(files, rundir_is_fresh_and_confined);
-	tcase_add_test(files, provenance_sees_commit_and_changes);
-	tcase_add_test(files, provenance_cache_reads_once);
-	suite_add_tcase(s, http);
-	suite_add_tcase(s, relay);
-	suite_add_tcase(s, files);
-	{
-		TCase *agents = tcase_create("agents");
-
-		tcase_set_timeout(agents, 30);
-		tcase_add_test(agents, agent_gets_env_and_logs);
-		tcase_add_test(agents, agent_stop_takes_the_whole_group);
-		tcase_add_test(agents, agent_inherits_only_stdio);
-		suite_add_tcase(s, agents);
-	}
+	sbx_test_case(s, "http", NULL, NULL, 0,
+		      SBX_TESTS(http_parses_request_and_body, http_dechunks_response,
+				http_refuses_hostile_heads, http_caps_head_size,
+				http_refuses_hostile_bodies, http_keeps_message_boundaries,
+				http_heads_and_bodies_have_deadlines));
+	sbx_test_case(s, "relay", NULL, NULL, 30,
+		      SBX_TESTS(relay_forwards_pools_and_records,
+				relay_retries_a_stream_the_server_closed,
+				relay_refuses_foreign_hosts_and_garbage,
+				relay_refuses_control_to_agents, relay_reports_a_dead_server,
+				relay_bounds_slots_time_and_memory,
+				relay_listens_on_a_private_unix_socket, relay_only_binds_loopback));
+	sbx_test_case(s, "files", NULL, NULL, 0,
+		      SBX_TESTS(transcript_keeps_json_and_text, run_ids_are_safe,
+				result_json_separates_infra_from_outcome,
+				rundir_is_fresh_and_confined, provenance_sees_commit_and_changes,
+				provenance_cache_reads_once));
+	sbx_test_case(s, "agents", NULL, NULL, 30,
+		      SBX_TESTS(agent_gets_env_and_logs, agent_stop_takes_the_whole_group,
+				agent_inherits_only_stdio));
 	return s;
 }
 

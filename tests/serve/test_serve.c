@@ -285,20 +285,11 @@ END_TEST
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("serve");
-	TCase *api = tcase_create("api"), *met = tcase_create("metrics");
 
-	tcase_add_test(api, routes);
-	tcase_add_test(api, routes_refused);
-	tcase_add_test(api, token_in_path_or_bearer);
-	tcase_add_test(api, token_refused);
-	tcase_add_test(api, create_valid);
-	tcase_add_test(api, create_invalid);
-	tcase_add_test(api, create_limits);
-	tcase_add_test(api, error_json);
-	tcase_add_test(met, metrics_text);
-	tcase_add_test(met, metrics_label_escaped);
-	suite_add_tcase(s, api);
-	suite_add_tcase(s, met);
+	sbx_test_case(s, "api", NULL, NULL, 0,
+		      SBX_TESTS(routes, routes_refused, token_in_path_or_bearer, token_refused,
+				create_valid, create_invalid, create_limits, error_json));
+	sbx_test_case(s, "metrics", NULL, NULL, 0, SBX_TESTS(metrics_text, metrics_label_escaped));
 	return s;
 }
 

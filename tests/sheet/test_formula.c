@@ -313,19 +313,11 @@ END_TEST
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("formula");
-	TCase *tc = tcase_create("eval");
 
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_add_test(tc, precedence);
-	tcase_add_test(tc, number_text);
-	tcase_add_test(tc, references_and_ranges);
-	tcase_add_test(tc, errors);
-	tcase_add_test(tc, functions);
-	tcase_add_test(tc, unsupported_is_reported);
-	tcase_add_test(tc, recalc_orders_and_finds_cycles);
-	tcase_add_test(tc, recalc_long_chain_and_cap);
-	tcase_set_timeout(tc, 60);
-	suite_add_tcase(s, tc);
+	sbx_test_case(s, "eval", setup, teardown, 60,
+		      SBX_TESTS(precedence, number_text, references_and_ranges, errors, functions,
+				unsupported_is_reported, recalc_orders_and_finds_cycles,
+				recalc_long_chain_and_cap));
 	return s;
 }
 

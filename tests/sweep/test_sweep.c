@@ -614,34 +614,22 @@ END_TEST
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("sweep");
-	TCase *stats = tcase_create("stats"), *plan = tcase_create("plan"),
-	      *files = tcase_create("files"), *sum = tcase_create("summary"),
-	      *sched = tcase_create("scheduler");
 
-	tcase_add_test(stats, wilson_hand_computed);
-	tcase_add_test(stats, pass_at_k_unbiased);
-	tcase_add_test(stats, sign_test_exact);
-	tcase_add_test(stats, quantiles_and_bootstrap);
-	tcase_add_test(plan, plan_order_is_epoch_major);
-	tcase_add_test(plan, plan_json_round_trip);
-	tcase_add_checked_fixture(files, mkdir_fixture, rmdir_fixture);
-	tcase_add_test(files, results_torn_last_line);
-	tcase_add_test(files, results_bad_lines_and_read_only);
-	tcase_add_test(files, results_missing_file);
-	tcase_add_test(files, plan_write_read);
-	tcase_add_test(sum, summary_counts_each_episode_once);
-	tcase_add_test(sum, summary_cells_follow_the_plan);
-	tcase_add_test(sum, compare_known_p_value);
-	tcase_add_checked_fixture(sched, mkdir_fixture, rmdir_fixture);
-	tcase_set_timeout(sched, 60);
-	tcase_add_test(sched, scheduler_retries_infra_errors);
-	tcase_add_test(sched, scheduler_stops_on_too_many_infra_errors);
-	tcase_add_test(sched, scheduler_stop_before_start);
-	suite_add_tcase(s, sched);
-	suite_add_tcase(s, stats);
-	suite_add_tcase(s, plan);
-	suite_add_tcase(s, files);
-	suite_add_tcase(s, sum);
+	sbx_test_case(s, "scheduler", mkdir_fixture, rmdir_fixture, 60,
+		      SBX_TESTS(scheduler_retries_infra_errors,
+				scheduler_stops_on_too_many_infra_errors,
+				scheduler_stop_before_start));
+	sbx_test_case(s, "stats", NULL, NULL, 0,
+		      SBX_TESTS(wilson_hand_computed, pass_at_k_unbiased, sign_test_exact,
+				quantiles_and_bootstrap));
+	sbx_test_case(s, "plan", NULL, NULL, 0,
+		      SBX_TESTS(plan_order_is_epoch_major, plan_json_round_trip));
+	sbx_test_case(s, "files", mkdir_fixture, rmdir_fixture, 0,
+		      SBX_TESTS(results_torn_last_line, results_bad_lines_and_read_only,
+				results_missing_file, plan_write_read));
+	sbx_test_case(s, "summary", NULL, NULL, 0,
+		      SBX_TESTS(summary_counts_each_episode_once, summary_cells_follow_the_plan,
+				compare_known_p_value));
 	return s;
 }
 

@@ -393,26 +393,16 @@ END_TEST
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("view");
-	TCase *esc = tcase_create("escape"), *conf = tcase_create("confine"),
-	      *scan = tcase_create("scan"), *pages = tcase_create("pages");
 
-	tcase_add_test(esc, escape_markup);
-	tcase_add_test(esc, escape_utf8_and_controls);
-	tcase_add_test(esc, escape_url);
-	tcase_add_checked_fixture(conf, setup, teardown);
-	tcase_add_test(conf, confine_refuses_escapes);
-	tcase_add_checked_fixture(scan, setup, teardown);
-	tcase_add_test(scan, scan_finds_runs_and_sweeps_newest_first);
-	tcase_add_checked_fixture(pages, setup, teardown);
-	tcase_add_test(pages, run_page_escapes_the_transcript);
-	tcase_add_test(pages, run_page_grid_from_grade_json);
-	tcase_add_test(pages, run_page_model_turns);
-	tcase_add_test(pages, run_page_mcp_transcript);
-	tcase_add_test(pages, compare_page_pairs_and_sign_test);
-	suite_add_tcase(s, esc);
-	suite_add_tcase(s, conf);
-	suite_add_tcase(s, scan);
-	suite_add_tcase(s, pages);
+	sbx_test_case(s, "escape", NULL, NULL, 0,
+		      SBX_TESTS(escape_markup, escape_utf8_and_controls, escape_url));
+	sbx_test_case(s, "confine", setup, teardown, 0, SBX_TESTS(confine_refuses_escapes));
+	sbx_test_case(s, "scan", setup, teardown, 0,
+		      SBX_TESTS(scan_finds_runs_and_sweeps_newest_first));
+	sbx_test_case(s, "pages", setup, teardown, 0,
+		      SBX_TESTS(run_page_escapes_the_transcript, run_page_grid_from_grade_json,
+				run_page_model_turns, run_page_mcp_transcript,
+				compare_page_pairs_and_sign_test));
 	return s;
 }
 

@@ -5,7 +5,6 @@
  * characters the keymap lacks, and a formula), save with ctrl+s, and a
  * separate headless LibreOffice reads the saved file back as CSV.
  */
-#include <check.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <signal.h>
@@ -19,6 +18,7 @@
 #include <X11/Xlib.h>
 #include <X11/Xutil.h>
 
+#include "check_main.h"
 #include "gui-test.h"
 #include "session.h"
 #include "sbx/util.h"
@@ -248,22 +248,11 @@ END_TEST
 static Suite *gui_calc_suite(void)
 {
 	Suite *s = suite_create("gui-calc");
-	TCase *tc = tcase_create("calc");
+	TCase *tc =
+		sbx_test_case(s, "calc", NULL, NULL, 280, SBX_TESTS(calc_type_save_and_read_back));
 
 	tcase_add_unchecked_fixture(tc, calc_setup, calc_teardown);
-	tcase_set_timeout(tc, 280);
-	tcase_add_test(tc, calc_type_save_and_read_back);
-	suite_add_tcase(s, tc);
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(gui_calc_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+SBX_TEST_MAIN(gui_calc_suite)

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* GUI tools without a display: key specs, encoders, the tool table, argument errors. */
-#include <check.h>
 #include <stdlib.h>
 #include <string.h>
 #include <X11/Xlib.h>
 #include <X11/keysym.h>
 
+#include "check_main.h"
 #include "gui-test.h"
 #include "encode.h"
 #include "keyspec.h"
@@ -324,29 +324,13 @@ END_TEST
 static Suite *gui_unit_suite(void)
 {
 	Suite *s = suite_create("gui-unit");
-	TCase *tc = tcase_create("core");
 
-	tcase_add_test(tc, keyspec_combos);
-	tcase_add_test(tc, keyspec_function_keys);
-	tcase_add_test(tc, keyspec_aliases_and_chars);
-	tcase_add_test(tc, keyspec_errors);
-	tcase_add_test(tc, utf8_decoding);
-	tcase_add_test(tc, png_roundtrip);
-	tcase_add_test(tc, tool_table_is_well_formed);
-	tcase_add_test(tc, no_display_is_a_clear_error);
-	tcase_add_test(tc, argument_errors);
-	tcase_add_test(tc, computer_wait_needs_no_display);
-	suite_add_tcase(s, tc);
+	sbx_test_case(s, "core", NULL, NULL, 0,
+		      SBX_TESTS(keyspec_combos, keyspec_function_keys, keyspec_aliases_and_chars,
+				keyspec_errors, utf8_decoding, png_roundtrip,
+				tool_table_is_well_formed, no_display_is_a_clear_error,
+				argument_errors, computer_wait_needs_no_display));
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(gui_unit_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+SBX_TEST_MAIN(gui_unit_suite)

@@ -4,7 +4,6 @@
  * A window of the test's own records the input the tools send, so key and
  * button events are checked exactly as an application would receive them.
  */
-#include <check.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +11,7 @@
 #include <X11/Xutil.h>
 #include <X11/keysym.h>
 
+#include "check_main.h"
 #include "gui-test.h"
 #include "session.h"
 #include "sbx/util.h"
@@ -519,32 +519,17 @@ END_TEST
 static Suite *gui_xvfb_suite(void)
 {
 	Suite *s = suite_create("gui-xvfb");
-	TCase *tc = tcase_create("xvfb");
+	TCase *tc = sbx_test_case(
+		s, "xvfb", NULL, NULL, 60,
+		SBX_TESTS(screenshot_is_a_1280x720_png, screenshot_says_whether_a_window_is_shown,
+			  pointer_moves_where_asked, coordinates_off_screen_are_refused,
+			  typed_text_arrives_as_keysyms, key_combos_carry_modifiers,
+			  clicks_and_scrolls_arrive, screenshot_sees_colours_and_zoom_crops,
+			  hold_key_and_mouse_buttons, screenshot_latency,
+			  server_death_is_an_error_not_a_crash));
 
 	tcase_add_unchecked_fixture(tc, xvfb_setup, xvfb_teardown);
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, screenshot_is_a_1280x720_png);
-	tcase_add_test(tc, screenshot_says_whether_a_window_is_shown);
-	tcase_add_test(tc, pointer_moves_where_asked);
-	tcase_add_test(tc, coordinates_off_screen_are_refused);
-	tcase_add_test(tc, typed_text_arrives_as_keysyms);
-	tcase_add_test(tc, key_combos_carry_modifiers);
-	tcase_add_test(tc, clicks_and_scrolls_arrive);
-	tcase_add_test(tc, screenshot_sees_colours_and_zoom_crops);
-	tcase_add_test(tc, hold_key_and_mouse_buttons);
-	tcase_add_test(tc, screenshot_latency);
-	tcase_add_test(tc, server_death_is_an_error_not_a_crash);
-	suite_add_tcase(s, tc);
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(gui_xvfb_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+SBX_TEST_MAIN(gui_xvfb_suite)
