@@ -13,6 +13,9 @@ import statistics
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from unix_http import read_to_eof  # noqa: E402
+
 SOCK = os.environ.get("DOCKER_SOCK", "/var/run/docker.sock")
 API = "/v1.41"
 
@@ -31,12 +34,7 @@ def request(method, path, body=None, sock=None):
     s.sendall(head.encode() + b"\r\n" + data)
     if sock:
         return s
-    resp = b""
-    while True:
-        chunk = s.recv(65536)
-        if not chunk:
-            break
-        resp += chunk
+    resp = read_to_eof(s)
     s.close()
     status = int(resp.split(b" ", 2)[1])
     body = resp.split(b"\r\n\r\n", 1)[1]

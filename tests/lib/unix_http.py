@@ -12,3 +12,13 @@ class UnixHTTP(http.client.HTTPConnection):
     def connect(self):
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock.connect(self.unix_path)
+
+
+def read_to_eof(sock):
+    """Everything sock sends until the peer closes it (a Connection: close reply)."""
+    data = b""
+    while True:
+        chunk = sock.recv(65536)
+        if not chunk:
+            return data
+        data += chunk

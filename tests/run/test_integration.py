@@ -27,43 +27,15 @@ import tempfile
 import time
 import urllib.parse
 
-SRC = os.environ.get("SBX_SOURCE_ROOT", os.path.dirname(os.path.abspath(__file__)) + "/../..")
-sys.path.insert(0, os.path.join(SRC, "tests", "lib"))
-from unix_http import UnixHTTP  # noqa: E402
-BUILD = os.environ.get("SBX_BUILD_ROOT", SRC + "/build")
-SANDBOXCTL = os.path.join(BUILD, "cmd", "sandboxctl")
-TASKS = os.path.join(SRC, "tasks")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import second_engine  # noqa: E402
+from itest import BUILD, SANDBOXCTL, SKIP, SRC, TASKS, Skip, fail, run_cases, run_main  # noqa: E402,F401
+from unix_http import UnixHTTP  # noqa: E402,F401  (the suites that import this file use it)
 DEV_IMAGE = "sandboxctl-test/run-dev:latest"
-SKIP = 77
-
-
-class Skip(Exception):
-    pass
-
-
-def run_main(fn):
-    """A test file's entry point: fn(), a Skip exits 77 (meson's skip) with its reason."""
-    try:
-        fn()
-    except Skip as e:
-        print("skip:", e)
-        sys.exit(SKIP)
-
-
-def fail(msg):
-    raise AssertionError(msg)
-
 
 # ---- the engine -------------------------------------------------------------
 
-def engine(method, url):
-    host = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
-    c = UnixHTTP(host[len("unix://"):])
-    c.request(method, url)
-    r = c.getresponse()
-    body = r.read()
-    c.close()
-    return r.status, (json.loads(body) if body and body[:1] in (b"[", b"{") else body)
+engine = second_engine.engine
 
 
 def containers(run_id):
@@ -901,29 +873,7 @@ def main():
     except subprocess.CalledProcessError as e:
         print("cannot build the dev image: %s" % e)
         return 1
-    failed = skipped = 0
-    for n in names:
-        env = Env()
-        try:
-            CASES[n](env)
-            print("ok   %s" % n)
-        except Skip as e:
-            skipped += 1
-            print("skip %s: %s" % (n, e))
-        except Exception as e:  # noqa: BLE001 - report any failure of the case
-            failed += 1
-            while isinstance(e, BaseExceptionGroup) and e.exceptions:
-                e = e.exceptions[0]
-            print("FAIL %s: %s: %s" % (n, type(e).__name__, e))
-        finally:
-            try:
-                env.cleanup()
-            except AssertionError as e:
-                failed += 1
-                print("FAIL %s cleanup: %s" % (n, e))
-    if failed:
-        return 1
-    return SKIP if skipped == len(names) else 0
+    return run_cases(names, CASES, Env)
 
 
 if __name__ == "__main__":

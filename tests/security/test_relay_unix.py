@@ -17,6 +17,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "run"))
 import test_integration as it  # noqa: E402
+from unix_http import read_to_eof  # noqa: E402  (tests/lib, on the path test_integration set)
 
 
 def over_unix(path, method, target, body=b""):
@@ -25,12 +26,7 @@ def over_unix(path, method, target, body=b""):
     s.connect(path)
     s.sendall(("%s %s HTTP/1.1\r\nHost: localhost\r\nContent-Length: %d\r\n"
                "Connection: close\r\n\r\n" % (method, target, len(body))).encode() + body)
-    data = b""
-    while True:
-        chunk = s.recv(65536)
-        if not chunk:
-            break
-        data += chunk
+    data = read_to_eof(s)
     s.close()
     return int(data.split(b" ", 2)[1]), data.split(b"\r\n\r\n", 1)[-1]
 

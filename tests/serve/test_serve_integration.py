@@ -44,23 +44,10 @@ import threading
 import time
 import urllib.parse
 
-SRC = os.environ.get("SBX_SOURCE_ROOT", os.path.dirname(os.path.abspath(__file__)) + "/../..")
-BUILD = os.environ.get("SBX_BUILD_ROOT", SRC + "/build")
-sys.path.insert(0, os.path.join(SRC, "tests", "lib"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import second_engine  # noqa: E402
-SANDBOXCTL = os.path.join(BUILD, "cmd", "sandboxctl")
-TASKS = os.path.join(SRC, "tasks")
+from itest import SANDBOXCTL, SRC, TASKS, Skip, fail, run_main  # noqa: E402
 SLIM = "sandboxctl/sandbox-slim:latest"
-SKIP = 77
-
-
-class Skip(Exception):
-    pass
-
-
-def fail(msg):
-    raise AssertionError(msg)
-
 
 UnixHTTP = second_engine.UnixHTTP
 engine = second_engine.engine
@@ -662,25 +649,24 @@ CASES = {
 }
 
 
+def run_named_case():
+    if os.environ.get("SBX_RUN_TEST_IMAGE") != "real" or not image_exists(SLIM):
+        raise Skip("needs SBX_RUN_TEST_IMAGE=real and %s" % SLIM)
+    fn, args, unix = CASES[sys.argv[1]]
+    if args is None:
+        fn(None)
+        return
+    s = Service(*args, unix=unix)
+    try:
+        fn(s)
+    finally:
+        s.cleanup()
+
+
 def main():
     if len(sys.argv) != 2 or sys.argv[1] not in CASES:
         sys.exit("usage: test_serve_integration.py {%s}" % ",".join(CASES))
-    try:
-        if os.environ.get("SBX_RUN_TEST_IMAGE") != "real" or not image_exists(SLIM):
-            raise Skip("needs SBX_RUN_TEST_IMAGE=real and %s" % SLIM)
-        fn, args, unix = CASES[sys.argv[1]]
-        if args is None:
-            fn(None)
-            print("ok")
-            return
-        s = Service(*args, unix=unix)
-        try:
-            fn(s)
-        finally:
-            s.cleanup()
-    except Skip as e:
-        print("skip:", e)
-        sys.exit(SKIP)
+    run_main(run_named_case)
     print("ok")
 
 

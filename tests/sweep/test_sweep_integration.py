@@ -48,24 +48,11 @@ import tempfile
 import time
 import urllib.parse
 
-SRC = os.environ.get("SBX_SOURCE_ROOT", os.path.dirname(os.path.abspath(__file__)) + "/../..")
-BUILD = os.environ.get("SBX_BUILD_ROOT", SRC + "/build")
-sys.path.insert(0, os.path.join(SRC, "tests", "lib"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import second_engine  # noqa: E402
-SANDBOXCTL = os.path.join(BUILD, "cmd", "sandboxctl")
-TASKS = os.path.join(SRC, "tasks")
+from itest import BUILD, SANDBOXCTL, SKIP, SRC, TASKS, Skip, fail, run_cases  # noqa: E402
 DEV_IMAGE = "sandboxctl-test/run-dev:latest"
 BROKEN_IMAGE = "sandboxctl-test/sweep-broken:latest"
-SKIP = 77
-
-
-class Skip(Exception):
-    pass
-
-
-def fail(msg):
-    raise AssertionError(msg)
-
 
 # ---- the engine -------------------------------------------------------------
 
@@ -678,23 +665,7 @@ def main():
     except subprocess.CalledProcessError as e:
         print("cannot build the dev image: %s" % e)
         return 1
-    failed = skipped = 0
-    for n in names:
-        env = Env(image)
-        try:
-            CASES[n](env)
-            print("ok   %s" % n)
-        except Skip as e:
-            skipped += 1
-            print("skip %s: %s" % (n, e))
-        except Exception as e:  # noqa: BLE001 - report every failure the same way
-            failed += 1
-            print("FAIL %s: %s" % (n, e))
-        finally:
-            env.cleanup()
-    if failed:
-        return 1
-    return SKIP if skipped == len(names) else 0
+    return run_cases(names, CASES, lambda: Env(image))
 
 
 if __name__ == "__main__":

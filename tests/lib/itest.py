@@ -1,0 +1,58 @@
+# SPDX-License-Identifier: MIT
+"""What the integration tests of sandboxctl (run, sweep, serve and the suites
+that import them) share: this tree's paths, the skip and failure exceptions,
+and the loops that run cases. A Skip ends in exit 77, meson's skip."""
+import os
+import sys
+
+SRC = os.environ.get("SBX_SOURCE_ROOT",
+                     os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+BUILD = os.environ.get("SBX_BUILD_ROOT", os.path.join(SRC, "build"))
+SANDBOXCTL = os.path.join(BUILD, "cmd", "sandboxctl")
+TASKS = os.path.join(SRC, "tasks")
+SKIP = 77
+
+
+class Skip(Exception):
+    pass
+
+
+def fail(msg):
+    raise AssertionError(msg)
+
+
+def run_main(fn):
+    """A test file's entry point: fn(), a Skip exits 77 (meson's skip) with its reason."""
+    try:
+        fn()
+    except Skip as e:
+        print("skip:", e)
+        sys.exit(SKIP)
+
+
+def run_cases(names, cases, make_env):
+    """Runs cases[name](env) for each name, each in a fresh make_env() cleaned up
+    after it; the exit code: 1 if any failed, SKIP if all skipped."""
+    failed = skipped = 0
+    for n in names:
+        env = make_env()
+        try:
+            cases[n](env)
+            print("ok   %s" % n)
+        except Skip as e:
+            skipped += 1
+            print("skip %s: %s" % (n, e))
+        except Exception as e:  # noqa: BLE001 - report any failure of the case
+            failed += 1
+            while isinstance(e, BaseExceptionGroup) and e.exceptions:
+                e = e.exceptions[0]
+            print("FAIL %s: %s: %s" % (n, type(e).__name__, e))
+        finally:
+            try:
+                env.cleanup()
+            except AssertionError as e:
+                failed += 1
+                print("FAIL %s cleanup: %s" % (n, e))
+    if failed:
+        return 1
+    return SKIP if skipped == len(names) else 0
