@@ -83,9 +83,11 @@ END_TEST
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("llm-tools");
+	TCase *tc;
 
-	sbx_test_case(s, "schemas", NULL, NULL, 0,
-		      SBX_TESTS(object_schemas_are_taken, schemas_a_provider_refuses_are_named));
+	tc = sbx_test_case(s, "schemas", NULL, NULL, 0);
+	tcase_add_test(tc, object_schemas_are_taken);
+	tcase_add_test(tc, schemas_a_provider_refuses_are_named);
 	return s;
 }
 

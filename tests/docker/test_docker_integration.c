@@ -769,16 +769,21 @@ END_TEST
 static Suite *integration_suite(void)
 {
 	Suite *s = suite_create("docker-integration");
-	TCase *tc = sbx_test_case(
-		s, "engine", NULL, NULL, 120,
-		SBX_TESTS(engine_facts, create_start_wait_logs_remove, wait_deadline_then_kill,
-			  exec_attached_output_and_exit_code, archive_put_and_get,
-			  copy_through_exec_on_readonly_rootfs_and_tmpfs, hijacked_stream_both_ways,
-			  attach_to_the_main_process, hostile_tar_from_a_container_is_refused,
-			  crafted_tar_served_back_by_a_container, images_tag_list_remove_build,
-			  build_progress_from_a_directory));
+	TCase *tc = sbx_test_case(s, "engine", NULL, NULL, 120);
 
 	tcase_add_unchecked_fixture(tc, global_setup, remove_run_containers);
+	tcase_add_test(tc, engine_facts);
+	tcase_add_test(tc, create_start_wait_logs_remove);
+	tcase_add_test(tc, wait_deadline_then_kill);
+	tcase_add_test(tc, exec_attached_output_and_exit_code);
+	tcase_add_test(tc, archive_put_and_get);
+	tcase_add_test(tc, copy_through_exec_on_readonly_rootfs_and_tmpfs);
+	tcase_add_test(tc, hijacked_stream_both_ways);
+	tcase_add_test(tc, attach_to_the_main_process);
+	tcase_add_test(tc, hostile_tar_from_a_container_is_refused);
+	tcase_add_test(tc, crafted_tar_served_back_by_a_container);
+	tcase_add_test(tc, images_tag_list_remove_build);
+	tcase_add_test(tc, build_progress_from_a_directory);
 	return s;
 }
 

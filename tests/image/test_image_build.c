@@ -318,10 +318,12 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	s = suite_create("image-build");
-	tc = sbx_test_case(s, "engine", setup, teardown, 1800,
-			   SBX_TESTS(slim_build_skip_and_run, slim_server_through_bridge,
-				     full_build_and_office));
+
+	tc = sbx_test_case(s, "engine", setup, teardown, 1800);
 	tcase_add_unchecked_fixture(tc, owner_setup, owner_teardown);
+	tcase_add_test(tc, slim_build_skip_and_run);
+	tcase_add_test(tc, slim_server_through_bridge);
+	tcase_add_test(tc, full_build_and_office);
 	rc = sbx_test_run(s);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", snapshot);
 	if (system(cmd) != 0)

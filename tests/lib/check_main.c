@@ -3,8 +3,7 @@
 
 #include <stdlib.h>
 
-TCase *sbx_test_case(Suite *s, const char *name, SFun setup, SFun teardown, int timeout_s,
-		     const TTest *const *tests)
+TCase *sbx_test_case(Suite *s, const char *name, SFun setup, SFun teardown, int timeout_s)
 {
 	TCase *tc = tcase_create(name);
 
@@ -12,8 +11,6 @@ TCase *sbx_test_case(Suite *s, const char *name, SFun setup, SFun teardown, int 
 		tcase_add_checked_fixture(tc, setup, teardown);
 	if (timeout_s > 0)
 		tcase_set_timeout(tc, timeout_s);
-	for (; *tests; tests++)
-		tcase_add_test(tc, *tests);
 	suite_add_tcase(s, tc);
 	return tc;
 }

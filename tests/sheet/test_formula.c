@@ -313,11 +313,17 @@ END_TEST
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("formula");
+	TCase *tc;
 
-	sbx_test_case(s, "eval", setup, teardown, 60,
-		      SBX_TESTS(precedence, number_text, references_and_ranges, errors, functions,
-				unsupported_is_reported, recalc_orders_and_finds_cycles,
-				recalc_long_chain_and_cap));
+	tc = sbx_test_case(s, "eval", setup, teardown, 60);
+	tcase_add_test(tc, precedence);
+	tcase_add_test(tc, number_text);
+	tcase_add_test(tc, references_and_ranges);
+	tcase_add_test(tc, errors);
+	tcase_add_test(tc, functions);
+	tcase_add_test(tc, unsupported_is_reported);
+	tcase_add_test(tc, recalc_orders_and_finds_cycles);
+	tcase_add_test(tc, recalc_long_chain_and_cap);
 	return s;
 }
 

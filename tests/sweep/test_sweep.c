@@ -614,22 +614,33 @@ END_TEST
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("sweep");
+	TCase *tc;
 
-	sbx_test_case(s, "scheduler", mkdir_fixture, rmdir_fixture, 60,
-		      SBX_TESTS(scheduler_retries_infra_errors,
-				scheduler_stops_on_too_many_infra_errors,
-				scheduler_stop_before_start));
-	sbx_test_case(s, "stats", NULL, NULL, 0,
-		      SBX_TESTS(wilson_hand_computed, pass_at_k_unbiased, sign_test_exact,
-				quantiles_and_bootstrap));
-	sbx_test_case(s, "plan", NULL, NULL, 0,
-		      SBX_TESTS(plan_order_is_epoch_major, plan_json_round_trip));
-	sbx_test_case(s, "files", mkdir_fixture, rmdir_fixture, 0,
-		      SBX_TESTS(results_torn_last_line, results_bad_lines_and_read_only,
-				results_missing_file, plan_write_read));
-	sbx_test_case(s, "summary", NULL, NULL, 0,
-		      SBX_TESTS(summary_counts_each_episode_once, summary_cells_follow_the_plan,
-				compare_known_p_value));
+	tc = sbx_test_case(s, "scheduler", mkdir_fixture, rmdir_fixture, 60);
+	tcase_add_test(tc, scheduler_retries_infra_errors);
+	tcase_add_test(tc, scheduler_stops_on_too_many_infra_errors);
+	tcase_add_test(tc, scheduler_stop_before_start);
+
+	tc = sbx_test_case(s, "stats", NULL, NULL, 0);
+	tcase_add_test(tc, wilson_hand_computed);
+	tcase_add_test(tc, pass_at_k_unbiased);
+	tcase_add_test(tc, sign_test_exact);
+	tcase_add_test(tc, quantiles_and_bootstrap);
+
+	tc = sbx_test_case(s, "plan", NULL, NULL, 0);
+	tcase_add_test(tc, plan_order_is_epoch_major);
+	tcase_add_test(tc, plan_json_round_trip);
+
+	tc = sbx_test_case(s, "files", mkdir_fixture, rmdir_fixture, 0);
+	tcase_add_test(tc, results_torn_last_line);
+	tcase_add_test(tc, results_bad_lines_and_read_only);
+	tcase_add_test(tc, results_missing_file);
+	tcase_add_test(tc, plan_write_read);
+
+	tc = sbx_test_case(s, "summary", NULL, NULL, 0);
+	tcase_add_test(tc, summary_counts_each_episode_once);
+	tcase_add_test(tc, summary_cells_follow_the_plan);
+	tcase_add_test(tc, compare_known_p_value);
 	return s;
 }
 

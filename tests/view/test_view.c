@@ -393,16 +393,25 @@ END_TEST
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("view");
+	TCase *tc;
 
-	sbx_test_case(s, "escape", NULL, NULL, 0,
-		      SBX_TESTS(escape_markup, escape_utf8_and_controls, escape_url));
-	sbx_test_case(s, "confine", setup, teardown, 0, SBX_TESTS(confine_refuses_escapes));
-	sbx_test_case(s, "scan", setup, teardown, 0,
-		      SBX_TESTS(scan_finds_runs_and_sweeps_newest_first));
-	sbx_test_case(s, "pages", setup, teardown, 0,
-		      SBX_TESTS(run_page_escapes_the_transcript, run_page_grid_from_grade_json,
-				run_page_model_turns, run_page_mcp_transcript,
-				compare_page_pairs_and_sign_test));
+	tc = sbx_test_case(s, "escape", NULL, NULL, 0);
+	tcase_add_test(tc, escape_markup);
+	tcase_add_test(tc, escape_utf8_and_controls);
+	tcase_add_test(tc, escape_url);
+
+	tc = sbx_test_case(s, "confine", setup, teardown, 0);
+	tcase_add_test(tc, confine_refuses_escapes);
+
+	tc = sbx_test_case(s, "scan", setup, teardown, 0);
+	tcase_add_test(tc, scan_finds_runs_and_sweeps_newest_first);
+
+	tc = sbx_test_case(s, "pages", setup, teardown, 0);
+	tcase_add_test(tc, run_page_escapes_the_transcript);
+	tcase_add_test(tc, run_page_grid_from_grade_json);
+	tcase_add_test(tc, run_page_model_turns);
+	tcase_add_test(tc, run_page_mcp_transcript);
+	tcase_add_test(tc, compare_page_pairs_and_sign_test);
 	return s;
 }
 

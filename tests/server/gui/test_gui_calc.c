@@ -248,10 +248,10 @@ END_TEST
 static Suite *gui_calc_suite(void)
 {
 	Suite *s = suite_create("gui-calc");
-	TCase *tc =
-		sbx_test_case(s, "calc", NULL, NULL, 280, SBX_TESTS(calc_type_save_and_read_back));
+	TCase *tc = sbx_test_case(s, "calc", NULL, NULL, 280);
 
 	tcase_add_unchecked_fixture(tc, calc_setup, calc_teardown);
+	tcase_add_test(tc, calc_type_save_and_read_back);
 	return s;
 }
 
