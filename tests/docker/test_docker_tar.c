@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "docker-internal.h"
+#include "test_files.h"
 
 /* ------------------------------------------------ a raw ustar writer for hostile input */
 
@@ -79,29 +80,12 @@ static void setup(void)
 	ck_assert_int_ge(tdir, 0);
 }
 
-static void rm_rf(int at, const char *name)
-{
-	int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-
-	if (fd >= 0) {
-		DIR *d = fdopendir(fd);
-		struct dirent *de;
-		while ((de = readdir(d)))
-			if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-				rm_rf(dirfd(d), de->d_name);
-		closedir(d);
-		unlinkat(at, name, AT_REMOVEDIR);
-	} else {
-		unlinkat(at, name, 0);
-	}
-}
-
 static void teardown(void)
 {
 	if (tdir >= 0)
 		close(tdir);
 	tdir = -1;
-	rm_rf(AT_FDCWD, tmp);
+	sbx_test_rm_tree_at(AT_FDCWD, tmp);
 }
 
 /* Nothing but "target" may exist next to the target directory. */

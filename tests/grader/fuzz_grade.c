@@ -13,6 +13,8 @@
 #include "sbx/sheet.h"
 #include "sbx/task.h"
 
+#include "fuzz_sheet.h"
+
 /* Splits data at the first "\n%%\n" after *pos; returns the part's length. */
 static size_t next_part(const uint8_t *data, size_t size, size_t *pos, const uint8_t **part)
 {
@@ -31,13 +33,10 @@ static size_t next_part(const uint8_t *data, size_t size, size_t *pos, const uin
 
 static sbx_book *open_csv(const uint8_t *data, size_t len)
 {
-	sbx_sheet_open_options o = SBX_SHEET_OPEN_OPTIONS_INIT;
+	sbx_sheet_open_options o = fuzz_sheet_options(SBX_FORMAT_CSV, 20000, 1 << 12);
 	sbx_error err = SBX_ERROR_INIT;
 	sbx_book *b = NULL;
 
-	o.format = SBX_FORMAT_CSV;
-	o.limits.max_cells = 20000;
-	o.limits.max_string = 1 << 12;
 	(void)sbx_book_open_memory(data, len, "fuzz.csv", &o, &b, &err);
 	return b;
 }

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "check_main.h"
+#include "test_files.h"
 #include "sbx/file.h"
 #include "sbx/json.h"
 #include "sbx/sweep.h"
@@ -207,18 +208,6 @@ static void rmdir_fixture(void)
 	ck_assert_int_eq(system(cmd), 0);
 }
 
-static void write_file(const char *name, const char *text)
-{
-	char path[128];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs(text, f);
-	fclose(f);
-}
-
 static char *read_all(const char *name)
 {
 	char path[128], *text = NULL;
@@ -259,7 +248,7 @@ START_TEST(results_torn_last_line)
 
 	/* The last line was cut mid-write: half of l3, no newline. */
 	ck_assert_int_ge(asprintf(&all, "%s%s%s%.*s", l0, l1, l2, (int)(strlen(l3) / 2), l3), 0);
-	write_file("results.jsonl", all);
+	sbx_test_put(dir, "results.jsonl", all);
 	ck_assert_int_eq(sbx_sweep_results_open(dir, &r, &dropped, &err), 0);
 	ck_assert_uint_eq(dropped, 1);
 	recs = sbx_sweep_results_records(r, &n);
@@ -293,7 +282,7 @@ START_TEST(results_bad_lines_and_read_only)
 	size_t n;
 
 	ck_assert_int_ge(asprintf(&all, "not json\n{\"episode\":-1}\n\n%s", l0), 0);
-	write_file("results.jsonl", all);
+	sbx_test_put(dir, "results.jsonl", all);
 	ck_assert_int_eq(sbx_sweep_results_load(dir, &r, &err), 0);
 	sbx_sweep_results_records(r, &n);
 	ck_assert_uint_eq(n, 1);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The reference system's task.json: mapped onto our task model, every bad key named by path. */
 #include "check_main.h"
+#include "test_files.h"
 #include <errno.h>
 #include <ftw.h>
 #include <stdio.h>
@@ -14,18 +15,6 @@
 #include "sbx/util.h"
 
 static char dir[64];
-
-static void put(const char *rel, const char *text)
-{
-	char path[256];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, rel);
-	f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs(text, f);
-	fclose(f);
-}
 
 static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
 {
@@ -45,8 +34,8 @@ static void setup(void)
 	ck_assert_int_eq(mkdir(sub, 0755), 0);
 	snprintf(sub, sizeof(sub), "%s/oracle", dir);
 	ck_assert_int_eq(mkdir(sub, 0755), 0);
-	put("starting_files/cash_flows.ods", "x");
-	put("oracle/expected.ods", "y");
+	sbx_test_put(dir, "starting_files/cash_flows.ods", "x");
+	sbx_test_put(dir, "oracle/expected.ods", "y");
 }
 
 static void teardown(void)
@@ -56,7 +45,7 @@ static void teardown(void)
 
 static int load_json(const char *json, sbx_task **out, sbx_error *err)
 {
-	put("task.json", json);
+	sbx_test_put(dir, "task.json", json);
 	return sbx_task_load(dir, out, err);
 }
 
@@ -245,7 +234,7 @@ START_TEST(answer_ranges_from_the_files)
 	copy_from(path, "starting_files/cash_flows.ods");
 	snprintf(path, sizeof(path), "%s/oracle/expected_reserves.ods", src);
 	copy_from(path, "oracle/expected.ods");
-	put("task.json", "{\"id\":\"t\",\"description\":\"d\"}");
+	sbx_test_put(dir, "task.json", "{\"id\":\"t\",\"description\":\"d\"}");
 	snprintf(path, sizeof(path), "%s/task.json", dir);
 	ck_assert_msg(sbx_task_reference_to_yaml(path, SBX_TASK_REFERENCE_ANSWER_RANGES, &yaml,
 						 &err) == 0,
@@ -277,7 +266,7 @@ START_TEST(resolve_and_precedence)
 	sbx_error err = SBX_ERROR_INIT;
 	char *file = NULL;
 
-	put("task.json", "{\"id\":\"t\",\"description\":\"d\"}");
+	sbx_test_put(dir, "task.json", "{\"id\":\"t\",\"description\":\"d\"}");
 	ck_assert_int_eq(sbx_task_resolve(NULL, dir, &file, &err), 0);
 	ck_assert_ptr_nonnull(strstr(file, "/task.json"));
 	free(file);
@@ -300,8 +289,9 @@ START_TEST(resolve_and_precedence)
 		unlink(link);
 		rmdir(parent);
 	}
-	put("task.yaml", "id: t\ntitle: T\ndifficulty: easy\nprompt: p\noutputs: o.ods\n"
-			 "oracle: oracle/expected.ods\n");
+	sbx_test_put(dir, "task.yaml",
+		     "id: t\ntitle: T\ndifficulty: easy\nprompt: p\noutputs: o.ods\n"
+		     "oracle: oracle/expected.ods\n");
 	ck_assert_int_eq(sbx_task_resolve(NULL, dir, &file, &err), 0);
 	ck_assert_ptr_nonnull(strstr(file, "/task.yaml"));
 	free(file);

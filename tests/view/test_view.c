@@ -16,23 +16,12 @@
 #include <unistd.h>
 
 #include "check_main.h"
+#include "test_files.h"
 #include "sbx/cleanup.h"
 #include "sbx/view.h"
 
 static char tmp[] = "/tmp/test-view-XXXXXX";
 static int rootfd = -1;
-
-static void put(const char *rel, const char *text)
-{
-	char path[4096];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", tmp, rel);
-	f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs(text, f);
-	fclose(f);
-}
 
 static void mkdir_in(const char *rel)
 {
@@ -108,7 +97,7 @@ START_TEST(confine_refuses_escapes)
 	int fd, r;
 
 	mkdir_in("run");
-	put("run/result.json", "{}");
+	sbx_test_put(tmp, "run/result.json", "{}");
 	{
 		char p[4200];
 
@@ -157,7 +146,7 @@ static void make_run(const char *dir, const char *status, double score, const ch
 		 "\"agent\":{\"kind\":\"demo\",\"model\":\"m\"},\"timings_ms\":{\"total\":1500},"
 		 "\"started_at\":\"%s\"}",
 		 dir, status, score, started);
-	put(rel, text);
+	sbx_test_put(tmp, rel, text);
 }
 
 START_TEST(scan_finds_runs_and_sweeps_newest_first)
@@ -172,13 +161,14 @@ START_TEST(scan_finds_runs_and_sweeps_newest_first)
 	snprintf(p, sizeof(p), "%s/old/result.json", tmp);
 	ck_assert_int_eq(utimensat(AT_FDCWD, p, ts, 0), 0);
 	mkdir_in("live");
-	put("live/transcript.jsonl", "{}\n");
+	sbx_test_put(tmp, "live/transcript.jsonl", "{}\n");
 	mkdir_in("sw");
-	put("sw/sweep.json",
-	    "{\"tasks\":[{\"name\":\"a\"}],\"agents\":[\"oracle\"],\"episodes\":2}");
-	put("sw/results.jsonl", "{\"episode\":0,\"attempt\":1,\"task\":\"a\",\"agent\":\"oracle\","
-				"\"epoch\":0,\"run_id\":\"r0\",\"status\":\"pass\",\"score\":1,"
-				"\"agent_ms\":1,\"total_ms\":10}\n{\"episode\":1,\"attem");
+	sbx_test_put(tmp, "sw/sweep.json",
+		     "{\"tasks\":[{\"name\":\"a\"}],\"agents\":[\"oracle\"],\"episodes\":2}");
+	sbx_test_put(tmp, "sw/results.jsonl",
+		     "{\"episode\":0,\"attempt\":1,\"task\":\"a\",\"agent\":\"oracle\","
+		     "\"epoch\":0,\"run_id\":\"r0\",\"status\":\"pass\",\"score\":1,"
+		     "\"agent_ms\":1,\"total_ms\":10}\n{\"episode\":1,\"attem");
 	mkdir_in("empty");
 	snprintf(p, sizeof(p), "%s/link", tmp);
 	ck_assert_int_eq(symlink("/", p), 0); /* not followed */
@@ -239,13 +229,13 @@ START_TEST(run_page_escapes_the_transcript)
 	_cleanup_free_ char *page = NULL, *index = NULL;
 
 	make_run("r", "partial", 0.5, "2026-01-01T00:00:00Z");
-	put("r/transcript.jsonl",
-	    "{\"t_ms\":1,\"dir\":\"agent->server\",\"path\":\"/tools/call\",\"message\":"
-	    "{\"tool_name\":\"write_cell\",\"arguments\":{\"value\":\"<script>alert(1)</"
-	    "script>\"}}}\n"
-	    "{\"t_ms\":2,\"dir\":\"server->agent\",\"path\":\"/tools/call\",\"message\":"
-	    "{\"success\":false,\"error\":\"<b>bad</b>\"}}\n");
-	put("r/connection.json", "{\"authorization\":\"Bearer secret\"}");
+	sbx_test_put(tmp, "r/transcript.jsonl",
+		     "{\"t_ms\":1,\"dir\":\"agent->server\",\"path\":\"/tools/call\",\"message\":"
+		     "{\"tool_name\":\"write_cell\",\"arguments\":{\"value\":\"<script>alert(1)</"
+		     "script>\"}}}\n"
+		     "{\"t_ms\":2,\"dir\":\"server->agent\",\"path\":\"/tools/call\",\"message\":"
+		     "{\"success\":false,\"error\":\"<b>bad</b>\"}}\n");
+	sbx_test_put(tmp, "r/connection.json", "{\"authorization\":\"Bearer secret\"}");
 	page = page_of('r', "r", NULL);
 	ck_assert_ptr_null(strstr(page, "<script>alert"));
 	ck_assert_ptr_nonnull(strstr(page, "&lt;script&gt;alert(1)&lt;/script&gt;"));
@@ -266,17 +256,18 @@ START_TEST(run_page_mcp_transcript)
 
 	/* Two connections reuse id 1: only conn 2's is a tool call, and its reply an error. */
 	make_run("p", "fail", 0, "2026-01-01T00:00:00Z");
-	put("p/transcript.jsonl",
-	    "{\"conn\":1,\"dir\":\"agent->server\",\"message\":{\"id\":1,\"method\":"
-	    "\"initialize\"}}\n"
-	    "{\"conn\":2,\"dir\":\"agent->server\",\"message\":{\"id\":1,\"method\":"
-	    "\"tools/call\",\"params\":{\"name\":\"read_cell\",\"arguments\":{\"c\":\"A1\"}}}}\n"
-	    "{\"conn\":1,\"dir\":\"server->agent\",\"status\":200,\"message\":{\"id\":1,"
-	    "\"result\":{\"protocolVersion\":\"x\"}}}\n"
-	    "{\"conn\":2,\"dir\":\"server->agent\",\"status\":200,\"message\":{\"id\":1,"
-	    "\"result\":{\"isError\":true,\"content\":[{\"type\":\"text\",\"text\":\"no "
-	    "<sheet>\"}]}}}\n"
-	    "{\"conn\":2,\"dir\":\"server->agent\",\"status\":200,\"message\":{\"id\":1");
+	sbx_test_put(tmp, "p/transcript.jsonl",
+		     "{\"conn\":1,\"dir\":\"agent->server\",\"message\":{\"id\":1,\"method\":"
+		     "\"initialize\"}}\n"
+		     "{\"conn\":2,\"dir\":\"agent->server\",\"message\":{\"id\":1,\"method\":"
+		     "\"tools/"
+		     "call\",\"params\":{\"name\":\"read_cell\",\"arguments\":{\"c\":\"A1\"}}}}\n"
+		     "{\"conn\":1,\"dir\":\"server->agent\",\"status\":200,\"message\":{\"id\":1,"
+		     "\"result\":{\"protocolVersion\":\"x\"}}}\n"
+		     "{\"conn\":2,\"dir\":\"server->agent\",\"status\":200,\"message\":{\"id\":1,"
+		     "\"result\":{\"isError\":true,\"content\":[{\"type\":\"text\",\"text\":\"no "
+		     "<sheet>\"}]}}}\n"
+		     "{\"conn\":2,\"dir\":\"server->agent\",\"status\":200,\"message\":{\"id\":1");
 	page = page_of('r', "p", NULL);
 	ck_assert_ptr_nonnull(strstr(page, "agent calls <b>read_cell</b>"));
 	ck_assert_ptr_nonnull(strstr(page, "<summary>reply 200")); /* initialize's reply: folded */
@@ -292,12 +283,13 @@ START_TEST(run_page_model_turns)
 	_cleanup_free_ char *page = NULL;
 
 	make_run("m", "pass", 1, "2026-01-01T00:00:00Z");
-	put("m/model.jsonl",
-	    "{\"turn\":1,\"request\":{}}\n{\"turn\":1,\"status\":200,\"ms\":12,\"reply\":{"
-	    "\"choices\":[{\"message\":{\"content\":\"<svg onload=x>\",\"tool_calls\":[{"
-	    "\"function\":{\"name\":\"read_cell\"}}]}}],\"usage\":{\"prompt_tokens\":7}}}\n"
-	    "{\"turn\":2,\"status\":429,\"reply\":{\"content\":[{\"type\":\"tool_use\","
-	    "\"name\":\"write_cell\"}]}}\n");
+	sbx_test_put(
+		tmp, "m/model.jsonl",
+		"{\"turn\":1,\"request\":{}}\n{\"turn\":1,\"status\":200,\"ms\":12,\"reply\":{"
+		"\"choices\":[{\"message\":{\"content\":\"<svg onload=x>\",\"tool_calls\":[{"
+		"\"function\":{\"name\":\"read_cell\"}}]}}],\"usage\":{\"prompt_tokens\":7}}}\n"
+		"{\"turn\":2,\"status\":429,\"reply\":{\"content\":[{\"type\":\"tool_use\","
+		"\"name\":\"write_cell\"}]}}\n");
 	page = page_of('r', "m", NULL);
 	ck_assert_ptr_nonnull(strstr(page, "id=\"turns\""));
 	ck_assert_ptr_nonnull(strstr(page, "&lt;svg onload=x&gt; → read_cell"));
@@ -316,14 +308,14 @@ START_TEST(run_page_grid_from_grade_json)
 	mkdir_in("g/outputs");
 	mkdir_in("g/task");
 	mkdir_in("g/task/oracle");
-	put("g/outputs/out.csv", "a,1\nb,<i>\n");
-	put("g/task/oracle/want.csv", "a,1\nb,2\n");
-	put("g/grade.json",
-	    "{\"status\":\"PARTIAL\",\"graded\":2,\"matched\":1,\"cases\":[{\"name\":"
-	    "\"c\",\"output\":\"out.csv\",\"oracle\":\"/abs/want.csv\",\"status\":"
-	    "\"PARTIAL\",\"graded\":4,\"matched\":3,\"mismatches_total\":1,"
-	    "\"mismatches\":[{\"cell\":\"Sheet1!B2\",\"reason\":\"type\",\"expected\":2,"
-	    "\"got\":\"<i>\"}]}]}");
+	sbx_test_put(tmp, "g/outputs/out.csv", "a,1\nb,<i>\n");
+	sbx_test_put(tmp, "g/task/oracle/want.csv", "a,1\nb,2\n");
+	sbx_test_put(tmp, "g/grade.json",
+		     "{\"status\":\"PARTIAL\",\"graded\":2,\"matched\":1,\"cases\":[{\"name\":"
+		     "\"c\",\"output\":\"out.csv\",\"oracle\":\"/abs/want.csv\",\"status\":"
+		     "\"PARTIAL\",\"graded\":4,\"matched\":3,\"mismatches_total\":1,"
+		     "\"mismatches\":[{\"cell\":\"Sheet1!B2\",\"reason\":\"type\",\"expected\":2,"
+		     "\"got\":\"<i>\"}]}]}");
 	page = page_of('r', "g", NULL);
 	ck_assert_ptr_nonnull(strstr(page, "<table class=\"grid\">"));
 	ck_assert_ptr_nonnull(strstr(page,
@@ -342,8 +334,9 @@ static void make_sweep(const char *dir, unsigned pass_alpha, unsigned pass_beta)
 
 	mkdir_in(dir);
 	snprintf(rel, sizeof(rel), "%s/sweep.json", dir);
-	put(rel, "{\"tasks\":[{\"name\":\"alpha\"},{\"name\":\"beta\"}],\"agents\":"
-		 "[\"oracle\"],\"epochs\":8,\"retries\":0,\"timeout_s\":60,\"episodes\":16}");
+	sbx_test_put(tmp, rel,
+		     "{\"tasks\":[{\"name\":\"alpha\"},{\"name\":\"beta\"}],\"agents\":"
+		     "[\"oracle\"],\"epochs\":8,\"retries\":0,\"timeout_s\":60,\"episodes\":16}");
 	for (unsigned i = 0; i < 16; i++) {
 		unsigned e = i / 2, t = i % 2;
 		bool pass = ((t ? pass_beta : pass_alpha) >> e) & 1;
@@ -357,7 +350,7 @@ static void make_sweep(const char *dir, unsigned pass_alpha, unsigned pass_beta)
 		ck_assert_uint_lt(len, sizeof(text));
 	}
 	snprintf(rel, sizeof(rel), "%s/results.jsonl", dir);
-	put(rel, text);
+	sbx_test_put(tmp, rel, text);
 }
 
 START_TEST(compare_page_pairs_and_sign_test)

@@ -15,26 +15,10 @@
 #include <unistd.h>
 
 #include "docker-internal.h"
+#include "test_files.h"
 
 static char root[64];
 static int rootfd = -1;
-
-static void rm_rf_at(int at, const char *name)
-{
-	int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-
-	if (fd >= 0) {
-		DIR *d = fdopendir(fd);
-		struct dirent *de;
-		while ((de = readdir(d)))
-			if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-				rm_rf_at(dirfd(d), de->d_name);
-		closedir(d);
-		unlinkat(at, name, AT_REMOVEDIR);
-	} else {
-		unlinkat(at, name, 0);
-	}
-}
 
 /* root holds exactly "t" (the target) and "canary" (untouched). */
 static void check_outside(void)
@@ -55,7 +39,7 @@ static void check_outside(void)
 
 static void cleanup(void)
 {
-	rm_rf_at(AT_FDCWD, root);
+	sbx_test_rm_tree_at(AT_FDCWD, root);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -82,6 +66,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	sbx_docker_tar_extract(data, size, t, &o, NULL, NULL);
 	check_outside();
 	close(t);
-	rm_rf_at(rootfd, "t");
+	sbx_test_rm_tree_at(rootfd, "t");
 	return 0;
 }
