@@ -18,7 +18,6 @@ import contextlib
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -26,11 +25,12 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "server"))
+import mcp_harness as h  # noqa: E402
 import ref_client as rc  # noqa: E402
 
 SOURCE_ROOT = os.path.abspath(os.environ.get("SBX_SOURCE_ROOT", os.path.join(HERE, "..", "..")))
 BUILD_ROOT = os.environ.get("SBX_BUILD_ROOT", os.path.join(SOURCE_ROOT, "build"))
-SERVER = os.environ.get("SANDBOX_MCP", os.path.join(BUILD_ROOT, "server", "sandbox-mcp"))
 SANDBOXCTL = os.environ.get("SANDBOXCTL", os.path.join(BUILD_ROOT, "cmd", "sandboxctl"))
 TASK = os.path.join(SOURCE_ROOT, "tests", "compat", "data", "banking_reserve")
 START = os.path.join(TASK, "starting_files", "cash_flows.ods")
@@ -52,40 +52,15 @@ def check(cond, what):
     return cond
 
 
-@contextlib.contextmanager
 def workspace():
-    d = tempfile.mkdtemp(prefix="sbx-compat-")
-    try:
-        shutil.copy(START, os.path.join(d, "cash_flows.ods"))
-        yield d
-    finally:
-        shutil.rmtree(d, ignore_errors=True)
+    return h.workspace(START, prefix="sbx-compat-")
 
 
 @contextlib.contextmanager
 def server(ws, *extra, env=None):
-    ready = ws + ".ready"
-    proc = subprocess.Popen([SERVER, "--workspace", ws, "--http", "127.0.0.1:0",
-                             "--ready-file", ready, *extra],
-                            stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-    try:
-        until = time.time() + 10
-        while not os.path.exists(ready):
-            if proc.poll() is not None or time.time() > until:
-                raise RuntimeError("sandbox-mcp did not start: %s" % proc.stderr.read().decode())
-            time.sleep(0.02)
-        with open(ready) as f:
-            yield rc.MCPClient(f.read().strip())
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        proc.stderr.close()
-        if os.path.exists(ready):
-            os.unlink(ready)
+    """sandbox-mcp --http on ws (tests/server/mcp_harness.py); yields the reference's client."""
+    with h.http_server(ws, *extra, env=env) as (url, _):
+        yield rc.MCPClient(url)
 
 
 @contextlib.contextmanager

@@ -15,6 +15,9 @@ import unittest
 import xml.etree.ElementTree as ET
 import zipfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from a1 import col_name  # noqa: E402
+
 SANDBOXCTL = os.path.abspath(sys.argv.pop(1)) if len(sys.argv) > 1 else "sandboxctl"
 SRC = os.environ.get("SBX_SOURCE_ROOT", os.path.join(os.path.dirname(__file__), "..", ".."))
 TASKS = os.path.join(SRC, "tasks")
@@ -71,14 +74,6 @@ def ods_rows(path):
 
 def write_xlsx(rows, dst):
     """A minimal XLSX by hand (inline strings, numbers), as a foreign writer would make."""
-    def col(i):
-        s = ""
-        i += 1
-        while i:
-            i, r = divmod(i - 1, 26)
-            s = chr(65 + r) + s
-        return s
-
     sheet = ['<?xml version="1.0" encoding="UTF-8"?>'
              '<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">'
              '<sheetData>']
@@ -87,7 +82,7 @@ def write_xlsx(rows, dst):
         for c, cell in enumerate(row):
             if not cell:
                 continue
-            ref = "%s%d" % (col(c), r)
+            ref = "%s%d" % (col_name(c), r)
             if cell[0] == "n":
                 sheet.append('<c r="%s"><v>%s</v></c>' % (ref, cell[1]))
             else:
@@ -237,14 +232,19 @@ class Grade(unittest.TestCase):
         self.assertEqual(rc, 0, err + out)
         self.assertTrue(out.startswith("PASS 2/2"), out)
 
-    def test_oracle_and_config(self):
+    def grade_config(self, text, output=ORACLE):
+        """`grade --oracle ORACLE --config grading.yaml output` with text as grading.yaml."""
         cfg = os.path.join(self.tmp, "grading.yaml")
         with open(cfg, "w") as f:
-            f.write("tolerance: 0.01\npass_threshold: 1\nranges: ['Sheet1!D2:D101']\n")
-        rc, out, err = run("grade", "--oracle", ORACLE, "--config", cfg, ORACLE)
+            f.write(text)
+        return run("grade", "--oracle", ORACLE, "--config", cfg, output)
+
+    def test_oracle_and_config(self):
+        cfg = "tolerance: 0.01\npass_threshold: 1\nranges: ['Sheet1!D2:D101']\n"
+        rc, out, err = self.grade_config(cfg)
         self.assertEqual(rc, 0, err)
         self.assertTrue(out.startswith("PASS 100/100"), out)
-        rc, out, err = run("grade", "--oracle", ORACLE, "--config", cfg, START)
+        rc, out, err = self.grade_config(cfg, START)
         self.assertEqual(rc, 1)
         self.assertTrue(out.startswith("FAIL 0/100"), out)
         # Built-in defaults without --config.
@@ -253,21 +253,14 @@ class Grade(unittest.TestCase):
         self.assertTrue(out.startswith("PASS 315/315"), out)
 
     def test_bad_input(self):
-        cfg = os.path.join(self.tmp, "grading.yaml")
-        with open(cfg, "w") as f:
-            f.write("pass_threshold: 1\ntolerance: -1\n")
-        rc, out, err = run("grade", "--oracle", ORACLE, "--config", cfg, ORACLE)
+        rc, out, err = self.grade_config("pass_threshold: 1\ntolerance: -1\n")
         self.assertEqual(rc, 2)
         self.assertIn("grading.yaml:2:12: tolerance must be a number >= 0", err)
-        with open(cfg, "w") as f:
-            f.write("tolerance: 1\nprompt: x\n")
-        rc, out, err = run("grade", "--oracle", ORACLE, "--config", cfg, ORACLE)
+        rc, out, err = self.grade_config("tolerance: 1\nprompt: x\n")
         self.assertEqual(rc, 2)
         self.assertIn("grading.yaml:2:1: unknown key 'prompt'", err)
         # A task's grading: section pasted whole: the error says how to fix it.
-        with open(cfg, "w") as f:
-            f.write("grading:\n  tolerance: 1\n")
-        rc, out, err = run("grade", "--oracle", ORACLE, "--config", cfg, ORACLE)
+        rc, out, err = self.grade_config("grading:\n  tolerance: 1\n")
         self.assertEqual(rc, 2)
         self.assertIn("grading.yaml:1:1: unknown key 'grading'", err)
         self.assertIn("remove the 'grading:' line", err)

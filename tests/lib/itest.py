@@ -1,8 +1,11 @@
 # SPDX-License-Identifier: MIT
 """What the integration tests of sandboxctl (run, sweep, serve and the suites
 that import them) share: this tree's paths, the skip and failure exceptions,
-and the loops that run cases. A Skip ends in exit 77, meson's skip."""
+the loops that run cases, and stopping a child. A Skip ends in exit 77,
+meson's skip."""
 import os
+import signal
+import subprocess
 import sys
 
 SRC = os.environ.get("SBX_SOURCE_ROOT",
@@ -19,6 +22,18 @@ class Skip(Exception):
 
 def fail(msg):
     raise AssertionError(msg)
+
+
+def stop_process(proc, sig=signal.SIGTERM, timeout=60):
+    """Sends sig unless proc has exited, waits up to timeout seconds, then kills
+    it; returns its exit status."""
+    if proc.poll() is None:
+        proc.send_signal(sig)
+    try:
+        return proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        return proc.wait()
 
 
 def run_main(fn):

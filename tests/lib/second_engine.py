@@ -13,12 +13,12 @@ import http.client
 import json
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import time
 import urllib.parse
 
+from itest import stop_process
 from unix_http import UnixHTTP
 
 
@@ -95,13 +95,7 @@ def copy_image(ref, src_host, dst_host):
 
 def stop(proc, tmp=None):
     """Stops the engine (SIGTERM, then SIGKILL) and removes tmp."""
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    stop_process(proc)
     if tmp:
         for d in ("exec", "data"):
             subprocess.run(["umount", "-R", os.path.join(tmp, d)], capture_output=True, check=False)

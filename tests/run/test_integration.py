@@ -29,7 +29,8 @@ import urllib.parse
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import second_engine  # noqa: E402
-from itest import BUILD, SANDBOXCTL, SKIP, SRC, TASKS, Skip, fail, run_cases, run_main  # noqa: E402,F401
+from itest import (BUILD, SANDBOXCTL, SKIP, SRC, TASKS, Skip, fail, run_cases, run_main,  # noqa: E402,F401
+                   stop_process)
 from unix_http import UnixHTTP  # noqa: E402,F401  (the suites that import this file use it)
 DEV_IMAGE = "sandboxctl-test/run-dev:latest"
 
@@ -107,12 +108,7 @@ class Env:
 
     def cleanup(self):
         for p in self.procs:
-            if p.poll() is None:
-                p.send_signal(signal.SIGINT)
-                try:
-                    p.wait(timeout=60)
-                except subprocess.TimeoutExpired:
-                    p.kill()
+            stop_process(p, signal.SIGINT)
         left = []
         for rid in self.run_ids:
             for c in containers(rid):

@@ -6,10 +6,13 @@ ephemeral loopback port (or a unix socket) and stopped again."""
 import contextlib
 import os
 import shutil
-import signal
 import subprocess
+import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from itest import stop_process  # noqa: E402
 
 SOURCE_ROOT = os.environ.get("SBX_SOURCE_ROOT", os.path.join(os.path.dirname(__file__), "..", ".."))
 BUILD_ROOT = os.environ.get("SBX_BUILD_ROOT", os.path.join(SOURCE_ROOT, "build"))
@@ -18,17 +21,18 @@ ODS = os.path.join(SOURCE_ROOT, "tests", "server", "data", "cash_flows.ods")
 
 
 @contextlib.contextmanager
-def workspace():
-    d = tempfile.mkdtemp(prefix="sbx-mcp-it-")
+def workspace(ods=ODS, prefix="sbx-mcp-it-"):
+    """A temporary workspace holding a copy of ods as cash_flows.ods."""
+    d = tempfile.mkdtemp(prefix=prefix)
     try:
-        shutil.copy(ODS, os.path.join(d, "cash_flows.ods"))
+        shutil.copy(ods, os.path.join(d, "cash_flows.ods"))
         yield d
     finally:
         shutil.rmtree(d, ignore_errors=True)
 
 
 @contextlib.contextmanager
-def http_server(ws, *extra, unix=None, user=None):
+def http_server(ws, *extra, unix=None, user=None, env=None):
     """Starts sandbox-mcp; yields its base URL (http://127.0.0.1:PORT or unix:PATH)."""
     ready = os.path.join(ws + ".ready")
     args = [SERVER, "--workspace", ws, "--ready-file", ready]
@@ -37,7 +41,7 @@ def http_server(ws, *extra, unix=None, user=None):
     kw = {}
     if user is not None:
         kw.update(user=user, group=user, extra_groups=[])
-    proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, **kw)
+    proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, **kw)
     try:
         deadline = time.time() + 10
         while not os.path.exists(ready):
@@ -47,12 +51,7 @@ def http_server(ws, *extra, unix=None, user=None):
         with open(ready) as f:
             yield f.read().strip(), proc
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc, timeout=10)
         proc.stderr.close()
         with contextlib.suppress(FileNotFoundError):
             os.unlink(ready)

@@ -21,6 +21,9 @@ import sys
 import tempfile
 import unittest
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from a1 import col_name  # noqa: E402
+
 BUILD = os.environ.get("SBX_BUILD_ROOT", ".")
 SOURCE = os.environ.get("SBX_SOURCE_ROOT", ".")
 TOOL = os.path.join(BUILD, "tests", "sheet", "sheet_tool")
@@ -44,15 +47,6 @@ def dump(path):
         unesc = lambda s: s.replace("\\n", "\n").replace("\\t", "\t").replace("\\\\", "\\")
         cells[(unesc(sheet), ref)] = (kind, unesc(value), unesc(formula))
     return cells
-
-
-def col_name(i):
-    s = ""
-    i += 1
-    while i:
-        i, r = divmod(i - 1, 26)
-        s = chr(65 + r) + s
-    return s
 
 
 def lo_csv(outdir, base, sheet):
