@@ -212,20 +212,9 @@ END_TEST
 static void remove_run(void)
 {
 	char filter[128];
-	const char *filters[] = {filter, NULL};
-	sbx_docker_container *cs = NULL;
-	sbx_docker *d = NULL;
-	size_t n = 0;
 
 	snprintf(filter, sizeof(filter), "%s=%s", SBX_LABEL_RUN_ID, run_id);
-	if (sbx_docker_open(&d, NULL, NULL) < 0)
-		return;
-	if (sbx_docker_container_list(d, filters, &cs, &n, NULL) == 0) {
-		for (size_t i = 0; i < n; i++)
-			sbx_docker_container_remove(d, cs[i].id, true, true, NULL);
-		sbx_docker_container_list_free(cs, n);
-	}
-	sbx_docker_free(d);
+	test_remove_labelled(filter);
 }
 
 /* A container that is never started (gc removes created ones too). */

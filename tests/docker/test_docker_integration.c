@@ -37,19 +37,7 @@ static sbx_docker *connect_engine(void)
 /* Parent-side cleanup: every container of this run, whatever happened. */
 static void remove_run_containers(void)
 {
-	const char *filters[] = {run_label, NULL};
-	sbx_docker_container *cs = NULL;
-	sbx_docker *d = NULL;
-	size_t n = 0;
-
-	if (sbx_docker_open(&d, NULL, NULL) < 0)
-		return;
-	if (sbx_docker_container_list(d, filters, &cs, &n, NULL) == 0) {
-		for (size_t i = 0; i < n; i++)
-			sbx_docker_container_remove(d, cs[i].id, true, true, NULL);
-		sbx_docker_container_list_free(cs, n);
-	}
-	sbx_docker_free(d);
+	test_remove_labelled(run_label);
 }
 
 static void global_setup(void)

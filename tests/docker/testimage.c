@@ -89,3 +89,20 @@ void test_image_ensure(sbx_docker *d)
 	free(id);
 	sbx_docker_tar_free(t);
 }
+
+void test_remove_labelled(const char *label)
+{
+	const char *filters[] = {label, NULL};
+	sbx_docker_container *cs = NULL;
+	sbx_docker *d = NULL;
+	size_t n = 0;
+
+	if (sbx_docker_open(&d, NULL, NULL) < 0)
+		return;
+	if (sbx_docker_container_list(d, filters, &cs, &n, NULL) == 0) {
+		for (size_t i = 0; i < n; i++)
+			sbx_docker_container_remove(d, cs[i].id, true, true, NULL);
+		sbx_docker_container_list_free(cs, n);
+	}
+	sbx_docker_free(d);
+}

@@ -10,3 +10,9 @@
  * Check test on error.
  */
 void test_image_ensure(sbx_docker *d);
+
+/*
+ * Removes every container labelled label ("key=value") on the default
+ * engine, best effort: the tests' cleanup whatever happened.
+ */
+void test_remove_labelled(const char *label);

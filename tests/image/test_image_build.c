@@ -21,6 +21,7 @@
 #include "sbx/image.h"
 #include "sbx/json.h"
 #include "sbx/labels.h"
+#include "testimage.h"
 
 static const char *sandboxctl;
 static char snapshot[] = "/tmp/sbx-image-src-XXXXXX";
@@ -54,20 +55,9 @@ static void owner_setup(void)
 static void owner_teardown(void)
 {
 	char filter[64];
-	const char *filters[] = {filter, NULL};
-	sbx_docker_container *cs = NULL;
-	sbx_docker *dd = NULL;
-	size_t n = 0;
 
 	snprintf(filter, sizeof(filter), "sandboxctl.test-owner=%s", owner);
-	if (sbx_docker_open(&dd, NULL, NULL) < 0)
-		return;
-	if (sbx_docker_container_list(dd, filters, &cs, &n, NULL) == 0) {
-		for (size_t i = 0; i < n; i++)
-			sbx_docker_container_remove(dd, cs[i].id, true, true, NULL);
-		sbx_docker_container_list_free(cs, n);
-	}
-	sbx_docker_free(dd);
+	test_remove_labelled(filter);
 }
 
 static void teardown(void)

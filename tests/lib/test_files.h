@@ -3,6 +3,7 @@
 #pragma once
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
@@ -11,23 +12,39 @@
 void sbx_test_put(const char *dir, const char *rel, const char *text);
 
 /*
- * Removes name under the directory at (AT_FDCWD: the working directory) and
- * everything below it, never following a symlink. Inline so the fuzz
- * harnesses, which do not link Check, share it.
+ * A scratch directory for a test: sbx_test_scratch_setup makes a fresh
+ * /tmp/sbx-test-XXXXXX into sbx_test_scratch, sbx_test_scratch_teardown
+ * removes it with all it holds (both fail the test when they cannot). A
+ * checked fixture pair, or called by the test itself.
  */
-static inline void sbx_test_rm_tree_at(int at, const char *name)
+extern char sbx_test_scratch[64];
+void sbx_test_scratch_setup(void);
+void sbx_test_scratch_teardown(void);
+
+/*
+ * Removes name under the directory at (AT_FDCWD: the working directory) and
+ * everything below it, never following a symlink; 0 (also when name does not
+ * exist) or the first -errno. Inline so the fuzz harnesses, which do not link
+ * Check, share it.
+ */
+static inline int sbx_test_rm_tree_at(int at, const char *name)
 {
 	int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int r = 0;
 
 	if (fd >= 0) {
 		DIR *d = fdopendir(fd);
 		struct dirent *de;
 		while ((de = readdir(d)))
-			if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-				sbx_test_rm_tree_at(dirfd(d), de->d_name);
+			if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
+				int k = sbx_test_rm_tree_at(dirfd(d), de->d_name);
+				r = r ? r : k;
+			}
 		closedir(d);
-		unlinkat(at, name, AT_REMOVEDIR);
-	} else {
-		unlinkat(at, name, 0);
+		if (unlinkat(at, name, AT_REMOVEDIR) < 0 && !r)
+			r = -errno;
+	} else if (unlinkat(at, name, 0) < 0 && errno != ENOENT) {
+		r = -errno;
 	}
+	return r;
 }

@@ -6,6 +6,7 @@
  * run directories and provenance on a scratch git repository.
  */
 #include "check_main.h"
+#include "test_files.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -29,22 +30,6 @@
 #include "transcript.h"
 
 /* ---- helpers ---- */
-
-static char tmpdir[256];
-
-static void mk_tmp(void)
-{
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/sbx-run-test-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-}
-
-static void rm_tmp(void)
-{
-	char cmd[512];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	ck_assert_int_eq(system(cmd), 0);
-}
 
 static sbx_stream *stream_of(const char *text)
 {
@@ -451,7 +436,7 @@ static void fake_start(fake *f)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 
-	snprintf(f->path, sizeof(f->path), "%s/mcp.sock", tmpdir);
+	snprintf(f->path, sizeof(f->path), "%s/mcp.sock", sbx_test_scratch);
 	strcpy(sa.sun_path, f->path);
 	f->lfd = socket(AF_UNIX, SOCK_STREAM, 0);
 	ck_assert_int_eq(bind(f->lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
@@ -525,9 +510,9 @@ START_TEST(relay_forwards_pools_and_records)
 	uint16_t port;
 	int fd;
 
-	mk_tmp();
+	sbx_test_scratch_setup();
 	fake_start(&f);
-	snprintf(transcript, sizeof(transcript), "%s/transcript.jsonl", tmpdir);
+	snprintf(transcript, sizeof(transcript), "%s/transcript.jsonl", sbx_test_scratch);
 	relay = relay_on(&f, transcript);
 	port = sbx_relay_port(relay);
 	fd = client_connect(port);
@@ -607,9 +592,9 @@ START_TEST(relay_forwards_pools_and_records)
 		cJSON *j = NULL;
 		char *nl;
 
-		ck_assert_int_eq(
-			sbx_rundir__read(tmpdir, "transcript.jsonl", 1 << 20, &text, &len, &err),
-			0);
+		ck_assert_int_eq(sbx_rundir__read(sbx_test_scratch, "transcript.jsonl", 1 << 20,
+						  &text, &len, &err),
+				 0);
 		nl = strchr(text, '\n');
 		ck_assert_ptr_nonnull(nl);
 		ck_assert_int_eq(sbx_json_parse(text, (size_t)(nl - text), &j, &err), 0);
@@ -621,7 +606,7 @@ START_TEST(relay_forwards_pools_and_records)
 		ck_assert_ptr_nonnull(strstr(text, "\"message\":{\"b\":2}"));
 		free(text);
 	}
-	rm_tmp();
+	sbx_test_scratch_teardown();
 }
 END_TEST
 
@@ -631,7 +616,7 @@ START_TEST(relay_retries_a_stream_the_server_closed)
 	sbx_relay *relay;
 	sbx_relay_stats st;
 
-	mk_tmp();
+	sbx_test_scratch_setup();
 	fake_start(&f);
 	relay = relay_on(&f, NULL);
 	for (int i = 0; i < 4; i++) {
@@ -649,7 +634,7 @@ START_TEST(relay_retries_a_stream_the_server_closed)
 	ck_assert_uint_eq(st.requests, 4);
 	sbx_relay_free(relay);
 	fake_stop(&f);
-	rm_tmp();
+	sbx_test_scratch_teardown();
 }
 END_TEST
 
@@ -680,7 +665,7 @@ START_TEST(relay_refuses_foreign_hosts_and_garbage)
 	uint16_t port;
 	char req[512];
 
-	mk_tmp();
+	sbx_test_scratch_setup();
 	fake_start(&f);
 	relay = relay_on(&f, NULL);
 	port = sbx_relay_port(relay);
@@ -726,7 +711,7 @@ START_TEST(relay_refuses_foreign_hosts_and_garbage)
 	ck_assert_int_eq(status_of(port, req), 404);
 	sbx_relay_free(relay);
 	fake_stop(&f);
-	rm_tmp();
+	sbx_test_scratch_teardown();
 }
 END_TEST
 
@@ -763,7 +748,7 @@ START_TEST(relay_refuses_control_to_agents)
 	char req[512];
 	uint16_t port;
 
-	mk_tmp();
+	sbx_test_scratch_setup();
 	fake_start(&f);
 	o.open = fake_open;
 	o.open_userdata = &f;
@@ -806,7 +791,7 @@ START_TEST(relay_refuses_control_to_agents)
 	sbx_relay_response_free(&resp);
 	sbx_relay_free(relay);
 	fake_stop(&f);
-	rm_tmp();
+	sbx_test_scratch_teardown();
 }
 END_TEST
 
@@ -841,7 +826,7 @@ START_TEST(relay_bounds_slots_time_and_memory)
 	int idle[4], slow, a, b;
 	static char mib[1 << 20];
 
-	mk_tmp();
+	sbx_test_scratch_setup();
 	fake_start(&f);
 	o.open = fake_open;
 	o.open_userdata = &f;
@@ -901,7 +886,7 @@ START_TEST(relay_bounds_slots_time_and_memory)
 	ck_assert_uint_ge(st.buffered_peak, 1 << 20);
 	sbx_relay_free(relay);
 	fake_stop(&f);
-	rm_tmp();
+	sbx_test_scratch_teardown();
 }
 END_TEST
 
@@ -919,9 +904,9 @@ START_TEST(relay_listens_on_a_private_unix_socket)
 	struct stat st;
 	int fd;
 
-	mk_tmp();
+	sbx_test_scratch_setup();
 	fake_start(&f);
-	snprintf(path, sizeof(path), "%s/relay.sock", tmpdir);
+	snprintf(path, sizeof(path), "%s/relay.sock", sbx_test_scratch);
 	o.open = fake_open;
 	o.open_userdata = &f;
 	o.unix_path = path;
@@ -959,7 +944,7 @@ START_TEST(relay_listens_on_a_private_unix_socket)
 	ck_assert_int_ne(lstat(path, &st), 0); /* removed */
 	sbx_buf_free(&body);
 	fake_stop(&f);
-	rm_tmp();
+	sbx_test_scratch_teardown();
 }
 END_TEST
 
@@ -971,8 +956,8 @@ START_TEST(relay_reports_a_dead_server)
 	sbx_error err = SBX_ERROR_INIT;
 	char req[256];
 
-	mk_tmp();
-	snprintf(f.path, sizeof(f.path), "%s/none.sock", tmpdir);
+	sbx_test_scratch_setup();
+	snprintf(f.path, sizeof(f.path), "%s/none.sock", sbx_test_scratch);
 	relay = relay_on(&f, NULL);
 	ck_assert_int_lt(sbx_relay_request(relay, "GET", "/task/status", NULL, NULL, 0, false, 1000,
 					   &resp, &err),
@@ -982,7 +967,7 @@ START_TEST(relay_reports_a_dead_server)
 		 sbx_relay_port(relay));
 	ck_assert_int_eq(status_of(sbx_relay_port(relay), req), 502);
 	sbx_relay_free(relay);
-	rm_tmp();
+	sbx_test_scratch_teardown();
 }
 END_TEST
 
@@ -1008,19 +993,20 @@ START_TEST(transcript_keeps_json_and_text)
 	char path[300], *text;
 	size_t len;
 
-	mk_tmp();
-	snprintf(path, sizeof(path), "%s/t.jsonl", tmpdir);
+	sbx_test_scratch_setup();
+	snprintf(path, sizeof(path), "%s/t.jsonl", sbx_test_scratch);
 	ck_assert_int_eq(sbx_transcript_open(&t, path, &err), 0);
 	sbx_transcript_record(t, 1, "agent->server", "POST", "/mcp", 0, "{\"x\":1}", 7);
 	sbx_transcript_record(t, 1, "server->agent", "POST", "/mcp", 500, "oops\nline", 9);
 	ck_assert_uint_eq(sbx_transcript_count(t), 2);
 	ck_assert_int_eq(sbx_transcript_close(t), 0);
-	ck_assert_int_eq(sbx_rundir__read(tmpdir, "t.jsonl", 1 << 20, &text, &len, &err), 0);
+	ck_assert_int_eq(sbx_rundir__read(sbx_test_scratch, "t.jsonl", 1 << 20, &text, &len, &err),
+			 0);
 	ck_assert_ptr_nonnull(strstr(text, "\"message\":{\"x\":1}"));
 	ck_assert_ptr_nonnull(strstr(text, "\"body\":\"oops\\nline\""));
 	ck_assert_ptr_nonnull(strstr(text, "\"status\":500"));
 	free(text);
-	rm_tmp();
+	sbx_test_scratch_teardown();
 }
 END_TEST
 
@@ -1119,17 +1105,17 @@ START_TEST(rundir_is_fresh_and_confined)
 	sbx_error err = SBX_ERROR_INIT;
 	FILE *f;
 
-	mk_tmp();
-	snprintf(runs, sizeof(runs), "%s/runs/deeper", tmpdir);
+	sbx_test_scratch_setup();
+	snprintf(runs, sizeof(runs), "%s/runs/deeper", sbx_test_scratch);
 	ck_assert_int_eq(sbx_rundir__create(runs, "r1", &dir, &err), 0);
 	ck_assert_int_eq(sbx_rundir__create(runs, "r1", &dir, &err), -EEXIST);
-	snprintf(src, sizeof(src), "%s/src", tmpdir);
+	snprintf(src, sizeof(src), "%s/src", sbx_test_scratch);
 	mkdir(src, 0755);
-	snprintf(link, sizeof(link), "%s/src/a.txt", tmpdir);
+	snprintf(link, sizeof(link), "%s/src/a.txt", sbx_test_scratch);
 	f = fopen(link, "w");
 	fputs("data", f);
 	fclose(f);
-	snprintf(link, sizeof(link), "%s/src/evil", tmpdir);
+	snprintf(link, sizeof(link), "%s/src/evil", sbx_test_scratch);
 	ck_assert_int_eq(symlink("/etc/passwd", link), 0);
 	sbx_error_clear(&err);
 	ck_assert_int_eq(sbx_rundir__copy(src, "a.txt", dir, "inputs/sub/a.txt", &err), 0);
@@ -1141,7 +1127,7 @@ START_TEST(rundir_is_fresh_and_confined)
 	ck_assert_int_lt(sbx_rundir__copy(src, "a.txt", dir, "../escape", &err), 0);
 	ck_assert_int_eq(sbx_rundir__write(dir, "result.json", "{}", 2, &err), 0);
 	free(dir);
-	rm_tmp();
+	sbx_test_scratch_teardown();
 }
 END_TEST
 
@@ -1151,13 +1137,13 @@ START_TEST(provenance_sees_commit_and_changes)
 	sbx_provenance p;
 	sbx_error err = SBX_ERROR_INIT;
 
-	mk_tmp();
-	snprintf(task, sizeof(task), "%s/repo/tasks/t1", tmpdir);
+	sbx_test_scratch_setup();
+	snprintf(task, sizeof(task), "%s/repo/tasks/t1", sbx_test_scratch);
 	snprintf(cmd, sizeof(cmd),
 		 "set -e; cd '%s'; mkdir -p repo/tasks/t1 repo/tasks/t2; cd repo; git init -q .; "
 		 "echo a > tasks/t1/task.yaml; echo b > tasks/t2/task.yaml; git add .; "
 		 "git -c user.name=t -c user.email=t@t commit -qm init",
-		 tmpdir);
+		 sbx_test_scratch);
 	ck_assert_int_eq(system(cmd), 0);
 	ck_assert_int_eq(sbx_provenance_get(task, &p, &err), 0);
 	ck_assert(p.known);
@@ -1167,12 +1153,12 @@ START_TEST(provenance_sees_commit_and_changes)
 	sbx_provenance_clear(&p);
 
 	/* A change elsewhere does not make this task dirty; one inside does. */
-	snprintf(cmd, sizeof(cmd), "echo c >> '%s/repo/tasks/t2/task.yaml'", tmpdir);
+	snprintf(cmd, sizeof(cmd), "echo c >> '%s/repo/tasks/t2/task.yaml'", sbx_test_scratch);
 	ck_assert_int_eq(system(cmd), 0);
 	ck_assert_int_eq(sbx_provenance_get(task, &p, &err), 0);
 	ck_assert(!p.dirty);
 	sbx_provenance_clear(&p);
-	snprintf(cmd, sizeof(cmd), "echo new > '%s/repo/tasks/t1/extra.csv'", tmpdir);
+	snprintf(cmd, sizeof(cmd), "echo new > '%s/repo/tasks/t1/extra.csv'", sbx_test_scratch);
 	ck_assert_int_eq(system(cmd), 0);
 	ck_assert_int_eq(sbx_provenance_get(task, &p, &err), 0);
 	ck_assert(p.dirty);
@@ -1180,11 +1166,11 @@ START_TEST(provenance_sees_commit_and_changes)
 	sbx_provenance_clear(&p);
 
 	/* Outside any repository: unknown, not an error. */
-	snprintf(task, sizeof(task), "%s", tmpdir);
+	snprintf(task, sizeof(task), "%s", sbx_test_scratch);
 	ck_assert_int_eq(sbx_provenance_get(task, &p, &err), 0);
 	ck_assert(!p.known);
 	sbx_provenance_clear(&p);
-	rm_tmp();
+	sbx_test_scratch_teardown();
 }
 END_TEST
 
@@ -1197,19 +1183,19 @@ START_TEST(provenance_cache_reads_once)
 	sbx_provenance_cache *c = sbx_provenance_cache_new();
 
 	ck_assert_ptr_nonnull(c);
-	mk_tmp();
-	snprintf(task, sizeof(task), "%s/repo/t1", tmpdir);
+	sbx_test_scratch_setup();
+	snprintf(task, sizeof(task), "%s/repo/t1", sbx_test_scratch);
 	snprintf(cmd, sizeof(cmd),
 		 "set -e; cd '%s'; mkdir -p repo/t1; cd repo; git init -q .; "
 		 "echo a > t1/task.yaml; git add .; git -c user.name=t -c user.email=t@t commit "
 		 "-qm i",
-		 tmpdir);
+		 sbx_test_scratch);
 	ck_assert_int_eq(system(cmd), 0);
 	ck_assert_int_eq(sbx_provenance_cache_get(c, task, &p, &err), 0);
 	ck_assert(p.known && !p.dirty);
 	ck_assert_str_eq(p.task_path, "t1");
 	sbx_provenance_clear(&p);
-	snprintf(cmd, sizeof(cmd), "echo b >> '%s/repo/t1/task.yaml'", tmpdir);
+	snprintf(cmd, sizeof(cmd), "echo b >> '%s/repo/t1/task.yaml'", sbx_test_scratch);
 	ck_assert_int_eq(system(cmd), 0);
 	ck_assert_int_eq(sbx_provenance_cache_get(c, task, &p, &err), 0);
 	ck_assert(p.known && !p.dirty); /* the reading the cache began with */
@@ -1219,7 +1205,7 @@ START_TEST(provenance_cache_reads_once)
 	ck_assert(p.dirty); /* no cache: read now */
 	sbx_provenance_clear(&p);
 	sbx_provenance_cache_free(c);
-	rm_tmp();
+	sbx_test_scratch_teardown();
 }
 END_TEST
 
@@ -1234,18 +1220,19 @@ START_TEST(agent_gets_env_and_logs)
 	char *argv[] = {"/bin/sh", "-c", "echo url=$SANDBOX_MCP_URL; echo oops >&2; exit 7", NULL};
 	char *env[] = {"SANDBOX_MCP_URL=http://127.0.0.1:1/mcp", NULL};
 
-	mk_tmp();
-	snprintf(log, sizeof(log), "%s/agent.log", tmpdir);
+	sbx_test_scratch_setup();
+	snprintf(log, sizeof(log), "%s/agent.log", sbx_test_scratch);
 	ck_assert_int_eq(sbx_agent__spawn(&a, argv, env, log, false, &err), 0);
 	for (int i = 0; i < 500 && !sbx_agent__poll(&a); i++)
 		usleep(10000);
 	ck_assert_int_eq(a.exit_code, 7);
 	sbx_agent__stop(&a, 100);
-	ck_assert_int_eq(sbx_rundir__read(tmpdir, "agent.log", 1 << 20, &text, &len, &err), 0);
+	ck_assert_int_eq(
+		sbx_rundir__read(sbx_test_scratch, "agent.log", 1 << 20, &text, &len, &err), 0);
 	ck_assert_ptr_nonnull(strstr(text, "url=http://127.0.0.1:1/mcp"));
 	ck_assert_ptr_nonnull(strstr(text, "oops"));
 	free(text);
-	rm_tmp();
+	sbx_test_scratch_teardown();
 }
 END_TEST
 
@@ -1279,13 +1266,14 @@ START_TEST(agent_inherits_only_stdio)
 
 	ck_assert_int_ge(leak, 3);
 	ck_assert_int_ge(sock, 3);
-	mk_tmp();
-	snprintf(log, sizeof(log), "%s/agent.log", tmpdir);
+	sbx_test_scratch_setup();
+	snprintf(log, sizeof(log), "%s/agent.log", sbx_test_scratch);
 	ck_assert_int_eq(sbx_agent__spawn(&a, argv, NULL, log, false, &err), 0);
 	ck_assert(sbx_agent__wait(&a, 5000));
 	ck_assert_int_eq(a.exit_code, 0);
 	sbx_agent__stop(&a, 100);
-	ck_assert_int_eq(sbx_rundir__read(tmpdir, "agent.log", 1 << 20, &text, &len, &err), 0);
+	ck_assert_int_eq(
+		sbx_rundir__read(sbx_test_scratch, "agent.log", 1 << 20, &text, &len, &err), 0);
 	ck_assert_str_eq(text, "0\n1\n2\n");
 	free(text);
 	/* An exec that fails is reported by sandboxctl, from outside the fork. */
@@ -1294,12 +1282,13 @@ START_TEST(agent_inherits_only_stdio)
 	ck_assert(sbx_agent__wait(&a, 5000));
 	ck_assert_int_eq(a.exit_code, 127);
 	sbx_agent__stop(&a, 100);
-	ck_assert_int_eq(sbx_rundir__read(tmpdir, "agent.log", 1 << 20, &text, &len, &err), 0);
+	ck_assert_int_eq(
+		sbx_rundir__read(sbx_test_scratch, "agent.log", 1 << 20, &text, &len, &err), 0);
 	ck_assert_ptr_nonnull(strstr(text, "cannot run agent '/nonexistent/agent'"));
 	free(text);
 	close(leak);
 	close(sock);
-	rm_tmp();
+	sbx_test_scratch_teardown();
 }
 END_TEST
 
@@ -1313,15 +1302,16 @@ START_TEST(agent_stop_takes_the_whole_group)
 	/* A grandchild that ignores nothing special: the group must go. */
 	char *argv[] = {"/bin/sh", "-c", "sleep 300 & echo child=$!; wait", NULL};
 
-	mk_tmp();
-	snprintf(log, sizeof(log), "%s/agent.log", tmpdir);
+	sbx_test_scratch_setup();
+	snprintf(log, sizeof(log), "%s/agent.log", sbx_test_scratch);
 	ck_assert_int_eq(sbx_agent__spawn(&a, argv, NULL, log, false, &err), 0);
 	for (int i = 0; i < 500 && !child; i++) {
 		usleep(10000);
 		sbx_agent__poll(&a);
 		free(text);
 		text = NULL;
-		if (sbx_rundir__read(tmpdir, "agent.log", 1 << 20, &text, &len, &err) == 0 &&
+		if (sbx_rundir__read(sbx_test_scratch, "agent.log", 1 << 20, &text, &len, &err) ==
+			    0 &&
 		    strstr(text, "child="))
 			child = (pid_t)atoi(strstr(text, "child=") + 6);
 	}
@@ -1333,7 +1323,7 @@ START_TEST(agent_stop_takes_the_whole_group)
 	for (int i = 0; i < 100 && pid_alive(child); i++)
 		usleep(20000);
 	ck_assert_msg(!pid_alive(child), "the agent's child %d outlived stop", (int)child);
-	rm_tmp();
+	sbx_test_scratch_teardown();
 }
 END_TEST
 

@@ -192,28 +192,12 @@ END_TEST
 
 /* ---- results ---- */
 
-static char dir[64];
-
-static void mkdir_fixture(void)
-{
-	snprintf(dir, sizeof(dir), "/tmp/sbx-sweep-test-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-}
-
-static void rmdir_fixture(void)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	ck_assert_int_eq(system(cmd), 0);
-}
-
 static char *read_all(const char *name)
 {
 	char path[128], *text = NULL;
 	size_t len;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	snprintf(path, sizeof(path), "%s/%s", sbx_test_scratch, name);
 	ck_assert_int_eq(sbx_file_read_capped(AT_FDCWD, path, 1 << 20, &text, &len, NULL), 0);
 	return text;
 }
@@ -248,8 +232,8 @@ START_TEST(results_torn_last_line)
 
 	/* The last line was cut mid-write: half of l3, no newline. */
 	ck_assert_int_ge(asprintf(&all, "%s%s%s%.*s", l0, l1, l2, (int)(strlen(l3) / 2), l3), 0);
-	sbx_test_put(dir, "results.jsonl", all);
-	ck_assert_int_eq(sbx_sweep_results_open(dir, &r, &dropped, &err), 0);
+	sbx_test_put(sbx_test_scratch, "results.jsonl", all);
+	ck_assert_int_eq(sbx_sweep_results_open(sbx_test_scratch, &r, &dropped, &err), 0);
 	ck_assert_uint_eq(dropped, 1);
 	recs = sbx_sweep_results_records(r, &n);
 	ck_assert_uint_eq(n, 3);
@@ -282,8 +266,8 @@ START_TEST(results_bad_lines_and_read_only)
 	size_t n;
 
 	ck_assert_int_ge(asprintf(&all, "not json\n{\"episode\":-1}\n\n%s", l0), 0);
-	sbx_test_put(dir, "results.jsonl", all);
-	ck_assert_int_eq(sbx_sweep_results_load(dir, &r, &err), 0);
+	sbx_test_put(sbx_test_scratch, "results.jsonl", all);
+	ck_assert_int_eq(sbx_sweep_results_load(sbx_test_scratch, &r, &err), 0);
 	sbx_sweep_results_records(r, &n);
 	ck_assert_uint_eq(n, 1);
 	/* Read-only results refuse to append. */
@@ -302,21 +286,21 @@ START_TEST(results_missing_file)
 	_cleanup_(sbx_sweep_results_freep) sbx_sweep_results *r = NULL, *w = NULL;
 	size_t n = 99;
 
-	ck_assert_int_eq(sbx_sweep_results_load(dir, &r, NULL), 0);
+	ck_assert_int_eq(sbx_sweep_results_load(sbx_test_scratch, &r, NULL), 0);
 	sbx_sweep_results_records(r, &n);
 	ck_assert_uint_eq(n, 0);
-	ck_assert_int_eq(sbx_sweep_results_open(dir, &w, NULL, NULL), 0);
+	ck_assert_int_eq(sbx_sweep_results_open(sbx_test_scratch, &w, NULL, NULL), 0);
 	/* One sweep at a time appends to a directory. */
 	{
 		sbx_sweep_results *w2 = NULL;
 
-		ck_assert_int_eq(sbx_sweep_results_open(dir, &w2, NULL, NULL), -EBUSY);
+		ck_assert_int_eq(sbx_sweep_results_open(sbx_test_scratch, &w2, NULL, NULL), -EBUSY);
 		ck_assert_ptr_null(w2);
 	}
 	{
 		char path[128];
 
-		snprintf(path, sizeof(path), "%s/results.jsonl", dir);
+		snprintf(path, sizeof(path), "%s/results.jsonl", sbx_test_scratch);
 		ck_assert_int_eq(access(path, F_OK), 0);
 	}
 }
@@ -327,9 +311,9 @@ START_TEST(plan_write_read)
 	_cleanup_(sbx_sweep_plan_freep) sbx_sweep_plan *p = make_plan(3, 2, 2), *q = NULL;
 	sbx_error err = SBX_ERROR_INIT;
 
-	ck_assert_int_eq(sbx_sweep_plan_read(dir, &q, &err), -ENOENT);
-	ck_assert_int_eq(sbx_sweep_plan_write(p, dir, &err), 0);
-	ck_assert_int_eq(sbx_sweep_plan_read(dir, &q, &err), 0);
+	ck_assert_int_eq(sbx_sweep_plan_read(sbx_test_scratch, &q, &err), -ENOENT);
+	ck_assert_int_eq(sbx_sweep_plan_write(p, sbx_test_scratch, &err), 0);
+	ck_assert_int_eq(sbx_sweep_plan_read(sbx_test_scratch, &q, &err), 0);
 	ck_assert_uint_eq(sbx_sweep_plan_size(q), 12);
 	ck_assert_str_eq(q->agents[1], "agent 1");
 }
@@ -511,10 +495,10 @@ static sbx_sweep_plan *real_plan(unsigned epochs, unsigned retries)
 
 static void dead_engine_opts(sbx_sweep_opts *o, sbx_sweep_engine *e, char *sock, size_t size)
 {
-	snprintf(sock, size, "unix://%s/no-engine.sock", dir);
+	snprintf(sock, size, "unix://%s/no-engine.sock", sbx_test_scratch);
 	e->url = sock;
 	e->jobs = 2;
-	o->dir = dir;
+	o->dir = sbx_test_scratch;
 	o->engines = e;
 	o->n_engines = 1;
 	o->backoff_ms = 1;
@@ -533,9 +517,9 @@ START_TEST(scheduler_retries_infra_errors)
 	size_t n;
 
 	dead_engine_opts(&o, &e, sock, sizeof(sock));
-	snprintf(runs, sizeof(runs), "%s/runs", dir);
+	snprintf(runs, sizeof(runs), "%s/runs", sbx_test_scratch);
 	ck_assert_int_eq(mkdir(runs, 0755), 0);
-	ck_assert_int_eq(sbx_sweep_results_open(dir, &r, NULL, &err), 0);
+	ck_assert_int_eq(sbx_sweep_results_open(sbx_test_scratch, &r, NULL, &err), 0);
 	ck_assert_int_eq(sbx_sweep_execute(p, r, &o, &out, &err), 0);
 	/* Two episodes, each tried once and retried once: four infra_error lines. */
 	recs = sbx_sweep_results_records(r, &n);
@@ -564,9 +548,9 @@ START_TEST(scheduler_stops_on_too_many_infra_errors)
 	dead_engine_opts(&o, &e, sock, sizeof(sock));
 	e.jobs = 1;
 	o.infra_window = 10; /* more than 2 of the last 10: stop */
-	snprintf(runs, sizeof(runs), "%s/runs", dir);
+	snprintf(runs, sizeof(runs), "%s/runs", sbx_test_scratch);
 	ck_assert_int_eq(mkdir(runs, 0755), 0);
-	ck_assert_int_eq(sbx_sweep_results_open(dir, &r, NULL, NULL), 0);
+	ck_assert_int_eq(sbx_sweep_results_open(sbx_test_scratch, &r, NULL, NULL), 0);
 	ck_assert_int_eq(sbx_sweep_execute(p, r, &o, &out, NULL), 0);
 	ck_assert_int_eq(out.stop, SBX_SWEEP_INFRA_TOO_MANY);
 	ck_assert_ptr_nonnull(strstr(out.reason, "3 infrastructure errors"));
@@ -589,9 +573,9 @@ START_TEST(scheduler_stop_before_start)
 
 	dead_engine_opts(&o, &e, sock, sizeof(sock));
 	o.stop = &sigs;
-	snprintf(runs, sizeof(runs), "%s/runs", dir);
+	snprintf(runs, sizeof(runs), "%s/runs", sbx_test_scratch);
 	ck_assert_int_eq(mkdir(runs, 0755), 0);
-	ck_assert_int_eq(sbx_sweep_results_open(dir, &r, NULL, NULL), 0);
+	ck_assert_int_eq(sbx_sweep_results_open(sbx_test_scratch, &r, NULL, NULL), 0);
 	ck_assert_int_eq(sbx_sweep_execute(p, r, &o, &out, NULL), 0);
 	ck_assert_int_eq(out.stop, SBX_SWEEP_INTERRUPTED);
 	sbx_sweep_results_records(r, &n);
@@ -605,7 +589,7 @@ static Suite *make_suite(void)
 	Suite *s = suite_create("sweep");
 	TCase *tc;
 
-	tc = sbx_test_case(s, "scheduler", mkdir_fixture, rmdir_fixture, 60);
+	tc = sbx_test_case(s, "scheduler", sbx_test_scratch_setup, sbx_test_scratch_teardown, 60);
 	tcase_add_test(tc, scheduler_retries_infra_errors);
 	tcase_add_test(tc, scheduler_stops_on_too_many_infra_errors);
 	tcase_add_test(tc, scheduler_stop_before_start);
@@ -620,7 +604,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, plan_order_is_epoch_major);
 	tcase_add_test(tc, plan_json_round_trip);
 
-	tc = sbx_test_case(s, "files", mkdir_fixture, rmdir_fixture, 0);
+	tc = sbx_test_case(s, "files", sbx_test_scratch_setup, sbx_test_scratch_teardown, 0);
 	tcase_add_test(tc, results_torn_last_line);
 	tcase_add_test(tc, results_bad_lines_and_read_only);
 	tcase_add_test(tc, results_missing_file);
