@@ -332,15 +332,20 @@ static void interrupt_now(sbx_run *run, void *userdata)
 	interrupted = SIGINT;
 }
 
-START_TEST(interrupt_ends_ungraded)
+/* A sleeping agent's run, with what happens once it is ready. */
+static sbx_run *execute_sleeper(void (*on_ready)(sbx_run *run, void *userdata))
 {
 	sbx_run_opts o = opts_for("sleep 30");
-	_cleanup_(sbx_run_freep) sbx_run *run = NULL;
-	const sbx_run_result *res;
 
-	o.on_ready = interrupt_now;
-	run = execute(&o);
-	res = sbx_run_get_result(run);
+	o.on_ready = on_ready;
+	return execute(&o);
+}
+
+START_TEST(interrupt_ends_ungraded)
+{
+	_cleanup_(sbx_run_freep) sbx_run *run = execute_sleeper(interrupt_now);
+	const sbx_run_result *res = sbx_run_get_result(run);
+
 	check_result(run, "interrupted", "interrupted");
 	check_ran(run);
 	ck_assert(!res->grade.graded);
@@ -356,13 +361,9 @@ static void kill_server(sbx_run *run, void *userdata)
 
 START_TEST(server_death_is_sandbox_failed)
 {
-	sbx_run_opts o = opts_for("sleep 30");
-	_cleanup_(sbx_run_freep) sbx_run *run = NULL;
-	const sbx_run_result *res;
+	_cleanup_(sbx_run_freep) sbx_run *run = execute_sleeper(kill_server);
+	const sbx_run_result *res = sbx_run_get_result(run);
 
-	o.on_ready = kill_server;
-	run = execute(&o);
-	res = sbx_run_get_result(run);
 	check_result(run, "sandbox_failed", "sandbox_died");
 	ck_assert_str_eq(res->error_kind, "sandbox_died");
 	ck_assert_ptr_nonnull(strstr(res->error, "exited with status 137"));
