@@ -7,6 +7,7 @@
  * fails or times out) removes every container of the run.
  */
 #include "check_main.h"
+#include "test_files.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -446,19 +447,6 @@ START_TEST(attach_to_the_main_process)
 }
 END_TEST
 
-/* Is path (under tmp) the only thing in the directory tmp? */
-static void assert_only_target(const char *tmp)
-{
-	DIR *dir = opendir(tmp);
-	struct dirent *de;
-
-	ck_assert_ptr_nonnull(dir);
-	while ((de = readdir(dir)))
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-			ck_assert_str_eq(de->d_name, "target");
-	closedir(dir);
-}
-
 typedef struct names {
 	char list[2048];
 } names;
@@ -526,7 +514,7 @@ START_TEST(hostile_tar_from_a_container_is_refused)
 	ck_assert_int_ne(lstat(path, &s), 0);
 	snprintf(path, sizeof(path), "%s/zz-big", target);
 	ck_assert_int_ne(lstat(path, &s), 0);
-	assert_only_target(tmp);
+	sbx_test_assert_only(tmp, "target");
 	rm_tree(tmp);
 	sbx_docker_container_remove(d, id, true, true, NULL);
 	free(id);
@@ -632,7 +620,7 @@ START_TEST(crafted_tar_served_back_by_a_container)
 	ck_assert_uint_eq(st.extracted, 1);
 	ck_assert_int_ne(access("/tmp/sbx-itest-abs", F_OK), 0);
 	ck_assert_int_ne(access("/tmp/through", F_OK), 0);
-	assert_only_target(tmp);
+	sbx_test_assert_only(tmp, "target");
 	rm_tree(tmp);
 	sbx_buf_free(&evil);
 	sbx_buf_free(&back);

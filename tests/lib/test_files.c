@@ -17,6 +17,18 @@ void sbx_test_put(const char *dir, const char *rel, const char *text)
 	fclose(f);
 }
 
+void sbx_test_assert_only(const char *dir, const char *name)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+
+	ck_assert_msg(d, "cannot open %s", dir);
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			ck_assert_str_eq(de->d_name, name);
+	closedir(d);
+}
+
 char sbx_test_scratch[64];
 
 void sbx_test_scratch_setup(void)

@@ -11,6 +11,9 @@
 /* Writes text to dir/rel (the test fails when it cannot). */
 void sbx_test_put(const char *dir, const char *rel, const char *text);
 
+/* Fails the test unless the directory dir holds nothing but name. */
+void sbx_test_assert_only(const char *dir, const char *name);
+
 /*
  * A scratch directory for a test: sbx_test_scratch_setup makes a fresh
  * /tmp/sbx-test-XXXXXX into sbx_test_scratch, sbx_test_scratch_teardown
