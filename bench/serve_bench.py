@@ -10,9 +10,11 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import urllib.parse
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "lib"))
+from each_once import each_once  # noqa: E402
 
 build = sys.argv[1] if len(sys.argv) > 1 else "build"
 claims = int(sys.argv[2]) if len(sys.argv) > 2 else 40
@@ -114,28 +116,19 @@ def machine_cpu_s():
 
 def throughput(pool, n, c):
     s = Serve(pool)
-    done, lock, errors = [0], threading.Lock(), []
+    errors = []
     if pool:
         s.wait_pool(pool)
 
-    def worker():
-        while True:
-            with lock:
-                if done[0] >= n:
-                    return
-                done[0] += 1
-            try:
-                e, _ = s.claim()
-                s.finish(e)
-            except Exception as ex:  # noqa: BLE001 - a figure, not a test
-                errors.append(str(ex))
+    def episode(_):
+        try:
+            e, _ = s.claim()
+            s.finish(e)
+        except Exception as ex:  # noqa: BLE001 - a figure, not a test
+            errors.append(str(ex))
 
     t0, cpu0 = time.monotonic(), machine_cpu_s()
-    ths = [threading.Thread(target=worker) for _ in range(c)]
-    for t in ths:
-        t.start()
-    for t in ths:
-        t.join()
+    each_once(n, c, episode)
     el, cpu = time.monotonic() - t0, machine_cpu_s() - cpu0
     s.stop()
     return n / el * 60, errors, cpu / n * 1000, cpu / el / os.cpu_count()

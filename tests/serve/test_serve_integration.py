@@ -46,6 +46,7 @@ import urllib.parse
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import second_engine  # noqa: E402
+from each_once import each_once  # noqa: E402
 from itest import SANDBOXCTL, SRC, TASKS, Skip, fail, run_main  # noqa: E402
 SLIM = "sandboxctl/sandbox-slim:latest"
 
@@ -478,33 +479,23 @@ def case_soak(s):
     """300 episodes at concurrency 4: no container, fd or thread leaked, RSS flat."""
     n, conc = int(os.environ.get("SBX_SOAK_EPISODES", "300")), 4
     s.wait_pool(4)
-    done, lock, errors, base = [0], threading.Lock(), [], []
+    lock, errors, base = threading.Lock(), [], []
 
-    def worker():
-        while True:
+    def episode(i):
+        try:
+            o = s.claim(tags={"i": i})
+            rest_post(o["rest_url"], "/task/complete", {})
+            r = s.finish(o["id"])
+            if r["status"] != "fail" or r["reward"] != 0:
+                errors.append("episode %d: %s" % (i, r["status"]))
+        except Exception as e:  # noqa: BLE001 - collected, then failed below
+            errors.append(str(e))
+        if i == 50:
+            time.sleep(0.5)
             with lock:
-                if done[0] >= n:
-                    return
-                done[0] += 1
-                i = done[0]
-            try:
-                o = s.claim(tags={"i": i})
-                rest_post(o["rest_url"], "/task/complete", {})
-                r = s.finish(o["id"])
-                if r["status"] != "fail" or r["reward"] != 0:
-                    errors.append("episode %d: %s" % (i, r["status"]))
-            except Exception as e:  # noqa: BLE001 - collected, then failed below
-                errors.append(str(e))
-            if i == 50:
-                time.sleep(0.5)
-                with lock:
-                    base.append(proc_stats(s.p.pid))
+                base.append(proc_stats(s.p.pid))
 
-    ths = [threading.Thread(target=worker) for _ in range(conc)]
-    for t in ths:
-        t.start()
-    for t in ths:
-        t.join()
+    each_once(n, conc, episode)
     if errors:
         fail("%d errors, first: %s" % (len(errors), errors[:3]))
     s.wait_pool(4)
