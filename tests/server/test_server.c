@@ -292,31 +292,28 @@ END_TEST
 
 START_TEST(arguments_validated)
 {
-	cJSON *root;
-	const cJSON *res;
+	static const struct {
+		const char *tool, *args, *error;
+	} cases[] = {
+		{"read_cell", "{\"file_path\":\"cash_flows.ods\"}",
+		 "missing required argument 'cell_reference'"},
+		{"read_cell", "{" F ",\"cell_reference\":\"A1\",\"bogus\":1}",
+		 "unexpected argument 'bogus'"},
+		{"read_cell", "{" F ",\"cell_reference\":5}",
+		 "argument 'cell_reference': expected string"},
+		{"insert_rows", "{" F ",\"row\":0}", "must be >= 1"},
+		{"write_range", "{" F ",\"start_cell\":\"A1\",\"values\":[[{}]]}", "values[0][0]"},
+	};
 
-	res = call("read_cell", "{\"file_path\":\"cash_flows.ods\"}", &root);
-	ck_assert(is_error(res));
-	ck_assert_ptr_nonnull(
-		strstr(error_text(res), "missing required argument 'cell_reference'"));
-	cJSON_Delete(root);
-	res = call("read_cell", "{" F ",\"cell_reference\":\"A1\",\"bogus\":1}", &root);
-	ck_assert(is_error(res));
-	ck_assert_ptr_nonnull(strstr(error_text(res), "unexpected argument 'bogus'"));
-	cJSON_Delete(root);
-	res = call("read_cell", "{" F ",\"cell_reference\":5}", &root);
-	ck_assert(is_error(res));
-	ck_assert_ptr_nonnull(
-		strstr(error_text(res), "argument 'cell_reference': expected string"));
-	cJSON_Delete(root);
-	res = call("insert_rows", "{" F ",\"row\":0}", &root);
-	ck_assert(is_error(res));
-	ck_assert_ptr_nonnull(strstr(error_text(res), "must be >= 1"));
-	cJSON_Delete(root);
-	res = call("write_range", "{" F ",\"start_cell\":\"A1\",\"values\":[[{}]]}", &root);
-	ck_assert(is_error(res));
-	ck_assert_ptr_nonnull(strstr(error_text(res), "values[0][0]"));
-	cJSON_Delete(root);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		cJSON *root;
+		const cJSON *res = call(cases[i].tool, cases[i].args, &root);
+
+		ck_assert_msg(is_error(res), "%s %s: not an error", cases[i].tool, cases[i].args);
+		ck_assert_msg(strstr(error_text(res), cases[i].error), "%s %s: '%s' lacks '%s'",
+			      cases[i].tool, cases[i].args, error_text(res), cases[i].error);
+		cJSON_Delete(root);
+	}
 }
 END_TEST
 
