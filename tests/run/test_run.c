@@ -27,6 +27,7 @@
 #include "sbx/json.h"
 #include "sbx/relay.h"
 #include "sbx/run.h"
+#include "sbx/stream.h"
 #include "transcript.h"
 
 /* ---- helpers ---- */
@@ -607,6 +608,55 @@ START_TEST(relay_forwards_pools_and_records)
 		free(text);
 	}
 	sbx_test_scratch_teardown();
+}
+END_TEST
+
+/* sbx_relay_stream_get: a whole response read off a stream outside a relay, and whether it stays
+ * usable. */
+static const struct {
+	const char *answer; /* what the server sends; NULL: it hangs up */
+	int ret, status;
+} stream_get_rows[] = {
+	{"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", 1, 200},
+	{"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n", 1, 200},
+	{"HTTP/1.1 503 Busy\r\nContent-Length: 0\r\n\r\n", 1, 503},
+	{"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok", 0, 200},
+	/* Bytes past the body: the stream is out of step, never reused. */
+	{"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1 200", 0, 200},
+	{"not http at all\r\n\r\n", -1, 0},
+	{NULL, -1, 0},
+};
+
+START_TEST(relay_stream_get_reads_a_whole_answer)
+{
+	_cleanup_stream_ sbx_stream *s = NULL;
+	sbx_error err = SBX_ERROR_INIT;
+	char req[256];
+	int sv[2], status = -7, r;
+	ssize_t n;
+
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	ck_assert_int_eq(sbx_stream_from_fds(&s, sv[0], sv[0]), 0);
+	if (stream_get_rows[_i].answer)
+		ck_assert_int_eq(write(sv[1], stream_get_rows[_i].answer,
+				       strlen(stream_get_rows[_i].answer)),
+				 (ssize_t)strlen(stream_get_rows[_i].answer));
+	else
+		shutdown(sv[1], SHUT_WR);
+	r = sbx_relay_stream_get(s, "/health", 2000, &status, &err);
+	if (stream_get_rows[_i].ret < 0) {
+		ck_assert_int_lt(r, 0);
+		ck_assert_ptr_nonnull(sbx_error_message(&err));
+	} else {
+		ck_assert_int_eq(r, stream_get_rows[_i].ret);
+		ck_assert_int_eq(status, stream_get_rows[_i].status);
+	}
+	n = read(sv[1], req, sizeof(req) - 1);
+	ck_assert_int_gt(n, 0);
+	req[n] = '\0';
+	ck_assert_ptr_nonnull(strstr(req, "GET /health HTTP/1.1\r\n"));
+	ck_assert_ptr_nonnull(strstr(req, "Connection: keep-alive\r\n"));
+	close(sv[1]);
 }
 END_TEST
 
@@ -1344,6 +1394,7 @@ static Suite *run_suite(void)
 	tc = sbx_test_case(s, "relay", NULL, NULL, 30);
 	tcase_add_test(tc, relay_forwards_pools_and_records);
 	tcase_add_test(tc, relay_retries_a_stream_the_server_closed);
+	SBX_TEST_TABLE(tc, relay_stream_get_reads_a_whole_answer, stream_get_rows);
 	tcase_add_test(tc, relay_refuses_foreign_hosts_and_garbage);
 	tcase_add_test(tc, relay_refuses_control_to_agents);
 	tcase_add_test(tc, relay_reports_a_dead_server);
