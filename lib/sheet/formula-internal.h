@@ -107,6 +107,7 @@ typedef struct fx_formula {
 	size_t strings_len, strings_cap;
 	char why[160]; /* unsupported: the reason ("unsupported function X") */
 	bool unsupported;
+	bool borrowed; /* nodes, args and strings belong to a shape cache */
 } fx_formula;
 
 /*
@@ -117,12 +118,46 @@ typedef struct fx_formula {
 int sbx_fx__parse(const sbx_book *b, uint32_t self, const char *text, fx_formula *f);
 void sbx_fx__formula_free(fx_formula *f);
 
+/* A character of a name or reference word (any byte of a UTF-8 sequence). */
+static inline bool sbx_fx__word_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_' || c == '.' || c == '$' || (c & 0x80);
+}
+/* w[0..len) is exactly a cell reference ("[$]A[$]1"); 0-based row and column. */
+bool sbx_fx__parse_cell(const char *w, size_t len, uint32_t *row, uint32_t *col);
+
+/* Where a node's tokens were in the formula text (a traced parse). */
+typedef struct fx_origin {
+	uint32_t pos[2]; /* offsets: N_REF its ends' words, N_NUM its digits; UINT32_MAX none */
+	uint32_t raw[4]; /* N_REF: row, col of each end as written (not yet ordered) */
+} fx_origin;
+
+/* sbx_fx__parse, also giving one fx_origin per node (*origins: free it). */
+int sbx_fx__parse_traced(const sbx_book *b, uint32_t self, const char *text, fx_formula *f,
+			 fx_origin **origins);
+
+/*
+ * Formulas that differ only in their cell references and small integers
+ * (=A2*2+1, =A3*2+1, ...) share one parse: formula_shape.c parses the
+ * first, then copies its nodes for the others with their own references.
+ */
+typedef struct fx_shapes fx_shapes;
+
+fx_shapes *sbx_fx__shapes_new(void);
+/* Frees the cache and what the formulas it gave point to. */
+void sbx_fx__shapes_free(fx_shapes *s);
+/* sbx_fx__parse through the cache: f may borrow from it (free f before it). */
+int sbx_fx__shapes_parse(fx_shapes *s, const sbx_book *b, uint32_t self, const char *text,
+			 fx_formula *f);
+
 /* Scratch memory for one evaluation; reset between cells. */
 typedef struct fx_arena {
 	char **chunks;
 	size_t n, cap;
 	size_t used, size; /* in the last chunk */
 	uint64_t bytes;
+	uint64_t max; /* bytes allowed; 0: an evaluation's limit */
 } fx_arena;
 
 void sbx_fx__arena_reset(fx_arena *a);
@@ -131,6 +166,7 @@ void sbx_fx__arena_free(fx_arena *a);
 char *sbx_fx__arena_alloc(fx_arena *a, size_t n);
 
 typedef struct fx_ctx fx_ctx;
+typedef struct fx_indexes fx_indexes;
 
 /*
  * How the evaluator reads a formula cell's value (recalc: its computed one).
@@ -163,6 +199,7 @@ struct fx_ctx {
 		uint32_t rows, cols;
 	} * used;
 	size_t n_used;
+	fx_indexes *indexes; /* exact-match lookups (formula_index.c) */
 };
 
 /* Frees what a context holds (arena, caches). */
@@ -243,6 +280,18 @@ extern const fx_func sbx_fx__lookup_funcs[];
 /* Finds a function by name (prefixes stripped); -1 when unknown. */
 int sbx_fx__func_find(const char *name, size_t len);
 const fx_func *sbx_fx__func(int index);
+
+/*
+ * An exact match for key in the n cells from (r0,c0) down (dr 1) or along
+ * (dr 0): FX_INDEX_ABSENT when no cell equals it, FX_INDEX_SCAN when the
+ * caller must scan, else the first position whose value hashes like key
+ * (the caller compares: it may be a collision).
+ */
+#define FX_INDEX_ABSENT (-1)
+#define FX_INDEX_SCAN	(-2)
+int64_t sbx_fx__index_find(fx_ctx *c, uint32_t sheet, uint32_t r0, uint32_t c0, uint32_t dr,
+			   uint64_t n, const fx_val *key);
+void sbx_fx__indexes_free(fx_indexes *x);
 
 /* Criteria of COUNTIF and friends ("<=5", "x", 3). */
 typedef struct fx_crit {

@@ -163,6 +163,17 @@ static int64_t find_in(fx_ctx *c, uint32_t sheet, uint32_t r0, uint32_t c0, uint
 		n = used.r1 - r0 + 1;
 	else
 		n = used.c1 - c0 + 1;
+	if (mode == 0 &&
+	    (last = sbx_fx__index_find(c, sheet, r0, c0, dr, n, key)) != FX_INDEX_SCAN) {
+		fx_val v;
+
+		if (last == FX_INDEX_ABSENT)
+			return last;
+		sbx_fx__cell(c, sheet, r0 + dr * (uint32_t)last, c0 + dc * (uint32_t)last, &v);
+		if (same_class(&v, key) && sbx_fx__compare(&v, key) == 0)
+			return last;
+		last = -1; /* a collision: scan */
+	}
 	for (uint64_t i = 0; i < n && !c->over; i++) {
 		fx_val v;
 

@@ -20,8 +20,10 @@
 typedef struct parser {
 	const sbx_book *book;
 	uint32_t self;
-	const char *p;
+	const char *text, *p;
 	fx_formula *f;
+	fx_origin *origins; /* traced: one per node */
+	bool traced;
 	int depth;
 	bool oom;
 } parser;
@@ -40,6 +42,16 @@ static void unsupported(parser *ps, const char *fmt, ...)
 	va_end(ap);
 }
 
+static bool grow_origins(parser *ps, uint32_t cap)
+{
+	fx_origin *o = realloc(ps->origins, cap * sizeof(*o));
+
+	if (!o)
+		return false;
+	ps->origins = o;
+	return true;
+}
+
 static uint32_t node_new(parser *ps, fx_op op)
 {
 	fx_formula *f = ps->f;
@@ -47,15 +59,33 @@ static uint32_t node_new(parser *ps, fx_op op)
 	if (f->n == f->cap) {
 		uint32_t cap = f->cap ? f->cap * 2 : 8;
 		fx_node *n = realloc(f->nodes, cap * sizeof(*n));
-		if (!n) {
+		if (n)
+			f->nodes = n;
+		if (!n || (ps->traced && !grow_origins(ps, cap))) {
 			ps->oom = true;
 			return 0;
 		}
-		f->nodes = n;
 		f->cap = cap;
 	}
 	f->nodes[f->n] = (fx_node){.op = op, .fn = -1};
+	if (ps->traced)
+		ps->origins[f->n] = (fx_origin){.pos = {UINT32_MAX, UINT32_MAX}};
 	return f->n++;
+}
+
+/* Records where node i's tokens were (traced parses only). */
+static void origin_set(parser *ps, uint32_t i, const char *p0, const char *p1,
+		       const uint32_t raw[4])
+{
+	fx_origin *o;
+
+	if (!ps->traced || ps->oom)
+		return;
+	o = &ps->origins[i];
+	o->pos[0] = (uint32_t)(p0 - ps->text);
+	o->pos[1] = p1 ? (uint32_t)(p1 - ps->text) : UINT32_MAX;
+	if (raw)
+		memcpy(o->raw, raw, sizeof(o->raw));
 }
 
 static void skip_space(parser *ps)
@@ -64,13 +94,13 @@ static void skip_space(parser *ps)
 		ps->p++;
 }
 
-static bool word_char(char c)
+static bool is_letter(char c)
 {
-	return isalnum((unsigned char)c) || c == '_' || c == '.' || c == '$' || (c & 0x80);
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
 }
 
 /* "[$]A[$]1" exactly. */
-static bool parse_cell(const char *w, size_t len, uint32_t *row, uint32_t *col)
+bool sbx_fx__parse_cell(const char *w, size_t len, uint32_t *row, uint32_t *col)
 {
 	size_t i = 0;
 	uint64_t c = 0, r = 0;
@@ -78,14 +108,14 @@ static bool parse_cell(const char *w, size_t len, uint32_t *row, uint32_t *col)
 
 	if (i < len && w[i] == '$')
 		i++;
-	while (i < len && isalpha((unsigned char)w[i]) && nl < 4) {
-		c = c * 26 + (uint64_t)(toupper((unsigned char)w[i]) - 'A' + 1);
+	while (i < len && is_letter(w[i]) && nl < 4) {
+		c = c * 26 + (uint64_t)((w[i] & ~0x20) - 'A' + 1);
 		i++;
 		nl++;
 	}
 	if (i < len && w[i] == '$')
 		i++;
-	while (i < len && isdigit((unsigned char)w[i]) && nd < 9) {
+	while (i < len && w[i] >= '0' && w[i] <= '9' && nd < 9) {
 		r = r * 10 + (uint64_t)(w[i] - '0');
 		i++;
 		nd++;
@@ -165,7 +195,7 @@ static int sheet_prefix(parser *ps, char *buf, size_t cap)
 		ps->p = q + 2;
 		return 1;
 	}
-	while (word_char(*q) && *q != '$')
+	while (sbx_fx__word_char(*q) && *q != '$')
 		q++;
 	if (q == ps->p || *q != '!' || (size_t)(q - ps->p) >= cap)
 		return 0;
@@ -181,7 +211,7 @@ enum { END_CELL, END_COL, END_ROW };
 /* One end of a reference: a word that is a cell, a column or a row. */
 static bool ref_end(const char *w, size_t len, int *kind, uint32_t *row, uint32_t *col)
 {
-	if (parse_cell(w, len, row, col)) {
+	if (sbx_fx__parse_cell(w, len, row, col)) {
 		*kind = END_CELL;
 		return true;
 	}
@@ -200,7 +230,7 @@ static size_t word_len(const char *p)
 {
 	size_t n = 0;
 
-	while (word_char(p[n]))
+	while (sbx_fx__word_char(p[n]))
 		n++;
 	return n;
 }
@@ -223,10 +253,12 @@ static uint32_t try_ref(parser *ps)
 	char sheet[SBX_SHEET_NAME_MAX + 1], sheet2[SBX_SHEET_NAME_MAX + 1];
 	bool has_sheet, bad = false;
 	uint32_t r0 = 0, c0 = 0, r1 = 0, c1 = 0, idx = ps->self, i;
+	const char *w0, *w1 = NULL;
 	int k0, k1;
 	size_t len;
 
 	has_sheet = sheet_prefix(ps, sheet, sizeof(sheet)) == 1;
+	w0 = ps->p;
 	len = word_len(ps->p);
 	if (len == 0 || ps->p[len] == '(' || !ref_end(ps->p, len, &k0, &r0, &c0))
 		goto not_ref;
@@ -239,6 +271,7 @@ static uint32_t try_ref(parser *ps)
 		has2 = sheet_prefix(ps, sheet2, sizeof(sheet2)) == 1;
 		len = word_len(ps->p);
 		if (len && ps->p[len] != '(' && ref_end(ps->p, len, &k1, &r1, &c1) && k1 == k0) {
+			w1 = ps->p;
 			ps->p += len;
 			if (has2 && (!has_sheet || strcasecmp(sheet, sheet2) != 0))
 				unsupported(ps, "unsupported 3-D reference");
@@ -267,6 +300,7 @@ static uint32_t try_ref(parser *ps)
 	i = node_new(ps, N_REF);
 	if (ps->oom)
 		return 0;
+	origin_set(ps, i, w0, w1, (const uint32_t[4]){r0, c0, r1, c1});
 	ps->f->nodes[i].ref = (fx_rect){idx, r0 < r1 ? r0 : r1, c0 < c1 ? c0 : c1,
 					r0 < r1 ? r1 : r0, c0 < c1 ? c1 : c0};
 	ps->f->nodes[i].ref_bad = bad;
@@ -492,8 +526,9 @@ static uint32_t parse_primary(parser *ps)
 			unsupported(ps, "cannot parse the formula (number)");
 			return 0;
 		}
-		ps->p = end;
 		i = node_new(ps, N_NUM);
+		origin_set(ps, i, ps->p, NULL, NULL);
+		ps->p = end;
 		if (!ps->oom)
 			ps->f->nodes[i].num = v;
 		ps->depth--;
@@ -684,25 +719,25 @@ static uint32_t parse_expr(parser *ps)
 	}
 }
 
-int sbx_fx__parse(const sbx_book *b, uint32_t self, const char *text, fx_formula *f)
+static int parse(parser *ps)
 {
-	parser ps = {.book = b, .self = self, .p = text, .f = f};
+	fx_formula *f = ps->f;
 
 	*f = (fx_formula){0};
-	skip_space(&ps);
-	if (*ps.p == '=')
-		ps.p++;
-	skip_space(&ps);
-	if (!*ps.p) {
-		unsupported(&ps, "empty formula");
+	skip_space(ps);
+	if (*ps->p == '=')
+		ps->p++;
+	skip_space(ps);
+	if (!*ps->p) {
+		unsupported(ps, "empty formula");
 		return 0;
 	}
-	f->root = parse_expr(&ps);
-	if (ps.oom)
+	f->root = parse_expr(ps);
+	if (ps->oom)
 		return -ENOMEM;
-	skip_space(&ps);
-	if (!f->unsupported && *ps.p)
-		unsupported(&ps, "cannot parse the formula near '%.16s'", ps.p);
+	skip_space(ps);
+	if (!f->unsupported && *ps->p)
+		unsupported(ps, "cannot parse the formula near '%.16s'", ps->p);
 	for (uint32_t i = 0; i < f->n; i++)
 		if (f->nodes[i].op == N_STR)
 			f->nodes[i].str = f->strings + (uintptr_t)f->nodes[i].str;
@@ -717,8 +752,33 @@ int sbx_fx__parse(const sbx_book *b, uint32_t self, const char *text, fx_formula
 	return 0;
 }
 
+int sbx_fx__parse(const sbx_book *b, uint32_t self, const char *text, fx_formula *f)
+{
+	parser ps = {.book = b, .self = self, .text = text, .p = text, .f = f};
+
+	return parse(&ps);
+}
+
+int sbx_fx__parse_traced(const sbx_book *b, uint32_t self, const char *text, fx_formula *f,
+			 fx_origin **origins)
+{
+	parser ps = {.book = b, .self = self, .text = text, .p = text, .f = f, .traced = true};
+	int r = parse(&ps);
+
+	if (r < 0) {
+		free(ps.origins);
+		ps.origins = NULL;
+	}
+	*origins = ps.origins;
+	return r;
+}
+
 void sbx_fx__formula_free(fx_formula *f)
 {
+	if (f->borrowed) {
+		*f = (fx_formula){0};
+		return;
+	}
 	free(f->nodes);
 	free(f->args);
 	free(f->strings);

@@ -54,6 +54,7 @@ typedef struct recalc {
 	uint32_t depth;
 	fx_rect *clean; /* open addressing; sheet == UINT32_MAX is free */
 	uint32_t clean_n, clean_mask;
+	fx_shapes *shapes; /* the parses formulas share */
 	fx_ctx ctx;
 	sbx_recalc_stats *st;
 } recalc;
@@ -216,7 +217,8 @@ static int collect(recalc *rc, const sbx_recalc_options *o)
 		cap *= 2;
 	rc->table = calloc(cap, sizeof(*rc->table));
 	rc->stack = calloc(count ? count : 1, sizeof(*rc->stack));
-	if (!rc->nodes || !rc->table || !rc->stack)
+	rc->shapes = sbx_fx__shapes_new();
+	if (!rc->nodes || !rc->table || !rc->stack || !rc->shapes)
 		return -ENOMEM;
 	rc->mask = cap - 1;
 	for (size_t i = 0; i < b->nsheets; i++) {
@@ -235,9 +237,9 @@ static int collect(recalc *rc, const sbx_recalc_options *o)
 				rc->st->formulas++;
 				rc->st->missing += !n->has_cache;
 				if (n->compute &&
-				    sbx_fx__parse(b, (uint32_t)i,
-						  sbx_sheet__pool_str(&b->pool, sc->formula),
-						  &n->f) < 0)
+				    sbx_fx__shapes_parse(rc->shapes, b, (uint32_t)i,
+							 sbx_sheet__pool_str(&b->pool, sc->formula),
+							 &n->f) < 0)
 					return -ENOMEM;
 				insert(rc, rc->n);
 				rc->n++;
@@ -494,6 +496,7 @@ int sbx_book_recalc(sbx_book *b, const sbx_recalc_options *opts, sbx_recalc_stat
 		r = write_back(&rc);
 	for (uint32_t i = 0; i < rc.n; i++)
 		sbx_fx__formula_free(&rc.nodes[i].f);
+	sbx_fx__shapes_free(rc.shapes);
 	free(rc.nodes);
 	free(rc.table);
 	free(rc.stack);
