@@ -84,18 +84,25 @@ typedef enum fx_op {
 	N_GE,
 } fx_op;
 
+/* A book holds one per operand and operator of every formula: kept small. */
 typedef struct fx_node {
 	fx_op op;
-	fx_err err;	 /* N_ERR */
-	int16_t fn;	 /* N_CALL: index in the function table */
-	uint16_t nargs;	 /* N_CALL */
-	uint32_t a, b;	 /* operands; N_CALL: first index in fx_formula.args */
-	double num;	 /* N_NUM, N_BOOL */
-	const char *str; /* N_STR: unescaped, in the formula's own storage */
-	uint32_t len;	 /* N_STR */
-	fx_rect ref;	 /* N_REF */
-	bool ref_bad;	 /* N_REF to a sheet the book lacks: #REF! */
+	fx_err err;	/* N_ERR */
+	int16_t fn;	/* N_CALL: index in the function table */
+	uint16_t nargs; /* N_CALL */
+	uint32_t a, b;	/* operands; N_CALL: first index in fx_formula.args */
+	bool ref_bad;	/* N_REF to a sheet the book lacks: #REF! */
+	union {
+		double num; /* N_NUM, N_BOOL */
+		struct {
+			const char *str; /* N_STR: unescaped, in the formula's own storage */
+			uint32_t len;
+		};
+		fx_rect ref; /* N_REF */
+	};
 } fx_node;
+
+#define FX_WHY_MAX 160
 
 typedef struct fx_formula {
 	fx_node *nodes;
@@ -105,9 +112,9 @@ typedef struct fx_formula {
 	uint32_t root;
 	char *strings; /* literal text, unescaped */
 	size_t strings_len, strings_cap;
-	char why[160]; /* unsupported: the reason ("unsupported function X") */
+	char *why; /* unsupported: the reason ("unsupported function X"), FX_WHY_MAX bytes */
 	bool unsupported;
-	bool borrowed; /* nodes, args and strings belong to a shape cache */
+	bool borrowed; /* args and strings belong to a shape cache */
 } fx_formula;
 
 /*
@@ -157,7 +164,6 @@ typedef struct fx_arena {
 	size_t n, cap;
 	size_t used, size; /* in the last chunk */
 	uint64_t bytes;
-	uint64_t max; /* bytes allowed; 0: an evaluation's limit */
 } fx_arena;
 
 void sbx_fx__arena_reset(fx_arena *a);

@@ -45,7 +45,7 @@ fx_err sbx_fx__err_parse(const char *text)
 
 char *sbx_fx__arena_alloc(fx_arena *a, size_t n)
 {
-	if (a->bytes + n > (a->max ? a->max : ARENA_MAX))
+	if (a->bytes + n > ARENA_MAX)
 		return NULL;
 	if (a->n == 0 || a->used + n > a->size) {
 		size_t size = n > ARENA_CHUNK ? n : ARENA_CHUNK;

@@ -37,8 +37,13 @@ static void unsupported(parser *ps, const char *fmt, ...)
 	if (ps->f->unsupported)
 		return;
 	ps->f->unsupported = true;
+	ps->f->why = malloc(FX_WHY_MAX);
+	if (!ps->f->why) {
+		ps->oom = true;
+		return;
+	}
 	va_start(ap, fmt);
-	vsnprintf(ps->f->why, sizeof(ps->f->why), fmt, ap);
+	vsnprintf(ps->f->why, FX_WHY_MAX, fmt, ap);
 	va_end(ap);
 }
 
@@ -730,7 +735,7 @@ static int parse(parser *ps)
 	skip_space(ps);
 	if (!*ps->p) {
 		unsupported(ps, "empty formula");
-		return 0;
+		return ps->oom ? -ENOMEM : 0;
 	}
 	f->root = parse_expr(ps);
 	if (ps->oom)
@@ -738,6 +743,8 @@ static int parse(parser *ps)
 	skip_space(ps);
 	if (!f->unsupported && *ps->p)
 		unsupported(ps, "cannot parse the formula near '%.16s'", ps->p);
+	if (ps->oom)
+		return -ENOMEM;
 	for (uint32_t i = 0; i < f->n; i++)
 		if (f->nodes[i].op == N_STR)
 			f->nodes[i].str = f->strings + (uintptr_t)f->nodes[i].str;
@@ -775,12 +782,13 @@ int sbx_fx__parse_traced(const sbx_book *b, uint32_t self, const char *text, fx_
 
 void sbx_fx__formula_free(fx_formula *f)
 {
+	free(f->nodes);
 	if (f->borrowed) {
 		*f = (fx_formula){0};
 		return;
 	}
-	free(f->nodes);
 	free(f->args);
 	free(f->strings);
+	free(f->why);
 	*f = (fx_formula){0};
 }

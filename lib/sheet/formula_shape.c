@@ -58,16 +58,11 @@ struct fx_shapes {
 	size_t key_cap;
 	param params[MAX_PARAMS];
 	uint32_t nparams;
-	fx_arena nodes; /* the copies */
 };
 
 fx_shapes *sbx_fx__shapes_new(void)
 {
-	fx_shapes *s = calloc(1, sizeof(fx_shapes));
-
-	if (s)
-		s->nodes.max = UINT64_MAX; /* as much as the book's formulas need */
-	return s;
+	return calloc(1, sizeof(fx_shapes));
 }
 
 static void shape_free(shape *sh)
@@ -86,7 +81,6 @@ void sbx_fx__shapes_free(fx_shapes *s)
 	for (uint32_t i = 0; s->table && i <= s->mask; i++)
 		if (s->table[i])
 			shape_free(s->table[i]);
-	sbx_fx__arena_free(&s->nodes);
 	free(s->table);
 	free(s->key);
 	free(s);
@@ -335,13 +329,11 @@ static void put_ref(fx_node *x, const uint32_t raw[4])
 /* The shape's formula with the current text's parameters. */
 static int instantiate(fx_shapes *s, const shape *sh, fx_formula *f)
 {
-	fx_node *nodes = sh->f.nodes;
+	fx_node *nodes = malloc(sh->f.n * sizeof(*nodes));
 
-	if (sh->npatches) {
-		if (!(nodes = (fx_node *)sbx_fx__arena_alloc(&s->nodes, sh->f.n * sizeof(*nodes))))
-			return -ENOMEM;
-		memcpy(nodes, sh->f.nodes, sh->f.n * sizeof(*nodes));
-	}
+	if (!nodes)
+		return -ENOMEM;
+	memcpy(nodes, sh->f.nodes, sh->f.n * sizeof(*nodes));
 	for (uint32_t k = 0; k < sh->npatches;) {
 		const patch *pt = &sh->patches[k];
 		uint32_t raw[4];

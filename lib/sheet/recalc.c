@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Whole-book recalculation: every formula cell is parsed once, ordered by a
+ * Whole-book recalculation: every formula cell is parsed when the walk
+ * reaches it (formulas of one shape share a parse), ordered by a
  * depth-first walk over the cells its references cover (an explicit stack,
  * so a 100,000-long chain of =A1+1 does not recurse), and evaluated after
  * its precedents. A reference back into the walk's stack is a cycle: every
@@ -23,7 +24,8 @@ enum { ST_NEW, ST_STACK, ST_DONE };
 
 typedef struct fnode {
 	uint32_t sheet, row, col;
-	fx_formula f;
+	uint32_t formula; /* its text's pool id */
+	fx_formula f;	  /* parsed while on the walk's stack */
 	fx_val val;
 	uint8_t state;
 	bool compute; /* false: keep the cached value (missing_only) */
@@ -234,13 +236,9 @@ static int collect(recalc *rc, const sbx_recalc_options *o)
 				*n = (fnode){.sheet = (uint32_t)i, .row = r, .col = sc->col};
 				n->has_cache = sc->kind != SBX_CELL_EMPTY;
 				n->compute = !o->missing_only || !n->has_cache;
+				n->formula = sc->formula;
 				rc->st->formulas++;
 				rc->st->missing += !n->has_cache;
-				if (n->compute &&
-				    sbx_fx__shapes_parse(rc->shapes, b, (uint32_t)i,
-							 sbx_sheet__pool_str(&b->pool, sc->formula),
-							 &n->f) < 0)
-					return -ENOMEM;
 				insert(rc, rc->n);
 				rc->n++;
 			}
@@ -366,16 +364,32 @@ static int evaluate(recalc *rc, fnode *n)
 }
 
 /* Orders and evaluates everything reachable from root. */
+/*
+ * Puts node idx on the walk's stack, parsed. A formula is parsed only while
+ * on the stack (freed once evaluated): the few alive stay in the cache.
+ */
+static int push(recalc *rc, uint32_t idx)
+{
+	fnode *n = &rc->nodes[idx];
+	const sbx_book *b = rc->book;
+
+	n->state = ST_STACK;
+	n->stack_pos = rc->depth;
+	rc->stack[rc->depth++] = (frame){.node = idx};
+	return sbx_fx__shapes_parse(rc->shapes, b, n->sheet,
+				    sbx_sheet__pool_str(&b->pool, n->formula), &n->f);
+}
+
 static int walk(recalc *rc, uint32_t root)
 {
+	int r;
+
 	rc->depth = 0;
-	rc->nodes[root].state = ST_STACK;
-	rc->nodes[root].stack_pos = 0;
-	rc->stack[rc->depth++] = (frame){.node = root};
+	if ((r = push(rc, root)) < 0)
+		return r;
 	while (rc->depth) {
 		frame *fr = &rc->stack[rc->depth - 1];
 		fnode *d = next_dep(rc, fr);
-		int r;
 
 		if (rc->ctx.steps > rc->ctx.max_steps)
 			return -E2BIG;
@@ -383,6 +397,7 @@ static int walk(recalc *rc, uint32_t root)
 			r = evaluate(rc, &rc->nodes[fr->node]);
 			if (r < 0)
 				return r;
+			sbx_fx__formula_free(&rc->nodes[fr->node].f);
 			rc->depth--;
 			continue;
 		}
@@ -392,9 +407,8 @@ static int walk(recalc *rc, uint32_t root)
 				rc->nodes[rc->stack[i].node].cyclic = true;
 			continue;
 		}
-		d->state = ST_STACK;
-		d->stack_pos = rc->depth;
-		rc->stack[rc->depth++] = (frame){.node = (uint32_t)(d - rc->nodes)};
+		if ((r = push(rc, (uint32_t)(d - rc->nodes))) < 0)
+			return r;
 	}
 	return 0;
 }
