@@ -256,8 +256,14 @@ void sbx_fx__set_str(fx_ctx *c, fx_val *v, const char *s, size_t len);
 /* Marks the evaluation unsupported (the first reason is kept) and sets v to FX_E_UNSUP. */
 void sbx_fx__unsupported(fx_ctx *c, fx_val *v, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-/* Counts one unit of work; false once the cap is passed. */
-bool sbx_fx__step(fx_ctx *c, uint64_t n);
+/* Counts one unit of work; false once the cap is passed (inline: every node and cell counts). */
+static inline bool sbx_fx__step(fx_ctx *c, uint64_t n)
+{
+	c->steps += n;
+	if (c->steps > c->max_steps)
+		c->over = true;
+	return !c->over;
+}
 
 /* The same, case-sensitive for equal-ignoring-case text (lower case first). */
 int sbx_fx__compare_case(const fx_val *a, const fx_val *b);

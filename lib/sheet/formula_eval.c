@@ -154,14 +154,6 @@ void sbx_fx__unsupported(fx_ctx *c, fx_val *v, const char *fmt, ...)
 	sbx_fx__set_err(v, FX_E_UNSUP);
 }
 
-bool sbx_fx__step(fx_ctx *c, uint64_t n)
-{
-	c->steps += n;
-	if (c->steps > c->max_steps)
-		c->over = true;
-	return !c->over;
-}
-
 /* ---- cells ---- */
 
 static const scell *find_cell(const sbx_sheet *s, uint32_t row, uint32_t col)

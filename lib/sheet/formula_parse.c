@@ -99,37 +99,34 @@ static void skip_space(parser *ps)
 		ps->p++;
 }
 
-static bool is_letter(char c)
-{
-	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
-}
-
-/* "[$]A[$]1" exactly. */
+/* "[$]A[$]1" exactly (at most 4 letters and 9 digits read). */
 bool sbx_fx__parse_cell(const char *w, size_t len, uint32_t *row, uint32_t *col)
 {
-	size_t i = 0;
-	uint64_t c = 0, r = 0;
-	int nl = 0, nd = 0;
+	const char *p = w, *end = w + len, *letters, *digits;
+	uint32_t c = 0, r = 0;
 
-	if (i < len && w[i] == '$')
-		i++;
-	while (i < len && is_letter(w[i]) && nl < 4) {
-		c = c * 26 + (uint64_t)((w[i] & ~0x20) - 'A' + 1);
-		i++;
-		nl++;
+	if (p < end && *p == '$')
+		p++;
+	for (letters = p; p < end && p - letters < 4; p++) {
+		unsigned u = (unsigned)((unsigned char)(*p | 0x20) - 'a');
+		if (u >= 26)
+			break;
+		c = c * 26 + u + 1;
 	}
-	if (i < len && w[i] == '$')
-		i++;
-	while (i < len && w[i] >= '0' && w[i] <= '9' && nd < 9) {
-		r = r * 10 + (uint64_t)(w[i] - '0');
-		i++;
-		nd++;
-	}
-	if (i != len || nl == 0 || nd == 0 || c > SBX_SHEET_MAX_COLS || r == 0 ||
-	    r > SBX_SHEET_MAX_ROWS)
+	if (p == letters)
 		return false;
-	*row = (uint32_t)r - 1;
-	*col = (uint32_t)c - 1;
+	if (p < end && *p == '$')
+		p++;
+	for (digits = p; p < end && p - digits < 9; p++) {
+		unsigned d = (unsigned)((unsigned char)*p - '0');
+		if (d > 9)
+			break;
+		r = r * 10 + d;
+	}
+	if (p != end || p == digits || c > SBX_SHEET_MAX_COLS || r == 0 || r > SBX_SHEET_MAX_ROWS)
+		return false;
+	*row = r - 1;
+	*col = c - 1;
 	return true;
 }
 

@@ -125,8 +125,9 @@ static uint8_t classify(const uint8_t *cls, const char *w, size_t len, char befo
 		return 0;
 	if (after == '(' || (after != ':' && !plain_neighbour(cls, after)))
 		return 0;
-	if (sbx_fx__parse_cell(w, len, &p->row, &p->col))
-		return P_REF;
+	/* A cell starts with a letter or '$'; a number with a digit. */
+	if (!(w[0] >= '0' && w[0] <= '9'))
+		return sbx_fx__parse_cell(w, len, &p->row, &p->col) ? P_REF : 0;
 	if (len > 15 || before == ':' || before == '!' || after == ':')
 		return 0;
 	for (i = 0; i < len && w[i] >= '0' && w[i] <= '9'; i++)
@@ -208,11 +209,19 @@ static int make_key(fx_shapes *s, const char *text, size_t len, size_t *key_len)
 
 static uint64_t hash_key(const char *k, size_t n, uint32_t self)
 {
-	uint64_t h = 1469598103934665603ULL ^ self;
+	uint64_t h = 0x9e3779b97f4a7c15ULL ^ self, w;
+	size_t i = 0;
 
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)k[i]) * 1099511628211ULL;
-	return h;
+	/* Eight bytes a step: keys are a formula's length. */
+	for (; i + 8 <= n; i += 8) {
+		memcpy(&w, k + i, 8);
+		h = (h ^ w) * 0xff51afd7ed558ccdULL;
+		h ^= h >> 29;
+	}
+	for (w = 0; i < n; i++)
+		w = (w << 8) | (unsigned char)k[i];
+	h = (h ^ w ^ n) * 0xc4ceb9fe1a85ec53ULL;
+	return h ^ (h >> 32);
 }
 
 /* ---- the table ---- */
