@@ -277,6 +277,13 @@ int sbx_fx__compare(const fx_val *a, const fx_val *b);
 
 /* ---- functions ---- */
 
+/* Argument helpers: false with *res set to the error when the argument is not one. */
+bool sbx_fx__arg_num(fx_ctx *c, uint32_t node, double *out, fx_val *res);
+/* A reference argument; anything else gives not_ref (or its own error). */
+bool sbx_fx__arg_ref(fx_ctx *c, uint32_t node, fx_rect *out, fx_val *res, fx_err not_ref);
+/* Argument i is there and not omitted (IF(A1,,1)). */
+bool sbx_fx__given(fx_ctx *c, const fx_node *call, const uint32_t *args, uint32_t i);
+
 typedef void (*fx_fn)(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out);
 
 typedef struct fx_func {

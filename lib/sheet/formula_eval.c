@@ -734,6 +734,38 @@ void sbx_fx__eval_scalar(fx_ctx *c, uint32_t i, fx_val *out)
 		*out = v;
 }
 
+/* ---- arguments ---- */
+
+bool sbx_fx__arg_num(fx_ctx *c, uint32_t node, double *out, fx_val *res)
+{
+	fx_val v;
+	fx_err e = FX_E_NONE;
+
+	sbx_fx__eval_scalar(c, node, &v);
+	if (sbx_fx__to_num(c, &v, out, &e))
+		return true;
+	sbx_fx__set_err(res, e);
+	return false;
+}
+
+bool sbx_fx__arg_ref(fx_ctx *c, uint32_t node, fx_rect *out, fx_val *res, fx_err not_ref)
+{
+	fx_val v;
+
+	sbx_fx__eval(c, node, &v);
+	if (v.type == FX_REF) {
+		*out = v.ref;
+		return true;
+	}
+	sbx_fx__set_err(res, v.type == FX_ERR ? v.err : not_ref);
+	return false;
+}
+
+bool sbx_fx__given(fx_ctx *c, const fx_node *call, const uint32_t *args, uint32_t i)
+{
+	return i < call->nargs && c->f->nodes[args[i]].op != N_MISSING;
+}
+
 /* ---- function table ---- */
 
 static const fx_func *const tables[] = {sbx_fx__math_funcs, sbx_fx__text_funcs,

@@ -105,36 +105,6 @@ bool sbx_fx__crit_match(const fx_crit *k, const fx_val *v)
 
 /* ---- lookup core ---- */
 
-static bool arg_ref(fx_ctx *c, uint32_t node, fx_rect *out, fx_val *res)
-{
-	fx_val v;
-
-	sbx_fx__eval(c, node, &v);
-	if (v.type == FX_REF) {
-		*out = v.ref;
-		return true;
-	}
-	sbx_fx__set_err(res, v.type == FX_ERR ? v.err : FX_E_NA);
-	return false;
-}
-
-static bool arg_num(fx_ctx *c, uint32_t node, double *out, fx_val *res)
-{
-	fx_val v;
-	fx_err e = FX_E_NONE;
-
-	sbx_fx__eval_scalar(c, node, &v);
-	if (sbx_fx__to_num(c, &v, out, &e))
-		return true;
-	sbx_fx__set_err(res, e);
-	return false;
-}
-
-static bool given(fx_ctx *c, const fx_node *call, const uint32_t *args, uint32_t i)
-{
-	return i < call->nargs && c->f->nodes[args[i]].op != N_MISSING;
-}
-
 static bool same_class(const fx_val *a, const fx_val *b)
 {
 	bool an = a->type == FX_NUM || a->type == FX_BOOL,
@@ -219,10 +189,10 @@ static void vh_lookup(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_v
 	double idx, approx_d = 1;
 	int64_t pos;
 
-	if (!lookup_key(c, args[0], &key, out) || !arg_ref(c, args[1], &t, out) ||
-	    !arg_num(c, args[2], &idx, out))
+	if (!lookup_key(c, args[0], &key, out) || !sbx_fx__arg_ref(c, args[1], &t, out, FX_E_NA) ||
+	    !sbx_fx__arg_num(c, args[2], &idx, out))
 		return;
-	if (given(c, call, args, 3)) {
+	if (sbx_fx__given(c, call, args, 3)) {
 		fx_val v;
 		bool b;
 		fx_err e = FX_E_NONE;
@@ -282,9 +252,9 @@ static void fn_match(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_va
 	double type = 1;
 	int64_t pos;
 
-	if (!lookup_key(c, args[0], &key, out) || !arg_ref(c, args[1], &t, out))
+	if (!lookup_key(c, args[0], &key, out) || !sbx_fx__arg_ref(c, args[1], &t, out, FX_E_NA))
 		return;
-	if (given(c, call, args, 2) && !arg_num(c, args[2], &type, out))
+	if (sbx_fx__given(c, call, args, 2) && !sbx_fx__arg_num(c, args[2], &type, out))
 		return;
 	if (t.r0 != t.r1 && t.c0 != t.c1) {
 		sbx_fx__set_err(out, FX_E_NA);
@@ -311,11 +281,11 @@ static void fn_index(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_va
 	double row = 0, col = 0;
 	uint32_t h, w;
 
-	if (!arg_ref(c, args[0], &t, out))
+	if (!sbx_fx__arg_ref(c, args[0], &t, out, FX_E_NA))
 		return;
-	if (given(c, call, args, 1) && !arg_num(c, args[1], &row, out))
+	if (sbx_fx__given(c, call, args, 1) && !sbx_fx__arg_num(c, args[1], &row, out))
 		return;
-	if (given(c, call, args, 2) && !arg_num(c, args[2], &col, out))
+	if (sbx_fx__given(c, call, args, 2) && !sbx_fx__arg_num(c, args[2], &col, out))
 		return;
 	if (call->nargs > 3) {
 		sbx_fx__unsupported(c, out, "INDEX over several areas");
@@ -349,11 +319,11 @@ static void fn_xlookup(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_
 	double mode = 0, search = 1;
 	int64_t pos;
 
-	if (!lookup_key(c, args[0], &key, out) || !arg_ref(c, args[1], &l, out) ||
-	    !arg_ref(c, args[2], &rr, out))
+	if (!lookup_key(c, args[0], &key, out) || !sbx_fx__arg_ref(c, args[1], &l, out, FX_E_NA) ||
+	    !sbx_fx__arg_ref(c, args[2], &rr, out, FX_E_NA))
 		return;
-	if ((given(c, call, args, 4) && !arg_num(c, args[4], &mode, out)) ||
-	    (given(c, call, args, 5) && !arg_num(c, args[5], &search, out)))
+	if ((sbx_fx__given(c, call, args, 4) && !sbx_fx__arg_num(c, args[4], &mode, out)) ||
+	    (sbx_fx__given(c, call, args, 5) && !sbx_fx__arg_num(c, args[5], &search, out)))
 		return;
 	if (mode != 0 || search != 1 || has_pattern(&key)) {
 		sbx_fx__unsupported(c, out, "XLOOKUP with a match or search mode");
@@ -374,7 +344,7 @@ static void fn_xlookup(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_
 	else
 		pos = find_in(c, l.sheet, l.r0, l.c0, 0, 1, (uint64_t)l.c1 - l.c0 + 1, &key, 0);
 	if (pos < 0) {
-		if (given(c, call, args, 3))
+		if (sbx_fx__given(c, call, args, 3))
 			sbx_fx__eval(c, args[3], out);
 		else
 			sbx_fx__set_err(out, FX_E_NA);
@@ -392,7 +362,7 @@ static void fn_choose(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_v
 {
 	double i;
 
-	if (!arg_num(c, args[0], &i, out))
+	if (!sbx_fx__arg_num(c, args[0], &i, out))
 		return;
 	i = trunc(i);
 	if (i < 1 || i >= call->nargs) {
@@ -406,7 +376,7 @@ static void fn_rows_cols(fx_ctx *c, const uint32_t *args, fx_val *out, bool rows
 {
 	fx_rect t;
 
-	if (arg_ref(c, args[0], &t, out))
+	if (sbx_fx__arg_ref(c, args[0], &t, out, FX_E_NA))
 		sbx_fx__set_num(out, rows ? t.r1 - t.r0 + 1 : t.c1 - t.c0 + 1);
 }
 

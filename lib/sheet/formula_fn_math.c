@@ -14,19 +14,7 @@
 
 #define UNUSED __attribute__((unused))
 
-/* ---- argument helpers (shared by the function files through these statics) ---- */
-
-static bool arg_num(fx_ctx *c, uint32_t node, double *out, fx_val *res)
-{
-	fx_val v;
-	fx_err e = FX_E_NONE;
-
-	sbx_fx__eval_scalar(c, node, &v);
-	if (sbx_fx__to_num(c, &v, out, &e))
-		return true;
-	sbx_fx__set_err(res, e);
-	return false;
-}
+/* ---- aggregates ---- */
 
 /* Every number of the arguments, as SUM sees them: in ranges only numbers count. */
 typedef struct agg {
@@ -302,10 +290,9 @@ static void round_fn(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_va
 {
 	double x, d = 0;
 
-	if (!arg_num(c, args[0], &x, out))
+	if (!sbx_fx__arg_num(c, args[0], &x, out))
 		return;
-	if (call->nargs > 1 && c->f->nodes[args[1]].op != N_MISSING &&
-	    !arg_num(c, args[1], &d, out))
+	if (sbx_fx__given(c, call, args, 1) && !sbx_fx__arg_num(c, args[1], &d, out))
 		return;
 	/*
 	 * ROUNDUP and ROUNDDOWN with digits below 12 first round a value under
@@ -336,7 +323,7 @@ static void fn_int(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, 
 {
 	double x;
 
-	if (arg_num(c, args[0], &x, out))
+	if (sbx_fx__arg_num(c, args[0], &x, out))
 		sbx_fx__set_num(out, approx_floor(x));
 }
 
@@ -344,7 +331,7 @@ static void fn_abs(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, 
 {
 	double x;
 
-	if (arg_num(c, args[0], &x, out))
+	if (sbx_fx__arg_num(c, args[0], &x, out))
 		sbx_fx__set_num(out, fabs(x));
 }
 
@@ -352,7 +339,7 @@ static void fn_sign(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args,
 {
 	double x;
 
-	if (arg_num(c, args[0], &x, out))
+	if (sbx_fx__arg_num(c, args[0], &x, out))
 		sbx_fx__set_num(out, x > 0 ? 1 : x < 0 ? -1 : 0);
 }
 
@@ -360,7 +347,7 @@ static void fn_mod(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, 
 {
 	double x, y;
 
-	if (!arg_num(c, args[0], &x, out) || !arg_num(c, args[1], &y, out))
+	if (!sbx_fx__arg_num(c, args[0], &x, out) || !sbx_fx__arg_num(c, args[1], &y, out))
 		return;
 	if (y == 0) {
 		sbx_fx__set_err(out, FX_E_DIV0);
@@ -378,7 +365,7 @@ static void fn_power(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args
 {
 	double x, y, r;
 
-	if (!arg_num(c, args[0], &x, out) || !arg_num(c, args[1], &y, out))
+	if (!sbx_fx__arg_num(c, args[0], &x, out) || !sbx_fx__arg_num(c, args[1], &y, out))
 		return;
 	fx_err e = FX_E_NONE;
 	r = sbx_fx__pow(x, y, &e);
@@ -392,7 +379,7 @@ static void fn_sqrt(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args,
 {
 	double x;
 
-	if (!arg_num(c, args[0], &x, out))
+	if (!sbx_fx__arg_num(c, args[0], &x, out))
 		return;
 	if (x < 0)
 		sbx_fx__set_err(out, FX_E_ARG);
@@ -404,7 +391,7 @@ static void fn_exp(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, 
 {
 	double x;
 
-	if (arg_num(c, args[0], &x, out))
+	if (sbx_fx__arg_num(c, args[0], &x, out))
 		sbx_fx__set_num(out, exp(x));
 }
 
@@ -412,7 +399,7 @@ static void fn_ln(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, f
 {
 	double x;
 
-	if (!arg_num(c, args[0], &x, out))
+	if (!sbx_fx__arg_num(c, args[0], &x, out))
 		return;
 	if (x <= 0)
 		sbx_fx__set_err(out, FX_E_ARG);
@@ -694,19 +681,6 @@ static void cond_add(fx_ctx *c, uint32_t dr, uint32_t dc, void *ud)
 	}
 }
 
-static bool arg_ref(fx_ctx *c, uint32_t node, fx_rect *out, fx_val *res)
-{
-	fx_val v;
-
-	sbx_fx__eval(c, node, &v);
-	if (v.type == FX_REF) {
-		*out = v.ref;
-		return true;
-	}
-	sbx_fx__set_err(res, v.type == FX_ERR ? v.err : FX_E_VALUE);
-	return false;
-}
-
 static bool arg_crit(fx_ctx *c, uint32_t node, fx_crit *out, fx_val *res)
 {
 	fx_val v;
@@ -735,17 +709,19 @@ static void cond_fn(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val
 			return;
 		}
 		for (uint32_t i = first; i + 1 < call->nargs; i += 2, n++)
-			if (!arg_ref(c, args[i], &cs[n].r, out) ||
+			if (!sbx_fx__arg_ref(c, args[i], &cs[n].r, out, FX_E_VALUE) ||
 			    !arg_crit(c, args[i + 1], &cs[n].k, out))
 				return;
-		if (kind != 1 && !arg_ref(c, args[0], &s.sum, out))
+		if (kind != 1 && !sbx_fx__arg_ref(c, args[0], &s.sum, out, FX_E_VALUE))
 			return;
 	} else {
-		if (!arg_ref(c, args[0], &cs[0].r, out) || !arg_crit(c, args[1], &cs[0].k, out))
+		if (!sbx_fx__arg_ref(c, args[0], &cs[0].r, out, FX_E_VALUE) ||
+		    !arg_crit(c, args[1], &cs[0].k, out))
 			return;
 		n = 1;
 		s.sum = cs[0].r;
-		if (kind != 1 && call->nargs > 2 && !arg_ref(c, args[2], &s.sum, out))
+		if (kind != 1 && call->nargs > 2 &&
+		    !sbx_fx__arg_ref(c, args[2], &s.sum, out, FX_E_VALUE))
 			return;
 	}
 	if (s.has_sum) {
@@ -754,7 +730,7 @@ static void cond_fn(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val
 		s.sum.c1 = s.sum.c0 + (cs[0].r.c1 - cs[0].r.c0);
 		if (ifs && kind != 1) {
 			fx_val tmp;
-			if (!arg_ref(c, args[0], &s.sum, &tmp))
+			if (!sbx_fx__arg_ref(c, args[0], &s.sum, &tmp, FX_E_VALUE))
 				return;
 			if (s.sum.r1 - s.sum.r0 != cs[0].r.r1 - cs[0].r.r0 ||
 			    s.sum.c1 - s.sum.c0 != cs[0].r.c1 - cs[0].r.c0) {
@@ -913,8 +889,7 @@ static bool num_args(fx_ctx *c, const fx_node *call, const uint32_t *args, doubl
 {
 	for (uint32_t i = 0; i < n; i++) {
 		v[i] = 0;
-		if (i < call->nargs && c->f->nodes[args[i]].op != N_MISSING &&
-		    !arg_num(c, args[i], &v[i], out))
+		if (sbx_fx__given(c, call, args, i) && !sbx_fx__arg_num(c, args[i], &v[i], out))
 			return false;
 	}
 	return true;

@@ -27,23 +27,6 @@ static bool arg_str(fx_ctx *c, uint32_t node, const char **s, uint32_t *len, fx_
 	return false;
 }
 
-static bool arg_num(fx_ctx *c, uint32_t node, double *out, fx_val *res)
-{
-	fx_val v;
-	fx_err e = FX_E_NONE;
-
-	sbx_fx__eval_scalar(c, node, &v);
-	if (sbx_fx__to_num(c, &v, out, &e))
-		return true;
-	sbx_fx__set_err(res, e);
-	return false;
-}
-
-static bool given(fx_ctx *c, const fx_node *call, const uint32_t *args, uint32_t i)
-{
-	return i < call->nargs && c->f->nodes[args[i]].op != N_MISSING;
-}
-
 /* Byte offset of character n (0-based) in s, or len when past the end. */
 static uint32_t char_offset(const char *s, uint32_t len, double n)
 {
@@ -83,7 +66,7 @@ static void left_right(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_
 
 	if (!arg_str(c, args[0], &s, &len, out))
 		return;
-	if (given(c, call, args, 1) && !arg_num(c, args[1], &n, out))
+	if (sbx_fx__given(c, call, args, 1) && !sbx_fx__arg_num(c, args[1], &n, out))
 		return;
 	n = trunc(n);
 	if (n < 0) {
@@ -116,8 +99,8 @@ static void fn_mid(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, 
 	uint32_t len, a, b;
 	double start, n;
 
-	if (!arg_str(c, args[0], &s, &len, out) || !arg_num(c, args[1], &start, out) ||
-	    !arg_num(c, args[2], &n, out))
+	if (!arg_str(c, args[0], &s, &len, out) || !sbx_fx__arg_num(c, args[1], &start, out) ||
+	    !sbx_fx__arg_num(c, args[2], &n, out))
 		return;
 	start = trunc(start);
 	n = trunc(n);
@@ -301,7 +284,7 @@ static void fn_rept(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args,
 	double n;
 	sbx_buf b = SBX_BUF_INIT(FX_MAX_STRING);
 
-	if (!arg_str(c, args[0], &s, &len, out) || !arg_num(c, args[1], &n, out))
+	if (!arg_str(c, args[0], &s, &len, out) || !sbx_fx__arg_num(c, args[1], &n, out))
 		return;
 	if (n < 0) {
 		sbx_fx__set_err(out, FX_E_ARG);
@@ -340,7 +323,7 @@ static void fn_substitute(fx_ctx *c, const fx_node *call, const uint32_t *args, 
 	if (!arg_str(c, args[0], &s, &ls, out) || !arg_str(c, args[1], &from, &lf, out) ||
 	    !arg_str(c, args[2], &to, &lt, out))
 		return;
-	if (given(c, call, args, 3) && (!arg_num(c, args[3], &which, out)))
+	if (sbx_fx__given(c, call, args, 3) && (!sbx_fx__arg_num(c, args[3], &which, out)))
 		return;
 	if (lf == 0) {
 		sbx_fx__set_str(c, out, s, ls);
@@ -377,7 +360,7 @@ static void find_fn(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val
 
 	if (!arg_str(c, args[0], &needle, &ln, out) || !arg_str(c, args[1], &hay, &lh, out))
 		return;
-	if (given(c, call, args, 2) && !arg_num(c, args[2], &start, out))
+	if (sbx_fx__given(c, call, args, 2) && !sbx_fx__arg_num(c, args[2], &start, out))
 		return;
 	if (fold &&
 	    (memchr(needle, '*', ln) || memchr(needle, '?', ln) || memchr(needle, '~', ln))) {
@@ -600,8 +583,8 @@ static void fn_date(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args,
 {
 	double y, m, d;
 
-	if (!arg_num(c, args[0], &y, out) || !arg_num(c, args[1], &m, out) ||
-	    !arg_num(c, args[2], &d, out))
+	if (!sbx_fx__arg_num(c, args[0], &y, out) || !sbx_fx__arg_num(c, args[1], &m, out) ||
+	    !sbx_fx__arg_num(c, args[2], &d, out))
 		return;
 	y = trunc(y);
 	m = trunc(m);
@@ -629,7 +612,7 @@ static void date_part(fx_ctx *c, const uint32_t *args, fx_val *out, int part)
 	int64_t y;
 	unsigned m, d;
 
-	if (!arg_num(c, args[0], &v, out))
+	if (!sbx_fx__arg_num(c, args[0], &v, out))
 		return;
 	if (v < 0 || v > 2958465) {
 		sbx_fx__set_err(out, FX_E_ARG);
