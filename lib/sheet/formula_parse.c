@@ -626,63 +626,58 @@ static uint32_t parse_unary(parser *ps)
 	return parse_postfix(ps);
 }
 
-static uint32_t parse_pow(parser *ps)
-{
-	uint32_t a = parse_unary(ps);
+/* Binary operators by precedence, loosest first; each level is left-associative (2^3^2 is 64). */
+enum { L_CMP, L_CAT, L_ADD, L_MUL, L_POW, L_UNARY };
 
-	for (;;) {
-		if (FAILED(ps))
-			return 0;
-		skip_space(ps);
-		if (*ps->p != '^')
-			return a;
-		ps->p++;
-		a = binary_node(ps, N_POW, a, parse_unary(ps));
+/* The length of the level's operator at p (0: none there), its node in *op. */
+static int binary_op(const char *p, int level, fx_op *op)
+{
+	switch (level) {
+	case L_CMP:
+		if ((p[0] == '<' || p[0] == '>') && p[1] == '=') {
+			*op = p[0] == '<' ? N_LE : N_GE;
+			return 2;
+		}
+		if (p[0] == '<' && p[1] == '>') {
+			*op = N_NE;
+			return 2;
+		}
+		*op = p[0] == '<' ? N_LT : p[0] == '>' ? N_GT : N_EQ;
+		return p[0] == '<' || p[0] == '>' || p[0] == '=';
+	case L_CAT:
+		*op = N_CAT;
+		return p[0] == '&';
+	case L_ADD:
+		*op = p[0] == '+' ? N_ADD : N_SUB;
+		return p[0] == '+' || p[0] == '-';
+	case L_MUL:
+		*op = p[0] == '*' ? N_MUL : N_DIV;
+		return p[0] == '*' || p[0] == '/';
+	default:
+		*op = N_POW;
+		return p[0] == '^';
 	}
 }
 
-static uint32_t parse_mul(parser *ps)
+static uint32_t parse_level(parser *ps, int level)
 {
-	uint32_t a = parse_pow(ps);
+	uint32_t a;
 
+	if (level == L_UNARY)
+		return parse_unary(ps);
+	a = parse_level(ps, level + 1);
 	for (;;) {
+		fx_op op;
+		int n;
+
 		if (FAILED(ps))
 			return 0;
 		skip_space(ps);
-		if (*ps->p != '*' && *ps->p != '/')
+		n = binary_op(ps->p, level, &op);
+		if (!n)
 			return a;
-		fx_op op = *ps->p++ == '*' ? N_MUL : N_DIV;
-		a = binary_node(ps, op, a, parse_pow(ps));
-	}
-}
-
-static uint32_t parse_add(parser *ps)
-{
-	uint32_t a = parse_mul(ps);
-
-	for (;;) {
-		if (FAILED(ps))
-			return 0;
-		skip_space(ps);
-		if (*ps->p != '+' && *ps->p != '-')
-			return a;
-		fx_op op = *ps->p++ == '+' ? N_ADD : N_SUB;
-		a = binary_node(ps, op, a, parse_mul(ps));
-	}
-}
-
-static uint32_t parse_cat(parser *ps)
-{
-	uint32_t a = parse_add(ps);
-
-	for (;;) {
-		if (FAILED(ps))
-			return 0;
-		skip_space(ps);
-		if (*ps->p != '&')
-			return a;
-		ps->p++;
-		a = binary_node(ps, N_CAT, a, parse_add(ps));
+		ps->p += n;
+		a = binary_node(ps, op, a, parse_level(ps, level + 1));
 	}
 }
 
@@ -694,31 +689,9 @@ static uint32_t parse_expr(parser *ps)
 		unsupported(ps, "formula nested too deeply");
 		return 0;
 	}
-	a = parse_cat(ps);
-	for (;;) {
-		fx_op op;
-
-		if (FAILED(ps))
-			return 0;
-		skip_space(ps);
-		if (ps->p[0] == '<' && ps->p[1] == '=') {
-			op = N_LE;
-			ps->p += 2;
-		} else if (ps->p[0] == '>' && ps->p[1] == '=') {
-			op = N_GE;
-			ps->p += 2;
-		} else if (ps->p[0] == '<' && ps->p[1] == '>') {
-			op = N_NE;
-			ps->p += 2;
-		} else if (ps->p[0] == '<' || ps->p[0] == '>' || ps->p[0] == '=') {
-			op = ps->p[0] == '<' ? N_LT : ps->p[0] == '>' ? N_GT : N_EQ;
-			ps->p++;
-		} else {
-			ps->depth--;
-			return a;
-		}
-		a = binary_node(ps, op, a, parse_cat(ps));
-	}
+	a = parse_level(ps, L_CMP);
+	ps->depth--;
+	return a;
 }
 
 static int parse(parser *ps)
