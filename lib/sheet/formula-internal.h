@@ -290,6 +290,7 @@ typedef struct fx_func {
 	const char *name;
 	uint8_t min, max; /* argument counts; max 255 = any */
 	fx_fn fn;
+	uint8_t variant; /* which of the functions fn computes (ROUND, ROUNDUP, ...) */
 } fx_func;
 
 extern const fx_func sbx_fx__math_funcs[];
@@ -299,6 +300,8 @@ extern const fx_func sbx_fx__lookup_funcs[];
 /* Finds a function by name (prefixes stripped); -1 when unknown. */
 int sbx_fx__func_find(const char *name, size_t len);
 const fx_func *sbx_fx__func(int index);
+/* The variant of the function a call node calls. */
+int sbx_fx__variant(const fx_node *call);
 
 /*
  * An exact match for key in the n cells from (r0,c0) down (dr 1) or along

@@ -818,6 +818,11 @@ const fx_func *sbx_fx__func(int index)
 	return index >= 0 && index < n_flat ? flat[index] : NULL;
 }
 
+int sbx_fx__variant(const fx_node *call)
+{
+	return sbx_fx__func(call->fn)->variant;
+}
+
 bool sbx_formula_function_native(const char *name)
 {
 	return name && sbx_fx__func_find(name, strlen(name)) >= 0;

@@ -181,9 +181,9 @@ static bool lookup_key(fx_ctx *c, uint32_t node, fx_val *key, fx_val *out)
 	return true;
 }
 
-static void vh_lookup(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out,
-		      bool vertical)
+static void vh_lookup(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
 {
+	bool vertical = sbx_fx__variant(call);
 	fx_val key;
 	fx_rect t;
 	double idx, approx_d = 1;
@@ -233,16 +233,6 @@ static void vh_lookup(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_v
 		sbx_fx__cell(c, t.sheet, t.r0 + (uint32_t)idx - 1, t.c0 + (uint32_t)pos, out);
 	if (out->type == FX_EMPTY)
 		sbx_fx__set_num(out, 0);
-}
-
-static void fn_vlookup(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
-{
-	vh_lookup(c, call, args, out, true);
-}
-
-static void fn_hlookup(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
-{
-	vh_lookup(c, call, args, out, false);
 }
 
 static void fn_match(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
@@ -372,26 +362,23 @@ static void fn_choose(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_v
 	sbx_fx__eval(c, args[(uint32_t)i], out);
 }
 
-static void fn_rows_cols(fx_ctx *c, const uint32_t *args, fx_val *out, bool rows)
+static void fn_rows_cols(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
 {
+	bool rows = sbx_fx__variant(call);
 	fx_rect t;
 
 	if (sbx_fx__arg_ref(c, args[0], &t, out, FX_E_NA))
 		sbx_fx__set_num(out, rows ? t.r1 - t.r0 + 1 : t.c1 - t.c0 + 1);
 }
 
-static void fn_rows(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
-{
-	fn_rows_cols(c, args, out, true);
-}
-
-static void fn_columns(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
-{
-	fn_rows_cols(c, args, out, false);
-}
-
 const fx_func sbx_fx__lookup_funcs[] = {
-	{"VLOOKUP", 3, 4, fn_vlookup}, {"HLOOKUP", 3, 4, fn_hlookup}, {"MATCH", 2, 3, fn_match},
-	{"INDEX", 1, 4, fn_index},     {"XLOOKUP", 3, 6, fn_xlookup}, {"CHOOSE", 2, 255, fn_choose},
-	{"ROWS", 1, 1, fn_rows},       {"COLUMNS", 1, 1, fn_columns}, {NULL, 0, 0, NULL},
+	{"VLOOKUP", 3, 4, vh_lookup, 1},
+	{"HLOOKUP", 3, 4, vh_lookup, 0},
+	{"MATCH", 2, 3, fn_match, 0},
+	{"INDEX", 1, 4, fn_index, 0},
+	{"XLOOKUP", 3, 6, fn_xlookup, 0},
+	{"CHOOSE", 2, 255, fn_choose, 0},
+	{"ROWS", 1, 1, fn_rows_cols, 1},
+	{"COLUMNS", 1, 1, fn_rows_cols, 0},
+	{NULL, 0, 0, NULL, 0},
 };

@@ -285,9 +285,9 @@ static double significant_12(double x)
 	return copysign(round_to(a * pow(10, -e), 0, ROUND_HALF) * pow(10, e), x);
 }
 
-static void round_fn(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out,
-		     round_mode mode)
+static void round_fn(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
 {
+	round_mode mode = (round_mode)sbx_fx__variant(call);
 	double x, d = 0;
 
 	if (!sbx_fx__arg_num(c, args[0], &x, out))
@@ -302,21 +302,6 @@ static void round_fn(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_va
 	if (mode != ROUND_HALF && call->nargs > 1 && trunc(d) < 12 && fabs(x) < 1e12)
 		x = significant_12(x);
 	sbx_fx__set_num(out, round_to(x, d, mode));
-}
-
-static void fn_round(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
-{
-	round_fn(c, call, args, out, ROUND_HALF);
-}
-
-static void fn_roundup(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
-{
-	round_fn(c, call, args, out, ROUND_UP);
-}
-
-static void fn_rounddown(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
-{
-	round_fn(c, call, args, out, ROUND_DOWN);
 }
 
 static void fn_int(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
@@ -479,8 +464,9 @@ static bool logic_cell(fx_ctx *c UNUSED, uint32_t row UNUSED, uint32_t col UNUSE
 	return true;
 }
 
-static void logic_fn(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out, bool is_and)
+static void logic_fn(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
 {
+	bool is_and = sbx_fx__variant(call);
 	logic l = {.all = true};
 
 	for (uint32_t i = 0; i < call->nargs && !l.err; i++) {
@@ -509,16 +495,6 @@ static void logic_fn(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_va
 		sbx_fx__set_bool(out, is_and ? l.all : l.any);
 }
 
-static void fn_and(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
-{
-	logic_fn(c, call, args, out, true);
-}
-
-static void fn_or(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
-{
-	logic_fn(c, call, args, out, false);
-}
-
 static void fn_not(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
 {
 	fx_val v;
@@ -544,8 +520,9 @@ static void fn_false(fx_ctx *c UNUSED, const fx_node *call UNUSED, const uint32_
 	sbx_fx__set_bool(out, false);
 }
 
-static void is_fn(fx_ctx *c, const uint32_t *args, fx_val *out, int which)
+static void is_fn(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
 {
+	int which = sbx_fx__variant(call);
 	fx_val v;
 
 	sbx_fx__eval_scalar(c, args[0], &v);
@@ -570,31 +547,6 @@ static void is_fn(fx_ctx *c, const uint32_t *args, fx_val *out, int which)
 		sbx_fx__set_bool(out, v.type == FX_EMPTY);
 		break;
 	}
-}
-
-static void fn_iserror(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
-{
-	is_fn(c, args, out, 0);
-}
-
-static void fn_isna(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
-{
-	is_fn(c, args, out, 1);
-}
-
-static void fn_isnumber(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
-{
-	is_fn(c, args, out, 2);
-}
-
-static void fn_istext(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
-{
-	is_fn(c, args, out, 3);
-}
-
-static void fn_isblank(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
-{
-	is_fn(c, args, out, 4);
 }
 
 static void fn_na(fx_ctx *c UNUSED, const fx_node *call UNUSED, const uint32_t *args UNUSED,
@@ -694,10 +646,11 @@ static bool arg_crit(fx_ctx *c, uint32_t node, fx_crit *out, fx_val *res)
 	return true;
 }
 
-/* kind: 0 sum, 1 count, 2 average. ifs: the *IFS argument order. */
-static void cond_fn(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out, int kind,
-		    bool ifs)
+/* Variant kind | ifs << 2. kind: 0 sum, 1 count, 2 average. ifs: the *IFS argument order. */
+static void cond_fn(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
 {
+	int kind = sbx_fx__variant(call) & 3;
+	bool ifs = sbx_fx__variant(call) >> 2;
 	cond cs[MAX_CONDS];
 	cond_sum s = {.has_sum = kind != 1};
 	size_t n = 0;
@@ -761,36 +714,6 @@ static void cond_fn(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val
 		sbx_fx__set_num(out, kind == 0	 ? s.total
 				     : kind == 1 ? (double)s.n
 						 : s.total / (double)s.n);
-}
-
-static void fn_sumif(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
-{
-	cond_fn(c, call, args, out, 0, false);
-}
-
-static void fn_countif(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
-{
-	cond_fn(c, call, args, out, 1, false);
-}
-
-static void fn_averageif(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
-{
-	cond_fn(c, call, args, out, 2, false);
-}
-
-static void fn_sumifs(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
-{
-	cond_fn(c, call, args, out, 0, true);
-}
-
-static void fn_countifs(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
-{
-	cond_fn(c, call, args, out, 1, true);
-}
-
-static void fn_averageifs(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
-{
-	cond_fn(c, call, args, out, 2, true);
 }
 
 static void fn_sumproduct(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
@@ -931,8 +854,9 @@ static void fn_pv(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *
 	sbx_fx__set_num(out, -(v[3] + v[2] * (1 + r * (v[4] != 0)) * (t - 1) / r) / t);
 }
 
-static void ipmt_ppmt(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out, bool ppmt)
+static void ipmt_ppmt(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
 {
+	bool ppmt = sbx_fx__variant(call);
 	double v[6];
 
 	if (!num_args(c, call, args, v, 6, out))
@@ -945,62 +869,52 @@ static void ipmt_ppmt(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_v
 	sbx_fx__set_num(out, ppmt ? fin_pmt(v[0], v[2], v[3], v[4], v[5] != 0) - i : i);
 }
 
-static void fn_ipmt(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
-{
-	ipmt_ppmt(c, call, args, out, false);
-}
-
-static void fn_ppmt(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
-{
-	ipmt_ppmt(c, call, args, out, true);
-}
-
 const fx_func sbx_fx__math_funcs[] = {
-	{"SUM", 1, 255, fn_sum},
-	{"PRODUCT", 1, 255, fn_product},
-	{"AVERAGE", 1, 255, fn_average},
-	{"MIN", 1, 255, fn_min},
-	{"MAX", 1, 255, fn_max},
-	{"COUNT", 1, 255, fn_count},
-	{"COUNTA", 1, 255, fn_counta},
-	{"COUNTBLANK", 1, 1, fn_countblank},
-	{"SUMIF", 2, 3, fn_sumif},
-	{"SUMIFS", 3, 255, fn_sumifs},
-	{"COUNTIF", 2, 2, fn_countif},
-	{"COUNTIFS", 2, 255, fn_countifs},
-	{"AVERAGEIF", 2, 3, fn_averageif},
-	{"AVERAGEIFS", 3, 255, fn_averageifs},
-	{"SUMPRODUCT", 1, 255, fn_sumproduct},
-	{"ROUND", 1, 2, fn_round},
-	{"ROUNDUP", 1, 2, fn_roundup},
-	{"ROUNDDOWN", 1, 2, fn_rounddown},
-	{"INT", 1, 1, fn_int},
-	{"ABS", 1, 1, fn_abs},
-	{"SIGN", 1, 1, fn_sign},
-	{"MOD", 2, 2, fn_mod},
-	{"POWER", 2, 2, fn_power},
-	{"SQRT", 1, 1, fn_sqrt},
-	{"EXP", 1, 1, fn_exp},
-	{"LN", 1, 1, fn_ln},
-	{"PI", 0, 0, fn_pi},
-	{"IF", 1, 3, fn_if},
-	{"IFERROR", 2, 2, fn_iferror},
-	{"IFNA", 2, 2, fn_ifna},
-	{"AND", 1, 255, fn_and},
-	{"OR", 1, 255, fn_or},
-	{"NOT", 1, 1, fn_not},
-	{"TRUE", 0, 0, fn_true},
-	{"FALSE", 0, 0, fn_false},
-	{"ISERROR", 1, 1, fn_iserror},
-	{"ISNA", 1, 1, fn_isna},
-	{"ISNUMBER", 1, 1, fn_isnumber},
-	{"ISTEXT", 1, 1, fn_istext},
-	{"ISBLANK", 1, 1, fn_isblank},
-	{"NA", 0, 0, fn_na},
-	{"PMT", 3, 5, fn_pmt},
-	{"FV", 3, 5, fn_fv},
-	{"PV", 3, 5, fn_pv},
-	{"IPMT", 4, 6, fn_ipmt},
-	{"PPMT", 4, 6, fn_ppmt},
-	{NULL, 0, 0, NULL},
+	{"SUM", 1, 255, fn_sum, 0},
+	{"PRODUCT", 1, 255, fn_product, 0},
+	{"AVERAGE", 1, 255, fn_average, 0},
+	{"MIN", 1, 255, fn_min, 0},
+	{"MAX", 1, 255, fn_max, 0},
+	{"COUNT", 1, 255, fn_count, 0},
+	{"COUNTA", 1, 255, fn_counta, 0},
+	{"COUNTBLANK", 1, 1, fn_countblank, 0},
+	{"SUMIF", 2, 3, cond_fn, 0 | 0 << 2},
+	{"SUMIFS", 3, 255, cond_fn, 0 | 1 << 2},
+	{"COUNTIF", 2, 2, cond_fn, 1 | 0 << 2},
+	{"COUNTIFS", 2, 255, cond_fn, 1 | 1 << 2},
+	{"AVERAGEIF", 2, 3, cond_fn, 2 | 0 << 2},
+	{"AVERAGEIFS", 3, 255, cond_fn, 2 | 1 << 2},
+	{"SUMPRODUCT", 1, 255, fn_sumproduct, 0},
+	{"ROUND", 1, 2, round_fn, ROUND_HALF},
+	{"ROUNDUP", 1, 2, round_fn, ROUND_UP},
+	{"ROUNDDOWN", 1, 2, round_fn, ROUND_DOWN},
+	{"INT", 1, 1, fn_int, 0},
+	{"ABS", 1, 1, fn_abs, 0},
+	{"SIGN", 1, 1, fn_sign, 0},
+	{"MOD", 2, 2, fn_mod, 0},
+	{"POWER", 2, 2, fn_power, 0},
+	{"SQRT", 1, 1, fn_sqrt, 0},
+	{"EXP", 1, 1, fn_exp, 0},
+	{"LN", 1, 1, fn_ln, 0},
+	{"PI", 0, 0, fn_pi, 0},
+	{"IF", 1, 3, fn_if, 0},
+	{"IFERROR", 2, 2, fn_iferror, 0},
+	{"IFNA", 2, 2, fn_ifna, 0},
+	{"AND", 1, 255, logic_fn, 1},
+	{"OR", 1, 255, logic_fn, 0},
+	{"NOT", 1, 1, fn_not, 0},
+	{"TRUE", 0, 0, fn_true, 0},
+	{"FALSE", 0, 0, fn_false, 0},
+	{"ISERROR", 1, 1, is_fn, 0},
+	{"ISNA", 1, 1, is_fn, 1},
+	{"ISNUMBER", 1, 1, is_fn, 2},
+	{"ISTEXT", 1, 1, is_fn, 3},
+	{"ISBLANK", 1, 1, is_fn, 4},
+	{"NA", 0, 0, fn_na, 0},
+	{"PMT", 3, 5, fn_pmt, 0},
+	{"FV", 3, 5, fn_fv, 0},
+	{"PV", 3, 5, fn_pv, 0},
+	{"IPMT", 4, 6, ipmt_ppmt, 0},
+	{"PPMT", 4, 6, ipmt_ppmt, 1},
+	{NULL, 0, 0, NULL, 0},
 };

@@ -58,8 +58,9 @@ static void fn_len(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, 
 		sbx_fx__set_num(out, char_count(s, len));
 }
 
-static void left_right(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out, bool left)
+static void left_right(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
 {
+	bool left = sbx_fx__variant(call);
 	const char *s;
 	uint32_t len, chars, off;
 	double n = 1;
@@ -81,16 +82,6 @@ static void left_right(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_
 		off = n >= chars ? 0 : char_offset(s, len, chars - n);
 		sbx_fx__set_str(c, out, s + off, len - off);
 	}
-}
-
-static void fn_left(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
-{
-	left_right(c, call, args, out, true);
-}
-
-static void fn_right(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
-{
-	left_right(c, call, args, out, false);
 }
 
 static void fn_mid(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
@@ -139,8 +130,9 @@ static void fn_trim(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args,
 	*out = (fx_val){.type = FX_STR, .str = p, .len = n};
 }
 
-static void map_case(fx_ctx *c, const uint32_t *args, fx_val *out, int mode)
+static void map_case(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
 {
+	int mode = sbx_fx__variant(call);
 	const char *s;
 	uint32_t len;
 	char *p;
@@ -165,21 +157,6 @@ static void map_case(fx_ctx *c, const uint32_t *args, fx_val *out, int mode)
 	}
 	p[len] = '\0';
 	*out = (fx_val){.type = FX_STR, .str = p, .len = len};
-}
-
-static void fn_upper(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
-{
-	map_case(c, args, out, 1);
-}
-
-static void fn_lower(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
-{
-	map_case(c, args, out, 0);
-}
-
-static void fn_proper(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
-{
-	map_case(c, args, out, 2);
 }
 
 /* Joins the text of every argument; ranges only in CONCAT/TEXTJOIN. */
@@ -352,8 +329,9 @@ static void fn_substitute(fx_ctx *c, const fx_node *call, const uint32_t *args, 
 }
 
 /* FIND (case-sensitive) and SEARCH (case-insensitive, no wildcards: unsupported if any). */
-static void find_fn(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out, bool fold)
+static void find_fn(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
 {
+	bool fold = sbx_fx__variant(call);
 	const char *needle, *hay;
 	uint32_t ln, lh, from;
 	double start = 1;
@@ -380,16 +358,6 @@ static void find_fn(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val
 			return;
 		}
 	sbx_fx__set_err(out, FX_E_VALUE);
-}
-
-static void fn_find(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
-{
-	find_fn(c, call, args, out, false);
-}
-
-static void fn_search(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
-{
-	find_fn(c, call, args, out, true);
 }
 
 static void fn_value(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
@@ -606,8 +574,9 @@ static void fn_date(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args,
 	sbx_fx__set_num(out, (double)days);
 }
 
-static void date_part(fx_ctx *c, const uint32_t *args, fx_val *out, int part)
+static void date_part(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
 {
+	int part = sbx_fx__variant(call);
 	double v;
 	int64_t y;
 	unsigned m, d;
@@ -622,43 +591,28 @@ static void date_part(fx_ctx *c, const uint32_t *args, fx_val *out, int part)
 	sbx_fx__set_num(out, part == 0 ? (double)y : part == 1 ? m : d);
 }
 
-static void fn_year(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
-{
-	date_part(c, args, out, 0);
-}
-
-static void fn_month(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
-{
-	date_part(c, args, out, 1);
-}
-
-static void fn_day(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
-{
-	date_part(c, args, out, 2);
-}
-
 const fx_func sbx_fx__text_funcs[] = {
-	{"LEN", 1, 1, fn_len},
-	{"LEFT", 1, 2, fn_left},
-	{"RIGHT", 1, 2, fn_right},
-	{"MID", 3, 3, fn_mid},
-	{"TRIM", 1, 1, fn_trim},
-	{"UPPER", 1, 1, fn_upper},
-	{"LOWER", 1, 1, fn_lower},
-	{"PROPER", 1, 1, fn_proper},
-	{"CONCATENATE", 1, 255, fn_concatenate},
-	{"CONCAT", 1, 255, fn_concat},
-	{"TEXTJOIN", 3, 255, fn_textjoin},
-	{"REPT", 2, 2, fn_rept},
-	{"EXACT", 2, 2, fn_exact},
-	{"SUBSTITUTE", 3, 4, fn_substitute},
-	{"FIND", 2, 3, fn_find},
-	{"SEARCH", 2, 3, fn_search},
-	{"VALUE", 1, 1, fn_value},
-	{"TEXT", 2, 2, fn_text},
-	{"DATE", 3, 3, fn_date},
-	{"YEAR", 1, 1, fn_year},
-	{"MONTH", 1, 1, fn_month},
-	{"DAY", 1, 1, fn_day},
-	{NULL, 0, 0, NULL},
+	{"LEN", 1, 1, fn_len, 0},
+	{"LEFT", 1, 2, left_right, 1},
+	{"RIGHT", 1, 2, left_right, 0},
+	{"MID", 3, 3, fn_mid, 0},
+	{"TRIM", 1, 1, fn_trim, 0},
+	{"UPPER", 1, 1, map_case, 1},
+	{"LOWER", 1, 1, map_case, 0},
+	{"PROPER", 1, 1, map_case, 2},
+	{"CONCATENATE", 1, 255, fn_concatenate, 0},
+	{"CONCAT", 1, 255, fn_concat, 0},
+	{"TEXTJOIN", 3, 255, fn_textjoin, 0},
+	{"REPT", 2, 2, fn_rept, 0},
+	{"EXACT", 2, 2, fn_exact, 0},
+	{"SUBSTITUTE", 3, 4, fn_substitute, 0},
+	{"FIND", 2, 3, find_fn, 0},
+	{"SEARCH", 2, 3, find_fn, 1},
+	{"VALUE", 1, 1, fn_value, 0},
+	{"TEXT", 2, 2, fn_text, 0},
+	{"DATE", 3, 3, fn_date, 0},
+	{"YEAR", 1, 1, date_part, 0},
+	{"MONTH", 1, 1, date_part, 1},
+	{"DAY", 1, 1, date_part, 2},
+	{NULL, 0, 0, NULL, 0},
 };
