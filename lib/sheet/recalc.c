@@ -25,7 +25,6 @@ enum { ST_NEW, ST_STACK, ST_DONE };
 typedef struct fnode {
 	uint32_t sheet, row, col;
 	uint32_t formula; /* its text's pool id */
-	fx_formula f;	  /* parsed while on the walk's stack */
 	fx_val val;
 	uint8_t state;
 	bool compute; /* false: keep the cached value (missing_only) */
@@ -35,6 +34,7 @@ typedef struct fnode {
 
 typedef struct frame {
 	uint32_t node;
+	fx_formula f;  /* the node's, parsed while it is on the stack */
 	uint32_t ref;  /* next node index of the formula to look at for N_REF */
 	uint32_t row;  /* within the current reference */
 	uint32_t cell; /* index in that row */
@@ -249,8 +249,7 @@ static int collect(recalc *rc, const sbx_recalc_options *o)
 /* The next formula cell the frame's references cover, or NULL when done. */
 static fnode *next_dep(recalc *rc, frame *fr)
 {
-	const fnode *n = &rc->nodes[fr->node];
-	const fx_formula *f = &n->f;
+	const fx_formula *f = &fr->f;
 
 	while (fr->ref < f->n) {
 		const fx_node *x = &f->nodes[fr->ref];
@@ -311,7 +310,7 @@ static fnode *next_dep(recalc *rc, frame *fr)
 	return NULL;
 }
 
-static int evaluate(recalc *rc, fnode *n)
+static int evaluate(recalc *rc, fnode *n, const fx_formula *f)
 {
 	fx_ctx *c = &rc->ctx;
 	fx_val v;
@@ -323,17 +322,17 @@ static int evaluate(recalc *rc, fnode *n)
 		sbx_fx__set_err(&n->val, FX_E_CYCLE);
 		return 0;
 	}
-	if (n->f.unsupported) {
+	if (f->unsupported) {
 		n->unsupported = true;
-		snprintf(c->why, sizeof(c->why), "%s", n->f.why);
+		snprintf(c->why, sizeof(c->why), "%s", f->why);
 	} else {
 		c->sheet = n->sheet;
 		c->row = n->row;
 		c->col = n->col;
-		c->f = &n->f;
+		c->f = f;
 		c->unsupported = false;
 		sbx_fx__arena_reset(&c->arena);
-		sbx_fx__eval_scalar(c, n->f.root, &v);
+		sbx_fx__eval_scalar(c, f->root, &v);
 		if (c->over)
 			return -E2BIG;
 		if (c->oom)
@@ -375,9 +374,10 @@ static int push(recalc *rc, uint32_t idx)
 
 	n->state = ST_STACK;
 	n->stack_pos = rc->depth;
-	rc->stack[rc->depth++] = (frame){.node = idx};
+	rc->stack[rc->depth] = (frame){.node = idx};
 	return sbx_fx__shapes_parse(rc->shapes, b, n->sheet,
-				    sbx_sheet__pool_str(&b->pool, n->formula), &n->f);
+				    sbx_sheet__pool_str(&b->pool, n->formula),
+				    &rc->stack[rc->depth++].f);
 }
 
 static int walk(recalc *rc, uint32_t root)
@@ -394,10 +394,10 @@ static int walk(recalc *rc, uint32_t root)
 		if (rc->ctx.steps > rc->ctx.max_steps)
 			return -E2BIG;
 		if (!d) {
-			r = evaluate(rc, &rc->nodes[fr->node]);
+			r = evaluate(rc, &rc->nodes[fr->node], &fr->f);
 			if (r < 0)
 				return r;
-			sbx_fx__formula_free(&rc->nodes[fr->node].f);
+			sbx_fx__formula_free(&fr->f);
 			rc->depth--;
 			continue;
 		}
@@ -508,8 +508,8 @@ int sbx_book_recalc(sbx_book *b, const sbx_recalc_options *opts, sbx_recalc_stat
 	rc.st->steps = rc.ctx.steps;
 	if (r == 0)
 		r = write_back(&rc);
-	for (uint32_t i = 0; i < rc.n; i++)
-		sbx_fx__formula_free(&rc.nodes[i].f);
+	for (uint32_t i = 0; rc.stack && i < rc.depth; i++)
+		sbx_fx__formula_free(&rc.stack[i].f); /* a walk that failed */
 	sbx_fx__shapes_free(rc.shapes);
 	free(rc.nodes);
 	free(rc.table);
