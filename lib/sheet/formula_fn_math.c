@@ -126,77 +126,30 @@ static void aggregate(fx_ctx *c, const fx_node *call, const uint32_t *args, agg 
 	}
 }
 
-static void fn_sum(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
+enum { AGG_SUM, AGG_PRODUCT, AGG_AVERAGE, AGG_MIN, AGG_MAX, AGG_COUNT, AGG_COUNTA };
+
+/* SUM, PRODUCT, AVERAGE, MIN, MAX, COUNT and COUNTA: the table entry's variant says which. */
+static void agg_fn(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
 {
-	agg a = {0};
+	int kind = sbx_fx__variant(call);
+	agg a = {.count_all = kind == AGG_COUNTA};
 
-	aggregate(c, call, args, &a, agg_cell);
-	if (a.err)
+	aggregate(c, call, args, &a, kind == AGG_COUNT ? count_cell : agg_cell);
+	if (kind == AGG_COUNT || kind == AGG_COUNTA)
+		sbx_fx__set_num(out, (double)a.n); /* errors are not counted, not raised */
+	else if (a.err)
 		sbx_fx__set_err(out, a.err);
-	else
-		sbx_fx__set_num(out, a.sum + a.comp);
-}
-
-static void fn_product(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
-{
-	agg a = {0};
-
-	aggregate(c, call, args, &a, agg_cell);
-	if (a.err)
-		sbx_fx__set_err(out, a.err);
-	else
-		sbx_fx__set_num(out, a.n ? a.prod : 0);
-}
-
-static void fn_average(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
-{
-	agg a = {0};
-
-	aggregate(c, call, args, &a, agg_cell);
-	if (a.err)
-		sbx_fx__set_err(out, a.err);
-	else if (a.n == 0)
+	else if (kind == AGG_AVERAGE && a.n == 0)
 		sbx_fx__set_err(out, FX_E_DIV0);
-	else
+	else if (kind == AGG_AVERAGE)
 		sbx_fx__set_num(out, (a.sum + a.comp) / (double)a.n);
-}
-
-static void fn_min(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
-{
-	agg a = {0};
-
-	aggregate(c, call, args, &a, agg_cell);
-	if (a.err)
-		sbx_fx__set_err(out, a.err);
+	else if (kind == AGG_SUM)
+		sbx_fx__set_num(out, a.sum + a.comp);
 	else
-		sbx_fx__set_num(out, a.n ? a.min : 0);
-}
-
-static void fn_max(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
-{
-	agg a = {0};
-
-	aggregate(c, call, args, &a, agg_cell);
-	if (a.err)
-		sbx_fx__set_err(out, a.err);
-	else
-		sbx_fx__set_num(out, a.n ? a.max : 0);
-}
-
-static void fn_count(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
-{
-	agg a = {0};
-
-	aggregate(c, call, args, &a, count_cell);
-	sbx_fx__set_num(out, (double)a.n);
-}
-
-static void fn_counta(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
-{
-	agg a = {.count_all = true};
-
-	aggregate(c, call, args, &a, agg_cell);
-	sbx_fx__set_num(out, (double)a.n);
+		sbx_fx__set_num(out, !a.n		   ? 0
+				     : kind == AGG_PRODUCT ? a.prod
+				     : kind == AGG_MIN	   ? a.min
+							   : a.max);
 }
 
 static bool count_nonempty(fx_ctx *c UNUSED, uint32_t row UNUSED, uint32_t col UNUSED,
@@ -870,13 +823,13 @@ static void ipmt_ppmt(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_v
 }
 
 const fx_func sbx_fx__math_funcs[] = {
-	{"SUM", 1, 255, fn_sum, 0},
-	{"PRODUCT", 1, 255, fn_product, 0},
-	{"AVERAGE", 1, 255, fn_average, 0},
-	{"MIN", 1, 255, fn_min, 0},
-	{"MAX", 1, 255, fn_max, 0},
-	{"COUNT", 1, 255, fn_count, 0},
-	{"COUNTA", 1, 255, fn_counta, 0},
+	{"SUM", 1, 255, agg_fn, AGG_SUM},
+	{"PRODUCT", 1, 255, agg_fn, AGG_PRODUCT},
+	{"AVERAGE", 1, 255, agg_fn, AGG_AVERAGE},
+	{"MIN", 1, 255, agg_fn, AGG_MIN},
+	{"MAX", 1, 255, agg_fn, AGG_MAX},
+	{"COUNT", 1, 255, agg_fn, AGG_COUNT},
+	{"COUNTA", 1, 255, agg_fn, AGG_COUNTA},
 	{"COUNTBLANK", 1, 1, fn_countblank, 0},
 	{"SUMIF", 2, 3, cond_fn, 0 | 0 << 2},
 	{"SUMIFS", 3, 255, cond_fn, 0 | 1 << 2},
