@@ -257,28 +257,41 @@ static void round_fn(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_va
 	sbx_fx__set_num(out, round_to(x, d, mode));
 }
 
-static void fn_int(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
+enum { U_INT, U_ABS, U_SIGN, U_EXP, U_SQRT, U_LN };
+
+/* INT, ABS, SIGN, EXP, SQRT and LN of one number: the table entry's variant says which. */
+static void unary_fn(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
 {
-	double x;
+	int op = sbx_fx__variant(call);
+	double x, r;
 
-	if (sbx_fx__arg_num(c, args[0], &x, out))
-		sbx_fx__set_num(out, approx_floor(x));
-}
-
-static void fn_abs(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
-{
-	double x;
-
-	if (sbx_fx__arg_num(c, args[0], &x, out))
-		sbx_fx__set_num(out, fabs(x));
-}
-
-static void fn_sign(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
-{
-	double x;
-
-	if (sbx_fx__arg_num(c, args[0], &x, out))
-		sbx_fx__set_num(out, x > 0 ? 1 : x < 0 ? -1 : 0);
+	if (!sbx_fx__arg_num(c, args[0], &x, out))
+		return;
+	if ((op == U_SQRT && x < 0) || (op == U_LN && x <= 0)) {
+		sbx_fx__set_err(out, FX_E_ARG);
+		return;
+	}
+	switch (op) {
+	case U_INT:
+		r = approx_floor(x);
+		break;
+	case U_ABS:
+		r = fabs(x);
+		break;
+	case U_SIGN:
+		r = x > 0 ? 1 : x < 0 ? -1 : 0;
+		break;
+	case U_EXP:
+		r = exp(x);
+		break;
+	case U_SQRT:
+		r = sqrt(x);
+		break;
+	default:
+		r = log(x);
+		break;
+	}
+	sbx_fx__set_num(out, r);
 }
 
 static void fn_mod(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
@@ -311,38 +324,6 @@ static void fn_power(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args
 		sbx_fx__set_err(out, e);
 	else
 		sbx_fx__set_num(out, r);
-}
-
-static void fn_sqrt(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
-{
-	double x;
-
-	if (!sbx_fx__arg_num(c, args[0], &x, out))
-		return;
-	if (x < 0)
-		sbx_fx__set_err(out, FX_E_ARG);
-	else
-		sbx_fx__set_num(out, sqrt(x));
-}
-
-static void fn_exp(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
-{
-	double x;
-
-	if (sbx_fx__arg_num(c, args[0], &x, out))
-		sbx_fx__set_num(out, exp(x));
-}
-
-static void fn_ln(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
-{
-	double x;
-
-	if (!sbx_fx__arg_num(c, args[0], &x, out))
-		return;
-	if (x <= 0)
-		sbx_fx__set_err(out, FX_E_ARG);
-	else
-		sbx_fx__set_num(out, log(x));
 }
 
 static void fn_pi(fx_ctx *c UNUSED, const fx_node *call UNUSED, const uint32_t *args UNUSED,
@@ -841,14 +822,14 @@ const fx_func sbx_fx__math_funcs[] = {
 	{"ROUND", 1, 2, round_fn, ROUND_HALF},
 	{"ROUNDUP", 1, 2, round_fn, ROUND_UP},
 	{"ROUNDDOWN", 1, 2, round_fn, ROUND_DOWN},
-	{"INT", 1, 1, fn_int, 0},
-	{"ABS", 1, 1, fn_abs, 0},
-	{"SIGN", 1, 1, fn_sign, 0},
+	{"INT", 1, 1, unary_fn, U_INT},
+	{"ABS", 1, 1, unary_fn, U_ABS},
+	{"SIGN", 1, 1, unary_fn, U_SIGN},
 	{"MOD", 2, 2, fn_mod, 0},
 	{"POWER", 2, 2, fn_power, 0},
-	{"SQRT", 1, 1, fn_sqrt, 0},
-	{"EXP", 1, 1, fn_exp, 0},
-	{"LN", 1, 1, fn_ln, 0},
+	{"SQRT", 1, 1, unary_fn, U_SQRT},
+	{"EXP", 1, 1, unary_fn, U_EXP},
+	{"LN", 1, 1, unary_fn, U_LN},
 	{"PI", 0, 0, fn_pi, 0},
 	{"IF", 1, 3, fn_if, 0},
 	{"IFERROR", 2, 2, fn_iferror, 0},
