@@ -251,6 +251,8 @@ double sbx_fx__pow(double x, double y, fx_err *err);
 void sbx_fx__set_num(fx_val *v, double n);
 void sbx_fx__set_bool(fx_val *v, bool b);
 void sbx_fx__set_err(fx_val *v, fx_err e);
+/* Room for a len-byte string result and its NUL; NULL (v an error, c->oom) when out of memory. */
+char *sbx_fx__str_alloc(fx_ctx *c, size_t len, fx_val *v);
 /* A string copied into the arena (an error when it does not fit). */
 void sbx_fx__set_str(fx_ctx *c, fx_val *v, const char *s, size_t len);
 /* Marks the evaluation unsupported (the first reason is kept) and sets v to FX_E_UNSUP. */

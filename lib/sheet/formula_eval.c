@@ -122,6 +122,17 @@ void sbx_fx__set_err(fx_val *v, fx_err e)
 	*v = (fx_val){.type = FX_ERR, .err = e};
 }
 
+char *sbx_fx__str_alloc(fx_ctx *c, size_t len, fx_val *v)
+{
+	char *p = sbx_fx__arena_alloc(&c->arena, len + 1);
+
+	if (!p) {
+		c->oom = true;
+		sbx_fx__set_err(v, FX_E_VALUE);
+	}
+	return p;
+}
+
 void sbx_fx__set_str(fx_ctx *c, fx_val *v, const char *s, size_t len)
 {
 	char *p;
@@ -130,12 +141,9 @@ void sbx_fx__set_str(fx_ctx *c, fx_val *v, const char *s, size_t len)
 		sbx_fx__set_err(v, FX_E_VALUE);
 		return;
 	}
-	p = sbx_fx__arena_alloc(&c->arena, len + 1);
-	if (!p) {
-		c->oom = true;
-		sbx_fx__set_err(v, FX_E_VALUE);
+	p = sbx_fx__str_alloc(c, len, v);
+	if (!p)
 		return;
-	}
 	memcpy(p, s, len);
 	p[len] = '\0';
 	*v = (fx_val){.type = FX_STR, .str = p, .len = (uint32_t)len};
@@ -614,12 +622,9 @@ static void concat(fx_ctx *c, const fx_node *n, fx_val *out)
 		sbx_fx__set_err(out, FX_E_VALUE);
 		return;
 	}
-	p = sbx_fx__arena_alloc(&c->arena, (size_t)lx + ly + 1);
-	if (!p) {
-		c->oom = true;
-		sbx_fx__set_err(out, FX_E_VALUE);
+	p = sbx_fx__str_alloc(c, (size_t)lx + ly, out);
+	if (!p)
 		return;
-	}
 	memcpy(p, x, lx);
 	memcpy(p + lx, y, ly);
 	p[lx + ly] = '\0';

@@ -112,12 +112,9 @@ static void fn_trim(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args,
 
 	if (!arg_str(c, args[0], &s, &len, out))
 		return;
-	p = sbx_fx__arena_alloc(&c->arena, len + 1);
-	if (!p) {
-		c->oom = true;
-		sbx_fx__set_err(out, FX_E_VALUE);
+	p = sbx_fx__str_alloc(c, len, out);
+	if (!p)
 		return;
-	}
 	/* Leading and trailing spaces go, inner runs become one space. */
 	for (uint32_t i = 0; i < len; i++) {
 		if (s[i] == ' ' && (n == 0 || p[n - 1] == ' '))
@@ -140,12 +137,9 @@ static void map_case(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_va
 
 	if (!arg_str(c, args[0], &s, &len, out))
 		return;
-	p = sbx_fx__arena_alloc(&c->arena, len + 1);
-	if (!p) {
-		c->oom = true;
-		sbx_fx__set_err(out, FX_E_VALUE);
+	p = sbx_fx__str_alloc(c, len, out);
+	if (!p)
 		return;
-	}
 	for (uint32_t i = 0; i < len; i++) {
 		unsigned char ch = (unsigned char)s[i];
 		if (mode == 2) {
