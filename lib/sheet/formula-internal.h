@@ -84,18 +84,25 @@ typedef enum fx_op {
 	N_GE,
 } fx_op;
 
+/* A book holds one per operand and operator of every formula: kept small. */
 typedef struct fx_node {
 	fx_op op;
-	fx_err err;	 /* N_ERR */
-	int16_t fn;	 /* N_CALL: index in the function table */
-	uint16_t nargs;	 /* N_CALL */
-	uint32_t a, b;	 /* operands; N_CALL: first index in fx_formula.args */
-	double num;	 /* N_NUM, N_BOOL */
-	const char *str; /* N_STR: unescaped, in the formula's own storage */
-	uint32_t len;	 /* N_STR */
-	fx_rect ref;	 /* N_REF */
-	bool ref_bad;	 /* N_REF to a sheet the book lacks: #REF! */
+	fx_err err;	/* N_ERR */
+	int16_t fn;	/* N_CALL: index in the function table */
+	uint16_t nargs; /* N_CALL */
+	uint32_t a, b;	/* operands; N_CALL: first index in fx_formula.args */
+	bool ref_bad;	/* N_REF to a sheet the book lacks: #REF! */
+	union {
+		double num; /* N_NUM, N_BOOL */
+		struct {
+			const char *str; /* N_STR: unescaped, in the formula's own storage */
+			uint32_t len;
+		};
+		fx_rect ref; /* N_REF */
+	};
 } fx_node;
+
+#define FX_WHY_MAX 160
 
 typedef struct fx_formula {
 	fx_node *nodes;
@@ -105,8 +112,9 @@ typedef struct fx_formula {
 	uint32_t root;
 	char *strings; /* literal text, unescaped */
 	size_t strings_len, strings_cap;
-	char why[160]; /* unsupported: the reason ("unsupported function X") */
+	char *why; /* unsupported: the reason ("unsupported function X"), FX_WHY_MAX bytes */
 	bool unsupported;
+	bool borrowed; /* args and strings belong to a shape cache */
 } fx_formula;
 
 /*
@@ -116,6 +124,39 @@ typedef struct fx_formula {
  */
 int sbx_fx__parse(const sbx_book *b, uint32_t self, const char *text, fx_formula *f);
 void sbx_fx__formula_free(fx_formula *f);
+
+/* A character of a name or reference word (any byte of a UTF-8 sequence). */
+static inline bool sbx_fx__word_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_' || c == '.' || c == '$' || (c & 0x80);
+}
+/* w[0..len) is exactly a cell reference ("[$]A[$]1"); 0-based row and column. */
+bool sbx_fx__parse_cell(const char *w, size_t len, uint32_t *row, uint32_t *col);
+
+/* Where a node's tokens were in the formula text (a traced parse). */
+typedef struct fx_origin {
+	uint32_t pos[2]; /* offsets: N_REF its ends' words, N_NUM its digits; UINT32_MAX none */
+	uint32_t raw[4]; /* N_REF: row, col of each end as written (not yet ordered) */
+} fx_origin;
+
+/* sbx_fx__parse, also giving one fx_origin per node (*origins: free it). */
+int sbx_fx__parse_traced(const sbx_book *b, uint32_t self, const char *text, fx_formula *f,
+			 fx_origin **origins);
+
+/*
+ * Formulas that differ only in their cell references and small integers
+ * (=A2*2+1, =A3*2+1, ...) share one parse: formula_shape.c parses the
+ * first, then copies its nodes for the others with their own references.
+ */
+typedef struct fx_shapes fx_shapes;
+
+fx_shapes *sbx_fx__shapes_new(void);
+/* Frees the cache and what the formulas it gave point to. */
+void sbx_fx__shapes_free(fx_shapes *s);
+/* sbx_fx__parse through the cache: f may borrow from it (free f before it). */
+int sbx_fx__shapes_parse(fx_shapes *s, const sbx_book *b, uint32_t self, const char *text,
+			 fx_formula *f);
 
 /* Scratch memory for one evaluation; reset between cells. */
 typedef struct fx_arena {
@@ -131,6 +172,7 @@ void sbx_fx__arena_free(fx_arena *a);
 char *sbx_fx__arena_alloc(fx_arena *a, size_t n);
 
 typedef struct fx_ctx fx_ctx;
+typedef struct fx_indexes fx_indexes;
 
 /*
  * How the evaluator reads a formula cell's value (recalc: its computed one).
@@ -163,6 +205,7 @@ struct fx_ctx {
 		uint32_t rows, cols;
 	} * used;
 	size_t n_used;
+	fx_indexes *indexes; /* exact-match lookups (formula_index.c) */
 };
 
 /* Frees what a context holds (arena, caches). */
@@ -208,13 +251,21 @@ double sbx_fx__pow(double x, double y, fx_err *err);
 void sbx_fx__set_num(fx_val *v, double n);
 void sbx_fx__set_bool(fx_val *v, bool b);
 void sbx_fx__set_err(fx_val *v, fx_err e);
+/* Room for a len-byte string result and its NUL; NULL (v an error, c->oom) when out of memory. */
+char *sbx_fx__str_alloc(fx_ctx *c, size_t len, fx_val *v);
 /* A string copied into the arena (an error when it does not fit). */
 void sbx_fx__set_str(fx_ctx *c, fx_val *v, const char *s, size_t len);
 /* Marks the evaluation unsupported (the first reason is kept) and sets v to FX_E_UNSUP. */
 void sbx_fx__unsupported(fx_ctx *c, fx_val *v, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-/* Counts one unit of work; false once the cap is passed. */
-bool sbx_fx__step(fx_ctx *c, uint64_t n);
+/* Counts one unit of work; false once the cap is passed (inline: every node and cell counts). */
+static inline bool sbx_fx__step(fx_ctx *c, uint64_t n)
+{
+	c->steps += n;
+	if (c->steps > c->max_steps)
+		c->over = true;
+	return !c->over;
+}
 
 /* The same, case-sensitive for equal-ignoring-case text (lower case first). */
 int sbx_fx__compare_case(const fx_val *a, const fx_val *b);
@@ -228,12 +279,20 @@ int sbx_fx__compare(const fx_val *a, const fx_val *b);
 
 /* ---- functions ---- */
 
+/* Argument helpers: false with *res set to the error when the argument is not one. */
+bool sbx_fx__arg_num(fx_ctx *c, uint32_t node, double *out, fx_val *res);
+/* A reference argument; anything else gives not_ref (or its own error). */
+bool sbx_fx__arg_ref(fx_ctx *c, uint32_t node, fx_rect *out, fx_val *res, fx_err not_ref);
+/* Argument i is there and not omitted (IF(A1,,1)). */
+bool sbx_fx__given(fx_ctx *c, const fx_node *call, const uint32_t *args, uint32_t i);
+
 typedef void (*fx_fn)(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out);
 
 typedef struct fx_func {
 	const char *name;
 	uint8_t min, max; /* argument counts; max 255 = any */
 	fx_fn fn;
+	uint8_t variant; /* which of the functions fn computes (ROUND, ROUNDUP, ...) */
 } fx_func;
 
 extern const fx_func sbx_fx__math_funcs[];
@@ -243,6 +302,20 @@ extern const fx_func sbx_fx__lookup_funcs[];
 /* Finds a function by name (prefixes stripped); -1 when unknown. */
 int sbx_fx__func_find(const char *name, size_t len);
 const fx_func *sbx_fx__func(int index);
+/* The variant of the function a call node calls. */
+int sbx_fx__variant(const fx_node *call);
+
+/*
+ * An exact match for key in the n cells from (r0,c0) down (dr 1) or along
+ * (dr 0): FX_INDEX_ABSENT when no cell equals it, FX_INDEX_SCAN when the
+ * caller must scan, else the first position whose value hashes like key
+ * (the caller compares: it may be a collision).
+ */
+#define FX_INDEX_ABSENT (-1)
+#define FX_INDEX_SCAN	(-2)
+int64_t sbx_fx__index_find(fx_ctx *c, uint32_t sheet, uint32_t r0, uint32_t c0, uint32_t dr,
+			   uint64_t n, const fx_val *key);
+void sbx_fx__indexes_free(fx_indexes *x);
 
 /* Criteria of COUNTIF and friends ("<=5", "x", 3). */
 typedef struct fx_crit {

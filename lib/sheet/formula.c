@@ -226,9 +226,14 @@ int sbx_formula_from_ods(const char *ods, size_t max_len, char **out, sbx_error 
 		} else if (*p == '|' && braces > 0) {
 			r = sbx_buf_putc(&b, ';'); /* inline array row separator */
 			p++;
-		} else {
+		} else if (*p == '{' || *p == '}' || *p == '|') {
 			braces += *p == '{' ? 1 : (*p == '}' && braces > 0 ? -1 : 0);
 			r = sbx_buf_putc(&b, *p++);
+		} else {
+			/* Everything up to the next special character, as it is. */
+			size_t n = strcspn(p, "\"[;{}|");
+			r = sbx_buf_append(&b, p, n);
+			p += n;
 		}
 	}
 	return finish(&b, r, out, err);

@@ -86,6 +86,8 @@ void sbx_fx__arena_reset(fx_arena *a)
 void sbx_fx__ctx_free(fx_ctx *c)
 {
 	sbx_fx__arena_free(&c->arena);
+	sbx_fx__indexes_free(c->indexes);
+	c->indexes = NULL;
 	free(c->used);
 	c->used = NULL;
 	c->n_used = 0;
@@ -120,6 +122,17 @@ void sbx_fx__set_err(fx_val *v, fx_err e)
 	*v = (fx_val){.type = FX_ERR, .err = e};
 }
 
+char *sbx_fx__str_alloc(fx_ctx *c, size_t len, fx_val *v)
+{
+	char *p = sbx_fx__arena_alloc(&c->arena, len + 1);
+
+	if (!p) {
+		c->oom = true;
+		sbx_fx__set_err(v, FX_E_VALUE);
+	}
+	return p;
+}
+
 void sbx_fx__set_str(fx_ctx *c, fx_val *v, const char *s, size_t len)
 {
 	char *p;
@@ -128,12 +141,9 @@ void sbx_fx__set_str(fx_ctx *c, fx_val *v, const char *s, size_t len)
 		sbx_fx__set_err(v, FX_E_VALUE);
 		return;
 	}
-	p = sbx_fx__arena_alloc(&c->arena, len + 1);
-	if (!p) {
-		c->oom = true;
-		sbx_fx__set_err(v, FX_E_VALUE);
+	p = sbx_fx__str_alloc(c, len, v);
+	if (!p)
 		return;
-	}
 	memcpy(p, s, len);
 	p[len] = '\0';
 	*v = (fx_val){.type = FX_STR, .str = p, .len = (uint32_t)len};
@@ -150,14 +160,6 @@ void sbx_fx__unsupported(fx_ctx *c, fx_val *v, const char *fmt, ...)
 		va_end(ap);
 	}
 	sbx_fx__set_err(v, FX_E_UNSUP);
-}
-
-bool sbx_fx__step(fx_ctx *c, uint64_t n)
-{
-	c->steps += n;
-	if (c->steps > c->max_steps)
-		c->over = true;
-	return !c->over;
 }
 
 /* ---- cells ---- */
@@ -620,12 +622,9 @@ static void concat(fx_ctx *c, const fx_node *n, fx_val *out)
 		sbx_fx__set_err(out, FX_E_VALUE);
 		return;
 	}
-	p = sbx_fx__arena_alloc(&c->arena, (size_t)lx + ly + 1);
-	if (!p) {
-		c->oom = true;
-		sbx_fx__set_err(out, FX_E_VALUE);
+	p = sbx_fx__str_alloc(c, (size_t)lx + ly, out);
+	if (!p)
 		return;
-	}
 	memcpy(p, x, lx);
 	memcpy(p + lx, y, ly);
 	p[lx + ly] = '\0';
@@ -740,6 +739,38 @@ void sbx_fx__eval_scalar(fx_ctx *c, uint32_t i, fx_val *out)
 		*out = v;
 }
 
+/* ---- arguments ---- */
+
+bool sbx_fx__arg_num(fx_ctx *c, uint32_t node, double *out, fx_val *res)
+{
+	fx_val v;
+	fx_err e = FX_E_NONE;
+
+	sbx_fx__eval_scalar(c, node, &v);
+	if (sbx_fx__to_num(c, &v, out, &e))
+		return true;
+	sbx_fx__set_err(res, e);
+	return false;
+}
+
+bool sbx_fx__arg_ref(fx_ctx *c, uint32_t node, fx_rect *out, fx_val *res, fx_err not_ref)
+{
+	fx_val v;
+
+	sbx_fx__eval(c, node, &v);
+	if (v.type == FX_REF) {
+		*out = v.ref;
+		return true;
+	}
+	sbx_fx__set_err(res, v.type == FX_ERR ? v.err : not_ref);
+	return false;
+}
+
+bool sbx_fx__given(fx_ctx *c, const fx_node *call, const uint32_t *args, uint32_t i)
+{
+	return i < call->nargs && c->f->nodes[args[i]].op != N_MISSING;
+}
+
 /* ---- function table ---- */
 
 static const fx_func *const tables[] = {sbx_fx__math_funcs, sbx_fx__text_funcs,
@@ -790,6 +821,11 @@ const fx_func *sbx_fx__func(int index)
 {
 	pthread_once(&flat_once, flatten);
 	return index >= 0 && index < n_flat ? flat[index] : NULL;
+}
+
+int sbx_fx__variant(const fx_node *call)
+{
+	return sbx_fx__func(call->fn)->variant;
 }
 
 bool sbx_formula_function_native(const char *name)

@@ -105,36 +105,6 @@ bool sbx_fx__crit_match(const fx_crit *k, const fx_val *v)
 
 /* ---- lookup core ---- */
 
-static bool arg_ref(fx_ctx *c, uint32_t node, fx_rect *out, fx_val *res)
-{
-	fx_val v;
-
-	sbx_fx__eval(c, node, &v);
-	if (v.type == FX_REF) {
-		*out = v.ref;
-		return true;
-	}
-	sbx_fx__set_err(res, v.type == FX_ERR ? v.err : FX_E_NA);
-	return false;
-}
-
-static bool arg_num(fx_ctx *c, uint32_t node, double *out, fx_val *res)
-{
-	fx_val v;
-	fx_err e = FX_E_NONE;
-
-	sbx_fx__eval_scalar(c, node, &v);
-	if (sbx_fx__to_num(c, &v, out, &e))
-		return true;
-	sbx_fx__set_err(res, e);
-	return false;
-}
-
-static bool given(fx_ctx *c, const fx_node *call, const uint32_t *args, uint32_t i)
-{
-	return i < call->nargs && c->f->nodes[args[i]].op != N_MISSING;
-}
-
 static bool same_class(const fx_val *a, const fx_val *b)
 {
 	bool an = a->type == FX_NUM || a->type == FX_BOOL,
@@ -163,6 +133,17 @@ static int64_t find_in(fx_ctx *c, uint32_t sheet, uint32_t r0, uint32_t c0, uint
 		n = used.r1 - r0 + 1;
 	else
 		n = used.c1 - c0 + 1;
+	if (mode == 0 &&
+	    (last = sbx_fx__index_find(c, sheet, r0, c0, dr, n, key)) != FX_INDEX_SCAN) {
+		fx_val v;
+
+		if (last == FX_INDEX_ABSENT)
+			return last;
+		sbx_fx__cell(c, sheet, r0 + dr * (uint32_t)last, c0 + dc * (uint32_t)last, &v);
+		if (same_class(&v, key) && sbx_fx__compare(&v, key) == 0)
+			return last;
+		last = -1; /* a collision: scan */
+	}
 	for (uint64_t i = 0; i < n && !c->over; i++) {
 		fx_val v;
 
@@ -200,18 +181,18 @@ static bool lookup_key(fx_ctx *c, uint32_t node, fx_val *key, fx_val *out)
 	return true;
 }
 
-static void vh_lookup(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out,
-		      bool vertical)
+static void vh_lookup(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
 {
+	bool vertical = sbx_fx__variant(call);
 	fx_val key;
 	fx_rect t;
 	double idx, approx_d = 1;
 	int64_t pos;
 
-	if (!lookup_key(c, args[0], &key, out) || !arg_ref(c, args[1], &t, out) ||
-	    !arg_num(c, args[2], &idx, out))
+	if (!lookup_key(c, args[0], &key, out) || !sbx_fx__arg_ref(c, args[1], &t, out, FX_E_NA) ||
+	    !sbx_fx__arg_num(c, args[2], &idx, out))
 		return;
-	if (given(c, call, args, 3)) {
+	if (sbx_fx__given(c, call, args, 3)) {
 		fx_val v;
 		bool b;
 		fx_err e = FX_E_NONE;
@@ -254,16 +235,6 @@ static void vh_lookup(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_v
 		sbx_fx__set_num(out, 0);
 }
 
-static void fn_vlookup(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
-{
-	vh_lookup(c, call, args, out, true);
-}
-
-static void fn_hlookup(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
-{
-	vh_lookup(c, call, args, out, false);
-}
-
 static void fn_match(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
 {
 	fx_val key;
@@ -271,9 +242,9 @@ static void fn_match(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_va
 	double type = 1;
 	int64_t pos;
 
-	if (!lookup_key(c, args[0], &key, out) || !arg_ref(c, args[1], &t, out))
+	if (!lookup_key(c, args[0], &key, out) || !sbx_fx__arg_ref(c, args[1], &t, out, FX_E_NA))
 		return;
-	if (given(c, call, args, 2) && !arg_num(c, args[2], &type, out))
+	if (sbx_fx__given(c, call, args, 2) && !sbx_fx__arg_num(c, args[2], &type, out))
 		return;
 	if (t.r0 != t.r1 && t.c0 != t.c1) {
 		sbx_fx__set_err(out, FX_E_NA);
@@ -300,11 +271,11 @@ static void fn_index(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_va
 	double row = 0, col = 0;
 	uint32_t h, w;
 
-	if (!arg_ref(c, args[0], &t, out))
+	if (!sbx_fx__arg_ref(c, args[0], &t, out, FX_E_NA))
 		return;
-	if (given(c, call, args, 1) && !arg_num(c, args[1], &row, out))
+	if (sbx_fx__given(c, call, args, 1) && !sbx_fx__arg_num(c, args[1], &row, out))
 		return;
-	if (given(c, call, args, 2) && !arg_num(c, args[2], &col, out))
+	if (sbx_fx__given(c, call, args, 2) && !sbx_fx__arg_num(c, args[2], &col, out))
 		return;
 	if (call->nargs > 3) {
 		sbx_fx__unsupported(c, out, "INDEX over several areas");
@@ -338,11 +309,11 @@ static void fn_xlookup(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_
 	double mode = 0, search = 1;
 	int64_t pos;
 
-	if (!lookup_key(c, args[0], &key, out) || !arg_ref(c, args[1], &l, out) ||
-	    !arg_ref(c, args[2], &rr, out))
+	if (!lookup_key(c, args[0], &key, out) || !sbx_fx__arg_ref(c, args[1], &l, out, FX_E_NA) ||
+	    !sbx_fx__arg_ref(c, args[2], &rr, out, FX_E_NA))
 		return;
-	if ((given(c, call, args, 4) && !arg_num(c, args[4], &mode, out)) ||
-	    (given(c, call, args, 5) && !arg_num(c, args[5], &search, out)))
+	if ((sbx_fx__given(c, call, args, 4) && !sbx_fx__arg_num(c, args[4], &mode, out)) ||
+	    (sbx_fx__given(c, call, args, 5) && !sbx_fx__arg_num(c, args[5], &search, out)))
 		return;
 	if (mode != 0 || search != 1 || has_pattern(&key)) {
 		sbx_fx__unsupported(c, out, "XLOOKUP with a match or search mode");
@@ -363,7 +334,7 @@ static void fn_xlookup(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_
 	else
 		pos = find_in(c, l.sheet, l.r0, l.c0, 0, 1, (uint64_t)l.c1 - l.c0 + 1, &key, 0);
 	if (pos < 0) {
-		if (given(c, call, args, 3))
+		if (sbx_fx__given(c, call, args, 3))
 			sbx_fx__eval(c, args[3], out);
 		else
 			sbx_fx__set_err(out, FX_E_NA);
@@ -381,7 +352,7 @@ static void fn_choose(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_v
 {
 	double i;
 
-	if (!arg_num(c, args[0], &i, out))
+	if (!sbx_fx__arg_num(c, args[0], &i, out))
 		return;
 	i = trunc(i);
 	if (i < 1 || i >= call->nargs) {
@@ -391,26 +362,23 @@ static void fn_choose(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_v
 	sbx_fx__eval(c, args[(uint32_t)i], out);
 }
 
-static void fn_rows_cols(fx_ctx *c, const uint32_t *args, fx_val *out, bool rows)
+static void fn_rows_cols(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
 {
+	bool rows = sbx_fx__variant(call);
 	fx_rect t;
 
-	if (arg_ref(c, args[0], &t, out))
+	if (sbx_fx__arg_ref(c, args[0], &t, out, FX_E_NA))
 		sbx_fx__set_num(out, rows ? t.r1 - t.r0 + 1 : t.c1 - t.c0 + 1);
 }
 
-static void fn_rows(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
-{
-	fn_rows_cols(c, args, out, true);
-}
-
-static void fn_columns(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
-{
-	fn_rows_cols(c, args, out, false);
-}
-
 const fx_func sbx_fx__lookup_funcs[] = {
-	{"VLOOKUP", 3, 4, fn_vlookup}, {"HLOOKUP", 3, 4, fn_hlookup}, {"MATCH", 2, 3, fn_match},
-	{"INDEX", 1, 4, fn_index},     {"XLOOKUP", 3, 6, fn_xlookup}, {"CHOOSE", 2, 255, fn_choose},
-	{"ROWS", 1, 1, fn_rows},       {"COLUMNS", 1, 1, fn_columns}, {NULL, 0, 0, NULL},
+	{"VLOOKUP", 3, 4, vh_lookup, 1},
+	{"HLOOKUP", 3, 4, vh_lookup, 0},
+	{"MATCH", 2, 3, fn_match, 0},
+	{"INDEX", 1, 4, fn_index, 0},
+	{"XLOOKUP", 3, 6, fn_xlookup, 0},
+	{"CHOOSE", 2, 255, fn_choose, 0},
+	{"ROWS", 1, 1, fn_rows_cols, 1},
+	{"COLUMNS", 1, 1, fn_rows_cols, 0},
+	{NULL, 0, 0, NULL, 0},
 };

@@ -14,19 +14,7 @@
 
 #define UNUSED __attribute__((unused))
 
-/* ---- argument helpers (shared by the function files through these statics) ---- */
-
-static bool arg_num(fx_ctx *c, uint32_t node, double *out, fx_val *res)
-{
-	fx_val v;
-	fx_err e = FX_E_NONE;
-
-	sbx_fx__eval_scalar(c, node, &v);
-	if (sbx_fx__to_num(c, &v, out, &e))
-		return true;
-	sbx_fx__set_err(res, e);
-	return false;
-}
+/* ---- aggregates ---- */
 
 /* Every number of the arguments, as SUM sees them: in ranges only numbers count. */
 typedef struct agg {
@@ -138,77 +126,30 @@ static void aggregate(fx_ctx *c, const fx_node *call, const uint32_t *args, agg 
 	}
 }
 
-static void fn_sum(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
+enum { AGG_SUM, AGG_PRODUCT, AGG_AVERAGE, AGG_MIN, AGG_MAX, AGG_COUNT, AGG_COUNTA };
+
+/* SUM, PRODUCT, AVERAGE, MIN, MAX, COUNT and COUNTA: the table entry's variant says which. */
+static void agg_fn(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
 {
-	agg a = {0};
+	int kind = sbx_fx__variant(call);
+	agg a = {.count_all = kind == AGG_COUNTA};
 
-	aggregate(c, call, args, &a, agg_cell);
-	if (a.err)
+	aggregate(c, call, args, &a, kind == AGG_COUNT ? count_cell : agg_cell);
+	if (kind == AGG_COUNT || kind == AGG_COUNTA)
+		sbx_fx__set_num(out, (double)a.n); /* errors are not counted, not raised */
+	else if (a.err)
 		sbx_fx__set_err(out, a.err);
-	else
-		sbx_fx__set_num(out, a.sum + a.comp);
-}
-
-static void fn_product(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
-{
-	agg a = {0};
-
-	aggregate(c, call, args, &a, agg_cell);
-	if (a.err)
-		sbx_fx__set_err(out, a.err);
-	else
-		sbx_fx__set_num(out, a.n ? a.prod : 0);
-}
-
-static void fn_average(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
-{
-	agg a = {0};
-
-	aggregate(c, call, args, &a, agg_cell);
-	if (a.err)
-		sbx_fx__set_err(out, a.err);
-	else if (a.n == 0)
+	else if (kind == AGG_AVERAGE && a.n == 0)
 		sbx_fx__set_err(out, FX_E_DIV0);
-	else
+	else if (kind == AGG_AVERAGE)
 		sbx_fx__set_num(out, (a.sum + a.comp) / (double)a.n);
-}
-
-static void fn_min(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
-{
-	agg a = {0};
-
-	aggregate(c, call, args, &a, agg_cell);
-	if (a.err)
-		sbx_fx__set_err(out, a.err);
+	else if (kind == AGG_SUM)
+		sbx_fx__set_num(out, a.sum + a.comp);
 	else
-		sbx_fx__set_num(out, a.n ? a.min : 0);
-}
-
-static void fn_max(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
-{
-	agg a = {0};
-
-	aggregate(c, call, args, &a, agg_cell);
-	if (a.err)
-		sbx_fx__set_err(out, a.err);
-	else
-		sbx_fx__set_num(out, a.n ? a.max : 0);
-}
-
-static void fn_count(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
-{
-	agg a = {0};
-
-	aggregate(c, call, args, &a, count_cell);
-	sbx_fx__set_num(out, (double)a.n);
-}
-
-static void fn_counta(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
-{
-	agg a = {.count_all = true};
-
-	aggregate(c, call, args, &a, agg_cell);
-	sbx_fx__set_num(out, (double)a.n);
+		sbx_fx__set_num(out, !a.n		   ? 0
+				     : kind == AGG_PRODUCT ? a.prod
+				     : kind == AGG_MIN	   ? a.min
+							   : a.max);
 }
 
 static bool count_nonempty(fx_ctx *c UNUSED, uint32_t row UNUSED, uint32_t col UNUSED,
@@ -297,15 +238,14 @@ static double significant_12(double x)
 	return copysign(round_to(a * pow(10, -e), 0, ROUND_HALF) * pow(10, e), x);
 }
 
-static void round_fn(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out,
-		     round_mode mode)
+static void round_fn(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
 {
+	round_mode mode = (round_mode)sbx_fx__variant(call);
 	double x, d = 0;
 
-	if (!arg_num(c, args[0], &x, out))
+	if (!sbx_fx__arg_num(c, args[0], &x, out))
 		return;
-	if (call->nargs > 1 && c->f->nodes[args[1]].op != N_MISSING &&
-	    !arg_num(c, args[1], &d, out))
+	if (sbx_fx__given(c, call, args, 1) && !sbx_fx__arg_num(c, args[1], &d, out))
 		return;
 	/*
 	 * ROUNDUP and ROUNDDOWN with digits below 12 first round a value under
@@ -317,50 +257,48 @@ static void round_fn(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_va
 	sbx_fx__set_num(out, round_to(x, d, mode));
 }
 
-static void fn_round(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
+enum { U_INT, U_ABS, U_SIGN, U_EXP, U_SQRT, U_LN };
+
+/* INT, ABS, SIGN, EXP, SQRT and LN of one number: the table entry's variant says which. */
+static void unary_fn(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
 {
-	round_fn(c, call, args, out, ROUND_HALF);
-}
+	int op = sbx_fx__variant(call);
+	double x, r;
 
-static void fn_roundup(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
-{
-	round_fn(c, call, args, out, ROUND_UP);
-}
-
-static void fn_rounddown(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
-{
-	round_fn(c, call, args, out, ROUND_DOWN);
-}
-
-static void fn_int(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
-{
-	double x;
-
-	if (arg_num(c, args[0], &x, out))
-		sbx_fx__set_num(out, approx_floor(x));
-}
-
-static void fn_abs(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
-{
-	double x;
-
-	if (arg_num(c, args[0], &x, out))
-		sbx_fx__set_num(out, fabs(x));
-}
-
-static void fn_sign(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
-{
-	double x;
-
-	if (arg_num(c, args[0], &x, out))
-		sbx_fx__set_num(out, x > 0 ? 1 : x < 0 ? -1 : 0);
+	if (!sbx_fx__arg_num(c, args[0], &x, out))
+		return;
+	if ((op == U_SQRT && x < 0) || (op == U_LN && x <= 0)) {
+		sbx_fx__set_err(out, FX_E_ARG);
+		return;
+	}
+	switch (op) {
+	case U_INT:
+		r = approx_floor(x);
+		break;
+	case U_ABS:
+		r = fabs(x);
+		break;
+	case U_SIGN:
+		r = x > 0 ? 1 : x < 0 ? -1 : 0;
+		break;
+	case U_EXP:
+		r = exp(x);
+		break;
+	case U_SQRT:
+		r = sqrt(x);
+		break;
+	default:
+		r = log(x);
+		break;
+	}
+	sbx_fx__set_num(out, r);
 }
 
 static void fn_mod(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
 {
 	double x, y;
 
-	if (!arg_num(c, args[0], &x, out) || !arg_num(c, args[1], &y, out))
+	if (!sbx_fx__arg_num(c, args[0], &x, out) || !sbx_fx__arg_num(c, args[1], &y, out))
 		return;
 	if (y == 0) {
 		sbx_fx__set_err(out, FX_E_DIV0);
@@ -378,7 +316,7 @@ static void fn_power(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args
 {
 	double x, y, r;
 
-	if (!arg_num(c, args[0], &x, out) || !arg_num(c, args[1], &y, out))
+	if (!sbx_fx__arg_num(c, args[0], &x, out) || !sbx_fx__arg_num(c, args[1], &y, out))
 		return;
 	fx_err e = FX_E_NONE;
 	r = sbx_fx__pow(x, y, &e);
@@ -386,38 +324,6 @@ static void fn_power(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args
 		sbx_fx__set_err(out, e);
 	else
 		sbx_fx__set_num(out, r);
-}
-
-static void fn_sqrt(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
-{
-	double x;
-
-	if (!arg_num(c, args[0], &x, out))
-		return;
-	if (x < 0)
-		sbx_fx__set_err(out, FX_E_ARG);
-	else
-		sbx_fx__set_num(out, sqrt(x));
-}
-
-static void fn_exp(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
-{
-	double x;
-
-	if (arg_num(c, args[0], &x, out))
-		sbx_fx__set_num(out, exp(x));
-}
-
-static void fn_ln(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
-{
-	double x;
-
-	if (!arg_num(c, args[0], &x, out))
-		return;
-	if (x <= 0)
-		sbx_fx__set_err(out, FX_E_ARG);
-	else
-		sbx_fx__set_num(out, log(x));
 }
 
 static void fn_pi(fx_ctx *c UNUSED, const fx_node *call UNUSED, const uint32_t *args UNUSED,
@@ -492,8 +398,9 @@ static bool logic_cell(fx_ctx *c UNUSED, uint32_t row UNUSED, uint32_t col UNUSE
 	return true;
 }
 
-static void logic_fn(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out, bool is_and)
+static void logic_fn(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
 {
+	bool is_and = sbx_fx__variant(call);
 	logic l = {.all = true};
 
 	for (uint32_t i = 0; i < call->nargs && !l.err; i++) {
@@ -522,16 +429,6 @@ static void logic_fn(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_va
 		sbx_fx__set_bool(out, is_and ? l.all : l.any);
 }
 
-static void fn_and(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
-{
-	logic_fn(c, call, args, out, true);
-}
-
-static void fn_or(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
-{
-	logic_fn(c, call, args, out, false);
-}
-
 static void fn_not(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
 {
 	fx_val v;
@@ -557,8 +454,9 @@ static void fn_false(fx_ctx *c UNUSED, const fx_node *call UNUSED, const uint32_
 	sbx_fx__set_bool(out, false);
 }
 
-static void is_fn(fx_ctx *c, const uint32_t *args, fx_val *out, int which)
+static void is_fn(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
 {
+	int which = sbx_fx__variant(call);
 	fx_val v;
 
 	sbx_fx__eval_scalar(c, args[0], &v);
@@ -583,31 +481,6 @@ static void is_fn(fx_ctx *c, const uint32_t *args, fx_val *out, int which)
 		sbx_fx__set_bool(out, v.type == FX_EMPTY);
 		break;
 	}
-}
-
-static void fn_iserror(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
-{
-	is_fn(c, args, out, 0);
-}
-
-static void fn_isna(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
-{
-	is_fn(c, args, out, 1);
-}
-
-static void fn_isnumber(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
-{
-	is_fn(c, args, out, 2);
-}
-
-static void fn_istext(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
-{
-	is_fn(c, args, out, 3);
-}
-
-static void fn_isblank(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
-{
-	is_fn(c, args, out, 4);
 }
 
 static void fn_na(fx_ctx *c UNUSED, const fx_node *call UNUSED, const uint32_t *args UNUSED,
@@ -694,19 +567,6 @@ static void cond_add(fx_ctx *c, uint32_t dr, uint32_t dc, void *ud)
 	}
 }
 
-static bool arg_ref(fx_ctx *c, uint32_t node, fx_rect *out, fx_val *res)
-{
-	fx_val v;
-
-	sbx_fx__eval(c, node, &v);
-	if (v.type == FX_REF) {
-		*out = v.ref;
-		return true;
-	}
-	sbx_fx__set_err(res, v.type == FX_ERR ? v.err : FX_E_VALUE);
-	return false;
-}
-
 static bool arg_crit(fx_ctx *c, uint32_t node, fx_crit *out, fx_val *res)
 {
 	fx_val v;
@@ -720,10 +580,11 @@ static bool arg_crit(fx_ctx *c, uint32_t node, fx_crit *out, fx_val *res)
 	return true;
 }
 
-/* kind: 0 sum, 1 count, 2 average. ifs: the *IFS argument order. */
-static void cond_fn(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out, int kind,
-		    bool ifs)
+/* Variant kind | ifs << 2. kind: 0 sum, 1 count, 2 average. ifs: the *IFS argument order. */
+static void cond_fn(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
 {
+	int kind = sbx_fx__variant(call) & 3;
+	bool ifs = sbx_fx__variant(call) >> 2;
 	cond cs[MAX_CONDS];
 	cond_sum s = {.has_sum = kind != 1};
 	size_t n = 0;
@@ -735,17 +596,19 @@ static void cond_fn(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val
 			return;
 		}
 		for (uint32_t i = first; i + 1 < call->nargs; i += 2, n++)
-			if (!arg_ref(c, args[i], &cs[n].r, out) ||
+			if (!sbx_fx__arg_ref(c, args[i], &cs[n].r, out, FX_E_VALUE) ||
 			    !arg_crit(c, args[i + 1], &cs[n].k, out))
 				return;
-		if (kind != 1 && !arg_ref(c, args[0], &s.sum, out))
+		if (kind != 1 && !sbx_fx__arg_ref(c, args[0], &s.sum, out, FX_E_VALUE))
 			return;
 	} else {
-		if (!arg_ref(c, args[0], &cs[0].r, out) || !arg_crit(c, args[1], &cs[0].k, out))
+		if (!sbx_fx__arg_ref(c, args[0], &cs[0].r, out, FX_E_VALUE) ||
+		    !arg_crit(c, args[1], &cs[0].k, out))
 			return;
 		n = 1;
 		s.sum = cs[0].r;
-		if (kind != 1 && call->nargs > 2 && !arg_ref(c, args[2], &s.sum, out))
+		if (kind != 1 && call->nargs > 2 &&
+		    !sbx_fx__arg_ref(c, args[2], &s.sum, out, FX_E_VALUE))
 			return;
 	}
 	if (s.has_sum) {
@@ -754,7 +617,7 @@ static void cond_fn(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val
 		s.sum.c1 = s.sum.c0 + (cs[0].r.c1 - cs[0].r.c0);
 		if (ifs && kind != 1) {
 			fx_val tmp;
-			if (!arg_ref(c, args[0], &s.sum, &tmp))
+			if (!sbx_fx__arg_ref(c, args[0], &s.sum, &tmp, FX_E_VALUE))
 				return;
 			if (s.sum.r1 - s.sum.r0 != cs[0].r.r1 - cs[0].r.r0 ||
 			    s.sum.c1 - s.sum.c0 != cs[0].r.c1 - cs[0].r.c0) {
@@ -785,36 +648,6 @@ static void cond_fn(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val
 		sbx_fx__set_num(out, kind == 0	 ? s.total
 				     : kind == 1 ? (double)s.n
 						 : s.total / (double)s.n);
-}
-
-static void fn_sumif(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
-{
-	cond_fn(c, call, args, out, 0, false);
-}
-
-static void fn_countif(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
-{
-	cond_fn(c, call, args, out, 1, false);
-}
-
-static void fn_averageif(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
-{
-	cond_fn(c, call, args, out, 2, false);
-}
-
-static void fn_sumifs(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
-{
-	cond_fn(c, call, args, out, 0, true);
-}
-
-static void fn_countifs(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
-{
-	cond_fn(c, call, args, out, 1, true);
-}
-
-static void fn_averageifs(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
-{
-	cond_fn(c, call, args, out, 2, true);
 }
 
 static void fn_sumproduct(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
@@ -913,8 +746,7 @@ static bool num_args(fx_ctx *c, const fx_node *call, const uint32_t *args, doubl
 {
 	for (uint32_t i = 0; i < n; i++) {
 		v[i] = 0;
-		if (i < call->nargs && c->f->nodes[args[i]].op != N_MISSING &&
-		    !arg_num(c, args[i], &v[i], out))
+		if (sbx_fx__given(c, call, args, i) && !sbx_fx__arg_num(c, args[i], &v[i], out))
 			return false;
 	}
 	return true;
@@ -956,8 +788,9 @@ static void fn_pv(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *
 	sbx_fx__set_num(out, -(v[3] + v[2] * (1 + r * (v[4] != 0)) * (t - 1) / r) / t);
 }
 
-static void ipmt_ppmt(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out, bool ppmt)
+static void ipmt_ppmt(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
 {
+	bool ppmt = sbx_fx__variant(call);
 	double v[6];
 
 	if (!num_args(c, call, args, v, 6, out))
@@ -970,62 +803,52 @@ static void ipmt_ppmt(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_v
 	sbx_fx__set_num(out, ppmt ? fin_pmt(v[0], v[2], v[3], v[4], v[5] != 0) - i : i);
 }
 
-static void fn_ipmt(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
-{
-	ipmt_ppmt(c, call, args, out, false);
-}
-
-static void fn_ppmt(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
-{
-	ipmt_ppmt(c, call, args, out, true);
-}
-
 const fx_func sbx_fx__math_funcs[] = {
-	{"SUM", 1, 255, fn_sum},
-	{"PRODUCT", 1, 255, fn_product},
-	{"AVERAGE", 1, 255, fn_average},
-	{"MIN", 1, 255, fn_min},
-	{"MAX", 1, 255, fn_max},
-	{"COUNT", 1, 255, fn_count},
-	{"COUNTA", 1, 255, fn_counta},
-	{"COUNTBLANK", 1, 1, fn_countblank},
-	{"SUMIF", 2, 3, fn_sumif},
-	{"SUMIFS", 3, 255, fn_sumifs},
-	{"COUNTIF", 2, 2, fn_countif},
-	{"COUNTIFS", 2, 255, fn_countifs},
-	{"AVERAGEIF", 2, 3, fn_averageif},
-	{"AVERAGEIFS", 3, 255, fn_averageifs},
-	{"SUMPRODUCT", 1, 255, fn_sumproduct},
-	{"ROUND", 1, 2, fn_round},
-	{"ROUNDUP", 1, 2, fn_roundup},
-	{"ROUNDDOWN", 1, 2, fn_rounddown},
-	{"INT", 1, 1, fn_int},
-	{"ABS", 1, 1, fn_abs},
-	{"SIGN", 1, 1, fn_sign},
-	{"MOD", 2, 2, fn_mod},
-	{"POWER", 2, 2, fn_power},
-	{"SQRT", 1, 1, fn_sqrt},
-	{"EXP", 1, 1, fn_exp},
-	{"LN", 1, 1, fn_ln},
-	{"PI", 0, 0, fn_pi},
-	{"IF", 1, 3, fn_if},
-	{"IFERROR", 2, 2, fn_iferror},
-	{"IFNA", 2, 2, fn_ifna},
-	{"AND", 1, 255, fn_and},
-	{"OR", 1, 255, fn_or},
-	{"NOT", 1, 1, fn_not},
-	{"TRUE", 0, 0, fn_true},
-	{"FALSE", 0, 0, fn_false},
-	{"ISERROR", 1, 1, fn_iserror},
-	{"ISNA", 1, 1, fn_isna},
-	{"ISNUMBER", 1, 1, fn_isnumber},
-	{"ISTEXT", 1, 1, fn_istext},
-	{"ISBLANK", 1, 1, fn_isblank},
-	{"NA", 0, 0, fn_na},
-	{"PMT", 3, 5, fn_pmt},
-	{"FV", 3, 5, fn_fv},
-	{"PV", 3, 5, fn_pv},
-	{"IPMT", 4, 6, fn_ipmt},
-	{"PPMT", 4, 6, fn_ppmt},
-	{NULL, 0, 0, NULL},
+	{"SUM", 1, 255, agg_fn, AGG_SUM},
+	{"PRODUCT", 1, 255, agg_fn, AGG_PRODUCT},
+	{"AVERAGE", 1, 255, agg_fn, AGG_AVERAGE},
+	{"MIN", 1, 255, agg_fn, AGG_MIN},
+	{"MAX", 1, 255, agg_fn, AGG_MAX},
+	{"COUNT", 1, 255, agg_fn, AGG_COUNT},
+	{"COUNTA", 1, 255, agg_fn, AGG_COUNTA},
+	{"COUNTBLANK", 1, 1, fn_countblank, 0},
+	{"SUMIF", 2, 3, cond_fn, 0 | 0 << 2},
+	{"SUMIFS", 3, 255, cond_fn, 0 | 1 << 2},
+	{"COUNTIF", 2, 2, cond_fn, 1 | 0 << 2},
+	{"COUNTIFS", 2, 255, cond_fn, 1 | 1 << 2},
+	{"AVERAGEIF", 2, 3, cond_fn, 2 | 0 << 2},
+	{"AVERAGEIFS", 3, 255, cond_fn, 2 | 1 << 2},
+	{"SUMPRODUCT", 1, 255, fn_sumproduct, 0},
+	{"ROUND", 1, 2, round_fn, ROUND_HALF},
+	{"ROUNDUP", 1, 2, round_fn, ROUND_UP},
+	{"ROUNDDOWN", 1, 2, round_fn, ROUND_DOWN},
+	{"INT", 1, 1, unary_fn, U_INT},
+	{"ABS", 1, 1, unary_fn, U_ABS},
+	{"SIGN", 1, 1, unary_fn, U_SIGN},
+	{"MOD", 2, 2, fn_mod, 0},
+	{"POWER", 2, 2, fn_power, 0},
+	{"SQRT", 1, 1, unary_fn, U_SQRT},
+	{"EXP", 1, 1, unary_fn, U_EXP},
+	{"LN", 1, 1, unary_fn, U_LN},
+	{"PI", 0, 0, fn_pi, 0},
+	{"IF", 1, 3, fn_if, 0},
+	{"IFERROR", 2, 2, fn_iferror, 0},
+	{"IFNA", 2, 2, fn_ifna, 0},
+	{"AND", 1, 255, logic_fn, 1},
+	{"OR", 1, 255, logic_fn, 0},
+	{"NOT", 1, 1, fn_not, 0},
+	{"TRUE", 0, 0, fn_true, 0},
+	{"FALSE", 0, 0, fn_false, 0},
+	{"ISERROR", 1, 1, is_fn, 0},
+	{"ISNA", 1, 1, is_fn, 1},
+	{"ISNUMBER", 1, 1, is_fn, 2},
+	{"ISTEXT", 1, 1, is_fn, 3},
+	{"ISBLANK", 1, 1, is_fn, 4},
+	{"NA", 0, 0, fn_na, 0},
+	{"PMT", 3, 5, fn_pmt, 0},
+	{"FV", 3, 5, fn_fv, 0},
+	{"PV", 3, 5, fn_pv, 0},
+	{"IPMT", 4, 6, ipmt_ppmt, 0},
+	{"PPMT", 4, 6, ipmt_ppmt, 1},
+	{NULL, 0, 0, NULL, 0},
 };

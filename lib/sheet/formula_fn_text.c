@@ -27,23 +27,6 @@ static bool arg_str(fx_ctx *c, uint32_t node, const char **s, uint32_t *len, fx_
 	return false;
 }
 
-static bool arg_num(fx_ctx *c, uint32_t node, double *out, fx_val *res)
-{
-	fx_val v;
-	fx_err e = FX_E_NONE;
-
-	sbx_fx__eval_scalar(c, node, &v);
-	if (sbx_fx__to_num(c, &v, out, &e))
-		return true;
-	sbx_fx__set_err(res, e);
-	return false;
-}
-
-static bool given(fx_ctx *c, const fx_node *call, const uint32_t *args, uint32_t i)
-{
-	return i < call->nargs && c->f->nodes[args[i]].op != N_MISSING;
-}
-
 /* Byte offset of character n (0-based) in s, or len when past the end. */
 static uint32_t char_offset(const char *s, uint32_t len, double n)
 {
@@ -75,15 +58,16 @@ static void fn_len(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, 
 		sbx_fx__set_num(out, char_count(s, len));
 }
 
-static void left_right(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out, bool left)
+static void left_right(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
 {
+	bool left = sbx_fx__variant(call);
 	const char *s;
 	uint32_t len, chars, off;
 	double n = 1;
 
 	if (!arg_str(c, args[0], &s, &len, out))
 		return;
-	if (given(c, call, args, 1) && !arg_num(c, args[1], &n, out))
+	if (sbx_fx__given(c, call, args, 1) && !sbx_fx__arg_num(c, args[1], &n, out))
 		return;
 	n = trunc(n);
 	if (n < 0) {
@@ -100,24 +84,14 @@ static void left_right(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_
 	}
 }
 
-static void fn_left(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
-{
-	left_right(c, call, args, out, true);
-}
-
-static void fn_right(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
-{
-	left_right(c, call, args, out, false);
-}
-
 static void fn_mid(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
 {
 	const char *s;
 	uint32_t len, a, b;
 	double start, n;
 
-	if (!arg_str(c, args[0], &s, &len, out) || !arg_num(c, args[1], &start, out) ||
-	    !arg_num(c, args[2], &n, out))
+	if (!arg_str(c, args[0], &s, &len, out) || !sbx_fx__arg_num(c, args[1], &start, out) ||
+	    !sbx_fx__arg_num(c, args[2], &n, out))
 		return;
 	start = trunc(start);
 	n = trunc(n);
@@ -138,12 +112,9 @@ static void fn_trim(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args,
 
 	if (!arg_str(c, args[0], &s, &len, out))
 		return;
-	p = sbx_fx__arena_alloc(&c->arena, len + 1);
-	if (!p) {
-		c->oom = true;
-		sbx_fx__set_err(out, FX_E_VALUE);
+	p = sbx_fx__str_alloc(c, len, out);
+	if (!p)
 		return;
-	}
 	/* Leading and trailing spaces go, inner runs become one space. */
 	for (uint32_t i = 0; i < len; i++) {
 		if (s[i] == ' ' && (n == 0 || p[n - 1] == ' '))
@@ -156,8 +127,9 @@ static void fn_trim(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args,
 	*out = (fx_val){.type = FX_STR, .str = p, .len = n};
 }
 
-static void map_case(fx_ctx *c, const uint32_t *args, fx_val *out, int mode)
+static void map_case(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
 {
+	int mode = sbx_fx__variant(call);
 	const char *s;
 	uint32_t len;
 	char *p;
@@ -165,12 +137,9 @@ static void map_case(fx_ctx *c, const uint32_t *args, fx_val *out, int mode)
 
 	if (!arg_str(c, args[0], &s, &len, out))
 		return;
-	p = sbx_fx__arena_alloc(&c->arena, len + 1);
-	if (!p) {
-		c->oom = true;
-		sbx_fx__set_err(out, FX_E_VALUE);
+	p = sbx_fx__str_alloc(c, len, out);
+	if (!p)
 		return;
-	}
 	for (uint32_t i = 0; i < len; i++) {
 		unsigned char ch = (unsigned char)s[i];
 		if (mode == 2) {
@@ -182,21 +151,6 @@ static void map_case(fx_ctx *c, const uint32_t *args, fx_val *out, int mode)
 	}
 	p[len] = '\0';
 	*out = (fx_val){.type = FX_STR, .str = p, .len = len};
-}
-
-static void fn_upper(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
-{
-	map_case(c, args, out, 1);
-}
-
-static void fn_lower(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
-{
-	map_case(c, args, out, 0);
-}
-
-static void fn_proper(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
-{
-	map_case(c, args, out, 2);
 }
 
 /* Joins the text of every argument; ranges only in CONCAT/TEXTJOIN. */
@@ -301,7 +255,7 @@ static void fn_rept(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args,
 	double n;
 	sbx_buf b = SBX_BUF_INIT(FX_MAX_STRING);
 
-	if (!arg_str(c, args[0], &s, &len, out) || !arg_num(c, args[1], &n, out))
+	if (!arg_str(c, args[0], &s, &len, out) || !sbx_fx__arg_num(c, args[1], &n, out))
 		return;
 	if (n < 0) {
 		sbx_fx__set_err(out, FX_E_ARG);
@@ -340,7 +294,7 @@ static void fn_substitute(fx_ctx *c, const fx_node *call, const uint32_t *args, 
 	if (!arg_str(c, args[0], &s, &ls, out) || !arg_str(c, args[1], &from, &lf, out) ||
 	    !arg_str(c, args[2], &to, &lt, out))
 		return;
-	if (given(c, call, args, 3) && (!arg_num(c, args[3], &which, out)))
+	if (sbx_fx__given(c, call, args, 3) && (!sbx_fx__arg_num(c, args[3], &which, out)))
 		return;
 	if (lf == 0) {
 		sbx_fx__set_str(c, out, s, ls);
@@ -369,15 +323,16 @@ static void fn_substitute(fx_ctx *c, const fx_node *call, const uint32_t *args, 
 }
 
 /* FIND (case-sensitive) and SEARCH (case-insensitive, no wildcards: unsupported if any). */
-static void find_fn(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out, bool fold)
+static void find_fn(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
 {
+	bool fold = sbx_fx__variant(call);
 	const char *needle, *hay;
 	uint32_t ln, lh, from;
 	double start = 1;
 
 	if (!arg_str(c, args[0], &needle, &ln, out) || !arg_str(c, args[1], &hay, &lh, out))
 		return;
-	if (given(c, call, args, 2) && !arg_num(c, args[2], &start, out))
+	if (sbx_fx__given(c, call, args, 2) && !sbx_fx__arg_num(c, args[2], &start, out))
 		return;
 	if (fold &&
 	    (memchr(needle, '*', ln) || memchr(needle, '?', ln) || memchr(needle, '~', ln))) {
@@ -397,16 +352,6 @@ static void find_fn(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val
 			return;
 		}
 	sbx_fx__set_err(out, FX_E_VALUE);
-}
-
-static void fn_find(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
-{
-	find_fn(c, call, args, out, false);
-}
-
-static void fn_search(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
-{
-	find_fn(c, call, args, out, true);
 }
 
 static void fn_value(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
@@ -600,8 +545,8 @@ static void fn_date(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args,
 {
 	double y, m, d;
 
-	if (!arg_num(c, args[0], &y, out) || !arg_num(c, args[1], &m, out) ||
-	    !arg_num(c, args[2], &d, out))
+	if (!sbx_fx__arg_num(c, args[0], &y, out) || !sbx_fx__arg_num(c, args[1], &m, out) ||
+	    !sbx_fx__arg_num(c, args[2], &d, out))
 		return;
 	y = trunc(y);
 	m = trunc(m);
@@ -623,13 +568,14 @@ static void fn_date(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args,
 	sbx_fx__set_num(out, (double)days);
 }
 
-static void date_part(fx_ctx *c, const uint32_t *args, fx_val *out, int part)
+static void date_part(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
 {
+	int part = sbx_fx__variant(call);
 	double v;
 	int64_t y;
 	unsigned m, d;
 
-	if (!arg_num(c, args[0], &v, out))
+	if (!sbx_fx__arg_num(c, args[0], &v, out))
 		return;
 	if (v < 0 || v > 2958465) {
 		sbx_fx__set_err(out, FX_E_ARG);
@@ -639,43 +585,28 @@ static void date_part(fx_ctx *c, const uint32_t *args, fx_val *out, int part)
 	sbx_fx__set_num(out, part == 0 ? (double)y : part == 1 ? m : d);
 }
 
-static void fn_year(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
-{
-	date_part(c, args, out, 0);
-}
-
-static void fn_month(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
-{
-	date_part(c, args, out, 1);
-}
-
-static void fn_day(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
-{
-	date_part(c, args, out, 2);
-}
-
 const fx_func sbx_fx__text_funcs[] = {
-	{"LEN", 1, 1, fn_len},
-	{"LEFT", 1, 2, fn_left},
-	{"RIGHT", 1, 2, fn_right},
-	{"MID", 3, 3, fn_mid},
-	{"TRIM", 1, 1, fn_trim},
-	{"UPPER", 1, 1, fn_upper},
-	{"LOWER", 1, 1, fn_lower},
-	{"PROPER", 1, 1, fn_proper},
-	{"CONCATENATE", 1, 255, fn_concatenate},
-	{"CONCAT", 1, 255, fn_concat},
-	{"TEXTJOIN", 3, 255, fn_textjoin},
-	{"REPT", 2, 2, fn_rept},
-	{"EXACT", 2, 2, fn_exact},
-	{"SUBSTITUTE", 3, 4, fn_substitute},
-	{"FIND", 2, 3, fn_find},
-	{"SEARCH", 2, 3, fn_search},
-	{"VALUE", 1, 1, fn_value},
-	{"TEXT", 2, 2, fn_text},
-	{"DATE", 3, 3, fn_date},
-	{"YEAR", 1, 1, fn_year},
-	{"MONTH", 1, 1, fn_month},
-	{"DAY", 1, 1, fn_day},
-	{NULL, 0, 0, NULL},
+	{"LEN", 1, 1, fn_len, 0},
+	{"LEFT", 1, 2, left_right, 1},
+	{"RIGHT", 1, 2, left_right, 0},
+	{"MID", 3, 3, fn_mid, 0},
+	{"TRIM", 1, 1, fn_trim, 0},
+	{"UPPER", 1, 1, map_case, 1},
+	{"LOWER", 1, 1, map_case, 0},
+	{"PROPER", 1, 1, map_case, 2},
+	{"CONCATENATE", 1, 255, fn_concatenate, 0},
+	{"CONCAT", 1, 255, fn_concat, 0},
+	{"TEXTJOIN", 3, 255, fn_textjoin, 0},
+	{"REPT", 2, 2, fn_rept, 0},
+	{"EXACT", 2, 2, fn_exact, 0},
+	{"SUBSTITUTE", 3, 4, fn_substitute, 0},
+	{"FIND", 2, 3, find_fn, 0},
+	{"SEARCH", 2, 3, find_fn, 1},
+	{"VALUE", 1, 1, fn_value, 0},
+	{"TEXT", 2, 2, fn_text, 0},
+	{"DATE", 3, 3, fn_date, 0},
+	{"YEAR", 1, 1, date_part, 0},
+	{"MONTH", 1, 1, date_part, 1},
+	{"DAY", 1, 1, date_part, 2},
+	{NULL, 0, 0, NULL, 0},
 };

@@ -20,8 +20,10 @@
 typedef struct parser {
 	const sbx_book *book;
 	uint32_t self;
-	const char *p;
+	const char *text, *p;
 	fx_formula *f;
+	fx_origin *origins; /* traced: one per node */
+	bool traced;
 	int depth;
 	bool oom;
 } parser;
@@ -35,9 +37,24 @@ static void unsupported(parser *ps, const char *fmt, ...)
 	if (ps->f->unsupported)
 		return;
 	ps->f->unsupported = true;
+	ps->f->why = malloc(FX_WHY_MAX);
+	if (!ps->f->why) {
+		ps->oom = true;
+		return;
+	}
 	va_start(ap, fmt);
-	vsnprintf(ps->f->why, sizeof(ps->f->why), fmt, ap);
+	vsnprintf(ps->f->why, FX_WHY_MAX, fmt, ap);
 	va_end(ap);
+}
+
+static bool grow_origins(parser *ps, uint32_t cap)
+{
+	fx_origin *o = realloc(ps->origins, cap * sizeof(*o));
+
+	if (!o)
+		return false;
+	ps->origins = o;
+	return true;
 }
 
 static uint32_t node_new(parser *ps, fx_op op)
@@ -47,15 +64,33 @@ static uint32_t node_new(parser *ps, fx_op op)
 	if (f->n == f->cap) {
 		uint32_t cap = f->cap ? f->cap * 2 : 8;
 		fx_node *n = realloc(f->nodes, cap * sizeof(*n));
-		if (!n) {
+		if (n)
+			f->nodes = n;
+		if (!n || (ps->traced && !grow_origins(ps, cap))) {
 			ps->oom = true;
 			return 0;
 		}
-		f->nodes = n;
 		f->cap = cap;
 	}
 	f->nodes[f->n] = (fx_node){.op = op, .fn = -1};
+	if (ps->traced)
+		ps->origins[f->n] = (fx_origin){.pos = {UINT32_MAX, UINT32_MAX}};
 	return f->n++;
+}
+
+/* Records where node i's tokens were (traced parses only). */
+static void origin_set(parser *ps, uint32_t i, const char *p0, const char *p1,
+		       const uint32_t raw[4])
+{
+	fx_origin *o;
+
+	if (!ps->traced || ps->oom)
+		return;
+	o = &ps->origins[i];
+	o->pos[0] = (uint32_t)(p0 - ps->text);
+	o->pos[1] = p1 ? (uint32_t)(p1 - ps->text) : UINT32_MAX;
+	if (raw)
+		memcpy(o->raw, raw, sizeof(o->raw));
 }
 
 static void skip_space(parser *ps)
@@ -64,37 +99,34 @@ static void skip_space(parser *ps)
 		ps->p++;
 }
 
-static bool word_char(char c)
+/* "[$]A[$]1" exactly (at most 4 letters and 9 digits read). */
+bool sbx_fx__parse_cell(const char *w, size_t len, uint32_t *row, uint32_t *col)
 {
-	return isalnum((unsigned char)c) || c == '_' || c == '.' || c == '$' || (c & 0x80);
-}
+	const char *p = w, *end = w + len, *letters, *digits;
+	uint32_t c = 0, r = 0;
 
-/* "[$]A[$]1" exactly. */
-static bool parse_cell(const char *w, size_t len, uint32_t *row, uint32_t *col)
-{
-	size_t i = 0;
-	uint64_t c = 0, r = 0;
-	int nl = 0, nd = 0;
-
-	if (i < len && w[i] == '$')
-		i++;
-	while (i < len && isalpha((unsigned char)w[i]) && nl < 4) {
-		c = c * 26 + (uint64_t)(toupper((unsigned char)w[i]) - 'A' + 1);
-		i++;
-		nl++;
+	if (p < end && *p == '$')
+		p++;
+	for (letters = p; p < end && p - letters < 4; p++) {
+		unsigned u = (unsigned)((unsigned char)(*p | 0x20) - 'a');
+		if (u >= 26)
+			break;
+		c = c * 26 + u + 1;
 	}
-	if (i < len && w[i] == '$')
-		i++;
-	while (i < len && isdigit((unsigned char)w[i]) && nd < 9) {
-		r = r * 10 + (uint64_t)(w[i] - '0');
-		i++;
-		nd++;
-	}
-	if (i != len || nl == 0 || nd == 0 || c > SBX_SHEET_MAX_COLS || r == 0 ||
-	    r > SBX_SHEET_MAX_ROWS)
+	if (p == letters)
 		return false;
-	*row = (uint32_t)r - 1;
-	*col = (uint32_t)c - 1;
+	if (p < end && *p == '$')
+		p++;
+	for (digits = p; p < end && p - digits < 9; p++) {
+		unsigned d = (unsigned)((unsigned char)*p - '0');
+		if (d > 9)
+			break;
+		r = r * 10 + d;
+	}
+	if (p != end || p == digits || c > SBX_SHEET_MAX_COLS || r == 0 || r > SBX_SHEET_MAX_ROWS)
+		return false;
+	*row = r - 1;
+	*col = c - 1;
 	return true;
 }
 
@@ -165,7 +197,7 @@ static int sheet_prefix(parser *ps, char *buf, size_t cap)
 		ps->p = q + 2;
 		return 1;
 	}
-	while (word_char(*q) && *q != '$')
+	while (sbx_fx__word_char(*q) && *q != '$')
 		q++;
 	if (q == ps->p || *q != '!' || (size_t)(q - ps->p) >= cap)
 		return 0;
@@ -181,7 +213,7 @@ enum { END_CELL, END_COL, END_ROW };
 /* One end of a reference: a word that is a cell, a column or a row. */
 static bool ref_end(const char *w, size_t len, int *kind, uint32_t *row, uint32_t *col)
 {
-	if (parse_cell(w, len, row, col)) {
+	if (sbx_fx__parse_cell(w, len, row, col)) {
 		*kind = END_CELL;
 		return true;
 	}
@@ -200,7 +232,7 @@ static size_t word_len(const char *p)
 {
 	size_t n = 0;
 
-	while (word_char(p[n]))
+	while (sbx_fx__word_char(p[n]))
 		n++;
 	return n;
 }
@@ -223,10 +255,12 @@ static uint32_t try_ref(parser *ps)
 	char sheet[SBX_SHEET_NAME_MAX + 1], sheet2[SBX_SHEET_NAME_MAX + 1];
 	bool has_sheet, bad = false;
 	uint32_t r0 = 0, c0 = 0, r1 = 0, c1 = 0, idx = ps->self, i;
+	const char *w0, *w1 = NULL;
 	int k0, k1;
 	size_t len;
 
 	has_sheet = sheet_prefix(ps, sheet, sizeof(sheet)) == 1;
+	w0 = ps->p;
 	len = word_len(ps->p);
 	if (len == 0 || ps->p[len] == '(' || !ref_end(ps->p, len, &k0, &r0, &c0))
 		goto not_ref;
@@ -239,6 +273,7 @@ static uint32_t try_ref(parser *ps)
 		has2 = sheet_prefix(ps, sheet2, sizeof(sheet2)) == 1;
 		len = word_len(ps->p);
 		if (len && ps->p[len] != '(' && ref_end(ps->p, len, &k1, &r1, &c1) && k1 == k0) {
+			w1 = ps->p;
 			ps->p += len;
 			if (has2 && (!has_sheet || strcasecmp(sheet, sheet2) != 0))
 				unsupported(ps, "unsupported 3-D reference");
@@ -267,6 +302,7 @@ static uint32_t try_ref(parser *ps)
 	i = node_new(ps, N_REF);
 	if (ps->oom)
 		return 0;
+	origin_set(ps, i, w0, w1, (const uint32_t[4]){r0, c0, r1, c1});
 	ps->f->nodes[i].ref = (fx_rect){idx, r0 < r1 ? r0 : r1, c0 < c1 ? c0 : c1,
 					r0 < r1 ? r1 : r0, c0 < c1 ? c1 : c0};
 	ps->f->nodes[i].ref_bad = bad;
@@ -492,8 +528,9 @@ static uint32_t parse_primary(parser *ps)
 			unsupported(ps, "cannot parse the formula (number)");
 			return 0;
 		}
-		ps->p = end;
 		i = node_new(ps, N_NUM);
+		origin_set(ps, i, ps->p, NULL, NULL);
+		ps->p = end;
 		if (!ps->oom)
 			ps->f->nodes[i].num = v;
 		ps->depth--;
@@ -589,63 +626,58 @@ static uint32_t parse_unary(parser *ps)
 	return parse_postfix(ps);
 }
 
-static uint32_t parse_pow(parser *ps)
-{
-	uint32_t a = parse_unary(ps);
+/* Binary operators by precedence, loosest first; each level is left-associative (2^3^2 is 64). */
+enum { L_CMP, L_CAT, L_ADD, L_MUL, L_POW, L_UNARY };
 
-	for (;;) {
-		if (FAILED(ps))
-			return 0;
-		skip_space(ps);
-		if (*ps->p != '^')
-			return a;
-		ps->p++;
-		a = binary_node(ps, N_POW, a, parse_unary(ps));
+/* The length of the level's operator at p (0: none there), its node in *op. */
+static int binary_op(const char *p, int level, fx_op *op)
+{
+	switch (level) {
+	case L_CMP:
+		if ((p[0] == '<' || p[0] == '>') && p[1] == '=') {
+			*op = p[0] == '<' ? N_LE : N_GE;
+			return 2;
+		}
+		if (p[0] == '<' && p[1] == '>') {
+			*op = N_NE;
+			return 2;
+		}
+		*op = p[0] == '<' ? N_LT : p[0] == '>' ? N_GT : N_EQ;
+		return p[0] == '<' || p[0] == '>' || p[0] == '=';
+	case L_CAT:
+		*op = N_CAT;
+		return p[0] == '&';
+	case L_ADD:
+		*op = p[0] == '+' ? N_ADD : N_SUB;
+		return p[0] == '+' || p[0] == '-';
+	case L_MUL:
+		*op = p[0] == '*' ? N_MUL : N_DIV;
+		return p[0] == '*' || p[0] == '/';
+	default:
+		*op = N_POW;
+		return p[0] == '^';
 	}
 }
 
-static uint32_t parse_mul(parser *ps)
+static uint32_t parse_level(parser *ps, int level)
 {
-	uint32_t a = parse_pow(ps);
+	uint32_t a;
 
+	if (level == L_UNARY)
+		return parse_unary(ps);
+	a = parse_level(ps, level + 1);
 	for (;;) {
+		fx_op op;
+		int n;
+
 		if (FAILED(ps))
 			return 0;
 		skip_space(ps);
-		if (*ps->p != '*' && *ps->p != '/')
+		n = binary_op(ps->p, level, &op);
+		if (!n)
 			return a;
-		fx_op op = *ps->p++ == '*' ? N_MUL : N_DIV;
-		a = binary_node(ps, op, a, parse_pow(ps));
-	}
-}
-
-static uint32_t parse_add(parser *ps)
-{
-	uint32_t a = parse_mul(ps);
-
-	for (;;) {
-		if (FAILED(ps))
-			return 0;
-		skip_space(ps);
-		if (*ps->p != '+' && *ps->p != '-')
-			return a;
-		fx_op op = *ps->p++ == '+' ? N_ADD : N_SUB;
-		a = binary_node(ps, op, a, parse_mul(ps));
-	}
-}
-
-static uint32_t parse_cat(parser *ps)
-{
-	uint32_t a = parse_add(ps);
-
-	for (;;) {
-		if (FAILED(ps))
-			return 0;
-		skip_space(ps);
-		if (*ps->p != '&')
-			return a;
-		ps->p++;
-		a = binary_node(ps, N_CAT, a, parse_add(ps));
+		ps->p += n;
+		a = binary_node(ps, op, a, parse_level(ps, level + 1));
 	}
 }
 
@@ -657,52 +689,32 @@ static uint32_t parse_expr(parser *ps)
 		unsupported(ps, "formula nested too deeply");
 		return 0;
 	}
-	a = parse_cat(ps);
-	for (;;) {
-		fx_op op;
-
-		if (FAILED(ps))
-			return 0;
-		skip_space(ps);
-		if (ps->p[0] == '<' && ps->p[1] == '=') {
-			op = N_LE;
-			ps->p += 2;
-		} else if (ps->p[0] == '>' && ps->p[1] == '=') {
-			op = N_GE;
-			ps->p += 2;
-		} else if (ps->p[0] == '<' && ps->p[1] == '>') {
-			op = N_NE;
-			ps->p += 2;
-		} else if (ps->p[0] == '<' || ps->p[0] == '>' || ps->p[0] == '=') {
-			op = ps->p[0] == '<' ? N_LT : ps->p[0] == '>' ? N_GT : N_EQ;
-			ps->p++;
-		} else {
-			ps->depth--;
-			return a;
-		}
-		a = binary_node(ps, op, a, parse_cat(ps));
-	}
+	a = parse_level(ps, L_CMP);
+	ps->depth--;
+	return a;
 }
 
-int sbx_fx__parse(const sbx_book *b, uint32_t self, const char *text, fx_formula *f)
+static int parse(parser *ps)
 {
-	parser ps = {.book = b, .self = self, .p = text, .f = f};
+	fx_formula *f = ps->f;
 
 	*f = (fx_formula){0};
-	skip_space(&ps);
-	if (*ps.p == '=')
-		ps.p++;
-	skip_space(&ps);
-	if (!*ps.p) {
-		unsupported(&ps, "empty formula");
-		return 0;
+	skip_space(ps);
+	if (*ps->p == '=')
+		ps->p++;
+	skip_space(ps);
+	if (!*ps->p) {
+		unsupported(ps, "empty formula");
+		return ps->oom ? -ENOMEM : 0;
 	}
-	f->root = parse_expr(&ps);
-	if (ps.oom)
+	f->root = parse_expr(ps);
+	if (ps->oom)
 		return -ENOMEM;
-	skip_space(&ps);
-	if (!f->unsupported && *ps.p)
-		unsupported(&ps, "cannot parse the formula near '%.16s'", ps.p);
+	skip_space(ps);
+	if (!f->unsupported && *ps->p)
+		unsupported(ps, "cannot parse the formula near '%.16s'", ps->p);
+	if (ps->oom)
+		return -ENOMEM;
 	for (uint32_t i = 0; i < f->n; i++)
 		if (f->nodes[i].op == N_STR)
 			f->nodes[i].str = f->strings + (uintptr_t)f->nodes[i].str;
@@ -717,10 +729,36 @@ int sbx_fx__parse(const sbx_book *b, uint32_t self, const char *text, fx_formula
 	return 0;
 }
 
+int sbx_fx__parse(const sbx_book *b, uint32_t self, const char *text, fx_formula *f)
+{
+	parser ps = {.book = b, .self = self, .text = text, .p = text, .f = f};
+
+	return parse(&ps);
+}
+
+int sbx_fx__parse_traced(const sbx_book *b, uint32_t self, const char *text, fx_formula *f,
+			 fx_origin **origins)
+{
+	parser ps = {.book = b, .self = self, .text = text, .p = text, .f = f, .traced = true};
+	int r = parse(&ps);
+
+	if (r < 0) {
+		free(ps.origins);
+		ps.origins = NULL;
+	}
+	*origins = ps.origins;
+	return r;
+}
+
 void sbx_fx__formula_free(fx_formula *f)
 {
 	free(f->nodes);
+	if (f->borrowed) {
+		*f = (fx_formula){0};
+		return;
+	}
 	free(f->args);
 	free(f->strings);
+	free(f->why);
 	*f = (fx_formula){0};
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Whole-book recalculation: every formula cell is parsed once, ordered by a
+ * Whole-book recalculation: every formula cell is parsed when the walk
+ * reaches it (formulas of one shape share a parse), ordered by a
  * depth-first walk over the cells its references cover (an explicit stack,
  * so a 100,000-long chain of =A1+1 does not recurse), and evaluated after
  * its precedents. A reference back into the walk's stack is a cycle: every
@@ -23,7 +24,7 @@ enum { ST_NEW, ST_STACK, ST_DONE };
 
 typedef struct fnode {
 	uint32_t sheet, row, col;
-	fx_formula f;
+	uint32_t formula; /* its text's pool id */
 	fx_val val;
 	uint8_t state;
 	bool compute; /* false: keep the cached value (missing_only) */
@@ -33,6 +34,7 @@ typedef struct fnode {
 
 typedef struct frame {
 	uint32_t node;
+	fx_formula f;  /* the node's, parsed while it is on the stack */
 	uint32_t ref;  /* next node index of the formula to look at for N_REF */
 	uint32_t row;  /* within the current reference */
 	uint32_t cell; /* index in that row */
@@ -54,6 +56,7 @@ typedef struct recalc {
 	uint32_t depth;
 	fx_rect *clean; /* open addressing; sheet == UINT32_MAX is free */
 	uint32_t clean_n, clean_mask;
+	fx_shapes *shapes; /* the parses formulas share */
 	fx_ctx ctx;
 	sbx_recalc_stats *st;
 } recalc;
@@ -216,7 +219,8 @@ static int collect(recalc *rc, const sbx_recalc_options *o)
 		cap *= 2;
 	rc->table = calloc(cap, sizeof(*rc->table));
 	rc->stack = calloc(count ? count : 1, sizeof(*rc->stack));
-	if (!rc->nodes || !rc->table || !rc->stack)
+	rc->shapes = sbx_fx__shapes_new();
+	if (!rc->nodes || !rc->table || !rc->stack || !rc->shapes)
 		return -ENOMEM;
 	rc->mask = cap - 1;
 	for (size_t i = 0; i < b->nsheets; i++) {
@@ -232,13 +236,9 @@ static int collect(recalc *rc, const sbx_recalc_options *o)
 				*n = (fnode){.sheet = (uint32_t)i, .row = r, .col = sc->col};
 				n->has_cache = sc->kind != SBX_CELL_EMPTY;
 				n->compute = !o->missing_only || !n->has_cache;
+				n->formula = sc->formula;
 				rc->st->formulas++;
 				rc->st->missing += !n->has_cache;
-				if (n->compute &&
-				    sbx_fx__parse(b, (uint32_t)i,
-						  sbx_sheet__pool_str(&b->pool, sc->formula),
-						  &n->f) < 0)
-					return -ENOMEM;
 				insert(rc, rc->n);
 				rc->n++;
 			}
@@ -249,8 +249,7 @@ static int collect(recalc *rc, const sbx_recalc_options *o)
 /* The next formula cell the frame's references cover, or NULL when done. */
 static fnode *next_dep(recalc *rc, frame *fr)
 {
-	const fnode *n = &rc->nodes[fr->node];
-	const fx_formula *f = &n->f;
+	const fx_formula *f = &fr->f;
 
 	while (fr->ref < f->n) {
 		const fx_node *x = &f->nodes[fr->ref];
@@ -311,7 +310,7 @@ static fnode *next_dep(recalc *rc, frame *fr)
 	return NULL;
 }
 
-static int evaluate(recalc *rc, fnode *n)
+static int evaluate(recalc *rc, fnode *n, const fx_formula *f)
 {
 	fx_ctx *c = &rc->ctx;
 	fx_val v;
@@ -323,17 +322,17 @@ static int evaluate(recalc *rc, fnode *n)
 		sbx_fx__set_err(&n->val, FX_E_CYCLE);
 		return 0;
 	}
-	if (n->f.unsupported) {
+	if (f->unsupported) {
 		n->unsupported = true;
-		snprintf(c->why, sizeof(c->why), "%s", n->f.why);
+		snprintf(c->why, sizeof(c->why), "%s", f->why);
 	} else {
 		c->sheet = n->sheet;
 		c->row = n->row;
 		c->col = n->col;
-		c->f = &n->f;
+		c->f = f;
 		c->unsupported = false;
 		sbx_fx__arena_reset(&c->arena);
-		sbx_fx__eval_scalar(c, n->f.root, &v);
+		sbx_fx__eval_scalar(c, f->root, &v);
 		if (c->over)
 			return -E2BIG;
 		if (c->oom)
@@ -364,23 +363,41 @@ static int evaluate(recalc *rc, fnode *n)
 }
 
 /* Orders and evaluates everything reachable from root. */
+/*
+ * Puts node idx on the walk's stack, parsed. A formula is parsed only while
+ * on the stack (freed once evaluated): the few alive stay in the cache.
+ */
+static int push(recalc *rc, uint32_t idx)
+{
+	fnode *n = &rc->nodes[idx];
+	const sbx_book *b = rc->book;
+
+	n->state = ST_STACK;
+	n->stack_pos = rc->depth;
+	rc->stack[rc->depth] = (frame){.node = idx};
+	return sbx_fx__shapes_parse(rc->shapes, b, n->sheet,
+				    sbx_sheet__pool_str(&b->pool, n->formula),
+				    &rc->stack[rc->depth++].f);
+}
+
 static int walk(recalc *rc, uint32_t root)
 {
+	int r;
+
 	rc->depth = 0;
-	rc->nodes[root].state = ST_STACK;
-	rc->nodes[root].stack_pos = 0;
-	rc->stack[rc->depth++] = (frame){.node = root};
+	if ((r = push(rc, root)) < 0)
+		return r;
 	while (rc->depth) {
 		frame *fr = &rc->stack[rc->depth - 1];
 		fnode *d = next_dep(rc, fr);
-		int r;
 
 		if (rc->ctx.steps > rc->ctx.max_steps)
 			return -E2BIG;
 		if (!d) {
-			r = evaluate(rc, &rc->nodes[fr->node]);
+			r = evaluate(rc, &rc->nodes[fr->node], &fr->f);
 			if (r < 0)
 				return r;
+			sbx_fx__formula_free(&fr->f);
 			rc->depth--;
 			continue;
 		}
@@ -390,9 +407,8 @@ static int walk(recalc *rc, uint32_t root)
 				rc->nodes[rc->stack[i].node].cyclic = true;
 			continue;
 		}
-		d->state = ST_STACK;
-		d->stack_pos = rc->depth;
-		rc->stack[rc->depth++] = (frame){.node = (uint32_t)(d - rc->nodes)};
+		if ((r = push(rc, (uint32_t)(d - rc->nodes))) < 0)
+			return r;
 	}
 	return 0;
 }
@@ -492,8 +508,9 @@ int sbx_book_recalc(sbx_book *b, const sbx_recalc_options *opts, sbx_recalc_stat
 	rc.st->steps = rc.ctx.steps;
 	if (r == 0)
 		r = write_back(&rc);
-	for (uint32_t i = 0; i < rc.n; i++)
-		sbx_fx__formula_free(&rc.nodes[i].f);
+	for (uint32_t i = 0; rc.stack && i < rc.depth; i++)
+		sbx_fx__formula_free(&rc.stack[i].f); /* a walk that failed */
+	sbx_fx__shapes_free(rc.shapes);
 	free(rc.nodes);
 	free(rc.table);
 	free(rc.stack);

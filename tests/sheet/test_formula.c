@@ -284,6 +284,67 @@ START_TEST(recalc_orders_and_finds_cycles)
 }
 END_TEST
 
+/* A recalculated cell agrees with evaluating its formula alone (a parse of its own). */
+static void same_as_alone(uint32_t r, uint32_t col, const char *f)
+{
+	sbx_error err = SBX_ERROR_INIT;
+	sbx_formula_value v;
+	sbx_cell c;
+
+	get(r, col, &c);
+	ck_assert_msg(sbx_formula_eval(sheet, r, col, f, &v, &err) == 0, "%s: %s", f, err.msg);
+	ck_assert_msg(v.kind == c.kind, "%s: kind %d alone, %d in recalc", f, v.kind, c.kind);
+	if (v.text)
+		ck_assert_msg(strcmp(v.text, c.text) == 0, "%s: %s / %s", f, v.text, c.text);
+	else
+		ck_assert_msg(v.number == c.number, "%s: %g / %g", f, v.number, c.number);
+	sbx_formula_value_clear(&v);
+}
+
+START_TEST(recalc_shared_parses_and_lookups)
+{
+	/* Texts of one shape (references and small integers apart), and near misses. */
+	static const char *const forms[] = {
+		"=A1*2+1",
+		"=A5*2+7",
+		"=SUM($A$5:A1)",
+		"=SUM($A$5:A5)",
+		"=SUM(A1:A3)",
+		"=SUM(A4:A2)",
+		"=ROWS(1:3)",
+		"=ROWS(2:3)",
+		"=MOD(7,3)",
+		"=MOD(8,5)",
+		"='My Data'!A1+A2",
+		"='My Data'!A1+A3",
+		"=\"A1\"&A2",
+		"=\"A1\"&A3",
+		"=A2-1%",
+		"=A3-2%",
+		"=VLOOKUP(7,L1:M20,2,FALSE)",
+		"=VLOOKUP(3,L1:M20,2,FALSE)",
+		"=VLOOKUP(99,L1:M20,2,FALSE)",
+		"=MATCH(\"K4\",M1:M20,0)",
+		"=MATCH(\"k9\",M1:M20,0)",
+		"=MATCH(\"nope\",M1:M20,0)",
+		"=XLOOKUP(12,L1:L20,M1:M20)",
+	};
+	sbx_error err = SBX_ERROR_INIT;
+	char t[8];
+
+	for (uint32_t i = 0; i < 20; i++) {
+		snprintf(t, sizeof(t), "k%u", i);
+		ck_assert_int_eq(sbx_sheet_set_number(sheet, i, 11, (i * 7) % 20, &err), 0);
+		ck_assert_int_eq(sbx_sheet_set_string(sheet, i, 12, t, &err), 0);
+	}
+	for (uint32_t i = 0; i < SBX_ELEMENTSOF(forms); i++)
+		ck_assert_int_eq(sbx_sheet_set_formula(sheet, i, 13, forms[i], NULL, &err), 0);
+	ck_assert_int_eq(sbx_book_recalc(book, NULL, NULL, &err), 0);
+	for (uint32_t i = 0; i < SBX_ELEMENTSOF(forms); i++)
+		same_as_alone(i, 13, forms[i]);
+}
+END_TEST
+
 START_TEST(recalc_long_chain_and_cap)
 {
 	sbx_error err = SBX_ERROR_INIT;
@@ -323,6 +384,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, functions);
 	tcase_add_test(tc, unsupported_is_reported);
 	tcase_add_test(tc, recalc_orders_and_finds_cycles);
+	tcase_add_test(tc, recalc_shared_parses_and_lookups);
 	tcase_add_test(tc, recalc_long_chain_and_cap);
 	return s;
 }
