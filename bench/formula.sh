@@ -5,9 +5,9 @@
 #   1. quarterly_totals' answer as formulas (13 cells): native vs soffice
 #   2. generated sheets of 10,000 and 100,000 formula cells: native vs soffice
 #   3. with --episodes (needs Docker and the images): quarterly_totals with the
-#      oracle agent (copies the oracle's file in) and a formula-writing agent
-#      (write_range of =SUM(...), no values) on the slim image, and the formula
-#      agent on the full image (what main picked for this task before).
+#      oracle agent (copies the oracle's file in), an agent writing the totals
+#      as values and the same agent writing them as formulas (=SUM(...), no
+#      values) on the slim image, and the formula agent on the full image.
 set -eu
 build=${1:?usage: $0 BUILD_DIR [WORK_DIR] [--episodes]}
 work=${2:-/tmp/sbx-formula-bench}
@@ -48,14 +48,32 @@ done
 [ "$episodes" = "--episodes" ] || exit 0
 cli=$build/cmd/sandboxctl
 runs=$work/runs
-cat >"$work/formulas.sh" <<'EOF'
-#!/bin/sh
-call() { curl -sf -X POST -H 'Content-Type: application/json' "$SANDBOX_REST_URL/tools/call" -d "$1" >/dev/null; }
-call '{"tool_name":"write_range","arguments":{"file_path":"quarterly_sales.ods","sheet_name":"Sales","start_cell":"F1","values":[["Total"],["=SUM(B2:E2)"],["=SUM(B3:E3)"],["=SUM(B4:E4)"],["=SUM(B5:E5)"],["=SUM(B6:E6)"],["=SUM(B7:E7)"],["=SUM(B8:E8)"],["=SUM(B9:E9)"]]}}'
-call '{"tool_name":"write_range","arguments":{"file_path":"quarterly_sales.ods","sheet_name":"Sales","start_cell":"B10","values":[["=SUM(B2:B9)","=SUM(C2:C9)","=SUM(D2:D9)","=SUM(E2:E9)","=SUM(F2:F9)"]]}}'
-curl -sf -X POST "$SANDBOX_REST_URL/task/complete" -d '{}' >/dev/null
+# One agent, two answers: MODE formulas writes =SUM(...) (nothing computed),
+# values writes the sums it computed itself from a read_range; the same calls
+# otherwise, so what the two episodes differ by is the recalculation.
+cat >"$work/totals_agent.py" <<'EOF'
+import json, os, sys, urllib.request
+url = os.environ["SANDBOX_REST_URL"]
+def call(tool, **args):
+    req = urllib.request.Request(url + "/tools/call", json.dumps({"tool_name": tool, "arguments": args}).encode(),
+                                 {"Content-Type": "application/json"})
+    return json.load(urllib.request.urlopen(req))
+f = dict(file_path="quarterly_sales.ods", sheet_name="Sales")
+got = call("read_range", start_cell="B2", end_cell="E9", **f)
+rows = (got.get("result") or got)["values"]
+if sys.argv[1] == "formulas":
+    right = [["=SUM(B%d:E%d)" % (r, r)] for r in range(2, 10)]
+    bottom = [["=SUM(%s2:%s9)" % (c, c) for c in "BCDEF"]]
+else:
+    right = [[sum(row)] for row in rows]
+    bottom = [[sum(row[i] for row in rows) for i in range(4)] + [sum(map(sum, rows))]]
+call("write_range", start_cell="F1", values=[["Total"]] + right, **f)
+call("write_range", start_cell="B10", values=bottom, **f)
+urllib.request.urlopen(urllib.request.Request(url + "/task/complete", b"{}", {"Content-Type": "application/json"}))
 EOF
-chmod +x "$work/formulas.sh"
+printf '#!/bin/sh\nexec python3 "%s" formulas\n' "$work/totals_agent.py" >"$work/formulas.sh"
+printf '#!/bin/sh\nexec python3 "%s" values\n' "$work/totals_agent.py" >"$work/values.sh"
+chmod +x "$work/formulas.sh" "$work/values.sh"
 episode() { # LABEL AGENT [IMAGE]
 	label=$1 agent=$2
 	shift 2
@@ -67,5 +85,6 @@ episode() { # LABEL AGENT [IMAGE]
 	done
 }
 episode "oracle   slim" oracle
+episode "values   slim" "$work/values.sh"
 episode "formulas slim" "$work/formulas.sh"
 episode "formulas full" "$work/formulas.sh" --image sandboxctl/sandbox:latest
