@@ -95,6 +95,9 @@ int cli_no_arguments(const char *cmd, int argc, char **argv);
 /* True when --help or -h is among argv[1..]. */
 bool cli_wants_help(int argc, char **argv);
 
+/* handler for SIGINT, SIGTERM, SIGHUP (no SA_RESTART: calls see EINTR); SIGPIPE ignored. */
+void cli_on_stop_signals(void (*handler)(int sig));
+
 /* Global flags parsed by main before the command runs. */
 extern bool arg_verbose;
 

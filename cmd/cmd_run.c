@@ -36,13 +36,7 @@ static void on_signal(int sig)
 
 void cmd_run__install_signals(void)
 {
-	struct sigaction sa = {.sa_handler = on_signal};
-
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	cli_on_stop_signals(on_signal);
 }
 
 int cmd_run__grade(const sbx_task *task, const char *outputs_dir, sbx_run_grade *out,
