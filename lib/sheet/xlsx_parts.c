@@ -331,6 +331,14 @@ sbx_cell_kind sbx_sheet__xlsx_format_kind(unsigned id, const char *code)
 	return SBX_CELL_NUMBER;
 }
 
+/* 1 with part open in x; 0 when the package has none (styles and strings are optional). */
+static int open_optional(xlsx_pkg *p, const char *part, sheet_xml *x, sbx_error *err)
+{
+	int r = sbx_sheet__xml_open(x, p->data, p->len, &p->budget, part, err);
+
+	return r == -ENOENT ? 0 : r < 0 ? r : 1;
+}
+
 int sbx_sheet__xlsx_styles(xlsx_pkg *p, const char *part, sbx_error *err)
 {
 	struct fmt {
@@ -342,10 +350,8 @@ int sbx_sheet__xlsx_styles(xlsx_pkg *p, const char *part, sbx_error *err)
 	sheet_xml x;
 	int r;
 
-	r = sbx_sheet__xml_open(&x, p->data, p->len, &p->budget, part, err);
-	if (r == -ENOENT)
-		return 0;
-	if (r < 0)
+	r = open_optional(p, part, &x, err);
+	if (r <= 0)
 		return r;
 	while ((r = sbx_sheet__xml_next(&x)) == 1) {
 		int type = xmlTextReaderNodeType(x.r);
@@ -452,10 +458,8 @@ int sbx_sheet__xlsx_strings(xlsx_pkg *p, const char *part, sbx_error *err)
 	sheet_xml x;
 	int r;
 
-	r = sbx_sheet__xml_open(&x, p->data, p->len, &p->budget, part, err);
-	if (r == -ENOENT)
-		return 0;
-	if (r < 0)
+	r = open_optional(p, part, &x, err);
+	if (r <= 0)
 		return r;
 	while ((r = sbx_sheet__xml_next(&x)) == 1) {
 		if (!element(&x, "si"))
