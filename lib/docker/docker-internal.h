@@ -232,6 +232,15 @@ bool sbx_docker__symlink_stays_inside(const char *link_name, const char *target)
  */
 int sbx_docker__check_name(const char *kind, const char *name, sbx_error *err);
 
+/*
+ * Checks the name of an object (kind "container" or "image") and prepares a
+ * call on it: *what = "<kind> '<name>': <verb>" for messages (free(), also on
+ * failure) and path += "/<kind>s/<escaped name><suffix>", suffix from fmt.
+ */
+int sbx_docker__object_prepare(const char *kind, const char *name, const char *verb, char **what,
+			       sbx_buf *path, sbx_error *err, const char *fmt, ...)
+	__attribute__((format(printf, 7, 8)));
+
 /* "2026-12-02T14:03:49.19215455Z" -> unix seconds; 0 when unparsable. */
 int64_t sbx_docker__parse_time(const char *rfc3339);
 

@@ -18,7 +18,7 @@
 int sbx_docker_exec_create(sbx_docker *d, const char *container_id,
 			   const sbx_docker_exec_opts *opts, char **exec_id_out, sbx_error *err)
 {
-	_cleanup_free_ char *body = NULL, *what = NULL;
+	_cleanup_free_ char *body = NULL, *what = NULL, *verb = NULL;
 	sbx_buf path = SBX_BUF_INIT(4096);
 	int r;
 
@@ -27,15 +27,13 @@ int sbx_docker_exec_create(sbx_docker *d, const char *container_id,
 		r = sbx_docker__exec_create_body(opts, &body, err);
 	if (r < 0)
 		return r;
-	if (asprintf(&what, "container '%s': exec '%s'", container_id, opts->cmd[0]) < 0)
+	if (asprintf(&verb, "exec '%s'", opts->cmd[0]) < 0) {
+		verb = NULL;
 		return sbx_error_set(err, -ENOMEM, "out of memory");
-	r = sbx_buf_puts(&path, "/containers/");
-	if (r == 0)
-		r = sbx_docker__url_escape(&path, container_id);
-	if (r == 0)
-		r = sbx_buf_puts(&path, "/exec");
+	}
+	r = sbx_docker__object_prepare("container", container_id, verb, &what, &path, err, "/exec");
 	if (r < 0)
-		return sbx_error_set(err, r, "out of memory");
+		return r;
 	r = sbx_docker__post_create(d, path.data, body, what, exec_id_out, NULL, err);
 	sbx_buf_free(&path);
 	return r;

@@ -2,6 +2,8 @@
 /* One HTTP request to the engine: transport setup, body in and out, error mapping. */
 #include <ctype.h>
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -425,6 +427,30 @@ int sbx_docker__check_name(const char *kind, const char *name, sbx_error *err)
 		p = p[n] ? p + n + 1 : NULL;
 	}
 	return 0;
+}
+
+int sbx_docker__object_prepare(const char *kind, const char *name, const char *verb, char **what,
+			       sbx_buf *path, sbx_error *err, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	r = sbx_docker__check_name(kind, name, err);
+	if (r < 0)
+		return r;
+	if (asprintf(what, "%s '%s': %s", kind, name, verb) < 0) {
+		*what = NULL;
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	}
+	r = sbx_buf_printf(path, "/%ss/", kind);
+	if (r == 0)
+		r = sbx_docker__url_escape(path, name);
+	if (r == 0) {
+		va_start(ap, fmt);
+		r = sbx_buf_vprintf(path, fmt, ap);
+		va_end(ap);
+	}
+	return r < 0 ? sbx_error_set(err, r, "out of memory") : 0;
 }
 
 int64_t sbx_docker__parse_time(const char *s)
