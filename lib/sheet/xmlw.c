@@ -17,13 +17,11 @@ static size_t xml_char_seq(const unsigned char *p, size_t left)
 /* & < > (and " in attributes) as entities; other C0 controls dropped, bad UTF-8 as U+FFFD. */
 static const char *xml_rep(const unsigned char *p, size_t left, size_t *n, int attr)
 {
+	const char *entity = sbx_markup_entity(*p);
+
+	if (entity)
+		return entity;
 	switch (*p) {
-	case '&':
-		return "&amp;";
-	case '<':
-		return "&lt;";
-	case '>':
-		return "&gt;";
 	case '"':
 		return attr ? "&quot;" : NULL;
 	case '\t':

@@ -81,6 +81,11 @@ int sbx_buf_puts(sbx_buf *b, const char *s)
 	return sbx_buf_append(b, s, strlen(s));
 }
 
+const char *sbx_markup_entity(unsigned char c)
+{
+	return c == '&' ? "&amp;" : c == '<' ? "&lt;" : c == '>' ? "&gt;" : NULL;
+}
+
 int sbx_buf_escape(sbx_buf *b, const char *s, size_t len, sbx_buf_escape_fn *rep, int flags)
 {
 	const unsigned char *p = (const unsigned char *)s;

@@ -7,19 +7,13 @@
 /* & < > " ' as entities; C0 controls but tab and newline, DEL and bad UTF-8 as U+FFFD. */
 static const char *html_rep(const unsigned char *p, size_t left, size_t *n, int flags)
 {
+	const char *entity = sbx_markup_entity(*p);
+
 	(void)flags;
-	switch (*p) {
-	case '&':
-		return "&amp;";
-	case '<':
-		return "&lt;";
-	case '>':
-		return "&gt;";
-	case '"':
-		return "&quot;";
-	case '\'':
-		return "&#39;";
-	}
+	if (entity)
+		return entity;
+	if (*p == '"' || *p == '\'')
+		return *p == '"' ? "&quot;" : "&#39;";
 	if ((*p < 0x20 && *p != '\t' && *p != '\n') || *p == 0x7f)
 		return "\xef\xbf\xbd";
 	if (*p >= 0x80) {
