@@ -136,11 +136,7 @@ int sbx_docker_container_wait(sbx_docker *d, const char *id, long timeout_ms, in
 			*err = local;
 	}
 	sbx_buf_free(&path);
-	if (r == 0)
-		r = sbx_docker__check(&resp, what, err);
-	if (r == 0)
-		r = sbx_json_parse(resp.body.data, resp.body.len, &root, err);
-	sbx_docker__resp_done(&resp);
+	r = sbx_docker__answer_json(&resp, r, what, &root, err);
 	if (r < 0)
 		return r;
 	msg = sbx_json_get_string(sbx_json_get(root, "Error"), "Message", NULL);

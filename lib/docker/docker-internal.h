@@ -244,6 +244,13 @@ int sbx_docker__object_prepare(const char *kind, const char *name, const char *v
 /* "2026-12-02T14:03:49.19215455Z" -> unix seconds; 0 when unparsable. */
 int64_t sbx_docker__parse_time(const char *rfc3339);
 
+/*
+ * The JSON answer of a request that returned r: checks the status
+ * (sbx_docker__check), parses the body into *out and ends resp, whatever r.
+ */
+int sbx_docker__answer_json(docker_resp *resp, int r, const char *what, cJSON **out,
+			    sbx_error *err);
+
 /* Runs a request that returns JSON and parses it (status checked). */
 int sbx_docker__get_json(sbx_docker *d, const char *method, const char *path, const char *what,
 			 cJSON **out, sbx_error *err);

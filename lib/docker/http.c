@@ -467,6 +467,19 @@ int64_t sbx_docker__parse_time(const char *s)
 	return (int64_t)timegm(&tm);
 }
 
+int sbx_docker__answer_json(docker_resp *resp, int r, const char *what, cJSON **out, sbx_error *err)
+{
+	if (r == 0)
+		r = sbx_docker__check(resp, what, err);
+	if (r == 0) {
+		r = sbx_json_parse(resp->body.data, resp->body.len, out, err);
+		if (r < 0)
+			sbx_error_prefix(err, r, "%s: malformed answer from the engine", what);
+	}
+	sbx_docker__resp_done(resp);
+	return r;
+}
+
 int sbx_docker__get_json(sbx_docker *d, const char *method, const char *path, const char *what,
 			 cJSON **out, sbx_error *err)
 {
@@ -475,15 +488,7 @@ int sbx_docker__get_json(sbx_docker *d, const char *method, const char *path, co
 	int r;
 
 	r = sbx_docker__request(d, &req, &resp, what, err);
-	if (r == 0)
-		r = sbx_docker__check(&resp, what, err);
-	if (r == 0) {
-		r = sbx_json_parse(resp.body.data, resp.body.len, out, err);
-		if (r < 0)
-			sbx_error_prefix(err, r, "%s: malformed answer from the engine", what);
-	}
-	sbx_docker__resp_done(&resp);
-	return r;
+	return sbx_docker__answer_json(&resp, r, what, out, err);
 }
 
 int sbx_docker__post_create(sbx_docker *d, const char *path, const char *body, const char *what,
@@ -497,11 +502,7 @@ int sbx_docker__post_create(sbx_docker *d, const char *path, const char *body, c
 	int r;
 
 	r = sbx_docker__request(d, &req, &resp, what, err);
-	if (r == 0)
-		r = sbx_docker__check(&resp, what, err);
-	if (r == 0)
-		r = sbx_json_parse(resp.body.data, resp.body.len, &root, err);
-	sbx_docker__resp_done(&resp);
+	r = sbx_docker__answer_json(&resp, r, what, &root, err);
 	if (r < 0)
 		return r;
 	id = sbx_json_get_string(root, "Id", NULL);
