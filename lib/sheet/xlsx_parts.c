@@ -403,17 +403,10 @@ int sbx_sheet__xlsx_styles(xlsx_pkg *p, const char *part, sbx_error *err)
 
 int sbx_sheet__xlsx_intern(xlsx_pkg *p, sheet_xml *x, const char *s, size_t len, uint32_t *id)
 {
-	sbx_book *b = p->b;
-	int r;
+	sbx_error why = SBX_ERROR_INIT;
+	int r = sbx_sheet__book_intern(p->b, s, len, id, &why);
 
-	if (len > b->limits.max_string)
-		return sbx_sheet__xml_fail(x, -E2BIG, "text longer than %u bytes (limit)",
-					   b->limits.max_string);
-	if (b->pool.bytes + len > b->limits.max_text)
-		return sbx_sheet__xml_fail(x, -E2BIG, "more than %llu bytes of text (limit)",
-					   (unsigned long long)b->limits.max_text);
-	r = sbx_sheet__pool_intern(&b->pool, s, len, id);
-	return r < 0 ? sbx_sheet__xml_fail(x, r, "out of memory") : 0;
+	return r < 0 ? sbx_sheet__xml_fail(x, r, "%s", why.msg) : 0;
 }
 
 int sbx_sheet__xlsx_text(sheet_xml *x, sbx_buf *out, bool rich)
