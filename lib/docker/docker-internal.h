@@ -241,6 +241,11 @@ int sbx_docker__object_prepare(const char *kind, const char *name, const char *v
 			       sbx_buf *path, sbx_error *err, const char *fmt, ...)
 	__attribute__((format(printf, 7, 8)));
 
+/* The same for an exec id: *what = "exec '<id, 12 chars>': <verb>", *path = "/exec/<id><suffix>"
+ * (both free(), also on failure). */
+int sbx_docker__exec_prepare(const char *exec_id, const char *verb, const char *suffix, char **what,
+			     char **path, sbx_error *err);
+
 /* "2026-12-02T14:03:49.19215455Z" -> unix seconds; 0 when unparsable. */
 int64_t sbx_docker__parse_time(const char *rfc3339);
 

@@ -39,6 +39,24 @@ int sbx_docker_exec_create(sbx_docker *d, const char *container_id,
 	return r;
 }
 
+int sbx_docker__exec_prepare(const char *exec_id, const char *verb, const char *suffix, char **what,
+			     char **path, sbx_error *err)
+{
+	int r = sbx_docker__check_name("exec", exec_id, err);
+
+	if (r < 0)
+		return r;
+	if (asprintf(what, "exec '%.12s': %s", exec_id, verb) < 0) {
+		*what = NULL;
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	}
+	if (asprintf(path, "/exec/%s%s", exec_id, suffix) < 0) {
+		*path = NULL;
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
 int sbx_docker_exec_start(sbx_docker *d, const char *exec_id, bool tty, long timeout_ms,
 			  size_t max_bytes, sbx_buf *out, sbx_buf *errout, sbx_error *err)
 {
@@ -57,12 +75,9 @@ int sbx_docker_exec_start(sbx_docker *d, const char *exec_id, bool tty, long tim
 	docker_resp resp;
 	int r;
 
-	r = sbx_docker__check_name("exec", exec_id, err);
+	r = sbx_docker__exec_prepare(exec_id, "start", "/start", &what, &path, err);
 	if (r < 0)
 		return r;
-	if (asprintf(&what, "exec '%.12s': start", exec_id) < 0 ||
-	    asprintf(&path, "/exec/%s/start", exec_id) < 0)
-		return sbx_error_set(err, -ENOMEM, "out of memory");
 	sbx_docker__demux_init(&s.demux, tty);
 	req.path = path;
 	r = sbx_docker__request(d, &req, &resp, what, &local);
@@ -91,12 +106,9 @@ int sbx_docker_exec_inspect(sbx_docker *d, const char *exec_id, bool *running, i
 	bool run;
 	int r;
 
-	r = sbx_docker__check_name("exec", exec_id, err);
+	r = sbx_docker__exec_prepare(exec_id, "inspect", "/json", &what, &path, err);
 	if (r < 0)
 		return r;
-	if (asprintf(&what, "exec '%.12s': inspect", exec_id) < 0 ||
-	    asprintf(&path, "/exec/%s/json", exec_id) < 0)
-		return sbx_error_set(err, -ENOMEM, "out of memory");
 	r = sbx_docker__get_json(d, "GET", path, what, &root, err);
 	if (r < 0)
 		return r;
