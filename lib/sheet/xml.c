@@ -127,6 +127,18 @@ static int io_close(void *ctx)
 	return 0;
 }
 
+/* err = "'<file>': <part>: line <line>: <message>", code. */
+static int fail_at(sbx_error *err, int code, const char *file, const char *part, int line,
+		   const char *fmt, va_list ap) __attribute__((format(printf, 6, 0)));
+static int fail_at(sbx_error *err, int code, const char *file, const char *part, int line,
+		   const char *fmt, va_list ap)
+{
+	char msg[512];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	return sbx_error_set(err, code, "'%s': %s: line %d: %s", file, part, line, msg);
+}
+
 /*
  * libxml2's first error in file's part into err (-EINVAL, its message without
  * the trailing newline), once: false when *failed was already set or e is
@@ -192,15 +204,15 @@ void sbx_sheet__xml_close(sheet_xml *x)
 
 int sbx_sheet__xml_fail(sheet_xml *x, int code, const char *fmt, ...)
 {
-	char msg[512];
 	va_list ap;
+	int r;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	r = fail_at(x->err, code, x->file, x->part, xmlTextReaderGetParserLineNumber(x->r), fmt,
+		    ap);
 	va_end(ap);
 	x->failed = true;
-	return sbx_error_set(x->err, code, "'%s': %s: line %d: %s", x->file, x->part,
-			     xmlTextReaderGetParserLineNumber(x->r), msg);
+	return r;
 }
 
 static int check_node(sheet_xml *x)
@@ -266,15 +278,13 @@ static void on_sax_error(void *ctx, xmlErrorPtr e)
 
 int sbx_sheet__sax_fail(sheet_sax *s, int code, const char *fmt, ...)
 {
-	char msg[512];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
 	if (!s->failed)
-		sbx_error_set(s->err, code, "'%s': %s: line %d: %s", s->file, s->part,
-			      s->ctxt ? xmlSAX2GetLineNumber(s->ctxt) : 0, msg);
+		fail_at(s->err, code, s->file, s->part, s->ctxt ? xmlSAX2GetLineNumber(s->ctxt) : 0,
+			fmt, ap);
+	va_end(ap);
 	s->failed = true;
 	if (s->ctxt)
 		xmlStopParser(s->ctxt);
