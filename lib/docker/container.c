@@ -116,10 +116,8 @@ int sbx_docker_container_wait(sbx_docker *d, const char *id, long timeout_ms, in
 
 	r = sbx_docker__object_prepare("container", id, "wait", &what, &path, err,
 				       "/wait?condition=not-running");
-	if (r < 0) {
-		sbx_buf_free(&path);
+	if (r < 0)
 		return r;
-	}
 	req.path = path.data;
 	{
 		/* A timeout here is the caller's deadline, not a dead engine. */
@@ -350,10 +348,8 @@ static int logs_request(sbx_docker *d, const char *id, docker_demux *demux,
 	sbx_docker__demux_init(demux, c->tty);
 	r = sbx_docker__object_prepare("container", id, "logs", &what, &path, err,
 				       "/logs?stdout=1&stderr=1");
-	if (r < 0) {
-		sbx_buf_free(&path);
+	if (r < 0)
 		return r;
-	}
 	req.path = path.data;
 	r = sbx_docker__request(d, &req, &resp, what, err);
 	sbx_buf_free(&path);

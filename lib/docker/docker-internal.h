@@ -235,7 +235,8 @@ int sbx_docker__check_name(const char *kind, const char *name, sbx_error *err);
 /*
  * Checks the name of an object (kind "container" or "image") and prepares a
  * call on it: *what = "<kind> '<name>': <verb>" for messages (free(), also on
- * failure) and path += "/<kind>s/<escaped name><suffix>", suffix from fmt.
+ * failure) and path += "/<kind>s/<escaped name><suffix>", suffix from fmt
+ * (path freed on failure).
  */
 int sbx_docker__object_prepare(const char *kind, const char *name, const char *verb, char **what,
 			       sbx_buf *path, sbx_error *err, const char *fmt, ...)

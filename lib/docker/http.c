@@ -450,7 +450,11 @@ int sbx_docker__object_prepare(const char *kind, const char *name, const char *v
 		r = sbx_buf_vprintf(path, fmt, ap);
 		va_end(ap);
 	}
-	return r < 0 ? sbx_error_set(err, r, "out of memory") : 0;
+	if (r < 0) {
+		sbx_buf_free(path);
+		return sbx_error_set(err, r, "out of memory");
+	}
+	return 0;
 }
 
 int64_t sbx_docker__parse_time(const char *s)
