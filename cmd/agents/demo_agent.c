@@ -21,7 +21,6 @@
  */
 #include <cjson/cJSON.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,23 +29,14 @@
 #include <unistd.h>
 
 #include "mcp_client.h"
+#include "say.h"
 
 #define MAX_ROWS 100000
 #define SHEET	 "Sheet1"
 
 typedef mcp_client agent;
 
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("demo-agent: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
+const char *const agent_name = "demo-agent";
 
 /* tools/call; the tool's structured result, or NULL (logged). */
 static cJSON *call_tool(agent *a, const char *name, cJSON *args)

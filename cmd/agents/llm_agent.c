@@ -18,7 +18,6 @@
 #include <getopt.h>
 #include <math.h>
 #include <openssl/evp.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +27,7 @@
 
 #include "llm.h"
 #include "mcp_client.h"
+#include "say.h"
 
 #define MAX_REPLY (32L << 20)
 #define MAX_TRIES 8
@@ -62,17 +62,7 @@ typedef struct agent {
 	char error[3072];
 } agent;
 
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("llm-agent: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
+const char *const agent_name = "llm-agent";
 
 static double now_s(void)
 {
