@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
+#include <assert.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -16,6 +18,17 @@ void cli_error(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+void cli_on_stop_signals(void (*handler)(int sig))
+{
+	struct sigaction sa = {.sa_handler = handler};
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
 }
 
 bool cli_wants_help(int argc, char **argv)
@@ -83,6 +96,73 @@ int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
 		cli_error("%s: unknown or ambiguous option '%s' (see 'sandboxctl %s --help')", cmd,
 			  arg, cmd);
 	return CLI_OPT_ERROR;
+}
+
+/* The option cli_getopt's answer c stands for: 0x100 + its index, or its short name. */
+static const cli_option *option_of(const cli_option *opts, int c)
+{
+	for (size_t i = 0; opts[i].name; i++)
+		if ((size_t)c == 0x100 + i || (opts[i].short_name && c == opts[i].short_name))
+			return &opts[i];
+	return NULL;
+}
+
+int cli_parse_options(const char *cmd, int argc, char **argv, const cli_option *opts,
+		      void (*help)(void))
+{
+	struct option longopts[CLI_MAX_OPTIONS + 2];
+	char shortopts[2 * CLI_MAX_OPTIONS + 2] = "h";
+	size_t n, len = 1;
+	int c;
+
+	for (n = 0; opts[n].name; n++) {
+		bool valued = opts[n].value || opts[n].parse;
+
+		assert(n < CLI_MAX_OPTIONS);
+		longopts[n] =
+			(struct option){opts[n].name, valued ? required_argument : no_argument,
+					NULL, 0x100 + (int)n};
+		if (opts[n].short_name) {
+			shortopts[len++] = opts[n].short_name;
+			if (valued)
+				shortopts[len++] = ':';
+		}
+	}
+	longopts[n] = (struct option){"help", no_argument, NULL, 'h'};
+	longopts[n + 1] = (struct option){0};
+	shortopts[len] = '\0';
+	optind = 1;
+	while ((c = cli_getopt(cmd, argc, argv, shortopts, longopts, NULL)) != -1) {
+		const cli_option *o = option_of(opts, c);
+
+		if (c == 'h') {
+			help();
+			return 0;
+		}
+		if (!o) /* CLI_OPT_ERROR: cli_getopt said why */
+			return -EXIT_USAGE;
+		if (o->parse) {
+			if (o->parse(optarg) < 0)
+				return -EXIT_USAGE;
+		} else if (o->value) {
+			*o->value = optarg;
+		} else {
+			*o->flag = true;
+			if (o->also)
+				*o->also = true;
+		}
+	}
+	return 1;
+}
+
+int cli_parse_options_only(const char *cmd, int argc, char **argv, const cli_option *opts,
+			   void (*help)(void))
+{
+	int r = cli_parse_options(cmd, argc, argv, opts, help);
+
+	if (r > 0 && cli_no_arguments(cmd, argc, argv) < 0)
+		return -EXIT_USAGE;
+	return r;
 }
 
 int cli_no_arguments(const char *cmd, int argc, char **argv)

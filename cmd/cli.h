@@ -57,6 +57,35 @@ void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
 	       const struct option *longopts, int *idx);
 
+/*
+ * One option of a command for cli_parse_options. Without a value (value and
+ * parse both NULL) it sets *flag, and *also when that is set too; with one,
+ * *value = the text, or parse(text), which prints why and returns < 0 when the
+ * text is bad. short_name ('o' for -o) is optional.
+ */
+typedef struct cli_option {
+	const char *name;
+	char short_name;
+	bool *flag, *also;
+	const char **value;
+	int (*parse)(const char *text);
+} cli_option;
+
+/* The most options cli_parse_options takes (--help not counted). */
+#define CLI_MAX_OPTIONS 32
+
+/*
+ * The whole option loop of a command: cli_getopt over opts (ended by {0}) and
+ * --help/-h, which calls help(). Returns 1 to go on (optind at the first
+ * argument), else minus the exit code: 0 after help, -EXIT_USAGE after a
+ * usage error (printed). So: `if (r <= 0) return -r;`.
+ */
+int cli_parse_options(const char *cmd, int argc, char **argv, const cli_option *opts,
+		      void (*help)(void));
+/* The same for a command that takes options only: an argument is a usage error. */
+int cli_parse_options_only(const char *cmd, int argc, char **argv, const cli_option *opts,
+			   void (*help)(void));
+
 /* A decimal integer in [min, max] (min >= 0), the whole string; -1 when it is not one. */
 long cli_parse_long(const char *s, long min, long max);
 
@@ -65,6 +94,9 @@ int cli_no_arguments(const char *cmd, int argc, char **argv);
 
 /* True when --help or -h is among argv[1..]. */
 bool cli_wants_help(int argc, char **argv);
+
+/* handler for SIGINT, SIGTERM, SIGHUP (no SA_RESTART: calls see EINTR); SIGPIPE ignored. */
+void cli_on_stop_signals(void (*handler)(int sig));
 
 /* Global flags parsed by main before the command runs. */
 extern bool arg_verbose;

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* sandboxctl build: the sandbox image(s), through lib/image. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -53,76 +52,26 @@ static void help(void)
 
 static int parse_args(int argc, char **argv)
 {
-	enum { OPT_FORCE_BASE = 0x100, OPT_REGISTRY, OPT_MIRROR, OPT_SUITE, OPT_SRC, OPT_TMP };
-	static const struct option opts[] = {
-		{"slim", no_argument, NULL, 's'},
-		{"full", no_argument, NULL, 'f'},
-		{"all", no_argument, NULL, 'a'},
-		{"quiet", no_argument, NULL, 'q'},
-		{"json", no_argument, NULL, 'j'},
-		{"force", no_argument, NULL, 'F'},
-		{"force-base", no_argument, NULL, OPT_FORCE_BASE},
-		{"registry-base", no_argument, NULL, OPT_REGISTRY},
-		{"mirror", required_argument, NULL, OPT_MIRROR},
-		{"suite", required_argument, NULL, OPT_SUITE},
-		{"source-dir", required_argument, NULL, OPT_SRC},
-		{"tmp-dir", required_argument, NULL, OPT_TMP},
-		{"help", no_argument, NULL, 'h'},
+	static const cli_option opts[] = {
+		{"slim", .flag = &arg_slim},
+		{"full", .flag = &arg_full},
+		{"all", .flag = &arg_slim, .also = &arg_full},
+		{"quiet", 'q', .flag = &arg_quiet},
+		{"json", .flag = &arg_json},
+		{"force", .flag = &arg_force},
+		{"force-base", .flag = &arg_force_base, .also = &arg_force},
+		{"registry-base", .flag = &arg_registry},
+		{"mirror", .value = &arg_mirror},
+		{"suite", .value = &arg_suite},
+		{"source-dir", .value = &arg_source_dir},
+		{"tmp-dir", .value = &arg_tmp_dir},
 		{0},
 	};
-	int c;
+	int r = cli_parse_options_only("build", argc, argv, opts, help);
 
-	optind = 1;
-	while ((c = cli_getopt("build", argc, argv, "hq", opts, NULL)) != -1) {
-		switch (c) {
-		case 's':
-			arg_slim = true;
-			break;
-		case 'f':
-			arg_full = true;
-			break;
-		case 'a':
-			arg_slim = arg_full = true;
-			break;
-		case 'q':
-			arg_quiet = true;
-			break;
-		case 'j':
-			arg_json = true;
-			break;
-		case 'F':
-			arg_force = true;
-			break;
-		case OPT_FORCE_BASE:
-			arg_force = arg_force_base = true;
-			break;
-		case OPT_REGISTRY:
-			arg_registry = true;
-			break;
-		case OPT_MIRROR:
-			arg_mirror = optarg;
-			break;
-		case OPT_SUITE:
-			arg_suite = optarg;
-			break;
-		case OPT_SRC:
-			arg_source_dir = optarg;
-			break;
-		case OPT_TMP:
-			arg_tmp_dir = optarg;
-			break;
-		case 'h':
-			help();
-			return 0;
-		default: /* cli_getopt said why */
-			return -EINVAL;
-		}
-	}
-	if (cli_no_arguments("build", argc, argv) < 0)
-		return -EINVAL;
-	if (!arg_slim && !arg_full)
+	if (r > 0 && !arg_slim && !arg_full)
 		arg_full = true;
-	return 1;
+	return r;
 }
 
 static void print_json_event(const sbx_image_event *ev, const char *variant)
@@ -206,7 +155,7 @@ int cmd_build(int argc, char **argv)
 
 	r = parse_args(argc, argv);
 	if (r <= 0)
-		return r == 0 ? EXIT_PASS : EXIT_USAGE;
+		return -r;
 	if (arg_slim)
 		variants[nv++] = SBX_IMAGE_VARIANT_SLIM;
 	if (arg_full)

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* sandboxctl doctor [--json]: is this machine ready to run sandboxes? */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -71,29 +70,12 @@ static void help(void)
 
 static int parse_args(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"json", no_argument, NULL, 'j'},
-		{"help", no_argument, NULL, 'h'},
+	static const cli_option opts[] = {
+		{"json", .flag = &arg_json},
 		{0},
 	};
-	int c;
 
-	optind = 1;
-	while ((c = cli_getopt("doctor", argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			arg_json = true;
-			break;
-		case 'h':
-			help();
-			return 0;
-		default:
-			return -EXIT_USAGE;
-		}
-	}
-	if (cli_no_arguments("doctor", argc, argv) < 0)
-		return -EXIT_USAGE;
-	return 1;
+	return cli_parse_options_only("doctor", argc, argv, opts, help);
 }
 
 static void engine_checks(report *rep, sbx_docker *d, const sbx_docker_system *s, cJSON *engine)

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* sandboxctl gc: remove sandboxes whose owner is gone, or older than a limit. */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,48 +92,27 @@ static long long parse_duration(const char *s)
 	return total;
 }
 
+static int parse_older_than(const char *text)
+{
+	arg_older_than = parse_duration(text);
+	if (arg_older_than < 0) {
+		cli_error("gc: invalid duration '%s' (e.g. 90s, 30m, 2h, 1d)", text);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int parse_args(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"json", no_argument, NULL, 'j'},
-		{"dry-run", no_argument, NULL, 'n'},
-		{"older-than", required_argument, NULL, 'o'},
-		{"run-id", required_argument, NULL, 'r'},
-		{"help", no_argument, NULL, 'h'},
+	static const cli_option opts[] = {
+		{"json", .flag = &arg_json},
+		{"dry-run", .flag = &arg_dry_run},
+		{"older-than", .parse = parse_older_than},
+		{"run-id", .value = &arg_run_id},
 		{0},
 	};
-	int c;
 
-	optind = 1;
-	while ((c = cli_getopt("gc", argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			arg_json = true;
-			break;
-		case 'n':
-			arg_dry_run = true;
-			break;
-		case 'o':
-			arg_older_than = parse_duration(optarg);
-			if (arg_older_than < 0) {
-				cli_error("gc: invalid duration '%s' (e.g. 90s, 30m, 2h, 1d)",
-					  optarg);
-				return -EXIT_USAGE;
-			}
-			break;
-		case 'r':
-			arg_run_id = optarg;
-			break;
-		case 'h':
-			help();
-			return 0;
-		default:
-			return -EXIT_USAGE;
-		}
-	}
-	if (cli_no_arguments("gc", argc, argv) < 0)
-		return -EXIT_USAGE;
-	return 1;
+	return cli_parse_options_only("gc", argc, argv, opts, help);
 }
 
 /* Why c should go, or NULL to keep it. */

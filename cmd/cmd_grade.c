@@ -4,7 +4,7 @@
  * grading configuration (--task) or a standalone one (--oracle, --config).
  */
 #include <errno.h>
-#include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,89 +63,57 @@ static void help(void)
 	       "nothing is graded then).\n");
 }
 
-enum {
-	OPT_TASK = 0x100,
-	OPT_TASKS_DIR,
-	OPT_ORACLE,
-	OPT_CONFIG,
-	OPT_JSON,
-	OPT_MAX_LINES,
-	OPT_PASS_THRESHOLD,
-};
+static int parse_max_lines(const char *text)
+{
+	arg_max_lines = cli_parse_long(text, 0, LONG_MAX);
+	if (arg_max_lines < 0) {
+		cli_error("grade: --max-lines must be an integer >= 0, not '%s'", text);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_pass_threshold(const char *text)
+{
+	char *end;
+
+	errno = 0;
+	arg_pass_threshold = strtod(text, &end);
+	if (errno || *end || end == text || !(arg_pass_threshold >= 0) || arg_pass_threshold > 1) {
+		cli_error("grade: --pass-threshold must be a number between 0 and 1, not '%s'",
+			  text);
+		return -EINVAL;
+	}
+	return 0;
+}
 
 static int parse_args(int argc, char **argv)
 {
-	static const struct option options[] = {
-		{"task", required_argument, NULL, OPT_TASK},
-		{"tasks-dir", required_argument, NULL, OPT_TASKS_DIR},
-		{"oracle", required_argument, NULL, OPT_ORACLE},
-		{"config", required_argument, NULL, OPT_CONFIG},
-		{"json", no_argument, NULL, OPT_JSON},
-		{"max-lines", required_argument, NULL, OPT_MAX_LINES},
-		{"pass-threshold", required_argument, NULL, OPT_PASS_THRESHOLD},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	static const cli_option opts[] = {
+		{"task", .value = &arg_task},
+		{"tasks-dir", .value = &arg_tasks_dir},
+		{"oracle", .value = &arg_oracle},
+		{"config", .value = &arg_config},
+		{"json", .flag = &arg_json},
+		{"max-lines", .parse = parse_max_lines},
+		{"pass-threshold", .parse = parse_pass_threshold},
+		{0},
 	};
-	char *end;
-	int c;
+	int r = cli_parse_options("grade", argc, argv, opts, help);
 
-	optind = 1;
-	while ((c = cli_getopt("grade", argc, argv, "h", options, NULL)) != -1) {
-		switch (c) {
-		case OPT_TASK:
-			arg_task = optarg;
-			break;
-		case OPT_TASKS_DIR:
-			arg_tasks_dir = optarg;
-			break;
-		case OPT_ORACLE:
-			arg_oracle = optarg;
-			break;
-		case OPT_CONFIG:
-			arg_config = optarg;
-			break;
-		case OPT_JSON:
-			arg_json = true;
-			break;
-		case OPT_MAX_LINES:
-			errno = 0;
-			arg_max_lines = strtol(optarg, &end, 10);
-			if (errno || *end || end == optarg || arg_max_lines < 0) {
-				cli_error("grade: --max-lines must be an integer >= 0, not '%s'",
-					  optarg);
-				return -EINVAL;
-			}
-			break;
-		case OPT_PASS_THRESHOLD:
-			errno = 0;
-			arg_pass_threshold = strtod(optarg, &end);
-			if (errno || *end || end == optarg || !(arg_pass_threshold >= 0) ||
-			    arg_pass_threshold > 1) {
-				cli_error(
-					"grade: --pass-threshold must be a number between 0 and 1, "
-					"not '%s'",
-					optarg);
-				return -EINVAL;
-			}
-			break;
-		case 'h':
-			help();
-			return 0;
-		default: /* cli_getopt said why */
-			return -EINVAL;
-		}
-	}
+	if (r <= 0)
+		return r;
 	if (optind + 1 != argc) {
 		cli_error("grade: expected exactly one OUTPUT (see 'sandboxctl grade --help')");
-		return -EINVAL;
+		return -EXIT_USAGE;
 	}
 	if (!!arg_task == !!arg_oracle) {
 		cli_error("grade: give either --task or --oracle");
-		return -EINVAL;
+		return -EXIT_USAGE;
 	}
 	if (arg_task && arg_config) {
 		cli_error("grade: --config goes with --oracle; a task carries its own grading");
-		return -EINVAL;
+		return -EXIT_USAGE;
 	}
 	return 1;
 }
@@ -262,7 +230,7 @@ int cmd_grade(int argc, char **argv)
 
 	r = parse_args(argc, argv);
 	if (r <= 0)
-		return r < 0 ? EXIT_USAGE : EXIT_PASS;
+		return -r;
 	output = argv[optind];
 	/*
 	 * The output the user names must exist; so must a task's output inside a directory

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* sandboxctl ps [--run-id ID] [--json]: the sandboxes sandboxctl created. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,33 +36,13 @@ static void help(void)
 
 static int parse_args(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"json", no_argument, NULL, 'j'},
-		{"run-id", required_argument, NULL, 'r'},
-		{"help", no_argument, NULL, 'h'},
+	static const cli_option opts[] = {
+		{"json", .flag = &arg_json},
+		{"run-id", .value = &arg_run_id},
 		{0},
 	};
-	int c;
 
-	optind = 1;
-	while ((c = cli_getopt("ps", argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			arg_json = true;
-			break;
-		case 'r':
-			arg_run_id = optarg;
-			break;
-		case 'h':
-			help();
-			return 0;
-		default:
-			return -EXIT_USAGE;
-		}
-	}
-	if (cli_no_arguments("ps", argc, argv) < 0)
-		return -EXIT_USAGE;
-	return 1;
+	return cli_parse_options_only("ps", argc, argv, opts, help);
 }
 
 /* "45s", "12m", "3h", "5d". */

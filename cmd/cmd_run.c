@@ -36,13 +36,7 @@ static void on_signal(int sig)
 
 void cmd_run__install_signals(void)
 {
-	struct sigaction sa = {.sa_handler = on_signal};
-
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	cli_on_stop_signals(on_signal);
 }
 
 int cmd_run__grade(const sbx_task *task, const char *outputs_dir, sbx_run_grade *out,
@@ -107,6 +101,15 @@ static uint64_t parse_size(const char *s)
 	return (uint64_t)(v * mul);
 }
 
+/* arg is a or b: 1 with *is_b saying which, else -1 with a message. */
+static int parse_either(const char *name, const char *arg, const char *a, const char *b, bool *is_b)
+{
+	if (strcmp(arg, a) != 0 && strcmp(arg, b) != 0)
+		return cli_error("--%s: expected '%s' or '%s', not '%s'", name, a, b, arg), -1;
+	*is_b = strcmp(arg, b) == 0;
+	return 1;
+}
+
 #define OPT_LONG 0x100 /* every long option; told apart by its name */
 
 /*
@@ -144,11 +147,7 @@ int cmd_run__parse_common(const char *name, const char *arg, sbx_run_opts *o)
 	} else if (strcmp(name, "runtime") == 0) {
 		o->runtime = arg;
 	} else if (strcmp(name, "seccomp") == 0) {
-		if (strcmp(arg, "sandbox") != 0 && strcmp(arg, "default") != 0)
-			return cli_error("--seccomp: expected 'sandbox' or 'default', not '%s'",
-					 arg),
-			       -1;
-		o->engine_seccomp = strcmp(arg, "default") == 0;
+		return parse_either(name, arg, "sandbox", "default", &o->engine_seccomp);
 	} else if (strcmp(name, "runs-dir") == 0) {
 		o->runs_dir = arg;
 	} else if (strcmp(name, "run-id") == 0) {
@@ -173,11 +172,7 @@ int cmd_run__parse_common(const char *name, const char *arg, sbx_run_opts *o)
 			return cli_error("--grace: '%s' is not a number of seconds", arg), -1;
 		o->grace_s = (uint32_t)v;
 	} else if (strcmp(name, "network") == 0) {
-		if (strcmp(arg, "none") != 0 && strcmp(arg, "published") != 0)
-			return cli_error("--network: expected 'none' or 'published', not '%s'",
-					 arg),
-			       -1;
-		o->published = strcmp(arg, "published") == 0;
+		return parse_either(name, arg, "none", "published", &o->published);
 	} else if (strcmp(name, "seed") == 0) {
 		char *end;
 

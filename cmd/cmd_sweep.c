@@ -777,15 +777,7 @@ int cmd_sweep(int argc, char **argv)
 			out_dir, p->n_tasks, p->n_agents, p->epochs, sbx_sweep_plan_size(p),
 			total_jobs, resume ? " (resuming)" : "");
 
-	{
-		struct sigaction sa = {.sa_handler = on_signal};
-
-		sigemptyset(&sa.sa_mask);
-		sigaction(SIGINT, &sa, NULL);
-		sigaction(SIGTERM, &sa, NULL);
-		sigaction(SIGHUP, &sa, NULL);
-		signal(SIGPIPE, SIG_IGN);
-	}
+	cli_on_stop_signals(on_signal);
 	pc.quiet = quiet;
 	pc.tty = isatty(STDERR_FILENO);
 	so.dir = out_dir;

@@ -2,7 +2,6 @@
 /* sandboxctl tasks list | show NAME | validate [PATH...] */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -552,56 +551,36 @@ static int do_generate(const char *name, const char *dir)
 	return EXIT_PASS;
 }
 
+static int parse_seed(const char *text)
+{
+	char *end;
+
+	errno = 0;
+	arg_seed = strtoull(text, &end, 10);
+	if (errno || end == text || *end || text[0] == '-' || arg_seed > SBX_TASK_SEED_MAX) {
+		cli_error("tasks: --seed: '%s' is not a number 0..%llu", text, SBX_TASK_SEED_MAX);
+		return -EINVAL;
+	}
+	arg_seeded = true;
+	return 0;
+}
+
 int cmd_tasks(int argc, char **argv)
 {
-	static const struct option options[] = {
-		{"tasks-dir", required_argument, NULL, 'd'},
-		{"json", no_argument, NULL, 'j'},
-		{"seed", required_argument, NULL, 's'},
-		{"out", required_argument, NULL, 'o'},
-		{"answer-ranges", no_argument, NULL, 'a'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	static const cli_option opts[] = {
+		{"tasks-dir", .value = &arg_tasks_dir},
+		{"json", .flag = &arg_json},
+		{"seed", .parse = parse_seed},
+		{"out", .value = &arg_out},
+		{"answer-ranges", .flag = &arg_answer_ranges},
+		{0},
 	};
 	const char *verb;
-	int c;
+	int r;
 
-	optind = 1;
-	while ((c = cli_getopt("tasks", argc, argv, "h", options, NULL)) != -1) {
-		switch (c) {
-		case 'd':
-			arg_tasks_dir = optarg;
-			break;
-		case 'j':
-			arg_json = true;
-			break;
-		case 'o':
-			arg_out = optarg;
-			break;
-		case 'a':
-			arg_answer_ranges = true;
-			break;
-		case 's': {
-			char *end;
-
-			errno = 0;
-			arg_seed = strtoull(optarg, &end, 10);
-			if (errno || end == optarg || *end || optarg[0] == '-' ||
-			    arg_seed > SBX_TASK_SEED_MAX) {
-				cli_error("tasks: --seed: '%s' is not a number 0..%llu", optarg,
-					  SBX_TASK_SEED_MAX);
-				return EXIT_USAGE;
-			}
-			arg_seeded = true;
-			break;
-		}
-		case 'h':
-			help();
-			return EXIT_PASS;
-		default: /* cli_getopt said why */
-			return EXIT_USAGE;
-		}
-	}
+	r = cli_parse_options("tasks", argc, argv, opts, help);
+	if (r <= 0)
+		return -r;
 	verb = optind < argc ? argv[optind++] : "list";
 	if (strcmp(verb, "list") == 0 && optind == argc)
 		return do_list();

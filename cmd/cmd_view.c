@@ -5,7 +5,6 @@
  * sandboxctl report DIR -o FILE: the same pages as one self-contained file.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -74,25 +73,23 @@ static void report_help(void)
 	       "Exit status: 0 written, 2 usage or DIR is neither a run nor a sweep.\n");
 }
 
-static int parse_port(const char *s, unsigned *out)
+static int parse_port(const char *text)
 {
-	char *end;
-	unsigned long v;
+	long v = cli_parse_long(text, 0, 65535);
 
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || !*s || v > 65535)
+	if (v < 0) {
+		cli_error("view: --port: '%s' is not a port number", text);
 		return -EINVAL;
-	*out = (unsigned)v;
+	}
+	arg_port = (unsigned)v;
 	return 0;
 }
 
 int cmd_view(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"port", required_argument, NULL, 'p'},
-		{"listen", required_argument, NULL, 'l'},
-		{"help", no_argument, NULL, 'h'},
+	static const cli_option opts[] = {
+		{"port", .parse = parse_port},
+		{"listen", .value = &arg_listen},
 		{0},
 	};
 	const char *defaults[] = {"runs", "sweeps"};
@@ -101,27 +98,11 @@ int cmd_view(int argc, char **argv)
 	sbx_error err = SBX_ERROR_INIT;
 	sbx_view_server *srv = NULL;
 	sigset_t stop_signals;
-	int c, r, sig;
+	int r, sig;
 
-	optind = 1;
-	while ((c = cli_getopt("view", argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			if (parse_port(optarg, &arg_port) < 0) {
-				cli_error("view: --port: '%s' is not a port number", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case 'l':
-			arg_listen = optarg;
-			break;
-		case 'h':
-			view_help();
-			return EXIT_PASS;
-		default:
-			return EXIT_USAGE;
-		}
-	}
+	r = cli_parse_options("view", argc, argv, opts, view_help);
+	if (r <= 0)
+		return -r;
 	roots = calloc((size_t)(argc - optind) + 2, sizeof(*roots));
 	if (!roots)
 		return EXIT_ENGINE;
@@ -168,27 +149,16 @@ int cmd_view(int argc, char **argv)
 
 int cmd_report(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"output", required_argument, NULL, 'o'},
-		{"help", no_argument, NULL, 'h'},
+	static const cli_option opts[] = {
+		{"output", 'o', .value = &arg_output},
 		{0},
 	};
 	sbx_error err = SBX_ERROR_INIT;
-	int c;
+	int r;
 
-	optind = 1;
-	while ((c = cli_getopt("report", argc, argv, "ho:", opts, NULL)) != -1) {
-		switch (c) {
-		case 'o':
-			arg_output = optarg;
-			break;
-		case 'h':
-			report_help();
-			return EXIT_PASS;
-		default:
-			return EXIT_USAGE;
-		}
-	}
+	r = cli_parse_options("report", argc, argv, opts, report_help);
+	if (r <= 0)
+		return -r;
 	if (optind != argc - 1 || !arg_output) {
 		cli_error("report: needs one DIR and -o FILE (see 'sandboxctl report --help')");
 		return EXIT_USAGE;

@@ -21,7 +21,6 @@
  */
 #include <cjson/cJSON.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,23 +29,14 @@
 #include <unistd.h>
 
 #include "mcp_client.h"
+#include "say.h"
 
 #define MAX_ROWS 100000
 #define SHEET	 "Sheet1"
 
 typedef mcp_client agent;
 
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("demo-agent: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
+const char *const agent_name = "demo-agent";
 
 /* tools/call; the tool's structured result, or NULL (logged). */
 static cJSON *call_tool(agent *a, const char *name, cJSON *args)
@@ -140,6 +130,22 @@ static bool number_of(const cJSON *v, double *out)
 	return false;
 }
 
+/* SHEET's data rows (from row 2), columns A to last_col; *n of them. NULL on failure. */
+static cJSON *read_rows(agent *a, const char *file, char last_col, int *n)
+{
+	int rows = row_count(a, file, SHEET);
+	char end_cell[32];
+	cJSON *values;
+
+	if (rows < 0)
+		return NULL;
+	snprintf(end_cell, sizeof(end_cell), "%c%d", last_col, rows);
+	values = read_values(a, file, SHEET, "A2", end_cell);
+	if (values)
+		*n = cJSON_GetArraySize(values);
+	return values;
+}
+
 static double round2(double v)
 {
 	return round(v * 100.0) / 100.0;
@@ -151,17 +157,11 @@ static int solve_banking(agent *a, const char *file)
 	cJSON *values = NULL;
 	double *period = NULL, *cf = NULL, *rate = NULL, *reserve = NULL;
 	bool *known = NULL;
-	int rows, n, rc = 1;
-	char end_cell[32];
+	int n, rc = 1;
 
-	rows = row_count(a, file, SHEET);
-	if (rows < 0)
-		return 1;
-	snprintf(end_cell, sizeof(end_cell), "C%d", rows);
-	values = read_values(a, file, SHEET, "A2", end_cell);
+	values = read_rows(a, file, 'C', &n);
 	if (!values)
 		return 1;
-	n = cJSON_GetArraySize(values);
 	period = calloc((size_t)n + 1, sizeof(double));
 	cf = calloc((size_t)n + 1, sizeof(double));
 	rate = calloc((size_t)n + 1, sizeof(double));
@@ -217,17 +217,11 @@ static int solve_sales(agent *a, const char *file)
 {
 	cJSON *values;
 	double *revenue;
-	int rows, n, rc = 1;
-	char end_cell[32];
+	int n, rc = 1;
 
-	rows = row_count(a, file, SHEET);
-	if (rows < 0)
-		return 1;
-	snprintf(end_cell, sizeof(end_cell), "D%d", rows);
-	values = read_values(a, file, SHEET, "A2", end_cell);
+	values = read_rows(a, file, 'D', &n);
 	if (!values)
 		return 1;
-	n = cJSON_GetArraySize(values);
 	revenue = calloc((size_t)n + 1, sizeof(double));
 	if (revenue) {
 		for (int i = 0; i < n; i++) {

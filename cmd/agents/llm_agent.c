@@ -18,7 +18,6 @@
 #include <getopt.h>
 #include <math.h>
 #include <openssl/evp.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +27,7 @@
 
 #include "llm.h"
 #include "mcp_client.h"
+#include "say.h"
 
 #define MAX_REPLY (32L << 20)
 #define MAX_TRIES 8
@@ -62,17 +62,7 @@ typedef struct agent {
 	char error[3072];
 } agent;
 
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("llm-agent: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
+const char *const agent_name = "llm-agent";
 
 static double now_s(void)
 {
@@ -529,101 +519,76 @@ static int parse_long(const char *opt, const char *v, long *out)
 	return 0;
 }
 
-static int parse_args(int argc, char **argv, options *o)
+/* --model-seed and --temperature, the two options that are neither a text nor a count. */
+static int parse_model_number(const char *name, const char *v, options *o)
 {
-	enum {
-		O_MODEL = 256,
-		O_BASE,
-		O_API,
-		O_KEYENV,
-		O_TURNS,
-		O_OUT,
-		O_TOTAL,
-		O_TEMP,
-		O_SEED,
-		O_SYSTEM,
-		O_LOG,
-		O_SUMMARY,
-		O_HELP
-	};
-	static const struct option longs[] = {
-		{"model", required_argument, NULL, O_MODEL},
-		{"base-url", required_argument, NULL, O_BASE},
-		{"api", required_argument, NULL, O_API},
-		{"api-key-env", required_argument, NULL, O_KEYENV},
-		{"max-turns", required_argument, NULL, O_TURNS},
-		{"max-output-tokens", required_argument, NULL, O_OUT},
-		{"max-total-tokens", required_argument, NULL, O_TOTAL},
-		{"temperature", required_argument, NULL, O_TEMP},
-		{"model-seed", required_argument, NULL, O_SEED},
-		{"system-prompt", required_argument, NULL, O_SYSTEM},
-		{"log", required_argument, NULL, O_LOG},
-		{"summary", required_argument, NULL, O_SUMMARY},
-		{"help", no_argument, NULL, O_HELP},
-		{0},
-	};
-	int c;
 	char *end;
 
-	o->max_turns = 50;
-	o->api_name = "openai";
-	while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
-		switch (c) {
-		case O_MODEL:
-			o->model = optarg;
-			break;
-		case O_BASE:
-			o->base_url = optarg;
-			break;
-		case O_API:
-			o->api_name = optarg;
-			break;
-		case O_KEYENV:
-			o->key_env = optarg;
-			break;
-		case O_TURNS:
-			if (parse_long("--max-turns", optarg, &o->max_turns) < 0)
-				return -1;
-			break;
-		case O_OUT:
-			if (parse_long("--max-output-tokens", optarg, &o->max_output_tokens) < 0)
-				return -1;
-			break;
-		case O_TOTAL:
-			if (parse_long("--max-total-tokens", optarg, &o->max_total_tokens) < 0)
-				return -1;
-			break;
-		case O_TEMP:
-			o->temperature = strtod(optarg, &end);
-			if (end == optarg || *end || o->temperature < 0 || o->temperature > 2) {
-				say("--temperature: '%s' is not a number from 0 to 2", optarg);
-				return -1;
-			}
-			o->has_temperature = true;
-			break;
-		case O_SEED:
-			o->seed = strtoll(optarg, &end, 10);
-			if (end == optarg || *end) {
-				say("--model-seed: '%s' is not a whole number", optarg);
-				return -1;
-			}
-			o->has_seed = true;
-			break;
-		case O_SYSTEM:
-			o->system_file = optarg;
-			break;
-		case O_LOG:
-			o->log_path = optarg;
-			break;
-		case O_SUMMARY:
-			o->summary_path = optarg;
-			break;
-		case O_HELP:
-			usage(stdout);
-			exit(0);
-		default:
+	if (strcmp(name, "model-seed") == 0) {
+		o->seed = strtoll(v, &end, 10);
+		if (end == v || *end) {
+			say("--model-seed: '%s' is not a whole number", v);
 			return -1;
 		}
+		o->has_seed = true;
+		return 0;
+	}
+	o->temperature = strtod(v, &end);
+	if (end == v || *end || o->temperature < 0 || o->temperature > 2) {
+		say("--temperature: '%s' is not a number from 0 to 2", v);
+		return -1;
+	}
+	o->has_temperature = true;
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, options *o)
+{
+	/* Each option's field: a text, or a count (whole number >= 0). */
+	const struct {
+		const char *name;
+		const char **text;
+		long *count;
+	} fields[] = {
+		{"model", .text = &o->model},
+		{"base-url", .text = &o->base_url},
+		{"api", .text = &o->api_name},
+		{"api-key-env", .text = &o->key_env},
+		{"max-turns", .count = &o->max_turns},
+		{"max-output-tokens", .count = &o->max_output_tokens},
+		{"max-total-tokens", .count = &o->max_total_tokens},
+		{"temperature", NULL, NULL},
+		{"model-seed", NULL, NULL},
+		{"system-prompt", .text = &o->system_file},
+		{"log", .text = &o->log_path},
+		{"summary", .text = &o->summary_path},
+	};
+	enum { N = sizeof(fields) / sizeof(fields[0]) };
+	struct option longs[N + 2];
+	int c, idx;
+
+	for (size_t i = 0; i < N; i++)
+		longs[i] = (struct option){fields[i].name, required_argument, NULL, 256};
+	longs[N] = (struct option){"help", no_argument, NULL, 'h'};
+	longs[N + 1] = (struct option){0};
+	o->max_turns = 50;
+	o->api_name = "openai";
+	while ((c = getopt_long(argc, argv, "", longs, &idx)) != -1) {
+		char opt[64];
+
+		if (c == 'h') {
+			usage(stdout);
+			exit(0);
+		}
+		if (c != 256)
+			return -1;
+		snprintf(opt, sizeof(opt), "--%s", fields[idx].name);
+		if (fields[idx].text)
+			*fields[idx].text = optarg;
+		else if (fields[idx].count && parse_long(opt, optarg, fields[idx].count) < 0)
+			return -1;
+		else if (!fields[idx].count && parse_model_number(fields[idx].name, optarg, o) < 0)
+			return -1;
 	}
 	if (optind < argc) {
 		say("unexpected argument '%s'", argv[optind]);

@@ -94,15 +94,37 @@ static int stream_result(docker_lines *l, const docker_resp *resp, const char *w
 	return 0;
 }
 
+/*
+ * Sends req (path, body and timeout set) and reads its answer as progress
+ * lines for fn; the image id the stream ends with goes to *image_id_out.
+ */
+static int run_streamed(sbx_docker *d, docker_req *req, sbx_docker_progress_fn fn, void *payload,
+			const char *what, bool import, char **image_id_out, sbx_error *err)
+{
+	docker_lines lines;
+	docker_resp resp = {0};
+	int r;
+
+	sbx_docker__lines_init(&lines, fn, payload);
+	req->on_data = lines_data;
+	req->payload = &lines;
+	r = sbx_docker__request(d, req, &resp, what, err);
+	if (r == 0)
+		r = stream_result(&lines, &resp, what, import, image_id_out, err);
+	else if (!err || !err->msg[0])
+		sbx_error_set(err, r, "%s: aborted: %s", what, strerror(-r));
+	sbx_docker__resp_done(&resp);
+	sbx_docker__lines_done(&lines);
+	return r;
+}
+
 int sbx_docker_image_build(sbx_docker *d, const sbx_docker_build_opts *o, char **image_id_out,
 			   sbx_error *err)
 {
 	_cleanup_free_ char *what = NULL;
 	sbx_docker_tar *tar = NULL;
 	sbx_buf path = SBX_BUF_INIT(65536);
-	docker_lines lines;
 	docker_req req = {.method = "POST", .content_type = "application/x-tar"};
-	docker_resp resp = {0};
 	const void *ctx;
 	size_t ctx_len;
 	int r;
@@ -134,20 +156,11 @@ int sbx_docker_image_build(sbx_docker *d, const sbx_docker_build_opts *o, char *
 		sbx_docker_tar_free(tar);
 		return sbx_error_set(err, r, "%s: options too long", what);
 	}
-	sbx_docker__lines_init(&lines, o->progress, o->progress_payload);
 	req.path = path.data;
 	req.body = ctx;
 	req.body_len = ctx_len;
 	req.timeout_ms = o->timeout_ms ? o->timeout_ms : BUILD_TIMEOUT_MS;
-	req.on_data = lines_data;
-	req.payload = &lines;
-	r = sbx_docker__request(d, &req, &resp, what, err);
-	if (r == 0)
-		r = stream_result(&lines, &resp, what, false, image_id_out, err);
-	else if (!err || !err->msg[0])
-		sbx_error_set(err, r, "%s: aborted: %s", what, strerror(-r));
-	sbx_docker__resp_done(&resp);
-	sbx_docker__lines_done(&lines);
+	r = run_streamed(d, &req, o->progress, o->progress_payload, what, false, image_id_out, err);
 	sbx_buf_free(&path);
 	sbx_docker_tar_free(tar);
 	return r;
@@ -159,9 +172,7 @@ int sbx_docker_image_import(sbx_docker *d, const sbx_docker_import_opts *o, char
 	_cleanup_free_ char *what = NULL;
 	_cleanup_fclose_ FILE *f = NULL;
 	sbx_buf path = SBX_BUF_INIT(65536);
-	docker_lines lines;
 	docker_req req = {.method = "POST", .content_type = "application/x-tar"};
-	docker_resp resp = {0};
 	int r;
 
 	if (!o || o->version != SBX_DOCKER_IMPORT_OPTS_VERSION)
@@ -202,18 +213,9 @@ int sbx_docker_image_import(sbx_docker *d, const sbx_docker_import_opts *o, char
 		r = add_query(&path, "message", o->message);
 	if (r < 0)
 		return sbx_error_set(err, r, "%s: options too long", what);
-	sbx_docker__lines_init(&lines, o->progress, o->progress_payload);
 	req.path = path.data;
 	req.timeout_ms = o->timeout_ms ? o->timeout_ms : IMPORT_TIMEOUT_MS;
-	req.on_data = lines_data;
-	req.payload = &lines;
-	r = sbx_docker__request(d, &req, &resp, what, err);
-	if (r == 0)
-		r = stream_result(&lines, &resp, what, true, image_id_out, err);
-	else if (!err || !err->msg[0])
-		sbx_error_set(err, r, "%s: aborted: %s", what, strerror(-r));
-	sbx_docker__resp_done(&resp);
-	sbx_docker__lines_done(&lines);
+	r = run_streamed(d, &req, o->progress, o->progress_payload, what, true, image_id_out, err);
 	sbx_buf_free(&path);
 	return r;
 }

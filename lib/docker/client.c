@@ -180,15 +180,10 @@ static int negotiate(sbx_docker *d, sbx_error *err)
 		docker_req vreq = {.method = "GET", .path = "/version", .unversioned = true};
 
 		r = sbx_docker__request(d, &vreq, &resp, "version", err);
-		if (r == 0)
-			r = sbx_docker__check(&resp, "version", err);
-		if (r == 0)
-			r = sbx_json_parse(resp.body.data, resp.body.len, &root, err);
-		if (r == 0)
-			server = sbx_docker__strdup_json(root, "ApiVersion");
-		sbx_docker__resp_done(&resp);
+		r = sbx_docker__answer_json(&resp, r, "version", &root, err);
 		if (r < 0)
-			return sbx_error_prefix(err, r, "version");
+			return r;
+		server = sbx_docker__strdup_json(root, "ApiVersion");
 	}
 	n = sbx_docker__api_number(server);
 	if (n < 0)

@@ -10,37 +10,6 @@
 
 #define DEFAULT_LOG_MAX (16u << 20)
 
-/*
- * Checks id and prepares a call on it: *what = "container '<id>': <verb>"
- * for messages (free()) and path = "/containers/<escaped id><suffix>".
- */
-static int container_prepare(const char *id, const char *verb, char **what, sbx_buf *path,
-			     sbx_error *err, const char *fmt, ...)
-	__attribute__((format(printf, 6, 7)));
-static int container_prepare(const char *id, const char *verb, char **what, sbx_buf *path,
-			     sbx_error *err, const char *fmt, ...)
-{
-	va_list ap;
-	int r;
-
-	r = sbx_docker__check_name("container", id, err);
-	if (r < 0)
-		return r;
-	if (asprintf(what, "container '%s': %s", id, verb) < 0) {
-		*what = NULL;
-		return sbx_error_set(err, -ENOMEM, "out of memory");
-	}
-	r = sbx_buf_puts(path, "/containers/");
-	if (r == 0)
-		r = sbx_docker__url_escape(path, id);
-	if (r == 0) {
-		va_start(ap, fmt);
-		r = sbx_buf_vprintf(path, fmt, ap);
-		va_end(ap);
-	}
-	return r < 0 ? sbx_error_set(err, r, "out of memory") : 0;
-}
-
 /* Runs a bodiless call on /containers/{id}<suffix>. */
 static int container_call(sbx_docker *d, const char *method, const char *id, const char *verb,
 			  long *status, sbx_error *err, const char *fmt, ...)
@@ -60,7 +29,7 @@ static int container_call(sbx_docker *d, const char *method, const char *id, con
 		suffix = NULL;
 		return sbx_error_set(err, -ENOMEM, "out of memory");
 	}
-	r = container_prepare(id, verb, &what, &path, err, "%s", suffix);
+	r = sbx_docker__object_prepare("container", id, verb, &what, &path, err, "%s", suffix);
 	if (r == 0)
 		r = sbx_docker__simple(d, method, path.data, what, status, err);
 	sbx_buf_free(&path);
@@ -145,11 +114,10 @@ int sbx_docker_container_wait(sbx_docker *d, const char *id, long timeout_ms, in
 	const char *msg;
 	int r;
 
-	r = container_prepare(id, "wait", &what, &path, err, "/wait?condition=not-running");
-	if (r < 0) {
-		sbx_buf_free(&path);
+	r = sbx_docker__object_prepare("container", id, "wait", &what, &path, err,
+				       "/wait?condition=not-running");
+	if (r < 0)
 		return r;
-	}
 	req.path = path.data;
 	{
 		/* A timeout here is the caller's deadline, not a dead engine. */
@@ -166,11 +134,7 @@ int sbx_docker_container_wait(sbx_docker *d, const char *id, long timeout_ms, in
 			*err = local;
 	}
 	sbx_buf_free(&path);
-	if (r == 0)
-		r = sbx_docker__check(&resp, what, err);
-	if (r == 0)
-		r = sbx_json_parse(resp.body.data, resp.body.len, &root, err);
-	sbx_docker__resp_done(&resp);
+	r = sbx_docker__answer_json(&resp, r, what, &root, err);
 	if (r < 0)
 		return r;
 	msg = sbx_json_get_string(sbx_json_get(root, "Error"), "Message", NULL);
@@ -277,7 +241,7 @@ int sbx_docker_container_inspect(sbx_docker *d, const char *id, sbx_docker_conta
 	sbx_docker_container *c;
 	int r;
 
-	r = container_prepare(id, "inspect", &what, &path, err, "/json");
+	r = sbx_docker__object_prepare("container", id, "inspect", &what, &path, err, "/json");
 	if (r == 0)
 		r = sbx_docker__get_json(d, "GET", path.data, what, &root, err);
 	sbx_buf_free(&path);
@@ -382,11 +346,10 @@ static int logs_request(sbx_docker *d, const char *id, docker_demux *demux,
 	if (r < 0)
 		return r;
 	sbx_docker__demux_init(demux, c->tty);
-	r = container_prepare(id, "logs", &what, &path, err, "/logs?stdout=1&stderr=1");
-	if (r < 0) {
-		sbx_buf_free(&path);
+	r = sbx_docker__object_prepare("container", id, "logs", &what, &path, err,
+				       "/logs?stdout=1&stderr=1");
+	if (r < 0)
 		return r;
-	}
 	req.path = path.data;
 	r = sbx_docker__request(d, &req, &resp, what, err);
 	sbx_buf_free(&path);

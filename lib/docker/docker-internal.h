@@ -232,8 +232,30 @@ bool sbx_docker__symlink_stays_inside(const char *link_name, const char *target)
  */
 int sbx_docker__check_name(const char *kind, const char *name, sbx_error *err);
 
+/*
+ * Checks the name of an object (kind "container" or "image") and prepares a
+ * call on it: *what = "<kind> '<name>': <verb>" for messages (free(), also on
+ * failure) and path += "/<kind>s/<escaped name><suffix>", suffix from fmt
+ * (path freed on failure).
+ */
+int sbx_docker__object_prepare(const char *kind, const char *name, const char *verb, char **what,
+			       sbx_buf *path, sbx_error *err, const char *fmt, ...)
+	__attribute__((format(printf, 7, 8)));
+
+/* The same for an exec id: *what = "exec '<id, 12 chars>': <verb>", *path = "/exec/<id><suffix>"
+ * (both free(), also on failure). */
+int sbx_docker__exec_prepare(const char *exec_id, const char *verb, const char *suffix, char **what,
+			     char **path, sbx_error *err);
+
 /* "2026-12-02T14:03:49.19215455Z" -> unix seconds; 0 when unparsable. */
 int64_t sbx_docker__parse_time(const char *rfc3339);
+
+/*
+ * The JSON answer of a request that returned r: checks the status
+ * (sbx_docker__check), parses the body into *out and ends resp, whatever r.
+ */
+int sbx_docker__answer_json(docker_resp *resp, int r, const char *what, cJSON **out,
+			    sbx_error *err);
 
 /* Runs a request that returns JSON and parses it (status checked). */
 int sbx_docker__get_json(sbx_docker *d, const char *method, const char *path, const char *what,

@@ -18,7 +18,7 @@
 int sbx_docker_exec_create(sbx_docker *d, const char *container_id,
 			   const sbx_docker_exec_opts *opts, char **exec_id_out, sbx_error *err)
 {
-	_cleanup_free_ char *body = NULL, *what = NULL;
+	_cleanup_free_ char *body = NULL, *what = NULL, *verb = NULL;
 	sbx_buf path = SBX_BUF_INIT(4096);
 	int r;
 
@@ -27,18 +27,34 @@ int sbx_docker_exec_create(sbx_docker *d, const char *container_id,
 		r = sbx_docker__exec_create_body(opts, &body, err);
 	if (r < 0)
 		return r;
-	if (asprintf(&what, "container '%s': exec '%s'", container_id, opts->cmd[0]) < 0)
+	if (asprintf(&verb, "exec '%s'", opts->cmd[0]) < 0) {
+		verb = NULL;
 		return sbx_error_set(err, -ENOMEM, "out of memory");
-	r = sbx_buf_puts(&path, "/containers/");
-	if (r == 0)
-		r = sbx_docker__url_escape(&path, container_id);
-	if (r == 0)
-		r = sbx_buf_puts(&path, "/exec");
+	}
+	r = sbx_docker__object_prepare("container", container_id, verb, &what, &path, err, "/exec");
 	if (r < 0)
-		return sbx_error_set(err, r, "out of memory");
+		return r;
 	r = sbx_docker__post_create(d, path.data, body, what, exec_id_out, NULL, err);
 	sbx_buf_free(&path);
 	return r;
+}
+
+int sbx_docker__exec_prepare(const char *exec_id, const char *verb, const char *suffix, char **what,
+			     char **path, sbx_error *err)
+{
+	int r = sbx_docker__check_name("exec", exec_id, err);
+
+	if (r < 0)
+		return r;
+	if (asprintf(what, "exec '%.12s': %s", exec_id, verb) < 0) {
+		*what = NULL;
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	}
+	if (asprintf(path, "/exec/%s%s", exec_id, suffix) < 0) {
+		*path = NULL;
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	}
+	return 0;
 }
 
 int sbx_docker_exec_start(sbx_docker *d, const char *exec_id, bool tty, long timeout_ms,
@@ -59,12 +75,9 @@ int sbx_docker_exec_start(sbx_docker *d, const char *exec_id, bool tty, long tim
 	docker_resp resp;
 	int r;
 
-	r = sbx_docker__check_name("exec", exec_id, err);
+	r = sbx_docker__exec_prepare(exec_id, "start", "/start", &what, &path, err);
 	if (r < 0)
 		return r;
-	if (asprintf(&what, "exec '%.12s': start", exec_id) < 0 ||
-	    asprintf(&path, "/exec/%s/start", exec_id) < 0)
-		return sbx_error_set(err, -ENOMEM, "out of memory");
 	sbx_docker__demux_init(&s.demux, tty);
 	req.path = path;
 	r = sbx_docker__request(d, &req, &resp, what, &local);
@@ -93,12 +106,9 @@ int sbx_docker_exec_inspect(sbx_docker *d, const char *exec_id, bool *running, i
 	bool run;
 	int r;
 
-	r = sbx_docker__check_name("exec", exec_id, err);
+	r = sbx_docker__exec_prepare(exec_id, "inspect", "/json", &what, &path, err);
 	if (r < 0)
 		return r;
-	if (asprintf(&what, "exec '%.12s': inspect", exec_id) < 0 ||
-	    asprintf(&path, "/exec/%s/json", exec_id) < 0)
-		return sbx_error_set(err, -ENOMEM, "out of memory");
 	r = sbx_docker__get_json(d, "GET", path, what, &root, err);
 	if (r < 0)
 		return r;

@@ -2,6 +2,8 @@
 /* One HTTP request to the engine: transport setup, body in and out, error mapping. */
 #include <ctype.h>
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -427,6 +429,34 @@ int sbx_docker__check_name(const char *kind, const char *name, sbx_error *err)
 	return 0;
 }
 
+int sbx_docker__object_prepare(const char *kind, const char *name, const char *verb, char **what,
+			       sbx_buf *path, sbx_error *err, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	r = sbx_docker__check_name(kind, name, err);
+	if (r < 0)
+		return r;
+	if (asprintf(what, "%s '%s': %s", kind, name, verb) < 0) {
+		*what = NULL;
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	}
+	r = sbx_buf_printf(path, "/%ss/", kind);
+	if (r == 0)
+		r = sbx_docker__url_escape(path, name);
+	if (r == 0) {
+		va_start(ap, fmt);
+		r = sbx_buf_vprintf(path, fmt, ap);
+		va_end(ap);
+	}
+	if (r < 0) {
+		sbx_buf_free(path);
+		return sbx_error_set(err, r, "out of memory");
+	}
+	return 0;
+}
+
 int64_t sbx_docker__parse_time(const char *s)
 {
 	struct tm tm;
@@ -441,6 +471,19 @@ int64_t sbx_docker__parse_time(const char *s)
 	return (int64_t)timegm(&tm);
 }
 
+int sbx_docker__answer_json(docker_resp *resp, int r, const char *what, cJSON **out, sbx_error *err)
+{
+	if (r == 0)
+		r = sbx_docker__check(resp, what, err);
+	if (r == 0) {
+		r = sbx_json_parse(resp->body.data, resp->body.len, out, err);
+		if (r < 0)
+			sbx_error_prefix(err, r, "%s: malformed answer from the engine", what);
+	}
+	sbx_docker__resp_done(resp);
+	return r;
+}
+
 int sbx_docker__get_json(sbx_docker *d, const char *method, const char *path, const char *what,
 			 cJSON **out, sbx_error *err)
 {
@@ -449,15 +492,7 @@ int sbx_docker__get_json(sbx_docker *d, const char *method, const char *path, co
 	int r;
 
 	r = sbx_docker__request(d, &req, &resp, what, err);
-	if (r == 0)
-		r = sbx_docker__check(&resp, what, err);
-	if (r == 0) {
-		r = sbx_json_parse(resp.body.data, resp.body.len, out, err);
-		if (r < 0)
-			sbx_error_prefix(err, r, "%s: malformed answer from the engine", what);
-	}
-	sbx_docker__resp_done(&resp);
-	return r;
+	return sbx_docker__answer_json(&resp, r, what, out, err);
 }
 
 int sbx_docker__post_create(sbx_docker *d, const char *path, const char *body, const char *what,
@@ -471,11 +506,7 @@ int sbx_docker__post_create(sbx_docker *d, const char *path, const char *body, c
 	int r;
 
 	r = sbx_docker__request(d, &req, &resp, what, err);
-	if (r == 0)
-		r = sbx_docker__check(&resp, what, err);
-	if (r == 0)
-		r = sbx_json_parse(resp.body.data, resp.body.len, &root, err);
-	sbx_docker__resp_done(&resp);
+	r = sbx_docker__answer_json(&resp, r, what, &root, err);
 	if (r < 0)
 		return r;
 	id = sbx_json_get_string(root, "Id", NULL);

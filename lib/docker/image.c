@@ -67,18 +67,9 @@ int sbx_docker_image_inspect(sbx_docker *d, const char *name, sbx_docker_image *
 	sbx_docker_image *img;
 	int r;
 
-	r = sbx_docker__check_name("image", name, err);
+	r = sbx_docker__object_prepare("image", name, "inspect", &what, &path, err, "/json");
 	if (r < 0)
 		return r;
-	if (asprintf(&what, "image '%s': inspect", name) < 0)
-		return sbx_error_set(err, -ENOMEM, "out of memory");
-	r = sbx_buf_puts(&path, "/images/");
-	if (r == 0)
-		r = sbx_docker__url_escape(&path, name);
-	if (r == 0)
-		r = sbx_buf_puts(&path, "/json");
-	if (r < 0)
-		return sbx_error_set(err, r, "out of memory");
 	r = sbx_docker__get_json(d, "GET", path.data, what, &root, err);
 	sbx_buf_free(&path);
 	if (r < 0)
@@ -142,18 +133,10 @@ int sbx_docker_image_remove(sbx_docker *d, const char *name, bool force, sbx_err
 	sbx_buf path = SBX_BUF_INIT(4096);
 	int r;
 
-	r = sbx_docker__check_name("image", name, err);
+	r = sbx_docker__object_prepare("image", name, "remove", &what, &path, err, "?force=%d",
+				       force ? 1 : 0);
 	if (r < 0)
 		return r;
-	if (asprintf(&what, "image '%s': remove", name) < 0)
-		return sbx_error_set(err, -ENOMEM, "out of memory");
-	r = sbx_buf_puts(&path, "/images/");
-	if (r == 0)
-		r = sbx_docker__url_escape(&path, name);
-	if (r == 0)
-		r = sbx_buf_printf(&path, "?force=%d", force ? 1 : 0);
-	if (r < 0)
-		return sbx_error_set(err, r, "out of memory");
 	r = sbx_docker__simple(d, "DELETE", path.data, what, NULL, err);
 	sbx_buf_free(&path);
 	return r;

@@ -257,13 +257,10 @@ int sbx_docker_stream_open_exec(sbx_docker *d, const char *exec_id, bool tty,
 				sbx_docker_stream **out, sbx_error *err)
 {
 	_cleanup_free_ char *path = NULL, *what = NULL;
-	int r = sbx_docker__check_name("exec", exec_id, err);
+	int r = sbx_docker__exec_prepare(exec_id, "start stream", "/start", &what, &path, err);
 
 	if (r < 0)
 		return r;
-	if (asprintf(&path, "/exec/%s/start", exec_id) < 0 ||
-	    asprintf(&what, "exec '%.12s': start stream", exec_id) < 0)
-		return sbx_error_set(err, -ENOMEM, "out of memory");
 	return open_stream(d, path,
 			   tty ? "{\"Detach\":false,\"Tty\":true}"
 			       : "{\"Detach\":false,\"Tty\":false}",

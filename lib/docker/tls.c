@@ -217,44 +217,36 @@ short sbx_docker__tls_wants(const docker_tls *t)
 	return t->wants ? t->wants : POLLIN;
 }
 
+/*
+ * SSL_write's or SSL_read's answer n as what send/recv return: bytes, -EAGAIN
+ * (noting the direction TLS waits for), 0 at a clean close while reading, else
+ * -ECONNRESET (reading) or -EPIPE (writing).
+ */
+static ssize_t io_result(docker_tls *t, int n, bool reading)
+{
+	int e;
+
+	if (n > 0)
+		return n;
+	e = SSL_get_error(t->ssl, n);
+	if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
+		t->wants = e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT;
+		return -EAGAIN;
+	}
+	if (reading && e == SSL_ERROR_ZERO_RETURN)
+		return 0;
+	ERR_clear_error();
+	return reading ? -ECONNRESET : -EPIPE;
+}
+
 ssize_t sbx_docker__tls_send(docker_tls *t, const void *p, size_t n)
 {
-	int w = SSL_write(t->ssl, p, n > INT32_MAX ? INT32_MAX : (int)n);
-
-	if (w > 0)
-		return w;
-	switch (SSL_get_error(t->ssl, w)) {
-	case SSL_ERROR_WANT_READ:
-		t->wants = POLLIN;
-		return -EAGAIN;
-	case SSL_ERROR_WANT_WRITE:
-		t->wants = POLLOUT;
-		return -EAGAIN;
-	default:
-		ERR_clear_error();
-		return -EPIPE;
-	}
+	return io_result(t, SSL_write(t->ssl, p, n > INT32_MAX ? INT32_MAX : (int)n), false);
 }
 
 ssize_t sbx_docker__tls_recv(docker_tls *t, void *p, size_t n)
 {
-	int got = SSL_read(t->ssl, p, n > INT32_MAX ? INT32_MAX : (int)n);
-
-	if (got > 0)
-		return got;
-	switch (SSL_get_error(t->ssl, got)) {
-	case SSL_ERROR_WANT_READ:
-		t->wants = POLLIN;
-		return -EAGAIN;
-	case SSL_ERROR_WANT_WRITE:
-		t->wants = POLLOUT;
-		return -EAGAIN;
-	case SSL_ERROR_ZERO_RETURN:
-		return 0;
-	default:
-		ERR_clear_error();
-		return -ECONNRESET;
-	}
+	return io_result(t, SSL_read(t->ssl, p, n > INT32_MAX ? INT32_MAX : (int)n), true);
 }
 
 bool sbx_docker__tls_pending(const docker_tls *t)

@@ -7,36 +7,28 @@
 #include "sbx/json.h"
 #include "grader-internal.h"
 
+/* Each reason's words for people and its id for JSON. */
+static const struct {
+	const char *name, *id;
+} reasons[] = {
+	[SBX_MISMATCH_NUMBER] = {"numeric mismatch", "number"},
+	[SBX_MISMATCH_TEXT] = {"text mismatch", "text"},
+	[SBX_MISMATCH_TYPE] = {"type mismatch", "type"},
+	[SBX_MISMATCH_MISSING] = {"missing value", "missing"},
+	[SBX_MISMATCH_EXTRA] = {"unexpected content", "extra"},
+	[SBX_MISMATCH_FORMULA_MISSING] = {"formula missing", "formula_missing"},
+	[SBX_MISMATCH_FORMULA_DIFFERS] = {"formula differs", "formula_differs"},
+	[SBX_MISMATCH_SHEET_MISSING] = {"missing sheet", "sheet_missing"},
+};
+
 const char *sbx_mismatch_reason_name(sbx_mismatch_reason r)
 {
-	static const char *const names[] = {
-		[SBX_MISMATCH_NUMBER] = "numeric mismatch",
-		[SBX_MISMATCH_TEXT] = "text mismatch",
-		[SBX_MISMATCH_TYPE] = "type mismatch",
-		[SBX_MISMATCH_MISSING] = "missing value",
-		[SBX_MISMATCH_EXTRA] = "unexpected content",
-		[SBX_MISMATCH_FORMULA_MISSING] = "formula missing",
-		[SBX_MISMATCH_FORMULA_DIFFERS] = "formula differs",
-		[SBX_MISMATCH_SHEET_MISSING] = "missing sheet",
-	};
-
-	return r <= SBX_MISMATCH_SHEET_MISSING ? names[r] : "mismatch";
+	return r <= SBX_MISMATCH_SHEET_MISSING ? reasons[r].name : "mismatch";
 }
 
 const char *sbx_mismatch_reason_id(sbx_mismatch_reason r)
 {
-	static const char *const ids[] = {
-		[SBX_MISMATCH_NUMBER] = "number",
-		[SBX_MISMATCH_TEXT] = "text",
-		[SBX_MISMATCH_TYPE] = "type",
-		[SBX_MISMATCH_MISSING] = "missing",
-		[SBX_MISMATCH_EXTRA] = "extra",
-		[SBX_MISMATCH_FORMULA_MISSING] = "formula_missing",
-		[SBX_MISMATCH_FORMULA_DIFFERS] = "formula_differs",
-		[SBX_MISMATCH_SHEET_MISSING] = "sheet_missing",
-	};
-
-	return r <= SBX_MISMATCH_SHEET_MISSING ? ids[r] : "mismatch";
+	return r <= SBX_MISMATCH_SHEET_MISSING ? reasons[r].id : "mismatch";
 }
 
 static char *cell_name(const sbx_grade_mismatch *m)

@@ -223,6 +223,16 @@ static const http_parser_settings settings = {
 };
 
 /* The parser's verdict on what it just ran over, as an errno and message. */
+/* A failed read (n < 0) of the HTTP head or body: its deadline passed, or the read's errno. */
+static int read_failed(const http_reader *r, ssize_t n, const char *part, int timeout_ms,
+		       sbx_error *err)
+{
+	if (n == -ETIMEDOUT && r->deadline)
+		return sbx_error_set(err, -ETIMEDOUT, "HTTP %s not complete within %d ms", part,
+				     timeout_ms);
+	return sbx_error_set(err, (int)n, "reading HTTP %s: %s", part, strerror((int)-n));
+}
+
 static int parse_error(http_reader *r, const char *what, sbx_error *err)
 {
 	enum http_errno e = HTTP_PARSER_ERRNO(&r->p);
@@ -378,13 +388,7 @@ int http_read_head(http_reader *r, http_head *h, bool request, sbx_error *err)
 			goto fail;
 		}
 		if (n < 0) {
-			if (n == -ETIMEDOUT && r->deadline)
-				k = sbx_error_set(err, -ETIMEDOUT,
-						  "HTTP head not complete within %d ms",
-						  r->head_timeout_ms);
-			else
-				k = sbx_error_set(err, (int)n, "reading HTTP head: %s",
-						  strerror((int)-n));
+			k = read_failed(r, n, "head", r->head_timeout_ms, err);
 			goto fail;
 		}
 		/* Slowloris: the whole head must come within head_timeout_ms. */
@@ -506,13 +510,7 @@ int http_relay_body(http_reader *r, const http_head *h, bool until_eof, sbx_stre
 			break;
 		}
 		if (n < 0) {
-			if (n == -ETIMEDOUT && r->deadline)
-				k = sbx_error_set(err, -ETIMEDOUT,
-						  "HTTP body not complete within %d ms",
-						  r->body_timeout_ms);
-			else
-				k = sbx_error_set(err, (int)n, "reading HTTP body: %s",
-						  strerror((int)-n));
+			k = read_failed(r, n, "body", r->body_timeout_ms, err);
 			break;
 		}
 		used = http_parser_execute(&r->p, &settings, r->buf + r->off, r->len - r->off);

@@ -233,6 +233,25 @@ static void simple_reply(sbx_stream *s, int status, const char *reason, const ch
 		sbx_stream_write(s, buf, (size_t)n);
 }
 
+/*
+ * Refuses req: logs "refused <method> <target>" (at most target_max bytes of
+ * it) with why, counts it in *count and answers status with text.
+ */
+static void refuse(sbx_relay *r, sbx_stream *cs, http_head *req, size_t target_max, const char *why,
+		   unsigned long *count, int status, const char *reason, const char *text)
+{
+	char what[64], where[96];
+
+	log_safe(what, sizeof(what), req->method, 16);
+	log_safe(where, sizeof(where), req->target, target_max);
+	sbx_log_warning("relay: refused %s %s%s (%d)", what, where, why, status);
+	pthread_mutex_lock(&r->lock);
+	(*count)++;
+	pthread_mutex_unlock(&r->lock);
+	simple_reply(cs, status, reason, text);
+	http_head_free(req);
+}
+
 static int request_head_text(const http_head *req, size_t body_len, const char *prefix,
 			     sbx_buf *out)
 {
@@ -345,34 +364,18 @@ static void serve_client(client *c, sbx_stream *cs)
 			return;
 		}
 		if (!authorized(r, &req, &token_in_path)) {
-			char what[64], who[64];
-
-			log_safe(what, sizeof(what), req.method, 16);
-			log_safe(who, sizeof(who), req.target, 12); /* not the whole guess */
-			sbx_log_warning("relay: refused %s %s...: no valid token (401)", what, who);
-			pthread_mutex_lock(&r->lock);
-			r->stats.unauthorized++;
-			pthread_mutex_unlock(&r->lock);
-			simple_reply(cs, 401, "Unauthorized",
-				     "this relay needs the run's token: use the URL sandboxctl "
-				     "printed, or Authorization: Bearer <token>\n");
-			http_head_free(&req);
+			/* 12 bytes of the target: not the whole guess at a token. */
+			refuse(r, cs, &req, 12, "...: no valid token", &r->stats.unauthorized, 401,
+			       "Unauthorized",
+			       "this relay needs the run's token: use the URL sandboxctl "
+			       "printed, or Authorization: Bearer <token>\n");
 			return;
 		}
 		if (sbx_relay__control_target(req.target)) {
-			char what[64], where[96];
-
-			log_safe(what, sizeof(what), req.method, 16);
-			log_safe(where, sizeof(where), req.target, 64);
-			sbx_log_warning("relay: refused %s %s: the control API is the host's (403)",
-					what, where);
-			pthread_mutex_lock(&r->lock);
-			r->stats.forbidden++;
-			pthread_mutex_unlock(&r->lock);
-			simple_reply(cs, 403, "Forbidden",
-				     "/control is the host's own API; agents use /mcp and the REST "
-				     "paths\n");
-			http_head_free(&req);
+			refuse(r, cs, &req, 64, ": the control API is the host's",
+			       &r->stats.forbidden, 403, "Forbidden",
+			       "/control is the host's own API; agents use /mcp and the REST "
+			       "paths\n");
 			return;
 		}
 		slot_mark(c, false, true);

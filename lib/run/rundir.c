@@ -63,27 +63,7 @@ int sbx_rundir__create(const char *runs_dir, const char *run_id, char **out, sbx
 int sbx_rundir__read(const char *dir, const char *rel, size_t max, char **out, size_t *len,
 		     sbx_error *err)
 {
-	_cleanup_close_ int dfd = -1, fd = -1;
-	struct stat st;
-	int r;
-
-	r = sbx_path_check_relative(rel, err);
-	if (r < 0)
-		return r;
-	dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return sbx_error_set(err, -errno, "'%s': %s", dir, strerror(errno));
-	fd = sbx_path_open_beneath(dfd, rel, O_RDONLY, 0, true, err);
-	if (fd < 0)
-		return fd;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
-		return sbx_error_set(err, -EINVAL, "'%s/%s': not a regular file", dir, rel);
-	if ((size_t)st.st_size > max)
-		return sbx_error_set(err, -EFBIG, "'%s/%s': larger than %zu bytes", dir, rel, max);
-	r = sbx_file_read_fd(fd, (size_t)st.st_size, out, len);
-	if (r < 0)
-		return sbx_error_set(err, r, "'%s/%s': read failed: %s", dir, rel, strerror(-r));
-	return 0;
+	return sbx_path_read_beneath(dir, rel, max, out, len, err);
 }
 
 int sbx_rundir__copy(const char *src_dir, const char *rel, const char *dst_dir, const char *dst_rel,

@@ -16,7 +16,7 @@ int sbx_rundir__create(const char *runs_dir, const char *run_id, char **out, sbx
 int sbx_rundir__copy(const char *src_dir, const char *rel, const char *dst_dir, const char *dst_rel,
 		     sbx_error *err);
 
-/* Reads a confined regular file into memory (max bytes). *out malloc'd. */
+/* sbx_path_read_beneath (kept for the run module and its tests). */
 int sbx_rundir__read(const char *dir, const char *rel, size_t max, char **out, size_t *len,
 		     sbx_error *err);
 

@@ -183,13 +183,12 @@ sbx_cell_kind sbx_sheet_get(const sbx_sheet *s, uint32_t row, uint32_t col, sbx_
 	return out->kind;
 }
 
-static int intern(sbx_book *b, const char *s, uint32_t *id, sbx_error *err)
+int sbx_sheet__book_intern(sbx_book *b, const char *s, size_t len, uint32_t *id, sbx_error *err)
 {
-	size_t len = strlen(s);
 	int r;
 
 	if (len > b->limits.max_string)
-		return sbx_error_set(err, -EINVAL, "text longer than %u bytes (limit)",
+		return sbx_error_set(err, -E2BIG, "text longer than %u bytes (limit)",
 				     b->limits.max_string);
 	if (b->pool.bytes + len > b->limits.max_text)
 		return sbx_error_set(err, -E2BIG, "more than %llu bytes of text (limit)",
@@ -216,7 +215,7 @@ int sbx_sheet_set(sbx_sheet *s, uint32_t row, uint32_t col, const sbx_cell *v, s
 		if (!v->text)
 			return sbx_error_set(err, -EINVAL, "%s cell without text",
 					     sbx_cell_kind_name(v->kind));
-		r = intern(s->book, v->text, &c.v.str, err);
+		r = sbx_sheet__book_intern(s->book, v->text, strlen(v->text), &c.v.str, err);
 		if (r < 0)
 			return r;
 	} else if (v->kind != SBX_CELL_EMPTY) {
@@ -242,7 +241,7 @@ int sbx_sheet_set(sbx_sheet *s, uint32_t row, uint32_t col, const sbx_cell *v, s
 				t[off++] = '=';
 			memcpy(t + off, f, len);
 			t[off + len] = '\0';
-			r = intern(s->book, t, &c.formula, err);
+			r = sbx_sheet__book_intern(s->book, t, strlen(t), &c.formula, err);
 			if (r < 0)
 				return r;
 		}

@@ -86,16 +86,11 @@ static int store_field(sbx_sheet *s, uint32_t row, uint32_t col, const char *f, 
 				return sbx_sheet__append(s, row, col, &c, err);
 			}
 		}
-		if (len > b->limits.max_string)
-			return sbx_error_set(err, -E2BIG, "field longer than %u bytes (limit)",
-					     b->limits.max_string);
-		if (b->pool.bytes + len > b->limits.max_text)
-			return sbx_error_set(err, -E2BIG, "more than %llu bytes of text (limit)",
-					     (unsigned long long)b->limits.max_text);
-		c.kind = SBX_CELL_STRING;
-		int r = sbx_sheet__pool_intern(&b->pool, f, len, &c.v.str);
+		int r = sbx_sheet__book_intern(b, f, len, &c.v.str, err);
+
 		if (r < 0)
-			return sbx_error_set(err, r, "out of memory");
+			return r;
+		c.kind = SBX_CELL_STRING;
 	}
 	return sbx_sheet__append(s, row, col, &c, err);
 }

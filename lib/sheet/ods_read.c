@@ -150,19 +150,10 @@ static int parse_repeat(ods_reader *o, const char *v, uint32_t max, const char *
 
 static int intern(ods_reader *o, const char *s, size_t len, uint32_t *id)
 {
-	sbx_book *b = o->b;
-	int r;
+	sbx_error why = SBX_ERROR_INIT;
+	int r = sbx_sheet__book_intern(o->b, s, len, id, &why);
 
-	if (len > o->lim->max_string)
-		return sbx_sheet__sax_fail(&o->x, -E2BIG, "text longer than %u bytes (limit)",
-					   o->lim->max_string);
-	if (b->pool.bytes + len > o->lim->max_text)
-		return sbx_sheet__sax_fail(&o->x, -E2BIG, "more than %llu bytes of text (limit)",
-					   (unsigned long long)o->lim->max_text);
-	r = sbx_sheet__pool_intern(&b->pool, s, len, id);
-	if (r < 0)
-		return sbx_sheet__sax_fail(&o->x, r, "out of memory");
-	return 0;
+	return r < 0 ? sbx_sheet__sax_fail(&o->x, r, "%s", why.msg) : 0;
 }
 
 static int push_pending(ods_reader *o, uint32_t col, const scell *c)

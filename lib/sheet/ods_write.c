@@ -169,19 +169,16 @@ static int put_cell(sbx_book *bk, sbx_buf *b, const scell *sc, sbx_error *err)
 	case SBX_CELL_EMPTY:
 		return sbx_buf_puts(b, "/>");
 	case SBX_CELL_NUMBER:
+	case SBX_CELL_CURRENCY: {
+		const char *type = c.kind == SBX_CELL_NUMBER ? "float" : "currency";
+
 		sbx_sheet_format_number(c.number, num);
 		return sbx_buf_printf(b,
-				      " office:value-type=\"float\" office:value=\"%s\" "
-				      "calcext:value-type=\"float\"><text:p>%s</text:p>"
+				      " office:value-type=\"%s\" office:value=\"%s\" "
+				      "calcext:value-type=\"%s\"><text:p>%s</text:p>"
 				      "</table:table-cell>",
-				      num, num);
-	case SBX_CELL_CURRENCY:
-		sbx_sheet_format_number(c.number, num);
-		return sbx_buf_printf(b,
-				      " office:value-type=\"currency\" office:value=\"%s\" "
-				      "calcext:value-type=\"currency\"><text:p>%s</text:p>"
-				      "</table:table-cell>",
-				      num, num);
+				      type, num, type, num);
+	}
 	case SBX_CELL_PERCENT:
 		sbx_sheet_format_number(c.number, num);
 		return sbx_buf_printf(b,

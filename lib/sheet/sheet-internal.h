@@ -82,6 +82,11 @@ void sbx_sheet__limits_fill(sbx_sheet_limits *l);
  * one becomes "SheetN", a duplicate gets " (2)", " (3)"...
  */
 int sbx_sheet__add_read(sbx_book *b, const char *name, sbx_sheet **out, sbx_error *err);
+/*
+ * Interns s[0..len) in b's text pool within b's limits (max_string, max_text):
+ * -E2BIG with "text longer than ..." or "more than ... bytes of text", or -ENOMEM.
+ */
+int sbx_sheet__book_intern(sbx_book *b, const char *s, size_t len, uint32_t *id, sbx_error *err);
 
 /* Validates a sheet name (see sbx_book_add_sheet). */
 int sbx_sheet__check_name(const sbx_book *b, const sbx_sheet *self, const char *name,

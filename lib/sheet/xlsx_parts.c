@@ -331,6 +331,14 @@ sbx_cell_kind sbx_sheet__xlsx_format_kind(unsigned id, const char *code)
 	return SBX_CELL_NUMBER;
 }
 
+/* 1 with part open in x; 0 when the package has none (styles and strings are optional). */
+static int open_optional(xlsx_pkg *p, const char *part, sheet_xml *x, sbx_error *err)
+{
+	int r = sbx_sheet__xml_open(x, p->data, p->len, &p->budget, part, err);
+
+	return r == -ENOENT ? 0 : r < 0 ? r : 1;
+}
+
 int sbx_sheet__xlsx_styles(xlsx_pkg *p, const char *part, sbx_error *err)
 {
 	struct fmt {
@@ -342,10 +350,8 @@ int sbx_sheet__xlsx_styles(xlsx_pkg *p, const char *part, sbx_error *err)
 	sheet_xml x;
 	int r;
 
-	r = sbx_sheet__xml_open(&x, p->data, p->len, &p->budget, part, err);
-	if (r == -ENOENT)
-		return 0;
-	if (r < 0)
+	r = open_optional(p, part, &x, err);
+	if (r <= 0)
 		return r;
 	while ((r = sbx_sheet__xml_next(&x)) == 1) {
 		int type = xmlTextReaderNodeType(x.r);
@@ -397,17 +403,10 @@ int sbx_sheet__xlsx_styles(xlsx_pkg *p, const char *part, sbx_error *err)
 
 int sbx_sheet__xlsx_intern(xlsx_pkg *p, sheet_xml *x, const char *s, size_t len, uint32_t *id)
 {
-	sbx_book *b = p->b;
-	int r;
+	sbx_error why = SBX_ERROR_INIT;
+	int r = sbx_sheet__book_intern(p->b, s, len, id, &why);
 
-	if (len > b->limits.max_string)
-		return sbx_sheet__xml_fail(x, -E2BIG, "text longer than %u bytes (limit)",
-					   b->limits.max_string);
-	if (b->pool.bytes + len > b->limits.max_text)
-		return sbx_sheet__xml_fail(x, -E2BIG, "more than %llu bytes of text (limit)",
-					   (unsigned long long)b->limits.max_text);
-	r = sbx_sheet__pool_intern(&b->pool, s, len, id);
-	return r < 0 ? sbx_sheet__xml_fail(x, r, "out of memory") : 0;
+	return r < 0 ? sbx_sheet__xml_fail(x, r, "%s", why.msg) : 0;
 }
 
 int sbx_sheet__xlsx_text(sheet_xml *x, sbx_buf *out, bool rich)
@@ -452,10 +451,8 @@ int sbx_sheet__xlsx_strings(xlsx_pkg *p, const char *part, sbx_error *err)
 	sheet_xml x;
 	int r;
 
-	r = sbx_sheet__xml_open(&x, p->data, p->len, &p->budget, part, err);
-	if (r == -ENOENT)
-		return 0;
-	if (r < 0)
+	r = open_optional(p, part, &x, err);
+	if (r <= 0)
 		return r;
 	while ((r = sbx_sheet__xml_next(&x)) == 1) {
 		if (!element(&x, "si"))

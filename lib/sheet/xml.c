@@ -127,20 +127,45 @@ static int io_close(void *ctx)
 	return 0;
 }
 
-static void on_error(void *ctx, xmlErrorPtr e)
+/* err = "'<file>': <part>: line <line>: <message>", code. */
+static int fail_at(sbx_error *err, int code, const char *file, const char *part, int line,
+		   const char *fmt, va_list ap) __attribute__((format(printf, 6, 0)));
+static int fail_at(sbx_error *err, int code, const char *file, const char *part, int line,
+		   const char *fmt, va_list ap)
 {
-	sheet_xml *x = ctx;
+	char msg[512];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	return sbx_error_set(err, code, "'%s': %s: line %d: %s", file, part, line, msg);
+}
+
+/*
+ * libxml2's first error in file's part into err (-EINVAL, its message without
+ * the trailing newline), once: false when *failed was already set or e is
+ * only a warning.
+ */
+static bool report_error(const xmlError *e, const char *file, const char *part, bool *failed,
+			 sbx_error *err)
+{
 	char msg[256];
 	size_t n;
 
-	if (x->failed || !e || e->level < XML_ERR_ERROR)
-		return;
+	if (*failed || !e || e->level < XML_ERR_ERROR)
+		return false;
 	snprintf(msg, sizeof(msg), "%s", e->message ? e->message : "malformed XML");
 	n = strlen(msg);
 	while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == ' '))
 		msg[--n] = '\0';
-	sbx_error_set(x->err, -EINVAL, "'%s': %s: line %d: %s", x->file, x->part, e->line, msg);
-	x->failed = true;
+	sbx_error_set(err, -EINVAL, "'%s': %s: line %d: %s", file, part, e->line, msg);
+	*failed = true;
+	return true;
+}
+
+static void on_error(void *ctx, xmlErrorPtr e)
+{
+	sheet_xml *x = ctx;
+
+	report_error(e, x->file, x->part, &x->failed, x->err);
 }
 
 int sbx_sheet__xml_open(sheet_xml *x, const void *data, size_t len, sheet_zip_budget *budget,
@@ -179,15 +204,15 @@ void sbx_sheet__xml_close(sheet_xml *x)
 
 int sbx_sheet__xml_fail(sheet_xml *x, int code, const char *fmt, ...)
 {
-	char msg[512];
 	va_list ap;
+	int r;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	r = fail_at(x->err, code, x->file, x->part, xmlTextReaderGetParserLineNumber(x->r), fmt,
+		    ap);
 	va_end(ap);
 	x->failed = true;
-	return sbx_error_set(x->err, code, "'%s': %s: line %d: %s", x->file, x->part,
-			     xmlTextReaderGetParserLineNumber(x->r), msg);
+	return r;
 }
 
 static int check_node(sheet_xml *x)
@@ -246,32 +271,20 @@ const char *sbx_sheet__xml_attr_value(const xmlAttr *a, char **owned)
 static void on_sax_error(void *ctx, xmlErrorPtr e)
 {
 	sheet_sax *s = ctx;
-	char msg[256];
-	size_t n;
 
-	if (s->failed || !e || e->level < XML_ERR_ERROR)
-		return;
-	snprintf(msg, sizeof(msg), "%s", e->message ? e->message : "malformed XML");
-	n = strlen(msg);
-	while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == ' '))
-		msg[--n] = '\0';
-	sbx_error_set(s->err, -EINVAL, "'%s': %s: line %d: %s", s->file, s->part, e->line, msg);
-	s->failed = true;
-	if (s->ctxt)
+	if (report_error(e, s->file, s->part, &s->failed, s->err) && s->ctxt)
 		xmlStopParser(s->ctxt);
 }
 
 int sbx_sheet__sax_fail(sheet_sax *s, int code, const char *fmt, ...)
 {
-	char msg[512];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
 	if (!s->failed)
-		sbx_error_set(s->err, code, "'%s': %s: line %d: %s", s->file, s->part,
-			      s->ctxt ? xmlSAX2GetLineNumber(s->ctxt) : 0, msg);
+		fail_at(s->err, code, s->file, s->part, s->ctxt ? xmlSAX2GetLineNumber(s->ctxt) : 0,
+			fmt, ap);
+	va_end(ap);
 	s->failed = true;
 	if (s->ctxt)
 		xmlStopParser(s->ctxt);

@@ -14,49 +14,36 @@ static size_t xml_char_seq(const unsigned char *p, size_t left)
 	return n;
 }
 
+/* & < > (and " in attributes) as entities; other C0 controls dropped, bad UTF-8 as U+FFFD. */
+static const char *xml_rep(const unsigned char *p, size_t left, size_t *n, int attr)
+{
+	const char *entity = sbx_markup_entity(*p);
+
+	if (entity)
+		return entity;
+	switch (*p) {
+	case '"':
+		return attr ? "&quot;" : NULL;
+	case '\t':
+		return attr ? "&#9;" : NULL;
+	case '\n':
+		return attr ? "&#10;" : NULL;
+	case '\r':
+		return attr ? "&#13;" : NULL;
+	}
+	if (*p < 0x20)
+		return "";
+	if (*p >= 0x80) {
+		*n = xml_char_seq(p, left);
+		if (!*n) {
+			*n = 1;
+			return "\xef\xbf\xbd";
+		}
+	}
+	return NULL;
+}
+
 int sbx_sheet__xml_escape(sbx_buf *b, const char *s, size_t len, int attr)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	size_t i = 0, run = 0;
-	int r = 0;
-
-	while (i < len && r == 0) {
-		unsigned char c = p[i];
-		const char *rep = NULL;
-		size_t n = 1;
-
-		if (c == '&')
-			rep = "&amp;";
-		else if (c == '<')
-			rep = "&lt;";
-		else if (c == '>')
-			rep = "&gt;";
-		else if (c == '"' && attr)
-			rep = "&quot;";
-		else if (c == '\t' || c == '\n' || c == '\r')
-			rep = attr ? (c == '\t' ? "&#9;" : c == '\n' ? "&#10;" : "&#13;") : NULL;
-		else if (c < 0x20)
-			rep = "";
-		else if (c >= 0x80) {
-			n = xml_char_seq(p + i, len - i);
-			if (n == 0) {
-				rep = "\xef\xbf\xbd";
-				n = 1;
-			}
-		}
-		if (!rep) {
-			i += n;
-			run += n;
-			continue;
-		}
-		if (run)
-			r = sbx_buf_append(b, p + i - run, run);
-		run = 0;
-		if (r == 0)
-			r = sbx_buf_puts(b, rep);
-		i += n;
-	}
-	if (r == 0 && run)
-		r = sbx_buf_append(b, p + i - run, run);
-	return r;
+	return sbx_buf_escape(b, s, len, xml_rep, attr);
 }

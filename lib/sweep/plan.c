@@ -239,6 +239,19 @@ static char *get_str0(const cJSON *o, const char *k)
 	return s ? strdup(s) : NULL;
 }
 
+/* j's key as an array of 1..max entries: *out and its size *n. */
+static int get_list(const cJSON *j, const char *key, size_t max, const cJSON **out, size_t *n,
+		    sbx_error *err)
+{
+	const cJSON *a = sbx_json_get(j, key);
+
+	*n = cJSON_IsArray(a) ? (size_t)cJSON_GetArraySize(a) : 0;
+	if (*n == 0 || *n > max)
+		return sbx_error_set(err, -EINVAL, "\"%s\": expected 1..%zu %s", key, max, key);
+	*out = a;
+	return 0;
+}
+
 static int get_count(const cJSON *o, const char *k, double max, unsigned *out)
 {
 	const cJSON *v = sbx_json_get(o, k);
@@ -267,11 +280,9 @@ int sbx_sweep_plan_parse(const char *text, size_t len, sbx_sweep_plan **out, sbx
 	if (!p)
 		return sbx_error_set(err, -ENOMEM, "out of memory");
 
-	a = sbx_json_get(j, "tasks");
-	n = cJSON_IsArray(a) ? (size_t)cJSON_GetArraySize(a) : 0;
-	if (n == 0 || n > SBX_SWEEP_MAX_TASKS)
-		return sbx_error_set(err, -EINVAL, "\"tasks\": expected 1..%d tasks",
-				     SBX_SWEEP_MAX_TASKS);
+	r = get_list(j, "tasks", SBX_SWEEP_MAX_TASKS, &a, &n, err);
+	if (r < 0)
+		return r;
 	p->tasks = calloc(n, sizeof(*p->tasks));
 	p->seedable = calloc(n, sizeof(*p->seedable));
 	if (!p->tasks || !p->seedable)
@@ -286,11 +297,9 @@ int sbx_sweep_plan_parse(const char *text, size_t len, sbx_sweep_plan **out, sbx
 		if (!p->tasks[p->n_tasks++])
 			return sbx_error_set(err, -ENOMEM, "out of memory");
 	}
-	a = sbx_json_get(j, "agents");
-	n = cJSON_IsArray(a) ? (size_t)cJSON_GetArraySize(a) : 0;
-	if (n == 0 || n > SBX_SWEEP_MAX_AGENTS)
-		return sbx_error_set(err, -EINVAL, "\"agents\": expected 1..%d agents",
-				     SBX_SWEEP_MAX_AGENTS);
+	r = get_list(j, "agents", SBX_SWEEP_MAX_AGENTS, &a, &n, err);
+	if (r < 0)
+		return r;
 	p->agents = calloc(n, sizeof(*p->agents));
 	if (!p->agents)
 		return sbx_error_set(err, -ENOMEM, "out of memory");

@@ -114,11 +114,25 @@ static bool whole_number(const cJSON *v, double max)
 	       v->valuedouble == (double)(uint64_t)v->valuedouble;
 }
 
+/* tool_calls and usage, from a results line or result.json's "agent" object. */
+static void read_agent_counts(sbx_sweep_record *r, const cJSON *o)
+{
+	const cJSON *u = sbx_json_get(o, "usage");
+
+	r->tool_calls = sbx_json_get_number(o, "tool_calls", -1);
+	if (cJSON_IsObject(u)) {
+		r->has_usage = true;
+		r->usage.input_tokens = sbx_json_get_number(u, "input_tokens", 0);
+		r->usage.output_tokens = sbx_json_get_number(u, "output_tokens", 0);
+		r->usage.cached_tokens = sbx_json_get_number(u, "cached_tokens", 0);
+	}
+}
+
 int sbx_sweep_record_parse(const char *line, size_t len, sbx_sweep_record *out, sbx_error *err)
 {
 	_cleanup_json_ cJSON *j = NULL;
 	sbx_sweep_record r = {0};
-	const cJSON *v, *u;
+	const cJSON *v;
 	int rc;
 
 	rc = sbx_json_parse(line, len, &j, err);
@@ -144,14 +158,7 @@ int sbx_sweep_record_parse(const char *line, size_t len, sbx_sweep_record *out, 
 	}
 	r.agent_ms = sbx_json_get_number(j, "agent_ms", 0);
 	r.total_ms = sbx_json_get_number(j, "total_ms", 0);
-	r.tool_calls = sbx_json_get_number(j, "tool_calls", -1);
-	u = sbx_json_get(j, "usage");
-	if (cJSON_IsObject(u)) {
-		r.has_usage = true;
-		r.usage.input_tokens = sbx_json_get_number(u, "input_tokens", 0);
-		r.usage.output_tokens = sbx_json_get_number(u, "output_tokens", 0);
-		r.usage.cached_tokens = sbx_json_get_number(u, "cached_tokens", 0);
-	}
+	read_agent_counts(&r, j);
 	r.task = sbx_sweep__strdup0(sbx_json_get_string(j, "task", ""));
 	r.agent = sbx_sweep__strdup0(sbx_json_get_string(j, "agent", ""));
 	r.run_id = sbx_sweep__strdup0(sbx_json_get_string(j, "run_id", ""));
@@ -173,7 +180,6 @@ int sbx_sweep_record_from_run(const sbx_run_result *res, const sbx_sweep_plan *p
 	_cleanup_free_ char *text = sbx_run_result_json(res);
 	_cleanup_json_ cJSON *j = NULL;
 	sbx_sweep_record r = {0};
-	const cJSON *agent, *u;
 
 	/* result.json's own view (usage, tool calls) is the one other tools read too. */
 	if (text)
@@ -189,15 +195,7 @@ int sbx_sweep_record_from_run(const sbx_run_result *res, const sbx_sweep_plan *p
 	r.score = r.graded ? res->grade.score : 0;
 	r.agent_ms = res->phase_done[SBX_PHASE_AGENT] ? res->phase_ms[SBX_PHASE_AGENT] : 0;
 	r.total_ms = res->total_ms;
-	agent = sbx_json_get(j, "agent");
-	r.tool_calls = sbx_json_get_number(agent, "tool_calls", -1);
-	u = sbx_json_get(agent, "usage");
-	if (cJSON_IsObject(u)) {
-		r.has_usage = true;
-		r.usage.input_tokens = sbx_json_get_number(u, "input_tokens", 0);
-		r.usage.output_tokens = sbx_json_get_number(u, "output_tokens", 0);
-		r.usage.cached_tokens = sbx_json_get_number(u, "cached_tokens", 0);
-	}
+	read_agent_counts(&r, sbx_json_get(j, "agent"));
 	r.task = strdup(p->tasks[ep->task]);
 	r.agent = strdup(p->agents[ep->agent]);
 	r.run_id = strdup(res->run_id ? res->run_id : "");

@@ -125,21 +125,36 @@ static int opts_copy(const sbx_grading_opts *src, sbx_grading_opts *dst)
 	return 0;
 }
 
+/*
+ * The items of a list key, 1 to max of what ("ranges"): node->n zeroed items
+ * of size bytes (free()), or NULL with *r the schema error.
+ */
+static void *list_new(const sbx_schema *s, const sbx_ynode *node, const char *key, const char *what,
+		      size_t max, size_t size, int *r)
+{
+	void *v;
+
+	if (node->kind != SBX_YNODE_SEQ || node->n == 0)
+		*r = sbx_schema__fail(s, node, "%s must be a non-empty list of %s", key, what);
+	else if (node->n > max)
+		*r = sbx_schema__fail(s, node, "%s has too many entries (at most %zu)", key, max);
+	else if (!(v = calloc(node->n, size)))
+		*r = sbx_error_set(s->err, -ENOMEM, "out of memory");
+	else
+		return v;
+	return NULL;
+}
+
 static int parse_sheets(const sbx_schema *s, const sbx_ynode *node, const char *key,
 			sbx_grading_opts *opts)
 {
 	sbx_grading_sheet *v;
 	int r = 0;
 
-	if (node->kind != SBX_YNODE_SEQ || node->n == 0)
-		return sbx_schema__fail(
-			s, node, "%s must be a non-empty list of sheet names or indexes", key);
-	if (node->n > SBX_GRADING_MAX_SHEETS)
-		return sbx_schema__fail(s, node, "%s has too many entries (at most %d)", key,
-					SBX_GRADING_MAX_SHEETS);
-	v = calloc(node->n, sizeof(*v));
+	v = list_new(s, node, key, "sheet names or indexes", SBX_GRADING_MAX_SHEETS, sizeof(*v),
+		     &r);
 	if (!v)
-		return sbx_error_set(s->err, -ENOMEM, "out of memory");
+		return r;
 	for (size_t i = 0; i < node->n && r >= 0; i++) {
 		const sbx_ynode *item = node->items[i];
 		int64_t index;
@@ -169,14 +184,9 @@ static int parse_ranges(const sbx_schema *s, const sbx_ynode *node, const char *
 	sbx_grading_range *v;
 	int r = 0;
 
-	if (node->kind != SBX_YNODE_SEQ || node->n == 0)
-		return sbx_schema__fail(s, node, "%s must be a non-empty list of ranges", key);
-	if (node->n > SBX_GRADING_MAX_RANGES)
-		return sbx_schema__fail(s, node, "%s has too many entries (at most %d)", key,
-					SBX_GRADING_MAX_RANGES);
-	v = calloc(node->n, sizeof(*v));
+	v = list_new(s, node, key, "ranges", SBX_GRADING_MAX_RANGES, sizeof(*v), &r);
 	if (!v)
-		return sbx_error_set(s->err, -ENOMEM, "out of memory");
+		return r;
 	for (size_t i = 0; i < node->n && r >= 0; i++) {
 		const sbx_ynode *item = node->items[i];
 		sbx_error rerr = SBX_ERROR_INIT;
@@ -217,15 +227,9 @@ static int parse_replace(const sbx_schema *s, const sbx_ynode *node, const char 
 	char **v;
 	int r = 0;
 
-	if (node->kind != SBX_YNODE_SEQ || node->n == 0)
-		return sbx_schema__fail(s, node, "%s must be a non-empty list of [from, to] pairs",
-					key);
-	if (node->n > SBX_GRADING_MAX_REPLACE)
-		return sbx_schema__fail(s, node, "%s has too many entries (at most %d)", key,
-					SBX_GRADING_MAX_REPLACE);
-	v = calloc(2 * node->n, sizeof(*v));
+	v = list_new(s, node, key, "[from, to] pairs", SBX_GRADING_MAX_REPLACE, 2 * sizeof(*v), &r);
 	if (!v)
-		return sbx_error_set(s->err, -ENOMEM, "out of memory");
+		return r;
 	for (size_t i = 0; i < node->n && r >= 0; i++) {
 		const sbx_ynode *pair = node->items[i];
 

@@ -81,6 +81,37 @@ int sbx_buf_puts(sbx_buf *b, const char *s)
 	return sbx_buf_append(b, s, strlen(s));
 }
 
+const char *sbx_markup_entity(unsigned char c)
+{
+	return c == '&' ? "&amp;" : c == '<' ? "&lt;" : c == '>' ? "&gt;" : NULL;
+}
+
+int sbx_buf_escape(sbx_buf *b, const char *s, size_t len, sbx_buf_escape_fn *rep, int flags)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0, run = 0;
+	int r;
+
+	/* Copies runs of kept bytes at once; most text is those. */
+	while (i < len) {
+		size_t n = 1;
+		const char *put = rep(p + i, len - i, &n, flags);
+
+		if (!put) {
+			i += n;
+			run += n;
+			continue;
+		}
+		if (run && (r = sbx_buf_append(b, p + i - run, run)) < 0)
+			return r;
+		run = 0;
+		if ((r = sbx_buf_puts(b, put)) < 0)
+			return r;
+		i += n;
+	}
+	return run ? sbx_buf_append(b, p + i - run, run) : 0;
+}
+
 int sbx_buf_putc(sbx_buf *b, char c)
 {
 	/* The hot path of every writer: room for the byte and the NUL. */

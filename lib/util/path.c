@@ -219,6 +219,42 @@ int sbx_path_write_atomic(const char *path, const void *data, size_t len, sbx_er
 	return 0;
 }
 
+/* dir opened as the root rel must stay beneath, once rel is known to be relative. */
+static int open_root(const char *dir, const char *rel, sbx_error *err)
+{
+	int r = sbx_path_check_relative(rel, err), dfd;
+
+	if (r < 0)
+		return r;
+	dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return sbx_error_set(err, -errno, "'%s': %s", dir, strerror(errno));
+	return dfd;
+}
+
+int sbx_path_read_beneath(const char *dir, const char *rel, size_t max, char **out, size_t *len,
+			  sbx_error *err)
+{
+	_cleanup_close_ int dfd = -1, fd = -1;
+	struct stat st;
+	int r;
+
+	dfd = open_root(dir, rel, err);
+	if (dfd < 0)
+		return dfd;
+	fd = sbx_path_open_beneath(dfd, rel, O_RDONLY, 0, true, err);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return sbx_error_set(err, -EINVAL, "'%s/%s': not a regular file", dir, rel);
+	if ((size_t)st.st_size > max)
+		return sbx_error_set(err, -EFBIG, "'%s/%s': larger than %zu bytes", dir, rel, max);
+	r = sbx_file_read_fd(fd, (size_t)st.st_size, out, len);
+	if (r < 0)
+		return sbx_error_set(err, r, "'%s/%s': read failed: %s", dir, rel, strerror(-r));
+	return 0;
+}
+
 int sbx_path_write_beneath(const char *dir, const char *rel, const void *data, size_t len,
 			   sbx_error *err)
 {
@@ -227,12 +263,9 @@ int sbx_path_write_beneath(const char *dir, const char *rel, const void *data, s
 	const char *base;
 	int r;
 
-	r = sbx_path_check_relative(rel, err);
-	if (r < 0)
-		return r;
-	dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	dfd = open_root(dir, rel, err);
 	if (dfd < 0)
-		return sbx_error_set(err, -errno, "'%s': %s", dir, strerror(errno));
+		return dfd;
 	base = strrchr(rel, '/');
 	if (base) {
 		parent = strndup(rel, (size_t)(base - rel));

@@ -205,6 +205,22 @@ int sbx_view__page_begin(const sbx_view_ctx *ctx, sbx_buf *out, const char *titl
 	return r < 0 ? r : sbx_buf_puts(out, "</header><main id=\"main\">");
 }
 
+int sbx_view__entry_begin(const sbx_view_ctx *ctx, sbx_buf *out, const sbx_view_entry *e,
+			  size_t root, const char *rel)
+{
+	_cleanup_free_ char *live = NULL;
+	bool sweep = e->kind == SBX_VIEW_SWEEP;
+	int r;
+
+	if (e->live && asprintf(&live, "e/%zu/%s", root, rel) < 0)
+		live = NULL;
+	r = ctx->report ? 0 : sbx_view__page_begin(ctx, out, e->id, live);
+	r = r < 0 ? r
+		  : sbx_buf_printf(out, "<section class=\"%s\" id=\"%c-%zu-",
+				   sweep ? "sweep" : "run", sweep ? 's' : 'r', root);
+	return r < 0 ? r : sbx_url_escape(out, rel);
+}
+
 int sbx_view__page_end(const sbx_view_ctx *ctx, sbx_buf *out)
 {
 	return sbx_buf_printf(out, "</main><script nonce=\"%s\">%s</script></body></html>\n",

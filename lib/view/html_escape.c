@@ -4,60 +4,31 @@
 #include "sbx/utf8.h"
 #include "sbx/view.h"
 
+/* & < > " ' as entities; C0 controls but tab and newline, DEL and bad UTF-8 as U+FFFD. */
+static const char *html_rep(const unsigned char *p, size_t left, size_t *n, int flags)
+{
+	const char *entity = sbx_markup_entity(*p);
+
+	(void)flags;
+	if (entity)
+		return entity;
+	if (*p == '"' || *p == '\'')
+		return *p == '"' ? "&quot;" : "&#39;";
+	if ((*p < 0x20 && *p != '\t' && *p != '\n') || *p == 0x7f)
+		return "\xef\xbf\xbd";
+	if (*p >= 0x80) {
+		*n = sbx_utf8_seq(p, left);
+		if (!*n) {
+			*n = 1;
+			return "\xef\xbf\xbd";
+		}
+	}
+	return NULL;
+}
+
 int sbx_html_escape_n(sbx_buf *out, const char *s, size_t len)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	size_t i = 0, run = 0;
-	int r;
-
-	/* Copies runs of harmless bytes at once; pages are mostly those. */
-	while (i < len) {
-		unsigned char c = p[i];
-		const char *rep = NULL;
-		size_t n = 1;
-
-		switch (c) {
-		case '&':
-			rep = "&amp;";
-			break;
-		case '<':
-			rep = "&lt;";
-			break;
-		case '>':
-			rep = "&gt;";
-			break;
-		case '"':
-			rep = "&quot;";
-			break;
-		case '\'':
-			rep = "&#39;";
-			break;
-		default:
-			if (c < 0x20 && c != '\t' && c != '\n')
-				rep = "\xef\xbf\xbd";
-			else if (c == 0x7f)
-				rep = "\xef\xbf\xbd";
-			else if (c >= 0x80) {
-				n = sbx_utf8_seq(p + i, len - i);
-				if (!n) {
-					rep = "\xef\xbf\xbd";
-					n = 1;
-				}
-			}
-		}
-		if (!rep) {
-			i += n;
-			run += n;
-			continue;
-		}
-		if (run && (r = sbx_buf_append(out, p + i - run, run)) < 0)
-			return r;
-		run = 0;
-		if ((r = sbx_buf_puts(out, rep)) < 0)
-			return r;
-		i += n;
-	}
-	return run ? sbx_buf_append(out, p + i - run, run) : 0;
+	return sbx_buf_escape(out, s, len, html_rep, 0);
 }
 
 int sbx_html_escape(sbx_buf *out, const char *s)

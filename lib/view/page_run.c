@@ -188,7 +188,7 @@ int sbx_view_page_run(const sbx_view_ctx *ctx, size_t root, const char *rel, sbx
 		      sbx_error *err)
 {
 	_cleanup_json_ cJSON *res = NULL, *grade = NULL;
-	_cleanup_free_ char *shot = NULL, *live = NULL;
+	_cleanup_free_ char *shot = NULL;
 	sbx_view_entry e;
 	const cJSON *agent, *sandbox;
 	int rootfd, r;
@@ -206,12 +206,8 @@ int sbx_view_page_run(const sbx_view_ctx *ctx, size_t root, const char *rel, sbx
 	grade = sbx_view__load_json(rootfd, rel, "grade.json", SBX_VIEW_JSON_MAX, NULL);
 	agent = sbx_json_get(res, "agent");
 	sandbox = sbx_json_get(res, "sandbox");
-	if (e.live && asprintf(&live, "e/%zu/%s", root, rel) < 0)
-		live = NULL;
 
-	r = ctx->report ? 0 : sbx_view__page_begin(ctx, out, e.id, live);
-	r = r < 0 ? r : sbx_buf_printf(out, "<section class=\"run\" id=\"r-%zu-", root);
-	r = r < 0 ? r : sbx_url_escape(out, rel);
+	r = sbx_view__entry_begin(ctx, out, &e, root, rel);
 	r = r < 0 ? r : sbx_buf_puts(out, "\">");
 	r = r < 0 ? r : summary(out, res, e.id);
 	r = r < 0 ? r : timeline(out, sbx_json_get(res, "timings_ms"));

@@ -283,7 +283,6 @@ int sbx_view_page_sweep(const sbx_view_ctx *ctx, size_t root, const char *rel, s
 {
 	_cleanup_(sbx_sweep_plan_freep) sbx_sweep_plan *plan = NULL;
 	_cleanup_(sbx_sweep_summary_freep) sbx_sweep_summary *sum = NULL;
-	_cleanup_free_ char *live = NULL;
 	sbx_sweep_record *recs = NULL;
 	sbx_view_entry e = {0};
 	size_t n = 0;
@@ -304,11 +303,7 @@ int sbx_view_page_sweep(const sbx_view_ctx *ctx, size_t root, const char *rel, s
 		sbx_view__records_free(recs, n);
 		return r;
 	}
-	if (e.live && asprintf(&live, "e/%zu/%s", root, rel) < 0)
-		live = NULL;
-	r = ctx->report ? 0 : sbx_view__page_begin(ctx, out, e.id, live);
-	r = r < 0 ? r : sbx_buf_printf(out, "<section class=\"sweep\" id=\"s-%zu-", root);
-	r = r < 0 ? r : sbx_url_escape(out, rel);
+	r = sbx_view__entry_begin(ctx, out, &e, root, rel);
 	r = r < 0 ? r : sbx_buf_puts(out, "\"><h1>sweep <span id=\"sweep-id\">");
 	r = r < 0 ? r : sbx_html_escape(out, e.id);
 	r = r < 0 ? r

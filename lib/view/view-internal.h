@@ -51,6 +51,13 @@ int sbx_view__load_records(int rootfd, const char *dir, sbx_sweep_record **out, 
 int sbx_view__page_begin(const sbx_view_ctx *ctx, sbx_buf *out, const char *title,
 			 const char *live_path);
 int sbx_view__page_end(const sbx_view_ctx *ctx, sbx_buf *out);
+/*
+ * A run's or a sweep's page up to its section's id: the document (not in a
+ * report), live updates while e is still being written, and
+ * `<section class="run|sweep" id="r|s-<root>-<rel>` left open for the caller.
+ */
+int sbx_view__entry_begin(const sbx_view_ctx *ctx, sbx_buf *out, const sbx_view_entry *e,
+			  size_t root, const char *rel);
 
 /* A link to a page or file: prefix + kind + "/" + root + "/" + rel, escaped for an attribute. */
 int sbx_view__href(const sbx_view_ctx *ctx, sbx_buf *out, char kind, size_t root, const char *rel);

@@ -28,12 +28,7 @@ GEN_TASK(banking_reserve, SEED)
 		cf[p] = gen_decimal(&g->rng, 10000, 500000, 2);
 		rate[p] = known(p) ? gen_decimal(&g->rng, 0.02, 0.15, 4) : 0;
 	}
-	for (uint32_t c = 0; c < 4; c++) {
-		if (c < 3)
-			gen_check(g, sbx_sheet_set_string(start, 0, c, headers[c], &err), &err,
-				  "header");
-		gen_check(g, sbx_sheet_set_string(oracle, 0, c, headers[c], &err), &err, "header");
-	}
+	gen_headers(g, start, oracle, headers, 3, 4);
 	for (int p = 1; p <= PERIODS; p++) {
 		int lo = p, hi = p;
 		double r;

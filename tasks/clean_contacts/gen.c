@@ -44,11 +44,7 @@ GEN_TASK(clean_contacts, 0x636f6e7461637473ull /* "contacts" */)
 	sbx_sheet *s, *o;
 	sbx_book *bs = gen_book(g, "Contacts", &s), *bo = gen_book(g, "Contacts", &o);
 
-	for (uint32_t c = 0; c < 6; c++) {
-		if (c < 3)
-			gen_str(g, s, 0, c, headers[c]);
-		gen_str(g, o, 0, c, headers[c]);
-	}
+	gen_headers(g, s, o, headers, 3, 6);
 	for (uint32_t r = 1; r <= ROWS; r++) {
 		const char *f = first[gen_int(&g->rng, 0, 9)], *l = last[gen_int(&g->rng, 0, 9)];
 		const char *d = domains[gen_int(&g->rng, 0, 2)];

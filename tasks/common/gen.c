@@ -99,6 +99,16 @@ void gen_str(gen_ctx *g, sbx_sheet *s, uint32_t row, uint32_t col, const char *v
 	gen_check(g, sbx_sheet_set_string(s, row, col, v, &err), &err, v);
 }
 
+void gen_headers(gen_ctx *g, sbx_sheet *start, sbx_sheet *oracle, const char *const *headers,
+		 uint32_t n_start, uint32_t n)
+{
+	for (uint32_t c = 0; c < n; c++) {
+		if (c < n_start)
+			gen_str(g, start, 0, c, headers[c]);
+		gen_str(g, oracle, 0, c, headers[c]);
+	}
+}
+
 void gen_num(gen_ctx *g, sbx_sheet *s, uint32_t row, uint32_t col, double v)
 {
 	sbx_error err = SBX_ERROR_INIT;

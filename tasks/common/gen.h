@@ -77,6 +77,11 @@ void gen_formula(gen_ctx *g, sbx_sheet *s, uint32_t row, uint32_t col, const cha
 void gen_str2(gen_ctx *g, sbx_sheet *a, sbx_sheet *b, uint32_t row, uint32_t col, const char *v);
 void gen_num2(gen_ctx *g, sbx_sheet *a, sbx_sheet *b, uint32_t row, uint32_t col, double v);
 
+/* Row 1: the first n_start of the n headers into start, all n into oracle (the columns the
+ * agent adds come last). */
+void gen_headers(gen_ctx *g, sbx_sheet *start, sbx_sheet *oracle, const char *const *headers,
+		 uint32_t n_start, uint32_t n);
+
 /* Saves the book as g->dir/rel (format from the extension: .ods .xlsx .csv), then frees it. */
 void gen_save(gen_ctx *g, sbx_book *b, const char *rel);
 

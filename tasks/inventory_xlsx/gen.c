@@ -18,11 +18,7 @@ GEN_TASK(inventory_xlsx, 0x696e76656e74ull /* "invent" */)
 	sbx_sheet *s, *o;
 	sbx_book *bs = gen_book(g, "Stock", &s), *bo = gen_book(g, "Stock", &o);
 
-	for (uint32_t c = 0; c < 6; c++) {
-		if (c < 4)
-			gen_str(g, s, 0, c, headers[c]);
-		gen_str(g, o, 0, c, headers[c]);
-	}
+	gen_headers(g, s, o, headers, 4, 6);
 	for (uint32_t r = 1; r <= ROWS; r++) {
 		char item[64];
 		double on_hand = (double)gen_int(&g->rng, 0, 400);

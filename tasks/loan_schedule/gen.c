@@ -31,8 +31,7 @@ GEN_TASK(loan_schedule, 0x6c6f616e7363ull /* "loansc" */)
 	gen_num2(g, s, o, 2, 1, months);
 	gen_str2(g, s, o, 4, 0, "Monthly_Payment");
 	gen_str2(g, s, o, 5, 0, "Total_Interest");
-	for (uint32_t c = 0; c < 5; c++)
-		gen_str2(g, ss, so, 0, c, headers[c]);
+	gen_headers(g, ss, so, headers, 5, 5);
 	for (int m = 1; m <= months; m++) {
 		double interest = gen_round(balance * r, 2);
 		double pay = m == months ? gen_round(balance + interest, 2) : payment;

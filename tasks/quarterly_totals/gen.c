@@ -22,12 +22,7 @@ GEN_TASK(quarterly_totals, SEED)
 	sbx_book *bs = gen_book(g, "Sales", &start), *bo = gen_book(g, "Sales", &oracle);
 	char f[64];
 
-	for (uint32_t c = 0; c < 6; c++) {
-		if (c < 5)
-			gen_check(g, sbx_sheet_set_string(start, 0, c, headers[c], &err), &err,
-				  "header");
-		gen_check(g, sbx_sheet_set_string(oracle, 0, c, headers[c], &err), &err, "header");
-	}
+	gen_headers(g, start, oracle, headers, 5, 6);
 	for (uint32_t r = 0; r < REGIONS; r++) {
 		double row_total = 0;
 

@@ -44,8 +44,7 @@ GEN_TASK(region_summary, 0x726567696f6eull /* "region" */)
 		total[k] += amount;
 		count[k]++;
 	}
-	for (uint32_t c = 0; c < 4; c++)
-		gen_str2(g, ss, so, 0, c, sum_headers[c]);
+	gen_headers(g, ss, so, sum_headers, 4, 4);
 	for (uint32_t k = 0; k < REGIONS; k++) {
 		gen_str(g, so, k + 1, 0, regions[k]);
 		gen_num(g, so, k + 1, 1, gen_round(total[k], 2));

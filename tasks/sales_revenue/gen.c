@@ -23,12 +23,7 @@ GEN_TASK(sales_revenue, SEED)
 	sbx_sheet *start, *oracle;
 	sbx_book *bs = gen_book(g, "Sheet1", &start), *bo = gen_book(g, "Sheet1", &oracle);
 
-	for (uint32_t c = 0; c < 5; c++) {
-		if (c < 4)
-			gen_check(g, sbx_sheet_set_string(start, 0, c, headers[c], &err), &err,
-				  "header");
-		gen_check(g, sbx_sheet_set_string(oracle, 0, c, headers[c], &err), &err, "header");
-	}
+	gen_headers(g, start, oracle, headers, 4, 5);
 	for (uint32_t r = 1; r <= ROWS; r++) {
 		const char *item = items[gen_int(&g->rng, 0, 11)];
 		const char *category = categories[gen_int(&g->rng, 0, 4)];

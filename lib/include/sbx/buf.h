@@ -29,6 +29,16 @@ void sbx_buf_init(sbx_buf *b, size_t max);
 /* Appends n bytes. -ENOBUFS past max (buffer freed), -ENOMEM on allocation failure. */
 int sbx_buf_append(sbx_buf *b, const void *p, size_t n);
 int sbx_buf_puts(sbx_buf *b, const char *s);
+
+/*
+ * What an escaper writes for the bytes at p (left of them): a replacement for
+ * *n of them (1 unless it sets more), or NULL to keep those *n bytes as they are.
+ */
+typedef const char *sbx_buf_escape_fn(const unsigned char *p, size_t left, size_t *n, int flags);
+/* "&amp;", "&lt;", "&gt;" for & < >, else NULL: what XML and HTML both escape. */
+const char *sbx_markup_entity(unsigned char c);
+/* Appends s (len bytes) rewritten by rep (flags passed on); kept bytes go in runs. */
+int sbx_buf_escape(sbx_buf *b, const char *s, size_t len, sbx_buf_escape_fn *rep, int flags);
 int sbx_buf_putc(sbx_buf *b, char c);
 int sbx_buf_printf(sbx_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int sbx_buf_vprintf(sbx_buf *b, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));

@@ -37,6 +37,14 @@ int sbx_path_open_beneath(int dirfd, const char *path, int flags, mode_t mode, b
 int sbx_path_mkdirs_beneath(int dirfd, const char *path, mode_t mode, sbx_error *err);
 
 /*
+ * Reads the regular file dir/rel (at most max bytes) into *out (malloc'd,
+ * NUL-terminated), *len its length; no symlink is followed, nothing outside
+ * dir is read.
+ */
+int sbx_path_read_beneath(const char *dir, const char *rel, size_t max, char **out, size_t *len,
+			  sbx_error *err);
+
+/*
  * Writes data to dir/rel, creating the missing directories of rel beneath
  * dir and replacing the file; no symlink is followed on the way, so nothing
  * lands outside dir. For files whose names come from outside (a container's

@@ -224,6 +224,15 @@ static int put_pointer(gui_session *s, cJSON *res, tool_result *out)
 	return 0;
 }
 
+/* The X button and click count of each pointer action (mouse_move: a move, no click). */
+static const struct {
+	unsigned button;
+	int count;
+} clicks[] = {
+	[A_LEFT_CLICK] = {1, 1},   [A_RIGHT_CLICK] = {3, 1},  [A_MIDDLE_CLICK] = {2, 1},
+	[A_DOUBLE_CLICK] = {1, 2}, [A_TRIPLE_CLICK] = {1, 3}, [A_MOUSE_MOVE] = {1, 0},
+};
+
 static int run_action(tool_context *ctx, gui_session *s, action act, const char *name,
 		      const params *p, tool_result *out)
 {
@@ -250,22 +259,12 @@ static int run_action(tool_context *ctx, gui_session *s, action act, const char 
 		break;
 	}
 	case A_LEFT_CLICK:
-		r = do_click(s, p, 1, 1, out);
-		break;
 	case A_RIGHT_CLICK:
-		r = do_click(s, p, 3, 1, out);
-		break;
 	case A_MIDDLE_CLICK:
-		r = do_click(s, p, 2, 1, out);
-		break;
 	case A_DOUBLE_CLICK:
-		r = do_click(s, p, 1, 2, out);
-		break;
 	case A_TRIPLE_CLICK:
-		r = do_click(s, p, 1, 3, out);
-		break;
 	case A_MOUSE_MOVE:
-		r = do_click(s, p, 1, 0, out);
+		r = do_click(s, p, clicks[act].button, clicks[act].count, out);
 		break;
 	case A_SCROLL:
 		r = do_click(s, p, (unsigned)gui__scroll_button(p->direction), (int)p->amount, out);

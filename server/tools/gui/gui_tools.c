@@ -179,10 +179,7 @@ static int tool_get_cursor_position(tool_context *ctx, const cJSON *args, tool_r
 	if (gui__args_check(args, keys_none, out) < 0 || gui__begin(ctx, &s, out) < 0)
 		return 0;
 	r = gui_input_pointer(s, &x, &y, &err);
-	gui__end(s);
-	if (r < 0)
-		return gui__fail(out, r, &err), 0;
-	cJSON *res = gui__result(out);
+	cJSON *res = gui__end_result(s, r, &err, out);
 	if (res && gui__put_num(out, res, "x", x))
 		gui__put_num(out, res, "y", y);
 	return 0;
@@ -201,10 +198,7 @@ static int tool_type_text(tool_context *ctx, const cJSON *args, tool_result *out
 	    gui__begin(ctx, &s, out) < 0)
 		return 0;
 	r = gui_input_type(s, text, &err);
-	gui__end(s);
-	if (r < 0)
-		return gui__fail(out, r, &err), 0;
-	cJSON *res = gui__result(out);
+	cJSON *res = gui__end_result(s, r, &err, out);
 	if (res && gui__put_bool(out, res, "success", true))
 		gui__put_str(out, res, "text_typed", text);
 	return 0;
@@ -228,10 +222,7 @@ static int tool_key_press(tool_context *ctx, const cJSON *args, tool_result *out
 	if (gui__begin(ctx, &s, out) < 0)
 		return 0;
 	r = gui_input_keys(s, &seq, &err);
-	gui__end(s);
-	if (r < 0)
-		return gui__fail(out, r, &err), 0;
-	cJSON *res = gui__result(out);
+	cJSON *res = gui__end_result(s, r, &err, out);
 	if (res && gui__put_bool(out, res, "success", true))
 		gui__put_str(out, res, "key", key);
 	return 0;
@@ -258,10 +249,7 @@ static int tool_drag(tool_context *ctx, const cJSON *args, tool_result *out)
 		return 0;
 	}
 	r = gui_input_drag(s, (int)v[0], (int)v[1], (int)v[2], (int)v[3], &err);
-	gui__end(s);
-	if (r < 0)
-		return gui__fail(out, r, &err), 0;
-	cJSON *res = gui__result(out);
+	cJSON *res = gui__end_result(s, r, &err, out);
 	if (!res || !gui__put_bool(out, res, "success", true))
 		return 0;
 	for (int i = 0; i < 4; i++)
@@ -307,10 +295,7 @@ static int tool_scroll(tool_context *ctx, const cJSON *args, tool_result *out)
 	r = gui_input_move(s, (int)x, (int)y, &err);
 	if (r >= 0)
 		r = gui_input_click(s, (unsigned)button, (int)amount, NULL, &err);
-	gui__end(s);
-	if (r < 0)
-		return gui__fail(out, r, &err), 0;
-	cJSON *res = gui__result(out);
+	cJSON *res = gui__end_result(s, r, &err, out);
 	if (res && gui__put_bool(out, res, "success", true) && gui__put_num(out, res, "x", x) &&
 	    gui__put_num(out, res, "y", y) && gui__put_str(out, res, "direction", direction))
 		gui__put_num(out, res, "amount", amount);

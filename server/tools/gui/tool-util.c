@@ -210,6 +210,16 @@ cJSON *gui__result(tool_result *out)
 	return obj;
 }
 
+cJSON *gui__end_result(gui_session *s, int r, const sbx_error *err, tool_result *out)
+{
+	gui__end(s);
+	if (r < 0) {
+		gui__fail(out, r, err);
+		return NULL;
+	}
+	return gui__result(out);
+}
+
 static bool put(tool_result *out, cJSON *obj, const char *key, cJSON *item)
 {
 	if (item && cJSON_AddItemToObject(obj, key, item))

@@ -51,6 +51,10 @@ int gui__check_point(const gui_session *s, long x, long y, tool_result *out);
 /* Makes out->structured an empty object; fails out on OOM. */
 cJSON *gui__result(tool_result *out);
 
+/* Ends s, then the result object after an input that returned r: NULL when r failed (out
+ * says why, from err) or memory ran out. */
+cJSON *gui__end_result(gui_session *s, int r, const sbx_error *err, tool_result *out);
+
 /* Adds a number, bool or string to a result object; false on OOM (out already failed). */
 bool gui__put_num(tool_result *out, cJSON *obj, const char *key, double v);
 bool gui__put_bool(tool_result *out, cJSON *obj, const char *key, bool v);

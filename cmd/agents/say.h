@@ -1,0 +1,8 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* The agent's name for its stderr lines ("demo-agent"); each program defines it. */
+extern const char *const agent_name;
+
+/* "<agent_name>: <message>\n" on stderr. */
+void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
