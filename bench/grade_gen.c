@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "bench_book.h"
 #include "sbx/sheet.h"
 
 int main(int argc, char **argv)
@@ -24,14 +25,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "Usage: %s OUT.ods [ROWS [COLS]]\n", argv[0]);
 		return 2;
 	}
-	if (sbx_book_new(SBX_FORMAT_ODS, &b, &err) < 0 ||
-	    sbx_book_add_sheet(b, "Sheet1", SIZE_MAX, &s, &err) < 0)
+	if (bench_header_book(cols, &b, &s, &err) < 0)
 		goto fail;
-	for (uint32_t c = 0; c < cols; c++) {
-		snprintf(text, sizeof(text), "Column_%u", c + 1);
-		if (sbx_sheet_set_string(s, 0, c, text, &err) < 0)
-			goto fail;
-	}
 	for (uint32_t r = 1; r < rows; r++)
 		for (uint32_t c = 0; c < cols; c++) {
 			int rc;

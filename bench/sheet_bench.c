@@ -14,6 +14,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "bench_book.h"
 #include "sbx/sheet.h"
 
 static double now(void)
@@ -31,14 +32,8 @@ static int gen(const char *path, uint32_t rows, uint32_t cols)
 	char text[64], f[64];
 	uint64_t x = 42;
 
-	if (sbx_book_new(SBX_FORMAT_ODS, &b, &err) < 0 ||
-	    sbx_book_add_sheet(b, "Sheet1", SIZE_MAX, &s, &err) < 0)
+	if (bench_header_book(cols, &b, &s, &err) < 0)
 		goto fail;
-	for (uint32_t c = 0; c < cols; c++) {
-		snprintf(text, sizeof(text), "Column_%u", c + 1);
-		if (sbx_sheet_set_string(s, 0, c, text, &err) < 0)
-			goto fail;
-	}
 	for (uint32_t r = 1; r < rows; r++) {
 		for (uint32_t c = 0; c < cols; c++) {
 			x = x * 6364136223846793005ULL + 1442695040888963407ULL;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -29,6 +30,17 @@ void cli_on_stop_signals(void (*handler)(int sig))
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+}
+
+void cli_count_stop_signal(volatile sig_atomic_t *count, const char *first, const char *second)
+{
+	const char *msg;
+
+	if (*count < 2)
+		(*count)++;
+	msg = *count == 1 ? first : second;
+	/* write(2) and strlen are async-signal-safe; stdio is not. */
+	(void)!write(STDERR_FILENO, msg, strlen(msg));
 }
 
 bool cli_wants_help(int argc, char **argv)

@@ -4,6 +4,7 @@
 /* Shared by the cmd_<verb>.c files: exit codes, the command table, output helpers. */
 
 #include <getopt.h>
+#include <signal.h>
 #include <stdbool.h>
 
 #include "sbx/util.h"
@@ -97,6 +98,12 @@ bool cli_wants_help(int argc, char **argv);
 
 /* handler for SIGINT, SIGTERM, SIGHUP (no SA_RESTART: calls see EINTR); SIGPIPE ignored. */
 void cli_on_stop_signals(void (*handler)(int sig));
+/*
+ * For a handler of a two-step stop (drain, then hurry): counts the signal in
+ * *count (to 2 at most) and writes first on the first one, second after.
+ * Async-signal-safe.
+ */
+void cli_count_stop_signal(volatile sig_atomic_t *count, const char *first, const char *second);
 
 /* Global flags parsed by main before the command runs. */
 extern bool arg_verbose;

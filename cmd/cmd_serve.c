@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "cli.h"
 #include "engines.h"
@@ -27,21 +26,13 @@ static volatile sig_atomic_t arg_signals, arg_hurry;
 
 static void on_signal(int sig)
 {
-	static const char msg[] =
-		"\nsandboxctl: serve: draining: no new episodes; live ones "
-		"get --stop-grace to be finished (a second signal aborts them now)\n";
-	static const char again[] = "\nsandboxctl: serve: aborting the live episodes\n";
-
 	(void)sig;
-	if (arg_signals < 2)
-		arg_signals++;
-	/* write(2) is async-signal-safe; stdio is not. */
-	if (arg_signals == 1) {
-		(void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
-	} else if (!arg_hurry) {
+	cli_count_stop_signal(&arg_signals,
+			      "\nsandboxctl: serve: draining: no new episodes; live ones "
+			      "get --stop-grace to be finished (a second signal aborts them now)\n",
+			      "\nsandboxctl: serve: aborting the live episodes\n");
+	if (arg_signals == 2)
 		arg_hurry = 1;
-		(void)!write(STDERR_FILENO, again, sizeof(again) - 1);
-	}
 }
 
 static void help(void)
@@ -94,26 +85,108 @@ static void help(void)
 	       "Exit status: 0 after a drain, 2 usage, 3 the service could not start.\n");
 }
 
+/* Options with state of their own; the plain ones land in arg_so. */
+static sbx_serve_opts arg_so = SBX_SERVE_OPTS_INIT;
+static sbx_serve_pool_spec arg_pools[MAX_POOLS + 1];
+static size_t arg_n_pools;
+static cli_engine_arg arg_eargs[CLI_MAX_ENGINES];
+static const char *arg_engines[CLI_MAX_ENGINES];
+static size_t arg_n_eargs;
+static long arg_stop_grace_s;
+static const char *arg_pool, *arg_fill_jobs, *arg_idle_ttl, *arg_max_episodes, *arg_max_timeout,
+	*arg_stop_grace;
+
 /* "slim=2", "full=1", "repo/img:tag=3". */
-static int parse_pool_image(const char *arg, sbx_serve_pool_spec *out)
+static int parse_pool_image(const char *arg)
 {
 	const char *eq = strrchr(arg, '=');
 	static char names[MAX_POOLS][256];
-	static size_t used;
-	long n;
+	sbx_serve_pool_spec *out = &arg_pools[arg_n_pools];
+	long n = -1;
 
-	if (!eq || eq == arg || (size_t)(eq - arg) >= sizeof(names[0]) || used >= MAX_POOLS)
-		return -1;
-	n = cli_parse_long(eq + 1, 0, 256);
-	if (n < 0)
-		return -1;
-	snprintf(names[used], sizeof(names[0]), "%.*s", (int)(eq - arg), arg);
-	out->image = strcmp(names[used], "slim") == 0	? SBX_IMAGE_SLIM
-		     : strcmp(names[used], "full") == 0 ? SBX_IMAGE_FULL
-							: names[used];
+	if (eq && eq != arg && (size_t)(eq - arg) < sizeof(names[0]) && arg_n_pools < MAX_POOLS)
+		n = cli_parse_long(eq + 1, 0, 256);
+	if (n < 0) {
+		cli_error("serve: --pool-image '%s': IMAGE=N (slim, full or a reference; N "
+			  "0..256; at most %d)",
+			  arg, MAX_POOLS);
+		return -EINVAL;
+	}
+	snprintf(names[arg_n_pools], sizeof(names[0]), "%.*s", (int)(eq - arg), arg);
+	out->image = strcmp(names[arg_n_pools], "slim") == 0   ? SBX_IMAGE_SLIM
+		     : strcmp(names[arg_n_pools], "full") == 0 ? SBX_IMAGE_FULL
+							       : names[arg_n_pools];
 	out->target = (unsigned)n;
-	used++;
+	arg_n_pools++;
 	return 0;
+}
+
+static int parse_engine(const char *arg)
+{
+	if (arg_n_eargs >= CLI_MAX_ENGINES) {
+		cli_error("serve: --engine: at most %d", CLI_MAX_ENGINES);
+		return -EINVAL;
+	}
+	if (cli_parse_engine("serve", arg, false, &arg_eargs[arg_n_eargs]) < 0)
+		return -EINVAL;
+	arg_engines[arg_n_eargs] = arg_eargs[arg_n_eargs].url;
+	arg_n_eargs++;
+	return 0;
+}
+
+/* A numeric option's value: dflt when not given, -1 (said) when out of [min, max]. */
+static long number(const char *name, const char *text, long min, long max, long dflt)
+{
+	long v;
+
+	if (!text)
+		return dflt;
+	v = cli_parse_long(text, min, max);
+	if (v < 0)
+		cli_error("serve: --%s '%s': not a number in range", name, text);
+	return v;
+}
+
+static int parse_args(int argc, char **argv)
+{
+	static const cli_option opts[] = {
+		{"listen", .value = &arg_so.listen},
+		{"pool", .value = &arg_pool},
+		{"pool-image", .parse = parse_pool_image},
+		{"fill-jobs", .value = &arg_fill_jobs},
+		{"idle-ttl", .value = &arg_idle_ttl},
+		{"max-episodes", .value = &arg_max_episodes},
+		{"max-timeout", .value = &arg_max_timeout},
+		{"stop-grace", .value = &arg_stop_grace},
+		{"engine", .parse = parse_engine},
+		{"tasks-dir", .value = &arg_so.tasks_dir},
+		{"runs-dir", .value = &arg_so.runs_dir},
+		{"token", .value = &arg_so.token},
+		{"test-label", .flag = &arg_so.test},
+		{0},
+	};
+	const long week = 86400 * 7;
+	long pool, fill, ttl, max_eps, max_timeout;
+	int r = cli_parse_options_only("serve", argc, argv, opts, help);
+
+	if (r <= 0)
+		return r;
+	pool = number("pool", arg_pool, 0, 256, 0);
+	fill = number("fill-jobs", arg_fill_jobs, 1, week, 0);
+	ttl = number("idle-ttl", arg_idle_ttl, 1, week, 0);
+	max_eps = number("max-episodes", arg_max_episodes, 1, week, 0);
+	max_timeout = number("max-timeout", arg_max_timeout, 1, week, 0);
+	arg_stop_grace_s = number("stop-grace", arg_stop_grace, 0, week, 10);
+	if (pool < 0 || fill < 0 || ttl < 0 || max_eps < 0 || max_timeout < 0 ||
+	    arg_stop_grace_s < 0)
+		return -EXIT_USAGE;
+	if (pool > 0)
+		arg_pools[arg_n_pools++] = (sbx_serve_pool_spec){SBX_IMAGE_SLIM, (unsigned)pool};
+	arg_so.fill_concurrency = (unsigned)fill;
+	arg_so.idle_ttl_s = (uint32_t)ttl;
+	arg_so.max_episodes = (unsigned)max_eps;
+	arg_so.max_timeout_s = (uint32_t)max_timeout;
+	return 1;
 }
 
 static void sleep_ms(long ms)
@@ -121,146 +194,40 @@ static void sleep_ms(long ms)
 	nanosleep(&(struct timespec){ms / 1000, (ms % 1000) * 1000000L}, NULL);
 }
 
-int cmd_serve(int argc, char **argv)
+/* Every engine answers and holds the pools' images now: one clear error, not a
+ * pool that never fills. */
+static int check_engines(void)
 {
-	enum { OPT_LONG = 0x100 };
-	static const struct option opts[] = {
-		{"listen", required_argument, NULL, OPT_LONG},
-		{"pool", required_argument, NULL, OPT_LONG},
-		{"pool-image", required_argument, NULL, OPT_LONG},
-		{"fill-jobs", required_argument, NULL, OPT_LONG},
-		{"idle-ttl", required_argument, NULL, OPT_LONG},
-		{"max-episodes", required_argument, NULL, OPT_LONG},
-		{"max-timeout", required_argument, NULL, OPT_LONG},
-		{"stop-grace", required_argument, NULL, OPT_LONG},
-		{"engine", required_argument, NULL, OPT_LONG},
-		{"tasks-dir", required_argument, NULL, OPT_LONG},
-		{"runs-dir", required_argument, NULL, OPT_LONG},
-		{"token", required_argument, NULL, OPT_LONG},
-		{"test-label", no_argument, NULL, OPT_LONG},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
-	sbx_serve_opts so = SBX_SERVE_OPTS_INIT;
-	sbx_serve_pool_spec pools[MAX_POOLS + 1];
-	size_t n_pools = 0;
-	long pool_slim = -1, stop_grace = 10;
+	char *images[MAX_POOLS + 2] = {0};
+
+	if (arg_n_eargs == 0)
+		return 0;
+	for (size_t i = 0; i < arg_n_pools; i++)
+		images[i] = (char *)arg_pools[i].image;
+	return cli_check_engines("serve", arg_eargs, arg_n_eargs, images, NULL, NULL, NULL, NULL);
+}
+
+static int serve(void)
+{
 	sbx_error err = SBX_ERROR_INIT;
 	sbx_serve *s = NULL;
-	cli_engine_arg eargs[CLI_MAX_ENGINES];
-	const char *engines[CLI_MAX_ENGINES];
-	size_t n_eargs = 0;
 	unsigned aborted;
-	int c, idx, rc = EXIT_USAGE;
 
-	optind = 1;
-	while ((c = cli_getopt("serve", argc, argv, "h", opts, &idx)) != -1) {
-		const char *name = c == OPT_LONG ? opts[idx].name : "";
-		long v = 0;
-
-		if (c == CLI_OPT_ERROR)
-			goto done;
-		if (c == 'h') {
-			help();
-			rc = EXIT_PASS;
-			goto done;
-		}
-		if (strcmp(name, "listen") == 0) {
-			so.listen = optarg;
-			continue;
-		} else if (strcmp(name, "pool-image") == 0) {
-			if (n_pools >= MAX_POOLS || parse_pool_image(optarg, &pools[n_pools]) < 0) {
-				cli_error("serve: --pool-image '%s': IMAGE=N (slim, full or a "
-					  "reference; N 0..256; at most %d)",
-					  optarg, MAX_POOLS);
-				goto done;
-			}
-			n_pools++;
-			continue;
-		} else if (strcmp(name, "engine") == 0) {
-			if (n_eargs >= CLI_MAX_ENGINES) {
-				cli_error("serve: --engine: at most %d", CLI_MAX_ENGINES);
-				goto done;
-			}
-			if (cli_parse_engine("serve", optarg, false, &eargs[n_eargs]) < 0)
-				goto done;
-			engines[n_eargs] = eargs[n_eargs].url;
-			n_eargs++;
-			continue;
-		} else if (strcmp(name, "tasks-dir") == 0) {
-			so.tasks_dir = optarg;
-			continue;
-		} else if (strcmp(name, "runs-dir") == 0) {
-			so.runs_dir = optarg;
-			continue;
-		} else if (strcmp(name, "token") == 0) {
-			so.token = optarg;
-			continue;
-		} else if (strcmp(name, "test-label") == 0) {
-			so.test = true;
-			continue;
-		}
-		/* The rest are numbers. */
-		v = cli_parse_long(optarg,
-				   strcmp(name, "pool") == 0 || strcmp(name, "stop-grace") == 0 ? 0
-												: 1,
-				   strcmp(name, "pool") == 0 ? 256 : 86400 * 7);
-		if (v < 0) {
-			cli_error("serve: --%s '%s': not a number in range", name, optarg);
-			goto done;
-		}
-		if (strcmp(name, "pool") == 0)
-			pool_slim = v;
-		else if (strcmp(name, "fill-jobs") == 0)
-			so.fill_concurrency = (unsigned)v;
-		else if (strcmp(name, "idle-ttl") == 0)
-			so.idle_ttl_s = (uint32_t)v;
-		else if (strcmp(name, "max-episodes") == 0)
-			so.max_episodes = (unsigned)v;
-		else if (strcmp(name, "max-timeout") == 0)
-			so.max_timeout_s = (uint32_t)v;
-		else if (strcmp(name, "stop-grace") == 0)
-			stop_grace = v;
-	}
-	if (cli_no_arguments("serve", argc, argv) < 0)
-		goto done;
-	if (pool_slim > 0)
-		pools[n_pools++] = (sbx_serve_pool_spec){SBX_IMAGE_SLIM, (unsigned)pool_slim};
-	if (!so.token && getenv("SANDBOXCTL_SERVE_TOKEN") && getenv("SANDBOXCTL_SERVE_TOKEN")[0])
-		so.token = getenv("SANDBOXCTL_SERVE_TOKEN");
-	so.pools = pools;
-	so.n_pools = n_pools;
-	so.engines = engines;
-	so.n_engines = n_eargs;
-	if (n_eargs > 0) {
-		/* Every engine answers and holds the pools' images now: one clear error,
-		 * not a pool that never fills. */
-		char *images[MAX_POOLS + 2] = {0};
-
-		for (size_t i = 0; i < n_pools; i++)
-			images[i] = (char *)pools[i].image;
-		if (cli_check_engines("serve", eargs, n_eargs, images, NULL, NULL, NULL, NULL) <
-		    0) {
-			rc = EXIT_ENGINE;
-			goto done;
-		}
-	}
-	so.grade = cmd_run__grade;
-	so.hurry = &arg_hurry;
-
-	{
-		struct sigaction sa = {.sa_handler = on_signal};
-
-		sigemptyset(&sa.sa_mask);
-		sigaction(SIGINT, &sa, NULL);
-		sigaction(SIGTERM, &sa, NULL);
-		sigaction(SIGHUP, &sa, NULL);
-		signal(SIGPIPE, SIG_IGN);
-	}
-	if (sbx_serve_start(&s, &so, &err) < 0) {
+	if (!arg_so.token && getenv("SANDBOXCTL_SERVE_TOKEN") &&
+	    getenv("SANDBOXCTL_SERVE_TOKEN")[0])
+		arg_so.token = getenv("SANDBOXCTL_SERVE_TOKEN");
+	arg_so.pools = arg_pools;
+	arg_so.n_pools = arg_n_pools;
+	arg_so.engines = arg_engines;
+	arg_so.n_engines = arg_n_eargs;
+	if (check_engines() < 0)
+		return EXIT_ENGINE;
+	arg_so.grade = cmd_run__grade;
+	arg_so.hurry = &arg_hurry;
+	cli_on_stop_signals(on_signal);
+	if (sbx_serve_start(&s, &arg_so, &err) < 0) {
 		cli_error("serve: %s", sbx_error_message(&err));
-		rc = err.code == -EINVAL ? EXIT_USAGE : EXIT_ENGINE;
-		goto done;
+		return err.code == -EINVAL ? EXIT_USAGE : EXIT_ENGINE;
 	}
 	/* stdout: the URL alone, for scripts; the rest on stderr. */
 	printf("%s\n", sbx_serve_url(s));
@@ -272,12 +239,19 @@ int cmd_serve(int argc, char **argv)
 	fprintf(stderr, "serve: %s listening on %s\n", sbx_serve_id(s), sbx_serve_url(s));
 	while (!arg_signals)
 		sleep_ms(100);
-	aborted = sbx_serve_drain(s, (uint32_t)stop_grace);
+	aborted = sbx_serve_drain(s, (uint32_t)arg_stop_grace_s);
 	sbx_serve_free(s);
 	fprintf(stderr, "serve: drained (%u episode(s) aborted), every sandbox removed\n", aborted);
-	rc = EXIT_PASS;
-done:
-	for (size_t i = 0; i < n_eargs; i++)
-		free(eargs[i].url);
-	return rc;
+	return EXIT_PASS;
+}
+
+int cmd_serve(int argc, char **argv)
+{
+	int r = parse_args(argc, argv);
+
+	if (r > 0)
+		r = -serve();
+	for (size_t i = 0; i < arg_n_eargs; i++)
+		free(arg_eargs[i].url);
+	return -r;
 }

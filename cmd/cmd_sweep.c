@@ -36,19 +36,11 @@ static volatile sig_atomic_t arg_signals;
 
 static void on_signal(int sig)
 {
-	static const char first[] =
-		"\nsandboxctl: sweep: stopping: no new episodes; running ones "
-		"get --stop-grace to finish (Ctrl-C again interrupts them now)\n";
-	static const char second[] = "\nsandboxctl: sweep: interrupting the running episodes\n";
-
 	(void)sig;
-	if (arg_signals < 2)
-		arg_signals++;
-	/* write(2) is async-signal-safe; stdio is not. */
-	if (arg_signals == 1)
-		(void)!write(STDERR_FILENO, first, sizeof(first) - 1);
-	else
-		(void)!write(STDERR_FILENO, second, sizeof(second) - 1);
+	cli_count_stop_signal(&arg_signals,
+			      "\nsandboxctl: sweep: stopping: no new episodes; running ones "
+			      "get --stop-grace to finish (Ctrl-C again interrupts them now)\n",
+			      "\nsandboxctl: sweep: interrupting the running episodes\n");
 }
 
 static void help(void)

@@ -72,16 +72,11 @@ void sbx_relay__agent_exchange(sbx_relay *r, bool begins)
 /* r->lock held: sleeps until the deferral ends or something changes. */
 static bool warm_deferred(sbx_relay *r)
 {
-	struct timespec ts;
 	int64_t wait_ms = r->agent_exchanges ? r->defer_until - sbx_relay__mono_ms() : 0;
 
 	if (wait_ms <= 0)
 		return false;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
-	ts.tv_sec += wait_ms / 1000 + ts.tv_nsec / 1000000000L;
-	ts.tv_nsec %= 1000000000L;
-	pthread_cond_timedwait(&r->cond, &r->lock, &ts);
+	sbx_cond_wait_ms(&r->cond, &r->lock, wait_ms);
 	return true;
 }
 
@@ -106,16 +101,10 @@ void *sbx_relay__warm_main(void *arg)
 		k = r->o.open(&s, r->o.open_userdata, &err);
 		pthread_mutex_lock(&r->lock);
 		if (k < 0) {
-			struct timespec ts;
-
 			if (failures++ == 0)
 				sbx_log_debug("relay: warming a stream failed: %s",
 					      sbx_error_message(&err));
-			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_nsec += 100 * 1000000L * (failures < 10 ? failures : 10);
-			ts.tv_sec += ts.tv_nsec / 1000000000L;
-			ts.tv_nsec %= 1000000000L;
-			pthread_cond_timedwait(&r->cond, &r->lock, &ts);
+			sbx_cond_wait_ms(&r->cond, &r->lock, 100 * (failures < 10 ? failures : 10));
 			continue;
 		}
 		failures = 0;

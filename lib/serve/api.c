@@ -125,6 +125,13 @@ static int check_tags(const cJSON *tags, sbx_error *err)
 	return 0;
 }
 
+/* A JSON number that is a whole number in [min, max]. */
+static bool is_whole(const cJSON *it, double min, double max)
+{
+	return cJSON_IsNumber(it) && it->valuedouble >= min && it->valuedouble <= max &&
+	       floor(it->valuedouble) == it->valuedouble;
+}
+
 int sbx_serve__parse_create(const char *body, size_t len, uint32_t max_timeout_s,
 			    serve_create_req *out, sbx_error *err)
 {
@@ -154,9 +161,7 @@ int sbx_serve__parse_create(const char *body, size_t len, uint32_t max_timeout_s
 				     it->valuestring);
 	it = cJSON_GetObjectItemCaseSensitive(j, "seed");
 	if (it && !cJSON_IsNull(it)) {
-		if (!cJSON_IsNumber(it) || it->valuedouble < 0 ||
-		    it->valuedouble > (double)SBX_TASK_SEED_MAX ||
-		    floor(it->valuedouble) != it->valuedouble)
+		if (!is_whole(it, 0, (double)SBX_TASK_SEED_MAX))
 			return sbx_error_set(err, -EINVAL, "'seed': an integer 0..%llu",
 					     (unsigned long long)SBX_TASK_SEED_MAX);
 		r.seeded = true;
@@ -164,9 +169,7 @@ int sbx_serve__parse_create(const char *body, size_t len, uint32_t max_timeout_s
 	}
 	it = cJSON_GetObjectItemCaseSensitive(j, "timeout");
 	if (it && !cJSON_IsNull(it)) {
-		if (!cJSON_IsNumber(it) || it->valuedouble < 1 ||
-		    it->valuedouble > (double)max_timeout_s ||
-		    floor(it->valuedouble) != it->valuedouble)
+		if (!is_whole(it, 1, (double)max_timeout_s))
 			return sbx_error_set(err, -EINVAL, "'timeout': whole seconds, 1..%u",
 					     max_timeout_s);
 		r.timeout_s = (uint32_t)it->valuedouble;

@@ -45,6 +45,21 @@ static void family(sbx_buf *b, const char *name, const char *type, const char *h
 	sbx_buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
+/* A plain counter: its HELP and TYPE lines and its one sample. */
+static void counter(sbx_buf *b, const char *name, const char *help, uint64_t v)
+{
+	family(b, name, "counter", help);
+	sbx_buf_printf(b, "%s %llu\n", name, (unsigned long long)v);
+}
+
+/* One sample of a gauge with one label: name{key="value"} v. */
+static void labeled(sbx_buf *b, const char *name, const char *key, const char *value, unsigned v)
+{
+	sbx_buf_printf(b, "%s{%s=\"", name, key);
+	put_label(b, value);
+	sbx_buf_printf(b, "\"} %u\n", v);
+}
+
 static void engine_family(sbx_buf *b, const char *name, const char *help,
 			  const serve_engine_gauge *engines, size_t n, int which)
 {
@@ -54,35 +69,30 @@ static void engine_family(sbx_buf *b, const char *name, const char *help,
 			     : which == 1 ? engines[i].warm
 					  : (unsigned)engines[i].drained;
 
-		sbx_buf_printf(b, "%s{engine=\"", name);
-		put_label(b, engines[i].url ? engines[i].url : "default");
-		sbx_buf_printf(b, "\"} %u\n", v);
+		labeled(b, name, "engine", engines[i].url ? engines[i].url : "default", v);
 	}
 }
 
 char *sbx_serve__metrics_text(const serve_metrics *m, const serve_pool_gauge *pools, size_t n_pools,
 			      const serve_engine_gauge *engines, size_t n_engines)
 {
-	static const char *const gauges[] = {"size", "target", "filling"};
+	static const char *const gauges[][2] = {
+		{"sandboxctl_serve_pool_size", "warm sandboxes: started and ready"},
+		{"sandboxctl_serve_pool_target", "warm sandboxes: the pool's target"},
+		{"sandboxctl_serve_pool_filling", "warm sandboxes: being started now"},
+	};
 	sbx_buf b;
 	uint64_t cum = 0;
 
 	sbx_buf_init(&b, 1 << 20);
 	for (size_t g = 0; g < 3; g++) {
-		sbx_buf_printf(&b, "# HELP sandboxctl_serve_pool_%s warm sandboxes: %s\n",
-			       gauges[g],
-			       g == 0	? "started and ready"
-			       : g == 1 ? "the pool's target"
-					: "being started now");
-		sbx_buf_printf(&b, "# TYPE sandboxctl_serve_pool_%s gauge\n", gauges[g]);
+		family(&b, gauges[g][0], "gauge", gauges[g][1]);
 		for (size_t i = 0; i < n_pools; i++) {
 			unsigned v = g == 0   ? pools[i].size
 				     : g == 1 ? pools[i].target
 					      : pools[i].filling;
 
-			sbx_buf_printf(&b, "sandboxctl_serve_pool_%s{image=\"", gauges[g]);
-			put_label(&b, pools[i].image);
-			sbx_buf_printf(&b, "\"} %u\n", v);
+			labeled(&b, gauges[g][0], "image", pools[i].image, v);
 		}
 	}
 	engine_family(&b, "sandboxctl_serve_engine_episodes", "episodes running on the engine",
@@ -98,14 +108,10 @@ char *sbx_serve__metrics_text(const serve_metrics *m, const serve_pool_gauge *po
 		       (unsigned long long)m->claims_warm);
 	sbx_buf_printf(&b, "sandboxctl_serve_claims_total{kind=\"cold\"} %llu\n",
 		       (unsigned long long)m->claims_cold);
-	family(&b, "sandboxctl_serve_cold_starts_total", "counter",
-	       "claims that found no fitting warm sandbox and started one");
-	sbx_buf_printf(&b, "sandboxctl_serve_cold_starts_total %llu\n",
-		       (unsigned long long)m->cold_starts);
-	family(&b, "sandboxctl_serve_claim_failures_total", "counter",
-	       "claims that failed (bad task, engine error)");
-	sbx_buf_printf(&b, "sandboxctl_serve_claim_failures_total %llu\n",
-		       (unsigned long long)m->claim_failures);
+	counter(&b, "sandboxctl_serve_cold_starts_total",
+		"claims that found no fitting warm sandbox and started one", m->cold_starts);
+	counter(&b, "sandboxctl_serve_claim_failures_total",
+		"claims that failed (bad task, engine error)", m->claim_failures);
 	family(&b, "sandboxctl_serve_claim_seconds", "histogram",
 	       "POST /v1/episodes until the server was ready, successful claims");
 	for (size_t i = 0; i < SERVE_LATENCY_BUCKETS; i++) {
@@ -126,20 +132,13 @@ char *sbx_serve__metrics_text(const serve_metrics *m, const serve_pool_gauge *po
 		sbx_buf_printf(&b, "sandboxctl_serve_episodes_finished_total{status=\"%s\"} %llu\n",
 			       sbx_run_status_name((sbx_run_status)s),
 			       (unsigned long long)m->finished[s]);
-	family(&b, "sandboxctl_serve_engine_errors_total", "counter",
-	       "warm starts and episode launches the engine failed");
-	sbx_buf_printf(&b, "sandboxctl_serve_engine_errors_total %llu\n",
-		       (unsigned long long)m->engine_errors);
-	family(&b, "sandboxctl_serve_warm_started_total", "counter", "warm sandboxes started");
-	sbx_buf_printf(&b, "sandboxctl_serve_warm_started_total %llu\n",
-		       (unsigned long long)m->warm_started);
-	family(&b, "sandboxctl_serve_warm_retired_total", "counter",
-	       "warm sandboxes removed unclaimed (idle TTL)");
-	sbx_buf_printf(&b, "sandboxctl_serve_warm_retired_total %llu\n",
-		       (unsigned long long)m->warm_retired);
-	family(&b, "sandboxctl_serve_unauthorized_total", "counter",
-	       "requests refused for a missing or wrong token");
-	sbx_buf_printf(&b, "sandboxctl_serve_unauthorized_total %llu\n",
-		       (unsigned long long)m->unauthorized);
+	counter(&b, "sandboxctl_serve_engine_errors_total",
+		"warm starts and episode launches the engine failed", m->engine_errors);
+	counter(&b, "sandboxctl_serve_warm_started_total", "warm sandboxes started",
+		m->warm_started);
+	counter(&b, "sandboxctl_serve_warm_retired_total",
+		"warm sandboxes removed unclaimed (idle TTL)", m->warm_retired);
+	counter(&b, "sandboxctl_serve_unauthorized_total",
+		"requests refused for a missing or wrong token", m->unauthorized);
 	return sbx_buf_steal(&b, NULL);
 }

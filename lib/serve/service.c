@@ -106,6 +106,16 @@ static int reply(char **out, int status, const char *msg)
 	return status;
 }
 
+/* A claim that failed: no longer live, counted, and the error answered. */
+static int claim_failed(sbx_serve *s, char **out, int status, const sbx_error *err)
+{
+	pthread_mutex_lock(&s->lock);
+	s->m.live--;
+	s->m.claim_failures++;
+	pthread_mutex_unlock(&s->lock);
+	return reply(out, status, sbx_error_message(err));
+}
+
 /* ---- claim ---- */
 
 /*
@@ -170,12 +180,7 @@ static int create(sbx_serve *s, const char *body, size_t len, char **out)
 	ro.interrupted = &s->stop;
 	r = sbx_run_prepare(&run, &ro, &err);
 	if (r < 0) {
-		pthread_mutex_lock(&s->lock);
-		s->m.live--;
-		s->m.claim_failures++;
-		pthread_mutex_unlock(&s->lock);
-		return reply(out, r == -ENOENT || r == -EINVAL ? 400 : 500,
-			     sbx_error_message(&err));
+		return claim_failed(s, out, r == -ENOENT || r == -EINVAL ? 400 : 500, &err);
 	}
 	w = sbx_serve__pool_take(s->pool, run, &engine);
 	if (w) {
@@ -195,11 +200,7 @@ static int create(sbx_serve *s, const char *body, size_t len, char **out)
 			ro.engine = sbx_serve__pool_engine_url(s->pool, engine);
 			r = sbx_run_prepare(&run, &ro, &err);
 			if (r < 0) {
-				pthread_mutex_lock(&s->lock);
-				s->m.live--;
-				s->m.claim_failures++;
-				pthread_mutex_unlock(&s->lock);
-				return reply(out, 500, sbx_error_message(&err));
+				return claim_failed(s, out, 500, &err);
 			}
 			w = NULL;
 		}
@@ -213,11 +214,7 @@ static int create(sbx_serve *s, const char *body, size_t len, char **out)
 	}
 	if (r < 0) {
 		fail_launch(s, run, engine);
-		pthread_mutex_lock(&s->lock);
-		s->m.live--;
-		s->m.claim_failures++;
-		pthread_mutex_unlock(&s->lock);
-		return reply(out, s->stop ? 503 : 502, sbx_error_message(&err));
+		return claim_failed(s, out, s->stop ? 503 : 502, &err);
 	}
 	claim_s = (double)(sbx_now_ms() - t0) / 1000.0;
 
@@ -302,17 +299,26 @@ static void finish_episode(sbx_serve *s, episode *e, sbx_run_end end)
 	sbx_run_free(run); /* the sandbox is gone already; this frees the rest */
 }
 
-/* finish or abort by a client: 200 with the result (the kept one when already done). */
-static int end_by_client(sbx_serve *s, const char *id, bool abort, char **out)
+/* The episode id with s->lock held, or NULL (and the lock not held). */
+static episode *lock_find(sbx_serve *s, const char *id)
 {
 	episode *e;
 
 	pthread_mutex_lock(&s->lock);
 	e = find(s, id);
-	if (!e) {
+	if (!e)
 		pthread_mutex_unlock(&s->lock);
+	return e;
+}
+
+/* finish or abort by a client: 200 with the result (the kept one when already done). */
+static int end_by_client(sbx_serve *s, const char *id, bool abort, char **out)
+{
+	episode *e;
+
+	e = lock_find(s, id);
+	if (!e)
 		return reply(out, 404, "no such episode");
-	}
 	if (e->state == EP_RUNNING) {
 		e->state = EP_FINISHING;
 		e->refs++;
@@ -336,12 +342,9 @@ static int show(sbx_serve *s, const char *id, char **out)
 	_cleanup_json_ cJSON *o = NULL;
 	episode *e;
 
-	pthread_mutex_lock(&s->lock);
-	e = find(s, id);
-	if (!e) {
-		pthread_mutex_unlock(&s->lock);
+	e = lock_find(s, id);
+	if (!e)
 		return reply(out, 404, "no such episode");
-	}
 	o = cJSON_Parse(e->claim_json);
 	if (o) {
 		cJSON_AddStringToObject(o, "state", state_name(e->state));

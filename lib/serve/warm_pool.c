@@ -178,16 +178,8 @@ static void *filler_main(void *arg)
 		}
 		ip = neediest(p);
 		if (!ip) {
-			struct timespec ts;
-
 			/* Woken by a claim; a tick for the TTL and the back-off. */
-			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_nsec += 250 * 1000000L;
-			if (ts.tv_nsec >= 1000000000L) {
-				ts.tv_sec++;
-				ts.tv_nsec -= 1000000000L;
-			}
-			pthread_cond_timedwait(&p->wake, &p->lock, &ts);
+			sbx_cond_wait_ms(&p->wake, &p->lock, 250);
 			continue;
 		}
 		{

@@ -133,6 +133,8 @@ static inline bool sbx_fx__word_char(char c)
 }
 /* w[0..len) is exactly a cell reference ("[$]A[$]1"); 0-based row and column. */
 bool sbx_fx__parse_cell(const char *w, size_t len, uint32_t *row, uint32_t *col);
+/* w[0..len) is exactly a whole-column end "[$]A" (cols) or a whole-row end "[$]12"; 0-based. */
+bool sbx_fx__parse_col_row(const char *w, size_t len, bool cols, uint32_t *out);
 
 /* Where a node's tokens were in the formula text (a traced parse). */
 typedef struct fx_origin {
@@ -281,6 +283,7 @@ int sbx_fx__compare(const fx_val *a, const fx_val *b);
 
 /* Argument helpers: false with *res set to the error when the argument is not one. */
 bool sbx_fx__arg_num(fx_ctx *c, uint32_t node, double *out, fx_val *res);
+bool sbx_fx__arg_bool(fx_ctx *c, uint32_t node, bool *out, fx_val *res);
 /* A reference argument; anything else gives not_ref (or its own error). */
 bool sbx_fx__arg_ref(fx_ctx *c, uint32_t node, fx_rect *out, fx_val *res, fx_err not_ref);
 /* Argument i is there and not omitted (IF(A1,,1)). */

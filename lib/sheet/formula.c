@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "sbx/buf.h"
+#include "formula-internal.h"
 #include "sheet-internal.h"
 
 static int finish(sbx_buf *b, int r, char **out, sbx_error *err)
@@ -338,22 +339,8 @@ static const char *scan_sheet(const char *p, const char **sheet, size_t *len)
 /* "[$]A" .. "[$]XFD": a whole-column end of a range like "A:C". */
 static bool word_is_col(const char *w, size_t len, bool *abs, uint32_t *col)
 {
-	uint32_t v = 0;
-	size_t i = 0;
-
 	*abs = len > 0 && w[0] == '$';
-	i = *abs;
-	if (len - i < 1 || len - i > 3)
-		return false;
-	for (; i < len; i++) {
-		if (!isalpha((unsigned char)w[i]))
-			return false;
-		v = v * 26 + (uint32_t)(toupper((unsigned char)w[i]) - 'A' + 1);
-	}
-	if (v > SBX_SHEET_MAX_COLS)
-		return false;
-	*col = v - 1;
-	return true;
+	return sbx_fx__parse_col_row(w, len, true, col);
 }
 
 /*

@@ -49,18 +49,8 @@ char *sbx_fx__arena_alloc(fx_arena *a, size_t n)
 		return NULL;
 	if (a->n == 0 || a->used + n > a->size) {
 		size_t size = n > ARENA_CHUNK ? n : ARENA_CHUNK;
-		if (a->n == a->cap) {
-			size_t cap = a->cap ? a->cap * 2 : 8;
-			char **c = realloc(a->chunks, cap * sizeof(*c));
-			if (!c)
-				return NULL;
-			a->chunks = c;
-			a->cap = cap;
-		}
-		a->chunks[a->n] = malloc(size);
-		if (!a->chunks[a->n])
+		if (!sbx_sheet__chunk_push(&a->chunks, &a->n, &a->cap, size))
 			return NULL;
-		a->n++;
 		a->used = 0;
 		a->size = size;
 	}
@@ -333,6 +323,16 @@ bool sbx_fx__parse_number(const char *s, uint32_t len, double *out)
 	return false;
 }
 
+/* A reference's value where one is wanted (sbx_fx__deref); one still a reference is #VALUE!. */
+static bool deref_cell(fx_ctx *c, const fx_val *v, fx_val *out, fx_err *err)
+{
+	sbx_fx__deref(c, v, out);
+	if (out->type != FX_REF)
+		return true;
+	*err = FX_E_VALUE;
+	return false;
+}
+
 bool sbx_fx__to_num(fx_ctx *c, const fx_val *v, double *out, fx_err *err)
 {
 	fx_val tmp;
@@ -354,12 +354,7 @@ bool sbx_fx__to_num(fx_ctx *c, const fx_val *v, double *out, fx_err *err)
 		*err = v->err;
 		return false;
 	case FX_REF:
-		sbx_fx__deref(c, v, &tmp);
-		if (tmp.type == FX_REF) {
-			*err = FX_E_VALUE;
-			return false;
-		}
-		return sbx_fx__to_num(c, &tmp, out, err);
+		return deref_cell(c, v, &tmp, err) && sbx_fx__to_num(c, &tmp, out, err);
 	}
 	*err = FX_E_VALUE;
 	return false;
@@ -420,12 +415,7 @@ bool sbx_fx__to_str(fx_ctx *c, const fx_val *v, const char **out, uint32_t *len,
 		*err = v->err;
 		return false;
 	case FX_REF:
-		sbx_fx__deref(c, v, &d);
-		if (d.type == FX_REF) {
-			*err = FX_E_VALUE;
-			return false;
-		}
-		return sbx_fx__to_str(c, &d, out, len, err);
+		return deref_cell(c, v, &d, err) && sbx_fx__to_str(c, &d, out, len, err);
 	}
 	*err = FX_E_VALUE;
 	return false;
@@ -748,6 +738,18 @@ bool sbx_fx__arg_num(fx_ctx *c, uint32_t node, double *out, fx_val *res)
 
 	sbx_fx__eval_scalar(c, node, &v);
 	if (sbx_fx__to_num(c, &v, out, &e))
+		return true;
+	sbx_fx__set_err(res, e);
+	return false;
+}
+
+bool sbx_fx__arg_bool(fx_ctx *c, uint32_t node, bool *out, fx_val *res)
+{
+	fx_val v;
+	fx_err e = FX_E_NONE;
+
+	sbx_fx__eval_scalar(c, node, &v);
+	if (sbx_fx__to_bool(c, &v, out, &e))
 		return true;
 	sbx_fx__set_err(res, e);
 	return false;

@@ -193,14 +193,10 @@ static void vh_lookup(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_v
 	    !sbx_fx__arg_num(c, args[2], &idx, out))
 		return;
 	if (sbx_fx__given(c, call, args, 3)) {
-		fx_val v;
 		bool b;
-		fx_err e = FX_E_NONE;
-		sbx_fx__eval_scalar(c, args[3], &v);
-		if (!sbx_fx__to_bool(c, &v, &b, &e)) {
-			sbx_fx__set_err(out, e);
+
+		if (!sbx_fx__arg_bool(c, args[3], &b, out))
 			return;
-		}
 		approx_d = b;
 	}
 	if (approx_d == 0 && has_pattern(&key)) {

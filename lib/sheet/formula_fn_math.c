@@ -336,15 +336,10 @@ static void fn_pi(fx_ctx *c UNUSED, const fx_node *call UNUSED, const uint32_t *
 
 static void fn_if(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
 {
-	fx_val v;
 	bool b;
-	fx_err e = FX_E_NONE;
 
-	sbx_fx__eval_scalar(c, args[0], &v);
-	if (!sbx_fx__to_bool(c, &v, &b, &e)) {
-		sbx_fx__set_err(out, e);
+	if (!sbx_fx__arg_bool(c, args[0], &b, out))
 		return;
-	}
 	if (call->nargs < (b ? 2 : 3)) {
 		sbx_fx__set_bool(out, b); /* no branch given: the condition itself */
 		return;
@@ -431,15 +426,10 @@ static void logic_fn(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_va
 
 static void fn_not(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args, fx_val *out)
 {
-	fx_val v;
 	bool b;
-	fx_err e = FX_E_NONE;
 
-	sbx_fx__eval_scalar(c, args[0], &v);
-	if (sbx_fx__to_bool(c, &v, &b, &e))
+	if (sbx_fx__arg_bool(c, args[0], &b, out))
 		sbx_fx__set_bool(out, !b);
-	else
-		sbx_fx__set_err(out, e);
 }
 
 static void fn_true(fx_ctx *c UNUSED, const fx_node *call UNUSED, const uint32_t *args UNUSED,

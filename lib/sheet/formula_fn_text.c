@@ -27,6 +27,14 @@ static bool arg_str(fx_ctx *c, uint32_t node, const char **s, uint32_t *len, fx_
 	return false;
 }
 
+/* A text argument and a result buffer of its length (TRIM, UPPER: the result is no longer). */
+static char *arg_str_and_buf(fx_ctx *c, uint32_t node, const char **s, uint32_t *len, fx_val *res)
+{
+	if (!arg_str(c, node, s, len, res))
+		return NULL;
+	return sbx_fx__str_alloc(c, *len, res);
+}
+
 /* Byte offset of character n (0-based) in s, or len when past the end. */
 static uint32_t char_offset(const char *s, uint32_t len, double n)
 {
@@ -110,9 +118,7 @@ static void fn_trim(fx_ctx *c, const fx_node *call UNUSED, const uint32_t *args,
 	uint32_t len, n = 0;
 	char *p;
 
-	if (!arg_str(c, args[0], &s, &len, out))
-		return;
-	p = sbx_fx__str_alloc(c, len, out);
+	p = arg_str_and_buf(c, args[0], &s, &len, out);
 	if (!p)
 		return;
 	/* Leading and trailing spaces go, inner runs become one space. */
@@ -135,9 +141,7 @@ static void map_case(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_va
 	char *p;
 	bool word = false;
 
-	if (!arg_str(c, args[0], &s, &len, out))
-		return;
-	p = sbx_fx__str_alloc(c, len, out);
+	p = arg_str_and_buf(c, args[0], &s, &len, out);
 	if (!p)
 		return;
 	for (uint32_t i = 0; i < len; i++) {
@@ -233,17 +237,12 @@ static void fn_concat(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_v
 static void fn_textjoin(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val *out)
 {
 	joiner j = {.b = SBX_BUF_INIT(FX_MAX_STRING)};
-	fx_val v;
 	bool skip;
-	fx_err e = FX_E_NONE;
 
 	if (!arg_str(c, args[0], &j.sep, &j.sep_len, out))
 		return;
-	sbx_fx__eval_scalar(c, args[1], &v);
-	if (!sbx_fx__to_bool(c, &v, &skip, &e)) {
-		sbx_fx__set_err(out, e);
+	if (!sbx_fx__arg_bool(c, args[1], &skip, out))
 		return;
-	}
 	j.skip_empty = skip;
 	join(c, call, args, 2, &j, true, out);
 }

@@ -130,41 +130,24 @@ bool sbx_fx__parse_cell(const char *w, size_t len, uint32_t *row, uint32_t *col)
 	return true;
 }
 
-/* "[$]A" (a whole column end). */
-static bool parse_col(const char *w, size_t len, uint32_t *col)
+bool sbx_fx__parse_col_row(const char *w, size_t len, bool cols, uint32_t *out)
 {
-	size_t i = w[0] == '$';
-	uint64_t c = 0;
+	size_t i = len > 0 && w[0] == '$';
+	uint64_t v = 0;
 
-	if (len - i < 1 || len - i > 3)
+	if (len - i < 1 || len - i > (cols ? 3 : 7))
 		return false;
 	for (; i < len; i++) {
-		if (!isalpha((unsigned char)w[i]))
-			return false;
-		c = c * 26 + (uint64_t)(toupper((unsigned char)w[i]) - 'A' + 1);
-	}
-	if (c > SBX_SHEET_MAX_COLS)
-		return false;
-	*col = (uint32_t)c - 1;
-	return true;
-}
+		unsigned char ch = (unsigned char)w[i];
 
-/* "[$]12" (a whole row end). */
-static bool parse_row(const char *w, size_t len, uint32_t *row)
-{
-	size_t i = w[0] == '$';
-	uint64_t r = 0;
-
-	if (len - i < 1 || len - i > 7)
-		return false;
-	for (; i < len; i++) {
-		if (!isdigit((unsigned char)w[i]))
+		if (cols ? !isalpha(ch) : !isdigit(ch))
 			return false;
-		r = r * 10 + (uint64_t)(w[i] - '0');
+		v = cols ? v * 26 + (uint64_t)(toupper(ch) - 'A' + 1)
+			 : v * 10 + (uint64_t)(ch - '0');
 	}
-	if (r == 0 || r > SBX_SHEET_MAX_ROWS)
+	if (v == 0 || v > (cols ? SBX_SHEET_MAX_COLS : SBX_SHEET_MAX_ROWS))
 		return false;
-	*row = (uint32_t)r - 1;
+	*out = (uint32_t)v - 1;
 	return true;
 }
 
@@ -217,11 +200,11 @@ static bool ref_end(const char *w, size_t len, int *kind, uint32_t *row, uint32_
 		*kind = END_CELL;
 		return true;
 	}
-	if (parse_col(w, len, col)) {
+	if (sbx_fx__parse_col_row(w, len, true, col)) {
 		*kind = END_COL;
 		return true;
 	}
-	if (parse_row(w, len, row)) {
+	if (sbx_fx__parse_col_row(w, len, false, row)) {
 		*kind = END_ROW;
 		return true;
 	}

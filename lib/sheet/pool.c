@@ -42,6 +42,25 @@ void sbx_sheet__pool_free(sheet_pool *p)
 	memset(p, 0, sizeof(*p));
 }
 
+char *sbx_sheet__chunk_push(char ***chunks, size_t *n, size_t *cap, size_t size)
+{
+	char *c;
+
+	if (*n == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 16;
+		char **nc = realloc(*chunks, ncap * sizeof(*nc));
+
+		if (!nc)
+			return NULL;
+		*chunks = nc;
+		*cap = ncap;
+	}
+	c = malloc(size);
+	if (c)
+		(*chunks)[(*n)++] = c;
+	return c;
+}
+
 static char *arena_alloc(sheet_pool *p, size_t n)
 {
 	if (p->nchunks == 0 || p->chunk_size - p->chunk_used < n) {
@@ -50,18 +69,9 @@ static char *arena_alloc(sheet_pool *p, size_t n)
 
 		if (p->nchunks > 0 && p->chunk_size * 2 > size && p->chunk_size < ((size_t)8 << 20))
 			size = p->chunk_size * 2 > n ? p->chunk_size * 2 : n;
-		if (p->nchunks == p->chunks_cap) {
-			size_t cap = p->chunks_cap ? p->chunks_cap * 2 : 16;
-			char **nc = realloc(p->chunks, cap * sizeof(*nc));
-			if (!nc)
-				return NULL;
-			p->chunks = nc;
-			p->chunks_cap = cap;
-		}
-		c = malloc(size);
+		c = sbx_sheet__chunk_push(&p->chunks, &p->nchunks, &p->chunks_cap, size);
 		if (!c)
 			return NULL;
-		p->chunks[p->nchunks++] = c;
 		p->chunk_size = size;
 		p->chunk_used = 0;
 	}

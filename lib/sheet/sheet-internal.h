@@ -28,6 +28,11 @@ typedef struct sheet_pool {
 	uint64_t bytes; /* total text bytes interned */
 } sheet_pool;
 
+/*
+ * A new chunk of size bytes, appended to chunks[0..*n) (which grows as it
+ * must): the step both the pool and the formula arena take. NULL when out of memory.
+ */
+char *sbx_sheet__chunk_push(char ***chunks, size_t *n, size_t *cap, size_t size);
 void sbx_sheet__pool_init(sheet_pool *p);
 void sbx_sheet__pool_free(sheet_pool *p);
 /* Interns s[0..len) and returns its id (>= 1) in *id; -ENOMEM. */

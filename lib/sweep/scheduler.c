@@ -292,17 +292,9 @@ static void *worker_main(void *arg)
 		if (s->stopping || s->engines[w->engine].drained)
 			break;
 		if (!q_take(s, sbx_now_ms(), &idx)) {
-			struct timespec ts;
-
 			if (s->q_len == 0 && s->running == 0)
 				break; /* nothing left and nothing that could come back */
-			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_nsec += 100 * 1000000L;
-			if (ts.tv_nsec >= 1000000000L) {
-				ts.tv_sec++;
-				ts.tv_nsec -= 1000000000L;
-			}
-			pthread_cond_timedwait(&s->cond, &s->lock, &ts);
+			sbx_cond_wait_ms(&s->cond, &s->lock, 100);
 			continue;
 		}
 		s->running++;
@@ -431,7 +423,6 @@ int sbx_sweep_execute(const sbx_sweep_plan *plan, sbx_sweep_results *results,
 		}
 	/* Watch for signals and the end; the workers do the work. */
 	while (s.live > 0) {
-		struct timespec ts;
 		sig_atomic_t sigs = o->stop ? *o->stop : 0;
 
 		if (sigs >= 1 && !s.stopping)
@@ -441,13 +432,7 @@ int sbx_sweep_execute(const sbx_sweep_plan *plan, sbx_sweep_results *results,
 		/* A second signal, or the grace is over: interrupt what still runs. */
 		if ((sigs >= 2 || (stop_at >= 0 && sbx_now_ms() >= stop_at)) && !s.interrupt)
 			s.interrupt = 1;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 50 * 1000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
-		pthread_cond_timedwait(&s.cond, &s.lock, &ts);
+		sbx_cond_wait_ms(&s.cond, &s.lock, 50);
 	}
 	pthread_mutex_unlock(&s.lock);
 	for (size_t k = 0; k < n_workers; k++)

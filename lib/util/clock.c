@@ -33,3 +33,14 @@ void sbx_sleep_ms(double ms)
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
 }
+
+int sbx_cond_wait_ms(pthread_cond_t *cond, pthread_mutex_t *lock, int64_t ms)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += (long)(ms % 1000) * 1000000L;
+	ts.tv_sec += (time_t)(ms / 1000 + ts.tv_nsec / 1000000000L);
+	ts.tv_nsec %= 1000000000L;
+	return pthread_cond_timedwait(cond, lock, &ts);
+}

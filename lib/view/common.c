@@ -154,6 +154,13 @@ int sbx_view__put_ms(sbx_buf *out, double ms)
 	return sbx_buf_printf(out, "%.1f min", ms / 60000);
 }
 
+int sbx_view__put_escaped(sbx_buf *out, const char *before, const char *text)
+{
+	int r = sbx_buf_puts(out, before);
+
+	return r < 0 ? r : sbx_html_escape(out, text);
+}
+
 int sbx_view__put_status(sbx_buf *out, const char *status)
 {
 	char cls[24];

@@ -25,36 +25,26 @@ static int row(const sbx_view_ctx *ctx, const sbx_view_entry *e, sbx_buf *out)
 	char kind = e->kind == SBX_VIEW_SWEEP ? 's' : 'r';
 	int r;
 
-	r = sbx_buf_puts(out, "<tr data-task=\"");
-	r = r < 0 ? r : sbx_html_escape(out, e->task ? e->task : "");
-	r = r < 0 ? r : sbx_buf_puts(out, "\" data-agent=\"");
-	r = r < 0 ? r : sbx_html_escape(out, e->agent ? e->agent : "");
-	r = r < 0 ? r : sbx_buf_puts(out, "\" data-status=\"");
-	r = r < 0 ? r : sbx_html_escape(out, e->status);
+	r = sbx_view__put_escaped(out, "<tr data-task=\"", e->task ? e->task : "");
+	r = r < 0 ? r : sbx_view__put_escaped(out, "\" data-agent=\"", e->agent ? e->agent : "");
+	r = r < 0 ? r : sbx_view__put_escaped(out, "\" data-status=\"", e->status);
 	r = r < 0 ? r : sbx_buf_puts(out, "\"><td>");
 	r = r < 0 ? r : sbx_view__put_status(out, e->kind == SBX_VIEW_SWEEP ? "sweep" : e->status);
-	if (r >= 0 && e->kind == SBX_VIEW_SWEEP) {
-		r = sbx_buf_puts(out, " ");
-		r = r < 0 ? r : sbx_html_escape(out, e->status + strlen("sweep "));
-	}
+	if (r >= 0 && e->kind == SBX_VIEW_SWEEP)
+		r = sbx_view__put_escaped(out, " ", e->status + strlen("sweep "));
 	r = r < 0 ? r : sbx_buf_puts(out, "</td><td class=\"num\">");
 	if (r >= 0)
 		r = isnan(e->score) ? sbx_buf_puts(out, "—")
 				    : sbx_buf_printf(out, "%.1f%%", e->score * 100);
 	r = r < 0 ? r : sbx_buf_puts(out, "</td><td><a href=\"");
 	r = r < 0 ? r : sbx_view__href(ctx, out, kind, e->root, e->rel);
-	r = r < 0 ? r : sbx_buf_puts(out, "\">");
-	r = r < 0 ? r : sbx_html_escape(out, e->id);
-	r = r < 0 ? r : sbx_buf_puts(out, "</a></td><td>");
-	r = r < 0 ? r : sbx_html_escape(out, e->task ? e->task : "—");
-	r = r < 0 ? r : sbx_buf_puts(out, "</td><td>");
-	r = r < 0 ? r : sbx_html_escape(out, e->agent ? e->agent : "—");
-	r = r < 0 ? r : sbx_buf_puts(out, "</td><td>");
-	r = r < 0 ? r : sbx_html_escape(out, e->model ? e->model : "");
+	r = r < 0 ? r : sbx_view__put_escaped(out, "\">", e->id);
+	r = r < 0 ? r : sbx_view__put_escaped(out, "</a></td><td>", e->task ? e->task : "—");
+	r = r < 0 ? r : sbx_view__put_escaped(out, "</td><td>", e->agent ? e->agent : "—");
+	r = r < 0 ? r : sbx_view__put_escaped(out, "</td><td>", e->model ? e->model : "");
 	r = r < 0 ? r : sbx_buf_puts(out, "</td><td class=\"num\">");
 	r = r < 0 ? r : sbx_view__put_ms(out, e->total_ms);
-	r = r < 0 ? r : sbx_buf_puts(out, "</td><td>");
-	r = r < 0 ? r : sbx_html_escape(out, e->date);
+	r = r < 0 ? r : sbx_view__put_escaped(out, "</td><td>", e->date);
 	return r < 0 ? r : sbx_buf_puts(out, "</td></tr>\n");
 }
 

@@ -65,6 +65,9 @@ int sbx_view__href(const sbx_view_ctx *ctx, sbx_buf *out, char kind, size_t root
 /* Appends "1.23 s" style durations, "—" for NaN. */
 int sbx_view__put_ms(sbx_buf *out, double ms);
 
+/* before as it is (markup), then text escaped. */
+int sbx_view__put_escaped(sbx_buf *out, const char *before, const char *text);
+
 /* <span class="st st-pass">pass</span> */
 int sbx_view__put_status(sbx_buf *out, const char *status);
 
