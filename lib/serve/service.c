@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -297,6 +298,14 @@ static void finish_episode(sbx_serve *s, episode *e, sbx_run_end end)
 	sbx_serve__pool_end(s->pool, e->engine,
 			    r->status == SBX_RUN_INFRA_ERROR && end != SBX_END_INTERRUPTED);
 	sbx_run_free(run); /* the sandbox is gone already; this frees the rest */
+	/*
+	 * An episode's buffers are allocated on the threads that claimed,
+	 * filled and finished it, so the free memory is spread over glibc's
+	 * per-thread arenas and a long-lived service's RSS creeps up with
+	 * nothing leaked (the soak saw +10% over 250 episodes under load).
+	 * Give it back: a few hundred microseconds against a ~300 ms episode.
+	 */
+	malloc_trim(0);
 }
 
 /* The episode id with s->lock held, or NULL (and the lock not held). */
