@@ -827,7 +827,9 @@ const fx_func *sbx_fx__func(int index)
 
 int sbx_fx__variant(const fx_node *call)
 {
-	return sbx_fx__func(call->fn)->variant;
+	const fx_func *f = sbx_fx__func(call->fn);
+
+	return f ? f->variant : 0; /* a call node always names a known function */
 }
 
 bool sbx_formula_function_native(const char *name)

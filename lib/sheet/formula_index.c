@@ -61,13 +61,16 @@ static uint64_t mix(uint64_t k)
 static bool value_hash(const fx_val *v, uint64_t *h)
 {
 	if (v->type == FX_NUM || v->type == FX_BOOL) {
-		double d = v->num == 0 ? 0.0 : v->num; /* -0 equals 0 */
-		uint64_t bits;
+		/* -0 equals 0; the union reads the double's bits (gcc's analyser
+		 * took a memcpy of them for a read of uninitialised memory). */
+		union {
+			double d;
+			uint64_t bits;
+		} u = {.d = v->num == 0 ? 0.0 : v->num};
 
-		if (isnan(d))
+		if (isnan(u.d))
 			return false;
-		memcpy(&bits, &d, sizeof(bits));
-		*h = mix(bits) | 1; /* numbers odd, text even */
+		*h = mix(u.bits) | 1; /* numbers odd, text even */
 		return true;
 	}
 	if (v->type != FX_STR)
@@ -141,7 +144,7 @@ static bool build(fx_ctx *c, line *l)
 	memset(l->pos, 0xff, cap * sizeof(*l->pos));
 	l->mask = cap - 1;
 	for (uint32_t i = 0; i < l->n; i++) {
-		fx_val v;
+		fx_val v = {0};
 		uint64_t h;
 
 		sbx_fx__cell(c, l->sheet, l->r0 + l->dr * i, l->c0 + (1 - l->dr) * i, &v);
