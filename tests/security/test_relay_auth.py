@@ -115,6 +115,9 @@ def main():
         control = [("GET", rest + "/control/status?wait=0", None, {}),
                    ("GET", rest + "/control/file/sales_data.ods", None, {}),
                    ("POST", rest + "/control/complete", b"{}", {"Content-Type": "application/json"}),
+                   # A later deadline would let get_task_status promise time the host will not give.
+                   ("POST", rest + "/control/deadline", b'{"deadline": 9999999999}',
+                    {"Content-Type": "application/json"}),
                    ("GET", rest + "/%63ontrol/screenshot", None, {}),
                    ("GET", rest + "/v1/../Control/status", None, {}),
                    ("GET", base + "/control/status", None, {"Authorization": "Bearer " + token})]

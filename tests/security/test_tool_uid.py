@@ -58,6 +58,12 @@ def plant():
     s.bind("/run/sandbox/mcp.sock")
 out["plant_socket"] = err(plant)
 out["plant_dir"] = err(lambda: os.rename("/run/sandbox", "/run/sandbox.old"))
+def control():  # the host's API, straight on the server's socket: a later deadline
+    s = socket.socket(socket.AF_UNIX)
+    s.connect("/run/sandbox/mcp.sock")
+    s.sendall(b"POST /control/deadline HTTP/1.1\r\nHost: localhost\r\nContent-Length: 23\r\n\r\n"
+              b'{"deadline":9999999999}')
+out["control_socket"] = err(control)
 out["own_oom"] = int(open("/proc/self/oom_score_adj").read())
 out["server_oom"] = int(open("/proc/%d/oom_score_adj" % server).read())
 out["oom_below_server"] = err(lambda: write("/proc/self/oom_score_adj", str(out["server_oom"] - 1)))
@@ -108,7 +114,7 @@ def main():
         if o["uid"] == o["server_uid"] or o["uid"] == 0 or o["server_uid"] != 1000:
             it.fail("tool code shares the server's uid: %s" % o)
         for k in ("kill", "signal0", "kill_pid1", "ptrace", "mem", "environ", "server_oom_write",
-                  "run_dir", "plant_socket", "plant_dir", "oom_below_server"):
+                  "run_dir", "plant_socket", "plant_dir", "control_socket", "oom_below_server"):
             if o[k] == "allowed":
                 it.fail("tool code could %s: %s" % (k, o))
         if o["own_oom"] <= o["server_oom"]:
@@ -148,7 +154,8 @@ def main():
         print("ok: tool code uid %d, server uid %d; refused: %s; oom %d > %d; timeout %.1f s" %
               (o["uid"], o["server_uid"],
                ", ".join("%s %s" % (k, o[k]) for k in ("kill", "ptrace", "mem", "run_dir",
-                                                       "plant_socket", "oom_below_server")),
+                                                       "plant_socket", "control_socket",
+                                                       "oom_below_server")),
                o["own_oom"], o["server_oom"], dt))
     finally:
         env.cleanup()
