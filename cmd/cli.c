@@ -177,6 +177,19 @@ int cli_parse_options_only(const char *cmd, int argc, char **argv, const cli_opt
 	return r;
 }
 
+long cli_option_long(const char *name, const char *text, long min, long max, const char *what)
+{
+	long v = cli_parse_long(text, min, max);
+
+	if (v >= 0)
+		return v;
+	if (what)
+		cli_error("--%s: '%s' is not %s", name, text, what);
+	else
+		cli_error("--%s: '%s' is not a number %ld..%ld", name, text, min, max);
+	return -1;
+}
+
 int cli_no_arguments(const char *cmd, int argc, char **argv)
 {
 	if (optind >= argc)
@@ -184,6 +197,53 @@ int cli_no_arguments(const char *cmd, int argc, char **argv)
 	cli_error("%s: unexpected argument '%s' (see 'sandboxctl %s --help')", cmd, argv[optind],
 		  cmd);
 	return CLI_OPT_ERROR;
+}
+
+void cli_longopts_add(cli_longopts *l, const char *const *names)
+{
+	for (; *names; names++) {
+		size_t len = strcspn(*names, "=");
+		char *name = l->names[l->n];
+
+		assert(l->n < CLI_MAX_LONGOPTS && len < sizeof(l->names[0]));
+		memcpy(name, *names, len);
+		name[len] = '\0';
+		l->opts[l->n++] = (struct option){
+			name, (*names)[len] ? required_argument : no_argument, NULL, CLI_OPT_LONG};
+	}
+	l->opts[l->n] = (struct option){"help", no_argument, NULL, 'h'};
+	l->opts[l->n + 1] = (struct option){0};
+}
+
+int cli_next_option(const char *cmd, int argc, char **argv, const cli_longopts *l,
+		    void (*help)(void), const char **name)
+{
+	int idx = 0;
+	int c = cli_getopt(cmd, argc, argv, "+h", l->opts, &idx);
+
+	switch (c) {
+	case -1:
+		return 0;
+	case CLI_OPT_LONG:
+		*name = l->opts[idx].name;
+		return 1;
+	case 'h':
+		help();
+		return CLI_OPT_HELP;
+	default:
+		return CLI_OPT_ERROR;
+	}
+}
+
+bool cli_name_in(const char *name, const char *const *names)
+{
+	size_t len = strlen(name);
+
+	for (; *names; names++)
+		if (strncmp(*names, name, len) == 0 &&
+		    ((*names)[len] == '\0' || (*names)[len] == '='))
+			return true;
+	return false;
 }
 
 long cli_parse_long(const char *s, long min, long max)

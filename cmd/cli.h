@@ -19,26 +19,17 @@ enum {
 	EXIT_INTERRUPTED = 130, /* run: SIGINT/SIGTERM, sandbox removed */
 };
 
+/* A command: returns an exit code; argv[0] is the command name. */
+typedef int cli_command_fn(int argc, char **argv);
+
 typedef struct cli_command {
 	const char *name;
-	int (*fn)(int argc, char **argv);
+	cli_command_fn *fn;
 	const char *summary;
 } cli_command;
 
-/* Each returns an exit code; argv[0] is the command name. */
-int cmd_build(int argc, char **argv);
-int cmd_run(int argc, char **argv);
-int cmd_sweep(int argc, char **argv);
-int cmd_serve(int argc, char **argv);
-int cmd_mcp(int argc, char **argv);
-int cmd_grade(int argc, char **argv);
-int cmd_tasks(int argc, char **argv);
-int cmd_doctor(int argc, char **argv);
-int cmd_ps(int argc, char **argv);
-int cmd_gc(int argc, char **argv);
-int cmd_version(int argc, char **argv);
-int cmd_view(int argc, char **argv);
-int cmd_report(int argc, char **argv);
+cli_command_fn cmd_build, cmd_run, cmd_sweep, cmd_serve, cmd_mcp, cmd_grade, cmd_tasks, cmd_doctor,
+	cmd_ps, cmd_gc, cmd_version, cmd_view, cmd_report;
 
 /* tasks import (cmd_tasks_import.c): a reference task folder into out; returns an exit code. */
 int cmd_tasks__import(const char *path, const char *out, unsigned flags);
@@ -87,8 +78,49 @@ int cli_parse_options(const char *cmd, int argc, char **argv, const cli_option *
 int cli_parse_options_only(const char *cmd, int argc, char **argv, const cli_option *opts,
 			   void (*help)(void));
 
+/*
+ * For a command with many options told apart by name (its loop compares
+ * opts[idx].name): cli_getopt answers CLI_OPT_LONG for each, 'h' for --help.
+ */
+#define CLI_OPT_LONG	 0x100
+#define CLI_MAX_LONGOPTS 64
+
+typedef struct cli_longopts {
+	struct option opts[CLI_MAX_LONGOPTS + 2]; /* the names, --help, {0} */
+	char names[CLI_MAX_LONGOPTS][32];
+	size_t n;
+} cli_longopts;
+
+/*
+ * Appends names (ended by NULL) to l, which starts zeroed: "name" is a flag,
+ * "name=" takes a value. So lists two commands share are written once.
+ */
+void cli_longopts_add(cli_longopts *l, const char *const *names);
+
+/* cli_next_option's answer after --help: help() was called, exit EXIT_PASS. */
+#define CLI_OPT_HELP (-3)
+
+/*
+ * The next option of a loop over l (set optind = 1 before the first call): 1
+ * with *name its long name and optarg its value, 0 at the end of the options
+ * (optind at the first argument), CLI_OPT_HELP after --help or -h (help()
+ * called), CLI_OPT_ERROR after a usage error (printed). Options end at the
+ * first argument.
+ */
+int cli_next_option(const char *cmd, int argc, char **argv, const cli_longopts *l,
+		    void (*help)(void), const char **name);
+
+/* True when name is one of names (ended by NULL; a trailing '=' there is ignored). */
+bool cli_name_in(const char *name, const char *const *names);
+
 /* A decimal integer in [min, max] (min >= 0), the whole string; -1 when it is not one. */
 long cli_parse_long(const char *s, long min, long max);
+
+/*
+ * The value of option --name as a decimal integer in [min, max]; else -1 with
+ * "--name: 'text' is not what" printed (what NULL: "a number min..max").
+ */
+long cli_option_long(const char *name, const char *text, long min, long max, const char *what);
 
 /* 0 when argv[optind..] is empty, else one line and CLI_OPT_ERROR. */
 int cli_no_arguments(const char *cmd, int argc, char **argv);
@@ -108,7 +140,9 @@ void cli_count_stop_signal(volatile sig_atomic_t *count, const char *first, cons
 /* Global flags parsed by main before the command runs. */
 extern bool arg_verbose;
 
-/* The model agent's flags (cmd/llm_options.c): true for --model, --base-url, ... */
+/* The model agent's flags (cmd/llm_options.c), for cli_longopts_add: "model=", ... */
+extern const char *const cli_llm_options[];
+/* True for --model, --base-url, ... */
 bool cli_llm_is_option(const char *name);
 /* Appends " --NAME VALUE" to *extra (malloc'd); -1 with a message on a bad value. */
 int cli_llm_add_option(char **extra, const char *name, const char *value);

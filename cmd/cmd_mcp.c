@@ -14,14 +14,8 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cmd_run.h"
 #include "sbx/run.h"
-
-/* From cmd_run.c. */
-int cmd_run__grade(const sbx_task *task, const char *outputs_dir, sbx_run_grade *out,
-		   void *userdata, sbx_error *err);
-int cmd_run__parse_common(const char *name, const char *arg, sbx_run_opts *o);
-void cmd_run__install_signals(void);
-extern volatile sig_atomic_t cmd_run__interrupted;
 
 static void help(void)
 {
@@ -41,43 +35,22 @@ static void help(void)
 
 int cmd_mcp(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{"task", required_argument, NULL, 0x100},
-		{"image", required_argument, NULL, 0x100},
-		{"timeout", required_argument, NULL, 0x100},
-		{"memory", required_argument, NULL, 0x100},
-		{"cpus", required_argument, NULL, 0x100},
-		{"pids", required_argument, NULL, 0x100},
-		{"runtime", required_argument, NULL, 0x100},
-		{"seccomp", required_argument, NULL, 0x100},
-		{"keep", no_argument, NULL, 0x100},
-		{"runs-dir", required_argument, NULL, 0x100},
-		{"run-id", required_argument, NULL, 0x100},
-		{"tasks-dir", required_argument, NULL, 0x100},
-		{"grace", required_argument, NULL, 0x100},
-		{"test-label", no_argument, NULL, 0x100},
-		{"help", no_argument, NULL, 'h'},
-		{0},
-	};
+	cli_longopts lo = {0};
 	sbx_run_opts o = SBX_RUN_OPTS_INIT;
 	_cleanup_(sbx_run_freep) sbx_run *run = NULL;
 	sbx_error err = SBX_ERROR_INIT;
 	const sbx_run_result *res;
 	sbx_run_end end = SBX_END_NONE;
-	int c, r, idx = 0;
+	const char *name;
+	int r;
 
+	cli_longopts_add(&lo, cmd_run__common_options);
 	optind = 1;
-	while ((c = cli_getopt("mcp", argc, argv, "+h", longopts, &idx)) != -1) {
-		if (c == 'h') {
-			help();
-			return EXIT_PASS;
-		}
-		r = c == 0x100 ? cmd_run__parse_common(longopts[idx].name, optarg, &o) : 0;
-		if (r < 0)
+	while ((r = cli_next_option("mcp", argc, argv, &lo, help, &name)) > 0)
+		if (cmd_run__parse_common(name, optarg, &o) < 0)
 			return EXIT_USAGE;
-		if (r == 0)
-			return EXIT_USAGE; /* CLI_OPT_ERROR: cli_getopt said why */
-	}
+	if (r < 0)
+		return r == CLI_OPT_HELP ? EXIT_PASS : EXIT_USAGE;
 	if (cli_no_arguments("mcp", argc, argv) < 0)
 		return EXIT_USAGE;
 	if (!o.task)

@@ -14,18 +14,12 @@
 #include <strings.h>
 
 #include "cli.h"
+#include "cmd_run.h"
 #include "engines.h"
 #include "sbx/grade.h"
 #include "sbx/json.h"
 #include "sbx/labels.h"
 #include "sbx/run.h"
-
-/* Shared with cmd_mcp.c (no header of their own: cmd/ keeps one file per command). */
-int cmd_run__grade(const sbx_task *task, const char *outputs_dir, sbx_run_grade *out,
-		   void *userdata, sbx_error *err);
-int cmd_run__parse_common(const char *name, const char *arg, sbx_run_opts *o);
-void cmd_run__install_signals(void);
-extern volatile sig_atomic_t cmd_run__interrupted;
 
 volatile sig_atomic_t cmd_run__interrupted;
 
@@ -110,12 +104,12 @@ static int parse_either(const char *name, const char *arg, const char *a, const 
 	return 1;
 }
 
-#define OPT_LONG 0x100 /* every long option; told apart by its name */
+const char *const cmd_run__common_options[] = {
+	"task=",   "image=",	 "timeout=", "memory=",	   "cpus=",
+	"pids=",   "runtime=",	 "seccomp=", "keep",	   "runs-dir=",
+	"run-id=", "tasks-dir=", "grace=",   "test-label", NULL,
+};
 
-/*
- * Options both `run` and `mcp` take, by long name (so the two commands' option
- * tables cannot drift apart). Returns 1 when handled, 0 when not, -1 on a bad value.
- */
 int cmd_run__parse_common(const char *name, const char *arg, sbx_run_opts *o)
 {
 	long v;
@@ -125,9 +119,9 @@ int cmd_run__parse_common(const char *name, const char *arg, sbx_run_opts *o)
 	} else if (strcmp(name, "image") == 0) {
 		o->image = arg;
 	} else if (strcmp(name, "timeout") == 0) {
-		v = cli_parse_long(arg, 1, 7 * 24 * 3600);
+		v = cli_option_long(name, arg, 1, 7 * 24 * 3600, "a number of seconds");
 		if (v < 0)
-			return cli_error("--timeout: '%s' is not a number of seconds", arg), -1;
+			return -1;
 		o->timeout_s = (uint32_t)v;
 	} else if (strcmp(name, "memory") == 0) {
 		o->memory = parse_size(arg);
@@ -140,9 +134,9 @@ int cmd_run__parse_common(const char *name, const char *arg, sbx_run_opts *o)
 		if (end == arg || *end || o->cpus <= 0 || o->cpus > 1024)
 			return cli_error("--cpus: '%s' is not a positive number", arg), -1;
 	} else if (strcmp(name, "pids") == 0) {
-		v = cli_parse_long(arg, 8, 1 << 22);
+		v = cli_option_long(name, arg, 8, 1 << 22, "a number >= 8");
 		if (v < 0)
-			return cli_error("--pids: '%s' is not a number >= 8", arg), -1;
+			return -1;
 		o->pids = (uint32_t)v;
 	} else if (strcmp(name, "runtime") == 0) {
 		o->runtime = arg;
@@ -167,9 +161,9 @@ int cmd_run__parse_common(const char *name, const char *arg, sbx_run_opts *o)
 		else if (o->record_s < 0.5)
 			o->record_s = 0.5;
 	} else if (strcmp(name, "grace") == 0) {
-		v = cli_parse_long(arg, 1, 3600);
+		v = cli_option_long(name, arg, 1, 3600, "a number of seconds");
 		if (v < 0)
-			return cli_error("--grace: '%s' is not a number of seconds", arg), -1;
+			return -1;
 		o->grace_s = (uint32_t)v;
 	} else if (strcmp(name, "network") == 0) {
 		return parse_either(name, arg, "none", "published", &o->published);
@@ -357,66 +351,31 @@ static void print_verdict(const sbx_run_result *r)
 
 int cmd_run(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{"task", required_argument, NULL, OPT_LONG},
-		{"task-dir", required_argument, NULL, OPT_LONG},
-		{"agent", required_argument, NULL, OPT_LONG},
-		{"image", required_argument, NULL, OPT_LONG},
-		{"timeout", required_argument, NULL, OPT_LONG},
-		{"memory", required_argument, NULL, OPT_LONG},
-		{"cpus", required_argument, NULL, OPT_LONG},
-		{"pids", required_argument, NULL, OPT_LONG},
-		{"runtime", required_argument, NULL, OPT_LONG},
-		{"seccomp", required_argument, NULL, OPT_LONG},
-		{"record", required_argument, NULL, OPT_LONG},
-		{"keep", no_argument, NULL, OPT_LONG},
-		{"json", no_argument, NULL, OPT_LONG},
-		{"runs-dir", required_argument, NULL, OPT_LONG},
-		{"run-id", required_argument, NULL, OPT_LONG},
-		{"tasks-dir", required_argument, NULL, OPT_LONG},
-		{"port", required_argument, NULL, OPT_LONG},
-		{"listen", required_argument, NULL, OPT_LONG},
-		{"network", required_argument, NULL, OPT_LONG},
-		{"grace", required_argument, NULL, OPT_LONG},
-		{"quiet", no_argument, NULL, OPT_LONG},
-		{"test-label", no_argument, NULL, OPT_LONG},
-		{"seed", required_argument, NULL, OPT_LONG},
-		{"model", required_argument, NULL, OPT_LONG},
-		{"base-url", required_argument, NULL, OPT_LONG},
-		{"api", required_argument, NULL, OPT_LONG},
-		{"api-key-env", required_argument, NULL, OPT_LONG},
-		{"max-turns", required_argument, NULL, OPT_LONG},
-		{"max-output-tokens", required_argument, NULL, OPT_LONG},
-		{"max-total-tokens", required_argument, NULL, OPT_LONG},
-		{"temperature", required_argument, NULL, OPT_LONG},
-		{"model-seed", required_argument, NULL, OPT_LONG},
-		{"system-prompt", required_argument, NULL, OPT_LONG},
-		{"help", no_argument, NULL, 'h'},
-		{0},
+	static const char *const run_options[] = {
+		"task-dir=", "agent=",	 "record=", "json",  "port=",
+		"listen=",   "network=", "quiet",   "seed=", NULL,
 	};
+	cli_longopts lo = {0};
 	sbx_run_opts o = SBX_RUN_OPTS_INIT;
 	_cleanup_(sbx_run_freep) sbx_run *run = NULL;
 	sbx_error err = SBX_ERROR_INIT;
 	const sbx_run_result *res;
 	_cleanup_free_ char *llm_extra = NULL, *llm_agent = NULL;
+	const char *name;
 	bool json = false;
-	int c, r, idx = 0;
+	int r, handled;
 
+	cli_longopts_add(&lo, cmd_run__common_options);
+	cli_longopts_add(&lo, run_options);
+	cli_longopts_add(&lo, cli_llm_options);
 	optind = 1;
-	while ((c = cli_getopt("run", argc, argv, "+h", longopts, &idx)) != -1) {
-		const char *name = c == OPT_LONG ? longopts[idx].name : "";
+	while ((r = cli_next_option("run", argc, argv, &lo, help, &name)) > 0) {
 		long v;
 
-		if (c == 'h') {
-			help();
-			return EXIT_PASS;
-		}
-		if (c != OPT_LONG)
+		handled = cmd_run__parse_common(name, optarg, &o);
+		if (handled < 0)
 			return EXIT_USAGE;
-		r = cmd_run__parse_common(name, optarg, &o);
-		if (r < 0)
-			return EXIT_USAGE;
-		if (r > 0)
+		if (handled > 0)
 			continue;
 		if (cli_llm_is_option(name)) {
 			if (cli_llm_add_option(&llm_extra, name, optarg) < 0)
@@ -430,14 +389,16 @@ int cmd_run(int argc, char **argv)
 		} else if (strcmp(name, "quiet") == 0) {
 			o.quiet_agent = true;
 		} else if (strcmp(name, "port") == 0) {
-			v = cli_parse_long(optarg, 1, 65535);
+			v = cli_option_long(name, optarg, 1, 65535, "a port");
 			if (v < 0)
-				return cli_error("--port: '%s' is not a port", optarg), EXIT_USAGE;
+				return EXIT_USAGE;
 			o.port = (uint16_t)v;
 		} else if (strcmp(name, "listen") == 0) {
 			o.listen = optarg;
 		}
 	}
+	if (r < 0)
+		return r == CLI_OPT_HELP ? EXIT_PASS : EXIT_USAGE;
 	if (cli_no_arguments("run", argc, argv) < 0)
 		return EXIT_USAGE;
 	if (cli_llm_agent(o.agent, llm_extra, &llm_agent) < 0)

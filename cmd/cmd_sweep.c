@@ -17,16 +17,12 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cmd_run.h" /* a sweep grades and limits exactly as `run` does */
 #include "engines.h"
 #include "sbx-config.h"
 #include "sbx/file.h"
 #include "sbx/labels.h"
 #include "sbx/sweep.h"
-
-/* cmd_run.c's grade hook and limit options: a sweep grades and limits exactly as `run` does. */
-int cmd_run__grade(const sbx_task *task, const char *outputs_dir, sbx_run_grade *out,
-		   void *userdata, sbx_error *err);
-int cmd_run__parse_common(const char *name, const char *arg, sbx_run_opts *o);
 
 #define DEFAULT_RETRIES	   2
 #define DEFAULT_STOP_GRACE 10
@@ -109,26 +105,20 @@ static void help(void)
 /* The limits `run` takes, parsed by cmd_run.c's parser so the two cannot drift apart. */
 static bool is_limit(const char *name)
 {
-	static const char *const names[] = {"memory", "cpus",	 "pids",   "runtime",
-					    "grace",  "network", "seccomp"};
+	static const char *const names[] = {"memory", "cpus",	 "pids",    "runtime",
+					    "grace",  "network", "seccomp", NULL};
 
-	for (size_t i = 0; i < SBX_ELEMENTSOF(names); i++)
-		if (strcmp(name, names[i]) == 0)
-			return true;
-	return false;
+	return cli_name_in(name, names);
 }
 
 /* What sweep.json holds: a resumed sweep takes it from there, never from flags. */
 static bool is_plan_option(const char *name)
 {
-	static const char *const names[] = {"task",    "tasks",	    "task-file", "agent",
-					    "epochs",  "seed-from", "pass-at",	 "out",
-					    "timeout", "image",	    "tasks-dir", "tag"};
+	static const char *const names[] = {
+		"task", "tasks",   "task-file", "agent",     "epochs", "seed-from", "pass-at",
+		"out",	"timeout", "image",	"tasks-dir", "tag",    NULL};
 
-	for (size_t i = 0; i < SBX_ELEMENTSOF(names); i++)
-		if (strcmp(name, names[i]) == 0)
-			return true;
-	return is_limit(name);
+	return cli_name_in(name, names) || is_limit(name);
 }
 
 /* ---- building the plan ------------------------------------------------------ */
@@ -414,39 +404,14 @@ static int make_out_dir(const char *dir)
 
 int cmd_sweep(int argc, char **argv)
 {
-	enum { OPT_LONG = 0x100 };
-	static const struct option longopts[] = {
-		{"task", required_argument, NULL, OPT_LONG},
-		{"tasks", required_argument, NULL, OPT_LONG},
-		{"task-file", required_argument, NULL, OPT_LONG},
-		{"agent", required_argument, NULL, OPT_LONG},
-		{"epochs", required_argument, NULL, OPT_LONG},
-		{"seed-from", required_argument, NULL, OPT_LONG},
-		{"pass-at", required_argument, NULL, OPT_LONG},
-		{"jobs", required_argument, NULL, OPT_LONG},
-		{"out", required_argument, NULL, OPT_LONG},
-		{"resume", required_argument, NULL, OPT_LONG},
-		{"retries", required_argument, NULL, OPT_LONG},
-		{"timeout", required_argument, NULL, OPT_LONG},
-		{"image", required_argument, NULL, OPT_LONG},
-		{"memory", required_argument, NULL, OPT_LONG},
-		{"cpus", required_argument, NULL, OPT_LONG},
-		{"pids", required_argument, NULL, OPT_LONG},
-		{"runtime", required_argument, NULL, OPT_LONG},
-		{"grace", required_argument, NULL, OPT_LONG},
-		{"network", required_argument, NULL, OPT_LONG},
-		{"seccomp", required_argument, NULL, OPT_LONG},
-		{"tasks-dir", required_argument, NULL, OPT_LONG},
-		{"engine", required_argument, NULL, OPT_LONG},
-		{"tag", required_argument, NULL, OPT_LONG},
-		{"stop-grace", required_argument, NULL, OPT_LONG},
-		{"require-pass", required_argument, NULL, OPT_LONG},
-		{"json", no_argument, NULL, OPT_LONG},
-		{"quiet", no_argument, NULL, OPT_LONG},
-		{"test-label", no_argument, NULL, OPT_LONG},
-		{"help", no_argument, NULL, 'h'},
-		{0},
+	static const char *const sweep_options[] = {
+		"task=",	 "tasks=",   "task-file=", "agent=",	 "epochs=",  "seed-from=",
+		"pass-at=",	 "jobs=",    "out=",	   "resume=",	 "retries=", "timeout=",
+		"image=",	 "memory=",  "cpus=",	   "pids=",	 "runtime=", "grace=",
+		"network=",	 "seccomp=", "tasks-dir=", "engine=",	 "tag=",     "stop-grace=",
+		"require-pass=", "json",     "quiet",	   "test-label", NULL,
 	};
+	cli_longopts lo = {0};
 	_cleanup_(sbx_sweep_plan_freep) sbx_sweep_plan *p = calloc(1, sizeof(*p));
 	_cleanup_(sbx_sweep_results_freep) sbx_sweep_results *results = NULL;
 	_cleanup_free_ char *out_dir = NULL;
@@ -465,7 +430,8 @@ int cmd_sweep(int argc, char **argv)
 	sbx_sweep_outcome outcome;
 	progress_ctx pc = {0};
 	uint64_t max_memory = 0;
-	int ncpu = 0, c, idx = 0, rc = EXIT_USAGE;
+	const char *name;
+	int ncpu = 0, c, rc = EXIT_USAGE;
 	int64_t mem = 0;
 	unsigned dropped = 0;
 	size_t total_jobs = 0;
@@ -480,18 +446,11 @@ int cmd_sweep(int argc, char **argv)
 	p->retries = DEFAULT_RETRIES;
 	p->pass_at[p->n_pass_at++] = 1;
 
+	cli_longopts_add(&lo, sweep_options);
 	optind = 1;
-	while ((c = cli_getopt("sweep", argc, argv, "+h", longopts, &idx)) != -1) {
-		const char *name = c == OPT_LONG ? longopts[idx].name : "";
+	while ((c = cli_next_option("sweep", argc, argv, &lo, help, &name)) > 0) {
 		long v;
 
-		if (c == 'h') {
-			help();
-			rc = EXIT_PASS;
-			goto done;
-		}
-		if (c != OPT_LONG)
-			goto done; /* cli_getopt said why */
 		if (is_plan_option(name))
 			plan_given = true;
 		if (strcmp(name, "task") == 0) {
@@ -515,11 +474,8 @@ int cmd_sweep(int argc, char **argv)
 				goto done;
 			}
 		} else if (strcmp(name, "epochs") == 0) {
-			if ((v = cli_parse_long(optarg, 1, SBX_SWEEP_MAX_EPOCHS)) < 0) {
-				cli_error("--epochs: '%s' is not a number 1..%d", optarg,
-					  SBX_SWEEP_MAX_EPOCHS);
+			if ((v = cli_option_long(name, optarg, 1, SBX_SWEEP_MAX_EPOCHS, NULL)) < 0)
 				goto done;
-			}
 			p->epochs = (unsigned)v;
 		} else if (strcmp(name, "seed-from") == 0) {
 			char *end;
@@ -536,27 +492,22 @@ int cmd_sweep(int argc, char **argv)
 			if (parse_pass_at(optarg, p) < 0)
 				goto done;
 		} else if (strcmp(name, "jobs") == 0) {
-			if ((jobs = cli_parse_long(optarg, 1, 256)) < 0) {
-				cli_error("--jobs: '%s' is not a number 1..256", optarg);
+			if ((jobs = cli_option_long(name, optarg, 1, 256, NULL)) < 0)
 				goto done;
-			}
 		} else if (strcmp(name, "out") == 0) {
 			free(out_dir);
 			out_dir = strdup(optarg);
 		} else if (strcmp(name, "resume") == 0) {
 			resume = optarg;
 		} else if (strcmp(name, "retries") == 0) {
-			if ((v = cli_parse_long(optarg, 0, 100)) < 0) {
-				cli_error("--retries: '%s' is not a number 0..100", optarg);
+			if ((v = cli_option_long(name, optarg, 0, 100, NULL)) < 0)
 				goto done;
-			}
 			p->retries = (unsigned)v;
 			retries_given = true;
 		} else if (strcmp(name, "timeout") == 0) {
-			if ((v = cli_parse_long(optarg, 1, 7 * 24 * 3600)) < 0) {
-				cli_error("--timeout: '%s' is not a number of seconds", optarg);
+			if ((v = cli_option_long(name, optarg, 1, 7 * 24 * 3600,
+						 "a number of seconds")) < 0)
 				goto done;
-			}
 			p->timeout_s = (uint32_t)v;
 		} else if (strcmp(name, "image") == 0) {
 			p->image = strdup(optarg);
@@ -584,10 +535,9 @@ int cmd_sweep(int argc, char **argv)
 				goto done;
 			}
 		} else if (strcmp(name, "stop-grace") == 0) {
-			if ((stop_grace = cli_parse_long(optarg, 0, 3600)) < 0) {
-				cli_error("--stop-grace: '%s' is not a number of seconds", optarg);
+			if ((stop_grace = cli_option_long(name, optarg, 0, 3600,
+							  "a number of seconds")) < 0)
 				goto done;
-			}
 		} else if (strcmp(name, "require-pass") == 0) {
 			char *end;
 
@@ -603,6 +553,11 @@ int cmd_sweep(int argc, char **argv)
 		} else if (strcmp(name, "test-label") == 0) {
 			test_label = true;
 		}
+	}
+	if (c < 0) {
+		if (c == CLI_OPT_HELP)
+			rc = EXIT_PASS;
+		goto done; /* a usage error: said why */
 	}
 	if (cli_no_arguments("sweep", argc, argv) < 0)
 		goto done;

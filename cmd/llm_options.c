@@ -11,25 +11,23 @@
 
 #include "cli.h"
 
-static const char *const llm_flags[] = {
-	"model",
-	"base-url",
-	"api",
-	"api-key-env",
-	"max-turns",
-	"max-output-tokens",
-	"max-total-tokens",
-	"temperature",
-	"model-seed",
-	"system-prompt",
+const char *const cli_llm_options[] = {
+	"model=",
+	"base-url=",
+	"api=",
+	"api-key-env=",
+	"max-turns=",
+	"max-output-tokens=",
+	"max-total-tokens=",
+	"temperature=",
+	"model-seed=",
+	"system-prompt=",
+	NULL,
 };
 
 bool cli_llm_is_option(const char *name)
 {
-	for (size_t i = 0; i < SBX_ELEMENTSOF(llm_flags); i++)
-		if (strcmp(name, llm_flags[i]) == 0)
-			return true;
-	return false;
+	return cli_name_in(name, cli_llm_options);
 }
 
 int cli_llm_add_option(char **extra, const char *name, const char *value)
