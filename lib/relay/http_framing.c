@@ -123,15 +123,19 @@ static int on_start_text(http_parser *p, const char *at, size_t n)
 	return put(r, at, n);
 }
 
+/* A trailer's name or value (after a chunked body): bounded like the head, not kept. */
+static int skip_trailer(http_reader *r, size_t n)
+{
+	r->trailer_bytes += n;
+	return r->trailer_bytes > HTTP_HEAD_MAX ? cb_fail(r, -EBADMSG, "trailers too large") : 0;
+}
+
 static int on_header_field(http_parser *p, const char *at, size_t n)
 {
 	http_reader *r = p->data;
 
-	if (r->head_done) { /* a trailer: bounded, not kept */
-		r->trailer_bytes += n;
-		return r->trailer_bytes > HTTP_HEAD_MAX ? cb_fail(r, -EBADMSG, "trailers too large")
-							: 0;
-	}
+	if (r->head_done)
+		return skip_trailer(r, n);
 	if (r->last != 1) {
 		if (end_string(r) < 0)
 			return -1;
@@ -149,11 +153,8 @@ static int on_header_value(http_parser *p, const char *at, size_t n)
 {
 	http_reader *r = p->data;
 
-	if (r->head_done) {
-		r->trailer_bytes += n;
-		return r->trailer_bytes > HTTP_HEAD_MAX ? cb_fail(r, -EBADMSG, "trailers too large")
-							: 0;
-	}
+	if (r->head_done)
+		return skip_trailer(r, n);
 	if (r->last != 2) {
 		if (end_string(r) < 0)
 			return -1;
