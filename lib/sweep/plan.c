@@ -119,8 +119,27 @@ void sbx_sweep_plan_run_id(const sbx_sweep_plan *p, const sbx_sweep_episode *ep,
 		 p->tasks[ep->task], ep->agent, ep->epoch, attempt);
 }
 
+/*
+ * Every name in v set, not empty and given once; else -EINVAL with
+ * "<kind> N: empty <what>" or "<kind> 'NAME' named twice".
+ */
+static int check_names(char *const *v, size_t n, const char *kind, const char *what, sbx_error *err)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (!v[i] || !*v[i])
+			return sbx_error_set(err, -EINVAL, "%s %zu: empty %s", kind, i + 1, what);
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(v[i], v[j]) == 0)
+				return sbx_error_set(err, -EINVAL, "%s '%s' named twice", kind,
+						     v[i]);
+	}
+	return 0;
+}
+
 int sbx_sweep_plan_check(const sbx_sweep_plan *p, sbx_error *err)
 {
+	int r;
+
 	if (p->id && (strlen(p->id) != 8 || strspn(p->id, "0123456789abcdef") != 8))
 		return sbx_error_set(err, -EINVAL, "sweep id '%s': expected 8 hex digits", p->id);
 	if (p->n_tasks == 0 || p->n_tasks > SBX_SWEEP_MAX_TASKS)
@@ -136,23 +155,13 @@ int sbx_sweep_plan_check(const sbx_sweep_plan *p, sbx_error *err)
 				     sbx_sweep_plan_size(p), SBX_SWEEP_MAX_EPISODES);
 	if (p->seeded && p->seed_from + p->epochs - 1 > SBX_TASK_SEED_MAX)
 		return sbx_error_set(err, -EINVAL, "seeds past %llu", SBX_TASK_SEED_MAX);
-	for (size_t i = 0; i < p->n_tasks; i++) {
-		if (!p->tasks[i] || !*p->tasks[i])
-			return sbx_error_set(err, -EINVAL, "task %zu: empty name", i + 1);
-		for (size_t j = 0; j < i; j++)
-			if (strcmp(p->tasks[i], p->tasks[j]) == 0)
-				return sbx_error_set(err, -EINVAL, "task '%s' named twice",
-						     p->tasks[i]);
-	}
-	for (size_t i = 0; i < p->n_agents; i++) {
-		if (!p->agents[i] || !*p->agents[i])
-			return sbx_error_set(err, -EINVAL, "agent %zu: empty command", i + 1);
-		/* Results name their agent by its string: two equal columns would merge. */
-		for (size_t j = 0; j < i; j++)
-			if (strcmp(p->agents[i], p->agents[j]) == 0)
-				return sbx_error_set(err, -EINVAL, "agent '%s' named twice",
-						     p->agents[i]);
-	}
+	/* Results name a task or agent by its string: two equal columns would merge. */
+	r = check_names(p->tasks, p->n_tasks, "task", "name", err);
+	if (r < 0)
+		return r;
+	r = check_names(p->agents, p->n_agents, "agent", "command", err);
+	if (r < 0)
+		return r;
 	for (size_t i = 0; i < p->n_tags; i++)
 		if (!p->tags[i] || !strchr(p->tags[i], '=') || p->tags[i][0] == '=')
 			return sbx_error_set(err, -EINVAL, "tag '%s': expected key=value",
