@@ -11,7 +11,6 @@
 #include <string.h>
 #include <strings.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -45,21 +44,6 @@ static int place(const char *src_dir, const char *rel, const char *out, const ch
 	return sbx_path_write_beneath(out, name, data, len, err);
 }
 
-static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	remove(p);
-	return 0;
-}
-
-/* The scratch directory is ours (mkdtemp) and holds only what place() wrote. */
-static void rm_tree(const char *dir)
-{
-	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-}
-
 /* Grades a scratch output directory holding the oracles (or the starting files). */
 static int grade_scratch(const sbx_task *task, bool oracle, sbx_grade_result **out, sbx_error *err)
 {
@@ -89,7 +73,7 @@ static int grade_scratch(const sbx_task *task, bool oracle, sbx_grade_result **o
 	}
 	if (r >= 0)
 		r = sbx_grade_task(task, tmp, out, err);
-	rm_tree(tmp);
+	sbx_path_remove_tree(tmp); /* ours (mkdtemp), holding only what place() wrote */
 	return r;
 }
 

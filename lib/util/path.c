@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
 #include <linux/openat2.h>
 #include <stdio.h>
@@ -286,4 +287,19 @@ int sbx_path_write_beneath(const char *dir, const char *rel, const void *data, s
 	if (r < 0)
 		return sbx_error_set(err, r, "writing '%s/%s': %s", dir, rel, strerror(-r));
 	return 0;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	remove(path);
+	return 0;
+}
+
+void sbx_path_remove_tree(const char *path)
+{
+	/* Depth first, so a directory is empty when its turn comes. */
+	nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }

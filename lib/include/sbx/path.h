@@ -53,5 +53,12 @@ int sbx_path_read_beneath(const char *dir, const char *rel, size_t max, char **o
 int sbx_path_write_beneath(const char *dir, const char *rel, const void *data, size_t len,
 			   sbx_error *err);
 
+/*
+ * Removes path and everything beneath it as far as it can, like rm -rf:
+ * symlinks are removed, never followed; what cannot go is left. For
+ * directories the caller made (mkdtemp scratch space).
+ */
+void sbx_path_remove_tree(const char *path);
+
 /* Writes data to path atomically: a temp file in the same directory, fsync, rename. */
 int sbx_path_write_atomic(const char *path, const void *data, size_t len, sbx_error *err);

@@ -6,7 +6,6 @@
  * separate headless LibreOffice reads the saved file back as CSV.
  */
 #include <fcntl.h>
-#include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,15 +47,6 @@ static void write_file(const char *path, const char *text)
 	fclose(f);
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	remove(path);
-	return 0;
-}
-
 static void calc_setup(void)
 {
 	char path[256];
@@ -87,7 +77,7 @@ static void calc_teardown(void)
 		fclose(f);
 	}
 	test_xvfb_stop(&xvfb);
-	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	sbx_path_remove_tree(dir);
 }
 
 /* Runs soffice headless with our profile and waits (bounded) for it. */
