@@ -67,8 +67,11 @@ extern const llm_api llm_anthropic;
 void llm_reply_clear(llm_reply *r);
 void llm_result_clear(llm_result *r);
 
-/* The user's first message. */
-cJSON *llm_user_text(const char *text);
+/*
+ * Appends {"role": role, "content": content} to messages, which takes
+ * content; returns the message, for a protocol's further fields.
+ */
+cJSON *llm_add_message(cJSON *messages, const char *role, cJSON *content);
 
 /* A non-negative count from a usage object, 0 when absent. */
 uint64_t llm_count(const cJSON *o, const char *key);

@@ -356,7 +356,7 @@ static int converse(agent *a, const char *system, const char *prompt, cJSON *too
 	cJSON *messages = cJSON_CreateArray();
 	int rc = 0;
 
-	cJSON_AddItemToArray(messages, llm_user_text(prompt));
+	llm_add_message(messages, "user", cJSON_CreateString(prompt));
 	a->stop_reason = "max_turns";
 	while (a->turns < a->o.max_turns) {
 		cJSON *body, *reply;

@@ -121,18 +121,13 @@ static int parse(const cJSON *body, llm_reply *r, char *why, size_t why_len)
 
 static void add_assistant(cJSON *messages, const cJSON *body)
 {
-	cJSON *m = cJSON_CreateObject();
-
-	cJSON_AddStringToObject(m, "role", "assistant");
-	cJSON_AddItemToObject(
-		m, "content",
-		cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(body, "content"), 1));
-	cJSON_AddItemToArray(messages, m);
+	llm_add_message(messages, "assistant",
+			cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(body, "content"), 1));
 }
 
 static void add_results(cJSON *messages, const llm_reply *r, const llm_result *results)
 {
-	cJSON *m = cJSON_CreateObject(), *blocks = cJSON_CreateArray();
+	cJSON *blocks = cJSON_CreateArray();
 
 	/* Every tool_result of a turn goes in one user message, in call order. */
 	for (size_t i = 0; i < r->n_calls; i++) {
@@ -162,9 +157,7 @@ static void add_results(cJSON *messages, const llm_reply *r, const llm_result *r
 			cJSON_AddTrueToObject(b, "is_error");
 		cJSON_AddItemToArray(blocks, b);
 	}
-	cJSON_AddStringToObject(m, "role", "user");
-	cJSON_AddItemToObject(m, "content", blocks);
-	cJSON_AddItemToArray(messages, m);
+	llm_add_message(messages, "user", blocks);
 }
 
 const llm_api llm_anthropic = {

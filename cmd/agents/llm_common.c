@@ -27,12 +27,13 @@ void llm_result_clear(llm_result *r)
 	memset(r, 0, sizeof(*r));
 }
 
-cJSON *llm_user_text(const char *text)
+cJSON *llm_add_message(cJSON *messages, const char *role, cJSON *content)
 {
 	cJSON *m = cJSON_CreateObject();
 
-	cJSON_AddStringToObject(m, "role", "user");
-	cJSON_AddStringToObject(m, "content", text);
+	cJSON_AddStringToObject(m, "role", role);
+	cJSON_AddItemToObject(m, "content", content);
+	cJSON_AddItemToArray(messages, m);
 	return m;
 }
 

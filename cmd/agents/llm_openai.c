@@ -45,13 +45,10 @@ static cJSON *request(const char *model, const char *system, cJSON *messages, cJ
 		      long max_output_tokens, double temperature, bool has_temperature,
 		      long long seed, bool has_seed)
 {
-	cJSON *b = cJSON_CreateObject(), *msgs = cJSON_CreateArray(), *sys;
+	cJSON *b = cJSON_CreateObject(), *msgs = cJSON_CreateArray();
 
 	cJSON_AddStringToObject(b, "model", model);
-	sys = cJSON_CreateObject();
-	cJSON_AddStringToObject(sys, "role", "system");
-	cJSON_AddStringToObject(sys, "content", system);
-	cJSON_AddItemToArray(msgs, sys);
+	llm_add_message(msgs, "system", cJSON_CreateString(system));
 	/* References, not copies: the conversation grows every turn. */
 	for (const cJSON *m = messages->child; m; m = m->next)
 		cJSON_AddItemToArray(msgs, cJSON_CreateObjectReference(m->child));
@@ -128,17 +125,15 @@ static void add_assistant(cJSON *messages, const cJSON *body)
 	const cJSON *choice =
 		cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(body, "choices"), 0);
 	const cJSON *msg = cJSON_GetObjectItemCaseSensitive(choice, "message");
-	cJSON *m = cJSON_CreateObject();
 	const cJSON *content = cJSON_GetObjectItemCaseSensitive(msg, "content");
 	const cJSON *calls = cJSON_GetObjectItemCaseSensitive(msg, "tool_calls");
+	cJSON *m;
 
 	/* Only the fields a request may carry back: role, content, tool_calls. */
-	cJSON_AddStringToObject(m, "role", "assistant");
-	cJSON_AddItemToObject(m, "content",
-			      content ? cJSON_Duplicate(content, 1) : cJSON_CreateNull());
+	m = llm_add_message(messages, "assistant",
+			    content ? cJSON_Duplicate(content, 1) : cJSON_CreateNull());
 	if (cJSON_GetArraySize(calls) > 0)
 		cJSON_AddItemToObject(m, "tool_calls", cJSON_Duplicate(calls, 1));
-	cJSON_AddItemToArray(messages, m);
 }
 
 static void add_results(cJSON *messages, const llm_reply *r, const llm_result *results)
@@ -178,13 +173,8 @@ static void add_results(cJSON *messages, const llm_reply *r, const llm_result *r
 			free(url);
 		}
 	}
-	if (images) {
-		cJSON *m = cJSON_CreateObject();
-
-		cJSON_AddStringToObject(m, "role", "user");
-		cJSON_AddItemToObject(m, "content", images);
-		cJSON_AddItemToArray(messages, m);
-	}
+	if (images)
+		llm_add_message(messages, "user", images);
 }
 
 const llm_api llm_openai = {
