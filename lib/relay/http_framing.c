@@ -130,38 +130,36 @@ static int skip_trailer(http_reader *r, size_t n)
 	return r->trailer_bytes > HTTP_HEAD_MAX ? cb_fail(r, -EBADMSG, "trailers too large") : 0;
 }
 
-static int on_header_field(http_parser *p, const char *at, size_t n)
+/* A piece of a header's name (kind 1) or value (kind 2); a change of kind starts a string. */
+static int on_header_text(http_reader *r, int kind, const char *at, size_t n)
 {
-	http_reader *r = p->data;
-
 	if (r->head_done)
 		return skip_trailer(r, n);
-	if (r->last != 1) {
+	if (r->last != kind) {
 		if (end_string(r) < 0)
 			return -1;
-		if (r->n_fields >= HTTP_HEADERS_MAX)
-			return cb_fail(r, -EBADMSG, "too many HTTP headers");
-		r->name_off[r->n_fields] = r->text.len;
-		r->value_off[r->n_fields] = 0; /* "" until a value comes */
-		r->n_fields++;
-		r->last = 1;
+		if (kind == 1) {
+			if (r->n_fields >= HTTP_HEADERS_MAX)
+				return cb_fail(r, -EBADMSG, "too many HTTP headers");
+			r->name_off[r->n_fields] = r->text.len;
+			r->value_off[r->n_fields] = 0; /* "" until a value comes */
+			r->n_fields++;
+		} else {
+			r->value_off[r->n_fields - 1] = r->text.len;
+		}
+		r->last = kind;
 	}
 	return put(r, at, n);
 }
 
+static int on_header_field(http_parser *p, const char *at, size_t n)
+{
+	return on_header_text(p->data, 1, at, n);
+}
+
 static int on_header_value(http_parser *p, const char *at, size_t n)
 {
-	http_reader *r = p->data;
-
-	if (r->head_done)
-		return skip_trailer(r, n);
-	if (r->last != 2) {
-		if (end_string(r) < 0)
-			return -1;
-		r->value_off[r->n_fields - 1] = r->text.len;
-		r->last = 2;
-	}
-	return put(r, at, n);
+	return on_header_text(p->data, 2, at, n);
 }
 
 static int on_headers_complete(http_parser *p)
