@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,57 +78,56 @@ void sbx_grading_spec_clear(sbx_grading_spec *spec)
 	spec->n_cases = 0;
 }
 
+/*
+ * A copy of the n items of size bytes at v with each item's string (the
+ * char * at str_off, NULL allowed) duplicated too; NULL for none, or when out
+ * of memory (then nothing is left allocated).
+ */
+static void *items_dup(const void *v, size_t n, size_t size, size_t str_off)
+{
+	char *out = n ? malloc(n * size) : NULL;
+
+	if (!out)
+		return NULL;
+	memcpy(out, v, n * size);
+	for (size_t i = 0; i < n; i++) {
+		char **str = (char **)(out + i * size + str_off);
+
+		if (*str && !(*str = strdup(*str))) {
+			while (i-- > 0)
+				free(*(char **)(out + i * size + str_off));
+			free(out);
+			return NULL;
+		}
+	}
+	return out;
+}
+
 /* Deep copy, so each case owns its selectors. */
 static int opts_copy(const sbx_grading_opts *src, sbx_grading_opts *dst)
 {
 	*dst = *src;
-	dst->sheets = NULL;
-	dst->ranges = NULL;
-	dst->n_sheets = dst->n_ranges = 0;
-	dst->replace = NULL;
-	dst->n_replace = 0;
-	dst->strip_chars = NULL;
-	if (src->strip_chars && !(dst->strip_chars = strdup(src->strip_chars)))
+	dst->strip_chars = src->strip_chars ? strdup(src->strip_chars) : NULL;
+	dst->replace = items_dup(src->replace, 2 * src->n_replace, sizeof(*src->replace), 0);
+	dst->sheets = items_dup(src->sheets, src->n_sheets, sizeof(*src->sheets),
+				offsetof(sbx_grading_sheet, name));
+	dst->ranges = items_dup(src->ranges, src->n_ranges, sizeof(*src->ranges),
+				offsetof(sbx_grading_range, sheet));
+	/* A list that failed is empty, so sbx_grading_opts_clear frees the rest. */
+	dst->n_replace = dst->replace ? src->n_replace : 0;
+	dst->n_sheets = dst->sheets ? src->n_sheets : 0;
+	dst->n_ranges = dst->ranges ? src->n_ranges : 0;
+	if ((src->strip_chars && !dst->strip_chars) || dst->n_replace != src->n_replace ||
+	    dst->n_sheets != src->n_sheets || dst->n_ranges != src->n_ranges)
 		return -ENOMEM;
-	if (src->n_replace) {
-		dst->replace = calloc(2 * src->n_replace, sizeof(*dst->replace));
-		if (!dst->replace)
-			return -ENOMEM;
-		dst->n_replace = src->n_replace;
-		for (size_t i = 0; i < 2 * src->n_replace; i++)
-			if (!(dst->replace[i] = strdup(src->replace[i])))
-				return -ENOMEM;
-	}
-	if (src->n_sheets) {
-		dst->sheets = calloc(src->n_sheets, sizeof(*dst->sheets));
-		if (!dst->sheets)
-			return -ENOMEM;
-		dst->n_sheets = src->n_sheets;
-		for (size_t i = 0; i < src->n_sheets; i++) {
-			dst->sheets[i] = src->sheets[i];
-			if (src->sheets[i].name &&
-			    !(dst->sheets[i].name = strdup(src->sheets[i].name)))
-				return -ENOMEM;
-		}
-	}
-	if (src->n_ranges) {
-		dst->ranges = calloc(src->n_ranges, sizeof(*dst->ranges));
-		if (!dst->ranges)
-			return -ENOMEM;
-		dst->n_ranges = src->n_ranges;
-		for (size_t i = 0; i < src->n_ranges; i++) {
-			dst->ranges[i] = src->ranges[i];
-			if (src->ranges[i].sheet &&
-			    !(dst->ranges[i].sheet = strdup(src->ranges[i].sheet)))
-				return -ENOMEM;
-		}
-	}
 	return 0;
 }
 
 /*
  * The items of a list key, 1 to max of what ("ranges"): node->n zeroed items
- * of size bytes (free()), or NULL with *r the schema error.
+ * of size bytes (free()), or NULL with *r the schema error. The caller hands
+ * them to opts at once, in place of the old list: filled or not, opts' clear
+ * frees them, and on an error opts is only cleared.
  */
 static void *list_new(const sbx_schema *s, const sbx_ynode *node, const char *key, const char *what,
 		      size_t max, size_t size, int *r)
@@ -155,6 +155,9 @@ static int parse_sheets(const sbx_schema *s, const sbx_ynode *node, const char *
 		     &r);
 	if (!v)
 		return r;
+	sheets_free(opts->sheets, opts->n_sheets);
+	opts->sheets = v;
+	opts->n_sheets = node->n;
 	for (size_t i = 0; i < node->n && r >= 0; i++) {
 		const sbx_ynode *item = node->items[i];
 		int64_t index;
@@ -168,14 +171,7 @@ static int parse_sheets(const sbx_schema *s, const sbx_ynode *node, const char *
 			r = sbx_schema__string(s, item, key, SBX_SHEET_NAME_MAX, &v[i].name);
 		}
 	}
-	if (r < 0) {
-		sheets_free(v, node->n);
-		return r;
-	}
-	sheets_free(opts->sheets, opts->n_sheets);
-	opts->sheets = v;
-	opts->n_sheets = node->n;
-	return 0;
+	return r;
 }
 
 static int parse_ranges(const sbx_schema *s, const sbx_ynode *node, const char *key,
@@ -187,6 +183,9 @@ static int parse_ranges(const sbx_schema *s, const sbx_ynode *node, const char *
 	v = list_new(s, node, key, "ranges", SBX_GRADING_MAX_RANGES, sizeof(*v), &r);
 	if (!v)
 		return r;
+	ranges_free(opts->ranges, opts->n_ranges);
+	opts->ranges = v;
+	opts->n_ranges = node->n;
 	for (size_t i = 0; i < node->n && r >= 0; i++) {
 		const sbx_ynode *item = node->items[i];
 		sbx_error rerr = SBX_ERROR_INIT;
@@ -210,14 +209,7 @@ static int parse_ranges(const sbx_schema *s, const sbx_ynode *node, const char *
 		if (range.sheet[0] && !(v[i].sheet = strdup(range.sheet)))
 			r = sbx_error_set(s->err, -ENOMEM, "out of memory");
 	}
-	if (r < 0) {
-		ranges_free(v, node->n);
-		return r;
-	}
-	ranges_free(opts->ranges, opts->n_ranges);
-	opts->ranges = v;
-	opts->n_ranges = node->n;
-	return 0;
+	return r;
 }
 
 /* replace: [[from, to], ...]: from non-empty, to may be "". */
@@ -230,6 +222,9 @@ static int parse_replace(const sbx_schema *s, const sbx_ynode *node, const char 
 	v = list_new(s, node, key, "[from, to] pairs", SBX_GRADING_MAX_REPLACE, 2 * sizeof(*v), &r);
 	if (!v)
 		return r;
+	replace_free(opts->replace, opts->n_replace);
+	opts->replace = v;
+	opts->n_replace = node->n;
 	for (size_t i = 0; i < node->n && r >= 0; i++) {
 		const sbx_ynode *pair = node->items[i];
 
@@ -250,14 +245,7 @@ static int parse_replace(const sbx_schema *s, const sbx_ynode *node, const char 
 		if (!v[2 * i] || !v[2 * i + 1])
 			r = sbx_error_set(s->err, -ENOMEM, "out of memory");
 	}
-	if (r < 0) {
-		replace_free(v, node->n);
-		return r;
-	}
-	replace_free(opts->replace, opts->n_replace);
-	opts->replace = v;
-	opts->n_replace = node->n;
-	return 0;
+	return r;
 }
 
 /* Applies one option key; 0 when handled, 1 when key is not an option. */
@@ -342,6 +330,21 @@ static int parse_options(const sbx_schema *s, const sbx_ynode *map, const char *
 	return 0;
 }
 
+/* A case's file key (output, oracle), when given: a path relative to the task. */
+static int parse_case_path(const sbx_schema *s, const sbx_ynode *node, const char *prefix,
+			   const char *name, char **out)
+{
+	const sbx_ynode *v = sbx_ytree__get(node, name);
+	char key[256];
+	int r;
+
+	if (!v)
+		return 0;
+	snprintf(key, sizeof(key), "%s.%s", prefix, name);
+	r = sbx_schema__string(s, v, key, 4096, out);
+	return r < 0 ? r : sbx_schema__relpath(s, v, key, *out);
+}
+
 static int parse_case(const sbx_schema *s, const sbx_ynode *node, const char *prefix,
 		      const sbx_grading_opts *base, sbx_grading_case *c)
 {
@@ -361,22 +364,11 @@ static int parse_case(const sbx_schema *s, const sbx_ynode *node, const char *pr
 		if (r < 0)
 			return r;
 	}
-	if ((v = sbx_ytree__get(node, "output"))) {
-		snprintf(key, sizeof(key), "%s.output", prefix);
-		r = sbx_schema__string(s, v, key, 4096, &c->output);
-		if (r >= 0)
-			r = sbx_schema__relpath(s, v, key, c->output);
-		if (r < 0)
-			return r;
-	}
-	if ((v = sbx_ytree__get(node, "oracle"))) {
-		snprintf(key, sizeof(key), "%s.oracle", prefix);
-		r = sbx_schema__string(s, v, key, 4096, &c->oracle);
-		if (r >= 0)
-			r = sbx_schema__relpath(s, v, key, c->oracle);
-		if (r < 0)
-			return r;
-	}
+	r = parse_case_path(s, node, prefix, "output", &c->output);
+	if (r >= 0)
+		r = parse_case_path(s, node, prefix, "oracle", &c->oracle);
+	if (r < 0)
+		return r;
 	if ((v = sbx_ytree__get(node, "gate"))) {
 		snprintf(key, sizeof(key), "%s.gate", prefix);
 		r = sbx_schema__bool(s, v, key, &c->gate);
