@@ -130,23 +130,20 @@ static const char *reason_to_remove(const sbx_docker_container *c, long long now
 
 int cmd_gc(int argc, char **argv)
 {
-	_cleanup_(sbx_docker_freep) sbx_docker *d = NULL;
+	_cleanup_(cli_sandboxes_clear) cli_sandboxes sb = {0};
 	_cleanup_json_ cJSON *arr = NULL;
-	sbx_docker_container *cs = NULL;
 	sbx_error err = SBX_ERROR_INIT;
 	long long now = (long long)time(NULL);
-	size_t n = 0;
 	int r, failed = 0;
 
 	r = parse_args(argc, argv);
+	if (r > 0)
+		r = cli_sandboxes_list("gc", arg_run_id, &sb);
 	if (r <= 0)
 		return -r;
-	r = cli_sandboxes_list("gc", arg_run_id, &d, &cs, &n);
-	if (r != EXIT_PASS)
-		return r;
 	arr = arg_json ? cJSON_CreateArray() : NULL;
-	for (size_t i = 0; i < n; i++) {
-		const sbx_docker_container *c = &cs[i];
+	for (size_t i = 0; i < sb.n; i++) {
+		const sbx_docker_container *c = &sb.v[i];
 		const char *why = reason_to_remove(c, now);
 		const char *run = sbx_docker_label_get(c->labels, c->n_labels, SBX_LABEL_RUN_ID);
 		const char *task = sbx_docker_label_get(c->labels, c->n_labels, SBX_LABEL_TASK);
@@ -156,7 +153,7 @@ int cmd_gc(int argc, char **argv)
 			continue;
 		sbx_error_clear(&err);
 		if (!arg_dry_run) {
-			r = sbx_docker_container_remove(d, c->id, true, true, &err);
+			r = sbx_docker_container_remove(sb.engine, c->id, true, true, &err);
 			/* Removed meanwhile (another gc, the owner's own cleanup): fine. */
 			removed = r == 0 || r == -ENOENT;
 			if (!removed) {
@@ -187,6 +184,5 @@ int cmd_gc(int argc, char **argv)
 		if (text)
 			puts(text);
 	}
-	sbx_docker_container_list_free(cs, n);
 	return failed ? EXIT_ENGINE : EXIT_PASS;
 }

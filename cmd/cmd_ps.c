@@ -127,25 +127,22 @@ static void print_table(const sbx_docker_container *cs, size_t n, long long now)
 
 int cmd_ps(int argc, char **argv)
 {
-	_cleanup_(sbx_docker_freep) sbx_docker *d = NULL;
-	sbx_docker_container *cs = NULL;
+	_cleanup_(cli_sandboxes_clear) cli_sandboxes sb = {0};
 	long long now = (long long)time(NULL);
-	size_t n = 0;
 	int r;
 
 	r = parse_args(argc, argv);
+	if (r > 0)
+		r = cli_sandboxes_list("ps", arg_run_id, &sb);
 	if (r <= 0)
 		return -r;
-	r = cli_sandboxes_list("ps", arg_run_id, &d, &cs, &n);
-	if (r != EXIT_PASS)
-		return r;
-	qsort(cs, n, sizeof(*cs), by_created_desc);
+	qsort(sb.v, sb.n, sizeof(*sb.v), by_created_desc);
 	if (arg_json) {
 		_cleanup_json_ cJSON *arr = cJSON_CreateArray();
 		_cleanup_free_ char *text = NULL;
 
-		for (size_t i = 0; arr && i < n; i++) {
-			const sbx_docker_container *c = &cs[i];
+		for (size_t i = 0; arr && i < sb.n; i++) {
+			const sbx_docker_container *c = &sb.v[i];
 			const char *deadline =
 				sbx_docker_label_get(c->labels, c->n_labels, SBX_LABEL_DEADLINE);
 			cJSON *o = cJSON_CreateObject();
@@ -175,14 +172,12 @@ int cmd_ps(int argc, char **argv)
 		}
 		text = arr ? sbx_json_print(arr) : NULL;
 		if (!text) {
-			sbx_docker_container_list_free(cs, n);
 			cli_error("ps: out of memory");
 			return EXIT_ENGINE;
 		}
 		puts(text);
 	} else {
-		print_table(cs, n, now);
+		print_table(sb.v, sb.n, now);
 	}
-	sbx_docker_container_list_free(cs, n);
 	return EXIT_PASS;
 }

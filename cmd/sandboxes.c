@@ -6,10 +6,8 @@
 #include "sandboxes.h"
 #include "sbx/labels.h"
 
-int cli_sandboxes_list(const char *cmd, const char *run_id, sbx_docker **d_out,
-		       sbx_docker_container **out, size_t *n_out)
+int cli_sandboxes_list(const char *cmd, const char *run_id, cli_sandboxes *out)
 {
-	_cleanup_(sbx_docker_freep) sbx_docker *d = NULL;
 	_cleanup_free_ char *filter = NULL;
 	sbx_error err = SBX_ERROR_INIT;
 	const char *filters[2] = {SBX_LABEL_RUN_ID, NULL};
@@ -19,19 +17,25 @@ int cli_sandboxes_list(const char *cmd, const char *run_id, sbx_docker **d_out,
 		if (asprintf(&filter, "%s=%s", SBX_LABEL_RUN_ID, run_id) < 0) {
 			filter = NULL;
 			cli_error("%s: out of memory", cmd);
-			return EXIT_ENGINE;
+			return -EXIT_ENGINE;
 		}
 		filters[0] = filter;
 	}
-	r = sbx_docker_open(&d, NULL, &err);
+	r = sbx_docker_open(&out->engine, NULL, &err);
 	if (r == 0)
-		r = sbx_docker_container_list(d, filters, out, n_out, &err);
+		r = sbx_docker_container_list(out->engine, filters, &out->v, &out->n, &err);
 	if (r < 0) {
 		cli_error("%s: %s", cmd, err.msg);
-		return EXIT_ENGINE;
+		return -EXIT_ENGINE;
 	}
-	*d_out = TAKE_PTR(d);
-	return EXIT_PASS;
+	return 1;
+}
+
+void cli_sandboxes_clear(cli_sandboxes *s)
+{
+	sbx_docker_container_list_free(s->v, s->n);
+	sbx_docker_free(s->engine);
+	*s = (cli_sandboxes){0};
 }
 
 long long cli_sandbox_created(const sbx_docker_container *c)
