@@ -79,8 +79,8 @@ int cli_parse_options_only(const char *cmd, int argc, char **argv, const cli_opt
 			   void (*help)(void));
 
 /*
- * For a command with many options told apart by name (its loop compares
- * opts[idx].name): cli_getopt answers CLI_OPT_LONG for each, 'h' for --help.
+ * The options of a command with many, told apart by long name (see
+ * cli_next_option): in opts, each answers CLI_OPT_LONG, --help 'h'.
  */
 #define CLI_OPT_LONG	 0x100
 #define CLI_MAX_LONGOPTS 64
