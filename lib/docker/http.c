@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "docker-internal.h"
+#include "sbx/cleanup.h"
 #include "sbx/log.h"
 
 #define DEFAULT_MAX_BODY (16u << 20)
@@ -20,9 +21,7 @@ void sbx_docker__resp_done(docker_resp *r)
 	if (!r)
 		return;
 	sbx_buf_free(&r->body);
-	free(r->content_type);
-	free(r->api_version);
-	free(r->path_stat);
+	sbx_free_all(r->content_type, r->api_version, r->path_stat);
 	r->content_type = r->api_version = r->path_stat = NULL;
 }
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "docker-internal.h"
+#include "sbx/cleanup.h"
 
 int sbx_docker__add_strv(cJSON *obj, const char *key, const char *const *list)
 {
@@ -87,15 +88,6 @@ int sbx_docker__parse_labels(const cJSON *obj, sbx_docker_kv **out, size_t *n_ou
 	return 0;
 }
 
-void sbx_docker__strv_free(char **v)
-{
-	if (!v)
-		return;
-	for (char **p = v; *p; p++)
-		free(*p);
-	free(v);
-}
-
 char **sbx_docker__parse_strv(const cJSON *arr)
 {
 	const cJSON *it;
@@ -114,7 +106,7 @@ char **sbx_docker__parse_strv(const cJSON *arr)
 			continue;
 		v[i] = strdup(it->valuestring);
 		if (!v[i]) {
-			sbx_docker__strv_free(v);
+			sbx_strv_free(v);
 			return NULL;
 		}
 		i++;

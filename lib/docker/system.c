@@ -5,24 +5,17 @@
 #include <string.h>
 
 #include "docker-internal.h"
+#include "sbx/cleanup.h"
 
 void sbx_docker_system_free(sbx_docker_system *s)
 {
 	if (!s)
 		return;
-	free(s->server_version);
-	free(s->api_version);
-	free(s->min_api_version);
-	free(s->os);
-	free(s->arch);
-	free(s->kernel_version);
-	free(s->operating_system);
-	free(s->storage_driver);
-	free(s->cgroup_version);
-	free(s->cgroup_driver);
-	free(s->default_runtime);
-	sbx_docker__strv_free(s->runtimes);
-	sbx_docker__strv_free(s->security_options);
+	sbx_free_all(s->server_version, s->api_version, s->min_api_version, s->os, s->arch,
+		     s->kernel_version, s->operating_system, s->storage_driver, s->cgroup_version,
+		     s->cgroup_driver, s->default_runtime);
+	sbx_strv_free(s->runtimes);
+	sbx_strv_free(s->security_options);
 	free(s);
 }
 
@@ -50,7 +43,7 @@ static char **runtime_names(const cJSON *runtimes)
 			continue;
 		v[i] = strdup(it->string);
 		if (!v[i]) {
-			sbx_docker__strv_free(v);
+			sbx_strv_free(v);
 			return NULL;
 		}
 		i++;

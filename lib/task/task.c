@@ -49,14 +49,10 @@ sbx_task *sbx_task_free(sbx_task *t)
 {
 	if (!t)
 		return NULL;
-	free(t->dir);
-	free(t->path);
-	free(t->id);
-	free(t->title);
-	free(t->prompt);
-	sbx_schema__strv_free(t->files);
-	sbx_schema__strv_free(t->outputs);
-	sbx_schema__strv_free(t->oracles);
+	sbx_free_all(t->dir, t->path, t->id, t->title, t->prompt);
+	sbx_strv_free(t->files);
+	sbx_strv_free(t->outputs);
+	sbx_strv_free(t->oracles);
 	sbx_grading_spec_clear(&t->grading);
 	free(t->generator);
 	free(t);

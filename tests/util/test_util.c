@@ -138,6 +138,37 @@ START_TEST(take_ptr_evaluates_once)
 }
 END_TEST
 
+/*
+ * sbx_free_all reads each argument once, before it frees anything, and skips
+ * NULLs; the strv destructors accept NULL. Leaks would show under the
+ * valgrind and sanitizer runs of this suite.
+ */
+START_TEST(free_all_frees_each_argument_once)
+{
+	char *v[3] = {strdup("a"), NULL, strdup("c")};
+	size_t reads = 0;
+	char **strv = calloc(3, sizeof(*strv));
+	char **counted = calloc(2, sizeof(*counted));
+
+	ck_assert_ptr_nonnull(v[0]);
+	ck_assert_ptr_nonnull(v[2]);
+	sbx_free_all(v[reads++], v[reads++], v[reads++]);
+	ck_assert_uint_eq(reads, 3);
+	sbx_free_all(NULL);
+
+	ck_assert_ptr_nonnull(strv);
+	strv[0] = strdup("x");
+	strv[1] = strdup("y");
+	sbx_strv_free(strv);
+	sbx_strv_free(NULL);
+
+	ck_assert_ptr_nonnull(counted);
+	counted[0] = strdup("only the first n are strings");
+	sbx_strv_free_n(counted, 1);
+	sbx_strv_free_n(NULL, 5);
+}
+END_TEST
+
 START_TEST(json_parse_and_get)
 {
 	_cleanup_json_ cJSON *root = NULL;
@@ -586,6 +617,7 @@ static Suite *util_suite(void)
 	tcase_add_test(tc, error_return_is_always_a_failure);
 	tcase_add_test(tc, buf_grows_and_caps);
 	tcase_add_test(tc, take_ptr_evaluates_once);
+	tcase_add_test(tc, free_all_frees_each_argument_once);
 	tcase_add_test(tc, names_reach_the_terminal_escaped);
 	tcase_add_test(tc, buf_steal_hands_over);
 	tcase_add_test(tc, json_parse_and_get);
