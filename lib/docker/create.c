@@ -21,6 +21,52 @@ static int add_str_if(cJSON *obj, const char *key, const char *v)
 	return v ? sbx_json_add_string(obj, key, v) : 0;
 }
 
+/* What runs, and how its streams attach: the part a container's body and an exec's share. */
+typedef struct process_spec {
+	const char *const *cmd;
+	const char *const *env;
+	const char *user;
+	const char *working_dir;
+	bool tty;
+	bool attach_stdin;
+	bool attach_output; /* stdout and stderr */
+} process_spec;
+
+static int add_process(cJSON *c, const process_spec *p)
+{
+	int r = sbx_docker__add_strv(c, "Cmd", p->cmd);
+
+	if (r == 0)
+		r = sbx_docker__add_strv(c, "Env", p->env);
+	if (r == 0)
+		r = add_str_if(c, "User", p->user);
+	if (r == 0)
+		r = add_str_if(c, "WorkingDir", p->working_dir);
+	if (r == 0)
+		r = sbx_json_add_bool(c, "Tty", p->tty);
+	if (r == 0)
+		r = sbx_json_add_bool(c, "AttachStdin", p->attach_stdin);
+	if (r == 0)
+		r = sbx_json_add_bool(c, "AttachStdout", p->attach_output);
+	if (r == 0)
+		r = sbx_json_add_bool(c, "AttachStderr", p->attach_output);
+	return r;
+}
+
+/* Hands out the body printed, once every field went in (r, the first failure, is 0). */
+static int print_body(const cJSON *c, int r, char **out, sbx_error *err)
+{
+	char *s;
+
+	if (r < 0)
+		return sbx_error_set(err, r, "out of memory");
+	s = sbx_json_print(c);
+	if (!s)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	*out = s;
+	return 0;
+}
+
 static int add_ports(cJSON *config, cJSON *host, const sbx_docker_container_opts *o)
 {
 	cJSON *exposed, *bindings;
@@ -134,7 +180,6 @@ int sbx_docker__container_create_body(const sbx_docker_container_opts *o, char *
 				      sbx_error *err)
 {
 	_cleanup_json_ cJSON *c = NULL;
-	char *s;
 	int r;
 
 	if (!o || o->version != SBX_DOCKER_CONTAINER_OPTS_VERSION)
@@ -149,31 +194,23 @@ int sbx_docker__container_create_body(const sbx_docker_container_opts *o, char *
 		return sbx_error_set(err, -ENOMEM, "out of memory");
 	r = sbx_json_add_string(c, "Image", o->image);
 	if (r == 0)
-		r = sbx_docker__add_strv(c, "Cmd", o->cmd);
+		r = add_process(c, &(process_spec){.cmd = o->cmd,
+						   .env = o->env,
+						   .user = o->user,
+						   .working_dir = o->working_dir,
+						   .tty = o->tty,
+						   .attach_stdin = o->open_stdin,
+						   .attach_output = o->open_stdin});
 	if (r == 0)
 		r = sbx_docker__add_strv(c, "Entrypoint", o->entrypoint);
-	if (r == 0)
-		r = sbx_docker__add_strv(c, "Env", o->env);
-	if (r == 0)
-		r = add_str_if(c, "WorkingDir", o->working_dir);
-	if (r == 0)
-		r = add_str_if(c, "User", o->user);
 	if (r == 0)
 		r = add_str_if(c, "Hostname", o->hostname);
 	if (r == 0)
 		r = sbx_docker__add_labels(c, "Labels", o->labels, o->n_labels);
 	if (r == 0)
-		r = sbx_json_add_bool(c, "Tty", o->tty);
-	if (r == 0)
 		r = sbx_json_add_bool(c, "OpenStdin", o->open_stdin);
 	if (r == 0)
 		r = sbx_json_add_bool(c, "StdinOnce", o->stdin_once);
-	if (r == 0)
-		r = sbx_json_add_bool(c, "AttachStdin", o->open_stdin);
-	if (r == 0)
-		r = sbx_json_add_bool(c, "AttachStdout", o->open_stdin);
-	if (r == 0)
-		r = sbx_json_add_bool(c, "AttachStderr", o->open_stdin);
 	if (r == 0 && o->network_disabled)
 		r = sbx_json_add_bool(c, "NetworkDisabled", true);
 	if (r == 0)
@@ -186,19 +223,12 @@ int sbx_docker__container_create_body(const sbx_docker_container_opts *o, char *
 		return sbx_error_set(err, r,
 				     "container options: a label, tmpfs path (must be absolute), "
 				     "ulimit or port is missing its name");
-	if (r < 0)
-		return sbx_error_set(err, r, "out of memory");
-	s = sbx_json_print(c);
-	if (!s)
-		return sbx_error_set(err, -ENOMEM, "out of memory");
-	*out = s;
-	return 0;
+	return print_body(c, r, out, err);
 }
 
 int sbx_docker__exec_create_body(const sbx_docker_exec_opts *o, char **out, sbx_error *err)
 {
 	_cleanup_json_ cJSON *c = NULL;
-	char *s;
 	int r;
 
 	if (!o || o->version != SBX_DOCKER_EXEC_OPTS_VERSION)
@@ -208,28 +238,14 @@ int sbx_docker__exec_create_body(const sbx_docker_exec_opts *o, char **out, sbx_
 	c = cJSON_CreateObject();
 	if (!c)
 		return sbx_error_set(err, -ENOMEM, "out of memory");
-	r = sbx_docker__add_strv(c, "Cmd", o->cmd);
-	if (r == 0)
-		r = sbx_docker__add_strv(c, "Env", o->env);
-	if (r == 0)
-		r = add_str_if(c, "User", o->user);
-	if (r == 0)
-		r = add_str_if(c, "WorkingDir", o->working_dir);
-	if (r == 0)
-		r = sbx_json_add_bool(c, "AttachStdin", o->attach_stdin);
-	if (r == 0)
-		r = sbx_json_add_bool(c, "AttachStdout", true);
-	if (r == 0)
-		r = sbx_json_add_bool(c, "AttachStderr", true);
-	if (r == 0)
-		r = sbx_json_add_bool(c, "Tty", o->tty);
+	r = add_process(c, &(process_spec){.cmd = o->cmd,
+					   .env = o->env,
+					   .user = o->user,
+					   .working_dir = o->working_dir,
+					   .tty = o->tty,
+					   .attach_stdin = o->attach_stdin,
+					   .attach_output = true});
 	if (r == 0)
 		r = sbx_json_add_bool(c, "Privileged", false);
-	if (r < 0)
-		return sbx_error_set(err, r, "out of memory");
-	s = sbx_json_print(c);
-	if (!s)
-		return sbx_error_set(err, -ENOMEM, "out of memory");
-	*out = s;
-	return 0;
+	return print_body(c, r, out, err);
 }
