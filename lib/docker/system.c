@@ -27,30 +27,6 @@ bool sbx_docker_system_has_runtime(const sbx_docker_system *s, const char *runti
 	return false;
 }
 
-static char **runtime_names(const cJSON *runtimes)
-{
-	const cJSON *it;
-	size_t n = 0, i = 0;
-	char **v;
-
-	cJSON_ArrayForEach (it, runtimes)
-		n++;
-	v = calloc(n + 1, sizeof(*v));
-	if (!v)
-		return NULL;
-	cJSON_ArrayForEach (it, runtimes) {
-		if (!it->string)
-			continue;
-		v[i] = strdup(it->string);
-		if (!v[i]) {
-			sbx_strv_free(v);
-			return NULL;
-		}
-		i++;
-	}
-	return v;
-}
-
 int sbx_docker_system_get(sbx_docker *d, sbx_docker_system **out, sbx_error *err)
 {
 	_cleanup_json_ cJSON *ver = NULL, *info = NULL;
@@ -77,7 +53,7 @@ int sbx_docker_system_get(sbx_docker *d, sbx_docker_system **out, sbx_error *err
 	s->cgroup_version = sbx_docker__strdup_json(info, "CgroupVersion");
 	s->cgroup_driver = sbx_docker__strdup_json(info, "CgroupDriver");
 	s->default_runtime = sbx_docker__strdup_json(info, "DefaultRuntime");
-	s->runtimes = runtime_names(sbx_json_get(info, "Runtimes"));
+	s->runtimes = sbx_docker__member_names(sbx_json_get(info, "Runtimes"));
 	s->security_options = sbx_docker__parse_strv(sbx_json_get(info, "SecurityOptions"));
 	s->mem_total = (int64_t)sbx_json_get_number(info, "MemTotal", 0);
 	s->ncpu = (int)sbx_json_get_number(info, "NCPU", 0);
