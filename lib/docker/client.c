@@ -91,8 +91,7 @@ void sbx_docker_free(sbx_docker *d)
 {
 	if (!d)
 		return;
-	if (d->curl)
-		curl_easy_cleanup(d->curl);
+	curl_easy_cleanup(d->curl);
 	sbx_free_all(d->host, d->socket_path, d->base_url, d->api_version, d->cert_path);
 	free(d);
 }

@@ -134,8 +134,7 @@ void sbx_docker_stream_free(sbx_docker_stream *s)
 {
 	if (!s)
 		return;
-	if (s->c)
-		curl_easy_cleanup(s->c);
+	curl_easy_cleanup(s->c);
 	sbx_docker__tls_free(s->tls);
 	free(s);
 }
