@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/openat2.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -514,6 +515,25 @@ START_TEST(base64_round_trips_and_refuses)
 }
 END_TEST
 
+/* sbx_fd_wait: a quiet pipe times out, a readable one is ready, even at a past deadline. */
+START_TEST(fd_wait_times_out_then_sees_data)
+{
+	int fds[2];
+	int64_t t0;
+
+	ck_assert_int_eq(pipe(fds), 0);
+	t0 = sbx_now_ms();
+	ck_assert_int_eq(sbx_fd_wait(fds[0], POLLIN, (long)t0 + 30), -ETIMEDOUT);
+	ck_assert_int_ge(sbx_now_ms() - t0, 25);
+	ck_assert_int_eq(sbx_fd_wait(fds[0], POLLIN, 0), -ETIMEDOUT);
+	ck_assert_int_eq(write(fds[1], "x", 1), 1);
+	ck_assert_int_eq(sbx_fd_wait(fds[0], POLLIN, -1), 0);
+	ck_assert_int_eq(sbx_fd_wait(fds[0], POLLIN, 0), 0);
+	close(fds[0]);
+	close(fds[1]);
+}
+END_TEST
+
 START_TEST(write_all_writes_everything)
 {
 	char big[200000], back[sizeof(big)];
@@ -626,6 +646,7 @@ static Suite *util_suite(void)
 	tcase_add_test(tc, clock_is_monotonic_and_sleeps);
 	tcase_add_test(tc, base64_round_trips_and_refuses);
 	tcase_add_test(tc, utf8_sequences_and_refusals);
+	tcase_add_test(tc, fd_wait_times_out_then_sees_data);
 	tcase_add_test(tc, write_all_writes_everything);
 	tcase_add_test(tc, pwrite_all_keeps_the_offset);
 	tcase_add_test(tc, hostguard_refuses_rebound_names);
