@@ -100,9 +100,7 @@ static char **child_env(const tool_context *ctx)
 		k++;
 	for (size_t i = 0; i < k; i++)
 		if (!env[i]) {
-			for (size_t j = 0; j < k; j++)
-				free(env[j]);
-			free(env);
+			sbx_strv_free_n(env, k);
 			return NULL;
 		}
 	return env;
