@@ -139,22 +139,33 @@ START_TEST(take_ptr_evaluates_once)
 }
 END_TEST
 
+static size_t free_all_reads;
+
+static void *read_once(void *p)
+{
+	free_all_reads++;
+	return p;
+}
+
 /*
- * sbx_free_all reads each argument once, before it frees anything, and skips
- * NULLs; the strv destructors accept NULL. Leaks would show under the
+ * sbx_free_all reads each argument once, all before it frees anything (so a
+ * struct may go last, after its members), and skips NULLs; the strv
+ * destructors accept NULL. A leak or a use after free would show under the
  * valgrind and sanitizer runs of this suite.
  */
 START_TEST(free_all_frees_each_argument_once)
 {
-	char *v[3] = {strdup("a"), NULL, strdup("c")};
-	size_t reads = 0;
+	struct holder {
+		char *name;
+	} *h = malloc(sizeof(*h));
 	char **strv = calloc(3, sizeof(*strv));
 	char **counted = calloc(2, sizeof(*counted));
 
-	ck_assert_ptr_nonnull(v[0]);
-	ck_assert_ptr_nonnull(v[2]);
-	sbx_free_all(v[reads++], v[reads++], v[reads++]);
-	ck_assert_uint_eq(reads, 3);
+	ck_assert_ptr_nonnull(h);
+	h->name = strdup("member");
+	free_all_reads = 0;
+	sbx_free_all(read_once(h->name), read_once(NULL), read_once(h));
+	ck_assert_uint_eq(free_all_reads, 3);
 	sbx_free_all(NULL);
 
 	ck_assert_ptr_nonnull(strv);
