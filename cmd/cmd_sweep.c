@@ -777,8 +777,6 @@ int cmd_sweep(int argc, char **argv)
 done:
 	for (size_t i = 0; i < n_eargs; i++)
 		free(eargs[i].url);
-	for (size_t i = 0; images && images[i]; i++)
-		free(images[i]);
-	free(images);
+	sbx_strv_free(images);
 	return rc;
 }

@@ -14,6 +14,7 @@
 #include "sessions.h"
 #include "task_session.h"
 #include "wbcache.h"
+#include "sbx/cleanup.h"
 
 void server_log(int level, const char *fmt, ...)
 {
@@ -141,9 +142,7 @@ void server_done(server *srv)
 	srv->base.task = NULL;
 	for (size_t i = 0; i < srv->n_tools; i++)
 		cJSON_Delete(srv->input_schemas[i]);
-	free(srv->input_schemas);
-	free(srv->unlisted);
-	free(srv->tools);
+	sbx_free_all(srv->input_schemas, srv->unlisted, srv->tools);
 	free((char *)srv->base.workspace);
 	if (srv->base.workspace_fd >= 0)
 		close(srv->base.workspace_fd);

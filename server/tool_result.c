@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "tool.h"
+#include "sbx/cleanup.h"
 
 int tool_fail(tool_result *out, tool_error_kind kind, const char *fmt, ...)
 {
@@ -30,8 +31,6 @@ void tool_result_clear(tool_result *r)
 	if (!r)
 		return;
 	cJSON_Delete(r->structured);
-	free(r->image_png_b64);
-	free(r->error);
-	free(r->error_code);
+	sbx_free_all(r->image_png_b64, r->error, r->error_code);
 	*r = (tool_result){0};
 }

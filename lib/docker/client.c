@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "docker-internal.h"
+#include "sbx/cleanup.h"
 #include "sbx/log.h"
 
 #define DEFAULT_SOCKET		   "/var/run/docker.sock"
@@ -17,9 +18,7 @@
 
 void sbx_docker__host_done(docker_host *h)
 {
-	free(h->normalised);
-	free(h->socket_path);
-	free(h->base_url);
+	sbx_free_all(h->normalised, h->socket_path, h->base_url);
 	memset(h, 0, sizeof(*h));
 }
 
@@ -92,13 +91,8 @@ void sbx_docker_free(sbx_docker *d)
 {
 	if (!d)
 		return;
-	if (d->curl)
-		curl_easy_cleanup(d->curl);
-	free(d->host);
-	free(d->socket_path);
-	free(d->base_url);
-	free(d->api_version);
-	free(d->cert_path);
+	curl_easy_cleanup(d->curl);
+	sbx_free_all(d->host, d->socket_path, d->base_url, d->api_version, d->cert_path);
 	free(d);
 }
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "docker-internal.h"
+#include "sbx/cleanup.h"
 #include "sbx/log.h"
 
 #define DEFAULT_LOG_MAX (16u << 20)
@@ -151,15 +152,8 @@ int sbx_docker_container_wait(sbx_docker *d, const char *id, long timeout_ms, in
 
 static void container_clear(sbx_docker_container *c)
 {
-	free(c->id);
-	free(c->name);
-	free(c->image);
-	free(c->image_id);
-	free(c->state);
-	free(c->status);
-	free(c->started_at);
-	free(c->finished_at);
-	free(c->error);
+	sbx_free_all(c->id, c->name, c->image, c->image_id, c->state, c->status, c->started_at,
+		     c->finished_at, c->error);
 	sbx_docker__free_labels(c->labels, c->n_labels);
 	free(c->raw_json);
 }

@@ -21,6 +21,92 @@ static int add_str_if(cJSON *obj, const char *key, const char *v)
 	return v ? sbx_json_add_string(obj, key, v) : 0;
 }
 
+/*
+ * Fields given as tables, so a body lists each key once beside its value and
+ * one loop adds them. NULL lists, zero numbers and (for switches) false are
+ * left out: the engine's default applies.
+ */
+typedef struct strv_field {
+	const char *key;
+	const char *const *v;
+} strv_field;
+
+typedef struct int64_field {
+	const char *key;
+	int64_t v;
+} int64_field;
+
+typedef struct bool_field {
+	const char *key;
+	bool v;
+} bool_field;
+
+static int add_strvs(cJSON *obj, const strv_field *f, size_t n)
+{
+	int r = 0;
+
+	for (size_t i = 0; r == 0 && i < n; i++)
+		r = sbx_docker__add_strv(obj, f[i].key, f[i].v);
+	return r;
+}
+
+static int add_nonzero_int64s(cJSON *obj, const int64_field *f, size_t n)
+{
+	int r = 0;
+
+	for (size_t i = 0; r == 0 && i < n; i++)
+		if (f[i].v)
+			r = add_int64(obj, f[i].key, f[i].v);
+	return r;
+}
+
+/* only_set: a switch is sent when on (for HostConfig.Init, false is not the same as absent). */
+static int add_bools(cJSON *obj, const bool_field *f, size_t n, bool only_set)
+{
+	int r = 0;
+
+	for (size_t i = 0; r == 0 && i < n; i++)
+		if (f[i].v || !only_set)
+			r = sbx_json_add_bool(obj, f[i].key, f[i].v);
+	return r;
+}
+
+/* What runs, and how its streams attach: the part a container's body and an exec's share. */
+static int add_process(cJSON *c, const char *const *cmd, const char *const *env, const char *user,
+		       const char *working_dir, bool tty, bool attach_stdin, bool attach_output)
+{
+	const strv_field lists[] = {{"Cmd", cmd}, {"Env", env}};
+	const bool_field flags[] = {
+		{"Tty", tty},
+		{"AttachStdin", attach_stdin},
+		{"AttachStdout", attach_output},
+		{"AttachStderr", attach_output},
+	};
+	int r = add_strvs(c, lists, SBX_ELEMENTSOF(lists));
+
+	if (r == 0)
+		r = add_str_if(c, "User", user);
+	if (r == 0)
+		r = add_str_if(c, "WorkingDir", working_dir);
+	if (r == 0)
+		r = add_bools(c, flags, SBX_ELEMENTSOF(flags), false);
+	return r;
+}
+
+/* Hands out the body printed, once every field went in (r, the first failure, is 0). */
+static int print_body(const cJSON *c, int r, char **out, sbx_error *err)
+{
+	char *s;
+
+	if (r < 0)
+		return sbx_error_set(err, r, "out of memory");
+	s = sbx_json_print(c);
+	if (!s)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	*out = s;
+	return 0;
+}
+
 static int add_ports(cJSON *config, cJSON *host, const sbx_docker_container_opts *o)
 {
 	cJSON *exposed, *bindings;
@@ -55,78 +141,98 @@ static int add_ports(cJSON *config, cJSON *host, const sbx_docker_container_opts
 	return 0;
 }
 
+static int add_tmpfs(cJSON *h, const sbx_docker_container_opts *o)
+{
+	if (o->n_tmpfs == 0)
+		return 0;
+	for (size_t i = 0; i < o->n_tmpfs; i++)
+		if (!o->tmpfs[i].key || o->tmpfs[i].key[0] != '/')
+			return -EINVAL;
+	return sbx_docker__add_labels(h, "Tmpfs", o->tmpfs, o->n_tmpfs);
+}
+
+static int add_ulimits(cJSON *h, const sbx_docker_container_opts *o)
+{
+	cJSON *arr;
+	int r = 0;
+
+	if (o->n_ulimits == 0)
+		return 0;
+	arr = cJSON_AddArrayToObject(h, "Ulimits");
+	if (!arr)
+		return -ENOMEM;
+	for (size_t i = 0; i < o->n_ulimits && r == 0; i++) {
+		cJSON *u = cJSON_CreateObject();
+
+		if (!u || !cJSON_AddItemToArray(arr, u)) {
+			cJSON_Delete(u);
+			return -ENOMEM;
+		}
+		if (!o->ulimits[i].name)
+			return -EINVAL;
+		r = sbx_json_add_string(u, "Name", o->ulimits[i].name);
+		if (r == 0)
+			r = add_int64(u, "Soft", o->ulimits[i].soft);
+		if (r == 0)
+			r = add_int64(u, "Hard", o->ulimits[i].hard);
+	}
+	return r;
+}
+
+static int add_log_config(cJSON *h, const sbx_docker_container_opts *o)
+{
+	cJSON *lc;
+	int r;
+
+	if (!o->log_driver)
+		return 0;
+	lc = cJSON_AddObjectToObject(h, "LogConfig");
+	if (!lc)
+		return -ENOMEM;
+	r = sbx_json_add_string(lc, "Type", o->log_driver);
+	if (r == 0)
+		r = sbx_docker__add_labels(lc, "Config", o->log_opts, o->n_log_opts);
+	return r;
+}
+
 static int add_host_config(cJSON *config, const sbx_docker_container_opts *o)
 {
+	const strv_field lists[] = {
+		{"CapDrop", o->cap_drop}, {"CapAdd", o->cap_add}, {"SecurityOpt", o->security_opt},
+		{"Binds", o->binds},	  {"Dns", o->dns},
+	};
+	const int64_field limits[] = {
+		{"Memory", o->memory},	    {"MemorySwap", o->memory_swap},
+		{"NanoCpus", o->nano_cpus}, {"PidsLimit", o->pids_limit},
+		{"ShmSize", o->shm_size},
+	};
+	const bool_field switches[] = {
+		{"ReadonlyRootfs", o->readonly_rootfs},
+		{"Init", o->init},
+		{"AutoRemove", o->auto_remove},
+	};
 	cJSON *h = cJSON_AddObjectToObject(config, "HostConfig");
-	int r = 0;
+	int r;
 
 	if (!h)
 		return -ENOMEM;
-	r = sbx_docker__add_strv(h, "CapDrop", o->cap_drop);
+	r = add_strvs(h, lists, SBX_ELEMENTSOF(lists));
 	if (r == 0)
-		r = sbx_docker__add_strv(h, "CapAdd", o->cap_add);
+		r = add_nonzero_int64s(h, limits, SBX_ELEMENTSOF(limits));
 	if (r == 0)
-		r = sbx_docker__add_strv(h, "SecurityOpt", o->security_opt);
-	if (r == 0 && o->readonly_rootfs)
-		r = sbx_json_add_bool(h, "ReadonlyRootfs", true);
-	if (r == 0 && o->n_tmpfs) {
-		for (size_t i = 0; i < o->n_tmpfs; i++)
-			if (!o->tmpfs[i].key || o->tmpfs[i].key[0] != '/')
-				return -EINVAL;
-		r = sbx_docker__add_labels(h, "Tmpfs", o->tmpfs, o->n_tmpfs);
-	}
+		r = add_bools(h, switches, SBX_ELEMENTSOF(switches), true);
 	if (r == 0)
-		r = sbx_docker__add_strv(h, "Binds", o->binds);
-	if (r == 0 && o->memory)
-		r = add_int64(h, "Memory", o->memory);
-	if (r == 0 && o->memory_swap)
-		r = add_int64(h, "MemorySwap", o->memory_swap);
-	if (r == 0 && o->nano_cpus)
-		r = add_int64(h, "NanoCpus", o->nano_cpus);
-	if (r == 0 && o->pids_limit)
-		r = add_int64(h, "PidsLimit", o->pids_limit);
-	if (r == 0 && o->shm_size)
-		r = add_int64(h, "ShmSize", o->shm_size);
-	if (r == 0 && o->n_ulimits) {
-		cJSON *arr = cJSON_AddArrayToObject(h, "Ulimits");
-		if (!arr)
-			return -ENOMEM;
-		for (size_t i = 0; i < o->n_ulimits && r == 0; i++) {
-			cJSON *u = cJSON_CreateObject();
-			if (!u || !cJSON_AddItemToArray(arr, u)) {
-				cJSON_Delete(u);
-				return -ENOMEM;
-			}
-			if (!o->ulimits[i].name)
-				return -EINVAL;
-			r = sbx_json_add_string(u, "Name", o->ulimits[i].name);
-			if (r == 0)
-				r = add_int64(u, "Soft", o->ulimits[i].soft);
-			if (r == 0)
-				r = add_int64(u, "Hard", o->ulimits[i].hard);
-		}
-	}
+		r = add_tmpfs(h, o);
+	if (r == 0)
+		r = add_ulimits(h, o);
 	if (r == 0)
 		r = add_str_if(h, "NetworkMode", o->network_mode);
-	if (r == 0)
-		r = sbx_docker__add_strv(h, "Dns", o->dns);
 	if (r == 0)
 		r = add_ports(config, h, o);
 	if (r == 0)
 		r = add_str_if(h, "Runtime", o->runtime);
-	if (r == 0 && o->init)
-		r = sbx_json_add_bool(h, "Init", true);
-	if (r == 0 && o->auto_remove)
-		r = sbx_json_add_bool(h, "AutoRemove", true);
-	if (r == 0 && o->log_driver) {
-		cJSON *lc = cJSON_AddObjectToObject(h, "LogConfig");
-
-		if (!lc)
-			return -ENOMEM;
-		r = sbx_json_add_string(lc, "Type", o->log_driver);
-		if (r == 0)
-			r = sbx_docker__add_labels(lc, "Config", o->log_opts, o->n_log_opts);
-	}
+	if (r == 0)
+		r = add_log_config(h, o);
 	return r;
 }
 
@@ -134,7 +240,6 @@ int sbx_docker__container_create_body(const sbx_docker_container_opts *o, char *
 				      sbx_error *err)
 {
 	_cleanup_json_ cJSON *c = NULL;
-	char *s;
 	int r;
 
 	if (!o || o->version != SBX_DOCKER_CONTAINER_OPTS_VERSION)
@@ -149,31 +254,18 @@ int sbx_docker__container_create_body(const sbx_docker_container_opts *o, char *
 		return sbx_error_set(err, -ENOMEM, "out of memory");
 	r = sbx_json_add_string(c, "Image", o->image);
 	if (r == 0)
-		r = sbx_docker__add_strv(c, "Cmd", o->cmd);
+		r = add_process(c, o->cmd, o->env, o->user, o->working_dir, o->tty, o->open_stdin,
+				o->open_stdin);
 	if (r == 0)
 		r = sbx_docker__add_strv(c, "Entrypoint", o->entrypoint);
-	if (r == 0)
-		r = sbx_docker__add_strv(c, "Env", o->env);
-	if (r == 0)
-		r = add_str_if(c, "WorkingDir", o->working_dir);
-	if (r == 0)
-		r = add_str_if(c, "User", o->user);
 	if (r == 0)
 		r = add_str_if(c, "Hostname", o->hostname);
 	if (r == 0)
 		r = sbx_docker__add_labels(c, "Labels", o->labels, o->n_labels);
 	if (r == 0)
-		r = sbx_json_add_bool(c, "Tty", o->tty);
-	if (r == 0)
 		r = sbx_json_add_bool(c, "OpenStdin", o->open_stdin);
 	if (r == 0)
 		r = sbx_json_add_bool(c, "StdinOnce", o->stdin_once);
-	if (r == 0)
-		r = sbx_json_add_bool(c, "AttachStdin", o->open_stdin);
-	if (r == 0)
-		r = sbx_json_add_bool(c, "AttachStdout", o->open_stdin);
-	if (r == 0)
-		r = sbx_json_add_bool(c, "AttachStderr", o->open_stdin);
 	if (r == 0 && o->network_disabled)
 		r = sbx_json_add_bool(c, "NetworkDisabled", true);
 	if (r == 0)
@@ -186,19 +278,12 @@ int sbx_docker__container_create_body(const sbx_docker_container_opts *o, char *
 		return sbx_error_set(err, r,
 				     "container options: a label, tmpfs path (must be absolute), "
 				     "ulimit or port is missing its name");
-	if (r < 0)
-		return sbx_error_set(err, r, "out of memory");
-	s = sbx_json_print(c);
-	if (!s)
-		return sbx_error_set(err, -ENOMEM, "out of memory");
-	*out = s;
-	return 0;
+	return print_body(c, r, out, err);
 }
 
 int sbx_docker__exec_create_body(const sbx_docker_exec_opts *o, char **out, sbx_error *err)
 {
 	_cleanup_json_ cJSON *c = NULL;
-	char *s;
 	int r;
 
 	if (!o || o->version != SBX_DOCKER_EXEC_OPTS_VERSION)
@@ -208,28 +293,9 @@ int sbx_docker__exec_create_body(const sbx_docker_exec_opts *o, char **out, sbx_
 	c = cJSON_CreateObject();
 	if (!c)
 		return sbx_error_set(err, -ENOMEM, "out of memory");
-	r = sbx_docker__add_strv(c, "Cmd", o->cmd);
-	if (r == 0)
-		r = sbx_docker__add_strv(c, "Env", o->env);
-	if (r == 0)
-		r = add_str_if(c, "User", o->user);
-	if (r == 0)
-		r = add_str_if(c, "WorkingDir", o->working_dir);
-	if (r == 0)
-		r = sbx_json_add_bool(c, "AttachStdin", o->attach_stdin);
-	if (r == 0)
-		r = sbx_json_add_bool(c, "AttachStdout", true);
-	if (r == 0)
-		r = sbx_json_add_bool(c, "AttachStderr", true);
-	if (r == 0)
-		r = sbx_json_add_bool(c, "Tty", o->tty);
+	r = add_process(c, o->cmd, o->env, o->user, o->working_dir, o->tty, o->attach_stdin,
+			true /* stdout and stderr */);
 	if (r == 0)
 		r = sbx_json_add_bool(c, "Privileged", false);
-	if (r < 0)
-		return sbx_error_set(err, r, "out of memory");
-	s = sbx_json_print(c);
-	if (!s)
-		return sbx_error_set(err, -ENOMEM, "out of memory");
-	*out = s;
-	return 0;
+	return print_body(c, r, out, err);
 }

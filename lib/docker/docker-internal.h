@@ -129,7 +129,8 @@ int sbx_docker__add_labels(cJSON *obj, const char *key, const sbx_docker_kv *kv,
 int sbx_docker__parse_labels(const cJSON *obj, sbx_docker_kv **out, size_t *n_out);
 void sbx_docker__free_labels(sbx_docker_kv *kv, size_t n);
 char **sbx_docker__parse_strv(const cJSON *arr);
-void sbx_docker__strv_free(char **v);
+/* The member names of a JSON object ("Runtimes": {"runc": {...}}), NULL-terminated. */
+char **sbx_docker__member_names(const cJSON *obj);
 char *sbx_docker__strdup_json(const cJSON *obj, const char *key);
 
 /* --------------------------------------------------------- demultiplexer */

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "docker-internal.h"
+#include "sbx/cleanup.h"
 #include "sbx/clock.h"
 
 #define DEFAULT_OUTPUT_MAX (16u << 20)
@@ -204,9 +205,7 @@ void sbx_docker_copy_in_free(sbx_docker_copy_in *c)
 	if (!c)
 		return;
 	sbx_docker_stream_free(c->s);
-	free(c->id);
-	free(c->exec_id);
-	free(c->what);
+	sbx_free_all(c->id, c->exec_id, c->what);
 	free(c);
 }
 

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "docker-internal.h"
+#include "sbx/cleanup.h"
 #include "sbx/log.h"
 
 #define DEFAULT_MAX_BODY (16u << 20)
@@ -20,9 +21,7 @@ void sbx_docker__resp_done(docker_resp *r)
 	if (!r)
 		return;
 	sbx_buf_free(&r->body);
-	free(r->content_type);
-	free(r->api_version);
-	free(r->path_stat);
+	sbx_free_all(r->content_type, r->api_version, r->path_stat);
 	r->content_type = r->api_version = r->path_stat = NULL;
 }
 
@@ -51,8 +50,6 @@ char *sbx_docker__error_message(const char *body, size_t len)
 {
 	_cleanup_json_ cJSON *root = NULL;
 	const char *msg;
-	size_t n;
-	char *out;
 
 	while (len > 0 && isspace((unsigned char)body[len - 1]))
 		len--;
@@ -64,13 +61,7 @@ char *sbx_docker__error_message(const char *body, size_t len)
 			return strdup(msg);
 	}
 	/* Not JSON: quote the text itself, shortened. */
-	n = len > 300 ? 300 : len;
-	out = malloc(n + 1);
-	if (!out)
-		return NULL;
-	memcpy(out, body, n);
-	out[n] = '\0';
-	return out;
+	return strndup(body, len > 300 ? 300 : len);
 }
 
 int sbx_docker__check(const docker_resp *resp, const char *what, sbx_error *err)
@@ -128,7 +119,6 @@ static size_t write_cb(char *p, size_t size, size_t nmemb, void *userdata)
 static char *header_value(const char *p, size_t n, const char *name)
 {
 	size_t k = strlen(name);
-	char *v;
 
 	if (n <= k + 1 || strncasecmp(p, name, k) != 0 || p[k] != ':')
 		return NULL;
@@ -138,12 +128,7 @@ static char *header_value(const char *p, size_t n, const char *name)
 		p++, n--;
 	while (n > 0 && (p[n - 1] == '\r' || p[n - 1] == '\n' || p[n - 1] == ' '))
 		n--;
-	v = malloc(n + 1);
-	if (!v)
-		return NULL;
-	memcpy(v, p, n);
-	v[n] = '\0';
-	return v;
+	return strndup(p, n);
 }
 
 static void set_header(char **slot, const char *p, size_t n, const char *name)

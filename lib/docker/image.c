@@ -5,15 +5,14 @@
 #include <string.h>
 
 #include "docker-internal.h"
+#include "sbx/cleanup.h"
 
 static void image_clear(sbx_docker_image *img)
 {
 	free(img->id);
-	sbx_docker__strv_free(img->repo_tags);
+	sbx_strv_free(img->repo_tags);
 	sbx_docker__free_labels(img->labels, img->n_labels);
-	free(img->os);
-	free(img->arch);
-	free(img->raw_json);
+	sbx_free_all(img->os, img->arch, img->raw_json);
 }
 
 void sbx_docker_image_free(sbx_docker_image *img)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "docker-internal.h"
+#include "sbx/cleanup.h"
 
 int sbx_docker__add_strv(cJSON *obj, const char *key, const char *const *list)
 {
@@ -87,39 +88,41 @@ int sbx_docker__parse_labels(const cJSON *obj, sbx_docker_kv **out, size_t *n_ou
 	return 0;
 }
 
-void sbx_docker__strv_free(char **v)
-{
-	if (!v)
-		return;
-	for (char **p = v; *p; p++)
-		free(*p);
-	free(v);
-}
-
-char **sbx_docker__parse_strv(const cJSON *arr)
+/* Copies a string from each child of node: its member name, or its value when a string. */
+static char **children_strv(const cJSON *node, bool names)
 {
 	const cJSON *it;
 	size_t n = 0, i = 0;
 	char **v;
 
-	if (cJSON_IsArray(arr))
-		n = (size_t)cJSON_GetArraySize(arr);
+	cJSON_ArrayForEach (it, node)
+		n++;
 	v = calloc(n + 1, sizeof(*v));
 	if (!v)
 		return NULL;
-	if (n == 0)
-		return v;
-	cJSON_ArrayForEach (it, arr) {
-		if (!cJSON_IsString(it) || !it->valuestring)
+	cJSON_ArrayForEach (it, node) {
+		const char *s = names ? it->string : cJSON_GetStringValue(it);
+
+		if (!s)
 			continue;
-		v[i] = strdup(it->valuestring);
+		v[i] = strdup(s);
 		if (!v[i]) {
-			sbx_docker__strv_free(v);
+			sbx_strv_free(v);
 			return NULL;
 		}
 		i++;
 	}
 	return v;
+}
+
+char **sbx_docker__parse_strv(const cJSON *arr)
+{
+	return children_strv(cJSON_IsArray(arr) ? arr : NULL, false);
+}
+
+char **sbx_docker__member_names(const cJSON *obj)
+{
+	return children_strv(cJSON_IsObject(obj) ? obj : NULL, true);
 }
 
 char *sbx_docker__strdup_json(const cJSON *obj, const char *key)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "docker-internal.h"
+#include "sbx/cleanup.h"
 #include "sbx/log.h"
 
 void sbx_docker__lines_init(docker_lines *l, sbx_docker_progress_fn fn, void *payload)
@@ -18,9 +19,7 @@ void sbx_docker__lines_init(docker_lines *l, sbx_docker_progress_fn fn, void *pa
 void sbx_docker__lines_done(docker_lines *l)
 {
 	sbx_buf_free(&l->line);
-	free(l->aux_id);
-	free(l->last_status);
-	free(l->error);
+	sbx_free_all(l->aux_id, l->last_status, l->error);
 	l->aux_id = l->last_status = l->error = NULL;
 }
 

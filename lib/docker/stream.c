@@ -16,6 +16,7 @@
 
 #include "docker-internal.h"
 #include "sbx/clock.h"
+#include "sbx/file.h"
 
 #define RBUF_SIZE	 65536
 #define MAX_HEADER_BYTES 16384
@@ -31,26 +32,6 @@ struct sbx_docker_stream {
 	docker_demux demux;
 	char errbuf[CURL_ERROR_SIZE];
 };
-
-/* Waits for the socket; 0 ready, -ETIMEDOUT, -EAGAIN when timeout_ms is 0. */
-static int wait_fd(int fd, short events, long deadline)
-{
-	for (;;) {
-		struct pollfd p = {.fd = fd, .events = events};
-		long left = deadline < 0 ? -1 : deadline - sbx_now_ms();
-		int n;
-
-		if (deadline >= 0 && left <= 0)
-			left = 0;
-		n = poll(&p, 1, (int)left);
-		if (n > 0)
-			return 0;
-		if (n == 0)
-			return -ETIMEDOUT;
-		if (errno != EINTR)
-			return -errno;
-	}
-}
 
 /* Nonblocking send/recv: bytes, -EAGAIN, 0 at EOF (recv), or a negative errno. */
 static ssize_t io_send(sbx_docker_stream *s, const void *p, size_t n)
@@ -86,8 +67,8 @@ static int send_all(sbx_docker_stream *s, const void *p, size_t n, long deadline
 	while (n > 0) {
 		ssize_t w = io_send(s, p, n);
 		if (w == -EAGAIN) {
-			int r = wait_fd(s->fd, s->tls ? sbx_docker__tls_wants(s->tls) : POLLOUT,
-					deadline);
+			int r = sbx_fd_wait(s->fd, s->tls ? sbx_docker__tls_wants(s->tls) : POLLOUT,
+					    deadline);
 			if (r < 0)
 				return r;
 			continue;
@@ -124,7 +105,7 @@ static int fill(sbx_docker_stream *s, long deadline)
 			return (int)n;
 		if (deadline == 0)
 			return -EAGAIN;
-		n = wait_fd(s->fd, s->tls ? sbx_docker__tls_wants(s->tls) : POLLIN, deadline);
+		n = sbx_fd_wait(s->fd, s->tls ? sbx_docker__tls_wants(s->tls) : POLLIN, deadline);
 		if (n < 0)
 			return (int)n;
 	}
@@ -134,8 +115,7 @@ void sbx_docker_stream_free(sbx_docker_stream *s)
 {
 	if (!s)
 		return;
-	if (s->c)
-		curl_easy_cleanup(s->c);
+	curl_easy_cleanup(s->c);
 	sbx_docker__tls_free(s->tls);
 	free(s);
 }

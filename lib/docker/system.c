@@ -5,24 +5,17 @@
 #include <string.h>
 
 #include "docker-internal.h"
+#include "sbx/cleanup.h"
 
 void sbx_docker_system_free(sbx_docker_system *s)
 {
 	if (!s)
 		return;
-	free(s->server_version);
-	free(s->api_version);
-	free(s->min_api_version);
-	free(s->os);
-	free(s->arch);
-	free(s->kernel_version);
-	free(s->operating_system);
-	free(s->storage_driver);
-	free(s->cgroup_version);
-	free(s->cgroup_driver);
-	free(s->default_runtime);
-	sbx_docker__strv_free(s->runtimes);
-	sbx_docker__strv_free(s->security_options);
+	sbx_free_all(s->server_version, s->api_version, s->min_api_version, s->os, s->arch,
+		     s->kernel_version, s->operating_system, s->storage_driver, s->cgroup_version,
+		     s->cgroup_driver, s->default_runtime);
+	sbx_strv_free(s->runtimes);
+	sbx_strv_free(s->security_options);
 	free(s);
 }
 
@@ -32,30 +25,6 @@ bool sbx_docker_system_has_runtime(const sbx_docker_system *s, const char *runti
 		if (strcmp(*p, runtime) == 0)
 			return true;
 	return false;
-}
-
-static char **runtime_names(const cJSON *runtimes)
-{
-	const cJSON *it;
-	size_t n = 0, i = 0;
-	char **v;
-
-	cJSON_ArrayForEach (it, runtimes)
-		n++;
-	v = calloc(n + 1, sizeof(*v));
-	if (!v)
-		return NULL;
-	cJSON_ArrayForEach (it, runtimes) {
-		if (!it->string)
-			continue;
-		v[i] = strdup(it->string);
-		if (!v[i]) {
-			sbx_docker__strv_free(v);
-			return NULL;
-		}
-		i++;
-	}
-	return v;
 }
 
 int sbx_docker_system_get(sbx_docker *d, sbx_docker_system **out, sbx_error *err)
@@ -84,7 +53,7 @@ int sbx_docker_system_get(sbx_docker *d, sbx_docker_system **out, sbx_error *err
 	s->cgroup_version = sbx_docker__strdup_json(info, "CgroupVersion");
 	s->cgroup_driver = sbx_docker__strdup_json(info, "CgroupDriver");
 	s->default_runtime = sbx_docker__strdup_json(info, "DefaultRuntime");
-	s->runtimes = runtime_names(sbx_json_get(info, "Runtimes"));
+	s->runtimes = sbx_docker__member_names(sbx_json_get(info, "Runtimes"));
 	s->security_options = sbx_docker__parse_strv(sbx_json_get(info, "SecurityOptions"));
 	s->mem_total = (int64_t)sbx_json_get_number(info, "MemTotal", 0);
 	s->ncpu = (int)sbx_json_get_number(info, "NCPU", 0);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "docker-internal.h"
+#include "sbx/cleanup.h"
 #include "sbx/file.h"
 #include "sbx/log.h"
 
@@ -550,12 +551,8 @@ int sbx_docker__tar_extract_stream(docker_tar_read_fn read_fn, void *payload, in
 	if (stats)
 		*stats = x.st;
 	free(x.first_refused);
-	for (size_t i = 0; i < x.n_links; i++)
-		free(x.links[i]);
-	free(x.links);
-	for (size_t i = 0; i < x.n_refused; i++)
-		free(x.refused[i]);
-	free(x.refused);
+	sbx_strv_free_n(x.links, x.n_links);
+	sbx_strv_free_n(x.refused, x.n_refused);
 	return r;
 }
 

@@ -43,8 +43,7 @@ void sbx_docker_tar_free(sbx_docker_tar *t)
 {
 	if (!t)
 		return;
-	if (t->a)
-		archive_write_free(t->a);
+	archive_write_free(t->a);
 	sbx_buf_free(&t->out);
 	free(t);
 }

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "docker-internal.h"
-#include "sbx/clock.h"
+#include "sbx/file.h"
 
 struct docker_tls {
 	SSL_CTX *ctx;
@@ -28,20 +28,6 @@ struct docker_tls {
 	int fd;
 	short wants; /* POLLIN or POLLOUT, set when send or recv returns -EAGAIN */
 };
-
-static int wait_for(int fd, short events, long deadline)
-{
-	struct pollfd p = {.fd = fd, .events = events};
-	long left = deadline - sbx_now_ms();
-	int n;
-
-	if (left <= 0)
-		return -ETIMEDOUT;
-	do
-		n = poll(&p, 1, (int)left);
-	while (n < 0 && errno == EINTR);
-	return n > 0 ? 0 : n == 0 ? -ETIMEDOUT : -errno;
-}
 
 void sbx_docker__tls_free(docker_tls *t)
 {
@@ -104,7 +90,7 @@ static int tcp_connect(const char *host, const char *port, long deadline, int *f
 			close(fd);
 			continue;
 		}
-		r = wait_for(fd, POLLOUT, deadline);
+		r = sbx_fd_wait(fd, POLLOUT, deadline);
 		if (r == 0 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) == 0 && soerr)
 			r = -soerr;
 		if (r < 0) {
@@ -187,7 +173,8 @@ int sbx_docker__tls_connect(sbx_docker *d, long deadline, docker_tls **out, cons
 			break;
 		e = SSL_get_error(t->ssl, c);
 		if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
-			r = wait_for(t->fd, e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, deadline);
+			r = sbx_fd_wait(t->fd, e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT,
+					deadline);
 			if (r < 0) {
 				sbx_docker__tls_free(t);
 				return sbx_error_set(err, r, "%s: TLS handshake with '%s': %s",
@@ -267,7 +254,7 @@ int sbx_docker__tls_close_write(docker_tls *t, long deadline)
 			ERR_clear_error();
 			return -EPIPE;
 		}
-		r = wait_for(t->fd, e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, deadline);
+		r = sbx_fd_wait(t->fd, e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, deadline);
 		if (r < 0)
 			return r;
 	}

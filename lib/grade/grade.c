@@ -19,25 +19,15 @@ typedef struct scope {
 
 static void mismatch_clear(sbx_grade_mismatch *m)
 {
-	free(m->sheet);
-	free(m->expected);
-	free(m->got);
-	free(m->expected_formula);
-	free(m->got_formula);
+	sbx_free_all(m->sheet, m->expected, m->got, m->expected_formula, m->got_formula);
 }
 
 void sbx_grade_case_result_clear(sbx_grade_case_result *r)
 {
 	if (!r)
 		return;
-	free(r->name);
-	free(r->output);
-	free(r->oracle);
-	free(r->failure);
-	free(r->opts.strip_chars);
-	for (size_t i = 0; i < r->n_missing_sheets; i++)
-		free(r->missing_sheets[i]);
-	free(r->missing_sheets);
+	sbx_free_all(r->name, r->output, r->oracle, r->failure, r->opts.strip_chars);
+	sbx_strv_free_n(r->missing_sheets, r->n_missing_sheets);
 	for (size_t i = 0; i < r->n_mismatches; i++)
 		mismatch_clear(&r->mismatches[i]);
 	free(r->mismatches);

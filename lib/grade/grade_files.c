@@ -260,13 +260,6 @@ int sbx_grade_files(const sbx_grading_spec *spec, const char *const *outputs,
 	return grade_cases(spec, -1, outputs, oracles, out, err);
 }
 
-static void strv_free(char **v, size_t n)
-{
-	for (size_t i = 0; v && i < n; i++)
-		free(v[i]);
-	free(v);
-}
-
 int sbx_grade_task(const sbx_task *task, const char *output, sbx_grade_result **out, sbx_error *err)
 {
 	const sbx_grading_spec *spec = &task->grading;
@@ -310,7 +303,7 @@ int sbx_grade_task(const sbx_task *task, const char *output, sbx_grade_result **
 	r = grade_cases(spec, dirfd, (const char *const *)outputs, (const char *const *)oracles,
 			out, err);
 done:
-	strv_free(outputs, spec->n_cases);
-	strv_free(oracles, spec->n_cases);
+	sbx_strv_free_n(outputs, spec->n_cases);
+	sbx_strv_free_n(oracles, spec->n_cases);
 	return r;
 }

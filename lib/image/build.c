@@ -13,6 +13,7 @@
 
 #include "image-internal.h"
 #include "sbx-config.h"
+#include "sbx/cleanup.h"
 #include "sbx/clock.h"
 #include "sbx/labels.h"
 
@@ -76,10 +77,7 @@ void sbx_image_result_free(sbx_image_result *r)
 {
 	if (!r)
 		return;
-	free(r->ref);
-	free(r->latest_ref);
-	free(r->id);
-	free(r->inputs_hash);
+	sbx_free_all(r->ref, r->latest_ref, r->id, r->inputs_hash);
 	free(r);
 }
 
@@ -310,10 +308,7 @@ static void prune_build_stages(sbx_docker *d, const sbx_image__progress *p)
 static void build_state_done(build_state *s)
 {
 	sbx_image_context_free(s->ctx);
-	free(s->build_ref);
-	free(s->build_id);
-	free(s->runtime_ref);
-	free(s->runtime_id);
+	sbx_free_all(s->build_ref, s->build_id, s->runtime_ref, s->runtime_id);
 }
 
 int sbx_image_build(sbx_docker *d, const sbx_image_build_opts *opts, sbx_image_result **out,

@@ -370,9 +370,7 @@ void sbx_relay_response_free(sbx_relay_response *resp)
 {
 	if (!resp)
 		return;
-	free(resp->content_type);
-	free(resp->session_id);
-	free(resp->body);
+	sbx_free_all(resp->content_type, resp->session_id, resp->body);
 	memset(resp, 0, sizeof(*resp));
 }
 

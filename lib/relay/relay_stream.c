@@ -8,6 +8,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "sbx/clock.h"
+#include "sbx/file.h"
 #include "sbx/stream.h"
 
 ssize_t sbx_stream_read(sbx_stream *s, void *buf, size_t n, int timeout_ms)
@@ -39,18 +41,14 @@ typedef struct fd_stream {
 static ssize_t fd_read(sbx_stream *s, void *buf, size_t n, int timeout_ms)
 {
 	fd_stream *f = (fd_stream *)s;
-	struct pollfd p = {.fd = f->rfd, .events = POLLIN};
 	ssize_t r;
 
 	for (;;) {
-		int k = poll(&p, 1, timeout_ms);
+		int k = sbx_fd_wait(f->rfd, POLLIN,
+				    timeout_ms < 0 ? -1 : sbx_now_ms() + timeout_ms);
 
-		if (k < 0 && errno == EINTR)
-			continue;
 		if (k < 0)
-			return -errno;
-		if (k == 0)
-			return -ETIMEDOUT;
+			return k;
 		r = read(f->rfd, buf, n);
 		if (r < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;

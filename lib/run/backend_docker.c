@@ -623,10 +623,7 @@ static void db_free(sbx_backend *b)
 	sbx_docker_free(db->d);
 	sbx_docker_free(db->d_stream);
 	pthread_mutex_destroy(&db->lock);
-	free(db->host);
-	free(b->id);
-	free(b->image_id);
-	free(b->endpoint);
+	sbx_free_all(db->host, b->id, b->image_id, b->endpoint);
 	free(db);
 }
 

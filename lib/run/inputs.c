@@ -21,9 +21,7 @@ typedef struct input_set {
 
 static void input_set_clear(input_set *s)
 {
-	for (size_t i = 0; i < s->n; i++)
-		free(s->data[i]);
-	free(s->data);
+	sbx_strv_free_n(s->data, s->n);
 	free(s->files);
 }
 

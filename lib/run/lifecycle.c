@@ -1007,25 +1007,11 @@ void sbx_run_free(sbx_run *run)
 		run->backend->ops->free(run->backend);
 	}
 	sbx_task_free(run->task);
-	free(run->url);
-	free(run->connection);
-	free(run->owner);
-	free(run->res.run_id);
-	free(run->res.run_dir);
-	free(run->unix_socket);
-	free(run->res.task);
-	free(run->res.error);
-	free(run->res.error_kind);
-	free(run->res.agent);
-	free(run->res.agent_tail);
-	free(run->res.image);
-	free(run->res.image_id);
-	free(run->res.sandbox_id);
-	free(run->res.backend);
-	free(run->res.published);
-	free(run->res.endpoint);
-	free(run->res.grade.report_text);
-	free(run->res.grade.report_json);
+	sbx_free_all(run->url, run->connection, run->owner, run->res.run_id, run->res.run_dir,
+		     run->unix_socket, run->res.task, run->res.error, run->res.error_kind,
+		     run->res.agent, run->res.agent_tail, run->res.image, run->res.image_id,
+		     run->res.sandbox_id, run->res.backend, run->res.published, run->res.endpoint,
+		     run->res.grade.report_text, run->res.grade.report_json);
 	sbx_provenance_clear(&run->res.provenance);
 	free(run);
 }

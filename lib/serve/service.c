@@ -57,11 +57,7 @@ static void episode_free(episode *e)
 	if (!e)
 		return;
 	sbx_run_free(e->run);
-	free(e->claim_json);
-	free(e->result_json);
-	free(e->tags_json);
-	free(e->task);
-	free(e->engine_url);
+	sbx_free_all(e->claim_json, e->result_json, e->tags_json, e->task, e->engine_url);
 	free(e);
 }
 

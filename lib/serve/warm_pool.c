@@ -449,9 +449,7 @@ void sbx_serve__pool_free(serve_pool *p)
 		free(p->images[i].slots);
 		free(p->images[i].image);
 	}
-	free(p->images);
-	free(p->fillers);
-	free(p->service_id);
+	sbx_free_all(p->images, p->fillers, p->service_id);
 	for (size_t e = 0; e < p->n_engines; e++)
 		free(p->engines[e].url);
 	free(p->engines);

@@ -16,6 +16,7 @@
 #include <strings.h>
 
 #include "formula-internal.h"
+#include "sbx/cleanup.h"
 
 static const char *const err_texts[] = {
 	[FX_E_NONE] = "",	  [FX_E_NULL] = "#NULL!",  [FX_E_DIV0] = "#DIV/0!",
@@ -85,9 +86,7 @@ void sbx_fx__ctx_free(fx_ctx *c)
 
 void sbx_fx__arena_free(fx_arena *a)
 {
-	for (size_t i = 0; i < a->n; i++)
-		free(a->chunks[i]);
-	free(a->chunks);
+	sbx_strv_free_n(a->chunks, a->n);
 	*a = (fx_arena){0};
 }
 

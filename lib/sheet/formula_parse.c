@@ -16,6 +16,7 @@
 #include <strings.h>
 
 #include "formula-internal.h"
+#include "sbx/cleanup.h"
 
 typedef struct parser {
 	const sbx_book *book;
@@ -740,8 +741,6 @@ void sbx_fx__formula_free(fx_formula *f)
 		*f = (fx_formula){0};
 		return;
 	}
-	free(f->args);
-	free(f->strings);
-	free(f->why);
+	sbx_free_all(f->args, f->strings, f->why);
 	*f = (fx_formula){0};
 }

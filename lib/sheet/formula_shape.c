@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "formula-internal.h"
+#include "sbx/cleanup.h"
 
 #define MAX_PARAMS 64
 
@@ -68,9 +69,7 @@ fx_shapes *sbx_fx__shapes_new(void)
 static void shape_free(shape *sh)
 {
 	sbx_fx__formula_free(&sh->f);
-	free(sh->origins);
-	free(sh->patches);
-	free(sh->key);
+	sbx_free_all(sh->origins, sh->patches, sh->key);
 	free(sh);
 }
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sbx/cleanup.h"
 #include "sheet-internal.h"
 
 #define CHUNK_MIN ((size_t)64 << 10)
@@ -33,12 +34,8 @@ void sbx_sheet__pool_free(sheet_pool *p)
 {
 	if (!p)
 		return;
-	for (size_t i = 0; i < p->nchunks; i++)
-		free(p->chunks[i]);
-	free(p->chunks);
-	free(p->strs);
-	free(p->lens);
-	free(p->table);
+	sbx_strv_free_n(p->chunks, p->nchunks);
+	sbx_free_all(p->strs, p->lens, p->table);
 	memset(p, 0, sizeof(*p));
 }
 

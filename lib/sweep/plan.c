@@ -52,28 +52,16 @@ int sbx_sweep__write_atomic(const char *dir, const char *name, const char *data,
 	return 0;
 }
 
-static void strv_free(char **v, size_t n)
-{
-	for (size_t i = 0; v && i < n; i++)
-		free(v[i]);
-	free(v);
-}
-
 void sbx_sweep_plan_free(sbx_sweep_plan *p)
 {
 	if (!p)
 		return;
-	strv_free(p->tasks, p->n_tasks);
+	sbx_strv_free_n(p->tasks, p->n_tasks);
 	free(p->seedable);
-	strv_free(p->agents, p->n_agents);
-	strv_free(p->tags, p->n_tags);
-	free(p->id);
-	free(p->image);
-	free(p->runtime);
-	free(p->tasks_dir);
-	free(p->image_id);
-	free(p->tasks_commit);
-	free(p->version);
+	sbx_strv_free_n(p->agents, p->n_agents);
+	sbx_strv_free_n(p->tags, p->n_tags);
+	sbx_free_all(p->id, p->image, p->runtime, p->tasks_dir, p->image_id, p->tasks_commit,
+		     p->version);
 	free(p);
 }
 

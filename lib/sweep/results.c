@@ -46,11 +46,7 @@ void sbx_sweep_record_clear(sbx_sweep_record *r)
 {
 	if (!r)
 		return;
-	free(r->run_id);
-	free(r->task);
-	free(r->agent);
-	free(r->engine);
-	free(r->error);
+	sbx_free_all(r->run_id, r->task, r->agent, r->engine, r->error);
 	*r = (sbx_sweep_record){0};
 }
 

@@ -322,13 +322,8 @@ static void *worker_main(void *arg)
 
 static void sched_free(sched *s)
 {
-	free(s->engines);
-	free(s->queue);
-	free(s->attempts);
-	free(s->retries_used);
-	free(s->not_before);
-	free(s->gave_up_on);
-	free(s->window);
+	sbx_free_all(s->engines, s->queue, s->attempts, s->retries_used, s->not_before,
+		     s->gave_up_on, s->window);
 	sbx_provenance_cache_free(s->provenance);
 	pthread_mutex_destroy(&s->lock);
 	pthread_cond_destroy(&s->cond);

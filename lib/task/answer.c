@@ -123,12 +123,8 @@ int sbx_task__answer_ranges(const char *start_path, const char *oracle_path, cha
 	sbx_book_free(start);
 	sbx_book_free(oracle);
 	if (r < 0) {
-		for (size_t i = 0; i < na; i++)
-			free(answer[i]);
-		for (size_t i = 0; i < ni; i++)
-			free(inputs[i]);
-		free(answer);
-		free(inputs);
+		sbx_strv_free_n(answer, na);
+		sbx_strv_free_n(inputs, ni);
 		return r;
 	}
 	*answer_out = answer;

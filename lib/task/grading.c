@@ -47,11 +47,10 @@ static void ranges_free(sbx_grading_range *v, size_t n)
 	free(v);
 }
 
+/* The replace list: n_pairs (from, to) pairs, flat. */
 static void replace_free(char **v, size_t n_pairs)
 {
-	for (size_t i = 0; v && i < 2 * n_pairs; i++)
-		free(v[i]);
-	free(v);
+	sbx_strv_free_n(v, 2 * n_pairs);
 }
 
 void sbx_grading_opts_clear(sbx_grading_opts *opts)

@@ -192,7 +192,7 @@ static int folder_files(conv *c, const char *sub, const char *jpath, char ***out
 		}
 		if (strv_push(&v, &n, rel) < 0) {
 			closedir(d);
-			sbx_schema__strv_free(v);
+			sbx_strv_free(v);
 			return sbx_error_set(c->err, -ENOMEM, "out of memory");
 		}
 	}
@@ -229,22 +229,22 @@ static int file_list(conv *c, const cJSON *node, const char *key, const char *su
 		if (cJSON_IsArray(node))
 			snprintf(jpath, sizeof(jpath), "$.%s[%d]", key, i);
 		if (!cJSON_IsString(it) || !*it->valuestring) {
-			sbx_schema__strv_free(v);
+			sbx_strv_free(v);
 			return fail(c, jpath, "expected a file name");
 		}
 		if (escapes(it->valuestring)) {
 			int r = fail(c, jpath,
 				     "'%s' must be a relative path inside the task folder",
 				     it->valuestring);
-			sbx_schema__strv_free(v);
+			sbx_strv_free(v);
 			return r;
 		}
 		if (n >= SBX_TASK_MAX_FILES) {
-			sbx_schema__strv_free(v);
+			sbx_strv_free(v);
 			return fail(c, jpath, "too many files (at most %d)", SBX_TASK_MAX_FILES);
 		}
 		if (asprintf(&rel, "%s/%s", sub, it->valuestring) < 0) {
-			sbx_schema__strv_free(v);
+			sbx_strv_free(v);
 			return sbx_error_set(c->err, -ENOMEM, "out of memory");
 		}
 		/* No folder to look in (fuzzing, memory): the reference's layout is assumed. */
@@ -254,12 +254,12 @@ static int file_list(conv *c, const cJSON *node, const char *key, const char *su
 			if (!rel) {
 				int r = fail(c, jpath, "'%s' not found in %s/ or the task folder",
 					     it->valuestring, sub);
-				sbx_schema__strv_free(v);
+				sbx_strv_free(v);
 				return r;
 			}
 		}
 		if (strv_push(&v, &n, rel) < 0) {
-			sbx_schema__strv_free(v);
+			sbx_strv_free(v);
 			return sbx_error_set(c->err, -ENOMEM, "out of memory");
 		}
 	}
@@ -342,13 +342,6 @@ static void emit_ranges(conv *c, char **v)
 	emit(c, "]\n");
 }
 
-static void free_strv(char **v)
-{
-	for (size_t i = 0; v && v[i]; i++)
-		free(v[i]);
-	free(v);
-}
-
 /* Grade only the cells the oracle adds; the given ones must stay (a gate), as our tasks do. */
 static int emit_answer_cases(conv *c, const cJSON *sheets)
 {
@@ -369,7 +362,7 @@ static int emit_answer_cases(conv *c, const cJSON *sheets)
 			break;
 	if (r >= 0)
 		r = sbx_task__answer_ranges(start, oracle, names, &answer, &inputs, c->err);
-	sbx_schema__strv_free(names);
+	sbx_strv_free(names);
 	if (r < 0)
 		return r == -ENOMEM ? sbx_error_set(c->err, r, "out of memory")
 				    : sbx_error_prefix(c->err, r, "%s: answer ranges", c->name);
@@ -380,8 +373,8 @@ static int emit_answer_cases(conv *c, const cJSON *sheets)
 			"      tolerance: 0\n");
 		emit_ranges(c, inputs);
 	}
-	free_strv(answer);
-	free_strv(inputs);
+	sbx_strv_free(answer);
+	sbx_strv_free(inputs);
 	return 0;
 }
 
@@ -560,9 +553,9 @@ int sbx_task_reference_parse(const char *name, const char *dir, const char *text
 		return sbx_error_set(err, -EINVAL, "%s: not JSON: %s", name,
 				     sbx_error_message(&perr));
 	r = convert(&c, j);
-	sbx_schema__strv_free(c.files);
-	sbx_schema__strv_free(c.oracles);
-	sbx_schema__strv_free(c.outputs);
+	sbx_strv_free(c.files);
+	sbx_strv_free(c.oracles);
+	sbx_strv_free(c.outputs);
 	if (r < 0) {
 		sbx_buf_free(&c.out);
 		return r;

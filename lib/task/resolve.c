@@ -132,11 +132,7 @@ int sbx_task_resolve(const char *tasks_dir, const char *name_or_path, char **out
 
 void sbx_task_names_free(char **names)
 {
-	if (!names)
-		return;
-	for (char **p = names; *p; p++)
-		free(*p);
-	free(names);
+	sbx_strv_free(names);
 }
 
 static int cmp_names(const void *a, const void *b)

@@ -49,14 +49,10 @@ sbx_task *sbx_task_free(sbx_task *t)
 {
 	if (!t)
 		return NULL;
-	free(t->dir);
-	free(t->path);
-	free(t->id);
-	free(t->title);
-	free(t->prompt);
-	sbx_schema__strv_free(t->files);
-	sbx_schema__strv_free(t->outputs);
-	sbx_schema__strv_free(t->oracles);
+	sbx_free_all(t->dir, t->path, t->id, t->title, t->prompt);
+	sbx_strv_free(t->files);
+	sbx_strv_free(t->outputs);
+	sbx_strv_free(t->oracles);
 	sbx_grading_spec_clear(&t->grading);
 	free(t->generator);
 	free(t);
@@ -67,25 +63,7 @@ SBX_DEFINE_CLEANUP(sbx_task, sbx_task_free)
 
 int sbx_task__read_file(const char *path, char **out, size_t *len_out, sbx_error *err)
 {
-	_cleanup_close_ int fd = -1;
-	struct stat st;
-	int r;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return sbx_error_set(err, -errno, "'%s': %s", path, strerror(errno));
-	if (fstat(fd, &st) < 0)
-		return sbx_error_set(err, -errno, "'%s': %s", path, strerror(errno));
-	if (!S_ISREG(st.st_mode))
-		return sbx_error_set(err, -EINVAL, "'%s': not a regular file", path);
-	if (st.st_size > SBX_YTREE_MAX_INPUT)
-		return sbx_error_set(err, -EFBIG, "'%s': file too large (over 1 MiB)", path);
-	r = sbx_file_read_fd(fd, (size_t)st.st_size, out, len_out);
-	if (r == -ENOMEM)
-		return sbx_error_set(err, r, "out of memory");
-	if (r < 0)
-		return sbx_error_set(err, r, "'%s': %s", path, strerror(-r));
-	return 0;
+	return sbx_file_read_capped(AT_FDCWD, path, SBX_YTREE_MAX_INPUT, out, len_out, err);
 }
 
 /* "2g", "512MiB", "1073741824" -> bytes (binary multiples). */

@@ -10,6 +10,7 @@
 #include "sbx/path.h"
 #include "sbx/task.h"
 #include "task_schema.h"
+#include "sbx/cleanup.h"
 
 int sbx_schema__fail(const sbx_schema *s, const sbx_ynode *node, const char *fmt, ...)
 {
@@ -166,15 +167,6 @@ int sbx_schema__enum(const sbx_schema *s, const sbx_ynode *node, const char *key
 	return sbx_schema__fail(s, node, "%s must be one of: %s", key, list);
 }
 
-void sbx_schema__strv_free(char **v)
-{
-	if (!v)
-		return;
-	for (char **p = v; *p; p++)
-		free(*p);
-	free(v);
-}
-
 int sbx_schema__relpath(const sbx_schema *s, const sbx_ynode *node, const char *key,
 			const char *path)
 {
@@ -209,11 +201,11 @@ int sbx_schema__paths(const sbx_schema *s, const sbx_ynode *node, const char *ke
 		if (r >= 0)
 			r = sbx_schema__relpath(s, item, key, v[i]);
 		if (r < 0) {
-			sbx_schema__strv_free(v);
+			sbx_strv_free(v);
 			return r;
 		}
 	}
-	sbx_schema__strv_free(*out);
+	sbx_strv_free(*out);
 	*out = v;
 	*n_out = n;
 	return 0;

@@ -54,9 +54,6 @@ int sbx_schema__paths(const sbx_schema *s, const sbx_ynode *node, const char *ke
 int sbx_schema__relpath(const sbx_schema *s, const sbx_ynode *node, const char *key,
 			const char *path);
 
-/* Frees a NULL-terminated string array. */
-void sbx_schema__strv_free(char **v);
-
 /* Parses the grading mapping at node into spec (key is "grading" or "" at top level). */
 int sbx_grading__parse_node(const sbx_schema *s, const sbx_ynode *node, const char *key,
 			    sbx_grading_spec *spec);

@@ -23,9 +23,7 @@ void sbx_ytree__free(sbx_ynode *node)
 			sbx_ytree__free(node->keys[i]);
 		sbx_ytree__free(node->items[i]);
 	}
-	free(node->keys);
-	free(node->items);
-	free(node->value);
+	sbx_free_all(node->keys, node->items, node->value);
 	free(node);
 }
 

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "sbx/cleanup.h"
+#include "sbx/clock.h"
 #include "sbx/file.h"
 
 int sbx_file_read_fd(int fd, size_t size, char **out, size_t *len_out)
@@ -85,4 +87,20 @@ int sbx_write_all(int fd, const void *p, size_t n)
 int sbx_pwrite_all(int fd, const void *p, size_t n, off_t off)
 {
 	return off < 0 ? -EINVAL : write_loop(fd, p, n, off);
+}
+
+int sbx_fd_wait(int fd, short events, long deadline)
+{
+	for (;;) {
+		struct pollfd p = {.fd = fd, .events = events};
+		long left = deadline < 0 ? -1 : deadline - (long)sbx_now_ms();
+		int n = poll(&p, 1, deadline >= 0 && left < 0 ? 0 : (int)left);
+
+		if (n > 0)
+			return 0;
+		if (n == 0)
+			return -ETIMEDOUT;
+		if (errno != EINTR)
+			return -errno;
+	}
 }

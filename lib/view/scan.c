@@ -19,13 +19,7 @@ void sbx_view_entry_clear(sbx_view_entry *e)
 {
 	if (!e)
 		return;
-	free(e->rel);
-	free(e->id);
-	free(e->status);
-	free(e->task);
-	free(e->agent);
-	free(e->model);
-	free(e->date);
+	sbx_free_all(e->rel, e->id, e->status, e->task, e->agent, e->model, e->date);
 	*e = (sbx_view_entry){0};
 }
 

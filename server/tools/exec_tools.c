@@ -31,6 +31,7 @@
 #include "server.h"
 #include "spawn-protocol.h"
 #include "task_session.h"
+#include "sbx/cleanup.h"
 #include "sbx/clock.h"
 
 extern char **environ;
@@ -79,7 +80,7 @@ static void set_limit(int resource, rlim_t value)
 /*
  * The child's environment: the server's, with DISPLAY set to the sandbox's
  * display and Python unbuffered (so output written before a kill is kept).
- * Built before fork; freed with free_env.
+ * Built before fork; freed with sbx_strv_free.
  */
 static char **child_env(const tool_context *ctx)
 {
@@ -99,19 +100,10 @@ static char **child_env(const tool_context *ctx)
 		k++;
 	for (size_t i = 0; i < k; i++)
 		if (!env[i]) {
-			for (size_t j = 0; j < k; j++)
-				free(env[j]);
-			free(env);
+			sbx_strv_free_n(env, k);
 			return NULL;
 		}
 	return env;
-}
-
-static void free_env(char **env)
-{
-	for (char **e = env; e && *e; e++)
-		free(*e);
-	free(env);
 }
 
 /* In the child, between fork and exec: async-signal-safe calls only. */
@@ -454,7 +446,7 @@ static int spawn_and_wait(tool_context *ctx, const char *prog, char *const argv[
 		r->exit_code = -r->signal;
 	}
 done:
-	free_env(envp);
+	sbx_strv_free(envp);
 	if (code_fd >= 0)
 		close(code_fd);
 	for (int i = 0; i < 2; i++) {

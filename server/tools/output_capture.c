@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "output_capture.h"
+#include "sbx/cleanup.h"
 #include "sbx/utf8.h"
 
 void capture_init(capture *c)
@@ -97,8 +98,6 @@ const char *capture_text(const capture *c)
 
 void capture_free(capture *c)
 {
-	free(c->head);
-	free(c->tail);
-	free(c->text);
+	sbx_free_all(c->head, c->tail, c->text);
 	memset(c, 0, sizeof(*c));
 }

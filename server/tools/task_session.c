@@ -301,13 +301,9 @@ void task_session_free(task_session *t)
 		pthread_mutex_unlock(&t->lock);
 		pthread_join(t->timer, NULL);
 	}
-	for (size_t i = 0; i < t->n_files; i++)
-		free(t->files[i]);
-	free(t->files);
-	free(t->task_id);
-	free(t->note);
+	sbx_strv_free_n(t->files, t->n_files);
+	sbx_free_all(t->task_id, t->note, t->status_file);
 	cJSON_Delete(t->recalc);
-	free(t->status_file);
 	pthread_cond_destroy(&t->cond);
 	pthread_cond_destroy(&t->changed);
 	pthread_mutex_destroy(&t->lock);

@@ -311,9 +311,7 @@ static void lb_free(sbx_backend *b)
 		return;
 	if (lb->cfg->last == b)
 		lb->cfg->last = NULL;
-	free(b->id);
-	free(b->image_id);
-	free(b->endpoint);
+	sbx_free_all(b->id, b->image_id, b->endpoint);
 	free(lb);
 }
 

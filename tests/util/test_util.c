@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/openat2.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -135,6 +136,48 @@ START_TEST(take_ptr_evaluates_once)
 	ck_assert_uint_eq(n, 1);
 	ck_assert_ptr_null(stack[1]);
 	ck_assert_ptr_eq(stack[0], &a);
+}
+END_TEST
+
+static size_t free_all_reads;
+
+static void *read_once(void *p)
+{
+	free_all_reads++;
+	return p;
+}
+
+/*
+ * sbx_free_all reads each argument once, all before it frees anything (so a
+ * struct may go last, after its members), and skips NULLs; the strv
+ * destructors accept NULL. A leak or a use after free would show under the
+ * valgrind and sanitizer runs of this suite.
+ */
+START_TEST(free_all_frees_each_argument_once)
+{
+	struct holder {
+		char *name;
+	} *h = malloc(sizeof(*h));
+	char **strv = calloc(3, sizeof(*strv));
+	char **counted = calloc(2, sizeof(*counted));
+
+	ck_assert_ptr_nonnull(h);
+	h->name = strdup("member");
+	free_all_reads = 0;
+	sbx_free_all(read_once(h->name), read_once(NULL), read_once(h));
+	ck_assert_uint_eq(free_all_reads, 3);
+	sbx_free_all(NULL);
+
+	ck_assert_ptr_nonnull(strv);
+	strv[0] = strdup("x");
+	strv[1] = strdup("y");
+	sbx_strv_free(strv);
+	sbx_strv_free(NULL);
+
+	ck_assert_ptr_nonnull(counted);
+	counted[0] = strdup("only the first n are strings");
+	sbx_strv_free_n(counted, 1);
+	sbx_strv_free_n(NULL, 5);
 }
 END_TEST
 
@@ -483,6 +526,25 @@ START_TEST(base64_round_trips_and_refuses)
 }
 END_TEST
 
+/* sbx_fd_wait: a quiet pipe times out, a readable one is ready, even at a past deadline. */
+START_TEST(fd_wait_times_out_then_sees_data)
+{
+	int fds[2];
+	int64_t t0;
+
+	ck_assert_int_eq(pipe(fds), 0);
+	t0 = sbx_now_ms();
+	ck_assert_int_eq(sbx_fd_wait(fds[0], POLLIN, (long)t0 + 30), -ETIMEDOUT);
+	ck_assert_int_ge(sbx_now_ms() - t0, 25);
+	ck_assert_int_eq(sbx_fd_wait(fds[0], POLLIN, 0), -ETIMEDOUT);
+	ck_assert_int_eq(write(fds[1], "x", 1), 1);
+	ck_assert_int_eq(sbx_fd_wait(fds[0], POLLIN, -1), 0);
+	ck_assert_int_eq(sbx_fd_wait(fds[0], POLLIN, 0), 0);
+	close(fds[0]);
+	close(fds[1]);
+}
+END_TEST
+
 START_TEST(write_all_writes_everything)
 {
 	char big[200000], back[sizeof(big)];
@@ -586,6 +648,7 @@ static Suite *util_suite(void)
 	tcase_add_test(tc, error_return_is_always_a_failure);
 	tcase_add_test(tc, buf_grows_and_caps);
 	tcase_add_test(tc, take_ptr_evaluates_once);
+	tcase_add_test(tc, free_all_frees_each_argument_once);
 	tcase_add_test(tc, names_reach_the_terminal_escaped);
 	tcase_add_test(tc, buf_steal_hands_over);
 	tcase_add_test(tc, json_parse_and_get);
@@ -594,6 +657,7 @@ static Suite *util_suite(void)
 	tcase_add_test(tc, clock_is_monotonic_and_sleeps);
 	tcase_add_test(tc, base64_round_trips_and_refuses);
 	tcase_add_test(tc, utf8_sequences_and_refusals);
+	tcase_add_test(tc, fd_wait_times_out_then_sees_data);
 	tcase_add_test(tc, write_all_writes_everything);
 	tcase_add_test(tc, pwrite_all_keeps_the_offset);
 	tcase_add_test(tc, hostguard_refuses_rebound_names);

@@ -64,3 +64,36 @@ static inline void sbx_fclosep(FILE **f)
 	})
 
 #define SBX_ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
+
+/* free() on each of the n pointers in p; NULL ones are skipped like free() skips them. */
+static inline void sbx_free_many(void *const *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(p[i]);
+}
+
+/*
+ * sbx_free_all(s->a, s->b, s->c): free() on each argument (systemd's
+ * free_many_charp()), for the destructors that release a struct's strings
+ * and arrays. The arguments are read before anything is freed, and each once.
+ */
+#define sbx_free_all(...)                                                                          \
+	sbx_free_many((void *const[]){__VA_ARGS__}, SBX_ELEMENTSOF(((void *const[]){__VA_ARGS__})))
+
+/* Frees a NULL-terminated string vector and its strings; accepts NULL. */
+static inline void sbx_strv_free(char **v)
+{
+	if (!v)
+		return;
+	for (char **p = v; *p; p++)
+		free(*p);
+	free(v);
+}
+
+/* Frees the first n strings of v, then v; accepts NULL (v need not be NULL-terminated). */
+static inline void sbx_strv_free_n(char **v, size_t n)
+{
+	for (size_t i = 0; v && i < n; i++)
+		free(v[i]);
+	free(v);
+}

@@ -2,7 +2,8 @@
 #pragma once
 
 /*
- * Reading a whole file into memory, with a cap, and writing a whole buffer.
+ * Reading a whole file into memory, with a cap, writing a whole buffer, and
+ * waiting for an fd with a deadline.
  * Every module that loads a task, a workbook or a resource does this; the
  * loops (short reads and writes, EINTR, a file that shrinks meanwhile, a NUL
  * after the data) live here once.
@@ -42,3 +43,11 @@ int sbx_write_all(int fd, const void *p, size_t n);
 
 /* sbx_write_all with pwrite() from offset off: the file offset does not move. */
 int sbx_pwrite_all(int fd, const void *p, size_t n, off_t off);
+
+/*
+ * Waits until fd is ready for events (poll(2)), retrying on EINTR: 0 when
+ * ready, -ETIMEDOUT once deadline (an sbx_now_ms() time) has passed, or the
+ * negative errno of poll. A negative deadline waits for ever; one already
+ * past still looks once without waiting.
+ */
+int sbx_fd_wait(int fd, short events, long deadline);
