@@ -291,9 +291,7 @@ static int put_sheet(sbx_book *bk, const sbx_sheet *s, sheet_zip_writer *w, sbx_
 				b, "<table:table-cell table:number-columns-repeated=\"%u\"/>",
 				cols - col);
 		if (r == 0)
-			r = sbx_buf_puts(b, "</table:table-row>");
-		if (r == 0)
-			r = sbx_sheet__zipw_flush(w, b, SHEET_ZIP_FLUSH_AT, err);
+			r = sbx_sheet__zipw_end_row(w, b, "</table:table-row>", err);
 	}
 	if (r == 0)
 		r = sbx_buf_puts(b, "</table:table>");

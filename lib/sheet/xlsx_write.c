@@ -162,9 +162,7 @@ static int put_sheet(sbx_book *bk, const sbx_sheet *s, sheet_zip_writer *w, sbx_
 		for (uint32_t i = 0; i < rw->n && r == 0; i++)
 			r = put_cell(bk, b, row, &rw->cells[i], err);
 		if (r == 0)
-			r = sbx_buf_puts(b, "</row>");
-		if (r == 0)
-			r = sbx_sheet__zipw_flush(w, b, SHEET_ZIP_FLUSH_AT, err);
+			r = sbx_sheet__zipw_end_row(w, b, "</row>", err);
 	}
 	if (r == 0)
 		r = sbx_buf_puts(b, "</sheetData></worksheet>");

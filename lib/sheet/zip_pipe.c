@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "sheet-internal.h"
+#include "sbx/thread.h"
 #include "zip.h"
 
 #define NBUF	 4
@@ -73,10 +74,7 @@ void sbx_sheet__pipe_stop(sheet_zip_pipe *p)
 	if (!p)
 		return;
 	if (p->threaded) {
-		pthread_mutex_lock(&p->mu);
-		p->stop = true;
-		pthread_cond_broadcast(&p->cv);
-		pthread_mutex_unlock(&p->mu);
+		sbx_thread_raise(&p->mu, &p->cv, &p->stop);
 		pthread_join(p->thread, NULL);
 	}
 	pthread_mutex_destroy(&p->mu);

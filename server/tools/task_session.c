@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "sbx/util.h"
+#include "sbx/thread.h"
 #include "server.h"
 #include "task_session.h"
 #include "workspace.h"
@@ -295,10 +296,7 @@ void task_session_free(task_session *t)
 	if (!t)
 		return;
 	if (t->timer_started) {
-		pthread_mutex_lock(&t->lock);
-		t->stopping = true;
-		pthread_cond_broadcast(&t->cond);
-		pthread_mutex_unlock(&t->lock);
+		sbx_thread_raise(&t->lock, &t->cond, &t->stopping);
 		pthread_join(t->timer, NULL);
 	}
 	for (size_t i = 0; i < t->n_files; i++)
@@ -478,10 +476,7 @@ cJSON *task_session_wait(task_session *t, long since_version, int since_state, i
 
 void task_session_wake_all(task_session *t)
 {
-	pthread_mutex_lock(&t->lock);
-	t->closing = true;
-	pthread_cond_broadcast(&t->changed);
-	pthread_mutex_unlock(&t->lock);
+	sbx_thread_raise(&t->lock, &t->changed, &t->closing);
 }
 
 void task_session_set_recalc(task_session *t, const cJSON *summary)

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "sbx/util.h"
+#include "sbx/thread.h"
 #include "sse.h"
 
 #define MAX_QUEUED  (64u << 20)
@@ -136,10 +137,7 @@ int sse_stream_push(sse_stream *s, const char *event, const char *data)
 
 void sse_stream_close(sse_stream *s)
 {
-	pthread_mutex_lock(&s->lock);
-	s->closed = true;
-	pthread_cond_broadcast(&s->cond);
-	pthread_mutex_unlock(&s->lock);
+	sbx_thread_raise(&s->lock, &s->cond, &s->closed);
 }
 
 bool sse_stream_gone(sse_stream *s)
@@ -199,10 +197,7 @@ static void reader_free(void *cls)
 {
 	sse_stream *s = cls;
 
-	pthread_mutex_lock(&s->lock);
-	s->gone = true;
-	pthread_cond_broadcast(&s->cond);
-	pthread_mutex_unlock(&s->lock);
+	sbx_thread_raise(&s->lock, &s->cond, &s->gone);
 	sse_stream_unref(s);
 }
 
