@@ -73,10 +73,8 @@ void sbx_sheet__pipe_stop(sheet_zip_pipe *p)
 {
 	if (!p)
 		return;
-	if (p->threaded) {
-		sbx_thread_raise(&p->mu, &p->cv, &p->stop);
-		pthread_join(p->thread, NULL);
-	}
+	if (p->threaded)
+		sbx_thread_stop(p->thread, &p->mu, &p->cv, &p->stop);
 	pthread_mutex_destroy(&p->mu);
 	pthread_cond_destroy(&p->cv);
 	for (int i = 0; i < NBUF; i++)

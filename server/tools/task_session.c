@@ -295,10 +295,8 @@ void task_session_free(task_session *t)
 {
 	if (!t)
 		return;
-	if (t->timer_started) {
-		sbx_thread_raise(&t->lock, &t->cond, &t->stopping);
-		pthread_join(t->timer, NULL);
-	}
+	if (t->timer_started)
+		sbx_thread_stop(t->timer, &t->lock, &t->cond, &t->stopping);
 	for (size_t i = 0; i < t->n_files; i++)
 		free(t->files[i]);
 	free(t->files);

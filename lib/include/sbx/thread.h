@@ -21,3 +21,11 @@ static inline void sbx_thread_raise(pthread_mutex_t *lock, pthread_cond_t *cond,
 	pthread_cond_broadcast(cond);
 	pthread_mutex_unlock(lock);
 }
+
+/* Tells a worker thread to stop (sbx_thread_raise on its stop flag) and waits for it to end. */
+static inline void sbx_thread_stop(pthread_t thread, pthread_mutex_t *lock, pthread_cond_t *cond,
+				   bool *stop)
+{
+	sbx_thread_raise(lock, cond, stop);
+	pthread_join(thread, NULL);
+}
