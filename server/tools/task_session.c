@@ -265,16 +265,12 @@ static void *timer_main(void *arg)
 task_session *task_session_new(int workspace_fd, double timeout_seconds, const char *status_file)
 {
 	task_session *t = calloc(1, sizeof(*t));
-	pthread_condattr_t ca;
 
 	if (!t)
 		return NULL;
 	pthread_mutex_init(&t->lock, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&t->cond, &ca);
-	pthread_cond_init(&t->changed, &ca);
-	pthread_condattr_destroy(&ca);
+	sbx_cond_init_monotonic(&t->cond);
+	sbx_cond_init_monotonic(&t->changed);
 	t->workspace_fd = workspace_fd;
 	t->default_timeout = timeout_seconds;
 	t->timeout = timeout_seconds;

@@ -55,15 +55,11 @@ void sse_registry_free(sse_registry *reg)
 sse_stream *sse_stream_new(sse_registry *reg)
 {
 	sse_stream *s = calloc(1, sizeof(*s));
-	pthread_condattr_t ca;
 
 	if (!s)
 		return NULL;
 	pthread_mutex_init(&s->lock, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&s->cond, &ca);
-	pthread_condattr_destroy(&ca);
+	sbx_cond_init_monotonic(&s->cond);
 	sbx_buf_init(&s->queue, MAX_QUEUED);
 	s->refs = 1;
 	s->reg = reg;
