@@ -256,19 +256,14 @@ static int list_files(tool_context *ctx, const cJSON *args, tool_result *out)
 }
 
 static const tool_def tools[] = {
-	{
-		.name = "list_files",
-		.title = "List workspace files",
-		.description = "Lists every regular file in the workspace, as paths relative to "
-			       "it (sorted). Pass these paths to the other tools.",
-		.input_schema = "{\"type\":\"object\",\"properties\":{},"
-				"\"additionalProperties\":false}",
-		.output_schema = "{\"type\":\"object\",\"properties\":{\"files\":{\"type\":"
-				 "\"array\",\"items\":{\"type\":\"string\"}}},"
-				 "\"required\":[\"files\"]}",
-		.annotations = TOOL_READ_ONLY | TOOL_IDEMPOTENT,
-		.fn = list_files,
-	},
+	TOOL_DEF(list_files, .title = "List workspace files",
+		 .description = "Lists every regular file in the workspace, as paths relative to "
+				"it (sorted). Pass these paths to the other tools.",
+		 .input_schema = TOOL_NO_ARGS,
+		 .output_schema = "{\"type\":\"object\",\"properties\":{\"files\":{\"type\":"
+				  "\"array\",\"items\":{\"type\":\"string\"}}},"
+				  "\"required\":[\"files\"]}",
+		 .annotations = TOOL_READ_ONLY | TOOL_IDEMPOTENT),
 };
 
 const tool_def *file_tools(size_t *n_out)

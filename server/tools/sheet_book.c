@@ -226,97 +226,65 @@ static int delete_rows(tool_context *ctx, const cJSON *args, tool_result *out)
 	"\"row\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":1048576,\"description\":"         \
 	"\"1-based row number\"},\"count\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":"       \
 	"1048576}"
-#define OBJ(props, req)                                                                            \
-	"{\"type\":\"object\",\"properties\":{" props "},\"required\":[" req "],"                  \
-	"\"additionalProperties\":false}"
-#define OUT(props, req) "{\"type\":\"object\",\"properties\":{" props "},\"required\":[" req "]}"
+/* Every book tool takes the file; props and required go after. */
+#define BOOK_ARGS(props, required) TOOL_ARGS(P_FILE props, "\"file_path\"" required)
 #define SHEETS_OUT                                                                                 \
-	OUT("\"success\":{\"type\":\"boolean\"},\"sheets\":{\"type\":\"array\",\"items\":{"        \
-	    "\"type\":\"string\"}}",                                                               \
-	    "\"success\",\"sheets\"")
+	TOOL_RESULT(                                                                               \
+		"\"success\":{\"type\":\"boolean\"},\"sheets\":{\"type\":\"array\",\"items\":{"    \
+		"\"type\":\"string\"}}",                                                           \
+		"\"success\",\"sheets\"")
 
 static const tool_def tools[] = {
-	{
-		.name = "list_sheets",
-		.title = "List sheets",
-		.description = "Lists the sheets of a workbook (.ods or .xlsx), in order, with "
-			       "each sheet's used size: {name, row_count, col_count}.",
-		.input_schema = OBJ(P_FILE, "\"file_path\""),
-		.output_schema = OUT("\"file_path\":{\"type\":\"string\"},"
+	TOOL_DEF(list_sheets, .title = "List sheets",
+		 .description = "Lists the sheets of a workbook (.ods or .xlsx), in order, with "
+				"each sheet's used size: {name, row_count, col_count}.",
+		 .input_schema = BOOK_ARGS("", ""),
+		 .output_schema =
+			 TOOL_RESULT("\"file_path\":{\"type\":\"string\"},"
 				     "\"sheets\":{\"type\":\"array\",\"items\":{\"type\":"
 				     "\"object\",\"properties\":{\"name\":{\"type\":\"string\"},"
 				     "\"row_count\":{\"type\":\"integer\"},\"col_count\":{"
 				     "\"type\":\"integer\"}},\"required\":[\"name\",\"row_count\","
 				     "\"col_count\"]}}",
 				     "\"file_path\",\"sheets\""),
-		.annotations = TOOL_READ_ONLY | TOOL_IDEMPOTENT,
-		.fn = list_sheets,
-	},
-	{
-		.name = "get_sheet_info",
-		.title = "Describe a sheet",
-		.description = "The used size of a sheet (row_count, col_count) and its first "
-			       "row as headers.",
-		.input_schema = OBJ(P_FILE "," P_SHEET, "\"file_path\""),
-		.output_schema = OUT("\"sheet_name\":{\"type\":\"string\"},\"row_count\":{"
+		 .annotations = TOOL_READ_ONLY | TOOL_IDEMPOTENT),
+	TOOL_DEF(get_sheet_info, .title = "Describe a sheet",
+		 .description = "The used size of a sheet (row_count, col_count) and its first "
+				"row as headers.",
+		 .input_schema = BOOK_ARGS("," P_SHEET, ""),
+		 .output_schema =
+			 TOOL_RESULT("\"sheet_name\":{\"type\":\"string\"},\"row_count\":{"
 				     "\"type\":\"integer\"},\"col_count\":{\"type\":\"integer\"},"
 				     "\"headers\":{\"type\":\"array\",\"items\":{\"type\":"
 				     "\"string\"}}",
 				     "\"sheet_name\",\"row_count\",\"col_count\",\"headers\""),
-		.annotations = TOOL_READ_ONLY | TOOL_IDEMPOTENT,
-		.fn = get_sheet_info,
-	},
-	{
-		.name = "create_sheet",
-		.title = "Create a sheet",
-		.description = "Adds an empty sheet (at index, 0-based; default: last) and saves.",
-		.input_schema =
-			OBJ(P_FILE "," P_NAME ",\"index\":{\"type\":\"integer\",\"minimum\":0}",
-			    "\"file_path\",\"sheet_name\""),
-		.output_schema = SHEETS_OUT,
-		.annotations = TOOL_DESTRUCTIVE,
-		.fn = create_sheet,
-	},
-	{
-		.name = "rename_sheet",
-		.title = "Rename a sheet",
-		.description = "Renames a sheet and saves. Formulas referring to the old name "
-			       "are not rewritten.",
-		.input_schema = OBJ(P_FILE "," P_SHEET ",\"new_name\":{\"type\":\"string\","
+		 .annotations = TOOL_READ_ONLY | TOOL_IDEMPOTENT),
+	TOOL_DEF(create_sheet, .title = "Create a sheet",
+		 .description = "Adds an empty sheet (at index, 0-based; default: last) and saves.",
+		 .input_schema =
+			 BOOK_ARGS("," P_NAME ",\"index\":{\"type\":\"integer\",\"minimum\":0}",
+				   ",\"sheet_name\""),
+		 .output_schema = SHEETS_OUT, .annotations = TOOL_DESTRUCTIVE),
+	TOOL_DEF(rename_sheet, .title = "Rename a sheet",
+		 .description = "Renames a sheet and saves. Formulas referring to the old name "
+				"are not rewritten.",
+		 .input_schema = BOOK_ARGS("," P_SHEET ",\"new_name\":{\"type\":\"string\","
 					   "\"minLength\":1,\"maxLength\":255}",
-				    "\"file_path\",\"sheet_name\",\"new_name\""),
-		.output_schema = SHEETS_OUT,
-		.annotations = TOOL_DESTRUCTIVE | TOOL_IDEMPOTENT,
-		.fn = rename_sheet,
-	},
-	{
-		.name = "delete_sheet",
-		.title = "Delete a sheet",
-		.description = "Removes a sheet and everything on it, and saves.",
-		.input_schema = OBJ(P_FILE "," P_SHEET, "\"file_path\",\"sheet_name\""),
-		.output_schema = SHEETS_OUT,
-		.annotations = TOOL_DESTRUCTIVE,
-		.fn = delete_sheet,
-	},
-	{
-		.name = "insert_rows",
-		.title = "Insert rows",
-		.description = "Inserts count empty rows before row (1-based); rows below move "
-			       "down. Formulas are not rewritten.",
-		.input_schema = OBJ(P_FILE "," P_SHEET "," P_ROWS, "\"file_path\",\"row\""),
-		.output_schema = SHEETS_OUT,
-		.annotations = TOOL_DESTRUCTIVE,
-		.fn = insert_rows,
-	},
-	{
-		.name = "delete_rows",
-		.title = "Delete rows",
-		.description = "Deletes count rows starting at row (1-based); rows below move up.",
-		.input_schema = OBJ(P_FILE "," P_SHEET "," P_ROWS, "\"file_path\",\"row\""),
-		.output_schema = SHEETS_OUT,
-		.annotations = TOOL_DESTRUCTIVE,
-		.fn = delete_rows,
-	},
+					   ",\"sheet_name\",\"new_name\""),
+		 .output_schema = SHEETS_OUT, .annotations = TOOL_DESTRUCTIVE | TOOL_IDEMPOTENT),
+	TOOL_DEF(delete_sheet, .title = "Delete a sheet",
+		 .description = "Removes a sheet and everything on it, and saves.",
+		 .input_schema = BOOK_ARGS("," P_SHEET, ",\"sheet_name\""),
+		 .output_schema = SHEETS_OUT, .annotations = TOOL_DESTRUCTIVE),
+	TOOL_DEF(insert_rows, .title = "Insert rows",
+		 .description = "Inserts count empty rows before row (1-based); rows below move "
+				"down. Formulas are not rewritten.",
+		 .input_schema = BOOK_ARGS("," P_SHEET "," P_ROWS, ",\"row\""),
+		 .output_schema = SHEETS_OUT, .annotations = TOOL_DESTRUCTIVE),
+	TOOL_DEF(delete_rows, .title = "Delete rows",
+		 .description = "Deletes count rows starting at row (1-based); rows below move up.",
+		 .input_schema = BOOK_ARGS("," P_SHEET "," P_ROWS, ",\"row\""),
+		 .output_schema = SHEETS_OUT, .annotations = TOOL_DESTRUCTIVE),
 };
 
 const tool_def *sheet_book_tools(size_t *n_out)

@@ -378,121 +378,91 @@ static int find_cells(tool_context *ctx, const cJSON *args, tool_result *out)
 #define P_CELL	"\"cell_reference\":{\"type\":\"string\",\"description\":\"A1-style cell, e.g. B7\"}"
 #define P_RANGE "\"start_cell\":{\"type\":\"string\"},\"end_cell\":{\"type\":\"string\"}"
 #define P_VALUE "{\"type\":[\"string\",\"number\",\"boolean\",\"null\"]}"
-#define OBJ(props, req)                                                                            \
-	"{\"type\":\"object\",\"properties\":{" props "},\"required\":[" req "],"                  \
-	"\"additionalProperties\":false}"
-#define OUT(props, req) "{\"type\":\"object\",\"properties\":{" props "},\"required\":[" req "]}"
-#define ANY		"{}"
+#define ANY	"{}"
+/* Every cell tool takes the file and, optionally, the sheet; props and required go after. */
+#define CELL_ARGS(props, required) TOOL_ARGS(P_FILE "," P_SHEET props, "\"file_path\"" required)
+/* A tool that saves the file answers success, then its own fields. */
+#define SAVED_RESULT(props, required)                                                              \
+	TOOL_RESULT("\"success\":{\"type\":\"boolean\"}" props, "\"success\"" required)
 
 static const tool_def tools[] = {
-	{
-		.name = "read_cell",
-		.title = "Read a cell",
-		.description = "Reads one cell: its value (number, text, boolean, ISO date, or "
-			       "null when empty), value_type and formula if any.",
-		.input_schema =
-			OBJ(P_FILE "," P_SHEET "," P_CELL, "\"file_path\",\"cell_reference\""),
-		.output_schema = OUT("\"cell_reference\":{\"type\":\"string\"},\"value\":" ANY
+	TOOL_DEF(read_cell, .title = "Read a cell",
+		 .description = "Reads one cell: its value (number, text, boolean, ISO date, or "
+				"null when empty), value_type and formula if any.",
+		 .input_schema = CELL_ARGS("," P_CELL, ",\"cell_reference\""),
+		 .output_schema =
+			 TOOL_RESULT("\"cell_reference\":{\"type\":\"string\"},\"value\":" ANY
 				     ",\"value_type\":{\"type\":\"string\"},\"formula\":{\"type\":"
 				     "[\"string\",\"null\"]}",
 				     "\"cell_reference\",\"value\",\"value_type\""),
-		.annotations = TOOL_READ_ONLY | TOOL_IDEMPOTENT,
-		.fn = read_cell,
-	},
-	{
-		.name = "write_cell",
-		.title = "Write a cell",
-		.description = "Writes one value into a cell and saves the file. Numbers and "
-			       "booleans keep their type; a string starting with '=' is stored "
-			       "as a formula; null clears the cell.",
-		.input_schema = OBJ(P_FILE "," P_SHEET "," P_CELL ",\"value\":" P_VALUE,
-				    "\"file_path\",\"cell_reference\",\"value\""),
-		.output_schema = OUT("\"success\":{\"type\":\"boolean\"},\"cell_reference\":{"
-				     "\"type\":\"string\"},\"new_value\":" ANY,
-				     "\"success\",\"cell_reference\",\"new_value\""),
-		.annotations = TOOL_DESTRUCTIVE | TOOL_IDEMPOTENT,
-		.fn = write_cell,
-	},
-	{
-		.name = "read_range",
-		.title = "Read a range",
-		.description = "Reads a rectangle of cells (start_cell to end_cell inclusive) as "
-			       "rows of values. mode \"formulas\" shows formula text where a cell "
-			       "has one.",
-		.input_schema = OBJ(P_FILE "," P_SHEET "," P_RANGE
+		 .annotations = TOOL_READ_ONLY | TOOL_IDEMPOTENT),
+	TOOL_DEF(write_cell, .title = "Write a cell",
+		 .description = "Writes one value into a cell and saves the file. Numbers and "
+				"booleans keep their type; a string starting with '=' is stored "
+				"as a formula; null clears the cell.",
+		 .input_schema = CELL_ARGS("," P_CELL ",\"value\":" P_VALUE,
+					   ",\"cell_reference\",\"value\""),
+		 .output_schema = SAVED_RESULT(
+			 ",\"cell_reference\":{\"type\":\"string\"},\"new_value\":" ANY,
+			 ",\"cell_reference\",\"new_value\""),
+		 .annotations = TOOL_DESTRUCTIVE | TOOL_IDEMPOTENT),
+	TOOL_DEF(read_range, .title = "Read a range",
+		 .description = "Reads a rectangle of cells (start_cell to end_cell inclusive) as "
+				"rows of values. mode \"formulas\" shows formula text where a cell "
+				"has one.",
+		 .input_schema = CELL_ARGS("," P_RANGE
 					   ",\"mode\":{\"type\":\"string\",\"enum\":[\"values\","
 					   "\"formulas\"]}",
-				    "\"file_path\",\"start_cell\",\"end_cell\""),
-		.output_schema = OUT("\"start_cell\":{\"type\":\"string\"},\"end_cell\":{\"type\":"
+					   ",\"start_cell\",\"end_cell\""),
+		 .output_schema =
+			 TOOL_RESULT("\"start_cell\":{\"type\":\"string\"},\"end_cell\":{\"type\":"
 				     "\"string\"},\"values\":{\"type\":\"array\",\"items\":{"
 				     "\"type\":\"array\"}}",
 				     "\"start_cell\",\"end_cell\",\"values\""),
-		.annotations = TOOL_READ_ONLY | TOOL_IDEMPOTENT,
-		.fn = read_range,
-	},
-	{
-		.name = "write_range",
-		.title = "Write a range",
-		.description = "Writes rows of values starting at start_cell (values[0][0] goes "
-			       "there) and saves the file. Same value rules as write_cell.",
-		.input_schema = OBJ(
-			P_FILE "," P_SHEET
-			       ",\"start_cell\":{\"type\":\"string\"},\"values\":{\"type\":"
-			       "\"array\",\"items\":{\"type\":\"array\",\"items\":" P_VALUE "}}",
-			"\"file_path\",\"start_cell\",\"values\""),
-		.output_schema = OUT("\"success\":{\"type\":\"boolean\"},\"cells_written\":{"
-				     "\"type\":\"integer\"}",
-				     "\"success\",\"cells_written\""),
-		.annotations = TOOL_DESTRUCTIVE | TOOL_IDEMPOTENT,
-		.fn = write_range,
-	},
-	{
-		.name = "set_formula",
-		.title = "Set a formula",
-		.description = "Puts a formula such as =SUM(A1:A10) into a cell and saves the "
-			       "file. Formulas get computed values when the workbook is "
-			       "recalculated (recalculate) or opened in LibreOffice.",
-		.input_schema = OBJ(P_FILE "," P_SHEET "," P_CELL
-					   ",\"formula\":{\"type\":\"string\",\"minLength\":1,"
-					   "\"maxLength\":65536}",
-				    "\"file_path\",\"cell_reference\",\"formula\""),
-		.output_schema = OUT("\"success\":{\"type\":\"boolean\"},\"cell_reference\":{"
-				     "\"type\":\"string\"},\"formula\":{\"type\":\"string\"}",
-				     "\"success\",\"cell_reference\",\"formula\""),
-		.annotations = TOOL_DESTRUCTIVE | TOOL_IDEMPOTENT,
-		.fn = set_formula,
-	},
-	{
-		.name = "clear_range",
-		.title = "Clear a range",
-		.description = "Empties every cell from start_cell to end_cell (values and "
-			       "formulas) and saves the file.",
-		.input_schema = OBJ(P_FILE "," P_SHEET "," P_RANGE,
-				    "\"file_path\",\"start_cell\",\"end_cell\""),
-		.output_schema = OUT("\"success\":{\"type\":\"boolean\"},\"cells_cleared\":{"
-				     "\"type\":\"integer\"}",
-				     "\"success\",\"cells_cleared\""),
-		.annotations = TOOL_DESTRUCTIVE | TOOL_IDEMPOTENT,
-		.fn = clear_range,
-	},
-	{
-		.name = "find_cells",
-		.title = "Find cells",
-		.description = "Finds cells whose text (or formula) contains or equals query, "
-			       "in one sheet or all of them.",
-		.input_schema = OBJ(P_FILE "," P_SHEET
-					   ",\"query\":{\"type\":\"string\",\"maxLength\":4096},"
+		 .annotations = TOOL_READ_ONLY | TOOL_IDEMPOTENT),
+	TOOL_DEF(write_range, .title = "Write a range",
+		 .description = "Writes rows of values starting at start_cell (values[0][0] goes "
+				"there) and saves the file. Same value rules as write_cell.",
+		 .input_schema = CELL_ARGS(
+			 ",\"start_cell\":{\"type\":\"string\"},\"values\":{\"type\":"
+			 "\"array\",\"items\":{\"type\":\"array\",\"items\":" P_VALUE "}}",
+			 ",\"start_cell\",\"values\""),
+		 .output_schema = SAVED_RESULT(",\"cells_written\":{\"type\":\"integer\"}",
+					       ",\"cells_written\""),
+		 .annotations = TOOL_DESTRUCTIVE | TOOL_IDEMPOTENT),
+	TOOL_DEF(set_formula, .title = "Set a formula",
+		 .description = "Puts a formula such as =SUM(A1:A10) into a cell and saves the "
+				"file. Formulas get computed values when the workbook is "
+				"recalculated (recalculate) or opened in LibreOffice.",
+		 .input_schema =
+			 CELL_ARGS("," P_CELL ",\"formula\":{\"type\":\"string\",\"minLength\":1,"
+				   "\"maxLength\":65536}",
+				   ",\"cell_reference\",\"formula\""),
+		 .output_schema = SAVED_RESULT(",\"cell_reference\":{\"type\":\"string\"},"
+					       "\"formula\":{\"type\":\"string\"}",
+					       ",\"cell_reference\",\"formula\""),
+		 .annotations = TOOL_DESTRUCTIVE | TOOL_IDEMPOTENT),
+	TOOL_DEF(clear_range, .title = "Clear a range",
+		 .description = "Empties every cell from start_cell to end_cell (values and "
+				"formulas) and saves the file.",
+		 .input_schema = CELL_ARGS("," P_RANGE, ",\"start_cell\",\"end_cell\""),
+		 .output_schema = SAVED_RESULT(",\"cells_cleared\":{\"type\":\"integer\"}",
+					       ",\"cells_cleared\""),
+		 .annotations = TOOL_DESTRUCTIVE | TOOL_IDEMPOTENT),
+	TOOL_DEF(find_cells, .title = "Find cells",
+		 .description = "Finds cells whose text (or formula) contains or equals query, "
+				"in one sheet or all of them.",
+		 .input_schema = CELL_ARGS(",\"query\":{\"type\":\"string\",\"maxLength\":4096},"
 					   "\"match\":{\"type\":\"string\",\"enum\":[\"contains\","
 					   "\"exact\"]},\"case_sensitive\":{\"type\":\"boolean\"},"
 					   "\"max_results\":{\"type\":\"integer\",\"minimum\":1,"
 					   "\"maximum\":10000}",
-				    "\"file_path\",\"query\""),
-		.output_schema = OUT("\"matches\":{\"type\":\"array\"},\"count\":{\"type\":"
+					   ",\"query\""),
+		 .output_schema =
+			 TOOL_RESULT("\"matches\":{\"type\":\"array\"},\"count\":{\"type\":"
 				     "\"integer\"},\"truncated\":{\"type\":\"boolean\"}",
 				     "\"matches\",\"count\""),
-		.annotations = TOOL_READ_ONLY | TOOL_IDEMPOTENT,
-		.fn = find_cells,
-	},
+		 .annotations = TOOL_READ_ONLY | TOOL_IDEMPOTENT),
 };
 
 const tool_def *sheet_cell_tools(size_t *n_out)
