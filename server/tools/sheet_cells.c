@@ -47,10 +47,8 @@ static sbx_sheet *open_sheet(tool_context *ctx, const cJSON *args, wb_handle *h,
 	if (wb_open(ctx, args, h, out) < 0)
 		return NULL;
 	s = sbx_book_find(h->book, in_ref);
-	if (!s) {
-		tool_fail(out, TOOL_E_ARGUMENT, "Sheet '%s' not found", in_ref);
-		wb_close(h);
-	}
+	if (!s)
+		wb_fail_keep(h, out, "Sheet '%s' not found", in_ref);
 	return s;
 }
 
@@ -70,23 +68,48 @@ static int put_value(sbx_sheet *s, uint32_t row, uint32_t col, const cJSON *v, s
 	return sbx_error_set(err, -EINVAL, "unsupported value type");
 }
 
-static int read_cell(tool_context *ctx, const cJSON *args, tool_result *out)
-{
-	const char *ref = sbx_json_get_string(args, "cell_reference", "");
-	sbx_cell c = SBX_CELL_INIT;
+/* The one cell a tool works on: its reference parsed, its sheet open in h. */
+typedef struct cell_target {
+	const char *ref;
 	uint32_t row, col;
 	wb_handle h;
 	sbx_sheet *s;
+} cell_target;
+
+/* Parses cell_reference, then opens the sheet; 0, or -EINVAL with the failure in out. */
+static int open_cell(tool_context *ctx, const cJSON *args, cell_target *t, tool_result *out)
+{
+	t->ref = sbx_json_get_string(args, "cell_reference", "");
+	if (cell_parse(t->ref, &t->row, &t->col, out) < 0)
+		return -EINVAL;
+	t->s = open_sheet(ctx, args, &t->h, out);
+	return t->s ? 0 : -EINVAL;
+}
+
+/* The answer of a tool that wrote one cell: {success, cell_reference}, or NULL. */
+static cJSON *cell_written(const char *ref)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	if (o) {
+		cJSON_AddBoolToObject(o, "success", true);
+		cJSON_AddStringToObject(o, "cell_reference", ref);
+	}
+	return o;
+}
+
+static int read_cell(tool_context *ctx, const cJSON *args, tool_result *out)
+{
+	sbx_cell c = SBX_CELL_INIT;
+	cell_target t;
 	cJSON *o;
 
-	if (cell_parse(ref, &row, &col, out) < 0)
+	if (open_cell(ctx, args, &t, out) < 0)
 		return 0;
-	if (!(s = open_sheet(ctx, args, &h, out)))
-		return 0;
-	sbx_sheet_get(s, row, col, &c);
+	sbx_sheet_get(t.s, t.row, t.col, &c);
 	o = out->structured = cJSON_CreateObject();
 	if (o) {
-		cJSON_AddStringToObject(o, "cell_reference", ref);
+		cJSON_AddStringToObject(o, "cell_reference", t.ref);
 		cJSON_AddItemToObject(o, "value", cell_value_json(&c));
 		cJSON_AddStringToObject(o, "value_type", cell_type_name(&c));
 		if (c.formula)
@@ -94,37 +117,30 @@ static int read_cell(tool_context *ctx, const cJSON *args, tool_result *out)
 		else
 			cJSON_AddNullToObject(o, "formula");
 	}
-	wb_close(&h);
+	wb_close(&t.h);
 	return o ? 0 : -ENOMEM;
 }
 
 static int write_cell(tool_context *ctx, const cJSON *args, tool_result *out)
 {
-	const char *ref = sbx_json_get_string(args, "cell_reference", "");
 	const cJSON *value = sbx_json_get(args, "value");
 	sbx_error err = SBX_ERROR_INIT;
 	sbx_cell c = SBX_CELL_INIT;
-	uint32_t row, col;
-	wb_handle h;
-	sbx_sheet *s;
+	cell_target t;
 	cJSON *o;
 
-	if (cell_parse(ref, &row, &col, out) < 0)
+	if (open_cell(ctx, args, &t, out) < 0)
 		return 0;
-	if (!(s = open_sheet(ctx, args, &h, out)))
-		return 0;
-	if (put_value(s, row, col, value, &err) < 0)
-		return wb_fail_discard(&h, out, "Cannot write %s: %s", ref,
+	if (put_value(t.s, t.row, t.col, value, &err) < 0)
+		return wb_fail_discard(&t.h, out, "Cannot write %s: %s", t.ref,
 				       sbx_error_message(&err));
-	sbx_sheet_get(s, row, col, &c);
-	o = cJSON_CreateObject();
+	sbx_sheet_get(t.s, t.row, t.col, &c);
+	o = cell_written(t.ref);
 	if (o) {
-		cJSON_AddBoolToObject(o, "success", true);
-		cJSON_AddStringToObject(o, "cell_reference", ref);
 		cJSON_AddItemToObject(o, "new_value", cJSON_Duplicate(value, true));
 		cJSON_AddStringToObject(o, "value_type", cell_type_name(&c));
 	}
-	return wb_save_answer(ctx, &h, out, o, true);
+	return wb_save_answer(ctx, &t.h, out, o, true);
 }
 
 static int set_formula(tool_context *ctx, const cJSON *args, tool_result *out)
@@ -138,6 +154,7 @@ static int set_formula(tool_context *ctx, const cJSON *args, tool_result *out)
 	sbx_sheet *s;
 	cJSON *o;
 
+	/* The cell is checked before the formula, the formula before the file. */
 	if (cell_parse(ref, &row, &col, out) < 0)
 		return 0;
 	while (*formula == ' ')
@@ -150,10 +167,8 @@ static int set_formula(tool_context *ctx, const cJSON *args, tool_result *out)
 		return wb_fail_discard(&h, out, "Cannot set the formula in %s: %s", ref,
 				       sbx_error_message(&err));
 	sbx_sheet_get(s, row, col, &c);
-	o = cJSON_CreateObject();
+	o = cell_written(ref);
 	if (o) {
-		cJSON_AddBoolToObject(o, "success", true);
-		cJSON_AddStringToObject(o, "cell_reference", ref);
 		cJSON_AddStringToObject(o, "formula", c.formula ? c.formula : formula);
 		cJSON_AddStringToObject(o, "note",
 					"The formula has no computed value until the workbook "
