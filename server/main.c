@@ -115,6 +115,55 @@ static int parse_number(const char *s, double min, double max, double *out)
 	return 0;
 }
 
+/* The options that take a number in a range, and where each one goes. */
+typedef struct number_option {
+	int id;
+	const char *name;
+	double min, max;
+	const char *expected; /* the range, as the error message puts it */
+	int *as_int;
+	unsigned *as_unsigned;
+	size_t *as_size;
+} number_option;
+
+static const number_option number_options[] = {
+	{OPT_EXEC_TIMEOUT, "--exec-timeout", 1, 1200, "1..1200", .as_int = &arg_exec_timeout},
+	{OPT_MAX_BODY, "--max-body", 1024, 1u << 30, "1024..1GiB", .as_size = &arg_max_body},
+	{OPT_MAX_CONNECTIONS, "--max-connections", 1, 4096, "1..4096",
+	 .as_unsigned = &arg_max_connections},
+	{OPT_EXEC_MEMORY, "--exec-memory-mb", 64, 1 << 20, "64..1048576",
+	 .as_unsigned = &exec_default_limits.memory_mb},
+	{OPT_EXEC_PROCESSES, "--exec-max-processes", 1, 65536, "1..65536",
+	 .as_unsigned = &exec_default_limits.max_processes},
+};
+
+/*
+ * Stores optarg for the numeric option id. Returns 0, -EINVAL after saying on
+ * stderr what it expects, or -ENOENT when id is not a numeric option.
+ */
+static int set_number_option(int id)
+{
+	for (size_t i = 0; i < SBX_ELEMENTSOF(number_options); i++) {
+		const number_option *o = &number_options[i];
+		double v;
+
+		if (o->id != id)
+			continue;
+		if (parse_number(optarg, o->min, o->max, &v) < 0) {
+			fprintf(stderr, "sandbox-mcp: %s: expected %s\n", o->name, o->expected);
+			return -EINVAL;
+		}
+		if (o->as_int)
+			*o->as_int = (int)v;
+		else if (o->as_unsigned)
+			*o->as_unsigned = (unsigned)v;
+		else
+			*o->as_size = (size_t)v;
+		return 0;
+	}
+	return -ENOENT;
+}
+
 static int parse_args(int argc, char **argv, char ***hosts, size_t *n_hosts)
 {
 	static const struct option opts[] = {
@@ -138,7 +187,6 @@ static int parse_args(int argc, char **argv, char ***hosts, size_t *n_hosts)
 		{0},
 	};
 	int c, transports = 0;
-	double v;
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) >= 0) {
 		switch (c) {
@@ -170,13 +218,6 @@ static int parse_args(int argc, char **argv, char ***hosts, size_t *n_hosts)
 				return -EINVAL;
 			}
 			break;
-		case OPT_EXEC_TIMEOUT:
-			if (parse_number(optarg, 1, 1200, &v) < 0) {
-				fprintf(stderr, "sandbox-mcp: --exec-timeout: expected 1..1200\n");
-				return -EINVAL;
-			}
-			arg_exec_timeout = (int)v;
-			break;
 		case OPT_STATUS_FILE:
 			arg_status_file = optarg;
 			break;
@@ -191,39 +232,8 @@ static int parse_args(int argc, char **argv, char ***hosts, size_t *n_hosts)
 			(*hosts)[(*n_hosts)++] = optarg;
 			break;
 		}
-		case OPT_MAX_BODY:
-			if (parse_number(optarg, 1024, 1u << 30, &v) < 0) {
-				fprintf(stderr, "sandbox-mcp: --max-body: expected 1024..1GiB\n");
-				return -EINVAL;
-			}
-			arg_max_body = (size_t)v;
-			break;
-		case OPT_MAX_CONNECTIONS:
-			if (parse_number(optarg, 1, 4096, &v) < 0) {
-				fprintf(stderr,
-					"sandbox-mcp: --max-connections: expected 1..4096\n");
-				return -EINVAL;
-			}
-			arg_max_connections = (unsigned)v;
-			break;
 		case OPT_LISTEN_ANY:
 			arg_listen_any = true;
-			break;
-		case OPT_EXEC_MEMORY:
-			if (parse_number(optarg, 64, 1 << 20, &v) < 0) {
-				fprintf(stderr,
-					"sandbox-mcp: --exec-memory-mb: expected 64..1048576\n");
-				return -EINVAL;
-			}
-			exec_default_limits.memory_mb = (unsigned)v;
-			break;
-		case OPT_EXEC_PROCESSES:
-			if (parse_number(optarg, 1, 65536, &v) < 0) {
-				fprintf(stderr,
-					"sandbox-mcp: --exec-max-processes: expected 1..65536\n");
-				return -EINVAL;
-			}
-			exec_default_limits.max_processes = (unsigned)v;
 			break;
 		case 'h':
 			help();
@@ -232,7 +242,10 @@ static int parse_args(int argc, char **argv, char ***hosts, size_t *n_hosts)
 			printf("sandbox-mcp %s\n", SBX_VERSION);
 			return 1;
 		default:
-			return -EINVAL;
+			/* The numeric options; anything else is unknown. */
+			if (set_number_option(c) < 0)
+				return -EINVAL;
+			break;
 		}
 	}
 	if (optind < argc) {

@@ -52,6 +52,24 @@ typedef struct tool_def {
 	tool_fn fn;
 } tool_def;
 
+/*
+ * A table row for a tool named after its handler, so the two cannot drift
+ * apart: TOOL_DEF(read_cell, .title = ..., ...) is {.name = "read_cell",
+ * .fn = read_cell, .title = ..., ...}.
+ */
+#define TOOL_DEF(handler, ...)                                                                     \
+	{                                                                                          \
+		.name = #handler, .fn = handler, __VA_ARGS__                                       \
+	}
+
+/* Schema text for the tables: a closed argument object, a result object, no arguments. */
+#define TOOL_ARGS(props, required)                                                                 \
+	"{\"type\":\"object\",\"properties\":{" props "},\"required\":[" required "],"             \
+	"\"additionalProperties\":false}"
+#define TOOL_RESULT(props, required)                                                               \
+	"{\"type\":\"object\",\"properties\":{" props "},\"required\":[" required "]}"
+#define TOOL_NO_ARGS "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false}"
+
 /* Fills out with a failure; returns 0 so handlers can `return tool_fail(...)`. */
 int tool_fail(tool_result *out, tool_error_kind kind, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

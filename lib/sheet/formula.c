@@ -421,9 +421,21 @@ static int put_ods_sheet(sbx_buf *b, const char *raw, size_t len)
 	return r ? r : sbx_buf_append(b, raw, len);
 }
 
+/* Appends the cells of a reference: a, then sep and c when it is a range. */
+static int put_cells(sbx_buf *b, const sbx_ref *a, const sbx_ref *c, bool range, const char *sep)
+{
+	char text[16];
+	int r = sbx_buf_puts(b, sbx_ref_format(a, text));
+
+	if (r == 0 && range)
+		r = sbx_buf_puts(b, sep);
+	if (r == 0 && range)
+		r = sbx_buf_puts(b, sbx_ref_format(c, text));
+	return r;
+}
+
 static int emit_ref(sbx_buf *b, const a1ref *ref, scan_mode mode, int64_t drow, int64_t dcol)
 {
-	char t1[16], t2[16];
 	sbx_ref a = ref->a, c = ref->b;
 	int r = 0;
 
@@ -438,11 +450,7 @@ static int emit_ref(sbx_buf *b, const a1ref *ref, scan_mode mode, int64_t drow, 
 		if (r == 0)
 			r = sbx_buf_putc(b, '.');
 		if (r == 0)
-			r = sbx_buf_puts(b, sbx_ref_format(&a, t1));
-		if (r == 0 && ref->range)
-			r = sbx_buf_puts(b, ":.");
-		if (r == 0 && ref->range)
-			r = sbx_buf_puts(b, sbx_ref_format(&c, t2));
+			r = put_cells(b, &a, &c, ref->range, ":.");
 		return r ? r : sbx_buf_putc(b, ']');
 	}
 	if (ref->sheet) {
@@ -453,13 +461,7 @@ static int emit_ref(sbx_buf *b, const a1ref *ref, scan_mode mode, int64_t drow, 
 	if (mode == MODE_NORMALIZE) {
 		a.row_abs = a.col_abs = c.row_abs = c.col_abs = false;
 	}
-	if (r == 0)
-		r = sbx_buf_puts(b, sbx_ref_format(&a, t1));
-	if (r == 0 && ref->range)
-		r = sbx_buf_putc(b, ':');
-	if (r == 0 && ref->range)
-		r = sbx_buf_puts(b, sbx_ref_format(&c, t2));
-	return r;
+	return r ? r : put_cells(b, &a, &c, ref->range, ":");
 }
 
 static int scan_a1(const char *in, scan_mode mode, int64_t drow, int64_t dcol, sbx_buf *b)

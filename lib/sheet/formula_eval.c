@@ -730,28 +730,31 @@ void sbx_fx__eval_scalar(fx_ctx *c, uint32_t i, fx_val *out)
 
 /* ---- arguments ---- */
 
-bool sbx_fx__arg_num(fx_ctx *c, uint32_t node, double *out, fx_val *res)
+/*
+ * Evaluates node to a scalar and converts it: to a number into num when num is
+ * set, else to a boolean into flag. A failed conversion leaves its error in res.
+ */
+static bool arg_scalar(fx_ctx *c, uint32_t node, double *num, bool *flag, fx_val *res)
 {
 	fx_val v;
 	fx_err e = FX_E_NONE;
+	bool ok;
 
 	sbx_fx__eval_scalar(c, node, &v);
-	if (sbx_fx__to_num(c, &v, out, &e))
-		return true;
-	sbx_fx__set_err(res, e);
-	return false;
+	ok = num ? sbx_fx__to_num(c, &v, num, &e) : sbx_fx__to_bool(c, &v, flag, &e);
+	if (!ok)
+		sbx_fx__set_err(res, e);
+	return ok;
+}
+
+bool sbx_fx__arg_num(fx_ctx *c, uint32_t node, double *out, fx_val *res)
+{
+	return arg_scalar(c, node, out, NULL, res);
 }
 
 bool sbx_fx__arg_bool(fx_ctx *c, uint32_t node, bool *out, fx_val *res)
 {
-	fx_val v;
-	fx_err e = FX_E_NONE;
-
-	sbx_fx__eval_scalar(c, node, &v);
-	if (sbx_fx__to_bool(c, &v, out, &e))
-		return true;
-	sbx_fx__set_err(res, e);
-	return false;
+	return arg_scalar(c, node, NULL, out, res);
 }
 
 bool sbx_fx__arg_ref(fx_ctx *c, uint32_t node, fx_rect *out, fx_val *res, fx_err not_ref)

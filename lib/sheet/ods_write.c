@@ -157,11 +157,7 @@ static int put_cell(sbx_book *bk, sbx_buf *b, const scell *sc, sbx_error *err)
 		r = sbx_formula_to_ods(c.formula, SIZE_MAX / 2, &of, err);
 		if (r < 0)
 			return r;
-		r = sbx_buf_puts(b, " table:formula=\"");
-		if (r == 0)
-			r = sbx_sheet__xml_escape(b, of, strlen(of), 1);
-		if (r == 0)
-			r = sbx_buf_putc(b, '"');
+		r = sbx_sheet__xml_attr(b, "table:formula", of);
 	}
 	if (r < 0)
 		return r;
@@ -224,11 +220,7 @@ static int put_cell(sbx_book *bk, sbx_buf *b, const scell *sc, sbx_error *err)
 		r = sbx_buf_puts(b, " office:value-type=\"string\" calcext:value-type=\"string\"");
 		/* LibreOffice drops text:tab from cell text; the attribute keeps it. */
 		if (r == 0 && strchr(c.text, '\t')) {
-			r = sbx_buf_puts(b, " office:string-value=\"");
-			if (r == 0)
-				r = sbx_sheet__xml_escape(b, c.text, strlen(c.text), 1);
-			if (r == 0)
-				r = sbx_buf_putc(b, '"');
+			r = sbx_sheet__xml_attr(b, "office:string-value", c.text);
 		}
 		if (r == 0)
 			r = sbx_buf_putc(b, '>');
@@ -248,12 +240,11 @@ static int put_sheet(sbx_book *bk, const sbx_sheet *s, sheet_zip_writer *w, sbx_
 	int r;
 
 	sbx_sheet_used_range(s, &rows, &cols);
-	r = sbx_buf_puts(b, "<table:table table:name=\"");
+	r = sbx_buf_puts(b, "<table:table");
 	if (r == 0)
-		r = sbx_sheet__xml_escape(b, s->name, strlen(s->name), 1);
+		r = sbx_sheet__xml_attr(b, "table:name", s->name);
 	if (r == 0)
-		r = sbx_buf_printf(b,
-				   "\"><table:table-column table:number-columns-repeated=\"%u\"/>",
+		r = sbx_buf_printf(b, "><table:table-column table:number-columns-repeated=\"%u\"/>",
 				   cols ? cols : 1);
 	if (rows == 0 && r == 0)
 		r = sbx_buf_puts(b, "<table:table-row><table:table-cell/></table:table-row>");
@@ -291,9 +282,7 @@ static int put_sheet(sbx_book *bk, const sbx_sheet *s, sheet_zip_writer *w, sbx_
 				b, "<table:table-cell table:number-columns-repeated=\"%u\"/>",
 				cols - col);
 		if (r == 0)
-			r = sbx_buf_puts(b, "</table:table-row>");
-		if (r == 0)
-			r = sbx_sheet__zipw_flush(w, b, SHEET_ZIP_FLUSH_AT, err);
+			r = sbx_sheet__zipw_end_row(w, b, "</table:table-row>", err);
 	}
 	if (r == 0)
 		r = sbx_buf_puts(b, "</table:table>");

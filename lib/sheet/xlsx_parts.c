@@ -339,66 +339,96 @@ static int open_optional(xlsx_pkg *p, const char *part, sheet_xml *x, sbx_error 
 	return r == -ENOENT ? 0 : r < 0 ? r : 1;
 }
 
-int sbx_sheet__xlsx_styles(xlsx_pkg *p, const char *part, sbx_error *err)
+/*
+ * Reads an optional part node by node: on_node sees every node until it
+ * returns a negative errno. 0 also when the package has no such part.
+ */
+static int each_node(xlsx_pkg *p, const char *part, int (*on_node)(sheet_xml *x, void *state),
+		     void *state, sbx_error *err)
 {
+	sheet_xml x;
+	int r = open_optional(p, part, &x, err);
+
+	if (r <= 0)
+		return r;
+	while ((r = sbx_sheet__xml_next(&x)) == 1 && (r = on_node(&x, state)) >= 0)
+		;
+	sbx_sheet__xml_close(&x);
+	return r < 0 ? r : 0;
+}
+
+typedef struct styles_reader {
+	xlsx_pkg *p;
 	struct fmt {
 		unsigned id;
 		char *code;
-	} *fmts = NULL;
-	size_t nfmts = 0;
-	bool in_xfs = false;
-	sheet_xml x;
-	int r;
+	} * fmts;
+	size_t nfmts;
+	bool in_xfs;
+} styles_reader;
 
-	r = open_optional(p, part, &x, err);
-	if (r <= 0)
-		return r;
-	while ((r = sbx_sheet__xml_next(&x)) == 1) {
-		int type = xmlTextReaderNodeType(x.r);
-		const xmlChar *ln = xmlTextReaderConstLocalName(x.r);
-		if (type == XML_READER_TYPE_END_ELEMENT && is(ln, "cellXfs"))
-			in_xfs = false;
-		if (type != XML_READER_TYPE_ELEMENT)
-			continue;
-		if (is(ln, "numFmt") && nfmts < 4096) {
-			_cleanup_free_ char *id = attr(&x, "numFmtId", false);
-			struct fmt *nf = realloc(fmts, (nfmts + 1) * sizeof(*nf));
-			if (!nf) {
-				r = sbx_sheet__xml_fail(&x, -ENOMEM, "out of memory");
-				break;
-			}
-			fmts = nf;
-			fmts[nfmts].id = id ? (unsigned)strtoul(id, NULL, 10) : 0;
-			fmts[nfmts].code = attr(&x, "formatCode", false);
-			nfmts++;
-		} else if (is(ln, "cellXfs")) {
-			in_xfs = !xmlTextReaderIsEmptyElement(x.r);
-		} else if (in_xfs && is(ln, "xf")) {
-			if (p->nxf >= 65536) {
-				r = sbx_sheet__xml_fail(&x, -E2BIG,
-							"more than 65536 cell styles (limit)");
-				break;
-			}
-			_cleanup_free_ char *id = attr(&x, "numFmtId", false);
-			unsigned fid = id ? (unsigned)strtoul(id, NULL, 10) : 0;
-			const char *code = NULL;
-			for (size_t i = 0; i < nfmts; i++)
-				if (fmts[i].id == fid)
-					code = fmts[i].code ? fmts[i].code : "";
-			uint8_t *nk = realloc(p->xf_kind, p->nxf + 1);
-			if (!nk) {
-				r = sbx_sheet__xml_fail(&x, -ENOMEM, "out of memory");
-				break;
-			}
-			p->xf_kind = nk;
-			p->xf_kind[p->nxf++] = (uint8_t)sbx_sheet__xlsx_format_kind(fid, code);
-		}
-	}
-	sbx_sheet__xml_close(&x);
-	for (size_t i = 0; i < nfmts; i++)
-		free(fmts[i].code);
-	free(fmts);
-	return r < 0 ? r : 0;
+static int add_number_format(styles_reader *st, sheet_xml *x)
+{
+	_cleanup_free_ char *id = attr(x, "numFmtId", false);
+	struct fmt *nf = realloc(st->fmts, (st->nfmts + 1) * sizeof(*nf));
+
+	if (!nf)
+		return sbx_sheet__xml_fail(x, -ENOMEM, "out of memory");
+	st->fmts = nf;
+	st->fmts[st->nfmts].id = id ? (unsigned)strtoul(id, NULL, 10) : 0;
+	st->fmts[st->nfmts].code = attr(x, "formatCode", false);
+	st->nfmts++;
+	return 0;
+}
+
+static int add_cell_style(styles_reader *st, sheet_xml *x)
+{
+	xlsx_pkg *p = st->p;
+
+	if (p->nxf >= 65536)
+		return sbx_sheet__xml_fail(x, -E2BIG, "more than 65536 cell styles (limit)");
+	_cleanup_free_ char *id = attr(x, "numFmtId", false);
+	unsigned fid = id ? (unsigned)strtoul(id, NULL, 10) : 0;
+	const char *code = NULL;
+	for (size_t i = 0; i < st->nfmts; i++)
+		if (st->fmts[i].id == fid)
+			code = st->fmts[i].code ? st->fmts[i].code : "";
+	uint8_t *nk = realloc(p->xf_kind, p->nxf + 1);
+	if (!nk)
+		return sbx_sheet__xml_fail(x, -ENOMEM, "out of memory");
+	p->xf_kind = nk;
+	p->xf_kind[p->nxf++] = (uint8_t)sbx_sheet__xlsx_format_kind(fid, code);
+	return 0;
+}
+
+static int on_styles_node(sheet_xml *x, void *state)
+{
+	styles_reader *st = state;
+	int type = xmlTextReaderNodeType(x->r);
+	const xmlChar *ln = xmlTextReaderConstLocalName(x->r);
+
+	if (type == XML_READER_TYPE_END_ELEMENT && is(ln, "cellXfs"))
+		st->in_xfs = false;
+	if (type != XML_READER_TYPE_ELEMENT)
+		return 0;
+	if (is(ln, "numFmt") && st->nfmts < 4096)
+		return add_number_format(st, x);
+	if (is(ln, "cellXfs"))
+		st->in_xfs = !xmlTextReaderIsEmptyElement(x->r);
+	else if (st->in_xfs && is(ln, "xf"))
+		return add_cell_style(st, x);
+	return 0;
+}
+
+int sbx_sheet__xlsx_styles(xlsx_pkg *p, const char *part, sbx_error *err)
+{
+	styles_reader st = {.p = p};
+	int r = each_node(p, part, on_styles_node, &st, err);
+
+	for (size_t i = 0; i < st.nfmts; i++)
+		free(st.fmts[i].code);
+	free(st.fmts);
+	return r;
 }
 
 int sbx_sheet__xlsx_intern(xlsx_pkg *p, sheet_xml *x, const char *s, size_t len, uint32_t *id)
@@ -444,42 +474,45 @@ int sbx_sheet__xlsx_text(sheet_xml *x, sbx_buf *out, bool rich)
 	return r < 0 ? r : sbx_sheet__xml_fail(x, -EINVAL, "unexpected end of document");
 }
 
-int sbx_sheet__xlsx_strings(xlsx_pkg *p, const char *part, sbx_error *err)
+typedef struct strings_reader {
+	xlsx_pkg *p;
+	sbx_buf text;
+	size_t cap;
+} strings_reader;
+
+static int on_strings_node(sheet_xml *x, void *state)
 {
-	sbx_buf text = SBX_BUF_INIT((size_t)p->b->limits.max_string + 1);
-	size_t cap = 0;
-	sheet_xml x;
+	strings_reader *sr = state;
+	xlsx_pkg *p = sr->p;
 	int r;
 
-	r = open_optional(p, part, &x, err);
-	if (r <= 0)
+	if (!element(x, "si"))
+		return 0;
+	if (p->nsst >= p->b->limits.max_cells)
+		return sbx_sheet__xml_fail(x, -E2BIG, "more than %llu shared strings (limit)",
+					   (unsigned long long)p->b->limits.max_cells);
+	r = sbx_sheet__xlsx_text(x, &sr->text, true);
+	if (r < 0)
 		return r;
-	while ((r = sbx_sheet__xml_next(&x)) == 1) {
-		if (!element(&x, "si"))
-			continue;
-		if (p->nsst >= p->b->limits.max_cells) {
-			r = sbx_sheet__xml_fail(&x, -E2BIG, "more than %llu shared strings (limit)",
-						(unsigned long long)p->b->limits.max_cells);
-			break;
-		}
-		r = sbx_sheet__xlsx_text(&x, &text, true);
-		if (r < 0)
-			break;
-		if (p->nsst == cap) {
-			cap = cap ? cap * 2 : 1024;
-			uint32_t *n = realloc(p->sst, cap * sizeof(*n));
-			if (!n) {
-				r = sbx_sheet__xml_fail(&x, -ENOMEM, "out of memory");
-				break;
-			}
-			p->sst = n;
-		}
-		r = sbx_sheet__xlsx_intern(p, &x, sbx_buf_str(&text), text.len, &p->sst[p->nsst]);
-		if (r < 0)
-			break;
-		p->nsst++;
+	if (p->nsst == sr->cap) {
+		sr->cap = sr->cap ? sr->cap * 2 : 1024;
+		uint32_t *n = realloc(p->sst, sr->cap * sizeof(*n));
+		if (!n)
+			return sbx_sheet__xml_fail(x, -ENOMEM, "out of memory");
+		p->sst = n;
 	}
-	sbx_sheet__xml_close(&x);
-	sbx_buf_free(&text);
-	return r < 0 ? r : 0;
+	r = sbx_sheet__xlsx_intern(p, x, sbx_buf_str(&sr->text), sr->text.len, &p->sst[p->nsst]);
+	if (r < 0)
+		return r;
+	p->nsst++;
+	return 0;
+}
+
+int sbx_sheet__xlsx_strings(xlsx_pkg *p, const char *part, sbx_error *err)
+{
+	strings_reader sr = {.p = p, .text = SBX_BUF_INIT((size_t)p->b->limits.max_string + 1)};
+	int r = each_node(p, part, on_strings_node, &sr, err);
+
+	sbx_buf_free(&sr.text);
+	return r;
 }

@@ -54,14 +54,10 @@ static const char styles[] =
 		 "<cellStyles count=\"1\"><cellStyle name=\"Normal\" xfId=\"0\" builtinId=\"0\"/>"
 		 "</cellStyles></styleSheet>";
 
+/* <tag> with text that keeps its leading, trailing and repeated spaces. */
 static int put_text_el(sbx_buf *b, const char *tag, const char *s)
 {
-	int r = sbx_buf_printf(b, "<%s xml:space=\"preserve\">", tag);
-	if (r == 0)
-		r = sbx_sheet__xml_escape(b, s, strlen(s), 0);
-	if (r == 0)
-		r = sbx_buf_printf(b, "</%s>", tag);
-	return r;
+	return sbx_sheet__xml_element(b, tag, " xml:space=\"preserve\"", s);
 }
 
 static int put_cell(sbx_book *bk, sbx_buf *b, uint32_t row, const scell *sc, sbx_error *err)
@@ -103,11 +99,7 @@ static int put_cell(sbx_book *bk, sbx_buf *b, uint32_t row, const scell *sc, sbx
 	}
 	if (r == 0 && c.formula) {
 		const char *f = c.formula[0] == '=' ? c.formula + 1 : c.formula;
-		r = sbx_buf_puts(b, "<f>");
-		if (r == 0)
-			r = sbx_sheet__xml_escape(b, f, strlen(f), 0);
-		if (r == 0)
-			r = sbx_buf_puts(b, "</f>");
+		r = sbx_sheet__xml_element(b, "f", "", f);
 	}
 	if (r < 0)
 		return r;
@@ -162,9 +154,7 @@ static int put_sheet(sbx_book *bk, const sbx_sheet *s, sheet_zip_writer *w, sbx_
 		for (uint32_t i = 0; i < rw->n && r == 0; i++)
 			r = put_cell(bk, b, row, &rw->cells[i], err);
 		if (r == 0)
-			r = sbx_buf_puts(b, "</row>");
-		if (r == 0)
-			r = sbx_sheet__zipw_flush(w, b, SHEET_ZIP_FLUSH_AT, err);
+			r = sbx_sheet__zipw_end_row(w, b, "</row>", err);
 	}
 	if (r == 0)
 		r = sbx_buf_puts(b, "</sheetData></worksheet>");
@@ -206,12 +196,11 @@ int sbx_sheet__write_xlsx(sbx_book *bk, sbx_buf *out, sbx_error *err)
 			"vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml\"/>",
 			i + 1);
 		if (r == 0)
-			r = sbx_buf_puts(&wb, "<sheet name=\"");
+			r = sbx_buf_puts(&wb, "<sheet");
 		if (r == 0)
-			r = sbx_sheet__xml_escape(&wb, name, strlen(name), 1);
+			r = sbx_sheet__xml_attr(&wb, "name", name);
 		if (r == 0)
-			r = sbx_buf_printf(&wb, "\" sheetId=\"%zu\" r:id=\"rId%zu\"/>", i + 1,
-					   i + 1);
+			r = sbx_buf_printf(&wb, " sheetId=\"%zu\" r:id=\"rId%zu\"/>", i + 1, i + 1);
 		if (r == 0)
 			r = sbx_buf_printf(&rels,
 					   "<Relationship Id=\"rId%zu\" Type=\"" NS_REL

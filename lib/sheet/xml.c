@@ -292,7 +292,7 @@ int sbx_sheet__sax_fail(sheet_sax *s, int code, const char *fmt, ...)
 }
 
 int sbx_sheet__sax_parse(sheet_sax *s, const void *data, size_t len, sheet_zip_budget *budget,
-			 const char *part, xmlSAXHandler *h, sbx_error *err)
+			 const char *part, const xmlSAXHandler *h, sbx_error *err)
 {
 	sheet_zip_pipe *pipe = NULL;
 	sheet_zip z = {0};
@@ -307,20 +307,19 @@ int sbx_sheet__sax_parse(sheet_sax *s, const void *data, size_t len, sheet_zip_b
 	r = sbx_sheet__zip_open_entry(&z, data, len, budget, part, err);
 	if (r < 0)
 		return r;
-	h->initialized = XML_SAX2_MAGIC;
-	h->serror = on_sax_error;
-	h->error = NULL;
-	h->warning = NULL;
-	h->fatalError = NULL;
-	/* No DTD machinery at all: the prolog scan refuses a DOCTYPE anyway. */
-	h->internalSubset = NULL;
-	h->externalSubset = NULL;
-	h->entityDecl = NULL;
-	h->resolveEntity = NULL;
-	h->getEntity = NULL;
-	h->getParameterEntity = NULL;
-	h->reference = NULL;
-	s->ctxt = xmlCreatePushParserCtxt(h, s, NULL, 0, NULL);
+	/*
+	 * The parser gets the caller's content callbacks and nothing else: no DTD or
+	 * entity machinery at all (the prolog scan refuses a DOCTYPE anyway).
+	 */
+	xmlSAXHandler sax = {
+		.initialized = XML_SAX2_MAGIC,
+		.serror = on_sax_error,
+		.startElementNs = h->startElementNs,
+		.endElementNs = h->endElementNs,
+		.characters = h->characters,
+		.cdataBlock = h->cdataBlock,
+	};
+	s->ctxt = xmlCreatePushParserCtxt(&sax, s, NULL, 0, NULL);
 	if (!s->ctxt) {
 		sbx_sheet__zip_close(&z);
 		return sbx_error_set(err, -ENOMEM, "'%s': %s: cannot create XML parser", s->file,

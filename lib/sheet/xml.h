@@ -87,7 +87,8 @@ bool sbx_sheet__xml_prolog_scan(int *state, const unsigned char *p, size_t n, co
 /*
  * The fast path for big parts (ODS content.xml): libxml2's SAX2 push parser
  * fed from the zip, with the same hardening as the reader (prolog scan, no
- * DTD callbacks, NONET). A callback's userData is the sheet_sax, which the
+ * DTD callbacks, NONET): of h, only startElementNs, endElementNs, characters
+ * and cdataBlock are used. A callback's userData is the sheet_sax, which the
  * caller embeds first in its own state. Callbacks track depth themselves
  * (depth/max_depth) and report problems with sbx_sheet__sax_fail, which
  * stops the parser.
@@ -102,6 +103,6 @@ typedef struct sheet_sax {
 } sheet_sax;
 
 int sbx_sheet__sax_parse(sheet_sax *s, const void *data, size_t len, sheet_zip_budget *budget,
-			 const char *part, xmlSAXHandler *h, sbx_error *err);
+			 const char *part, const xmlSAXHandler *h, sbx_error *err);
 int sbx_sheet__sax_fail(sheet_sax *s, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -47,3 +47,21 @@ int sbx_sheet__xml_escape(sbx_buf *b, const char *s, size_t len, int attr)
 {
 	return sbx_buf_escape(b, s, len, xml_rep, attr);
 }
+
+int sbx_sheet__xml_attr(sbx_buf *b, const char *name, const char *value)
+{
+	int r = sbx_buf_printf(b, " %s=\"", name);
+
+	if (r == 0)
+		r = sbx_sheet__xml_escape(b, value, strlen(value), 1);
+	return r ? r : sbx_buf_putc(b, '"');
+}
+
+int sbx_sheet__xml_element(sbx_buf *b, const char *tag, const char *attrs, const char *text)
+{
+	int r = sbx_buf_printf(b, "<%s%s>", tag, attrs);
+
+	if (r == 0)
+		r = sbx_sheet__xml_escape(b, text, strlen(text), 0);
+	return r ? r : sbx_buf_printf(b, "</%s>", tag);
+}

@@ -13,3 +13,7 @@
  * carry are dropped; in attributes TAB/LF/CR become character references.
  */
 int sbx_sheet__xml_escape(sbx_buf *b, const char *s, size_t len, int attr);
+/* Appends ` name="value"`, value escaped. */
+int sbx_sheet__xml_attr(sbx_buf *b, const char *name, const char *value);
+/* Appends <tag attrs>text</tag>, text escaped; attrs is markup ("" for none). */
+int sbx_sheet__xml_element(sbx_buf *b, const char *tag, const char *attrs, const char *text);

@@ -119,17 +119,31 @@ int sbx_sheet__zip_slurp(const void *data, size_t len, sheet_zip_budget *budget,
 
 /* ---- writing ---- */
 
-static int put16(sbx_buf *b, uint32_t v)
-{
-	unsigned char c[2] = {(unsigned char)v, (unsigned char)(v >> 8)};
-	return sbx_buf_append(b, c, 2);
-}
+/* One little-endian field of a zip record: its width in bytes (2 or 4) and its value. */
+typedef struct le_field {
+	unsigned width;
+	uint32_t value;
+} le_field;
 
-static int put32(sbx_buf *b, uint32_t v)
+#define U16(v) ((le_field){2, (uint32_t)(v)})
+#define U32(v) ((le_field){4, (uint32_t)(v)})
+/* Appends a record given as its list of fields, in the order the zip format lays them out. */
+#define PUT_FIELDS(b, ...)                                                                         \
+	put_fields(b, (const le_field[]){__VA_ARGS__},                                             \
+		   sizeof((const le_field[]){__VA_ARGS__}) / sizeof(le_field))
+
+static int put_fields(sbx_buf *b, const le_field *f, size_t n)
 {
-	unsigned char c[4] = {(unsigned char)v, (unsigned char)(v >> 8), (unsigned char)(v >> 16),
-			      (unsigned char)(v >> 24)};
-	return sbx_buf_append(b, c, 4);
+	int r = 0;
+
+	for (size_t i = 0; i < n && r == 0; i++) {
+		unsigned char c[4];
+
+		for (unsigned k = 0; k < f[i].width; k++)
+			c[k] = (unsigned char)(f[i].value >> (8 * k));
+		r = sbx_buf_append(b, c, f[i].width);
+	}
+	return r;
 }
 
 void sbx_sheet__zipw_init(sheet_zip_writer *w, sbx_buf *out)
@@ -196,27 +210,10 @@ int sbx_sheet__zipw_begin(sheet_zip_writer *w, const char *name, bool compress, 
 		}
 	}
 	/* Local header; crc and sizes are patched in at the end. DOS time: 1980-01-01. */
-	r = put32(w->out, 0x04034b50);
-	if (r == 0)
-		r = put16(w->out, 20);
-	if (r == 0)
-		r = put16(w->out, 0x0800); /* UTF-8 names */
-	if (r == 0)
-		r = put16(w->out, compress ? 8 : 0);
-	if (r == 0)
-		r = put16(w->out, 0);
-	if (r == 0)
-		r = put16(w->out, 0x21);
-	if (r == 0)
-		r = put32(w->out, 0);
-	if (r == 0)
-		r = put32(w->out, 0);
-	if (r == 0)
-		r = put32(w->out, 0);
-	if (r == 0)
-		r = put16(w->out, (uint32_t)name_len);
-	if (r == 0)
-		r = put16(w->out, 0);
+	r = PUT_FIELDS(w->out, U32(0x04034b50), U16(20), U16(0x0800) /* UTF-8 names */,
+		       U16(compress ? 8 : 0), U16(0), U16(0x21), U32(0) /* crc */,
+		       U32(0) /* compressed size */, U32(0) /* size */, U16(name_len),
+		       U16(0) /* extra length */);
 	if (r == 0)
 		r = sbx_buf_append(w->out, name, name_len);
 	if (r < 0)
@@ -279,6 +276,13 @@ int sbx_sheet__zipw_flush(sheet_zip_writer *w, sbx_buf *b, size_t at, sbx_error 
 	return r;
 }
 
+int sbx_sheet__zipw_end_row(sheet_zip_writer *w, sbx_buf *b, const char *close_tag, sbx_error *err)
+{
+	int r = sbx_buf_puts(b, close_tag);
+
+	return r < 0 ? r : sbx_sheet__zipw_flush(w, b, SHEET_ZIP_FLUSH_AT, err);
+}
+
 int sbx_sheet__zipw_end(sheet_zip_writer *w, sbx_error *err)
 {
 	size_t name_len = strlen(w->name);
@@ -304,39 +308,13 @@ int sbx_sheet__zipw_end(sheet_zip_writer *w, sbx_error *err)
 	patch32(w->out, w->hdr_off + 22, (uint32_t)w->usize);
 
 	sbx_buf *c = &w->central;
-	r = put32(c, 0x02014b50);
-	if (r == 0)
-		r = put16(c, 0x0314); /* made by: unix, 2.0 */
-	if (r == 0)
-		r = put16(c, 20);
-	if (r == 0)
-		r = put16(c, 0x0800);
-	if (r == 0)
-		r = put16(c, w->compress ? 8 : 0);
-	if (r == 0)
-		r = put16(c, 0);
-	if (r == 0)
-		r = put16(c, 0x21);
-	if (r == 0)
-		r = put32(c, w->crc);
-	if (r == 0)
-		r = put32(c, (uint32_t)csize);
-	if (r == 0)
-		r = put32(c, (uint32_t)w->usize);
-	if (r == 0)
-		r = put16(c, (uint32_t)name_len);
-	if (r == 0)
-		r = put16(c, 0);
-	if (r == 0)
-		r = put16(c, 0);
-	if (r == 0)
-		r = put16(c, 0);
-	if (r == 0)
-		r = put16(c, 0);
-	if (r == 0)
-		r = put32(c, 0100644u << 16);
-	if (r == 0)
-		r = put32(c, (uint32_t)w->hdr_off);
+	r = PUT_FIELDS(c, U32(0x02014b50), U16(0x0314) /* made by: unix, 2.0 */, U16(20),
+		       U16(0x0800), U16(w->compress ? 8 : 0), U16(0), U16(0x21), U32(w->crc),
+		       U32(csize), U32(w->usize), U16(name_len), U16(0) /* extra length */,
+		       U16(0) /* comment length */, U16(0) /* disk */,
+		       U16(0) /* internal attributes */,
+		       U32(0100644u << 16) /* external attributes: a regular file, 0644 */,
+		       U32(w->hdr_off));
 	if (r == 0)
 		r = sbx_buf_append(c, w->name, name_len);
 	if (r < 0)
@@ -366,21 +344,9 @@ int sbx_sheet__zipw_finish(sheet_zip_writer *w, sbx_error *err)
 		return sbx_error_set(err, -EFBIG, "zip too large (no zip64)");
 	r = sbx_buf_append(w->out, w->central.data, w->central.len);
 	if (r == 0)
-		r = put32(w->out, 0x06054b50);
-	if (r == 0)
-		r = put16(w->out, 0);
-	if (r == 0)
-		r = put16(w->out, 0);
-	if (r == 0)
-		r = put16(w->out, w->count);
-	if (r == 0)
-		r = put16(w->out, w->count);
-	if (r == 0)
-		r = put32(w->out, (uint32_t)w->central.len);
-	if (r == 0)
-		r = put32(w->out, (uint32_t)cd_off);
-	if (r == 0)
-		r = put16(w->out, 0);
+		r = PUT_FIELDS(w->out, U32(0x06054b50), U16(0) /* disk */,
+			       U16(0) /* directory disk */, U16(w->count), U16(w->count),
+			       U32(w->central.len), U32(cd_off), U16(0) /* comment length */);
 	if (r < 0)
 		return sbx_error_set(err, r, "zip: %s",
 				     r == -ENOBUFS ? "output too large" : "out of memory");

@@ -81,6 +81,8 @@ int sbx_sheet__zipw_write(sheet_zip_writer *w, const void *data, size_t len, sbx
  */
 #define SHEET_ZIP_FLUSH_AT ((size_t)1 << 20)
 int sbx_sheet__zipw_flush(sheet_zip_writer *w, sbx_buf *b, size_t at, sbx_error *err);
+/* Ends a sheet row: appends its closing tag to b, then flushes at SHEET_ZIP_FLUSH_AT. */
+int sbx_sheet__zipw_end_row(sheet_zip_writer *w, sbx_buf *b, const char *close_tag, sbx_error *err);
 int sbx_sheet__zipw_end(sheet_zip_writer *w, sbx_error *err);
 /* Writes the central directory. */
 int sbx_sheet__zipw_finish(sheet_zip_writer *w, sbx_error *err);

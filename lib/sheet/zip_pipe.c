@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "sheet-internal.h"
+#include "sbx/thread.h"
 #include "zip.h"
 
 #define NBUF	 4
@@ -72,13 +73,8 @@ void sbx_sheet__pipe_stop(sheet_zip_pipe *p)
 {
 	if (!p)
 		return;
-	if (p->threaded) {
-		pthread_mutex_lock(&p->mu);
-		p->stop = true;
-		pthread_cond_broadcast(&p->cv);
-		pthread_mutex_unlock(&p->mu);
-		pthread_join(p->thread, NULL);
-	}
+	if (p->threaded)
+		sbx_thread_stop(p->thread, &p->mu, &p->cv, &p->stop);
 	pthread_mutex_destroy(&p->mu);
 	pthread_cond_destroy(&p->cv);
 	for (int i = 0; i < NBUF; i++)

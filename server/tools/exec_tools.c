@@ -616,38 +616,29 @@ static int execute_shell(tool_context *ctx, const cJSON *args, tool_result *out)
 	"\"duration_ms\",\"truncated\"]}"
 
 static const tool_def tools[] = {
-	{
-		.name = "execute_python",
-		.title = "Run Python",
-		.description =
-			"Runs Python 3 code in the workspace directory (a fresh process; files "
-			"are read and written relative to the workspace) and returns stdout, "
-			"stderr and the exit code; a non-zero exit (an exception, a syntax "
-			"error) is a failure. Output is capped at 50 KB per stream (head "
-			"and tail kept). timeout: seconds, default 30, at most 1200.",
-		.input_schema =
-			"{\"type\":\"object\",\"properties\":{\"code\":{\"type\":\"string\","
-			"\"maxLength\":1048576,\"description\":\"Python source to run\"},"
-			"\"timeout\":{\"type\":\"number\",\"description\":\"seconds "
-			"(1..1200, default 30)\"}},\"required\":[\"code\"],"
-			"\"additionalProperties\":false}",
-		.output_schema = EXEC_OUTPUT_SCHEMA,
-		.annotations = TOOL_DESTRUCTIVE,
-		.fn = execute_python,
-	},
-	{
-		.name = "execute_shell",
-		.title = "Run a shell command",
-		.description = "Runs a POSIX shell script (/bin/sh) in the workspace directory "
-			       "and returns stdout, stderr and the exit code, like execute_python.",
-		.input_schema =
-			"{\"type\":\"object\",\"properties\":{\"command\":{\"type\":"
-			"\"string\",\"maxLength\":131000},\"timeout\":{\"type\":\"number\"}},"
-			"\"required\":[\"command\"],\"additionalProperties\":false}",
-		.output_schema = EXEC_OUTPUT_SCHEMA,
-		.annotations = TOOL_DESTRUCTIVE,
-		.fn = execute_shell,
-	},
+	TOOL_DEF(execute_python, .title = "Run Python",
+		 .description =
+			 "Runs Python 3 code in the workspace directory (a fresh process; files "
+			 "are read and written relative to the workspace) and returns stdout, "
+			 "stderr and the exit code; a non-zero exit (an exception, a syntax "
+			 "error) is a failure. Output is capped at 50 KB per stream (head "
+			 "and tail kept). timeout: seconds, default 30, at most 1200.",
+		 .input_schema =
+			 "{\"type\":\"object\",\"properties\":{\"code\":{\"type\":\"string\","
+			 "\"maxLength\":1048576,\"description\":\"Python source to run\"},"
+			 "\"timeout\":{\"type\":\"number\",\"description\":\"seconds "
+			 "(1..1200, default 30)\"}},\"required\":[\"code\"],"
+			 "\"additionalProperties\":false}",
+		 .output_schema = EXEC_OUTPUT_SCHEMA, .annotations = TOOL_DESTRUCTIVE),
+	TOOL_DEF(execute_shell, .title = "Run a shell command",
+		 .description =
+			 "Runs a POSIX shell script (/bin/sh) in the workspace directory "
+			 "and returns stdout, stderr and the exit code, like execute_python.",
+		 .input_schema =
+			 "{\"type\":\"object\",\"properties\":{\"command\":{\"type\":"
+			 "\"string\",\"maxLength\":131000},\"timeout\":{\"type\":\"number\"}},"
+			 "\"required\":[\"command\"],\"additionalProperties\":false}",
+		 .output_schema = EXEC_OUTPUT_SCHEMA, .annotations = TOOL_DESTRUCTIVE),
 };
 
 const tool_def *exec_tools(size_t *n_out)

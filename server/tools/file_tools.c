@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Workspace listing: the list_files tool and MCP resources. */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -117,15 +118,13 @@ cJSON *resources_list_reference(const tool_context *ctx)
 	return c.arr;
 }
 
+/* The value of the hex digit c (either case), or -1. */
 static int hexval(char c)
 {
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
+	static const char digits[] = "0123456789abcdef";
+	const char *p = c ? strchr(digits, tolower((unsigned char)c)) : NULL;
+
+	return p ? (int)(p - digits) : -1;
 }
 
 /* Percent-decodes s into a new string; NULL on a bad escape or an embedded NUL. */
@@ -257,19 +256,14 @@ static int list_files(tool_context *ctx, const cJSON *args, tool_result *out)
 }
 
 static const tool_def tools[] = {
-	{
-		.name = "list_files",
-		.title = "List workspace files",
-		.description = "Lists every regular file in the workspace, as paths relative to "
-			       "it (sorted). Pass these paths to the other tools.",
-		.input_schema = "{\"type\":\"object\",\"properties\":{},"
-				"\"additionalProperties\":false}",
-		.output_schema = "{\"type\":\"object\",\"properties\":{\"files\":{\"type\":"
-				 "\"array\",\"items\":{\"type\":\"string\"}}},"
-				 "\"required\":[\"files\"]}",
-		.annotations = TOOL_READ_ONLY | TOOL_IDEMPOTENT,
-		.fn = list_files,
-	},
+	TOOL_DEF(list_files, .title = "List workspace files",
+		 .description = "Lists every regular file in the workspace, as paths relative to "
+				"it (sorted). Pass these paths to the other tools.",
+		 .input_schema = TOOL_NO_ARGS,
+		 .output_schema = "{\"type\":\"object\",\"properties\":{\"files\":{\"type\":"
+				  "\"array\",\"items\":{\"type\":\"string\"}}},"
+				  "\"required\":[\"files\"]}",
+		 .annotations = TOOL_READ_ONLY | TOOL_IDEMPOTENT),
 };
 
 const tool_def *file_tools(size_t *n_out)

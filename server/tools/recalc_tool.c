@@ -466,25 +466,21 @@ void recalc_pending(tool_context *ctx, cJSON *recalculated, cJSON *summary)
 }
 
 static const tool_def tools[] = {
-	{
-		.name = "recalculate",
-		.title = "Recalculate formulas",
-		.description = "Recalculates every formula and saves the file, so formula cells "
-			       "carry computed values: natively (milliseconds) for the common "
-			       "functions, with LibreOffice (headless, a few seconds) for the "
-			       "rest where it is installed.",
-		.input_schema = "{\"type\":\"object\",\"properties\":{\"file_path\":{\"type\":"
-				"\"string\",\"minLength\":1}},\"required\":[\"file_path\"],"
-				"\"additionalProperties\":false}",
-		.output_schema = "{\"type\":\"object\",\"properties\":{\"success\":{\"type\":"
-				 "\"boolean\"},\"formulas\":{\"type\":\"integer\"},"
-				 "\"formulas_with_values\":{\"type\":\"integer\"},"
-				 "\"method\":{\"type\":\"string\"},"
-				 "\"unsupported\":{\"type\":\"string\"}},"
-				 "\"required\":[\"success\"]}",
-		.annotations = TOOL_DESTRUCTIVE | TOOL_IDEMPOTENT,
-		.fn = recalculate,
-	},
+	TOOL_DEF(recalculate, .title = "Recalculate formulas",
+		 .description = "Recalculates every formula and saves the file, so formula cells "
+				"carry computed values: natively (milliseconds) for the common "
+				"functions, with LibreOffice (headless, a few seconds) for the "
+				"rest where it is installed.",
+		 .input_schema = "{\"type\":\"object\",\"properties\":{\"file_path\":{\"type\":"
+				 "\"string\",\"minLength\":1}},\"required\":[\"file_path\"],"
+				 "\"additionalProperties\":false}",
+		 .output_schema = "{\"type\":\"object\",\"properties\":{\"success\":{\"type\":"
+				  "\"boolean\"},\"formulas\":{\"type\":\"integer\"},"
+				  "\"formulas_with_values\":{\"type\":\"integer\"},"
+				  "\"method\":{\"type\":\"string\"},"
+				  "\"unsupported\":{\"type\":\"string\"}},"
+				  "\"required\":[\"success\"]}",
+		 .annotations = TOOL_DESTRUCTIVE | TOOL_IDEMPOTENT),
 };
 
 const tool_def *recalc_tools(size_t *n_out)

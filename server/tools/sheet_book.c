@@ -86,6 +86,16 @@ static int get_sheet_info(tool_context *ctx, const cJSON *args, tool_result *out
 	return o ? 0 : -ENOMEM;
 }
 
+/* {key: value}, where an answer starts; NULL when out of memory. */
+static cJSON *answer_with(const char *key, const char *value)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	if (o)
+		cJSON_AddStringToObject(o, key, value);
+	return o;
+}
+
 /* Saves, then answers {...extra, success, sheets}. */
 static int save_and_answer(tool_context *ctx, wb_handle *h, tool_result *out, cJSON *o)
 {
@@ -96,29 +106,33 @@ static int save_and_answer(tool_context *ctx, wb_handle *h, tool_result *out, cJ
 	return wb_save_answer(ctx, h, out, o, true);
 }
 
+/* A copy of the sheet's name, kept across a change that frees it; NULL sets err. */
+static char *name_copy(const sbx_sheet *s, sbx_error *err)
+{
+	char *copy = strdup(sbx_sheet_name(s));
+
+	if (!copy)
+		sbx_error_set(err, -ENOMEM, "out of memory");
+	return copy;
+}
+
 static int create_sheet(tool_context *ctx, const cJSON *args, tool_result *out)
 {
 	const char *name = sbx_json_get_string(args, "sheet_name", "");
 	const cJSON *index = sbx_json_get(args, "index");
 	sbx_error err = SBX_ERROR_INIT;
 	wb_handle h;
-	cJSON *o;
 
 	if (wb_open(ctx, args, &h, out) < 0)
 		return 0;
-	if (sbx_book_find(h.book, name)) {
-		wb_close(&h);
-		return tool_fail(out, TOOL_E_ARGUMENT, "Sheet '%s' already exists", name);
-	}
+	if (sbx_book_find(h.book, name))
+		return wb_fail_keep(&h, out, "Sheet '%s' already exists", name);
 	if (sbx_book_add_sheet(h.book, name,
 			       cJSON_IsNumber(index) ? (size_t)index->valuedouble : SIZE_MAX, NULL,
 			       &err) < 0)
 		return wb_fail_discard(&h, out, "Cannot create the sheet: %s",
 				       sbx_error_message(&err));
-	o = cJSON_CreateObject();
-	if (o)
-		cJSON_AddStringToObject(o, "sheet_name", name);
-	return save_and_answer(ctx, &h, out, o);
+	return save_and_answer(ctx, &h, out, answer_with("sheet_name", name));
 }
 
 static int rename_sheet(tool_context *ctx, const cJSON *args, tool_result *out)
@@ -133,22 +147,15 @@ static int rename_sheet(tool_context *ctx, const cJSON *args, tool_result *out)
 	if (!(s = wb_open_sheet(ctx, args, &h, out)))
 		return 0;
 	other = sbx_book_find(h.book, to);
-	if (other && other != s) {
-		wb_close(&h);
-		return tool_fail(out, TOOL_E_ARGUMENT, "Sheet '%s' already exists", to);
-	}
-	from = strdup(sbx_sheet_name(s));
-	if (!from || sbx_sheet_rename(s, to, &err) < 0) {
-		if (!from)
-			sbx_error_set(&err, -ENOMEM, "out of memory");
+	if (other && other != s)
+		return wb_fail_keep(&h, out, "Sheet '%s' already exists", to);
+	from = name_copy(s, &err);
+	if (!from || sbx_sheet_rename(s, to, &err) < 0)
 		return wb_fail_discard(&h, out, "Cannot rename the sheet: %s",
 				       sbx_error_message(&err));
-	}
-	o = cJSON_CreateObject();
-	if (o) {
-		cJSON_AddStringToObject(o, "old_name", from);
+	o = answer_with("old_name", from);
+	if (o)
 		cJSON_AddStringToObject(o, "new_name", to);
-	}
 	return save_and_answer(ctx, &h, out, o);
 }
 
@@ -158,27 +165,18 @@ static int delete_sheet(tool_context *ctx, const cJSON *args, tool_result *out)
 	_cleanup_free_ char *name = NULL;
 	wb_handle h;
 	sbx_sheet *s;
-	cJSON *o;
 
 	if (!(s = wb_open_sheet(ctx, args, &h, out)))
 		return 0;
-	if (sbx_book_sheet_count(h.book) <= 1) {
-		wb_close(&h);
-		return tool_fail(out, TOOL_E_ARGUMENT,
-				 "Cannot delete sheet '%s': a workbook needs at least one sheet",
-				 sbx_sheet_name(s));
-	}
-	name = strdup(sbx_sheet_name(s));
-	if (!name || sbx_book_remove_sheet(h.book, s, &err) < 0) {
-		if (!name)
-			sbx_error_set(&err, -ENOMEM, "out of memory");
+	if (sbx_book_sheet_count(h.book) <= 1)
+		return wb_fail_keep(&h, out,
+				    "Cannot delete sheet '%s': a workbook needs at least one sheet",
+				    sbx_sheet_name(s));
+	name = name_copy(s, &err);
+	if (!name || sbx_book_remove_sheet(h.book, s, &err) < 0)
 		return wb_fail_discard(&h, out, "Cannot delete the sheet: %s",
 				       sbx_error_message(&err));
-	}
-	o = cJSON_CreateObject();
-	if (o)
-		cJSON_AddStringToObject(o, "sheet_name", name);
-	return save_and_answer(ctx, &h, out, o);
+	return save_and_answer(ctx, &h, out, answer_with("sheet_name", name));
 }
 
 static int change_rows(tool_context *ctx, const cJSON *args, tool_result *out, bool insert)
@@ -198,9 +196,8 @@ static int change_rows(tool_context *ctx, const cJSON *args, tool_result *out, b
 	if (r < 0)
 		return wb_fail_discard(&h, out, "Cannot %s rows: %s", insert ? "insert" : "delete",
 				       sbx_error_message(&err));
-	o = cJSON_CreateObject();
+	o = answer_with("sheet_name", sbx_sheet_name(s));
 	if (o) {
-		cJSON_AddStringToObject(o, "sheet_name", sbx_sheet_name(s));
 		cJSON_AddNumberToObject(o, "row", row);
 		cJSON_AddNumberToObject(o, "count", count);
 	}
@@ -226,97 +223,65 @@ static int delete_rows(tool_context *ctx, const cJSON *args, tool_result *out)
 	"\"row\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":1048576,\"description\":"         \
 	"\"1-based row number\"},\"count\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":"       \
 	"1048576}"
-#define OBJ(props, req)                                                                            \
-	"{\"type\":\"object\",\"properties\":{" props "},\"required\":[" req "],"                  \
-	"\"additionalProperties\":false}"
-#define OUT(props, req) "{\"type\":\"object\",\"properties\":{" props "},\"required\":[" req "]}"
+/* Every book tool takes the file; props and required go after. */
+#define BOOK_ARGS(props, required) TOOL_ARGS(P_FILE props, "\"file_path\"" required)
 #define SHEETS_OUT                                                                                 \
-	OUT("\"success\":{\"type\":\"boolean\"},\"sheets\":{\"type\":\"array\",\"items\":{"        \
-	    "\"type\":\"string\"}}",                                                               \
-	    "\"success\",\"sheets\"")
+	TOOL_RESULT(                                                                               \
+		"\"success\":{\"type\":\"boolean\"},\"sheets\":{\"type\":\"array\",\"items\":{"    \
+		"\"type\":\"string\"}}",                                                           \
+		"\"success\",\"sheets\"")
 
 static const tool_def tools[] = {
-	{
-		.name = "list_sheets",
-		.title = "List sheets",
-		.description = "Lists the sheets of a workbook (.ods or .xlsx), in order, with "
-			       "each sheet's used size: {name, row_count, col_count}.",
-		.input_schema = OBJ(P_FILE, "\"file_path\""),
-		.output_schema = OUT("\"file_path\":{\"type\":\"string\"},"
+	TOOL_DEF(list_sheets, .title = "List sheets",
+		 .description = "Lists the sheets of a workbook (.ods or .xlsx), in order, with "
+				"each sheet's used size: {name, row_count, col_count}.",
+		 .input_schema = BOOK_ARGS("", ""),
+		 .output_schema =
+			 TOOL_RESULT("\"file_path\":{\"type\":\"string\"},"
 				     "\"sheets\":{\"type\":\"array\",\"items\":{\"type\":"
 				     "\"object\",\"properties\":{\"name\":{\"type\":\"string\"},"
 				     "\"row_count\":{\"type\":\"integer\"},\"col_count\":{"
 				     "\"type\":\"integer\"}},\"required\":[\"name\",\"row_count\","
 				     "\"col_count\"]}}",
 				     "\"file_path\",\"sheets\""),
-		.annotations = TOOL_READ_ONLY | TOOL_IDEMPOTENT,
-		.fn = list_sheets,
-	},
-	{
-		.name = "get_sheet_info",
-		.title = "Describe a sheet",
-		.description = "The used size of a sheet (row_count, col_count) and its first "
-			       "row as headers.",
-		.input_schema = OBJ(P_FILE "," P_SHEET, "\"file_path\""),
-		.output_schema = OUT("\"sheet_name\":{\"type\":\"string\"},\"row_count\":{"
+		 .annotations = TOOL_READ_ONLY | TOOL_IDEMPOTENT),
+	TOOL_DEF(get_sheet_info, .title = "Describe a sheet",
+		 .description = "The used size of a sheet (row_count, col_count) and its first "
+				"row as headers.",
+		 .input_schema = BOOK_ARGS("," P_SHEET, ""),
+		 .output_schema =
+			 TOOL_RESULT("\"sheet_name\":{\"type\":\"string\"},\"row_count\":{"
 				     "\"type\":\"integer\"},\"col_count\":{\"type\":\"integer\"},"
 				     "\"headers\":{\"type\":\"array\",\"items\":{\"type\":"
 				     "\"string\"}}",
 				     "\"sheet_name\",\"row_count\",\"col_count\",\"headers\""),
-		.annotations = TOOL_READ_ONLY | TOOL_IDEMPOTENT,
-		.fn = get_sheet_info,
-	},
-	{
-		.name = "create_sheet",
-		.title = "Create a sheet",
-		.description = "Adds an empty sheet (at index, 0-based; default: last) and saves.",
-		.input_schema =
-			OBJ(P_FILE "," P_NAME ",\"index\":{\"type\":\"integer\",\"minimum\":0}",
-			    "\"file_path\",\"sheet_name\""),
-		.output_schema = SHEETS_OUT,
-		.annotations = TOOL_DESTRUCTIVE,
-		.fn = create_sheet,
-	},
-	{
-		.name = "rename_sheet",
-		.title = "Rename a sheet",
-		.description = "Renames a sheet and saves. Formulas referring to the old name "
-			       "are not rewritten.",
-		.input_schema = OBJ(P_FILE "," P_SHEET ",\"new_name\":{\"type\":\"string\","
+		 .annotations = TOOL_READ_ONLY | TOOL_IDEMPOTENT),
+	TOOL_DEF(create_sheet, .title = "Create a sheet",
+		 .description = "Adds an empty sheet (at index, 0-based; default: last) and saves.",
+		 .input_schema =
+			 BOOK_ARGS("," P_NAME ",\"index\":{\"type\":\"integer\",\"minimum\":0}",
+				   ",\"sheet_name\""),
+		 .output_schema = SHEETS_OUT, .annotations = TOOL_DESTRUCTIVE),
+	TOOL_DEF(rename_sheet, .title = "Rename a sheet",
+		 .description = "Renames a sheet and saves. Formulas referring to the old name "
+				"are not rewritten.",
+		 .input_schema = BOOK_ARGS("," P_SHEET ",\"new_name\":{\"type\":\"string\","
 					   "\"minLength\":1,\"maxLength\":255}",
-				    "\"file_path\",\"sheet_name\",\"new_name\""),
-		.output_schema = SHEETS_OUT,
-		.annotations = TOOL_DESTRUCTIVE | TOOL_IDEMPOTENT,
-		.fn = rename_sheet,
-	},
-	{
-		.name = "delete_sheet",
-		.title = "Delete a sheet",
-		.description = "Removes a sheet and everything on it, and saves.",
-		.input_schema = OBJ(P_FILE "," P_SHEET, "\"file_path\",\"sheet_name\""),
-		.output_schema = SHEETS_OUT,
-		.annotations = TOOL_DESTRUCTIVE,
-		.fn = delete_sheet,
-	},
-	{
-		.name = "insert_rows",
-		.title = "Insert rows",
-		.description = "Inserts count empty rows before row (1-based); rows below move "
-			       "down. Formulas are not rewritten.",
-		.input_schema = OBJ(P_FILE "," P_SHEET "," P_ROWS, "\"file_path\",\"row\""),
-		.output_schema = SHEETS_OUT,
-		.annotations = TOOL_DESTRUCTIVE,
-		.fn = insert_rows,
-	},
-	{
-		.name = "delete_rows",
-		.title = "Delete rows",
-		.description = "Deletes count rows starting at row (1-based); rows below move up.",
-		.input_schema = OBJ(P_FILE "," P_SHEET "," P_ROWS, "\"file_path\",\"row\""),
-		.output_schema = SHEETS_OUT,
-		.annotations = TOOL_DESTRUCTIVE,
-		.fn = delete_rows,
-	},
+					   ",\"sheet_name\",\"new_name\""),
+		 .output_schema = SHEETS_OUT, .annotations = TOOL_DESTRUCTIVE | TOOL_IDEMPOTENT),
+	TOOL_DEF(delete_sheet, .title = "Delete a sheet",
+		 .description = "Removes a sheet and everything on it, and saves.",
+		 .input_schema = BOOK_ARGS("," P_SHEET, ",\"sheet_name\""),
+		 .output_schema = SHEETS_OUT, .annotations = TOOL_DESTRUCTIVE),
+	TOOL_DEF(insert_rows, .title = "Insert rows",
+		 .description = "Inserts count empty rows before row (1-based); rows below move "
+				"down. Formulas are not rewritten.",
+		 .input_schema = BOOK_ARGS("," P_SHEET "," P_ROWS, ",\"row\""),
+		 .output_schema = SHEETS_OUT, .annotations = TOOL_DESTRUCTIVE),
+	TOOL_DEF(delete_rows, .title = "Delete rows",
+		 .description = "Deletes count rows starting at row (1-based); rows below move up.",
+		 .input_schema = BOOK_ARGS("," P_SHEET "," P_ROWS, ",\"row\""),
+		 .output_schema = SHEETS_OUT, .annotations = TOOL_DESTRUCTIVE),
 };
 
 const tool_def *sheet_book_tools(size_t *n_out)

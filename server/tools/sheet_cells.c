@@ -47,10 +47,8 @@ static sbx_sheet *open_sheet(tool_context *ctx, const cJSON *args, wb_handle *h,
 	if (wb_open(ctx, args, h, out) < 0)
 		return NULL;
 	s = sbx_book_find(h->book, in_ref);
-	if (!s) {
-		tool_fail(out, TOOL_E_ARGUMENT, "Sheet '%s' not found", in_ref);
-		wb_close(h);
-	}
+	if (!s)
+		wb_fail_keep(h, out, "Sheet '%s' not found", in_ref);
 	return s;
 }
 
@@ -70,23 +68,48 @@ static int put_value(sbx_sheet *s, uint32_t row, uint32_t col, const cJSON *v, s
 	return sbx_error_set(err, -EINVAL, "unsupported value type");
 }
 
-static int read_cell(tool_context *ctx, const cJSON *args, tool_result *out)
-{
-	const char *ref = sbx_json_get_string(args, "cell_reference", "");
-	sbx_cell c = SBX_CELL_INIT;
+/* The one cell a tool works on: its reference parsed, its sheet open in h. */
+typedef struct cell_target {
+	const char *ref;
 	uint32_t row, col;
 	wb_handle h;
 	sbx_sheet *s;
+} cell_target;
+
+/* Parses cell_reference, then opens the sheet; 0, or -EINVAL with the failure in out. */
+static int open_cell(tool_context *ctx, const cJSON *args, cell_target *t, tool_result *out)
+{
+	t->ref = sbx_json_get_string(args, "cell_reference", "");
+	if (cell_parse(t->ref, &t->row, &t->col, out) < 0)
+		return -EINVAL;
+	t->s = open_sheet(ctx, args, &t->h, out);
+	return t->s ? 0 : -EINVAL;
+}
+
+/* The answer of a tool that wrote one cell: {success, cell_reference}, or NULL. */
+static cJSON *cell_written(const char *ref)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	if (o) {
+		cJSON_AddBoolToObject(o, "success", true);
+		cJSON_AddStringToObject(o, "cell_reference", ref);
+	}
+	return o;
+}
+
+static int read_cell(tool_context *ctx, const cJSON *args, tool_result *out)
+{
+	sbx_cell c = SBX_CELL_INIT;
+	cell_target t;
 	cJSON *o;
 
-	if (cell_parse(ref, &row, &col, out) < 0)
+	if (open_cell(ctx, args, &t, out) < 0)
 		return 0;
-	if (!(s = open_sheet(ctx, args, &h, out)))
-		return 0;
-	sbx_sheet_get(s, row, col, &c);
+	sbx_sheet_get(t.s, t.row, t.col, &c);
 	o = out->structured = cJSON_CreateObject();
 	if (o) {
-		cJSON_AddStringToObject(o, "cell_reference", ref);
+		cJSON_AddStringToObject(o, "cell_reference", t.ref);
 		cJSON_AddItemToObject(o, "value", cell_value_json(&c));
 		cJSON_AddStringToObject(o, "value_type", cell_type_name(&c));
 		if (c.formula)
@@ -94,37 +117,30 @@ static int read_cell(tool_context *ctx, const cJSON *args, tool_result *out)
 		else
 			cJSON_AddNullToObject(o, "formula");
 	}
-	wb_close(&h);
+	wb_close(&t.h);
 	return o ? 0 : -ENOMEM;
 }
 
 static int write_cell(tool_context *ctx, const cJSON *args, tool_result *out)
 {
-	const char *ref = sbx_json_get_string(args, "cell_reference", "");
 	const cJSON *value = sbx_json_get(args, "value");
 	sbx_error err = SBX_ERROR_INIT;
 	sbx_cell c = SBX_CELL_INIT;
-	uint32_t row, col;
-	wb_handle h;
-	sbx_sheet *s;
+	cell_target t;
 	cJSON *o;
 
-	if (cell_parse(ref, &row, &col, out) < 0)
+	if (open_cell(ctx, args, &t, out) < 0)
 		return 0;
-	if (!(s = open_sheet(ctx, args, &h, out)))
-		return 0;
-	if (put_value(s, row, col, value, &err) < 0)
-		return wb_fail_discard(&h, out, "Cannot write %s: %s", ref,
+	if (put_value(t.s, t.row, t.col, value, &err) < 0)
+		return wb_fail_discard(&t.h, out, "Cannot write %s: %s", t.ref,
 				       sbx_error_message(&err));
-	sbx_sheet_get(s, row, col, &c);
-	o = cJSON_CreateObject();
+	sbx_sheet_get(t.s, t.row, t.col, &c);
+	o = cell_written(t.ref);
 	if (o) {
-		cJSON_AddBoolToObject(o, "success", true);
-		cJSON_AddStringToObject(o, "cell_reference", ref);
 		cJSON_AddItemToObject(o, "new_value", cJSON_Duplicate(value, true));
 		cJSON_AddStringToObject(o, "value_type", cell_type_name(&c));
 	}
-	return wb_save_answer(ctx, &h, out, o, true);
+	return wb_save_answer(ctx, &t.h, out, o, true);
 }
 
 static int set_formula(tool_context *ctx, const cJSON *args, tool_result *out)
@@ -138,6 +154,7 @@ static int set_formula(tool_context *ctx, const cJSON *args, tool_result *out)
 	sbx_sheet *s;
 	cJSON *o;
 
+	/* The cell is checked before the formula, the formula before the file. */
 	if (cell_parse(ref, &row, &col, out) < 0)
 		return 0;
 	while (*formula == ' ')
@@ -150,10 +167,8 @@ static int set_formula(tool_context *ctx, const cJSON *args, tool_result *out)
 		return wb_fail_discard(&h, out, "Cannot set the formula in %s: %s", ref,
 				       sbx_error_message(&err));
 	sbx_sheet_get(s, row, col, &c);
-	o = cJSON_CreateObject();
+	o = cell_written(ref);
 	if (o) {
-		cJSON_AddBoolToObject(o, "success", true);
-		cJSON_AddStringToObject(o, "cell_reference", ref);
 		cJSON_AddStringToObject(o, "formula", c.formula ? c.formula : formula);
 		cJSON_AddStringToObject(o, "note",
 					"The formula has no computed value until the workbook "
@@ -378,121 +393,91 @@ static int find_cells(tool_context *ctx, const cJSON *args, tool_result *out)
 #define P_CELL	"\"cell_reference\":{\"type\":\"string\",\"description\":\"A1-style cell, e.g. B7\"}"
 #define P_RANGE "\"start_cell\":{\"type\":\"string\"},\"end_cell\":{\"type\":\"string\"}"
 #define P_VALUE "{\"type\":[\"string\",\"number\",\"boolean\",\"null\"]}"
-#define OBJ(props, req)                                                                            \
-	"{\"type\":\"object\",\"properties\":{" props "},\"required\":[" req "],"                  \
-	"\"additionalProperties\":false}"
-#define OUT(props, req) "{\"type\":\"object\",\"properties\":{" props "},\"required\":[" req "]}"
-#define ANY		"{}"
+#define ANY	"{}"
+/* Every cell tool takes the file and, optionally, the sheet; props and required go after. */
+#define CELL_ARGS(props, required) TOOL_ARGS(P_FILE "," P_SHEET props, "\"file_path\"" required)
+/* A tool that saves the file answers success, then its own fields. */
+#define SAVED_RESULT(props, required)                                                              \
+	TOOL_RESULT("\"success\":{\"type\":\"boolean\"}" props, "\"success\"" required)
 
 static const tool_def tools[] = {
-	{
-		.name = "read_cell",
-		.title = "Read a cell",
-		.description = "Reads one cell: its value (number, text, boolean, ISO date, or "
-			       "null when empty), value_type and formula if any.",
-		.input_schema =
-			OBJ(P_FILE "," P_SHEET "," P_CELL, "\"file_path\",\"cell_reference\""),
-		.output_schema = OUT("\"cell_reference\":{\"type\":\"string\"},\"value\":" ANY
+	TOOL_DEF(read_cell, .title = "Read a cell",
+		 .description = "Reads one cell: its value (number, text, boolean, ISO date, or "
+				"null when empty), value_type and formula if any.",
+		 .input_schema = CELL_ARGS("," P_CELL, ",\"cell_reference\""),
+		 .output_schema =
+			 TOOL_RESULT("\"cell_reference\":{\"type\":\"string\"},\"value\":" ANY
 				     ",\"value_type\":{\"type\":\"string\"},\"formula\":{\"type\":"
 				     "[\"string\",\"null\"]}",
 				     "\"cell_reference\",\"value\",\"value_type\""),
-		.annotations = TOOL_READ_ONLY | TOOL_IDEMPOTENT,
-		.fn = read_cell,
-	},
-	{
-		.name = "write_cell",
-		.title = "Write a cell",
-		.description = "Writes one value into a cell and saves the file. Numbers and "
-			       "booleans keep their type; a string starting with '=' is stored "
-			       "as a formula; null clears the cell.",
-		.input_schema = OBJ(P_FILE "," P_SHEET "," P_CELL ",\"value\":" P_VALUE,
-				    "\"file_path\",\"cell_reference\",\"value\""),
-		.output_schema = OUT("\"success\":{\"type\":\"boolean\"},\"cell_reference\":{"
-				     "\"type\":\"string\"},\"new_value\":" ANY,
-				     "\"success\",\"cell_reference\",\"new_value\""),
-		.annotations = TOOL_DESTRUCTIVE | TOOL_IDEMPOTENT,
-		.fn = write_cell,
-	},
-	{
-		.name = "read_range",
-		.title = "Read a range",
-		.description = "Reads a rectangle of cells (start_cell to end_cell inclusive) as "
-			       "rows of values. mode \"formulas\" shows formula text where a cell "
-			       "has one.",
-		.input_schema = OBJ(P_FILE "," P_SHEET "," P_RANGE
+		 .annotations = TOOL_READ_ONLY | TOOL_IDEMPOTENT),
+	TOOL_DEF(write_cell, .title = "Write a cell",
+		 .description = "Writes one value into a cell and saves the file. Numbers and "
+				"booleans keep their type; a string starting with '=' is stored "
+				"as a formula; null clears the cell.",
+		 .input_schema = CELL_ARGS("," P_CELL ",\"value\":" P_VALUE,
+					   ",\"cell_reference\",\"value\""),
+		 .output_schema = SAVED_RESULT(
+			 ",\"cell_reference\":{\"type\":\"string\"},\"new_value\":" ANY,
+			 ",\"cell_reference\",\"new_value\""),
+		 .annotations = TOOL_DESTRUCTIVE | TOOL_IDEMPOTENT),
+	TOOL_DEF(read_range, .title = "Read a range",
+		 .description = "Reads a rectangle of cells (start_cell to end_cell inclusive) as "
+				"rows of values. mode \"formulas\" shows formula text where a cell "
+				"has one.",
+		 .input_schema = CELL_ARGS("," P_RANGE
 					   ",\"mode\":{\"type\":\"string\",\"enum\":[\"values\","
 					   "\"formulas\"]}",
-				    "\"file_path\",\"start_cell\",\"end_cell\""),
-		.output_schema = OUT("\"start_cell\":{\"type\":\"string\"},\"end_cell\":{\"type\":"
+					   ",\"start_cell\",\"end_cell\""),
+		 .output_schema =
+			 TOOL_RESULT("\"start_cell\":{\"type\":\"string\"},\"end_cell\":{\"type\":"
 				     "\"string\"},\"values\":{\"type\":\"array\",\"items\":{"
 				     "\"type\":\"array\"}}",
 				     "\"start_cell\",\"end_cell\",\"values\""),
-		.annotations = TOOL_READ_ONLY | TOOL_IDEMPOTENT,
-		.fn = read_range,
-	},
-	{
-		.name = "write_range",
-		.title = "Write a range",
-		.description = "Writes rows of values starting at start_cell (values[0][0] goes "
-			       "there) and saves the file. Same value rules as write_cell.",
-		.input_schema = OBJ(
-			P_FILE "," P_SHEET
-			       ",\"start_cell\":{\"type\":\"string\"},\"values\":{\"type\":"
-			       "\"array\",\"items\":{\"type\":\"array\",\"items\":" P_VALUE "}}",
-			"\"file_path\",\"start_cell\",\"values\""),
-		.output_schema = OUT("\"success\":{\"type\":\"boolean\"},\"cells_written\":{"
-				     "\"type\":\"integer\"}",
-				     "\"success\",\"cells_written\""),
-		.annotations = TOOL_DESTRUCTIVE | TOOL_IDEMPOTENT,
-		.fn = write_range,
-	},
-	{
-		.name = "set_formula",
-		.title = "Set a formula",
-		.description = "Puts a formula such as =SUM(A1:A10) into a cell and saves the "
-			       "file. Formulas get computed values when the workbook is "
-			       "recalculated (recalculate) or opened in LibreOffice.",
-		.input_schema = OBJ(P_FILE "," P_SHEET "," P_CELL
-					   ",\"formula\":{\"type\":\"string\",\"minLength\":1,"
-					   "\"maxLength\":65536}",
-				    "\"file_path\",\"cell_reference\",\"formula\""),
-		.output_schema = OUT("\"success\":{\"type\":\"boolean\"},\"cell_reference\":{"
-				     "\"type\":\"string\"},\"formula\":{\"type\":\"string\"}",
-				     "\"success\",\"cell_reference\",\"formula\""),
-		.annotations = TOOL_DESTRUCTIVE | TOOL_IDEMPOTENT,
-		.fn = set_formula,
-	},
-	{
-		.name = "clear_range",
-		.title = "Clear a range",
-		.description = "Empties every cell from start_cell to end_cell (values and "
-			       "formulas) and saves the file.",
-		.input_schema = OBJ(P_FILE "," P_SHEET "," P_RANGE,
-				    "\"file_path\",\"start_cell\",\"end_cell\""),
-		.output_schema = OUT("\"success\":{\"type\":\"boolean\"},\"cells_cleared\":{"
-				     "\"type\":\"integer\"}",
-				     "\"success\",\"cells_cleared\""),
-		.annotations = TOOL_DESTRUCTIVE | TOOL_IDEMPOTENT,
-		.fn = clear_range,
-	},
-	{
-		.name = "find_cells",
-		.title = "Find cells",
-		.description = "Finds cells whose text (or formula) contains or equals query, "
-			       "in one sheet or all of them.",
-		.input_schema = OBJ(P_FILE "," P_SHEET
-					   ",\"query\":{\"type\":\"string\",\"maxLength\":4096},"
+		 .annotations = TOOL_READ_ONLY | TOOL_IDEMPOTENT),
+	TOOL_DEF(write_range, .title = "Write a range",
+		 .description = "Writes rows of values starting at start_cell (values[0][0] goes "
+				"there) and saves the file. Same value rules as write_cell.",
+		 .input_schema = CELL_ARGS(
+			 ",\"start_cell\":{\"type\":\"string\"},\"values\":{\"type\":"
+			 "\"array\",\"items\":{\"type\":\"array\",\"items\":" P_VALUE "}}",
+			 ",\"start_cell\",\"values\""),
+		 .output_schema = SAVED_RESULT(",\"cells_written\":{\"type\":\"integer\"}",
+					       ",\"cells_written\""),
+		 .annotations = TOOL_DESTRUCTIVE | TOOL_IDEMPOTENT),
+	TOOL_DEF(set_formula, .title = "Set a formula",
+		 .description = "Puts a formula such as =SUM(A1:A10) into a cell and saves the "
+				"file. Formulas get computed values when the workbook is "
+				"recalculated (recalculate) or opened in LibreOffice.",
+		 .input_schema =
+			 CELL_ARGS("," P_CELL ",\"formula\":{\"type\":\"string\",\"minLength\":1,"
+				   "\"maxLength\":65536}",
+				   ",\"cell_reference\",\"formula\""),
+		 .output_schema = SAVED_RESULT(",\"cell_reference\":{\"type\":\"string\"},"
+					       "\"formula\":{\"type\":\"string\"}",
+					       ",\"cell_reference\",\"formula\""),
+		 .annotations = TOOL_DESTRUCTIVE | TOOL_IDEMPOTENT),
+	TOOL_DEF(clear_range, .title = "Clear a range",
+		 .description = "Empties every cell from start_cell to end_cell (values and "
+				"formulas) and saves the file.",
+		 .input_schema = CELL_ARGS("," P_RANGE, ",\"start_cell\",\"end_cell\""),
+		 .output_schema = SAVED_RESULT(",\"cells_cleared\":{\"type\":\"integer\"}",
+					       ",\"cells_cleared\""),
+		 .annotations = TOOL_DESTRUCTIVE | TOOL_IDEMPOTENT),
+	TOOL_DEF(find_cells, .title = "Find cells",
+		 .description = "Finds cells whose text (or formula) contains or equals query, "
+				"in one sheet or all of them.",
+		 .input_schema = CELL_ARGS(",\"query\":{\"type\":\"string\",\"maxLength\":4096},"
 					   "\"match\":{\"type\":\"string\",\"enum\":[\"contains\","
 					   "\"exact\"]},\"case_sensitive\":{\"type\":\"boolean\"},"
 					   "\"max_results\":{\"type\":\"integer\",\"minimum\":1,"
 					   "\"maximum\":10000}",
-				    "\"file_path\",\"query\""),
-		.output_schema = OUT("\"matches\":{\"type\":\"array\"},\"count\":{\"type\":"
+					   ",\"query\""),
+		 .output_schema =
+			 TOOL_RESULT("\"matches\":{\"type\":\"array\"},\"count\":{\"type\":"
 				     "\"integer\"},\"truncated\":{\"type\":\"boolean\"}",
 				     "\"matches\",\"count\""),
-		.annotations = TOOL_READ_ONLY | TOOL_IDEMPOTENT,
-		.fn = find_cells,
-	},
+		 .annotations = TOOL_READ_ONLY | TOOL_IDEMPOTENT),
 };
 
 const tool_def *sheet_cell_tools(size_t *n_out)

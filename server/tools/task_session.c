@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "sbx/util.h"
+#include "sbx/thread.h"
 #include "server.h"
 #include "task_session.h"
 #include "workspace.h"
@@ -264,16 +265,12 @@ static void *timer_main(void *arg)
 task_session *task_session_new(int workspace_fd, double timeout_seconds, const char *status_file)
 {
 	task_session *t = calloc(1, sizeof(*t));
-	pthread_condattr_t ca;
 
 	if (!t)
 		return NULL;
 	pthread_mutex_init(&t->lock, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&t->cond, &ca);
-	pthread_cond_init(&t->changed, &ca);
-	pthread_condattr_destroy(&ca);
+	sbx_cond_init_monotonic(&t->cond);
+	sbx_cond_init_monotonic(&t->changed);
 	t->workspace_fd = workspace_fd;
 	t->default_timeout = timeout_seconds;
 	t->timeout = timeout_seconds;
@@ -294,13 +291,8 @@ void task_session_free(task_session *t)
 {
 	if (!t)
 		return;
-	if (t->timer_started) {
-		pthread_mutex_lock(&t->lock);
-		t->stopping = true;
-		pthread_cond_broadcast(&t->cond);
-		pthread_mutex_unlock(&t->lock);
-		pthread_join(t->timer, NULL);
-	}
+	if (t->timer_started)
+		sbx_thread_stop(t->timer, &t->lock, &t->cond, &t->stopping);
 	sbx_strv_free_n(t->files, t->n_files);
 	sbx_free_all(t->task_id, t->note, t->status_file);
 	cJSON_Delete(t->recalc);
@@ -474,10 +466,7 @@ cJSON *task_session_wait(task_session *t, long since_version, int since_state, i
 
 void task_session_wake_all(task_session *t)
 {
-	pthread_mutex_lock(&t->lock);
-	t->closing = true;
-	pthread_cond_broadcast(&t->changed);
-	pthread_mutex_unlock(&t->lock);
+	sbx_thread_raise(&t->lock, &t->changed, &t->closing);
 }
 
 void task_session_set_recalc(task_session *t, const cJSON *summary)

@@ -52,37 +52,29 @@ static int get_task_status(tool_context *ctx, const cJSON *args, tool_result *ou
 }
 
 static const tool_def tools[] = {
-	{
-		.name = "complete_task",
-		.title = "Complete the task",
-		.description =
-			"Declares the task finished: the workspace is handed in for "
-			"grading and the task stops. Call it once, after saving your "
-			"work. Optional summary: a short note of what was done. Modified "
-			"spreadsheets whose formulas have no computed values are "
-			"recalculated first (natively, LibreOffice for the rest where installed) "
-			"unless recalculate is false.",
-		.input_schema = "{\"type\":\"object\",\"properties\":{\"summary\":{\"type\":"
-				"\"string\",\"maxLength\":4096},\"recalculate\":{\"type\":"
-				"\"boolean\",\"description\":\"recalculate formulas without values "
-				"first (default true)\"}},\"additionalProperties\":false}",
-		.output_schema = STATUS_SCHEMA ",\"success\":{\"type\":\"boolean\"},"
-					       "\"already_completed\":{\"type\":\"boolean\"}},"
-					       "\"required\":[\"success\",\"status\"]}",
-		.annotations = TOOL_IDEMPOTENT,
-		.fn = complete_task,
-	},
-	{
-		.name = "get_task_status",
-		.title = "Task status",
-		.description = "Reports the task state (pending, running, completed, timed_out), "
-			       "seconds elapsed and remaining, and the files modified so far.",
-		.input_schema = "{\"type\":\"object\",\"properties\":{},"
-				"\"additionalProperties\":false}",
-		.output_schema = STATUS_SCHEMA "},\"required\":[\"status\"]}",
-		.annotations = TOOL_READ_ONLY | TOOL_IDEMPOTENT,
-		.fn = get_task_status,
-	},
+	TOOL_DEF(complete_task, .title = "Complete the task",
+		 .description =
+			 "Declares the task finished: the workspace is handed in for "
+			 "grading and the task stops. Call it once, after saving your "
+			 "work. Optional summary: a short note of what was done. Modified "
+			 "spreadsheets whose formulas have no computed values are "
+			 "recalculated first (natively, LibreOffice for the rest where installed) "
+			 "unless recalculate is false.",
+		 .input_schema =
+			 "{\"type\":\"object\",\"properties\":{\"summary\":{\"type\":"
+			 "\"string\",\"maxLength\":4096},\"recalculate\":{\"type\":"
+			 "\"boolean\",\"description\":\"recalculate formulas without values "
+			 "first (default true)\"}},\"additionalProperties\":false}",
+		 .output_schema = STATUS_SCHEMA ",\"success\":{\"type\":\"boolean\"},"
+						"\"already_completed\":{\"type\":\"boolean\"}},"
+						"\"required\":[\"success\",\"status\"]}",
+		 .annotations = TOOL_IDEMPOTENT),
+	TOOL_DEF(get_task_status, .title = "Task status",
+		 .description = "Reports the task state (pending, running, completed, timed_out), "
+				"seconds elapsed and remaining, and the files modified so far.",
+		 .input_schema = TOOL_NO_ARGS,
+		 .output_schema = STATUS_SCHEMA "},\"required\":[\"status\"]}",
+		 .annotations = TOOL_READ_ONLY | TOOL_IDEMPOTENT),
 };
 
 const tool_def *task_tools(size_t *n_out)

@@ -88,6 +88,15 @@ static int fail(sbx_error *err, const char *path, const char *fmt, ...)
 	return sbx_error_set(err, -EINVAL, "arguments: %s", msg);
 }
 
+/* A property wrong in an object: an "argument" at the top, a "property" of one below. */
+static int property_fail(sbx_error *err, const char *path, const char *what, const char *name)
+{
+	if (*path)
+		return sbx_error_set(err, -EINVAL, "argument '%s': %s property '%s'", path, what,
+				     name);
+	return sbx_error_set(err, -EINVAL, "%s argument '%s'", what, name);
+}
+
 static bool json_equal(const cJSON *a, const cJSON *b)
 {
 	return cJSON_Compare(a, b, true);
@@ -105,30 +114,16 @@ static int validate_object(const cJSON *schema, const cJSON *v, char *path, size
 	int r;
 
 	cJSON_ArrayForEach (req, sbx_json_get(schema, "required")) {
-		if (cJSON_IsString(req) && !sbx_json_get(v, req->valuestring)) {
-			if (*path)
-				return sbx_error_set(
-					err, -EINVAL,
-					"argument '%s': missing required property '%s'", path,
-					req->valuestring);
-			return sbx_error_set(err, -EINVAL, "missing required argument '%s'",
-					     req->valuestring);
-		}
+		if (cJSON_IsString(req) && !sbx_json_get(v, req->valuestring))
+			return property_fail(err, path, "missing required", req->valuestring);
 	}
 	cJSON_ArrayForEach (item, v) {
 		const cJSON *sub = sbx_json_get(props, item->string);
 		size_t n = strlen(path);
 
 		if (!sub) {
-			if (cJSON_IsFalse(additional)) {
-				if (*path)
-					return sbx_error_set(
-						err, -EINVAL,
-						"argument '%s': unexpected property '%s'", path,
-						item->string);
-				return sbx_error_set(err, -EINVAL, "unexpected argument '%s'",
-						     item->string);
-			}
+			if (cJSON_IsFalse(additional))
+				return property_fail(err, path, "unexpected", item->string);
 			if (!cJSON_IsObject(additional))
 				continue;
 			sub = additional;

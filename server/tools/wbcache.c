@@ -319,16 +319,18 @@ sbx_sheet *wb_open_sheet(tool_context *ctx, const cJSON *args, wb_handle *h, too
 	return s;
 }
 
-int wb_fail_discard(wb_handle *h, tool_result *out, const char *fmt, ...)
+int wb_fail(wb_handle *h, tool_result *out, bool discard, const char *fmt, ...)
 {
 	_cleanup_free_ char *msg = NULL;
 	va_list ap;
 
+	/* Formatted first: the arguments may point into the book. */
 	va_start(ap, fmt);
 	if (vasprintf(&msg, fmt, ap) < 0)
 		msg = NULL;
 	va_end(ap);
-	wb_discard(h);
+	if (discard)
+		wb_discard(h);
 	wb_close(h);
 	return tool_fail(out, TOOL_E_ARGUMENT, "%s", msg ? msg : "out of memory");
 }

@@ -68,12 +68,16 @@ void wb_discard(wb_handle *h);
 sbx_sheet *wb_open_sheet(tool_context *ctx, const cJSON *args, wb_handle *h, tool_result *out);
 
 /*
- * Ends a tool whose change failed: forgets the changed book, releases the
- * lock and fails the tool (TOOL_E_ARGUMENT) with the formatted message.
- * Returns 0, as a handler does for a failure it reported.
+ * Ends a tool that failed: forgets the book when discard is set (its change
+ * failed half-way), releases the lock and fails the tool (TOOL_E_ARGUMENT)
+ * with the formatted message. Returns 0, as a handler does for a failure it
+ * reported. wb_fail_discard after a change; wb_fail_keep for a refusal before
+ * any, which leaves the book cached.
  */
-int wb_fail_discard(wb_handle *h, tool_result *out, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+int wb_fail(wb_handle *h, tool_result *out, bool discard, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+#define wb_fail_discard(h, out, ...) wb_fail(h, out, true, __VA_ARGS__)
+#define wb_fail_keep(h, out, ...)    wb_fail(h, out, false, __VA_ARGS__)
 
 /*
  * Ends a tool that changed the book: saves it (only when changed is true),

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "sbx/util.h"
+#include "sbx/thread.h"
 #include "sse.h"
 
 #define MAX_QUEUED  (64u << 20)
@@ -54,15 +55,11 @@ void sse_registry_free(sse_registry *reg)
 sse_stream *sse_stream_new(sse_registry *reg)
 {
 	sse_stream *s = calloc(1, sizeof(*s));
-	pthread_condattr_t ca;
 
 	if (!s)
 		return NULL;
 	pthread_mutex_init(&s->lock, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&s->cond, &ca);
-	pthread_condattr_destroy(&ca);
+	sbx_cond_init_monotonic(&s->cond);
 	sbx_buf_init(&s->queue, MAX_QUEUED);
 	s->refs = 1;
 	s->reg = reg;
@@ -136,10 +133,7 @@ int sse_stream_push(sse_stream *s, const char *event, const char *data)
 
 void sse_stream_close(sse_stream *s)
 {
-	pthread_mutex_lock(&s->lock);
-	s->closed = true;
-	pthread_cond_broadcast(&s->cond);
-	pthread_mutex_unlock(&s->lock);
+	sbx_thread_raise(&s->lock, &s->cond, &s->closed);
 }
 
 bool sse_stream_gone(sse_stream *s)
@@ -199,10 +193,7 @@ static void reader_free(void *cls)
 {
 	sse_stream *s = cls;
 
-	pthread_mutex_lock(&s->lock);
-	s->gone = true;
-	pthread_cond_broadcast(&s->cond);
-	pthread_mutex_unlock(&s->lock);
+	sbx_thread_raise(&s->lock, &s->cond, &s->gone);
 	sse_stream_unref(s);
 }
 

@@ -27,7 +27,6 @@
 	"\"x\":{\"type\":\"integer\",\"minimum\":0,\"description\":\"Pixels from the left edge\"}"
 #define P_Y                                                                                        \
 	"\"y\":{\"type\":\"integer\",\"minimum\":0,\"description\":\"Pixels from the top edge\"}"
-#define NO_ARGS "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false}"
 #define OUT_XY                                                                                     \
 	"{\"type\":\"object\",\"properties\":{\"success\":{\"type\":\"boolean\"},"                 \
 	"\"x\":{\"type\":\"integer\"},\"y\":{\"type\":\"integer\"}},"                              \
@@ -420,7 +419,7 @@ static const tool_def gui_tool_table[] = {
 		"get_cursor_position",
 		"Cursor position",
 		"Where the mouse pointer is, in screen pixels.",
-		NO_ARGS,
+		TOOL_NO_ARGS,
 		"{\"type\":\"object\",\"properties\":{\"x\":{\"type\":\"integer\"},\"y\":{\"type\":"
 		"\"integer\"}},\"required\":[\"x\",\"y\"]}",
 		TOOL_READ_ONLY | TOOL_IDEMPOTENT,
