@@ -189,14 +189,11 @@ END_TEST
 int main(void)
 {
 	Suite *s = suite_create("docker-fake-engine");
-	TCase *tc;
 
 	srandom((unsigned)time(NULL) ^ (unsigned)getpid());
 
-	tc = sbx_test_case(s, "fake", NULL, NULL, 20);
-	tcase_add_test(tc, negotiates_down_to_the_engine);
-	tcase_add_test(tc, too_old_an_engine_is_refused_clearly);
-	tcase_add_test(tc, a_silent_engine_times_out);
-	tcase_add_test(tc, hang_ups_and_garbage_are_errors);
+	SBX_TEST_CASE(s, "fake", NULL, NULL, 20, negotiates_down_to_the_engine,
+		      too_old_an_engine_is_refused_clearly, a_silent_engine_times_out,
+		      hang_ups_and_garbage_are_errors);
 	return sbx_test_run(s);
 }

@@ -742,25 +742,17 @@ START_TEST(build_progress_from_a_directory)
 }
 END_TEST
 
-static Suite *integration_suite(void)
+static void add_cases(Suite *s)
 {
-	Suite *s = suite_create("docker-integration");
-	TCase *tc = sbx_test_case(s, "engine", NULL, NULL, 120);
+	TCase *tc = SBX_TEST_CASE(
+		s, "engine", NULL, NULL, 120, engine_facts, create_start_wait_logs_remove,
+		wait_deadline_then_kill, exec_attached_output_and_exit_code, archive_put_and_get,
+		copy_through_exec_on_readonly_rootfs_and_tmpfs, hijacked_stream_both_ways,
+		attach_to_the_main_process, hostile_tar_from_a_container_is_refused,
+		crafted_tar_served_back_by_a_container, images_tag_list_remove_build,
+		build_progress_from_a_directory);
 
 	tcase_add_unchecked_fixture(tc, global_setup, remove_run_containers);
-	tcase_add_test(tc, engine_facts);
-	tcase_add_test(tc, create_start_wait_logs_remove);
-	tcase_add_test(tc, wait_deadline_then_kill);
-	tcase_add_test(tc, exec_attached_output_and_exit_code);
-	tcase_add_test(tc, archive_put_and_get);
-	tcase_add_test(tc, copy_through_exec_on_readonly_rootfs_and_tmpfs);
-	tcase_add_test(tc, hijacked_stream_both_ways);
-	tcase_add_test(tc, attach_to_the_main_process);
-	tcase_add_test(tc, hostile_tar_from_a_container_is_refused);
-	tcase_add_test(tc, crafted_tar_served_back_by_a_container);
-	tcase_add_test(tc, images_tag_list_remove_build);
-	tcase_add_test(tc, build_progress_from_a_directory);
-	return s;
 }
 
 /* After the run: nothing of ours may be left. */
@@ -791,6 +783,6 @@ int main(void)
 
 	snprintf(run_id, sizeof(run_id), "itest-%d-%ld", (int)getpid(), (long)time(NULL));
 	snprintf(run_label, sizeof(run_label), "%s=%s", SBX_LABEL_RUN_ID, run_id);
-	rc = sbx_test_run(integration_suite());
+	rc = sbx_test_run(sbx_test_suite("docker-integration", add_cases));
 	return rc != EXIT_SUCCESS || leftovers() ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -412,22 +412,14 @@ START_TEST(symlink_lexical_rule)
 }
 END_TEST
 
-static Suite *tar_suite(void)
+static void add_cases(Suite *s)
 {
-	Suite *s = suite_create("docker-tar");
-	TCase *tc;
-
-	tc = sbx_test_case(s, "extract", setup, teardown, 0);
-	tcase_add_test(tc, good_tree_extracts_with_safe_modes);
-	tcase_add_test(tc, hostile_entries_are_refused_one_by_one);
-	tcase_add_test(tc, symlink_chains_that_escape_are_removed);
-	tcase_add_test(tc, existing_symlinks_in_the_target_are_not_followed);
-	tcase_add_test(tc, a_huge_file_stops_extraction_at_its_header);
-	tcase_add_test(tc, total_and_entry_caps);
-	tcase_add_test(tc, no_symlinks_option_and_garbage);
-	tcase_add_test(tc, writer_round_trip_and_cap);
-	tcase_add_test(tc, symlink_lexical_rule);
-	return s;
+	SBX_TEST_CASE(
+		s, "extract", setup, teardown, 0, good_tree_extracts_with_safe_modes,
+		hostile_entries_are_refused_one_by_one, symlink_chains_that_escape_are_removed,
+		existing_symlinks_in_the_target_are_not_followed,
+		a_huge_file_stops_extraction_at_its_header, total_and_entry_caps,
+		no_symlinks_option_and_garbage, writer_round_trip_and_cap, symlink_lexical_rule);
 }
 
-SBX_TEST_MAIN(tar_suite)
+SBX_TEST_MAIN("docker-tar", add_cases)

@@ -844,38 +844,24 @@ START_TEST(test_gate)
 }
 END_TEST
 
-static Suite *grader_suite(void)
+static void add_cases(Suite *s)
 {
-	Suite *s = suite_create("grader");
 	TCase *tc;
 
-	tc = sbx_test_case(s, "books", setup, teardown, 0);
-	tcase_add_test(tc, test_identical_pass);
-	tcase_add_test(tc, test_one_changed_cell);
+	tc = SBX_TEST_CASE(s, "books", setup, teardown, 0, test_identical_pass,
+			   test_one_changed_cell);
 	SBX_TEST_TABLE(tc, test_numeric_tolerance, numbers);
-	tcase_add_test(tc, test_relative_tolerance_line);
+	SBX_TEST_ADD(tc, test_relative_tolerance_line);
 	SBX_TEST_TABLE(tc, test_strings, strings);
-	tcase_add_test(tc, test_rewrites);
-	tcase_add_test(tc, test_text_line);
-	tcase_add_test(tc, test_numeric_strings);
-	tcase_add_test(tc, test_dates_and_booleans);
-	tcase_add_test(tc, test_empty_vs_value);
-	tcase_add_test(tc, test_empty_oracle_cells);
-	tcase_add_test(tc, test_no_dilution);
-	tcase_add_test(tc, test_caps);
-	tcase_add_test(tc, test_missing_sheet);
-	tcase_add_test(tc, test_missing_output);
-	tcase_add_test(tc, test_formulas);
-	tcase_add_test(tc, test_scope);
-	tcase_add_test(tc, test_nothing_to_grade);
-	tcase_add_test(tc, test_thresholds);
-	tcase_add_test(tc, test_reports);
-	tcase_add_test(tc, test_gate);
+	SBX_TEST_ADD(tc, test_rewrites, test_text_line, test_numeric_strings,
+		     test_dates_and_booleans, test_empty_vs_value, test_empty_oracle_cells,
+		     test_no_dilution, test_caps, test_missing_sheet, test_missing_output,
+		     test_formulas, test_scope, test_nothing_to_grade, test_thresholds,
+		     test_reports, test_gate);
 
 	tc = sbx_test_case(s, "reference", NULL, NULL, 0);
 	SBX_TEST_TABLE(tc, test_reference_self, reference);
-	tcase_add_test(tc, test_reference_start_vs_oracle);
-	return s;
+	SBX_TEST_ADD(tc, test_reference_start_vs_oracle);
 }
 
-SBX_TEST_MAIN(grader_suite)
+SBX_TEST_MAIN("grader", add_cases)

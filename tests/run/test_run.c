@@ -1377,44 +1377,28 @@ START_TEST(agent_stop_takes_the_whole_group)
 }
 END_TEST
 
-static Suite *run_suite(void)
+static void add_cases(Suite *s)
 {
-	Suite *s = suite_create("run");
 	TCase *tc;
 
-	tc = sbx_test_case(s, "http", NULL, NULL, 0);
-	tcase_add_test(tc, http_parses_request_and_body);
-	tcase_add_test(tc, http_dechunks_response);
-	tcase_add_test(tc, http_refuses_hostile_heads);
-	tcase_add_test(tc, http_caps_head_size);
-	tcase_add_test(tc, http_refuses_hostile_bodies);
-	tcase_add_test(tc, http_keeps_message_boundaries);
-	tcase_add_test(tc, http_heads_and_bodies_have_deadlines);
+	SBX_TEST_CASE(s, "http", NULL, NULL, 0, http_parses_request_and_body,
+		      http_dechunks_response, http_refuses_hostile_heads, http_caps_head_size,
+		      http_refuses_hostile_bodies, http_keeps_message_boundaries,
+		      http_heads_and_bodies_have_deadlines);
 
-	tc = sbx_test_case(s, "relay", NULL, NULL, 30);
-	tcase_add_test(tc, relay_forwards_pools_and_records);
-	tcase_add_test(tc, relay_retries_a_stream_the_server_closed);
+	tc = SBX_TEST_CASE(s, "relay", NULL, NULL, 30, relay_forwards_pools_and_records,
+			   relay_retries_a_stream_the_server_closed);
 	SBX_TEST_TABLE(tc, relay_stream_get_reads_a_whole_answer, stream_get_rows);
-	tcase_add_test(tc, relay_refuses_foreign_hosts_and_garbage);
-	tcase_add_test(tc, relay_refuses_control_to_agents);
-	tcase_add_test(tc, relay_reports_a_dead_server);
-	tcase_add_test(tc, relay_bounds_slots_time_and_memory);
-	tcase_add_test(tc, relay_listens_on_a_private_unix_socket);
-	tcase_add_test(tc, relay_only_binds_loopback);
+	SBX_TEST_ADD(tc, relay_refuses_foreign_hosts_and_garbage, relay_refuses_control_to_agents,
+		     relay_reports_a_dead_server, relay_bounds_slots_time_and_memory,
+		     relay_listens_on_a_private_unix_socket, relay_only_binds_loopback);
 
-	tc = sbx_test_case(s, "files", NULL, NULL, 0);
-	tcase_add_test(tc, transcript_keeps_json_and_text);
-	tcase_add_test(tc, run_ids_are_safe);
-	tcase_add_test(tc, result_json_separates_infra_from_outcome);
-	tcase_add_test(tc, rundir_is_fresh_and_confined);
-	tcase_add_test(tc, provenance_sees_commit_and_changes);
-	tcase_add_test(tc, provenance_cache_reads_once);
+	SBX_TEST_CASE(s, "files", NULL, NULL, 0, transcript_keeps_json_and_text, run_ids_are_safe,
+		      result_json_separates_infra_from_outcome, rundir_is_fresh_and_confined,
+		      provenance_sees_commit_and_changes, provenance_cache_reads_once);
 
-	tc = sbx_test_case(s, "agents", NULL, NULL, 30);
-	tcase_add_test(tc, agent_gets_env_and_logs);
-	tcase_add_test(tc, agent_stop_takes_the_whole_group);
-	tcase_add_test(tc, agent_inherits_only_stdio);
-	return s;
+	SBX_TEST_CASE(s, "agents", NULL, NULL, 30, agent_gets_env_and_logs,
+		      agent_stop_takes_the_whole_group, agent_inherits_only_stdio);
 }
 
-SBX_TEST_MAIN(run_suite)
+SBX_TEST_MAIN("run", add_cases)

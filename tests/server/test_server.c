@@ -1093,43 +1093,21 @@ START_TEST(log_and_progress_notifications)
 }
 END_TEST
 
-static Suite *server_suite(void)
+static void add_cases(Suite *s)
 {
-	Suite *s = suite_create("server");
-	TCase *tc;
-
-	tc = sbx_test_case(s, "core", setup, teardown, 60);
-	tcase_add_test(tc, initialize_negotiates_version);
-	tcase_add_test(tc, ping_and_unknown_methods);
-	tcase_add_test(tc, malformed_messages);
-	tcase_add_test(tc, deep_nesting_refused);
-	tcase_add_test(tc, tools_list_is_complete);
-	tcase_add_test(tc, unknown_tool_is_protocol_error);
-	tcase_add_test(tc, arguments_validated);
-	tcase_add_test(tc, schema_subset);
-	tcase_add_test(tc, read_tools);
-	tcase_add_test(tc, write_tools_persist);
-	tcase_add_test(tc, sheet_and_row_tools);
-	tcase_add_test(tc, reference_error_texts);
-	tcase_add_test(tc, absolute_path_inside_workspace);
-	tcase_add_test(tc, sheet_qualified_references);
-	tcase_add_test(tc, xlsx_files_work_too);
-	tcase_add_test(tc, execute_python_runs_in_workspace);
-	tcase_add_test(tc, execute_python_timeout_and_caps);
-	tcase_add_test(tc, capture_keeps_head_and_tail);
-	tcase_add_test(tc, task_deadline);
-	tcase_add_test(tc, status_wait_long_polls);
-	tcase_add_test(tc, complete_task_writes_status);
-	tcase_add_test(tc, complete_task_computes_formulas_natively);
-	tcase_add_test(tc, task_start_replaces_when_asked);
-	tcase_add_test(tc, deadline_sets_timeout);
-	tcase_add_test(tc, gui_tools_unlisted_without_display);
-	tcase_add_test(tc, gui_toolset_hides_writers);
-	tcase_add_test(tc, reference_listing_shapes);
-	tcase_add_test(tc, resources_read_and_refuse);
-	tcase_add_test(tc, cancellation_stops_code);
-	tcase_add_test(tc, log_and_progress_notifications);
-	return s;
+	SBX_TEST_CASE(s, "core", setup, teardown, 60, initialize_negotiates_version,
+		      ping_and_unknown_methods, malformed_messages, deep_nesting_refused,
+		      tools_list_is_complete, unknown_tool_is_protocol_error, arguments_validated,
+		      schema_subset, read_tools, write_tools_persist, sheet_and_row_tools,
+		      reference_error_texts, absolute_path_inside_workspace,
+		      sheet_qualified_references, xlsx_files_work_too,
+		      execute_python_runs_in_workspace, execute_python_timeout_and_caps,
+		      capture_keeps_head_and_tail, task_deadline, status_wait_long_polls,
+		      complete_task_writes_status, complete_task_computes_formulas_natively,
+		      task_start_replaces_when_asked, deadline_sets_timeout,
+		      gui_tools_unlisted_without_display, gui_toolset_hides_writers,
+		      reference_listing_shapes, resources_read_and_refuse, cancellation_stops_code,
+		      log_and_progress_notifications);
 }
 
-SBX_TEST_MAIN(server_suite)
+SBX_TEST_MAIN("server", add_cases)

@@ -451,33 +451,17 @@ START_TEST(detect_formats)
 }
 END_TEST
 
-static Suite *model_suite(void)
+static void add_cases(Suite *s)
 {
-	Suite *s = suite_create("sheet-model");
-	TCase *tc;
+	SBX_TEST_CASE(s, "model", setup, teardown, 0, cells_set_get_overwrite_clear,
+		      cells_reject_bad_values, formula_with_and_without_cache, rows_insert_delete,
+		      sheets_add_rename_remove, iterate_row_major, cell_limit_is_an_error);
 
-	tc = sbx_test_case(s, "model", setup, teardown, 0);
-	tcase_add_test(tc, cells_set_get_overwrite_clear);
-	tcase_add_test(tc, cells_reject_bad_values);
-	tcase_add_test(tc, formula_with_and_without_cache);
-	tcase_add_test(tc, rows_insert_delete);
-	tcase_add_test(tc, sheets_add_rename_remove);
-	tcase_add_test(tc, iterate_row_major);
-	tcase_add_test(tc, cell_limit_is_an_error);
-
-	tc = sbx_test_case(s, "refs", NULL, NULL, 0);
-	tcase_add_test(tc, ref_parse_cells);
-	tcase_add_test(tc, range_parse_forms);
-	tcase_add_test(tc, formula_ods_to_a1);
-	tcase_add_test(tc, formula_a1_to_ods);
-	tcase_add_test(tc, formula_shift_and_normalize);
+	SBX_TEST_CASE(s, "refs", NULL, NULL, 0, ref_parse_cells, range_parse_forms,
+		      formula_ods_to_a1, formula_a1_to_ods, formula_shift_and_normalize);
 	/* 60,000 numbers printed twice: seconds under ASan and load */
-	tc = sbx_test_case(s, "values", NULL, NULL, 60);
-	tcase_add_test(tc, numbers_round_trip_shortest);
-	tcase_add_test(tc, numbers_fast_path_is_printf);
-	tcase_add_test(tc, dates_and_times);
-	tcase_add_test(tc, detect_formats);
-	return s;
+	SBX_TEST_CASE(s, "values", NULL, NULL, 60, numbers_round_trip_shortest,
+		      numbers_fast_path_is_printf, dates_and_times, detect_formats);
 }
 
-SBX_TEST_MAIN(model_suite)
+SBX_TEST_MAIN("sheet-model", add_cases)

@@ -357,24 +357,15 @@ START_TEST(csv_write_any_sheet)
 }
 END_TEST
 
-static Suite *xlsx_suite(void)
+static void add_cases(Suite *s)
 {
-	Suite *s = suite_create("sheet-xlsx-csv");
-	TCase *tc;
-
 	/* The hostile packages (bombs, 10^6 shared strings) take a second alone and
 	 * several on a loaded machine: Check's default 4 s timed out there. */
-	tc = sbx_test_case(s, "xlsx", setup, teardown, 60);
-	tcase_add_test(tc, xlsx_write_read_round_trip);
-	tcase_add_test(tc, xlsx_read_libreoffice_saved);
-	tcase_add_test(tc, xlsx_read_tricky_package);
-	tcase_add_test(tc, xlsx_number_format_kinds);
-	tcase_add_test(tc, xlsx_refuses_hostile_parts);
+	SBX_TEST_CASE(s, "xlsx", setup, teardown, 60, xlsx_write_read_round_trip,
+		      xlsx_read_libreoffice_saved, xlsx_read_tricky_package,
+		      xlsx_number_format_kinds, xlsx_refuses_hostile_parts);
 
-	tc = sbx_test_case(s, "csv", setup, teardown, 0);
-	tcase_add_test(tc, csv_read_rfc4180);
-	tcase_add_test(tc, csv_write_any_sheet);
-	return s;
+	SBX_TEST_CASE(s, "csv", setup, teardown, 0, csv_read_rfc4180, csv_write_any_sheet);
 }
 
-SBX_TEST_MAIN(xlsx_suite)
+SBX_TEST_MAIN("sheet-xlsx-csv", add_cases)

@@ -584,37 +584,23 @@ START_TEST(scheduler_stop_before_start)
 }
 END_TEST
 
-static Suite *make_suite(void)
+static void add_cases(Suite *s)
 {
-	Suite *s = suite_create("sweep");
-	TCase *tc;
+	SBX_TEST_CASE(s, "scheduler", sbx_test_scratch_setup, sbx_test_scratch_teardown, 60,
+		      scheduler_retries_infra_errors, scheduler_stops_on_too_many_infra_errors,
+		      scheduler_stop_before_start);
 
-	tc = sbx_test_case(s, "scheduler", sbx_test_scratch_setup, sbx_test_scratch_teardown, 60);
-	tcase_add_test(tc, scheduler_retries_infra_errors);
-	tcase_add_test(tc, scheduler_stops_on_too_many_infra_errors);
-	tcase_add_test(tc, scheduler_stop_before_start);
+	SBX_TEST_CASE(s, "stats", NULL, NULL, 0, wilson_hand_computed, pass_at_k_unbiased,
+		      sign_test_exact, quantiles_and_bootstrap);
 
-	tc = sbx_test_case(s, "stats", NULL, NULL, 0);
-	tcase_add_test(tc, wilson_hand_computed);
-	tcase_add_test(tc, pass_at_k_unbiased);
-	tcase_add_test(tc, sign_test_exact);
-	tcase_add_test(tc, quantiles_and_bootstrap);
+	SBX_TEST_CASE(s, "plan", NULL, NULL, 0, plan_order_is_epoch_major, plan_json_round_trip);
 
-	tc = sbx_test_case(s, "plan", NULL, NULL, 0);
-	tcase_add_test(tc, plan_order_is_epoch_major);
-	tcase_add_test(tc, plan_json_round_trip);
+	SBX_TEST_CASE(s, "files", sbx_test_scratch_setup, sbx_test_scratch_teardown, 0,
+		      results_torn_last_line, results_bad_lines_and_read_only, results_missing_file,
+		      plan_write_read);
 
-	tc = sbx_test_case(s, "files", sbx_test_scratch_setup, sbx_test_scratch_teardown, 0);
-	tcase_add_test(tc, results_torn_last_line);
-	tcase_add_test(tc, results_bad_lines_and_read_only);
-	tcase_add_test(tc, results_missing_file);
-	tcase_add_test(tc, plan_write_read);
-
-	tc = sbx_test_case(s, "summary", NULL, NULL, 0);
-	tcase_add_test(tc, summary_counts_each_episode_once);
-	tcase_add_test(tc, summary_cells_follow_the_plan);
-	tcase_add_test(tc, compare_known_p_value);
-	return s;
+	SBX_TEST_CASE(s, "summary", NULL, NULL, 0, summary_counts_each_episode_once,
+		      summary_cells_follow_the_plan, compare_known_p_value);
 }
 
-SBX_TEST_MAIN(make_suite)
+SBX_TEST_MAIN("sweep", add_cases)

@@ -298,20 +298,11 @@ START_TEST(resolve_and_precedence)
 }
 END_TEST
 
-static Suite *reference_suite(void)
+static void add_cases(Suite *s)
 {
-	Suite *s = suite_create("task-reference");
-	TCase *tc;
-
-	tc = sbx_test_case(s, "core", setup, teardown, 0);
-	tcase_add_test(tc, full_mapping);
-	tcase_add_test(tc, defaults_from_folders);
-	tcase_add_test(tc, errors_name_the_json_path);
-	tcase_add_test(tc, yaml_round_trip);
-	tcase_add_test(tc, parse_in_memory_awkward);
-	tcase_add_test(tc, answer_ranges_from_the_files);
-	tcase_add_test(tc, resolve_and_precedence);
-	return s;
+	SBX_TEST_CASE(s, "core", setup, teardown, 0, full_mapping, defaults_from_folders,
+		      errors_name_the_json_path, yaml_round_trip, parse_in_memory_awkward,
+		      answer_ranges_from_the_files, resolve_and_precedence);
 }
 
-SBX_TEST_MAIN(reference_suite)
+SBX_TEST_MAIN("task-reference", add_cases)

@@ -335,19 +335,12 @@ START_TEST(test_resolve_and_list)
 }
 END_TEST
 
-static Suite *task_suite(void)
+static void add_cases(Suite *s)
 {
-	Suite *s = suite_create("task");
-	TCase *tc = sbx_test_case(s, "load", NULL, NULL, 0);
-
-	tcase_add_test(tc, test_minimal_defaults);
-	tcase_add_test(tc, test_full_file);
+	TCase *tc = SBX_TEST_CASE(s, "load", NULL, NULL, 0, test_minimal_defaults, test_full_file);
 	SBX_TEST_TABLE(tc, test_bad, bad);
-	tcase_add_test(tc, test_depth_and_size_caps);
-	tcase_add_test(tc, test_files_checked);
-	tcase_add_test(tc, test_grading_standalone);
-	tcase_add_test(tc, test_resolve_and_list);
-	return s;
+	SBX_TEST_ADD(tc, test_depth_and_size_caps, test_files_checked, test_grading_standalone,
+		     test_resolve_and_list);
 }
 
-SBX_TEST_MAIN(task_suite)
+SBX_TEST_MAIN("task", add_cases)

@@ -576,36 +576,20 @@ START_TEST(hostguard_refuses_rebound_names)
 }
 END_TEST
 
-static Suite *util_suite(void)
+static void add_cases(Suite *s)
 {
-	Suite *s = suite_create("util");
-	TCase *tc;
+	SBX_TEST_CASE(s, "core", NULL, NULL, 0, error_first_message_wins,
+		      error_return_is_always_a_failure, buf_grows_and_caps, take_ptr_evaluates_once,
+		      names_reach_the_terminal_escaped, buf_steal_hands_over, json_parse_and_get,
+		      json_parse_rejects_bad_input, suggest_finds_typos_only,
+		      clock_is_monotonic_and_sleeps, base64_round_trips_and_refuses,
+		      utf8_sequences_and_refusals, write_all_writes_everything,
+		      pwrite_all_keeps_the_offset, hostguard_refuses_rebound_names);
 
-	tc = sbx_test_case(s, "core", NULL, NULL, 0);
-	tcase_add_test(tc, error_first_message_wins);
-	tcase_add_test(tc, error_return_is_always_a_failure);
-	tcase_add_test(tc, buf_grows_and_caps);
-	tcase_add_test(tc, take_ptr_evaluates_once);
-	tcase_add_test(tc, names_reach_the_terminal_escaped);
-	tcase_add_test(tc, buf_steal_hands_over);
-	tcase_add_test(tc, json_parse_and_get);
-	tcase_add_test(tc, json_parse_rejects_bad_input);
-	tcase_add_test(tc, suggest_finds_typos_only);
-	tcase_add_test(tc, clock_is_monotonic_and_sleeps);
-	tcase_add_test(tc, base64_round_trips_and_refuses);
-	tcase_add_test(tc, utf8_sequences_and_refusals);
-	tcase_add_test(tc, write_all_writes_everything);
-	tcase_add_test(tc, pwrite_all_keeps_the_offset);
-	tcase_add_test(tc, hostguard_refuses_rebound_names);
-
-	tc = sbx_test_case(s, "path", path_setup, path_teardown, 0);
-	tcase_add_test(tc, path_confines);
-	tcase_add_test(tc, path_mkdirs_refuses_symlinked_dirs);
-	tcase_add_test(tc, path_write_atomic_replaces);
-	tcase_add_test(tc, path_write_beneath_confines);
-	tcase_add_test(tc, file_read_capped_reads_and_refuses);
-	tcase_add_test(tc, file_read_fd_stops_at_end_of_file);
-	return s;
+	SBX_TEST_CASE(s, "path", path_setup, path_teardown, 0, path_confines,
+		      path_mkdirs_refuses_symlinked_dirs, path_write_atomic_replaces,
+		      path_write_beneath_confines, file_read_capped_reads_and_refuses,
+		      file_read_fd_stops_at_end_of_file);
 }
 
-SBX_TEST_MAIN(util_suite)
+SBX_TEST_MAIN("util", add_cases)

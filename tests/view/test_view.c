@@ -383,29 +383,18 @@ START_TEST(compare_page_pairs_and_sign_test)
 }
 END_TEST
 
-static Suite *make_suite(void)
+static void add_cases(Suite *s)
 {
-	Suite *s = suite_create("view");
-	TCase *tc;
+	SBX_TEST_CASE(s, "escape", NULL, NULL, 0, escape_markup, escape_utf8_and_controls,
+		      escape_url);
 
-	tc = sbx_test_case(s, "escape", NULL, NULL, 0);
-	tcase_add_test(tc, escape_markup);
-	tcase_add_test(tc, escape_utf8_and_controls);
-	tcase_add_test(tc, escape_url);
+	SBX_TEST_CASE(s, "confine", setup, teardown, 0, confine_refuses_escapes);
 
-	tc = sbx_test_case(s, "confine", setup, teardown, 0);
-	tcase_add_test(tc, confine_refuses_escapes);
+	SBX_TEST_CASE(s, "scan", setup, teardown, 0, scan_finds_runs_and_sweeps_newest_first);
 
-	tc = sbx_test_case(s, "scan", setup, teardown, 0);
-	tcase_add_test(tc, scan_finds_runs_and_sweeps_newest_first);
-
-	tc = sbx_test_case(s, "pages", setup, teardown, 0);
-	tcase_add_test(tc, run_page_escapes_the_transcript);
-	tcase_add_test(tc, run_page_grid_from_grade_json);
-	tcase_add_test(tc, run_page_model_turns);
-	tcase_add_test(tc, run_page_mcp_transcript);
-	tcase_add_test(tc, compare_page_pairs_and_sign_test);
-	return s;
+	SBX_TEST_CASE(s, "pages", setup, teardown, 0, run_page_escapes_the_transcript,
+		      run_page_grid_from_grade_json, run_page_model_turns, run_page_mcp_transcript,
+		      compare_page_pairs_and_sign_test);
 }
 
-SBX_TEST_MAIN(make_suite)
+SBX_TEST_MAIN("view", add_cases)

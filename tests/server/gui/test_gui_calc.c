@@ -245,14 +245,11 @@ START_TEST(calc_type_save_and_read_back)
 }
 END_TEST
 
-static Suite *gui_calc_suite(void)
+static void add_cases(Suite *s)
 {
-	Suite *s = suite_create("gui-calc");
-	TCase *tc = sbx_test_case(s, "calc", NULL, NULL, 280);
+	TCase *tc = SBX_TEST_CASE(s, "calc", NULL, NULL, 280, calc_type_save_and_read_back);
 
 	tcase_add_unchecked_fixture(tc, calc_setup, calc_teardown);
-	tcase_add_test(tc, calc_type_save_and_read_back);
-	return s;
 }
 
-SBX_TEST_MAIN(gui_calc_suite)
+SBX_TEST_MAIN("gui-calc", add_cases)

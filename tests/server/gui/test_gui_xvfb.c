@@ -516,24 +516,17 @@ START_TEST(server_death_is_an_error_not_a_crash)
 }
 END_TEST
 
-static Suite *gui_xvfb_suite(void)
+static void add_cases(Suite *s)
 {
-	Suite *s = suite_create("gui-xvfb");
-	TCase *tc = sbx_test_case(s, "xvfb", NULL, NULL, 60);
+	TCase *tc =
+		SBX_TEST_CASE(s, "xvfb", NULL, NULL, 60, screenshot_is_a_1280x720_png,
+			      screenshot_says_whether_a_window_is_shown, pointer_moves_where_asked,
+			      coordinates_off_screen_are_refused, typed_text_arrives_as_keysyms,
+			      key_combos_carry_modifiers, clicks_and_scrolls_arrive,
+			      screenshot_sees_colours_and_zoom_crops, hold_key_and_mouse_buttons,
+			      screenshot_latency, server_death_is_an_error_not_a_crash);
 
 	tcase_add_unchecked_fixture(tc, xvfb_setup, xvfb_teardown);
-	tcase_add_test(tc, screenshot_is_a_1280x720_png);
-	tcase_add_test(tc, screenshot_says_whether_a_window_is_shown);
-	tcase_add_test(tc, pointer_moves_where_asked);
-	tcase_add_test(tc, coordinates_off_screen_are_refused);
-	tcase_add_test(tc, typed_text_arrives_as_keysyms);
-	tcase_add_test(tc, key_combos_carry_modifiers);
-	tcase_add_test(tc, clicks_and_scrolls_arrive);
-	tcase_add_test(tc, screenshot_sees_colours_and_zoom_crops);
-	tcase_add_test(tc, hold_key_and_mouse_buttons);
-	tcase_add_test(tc, screenshot_latency);
-	tcase_add_test(tc, server_death_is_an_error_not_a_crash);
-	return s;
 }
 
-SBX_TEST_MAIN(gui_xvfb_suite)
+SBX_TEST_MAIN("gui-xvfb", add_cases)
