@@ -9,18 +9,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
-
-static sbx_buf img;
-
-static void setup(void)
-{
-	sbx_buf_init(&img, (size_t)1 << 30);
-}
-
-static void teardown(void)
-{
-	sbx_buf_free(&img);
-}
+#include "image_fixture.h"
 
 START_TEST(write_read_round_trip)
 {
@@ -75,12 +64,7 @@ END_TEST
 
 START_TEST(read_libreoffice_saved)
 {
-	sbx_error err = SBX_ERROR_INIT;
-	sbx_book *b;
-
-	ck_assert_int_eq(sbx_book_open(data_path("lo-saved.ods"), NULL, &b, &err), 0);
-	check_lo_saved(b);
-	sbx_book_free(b);
+	check_lo_saved("lo-saved.ods");
 }
 END_TEST
 

@@ -6,23 +6,12 @@
 #include <string.h>
 
 #include "helpers.h"
+#include "image_fixture.h"
 
 #define MAIN "xmlns=\"http://schemas.openxmlformats.org/spreadsheetml/2006/main\""
 #define RNS  "xmlns:r=\"http://schemas.openxmlformats.org/officeDocument/2006/relationships\""
 #define PKG  "xmlns=\"http://schemas.openxmlformats.org/package/2006/relationships\""
 #define RT   "http://schemas.openxmlformats.org/officeDocument/2006/relationships/"
-
-static sbx_buf img;
-
-static void setup(void)
-{
-	sbx_buf_init(&img, (size_t)1 << 30);
-}
-
-static void teardown(void)
-{
-	sbx_buf_free(&img);
-}
 
 START_TEST(xlsx_write_read_round_trip)
 {
@@ -46,12 +35,7 @@ END_TEST
 
 START_TEST(xlsx_read_libreoffice_saved)
 {
-	sbx_error err = SBX_ERROR_INIT;
-	sbx_book *b;
-
-	ck_assert_int_eq(sbx_book_open(data_path("lo-saved.xlsx"), NULL, &b, &err), 0);
-	check_lo_saved(b);
-	sbx_book_free(b);
+	check_lo_saved("lo-saved.xlsx");
 }
 END_TEST
 
