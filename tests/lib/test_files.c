@@ -41,3 +41,19 @@ void sbx_test_scratch_teardown(void)
 {
 	ck_assert_int_eq(sbx_test_rm_tree_at(AT_FDCWD, sbx_test_scratch), 0);
 }
+
+int sbx_test_scratch_fd = -1;
+
+void sbx_test_scratch_open_setup(void)
+{
+	sbx_test_scratch_setup();
+	sbx_test_scratch_fd = open(sbx_test_scratch, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(sbx_test_scratch_fd, 0);
+}
+
+void sbx_test_scratch_open_teardown(void)
+{
+	close(sbx_test_scratch_fd);
+	sbx_test_scratch_fd = -1;
+	sbx_test_scratch_teardown();
+}

@@ -25,6 +25,14 @@ void sbx_test_scratch_setup(void);
 void sbx_test_scratch_teardown(void);
 
 /*
+ * The same scratch directory also open, as sbx_test_scratch_fd (O_DIRECTORY),
+ * for the *at() calls under test; the teardown closes it first.
+ */
+extern int sbx_test_scratch_fd;
+void sbx_test_scratch_open_setup(void);
+void sbx_test_scratch_open_teardown(void);
+
+/*
  * Removes name under the directory at (AT_FDCWD: the working directory) and
  * everything below it, never following a symlink; 0 (also when name does not
  * exist) or the first -errno. Inline so the fuzz harnesses, which do not link
