@@ -241,20 +241,27 @@ START_TEST(path_mkdirs_refuses_symlinked_dirs)
 }
 END_TEST
 
+/* Fails unless the file at path holds exactly want (15 bytes at most). */
+static void assert_file_holds(const char *path, const char *want)
+{
+	char got[16] = {0};
+	FILE *f = fopen(path, "r");
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fread(got, 1, sizeof(got) - 1, f), strlen(want));
+	fclose(f);
+	ck_assert_str_eq(got, want);
+}
+
 START_TEST(path_write_beneath_confines)
 {
 	sbx_error err = SBX_ERROR_INIT;
-	char path[128], got[16] = {0};
-	FILE *f;
+	char path[128];
 
 	ck_assert_int_eq(
 		sbx_path_write_beneath(sbx_test_scratch, "out/deep/x.ods", "data", 4, &err), 0);
 	snprintf(path, sizeof(path), "%s/out/deep/x.ods", sbx_test_scratch);
-	f = fopen(path, "r");
-	ck_assert_ptr_nonnull(f);
-	ck_assert_uint_eq(fread(got, 1, sizeof(got) - 1, f), 4);
-	fclose(f);
-	ck_assert_str_eq(got, "data");
+	assert_file_holds(path, "data");
 	ck_assert_int_eq(sbx_path_write_beneath(sbx_test_scratch, "../escape", "x", 1, &err),
 			 -EXDEV);
 	sbx_error_clear(&err);
@@ -268,17 +275,12 @@ END_TEST
 START_TEST(path_write_atomic_replaces)
 {
 	sbx_error err = SBX_ERROR_INIT;
-	char path[128], got[16] = {0};
-	FILE *f;
+	char path[128];
 
 	snprintf(path, sizeof(path), "%s/result.json", sbx_test_scratch);
 	ck_assert_int_eq(sbx_path_write_atomic(path, "one", 3, &err), 0);
 	ck_assert_int_eq(sbx_path_write_atomic(path, "two!", 4, &err), 0);
-	f = fopen(path, "r");
-	ck_assert_ptr_nonnull(f);
-	ck_assert_uint_eq(fread(got, 1, sizeof(got) - 1, f), 4);
-	fclose(f);
-	ck_assert_str_eq(got, "two!");
+	assert_file_holds(path, "two!");
 }
 END_TEST
 
@@ -287,12 +289,8 @@ START_TEST(file_read_capped_reads_and_refuses)
 	sbx_error err = SBX_ERROR_INIT;
 	char *data = NULL;
 	size_t len = 0;
-	int fd;
 
-	fd = openat(sbx_test_scratch_fd, "five.txt", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(write(fd, "hello", 5), 5);
-	close(fd);
+	sbx_test_put(sbx_test_scratch, "five.txt", "hello");
 	ck_assert_int_eq(
 		sbx_file_read_capped(sbx_test_scratch_fd, "five.txt", 5, &data, &len, &err), 0);
 	ck_assert_uint_eq(len, 5);
