@@ -252,13 +252,11 @@ START_TEST(archive_put_and_get)
 	sbx_docker_tar *t = NULL;
 	sbx_error err = SBX_ERROR_INIT;
 	sbx_buf out = SBX_BUF_INIT(4096);
-	char dir[] = "/tmp/sbx-itest-get.XXXXXX", path[128], buf[64];
+	char dir[] = "/tmp/sbx-itest-get.XXXXXX", path[128];
 	const void *data;
 	void *raw = NULL;
 	size_t len, raw_len = 0;
 	char *id = running_sleeper(d, false);
-	int fd;
-	ssize_t n;
 
 	ck_assert_int_eq(sbx_docker_tar_new(&t, 0, &err), 0);
 	ck_assert_int_eq(sbx_docker_tar_add_dir(t, "in", 0755, 1000, 1000, &err), 0);
@@ -275,14 +273,8 @@ START_TEST(archive_put_and_get)
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	ck_assert_msg(sbx_docker_archive_get(d, id, "/work/in", dir, NULL, NULL, &err) == 0, "%s",
 		      err.msg);
+	sbx_test_assert_file(dir, "in/a.csv", "1,2\n");
 	snprintf(path, sizeof(path), "%s/in/a.csv", dir);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	ck_assert_int_ge(fd, 0);
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	ck_assert_int_eq(n, 4);
-	buf[n] = '\0';
-	ck_assert_str_eq(buf, "1,2\n");
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/in", dir);
 	rmdir(path);
@@ -308,12 +300,11 @@ START_TEST(copy_through_exec_on_readonly_rootfs_and_tmpfs)
 	sbx_error err = SBX_ERROR_INIT;
 	sbx_buf out = SBX_BUF_INIT(4096);
 	sbx_docker_extract_stats st;
-	char dir[] = "/tmp/sbx-itest-cp.XXXXXX", path[128], buf[64];
+	char dir[] = "/tmp/sbx-itest-cp.XXXXXX", path[128];
 	const void *data;
 	size_t len;
 	char *id = running_sleeper(d, true);
-	int fd, r;
-	ssize_t n;
+	int r;
 
 	ck_assert_int_eq(sbx_docker_tar_new(&t, 0, &err), 0);
 	ck_assert_int_eq(sbx_docker_tar_add_file(t, "task.csv", "x,y\n", 4, 0644, 1000, 1000, &err),
@@ -333,13 +324,8 @@ START_TEST(copy_through_exec_on_readonly_rootfs_and_tmpfs)
 					       &err) == 0,
 		      "%s", err.msg);
 	ck_assert_uint_eq(st.extracted, 1);
+	sbx_test_assert_file(dir, "out.txt", "result\n");
 	snprintf(path, sizeof(path), "%s/out.txt", dir);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	ck_assert_int_ge(fd, 0);
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	buf[n > 0 ? n : 0] = '\0';
-	ck_assert_str_eq(buf, "result\n");
 	unlink(path);
 	sbx_error_clear(&err);
 	r = sbx_docker_exec_copy_out(d, id, "/work/none", NULL, dir, NULL, NULL, 20000, &err);
@@ -352,6 +338,19 @@ START_TEST(copy_through_exec_on_readonly_rootfs_and_tmpfs)
 	sbx_docker_free(d);
 }
 END_TEST
+
+/* Reads s to its end, stdout into out and stderr into errs (timeout_ms a read). */
+static void read_to_end(sbx_docker_stream *s, sbx_buf *out, sbx_buf *errs, int timeout_ms)
+{
+	sbx_error err = SBX_ERROR_INIT;
+	char buf[256];
+	int which;
+	ssize_t n;
+
+	while ((n = sbx_docker_stream_read(s, buf, sizeof(buf), &which, timeout_ms, &err)) > 0)
+		sbx_buf_append(which == SBX_DOCKER_STDERR ? errs : out, buf, (size_t)n);
+	ck_assert_msg(n == 0, "%s", err.msg);
+}
 
 START_TEST(hijacked_stream_both_ways)
 {
@@ -388,9 +387,7 @@ START_TEST(hijacked_stream_both_ways)
 	ck_assert_str_eq(sbx_buf_str(&got), "{\"jsonrpc\":\"2.0\"}\n");
 	ck_assert_int_eq(sbx_docker_stream_write(s, "second\n", 7, 2000, &err), 0);
 	ck_assert_int_eq(sbx_docker_stream_close_write(s, &err), 0);
-	while ((n = sbx_docker_stream_read(s, buf, sizeof(buf), &which, 5000, &err)) > 0)
-		sbx_buf_append(which == SBX_DOCKER_STDERR ? &errs : &got, buf, (size_t)n);
-	ck_assert_msg(n == 0, "%s", err.msg);
+	read_to_end(s, &got, &errs, 5000);
 	ck_assert_str_eq(sbx_buf_str(&got), "{\"jsonrpc\":\"2.0\"}\nsecond\n");
 	ck_assert_str_eq(sbx_buf_str(&errs), "bye\n");
 	sbx_docker_stream_free(s);
@@ -419,9 +416,8 @@ START_TEST(attach_to_the_main_process)
 	sbx_docker_stream *s = NULL;
 	sbx_error err = SBX_ERROR_INIT;
 	sbx_buf out = SBX_BUF_INIT(4096), errs = SBX_BUF_INIT(4096);
-	char buf[256], *id;
-	int which, code = -1;
-	ssize_t n;
+	int code = -1;
+	char *id;
 
 	o.open_stdin = true;
 	o.stdin_once = true;
@@ -431,9 +427,7 @@ START_TEST(attach_to_the_main_process)
 	ck_assert_msg(sbx_docker_stream_open_attach(d, id, false, &s, &err) == 0, "%s", err.msg);
 	ck_assert_msg(sbx_docker_container_start(d, id, &err) == 0, "%s", err.msg);
 	ck_assert_int_eq(sbx_docker_stream_write(s, "ping\n", 5, 2000, &err), 0);
-	while ((n = sbx_docker_stream_read(s, buf, sizeof(buf), &which, 10000, &err)) > 0)
-		sbx_buf_append(which == SBX_DOCKER_STDERR ? &errs : &out, buf, (size_t)n);
-	ck_assert_msg(n == 0, "%s", err.msg);
+	read_to_end(s, &out, &errs, 10000);
 	ck_assert_str_eq(sbx_buf_str(&out), "got ping\n");
 	ck_assert_str_eq(sbx_buf_str(&errs), "done\n");
 	sbx_docker_stream_free(s);

@@ -17,6 +17,22 @@ void sbx_test_put(const char *dir, const char *rel, const char *text)
 	fclose(f);
 }
 
+void sbx_test_assert_file(const char *dir, const char *rel, const char *want)
+{
+	char path[4096], got[4096];
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	f = fopen(path, "r");
+	ck_assert_msg(f, "cannot read %s", path);
+	n = fread(got, 1, sizeof(got) - 1, f);
+	fclose(f);
+	got[n] = '\0';
+	ck_assert_uint_eq(n, strlen(want));
+	ck_assert_str_eq(got, want);
+}
+
 void sbx_test_assert_only(const char *dir, const char *name)
 {
 	DIR *d = opendir(dir);

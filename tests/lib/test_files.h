@@ -11,6 +11,9 @@
 /* Writes text to dir/rel (the test fails when it cannot). */
 void sbx_test_put(const char *dir, const char *rel, const char *text);
 
+/* Fails the test unless dir/rel holds exactly want (under 4 KiB). */
+void sbx_test_assert_file(const char *dir, const char *rel, const char *want);
+
 /* Fails the test unless the directory dir holds nothing but name. */
 void sbx_test_assert_only(const char *dir, const char *name);
 

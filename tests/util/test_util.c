@@ -241,27 +241,13 @@ START_TEST(path_mkdirs_refuses_symlinked_dirs)
 }
 END_TEST
 
-/* Fails unless the file at path holds exactly want (15 bytes at most). */
-static void assert_file_holds(const char *path, const char *want)
-{
-	char got[16] = {0};
-	FILE *f = fopen(path, "r");
-
-	ck_assert_ptr_nonnull(f);
-	ck_assert_uint_eq(fread(got, 1, sizeof(got) - 1, f), strlen(want));
-	fclose(f);
-	ck_assert_str_eq(got, want);
-}
-
 START_TEST(path_write_beneath_confines)
 {
 	sbx_error err = SBX_ERROR_INIT;
-	char path[128];
 
 	ck_assert_int_eq(
 		sbx_path_write_beneath(sbx_test_scratch, "out/deep/x.ods", "data", 4, &err), 0);
-	snprintf(path, sizeof(path), "%s/out/deep/x.ods", sbx_test_scratch);
-	assert_file_holds(path, "data");
+	sbx_test_assert_file(sbx_test_scratch, "out/deep/x.ods", "data");
 	ck_assert_int_eq(sbx_path_write_beneath(sbx_test_scratch, "../escape", "x", 1, &err),
 			 -EXDEV);
 	sbx_error_clear(&err);
@@ -280,7 +266,7 @@ START_TEST(path_write_atomic_replaces)
 	snprintf(path, sizeof(path), "%s/result.json", sbx_test_scratch);
 	ck_assert_int_eq(sbx_path_write_atomic(path, "one", 3, &err), 0);
 	ck_assert_int_eq(sbx_path_write_atomic(path, "two!", 4, &err), 0);
-	assert_file_holds(path, "two!");
+	sbx_test_assert_file(sbx_test_scratch, "result.json", "two!");
 }
 END_TEST
 
