@@ -6,7 +6,6 @@
  * separate headless LibreOffice reads the saved file back as CSV.
  */
 #include <fcntl.h>
-#include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +18,7 @@
 #include <X11/Xutil.h>
 
 #include "check_main.h"
+#include "test_files.h"
 #include "gui-test.h"
 #include "session.h"
 #include "sbx/util.h"
@@ -46,15 +46,6 @@ static void write_file(const char *path, const char *text)
 	ck_assert_msg(f, "cannot write %s", path);
 	fputs(text, f);
 	fclose(f);
-}
-
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	remove(path);
-	return 0;
 }
 
 static void calc_setup(void)
@@ -87,7 +78,7 @@ static void calc_teardown(void)
 		fclose(f);
 	}
 	test_xvfb_stop(&xvfb);
-	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	sbx_test_rm_tree_at(AT_FDCWD, dir);
 }
 
 /* Runs soffice headless with our profile and waits (bounded) for it. */
