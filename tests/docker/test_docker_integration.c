@@ -455,12 +455,9 @@ static void note_refused(const char *entry, const char *reason, void *payload)
 
 static void rm_tree(const char *path)
 {
-	char cmd[512];
-
 	/* Test-only cleanup of a directory the test made under /tmp. */
 	ck_assert(strncmp(path, "/tmp/sbx-itest-", 15) == 0);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", path);
-	ck_assert_int_eq(system(cmd), 0);
+	ck_assert_int_eq(sbx_test_rm_tree_at(AT_FDCWD, path), 0);
 }
 
 START_TEST(hostile_tar_from_a_container_is_refused)

@@ -3,6 +3,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include "check_main.h"
+#include "test_files.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -54,10 +55,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-	char cmd[512];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-	ck_assert_int_eq(system(cmd), 0);
+	ck_assert_int_eq(sbx_test_rm_tree_at(AT_FDCWD, root), 0);
 }
 
 static void collect_hash(char out[SBX_IMAGE_HASH_LEN])

@@ -8,6 +8,7 @@
  * Usage: test-image-build SANDBOXCTL
  */
 #include "check_main.h"
+#include "test_files.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -313,8 +314,7 @@ int main(int argc, char **argv)
 			   slim_server_through_bridge, full_build_and_office);
 	tcase_add_unchecked_fixture(tc, owner_setup, owner_teardown);
 	rc = sbx_test_run(s);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", snapshot);
-	if (system(cmd) != 0)
+	if (sbx_test_rm_tree_at(AT_FDCWD, snapshot) < 0)
 		fprintf(stderr, "cannot remove '%s'\n", snapshot);
 	return rc;
 }

@@ -6,6 +6,7 @@
  * of each. Agents are host shell commands talking to the relay with curl.
  */
 #include "check_main.h"
+#include "test_files.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -60,10 +61,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-	char cmd[512];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
-	ck_assert_int_eq(system(cmd), 0);
+	ck_assert_int_eq(sbx_test_rm_tree_at(AT_FDCWD, tmp), 0);
 }
 
 /* PASS when outputs/answer.txt says 42, FAIL otherwise (missing included). */

@@ -4,9 +4,9 @@
  * tool and every error path, through mcp_handle_text as a transport would.
  */
 #include "check_main.h"
+#include "test_files.h"
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <pthread.h>
 #include <regex.h>
 #include <stdio.h>
@@ -28,11 +28,6 @@ static mcp_session session;
 static char ws[64];
 static char status_path[128];
 
-static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
-{
-	return remove(p);
-}
-
 static void copy_file(const char *from, const char *to)
 {
 	char buf[65536];
@@ -51,7 +46,7 @@ static void copy_file(const char *from, const char *to)
 static void remove_workspace(void)
 {
 	if (ws[0])
-		nftw(ws, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+		sbx_test_rm_tree_at(AT_FDCWD, ws);
 	if (status_path[0])
 		unlink(status_path);
 }
@@ -86,7 +81,7 @@ static void setup(void)
 static void teardown(void)
 {
 	server_done(&srv);
-	nftw(ws, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	sbx_test_rm_tree_at(AT_FDCWD, ws);
 	unlink(status_path);
 }
 
@@ -699,7 +694,7 @@ START_TEST(task_deadline)
 	char buf[4096] = "";
 
 	server_done(&srv);
-	nftw(ws, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	sbx_test_rm_tree_at(AT_FDCWD, ws);
 	setup_timeout(0.3);
 	structured(call("list_files", "{}", &root)); /* starts the task */
 	cJSON_Delete(root);
