@@ -285,11 +285,27 @@ START_TEST(unknown_tool_is_protocol_error)
 }
 END_TEST
 
+/* A call that must fail, and what its error text must contain. */
+typedef struct error_case {
+	const char *tool, *args, *error;
+} error_case;
+
+static void check_errors(const error_case *cases, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		cJSON *root;
+		const cJSON *res = call(cases[i].tool, cases[i].args, &root);
+
+		ck_assert_msg(is_error(res), "%s %s: not an error", cases[i].tool, cases[i].args);
+		ck_assert_msg(strstr(error_text(res), cases[i].error), "%s %s: '%s' lacks '%s'",
+			      cases[i].tool, cases[i].args, error_text(res), cases[i].error);
+		cJSON_Delete(root);
+	}
+}
+
 START_TEST(arguments_validated)
 {
-	static const struct {
-		const char *tool, *args, *error;
-	} cases[] = {
+	static const error_case cases[] = {
 		{"read_cell", "{\"file_path\":\"cash_flows.ods\"}",
 		 "missing required argument 'cell_reference'"},
 		{"read_cell", "{" F ",\"cell_reference\":\"A1\",\"bogus\":1}",
@@ -300,15 +316,7 @@ START_TEST(arguments_validated)
 		{"write_range", "{" F ",\"start_cell\":\"A1\",\"values\":[[{}]]}", "values[0][0]"},
 	};
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		cJSON *root;
-		const cJSON *res = call(cases[i].tool, cases[i].args, &root);
-
-		ck_assert_msg(is_error(res), "%s %s: not an error", cases[i].tool, cases[i].args);
-		ck_assert_msg(strstr(error_text(res), cases[i].error), "%s %s: '%s' lacks '%s'",
-			      cases[i].tool, cases[i].args, error_text(res), cases[i].error);
-		cJSON_Delete(root);
-	}
+	check_errors(cases, SBX_ELEMENTSOF(cases));
 }
 END_TEST
 
@@ -477,9 +485,7 @@ END_TEST
 
 START_TEST(reference_error_texts)
 {
-	static const struct {
-		const char *tool, *args, *text;
-	} cases[] = {
+	static const error_case cases[] = {
 		{"read_cell", "{\"file_path\":\"x.ods\",\"cell_reference\":\"A1\"}",
 		 "File not found: x.ods"},
 		{"read_cell",
@@ -511,15 +517,7 @@ START_TEST(reference_error_texts)
 	f = fopen(path, "w");
 	fputs("PK\x03\x04 not really a zip", f);
 	fclose(f);
-	for (size_t i = 0; i < SBX_ELEMENTSOF(cases); i++) {
-		cJSON *root;
-		const cJSON *res = call(cases[i].tool, cases[i].args, &root);
-
-		ck_assert_msg(is_error(res), "%s should fail", cases[i].args);
-		ck_assert_msg(strstr(error_text(res), cases[i].text), "'%s' lacks '%s'",
-			      error_text(res), cases[i].text);
-		cJSON_Delete(root);
-	}
+	check_errors(cases, SBX_ELEMENTSOF(cases));
 }
 END_TEST
 
@@ -686,12 +684,23 @@ END_TEST
 
 /* ---- task session, resources ---- */
 
+/* Fails unless the status file the server writes says "status":"want". */
+static void assert_status_file_says(const char *want)
+{
+	char buf[4096] = "", needle[64];
+	FILE *f = fopen(status_path, "r");
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_gt(fread(buf, 1, sizeof(buf) - 1, f), 0);
+	fclose(f);
+	snprintf(needle, sizeof(needle), "\"status\":\"%s\"", want);
+	ck_assert_msg(strstr(buf, needle), "%s lacks %s", buf, needle);
+}
+
 START_TEST(task_deadline)
 {
 	cJSON *root;
 	const cJSON *res;
-	FILE *f;
-	char buf[4096] = "";
 
 	server_done(&srv);
 	sbx_test_rm_tree_at(AT_FDCWD, ws);
@@ -704,11 +713,7 @@ START_TEST(task_deadline)
 	ck_assert_str_eq(error_text(res), "Task has timed out");
 	cJSON_Delete(root);
 	ck_assert_int_eq(task_session_state(srv.base.task), TASK_TIMED_OUT);
-	f = fopen(status_path, "r");
-	ck_assert_ptr_nonnull(f);
-	ck_assert_uint_gt(fread(buf, 1, sizeof(buf) - 1, f), 0);
-	fclose(f);
-	ck_assert_ptr_nonnull(strstr(buf, "\"status\":\"timed_out\""));
+	assert_status_file_says("timed_out");
 }
 END_TEST
 
@@ -769,9 +774,6 @@ START_TEST(complete_task_writes_status)
 {
 	cJSON *root;
 	const cJSON *s;
-	FILE *f;
-	char buf[4096] = "";
-
 	struct stat st;
 	char *text;
 
@@ -793,11 +795,7 @@ START_TEST(complete_task_writes_status)
 	ck_assert(is_error(
 		call("write_cell", "{" F ",\"cell_reference\":\"A1\",\"value\":1}", &root)));
 	cJSON_Delete(root);
-	f = fopen(status_path, "r");
-	ck_assert_ptr_nonnull(f);
-	ck_assert_uint_gt(fread(buf, 1, sizeof(buf) - 1, f), 0);
-	fclose(f);
-	ck_assert_ptr_nonnull(strstr(buf, "\"status\":\"completed\""));
+	assert_status_file_says("completed");
 	/* A new episode removes it: a poller must not see the old one as done. */
 	ck_assert_int_eq(task_session_start(srv.base.task, "t2", 60, false), 0);
 	ck_assert_int_ne(fstatat(srv.base.workspace_fd, TASK_MARKER, &st, 0), 0);
