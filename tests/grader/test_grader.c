@@ -87,6 +87,14 @@ static void grade(void)
 		      err.msg);
 }
 
+/* grade(), then checks how many cells it graded and how many of them matched. */
+static void grade_counts(unsigned graded, unsigned matched)
+{
+	grade();
+	ck_assert_uint_eq(result.graded, graded);
+	ck_assert_uint_eq(result.matched, matched);
+}
+
 static char *line(const sbx_grade_case_result *res, size_t i)
 {
 	sbx_buf b = SBX_BUF_INIT(1 << 16);
@@ -121,9 +129,7 @@ START_TEST(test_one_changed_cell)
 	both(banking);
 	num(oracle, "Sheet1", 4, 3, 2167.61);
 	num(output, "Sheet1", 4, 3, 2100);
-	grade();
-	ck_assert_uint_eq(result.graded, 21);
-	ck_assert_uint_eq(result.matched, 20);
+	grade_counts(21, 20);
 	ck_assert_int_eq(result.status, SBX_GRADE_PARTIAL);
 	ck_assert_uint_eq(result.n_mismatches, 1);
 	ck_assert_line(&result, 0,
@@ -224,16 +230,12 @@ START_TEST(test_rewrites)
 	str(output, "Sheet1", 0, 1, "100 \u20ac");
 	str(output, "Sheet1", 0, 2, " n/a "); /* blank once rewritten: not extra content */
 	opts.strict = true;
-	grade();
-	ck_assert_uint_eq(result.graded, 3);
-	ck_assert_uint_eq(result.matched, 0);
+	grade_counts(3, 0);
 
 	opts.strip_chars = (char *)"$,";
 	opts.replace = pairs;
 	opts.n_replace = 2;
-	grade();
-	ck_assert_uint_eq(result.graded, 2);
-	ck_assert_uint_eq(result.matched, 2);
+	grade_counts(2, 2);
 
 	/* The report shows the values as they were, not as rewritten. */
 	str(output, "Sheet1", 0, 1, "100 USD");
@@ -265,9 +267,7 @@ START_TEST(test_numeric_strings)
 	num(output, "Sheet1", 0, 1, 7);
 	num(oracle, "Sheet1", 0, 2, 1);
 	str(output, "Sheet1", 0, 2, "abc");
-	grade();
-	ck_assert_uint_eq(result.graded, 3);
-	ck_assert_uint_eq(result.matched, 2);
+	grade_counts(3, 2);
 	ck_assert_line(&result, 0,
 		       "Sheet1!C1: expected=1, got=\"abc\" (type mismatch: expected number, got "
 		       "string)");
@@ -294,9 +294,7 @@ START_TEST(test_dates_and_booleans)
 	str(output, "Sheet1", 0, 1, "TRUE");	   /* text for a boolean */
 	num(output, "Sheet1", 0, 2, date.number);  /* the serial for a date */
 	str(output, "Sheet1", 0, 3, "no");	   /* not a boolean's text */
-	grade();
-	ck_assert_uint_eq(result.graded, 4);
-	ck_assert_uint_eq(result.matched, 3);
+	grade_counts(4, 3);
 	ck_assert_line(&result, 0,
 		       "Sheet1!D1: expected=TRUE, got=\"no\" (type mismatch: expected boolean, got "
 		       "string)");
@@ -308,9 +306,7 @@ START_TEST(test_empty_vs_value)
 	num(oracle, "Sheet1", 0, 0, 1);
 	num(oracle, "Sheet1", 1, 1, 5);
 	num(output, "Sheet1", 0, 0, 1);
-	grade();
-	ck_assert_uint_eq(result.graded, 2);
-	ck_assert_uint_eq(result.matched, 1);
+	grade_counts(2, 1);
 	ck_assert_line(&result, 0, "Sheet1!B2: expected=5, got=empty (missing value)");
 
 	/* A blank string is empty, on either side. */
@@ -332,25 +328,19 @@ START_TEST(test_empty_oracle_cells)
 	num(output, "Sheet1", 2, 3, 9);
 
 	/* Default: empty oracle cells are skipped, extra content is ignored. */
-	grade();
-	ck_assert_uint_eq(result.graded, 2);
-	ck_assert_uint_eq(result.matched, 2);
+	grade_counts(2, 2);
 	ck_assert_int_eq(result.status, SBX_GRADE_PASS);
 
 	/* Strict: the extra cells count, within and beyond the oracle's used range. */
 	opts.strict = true;
-	grade();
-	ck_assert_uint_eq(result.graded, 4);
-	ck_assert_uint_eq(result.matched, 2);
+	grade_counts(4, 2);
 	ck_assert_line(&result, 0, "Sheet1!B1: expected=empty, got=2 (unexpected content)");
 	ck_assert_line(&result, 1, "Sheet1!D3: expected=empty, got=9 (unexpected content)");
 
 	/* skip_empty off: every cell of the used range is graded (1 row x 3 columns). */
 	opts.strict = false;
 	opts.skip_empty = false;
-	grade();
-	ck_assert_uint_eq(result.graded, 3);
-	ck_assert_uint_eq(result.matched, 2);
+	grade_counts(3, 2);
 }
 END_TEST
 
@@ -368,19 +358,14 @@ START_TEST(test_no_dilution)
 	num(output, "Sheet1", 1048575, 1, 1);
 	opts.skip_empty = false;
 	opts.strict = true;
-	grade();
-	ck_assert_uint_eq(result.graded, 6); /* A1:A4 + the two far cells */
-	ck_assert_uint_eq(result.matched, 0);
+	grade_counts(6, 0); /* A1:A4 + the two far cells */
 	ck_assert_int_eq(result.status, SBX_GRADE_FAIL);
 
 	/* The same with an explicit whole-column range. */
 	opts.strict = false;
 	opts.ranges = &col_b;
 	opts.n_ranges = 1;
-	grade();
-	ck_assert_uint_eq(result.graded,
-			  1); /* B1048576 only: column B is outside the oracle's used range */
-	ck_assert_uint_eq(result.matched, 0);
+	grade_counts(1, 0); /* B1048576 only: column B is outside the oracle's used range */
 	opts.ranges = NULL;
 	opts.n_ranges = 0;
 }
@@ -398,9 +383,7 @@ START_TEST(test_caps)
 		num(oracle, "Sheet1", r, 0, 1);
 		num(output, "Sheet1", r, 0, 2);
 	}
-	grade();
-	ck_assert_uint_eq(result.graded, SBX_GRADE_MAX_MISMATCHES + 1);
-	ck_assert_uint_eq(result.matched, 0);
+	grade_counts(SBX_GRADE_MAX_MISMATCHES + 1, 0);
 	ck_assert_uint_eq(result.n_mismatches, SBX_GRADE_MAX_MISMATCHES);
 	ck_assert_uint_eq(result.mismatches_total, SBX_GRADE_MAX_MISMATCHES + 1);
 	ck_assert_uint_eq(strlen(result.mismatches[0].got), SBX_GRADE_MAX_VALUE + 3);
@@ -414,9 +397,7 @@ START_TEST(test_missing_sheet)
 	both(banking);
 	num(oracle, "Totals", 0, 0, 1);
 	str(oracle, "Totals", 1, 0, "x");
-	grade();
-	ck_assert_uint_eq(result.graded, 23);
-	ck_assert_uint_eq(result.matched, 21);
+	grade_counts(23, 21);
 	ck_assert_uint_eq(result.n_missing_sheets, 1);
 	ck_assert_str_eq(result.missing_sheets[0], "Totals");
 	ck_assert_int_eq(result.status, SBX_GRADE_PARTIAL);
@@ -493,9 +474,7 @@ START_TEST(test_formulas)
 	ck_assert_int_eq(
 		sbx_sheet_set_formula(sheet_of(oracle, "Sheet1"), 2, 0, "=SUM(A1:A2)", NULL, NULL),
 		0);
-	grade();
-	ck_assert_uint_eq(result.graded, 3);
-	ck_assert_uint_eq(result.matched, 3);
+	grade_counts(3, 3);
 	opts.formulas = SBX_FORMULA_IGNORE;
 	grade();
 	ck_assert_uint_eq(result.graded, 2); /* no value to grade */
@@ -525,9 +504,7 @@ START_TEST(test_scope)
 	/* Column D from row 2 on (a whole-column range is clamped, not a million cells). */
 	opts.ranges = &range;
 	opts.n_ranges = 1;
-	grade();
-	ck_assert_uint_eq(result.graded, 5); /* D2:D6 of Sheet1; Other has nothing in column D */
-	ck_assert_uint_eq(result.matched, 4);
+	grade_counts(5, 4); /* D2:D6 of Sheet1; Other has nothing in column D */
 
 	/* Only sheet index 1. */
 	opts.n_ranges = 0;
