@@ -655,19 +655,25 @@ static const struct {
 	{"reference/sales_revenue-sales_data.ods", 51 * 4},
 };
 
+/* The reference system's grading: one case, "default", that passes at 95%. */
+static void reference_spec(sbx_grading_spec *spec, sbx_grading_case *c)
+{
+	*c = (sbx_grading_case){.name = (char *)"default"};
+	sbx_grading_opts_init(&c->opts);
+	c->opts.pass_threshold = 0.95;
+	*spec = (sbx_grading_spec){.cases = c, .n_cases = 1};
+}
+
 START_TEST(test_reference_self)
 {
-	sbx_grading_spec spec = {0};
-	sbx_grading_case c = {.name = (char *)"default"};
+	sbx_grading_spec spec;
+	sbx_grading_case c;
 	sbx_grade_result *res = NULL;
 	sbx_error err = SBX_ERROR_INIT;
 	char *path = data_path(reference[_i].file);
 	const char *files[] = {path};
 
-	sbx_grading_opts_init(&c.opts);
-	c.opts.pass_threshold = 0.95;
-	spec.cases = &c;
-	spec.n_cases = 1;
+	reference_spec(&spec, &c);
 	ck_assert_msg(sbx_grade_files(&spec, files, files, &res, &err) == 0, "%s", err.msg);
 	ck_assert_int_eq(res->status, SBX_GRADE_PASS);
 	ck_assert_uint_eq(res->graded, reference[_i].graded);
@@ -680,8 +686,8 @@ END_TEST
 /* The starting file is not the answer: column D is missing. */
 START_TEST(test_reference_start_vs_oracle)
 {
-	sbx_grading_spec spec = {0};
-	sbx_grading_case c = {.name = (char *)"default"};
+	sbx_grading_spec spec;
+	sbx_grading_case c;
 	sbx_grade_result *res = NULL;
 	sbx_error err = SBX_ERROR_INIT;
 	char *out = data_path("reference/banking_reserve-cash_flows.ods");
@@ -689,10 +695,7 @@ START_TEST(test_reference_start_vs_oracle)
 	const char *outs[] = {out}, *oras[] = {ora}, *missing[] = {"/nonexistent/x.ods"};
 	sbx_buf text = SBX_BUF_INIT(1 << 20);
 
-	sbx_grading_opts_init(&c.opts);
-	c.opts.pass_threshold = 0.95;
-	spec.cases = &c;
-	spec.n_cases = 1;
+	reference_spec(&spec, &c);
 	ck_assert_msg(sbx_grade_files(&spec, outs, oras, &res, &err) == 0, "%s", err.msg);
 	ck_assert_int_eq(res->status, SBX_GRADE_PARTIAL);
 	ck_assert_uint_eq(res->graded, 315);
