@@ -64,29 +64,38 @@ static char *make_container(sbx_docker *d, sbx_docker_container_opts *o, const c
 	return id;
 }
 
-static char *running_sleeper(sbx_docker *d, bool hardened)
+/*
+ * Hardens o as sandboxes are: no capabilities, no new privileges, uid 1000, a
+ * read-only root with a tmpfs /work, half a CPU, memory bytes and pids processes.
+ */
+static void harden(sbx_docker_container_opts *o, int64_t memory, int64_t pids)
 {
-	static const char *cmd[] = {"sleep", "120", NULL};
 	static const char *drop[] = {"ALL", NULL};
 	static const char *sec[] = {"no-new-privileges:true", NULL};
 	static sbx_docker_kv tmpfs[] = {{"/work", "rw,nosuid,size=16m,mode=1777"}};
+
+	o->cap_drop = drop;
+	o->security_opt = sec;
+	o->user = "1000:1000";
+	o->readonly_rootfs = true;
+	o->tmpfs = tmpfs;
+	o->n_tmpfs = 1;
+	o->memory = memory;
+	o->nano_cpus = 500000000;
+	o->pids_limit = pids;
+}
+
+static char *running_sleeper(sbx_docker *d, bool hardened)
+{
+	static const char *cmd[] = {"sleep", "120", NULL};
 	sbx_docker_container_opts o = SBX_DOCKER_CONTAINER_OPTS_INIT;
 	sbx_error err = SBX_ERROR_INIT;
 	char *id;
 
 	o.network_mode = "none";
 	o.stop_signal = "SIGKILL";
-	if (hardened) {
-		o.cap_drop = drop;
-		o.security_opt = sec;
-		o.user = "1000:1000";
-		o.readonly_rootfs = true;
-		o.tmpfs = tmpfs;
-		o.n_tmpfs = 1;
-		o.memory = 128LL << 20;
-		o.nano_cpus = 500000000;
-		o.pids_limit = 32;
-	}
+	if (hardened)
+		harden(&o, 128LL << 20, 32);
 	id = make_container(d, &o, cmd);
 	ck_assert_msg(sbx_docker_container_start(d, id, &err) == 0, "%s", err.msg);
 	return id;
@@ -139,9 +148,6 @@ END_TEST
 START_TEST(create_start_wait_logs_remove)
 {
 	const char *cmd[] = {"sh", "-c", "echo out; echo err >&2; id -u; exit 7", NULL};
-	const char *drop[] = {"ALL", NULL};
-	const char *sec[] = {"no-new-privileges:true", NULL};
-	sbx_docker_kv tmpfs[] = {{"/work", "rw,nosuid,size=16m,mode=1777"}};
 	sbx_docker_container_opts o = SBX_DOCKER_CONTAINER_OPTS_INIT;
 	sbx_docker *d = connect_engine();
 	sbx_docker_container *c = NULL;
@@ -153,15 +159,7 @@ START_TEST(create_start_wait_logs_remove)
 	char *id;
 	int code = -1;
 
-	o.cap_drop = drop;
-	o.security_opt = sec;
-	o.user = "1000:1000";
-	o.readonly_rootfs = true;
-	o.tmpfs = tmpfs;
-	o.n_tmpfs = 1;
-	o.memory = 64LL << 20;
-	o.pids_limit = 16;
-	o.nano_cpus = 500000000;
+	harden(&o, 64LL << 20, 16);
 	o.network_mode = "none";
 	o.init = true;
 	o.log_driver = "local";
@@ -620,6 +618,20 @@ START_TEST(crafted_tar_served_back_by_a_container)
 }
 END_TEST
 
+/* A build context holding only dockerfile, set as b's; free it once built. */
+static sbx_docker_tar *dockerfile_context(const char *dockerfile, sbx_docker_build_opts *b)
+{
+	sbx_error err = SBX_ERROR_INIT;
+	sbx_docker_tar *ctx = NULL;
+
+	ck_assert_int_eq(sbx_docker_tar_new(&ctx, 0, &err), 0);
+	ck_assert_int_eq(sbx_docker_tar_add_file(ctx, "Dockerfile", dockerfile, strlen(dockerfile),
+						 0644, 0, 0, &err),
+			 0);
+	ck_assert_int_eq(sbx_docker_tar_finish(ctx, &b->context_tar, &b->context_tar_len, &err), 0);
+	return ctx;
+}
+
 START_TEST(images_tag_list_remove_build)
 {
 	const char *filters[] = {SBX_LABEL_TEST "=1", NULL};
@@ -656,10 +668,7 @@ START_TEST(images_tag_list_remove_build)
 
 	/* Build from an in-memory context, with streamed progress. */
 	df = "FROM " SBX_TEST_IMAGE "\nRUN echo built > /built\n";
-	ck_assert_int_eq(sbx_docker_tar_new(&ctx, 0, &err), 0);
-	ck_assert_int_eq(
-		sbx_docker_tar_add_file(ctx, "Dockerfile", df, strlen(df), 0644, 0, 0, &err), 0);
-	ck_assert_int_eq(sbx_docker_tar_finish(ctx, &b.context_tar, &b.context_tar_len, &err), 0);
+	ctx = dockerfile_context(df, &b);
 	b.tags = tags;
 	b.labels = labels;
 	b.n_labels = 1;
@@ -677,10 +686,7 @@ START_TEST(images_tag_list_remove_build)
 
 	/* A failing step surfaces the engine's errorDetail. */
 	df = "FROM " SBX_TEST_IMAGE "\nRUN exit 3\n";
-	ck_assert_int_eq(sbx_docker_tar_new(&ctx, 0, &err), 0);
-	ck_assert_int_eq(
-		sbx_docker_tar_add_file(ctx, "Dockerfile", df, strlen(df), 0644, 0, 0, &err), 0);
-	ck_assert_int_eq(sbx_docker_tar_finish(ctx, &b.context_tar, &b.context_tar_len, &err), 0);
+	ctx = dockerfile_context(df, &b);
 	b.tags = NULL;
 	ck_assert_int_eq(sbx_docker_image_build(d, &b, &built, &err), -EIO);
 	ck_assert_msg(strstr(err.msg, "returned a non-zero code: 3"), "%s", err.msg);
