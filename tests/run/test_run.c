@@ -1181,6 +1181,22 @@ START_TEST(rundir_is_fresh_and_confined)
 }
 END_TEST
 
+/*
+ * A git repository, scratch/repo, with one commit holding a task.yaml in each
+ * of dirs (space-separated).
+ */
+static void committed_repo(const char *dirs)
+{
+	char cmd[1024];
+
+	snprintf(cmd, sizeof(cmd),
+		 "set -e; cd '%s'; mkdir repo; cd repo; git init -q .; for d in %s; do "
+		 "mkdir -p $d; echo $d > $d/task.yaml; done; git add .; "
+		 "git -c user.name=t -c user.email=t@t commit -qm init",
+		 sbx_test_scratch, dirs);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
 START_TEST(provenance_sees_commit_and_changes)
 {
 	char cmd[1024], task[300];
@@ -1189,12 +1205,7 @@ START_TEST(provenance_sees_commit_and_changes)
 
 	sbx_test_scratch_setup();
 	snprintf(task, sizeof(task), "%s/repo/tasks/t1", sbx_test_scratch);
-	snprintf(cmd, sizeof(cmd),
-		 "set -e; cd '%s'; mkdir -p repo/tasks/t1 repo/tasks/t2; cd repo; git init -q .; "
-		 "echo a > tasks/t1/task.yaml; echo b > tasks/t2/task.yaml; git add .; "
-		 "git -c user.name=t -c user.email=t@t commit -qm init",
-		 sbx_test_scratch);
-	ck_assert_int_eq(system(cmd), 0);
+	committed_repo("tasks/t1 tasks/t2");
 	ck_assert_int_eq(sbx_provenance_get(task, &p, &err), 0);
 	ck_assert(p.known);
 	ck_assert_int_eq(strlen(p.commit), 40);
@@ -1235,12 +1246,7 @@ START_TEST(provenance_cache_reads_once)
 	ck_assert_ptr_nonnull(c);
 	sbx_test_scratch_setup();
 	snprintf(task, sizeof(task), "%s/repo/t1", sbx_test_scratch);
-	snprintf(cmd, sizeof(cmd),
-		 "set -e; cd '%s'; mkdir -p repo/t1; cd repo; git init -q .; "
-		 "echo a > t1/task.yaml; git add .; git -c user.name=t -c user.email=t@t commit "
-		 "-qm i",
-		 sbx_test_scratch);
-	ck_assert_int_eq(system(cmd), 0);
+	committed_repo("t1");
 	ck_assert_int_eq(sbx_provenance_cache_get(c, task, &p, &err), 0);
 	ck_assert(p.known && !p.dirty);
 	ck_assert_str_eq(p.task_path, "t1");
@@ -1261,24 +1267,36 @@ END_TEST
 
 /* ---- host agents ---- */
 
-START_TEST(agent_gets_env_and_logs)
+/*
+ * Runs the agent argv (environment env) logging to agent.log in the scratch
+ * directory, checks it exits within 5 s with want_exit; its log (free it).
+ */
+static char *agent_log(char **argv, char **env, int want_exit)
 {
 	sbx_agent_proc a;
 	sbx_error err = SBX_ERROR_INIT;
 	char log[300], *text;
 	size_t len;
-	char *argv[] = {"/bin/sh", "-c", "echo url=$SANDBOX_MCP_URL; echo oops >&2; exit 7", NULL};
-	char *env[] = {"SANDBOX_MCP_URL=http://127.0.0.1:1/mcp", NULL};
 
-	sbx_test_scratch_setup();
 	snprintf(log, sizeof(log), "%s/agent.log", sbx_test_scratch);
+	unlink(log);
 	ck_assert_int_eq(sbx_agent__spawn(&a, argv, env, log, false, &err), 0);
-	for (int i = 0; i < 500 && !sbx_agent__poll(&a); i++)
-		usleep(10000);
-	ck_assert_int_eq(a.exit_code, 7);
+	ck_assert(sbx_agent__wait(&a, 5000));
+	ck_assert_int_eq(a.exit_code, want_exit);
 	sbx_agent__stop(&a, 100);
 	ck_assert_int_eq(
 		sbx_rundir__read(sbx_test_scratch, "agent.log", 1 << 20, &text, &len, &err), 0);
+	return text;
+}
+
+START_TEST(agent_gets_env_and_logs)
+{
+	char *argv[] = {"/bin/sh", "-c", "echo url=$SANDBOX_MCP_URL; echo oops >&2; exit 7", NULL};
+	char *env[] = {"SANDBOX_MCP_URL=http://127.0.0.1:1/mcp", NULL};
+	char *text;
+
+	sbx_test_scratch_setup();
+	text = agent_log(argv, env, 7);
 	ck_assert_ptr_nonnull(strstr(text, "url=http://127.0.0.1:1/mcp"));
 	ck_assert_ptr_nonnull(strstr(text, "oops"));
 	free(text);
@@ -1304,10 +1322,7 @@ static bool pid_alive(pid_t pid)
 
 START_TEST(agent_inherits_only_stdio)
 {
-	sbx_agent_proc a;
-	sbx_error err = SBX_ERROR_INIT;
-	char log[300], *text;
-	size_t len;
+	char *text;
 	/* The shell's own table, listed by a child while the shell waits. */
 	char *argv[] = {"/bin/sh", "-c", "ls /proc/$$/fd", NULL};
 	char *missing[] = {"/nonexistent/agent", NULL};
@@ -1317,23 +1332,11 @@ START_TEST(agent_inherits_only_stdio)
 	ck_assert_int_ge(leak, 3);
 	ck_assert_int_ge(sock, 3);
 	sbx_test_scratch_setup();
-	snprintf(log, sizeof(log), "%s/agent.log", sbx_test_scratch);
-	ck_assert_int_eq(sbx_agent__spawn(&a, argv, NULL, log, false, &err), 0);
-	ck_assert(sbx_agent__wait(&a, 5000));
-	ck_assert_int_eq(a.exit_code, 0);
-	sbx_agent__stop(&a, 100);
-	ck_assert_int_eq(
-		sbx_rundir__read(sbx_test_scratch, "agent.log", 1 << 20, &text, &len, &err), 0);
+	text = agent_log(argv, NULL, 0);
 	ck_assert_str_eq(text, "0\n1\n2\n");
 	free(text);
 	/* An exec that fails is reported by sandboxctl, from outside the fork. */
-	unlink(log);
-	ck_assert_int_eq(sbx_agent__spawn(&a, missing, NULL, log, false, &err), 0);
-	ck_assert(sbx_agent__wait(&a, 5000));
-	ck_assert_int_eq(a.exit_code, 127);
-	sbx_agent__stop(&a, 100);
-	ck_assert_int_eq(
-		sbx_rundir__read(sbx_test_scratch, "agent.log", 1 << 20, &text, &len, &err), 0);
+	text = agent_log(missing, NULL, 127);
 	ck_assert_ptr_nonnull(strstr(text, "cannot run agent '/nonexistent/agent'"));
 	free(text);
 	close(leak);
