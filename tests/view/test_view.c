@@ -209,6 +209,18 @@ static char *page_of(int kind, const char *rel, const char *with)
 	return sbx_buf_steal(&b, NULL);
 }
 
+/* Fails unless text holds each of has and none of lacks (NULL-terminated lists). */
+static void check_text(const char *text, const char *const *has, const char *const *lacks)
+{
+	for (; *has; has++)
+		ck_assert_msg(strstr(text, *has), "missing: %s", *has);
+	for (; *lacks; lacks++)
+		ck_assert_msg(!strstr(text, *lacks), "should not be there: %s", *lacks);
+}
+
+#define TEXTS(...) ((const char *const[]){__VA_ARGS__, NULL})
+#define NO_TEXTS   ((const char *const[]){NULL})
+
 START_TEST(run_page_escapes_the_transcript)
 {
 	_cleanup_free_ char *page = NULL, *index = NULL;
@@ -223,16 +235,13 @@ START_TEST(run_page_escapes_the_transcript)
 	sbx_test_put(sbx_test_scratch, "r/connection.json",
 		     "{\"authorization\":\"Bearer secret\"}");
 	page = page_of('r', "r", NULL);
-	ck_assert_ptr_null(strstr(page, "<script>alert"));
-	ck_assert_ptr_nonnull(strstr(page, "&lt;script&gt;alert(1)&lt;/script&gt;"));
-	ck_assert_ptr_nonnull(strstr(page, "turn result error"));
-	ck_assert_ptr_nonnull(strstr(page, "&lt;b&gt;bad&lt;/b&gt;"));
-	ck_assert_ptr_null(strstr(page, "connection.json")); /* the token's file is not linked */
-	ck_assert_ptr_nonnull(strstr(page, "<script nonce=\"n0nce\">"));
-	ck_assert_ptr_null(strstr(page, "id=\"turns\"")); /* no model.jsonl: not an llm run */
+	check_text(page,
+		   TEXTS("&lt;script&gt;alert(1)&lt;/script&gt;", "turn result error",
+			 "&lt;b&gt;bad&lt;/b&gt;", "<script nonce=\"n0nce\">"),
+		   TEXTS("<script>alert", "connection.json", /* the token's file is not linked */
+			 "id=\"turns\"" /* no model.jsonl: not an llm run */));
 	index = page_of('i', NULL, NULL);
-	ck_assert_ptr_nonnull(strstr(index, "t&lt;1&gt;"));
-	ck_assert_ptr_nonnull(strstr(index, "href=\"/tok/r/0/r\""));
+	check_text(index, TEXTS("t&lt;1&gt;", "href=\"/tok/r/0/r\""), NO_TEXTS);
 }
 END_TEST
 
@@ -255,12 +264,12 @@ START_TEST(run_page_mcp_transcript)
 		     "<sheet>\"}]}}}\n"
 		     "{\"conn\":2,\"dir\":\"server->agent\",\"status\":200,\"message\":{\"id\":1");
 	page = page_of('r', "p", NULL);
-	ck_assert_ptr_nonnull(strstr(page, "agent calls <b>read_cell</b>"));
-	ck_assert_ptr_nonnull(strstr(page, "<summary>reply 200")); /* initialize's reply: folded */
-	ck_assert_ptr_nonnull(
-		strstr(page, "<pre>no &lt;sheet&gt;</pre>")); /* the text, unwrapped */
-	ck_assert_ptr_nonnull(strstr(page, "turn result error"));
-	ck_assert_ptr_nonnull(strstr(page, "data-lines=\"4\"")); /* the torn last line waits */
+	check_text(page,
+		   TEXTS("agent calls <b>read_cell</b>",
+			 "<summary>reply 200",		/* initialize's reply: folded */
+			 "<pre>no &lt;sheet&gt;</pre>", /* the text, unwrapped */
+			 "turn result error", "data-lines=\"4\"" /* the torn last line waits */),
+		   NO_TEXTS);
 }
 END_TEST
 
@@ -277,12 +286,10 @@ START_TEST(run_page_model_turns)
 		"{\"turn\":2,\"status\":429,\"reply\":{\"content\":[{\"type\":\"tool_use\","
 		"\"name\":\"write_cell\"}]}}\n");
 	page = page_of('r', "m", NULL);
-	ck_assert_ptr_nonnull(strstr(page, "id=\"turns\""));
-	ck_assert_ptr_nonnull(strstr(page, "&lt;svg onload=x&gt; → read_cell"));
-	ck_assert_ptr_null(strstr(page, "<svg onload"));
-	ck_assert_ptr_nonnull(strstr(page, "&quot;prompt_tokens&quot;:7"));
-	ck_assert_ptr_nonnull(strstr(page, "errtext\">429"));
-	ck_assert_ptr_nonnull(strstr(page, " → write_cell"));
+	check_text(page,
+		   TEXTS("id=\"turns\"", "&lt;svg onload=x&gt; → read_cell",
+			 "&quot;prompt_tokens&quot;:7", "errtext\">429", " → write_cell"),
+		   TEXTS("<svg onload"));
 }
 END_TEST
 
@@ -303,11 +310,12 @@ START_TEST(run_page_grid_from_grade_json)
 		     "\"mismatches\":[{\"cell\":\"Sheet1!B2\",\"reason\":\"type\",\"expected\":2,"
 		     "\"got\":\"<i>\"}]}]}");
 	page = page_of('r', "g", NULL);
-	ck_assert_ptr_nonnull(strstr(page, "<table class=\"grid\">"));
-	ck_assert_ptr_nonnull(strstr(page,
-				     "class=\"bad\" data-cell=\"Sheet1!B2\" title=\"expected 2, "
-				     "got &lt;i&gt; (type)\""));
-	ck_assert_ptr_nonnull(strstr(page, "class=\"ok\" data-cell=\"Sheet1!B1\""));
+	check_text(page,
+		   TEXTS("<table class=\"grid\">",
+			 "class=\"bad\" data-cell=\"Sheet1!B2\" title=\"expected 2, "
+			 "got &lt;i&gt; (type)\"",
+			 "class=\"ok\" data-cell=\"Sheet1!B1\""),
+		   NO_TEXTS);
 }
 END_TEST
 
@@ -347,25 +355,25 @@ START_TEST(compare_page_pairs_and_sign_test)
 	make_sweep("a", 0xff, 0);
 	make_sweep("b", 0, 0x3);
 	page = page_of('c', "a", "b");
-	ck_assert_ptr_nonnull(strstr(page, "paired by task, agent, epoch, seed"));
-	/* 8 pairs, 8 discordant for A: p = 2 × 2^-8 = 0.0078, highlighted; B − A = −1 exactly. */
-	ck_assert_ptr_nonnull(strstr(
-		page, "<tr><td>alpha</td><td class=\"num\">8</td><td class=\"num\">8</td><td "
+	check_text(
+		page,
+		TEXTS("paired by task, agent, epoch, seed",
+		      /* 8 pairs, 8 discordant for A: p = 2 × 2^-8 = 0.0078, highlighted;
+		       * B − A = −1 exactly. */
+		      "<tr><td>alpha</td><td class=\"num\">8</td><td class=\"num\">8</td><td "
 		      "class=\"num\">0</td><td class=\"num\">8 / 0</td><td class=\"num "
 		      "errtext\">0.00781</td><td class=\"num\">-1.000 <span class=\"dim\">"
-		      "[-1.000, -1.000]</span></td></tr>"));
-	/* 2 discordant for B: p = 2 × 1/4; B − A = 2/8. */
-	ck_assert_ptr_nonnull(
-		strstr(page, "<tr><td>beta</td><td class=\"num\">8</td><td class=\"num\">0</td><td "
-			     "class=\"num\">2</td><td class=\"num\">0 / 2</td><td "
-			     "class=\"num\">0.5</td><td class=\"num\">+0.250 "));
-	/* Overall 8 against 2 of 16 pairs: p = 2 × (1 + 10 + 45) / 1024 = 0.109. */
-	ck_assert_ptr_nonnull(strstr(
-		page, "<tr><td>(overall)</td><td class=\"num\">16</td><td class=\"num\">8</td><td "
+		      "[-1.000, -1.000]</span></td></tr>",
+		      /* 2 discordant for B: p = 2 × 1/4; B − A = 2/8. */
+		      "<tr><td>beta</td><td class=\"num\">8</td><td class=\"num\">0</td><td "
+		      "class=\"num\">2</td><td class=\"num\">0 / 2</td><td "
+		      "class=\"num\">0.5</td><td class=\"num\">+0.250 ",
+		      /* Overall 8 against 2 of 16 pairs: p = 2 × (1 + 10 + 45) / 1024 = 0.109. */
+		      "<tr><td>(overall)</td><td class=\"num\">16</td><td class=\"num\">8</td><td "
 		      "class=\"num\">2</td><td class=\"num\">8 / 2</td><td "
-		      "class=\"num\">0.109</td><td class=\"num\">-0.375 "));
-	ck_assert_ptr_nonnull(strstr(page, "id=\"summary-a\""));
-	ck_assert_ptr_nonnull(strstr(page, "id=\"summary-b\""));
+		      "class=\"num\">0.109</td><td class=\"num\">-0.375 ",
+		      "id=\"summary-a\"", "id=\"summary-b\""),
+		NO_TEXTS);
 }
 END_TEST
 
