@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: MIT
 """What the integration tests of sandboxctl (run, sweep, serve and the suites
 that import them) share: this tree's paths, the skip and failure exceptions,
-the loops that run cases, waiting for a condition and stopping a child. A Skip ends in exit 77,
-meson's skip."""
+the loops that run cases, waiting for a condition and stopping a child. A Skip
+ends in exit 77, meson's skip."""
 import os
 import signal
 import subprocess
