@@ -594,9 +594,11 @@ def case_engines(_s):
             m = s.metrics()
             return m.get(drained) == 1 and m.get("sandboxctl_serve_engine_errors_total", 0) >= 1
 
-        if not wait_until(is_drained, 120, poll=0.5):
+        drained_in_time = wait_until(is_drained, 120, poll=0.5)
+        m = s.metrics()
+        if not drained_in_time:
             fail("the dead engine was not drained: %s" %
-                 {k: v for k, v in s.metrics().items() if "engine" in k})
+                 {k: v for k, v in m.items() if "engine" in k})
         st, d = s.call("POST", "/v1/episodes", {"task": "banking_reserve"})
         if st != 201 or d["engine"] != host1:
             fail("a claim with the second engine drained: HTTP %d %s" % (st, d))
