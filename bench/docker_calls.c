@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "docker-internal.h" /* the create body, so curl sends the same */
+#include "bench_median.h"
 #include "sbx/sbx.h"
 
 #define BENCH_IMAGE "sandboxctl-bench/busybox:latest"
@@ -29,14 +30,6 @@ static double client_ms[NCALLS][MAX_ITER], curl_wall[NCALLS][MAX_ITER],
 	curl_total[NCALLS][MAX_ITER];
 static const char *socket_path = "/var/run/docker.sock";
 static char run_label[64];
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 static void die(const char *what, const sbx_error *err)
 {
@@ -102,7 +95,7 @@ static double run_curl(const char *method, const char *path, const char *json, d
 	}
 	unlink(out_path);
 	snprintf(url, sizeof(url), "http://docker%s", path);
-	t0 = now_ms();
+	t0 = sbx_now_msf();
 	pid = fork();
 	if (pid == 0) {
 		const char *argv[] = {"curl",
@@ -130,7 +123,7 @@ static double run_curl(const char *method, const char *path, const char *json, d
 		_exit(127);
 	}
 	waitpid(pid, &status, 0);
-	t1 = now_ms();
+	t1 = sbx_now_msf();
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 		fprintf(stderr, "bench-docker: curl %s %s failed\n", method, path);
 		exit(3);
@@ -162,19 +155,6 @@ static void id_from(const char *body, char *id, size_t len)
 	}
 	p += 6;
 	snprintf(id, len, "%.*s", (int)strcspn(p, "\""), p);
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 int main(int argc, char **argv)
@@ -223,26 +203,26 @@ int main(int argc, char **argv)
 		int code = -1;
 		double t;
 
-		t = now_ms();
+		t = sbx_now_msf();
 		if (sbx_docker_ping(d, &err) < 0)
 			die("ping", &err);
-		client_ms[PING][i] = now_ms() - t;
-		t = now_ms();
+		client_ms[PING][i] = sbx_now_msf() - t;
+		t = sbx_now_msf();
 		if (sbx_docker_container_create(d, &o, &id, &err) < 0)
 			die("create", &err);
-		client_ms[CREATE][i] = now_ms() - t;
-		t = now_ms();
+		client_ms[CREATE][i] = sbx_now_msf() - t;
+		t = sbx_now_msf();
 		if (sbx_docker_container_start(d, id, &err) < 0)
 			die("start", &err);
-		client_ms[START][i] = now_ms() - t;
-		t = now_ms();
+		client_ms[START][i] = sbx_now_msf() - t;
+		t = sbx_now_msf();
 		if (sbx_docker_container_wait(d, id, 30000, &code, &err) < 0)
 			die("wait", &err);
-		client_ms[WAIT][i] = now_ms() - t;
-		t = now_ms();
+		client_ms[WAIT][i] = sbx_now_msf() - t;
+		t = sbx_now_msf();
 		if (sbx_docker_container_remove(d, id, true, true, &err) < 0)
 			die("remove", &err);
-		client_ms[REMOVE][i] = now_ms() - t;
+		client_ms[REMOVE][i] = sbx_now_msf() - t;
 		free(id);
 
 		curl_wall[PING][i] = run_curl("GET", "/_ping", NULL, &curl_total[PING][i], NULL, 0);
@@ -269,8 +249,9 @@ int main(int argc, char **argv)
 	{
 		double sum_lib = 0, sum_wall = 0, sum_total = 0;
 		for (int c = 0; c < NCALLS; c++) {
-			double a = median(client_ms[c], iter), b = median(curl_wall[c], iter),
-			       e = median(curl_total[c], iter);
+			double a = bench_median(client_ms[c], iter),
+			       b = bench_median(curl_wall[c], iter),
+			       e = bench_median(curl_total[c], iter);
 			sum_lib += a;
 			sum_wall += b;
 			sum_total += e;

@@ -18,16 +18,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_median.h"
+#include "sbx/clock.h"
 #include "sbx/formula.h"
 #include "sbx/sheet.h"
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 /* CPU time is the stable figure on a shared machine. */
 static double cpu_ms(void)
@@ -105,18 +99,6 @@ static int gen(long n, const char *out)
 	return 0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /*
  * Each run opens FILE, recalculates and saves the book to OUT (what a
  * LibreOffice --convert-to round trip does: load, recalculate, save), timing
@@ -133,36 +115,36 @@ static int recalc(const char *path, int repeat, const char *out)
 		repeat = 5;
 	for (int i = 0; i < repeat; i++) {
 		sbx_book *b;
-		double t0 = now_ms(), c0 = cpu_ms(), t1, c1, t2;
+		double t0 = sbx_now_msf(), c0 = cpu_ms(), t1, c1, t2;
 
 		if (sbx_book_open(path, NULL, &b, &err) < 0)
 			return die(&err);
-		t1 = now_ms();
+		t1 = sbx_now_msf();
 		c1 = cpu_ms();
 		if (sbx_book_recalc(b, NULL, &st, &err) < 0)
 			return die(&err);
-		t2 = now_ms();
+		t2 = sbx_now_msf();
 		calc_cpu[i] = cpu_ms() - c1;
 		if (out && sbx_book_save(b, out, SBX_FORMAT_ODS, &err) < 0)
 			return die(&err);
 		sbx_book_free(b);
 		load[i] = t1 - t0;
 		calc[i] = t2 - t1;
-		save[i] = now_ms() - t2;
-		all[i] = now_ms() - t0;
+		save[i] = sbx_now_msf() - t2;
+		all[i] = sbx_now_msf() - t0;
 		all_cpu[i] = cpu_ms() - c0;
 	}
 	printf("native: %llu formula cells (%llu computed, %llu unsupported), median of %d runs\n",
 	       (unsigned long long)st.formulas, (unsigned long long)st.computed,
 	       (unsigned long long)st.unsupported, repeat);
-	printf("  recalc only:                %9.3f ms wall, %9.3f ms CPU\n", median(calc, repeat),
-	       median(calc_cpu, repeat));
+	printf("  recalc only:                %9.3f ms wall, %9.3f ms CPU\n",
+	       bench_median(calc, repeat), bench_median(calc_cpu, repeat));
 	if (!out)
 		return 0;
 	printf("  load (%8.3f) + recalc + save (%8.3f) = %9.3f ms wall, %9.3f ms CPU\n",
-	       median(load, repeat), median(save, repeat), median(all, repeat),
-	       median(all_cpu, repeat));
-	printf("native-ms %.3f %.3f\n", median(all, repeat), median(calc, repeat));
+	       bench_median(load, repeat), bench_median(save, repeat), bench_median(all, repeat),
+	       bench_median(all_cpu, repeat));
+	printf("native-ms %.3f %.3f\n", bench_median(all, repeat), bench_median(calc, repeat));
 	return 0;
 }
 

@@ -20,6 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_median.h"
+#include "sbx/clock.h"
 #include "sbx/docker.h"
 #include "sbx/json.h"
 #include "sbx/labels.h"
@@ -31,34 +33,13 @@ static const char *const phases[] = {
 	"copy_out", "grade", "remove",	"total", "gui_ready_after_start"};
 #define N_PHASES (sizeof(phases) / sizeof(phases[0]))
 
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(double), cmp);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* create + start + wait + remove of a container running `true`. */
 static int floor_once(sbx_docker *d, const char *image, double *ms, sbx_error *err)
 {
 	sbx_docker_container_opts o = SBX_DOCKER_CONTAINER_OPTS_INIT;
 	sbx_docker_kv label = {SBX_LABEL_TEST, "1"};
 	char *id = NULL;
-	double t0 = now_ms();
+	double t0 = sbx_now_msf();
 	int r, code;
 
 	o.image = image;
@@ -73,7 +54,7 @@ static int floor_once(sbx_docker *d, const char *image, double *ms, sbx_error *e
 	if (r >= 0)
 		r = sbx_docker_container_wait(d, id, 30000, &code, err);
 	sbx_docker_container_remove(d, id, true, true, NULL);
-	*ms = now_ms() - t0;
+	*ms = sbx_now_msf() - t0;
 	free(id);
 	return r;
 }
@@ -86,7 +67,7 @@ static int run_once(const char *sandboxctl, const char *task, const char *image,
 	pid_t pid;
 	char buf[65536];
 	size_t len = 0;
-	double t0 = now_ms();
+	double t0 = sbx_now_msf();
 	cJSON *j = NULL;
 	const cJSON *t;
 
@@ -105,7 +86,7 @@ static int run_once(const char *sandboxctl, const char *task, const char *image,
 		len += (size_t)n;
 	close(p[0]);
 	waitpid(pid, &st, 0);
-	*wall = now_ms() - t0;
+	*wall = sbx_now_msf() - t0;
 	buf[len] = '\0';
 	if (sbx_json_parse(buf, len, &j, NULL) < 0)
 		return -EPROTO;
@@ -157,19 +138,20 @@ int main(int argc, char **argv)
 	printf("sandboxctl run --agent oracle --task %s --image %s   (median of %d)\n", argv[2],
 	       argv[3], n);
 	for (size_t k = 0; k < 9; k++)
-		printf("  %-9s %8.1f ms\n", phases[k], median(ph[k], n));
-	floor_ms = median(fl, n);
-	over_ms = median(overhead, n);
-	printf("  wall      %8.1f ms  (process start to exit)\n", median(wall, n));
+		printf("  %-9s %8.1f ms\n", phases[k], bench_median(ph[k], n));
+	floor_ms = bench_median(fl, n);
+	over_ms = bench_median(overhead, n);
+	printf("  wall      %8.1f ms  (process start to exit)\n", bench_median(wall, n));
 	printf("engine floor (create+start+wait+remove, `true`, same image): %.1f ms\n", floor_ms);
 	printf("sandbox overhead (total - agent): %.1f ms = %.2fx floor (target < 1.5x)\n", over_ms,
 	       over_ms / floor_ms);
-	if (median(ph[9], n) > 0)
+	if (bench_median(ph[9], n) > 0)
 		printf("GUI ready after start (Calc shows the file, drawn): %.1f ms (target < 3 "
 		       "s)\n",
-		       median(ph[9], n));
+		       bench_median(ph[9], n));
 	else
-		printf("server ready after start: %.1f ms (target < 100 ms)\n", median(ph[3], n));
+		printf("server ready after start: %.1f ms (target < 100 ms)\n",
+		       bench_median(ph[3], n));
 	sbx_docker_free(d);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", runs);
 	return system(cmd) == 0 ? 0 : 1;

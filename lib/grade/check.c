@@ -73,7 +73,8 @@ static int grade_scratch(const sbx_task *task, bool oracle, sbx_grade_result **o
 	}
 	if (r >= 0)
 		r = sbx_grade_task(task, tmp, out, err);
-	sbx_path_remove_tree(tmp); /* ours (mkdtemp), holding only what place() wrote */
+	(void)sbx_path_remove_tree_at(AT_FDCWD,
+				      tmp); /* ours (mkdtemp), holding only what place() wrote */
 	return r;
 }
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
+#include <dirent.h>
 #include <limits.h>
 #include <linux/openat2.h>
 #include <stdio.h>
@@ -289,17 +289,27 @@ int sbx_path_write_beneath(const char *dir, const char *rel, const void *data, s
 	return 0;
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+int sbx_path_remove_tree_at(int at, const char *name)
 {
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	remove(path);
-	return 0;
-}
+	int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int r = 0;
 
-void sbx_path_remove_tree(const char *path)
-{
+	if (fd < 0) /* a file, a symlink, or nothing there */
+		return unlinkat(at, name, 0) < 0 && errno != ENOENT ? -errno : 0;
+	DIR *d = fdopendir(fd);
+	if (!d) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
 	/* Depth first, so a directory is empty when its turn comes. */
-	nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	for (struct dirent *de; (de = readdir(d));)
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0) {
+			int k = sbx_path_remove_tree_at(dirfd(d), de->d_name);
+			r = r ? r : k;
+		}
+	closedir(d);
+	if (unlinkat(at, name, AT_REMOVEDIR) < 0 && !r)
+		r = -errno;
+	return r;
 }

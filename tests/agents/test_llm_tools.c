@@ -80,15 +80,10 @@ START_TEST(schemas_a_provider_refuses_are_named)
 }
 END_TEST
 
-static Suite *make_suite(void)
+static void add_cases(Suite *s)
 {
-	Suite *s = suite_create("llm-tools");
-	TCase *tc;
-
-	tc = sbx_test_case(s, "schemas", NULL, NULL, 0);
-	tcase_add_test(tc, object_schemas_are_taken);
-	tcase_add_test(tc, schemas_a_provider_refuses_are_named);
-	return s;
+	SBX_TEST_CASE(s, "schemas", NULL, NULL, 0, object_schemas_are_taken,
+		      schemas_a_provider_refuses_are_named);
 }
 
-SBX_TEST_MAIN(make_suite)
+SBX_TEST_MAIN("llm-tools", add_cases)

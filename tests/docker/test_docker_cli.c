@@ -375,14 +375,11 @@ int main(int argc, char **argv)
 	snprintf(run_id, sizeof(run_id), "clitest-%d-%ld", (int)getpid(), (long)time(NULL));
 	s = suite_create("docker-cli");
 	if (strcmp(argv[2], "unit") == 0) {
-		tc = sbx_test_case(s, argv[2], NULL, NULL, 60);
-		tcase_add_test(tc, doctor_without_engine_is_one_line_exit_3);
-		tcase_add_test(tc, doctor_on_a_forbidden_socket);
-		tcase_add_test(tc, help_and_usage_errors);
+		SBX_TEST_CASE(s, argv[2], NULL, NULL, 60, doctor_without_engine_is_one_line_exit_3,
+			      doctor_on_a_forbidden_socket, help_and_usage_errors);
 	} else {
-		tc = sbx_test_case(s, argv[2], NULL, NULL, 60);
-		tcase_add_test(tc, gc_removes_orphans_and_is_idempotent);
-		tcase_add_test(tc, doctor_on_the_real_engine);
+		tc = SBX_TEST_CASE(s, argv[2], NULL, NULL, 60, gc_removes_orphans_and_is_idempotent,
+				   doctor_on_the_real_engine);
 		tcase_add_unchecked_fixture(tc, NULL, remove_run);
 	}
 	return sbx_test_run(s);

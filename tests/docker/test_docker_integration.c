@@ -64,29 +64,38 @@ static char *make_container(sbx_docker *d, sbx_docker_container_opts *o, const c
 	return id;
 }
 
-static char *running_sleeper(sbx_docker *d, bool hardened)
+/*
+ * Hardens o as sandboxes are: no capabilities, no new privileges, uid 1000, a
+ * read-only root with a tmpfs /work, half a CPU, memory bytes and pids processes.
+ */
+static void harden(sbx_docker_container_opts *o, int64_t memory, int64_t pids)
 {
-	static const char *cmd[] = {"sleep", "120", NULL};
 	static const char *drop[] = {"ALL", NULL};
 	static const char *sec[] = {"no-new-privileges:true", NULL};
 	static sbx_docker_kv tmpfs[] = {{"/work", "rw,nosuid,size=16m,mode=1777"}};
+
+	o->cap_drop = drop;
+	o->security_opt = sec;
+	o->user = "1000:1000";
+	o->readonly_rootfs = true;
+	o->tmpfs = tmpfs;
+	o->n_tmpfs = 1;
+	o->memory = memory;
+	o->nano_cpus = 500000000;
+	o->pids_limit = pids;
+}
+
+static char *running_sleeper(sbx_docker *d, bool hardened)
+{
+	static const char *cmd[] = {"sleep", "120", NULL};
 	sbx_docker_container_opts o = SBX_DOCKER_CONTAINER_OPTS_INIT;
 	sbx_error err = SBX_ERROR_INIT;
 	char *id;
 
 	o.network_mode = "none";
 	o.stop_signal = "SIGKILL";
-	if (hardened) {
-		o.cap_drop = drop;
-		o.security_opt = sec;
-		o.user = "1000:1000";
-		o.readonly_rootfs = true;
-		o.tmpfs = tmpfs;
-		o.n_tmpfs = 1;
-		o.memory = 128LL << 20;
-		o.nano_cpus = 500000000;
-		o.pids_limit = 32;
-	}
+	if (hardened)
+		harden(&o, 128LL << 20, 32);
 	id = make_container(d, &o, cmd);
 	ck_assert_msg(sbx_docker_container_start(d, id, &err) == 0, "%s", err.msg);
 	return id;
@@ -139,9 +148,6 @@ END_TEST
 START_TEST(create_start_wait_logs_remove)
 {
 	const char *cmd[] = {"sh", "-c", "echo out; echo err >&2; id -u; exit 7", NULL};
-	const char *drop[] = {"ALL", NULL};
-	const char *sec[] = {"no-new-privileges:true", NULL};
-	sbx_docker_kv tmpfs[] = {{"/work", "rw,nosuid,size=16m,mode=1777"}};
 	sbx_docker_container_opts o = SBX_DOCKER_CONTAINER_OPTS_INIT;
 	sbx_docker *d = connect_engine();
 	sbx_docker_container *c = NULL;
@@ -153,15 +159,7 @@ START_TEST(create_start_wait_logs_remove)
 	char *id;
 	int code = -1;
 
-	o.cap_drop = drop;
-	o.security_opt = sec;
-	o.user = "1000:1000";
-	o.readonly_rootfs = true;
-	o.tmpfs = tmpfs;
-	o.n_tmpfs = 1;
-	o.memory = 64LL << 20;
-	o.pids_limit = 16;
-	o.nano_cpus = 500000000;
+	harden(&o, 64LL << 20, 16);
 	o.network_mode = "none";
 	o.init = true;
 	o.log_driver = "local";
@@ -252,13 +250,11 @@ START_TEST(archive_put_and_get)
 	sbx_docker_tar *t = NULL;
 	sbx_error err = SBX_ERROR_INIT;
 	sbx_buf out = SBX_BUF_INIT(4096);
-	char dir[] = "/tmp/sbx-itest-get.XXXXXX", path[128], buf[64];
+	char dir[] = "/tmp/sbx-itest-get.XXXXXX", path[128];
 	const void *data;
 	void *raw = NULL;
 	size_t len, raw_len = 0;
 	char *id = running_sleeper(d, false);
-	int fd;
-	ssize_t n;
 
 	ck_assert_int_eq(sbx_docker_tar_new(&t, 0, &err), 0);
 	ck_assert_int_eq(sbx_docker_tar_add_dir(t, "in", 0755, 1000, 1000, &err), 0);
@@ -275,14 +271,8 @@ START_TEST(archive_put_and_get)
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	ck_assert_msg(sbx_docker_archive_get(d, id, "/work/in", dir, NULL, NULL, &err) == 0, "%s",
 		      err.msg);
+	sbx_test_assert_file(dir, "in/a.csv", "1,2\n");
 	snprintf(path, sizeof(path), "%s/in/a.csv", dir);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	ck_assert_int_ge(fd, 0);
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	ck_assert_int_eq(n, 4);
-	buf[n] = '\0';
-	ck_assert_str_eq(buf, "1,2\n");
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/in", dir);
 	rmdir(path);
@@ -308,12 +298,11 @@ START_TEST(copy_through_exec_on_readonly_rootfs_and_tmpfs)
 	sbx_error err = SBX_ERROR_INIT;
 	sbx_buf out = SBX_BUF_INIT(4096);
 	sbx_docker_extract_stats st;
-	char dir[] = "/tmp/sbx-itest-cp.XXXXXX", path[128], buf[64];
+	char dir[] = "/tmp/sbx-itest-cp.XXXXXX", path[128];
 	const void *data;
 	size_t len;
 	char *id = running_sleeper(d, true);
-	int fd, r;
-	ssize_t n;
+	int r;
 
 	ck_assert_int_eq(sbx_docker_tar_new(&t, 0, &err), 0);
 	ck_assert_int_eq(sbx_docker_tar_add_file(t, "task.csv", "x,y\n", 4, 0644, 1000, 1000, &err),
@@ -333,13 +322,8 @@ START_TEST(copy_through_exec_on_readonly_rootfs_and_tmpfs)
 					       &err) == 0,
 		      "%s", err.msg);
 	ck_assert_uint_eq(st.extracted, 1);
+	sbx_test_assert_file(dir, "out.txt", "result\n");
 	snprintf(path, sizeof(path), "%s/out.txt", dir);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	ck_assert_int_ge(fd, 0);
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	buf[n > 0 ? n : 0] = '\0';
-	ck_assert_str_eq(buf, "result\n");
 	unlink(path);
 	sbx_error_clear(&err);
 	r = sbx_docker_exec_copy_out(d, id, "/work/none", NULL, dir, NULL, NULL, 20000, &err);
@@ -352,6 +336,19 @@ START_TEST(copy_through_exec_on_readonly_rootfs_and_tmpfs)
 	sbx_docker_free(d);
 }
 END_TEST
+
+/* Reads s to its end, stdout into out and stderr into errs (timeout_ms a read). */
+static void read_to_end(sbx_docker_stream *s, sbx_buf *out, sbx_buf *errs, int timeout_ms)
+{
+	sbx_error err = SBX_ERROR_INIT;
+	char buf[256];
+	int which;
+	ssize_t n;
+
+	while ((n = sbx_docker_stream_read(s, buf, sizeof(buf), &which, timeout_ms, &err)) > 0)
+		sbx_buf_append(which == SBX_DOCKER_STDERR ? errs : out, buf, (size_t)n);
+	ck_assert_msg(n == 0, "%s", err.msg);
+}
 
 START_TEST(hijacked_stream_both_ways)
 {
@@ -388,9 +385,7 @@ START_TEST(hijacked_stream_both_ways)
 	ck_assert_str_eq(sbx_buf_str(&got), "{\"jsonrpc\":\"2.0\"}\n");
 	ck_assert_int_eq(sbx_docker_stream_write(s, "second\n", 7, 2000, &err), 0);
 	ck_assert_int_eq(sbx_docker_stream_close_write(s, &err), 0);
-	while ((n = sbx_docker_stream_read(s, buf, sizeof(buf), &which, 5000, &err)) > 0)
-		sbx_buf_append(which == SBX_DOCKER_STDERR ? &errs : &got, buf, (size_t)n);
-	ck_assert_msg(n == 0, "%s", err.msg);
+	read_to_end(s, &got, &errs, 5000);
 	ck_assert_str_eq(sbx_buf_str(&got), "{\"jsonrpc\":\"2.0\"}\nsecond\n");
 	ck_assert_str_eq(sbx_buf_str(&errs), "bye\n");
 	sbx_docker_stream_free(s);
@@ -419,9 +414,8 @@ START_TEST(attach_to_the_main_process)
 	sbx_docker_stream *s = NULL;
 	sbx_error err = SBX_ERROR_INIT;
 	sbx_buf out = SBX_BUF_INIT(4096), errs = SBX_BUF_INIT(4096);
-	char buf[256], *id;
-	int which, code = -1;
-	ssize_t n;
+	int code = -1;
+	char *id;
 
 	o.open_stdin = true;
 	o.stdin_once = true;
@@ -431,9 +425,7 @@ START_TEST(attach_to_the_main_process)
 	ck_assert_msg(sbx_docker_stream_open_attach(d, id, false, &s, &err) == 0, "%s", err.msg);
 	ck_assert_msg(sbx_docker_container_start(d, id, &err) == 0, "%s", err.msg);
 	ck_assert_int_eq(sbx_docker_stream_write(s, "ping\n", 5, 2000, &err), 0);
-	while ((n = sbx_docker_stream_read(s, buf, sizeof(buf), &which, 10000, &err)) > 0)
-		sbx_buf_append(which == SBX_DOCKER_STDERR ? &errs : &out, buf, (size_t)n);
-	ck_assert_msg(n == 0, "%s", err.msg);
+	read_to_end(s, &out, &errs, 10000);
 	ck_assert_str_eq(sbx_buf_str(&out), "got ping\n");
 	ck_assert_str_eq(sbx_buf_str(&errs), "done\n");
 	sbx_docker_stream_free(s);
@@ -461,12 +453,9 @@ static void note_refused(const char *entry, const char *reason, void *payload)
 
 static void rm_tree(const char *path)
 {
-	char cmd[512];
-
 	/* Test-only cleanup of a directory the test made under /tmp. */
 	ck_assert(strncmp(path, "/tmp/sbx-itest-", 15) == 0);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", path);
-	ck_assert_int_eq(system(cmd), 0);
+	ck_assert_int_eq(sbx_path_remove_tree_at(AT_FDCWD, path), 0);
 }
 
 START_TEST(hostile_tar_from_a_container_is_refused)
@@ -629,6 +618,20 @@ START_TEST(crafted_tar_served_back_by_a_container)
 }
 END_TEST
 
+/* A build context holding only dockerfile, set as b's; free it once built. */
+static sbx_docker_tar *dockerfile_context(const char *dockerfile, sbx_docker_build_opts *b)
+{
+	sbx_error err = SBX_ERROR_INIT;
+	sbx_docker_tar *ctx = NULL;
+
+	ck_assert_int_eq(sbx_docker_tar_new(&ctx, 0, &err), 0);
+	ck_assert_int_eq(sbx_docker_tar_add_file(ctx, "Dockerfile", dockerfile, strlen(dockerfile),
+						 0644, 0, 0, &err),
+			 0);
+	ck_assert_int_eq(sbx_docker_tar_finish(ctx, &b->context_tar, &b->context_tar_len, &err), 0);
+	return ctx;
+}
+
 START_TEST(images_tag_list_remove_build)
 {
 	const char *filters[] = {SBX_LABEL_TEST "=1", NULL};
@@ -665,10 +668,7 @@ START_TEST(images_tag_list_remove_build)
 
 	/* Build from an in-memory context, with streamed progress. */
 	df = "FROM " SBX_TEST_IMAGE "\nRUN echo built > /built\n";
-	ck_assert_int_eq(sbx_docker_tar_new(&ctx, 0, &err), 0);
-	ck_assert_int_eq(
-		sbx_docker_tar_add_file(ctx, "Dockerfile", df, strlen(df), 0644, 0, 0, &err), 0);
-	ck_assert_int_eq(sbx_docker_tar_finish(ctx, &b.context_tar, &b.context_tar_len, &err), 0);
+	ctx = dockerfile_context(df, &b);
 	b.tags = tags;
 	b.labels = labels;
 	b.n_labels = 1;
@@ -686,10 +686,7 @@ START_TEST(images_tag_list_remove_build)
 
 	/* A failing step surfaces the engine's errorDetail. */
 	df = "FROM " SBX_TEST_IMAGE "\nRUN exit 3\n";
-	ck_assert_int_eq(sbx_docker_tar_new(&ctx, 0, &err), 0);
-	ck_assert_int_eq(
-		sbx_docker_tar_add_file(ctx, "Dockerfile", df, strlen(df), 0644, 0, 0, &err), 0);
-	ck_assert_int_eq(sbx_docker_tar_finish(ctx, &b.context_tar, &b.context_tar_len, &err), 0);
+	ctx = dockerfile_context(df, &b);
 	b.tags = NULL;
 	ck_assert_int_eq(sbx_docker_image_build(d, &b, &built, &err), -EIO);
 	ck_assert_msg(strstr(err.msg, "returned a non-zero code: 3"), "%s", err.msg);
@@ -742,25 +739,17 @@ START_TEST(build_progress_from_a_directory)
 }
 END_TEST
 
-static Suite *integration_suite(void)
+static void add_cases(Suite *s)
 {
-	Suite *s = suite_create("docker-integration");
-	TCase *tc = sbx_test_case(s, "engine", NULL, NULL, 120);
+	TCase *tc = SBX_TEST_CASE(
+		s, "engine", NULL, NULL, 120, engine_facts, create_start_wait_logs_remove,
+		wait_deadline_then_kill, exec_attached_output_and_exit_code, archive_put_and_get,
+		copy_through_exec_on_readonly_rootfs_and_tmpfs, hijacked_stream_both_ways,
+		attach_to_the_main_process, hostile_tar_from_a_container_is_refused,
+		crafted_tar_served_back_by_a_container, images_tag_list_remove_build,
+		build_progress_from_a_directory);
 
 	tcase_add_unchecked_fixture(tc, global_setup, remove_run_containers);
-	tcase_add_test(tc, engine_facts);
-	tcase_add_test(tc, create_start_wait_logs_remove);
-	tcase_add_test(tc, wait_deadline_then_kill);
-	tcase_add_test(tc, exec_attached_output_and_exit_code);
-	tcase_add_test(tc, archive_put_and_get);
-	tcase_add_test(tc, copy_through_exec_on_readonly_rootfs_and_tmpfs);
-	tcase_add_test(tc, hijacked_stream_both_ways);
-	tcase_add_test(tc, attach_to_the_main_process);
-	tcase_add_test(tc, hostile_tar_from_a_container_is_refused);
-	tcase_add_test(tc, crafted_tar_served_back_by_a_container);
-	tcase_add_test(tc, images_tag_list_remove_build);
-	tcase_add_test(tc, build_progress_from_a_directory);
-	return s;
 }
 
 /* After the run: nothing of ours may be left. */
@@ -791,6 +780,6 @@ int main(void)
 
 	snprintf(run_id, sizeof(run_id), "itest-%d-%ld", (int)getpid(), (long)time(NULL));
 	snprintf(run_label, sizeof(run_label), "%s=%s", SBX_LABEL_RUN_ID, run_id);
-	rc = sbx_test_run(integration_suite());
+	rc = sbx_test_run(sbx_test_suite("docker-integration", add_cases));
 	return rc != EXIT_SUCCESS || leftovers() ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -64,11 +64,12 @@ static void raw_end(sbx_buf *b)
 	ck_assert_int_eq(sbx_buf_append(b, zeros, sizeof(zeros)), 0);
 }
 
-/* ------------------------------------------------ fixture: tmp/target */
+/* ------------------------------------------ fixture: tmp/target, ar */
 
 static char tmp[64];
 static char target[96];
 static int tdir = -1;
+static sbx_buf ar; /* the archive a test builds */
 
 static void setup(void)
 {
@@ -78,6 +79,7 @@ static void setup(void)
 	ck_assert_int_eq(mkdir(target, 0755), 0);
 	tdir = open(target, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	ck_assert_int_ge(tdir, 0);
+	sbx_buf_init(&ar, 1 << 20);
 }
 
 static void teardown(void)
@@ -85,7 +87,8 @@ static void teardown(void)
 	if (tdir >= 0)
 		close(tdir);
 	tdir = -1;
-	sbx_test_rm_tree_at(AT_FDCWD, tmp);
+	sbx_path_remove_tree_at(AT_FDCWD, tmp);
+	sbx_buf_free(&ar);
 }
 
 /* Nothing but "target" may exist next to the target directory. */
@@ -138,21 +141,20 @@ static const char *reason_for(const refusals *r, const char *name)
 
 START_TEST(good_tree_extracts_with_safe_modes)
 {
-	sbx_buf b = SBX_BUF_INIT(1 << 20);
 	sbx_docker_extract_opts o = SBX_DOCKER_EXTRACT_OPTS_INIT;
 	sbx_docker_extract_stats st;
 	sbx_error err = SBX_ERROR_INIT;
 	struct stat s;
 
-	raw_entry(&b, "./out/", '5', NULL, NULL, 0, 0755);
-	raw_entry(&b, "./out/a.txt", '0', NULL, "hello", 0, 04777);
-	raw_entry(&b, "out/sub/deep/b", '0', NULL, "bee", 0, 0644);
-	raw_entry(&b, "out/l", '2', "a.txt", NULL, 0, 0777);
-	raw_entry(&b, "out/sub/up", '2', "../a.txt", NULL, 0, 0777);
-	raw_entry(&b, "out/h", '1', "out/a.txt", NULL, 0, 0644);
-	raw_end(&b);
+	raw_entry(&ar, "./out/", '5', NULL, NULL, 0, 0755);
+	raw_entry(&ar, "./out/a.txt", '0', NULL, "hello", 0, 04777);
+	raw_entry(&ar, "out/sub/deep/b", '0', NULL, "bee", 0, 0644);
+	raw_entry(&ar, "out/l", '2', "a.txt", NULL, 0, 0777);
+	raw_entry(&ar, "out/sub/up", '2', "../a.txt", NULL, 0, 0777);
+	raw_entry(&ar, "out/h", '1', "out/a.txt", NULL, 0, 0644);
+	raw_end(&ar);
 	o.strip_components = 1;
-	ck_assert_int_eq(sbx_docker_tar_extract(b.data, b.len, tdir, &o, &st, &err), 0);
+	ck_assert_int_eq(sbx_docker_tar_extract(ar.data, ar.len, tdir, &o, &st, &err), 0);
 	ck_assert_str_eq(slurp("a.txt"), "hello");
 	ck_assert_str_eq(slurp("sub/deep/b"), "bee");
 	ck_assert_str_eq(slurp("h"), "hello");
@@ -168,36 +170,34 @@ START_TEST(good_tree_extracts_with_safe_modes)
 	ck_assert_uint_eq(st.refused, 0);
 	ck_assert_uint_eq(st.bytes, 13);
 	assert_nothing_outside();
-	sbx_buf_free(&b);
 }
 END_TEST
 
 START_TEST(hostile_entries_are_refused_one_by_one)
 {
-	sbx_buf b = SBX_BUF_INIT(1 << 20);
 	sbx_docker_extract_opts o = SBX_DOCKER_EXTRACT_OPTS_INIT;
 	sbx_docker_extract_stats st;
 	sbx_error err = SBX_ERROR_INIT;
 	refusals rf = {0};
 
-	raw_entry(&b, "../../x", '0', NULL, "escape", 0, 0644);
-	raw_entry(&b, "/tmp/x", '0', NULL, "absolute", 0, 0644);
-	raw_entry(&b, "abs", '2', "/etc/passwd", NULL, 0, 0777);
-	raw_entry(&b, "abs/x", '0', NULL, "under a refused link", 0, 0644);
-	raw_entry(&b, "up", '2', "../../../etc", NULL, 0, 0777);
-	raw_entry(&b, "d", '2', "sub", NULL, 0, 0777);
-	raw_entry(&b, "sub/", '5', NULL, NULL, 0, 0755);
-	raw_entry(&b, "d/through", '0', NULL, "via symlink", 0, 0644);
-	raw_entry(&b, "null", '3', NULL, NULL, 0, 0666);
-	raw_entry(&b, "disk", '4', NULL, NULL, 0, 0666);
-	raw_entry(&b, "fifo", '6', NULL, NULL, 0, 0666);
-	raw_entry(&b, "hp", '1', "/etc/passwd", NULL, 0, 0644);
-	raw_entry(&b, "hq", '1', "../x", NULL, 0, 0644);
-	raw_entry(&b, "ok.txt", '0', NULL, "fine", 0, 0644);
-	raw_end(&b);
+	raw_entry(&ar, "../../x", '0', NULL, "escape", 0, 0644);
+	raw_entry(&ar, "/tmp/x", '0', NULL, "absolute", 0, 0644);
+	raw_entry(&ar, "abs", '2', "/etc/passwd", NULL, 0, 0777);
+	raw_entry(&ar, "abs/x", '0', NULL, "under a refused link", 0, 0644);
+	raw_entry(&ar, "up", '2', "../../../etc", NULL, 0, 0777);
+	raw_entry(&ar, "d", '2', "sub", NULL, 0, 0777);
+	raw_entry(&ar, "sub/", '5', NULL, NULL, 0, 0755);
+	raw_entry(&ar, "d/through", '0', NULL, "via symlink", 0, 0644);
+	raw_entry(&ar, "null", '3', NULL, NULL, 0, 0666);
+	raw_entry(&ar, "disk", '4', NULL, NULL, 0, 0666);
+	raw_entry(&ar, "fifo", '6', NULL, NULL, 0, 0666);
+	raw_entry(&ar, "hp", '1', "/etc/passwd", NULL, 0, 0644);
+	raw_entry(&ar, "hq", '1', "../x", NULL, 0, 0644);
+	raw_entry(&ar, "ok.txt", '0', NULL, "fine", 0, 0644);
+	raw_end(&ar);
 	o.refused = on_refused;
 	o.refused_payload = &rf;
-	ck_assert_int_eq(sbx_docker_tar_extract(b.data, b.len, tdir, &o, &st, &err), -EPERM);
+	ck_assert_int_eq(sbx_docker_tar_extract(ar.data, ar.len, tdir, &o, &st, &err), -EPERM);
 	ck_assert_str_eq(err.msg, "11 of 14 entries refused, first '../../x': '..' in the path");
 	ck_assert_int_eq(rf.n, 11);
 	ck_assert_str_eq(reason_for(&rf, "abs/x"), "inside the refused entry 'abs'");
@@ -219,47 +219,43 @@ START_TEST(hostile_entries_are_refused_one_by_one)
 	ck_assert_uint_eq(st.refused, 11);
 	ck_assert_uint_eq(st.extracted, 3); /* d, sub, ok.txt */
 	assert_nothing_outside();
-	sbx_buf_free(&b);
 }
 END_TEST
 
 START_TEST(symlink_chains_that_escape_are_removed)
 {
-	sbx_buf b = SBX_BUF_INIT(1 << 20);
 	sbx_docker_extract_stats st;
 	sbx_error err = SBX_ERROR_INIT;
 	struct stat s;
 
 	/* Each link looks inside on its own; together a/x leads to ../etc. */
-	raw_entry(&b, "a/", '5', NULL, NULL, 0, 0755);
-	raw_entry(&b, "a/x", '2', "l1/../../etc", NULL, 0, 0777);
-	raw_entry(&b, "a/l1", '2', ".", NULL, 0, 0777);
-	raw_end(&b);
-	ck_assert_int_eq(sbx_docker_tar_extract(b.data, b.len, tdir, NULL, &st, &err), -EPERM);
+	raw_entry(&ar, "a/", '5', NULL, NULL, 0, 0755);
+	raw_entry(&ar, "a/x", '2', "l1/../../etc", NULL, 0, 0777);
+	raw_entry(&ar, "a/l1", '2', ".", NULL, 0, 0777);
+	raw_end(&ar);
+	ck_assert_int_eq(sbx_docker_tar_extract(ar.data, ar.len, tdir, NULL, &st, &err), -EPERM);
 	ck_assert_ptr_nonnull(strstr(err.msg, "'a/x': symlink resolves outside"));
 	ck_assert_int_eq(fstatat(tdir, "a/x", &s, AT_SYMLINK_NOFOLLOW), -1);
 	ck_assert_int_eq(fstatat(tdir, "a/l1", &s, AT_SYMLINK_NOFOLLOW), 0);
 	assert_nothing_outside();
 
 	/* Loops go too; a dangling link stays (it leads nowhere). */
-	sbx_buf_reset(&b);
+	sbx_buf_reset(&ar);
 	sbx_error_clear(&err);
-	raw_entry(&b, "p", '2', "q", NULL, 0, 0777);
-	raw_entry(&b, "q", '2', "p", NULL, 0, 0777);
-	raw_entry(&b, "dangling", '2', "nowhere/x", NULL, 0, 0777);
-	raw_end(&b);
-	ck_assert_int_eq(sbx_docker_tar_extract(b.data, b.len, tdir, NULL, &st, &err), -EPERM);
+	raw_entry(&ar, "p", '2', "q", NULL, 0, 0777);
+	raw_entry(&ar, "q", '2', "p", NULL, 0, 0777);
+	raw_entry(&ar, "dangling", '2', "nowhere/x", NULL, 0, 0777);
+	raw_end(&ar);
+	ck_assert_int_eq(sbx_docker_tar_extract(ar.data, ar.len, tdir, NULL, &st, &err), -EPERM);
 	/* Removing p breaks the loop: q then dangles, which is harmless. */
 	ck_assert_str_eq(err.msg, "1 of 3 entries refused, first 'p': symlink loop (removed)");
 	ck_assert_int_eq(fstatat(tdir, "dangling", &s, AT_SYMLINK_NOFOLLOW), 0);
 	ck_assert_uint_eq(st.extracted, 2);
-	sbx_buf_free(&b);
 }
 END_TEST
 
 START_TEST(existing_symlinks_in_the_target_are_not_followed)
 {
-	sbx_buf b = SBX_BUF_INIT(1 << 20);
 	sbx_error err = SBX_ERROR_INIT;
 	char outside[128];
 
@@ -267,75 +263,69 @@ START_TEST(existing_symlinks_in_the_target_are_not_followed)
 	ck_assert_int_eq(mkdir(outside, 0755), 0);
 	ck_assert_int_eq(symlinkat(outside, tdir, "evil"), 0);
 	ck_assert_int_eq(symlinkat("/tmp/sbx-nowhere", tdir, "evilfile"), 0);
-	raw_entry(&b, "evil/x", '0', NULL, "through", 0, 0644);
-	raw_entry(&b, "evilfile", '0', NULL, "onto", 0, 0644);
-	raw_end(&b);
-	ck_assert_int_eq(sbx_docker_tar_extract(b.data, b.len, tdir, NULL, NULL, &err), -EPERM);
+	raw_entry(&ar, "evil/x", '0', NULL, "through", 0, 0644);
+	raw_entry(&ar, "evilfile", '0', NULL, "onto", 0, 0644);
+	raw_end(&ar);
+	ck_assert_int_eq(sbx_docker_tar_extract(ar.data, ar.len, tdir, NULL, NULL, &err), -EPERM);
 	ck_assert_int_eq(rmdir(outside), 0); /* still empty */
 	ck_assert_int_ne(access("/tmp/sbx-nowhere", F_OK), 0);
 	unlinkat(tdir, "evil", 0);
-	sbx_buf_free(&b);
 }
 END_TEST
 
 START_TEST(a_huge_file_stops_extraction_at_its_header)
 {
-	sbx_buf b = SBX_BUF_INIT(1 << 20);
 	sbx_docker_extract_stats st;
 	sbx_error err = SBX_ERROR_INIT;
 
-	raw_entry(&b, "small", '0', NULL, "ok", 0, 0644);
+	raw_entry(&ar, "small", '0', NULL, "ok", 0, 0644);
 	/* Declares 2 GiB and carries none of it: refused from the header alone. */
-	raw_entry(&b, "big", '0', NULL, NULL, 2ULL << 30, 0644);
-	ck_assert_int_eq(sbx_docker_tar_extract(b.data, b.len, tdir, NULL, &st, &err), -EFBIG);
+	raw_entry(&ar, "big", '0', NULL, NULL, 2ULL << 30, 0644);
+	ck_assert_int_eq(sbx_docker_tar_extract(ar.data, ar.len, tdir, NULL, &st, &err), -EFBIG);
 	ck_assert_str_eq(err.msg, "'big': 2147483648 bytes, more than the 268435456 allowed per "
 				  "file; extraction stopped");
 	ck_assert_str_eq(slurp("small"), "ok");
 	ck_assert_int_eq(faccessat(tdir, "big", F_OK, 0), -1);
-	sbx_buf_free(&b);
 }
 END_TEST
 
 START_TEST(total_and_entry_caps)
 {
-	sbx_buf b = SBX_BUF_INIT(1 << 20);
 	sbx_docker_extract_opts o = SBX_DOCKER_EXTRACT_OPTS_INIT;
 	sbx_error err = SBX_ERROR_INIT;
 	char name[32];
 
-	raw_entry(&b, "one", '0', NULL, "0123456789", 0, 0644);
-	raw_entry(&b, "two", '0', NULL, "0123456789", 0, 0644);
-	raw_end(&b);
+	raw_entry(&ar, "one", '0', NULL, "0123456789", 0, 0644);
+	raw_entry(&ar, "two", '0', NULL, "0123456789", 0, 0644);
+	raw_end(&ar);
 	o.max_total_bytes = 15;
-	ck_assert_int_eq(sbx_docker_tar_extract(b.data, b.len, tdir, &o, NULL, &err), -EFBIG);
+	ck_assert_int_eq(sbx_docker_tar_extract(ar.data, ar.len, tdir, &o, NULL, &err), -EFBIG);
 	ck_assert_ptr_nonnull(strstr(err.msg, "'two': would exceed the 15 bytes allowed in total"));
-	sbx_buf_reset(&b);
+	sbx_buf_reset(&ar);
 	sbx_error_clear(&err);
 	for (int i = 0; i < 10; i++) {
 		snprintf(name, sizeof(name), "f%d", i);
-		raw_entry(&b, name, '0', NULL, "x", 0, 0644);
+		raw_entry(&ar, name, '0', NULL, "x", 0, 0644);
 	}
-	raw_end(&b);
+	raw_end(&ar);
 	o.max_total_bytes = 0;
 	o.max_entries = 5;
-	ck_assert_int_eq(sbx_docker_tar_extract(b.data, b.len, tdir, &o, NULL, &err), -E2BIG);
+	ck_assert_int_eq(sbx_docker_tar_extract(ar.data, ar.len, tdir, &o, NULL, &err), -E2BIG);
 	ck_assert_str_eq(err.msg, "more than 5 entries; extraction stopped");
 	ck_assert_int_eq(faccessat(tdir, "f5", F_OK, 0), -1);
-	sbx_buf_free(&b);
 }
 END_TEST
 
 START_TEST(no_symlinks_option_and_garbage)
 {
-	sbx_buf b = SBX_BUF_INIT(1 << 20);
 	sbx_docker_extract_opts o = SBX_DOCKER_EXTRACT_OPTS_INIT;
 	sbx_error err = SBX_ERROR_INIT;
 	char junk[2048];
 
-	raw_entry(&b, "l", '2', "x", NULL, 0, 0777);
-	raw_end(&b);
+	raw_entry(&ar, "l", '2', "x", NULL, 0, 0777);
+	raw_end(&ar);
 	o.no_symlinks = true;
-	ck_assert_int_eq(sbx_docker_tar_extract(b.data, b.len, tdir, &o, NULL, &err), -EPERM);
+	ck_assert_int_eq(sbx_docker_tar_extract(ar.data, ar.len, tdir, &o, NULL, &err), -EPERM);
 	ck_assert_str_eq(err.msg, "1 of 1 entries refused, first 'l': symbolic links are not "
 				  "allowed");
 	memset(junk, 'A', sizeof(junk));
@@ -343,11 +333,10 @@ START_TEST(no_symlinks_option_and_garbage)
 	ck_assert_int_eq(sbx_docker_tar_extract(junk, sizeof(junk), tdir, NULL, NULL, &err),
 			 -EPROTO);
 	/* A cut-off archive is an error, not a silent success. */
-	sbx_buf_reset(&b);
-	raw_entry(&b, "f", '0', NULL, "0123456789", 0, 0644);
+	sbx_buf_reset(&ar);
+	raw_entry(&ar, "f", '0', NULL, "0123456789", 0, 0644);
 	sbx_error_clear(&err);
-	ck_assert_int_eq(sbx_docker_tar_extract(b.data, 520, tdir, NULL, NULL, &err), -EPROTO);
-	sbx_buf_free(&b);
+	ck_assert_int_eq(sbx_docker_tar_extract(ar.data, 520, tdir, NULL, NULL, &err), -EPROTO);
 }
 END_TEST
 
@@ -412,22 +401,14 @@ START_TEST(symlink_lexical_rule)
 }
 END_TEST
 
-static Suite *tar_suite(void)
+static void add_cases(Suite *s)
 {
-	Suite *s = suite_create("docker-tar");
-	TCase *tc;
-
-	tc = sbx_test_case(s, "extract", setup, teardown, 0);
-	tcase_add_test(tc, good_tree_extracts_with_safe_modes);
-	tcase_add_test(tc, hostile_entries_are_refused_one_by_one);
-	tcase_add_test(tc, symlink_chains_that_escape_are_removed);
-	tcase_add_test(tc, existing_symlinks_in_the_target_are_not_followed);
-	tcase_add_test(tc, a_huge_file_stops_extraction_at_its_header);
-	tcase_add_test(tc, total_and_entry_caps);
-	tcase_add_test(tc, no_symlinks_option_and_garbage);
-	tcase_add_test(tc, writer_round_trip_and_cap);
-	tcase_add_test(tc, symlink_lexical_rule);
-	return s;
+	SBX_TEST_CASE(
+		s, "extract", setup, teardown, 0, good_tree_extracts_with_safe_modes,
+		hostile_entries_are_refused_one_by_one, symlink_chains_that_escape_are_removed,
+		existing_symlinks_in_the_target_are_not_followed,
+		a_huge_file_stops_extraction_at_its_header, total_and_entry_caps,
+		no_symlinks_option_and_garbage, writer_round_trip_and_cap, symlink_lexical_rule);
 }
 
-SBX_TEST_MAIN(tar_suite)
+SBX_TEST_MAIN("docker-tar", add_cases)

@@ -526,30 +526,17 @@ START_TEST(label_lookup_and_time)
 }
 END_TEST
 
-static Suite *docker_suite(void)
+static void add_cases(Suite *s)
 {
-	Suite *s = suite_create("docker");
-	TCase *tc;
-
-	tc = sbx_test_case(s, "encode", NULL, NULL, 0);
-	tcase_add_test(tc, url_escape_keeps_unreserved_only);
-	tcase_add_test(tc, label_filters_are_json_then_escaped);
-	tcase_add_test(tc, names_that_could_reroute_a_url_are_refused);
-	tcase_add_test(tc, docker_host_parsing);
-	tcase_add_test(tc, api_versions_compare);
-	tcase_add_test(tc, create_body_carries_every_hardening_field);
-	tcase_add_test(tc, create_body_exact_int64_and_validation);
-	tcase_add_test(tc, exec_body);
-	tcase_add_test(tc, demux_any_split);
-	tcase_add_test(tc, demux_pull_takes_a_little_at_a_time);
-	tcase_add_test(tc, demux_refuses_garbage_and_reports_partial);
-	tcase_add_test(tc, engine_errors_become_one_line);
-	tcase_add_test(tc, open_fails_fast_without_engine);
-	tcase_add_test(tc, progress_lines_split_and_errors);
-	tcase_add_test(tc, progress_callback_can_abort);
-	tcase_add_test(tc, owner_strings);
-	tcase_add_test(tc, label_lookup_and_time);
-	return s;
+	SBX_TEST_CASE(s, "encode", NULL, NULL, 0, url_escape_keeps_unreserved_only,
+		      label_filters_are_json_then_escaped,
+		      names_that_could_reroute_a_url_are_refused, docker_host_parsing,
+		      api_versions_compare, create_body_carries_every_hardening_field,
+		      create_body_exact_int64_and_validation, exec_body, demux_any_split,
+		      demux_pull_takes_a_little_at_a_time,
+		      demux_refuses_garbage_and_reports_partial, engine_errors_become_one_line,
+		      open_fails_fast_without_engine, progress_lines_split_and_errors,
+		      progress_callback_can_abort, owner_strings, label_lookup_and_time);
 }
 
-SBX_TEST_MAIN(docker_suite)
+SBX_TEST_MAIN("docker", add_cases)

@@ -10,6 +10,7 @@
 
 static sbx_grading_opts opts;
 static sbx_book *oracle, *output;
+static sbx_grade_case_result result; /* of the last grade() */
 
 static sbx_sheet *sheet_of(sbx_book *b, const char *name)
 {
@@ -70,17 +71,28 @@ static void setup(void)
 
 static void teardown(void)
 {
+	sbx_grade_case_result_clear(&result);
 	sbx_grading_opts_clear(&opts);
 	oracle = sbx_book_free(oracle);
 	output = sbx_book_free(output);
 }
 
-/* Grades output against oracle; the caller clears *res. */
-static void grade(sbx_grade_case_result *res)
+/* Grades output against oracle into result, replacing what it held. */
+static void grade(void)
 {
 	sbx_error err = SBX_ERROR_INIT;
 
-	ck_assert_msg(sbx_grade_books(&opts, output, NULL, oracle, res, &err) == 0, "%s", err.msg);
+	sbx_grade_case_result_clear(&result);
+	ck_assert_msg(sbx_grade_books(&opts, output, NULL, oracle, &result, &err) == 0, "%s",
+		      err.msg);
+}
+
+/* grade(), then checks how many cells it graded and how many of them matched. */
+static void grade_counts(unsigned graded, unsigned matched)
+{
+	grade();
+	ck_assert_uint_eq(result.graded, graded);
+	ck_assert_uint_eq(result.matched, matched);
 }
 
 static char *line(const sbx_grade_case_result *res, size_t i)
@@ -101,43 +113,34 @@ static char *line(const sbx_grade_case_result *res, size_t i)
 
 START_TEST(test_identical_pass)
 {
-	sbx_grade_case_result res;
-
 	both(banking);
-	grade(&res);
+	grade();
 	/* 4 headers + 5*3 + 2 rate points: the empty rate cells are skipped. */
-	ck_assert_uint_eq(res.graded, 21);
-	ck_assert_uint_eq(res.matched, 21);
-	ck_assert_double_eq(res.score, 1.0);
-	ck_assert_int_eq(res.status, SBX_GRADE_PASS);
-	ck_assert_uint_eq(res.n_mismatches, 0);
-	sbx_grade_case_result_clear(&res);
+	ck_assert_uint_eq(result.graded, 21);
+	ck_assert_uint_eq(result.matched, 21);
+	ck_assert_double_eq(result.score, 1.0);
+	ck_assert_int_eq(result.status, SBX_GRADE_PASS);
+	ck_assert_uint_eq(result.n_mismatches, 0);
 }
 END_TEST
 
 START_TEST(test_one_changed_cell)
 {
-	sbx_grade_case_result res;
-
 	both(banking);
 	num(oracle, "Sheet1", 4, 3, 2167.61);
 	num(output, "Sheet1", 4, 3, 2100);
-	grade(&res);
-	ck_assert_uint_eq(res.graded, 21);
-	ck_assert_uint_eq(res.matched, 20);
-	ck_assert_int_eq(res.status, SBX_GRADE_PARTIAL);
-	ck_assert_uint_eq(res.n_mismatches, 1);
-	ck_assert_line(&res, 0,
+	grade_counts(21, 20);
+	ck_assert_int_eq(result.status, SBX_GRADE_PARTIAL);
+	ck_assert_uint_eq(result.n_mismatches, 1);
+	ck_assert_line(&result, 0,
 		       "Sheet1!D5: expected=2167.61, got=2100 (numeric mismatch: diff=67.61, "
 		       "tolerance=0.01)");
-	sbx_grade_case_result_clear(&res);
 
 	/* At a 0.95 threshold the same output passes, still naming the cell. */
 	opts.pass_threshold = 0.95;
-	grade(&res);
-	ck_assert_int_eq(res.status, SBX_GRADE_PASS);
-	ck_assert_uint_eq(res.n_mismatches, 1);
-	sbx_grade_case_result_clear(&res);
+	grade();
+	ck_assert_int_eq(result.status, SBX_GRADE_PASS);
+	ck_assert_uint_eq(result.n_mismatches, 1);
 }
 END_TEST
 
@@ -165,33 +168,27 @@ static const struct {
 
 START_TEST(test_numeric_tolerance)
 {
-	sbx_grade_case_result res;
-
 	num(oracle, "Sheet1", 0, 0, numbers[_i].expected);
 	num(output, "Sheet1", 0, 0, numbers[_i].got);
 	opts.abs_tol = numbers[_i].abs;
 	opts.rel_tol = numbers[_i].rel;
 	opts.round_digits = numbers[_i].round;
-	grade(&res);
-	ck_assert_msg(res.matched == (numbers[_i].match ? 1u : 0u), "case %d: %g vs %g", _i,
+	grade();
+	ck_assert_msg(result.matched == (numbers[_i].match ? 1u : 0u), "case %d: %g vs %g", _i,
 		      numbers[_i].expected, numbers[_i].got);
-	ck_assert_int_eq(res.status, numbers[_i].match ? SBX_GRADE_PASS : SBX_GRADE_FAIL);
-	sbx_grade_case_result_clear(&res);
+	ck_assert_int_eq(result.status, numbers[_i].match ? SBX_GRADE_PASS : SBX_GRADE_FAIL);
 }
 END_TEST
 
 START_TEST(test_relative_tolerance_line)
 {
-	sbx_grade_case_result res;
-
 	num(oracle, "Sheet1", 0, 0, 1000);
 	num(output, "Sheet1", 0, 0, 1020);
 	opts.rel_tol = 0.01;
-	grade(&res);
+	grade();
 	ck_assert_line(
-		&res, 0,
+		&result, 0,
 		"Sheet1!A1: expected=1000, got=1020 (numeric mismatch: diff=20, tolerance=10)");
-	sbx_grade_case_result_clear(&res);
 }
 END_TEST
 
@@ -212,23 +209,19 @@ static const struct {
 
 START_TEST(test_strings)
 {
-	sbx_grade_case_result res;
-
 	str(oracle, "Sheet1", 0, 0, strings[_i].expected);
 	str(output, "Sheet1", 0, 0, strings[_i].got);
 	opts.trim = strings[_i].trim;
 	opts.ignore_case = strings[_i].ignore_case;
 	opts.collapse_whitespace = strings[_i].collapse;
-	grade(&res);
-	ck_assert_msg(res.matched == (strings[_i].match ? 1u : 0u), "case %d: '%s' vs '%s'", _i,
+	grade();
+	ck_assert_msg(result.matched == (strings[_i].match ? 1u : 0u), "case %d: '%s' vs '%s'", _i,
 		      strings[_i].expected, strings[_i].got);
-	sbx_grade_case_result_clear(&res);
 }
 END_TEST
 
 START_TEST(test_rewrites)
 {
-	sbx_grade_case_result res;
 	char *pairs[] = {(char *)"\u20ac", (char *)"EUR", (char *)"n/a", (char *)""};
 
 	num(oracle, "Sheet1", 0, 0, 1234.5);
@@ -237,24 +230,18 @@ START_TEST(test_rewrites)
 	str(output, "Sheet1", 0, 1, "100 \u20ac");
 	str(output, "Sheet1", 0, 2, " n/a "); /* blank once rewritten: not extra content */
 	opts.strict = true;
-	grade(&res);
-	ck_assert_uint_eq(res.graded, 3);
-	ck_assert_uint_eq(res.matched, 0);
-	sbx_grade_case_result_clear(&res);
+	grade_counts(3, 0);
 
 	opts.strip_chars = (char *)"$,";
 	opts.replace = pairs;
 	opts.n_replace = 2;
-	grade(&res);
-	ck_assert_uint_eq(res.graded, 2);
-	ck_assert_uint_eq(res.matched, 2);
-	sbx_grade_case_result_clear(&res);
+	grade_counts(2, 2);
 
 	/* The report shows the values as they were, not as rewritten. */
 	str(output, "Sheet1", 0, 1, "100 USD");
-	grade(&res);
-	ck_assert_line(&res, 0, "Sheet1!B1: expected=\"100 EUR\", got=\"100 USD\" (text mismatch)");
-	sbx_grade_case_result_clear(&res);
+	grade();
+	ck_assert_line(&result, 0,
+		       "Sheet1!B1: expected=\"100 EUR\", got=\"100 USD\" (text mismatch)");
 	opts.strip_chars = NULL;
 	opts.replace = NULL;
 	opts.n_replace = 0;
@@ -263,49 +250,39 @@ END_TEST
 
 START_TEST(test_text_line)
 {
-	sbx_grade_case_result res;
-
 	str(oracle, "Sheet1", 0, 0, "Period");
 	str(output, "Sheet1", 0, 0, "Per\"iod\n");
 	opts.trim = false;
-	grade(&res);
-	ck_assert_line(&res, 0,
+	grade();
+	ck_assert_line(&result, 0,
 		       "Sheet1!A1: expected=\"Period\", got=\"Per\\\"iod\\n\" (text mismatch)");
-	sbx_grade_case_result_clear(&res);
 }
 END_TEST
 
 START_TEST(test_numeric_strings)
 {
-	sbx_grade_case_result res;
-
 	num(oracle, "Sheet1", 0, 0, 42);
 	str(output, "Sheet1", 0, 0, " 42.000 ");
 	str(oracle, "Sheet1", 0, 1, "7");
 	num(output, "Sheet1", 0, 1, 7);
 	num(oracle, "Sheet1", 0, 2, 1);
 	str(output, "Sheet1", 0, 2, "abc");
-	grade(&res);
-	ck_assert_uint_eq(res.graded, 3);
-	ck_assert_uint_eq(res.matched, 2);
-	ck_assert_line(&res, 0,
+	grade_counts(3, 2);
+	ck_assert_line(&result, 0,
 		       "Sheet1!C1: expected=1, got=\"abc\" (type mismatch: expected number, got "
 		       "string)");
-	sbx_grade_case_result_clear(&res);
 
 	opts.numeric_strings = false;
-	grade(&res);
-	ck_assert_uint_eq(res.matched, 0);
-	ck_assert_line(&res, 0,
+	grade();
+	ck_assert_uint_eq(result.matched, 0);
+	ck_assert_line(&result, 0,
 		       "Sheet1!A1: expected=42, got=\" 42.000 \" (type mismatch: expected number, "
 		       "got string)");
-	sbx_grade_case_result_clear(&res);
 }
 END_TEST
 
 START_TEST(test_dates_and_booleans)
 {
-	sbx_grade_case_result res;
 	sbx_cell date = {.kind = SBX_CELL_DATE}, yes = {.kind = SBX_CELL_BOOL, .number = 1};
 
 	ck_assert_int_eq(sbx_sheet_parse_date("2024-03-01", &date.number), 0);
@@ -317,41 +294,30 @@ START_TEST(test_dates_and_booleans)
 	str(output, "Sheet1", 0, 1, "TRUE");	   /* text for a boolean */
 	num(output, "Sheet1", 0, 2, date.number);  /* the serial for a date */
 	str(output, "Sheet1", 0, 3, "no");	   /* not a boolean's text */
-	grade(&res);
-	ck_assert_uint_eq(res.graded, 4);
-	ck_assert_uint_eq(res.matched, 3);
-	ck_assert_line(&res, 0,
+	grade_counts(4, 3);
+	ck_assert_line(&result, 0,
 		       "Sheet1!D1: expected=TRUE, got=\"no\" (type mismatch: expected boolean, got "
 		       "string)");
-	sbx_grade_case_result_clear(&res);
 }
 END_TEST
 
 START_TEST(test_empty_vs_value)
 {
-	sbx_grade_case_result res;
-
 	num(oracle, "Sheet1", 0, 0, 1);
 	num(oracle, "Sheet1", 1, 1, 5);
 	num(output, "Sheet1", 0, 0, 1);
-	grade(&res);
-	ck_assert_uint_eq(res.graded, 2);
-	ck_assert_uint_eq(res.matched, 1);
-	ck_assert_line(&res, 0, "Sheet1!B2: expected=5, got=empty (missing value)");
-	sbx_grade_case_result_clear(&res);
+	grade_counts(2, 1);
+	ck_assert_line(&result, 0, "Sheet1!B2: expected=5, got=empty (missing value)");
 
 	/* A blank string is empty, on either side. */
 	str(output, "Sheet1", 1, 1, "   ");
-	grade(&res);
-	ck_assert_line(&res, 0, "Sheet1!B2: expected=5, got=empty (missing value)");
-	sbx_grade_case_result_clear(&res);
+	grade();
+	ck_assert_line(&result, 0, "Sheet1!B2: expected=5, got=empty (missing value)");
 }
 END_TEST
 
 START_TEST(test_empty_oracle_cells)
 {
-	sbx_grade_case_result res;
-
 	/* Oracle: A1, C1 (B1 empty); output fills B1 too and adds D3 beyond the used range. */
 	num(oracle, "Sheet1", 0, 0, 1);
 	num(oracle, "Sheet1", 0, 2, 3);
@@ -362,35 +328,25 @@ START_TEST(test_empty_oracle_cells)
 	num(output, "Sheet1", 2, 3, 9);
 
 	/* Default: empty oracle cells are skipped, extra content is ignored. */
-	grade(&res);
-	ck_assert_uint_eq(res.graded, 2);
-	ck_assert_uint_eq(res.matched, 2);
-	ck_assert_int_eq(res.status, SBX_GRADE_PASS);
-	sbx_grade_case_result_clear(&res);
+	grade_counts(2, 2);
+	ck_assert_int_eq(result.status, SBX_GRADE_PASS);
 
 	/* Strict: the extra cells count, within and beyond the oracle's used range. */
 	opts.strict = true;
-	grade(&res);
-	ck_assert_uint_eq(res.graded, 4);
-	ck_assert_uint_eq(res.matched, 2);
-	ck_assert_line(&res, 0, "Sheet1!B1: expected=empty, got=2 (unexpected content)");
-	ck_assert_line(&res, 1, "Sheet1!D3: expected=empty, got=9 (unexpected content)");
-	sbx_grade_case_result_clear(&res);
+	grade_counts(4, 2);
+	ck_assert_line(&result, 0, "Sheet1!B1: expected=empty, got=2 (unexpected content)");
+	ck_assert_line(&result, 1, "Sheet1!D3: expected=empty, got=9 (unexpected content)");
 
 	/* skip_empty off: every cell of the used range is graded (1 row x 3 columns). */
 	opts.strict = false;
 	opts.skip_empty = false;
-	grade(&res);
-	ck_assert_uint_eq(res.graded, 3);
-	ck_assert_uint_eq(res.matched, 2);
-	sbx_grade_case_result_clear(&res);
+	grade_counts(3, 2);
 }
 END_TEST
 
 /* Content written far away must not buy a sea of matching empty cells. */
 START_TEST(test_no_dilution)
 {
-	sbx_grade_case_result res;
 	sbx_grading_range col_b = {
 		.first_row = 0, .first_col = 1, .last_row = 1048575, .last_col = 1};
 
@@ -402,21 +358,14 @@ START_TEST(test_no_dilution)
 	num(output, "Sheet1", 1048575, 1, 1);
 	opts.skip_empty = false;
 	opts.strict = true;
-	grade(&res);
-	ck_assert_uint_eq(res.graded, 6); /* A1:A4 + the two far cells */
-	ck_assert_uint_eq(res.matched, 0);
-	ck_assert_int_eq(res.status, SBX_GRADE_FAIL);
-	sbx_grade_case_result_clear(&res);
+	grade_counts(6, 0); /* A1:A4 + the two far cells */
+	ck_assert_int_eq(result.status, SBX_GRADE_FAIL);
 
 	/* The same with an explicit whole-column range. */
 	opts.strict = false;
 	opts.ranges = &col_b;
 	opts.n_ranges = 1;
-	grade(&res);
-	ck_assert_uint_eq(res.graded,
-			  1); /* B1048576 only: column B is outside the oracle's used range */
-	ck_assert_uint_eq(res.matched, 0);
-	sbx_grade_case_result_clear(&res);
+	grade_counts(1, 0); /* B1048576 only: column B is outside the oracle's used range */
 	opts.ranges = NULL;
 	opts.n_ranges = 0;
 }
@@ -424,7 +373,6 @@ END_TEST
 
 START_TEST(test_caps)
 {
-	sbx_grade_case_result res;
 	char *longtext = malloc(5000);
 
 	memset(longtext, 'x', 4999);
@@ -435,62 +383,49 @@ START_TEST(test_caps)
 		num(oracle, "Sheet1", r, 0, 1);
 		num(output, "Sheet1", r, 0, 2);
 	}
-	grade(&res);
-	ck_assert_uint_eq(res.graded, SBX_GRADE_MAX_MISMATCHES + 1);
-	ck_assert_uint_eq(res.matched, 0);
-	ck_assert_uint_eq(res.n_mismatches, SBX_GRADE_MAX_MISMATCHES);
-	ck_assert_uint_eq(res.mismatches_total, SBX_GRADE_MAX_MISMATCHES + 1);
-	ck_assert_uint_eq(strlen(res.mismatches[0].got), SBX_GRADE_MAX_VALUE + 3);
-	ck_assert_str_eq(res.mismatches[0].got + SBX_GRADE_MAX_VALUE, "...");
-	sbx_grade_case_result_clear(&res);
+	grade_counts(SBX_GRADE_MAX_MISMATCHES + 1, 0);
+	ck_assert_uint_eq(result.n_mismatches, SBX_GRADE_MAX_MISMATCHES);
+	ck_assert_uint_eq(result.mismatches_total, SBX_GRADE_MAX_MISMATCHES + 1);
+	ck_assert_uint_eq(strlen(result.mismatches[0].got), SBX_GRADE_MAX_VALUE + 3);
+	ck_assert_str_eq(result.mismatches[0].got + SBX_GRADE_MAX_VALUE, "...");
 	free(longtext);
 }
 END_TEST
 
 START_TEST(test_missing_sheet)
 {
-	sbx_grade_case_result res;
-
 	both(banking);
 	num(oracle, "Totals", 0, 0, 1);
 	str(oracle, "Totals", 1, 0, "x");
-	grade(&res);
-	ck_assert_uint_eq(res.graded, 23);
-	ck_assert_uint_eq(res.matched, 21);
-	ck_assert_uint_eq(res.n_missing_sheets, 1);
-	ck_assert_str_eq(res.missing_sheets[0], "Totals");
-	ck_assert_int_eq(res.status, SBX_GRADE_PARTIAL);
-	ck_assert_line(&res, 0, "Totals: missing sheet (2 graded cells)");
-	sbx_grade_case_result_clear(&res);
+	grade_counts(23, 21);
+	ck_assert_uint_eq(result.n_missing_sheets, 1);
+	ck_assert_str_eq(result.missing_sheets[0], "Totals");
+	ck_assert_int_eq(result.status, SBX_GRADE_PARTIAL);
+	ck_assert_line(&result, 0, "Totals: missing sheet (2 graded cells)");
 
 	opts.missing_sheet = SBX_MISSING_SHEET_FAIL;
 	opts.pass_threshold = 0.5;
-	grade(&res);
-	ck_assert_int_eq(res.status, SBX_GRADE_FAIL);
-	sbx_grade_case_result_clear(&res);
+	grade();
+	ck_assert_int_eq(result.status, SBX_GRADE_FAIL);
 }
 END_TEST
 
 START_TEST(test_missing_output)
 {
-	sbx_grade_case_result res;
 	sbx_error err = SBX_ERROR_INIT;
 
 	both(banking);
 	ck_assert_int_eq(
-		sbx_grade_books(&opts, NULL, "output 'x.ods' not found", oracle, &res, &err), 0);
-	ck_assert_int_eq(res.status, SBX_GRADE_FAIL);
-	ck_assert_uint_eq(res.graded, 21);
-	ck_assert_uint_eq(res.matched, 0);
-	ck_assert_str_eq(res.failure, "output 'x.ods' not found");
-	sbx_grade_case_result_clear(&res);
+		sbx_grade_books(&opts, NULL, "output 'x.ods' not found", oracle, &result, &err), 0);
+	ck_assert_int_eq(result.status, SBX_GRADE_FAIL);
+	ck_assert_uint_eq(result.graded, 21);
+	ck_assert_uint_eq(result.matched, 0);
+	ck_assert_str_eq(result.failure, "output 'x.ods' not found");
 }
 END_TEST
 
 START_TEST(test_formulas)
 {
-	sbx_grade_case_result res;
-
 	num(oracle, "Sheet1", 0, 0, 1);
 	num(oracle, "Sheet1", 1, 0, 2);
 	formula(oracle, "Sheet1", 2, 0, "=SUM(A1:A2)", 3);
@@ -498,76 +433,64 @@ START_TEST(test_formulas)
 	num(output, "Sheet1", 1, 0, 2);
 	num(output, "Sheet1", 2, 0, 3); /* the right value, typed in */
 
-	grade(&res); /* ignore: values only */
-	ck_assert_uint_eq(res.matched, 3);
-	sbx_grade_case_result_clear(&res);
+	grade(); /* ignore: values only */
+	ck_assert_uint_eq(result.matched, 3);
 
 	opts.formulas = SBX_FORMULA_REQUIRE;
-	grade(&res);
-	ck_assert_uint_eq(res.matched, 2);
-	ck_assert_line(&res, 0, "Sheet1!A3: expected formula =SUM(A1:A2), got=3 (formula missing)");
-	sbx_grade_case_result_clear(&res);
+	grade();
+	ck_assert_uint_eq(result.matched, 2);
+	ck_assert_line(&result, 0,
+		       "Sheet1!A3: expected formula =SUM(A1:A2), got=3 (formula missing)");
 
 	formula(output, "Sheet1", 2, 0, "=A1+A2", 3);
-	grade(&res);
-	ck_assert_uint_eq(res.matched, 3);
-	sbx_grade_case_result_clear(&res);
+	grade();
+	ck_assert_uint_eq(result.matched, 3);
 
 	opts.formulas = SBX_FORMULA_MATCH;
-	grade(&res);
-	ck_assert_uint_eq(res.matched, 2);
-	ck_assert_line(&res, 0,
+	grade();
+	ck_assert_uint_eq(result.matched, 2);
+	ck_assert_line(&result, 0,
 		       "Sheet1!A3: expected formula =SUM(A1:A2), got formula =A1+A2 (formula "
 		       "differs)");
-	sbx_grade_case_result_clear(&res);
 
 	/* Normalised: case, '$' and spaces do not matter. */
 	formula(output, "Sheet1", 2, 0, "=sum( $A$1:A2 )", 3);
-	grade(&res);
-	ck_assert_uint_eq(res.matched, 3);
-	sbx_grade_case_result_clear(&res);
+	grade();
+	ck_assert_uint_eq(result.matched, 3);
 
 	/* A formula without a cached value cannot show the right value. */
 	ck_assert_int_eq(
 		sbx_sheet_set_formula(sheet_of(output, "Sheet1"), 2, 0, "=SUM(A1:A2)", NULL, NULL),
 		0);
-	grade(&res);
-	ck_assert_uint_eq(res.matched, 2);
-	ck_assert_line(&res, 0, "Sheet1!A3: expected=3, got=empty (missing value)");
-	sbx_grade_case_result_clear(&res);
+	grade();
+	ck_assert_uint_eq(result.matched, 2);
+	ck_assert_line(&result, 0, "Sheet1!A3: expected=3, got=empty (missing value)");
 	opts.formulas = SBX_FORMULA_IGNORE;
-	grade(&res);
-	ck_assert_uint_eq(res.matched, 2);
-	sbx_grade_case_result_clear(&res);
+	grade();
+	ck_assert_uint_eq(result.matched, 2);
 	opts.formulas = SBX_FORMULA_MATCH;
 
 	/* An oracle formula without a cached value is graded by its formula alone. */
 	ck_assert_int_eq(
 		sbx_sheet_set_formula(sheet_of(oracle, "Sheet1"), 2, 0, "=SUM(A1:A2)", NULL, NULL),
 		0);
-	grade(&res);
-	ck_assert_uint_eq(res.graded, 3);
-	ck_assert_uint_eq(res.matched, 3);
-	sbx_grade_case_result_clear(&res);
+	grade_counts(3, 3);
 	opts.formulas = SBX_FORMULA_IGNORE;
-	grade(&res);
-	ck_assert_uint_eq(res.graded, 2); /* no value to grade */
-	sbx_grade_case_result_clear(&res);
+	grade();
+	ck_assert_uint_eq(result.graded, 2); /* no value to grade */
 	opts.formulas = SBX_FORMULA_MATCH;
 	formula(oracle, "Sheet1", 2, 0, "=SUM(A1:A2)", 3);
 
 	/* A formula with the wrong cached value is a value mismatch first. */
 	formula(output, "Sheet1", 2, 0, "=SUM(A1:A2)", 4);
-	grade(&res);
-	ck_assert_uint_eq(res.matched, 2);
-	ck_assert_int_eq(res.mismatches[0].reason, SBX_MISMATCH_NUMBER);
-	sbx_grade_case_result_clear(&res);
+	grade();
+	ck_assert_uint_eq(result.matched, 2);
+	ck_assert_int_eq(result.mismatches[0].reason, SBX_MISMATCH_NUMBER);
 }
 END_TEST
 
 START_TEST(test_scope)
 {
-	sbx_grade_case_result res;
 	sbx_error err = SBX_ERROR_INIT;
 	sbx_grading_range range = {
 		.sheet = NULL, .first_row = 1, .first_col = 3, .last_row = 1048575, .last_col = 3};
@@ -581,25 +504,21 @@ START_TEST(test_scope)
 	/* Column D from row 2 on (a whole-column range is clamped, not a million cells). */
 	opts.ranges = &range;
 	opts.n_ranges = 1;
-	grade(&res);
-	ck_assert_uint_eq(res.graded, 5); /* D2:D6 of Sheet1; Other has nothing in column D */
-	ck_assert_uint_eq(res.matched, 4);
-	sbx_grade_case_result_clear(&res);
+	grade_counts(5, 4); /* D2:D6 of Sheet1; Other has nothing in column D */
 
 	/* Only sheet index 1. */
 	opts.n_ranges = 0;
 	opts.ranges = NULL;
 	opts.sheets = &pick;
 	opts.n_sheets = 1;
-	grade(&res);
-	ck_assert_uint_eq(res.graded, 1);
-	ck_assert_line(&res, 0,
+	grade();
+	ck_assert_uint_eq(result.graded, 1);
+	ck_assert_line(&result, 0,
 		       "Other!A1: expected=1, got=2 (numeric mismatch: diff=1, tolerance=0.01)");
-	sbx_grade_case_result_clear(&res);
 
 	/* A sheet index out of range, or a range naming an unknown sheet, is a config error. */
 	pick.index = 7;
-	ck_assert_int_eq(sbx_grade_books(&opts, output, NULL, oracle, &res, &err), -EINVAL);
+	ck_assert_int_eq(sbx_grade_books(&opts, output, NULL, oracle, &result, &err), -EINVAL);
 	ck_assert_str_eq(err.msg, "grading: the oracle has no sheet at index 7 (it has 2)");
 	opts.sheets = NULL;
 	opts.n_sheets = 0;
@@ -607,7 +526,7 @@ START_TEST(test_scope)
 	opts.ranges = &range;
 	opts.n_ranges = 1;
 	sbx_error_clear(&err);
-	ck_assert_int_eq(sbx_grade_books(&opts, output, NULL, oracle, &res, &err), -EINVAL);
+	ck_assert_int_eq(sbx_grade_books(&opts, output, NULL, oracle, &result, &err), -EINVAL);
 	ck_assert_str_eq(err.msg,
 			 "grading: range names sheet 'Nope', which the oracle does not have");
 	opts.ranges = NULL;
@@ -617,44 +536,37 @@ END_TEST
 
 START_TEST(test_nothing_to_grade)
 {
-	sbx_grade_case_result res;
 	sbx_error err = SBX_ERROR_INIT;
 
 	sheet_of(oracle, "Sheet1");
-	ck_assert_int_eq(sbx_grade_books(&opts, output, NULL, oracle, &res, &err), -ENODATA);
+	ck_assert_int_eq(sbx_grade_books(&opts, output, NULL, oracle, &result, &err), -ENODATA);
 	ck_assert_str_eq(err.msg, "nothing to grade: the oracle's graded scope holds no cells");
 }
 END_TEST
 
 START_TEST(test_thresholds)
 {
-	sbx_grade_case_result res;
-
 	for (uint32_t i = 0; i < 10; i++) {
 		num(oracle, "Sheet1", i, 0, i);
 		num(output, "Sheet1", i, 0, i < 3 ? i : 100 + i);
 	}
-	grade(&res); /* 3/10 */
-	ck_assert_int_eq(res.status, SBX_GRADE_PARTIAL);
-	sbx_grade_case_result_clear(&res);
+	grade(); /* 3/10 */
+	ck_assert_int_eq(result.status, SBX_GRADE_PARTIAL);
 	opts.fail_threshold = 0.5;
-	grade(&res);
-	ck_assert_int_eq(res.status, SBX_GRADE_FAIL);
-	sbx_grade_case_result_clear(&res);
+	grade();
+	ck_assert_int_eq(result.status, SBX_GRADE_FAIL);
 	opts.pass_threshold = 0.3;
 	opts.fail_threshold = 0.3;
-	grade(&res);
-	ck_assert_int_eq(res.status, SBX_GRADE_PASS);
-	sbx_grade_case_result_clear(&res);
+	grade();
+	ck_assert_int_eq(result.status, SBX_GRADE_PASS);
 
 	/* Nothing matched is a FAIL whatever the thresholds. */
 	opts.pass_threshold = 0;
 	opts.fail_threshold = 0;
 	for (uint32_t i = 0; i < 3; i++)
 		num(output, "Sheet1", i, 0, -1);
-	grade(&res);
-	ck_assert_int_eq(res.status, SBX_GRADE_FAIL);
-	sbx_grade_case_result_clear(&res);
+	grade();
+	ck_assert_int_eq(result.status, SBX_GRADE_FAIL);
 }
 END_TEST
 
@@ -671,11 +583,15 @@ START_TEST(test_reports)
 	num(output, "Sheet1", 5, 3, 2100);
 	all->cases = calloc(2, sizeof(*all->cases));
 	all->n_cases = 2;
-	grade(&all->cases[0]);
+	grade();
+	all->cases[0] = result; /* the report owns it now */
+	result = (sbx_grade_case_result){0};
 	all->cases[0].name = strdup("reserves");
 	num(output, "Sheet1", 4, 3, 400.5);
 	num(output, "Sheet1", 5, 3, 500.5);
-	grade(&all->cases[1]);
+	grade();
+	all->cases[1] = result; /* the report owns it now */
+	result = (sbx_grade_case_result){0};
 	all->cases[1].name = strdup("again");
 	sbx_grade_result_summarise(all);
 	ck_assert_int_eq(all->status, SBX_GRADE_PARTIAL);
@@ -739,19 +655,25 @@ static const struct {
 	{"reference/sales_revenue-sales_data.ods", 51 * 4},
 };
 
+/* The reference system's grading: one case, "default", that passes at 95%. */
+static void reference_spec(sbx_grading_spec *spec, sbx_grading_case *c)
+{
+	*c = (sbx_grading_case){.name = (char *)"default"};
+	sbx_grading_opts_init(&c->opts);
+	c->opts.pass_threshold = 0.95;
+	*spec = (sbx_grading_spec){.cases = c, .n_cases = 1};
+}
+
 START_TEST(test_reference_self)
 {
-	sbx_grading_spec spec = {0};
-	sbx_grading_case c = {.name = (char *)"default"};
+	sbx_grading_spec spec;
+	sbx_grading_case c;
 	sbx_grade_result *res = NULL;
 	sbx_error err = SBX_ERROR_INIT;
 	char *path = data_path(reference[_i].file);
 	const char *files[] = {path};
 
-	sbx_grading_opts_init(&c.opts);
-	c.opts.pass_threshold = 0.95;
-	spec.cases = &c;
-	spec.n_cases = 1;
+	reference_spec(&spec, &c);
 	ck_assert_msg(sbx_grade_files(&spec, files, files, &res, &err) == 0, "%s", err.msg);
 	ck_assert_int_eq(res->status, SBX_GRADE_PASS);
 	ck_assert_uint_eq(res->graded, reference[_i].graded);
@@ -764,8 +686,8 @@ END_TEST
 /* The starting file is not the answer: column D is missing. */
 START_TEST(test_reference_start_vs_oracle)
 {
-	sbx_grading_spec spec = {0};
-	sbx_grading_case c = {.name = (char *)"default"};
+	sbx_grading_spec spec;
+	sbx_grading_case c;
 	sbx_grade_result *res = NULL;
 	sbx_error err = SBX_ERROR_INIT;
 	char *out = data_path("reference/banking_reserve-cash_flows.ods");
@@ -773,10 +695,7 @@ START_TEST(test_reference_start_vs_oracle)
 	const char *outs[] = {out}, *oras[] = {ora}, *missing[] = {"/nonexistent/x.ods"};
 	sbx_buf text = SBX_BUF_INIT(1 << 20);
 
-	sbx_grading_opts_init(&c.opts);
-	c.opts.pass_threshold = 0.95;
-	spec.cases = &c;
-	spec.n_cases = 1;
+	reference_spec(&spec, &c);
 	ck_assert_msg(sbx_grade_files(&spec, outs, oras, &res, &err) == 0, "%s", err.msg);
 	ck_assert_int_eq(res->status, SBX_GRADE_PARTIAL);
 	ck_assert_uint_eq(res->graded, 315);
@@ -844,38 +763,24 @@ START_TEST(test_gate)
 }
 END_TEST
 
-static Suite *grader_suite(void)
+static void add_cases(Suite *s)
 {
-	Suite *s = suite_create("grader");
 	TCase *tc;
 
-	tc = sbx_test_case(s, "books", setup, teardown, 0);
-	tcase_add_test(tc, test_identical_pass);
-	tcase_add_test(tc, test_one_changed_cell);
+	tc = SBX_TEST_CASE(s, "books", setup, teardown, 0, test_identical_pass,
+			   test_one_changed_cell);
 	SBX_TEST_TABLE(tc, test_numeric_tolerance, numbers);
-	tcase_add_test(tc, test_relative_tolerance_line);
+	SBX_TEST_ADD(tc, test_relative_tolerance_line);
 	SBX_TEST_TABLE(tc, test_strings, strings);
-	tcase_add_test(tc, test_rewrites);
-	tcase_add_test(tc, test_text_line);
-	tcase_add_test(tc, test_numeric_strings);
-	tcase_add_test(tc, test_dates_and_booleans);
-	tcase_add_test(tc, test_empty_vs_value);
-	tcase_add_test(tc, test_empty_oracle_cells);
-	tcase_add_test(tc, test_no_dilution);
-	tcase_add_test(tc, test_caps);
-	tcase_add_test(tc, test_missing_sheet);
-	tcase_add_test(tc, test_missing_output);
-	tcase_add_test(tc, test_formulas);
-	tcase_add_test(tc, test_scope);
-	tcase_add_test(tc, test_nothing_to_grade);
-	tcase_add_test(tc, test_thresholds);
-	tcase_add_test(tc, test_reports);
-	tcase_add_test(tc, test_gate);
+	SBX_TEST_ADD(tc, test_rewrites, test_text_line, test_numeric_strings,
+		     test_dates_and_booleans, test_empty_vs_value, test_empty_oracle_cells,
+		     test_no_dilution, test_caps, test_missing_sheet, test_missing_output,
+		     test_formulas, test_scope, test_nothing_to_grade, test_thresholds,
+		     test_reports, test_gate);
 
 	tc = sbx_test_case(s, "reference", NULL, NULL, 0);
 	SBX_TEST_TABLE(tc, test_reference_self, reference);
-	tcase_add_test(tc, test_reference_start_vs_oracle);
-	return s;
+	SBX_TEST_ADD(tc, test_reference_start_vs_oracle);
 }
 
-SBX_TEST_MAIN(grader_suite)
+SBX_TEST_MAIN("grader", add_cases)

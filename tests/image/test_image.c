@@ -3,6 +3,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include "check_main.h"
+#include "test_files.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -54,10 +55,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-	char cmd[512];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-	ck_assert_int_eq(system(cmd), 0);
+	ck_assert_int_eq(sbx_path_remove_tree_at(AT_FDCWD, root), 0);
 }
 
 static void collect_hash(char out[SBX_IMAGE_HASH_LEN])
@@ -356,23 +354,13 @@ START_TEST(real_tree_context)
 }
 END_TEST
 
-static Suite *image_suite(void)
+static void add_cases(Suite *s)
 {
-	Suite *s = suite_create("image");
-	TCase *tc;
-
-	tc = sbx_test_case(s, "context", setup, teardown, 0);
-	tcase_add_test(tc, collect_lists_sorted_and_skips);
-	tcase_add_test(tc, hash_follows_content_not_time);
-	tcase_add_test(tc, hash_separates_fields);
-	tcase_add_test(tc, collect_errors_name_the_path);
-	tcase_add_test(tc, collect_caps_file_size);
-	tcase_add_test(tc, packages_normalised);
-	tcase_add_test(tc, packages_refuse_bad_names);
-	tcase_add_test(tc, base_hash_covers_suite_and_packages);
-	tcase_add_test(tc, context_tar_is_reproducible);
-	tcase_add_test(tc, real_tree_context);
-	return s;
+	SBX_TEST_CASE(s, "context", setup, teardown, 0, collect_lists_sorted_and_skips,
+		      hash_follows_content_not_time, hash_separates_fields,
+		      collect_errors_name_the_path, collect_caps_file_size, packages_normalised,
+		      packages_refuse_bad_names, base_hash_covers_suite_and_packages,
+		      context_tar_is_reproducible, real_tree_context);
 }
 
-SBX_TEST_MAIN(image_suite)
+SBX_TEST_MAIN("image", add_cases)

@@ -8,6 +8,7 @@
  * Usage: test-image-build SANDBOXCTL
  */
 #include "check_main.h"
+#include "test_files.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -309,14 +310,11 @@ int main(int argc, char **argv)
 	}
 	s = suite_create("image-build");
 
-	tc = sbx_test_case(s, "engine", setup, teardown, 1800);
+	tc = SBX_TEST_CASE(s, "engine", setup, teardown, 1800, slim_build_skip_and_run,
+			   slim_server_through_bridge, full_build_and_office);
 	tcase_add_unchecked_fixture(tc, owner_setup, owner_teardown);
-	tcase_add_test(tc, slim_build_skip_and_run);
-	tcase_add_test(tc, slim_server_through_bridge);
-	tcase_add_test(tc, full_build_and_office);
 	rc = sbx_test_run(s);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", snapshot);
-	if (system(cmd) != 0)
+	if (sbx_path_remove_tree_at(AT_FDCWD, snapshot) < 0)
 		fprintf(stderr, "cannot remove '%s'\n", snapshot);
 	return rc;
 }

@@ -1,12 +1,13 @@
 # SPDX-License-Identifier: MIT
 """What the integration tests of sandboxctl (run, sweep, serve and the suites
 that import them) share: this tree's paths, the skip and failure exceptions,
-the loops that run cases, and stopping a child. A Skip ends in exit 77,
-meson's skip."""
+the loops that run cases, waiting for a condition and stopping a child. A Skip
+ends in exit 77, meson's skip."""
 import os
 import signal
 import subprocess
 import sys
+import time
 
 SRC = os.environ.get("SBX_SOURCE_ROOT",
                      os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
@@ -34,6 +35,17 @@ def stop_process(proc, sig=signal.SIGTERM, timeout=60):
     except subprocess.TimeoutExpired:
         proc.kill()
         return proc.wait()
+
+
+def wait_until(cond, timeout, poll=0.05):
+    """Calls cond() every poll seconds until it is true or timeout seconds have
+    passed; whether it came true."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if cond():
+            return True
+        time.sleep(poll)
+    return False
 
 
 def run_main(fn):

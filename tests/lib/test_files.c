@@ -17,6 +17,22 @@ void sbx_test_put(const char *dir, const char *rel, const char *text)
 	fclose(f);
 }
 
+void sbx_test_assert_file(const char *dir, const char *rel, const char *want)
+{
+	char path[4096], got[4096];
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	f = fopen(path, "r");
+	ck_assert_msg(f, "cannot read %s", path);
+	n = fread(got, 1, sizeof(got) - 1, f);
+	fclose(f);
+	got[n] = '\0';
+	ck_assert_uint_eq(n, strlen(want));
+	ck_assert_str_eq(got, want);
+}
+
 void sbx_test_assert_only(const char *dir, const char *name)
 {
 	DIR *d = opendir(dir);
@@ -39,5 +55,21 @@ void sbx_test_scratch_setup(void)
 
 void sbx_test_scratch_teardown(void)
 {
-	ck_assert_int_eq(sbx_test_rm_tree_at(AT_FDCWD, sbx_test_scratch), 0);
+	ck_assert_int_eq(sbx_path_remove_tree_at(AT_FDCWD, sbx_test_scratch), 0);
+}
+
+int sbx_test_scratch_fd = -1;
+
+void sbx_test_scratch_open_setup(void)
+{
+	sbx_test_scratch_setup();
+	sbx_test_scratch_fd = open(sbx_test_scratch, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(sbx_test_scratch_fd, 0);
+}
+
+void sbx_test_scratch_open_teardown(void)
+{
+	close(sbx_test_scratch_fd);
+	sbx_test_scratch_fd = -1;
+	sbx_test_scratch_teardown();
 }

@@ -6,6 +6,7 @@
  * of each. Agents are host shell commands talking to the relay with curl.
  */
 #include "check_main.h"
+#include "test_files.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -60,10 +61,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-	char cmd[512];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
-	ck_assert_int_eq(system(cmd), 0);
+	ck_assert_int_eq(sbx_path_remove_tree_at(AT_FDCWD, tmp), 0);
 }
 
 /* PASS when outputs/answer.txt says 42, FAIL otherwise (missing included). */
@@ -406,28 +404,17 @@ START_TEST(server_that_never_answers_is_infra_error)
 }
 END_TEST
 
-static Suite *lifecycle_suite(void)
+static void add_cases(Suite *s)
 {
-	Suite *s = suite_create("lifecycle");
-	TCase *tc;
+	SBX_TEST_CASE(s, "ends", setup, teardown, 30, complete_task_ends_graded,
+		      completion_is_seen_by_the_long_poll, readiness_backs_off,
+		      older_image_steps_down, agent_exit_ends_graded,
+		      agent_error_is_flagged_with_its_tail, oracle_passes,
+		      deadline_collects_without_the_server, interrupt_ends_ungraded,
+		      server_death_is_sandbox_failed);
 
-	tc = sbx_test_case(s, "ends", setup, teardown, 30);
-	tcase_add_test(tc, complete_task_ends_graded);
-	tcase_add_test(tc, completion_is_seen_by_the_long_poll);
-	tcase_add_test(tc, readiness_backs_off);
-	tcase_add_test(tc, older_image_steps_down);
-	tcase_add_test(tc, agent_exit_ends_graded);
-	tcase_add_test(tc, agent_error_is_flagged_with_its_tail);
-	tcase_add_test(tc, oracle_passes);
-	tcase_add_test(tc, deadline_collects_without_the_server);
-	tcase_add_test(tc, interrupt_ends_ungraded);
-	tcase_add_test(tc, server_death_is_sandbox_failed);
-
-	tc = sbx_test_case(s, "failures", setup, teardown, 30);
-	tcase_add_test(tc, unreachable_engine_is_infra_error);
-	tcase_add_test(tc, missing_image_is_infra_error);
-	tcase_add_test(tc, server_that_never_answers_is_infra_error);
-	return s;
+	SBX_TEST_CASE(s, "failures", setup, teardown, 30, unreachable_engine_is_infra_error,
+		      missing_image_is_infra_error, server_that_never_answers_is_infra_error);
 }
 
-SBX_TEST_MAIN(lifecycle_suite)
+SBX_TEST_MAIN("lifecycle", add_cases)

@@ -1181,6 +1181,22 @@ START_TEST(rundir_is_fresh_and_confined)
 }
 END_TEST
 
+/*
+ * A git repository, scratch/repo, with one commit holding a task.yaml in each
+ * of dirs (space-separated).
+ */
+static void committed_repo(const char *dirs)
+{
+	char cmd[1024];
+
+	snprintf(cmd, sizeof(cmd),
+		 "set -e; cd '%s'; mkdir repo; cd repo; git init -q .; for d in %s; do "
+		 "mkdir -p $d; echo $d > $d/task.yaml; done; git add .; "
+		 "git -c user.name=t -c user.email=t@t commit -qm init",
+		 sbx_test_scratch, dirs);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
 START_TEST(provenance_sees_commit_and_changes)
 {
 	char cmd[1024], task[300];
@@ -1189,12 +1205,7 @@ START_TEST(provenance_sees_commit_and_changes)
 
 	sbx_test_scratch_setup();
 	snprintf(task, sizeof(task), "%s/repo/tasks/t1", sbx_test_scratch);
-	snprintf(cmd, sizeof(cmd),
-		 "set -e; cd '%s'; mkdir -p repo/tasks/t1 repo/tasks/t2; cd repo; git init -q .; "
-		 "echo a > tasks/t1/task.yaml; echo b > tasks/t2/task.yaml; git add .; "
-		 "git -c user.name=t -c user.email=t@t commit -qm init",
-		 sbx_test_scratch);
-	ck_assert_int_eq(system(cmd), 0);
+	committed_repo("tasks/t1 tasks/t2");
 	ck_assert_int_eq(sbx_provenance_get(task, &p, &err), 0);
 	ck_assert(p.known);
 	ck_assert_int_eq(strlen(p.commit), 40);
@@ -1235,12 +1246,7 @@ START_TEST(provenance_cache_reads_once)
 	ck_assert_ptr_nonnull(c);
 	sbx_test_scratch_setup();
 	snprintf(task, sizeof(task), "%s/repo/t1", sbx_test_scratch);
-	snprintf(cmd, sizeof(cmd),
-		 "set -e; cd '%s'; mkdir -p repo/t1; cd repo; git init -q .; "
-		 "echo a > t1/task.yaml; git add .; git -c user.name=t -c user.email=t@t commit "
-		 "-qm i",
-		 sbx_test_scratch);
-	ck_assert_int_eq(system(cmd), 0);
+	committed_repo("t1");
 	ck_assert_int_eq(sbx_provenance_cache_get(c, task, &p, &err), 0);
 	ck_assert(p.known && !p.dirty);
 	ck_assert_str_eq(p.task_path, "t1");
@@ -1261,24 +1267,36 @@ END_TEST
 
 /* ---- host agents ---- */
 
-START_TEST(agent_gets_env_and_logs)
+/*
+ * Runs the agent argv (environment env) logging to agent.log in the scratch
+ * directory, checks it exits within 5 s with want_exit; its log (free it).
+ */
+static char *agent_log(char **argv, char **env, int want_exit)
 {
 	sbx_agent_proc a;
 	sbx_error err = SBX_ERROR_INIT;
 	char log[300], *text;
 	size_t len;
-	char *argv[] = {"/bin/sh", "-c", "echo url=$SANDBOX_MCP_URL; echo oops >&2; exit 7", NULL};
-	char *env[] = {"SANDBOX_MCP_URL=http://127.0.0.1:1/mcp", NULL};
 
-	sbx_test_scratch_setup();
 	snprintf(log, sizeof(log), "%s/agent.log", sbx_test_scratch);
+	unlink(log);
 	ck_assert_int_eq(sbx_agent__spawn(&a, argv, env, log, false, &err), 0);
-	for (int i = 0; i < 500 && !sbx_agent__poll(&a); i++)
-		usleep(10000);
-	ck_assert_int_eq(a.exit_code, 7);
+	ck_assert(sbx_agent__wait(&a, 5000));
+	ck_assert_int_eq(a.exit_code, want_exit);
 	sbx_agent__stop(&a, 100);
 	ck_assert_int_eq(
 		sbx_rundir__read(sbx_test_scratch, "agent.log", 1 << 20, &text, &len, &err), 0);
+	return text;
+}
+
+START_TEST(agent_gets_env_and_logs)
+{
+	char *argv[] = {"/bin/sh", "-c", "echo url=$SANDBOX_MCP_URL; echo oops >&2; exit 7", NULL};
+	char *env[] = {"SANDBOX_MCP_URL=http://127.0.0.1:1/mcp", NULL};
+	char *text;
+
+	sbx_test_scratch_setup();
+	text = agent_log(argv, env, 7);
 	ck_assert_ptr_nonnull(strstr(text, "url=http://127.0.0.1:1/mcp"));
 	ck_assert_ptr_nonnull(strstr(text, "oops"));
 	free(text);
@@ -1304,10 +1322,7 @@ static bool pid_alive(pid_t pid)
 
 START_TEST(agent_inherits_only_stdio)
 {
-	sbx_agent_proc a;
-	sbx_error err = SBX_ERROR_INIT;
-	char log[300], *text;
-	size_t len;
+	char *text;
 	/* The shell's own table, listed by a child while the shell waits. */
 	char *argv[] = {"/bin/sh", "-c", "ls /proc/$$/fd", NULL};
 	char *missing[] = {"/nonexistent/agent", NULL};
@@ -1317,23 +1332,11 @@ START_TEST(agent_inherits_only_stdio)
 	ck_assert_int_ge(leak, 3);
 	ck_assert_int_ge(sock, 3);
 	sbx_test_scratch_setup();
-	snprintf(log, sizeof(log), "%s/agent.log", sbx_test_scratch);
-	ck_assert_int_eq(sbx_agent__spawn(&a, argv, NULL, log, false, &err), 0);
-	ck_assert(sbx_agent__wait(&a, 5000));
-	ck_assert_int_eq(a.exit_code, 0);
-	sbx_agent__stop(&a, 100);
-	ck_assert_int_eq(
-		sbx_rundir__read(sbx_test_scratch, "agent.log", 1 << 20, &text, &len, &err), 0);
+	text = agent_log(argv, NULL, 0);
 	ck_assert_str_eq(text, "0\n1\n2\n");
 	free(text);
 	/* An exec that fails is reported by sandboxctl, from outside the fork. */
-	unlink(log);
-	ck_assert_int_eq(sbx_agent__spawn(&a, missing, NULL, log, false, &err), 0);
-	ck_assert(sbx_agent__wait(&a, 5000));
-	ck_assert_int_eq(a.exit_code, 127);
-	sbx_agent__stop(&a, 100);
-	ck_assert_int_eq(
-		sbx_rundir__read(sbx_test_scratch, "agent.log", 1 << 20, &text, &len, &err), 0);
+	text = agent_log(missing, NULL, 127);
 	ck_assert_ptr_nonnull(strstr(text, "cannot run agent '/nonexistent/agent'"));
 	free(text);
 	close(leak);
@@ -1377,44 +1380,28 @@ START_TEST(agent_stop_takes_the_whole_group)
 }
 END_TEST
 
-static Suite *run_suite(void)
+static void add_cases(Suite *s)
 {
-	Suite *s = suite_create("run");
 	TCase *tc;
 
-	tc = sbx_test_case(s, "http", NULL, NULL, 0);
-	tcase_add_test(tc, http_parses_request_and_body);
-	tcase_add_test(tc, http_dechunks_response);
-	tcase_add_test(tc, http_refuses_hostile_heads);
-	tcase_add_test(tc, http_caps_head_size);
-	tcase_add_test(tc, http_refuses_hostile_bodies);
-	tcase_add_test(tc, http_keeps_message_boundaries);
-	tcase_add_test(tc, http_heads_and_bodies_have_deadlines);
+	SBX_TEST_CASE(s, "http", NULL, NULL, 0, http_parses_request_and_body,
+		      http_dechunks_response, http_refuses_hostile_heads, http_caps_head_size,
+		      http_refuses_hostile_bodies, http_keeps_message_boundaries,
+		      http_heads_and_bodies_have_deadlines);
 
-	tc = sbx_test_case(s, "relay", NULL, NULL, 30);
-	tcase_add_test(tc, relay_forwards_pools_and_records);
-	tcase_add_test(tc, relay_retries_a_stream_the_server_closed);
+	tc = SBX_TEST_CASE(s, "relay", NULL, NULL, 30, relay_forwards_pools_and_records,
+			   relay_retries_a_stream_the_server_closed);
 	SBX_TEST_TABLE(tc, relay_stream_get_reads_a_whole_answer, stream_get_rows);
-	tcase_add_test(tc, relay_refuses_foreign_hosts_and_garbage);
-	tcase_add_test(tc, relay_refuses_control_to_agents);
-	tcase_add_test(tc, relay_reports_a_dead_server);
-	tcase_add_test(tc, relay_bounds_slots_time_and_memory);
-	tcase_add_test(tc, relay_listens_on_a_private_unix_socket);
-	tcase_add_test(tc, relay_only_binds_loopback);
+	SBX_TEST_ADD(tc, relay_refuses_foreign_hosts_and_garbage, relay_refuses_control_to_agents,
+		     relay_reports_a_dead_server, relay_bounds_slots_time_and_memory,
+		     relay_listens_on_a_private_unix_socket, relay_only_binds_loopback);
 
-	tc = sbx_test_case(s, "files", NULL, NULL, 0);
-	tcase_add_test(tc, transcript_keeps_json_and_text);
-	tcase_add_test(tc, run_ids_are_safe);
-	tcase_add_test(tc, result_json_separates_infra_from_outcome);
-	tcase_add_test(tc, rundir_is_fresh_and_confined);
-	tcase_add_test(tc, provenance_sees_commit_and_changes);
-	tcase_add_test(tc, provenance_cache_reads_once);
+	SBX_TEST_CASE(s, "files", NULL, NULL, 0, transcript_keeps_json_and_text, run_ids_are_safe,
+		      result_json_separates_infra_from_outcome, rundir_is_fresh_and_confined,
+		      provenance_sees_commit_and_changes, provenance_cache_reads_once);
 
-	tc = sbx_test_case(s, "agents", NULL, NULL, 30);
-	tcase_add_test(tc, agent_gets_env_and_logs);
-	tcase_add_test(tc, agent_stop_takes_the_whole_group);
-	tcase_add_test(tc, agent_inherits_only_stdio);
-	return s;
+	SBX_TEST_CASE(s, "agents", NULL, NULL, 30, agent_gets_env_and_logs,
+		      agent_stop_takes_the_whole_group, agent_inherits_only_stdio);
 }
 
-SBX_TEST_MAIN(run_suite)
+SBX_TEST_MAIN("run", add_cases)

@@ -282,25 +282,12 @@ START_TEST(error_json)
 }
 END_TEST
 
-static Suite *make_suite(void)
+static void add_cases(Suite *s)
 {
-	Suite *s = suite_create("serve");
-	TCase *tc;
+	SBX_TEST_CASE(s, "api", NULL, NULL, 0, routes, routes_refused, token_in_path_or_bearer,
+		      token_refused, create_valid, create_invalid, create_limits, error_json);
 
-	tc = sbx_test_case(s, "api", NULL, NULL, 0);
-	tcase_add_test(tc, routes);
-	tcase_add_test(tc, routes_refused);
-	tcase_add_test(tc, token_in_path_or_bearer);
-	tcase_add_test(tc, token_refused);
-	tcase_add_test(tc, create_valid);
-	tcase_add_test(tc, create_invalid);
-	tcase_add_test(tc, create_limits);
-	tcase_add_test(tc, error_json);
-
-	tc = sbx_test_case(s, "metrics", NULL, NULL, 0);
-	tcase_add_test(tc, metrics_text);
-	tcase_add_test(tc, metrics_label_escaped);
-	return s;
+	SBX_TEST_CASE(s, "metrics", NULL, NULL, 0, metrics_text, metrics_label_escaped);
 }
 
-SBX_TEST_MAIN(make_suite)
+SBX_TEST_MAIN("serve", add_cases)

@@ -47,7 +47,7 @@ import urllib.parse
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import second_engine  # noqa: E402
 from each_once import each_once  # noqa: E402
-from itest import SANDBOXCTL, SRC, TASKS, Skip, fail, run_main  # noqa: E402
+from itest import SANDBOXCTL, SRC, TASKS, Skip, fail, run_main, wait_until  # noqa: E402
 SLIM = "sandboxctl/sandbox-slim:latest"
 
 UnixHTTP = second_engine.UnixHTTP
@@ -153,13 +153,9 @@ class Service:
         return m
 
     def wait_pool(self, n, timeout=60):
-        until = time.time() + timeout
-        while time.time() < until:
-            m = self.metrics()
-            if m.get('sandboxctl_serve_pool_size{image="%s"}' % SLIM, 0) >= n:
-                return
-            time.sleep(0.2)
-        fail("the pool did not reach %d in %d s" % (n, timeout))
+        size = 'sandboxctl_serve_pool_size{image="%s"}' % SLIM
+        if not wait_until(lambda: self.metrics().get(size, 0) >= n, timeout, poll=0.2):
+            fail("the pool did not reach %d in %d s" % (n, timeout))
 
     def stop(self, sig=signal.SIGTERM, timeout=120):
         if self.p.poll() is None:
@@ -171,6 +167,13 @@ class Service:
             fail("serve did not exit within %d s of SIGTERM" % timeout)
         self.err.seek(0)
         return rc, self.err.read()
+
+    def stop_cleanly(self):
+        """Stops the service, which must exit 0 and leave no container behind."""
+        rc, err = self.stop()
+        if rc != 0:
+            fail("serve exit %d: %s" % (rc, err))
+        self.check_no_containers()
 
     def check_no_containers(self):
         left = our_containers(self.ids + [self.service_id + "-"])
@@ -355,10 +358,7 @@ def case_api(s):
                                                          m["sandboxctl_serve_cold_starts_total"]))
     if m["sandboxctl_serve_unauthorized_total"] != 9:
         fail("unauthorized_total %s" % m["sandboxctl_serve_unauthorized_total"])
-    rc, err = s.stop()
-    if rc != 0:
-        fail("serve exit %d: %s" % (rc, err))
-    s.check_no_containers()
+    s.stop_cleanly()
 
 
 def case_deadline(s):
@@ -389,12 +389,9 @@ def case_deadline(s):
     st, g = s.call("GET", "/v1/episodes/" + o["id"])
     if g["state"] != "done" or g["result"]["ended_by"] != "complete_task" or g["result"]["status"] != "fail":
         fail("completed, then past its deadline: %s" % g)
-    rc, err = s.stop()
-    if rc != 0:
-        fail("serve exit %d: %s" % (rc, err))
+    s.stop_cleanly()
     if os.path.exists(s.unix):
         fail("the socket was left behind")
-    s.check_no_containers()
 
 
 def case_sigterm(s):
@@ -424,10 +421,7 @@ def case_warm_died(s):
     m = s.metrics()
     if m["sandboxctl_serve_engine_errors_total"] < 1 or m["sandboxctl_serve_cold_starts_total"] != 1:
         fail("fallback not counted: %s" % m)
-    rc, err = s.stop()
-    if rc != 0:
-        fail("serve exit %d: %s" % (rc, err))
-    s.check_no_containers()
+    s.stop_cleanly()
 
 
 def case_clients(s):
@@ -440,29 +434,21 @@ def case_clients(s):
         if p.returncode != 0 or len(lines) != 3 or not all("reward 0 (fail)" in l for l in lines):
             fail("%s: exit %d\n%s\n%s" % (script, p.returncode, p.stdout, p.stderr[-2000:]))
         s.ids += [l.split()[1] for l in lines]
-    rc, err = s.stop()
-    if rc != 0:
-        fail("serve exit %d: %s" % (rc, err))
-    s.check_no_containers()
+    s.stop_cleanly()
 
 
 def case_idle_ttl(s):
     """--idle-ttl 2: an unclaimed warm sandbox is replaced, and the old one removed."""
     s.wait_pool(1)
     first = {c["Id"] for c in our_containers([s.service_id + "-pool-"])}
-    until = time.time() + 60
-    while time.time() < until and s.metrics()["sandboxctl_serve_warm_retired_total"] < 1:
-        time.sleep(0.2)
-    if s.metrics()["sandboxctl_serve_warm_retired_total"] < 1:
+    if not wait_until(lambda: s.metrics()["sandboxctl_serve_warm_retired_total"] >= 1, 60,
+                      poll=0.2):
         fail("no warm sandbox retired after its idle TTL")
     s.wait_pool(1)
     now = {c["Id"] for c in our_containers([s.service_id + "-pool-"])}
     if first & now:
         fail("the retired sandbox is still there")
-    rc, err = s.stop()
-    if rc != 0:
-        fail("serve exit %d: %s" % (rc, err))
-    s.check_no_containers()
+    s.stop_cleanly()
 
 
 def proc_stats(pid):
@@ -518,10 +504,7 @@ def case_soak(s):
     live = our_containers([s.service_id + "-"])
     if len(live) != 4:  # the refilled pool, nothing else
         fail("%d pool containers, want 4" % len(live))
-    rc, err = s.stop()
-    if rc != 0:
-        fail("serve exit %d: %s" % (rc, err))
-    s.check_no_containers()
+    s.stop_cleanly()
 
 
 def case_sigint_twice(s):
@@ -565,16 +548,14 @@ def case_engines(_s):
         print("engines: %s copied to the second engine (%.0f MB) in %.1f s" %
               (SLIM, size / 1e6, time.time() - t))
         s = Service("--pool", "1", "--engine", host1, "--engine", host2)
+        def warm():
+            m = s.metrics()
+            return {e: m.get('sandboxctl_serve_engine_warm{engine="%s"}' % e, 0)
+                    for e in (host1, host2)}
+
         def warm_on_both():
-            until = time.time() + 120
-            while time.time() < until:
-                m = s.metrics()
-                warm = {e: m.get('sandboxctl_serve_engine_warm{engine="%s"}' % e, 0)
-                        for e in (host1, host2)}
-                if all(v >= 1 for v in warm.values()):
-                    return
-                time.sleep(0.2)
-            fail("a warm sandbox on each engine: %s" % warm)
+            if not wait_until(lambda: all(v >= 1 for v in warm().values()), 120, poll=0.2):
+                fail("a warm sandbox on each engine: %s" % warm())
 
         warm_on_both()
         # Two claims held at once: the first takes a warm sandbox from one engine,
@@ -609,13 +590,13 @@ def case_engines(_s):
         if len(held) < 3 or any(e != host1 for e in after):
             fail("claims after the second engine died: %s (refused: %s)" % (after, refused))
         drained = 'sandboxctl_serve_engine_drained{engine="%s"}' % host2
-        until = time.time() + 120
-        while time.time() < until:
+        def is_drained():
             m = s.metrics()
-            if m.get(drained) == 1 and m.get("sandboxctl_serve_engine_errors_total", 0) >= 1:
-                break
-            time.sleep(0.5)
-        else:
+            return m.get(drained) == 1 and m.get("sandboxctl_serve_engine_errors_total", 0) >= 1
+
+        drained_in_time = wait_until(is_drained, 120, poll=0.5)
+        m = s.metrics()
+        if not drained_in_time:
             fail("the dead engine was not drained: %s" %
                  {k: v for k, v in m.items() if "engine" in k})
         st, d = s.call("POST", "/v1/episodes", {"task": "banking_reserve"})

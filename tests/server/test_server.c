@@ -4,9 +4,9 @@
  * tool and every error path, through mcp_handle_text as a transport would.
  */
 #include "check_main.h"
+#include "test_files.h"
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <pthread.h>
 #include <regex.h>
 #include <stdio.h>
@@ -28,11 +28,6 @@ static mcp_session session;
 static char ws[64];
 static char status_path[128];
 
-static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
-{
-	return remove(p);
-}
-
 static void copy_file(const char *from, const char *to)
 {
 	char buf[65536];
@@ -51,7 +46,7 @@ static void copy_file(const char *from, const char *to)
 static void remove_workspace(void)
 {
 	if (ws[0])
-		nftw(ws, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+		sbx_path_remove_tree_at(AT_FDCWD, ws);
 	if (status_path[0])
 		unlink(status_path);
 }
@@ -86,7 +81,7 @@ static void setup(void)
 static void teardown(void)
 {
 	server_done(&srv);
-	nftw(ws, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	sbx_path_remove_tree_at(AT_FDCWD, ws);
 	unlink(status_path);
 }
 
@@ -290,11 +285,27 @@ START_TEST(unknown_tool_is_protocol_error)
 }
 END_TEST
 
+/* A call that must fail, and what its error text must contain. */
+typedef struct error_case {
+	const char *tool, *args, *error;
+} error_case;
+
+static void check_errors(const error_case *cases, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		cJSON *root;
+		const cJSON *res = call(cases[i].tool, cases[i].args, &root);
+
+		ck_assert_msg(is_error(res), "%s %s: not an error", cases[i].tool, cases[i].args);
+		ck_assert_msg(strstr(error_text(res), cases[i].error), "%s %s: '%s' lacks '%s'",
+			      cases[i].tool, cases[i].args, error_text(res), cases[i].error);
+		cJSON_Delete(root);
+	}
+}
+
 START_TEST(arguments_validated)
 {
-	static const struct {
-		const char *tool, *args, *error;
-	} cases[] = {
+	static const error_case cases[] = {
 		{"read_cell", "{\"file_path\":\"cash_flows.ods\"}",
 		 "missing required argument 'cell_reference'"},
 		{"read_cell", "{" F ",\"cell_reference\":\"A1\",\"bogus\":1}",
@@ -305,15 +316,7 @@ START_TEST(arguments_validated)
 		{"write_range", "{" F ",\"start_cell\":\"A1\",\"values\":[[{}]]}", "values[0][0]"},
 	};
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		cJSON *root;
-		const cJSON *res = call(cases[i].tool, cases[i].args, &root);
-
-		ck_assert_msg(is_error(res), "%s %s: not an error", cases[i].tool, cases[i].args);
-		ck_assert_msg(strstr(error_text(res), cases[i].error), "%s %s: '%s' lacks '%s'",
-			      cases[i].tool, cases[i].args, error_text(res), cases[i].error);
-		cJSON_Delete(root);
-	}
+	check_errors(cases, SBX_ELEMENTSOF(cases));
 }
 END_TEST
 
@@ -482,9 +485,7 @@ END_TEST
 
 START_TEST(reference_error_texts)
 {
-	static const struct {
-		const char *tool, *args, *text;
-	} cases[] = {
+	static const error_case cases[] = {
 		{"read_cell", "{\"file_path\":\"x.ods\",\"cell_reference\":\"A1\"}",
 		 "File not found: x.ods"},
 		{"read_cell",
@@ -516,15 +517,7 @@ START_TEST(reference_error_texts)
 	f = fopen(path, "w");
 	fputs("PK\x03\x04 not really a zip", f);
 	fclose(f);
-	for (size_t i = 0; i < SBX_ELEMENTSOF(cases); i++) {
-		cJSON *root;
-		const cJSON *res = call(cases[i].tool, cases[i].args, &root);
-
-		ck_assert_msg(is_error(res), "%s should fail", cases[i].args);
-		ck_assert_msg(strstr(error_text(res), cases[i].text), "'%s' lacks '%s'",
-			      error_text(res), cases[i].text);
-		cJSON_Delete(root);
-	}
+	check_errors(cases, SBX_ELEMENTSOF(cases));
 }
 END_TEST
 
@@ -691,15 +684,26 @@ END_TEST
 
 /* ---- task session, resources ---- */
 
+/* Fails unless the status file the server writes says "status":"want". */
+static void assert_status_file_says(const char *want)
+{
+	char buf[4096] = "", needle[64];
+	FILE *f = fopen(status_path, "r");
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_gt(fread(buf, 1, sizeof(buf) - 1, f), 0);
+	fclose(f);
+	snprintf(needle, sizeof(needle), "\"status\":\"%s\"", want);
+	ck_assert_msg(strstr(buf, needle), "%s lacks %s", buf, needle);
+}
+
 START_TEST(task_deadline)
 {
 	cJSON *root;
 	const cJSON *res;
-	FILE *f;
-	char buf[4096] = "";
 
 	server_done(&srv);
-	nftw(ws, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	sbx_path_remove_tree_at(AT_FDCWD, ws);
 	setup_timeout(0.3);
 	structured(call("list_files", "{}", &root)); /* starts the task */
 	cJSON_Delete(root);
@@ -709,11 +713,7 @@ START_TEST(task_deadline)
 	ck_assert_str_eq(error_text(res), "Task has timed out");
 	cJSON_Delete(root);
 	ck_assert_int_eq(task_session_state(srv.base.task), TASK_TIMED_OUT);
-	f = fopen(status_path, "r");
-	ck_assert_ptr_nonnull(f);
-	ck_assert_uint_gt(fread(buf, 1, sizeof(buf) - 1, f), 0);
-	fclose(f);
-	ck_assert_ptr_nonnull(strstr(buf, "\"status\":\"timed_out\""));
+	assert_status_file_says("timed_out");
 }
 END_TEST
 
@@ -774,9 +774,6 @@ START_TEST(complete_task_writes_status)
 {
 	cJSON *root;
 	const cJSON *s;
-	FILE *f;
-	char buf[4096] = "";
-
 	struct stat st;
 	char *text;
 
@@ -798,11 +795,7 @@ START_TEST(complete_task_writes_status)
 	ck_assert(is_error(
 		call("write_cell", "{" F ",\"cell_reference\":\"A1\",\"value\":1}", &root)));
 	cJSON_Delete(root);
-	f = fopen(status_path, "r");
-	ck_assert_ptr_nonnull(f);
-	ck_assert_uint_gt(fread(buf, 1, sizeof(buf) - 1, f), 0);
-	fclose(f);
-	ck_assert_ptr_nonnull(strstr(buf, "\"status\":\"completed\""));
+	assert_status_file_says("completed");
 	/* A new episode removes it: a poller must not see the old one as done. */
 	ck_assert_int_eq(task_session_start(srv.base.task, "t2", 60, false), 0);
 	ck_assert_int_ne(fstatat(srv.base.workspace_fd, TASK_MARKER, &st, 0), 0);
@@ -1093,43 +1086,21 @@ START_TEST(log_and_progress_notifications)
 }
 END_TEST
 
-static Suite *server_suite(void)
+static void add_cases(Suite *s)
 {
-	Suite *s = suite_create("server");
-	TCase *tc;
-
-	tc = sbx_test_case(s, "core", setup, teardown, 60);
-	tcase_add_test(tc, initialize_negotiates_version);
-	tcase_add_test(tc, ping_and_unknown_methods);
-	tcase_add_test(tc, malformed_messages);
-	tcase_add_test(tc, deep_nesting_refused);
-	tcase_add_test(tc, tools_list_is_complete);
-	tcase_add_test(tc, unknown_tool_is_protocol_error);
-	tcase_add_test(tc, arguments_validated);
-	tcase_add_test(tc, schema_subset);
-	tcase_add_test(tc, read_tools);
-	tcase_add_test(tc, write_tools_persist);
-	tcase_add_test(tc, sheet_and_row_tools);
-	tcase_add_test(tc, reference_error_texts);
-	tcase_add_test(tc, absolute_path_inside_workspace);
-	tcase_add_test(tc, sheet_qualified_references);
-	tcase_add_test(tc, xlsx_files_work_too);
-	tcase_add_test(tc, execute_python_runs_in_workspace);
-	tcase_add_test(tc, execute_python_timeout_and_caps);
-	tcase_add_test(tc, capture_keeps_head_and_tail);
-	tcase_add_test(tc, task_deadline);
-	tcase_add_test(tc, status_wait_long_polls);
-	tcase_add_test(tc, complete_task_writes_status);
-	tcase_add_test(tc, complete_task_computes_formulas_natively);
-	tcase_add_test(tc, task_start_replaces_when_asked);
-	tcase_add_test(tc, deadline_sets_timeout);
-	tcase_add_test(tc, gui_tools_unlisted_without_display);
-	tcase_add_test(tc, gui_toolset_hides_writers);
-	tcase_add_test(tc, reference_listing_shapes);
-	tcase_add_test(tc, resources_read_and_refuse);
-	tcase_add_test(tc, cancellation_stops_code);
-	tcase_add_test(tc, log_and_progress_notifications);
-	return s;
+	SBX_TEST_CASE(s, "core", setup, teardown, 60, initialize_negotiates_version,
+		      ping_and_unknown_methods, malformed_messages, deep_nesting_refused,
+		      tools_list_is_complete, unknown_tool_is_protocol_error, arguments_validated,
+		      schema_subset, read_tools, write_tools_persist, sheet_and_row_tools,
+		      reference_error_texts, absolute_path_inside_workspace,
+		      sheet_qualified_references, xlsx_files_work_too,
+		      execute_python_runs_in_workspace, execute_python_timeout_and_caps,
+		      capture_keeps_head_and_tail, task_deadline, status_wait_long_polls,
+		      complete_task_writes_status, complete_task_computes_formulas_natively,
+		      task_start_replaces_when_asked, deadline_sets_timeout,
+		      gui_tools_unlisted_without_display, gui_toolset_hides_writers,
+		      reference_listing_shapes, resources_read_and_refuse, cancellation_stops_code,
+		      log_and_progress_notifications);
 }
 
-SBX_TEST_MAIN(server_suite)
+SBX_TEST_MAIN("server", add_cases)

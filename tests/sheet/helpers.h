@@ -188,11 +188,17 @@ static inline void check_sample_values(const sbx_book *b, bool exact_kinds)
 	ck_assert_uint_eq(cols, 6);
 }
 
-/* The values of tests/data/sheet/lo-source.fods, as LibreOffice saved them. */
-static inline void check_lo_saved(const sbx_book *b)
+/*
+ * Opens tests/data/sheet/name, lo-source.fods as LibreOffice saved it, and
+ * checks it holds the values of the source.
+ */
+static inline void check_lo_saved(const char *name)
 {
+	sbx_error err = SBX_ERROR_INIT;
+	sbx_book *b;
 	sbx_cell c;
 
+	ck_assert_int_eq(sbx_book_open(data_path(name), NULL, &b, &err), 0);
 	ck_assert_uint_eq(sbx_book_sheet_count(b), 2);
 	const sbx_sheet *s = sbx_book_sheet(b, 0), *s2 = sbx_book_sheet(b, 1);
 	ck_assert_str_eq(sbx_sheet_name(s), "Data");
@@ -232,4 +238,5 @@ static inline void check_lo_saved(const sbx_book *b)
 	sbx_sheet_used_range(s, &rows, &cols);
 	ck_assert_uint_eq(rows, 8);
 	ck_assert_uint_eq(cols, 5);
+	sbx_book_free(b);
 }

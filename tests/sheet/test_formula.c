@@ -371,22 +371,12 @@ START_TEST(recalc_long_chain_and_cap)
 }
 END_TEST
 
-static Suite *make_suite(void)
+static void add_cases(Suite *s)
 {
-	Suite *s = suite_create("formula");
-	TCase *tc;
-
-	tc = sbx_test_case(s, "eval", setup, teardown, 60);
-	tcase_add_test(tc, precedence);
-	tcase_add_test(tc, number_text);
-	tcase_add_test(tc, references_and_ranges);
-	tcase_add_test(tc, errors);
-	tcase_add_test(tc, functions);
-	tcase_add_test(tc, unsupported_is_reported);
-	tcase_add_test(tc, recalc_orders_and_finds_cycles);
-	tcase_add_test(tc, recalc_shared_parses_and_lookups);
-	tcase_add_test(tc, recalc_long_chain_and_cap);
-	return s;
+	SBX_TEST_CASE(s, "eval", setup, teardown, 60, precedence, number_text,
+		      references_and_ranges, errors, functions, unsupported_is_reported,
+		      recalc_orders_and_finds_cycles, recalc_shared_parses_and_lookups,
+		      recalc_long_chain_and_cap);
 }
 
-SBX_TEST_MAIN(make_suite)
+SBX_TEST_MAIN("formula", add_cases)

@@ -68,6 +68,10 @@ class Gen:
     def pick(self, xs):
         return self.r.choice(xs)
 
+    def one_of(self, *builders):
+        """What one of builders, picked at random, builds: only that one draws."""
+        return self.pick(builders)()
+
     def lit(self):
         return self.pick(["0", "1", "2", "3", "0.5", "10", "2.675", "100", "1.005", "7", "1e3",
                           "0.1", "12.5", "-0", "4"])
@@ -84,7 +88,7 @@ class Gen:
             return self.pick([f"-{self.num(d + 1)}", f"({self.num(d + 1)})", f"{self.lit()}%"])
         if r < 0.55:
             return f"{self.pick(MIX_REFS)}{self.pick(['+', '*'])}{self.lit()}"
-        f = self.pick([
+        return self.one_of(
             lambda: f"SUM({self.pick(RANGES)})",
             lambda: f"SUM({self.num(d + 1)},{self.num(d + 1)},{self.pick(RANGES)})",
             lambda: f"AVERAGE({self.pick(RANGES)})",
@@ -125,8 +129,7 @@ class Gen:
             lambda: f"SUMPRODUCT(Data!A1:A10,Data!E1:E10)",
             lambda: f"VALUE({self.pick(VALUE_ARGS)})",
             lambda: f"COUNTBLANK(Data!B1:C20)",
-        ])
-        return f()
+        )
 
     def cond(self, d=0):
         r = self.r.random()
@@ -137,22 +140,21 @@ class Gen:
             if self.r.random() < 0.15:
                 return f"{self.pick(MIX_REFS)}{op}{self.lit()}"
             return f"{self.num(d + 1)}{op}{self.num(d + 1)}"
-        f = self.pick([
+        return self.one_of(
             lambda: f"AND({self.cond(d + 1)},{self.cond(d + 1)})",
             lambda: f"OR({self.cond(d + 1)},{self.cond(d + 1)})",
             lambda: f"NOT({self.cond(d + 1)})",
             lambda: "TRUE",
             lambda: f"ISERROR({self.pick(MIX_REFS)})",
             lambda: f"ISNUMBER({self.pick(MIX_REFS + STR_REFS)})",
-        ])
-        return f()
+        )
 
     def str(self, d=0):
         r = self.r.random()
         if d > 3 or r < 0.3:
             return self.pick(['"abc"', '"Hello World"', '""', '" two  spaces "', '"x"',
                               self.pick(STR_REFS)])
-        f = self.pick([
+        return self.one_of(
             lambda: f"{self.str(d + 1)}&{self.str(d + 1)}",
             lambda: f"{self.str(d + 1)}&{self.num(d + 1)}",
             lambda: f"LEFT({self.str(d + 1)},{self.pick(['1', '2', '0', '10'])})",
@@ -167,8 +169,7 @@ class Gen:
             lambda: f"VLOOKUP({self.pick(['-50', '0', '40', '140'])},Data!E1:F20,2,FALSE)",
             lambda: f"INDEX(Data!F1:F20,{self.pick(['1', '7', '20'])})",
             lambda: f"IFERROR({self.pick(MIX_REFS)}&\"\",\"err\")",
-        ])
-        return f()
+        )
 
     def formula(self):
         k = self.r.random()

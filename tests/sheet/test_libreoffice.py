@@ -135,6 +135,14 @@ class LibreOfficeRoundTrip(unittest.TestCase):
             self.assertEqual(extra, set(), f"{base} {sheet}: LibreOffice shows cells we did not read")
         return checked
 
+    def compare_with_libreoffice(self, d, files):
+        """Has LibreOffice export every sheet of files as CSV (into d/csv) and compares
+        each file as we read it with that export; the cells checked, a file."""
+        out = os.path.join(d, "csv")
+        soffice(self.profile, out, CSV_ALL_SHEETS, files)
+        return [self.compare(dump(p), out, os.path.splitext(os.path.basename(p))[0])
+                for p in files]
+
     def test_our_files_convert_to_our_values(self):
         d = os.path.join(self.tmp, "ours")
         os.makedirs(d)
@@ -143,11 +151,7 @@ class LibreOfficeRoundTrip(unittest.TestCase):
             p = os.path.join(d, name)
             subprocess.run([TOOL, "sample", p], check=True)
             files.append(p)
-        out = os.path.join(d, "csv")
-        soffice(self.profile, out, CSV_ALL_SHEETS, files)
-        for p in files:
-            base = os.path.splitext(os.path.basename(p))[0]
-            n = self.compare(dump(p), out, base)
+        for n in self.compare_with_libreoffice(d, files):
             self.assertGreaterEqual(n, 20)
 
     def test_libreoffice_saved_files_read_as_libreoffice_exports(self):
@@ -174,11 +178,7 @@ class LibreOfficeRoundTrip(unittest.TestCase):
             dst = os.path.join(d, "fixture_" + f.replace(".", "_") + os.path.splitext(f)[1])
             shutil.copy(os.path.join(SOURCE, "tests", "data", "sheet", f), dst)
             renamed.append(dst)
-        out = os.path.join(d, "csv")
-        soffice(self.profile, out, CSV_ALL_SHEETS, renamed)
-        for p in renamed:
-            base = os.path.splitext(os.path.basename(p))[0]
-            self.compare(dump(p), out, base)
+        self.compare_with_libreoffice(d, renamed)
 
     def test_our_copy_of_libreoffice_files_survives(self):
         """LibreOffice file -> our reader -> our writer -> LibreOffice: same values."""
@@ -191,11 +191,7 @@ class LibreOfficeRoundTrip(unittest.TestCase):
                 subprocess.run([TOOL, "copy", os.path.join(SOURCE, "tests", "data", "sheet", f),
                                 dst], check=True)
                 outs.append(dst)
-        out = os.path.join(d, "csv")
-        soffice(self.profile, out, CSV_ALL_SHEETS, outs)
-        for p in outs:
-            base = os.path.splitext(os.path.basename(p))[0]
-            self.compare(dump(p), out, base)
+        self.compare_with_libreoffice(d, outs)
 
 
 if __name__ == "__main__":

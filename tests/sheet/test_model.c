@@ -301,34 +301,55 @@ static void check_conv(int (*fn)(const char *, size_t, char **, sbx_error *), co
 	free(out);
 }
 
+/* ODS formulas and their A1 form: some convert both ways, some one way only. */
+typedef struct {
+	const char *ods, *a1;
+} conversion;
+static const conversion both_ways[] = {
+	{"of:=[.A2]*[.B2]", "=A2*B2"},
+	{"of:=SUM([.A3:.B3];1)", "=SUM(A3:B3,1)"},
+	{"of:=[$Sheet2.A1]+[$'My Sheet'.$B$2]", "=Sheet2!A1+'My Sheet'!$B$2"},
+	{"of:=SUM({1;2|3;4})", "=SUM({1,2;3,4})"},
+};
+/* Quoted names, strings, the old prefix, malformed input, whole columns. */
+static const conversion from_ods_only[] = {
+	{"of:=[$'It''s'.A1:.B2]", "='It''s'!A1:B2"},
+	{"of:=IF([.A1]=\"a;[.b]\";1;2)", "=IF(A1=\"a;[.b]\",1,2)"},
+	{"oooc:=[.A1]", "=A1"},
+	{"of:=[.A1", "=[.A1"},
+	{"of:=SUM([$Data.$A$1:.C$1048576])", "=SUM(Data!$A:C)"},
+	{"of:=SUM([.A1:.A1048575])", "=SUM(A1:A1048575)"},
+};
+/* Strings, no '=', names, whole columns. */
+static const conversion to_ods_only[] = {
+	{"of:=LOG10([.A1])&\"B2,C3\"", "=LOG10(A1)&\"B2,C3\""},
+	{"of:=SUM([.A1:.A3])", "SUM(A1:A3)"},
+	{"of:=MyName1+X", "=MyName1+X"},
+	{"of:=SUM([.B$1:.B$1048576])+SUM([$Data.$A$1:.C$1048576])", "=SUM(B:B)+SUM(Data!$A:C)"},
+};
+
+static void check_convs(const conversion *v, size_t n, bool to_ods)
+{
+	for (size_t i = 0; i < n; i++)
+		if (to_ods)
+			check_conv(sbx_formula_to_ods, v[i].a1, v[i].ods);
+		else
+			check_conv(sbx_formula_from_ods, v[i].ods, v[i].a1);
+}
+
+#define CHECK_CONVS(table, to_ods) check_convs(table, sizeof(table) / sizeof(table[0]), to_ods)
+
 START_TEST(formula_ods_to_a1)
 {
-	check_conv(sbx_formula_from_ods, "of:=[.A2]*[.B2]", "=A2*B2");
-	check_conv(sbx_formula_from_ods, "of:=SUM([.A3:.B3];1)", "=SUM(A3:B3,1)");
-	check_conv(sbx_formula_from_ods, "of:=[$Sheet2.A1]+[$'My Sheet'.$B$2]",
-		   "=Sheet2!A1+'My Sheet'!$B$2");
-	check_conv(sbx_formula_from_ods, "of:=[$'It''s'.A1:.B2]", "='It''s'!A1:B2");
-	check_conv(sbx_formula_from_ods, "of:=IF([.A1]=\"a;[.b]\";1;2)", "=IF(A1=\"a;[.b]\",1,2)");
-	check_conv(sbx_formula_from_ods, "oooc:=[.A1]", "=A1");
-	check_conv(sbx_formula_from_ods, "of:=[.A1", "=[.A1");
-	check_conv(sbx_formula_from_ods, "of:=SUM({1;2|3;4})", "=SUM({1,2;3,4})");
-	check_conv(sbx_formula_from_ods, "of:=SUM([$Data.$A$1:.C$1048576])", "=SUM(Data!$A:C)");
-	check_conv(sbx_formula_from_ods, "of:=SUM([.A1:.A1048575])", "=SUM(A1:A1048575)");
+	CHECK_CONVS(both_ways, false);
+	CHECK_CONVS(from_ods_only, false);
 }
 END_TEST
 
 START_TEST(formula_a1_to_ods)
 {
-	check_conv(sbx_formula_to_ods, "=A2*B2", "of:=[.A2]*[.B2]");
-	check_conv(sbx_formula_to_ods, "=SUM(A3:B3,1)", "of:=SUM([.A3:.B3];1)");
-	check_conv(sbx_formula_to_ods, "=Sheet2!A1+'My Sheet'!$B$2",
-		   "of:=[$Sheet2.A1]+[$'My Sheet'.$B$2]");
-	check_conv(sbx_formula_to_ods, "=LOG10(A1)&\"B2,C3\"", "of:=LOG10([.A1])&\"B2,C3\"");
-	check_conv(sbx_formula_to_ods, "SUM(A1:A3)", "of:=SUM([.A1:.A3])");
-	check_conv(sbx_formula_to_ods, "=MyName1+X", "of:=MyName1+X");
-	check_conv(sbx_formula_to_ods, "=SUM({1,2;3,4})", "of:=SUM({1;2|3;4})");
-	check_conv(sbx_formula_to_ods, "=SUM(B:B)+SUM(Data!$A:C)",
-		   "of:=SUM([.B$1:.B$1048576])+SUM([$Data.$A$1:.C$1048576])");
+	CHECK_CONVS(both_ways, true);
+	CHECK_CONVS(to_ods_only, true);
 }
 END_TEST
 
@@ -451,33 +472,17 @@ START_TEST(detect_formats)
 }
 END_TEST
 
-static Suite *model_suite(void)
+static void add_cases(Suite *s)
 {
-	Suite *s = suite_create("sheet-model");
-	TCase *tc;
+	SBX_TEST_CASE(s, "model", setup, teardown, 0, cells_set_get_overwrite_clear,
+		      cells_reject_bad_values, formula_with_and_without_cache, rows_insert_delete,
+		      sheets_add_rename_remove, iterate_row_major, cell_limit_is_an_error);
 
-	tc = sbx_test_case(s, "model", setup, teardown, 0);
-	tcase_add_test(tc, cells_set_get_overwrite_clear);
-	tcase_add_test(tc, cells_reject_bad_values);
-	tcase_add_test(tc, formula_with_and_without_cache);
-	tcase_add_test(tc, rows_insert_delete);
-	tcase_add_test(tc, sheets_add_rename_remove);
-	tcase_add_test(tc, iterate_row_major);
-	tcase_add_test(tc, cell_limit_is_an_error);
-
-	tc = sbx_test_case(s, "refs", NULL, NULL, 0);
-	tcase_add_test(tc, ref_parse_cells);
-	tcase_add_test(tc, range_parse_forms);
-	tcase_add_test(tc, formula_ods_to_a1);
-	tcase_add_test(tc, formula_a1_to_ods);
-	tcase_add_test(tc, formula_shift_and_normalize);
+	SBX_TEST_CASE(s, "refs", NULL, NULL, 0, ref_parse_cells, range_parse_forms,
+		      formula_ods_to_a1, formula_a1_to_ods, formula_shift_and_normalize);
 	/* 60,000 numbers printed twice: seconds under ASan and load */
-	tc = sbx_test_case(s, "values", NULL, NULL, 60);
-	tcase_add_test(tc, numbers_round_trip_shortest);
-	tcase_add_test(tc, numbers_fast_path_is_printf);
-	tcase_add_test(tc, dates_and_times);
-	tcase_add_test(tc, detect_formats);
-	return s;
+	SBX_TEST_CASE(s, "values", NULL, NULL, 60, numbers_round_trip_shortest,
+		      numbers_fast_path_is_printf, dates_and_times, detect_formats);
 }
 
-SBX_TEST_MAIN(model_suite)
+SBX_TEST_MAIN("sheet-model", add_cases)

@@ -9,18 +9,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
-
-static sbx_buf img;
-
-static void setup(void)
-{
-	sbx_buf_init(&img, (size_t)1 << 30);
-}
-
-static void teardown(void)
-{
-	sbx_buf_free(&img);
-}
+#include "image_fixture.h"
 
 START_TEST(write_read_round_trip)
 {
@@ -75,12 +64,7 @@ END_TEST
 
 START_TEST(read_libreoffice_saved)
 {
-	sbx_error err = SBX_ERROR_INIT;
-	sbx_book *b;
-
-	ck_assert_int_eq(sbx_book_open(data_path("lo-saved.ods"), NULL, &b, &err), 0);
-	check_lo_saved(b);
-	sbx_book_free(b);
+	check_lo_saved("lo-saved.ods");
 }
 END_TEST
 
@@ -385,28 +369,17 @@ START_TEST(refuses_broken_packages)
 }
 END_TEST
 
-static Suite *ods_suite(void)
+static void add_cases(Suite *s)
 {
-	Suite *s = suite_create("sheet-ods");
-	TCase *tc;
+	SBX_TEST_CASE(s, "ods", setup, teardown, 60, write_read_round_trip,
+		      save_is_atomic_and_reopens, read_libreoffice_saved,
+		      read_odfpy_reference_files, huge_empty_trailing_repeats_cost_nothing,
+		      repeated_content_rows_expand);
 
-	tc = sbx_test_case(s, "ods", setup, teardown, 60);
-	tcase_add_test(tc, write_read_round_trip);
-	tcase_add_test(tc, save_is_atomic_and_reopens);
-	tcase_add_test(tc, read_libreoffice_saved);
-	tcase_add_test(tc, read_odfpy_reference_files);
-	tcase_add_test(tc, huge_empty_trailing_repeats_cost_nothing);
-	tcase_add_test(tc, repeated_content_rows_expand);
-
-	tc = sbx_test_case(s, "hostile", setup, teardown, 60);
-	tcase_add_test(tc, refuses_billion_laughs);
-	tcase_add_test(tc, refuses_external_entities);
-	tcase_add_test(tc, refuses_zip_bomb);
-	tcase_add_test(tc, refuses_billion_rows);
-	tcase_add_test(tc, refuses_too_many_cells);
-	tcase_add_test(tc, refuses_deep_nesting_and_long_text);
-	tcase_add_test(tc, refuses_broken_packages);
-	return s;
+	SBX_TEST_CASE(s, "hostile", setup, teardown, 60, refuses_billion_laughs,
+		      refuses_external_entities, refuses_zip_bomb, refuses_billion_rows,
+		      refuses_too_many_cells, refuses_deep_nesting_and_long_text,
+		      refuses_broken_packages);
 }
 
-SBX_TEST_MAIN(ods_suite)
+SBX_TEST_MAIN("sheet-ods", add_cases)

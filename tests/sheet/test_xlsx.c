@@ -6,23 +6,12 @@
 #include <string.h>
 
 #include "helpers.h"
+#include "image_fixture.h"
 
 #define MAIN "xmlns=\"http://schemas.openxmlformats.org/spreadsheetml/2006/main\""
 #define RNS  "xmlns:r=\"http://schemas.openxmlformats.org/officeDocument/2006/relationships\""
 #define PKG  "xmlns=\"http://schemas.openxmlformats.org/package/2006/relationships\""
 #define RT   "http://schemas.openxmlformats.org/officeDocument/2006/relationships/"
-
-static sbx_buf img;
-
-static void setup(void)
-{
-	sbx_buf_init(&img, (size_t)1 << 30);
-}
-
-static void teardown(void)
-{
-	sbx_buf_free(&img);
-}
 
 START_TEST(xlsx_write_read_round_trip)
 {
@@ -46,12 +35,7 @@ END_TEST
 
 START_TEST(xlsx_read_libreoffice_saved)
 {
-	sbx_error err = SBX_ERROR_INIT;
-	sbx_book *b;
-
-	ck_assert_int_eq(sbx_book_open(data_path("lo-saved.xlsx"), NULL, &b, &err), 0);
-	check_lo_saved(b);
-	sbx_book_free(b);
+	check_lo_saved("lo-saved.xlsx");
 }
 END_TEST
 
@@ -357,24 +341,15 @@ START_TEST(csv_write_any_sheet)
 }
 END_TEST
 
-static Suite *xlsx_suite(void)
+static void add_cases(Suite *s)
 {
-	Suite *s = suite_create("sheet-xlsx-csv");
-	TCase *tc;
-
 	/* The hostile packages (bombs, 10^6 shared strings) take a second alone and
 	 * several on a loaded machine: Check's default 4 s timed out there. */
-	tc = sbx_test_case(s, "xlsx", setup, teardown, 60);
-	tcase_add_test(tc, xlsx_write_read_round_trip);
-	tcase_add_test(tc, xlsx_read_libreoffice_saved);
-	tcase_add_test(tc, xlsx_read_tricky_package);
-	tcase_add_test(tc, xlsx_number_format_kinds);
-	tcase_add_test(tc, xlsx_refuses_hostile_parts);
+	SBX_TEST_CASE(s, "xlsx", setup, teardown, 60, xlsx_write_read_round_trip,
+		      xlsx_read_libreoffice_saved, xlsx_read_tricky_package,
+		      xlsx_number_format_kinds, xlsx_refuses_hostile_parts);
 
-	tc = sbx_test_case(s, "csv", setup, teardown, 0);
-	tcase_add_test(tc, csv_read_rfc4180);
-	tcase_add_test(tc, csv_write_any_sheet);
-	return s;
+	SBX_TEST_CASE(s, "csv", setup, teardown, 0, csv_read_rfc4180, csv_write_any_sheet);
 }
 
-SBX_TEST_MAIN(xlsx_suite)
+SBX_TEST_MAIN("sheet-xlsx-csv", add_cases)

@@ -493,128 +493,118 @@ static sbx_sweep_plan *real_plan(unsigned epochs, unsigned retries)
 	return p;
 }
 
-static void dead_engine_opts(sbx_sweep_opts *o, sbx_sweep_engine *e, char *sock, size_t size)
+/*
+ * The scheduler case's fixture: a sweep in the scratch directory on an engine
+ * that is not there (2 jobs, 1 ms backoff), its results and its outcome.
+ */
+static struct {
+	sbx_sweep_opts o;
+	sbx_sweep_engine e;
+	char sock[128];
+	sbx_sweep_results *r;
+	sbx_sweep_outcome out;
+} dead;
+
+static void dead_engine_setup(void)
 {
-	snprintf(sock, size, "unix://%s/no-engine.sock", sbx_test_scratch);
-	e->url = sock;
-	e->jobs = 2;
-	o->dir = sbx_test_scratch;
-	o->engines = e;
-	o->n_engines = 1;
-	o->backoff_ms = 1;
+	sbx_test_scratch_setup();
+	dead.o = (sbx_sweep_opts)SBX_SWEEP_OPTS_INIT;
+	snprintf(dead.sock, sizeof(dead.sock), "unix://%s/no-engine.sock", sbx_test_scratch);
+	dead.e = (sbx_sweep_engine){.url = dead.sock, .jobs = 2};
+	dead.o.dir = sbx_test_scratch;
+	dead.o.engines = &dead.e;
+	dead.o.n_engines = 1;
+	dead.o.backoff_ms = 1;
+}
+
+static void dead_engine_teardown(void)
+{
+	sbx_sweep_results_free(dead.r);
+	dead.r = NULL;
+	sbx_test_scratch_teardown();
+}
+
+/* Executes p under dead.o with a fresh runs/ and results file. */
+static void execute(const sbx_sweep_plan *p)
+{
+	sbx_error err = SBX_ERROR_INIT;
+	char runs[128];
+
+	snprintf(runs, sizeof(runs), "%s/runs", sbx_test_scratch);
+	ck_assert_int_eq(mkdir(runs, 0755), 0);
+	ck_assert_int_eq(sbx_sweep_results_open(sbx_test_scratch, &dead.r, NULL, &err), 0);
+	ck_assert_msg(sbx_sweep_execute(p, dead.r, &dead.o, &dead.out, &err) == 0, "%s", err.msg);
 }
 
 START_TEST(scheduler_retries_infra_errors)
 {
 	_cleanup_(sbx_sweep_plan_freep) sbx_sweep_plan *p = real_plan(2, 1);
-	_cleanup_(sbx_sweep_results_freep) sbx_sweep_results *r = NULL;
-	sbx_sweep_opts o = SBX_SWEEP_OPTS_INIT;
-	sbx_sweep_engine e;
-	sbx_sweep_outcome out;
-	sbx_error err = SBX_ERROR_INIT;
 	const sbx_sweep_record *recs;
-	char sock[128], runs[128];
 	size_t n;
 
-	dead_engine_opts(&o, &e, sock, sizeof(sock));
-	snprintf(runs, sizeof(runs), "%s/runs", sbx_test_scratch);
-	ck_assert_int_eq(mkdir(runs, 0755), 0);
-	ck_assert_int_eq(sbx_sweep_results_open(sbx_test_scratch, &r, NULL, &err), 0);
-	ck_assert_int_eq(sbx_sweep_execute(p, r, &o, &out, &err), 0);
+	execute(p);
 	/* Two episodes, each tried once and retried once: four infra_error lines. */
-	recs = sbx_sweep_results_records(r, &n);
+	recs = sbx_sweep_results_records(dead.r, &n);
 	ck_assert_uint_eq(n, 4);
 	for (size_t i = 0; i < n; i++) {
 		ck_assert_int_eq(recs[i].status, SBX_RUN_INFRA_ERROR);
 		ck_assert_ptr_nonnull(recs[i].error);
-		ck_assert_str_eq(recs[i].engine, sock);
+		ck_assert_str_eq(recs[i].engine, dead.sock);
 	}
-	ck_assert_int_eq(out.stop, SBX_SWEEP_UNFINISHED);
-	ck_assert_uint_eq(out.remaining, 2);
-	ck_assert_uint_eq(out.ran, 0);
+	ck_assert_int_eq(dead.out.stop, SBX_SWEEP_UNFINISHED);
+	ck_assert_uint_eq(dead.out.remaining, 2);
+	ck_assert_uint_eq(dead.out.ran, 0);
 }
 END_TEST
 
 START_TEST(scheduler_stops_on_too_many_infra_errors)
 {
 	_cleanup_(sbx_sweep_plan_freep) sbx_sweep_plan *p = real_plan(20, 0);
-	_cleanup_(sbx_sweep_results_freep) sbx_sweep_results *r = NULL;
-	sbx_sweep_opts o = SBX_SWEEP_OPTS_INIT;
-	sbx_sweep_engine e;
-	sbx_sweep_outcome out;
-	char sock[128], runs[128];
 	size_t n;
 
-	dead_engine_opts(&o, &e, sock, sizeof(sock));
-	e.jobs = 1;
-	o.infra_window = 10; /* more than 2 of the last 10: stop */
-	snprintf(runs, sizeof(runs), "%s/runs", sbx_test_scratch);
-	ck_assert_int_eq(mkdir(runs, 0755), 0);
-	ck_assert_int_eq(sbx_sweep_results_open(sbx_test_scratch, &r, NULL, NULL), 0);
-	ck_assert_int_eq(sbx_sweep_execute(p, r, &o, &out, NULL), 0);
-	ck_assert_int_eq(out.stop, SBX_SWEEP_INFRA_TOO_MANY);
-	ck_assert_ptr_nonnull(strstr(out.reason, "3 infrastructure errors"));
-	sbx_sweep_results_records(r, &n);
+	dead.e.jobs = 1;
+	dead.o.infra_window = 10; /* more than 2 of the last 10: stop */
+	execute(p);
+	ck_assert_int_eq(dead.out.stop, SBX_SWEEP_INFRA_TOO_MANY);
+	ck_assert_ptr_nonnull(strstr(dead.out.reason, "3 infrastructure errors"));
+	sbx_sweep_results_records(dead.r, &n);
 	ck_assert_uint_eq(n, 3); /* it stopped rather than burning the other 17 */
-	ck_assert_uint_eq(out.remaining, 20);
+	ck_assert_uint_eq(dead.out.remaining, 20);
 }
 END_TEST
 
 START_TEST(scheduler_stop_before_start)
 {
 	_cleanup_(sbx_sweep_plan_freep) sbx_sweep_plan *p = real_plan(3, 0);
-	_cleanup_(sbx_sweep_results_freep) sbx_sweep_results *r = NULL;
-	sbx_sweep_opts o = SBX_SWEEP_OPTS_INIT;
 	static volatile sig_atomic_t sigs = 2;
-	sbx_sweep_engine e;
-	sbx_sweep_outcome out;
-	char sock[128], runs[128];
 	size_t n;
 
-	dead_engine_opts(&o, &e, sock, sizeof(sock));
-	o.stop = &sigs;
-	snprintf(runs, sizeof(runs), "%s/runs", sbx_test_scratch);
-	ck_assert_int_eq(mkdir(runs, 0755), 0);
-	ck_assert_int_eq(sbx_sweep_results_open(sbx_test_scratch, &r, NULL, NULL), 0);
-	ck_assert_int_eq(sbx_sweep_execute(p, r, &o, &out, NULL), 0);
-	ck_assert_int_eq(out.stop, SBX_SWEEP_INTERRUPTED);
-	sbx_sweep_results_records(r, &n);
+	dead.o.stop = &sigs;
+	execute(p);
+	ck_assert_int_eq(dead.out.stop, SBX_SWEEP_INTERRUPTED);
+	sbx_sweep_results_records(dead.r, &n);
 	ck_assert_uint_le(n, 2); /* at most what had started: nothing new after the signal */
-	ck_assert_uint_eq(out.remaining, 3);
+	ck_assert_uint_eq(dead.out.remaining, 3);
 }
 END_TEST
 
-static Suite *make_suite(void)
+static void add_cases(Suite *s)
 {
-	Suite *s = suite_create("sweep");
-	TCase *tc;
+	SBX_TEST_CASE(s, "scheduler", dead_engine_setup, dead_engine_teardown, 60,
+		      scheduler_retries_infra_errors, scheduler_stops_on_too_many_infra_errors,
+		      scheduler_stop_before_start);
 
-	tc = sbx_test_case(s, "scheduler", sbx_test_scratch_setup, sbx_test_scratch_teardown, 60);
-	tcase_add_test(tc, scheduler_retries_infra_errors);
-	tcase_add_test(tc, scheduler_stops_on_too_many_infra_errors);
-	tcase_add_test(tc, scheduler_stop_before_start);
+	SBX_TEST_CASE(s, "stats", NULL, NULL, 0, wilson_hand_computed, pass_at_k_unbiased,
+		      sign_test_exact, quantiles_and_bootstrap);
 
-	tc = sbx_test_case(s, "stats", NULL, NULL, 0);
-	tcase_add_test(tc, wilson_hand_computed);
-	tcase_add_test(tc, pass_at_k_unbiased);
-	tcase_add_test(tc, sign_test_exact);
-	tcase_add_test(tc, quantiles_and_bootstrap);
+	SBX_TEST_CASE(s, "plan", NULL, NULL, 0, plan_order_is_epoch_major, plan_json_round_trip);
 
-	tc = sbx_test_case(s, "plan", NULL, NULL, 0);
-	tcase_add_test(tc, plan_order_is_epoch_major);
-	tcase_add_test(tc, plan_json_round_trip);
+	SBX_TEST_CASE(s, "files", sbx_test_scratch_setup, sbx_test_scratch_teardown, 0,
+		      results_torn_last_line, results_bad_lines_and_read_only, results_missing_file,
+		      plan_write_read);
 
-	tc = sbx_test_case(s, "files", sbx_test_scratch_setup, sbx_test_scratch_teardown, 0);
-	tcase_add_test(tc, results_torn_last_line);
-	tcase_add_test(tc, results_bad_lines_and_read_only);
-	tcase_add_test(tc, results_missing_file);
-	tcase_add_test(tc, plan_write_read);
-
-	tc = sbx_test_case(s, "summary", NULL, NULL, 0);
-	tcase_add_test(tc, summary_counts_each_episode_once);
-	tcase_add_test(tc, summary_cells_follow_the_plan);
-	tcase_add_test(tc, compare_known_p_value);
-	return s;
+	SBX_TEST_CASE(s, "summary", NULL, NULL, 0, summary_counts_each_episode_once,
+		      summary_cells_follow_the_plan, compare_known_p_value);
 }
 
-SBX_TEST_MAIN(make_suite)
+SBX_TEST_MAIN("sweep", add_cases)

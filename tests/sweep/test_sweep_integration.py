@@ -50,7 +50,7 @@ import urllib.parse
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import second_engine  # noqa: E402
-from itest import BUILD, SANDBOXCTL, SKIP, SRC, TASKS, Skip, fail, run_cases  # noqa: E402
+from itest import BUILD, SANDBOXCTL, SKIP, SRC, TASKS, Skip, fail, run_cases, wait_until  # noqa: E402
 DEV_IMAGE = "sandboxctl-test/run-dev:latest"
 BROKEN_IMAGE = "sandboxctl-test/sweep-broken:latest"
 
@@ -279,13 +279,7 @@ def case_sigint_resume(env):
     args = env.args(d, "--task", "banking_reserve", "--task", "sales_revenue",
                     "--agent", "oracle", "--epochs", "6", "--jobs", "2", "--stop-grace", "0")
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    path = os.path.join(d, "results.jsonl")
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        if os.path.exists(path) and len(open(path).read().splitlines()) >= 2:
-            break
-        time.sleep(0.05)
-    else:
+    if not wait_until(lambda: result_lines(d) >= 2, 120):
         proc.kill()
         fail("no results within 120 s")
     proc.send_signal(signal.SIGINT)
@@ -314,14 +308,19 @@ def case_sigint_resume(env):
         len(done(first)), sum(l["status"] == "interrupted" for l in first), len(lines)))
 
 
+def result_lines(d):
+    """How many lines d/results.jsonl holds so far (0 before it exists)."""
+    path = os.path.join(d, "results.jsonl")
+    if not os.path.exists(path):
+        return 0
+    with open(path) as f:
+        return len(f.read().splitlines())
+
+
 def wait_for_runs(d, n, timeout=120):
     runs = os.path.join(d, "runs")
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if os.path.isdir(runs) and len(os.listdir(runs)) >= n:
-            return
-        time.sleep(0.05)
-    fail("fewer than %d runs started within %d s" % (n, timeout))
+    if not wait_until(lambda: os.path.isdir(runs) and len(os.listdir(runs)) >= n, timeout):
+        fail("fewer than %d runs started within %d s" % (n, timeout))
 
 
 def case_sigkill_resume(env):
@@ -332,12 +331,7 @@ def case_sigkill_resume(env):
     proc = subprocess.Popen(env.args(d, "--task", "banking_reserve", "--task", "sales_revenue",
                                      "--agent", "oracle", "--epochs", "4", "--jobs", "2"),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    path = os.path.join(d, "results.jsonl")
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        if os.path.exists(path) and len(open(path).read().splitlines()) >= 3:
-            break
-        time.sleep(0.02)
+    wait_until(lambda: result_lines(d) >= 3, 120, poll=0.02)
     proc.kill()
     proc.wait(timeout=30)
     before = results(d)  # also checks the file ends with a whole line
@@ -359,14 +353,21 @@ def case_sigkill_resume(env):
         len(done(before)), len(left), len(lines)))
 
 
+def two_running(env, d, agent, epochs):
+    """A sweep into d of banking_reserve by agent (2 jobs, 60 s stop grace), once two
+    of its episodes have started."""
+    proc = subprocess.Popen(env.args(d, "--task", "banking_reserve", "--agent", agent,
+                                     "--epochs", str(epochs), "--jobs", "2", "--stop-grace", "60"),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wait_for_runs(d, 2)
+    return proc
+
+
 def case_sigint_grace(env):
     # One Ctrl-C: nothing new starts; the two running episodes (a 2 s agent) finish
     # within the grace and are results, not interrupted.
     d = env.sweep_dir("grace")
-    proc = subprocess.Popen(env.args(d, "--task", "banking_reserve", "--agent", "sleep 2",
-                                     "--epochs", "6", "--jobs", "2", "--stop-grace", "60"),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    wait_for_runs(d, 2)
+    proc = two_running(env, d, "sleep 2", 6)
     time.sleep(0.5)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)
@@ -378,10 +379,7 @@ def case_sigint_grace(env):
     env.check_clean()
     # Two: the running episodes (a 60 s agent) are interrupted at once and recorded so.
     d = env.sweep_dir("twice")
-    proc = subprocess.Popen(env.args(d, "--task", "banking_reserve", "--agent", "sleep 60",
-                                     "--epochs", "4", "--jobs", "2", "--stop-grace", "60"),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    wait_for_runs(d, 2)
+    proc = two_running(env, d, "sleep 60", 4)
     time.sleep(1.5)
     t = time.time()
     proc.send_signal(signal.SIGINT)
@@ -617,11 +615,8 @@ def case_engines(env):
                                           "--engine", host2 + "#jobs=1"),
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         path = os.path.join(d, "results.jsonl")
-        deadline = time.time() + 120
-        while time.time() < deadline:
-            if os.path.exists(path) and any(l.get("engine") == host2 for l in results(d)):
-                break
-            time.sleep(0.05)
+        wait_until(lambda: os.path.exists(path) and any(l.get("engine") == host2
+                                                         for l in results(d)), 120)
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=60)
         env.hosts = [None]

@@ -3,7 +3,6 @@
 #include "check_main.h"
 #include "test_files.h"
 #include <errno.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,39 +13,25 @@
 #include "sbx/task.h"
 #include "sbx/util.h"
 
-static char dir[64];
-
-static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st, (void)flag, (void)ftw;
-	return remove(p);
-}
-
 /* A reference folder: starting_files/cash_flows.ods and oracle/expected.ods (content irrelevant).
  */
 static void setup(void)
 {
 	char sub[128];
 
-	strcpy(dir, "/tmp/sbx-ref-task-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-	snprintf(sub, sizeof(sub), "%s/starting_files", dir);
+	sbx_test_scratch_setup();
+	snprintf(sub, sizeof(sub), "%s/starting_files", sbx_test_scratch);
 	ck_assert_int_eq(mkdir(sub, 0755), 0);
-	snprintf(sub, sizeof(sub), "%s/oracle", dir);
+	snprintf(sub, sizeof(sub), "%s/oracle", sbx_test_scratch);
 	ck_assert_int_eq(mkdir(sub, 0755), 0);
-	sbx_test_put(dir, "starting_files/cash_flows.ods", "x");
-	sbx_test_put(dir, "oracle/expected.ods", "y");
-}
-
-static void teardown(void)
-{
-	nftw(dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+	sbx_test_put(sbx_test_scratch, "starting_files/cash_flows.ods", "x");
+	sbx_test_put(sbx_test_scratch, "oracle/expected.ods", "y");
 }
 
 static int load_json(const char *json, sbx_task **out, sbx_error *err)
 {
-	sbx_test_put(dir, "task.json", json);
-	return sbx_task_load(dir, out, err);
+	sbx_test_put(sbx_test_scratch, "task.json", json);
+	return sbx_task_load(sbx_test_scratch, out, err);
 }
 
 START_TEST(full_mapping)
@@ -160,9 +145,10 @@ START_TEST(yaml_round_trip)
 				   "\"description\":\"  leading spaces\\n\\ttab\"}",
 				   &a, &err),
 			 0);
-	snprintf(path, sizeof(path), "%s/task.json", dir);
+	snprintf(path, sizeof(path), "%s/task.json", sbx_test_scratch);
 	ck_assert_int_eq(sbx_task_reference_to_yaml(path, 0, &yaml, &err), 0);
-	ck_assert_int_eq(sbx_task_parse("task.yaml", dir, yaml, strlen(yaml), &b, &err), 0);
+	ck_assert_int_eq(
+		sbx_task_parse("task.yaml", sbx_test_scratch, yaml, strlen(yaml), &b, &err), 0);
 	ck_assert_str_eq(b->title, "A \"quoted\" title: yes");
 	ck_assert_str_eq(b->prompt, a->prompt);
 	ck_assert_str_eq(b->prompt, "  leading spaces\n\ttab");
@@ -211,7 +197,7 @@ static void copy_from(const char *src, const char *rel)
 	FILE *in = fopen(src, "rb"), *out;
 	size_t n;
 
-	snprintf(dst, sizeof(dst), "%s/%s", dir, rel);
+	snprintf(dst, sizeof(dst), "%s/%s", sbx_test_scratch, rel);
 	out = fopen(dst, "wb");
 	ck_assert_ptr_nonnull(in);
 	ck_assert_ptr_nonnull(out);
@@ -234,8 +220,8 @@ START_TEST(answer_ranges_from_the_files)
 	copy_from(path, "starting_files/cash_flows.ods");
 	snprintf(path, sizeof(path), "%s/oracle/expected_reserves.ods", src);
 	copy_from(path, "oracle/expected.ods");
-	sbx_test_put(dir, "task.json", "{\"id\":\"t\",\"description\":\"d\"}");
-	snprintf(path, sizeof(path), "%s/task.json", dir);
+	sbx_test_put(sbx_test_scratch, "task.json", "{\"id\":\"t\",\"description\":\"d\"}");
+	snprintf(path, sizeof(path), "%s/task.json", sbx_test_scratch);
 	ck_assert_msg(sbx_task_reference_to_yaml(path, SBX_TASK_REFERENCE_ANSWER_RANGES, &yaml,
 						 &err) == 0,
 		      "%s", err.msg);
@@ -245,12 +231,12 @@ START_TEST(answer_ranges_from_the_files)
 	free(yaml);
 
 	/* An oracle that changes a given cell has no answer-only range. */
-	snprintf(path, sizeof(path), "%s/oracle/expected.ods", dir);
+	snprintf(path, sizeof(path), "%s/oracle/expected.ods", sbx_test_scratch);
 	ck_assert_int_eq(sbx_book_open(path, NULL, &b, &err), 0);
 	ck_assert_int_eq(sbx_sheet_set_number(sbx_book_sheet(b, 0), 1, 1, 1.5, &err), 0);
 	ck_assert_int_eq(sbx_book_save(b, path, SBX_FORMAT_ODS, &err), 0);
 	sbx_book_free(b);
-	snprintf(path, sizeof(path), "%s/task.json", dir);
+	snprintf(path, sizeof(path), "%s/task.json", sbx_test_scratch);
 	ck_assert_int_lt(
 		sbx_task_reference_to_yaml(path, SBX_TASK_REFERENCE_ANSWER_RANGES, &yaml, &err), 0);
 	ck_assert_msg((p = strstr(err.msg, "'Sheet1'!B2 differs")), "%s", err.msg);
@@ -266,8 +252,8 @@ START_TEST(resolve_and_precedence)
 	sbx_error err = SBX_ERROR_INIT;
 	char *file = NULL;
 
-	sbx_test_put(dir, "task.json", "{\"id\":\"t\",\"description\":\"d\"}");
-	ck_assert_int_eq(sbx_task_resolve(NULL, dir, &file, &err), 0);
+	sbx_test_put(sbx_test_scratch, "task.json", "{\"id\":\"t\",\"description\":\"d\"}");
+	ck_assert_int_eq(sbx_task_resolve(NULL, sbx_test_scratch, &file, &err), 0);
 	ck_assert_ptr_nonnull(strstr(file, "/task.json"));
 	free(file);
 	{
@@ -275,10 +261,10 @@ START_TEST(resolve_and_precedence)
 		char parent[128], link[192], **names = NULL;
 		size_t n = 0;
 
-		snprintf(parent, sizeof(parent), "%s/tasks", dir);
+		snprintf(parent, sizeof(parent), "%s/tasks", sbx_test_scratch);
 		ck_assert_int_eq(mkdir(parent, 0755), 0);
 		snprintf(link, sizeof(link), "%s/ref1", parent);
-		ck_assert_int_eq(symlink(dir, link), 0);
+		ck_assert_int_eq(symlink(sbx_test_scratch, link), 0);
 		ck_assert_int_eq(sbx_task_list(parent, &names, &n, &err), 0);
 		ck_assert_uint_eq(n, 1);
 		ck_assert_str_eq(names[0], "ref1");
@@ -289,29 +275,21 @@ START_TEST(resolve_and_precedence)
 		unlink(link);
 		rmdir(parent);
 	}
-	sbx_test_put(dir, "task.yaml",
+	sbx_test_put(sbx_test_scratch, "task.yaml",
 		     "id: t\ntitle: T\ndifficulty: easy\nprompt: p\noutputs: o.ods\n"
 		     "oracle: oracle/expected.ods\n");
-	ck_assert_int_eq(sbx_task_resolve(NULL, dir, &file, &err), 0);
+	ck_assert_int_eq(sbx_task_resolve(NULL, sbx_test_scratch, &file, &err), 0);
 	ck_assert_ptr_nonnull(strstr(file, "/task.yaml"));
 	free(file);
 }
 END_TEST
 
-static Suite *reference_suite(void)
+static void add_cases(Suite *s)
 {
-	Suite *s = suite_create("task-reference");
-	TCase *tc;
-
-	tc = sbx_test_case(s, "core", setup, teardown, 0);
-	tcase_add_test(tc, full_mapping);
-	tcase_add_test(tc, defaults_from_folders);
-	tcase_add_test(tc, errors_name_the_json_path);
-	tcase_add_test(tc, yaml_round_trip);
-	tcase_add_test(tc, parse_in_memory_awkward);
-	tcase_add_test(tc, answer_ranges_from_the_files);
-	tcase_add_test(tc, resolve_and_precedence);
-	return s;
+	SBX_TEST_CASE(s, "core", setup, sbx_test_scratch_teardown, 0, full_mapping,
+		      defaults_from_folders, errors_name_the_json_path, yaml_round_trip,
+		      parse_in_memory_awkward, answer_ranges_from_the_files,
+		      resolve_and_precedence);
 }
 
-SBX_TEST_MAIN(reference_suite)
+SBX_TEST_MAIN("task-reference", add_cases)

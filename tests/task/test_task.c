@@ -15,12 +15,14 @@
 	"outputs: out.ods\n"                                                                       \
 	"oracle: o.ods\n"
 
-static const char *data_dir(void)
+/* tests/data/task, or the task name under it (a static buffer). */
+static const char *data_path(const char *name)
 {
-	static char path[4096];
+	static char path[4200];
 	const char *root = getenv("SBX_SOURCE_ROOT");
 
-	snprintf(path, sizeof(path), "%s/tests/data/task", root ? root : "../..");
+	snprintf(path, sizeof(path), "%s/tests/data/task%s%s", root ? root : "../..",
+		 name ? "/" : "", name ? name : "");
 	return path;
 }
 
@@ -62,13 +64,11 @@ END_TEST
 
 START_TEST(test_full_file)
 {
-	char path[4200];
 	sbx_error err = SBX_ERROR_INIT;
 	sbx_task *t = NULL;
 	const sbx_grading_opts *o;
 
-	snprintf(path, sizeof(path), "%s/good", data_dir());
-	ck_assert_msg(sbx_task_load(path, &t, &err) == 0, "%s", err.msg);
+	ck_assert_msg(sbx_task_load(data_path("good"), &t, &err) == 0, "%s", err.msg);
 	ck_assert_str_eq(t->id, "good");
 	ck_assert_str_eq(t->title, "A complete task");
 	ck_assert_int_eq(t->difficulty, SBX_TASK_HARD);
@@ -241,13 +241,12 @@ END_TEST
 
 START_TEST(test_files_checked)
 {
-	char path[4200];
 	sbx_error err = SBX_ERROR_INIT;
 	sbx_task *t = NULL;
 	const char *text = BASE "files: [missing.ods]\n";
 
-	snprintf(path, sizeof(path), "%s/good", data_dir());
-	ck_assert_int_lt(sbx_task_parse("task.yaml", path, text, strlen(text), &t, &err), 0);
+	ck_assert_int_lt(
+		sbx_task_parse("task.yaml", data_path("good"), text, strlen(text), &t, &err), 0);
 	ck_assert_msg(strncmp(err.msg,
 			      "task.yaml:7:9: files: 'missing.ods' not found in the task "
 			      "directory",
@@ -256,8 +255,7 @@ START_TEST(test_files_checked)
 
 	/* An oracle reached through a symlink that leaves the task directory. */
 	sbx_error_clear(&err);
-	snprintf(path, sizeof(path), "%s/escape", data_dir());
-	ck_assert_int_lt(sbx_task_load(path, &t, &err), 0);
+	ck_assert_int_lt(sbx_task_load(data_path("escape"), &t, &err), 0);
 	ck_assert_msg(strstr(err.msg, "task.yaml:6:9: oracle: 'link/passwd' not found"), "%s",
 		      err.msg);
 }
@@ -307,7 +305,7 @@ START_TEST(test_resolve_and_list)
 	sbx_error err = SBX_ERROR_INIT;
 	size_t n = 0;
 
-	snprintf(dir, sizeof(dir), "%s", data_dir());
+	snprintf(dir, sizeof(dir), "%s", data_path(NULL));
 	ck_assert_int_eq(sbx_task_list(dir, &names, &n, &err), 0);
 	ck_assert_uint_eq(n, 2);
 	ck_assert_str_eq(names[0], "escape");
@@ -335,19 +333,12 @@ START_TEST(test_resolve_and_list)
 }
 END_TEST
 
-static Suite *task_suite(void)
+static void add_cases(Suite *s)
 {
-	Suite *s = suite_create("task");
-	TCase *tc = sbx_test_case(s, "load", NULL, NULL, 0);
-
-	tcase_add_test(tc, test_minimal_defaults);
-	tcase_add_test(tc, test_full_file);
+	TCase *tc = SBX_TEST_CASE(s, "load", NULL, NULL, 0, test_minimal_defaults, test_full_file);
 	SBX_TEST_TABLE(tc, test_bad, bad);
-	tcase_add_test(tc, test_depth_and_size_caps);
-	tcase_add_test(tc, test_files_checked);
-	tcase_add_test(tc, test_grading_standalone);
-	tcase_add_test(tc, test_resolve_and_list);
-	return s;
+	SBX_TEST_ADD(tc, test_depth_and_size_caps, test_files_checked, test_grading_standalone,
+		     test_resolve_and_list);
 }
 
-SBX_TEST_MAIN(task_suite)
+SBX_TEST_MAIN("task", add_cases)

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "check_main.h"
+#include "test_files.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -230,57 +231,42 @@ static bool have_openat2(void)
 	return fd >= 0;
 }
 
-static char tmpdir[64];
-static int dirfd_ = -1;
-
-static void path_setup(void)
-{
-	strcpy(tmpdir, "/tmp/sbx-test-path-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-	dirfd_ = open(tmpdir, O_DIRECTORY | O_CLOEXEC);
-	ck_assert_int_ge(dirfd_, 0);
-}
-
-static void path_teardown(void)
-{
-	char cmd[128];
-
-	close(dirfd_);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	ck_assert_int_eq(system(cmd), 0);
-}
-
 START_TEST(path_confines)
 {
 	sbx_error err = SBX_ERROR_INIT;
 	int fd;
 
-	fd = sbx_path_open_beneath(dirfd_, "a.txt", O_WRONLY | O_CREAT, 0644, false, &err);
+	fd = sbx_path_open_beneath(sbx_test_scratch_fd, "a.txt", O_WRONLY | O_CREAT, 0644, false,
+				   &err);
 	ck_assert_int_ge(fd, 0);
 	close(fd);
-	ck_assert_int_eq(sbx_path_open_beneath(dirfd_, "../etc/passwd", O_RDONLY, 0, false, &err),
+	ck_assert_int_eq(sbx_path_open_beneath(sbx_test_scratch_fd, "../etc/passwd", O_RDONLY, 0,
+					       false, &err),
 			 -EXDEV);
 	ck_assert_ptr_nonnull(strstr(err.msg, "'..' is not allowed"));
 	sbx_error_clear(&err);
-	ck_assert_int_eq(sbx_path_open_beneath(dirfd_, "/etc/passwd", O_RDONLY, 0, false, &err),
-			 -EXDEV);
+	ck_assert_int_eq(
+		sbx_path_open_beneath(sbx_test_scratch_fd, "/etc/passwd", O_RDONLY, 0, false, &err),
+		-EXDEV);
 	sbx_error_clear(&err);
 	/* A symlink pointing out is refused by the kernel, not by string checks. */
-	ck_assert_int_eq(symlinkat("/etc/passwd", dirfd_, "evil"), 0);
+	ck_assert_int_eq(symlinkat("/etc/passwd", sbx_test_scratch_fd, "evil"), 0);
 	/* -EXDEV from openat2; -ELOOP from the no-symlinks fallback (valgrind, old kernels). */
-	fd = sbx_path_open_beneath(dirfd_, "evil", O_RDONLY, 0, false, &err);
+	fd = sbx_path_open_beneath(sbx_test_scratch_fd, "evil", O_RDONLY, 0, false, &err);
 	ck_assert(fd == -EXDEV || fd == -ELOOP);
 	ck_assert_ptr_nonnull(strstr(err.msg, "'evil'"));
 	sbx_error_clear(&err);
-	ck_assert_int_eq(symlinkat("a.txt", dirfd_, "inside"), 0);
-	fd = sbx_path_open_beneath(dirfd_, "inside", O_RDONLY, 0, false, &err);
+	ck_assert_int_eq(symlinkat("a.txt", sbx_test_scratch_fd, "inside"), 0);
+	fd = sbx_path_open_beneath(sbx_test_scratch_fd, "inside", O_RDONLY, 0, false, &err);
 	if (have_openat2()) {
 		ck_assert_int_ge(fd, 0);
 		close(fd);
 	} else {
 		ck_assert_int_eq(fd, -ELOOP); /* the fallback follows no symlink at all */
 	}
-	ck_assert_int_eq(sbx_path_open_beneath(dirfd_, "inside", O_RDONLY, 0, true, &err), -ELOOP);
+	ck_assert_int_eq(
+		sbx_path_open_beneath(sbx_test_scratch_fd, "inside", O_RDONLY, 0, true, &err),
+		-ELOOP);
 }
 END_TEST
 
@@ -289,11 +275,11 @@ START_TEST(path_mkdirs_refuses_symlinked_dirs)
 	sbx_error err = SBX_ERROR_INIT;
 	int fd;
 
-	fd = sbx_path_mkdirs_beneath(dirfd_, "x/y/z", 0755, &err);
+	fd = sbx_path_mkdirs_beneath(sbx_test_scratch_fd, "x/y/z", 0755, &err);
 	ck_assert_int_ge(fd, 0);
 	close(fd);
-	ck_assert_int_eq(symlinkat("/tmp", dirfd_, "out"), 0);
-	ck_assert_int_lt(sbx_path_mkdirs_beneath(dirfd_, "out/sub", 0755, &err), 0);
+	ck_assert_int_eq(symlinkat("/tmp", sbx_test_scratch_fd, "out"), 0);
+	ck_assert_int_lt(sbx_path_mkdirs_beneath(sbx_test_scratch_fd, "out/sub", 0755, &err), 0);
 	ck_assert_ptr_nonnull(strstr(err.msg, "out/sub"));
 }
 END_TEST
@@ -301,21 +287,16 @@ END_TEST
 START_TEST(path_write_beneath_confines)
 {
 	sbx_error err = SBX_ERROR_INIT;
-	char path[128], got[16] = {0};
-	FILE *f;
 
-	ck_assert_int_eq(sbx_path_write_beneath(tmpdir, "out/deep/x.ods", "data", 4, &err), 0);
-	snprintf(path, sizeof(path), "%s/out/deep/x.ods", tmpdir);
-	f = fopen(path, "r");
-	ck_assert_ptr_nonnull(f);
-	ck_assert_uint_eq(fread(got, 1, sizeof(got) - 1, f), 4);
-	fclose(f);
-	ck_assert_str_eq(got, "data");
-	ck_assert_int_eq(sbx_path_write_beneath(tmpdir, "../escape", "x", 1, &err), -EXDEV);
+	ck_assert_int_eq(
+		sbx_path_write_beneath(sbx_test_scratch, "out/deep/x.ods", "data", 4, &err), 0);
+	sbx_test_assert_file(sbx_test_scratch, "out/deep/x.ods", "data");
+	ck_assert_int_eq(sbx_path_write_beneath(sbx_test_scratch, "../escape", "x", 1, &err),
+			 -EXDEV);
 	sbx_error_clear(&err);
 	/* A symlinked directory on the way is refused, not followed. */
-	ck_assert_int_eq(symlinkat("/tmp", dirfd_, "link"), 0);
-	ck_assert_int_lt(sbx_path_write_beneath(tmpdir, "link/escape", "x", 1, &err), 0);
+	ck_assert_int_eq(symlinkat("/tmp", sbx_test_scratch_fd, "link"), 0);
+	ck_assert_int_lt(sbx_path_write_beneath(sbx_test_scratch, "link/escape", "x", 1, &err), 0);
 	ck_assert_ptr_nonnull(strstr(err.msg, "link"));
 }
 END_TEST
@@ -323,17 +304,12 @@ END_TEST
 START_TEST(path_write_atomic_replaces)
 {
 	sbx_error err = SBX_ERROR_INIT;
-	char path[128], got[16] = {0};
-	FILE *f;
+	char path[128];
 
-	snprintf(path, sizeof(path), "%s/result.json", tmpdir);
+	snprintf(path, sizeof(path), "%s/result.json", sbx_test_scratch);
 	ck_assert_int_eq(sbx_path_write_atomic(path, "one", 3, &err), 0);
 	ck_assert_int_eq(sbx_path_write_atomic(path, "two!", 4, &err), 0);
-	f = fopen(path, "r");
-	ck_assert_ptr_nonnull(f);
-	ck_assert_uint_eq(fread(got, 1, sizeof(got) - 1, f), 4);
-	fclose(f);
-	ck_assert_str_eq(got, "two!");
+	sbx_test_assert_file(sbx_test_scratch, "result.json", "two!");
 }
 END_TEST
 
@@ -342,26 +318,28 @@ START_TEST(file_read_capped_reads_and_refuses)
 	sbx_error err = SBX_ERROR_INIT;
 	char *data = NULL;
 	size_t len = 0;
-	int fd;
 
-	fd = openat(dirfd_, "five.txt", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(write(fd, "hello", 5), 5);
-	close(fd);
-	ck_assert_int_eq(sbx_file_read_capped(dirfd_, "five.txt", 5, &data, &len, &err), 0);
+	sbx_test_put(sbx_test_scratch, "five.txt", "hello");
+	ck_assert_int_eq(
+		sbx_file_read_capped(sbx_test_scratch_fd, "five.txt", 5, &data, &len, &err), 0);
 	ck_assert_uint_eq(len, 5);
 	ck_assert_str_eq(data, "hello"); /* NUL-terminated */
 	free(data);
 	data = NULL;
 	/* One byte over the cap is refused, and nothing is handed out. */
-	ck_assert_int_eq(sbx_file_read_capped(dirfd_, "five.txt", 4, &data, &len, &err), -EFBIG);
+	ck_assert_int_eq(
+		sbx_file_read_capped(sbx_test_scratch_fd, "five.txt", 4, &data, &len, &err),
+		-EFBIG);
 	ck_assert_str_eq(err.msg, "'five.txt': larger than 4 bytes (limit)");
 	ck_assert_ptr_null(data);
 	sbx_error_clear(&err);
-	ck_assert_int_eq(sbx_file_read_capped(dirfd_, ".", 1024, &data, &len, &err), -EINVAL);
+	ck_assert_int_eq(sbx_file_read_capped(sbx_test_scratch_fd, ".", 1024, &data, &len, &err),
+			 -EINVAL);
 	ck_assert_str_eq(err.msg, "'.': not a regular file");
 	sbx_error_clear(&err);
-	ck_assert_int_eq(sbx_file_read_capped(dirfd_, "missing", 1024, &data, &len, &err), -ENOENT);
+	ck_assert_int_eq(
+		sbx_file_read_capped(sbx_test_scratch_fd, "missing", 1024, &data, &len, &err),
+		-ENOENT);
 	ck_assert_ptr_nonnull(strstr(err.msg, "'missing': cannot open"));
 	ck_assert_ptr_null(data);
 }
@@ -373,7 +351,7 @@ START_TEST(file_read_fd_stops_at_end_of_file)
 	size_t len = 99;
 	int fd;
 
-	fd = openat(dirfd_, "short.txt", O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	fd = openat(sbx_test_scratch_fd, "short.txt", O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(write(fd, "abc", 3), 3);
 	ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
@@ -390,7 +368,7 @@ START_TEST(file_read_fd_stops_at_end_of_file)
 	close(fd);
 	/* A read error comes back as its errno and leaves the outputs alone. */
 	data = NULL;
-	ck_assert_int_eq(sbx_file_read_fd(dirfd_, 16, &data, &len), -EISDIR);
+	ck_assert_int_eq(sbx_file_read_fd(sbx_test_scratch_fd, 16, &data, &len), -EISDIR);
 	ck_assert_ptr_null(data);
 }
 END_TEST
@@ -638,38 +616,21 @@ START_TEST(hostguard_refuses_rebound_names)
 }
 END_TEST
 
-static Suite *util_suite(void)
+static void add_cases(Suite *s)
 {
-	Suite *s = suite_create("util");
-	TCase *tc;
+	SBX_TEST_CASE(s, "core", NULL, NULL, 0, error_first_message_wins,
+		      error_return_is_always_a_failure, buf_grows_and_caps, take_ptr_evaluates_once,
+		      free_all_frees_each_argument_once, names_reach_the_terminal_escaped,
+		      buf_steal_hands_over, json_parse_and_get, json_parse_rejects_bad_input,
+		      suggest_finds_typos_only, clock_is_monotonic_and_sleeps,
+		      base64_round_trips_and_refuses, utf8_sequences_and_refusals,
+		      fd_wait_times_out_then_sees_data, write_all_writes_everything,
+		      pwrite_all_keeps_the_offset, hostguard_refuses_rebound_names);
 
-	tc = sbx_test_case(s, "core", NULL, NULL, 0);
-	tcase_add_test(tc, error_first_message_wins);
-	tcase_add_test(tc, error_return_is_always_a_failure);
-	tcase_add_test(tc, buf_grows_and_caps);
-	tcase_add_test(tc, take_ptr_evaluates_once);
-	tcase_add_test(tc, free_all_frees_each_argument_once);
-	tcase_add_test(tc, names_reach_the_terminal_escaped);
-	tcase_add_test(tc, buf_steal_hands_over);
-	tcase_add_test(tc, json_parse_and_get);
-	tcase_add_test(tc, json_parse_rejects_bad_input);
-	tcase_add_test(tc, suggest_finds_typos_only);
-	tcase_add_test(tc, clock_is_monotonic_and_sleeps);
-	tcase_add_test(tc, base64_round_trips_and_refuses);
-	tcase_add_test(tc, utf8_sequences_and_refusals);
-	tcase_add_test(tc, fd_wait_times_out_then_sees_data);
-	tcase_add_test(tc, write_all_writes_everything);
-	tcase_add_test(tc, pwrite_all_keeps_the_offset);
-	tcase_add_test(tc, hostguard_refuses_rebound_names);
-
-	tc = sbx_test_case(s, "path", path_setup, path_teardown, 0);
-	tcase_add_test(tc, path_confines);
-	tcase_add_test(tc, path_mkdirs_refuses_symlinked_dirs);
-	tcase_add_test(tc, path_write_atomic_replaces);
-	tcase_add_test(tc, path_write_beneath_confines);
-	tcase_add_test(tc, file_read_capped_reads_and_refuses);
-	tcase_add_test(tc, file_read_fd_stops_at_end_of_file);
-	return s;
+	SBX_TEST_CASE(s, "path", sbx_test_scratch_open_setup, sbx_test_scratch_open_teardown, 0,
+		      path_confines, path_mkdirs_refuses_symlinked_dirs, path_write_atomic_replaces,
+		      path_write_beneath_confines, file_read_capped_reads_and_refuses,
+		      file_read_fd_stops_at_end_of_file);
 }
 
-SBX_TEST_MAIN(util_suite)
+SBX_TEST_MAIN("util", add_cases)

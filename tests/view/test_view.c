@@ -20,32 +20,12 @@
 #include "sbx/cleanup.h"
 #include "sbx/view.h"
 
-static char tmp[] = "/tmp/test-view-XXXXXX";
-static int rootfd = -1;
-
 static void mkdir_in(const char *rel)
 {
 	char path[4096];
 
-	snprintf(path, sizeof(path), "%s/%s", tmp, rel);
+	snprintf(path, sizeof(path), "%s/%s", sbx_test_scratch, rel);
 	ck_assert_int_eq(mkdir(path, 0755), 0);
-}
-
-static void setup(void)
-{
-	strcpy(tmp, "/tmp/test-view-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(tmp));
-	rootfd = open(tmp, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	ck_assert_int_ge(rootfd, 0);
-}
-
-static void teardown(void)
-{
-	char cmd[4200];
-
-	close(rootfd);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
-	ck_assert_int_eq(system(cmd), 0);
 }
 
 /* ---- escaping ---- */
@@ -97,37 +77,42 @@ START_TEST(confine_refuses_escapes)
 	int fd, r;
 
 	mkdir_in("run");
-	sbx_test_put(tmp, "run/result.json", "{}");
+	sbx_test_put(sbx_test_scratch, "run/result.json", "{}");
 	{
 		char p[4200];
 
-		snprintf(p, sizeof(p), "%s/run/out", tmp);
+		snprintf(p, sizeof(p), "%s/run/out", sbx_test_scratch);
 		ck_assert_int_eq(symlink("/etc", p), 0);
-		snprintf(p, sizeof(p), "%s/run/pw", tmp);
+		snprintf(p, sizeof(p), "%s/run/pw", sbx_test_scratch);
 		ck_assert_int_eq(symlink("../../../../../../etc/passwd", p), 0);
-		snprintf(p, sizeof(p), "%s/run/inside", tmp);
+		snprintf(p, sizeof(p), "%s/run/inside", sbx_test_scratch);
 		ck_assert_int_eq(symlink("result.json", p), 0);
 	}
-	ck_assert_int_eq(sbx_view_read(rootfd, "run/result.json", 100, &data, &len, NULL), 0);
+	ck_assert_int_eq(
+		sbx_view_read(sbx_test_scratch_fd, "run/result.json", 100, &data, &len, NULL), 0);
 	ck_assert_str_eq(data, "{}");
 	free(data);
 	/*
 	 * A symlink that stays inside is followed with openat2; without it (old
 	 * kernels, valgrind) the fallback refuses every symlink: stricter, never looser.
 	 */
-	r = sbx_view_read(rootfd, "run/inside", 100, &data, &len, NULL);
+	r = sbx_view_read(sbx_test_scratch_fd, "run/inside", 100, &data, &len, NULL);
 	ck_assert(r == 0 || r == -ELOOP);
 	if (r == 0)
 		free(data);
-	ck_assert_int_lt(sbx_view_open(rootfd, "../etc/passwd", O_RDONLY, &err), 0);
+	ck_assert_int_lt(sbx_view_open(sbx_test_scratch_fd, "../etc/passwd", O_RDONLY, &err), 0);
 	ck_assert_ptr_nonnull(strstr(err.msg, ".."));
-	ck_assert_int_lt(sbx_view_open(rootfd, "run/../../etc/passwd", O_RDONLY, NULL), 0);
-	ck_assert_int_lt(sbx_view_open(rootfd, "/etc/passwd", O_RDONLY, NULL), 0);
-	ck_assert_int_lt(sbx_view_open(rootfd, "run/out/passwd", O_RDONLY, NULL), 0);
-	ck_assert_int_lt(sbx_view_open(rootfd, "run/pw", O_RDONLY, NULL), 0);
-	ck_assert_int_eq(sbx_view_read(rootfd, "run/result.json", 1, &data, &len, NULL), -EFBIG);
-	ck_assert_int_eq(sbx_view_read(rootfd, "run", 100, &data, &len, NULL), -EINVAL);
-	fd = sbx_view_open(rootfd, "", O_RDONLY | O_DIRECTORY, NULL);
+	ck_assert_int_lt(sbx_view_open(sbx_test_scratch_fd, "run/../../etc/passwd", O_RDONLY, NULL),
+			 0);
+	ck_assert_int_lt(sbx_view_open(sbx_test_scratch_fd, "/etc/passwd", O_RDONLY, NULL), 0);
+	ck_assert_int_lt(sbx_view_open(sbx_test_scratch_fd, "run/out/passwd", O_RDONLY, NULL), 0);
+	ck_assert_int_lt(sbx_view_open(sbx_test_scratch_fd, "run/pw", O_RDONLY, NULL), 0);
+	ck_assert_int_eq(
+		sbx_view_read(sbx_test_scratch_fd, "run/result.json", 1, &data, &len, NULL),
+		-EFBIG);
+	ck_assert_int_eq(sbx_view_read(sbx_test_scratch_fd, "run", 100, &data, &len, NULL),
+			 -EINVAL);
+	fd = sbx_view_open(sbx_test_scratch_fd, "", O_RDONLY | O_DIRECTORY, NULL);
 	ck_assert_int_ge(fd, 0);
 	close(fd);
 }
@@ -146,7 +131,7 @@ static void make_run(const char *dir, const char *status, double score, const ch
 		 "\"agent\":{\"kind\":\"demo\",\"model\":\"m\"},\"timings_ms\":{\"total\":1500},"
 		 "\"started_at\":\"%s\"}",
 		 dir, status, score, started);
-	sbx_test_put(tmp, rel, text);
+	sbx_test_put(sbx_test_scratch, rel, text);
 }
 
 START_TEST(scan_finds_runs_and_sweeps_newest_first)
@@ -158,22 +143,22 @@ START_TEST(scan_finds_runs_and_sweeps_newest_first)
 
 	make_run("old", "pass", 1, "2026-01-01T00:00:00Z");
 	make_run("new", "partial", 0.5, "2026-02-01T00:00:00Z");
-	snprintf(p, sizeof(p), "%s/old/result.json", tmp);
+	snprintf(p, sizeof(p), "%s/old/result.json", sbx_test_scratch);
 	ck_assert_int_eq(utimensat(AT_FDCWD, p, ts, 0), 0);
 	mkdir_in("live");
-	sbx_test_put(tmp, "live/transcript.jsonl", "{}\n");
+	sbx_test_put(sbx_test_scratch, "live/transcript.jsonl", "{}\n");
 	mkdir_in("sw");
-	sbx_test_put(tmp, "sw/sweep.json",
+	sbx_test_put(sbx_test_scratch, "sw/sweep.json",
 		     "{\"tasks\":[{\"name\":\"a\"}],\"agents\":[\"oracle\"],\"episodes\":2}");
-	sbx_test_put(tmp, "sw/results.jsonl",
+	sbx_test_put(sbx_test_scratch, "sw/results.jsonl",
 		     "{\"episode\":0,\"attempt\":1,\"task\":\"a\",\"agent\":\"oracle\","
 		     "\"epoch\":0,\"run_id\":\"r0\",\"status\":\"pass\",\"score\":1,"
 		     "\"agent_ms\":1,\"total_ms\":10}\n{\"episode\":1,\"attem");
 	mkdir_in("empty");
-	snprintf(p, sizeof(p), "%s/link", tmp);
+	snprintf(p, sizeof(p), "%s/link", sbx_test_scratch);
 	ck_assert_int_eq(symlink("/", p), 0); /* not followed */
 
-	ck_assert_int_eq(sbx_view_scan(&rootfd, 1, 100, &v, &n, NULL), 0);
+	ck_assert_int_eq(sbx_view_scan(&sbx_test_scratch_fd, 1, 100, &v, &n, NULL), 0);
 	ck_assert_uint_eq(n, 4);
 	ck_assert_str_eq(v[n - 1].id, "old"); /* oldest last */
 	for (size_t i = 0; i < n; i++) {
@@ -195,7 +180,7 @@ START_TEST(scan_finds_runs_and_sweeps_newest_first)
 	}
 	sbx_view_entries_free(v, n);
 	/* The cap keeps the newest. */
-	ck_assert_int_eq(sbx_view_scan(&rootfd, 1, 1, &v, &n, NULL), 0);
+	ck_assert_int_eq(sbx_view_scan(&sbx_test_scratch_fd, 1, 1, &v, &n, NULL), 0);
 	ck_assert_uint_eq(n, 1);
 	ck_assert_str_ne(v[0].id, "old");
 	sbx_view_entries_free(v, n);
@@ -208,7 +193,7 @@ END_TEST
 static char *page_of(int kind, const char *rel, const char *with)
 {
 	static const char *names[] = {"root"};
-	sbx_view_ctx ctx = {.rootfds = &rootfd,
+	sbx_view_ctx ctx = {.rootfds = &sbx_test_scratch_fd,
 			    .root_names = names,
 			    .n_roots = 1,
 			    .prefix = "/tok/",
@@ -224,29 +209,39 @@ static char *page_of(int kind, const char *rel, const char *with)
 	return sbx_buf_steal(&b, NULL);
 }
 
+/* Fails unless text holds each of has and none of lacks (NULL-terminated lists). */
+static void check_text(const char *text, const char *const *has, const char *const *lacks)
+{
+	for (; *has; has++)
+		ck_assert_msg(strstr(text, *has), "missing: %s", *has);
+	for (; *lacks; lacks++)
+		ck_assert_msg(!strstr(text, *lacks), "should not be there: %s", *lacks);
+}
+
+#define TEXTS(...) ((const char *const[]){__VA_ARGS__, NULL})
+#define NO_TEXTS   ((const char *const[]){NULL})
+
 START_TEST(run_page_escapes_the_transcript)
 {
 	_cleanup_free_ char *page = NULL, *index = NULL;
 
 	make_run("r", "partial", 0.5, "2026-01-01T00:00:00Z");
-	sbx_test_put(tmp, "r/transcript.jsonl",
+	sbx_test_put(sbx_test_scratch, "r/transcript.jsonl",
 		     "{\"t_ms\":1,\"dir\":\"agent->server\",\"path\":\"/tools/call\",\"message\":"
 		     "{\"tool_name\":\"write_cell\",\"arguments\":{\"value\":\"<script>alert(1)</"
 		     "script>\"}}}\n"
 		     "{\"t_ms\":2,\"dir\":\"server->agent\",\"path\":\"/tools/call\",\"message\":"
 		     "{\"success\":false,\"error\":\"<b>bad</b>\"}}\n");
-	sbx_test_put(tmp, "r/connection.json", "{\"authorization\":\"Bearer secret\"}");
+	sbx_test_put(sbx_test_scratch, "r/connection.json",
+		     "{\"authorization\":\"Bearer secret\"}");
 	page = page_of('r', "r", NULL);
-	ck_assert_ptr_null(strstr(page, "<script>alert"));
-	ck_assert_ptr_nonnull(strstr(page, "&lt;script&gt;alert(1)&lt;/script&gt;"));
-	ck_assert_ptr_nonnull(strstr(page, "turn result error"));
-	ck_assert_ptr_nonnull(strstr(page, "&lt;b&gt;bad&lt;/b&gt;"));
-	ck_assert_ptr_null(strstr(page, "connection.json")); /* the token's file is not linked */
-	ck_assert_ptr_nonnull(strstr(page, "<script nonce=\"n0nce\">"));
-	ck_assert_ptr_null(strstr(page, "id=\"turns\"")); /* no model.jsonl: not an llm run */
+	check_text(page,
+		   TEXTS("&lt;script&gt;alert(1)&lt;/script&gt;", "turn result error",
+			 "&lt;b&gt;bad&lt;/b&gt;", "<script nonce=\"n0nce\">"),
+		   TEXTS("<script>alert", "connection.json", /* the token's file is not linked */
+			 "id=\"turns\"" /* no model.jsonl: not an llm run */));
 	index = page_of('i', NULL, NULL);
-	ck_assert_ptr_nonnull(strstr(index, "t&lt;1&gt;"));
-	ck_assert_ptr_nonnull(strstr(index, "href=\"/tok/r/0/r\""));
+	check_text(index, TEXTS("t&lt;1&gt;", "href=\"/tok/r/0/r\""), NO_TEXTS);
 }
 END_TEST
 
@@ -256,7 +251,7 @@ START_TEST(run_page_mcp_transcript)
 
 	/* Two connections reuse id 1: only conn 2's is a tool call, and its reply an error. */
 	make_run("p", "fail", 0, "2026-01-01T00:00:00Z");
-	sbx_test_put(tmp, "p/transcript.jsonl",
+	sbx_test_put(sbx_test_scratch, "p/transcript.jsonl",
 		     "{\"conn\":1,\"dir\":\"agent->server\",\"message\":{\"id\":1,\"method\":"
 		     "\"initialize\"}}\n"
 		     "{\"conn\":2,\"dir\":\"agent->server\",\"message\":{\"id\":1,\"method\":"
@@ -269,12 +264,12 @@ START_TEST(run_page_mcp_transcript)
 		     "<sheet>\"}]}}}\n"
 		     "{\"conn\":2,\"dir\":\"server->agent\",\"status\":200,\"message\":{\"id\":1");
 	page = page_of('r', "p", NULL);
-	ck_assert_ptr_nonnull(strstr(page, "agent calls <b>read_cell</b>"));
-	ck_assert_ptr_nonnull(strstr(page, "<summary>reply 200")); /* initialize's reply: folded */
-	ck_assert_ptr_nonnull(
-		strstr(page, "<pre>no &lt;sheet&gt;</pre>")); /* the text, unwrapped */
-	ck_assert_ptr_nonnull(strstr(page, "turn result error"));
-	ck_assert_ptr_nonnull(strstr(page, "data-lines=\"4\"")); /* the torn last line waits */
+	check_text(page,
+		   TEXTS("agent calls <b>read_cell</b>",
+			 "<summary>reply 200",		/* initialize's reply: folded */
+			 "<pre>no &lt;sheet&gt;</pre>", /* the text, unwrapped */
+			 "turn result error", "data-lines=\"4\"" /* the torn last line waits */),
+		   NO_TEXTS);
 }
 END_TEST
 
@@ -284,19 +279,17 @@ START_TEST(run_page_model_turns)
 
 	make_run("m", "pass", 1, "2026-01-01T00:00:00Z");
 	sbx_test_put(
-		tmp, "m/model.jsonl",
+		sbx_test_scratch, "m/model.jsonl",
 		"{\"turn\":1,\"request\":{}}\n{\"turn\":1,\"status\":200,\"ms\":12,\"reply\":{"
 		"\"choices\":[{\"message\":{\"content\":\"<svg onload=x>\",\"tool_calls\":[{"
 		"\"function\":{\"name\":\"read_cell\"}}]}}],\"usage\":{\"prompt_tokens\":7}}}\n"
 		"{\"turn\":2,\"status\":429,\"reply\":{\"content\":[{\"type\":\"tool_use\","
 		"\"name\":\"write_cell\"}]}}\n");
 	page = page_of('r', "m", NULL);
-	ck_assert_ptr_nonnull(strstr(page, "id=\"turns\""));
-	ck_assert_ptr_nonnull(strstr(page, "&lt;svg onload=x&gt; → read_cell"));
-	ck_assert_ptr_null(strstr(page, "<svg onload"));
-	ck_assert_ptr_nonnull(strstr(page, "&quot;prompt_tokens&quot;:7"));
-	ck_assert_ptr_nonnull(strstr(page, "errtext\">429"));
-	ck_assert_ptr_nonnull(strstr(page, " → write_cell"));
+	check_text(page,
+		   TEXTS("id=\"turns\"", "&lt;svg onload=x&gt; → read_cell",
+			 "&quot;prompt_tokens&quot;:7", "errtext\">429", " → write_cell"),
+		   TEXTS("<svg onload"));
 }
 END_TEST
 
@@ -308,20 +301,21 @@ START_TEST(run_page_grid_from_grade_json)
 	mkdir_in("g/outputs");
 	mkdir_in("g/task");
 	mkdir_in("g/task/oracle");
-	sbx_test_put(tmp, "g/outputs/out.csv", "a,1\nb,<i>\n");
-	sbx_test_put(tmp, "g/task/oracle/want.csv", "a,1\nb,2\n");
-	sbx_test_put(tmp, "g/grade.json",
+	sbx_test_put(sbx_test_scratch, "g/outputs/out.csv", "a,1\nb,<i>\n");
+	sbx_test_put(sbx_test_scratch, "g/task/oracle/want.csv", "a,1\nb,2\n");
+	sbx_test_put(sbx_test_scratch, "g/grade.json",
 		     "{\"status\":\"PARTIAL\",\"graded\":2,\"matched\":1,\"cases\":[{\"name\":"
 		     "\"c\",\"output\":\"out.csv\",\"oracle\":\"/abs/want.csv\",\"status\":"
 		     "\"PARTIAL\",\"graded\":4,\"matched\":3,\"mismatches_total\":1,"
 		     "\"mismatches\":[{\"cell\":\"Sheet1!B2\",\"reason\":\"type\",\"expected\":2,"
 		     "\"got\":\"<i>\"}]}]}");
 	page = page_of('r', "g", NULL);
-	ck_assert_ptr_nonnull(strstr(page, "<table class=\"grid\">"));
-	ck_assert_ptr_nonnull(strstr(page,
-				     "class=\"bad\" data-cell=\"Sheet1!B2\" title=\"expected 2, "
-				     "got &lt;i&gt; (type)\""));
-	ck_assert_ptr_nonnull(strstr(page, "class=\"ok\" data-cell=\"Sheet1!B1\""));
+	check_text(page,
+		   TEXTS("<table class=\"grid\">",
+			 "class=\"bad\" data-cell=\"Sheet1!B2\" title=\"expected 2, "
+			 "got &lt;i&gt; (type)\"",
+			 "class=\"ok\" data-cell=\"Sheet1!B1\""),
+		   NO_TEXTS);
 }
 END_TEST
 
@@ -334,7 +328,7 @@ static void make_sweep(const char *dir, unsigned pass_alpha, unsigned pass_beta)
 
 	mkdir_in(dir);
 	snprintf(rel, sizeof(rel), "%s/sweep.json", dir);
-	sbx_test_put(tmp, rel,
+	sbx_test_put(sbx_test_scratch, rel,
 		     "{\"tasks\":[{\"name\":\"alpha\"},{\"name\":\"beta\"}],\"agents\":"
 		     "[\"oracle\"],\"epochs\":8,\"retries\":0,\"timeout_s\":60,\"episodes\":16}");
 	for (unsigned i = 0; i < 16; i++) {
@@ -350,7 +344,7 @@ static void make_sweep(const char *dir, unsigned pass_alpha, unsigned pass_beta)
 		ck_assert_uint_lt(len, sizeof(text));
 	}
 	snprintf(rel, sizeof(rel), "%s/results.jsonl", dir);
-	sbx_test_put(tmp, rel, text);
+	sbx_test_put(sbx_test_scratch, rel, text);
 }
 
 START_TEST(compare_page_pairs_and_sign_test)
@@ -361,51 +355,43 @@ START_TEST(compare_page_pairs_and_sign_test)
 	make_sweep("a", 0xff, 0);
 	make_sweep("b", 0, 0x3);
 	page = page_of('c', "a", "b");
-	ck_assert_ptr_nonnull(strstr(page, "paired by task, agent, epoch, seed"));
-	/* 8 pairs, 8 discordant for A: p = 2 × 2^-8 = 0.0078, highlighted; B − A = −1 exactly. */
-	ck_assert_ptr_nonnull(strstr(
-		page, "<tr><td>alpha</td><td class=\"num\">8</td><td class=\"num\">8</td><td "
+	check_text(
+		page,
+		TEXTS("paired by task, agent, epoch, seed",
+		      /* 8 pairs, 8 discordant for A: p = 2 × 2^-8 = 0.0078, highlighted;
+		       * B − A = −1 exactly. */
+		      "<tr><td>alpha</td><td class=\"num\">8</td><td class=\"num\">8</td><td "
 		      "class=\"num\">0</td><td class=\"num\">8 / 0</td><td class=\"num "
 		      "errtext\">0.00781</td><td class=\"num\">-1.000 <span class=\"dim\">"
-		      "[-1.000, -1.000]</span></td></tr>"));
-	/* 2 discordant for B: p = 2 × 1/4; B − A = 2/8. */
-	ck_assert_ptr_nonnull(
-		strstr(page, "<tr><td>beta</td><td class=\"num\">8</td><td class=\"num\">0</td><td "
-			     "class=\"num\">2</td><td class=\"num\">0 / 2</td><td "
-			     "class=\"num\">0.5</td><td class=\"num\">+0.250 "));
-	/* Overall 8 against 2 of 16 pairs: p = 2 × (1 + 10 + 45) / 1024 = 0.109. */
-	ck_assert_ptr_nonnull(strstr(
-		page, "<tr><td>(overall)</td><td class=\"num\">16</td><td class=\"num\">8</td><td "
+		      "[-1.000, -1.000]</span></td></tr>",
+		      /* 2 discordant for B: p = 2 × 1/4; B − A = 2/8. */
+		      "<tr><td>beta</td><td class=\"num\">8</td><td class=\"num\">0</td><td "
+		      "class=\"num\">2</td><td class=\"num\">0 / 2</td><td "
+		      "class=\"num\">0.5</td><td class=\"num\">+0.250 ",
+		      /* Overall 8 against 2 of 16 pairs: p = 2 × (1 + 10 + 45) / 1024 = 0.109. */
+		      "<tr><td>(overall)</td><td class=\"num\">16</td><td class=\"num\">8</td><td "
 		      "class=\"num\">2</td><td class=\"num\">8 / 2</td><td "
-		      "class=\"num\">0.109</td><td class=\"num\">-0.375 "));
-	ck_assert_ptr_nonnull(strstr(page, "id=\"summary-a\""));
-	ck_assert_ptr_nonnull(strstr(page, "id=\"summary-b\""));
+		      "class=\"num\">0.109</td><td class=\"num\">-0.375 ",
+		      "id=\"summary-a\"", "id=\"summary-b\""),
+		NO_TEXTS);
 }
 END_TEST
 
-static Suite *make_suite(void)
+static void add_cases(Suite *s)
 {
-	Suite *s = suite_create("view");
-	TCase *tc;
+	SBX_TEST_CASE(s, "escape", NULL, NULL, 0, escape_markup, escape_utf8_and_controls,
+		      escape_url);
 
-	tc = sbx_test_case(s, "escape", NULL, NULL, 0);
-	tcase_add_test(tc, escape_markup);
-	tcase_add_test(tc, escape_utf8_and_controls);
-	tcase_add_test(tc, escape_url);
+	SBX_TEST_CASE(s, "confine", sbx_test_scratch_open_setup, sbx_test_scratch_open_teardown, 0,
+		      confine_refuses_escapes);
 
-	tc = sbx_test_case(s, "confine", setup, teardown, 0);
-	tcase_add_test(tc, confine_refuses_escapes);
+	SBX_TEST_CASE(s, "scan", sbx_test_scratch_open_setup, sbx_test_scratch_open_teardown, 0,
+		      scan_finds_runs_and_sweeps_newest_first);
 
-	tc = sbx_test_case(s, "scan", setup, teardown, 0);
-	tcase_add_test(tc, scan_finds_runs_and_sweeps_newest_first);
-
-	tc = sbx_test_case(s, "pages", setup, teardown, 0);
-	tcase_add_test(tc, run_page_escapes_the_transcript);
-	tcase_add_test(tc, run_page_grid_from_grade_json);
-	tcase_add_test(tc, run_page_model_turns);
-	tcase_add_test(tc, run_page_mcp_transcript);
-	tcase_add_test(tc, compare_page_pairs_and_sign_test);
-	return s;
+	SBX_TEST_CASE(s, "pages", sbx_test_scratch_open_setup, sbx_test_scratch_open_teardown, 0,
+		      run_page_escapes_the_transcript, run_page_grid_from_grade_json,
+		      run_page_model_turns, run_page_mcp_transcript,
+		      compare_page_pairs_and_sign_test);
 }
 
-SBX_TEST_MAIN(make_suite)
+SBX_TEST_MAIN("view", add_cases)

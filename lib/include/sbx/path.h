@@ -54,11 +54,13 @@ int sbx_path_write_beneath(const char *dir, const char *rel, const void *data, s
 			   sbx_error *err);
 
 /*
- * Removes path and everything beneath it as far as it can, like rm -rf:
- * symlinks are removed, never followed; what cannot go is left. For
- * directories the caller made (mkdtemp scratch space).
+ * Removes name under the directory at (AT_FDCWD: the working directory) and
+ * everything beneath it as far as it can, like rm -rf: symlinks are removed,
+ * never followed; what cannot go is left. 0 (also when name does not exist)
+ * or the first -errno. For directories the caller made (mkdtemp scratch
+ * space, test trees).
  */
-void sbx_path_remove_tree(const char *path);
+int sbx_path_remove_tree_at(int at, const char *name);
 
 /* Writes data to path atomically: a temp file in the same directory, fsync, rename. */
 int sbx_path_write_atomic(const char *path, const void *data, size_t len, sbx_error *err);

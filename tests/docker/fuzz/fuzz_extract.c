@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "docker-internal.h"
-#include "test_files.h"
+#include "sbx/path.h"
 
 static char root[64];
 static int rootfd = -1;
@@ -39,7 +39,7 @@ static void check_outside(void)
 
 static void cleanup(void)
 {
-	sbx_test_rm_tree_at(AT_FDCWD, root);
+	sbx_path_remove_tree_at(AT_FDCWD, root);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -66,6 +66,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	sbx_docker_tar_extract(data, size, t, &o, NULL, NULL);
 	check_outside();
 	close(t);
-	sbx_test_rm_tree_at(rootfd, "t");
+	sbx_path_remove_tree_at(rootfd, "t");
 	return 0;
 }

@@ -18,6 +18,7 @@
 #include <X11/Xutil.h>
 
 #include "check_main.h"
+#include "test_files.h"
 #include "gui-test.h"
 #include "session.h"
 #include "sbx/util.h"
@@ -77,7 +78,7 @@ static void calc_teardown(void)
 		fclose(f);
 	}
 	test_xvfb_stop(&xvfb);
-	sbx_path_remove_tree(dir);
+	sbx_path_remove_tree_at(AT_FDCWD, dir);
 }
 
 /* Runs soffice headless with our profile and waits (bounded) for it. */
@@ -235,14 +236,11 @@ START_TEST(calc_type_save_and_read_back)
 }
 END_TEST
 
-static Suite *gui_calc_suite(void)
+static void add_cases(Suite *s)
 {
-	Suite *s = suite_create("gui-calc");
-	TCase *tc = sbx_test_case(s, "calc", NULL, NULL, 280);
+	TCase *tc = SBX_TEST_CASE(s, "calc", NULL, NULL, 280, calc_type_save_and_read_back);
 
 	tcase_add_unchecked_fixture(tc, calc_setup, calc_teardown);
-	tcase_add_test(tc, calc_type_save_and_read_back);
-	return s;
 }
 
-SBX_TEST_MAIN(gui_calc_suite)
+SBX_TEST_MAIN("gui-calc", add_cases)

@@ -321,23 +321,12 @@ START_TEST(computer_wait_needs_no_display)
 }
 END_TEST
 
-static Suite *gui_unit_suite(void)
+static void add_cases(Suite *s)
 {
-	Suite *s = suite_create("gui-unit");
-	TCase *tc;
-
-	tc = sbx_test_case(s, "core", NULL, NULL, 0);
-	tcase_add_test(tc, keyspec_combos);
-	tcase_add_test(tc, keyspec_function_keys);
-	tcase_add_test(tc, keyspec_aliases_and_chars);
-	tcase_add_test(tc, keyspec_errors);
-	tcase_add_test(tc, utf8_decoding);
-	tcase_add_test(tc, png_roundtrip);
-	tcase_add_test(tc, tool_table_is_well_formed);
-	tcase_add_test(tc, no_display_is_a_clear_error);
-	tcase_add_test(tc, argument_errors);
-	tcase_add_test(tc, computer_wait_needs_no_display);
-	return s;
+	SBX_TEST_CASE(s, "core", NULL, NULL, 0, keyspec_combos, keyspec_function_keys,
+		      keyspec_aliases_and_chars, keyspec_errors, utf8_decoding, png_roundtrip,
+		      tool_table_is_well_formed, no_display_is_a_clear_error, argument_errors,
+		      computer_wait_needs_no_display);
 }
 
-SBX_TEST_MAIN(gui_unit_suite)
+SBX_TEST_MAIN("gui-unit", add_cases)

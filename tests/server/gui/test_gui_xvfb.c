@@ -45,6 +45,14 @@ static tool_result call_ok(const char *tool, const char *args)
 	return r;
 }
 
+/* call_ok for a tool that acts on the display: its result is not looked at. */
+static void act(const char *tool, const char *args)
+{
+	tool_result r = call_ok(tool, args);
+
+	tool_result_clear(&r);
+}
+
 static void decode_screenshot(const char *b64, uint32_t *w, uint32_t *h, uint8_t **rgb)
 {
 	uint8_t *png;
@@ -329,55 +337,53 @@ static int count_buttons(probe *p, unsigned button, int *x, int *y)
 	return n;
 }
 
+/* The next event of type (a button press or release) comes within a second, at (x, y). */
+static void expect_button_at(probe *p, int type, int x, int y)
+{
+	XEvent ev;
+
+	ck_assert(probe_next(p, type, &ev, 1000));
+	ck_assert_int_eq(ev.xbutton.x, x);
+	ck_assert_int_eq(ev.xbutton.y, y);
+}
+
 START_TEST(clicks_and_scrolls_arrive)
 {
 	int x = -1, y = -1;
 
 	use_display();
 	probe p = probe_open(100, 50, 400, 300, 0xffffff);
-	tool_result r = call_ok("click", "{\"x\":150,\"y\":80}");
+	act("click", "{\"x\":150,\"y\":80}");
 	ck_assert_int_eq(count_buttons(&p, 1, &x, &y), 1);
 	ck_assert_int_eq(x, 50);
 	ck_assert_int_eq(y, 30);
-	tool_result_clear(&r);
 
-	r = call_ok("click", "{\"x\":151,\"y\":81,\"button\":3}");
+	act("click", "{\"x\":151,\"y\":81,\"button\":3}");
 	ck_assert_int_eq(count_buttons(&p, 3, &x, &y), 1);
-	tool_result_clear(&r);
-	r = call_ok("double_click", "{\"x\":151,\"y\":81}");
+	act("double_click", "{\"x\":151,\"y\":81}");
 	ck_assert_int_eq(count_buttons(&p, 1, &x, &y), 2);
-	tool_result_clear(&r);
-	r = call_ok("right_click", "{\"x\":152,\"y\":82}");
+	act("right_click", "{\"x\":152,\"y\":82}");
 	ck_assert_int_eq(count_buttons(&p, 3, &x, &y), 1);
-	tool_result_clear(&r);
-	r = call_ok("scroll", "{\"x\":200,\"y\":100,\"direction\":\"down\",\"amount\":4}");
+	act("scroll", "{\"x\":200,\"y\":100,\"direction\":\"down\",\"amount\":4}");
 	ck_assert_int_eq(count_buttons(&p, 5, &x, &y), 4);
 	ck_assert_int_eq(x, 100);
 	ck_assert_int_eq(y, 50);
-	tool_result_clear(&r);
 
-	r = call_ok("computer", "{\"action\":\"triple_click\",\"coordinate\":[160,90]}");
+	tool_result r =
+		call_ok("computer", "{\"action\":\"triple_click\",\"coordinate\":[160,90]}");
 	ck_assert_int_eq(count_buttons(&p, 1, &x, &y), 3);
 	ck_assert_int_eq((int)sbx_json_get_number(r.structured, "x", 0), 160);
 	tool_result_clear(&r);
-	r = call_ok("computer", "{\"action\":\"scroll\",\"coordinate\":[160,90],"
-				"\"scroll_direction\":\"left\",\"scroll_amount\":2}");
+	act("computer", "{\"action\":\"scroll\",\"coordinate\":[160,90],"
+			"\"scroll_direction\":\"left\",\"scroll_amount\":2}");
 	ck_assert_int_eq(count_buttons(&p, 6, &x, &y), 2);
-	tool_result_clear(&r);
-	r = call_ok("computer", "{\"action\":\"middle_click\",\"coordinate\":[161,91]}");
+	act("computer", "{\"action\":\"middle_click\",\"coordinate\":[161,91]}");
 	ck_assert_int_eq(count_buttons(&p, 2, &x, &y), 1);
-	tool_result_clear(&r);
 
 	/* A drag is a press at the start and a release at the end. */
-	r = call_ok("drag", "{\"start_x\":110,\"start_y\":60,\"end_x\":300,\"end_y\":200}");
-	XEvent ev;
-	ck_assert(probe_next(&p, ButtonPress, &ev, 1000));
-	ck_assert_int_eq(ev.xbutton.x, 10);
-	ck_assert_int_eq(ev.xbutton.y, 10);
-	ck_assert(probe_next(&p, ButtonRelease, &ev, 1000));
-	ck_assert_int_eq(ev.xbutton.x, 200);
-	ck_assert_int_eq(ev.xbutton.y, 150);
-	tool_result_clear(&r);
+	act("drag", "{\"start_x\":110,\"start_y\":60,\"end_x\":300,\"end_y\":200}");
+	expect_button_at(&p, ButtonPress, 10, 10);
+	expect_button_at(&p, ButtonRelease, 200, 150);
 	probe_close(&p);
 }
 END_TEST
@@ -428,13 +434,10 @@ START_TEST(screenshot_latency)
 
 	use_display();
 	probe p = probe_open(0, 0, 1280, 720, 0xf0f0f0);
-	tool_result r = call_ok("take_screenshot", NULL); /* connect first */
-	tool_result_clear(&r);
+	act("take_screenshot", NULL); /* connect first */
 	t0 = test_now_ms();
-	for (int i = 0; i < rounds; i++) {
-		r = call_ok("take_screenshot", NULL);
-		tool_result_clear(&r);
-	}
+	for (int i = 0; i < rounds; i++)
+		act("take_screenshot", NULL);
 	total = test_now_ms() - t0;
 	printf("take_screenshot 1280x720: %.1f ms mean over %d calls\n", total / rounds, rounds);
 	ck_assert_msg(total / rounds < 1000, "screenshot took %.0f ms", total / rounds);
@@ -456,32 +459,21 @@ START_TEST(hold_key_and_mouse_buttons)
 	ck_assert_uint_eq(n, 1);
 	ck_assert_uint_eq(syms[0], XK_Shift_L);
 
-	tool_result r =
-		call_ok("computer", "{\"action\":\"left_mouse_down\",\"coordinate\":[10,10]}");
+	act("computer", "{\"action\":\"left_mouse_down\",\"coordinate\":[10,10]}");
 	ck_assert(probe_next(&p, ButtonPress, &ev, 1000));
-	tool_result_clear(&r);
-	r = call_ok("computer", "{\"action\":\"mouse_move\",\"coordinate\":[50,40]}");
-	tool_result_clear(&r);
-	r = call_ok("computer", "{\"action\":\"left_mouse_up\"}");
-	ck_assert(probe_next(&p, ButtonRelease, &ev, 1000));
-	ck_assert_int_eq(ev.xbutton.x, 50);
-	ck_assert_int_eq(ev.xbutton.y, 40);
-	tool_result_clear(&r);
+	act("computer", "{\"action\":\"mouse_move\",\"coordinate\":[50,40]}");
+	act("computer", "{\"action\":\"left_mouse_up\"}");
+	expect_button_at(&p, ButtonRelease, 50, 40);
 
-	r = call_ok("computer",
-		    "{\"action\":\"left_click\",\"coordinate\":[20,20],\"text\":\"ctrl\"}");
+	act("computer", "{\"action\":\"left_click\",\"coordinate\":[20,20],\"text\":\"ctrl\"}");
 	ck_assert(probe_next(&p, ButtonPress, &ev, 1000));
 	ck_assert(ev.xbutton.state & ControlMask);
-	tool_result_clear(&r);
 
-	r = call_ok("computer", "{\"action\":\"left_click_drag\",\"start_coordinate\":[30,30],"
-				"\"coordinate\":[60,70]}");
+	act("computer", "{\"action\":\"left_click_drag\",\"start_coordinate\":[30,30],"
+			"\"coordinate\":[60,70]}");
 	ck_assert(probe_next(&p, ButtonPress, &ev, 1000));
 	ck_assert_int_eq(ev.xbutton.x, 30);
-	ck_assert(probe_next(&p, ButtonRelease, &ev, 1000));
-	ck_assert_int_eq(ev.xbutton.x, 60);
-	ck_assert_int_eq(ev.xbutton.y, 70);
-	tool_result_clear(&r);
+	expect_button_at(&p, ButtonRelease, 60, 70);
 	probe_close(&p);
 }
 END_TEST
@@ -516,24 +508,17 @@ START_TEST(server_death_is_an_error_not_a_crash)
 }
 END_TEST
 
-static Suite *gui_xvfb_suite(void)
+static void add_cases(Suite *s)
 {
-	Suite *s = suite_create("gui-xvfb");
-	TCase *tc = sbx_test_case(s, "xvfb", NULL, NULL, 60);
+	TCase *tc =
+		SBX_TEST_CASE(s, "xvfb", NULL, NULL, 60, screenshot_is_a_1280x720_png,
+			      screenshot_says_whether_a_window_is_shown, pointer_moves_where_asked,
+			      coordinates_off_screen_are_refused, typed_text_arrives_as_keysyms,
+			      key_combos_carry_modifiers, clicks_and_scrolls_arrive,
+			      screenshot_sees_colours_and_zoom_crops, hold_key_and_mouse_buttons,
+			      screenshot_latency, server_death_is_an_error_not_a_crash);
 
 	tcase_add_unchecked_fixture(tc, xvfb_setup, xvfb_teardown);
-	tcase_add_test(tc, screenshot_is_a_1280x720_png);
-	tcase_add_test(tc, screenshot_says_whether_a_window_is_shown);
-	tcase_add_test(tc, pointer_moves_where_asked);
-	tcase_add_test(tc, coordinates_off_screen_are_refused);
-	tcase_add_test(tc, typed_text_arrives_as_keysyms);
-	tcase_add_test(tc, key_combos_carry_modifiers);
-	tcase_add_test(tc, clicks_and_scrolls_arrive);
-	tcase_add_test(tc, screenshot_sees_colours_and_zoom_crops);
-	tcase_add_test(tc, hold_key_and_mouse_buttons);
-	tcase_add_test(tc, screenshot_latency);
-	tcase_add_test(tc, server_death_is_an_error_not_a_crash);
-	return s;
 }
 
-SBX_TEST_MAIN(gui_xvfb_suite)
+SBX_TEST_MAIN("gui-xvfb", add_cases)
