@@ -67,11 +67,6 @@ struct sbx_relay {
 	bool accept_started, warm_started;
 };
 
-static inline int64_t sbx_relay__mono_ms(void)
-{
-	return sbx_now_ms();
-}
-
 /* Consumes the response; returns 1 when the server stream stays usable, 0 if not, <0 on error. */
 typedef int (*sbx_relay__response_fn)(http_reader *sr, http_head *resp, void *userdata,
 				      sbx_error *err);

@@ -75,14 +75,6 @@ typedef struct body_buf {
 	size_t charged; /* counted in r->buffered */
 } body_buf;
 
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Counts cap bytes (past the free allowance) against the budget; false when over. */
 static bool body_charge(body_buf *b, size_t cap)
 {
@@ -297,7 +289,7 @@ static void slot_mark(client *c, bool busy, bool trusted)
 	if (r->clients[c->slot].conn == c->conn) {
 		r->clients[c->slot].busy = busy;
 		r->clients[c->slot].trusted |= trusted;
-		r->clients[c->slot].since = mono_ms();
+		r->clients[c->slot].since = sbx_now_ms();
 	}
 	pthread_mutex_unlock(&r->lock);
 }
@@ -520,7 +512,7 @@ static void *accept_main(void *arg)
 			continue;
 		}
 		*c = (client){.r = r, .fd = fd, .slot = slot, .conn = ++r->next_conn};
-		r->clients[slot] = (client_slot){.fd = fd, .conn = c->conn, .since = mono_ms()};
+		r->clients[slot] = (client_slot){.fd = fd, .conn = c->conn, .since = sbx_now_ms()};
 		r->n_threads++;
 		pthread_mutex_unlock(&r->lock);
 		pthread_attr_init(&attr);

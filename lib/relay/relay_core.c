@@ -61,7 +61,7 @@ void sbx_relay__agent_exchange(sbx_relay *r, bool begins)
 	pthread_mutex_lock(&r->lock);
 	if (begins) {
 		r->agent_exchanges++;
-		r->defer_until = sbx_relay__mono_ms() + WARM_DEFER_MS;
+		r->defer_until = sbx_now_ms() + WARM_DEFER_MS;
 	} else if (r->agent_exchanges > 0 && --r->agent_exchanges == 0) {
 		r->defer_until = 0;
 		pthread_cond_broadcast(&r->cond); /* the warmer may go on */
@@ -72,7 +72,7 @@ void sbx_relay__agent_exchange(sbx_relay *r, bool begins)
 /* r->lock held: sleeps until the deferral ends or something changes. */
 static bool warm_deferred(sbx_relay *r)
 {
-	int64_t wait_ms = r->agent_exchanges ? r->defer_until - sbx_relay__mono_ms() : 0;
+	int64_t wait_ms = r->agent_exchanges ? r->defer_until - sbx_now_ms() : 0;
 
 	if (wait_ms <= 0)
 		return false;
@@ -349,8 +349,8 @@ int sbx_relay_request(sbx_relay *r, const char *method, const char *path, const 
 	/* The host's own requests: timeout_ms is the whole exchange, however the server paces it.
 	 */
 	k = sbx_relay__exchange(r, head.data, head.len, body, body ? len : 0, method, timeout_ms,
-				timeout_ms > 0 ? sbx_relay__mono_ms() + timeout_ms : 0,
-				response_to_buffer, &tb, err);
+				timeout_ms > 0 ? sbx_now_ms() + timeout_ms : 0, response_to_buffer,
+				&tb, err);
 	sbx_buf_free(&tb.cap.buf);
 	if (k < 0) {
 		sbx_buf_free(&tb.cap.all);
@@ -393,7 +393,7 @@ int sbx_relay_stream_get(sbx_stream *s, const char *path, int timeout_ms, int *s
 	if (k < 0)
 		return sbx_error_set(err, k, "GET %s: %s", path, strerror(-k));
 	http_reader_init(&sr, s, timeout_ms);
-	sr.until = timeout_ms > 0 ? sbx_relay__mono_ms() + timeout_ms : 0;
+	sr.until = timeout_ms > 0 ? sbx_now_ms() + timeout_ms : 0;
 	k = http_read_head(&sr, &resp, false, err);
 	if (k < 0)
 		return k;
