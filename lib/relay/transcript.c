@@ -7,13 +7,14 @@
 #include <string.h>
 #include <time.h>
 
+#include "sbx/clock.h"
 #include "sbx/json.h"
 #include "transcript.h"
 
 struct sbx_transcript {
 	pthread_mutex_t lock;
 	FILE *f;
-	struct timespec t0;
+	double t0_ms; /* sbx_now_msf() at open: t_ms counts from here */
 	unsigned long count;
 	long long bytes;
 	bool full;
@@ -33,7 +34,7 @@ int sbx_transcript_open(sbx_transcript **out, const char *path, sbx_error *err)
 		return sbx_error_set(err, r, "transcript '%s': %s", path, strerror(-r));
 	}
 	pthread_mutex_init(&t->lock, NULL);
-	clock_gettime(CLOCK_MONOTONIC, &t->t0);
+	t->t0_ms = sbx_now_msf();
 	*out = t;
 	return 0;
 }
@@ -65,7 +66,7 @@ void sbx_transcript_record(sbx_transcript *t, unsigned conn, const char *dir, co
 {
 	_cleanup_json_ cJSON *o = cJSON_CreateObject();
 	_cleanup_free_ char *line = NULL;
-	struct timespec now, mono;
+	struct timespec now;
 	struct tm tm;
 	char ts[64];
 	double t_ms;
@@ -73,13 +74,11 @@ void sbx_transcript_record(sbx_transcript *t, unsigned conn, const char *dir, co
 	if (!t || !o)
 		return;
 	clock_gettime(CLOCK_REALTIME, &now);
-	clock_gettime(CLOCK_MONOTONIC, &mono);
 	gmtime_r(&now.tv_sec, &tm);
 	snprintf(ts, sizeof(ts), "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900,
 		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
 		 now.tv_nsec / 1000000);
-	t_ms = (double)(mono.tv_sec - t->t0.tv_sec) * 1e3 +
-	       (double)(mono.tv_nsec - t->t0.tv_nsec) / 1e6;
+	t_ms = sbx_now_msf() - t->t0_ms;
 	sbx_json_add_string(o, "ts", ts);
 	sbx_json_add_number(o, "t_ms", (double)(long long)(t_ms * 1000) / 1000.0);
 	sbx_json_add_number(o, "conn", conn);

@@ -95,7 +95,7 @@ void sbx_run__grade(sbx_run *run)
 {
 	_cleanup_free_ char *outdir = NULL;
 	sbx_error e = SBX_ERROR_INIT;
-	double t = sbx_run__mono_msf();
+	double t = sbx_now_msf();
 	int r;
 
 	if (!run->o.grade || asprintf(&outdir, "%s/outputs", run->res.run_dir) < 0)

@@ -67,7 +67,7 @@ static size_t screenshot_size(sbx_run *run)
 
 static int wait_shown(sbx_run *run, uint32_t limit_s, sbx_error *err)
 {
-	int64_t until = sbx_run__mono_ms() + (int64_t)limit_s * 1000, paint_until = 0;
+	int64_t until = sbx_now_ms() + (int64_t)limit_s * 1000, paint_until = 0;
 	int64_t no_display_since = 0;
 	size_t blank;
 	const char *base;
@@ -85,7 +85,7 @@ static int wait_shown(sbx_run *run, uint32_t limit_s, sbx_error *err)
 			int st = shows_file(run, base);
 
 			if (st == GUI_SHOWN)
-				paint_until = sbx_run__mono_ms() + GUI_PAINT_MAX_MS;
+				paint_until = sbx_now_ms() + GUI_PAINT_MAX_MS;
 			if (st == GUI_OLD_SERVER)
 				return sbx_error_set(err, -EPROTO,
 						     "the image's sandbox-mcp is older than this "
@@ -95,8 +95,8 @@ static int wait_shown(sbx_run *run, uint32_t limit_s, sbx_error *err)
 			if (st != GUI_NO_DISPLAY)
 				no_display_since = 0;
 			else if (!no_display_since)
-				no_display_since = sbx_run__mono_ms();
-			else if (sbx_run__mono_ms() - no_display_since > GUI_NO_DISPLAY_MS)
+				no_display_since = sbx_now_ms();
+			else if (sbx_now_ms() - no_display_since > GUI_NO_DISPLAY_MS)
 				return sbx_error_set(err, -EHOSTDOWN,
 						     "the sandbox's display is not up after %d s "
 						     "(see container.log)",
@@ -108,7 +108,7 @@ static int wait_shown(sbx_run *run, uint32_t limit_s, sbx_error *err)
 
 			if (!blank || now >= 2 * blank)
 				return 0;
-			if (sbx_run__mono_ms() >= paint_until) {
+			if (sbx_now_ms() >= paint_until) {
 				sbx_log_warning(
 					"GUI: the window for '%s' is not drawn after %d ms; "
 					"going on",
@@ -119,7 +119,7 @@ static int wait_shown(sbx_run *run, uint32_t limit_s, sbx_error *err)
 
 		if (run->o.interrupted && *run->o.interrupted)
 			return sbx_error_set(err, -EINTR, "interrupted while waiting for the GUI");
-		if (sbx_run__mono_ms() >= until)
+		if (sbx_now_ms() >= until)
 			return sbx_error_set(err, -ETIMEDOUT,
 					     "LibreOffice did not show '%s' within %u s", base,
 					     limit_s);

@@ -158,7 +158,7 @@ int sbx_run_prepare(sbx_run **out, const sbx_run_opts *opts, sbx_error *err)
 	if (!run)
 		return sbx_error_set(err, -ENOMEM, "out of memory");
 	run->o = *opts;
-	run->t0 = sbx_run__mono_ms();
+	run->t0 = sbx_now_ms();
 	run->res.started_at = real_ms();
 	run->res.agent_exit = -1;
 	run->status_version = -1;
@@ -305,7 +305,7 @@ static int open_stream(sbx_stream **out, void *userdata, sbx_error *err)
 static void *copy_in_main(void *arg)
 {
 	sbx_run *run = arg;
-	double t = sbx_run__mono_msf();
+	double t = sbx_now_msf();
 
 	/*
 	 * The oracle's files go in with the task's, except on a GUI task: there
@@ -347,7 +347,7 @@ static int wait_ready(sbx_run *run, sbx_error *err)
 	uint32_t limit_s = run->o.ready_timeout_s ? run->o.ready_timeout_s
 			   : run->task->gui	  ? 120
 						  : 30;
-	int64_t t0 = sbx_run__mono_ms(), until = t0 + (int64_t)limit_s * 1000;
+	int64_t t0 = sbx_now_ms(), until = t0 + (int64_t)limit_s * 1000;
 	long pause_ms = 0;
 
 	for (;;) {
@@ -367,7 +367,7 @@ static int wait_ready(sbx_run *run, sbx_error *err)
 						 "interrupted while waiting for the server");
 		if (sandbox_dead(run, err))
 			return err->code ? err->code : -ECHILD;
-		if (sbx_run__mono_ms() >= until) {
+		if (sbx_now_ms() >= until) {
 			sbx_error_replace(
 				err, -ETIMEDOUT,
 				"sandbox '%s': the server did not answer within %u s (%s)",
@@ -376,7 +376,7 @@ static int wait_ready(sbx_run *run, sbx_error *err)
 			sbx_run__set_infra(run, "not_ready", err);
 			return -ETIMEDOUT;
 		}
-		sbx_run__ready_pause(&pause_ms, sbx_run__mono_ms() - t0);
+		sbx_run__ready_pause(&pause_ms, sbx_now_ms() - t0);
 	}
 }
 
@@ -513,7 +513,7 @@ static int attach_task(sbx_run *run, sbx_error *err)
 	else
 		copy_in_main(run);
 
-	t = sbx_run__mono_msf();
+	t = sbx_now_msf();
 	r = wait_ready(run, err);
 	if (r >= 0 && run->res.warm) {
 		r = send_deadline(run, err);
@@ -536,10 +536,10 @@ static int attach_task(sbx_run *run, sbx_error *err)
 	}
 	sbx_relay_warm(run->relay);
 	if (run->task->gui) {
-		t = sbx_run__mono_msf();
+		t = sbx_now_msf();
 		r = sbx_run__wait_gui(run, err);
 		sbx_run__phase_done(run, SBX_PHASE_READY, t);
-		run->res.gui_ready_ms = sbx_run__mono_msf() - run->start_done_ms;
+		run->res.gui_ready_ms = sbx_now_msf() - run->start_done_ms;
 		if (r < 0) {
 			sbx_run__set_infra(run, "gui_not_ready", err);
 			return r;
@@ -554,7 +554,7 @@ static int attach_task(sbx_run *run, sbx_error *err)
 static void set_deadline(sbx_run *run)
 {
 	run->res.deadline = real_ms() / 1000 + run->res.limits.timeout_s;
-	run->deadline_ms = sbx_run__mono_ms() + (int64_t)run->res.limits.timeout_s * 1000;
+	run->deadline_ms = sbx_now_ms() + (int64_t)run->res.limits.timeout_s * 1000;
 }
 
 int sbx_run_launch(sbx_run *run, sbx_error *err)
@@ -613,7 +613,7 @@ int sbx_run_launch(sbx_run *run, sbx_error *err)
 	set_deadline(run);
 	spec.deadline = run->res.deadline;
 
-	t = sbx_run__mono_msf();
+	t = sbx_now_msf();
 	r = run->backend->ops->create(run->backend, &spec, err);
 	sbx_run__phase_done(run, SBX_PHASE_CREATE, t);
 	if (r < 0) {
@@ -633,10 +633,10 @@ int sbx_run_launch(sbx_run *run, sbx_error *err)
 	if (r < 0)
 		return r;
 
-	t = sbx_run__mono_msf();
+	t = sbx_now_msf();
 	r = run->backend->ops->start(run->backend, err);
 	sbx_run__phase_done(run, SBX_PHASE_START, t);
-	run->start_done_ms = sbx_run__mono_msf();
+	run->start_done_ms = sbx_now_msf();
 	run->launched = true;
 	if (r < 0) {
 		sbx_run__set_infra(run, "engine", err);
@@ -693,7 +693,7 @@ int sbx_run_launch_warm(sbx_run *run, sbx_warm *w, sbx_error *err)
 	if (run->backend->image_id)
 		run->res.image_id = strdup(run->backend->image_id);
 	set_deadline(run);
-	run->start_done_ms = sbx_run__mono_msf();
+	run->start_done_ms = sbx_now_msf();
 	run->launched = true;
 	r = open_relay(run, err);
 	if (r < 0)
@@ -713,7 +713,7 @@ int sbx_run_launch_warm(sbx_run *run, sbx_warm *w, sbx_error *err)
  */
 static sbx_run_end check(sbx_run *run, int wait_ms)
 {
-	int64_t now = sbx_run__mono_ms();
+	int64_t now = sbx_now_ms();
 
 	if (run->o.interrupted && *run->o.interrupted)
 		return SBX_END_INTERRUPTED;
@@ -729,7 +729,7 @@ static sbx_run_end check(sbx_run *run, int wait_ms)
 		int s = sbx_run__task_state(run, wait_ms);
 		sbx_error e = SBX_ERROR_INIT;
 
-		run->next_poll_ms = sbx_run__mono_ms() + STATUS_POLL_MS;
+		run->next_poll_ms = sbx_now_ms() + STATUS_POLL_MS;
 		if (s == 1)
 			return SBX_END_COMPLETE_TASK;
 		if (s == 2)
@@ -753,7 +753,7 @@ sbx_run_end sbx_run_poll(sbx_run *run)
 /* How long the next status request may wait: the slice, cut at the deadline and the next frame. */
 static int wait_slice(const sbx_run *run)
 {
-	int64_t now = sbx_run__mono_ms(), until = now + WAIT_SLICE_MS;
+	int64_t now = sbx_now_ms(), until = now + WAIT_SLICE_MS;
 
 	if (run->deadline_ms < until)
 		until = run->deadline_ms;
@@ -770,7 +770,7 @@ bool sbx_run_completed(sbx_run *run)
 sbx_run_end sbx_run_wait(sbx_run *run)
 {
 	sbx_error err = SBX_ERROR_INIT;
-	double t = sbx_run__mono_msf();
+	double t = sbx_now_msf();
 	sbx_run_end end;
 
 	if (sbx_run__is_oracle(run)) {
@@ -844,7 +844,7 @@ static void collect_and_grade(sbx_run *run, sbx_run_end end)
 	if (run->task->gui)
 		sbx_run__save_screenshot(run,
 					 end == SBX_END_COMPLETE_TASK || end == SBX_END_AGENT_EXIT);
-	t = sbx_run__mono_msf();
+	t = sbx_now_msf();
 	if (asprintf(&outdir, "%s/outputs", run->res.run_dir) < 0) {
 		outdir = NULL;
 		sbx_error_set(&e, -ENOMEM, "out of memory");
@@ -925,7 +925,7 @@ int sbx_run_finish(sbx_run *run, sbx_run_end end, sbx_error *err)
 		} else {
 			sbx_error de = SBX_ERROR_INIT;
 
-			t = sbx_run__mono_msf();
+			t = sbx_now_msf();
 			r = run->backend->ops->destroy(run->backend, &de);
 			sbx_run__phase_done(run, SBX_PHASE_REMOVE, t);
 			if (r < 0)
@@ -957,7 +957,7 @@ int sbx_run_finish(sbx_run *run, sbx_run_end end, sbx_error *err)
 		run->res.status = SBX_RUN_INTERRUPTED;
 	}
 	run->res.finished_at = real_ms();
-	run->res.total_ms = (double)(sbx_run__mono_ms() - run->t0);
+	run->res.total_ms = (double)(sbx_now_ms() - run->t0);
 	json = sbx_run_result_json(&run->res);
 	if (!json)
 		return sbx_error_set(err, -ENOMEM, "out of memory");

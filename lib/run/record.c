@@ -39,9 +39,9 @@ void sbx_run__record_frame(sbx_run *run)
 	sbx_relay_response resp = {0};
 	char name[64];
 
-	if (!sbx_run__recording(run) || sbx_run__mono_ms() < run->next_frame_ms)
+	if (!sbx_run__recording(run) || sbx_now_ms() < run->next_frame_ms)
 		return;
-	run->next_frame_ms = sbx_run__mono_ms() + (int64_t)(every_s * 1000);
+	run->next_frame_ms = sbx_now_ms() + (int64_t)(every_s * 1000);
 	/* Not recorded in the transcript: the agent did not ask for it. */
 	if (sbx_relay_request(run->relay, "GET", "/control/screenshot", NULL, NULL, 0, false,
 			      FRAME_TIMEOUT_MS, &resp, NULL) < 0)

@@ -64,22 +64,11 @@ struct sbx_run {
 	sbx_error copy_err;
 };
 
-/* lib/util's clock, under the names lib/run's files already call. */
-static inline int64_t sbx_run__mono_ms(void)
-{
-	return sbx_now_ms();
-}
-
-static inline double sbx_run__mono_msf(void)
-{
-	return sbx_now_msf();
-}
-
 /* --verbose shows where the time goes between the timed phases. */
 #define sbx_run__trace(run, what)                                                                  \
-	sbx_log_debug("run: %s at %lld ms", what, (long long)(sbx_run__mono_ms() - (run)->t0))
+	sbx_log_debug("run: %s at %lld ms", what, (long long)(sbx_now_ms() - (run)->t0))
 
-/* run_state.c: adds the time since `since` (sbx_run__mono_msf) to phase p. */
+/* run_state.c: adds the time since `since` (sbx_now_msf) to phase p. */
 void sbx_run__phase_done(sbx_run *run, sbx_run_phase p, double since);
 
 /* Records an infrastructure failure; the first one wins. */

@@ -19,7 +19,7 @@
 
 void sbx_run__phase_done(sbx_run *run, sbx_run_phase p, double since)
 {
-	run->res.phase_ms[p] += sbx_run__mono_msf() - since;
+	run->res.phase_ms[p] += sbx_now_msf() - since;
 	run->res.phase_done[p] = true;
 }
 
@@ -102,7 +102,7 @@ int sbx_run__task_state(sbx_run *run, int wait_ms)
 {
 	sbx_relay_response resp = {0};
 	_cleanup_json_ cJSON *j = NULL;
-	int64_t left = run->deadline_ms - sbx_run__mono_ms() + STATUS_PAST_DEADLINE_MS;
+	int64_t left = run->deadline_ms - sbx_now_ms() + STATUS_PAST_DEADLINE_MS;
 	int budget = left < STATUS_BUDGET_MS ? (int)(left > 250 ? left : 250) : STATUS_BUDGET_MS;
 	const char *st;
 	char path[96];

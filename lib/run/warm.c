@@ -51,7 +51,7 @@ static int health_once(sbx_backend *b)
 
 static int wait_health(sbx_warm *w, uint32_t limit_s, sbx_error *err)
 {
-	int64_t t0 = sbx_run__mono_ms(), until = t0 + (int64_t)limit_s * 1000;
+	int64_t t0 = sbx_now_ms(), until = t0 + (int64_t)limit_s * 1000;
 	long pause_ms = 0;
 
 	for (;;) {
@@ -63,12 +63,12 @@ static int wait_health(sbx_warm *w, uint32_t limit_s, sbx_error *err)
 			return sbx_error_set(err, -ECHILD,
 					     "warm sandbox '%s' exited with status %d", w->info.id,
 					     st.exit_code);
-		if (sbx_run__mono_ms() >= until)
+		if (sbx_now_ms() >= until)
 			return sbx_error_set(
 				err, -ETIMEDOUT,
 				"warm sandbox '%s': the server did not answer within %u s",
 				w->info.id, limit_s);
-		sbx_run__ready_pause(&pause_ms, sbx_run__mono_ms() - t0);
+		sbx_run__ready_pause(&pause_ms, sbx_now_ms() - t0);
 	}
 }
 
@@ -118,21 +118,21 @@ int sbx_warm_new(sbx_warm **out, const sbx_warm_opts *opts, sbx_error *err)
 	spec.run_bytes = RUN_BYTES;
 	spec.test = opts->test;
 
-	t = sbx_run__mono_msf();
+	t = sbx_now_msf();
 	r = w->backend->ops->create(w->backend, &spec, err);
-	i->create_ms = sbx_run__mono_msf() - t;
+	i->create_ms = sbx_now_msf() - t;
 	if (r < 0)
 		return r;
-	t = sbx_run__mono_msf();
+	t = sbx_now_msf();
 	r = w->backend->ops->start(w->backend, err);
-	i->start_ms = sbx_run__mono_msf() - t;
+	i->start_ms = sbx_now_msf() - t;
 	if (r < 0)
 		return r;
-	t = sbx_run__mono_msf();
+	t = sbx_now_msf();
 	r = wait_health(w, opts->ready_timeout_s ? opts->ready_timeout_s : 30, err);
 	if (r >= 0 && w->backend->ops->prewarm)
 		r = w->backend->ops->prewarm(w->backend, SBX_SANDBOX_WORKSPACE, err);
-	i->ready_ms = sbx_run__mono_msf() - t;
+	i->ready_ms = sbx_now_msf() - t;
 	if (r < 0)
 		return r;
 	*out = TAKE_PTR(w);
