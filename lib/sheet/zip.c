@@ -156,6 +156,7 @@ void sbx_sheet__zipw_init(sheet_zip_writer *w, sbx_buf *out)
 
 void sbx_sheet__zipw_free(sheet_zip_writer *w)
 {
+	(void)sbx_sheet__deflater_stop(TAKE_PTR(w->bg));
 	if (w->zs) {
 		deflateEnd(w->zs);
 		free(w->zs);
@@ -175,6 +176,7 @@ static void patch32(sbx_buf *b, size_t off, uint32_t v)
 
 static int entry_fail(sheet_zip_writer *w, int r, sbx_error *err)
 {
+	(void)sbx_sheet__deflater_stop(TAKE_PTR(w->bg)); /* before its stream goes */
 	if (w->zs) {
 		deflateEnd(w->zs);
 		free(w->zs);
@@ -240,15 +242,11 @@ static int pump(sheet_zip_writer *w, int flush)
 	return r;
 }
 
-int sbx_sheet__zipw_write(sheet_zip_writer *w, const void *data, size_t len, sbx_error *err)
+int sbx_sheet__zipw_consume(sheet_zip_writer *w, const void *data, size_t len)
 {
 	const unsigned char *p = data;
 	int r = 0;
 
-	assert(w->open);
-	if (w->usize + len > UINT32_MAX)
-		return entry_fail(w, -EFBIG, err);
-	w->usize += len;
 	while (len > 0 && r == 0) {
 		uInt chunk = len > (1u << 30) ? (1u << 30) : (uInt)len;
 		w->crc = (uint32_t)crc32(w->crc, p, chunk);
@@ -262,6 +260,29 @@ int sbx_sheet__zipw_write(sheet_zip_writer *w, const void *data, size_t len, sbx
 		p += chunk;
 		len -= chunk;
 	}
+	return r;
+}
+
+/* Counts len more bytes into the open entry; false past what a zip without zip64 holds. */
+static bool count_in(sheet_zip_writer *w, size_t len)
+{
+	if (w->usize + len > UINT32_MAX)
+		return false;
+	w->usize += len;
+	return true;
+}
+
+int sbx_sheet__zipw_write(sheet_zip_writer *w, const void *data, size_t len, sbx_error *err)
+{
+	int r = 0;
+
+	assert(w->open);
+	if (!count_in(w, len))
+		return entry_fail(w, -EFBIG, err);
+	if (w->bg) /* the thread must be done with the stream, and the order kept */
+		r = sbx_sheet__deflater_sync(w->bg);
+	if (r == 0)
+		r = sbx_sheet__zipw_consume(w, data, len);
 	return r < 0 ? entry_fail(w, r, err) : 0;
 }
 
@@ -269,11 +290,20 @@ int sbx_sheet__zipw_flush(sheet_zip_writer *w, sbx_buf *b, size_t at, sbx_error 
 {
 	int r = 0;
 
-	if (b->len >= at && b->len > 0) {
+	if (b->len < at || b->len == 0)
+		return 0;
+	/* A whole chunk of a compressed part: a big one, worth a second thread. */
+	if (!w->bg && w->compress && at > 0)
+		w->bg = sbx_sheet__deflater_start(w, b->max);
+	if (!w->bg) {
 		r = sbx_sheet__zipw_write(w, b->data, b->len, err);
 		sbx_buf_reset(b);
+		return r;
 	}
-	return r;
+	if (!count_in(w, b->len))
+		return entry_fail(w, -EFBIG, err);
+	r = sbx_sheet__deflater_hand(w->bg, b);
+	return r < 0 ? entry_fail(w, r, err) : 0;
 }
 
 int sbx_sheet__zipw_end_row(sheet_zip_writer *w, sbx_buf *b, const char *close_tag, sbx_error *err)
@@ -289,6 +319,9 @@ int sbx_sheet__zipw_end(sheet_zip_writer *w, sbx_error *err)
 	int r = 0;
 
 	assert(w->open);
+	r = sbx_sheet__deflater_stop(TAKE_PTR(w->bg));
+	if (r < 0)
+		return entry_fail(w, r, err);
 	if (w->compress) {
 		w->zs->next_in = NULL;
 		w->zs->avail_in = 0;

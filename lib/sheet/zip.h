@@ -65,6 +65,7 @@ typedef struct sheet_zip_writer {
 	uint32_t crc;
 	bool compress, open;
 	int level; /* deflate level of the entries begun from now on (init: 6) */
+	struct sheet_zip_deflater *bg; /* deflating the open entry on a second thread, or NULL */
 } sheet_zip_writer;
 
 void sbx_sheet__zipw_init(sheet_zip_writer *w, sbx_buf *out);
@@ -87,6 +88,24 @@ int sbx_sheet__zipw_end(sheet_zip_writer *w, sbx_error *err);
 /* Writes the central directory. */
 int sbx_sheet__zipw_finish(sheet_zip_writer *w, sbx_error *err);
 void sbx_sheet__zipw_free(sheet_zip_writer *w);
+
+/* crc32 and deflate (or store) len bytes of the open entry into out; -errno on failure. */
+int sbx_sheet__zipw_consume(sheet_zip_writer *w, const void *data, size_t len);
+
+/*
+ * Deflating an entry on a second thread (zip_deflater.c), started by
+ * sbx_sheet__zipw_flush once a part passes one chunk. start() returns NULL
+ * when no thread could be had (the writer then deflates by itself); hand()
+ * gives the thread what b holds, swapping b for the emptied buffer of the
+ * chunk before; sync() waits until the thread holds nothing, so the caller
+ * may touch the entry's stream; stop() syncs, joins and frees (accepts
+ * NULL). Each returns the thread's first failure (-errno) or 0.
+ */
+typedef struct sheet_zip_deflater sheet_zip_deflater;
+sheet_zip_deflater *sbx_sheet__deflater_start(sheet_zip_writer *w, size_t max);
+int sbx_sheet__deflater_hand(sheet_zip_deflater *d, sbx_buf *b);
+int sbx_sheet__deflater_sync(sheet_zip_deflater *d);
+int sbx_sheet__deflater_stop(sheet_zip_deflater *d);
 
 /*
  * Reading an entry through a producer thread (zip_pipe.c). start() takes

@@ -313,6 +313,83 @@ START_TEST(refuses_deep_nesting_and_long_text)
 }
 END_TEST
 
+/*
+ * One compressed entry holding payload, built up in 4 KiB pieces and handed
+ * to the writer in 1 MiB chunks: by sbx_sheet__zipw_flush (threaded, the
+ * way the ODS and XLSX writers save a big part) or by sbx_sheet__zipw_write
+ * at the same boundaries (on this thread).
+ */
+static int zip_payload(const sbx_buf *payload, bool threaded, size_t out_max, sbx_buf *out,
+		       sbx_error *err)
+{
+	sheet_zip_writer w;
+	sbx_buf chunk = SBX_BUF_INIT((size_t)8 << 20);
+	int r;
+
+	sbx_buf_init(out, out_max);
+	sbx_sheet__zipw_init(&w, out);
+	r = sbx_sheet__zipw_begin(&w, "content.xml", true, err);
+	for (size_t off = 0; r == 0 && off < payload->len; off += 4096) {
+		size_t n = payload->len - off < 4096 ? payload->len - off : 4096;
+		r = sbx_buf_append(&chunk, payload->data + off, n);
+		if (r == 0 && threaded) {
+			r = sbx_sheet__zipw_flush(&w, &chunk, SHEET_ZIP_FLUSH_AT, err);
+		} else if (r == 0 && chunk.len >= SHEET_ZIP_FLUSH_AT) {
+			r = sbx_sheet__zipw_write(&w, chunk.data, chunk.len, err);
+			sbx_buf_reset(&chunk);
+		}
+	}
+	if (r == 0)
+		r = sbx_sheet__zipw_flush(&w, &chunk, 0, err);
+	if (r == 0)
+		r = sbx_sheet__zipw_end(&w, err);
+	if (r == 0)
+		r = sbx_sheet__zipw_finish(&w, err);
+	sbx_sheet__zipw_free(&w);
+	sbx_buf_free(&chunk);
+	return r;
+}
+
+START_TEST(big_part_deflates_on_a_thread_to_the_same_bytes)
+{
+	sbx_error err = SBX_ERROR_INIT;
+	sbx_buf payload = SBX_BUF_INIT((size_t)16 << 20), threaded, alone,
+		back = SBX_BUF_INIT((size_t)16 << 20);
+	sbx_sheet_limits lim;
+	uint32_t x = 1;
+
+	/* 6 MiB of rows with varied numbers, so deflate has real work on every chunk. */
+	while (payload.len < ((size_t)6 << 20)) {
+		x = x * 1103515245u + 12345u;
+		ck_assert_int_eq(sbx_buf_printf(&payload, "<row n=\"%u\">%u.%u</row>", x >> 20,
+						x % 977, x % 13),
+				 0);
+	}
+	ck_assert_int_eq(zip_payload(&payload, true, SIZE_MAX / 2, &threaded, &err), 0);
+	ck_assert_int_eq(zip_payload(&payload, false, SIZE_MAX / 2, &alone, &err), 0);
+	ck_assert_uint_eq(threaded.len, alone.len);
+	ck_assert_mem_eq(threaded.data, alone.data, alone.len);
+
+	/* And it is the payload: libarchive checks the entry's crc32 as it inflates. */
+	sbx_sheet_limits_default(&lim);
+	sheet_zip_budget budget = {.lim = &lim, .file = "t.zip", .packed = threaded.len};
+	int r = sbx_sheet__zip_slurp(threaded.data, threaded.len, &budget, "content.xml",
+				     (size_t)16 << 20, &back, &err);
+	ck_assert_msg(r == 0, "%s", err.msg);
+	ck_assert_uint_eq(back.len, payload.len);
+	ck_assert_mem_eq(back.data, payload.data, payload.len);
+
+	/* The thread's failure (its output over the cap) ends the entry with one line. */
+	sbx_buf_free(&threaded);
+	ck_assert_int_lt(zip_payload(&payload, true, (size_t)512 << 10, &threaded, &err), 0);
+	ck_assert_str_eq(err.msg, "zip entry 'content.xml': output too large");
+	sbx_buf_free(&threaded);
+	sbx_buf_free(&alone);
+	sbx_buf_free(&back);
+	sbx_buf_free(&payload);
+}
+END_TEST
+
 START_TEST(refuses_broken_packages)
 {
 	sbx_error err = SBX_ERROR_INIT;
@@ -374,7 +451,8 @@ static void add_cases(Suite *s)
 	SBX_TEST_CASE(s, "ods", setup, teardown, 60, write_read_round_trip,
 		      save_is_atomic_and_reopens, read_libreoffice_saved,
 		      read_odfpy_reference_files, huge_empty_trailing_repeats_cost_nothing,
-		      repeated_content_rows_expand);
+		      repeated_content_rows_expand,
+		      big_part_deflates_on_a_thread_to_the_same_bytes);
 
 	SBX_TEST_CASE(s, "hostile", setup, teardown, 60, refuses_billion_laughs,
 		      refuses_external_entities, refuses_zip_bomb, refuses_billion_rows,
