@@ -2,7 +2,6 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "sbx/base64.h"
 
@@ -73,12 +72,19 @@ int sbx_base64_encode_buf(sbx_buf *out, const void *data, size_t len)
 	return 0;
 }
 
-/* The value of c in the alphabet, or -1 (also for NUL, which strchr would find). */
 static int value_of(char c)
 {
-	const char *p = c ? strchr(alphabet, c) : NULL;
-
-	return p ? (int)(p - alphabet) : -1;
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	if (c == '+')
+		return 62;
+	if (c == '/')
+		return 63;
+	return -1;
 }
 
 ssize_t sbx_base64_decode(char *s)

@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 /* Workspace listing: the list_files tool and MCP resources. */
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -118,13 +117,15 @@ cJSON *resources_list_reference(const tool_context *ctx)
 	return c.arr;
 }
 
-/* The value of the hex digit c (either case), or -1. */
 static int hexval(char c)
 {
-	static const char digits[] = "0123456789abcdef";
-	const char *p = c ? strchr(digits, tolower((unsigned char)c)) : NULL;
-
-	return p ? (int)(p - digits) : -1;
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
 }
 
 /* Percent-decodes s into a new string; NULL on a bad escape or an embedded NUL. */
