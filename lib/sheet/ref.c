@@ -28,47 +28,39 @@ char *sbx_ref_col_name(uint32_t col, char buf[static 4])
 	return buf;
 }
 
-/*
- * The two halves of a cell name: a column in letters (bijective base 26,
- * A = 1) and a row in digits. Both are 1-based counts, stored 0-based.
- */
-typedef struct ref_part {
-	int (*is_symbol)(int c);
-	unsigned base;
-	int zero; /* the character worth 0: 'A' - 1 for letters */
-	int max_symbols;
-	uint64_t max;
-} ref_part;
-
-static const ref_part COLUMN = {isalpha, 26, 'A' - 1, 3, SBX_SHEET_MAX_COLS};
-static const ref_part ROW = {isdigit, 10, '0', 8, SBX_SHEET_MAX_ROWS};
-
-/* Parses one part at *p; advances. Returns -EINVAL when none or out of range. */
-static int parse_part(const char **p, const ref_part *part, uint32_t *out)
-{
-	uint64_t v = 0;
-	int n = 0;
-
-	while (part->is_symbol((unsigned char)**p)) {
-		if (++n > part->max_symbols)
-			return -EINVAL;
-		v = v * part->base + (uint64_t)(toupper((unsigned char)**p) - part->zero);
-		(*p)++;
-	}
-	if (n == 0 || v == 0 || v > part->max)
-		return -EINVAL;
-	*out = (uint32_t)v - 1;
-	return 0;
-}
-
+/* Parses up to 3 letters at *p; advances. Returns -EINVAL when none or out of range. */
 static int parse_letters(const char **p, uint32_t *out)
 {
-	return parse_part(p, &COLUMN, out);
+	uint32_t v = 0;
+	int n = 0;
+
+	while (isalpha((unsigned char)**p)) {
+		if (++n > 3)
+			return -EINVAL;
+		v = v * 26 + (uint32_t)(toupper((unsigned char)**p) - 'A' + 1);
+		(*p)++;
+	}
+	if (n == 0 || v > SBX_SHEET_MAX_COLS)
+		return -EINVAL;
+	*out = v - 1;
+	return 0;
 }
 
 static int parse_digits(const char **p, uint32_t *out)
 {
-	return parse_part(p, &ROW, out);
+	uint64_t v = 0;
+	int n = 0;
+
+	while (isdigit((unsigned char)**p)) {
+		if (++n > 8)
+			return -EINVAL;
+		v = v * 10 + (uint64_t)(**p - '0');
+		(*p)++;
+	}
+	if (n == 0 || v == 0 || v > SBX_SHEET_MAX_ROWS)
+		return -EINVAL;
+	*out = (uint32_t)v - 1;
+	return 0;
 }
 
 int sbx_ref_col_parse(const char *letters, uint32_t *out)
