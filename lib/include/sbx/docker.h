@@ -63,12 +63,6 @@ typedef struct sbx_docker_opts {
 	const char *api_version;
 } sbx_docker_opts;
 
-/* An options struct at its defaults: the version set, everything else zero. */
-#define SBX_DOCKER__OPTS_AT_VERSION(v)                                                             \
-	{                                                                                          \
-		.version = (v)                                                                     \
-	}
-
 #define SBX_DOCKER_OPTS_VERSION 1
 #define SBX_DOCKER_OPTS_INIT                                                                       \
 	{                                                                                          \
@@ -168,7 +162,10 @@ typedef struct sbx_docker_build_opts {
 } sbx_docker_build_opts;
 
 #define SBX_DOCKER_BUILD_OPTS_VERSION 1
-#define SBX_DOCKER_BUILD_OPTS_INIT    SBX_DOCKER__OPTS_AT_VERSION(SBX_DOCKER_BUILD_OPTS_VERSION)
+#define SBX_DOCKER_BUILD_OPTS_INIT                                                                 \
+	{                                                                                          \
+		.version = SBX_DOCKER_BUILD_OPTS_VERSION                                           \
+	}
 
 /*
  * POST /build. Streams progress lines to opts->progress; an errorDetail line
@@ -197,7 +194,10 @@ typedef struct sbx_docker_import_opts {
 } sbx_docker_import_opts;
 
 #define SBX_DOCKER_IMPORT_OPTS_VERSION 1
-#define SBX_DOCKER_IMPORT_OPTS_INIT    SBX_DOCKER__OPTS_AT_VERSION(SBX_DOCKER_IMPORT_OPTS_VERSION)
+#define SBX_DOCKER_IMPORT_OPTS_INIT                                                                \
+	{                                                                                          \
+		.version = SBX_DOCKER_IMPORT_OPTS_VERSION                                          \
+	}
 
 /* POST /images/create?fromSrc=-. Writes the image id to *image_id_out when not NULL. */
 int sbx_docker_image_import(sbx_docker *d, const sbx_docker_import_opts *opts, char **image_id_out,
@@ -302,7 +302,9 @@ typedef struct sbx_docker_container_opts {
 
 #define SBX_DOCKER_CONTAINER_OPTS_VERSION 1
 #define SBX_DOCKER_CONTAINER_OPTS_INIT                                                             \
-	SBX_DOCKER__OPTS_AT_VERSION(SBX_DOCKER_CONTAINER_OPTS_VERSION)
+	{                                                                                          \
+		.version = SBX_DOCKER_CONTAINER_OPTS_VERSION                                       \
+	}
 
 /*
  * POST /containers/create. Writes the new container's id to *id_out (free()
@@ -447,7 +449,10 @@ typedef struct sbx_docker_exec_opts {
 } sbx_docker_exec_opts;
 
 #define SBX_DOCKER_EXEC_OPTS_VERSION 1
-#define SBX_DOCKER_EXEC_OPTS_INIT    SBX_DOCKER__OPTS_AT_VERSION(SBX_DOCKER_EXEC_OPTS_VERSION)
+#define SBX_DOCKER_EXEC_OPTS_INIT                                                                  \
+	{                                                                                          \
+		.version = SBX_DOCKER_EXEC_OPTS_VERSION                                            \
+	}
 
 /* POST /containers/{id}/exec (stdout and stderr always attached). *exec_id_out: free(). */
 int sbx_docker_exec_create(sbx_docker *d, const char *container_id,
