@@ -292,11 +292,16 @@ int sbx_path_write_beneath(const char *dir, const char *rel, const void *data, s
 int sbx_path_remove_tree_at(int at, const char *name)
 {
 	int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d;
 	int r = 0;
 
-	if (fd < 0) /* a file, a symlink, or nothing there */
+	if (fd < 0 && errno == ENOENT)
+		return 0;
+	if (fd < 0 && errno != ENOTDIR && errno != ELOOP)
+		return -errno; /* a directory we may not open: say why, not EISDIR */
+	if (fd < 0)	       /* a file or a symlink */
 		return unlinkat(at, name, 0) < 0 && errno != ENOENT ? -errno : 0;
-	DIR *d = fdopendir(fd);
+	d = fdopendir(fd);
 	if (!d) {
 		r = -errno;
 		close(fd);

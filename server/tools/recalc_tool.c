@@ -11,7 +11,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -29,6 +28,7 @@
 #include "sbx/clock.h"
 #include "sbx/file.h"
 #include "sbx/formula.h"
+#include "sbx/path.h"
 #include "task_session.h"
 #include "wbcache.h"
 #include "workspace.h"
@@ -64,21 +64,10 @@ static char profile_dir[PATH_MAX];
 
 static void make_profile_dir(void);
 
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	remove(path);
-	return 0;
-}
-
-static void rm_rf(const char *dir)
-{
-	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-}
-
 void recalc_cleanup(void)
 {
 	if (profile_dir[0])
-		rm_rf(profile_dir);
+		(void)sbx_path_remove_tree_at(AT_FDCWD, profile_dir);
 }
 
 /*
@@ -280,7 +269,7 @@ static int recalc_one(tool_context *ctx, const cJSON *args, uint64_t *with_value
 	    asprintf(&out_path, "%s/out/%s", dir, base) < 0 ||
 	    asprintf(&profile, "-env:UserInstallation=file://%s%s", profile_for(dir),
 		     profile_dir[0] ? "" : "/profile") < 0) {
-		rm_rf(dir);
+		(void)sbx_path_remove_tree_at(AT_FDCWD, dir);
 		return -ENOMEM;
 	}
 	r = spit(in_path, data, len);
@@ -295,7 +284,7 @@ static int recalc_one(tool_context *ctx, const cJSON *args, uint64_t *with_value
 	}
 	if (r == 0)
 		r = slurp(out_path, 256u << 20, &result, &result_len);
-	rm_rf(dir);
+	(void)sbx_path_remove_tree_at(AT_FDCWD, dir);
 	if (r == -ETIMEDOUT)
 		return tool_fail(out, TOOL_E_FAILED, "Recalculation timed out after %d seconds",
 				 RECALC_TIMEOUT_S);

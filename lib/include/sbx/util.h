@@ -14,3 +14,5 @@
 #include "sbx/log.h"
 #include "sbx/path.h"
 #include "sbx/suggest.h"
+#include "sbx/thread.h"
+#include "sbx/utf8.h"
