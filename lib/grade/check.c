@@ -73,8 +73,8 @@ static int grade_scratch(const sbx_task *task, bool oracle, sbx_grade_result **o
 	}
 	if (r >= 0)
 		r = sbx_grade_task(task, tmp, out, err);
-	(void)sbx_path_remove_tree_at(AT_FDCWD,
-				      tmp); /* ours (mkdtemp), holding only what place() wrote */
+	/* Ours (mkdtemp), holding only what place() wrote. */
+	(void)sbx_path_remove_tree_at(AT_FDCWD, tmp);
 	return r;
 }
 

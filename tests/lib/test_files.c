@@ -2,8 +2,11 @@
 #include "test_files.h"
 
 #include <check.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 void sbx_test_put(const char *dir, const char *rel, const char *text)
 {
@@ -60,11 +63,21 @@ void sbx_test_scratch_teardown(void)
 
 int sbx_test_scratch_fd = -1;
 
-void sbx_test_scratch_open_setup(void)
+static void scratch_open(int flags)
 {
 	sbx_test_scratch_setup();
-	sbx_test_scratch_fd = open(sbx_test_scratch, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	sbx_test_scratch_fd = open(sbx_test_scratch, flags | O_DIRECTORY | O_CLOEXEC);
 	ck_assert_int_ge(sbx_test_scratch_fd, 0);
+}
+
+void sbx_test_scratch_open_setup(void)
+{
+	scratch_open(O_RDONLY);
+}
+
+void sbx_test_scratch_path_setup(void)
+{
+	scratch_open(O_PATH);
 }
 
 void sbx_test_scratch_open_teardown(void)

@@ -2,11 +2,7 @@
 /* Files the C tests make and remove under their scratch directories. */
 #pragma once
 
-#include <dirent.h>
-#include <errno.h>
 #include <fcntl.h>
-#include <string.h>
-#include <unistd.h>
 
 #include "sbx/path.h"
 
@@ -36,3 +32,5 @@ void sbx_test_scratch_teardown(void);
 extern int sbx_test_scratch_fd;
 void sbx_test_scratch_open_setup(void);
 void sbx_test_scratch_open_teardown(void);
+/* The same opened O_PATH, as the viewer opens its roots (same teardown). */
+void sbx_test_scratch_path_setup(void);

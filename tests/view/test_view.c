@@ -382,13 +382,13 @@ static void add_cases(Suite *s)
 	SBX_TEST_CASE(s, "escape", NULL, NULL, 0, escape_markup, escape_utf8_and_controls,
 		      escape_url);
 
-	SBX_TEST_CASE(s, "confine", sbx_test_scratch_open_setup, sbx_test_scratch_open_teardown, 0,
+	SBX_TEST_CASE(s, "confine", sbx_test_scratch_path_setup, sbx_test_scratch_open_teardown, 0,
 		      confine_refuses_escapes);
 
-	SBX_TEST_CASE(s, "scan", sbx_test_scratch_open_setup, sbx_test_scratch_open_teardown, 0,
+	SBX_TEST_CASE(s, "scan", sbx_test_scratch_path_setup, sbx_test_scratch_open_teardown, 0,
 		      scan_finds_runs_and_sweeps_newest_first);
 
-	SBX_TEST_CASE(s, "pages", sbx_test_scratch_open_setup, sbx_test_scratch_open_teardown, 0,
+	SBX_TEST_CASE(s, "pages", sbx_test_scratch_path_setup, sbx_test_scratch_open_teardown, 0,
 		      run_page_escapes_the_transcript, run_page_grid_from_grade_json,
 		      run_page_model_turns, run_page_mcp_transcript,
 		      compare_page_pairs_and_sign_test);
