@@ -109,7 +109,7 @@ static int parse_number(const char *s, double min, double max, double *out)
 
 	errno = 0;
 	v = strtod(s, &end);
-	if (errno || end == s || *end || v < min || v > max)
+	if (errno || end == s || *end || !(v >= min && v <= max)) /* NaN is in no range */
 		return -EINVAL;
 	*out = v;
 	return 0;

@@ -199,6 +199,7 @@ int sbx_sheet__zipw_begin(sheet_zip_writer *w, const char *name, bool compress, 
 	w->compress = compress;
 	w->crc = crc32(0L, Z_NULL, 0);
 	w->usize = 0;
+	w->bg_unavailable = false;
 	w->hdr_off = w->out->len;
 	if (w->hdr_off > UINT32_MAX)
 		return entry_fail(w, -EFBIG, err);
@@ -293,8 +294,10 @@ int sbx_sheet__zipw_flush(sheet_zip_writer *w, sbx_buf *b, size_t at, sbx_error 
 	if (b->len < at || b->len == 0)
 		return 0;
 	/* A whole chunk of a compressed part: a big one, worth a second thread. */
-	if (!w->bg && w->compress && at > 0)
+	if (!w->bg && !w->bg_unavailable && w->compress && at > 0) {
 		w->bg = sbx_sheet__deflater_start(w, b->max);
+		w->bg_unavailable = !w->bg;
+	}
 	if (!w->bg) {
 		r = sbx_sheet__zipw_write(w, b->data, b->len, err);
 		sbx_buf_reset(b);

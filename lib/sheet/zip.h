@@ -66,6 +66,7 @@ typedef struct sheet_zip_writer {
 	bool compress, open;
 	int level; /* deflate level of the entries begun from now on (init: 6) */
 	struct sheet_zip_deflater *bg; /* deflating the open entry on a second thread, or NULL */
+	bool bg_unavailable;	       /* no thread could be had for this entry: do not retry */
 } sheet_zip_writer;
 
 void sbx_sheet__zipw_init(sheet_zip_writer *w, sbx_buf *out);
@@ -89,7 +90,11 @@ int sbx_sheet__zipw_end(sheet_zip_writer *w, sbx_error *err);
 int sbx_sheet__zipw_finish(sheet_zip_writer *w, sbx_error *err);
 void sbx_sheet__zipw_free(sheet_zip_writer *w);
 
-/* crc32 and deflate (or store) len bytes of the open entry into out; -errno on failure. */
+/*
+ * crc32 and deflate (or store) len bytes of the open entry into out; -errno on
+ * failure. The deflater thread's step: call it yourself only when w->bg is
+ * NULL (or synced); it neither counts usize nor checks the zip limits.
+ */
 int sbx_sheet__zipw_consume(sheet_zip_writer *w, const void *data, size_t len);
 
 /*
