@@ -2,17 +2,20 @@
 """Hostile input against a running sandbox-mcp: malformed JSON, a 100 MB
 body, 10,000-deep nesting, wrong id types, bad tool arguments, path escapes,
 a symlink to /etc/shadow, a fork bomb and a 10 GB allocation through
-execute_python. Each must get a clear error, and a ping must still be
-answered afterwards. The server runs as an unprivileged user when the test
+execute_python, and two agents saving big workbooks at once (their parts are
+deflated on threads of their own). Each must get a clear error or the right
+file, and a ping must still be answered afterwards. The server runs as an unprivileged user when the test
 is root, as it does in the sandbox, so RLIMIT_NPROC applies to the bomb."""
 
 import http.client
 import json
 import os
+import shutil
 import socket
 import sys
 import threading
 import time
+import zipfile
 
 sys.path.insert(0, os.path.dirname(__file__))
 import mcp_harness as h  # noqa: E402
@@ -190,6 +193,49 @@ def hostile(base, ws):
     c.alive("header checks")
 
 
+def big_saves(base, ws):
+    """Two connections write 24,000 cells each into two workbooks at once: each
+    save's content.xml (about 2 MB) goes through the zip writer's deflate
+    thread. Both files must read back whole (zip CRCs, the cells' values)."""
+    names = ["big_a.ods", "big_b.ods"]
+    for n in names:
+        shutil.copy(os.path.join(ws, "cash_flows.ods"), os.path.join(ws, n))
+        if os.geteuid() == 0:
+            os.chown(os.path.join(ws, n), NOBODY, NOBODY)
+    results = {}
+
+    def write(name):
+        c = Conn(base)
+        c.init()
+        rows = [["%s-%d-%d-padding" % (name, r, col) for col in range(60)] for r in range(400)]
+        results[name] = c.call("write_range", {"file_path": name, "sheet_name": "Sheet1",
+                                               "start_cell": "A2", "values": rows})
+
+    threads = [threading.Thread(target=write, args=(n,)) for n in names]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    c = Conn(base)
+    c.init()
+    for n in names:
+        res = (results.get(n) or {}).get("result", {})
+        check(not res.get("isError") and res.get("structuredContent", {}).get("cells_written")
+              == 24000, f"{n}: 24,000 cells written and saved")
+        # The file as another reader sees it (the server answers reads from its cache).
+        with zipfile.ZipFile(os.path.join(ws, n)) as z:
+            content = z.read("content.xml")
+            check(z.testzip() is None and len(content) == z.getinfo("content.xml").file_size
+                  and len(content) > (1 << 20) and content.count(b"-padding") == 24000
+                  and b"%s-399-59-padding" % n.encode() in content,
+                  f"{n}: zip CRCs and sizes hold, content.xml (over one 1 MiB chunk) has every cell")
+        got = c.call("read_cell", {"file_path": n, "sheet_name": "Sheet1",
+                                   "cell_reference": "BH401"})
+        value = got.get("result", {}).get("structuredContent", {}).get("value")
+        check(value == "%s-399-59-padding" % n, f"{n}: its last cell reads back ({value!r})")
+    c.alive("two big saves at once")
+
+
 def _uid(pid):
     try:
         with open(f"/proc/{pid}/status") as f:
@@ -246,6 +292,7 @@ def main():
             os.chown(ws, NOBODY, NOBODY)
         with h.http_server(ws, "--task-timeout", "600", user=user) as (base, proc):
             hostile(base, ws)
+            big_saves(base, ws)
             check(proc.poll() is None, "server process still running")
     if failures:
         print(f"{len(failures)} failure(s)")
