@@ -56,10 +56,27 @@ def image_exists(ref):
     return st == 200
 
 
+REAL_SLIM = "sandboxctl/sandbox-slim:latest"
+_real_needed = None  # why the calling test cannot run on the dev image, or None
+
+
+def need_real_image(why):
+    """The calling test needs what only the real image has (python3 for
+    execute_python or an impostor server, the real server's limits): the dev
+    image (busybox) would fail it for the harness's reason. Without
+    SBX_RUN_TEST_IMAGE, pick_image then gives the real slim image when it
+    exists (the image-build test, first in `meson test`, makes it current),
+    else the test skips now, saying why. With SBX_RUN_TEST_IMAGE set (as
+    scripts/test.sh does) nothing changes."""
+    global _real_needed
+    _real_needed = why
+    pick_image()
+
+
 def pick_image(gui=False):
     want = os.environ.get("SBX_RUN_TEST_IMAGE", "")
     if want == "real":
-        ref = "sandboxctl/sandbox:latest" if gui else "sandboxctl/sandbox-slim:latest"
+        ref = "sandboxctl/sandbox:latest" if gui else REAL_SLIM
         if not image_exists(ref):
             raise Skip("%s missing: run 'sandboxctl build' first" % ref)
         return ref
@@ -67,11 +84,17 @@ def pick_image(gui=False):
         return want
     if gui:
         raise Skip("GUI tasks need the full image (SBX_RUN_TEST_IMAGE=real)")
+    if _real_needed:
+        if image_exists(REAL_SLIM):
+            return REAL_SLIM
+        raise Skip("%s: the dev image (busybox, no python3) cannot run it and %s is missing "
+                   "(run 'sandboxctl build' or the image-build test, or set SBX_RUN_TEST_IMAGE)"
+                   % (_real_needed, REAL_SLIM))
     return DEV_IMAGE
 
 
 def ensure_dev_image():
-    if os.environ.get("SBX_RUN_TEST_IMAGE"):
+    if os.environ.get("SBX_RUN_TEST_IMAGE") or _real_needed:
         return
     subprocess.run(["sh", os.path.join(SRC, "tests/run/dev-image.sh"), SRC, BUILD, DEV_IMAGE],
                    check=True, stdout=subprocess.DEVNULL)
