@@ -876,12 +876,48 @@ def case_runtime(env):
     check_gone(res["run_id"])
 
 
+def case_prompt(env):
+    """An outside-agent run prints the task's prompt for the person at the terminal: a
+    foreign task.json's ESC sequences (title, clear, colour), C1 CSI and bidi overrides
+    arrive escaped, its lines and tabs kept; the run then ends on SIGINT, nothing left."""
+    d = os.path.join(env.dir, "tasks")
+    ref = os.path.join(d, "hostile")
+    os.makedirs(os.path.join(ref, "starting_files"))
+    shutil.copy(os.path.join(TASKS, "banking_reserve", "files", "cash_flows.ods"),
+                os.path.join(ref, "starting_files"))
+    shutil.copy(os.path.join(TASKS, "banking_reserve", "oracle", "expected_reserves.ods"),
+                os.path.join(ref, "expected.ods"))
+    with open(os.path.join(ref, "task.json"), "w") as f:
+        json.dump({"id": "hostile", "prompt": "Fill\x1b]0;pwned\x07 D\x1b[2J\u009b32m "
+                   "PASS\u202e\n\tline two", "files": ["cash_flows.ods"],
+                   "oracle": "expected.ods", "output": "cash_flows.ods"}, f)
+    rid = env.new_id("prompt")
+    args = env.args(rid, "hostile", pick_image(), "--json", "--timeout", "60")
+    args[args.index(TASKS)] = d
+    p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    env.procs.append(p)
+    json.loads(p.stdout.readline())  # the connection: the sandbox is ready
+    err = ""
+    while "Waiting for an agent" not in err:
+        line = p.stderr.readline()
+        if not line:
+            fail("the run ended before it waited for an agent:\n" + err)
+        err += line
+    stop_process(p, signal.SIGINT)
+    want = ("Task prompt: Fill\\x1b]0;pwned\\x07 D\\x1b[2J\\u009b32m PASS\\u202e\n"
+            "\tline two\n")
+    if want not in err or any(c in err for c in ("\x1b", "\x07", "\u009b", "\u202e")):
+        fail("the prompt reached the terminal unescaped:\n%r" % err)
+    check_gone(rid)
+
+
+
 CASES = {
     "oracle": case_oracle, "demo": case_demo, "rest": case_rest, "wrong": case_wrong,
     "agent-error": case_agent_error,
     "timeout": case_timeout, "sigint": case_sigint, "sigkill": case_sigkill,
     "sdk": case_sdk, "hardening": case_hardening, "mcp-stdio": case_mcp_stdio, "gui": case_gui,
-    "published": case_published, "runtime": case_runtime,
+    "published": case_published, "runtime": case_runtime, "prompt": case_prompt,
 }
 
 
