@@ -206,7 +206,11 @@ unsigned sbx_sweep_results_dropped(const sbx_sweep_results *r, size_t *line, con
  */
 int sbx_sweep_results_append(sbx_sweep_results *r, const sbx_sweep_record *rec, sbx_error *err);
 
-/* The records loaded and appended so far (valid until the next append). */
+/*
+ * The records loaded and appended so far, one per episode and kind (its first
+ * result, infra_error, interruption; .lines counts the lines each stands for),
+ * in the order first seen. Valid until the next append.
+ */
 const sbx_sweep_record *sbx_sweep_results_records(const sbx_sweep_results *r, size_t *n);
 
 void sbx_sweep_results_free(sbx_sweep_results *r);
