@@ -264,9 +264,11 @@ static void on_prepared(sbx_run *run, void *userdata)
 {
 	const sbx_task *t = sbx_run_get_task(run);
 
-	if (t->reference)
-		fprintf(stderr, "sandboxctl: task '%s': read as a reference task (%s)\n", t->id,
-			t->path);
+	if (t->reference) {
+		fprintf(stderr, "sandboxctl: task '%s': read as a reference task (", t->id);
+		sbx_fputs_escaped_line(t->path, stderr);
+		fputs(")\n", stderr);
+	}
 }
 
 static void on_ready(sbx_run *run, void *userdata)
@@ -288,13 +290,14 @@ static void on_ready(sbx_run *run, void *userdata)
 		if (strncmp(r->endpoint, "unix:", 5) == 0)
 			fprintf(f, "Relay socket: %s (curl --unix-socket %s URL)\n",
 				r->endpoint + 5, r->endpoint + 5);
+		fprintf(f, "MCP endpoint: %s/mcp\nREST endpoint: %s\nTask prompt: ",
+			sbx_run_get_url(run), sbx_run_get_url(run));
+		/* The task folder's text: its lines kept, its escape sequences shown inert. */
+		sbx_fputs_escaped(sbx_run_get_task(run)->prompt, f);
 		fprintf(f,
-			"MCP endpoint: %s/mcp\nREST endpoint: %s\nTask prompt: %s\n"
-			"Or send 'Authorization: Bearer <token>' (runs/%s/connection.json)\n"
+			"\nOr send 'Authorization: Bearer <token>' (runs/%s/connection.json)\n"
 			"Waiting for an agent to call complete_task (deadline in %u s; Ctrl-C "
 			"ends the run)\n",
-			sbx_run_get_url(run), sbx_run_get_url(run),
-			sbx_run_get_task(run)->prompt ? sbx_run_get_task(run)->prompt : "",
 			r->run_id, r->limits.timeout_s);
 		fflush(f);
 	}

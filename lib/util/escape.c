@@ -7,6 +7,19 @@
 #include "sbx/log.h"
 #include "sbx/utf8.h"
 
+/*
+ * The bidirectional controls (U+061C is two bytes and rare; these are the ones
+ * "Trojan Source" used): LRM, RLM (U+200E-F), the embeddings and overrides
+ * (U+202A-E), the isolates (U+2066-9). They reorder what a terminal shows, so
+ * a name or a prompt could display as something else.
+ */
+static bool is_bidi_control(const unsigned char *s)
+{
+	return s[0] == 0xe2 && ((s[1] == 0x80 && ((s[2] >= 0x8e && s[2] <= 0x8f) ||
+						  (s[2] >= 0xaa && s[2] <= 0xae))) ||
+				(s[1] == 0x81 && s[2] >= 0xa6 && s[2] <= 0xa9));
+}
+
 size_t sbx_escape_controls(char *dst, size_t size, const char *src, bool keep_lines)
 {
 	const unsigned char *s = (const unsigned char *)src;
@@ -26,6 +39,10 @@ size_t sbx_escape_controls(char *dst, size_t size, const char *src, bool keep_li
 		} else if (n == 2 && s[0] == 0xc2 && s[1] < 0xa0) {
 			/* U+0080-U+009F: C1 controls (CSI is U+009B). */
 			pl = (size_t)snprintf(esc, sizeof(esc), "\\u%04x", s[1]);
+		} else if (n == 3 && is_bidi_control(s)) {
+			pl = (size_t)snprintf(esc, sizeof(esc), "\\u%04x",
+					      ((s[0] & 0x0fu) << 12) | ((s[1] & 0x3fu) << 6) |
+						      (s[2] & 0x3fu));
 		} else if (n > 1) {
 			put = (const char *)s, pl = n;
 		} else {
@@ -42,7 +59,7 @@ size_t sbx_escape_controls(char *dst, size_t size, const char *src, bool keep_li
 	return o;
 }
 
-void sbx_fputs_escaped(const char *s, FILE *f)
+static void fputs_escaped(const char *s, FILE *f, bool keep_lines)
 {
 	char buf[4096];
 
@@ -57,8 +74,18 @@ void sbx_fputs_escaped(const char *s, FILE *f)
 			take = 1;
 		memcpy(piece, s, take);
 		piece[take] = '\0';
-		o = sbx_escape_controls(buf, sizeof(buf), piece, true);
+		o = sbx_escape_controls(buf, sizeof(buf), piece, keep_lines);
 		fwrite(buf, 1, o, f);
 		s += take;
 	}
+}
+
+void sbx_fputs_escaped(const char *s, FILE *f)
+{
+	fputs_escaped(s, f, true);
+}
+
+void sbx_fputs_escaped_line(const char *s, FILE *f)
+{
+	fputs_escaped(s, f, false);
 }

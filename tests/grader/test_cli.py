@@ -345,6 +345,50 @@ class Tasks(unittest.TestCase):
             self.assertIn("task.yaml:8:13: limits.deadline must be an integer between 1 and "
                           "604800", out)
 
+    def test_show_escapes_foreign_text(self):
+        # A foreign task.json's prompt and title, and a task.yaml's grading strings,
+        # reach the terminal inert: ESC sequences (title, clear, colours), C1 CSI and
+        # bidi overrides shown escaped; the prompt's own lines and tabs kept.
+        hostile = ("Fix\x1b]0;pwned\x07 the\x1b[2J sheet\u009b31m in "
+                   "\u202egnp.exe\u2066x\u2069\n\tline two\r")
+        shown = ("Fix\\x1b]0;pwned\\x07 the\\x1b[2J sheet\\u009b31m in "
+                 "\\u202egnp.exe\\u2066x\\u2069\n\tline two\\x0d")
+        bad = ("\x1b", "\x07", "\r", "\u009b", "\u202e", "\u2066", "\u2069")
+        d = tempfile.mkdtemp(prefix="sbx-escape-")
+        self.addCleanup(shutil.rmtree, d, True)
+        ref = os.path.join(d, "ref")
+        os.makedirs(os.path.join(ref, "starting_files"))
+        shutil.copy(START, os.path.join(ref, "starting_files"))
+        shutil.copy(ORACLE, os.path.join(ref, "expected.ods"))
+        with open(os.path.join(ref, "task.json"), "w") as f:
+            json.dump({"id": "ref", "name": "Bank\x1b[32m PASS\u202e", "prompt": hostile,
+                       "files": ["cash_flows.ods"], "oracle": "expected.ods"}, f)
+        rc, out, err = run("tasks", "show", ref)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("prompt:\n" + shown + "\n", out)
+        self.assertIn("title:      Bank\\x1b[32m PASS\\u202e\n", out)
+        for b in bad:
+            self.assertNotIn(b, out, "raw %r in tasks show" % b)
+        rc, out, err = run("tasks", "list", "--tasks-dir", d)
+        self.assertIn("Bank\\x1b[32m PASS\\u202e", out, err)
+        for b in bad:
+            self.assertNotIn(b, out, "raw %r in tasks list" % b)
+        # task.yaml: the grading's strings and a case name, from the author too.
+        y = os.path.join(d, "yaml")
+        os.makedirs(y)
+        shutil.copy(ORACLE, os.path.join(y, "o.ods"))
+        with open(os.path.join(y, "task.yaml"), "w") as f:
+            f.write("id: y\ntitle: \"T\\e[2J\"\ndifficulty: easy\nprompt: \"p\\x9b1m\"\n"
+                    "outputs: o.ods\noracle: o.ods\ngrading:\n  strip_chars: \"\\e$\"\n"
+                    "  replace: [[\"\\u202e\", \"\\e[0m\"]]\n  sheets: [\"S\\a\"]\n")
+        rc, out, err = run("tasks", "show", y)
+        self.assertEqual(rc, 0, err)
+        for want in ("title:      T\\x1b[2J\n", "p\\u009b1m", "strip_chars '\\x1b$'",
+                     "replace '\\u202e' -> '\\x1b[0m'", "sheet 'S\\x07'"):
+            self.assertIn(want, out)
+        for b in bad:
+            self.assertNotIn(b, out, "raw %r in tasks show (task.yaml)" % b)
+
     def test_new_and_generate(self):
         d = tempfile.mkdtemp(prefix="sbx-new-")
         self.addCleanup(shutil.rmtree, d, True)

@@ -76,6 +76,11 @@ START_TEST(names_reach_the_terminal_escaped)
 			    "2J \xff\x80 \xe2\x82",
 			    false);
 	ck_assert_str_eq(out, "caf\xc3\xa9 \\u009b2J \\xff\\x80 \\xe2\\x82");
+	/* Bidi overrides and isolates ("Trojan Source") would reorder what is shown. */
+	sbx_escape_controls(
+		out, sizeof(out),
+		"a\xe2\x80\xaegnp.exe\xe2\x81\xa6x\xe2\x81\xa9\xe2\x80\x8f \xe2\x82\xac", false);
+	ck_assert_str_eq(out, "a\\u202egnp.exe\\u2066x\\u2069\\u200f \xe2\x82\xac");
 	sbx_escape_controls(out, sizeof(out), "two\n\tlines\r", true);
 	ck_assert_str_eq(out, "two\n\tlines\\x0d");
 	/* Never past the buffer, never half an escape. */
