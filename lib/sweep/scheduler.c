@@ -141,35 +141,25 @@ static bool path_exists(const char *dir, const char *id)
 	return asprintf(&p, "%s/runs/%s", dir, id) >= 0 && lstat(p, &st) == 0;
 }
 
-/* Runs one attempt of episode idx on engine e; returns the record (caller clears it). */
-static int run_attempt(sched *s, size_t e, size_t idx, unsigned attempt, sbx_sweep_record *rec,
-		       char *cfg_error, size_t cfg_size)
+/* One attempt through the lifecycle, exactly as `sandboxctl run` makes it. */
+static int lifecycle_attempt(sched *s, const sbx_sweep_attempt *a, sbx_sweep_record *rec,
+			     sbx_error *err)
 {
-	const sbx_sweep_plan *p = s->plan;
+	const sbx_sweep_plan *p = a->plan;
 	sbx_run_opts ro = SBX_RUN_OPTS_INIT;
 	_cleanup_(sbx_run_freep) sbx_run *run = NULL;
 	_cleanup_free_ char *runs_dir = NULL;
-	sbx_error err = SBX_ERROR_INIT;
-	sbx_sweep_episode ep;
-	char run_id[160];
 	int r;
 
-	sbx_sweep_plan_episode(p, idx, &ep);
-	/* A run directory left by a killed sweep keeps its name: draw the next attempt's. */
-	for (;; attempt++) {
-		sbx_sweep_plan_run_id(p, &ep, attempt, run_id, sizeof(run_id));
-		if (!path_exists(s->o->dir, run_id))
-			break;
-	}
 	if (asprintf(&runs_dir, "%s/runs", s->o->dir) < 0)
-		return -ENOMEM;
-	ro.task = p->tasks[ep.task];
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	ro.task = p->tasks[a->episode->task];
 	ro.tasks_dir = p->tasks_dir;
 	ro.image = p->image;
-	ro.agent = p->agents[ep.agent];
+	ro.agent = p->agents[a->episode->agent];
 	ro.demo_agent_path = s->o->demo_agent_path;
 	ro.runs_dir = runs_dir;
-	ro.run_id = run_id;
+	ro.run_id = a->run_id;
 	ro.timeout_s = p->timeout_s;
 	ro.memory = p->memory;
 	ro.cpus = p->cpus;
@@ -182,22 +172,59 @@ static int run_attempt(sched *s, size_t e, size_t idx, unsigned attempt, sbx_swe
 	ro.test = s->o->test_label;
 	ro.grade = s->o->grade;
 	ro.grade_userdata = s->o->grade_userdata;
-	ro.interrupted = &s->interrupt;
-	ro.seeded = ep.seeded;
-	ro.seed = ep.seed;
-	ro.engine = s->engines[e].url;
+	ro.interrupted = a->interrupted;
+	ro.seeded = a->episode->seeded;
+	ro.seed = a->episode->seed;
+	ro.engine = a->engine;
 	ro.provenance_cache = s->provenance;
 
-	r = sbx_run_execute(&ro, &run, &err);
+	r = sbx_run_execute(&ro, &run, err);
+	if (r < 0)
+		return r;
+	r = sbx_sweep_record_from_run(sbx_run_get_result(run), p, a->episode, a->attempt, a->engine,
+				      rec);
+	return r < 0 ? sbx_error_set(err, -ENOMEM, "out of memory") : 0;
+}
+
+/*
+ * Runs one attempt of episode idx on engine e; returns the record (caller
+ * clears it). -EINVAL with cfg_error when nothing ran: the task, the agent or
+ * the run directory is wrong, and would be for every episode like it, so the
+ * sweep stops and says why; -ENOMEM when out of memory.
+ */
+static int run_attempt(sched *s, size_t e, size_t idx, unsigned attempt, sbx_sweep_record *rec,
+		       char *cfg_error, size_t cfg_size)
+{
+	const sbx_sweep_plan *p = s->plan;
+	sbx_error err = SBX_ERROR_INIT;
+	sbx_sweep_episode ep;
+	sbx_sweep_attempt a;
+	char run_id[160];
+	int r;
+
+	sbx_sweep_plan_episode(p, idx, &ep);
+	/* A run directory left by a killed sweep keeps its name: draw the next attempt's. */
+	for (;; attempt++) {
+		sbx_sweep_plan_run_id(p, &ep, attempt, run_id, sizeof(run_id));
+		if (!path_exists(s->o->dir, run_id))
+			break;
+	}
+	a = (sbx_sweep_attempt){.plan = p,
+				.episode = &ep,
+				.attempt = attempt,
+				.run_id = run_id,
+				.engine = s->engines[e].url,
+				.interrupted = &s->interrupt};
+	r = s->o->attempt ? s->o->attempt(&a, rec, s->o->attempt_userdata, &err)
+			  : lifecycle_attempt(s, &a, rec, &err);
+	if (r == -ENOMEM)
+		return r;
 	if (r < 0) {
-		/* Nothing ran: the task, the agent or the run directory is wrong, and
-		 * would be for every episode like it. Not an attempt: stop and say why. */
 		snprintf(cfg_error, cfg_size, "episode %zu (task '%s', agent '%s'): %s", idx,
 			 p->tasks[ep.task], p->agents[ep.agent], sbx_error_message(&err));
 		return -EINVAL;
 	}
-	return sbx_sweep_record_from_run(sbx_run_get_result(run), p, &ep, attempt,
-					 s->engines[e].url, rec);
+	return 0;
 }
 
 static void update_progress(sched *s, const sbx_sweep_record *rec)

@@ -318,6 +318,27 @@ typedef enum sbx_sweep_stop {
 
 #define SBX_SWEEP_OPTS_VERSION 1
 
+/*
+ * One attempt handed to sbx_sweep_opts.attempt, the seam the scale simulation
+ * (tests/sim, bench/sweep_scale) uses in place of the lifecycle.
+ */
+typedef struct sbx_sweep_attempt {
+	const sbx_sweep_plan *plan;
+	const sbx_sweep_episode *episode;
+	unsigned attempt;   /* 1-based */
+	const char *run_id; /* the attempt's run id */
+	const char *engine; /* the worker's engine URL, NULL for the default */
+	const volatile sig_atomic_t *interrupted; /* set when the sweep interrupts its runs */
+} sbx_sweep_attempt;
+
+/*
+ * Runs a and fills *out as sbx_sweep_record_from_run would. A negative return
+ * means nothing ran and nothing like it could: the sweep stops as a
+ * configuration error with err's message.
+ */
+typedef int (*sbx_sweep_attempt_fn)(const sbx_sweep_attempt *a, sbx_sweep_record *out,
+				    void *userdata, sbx_error *err);
+
 typedef struct sbx_sweep_opts {
 	unsigned version;
 	const char *dir; /* the sweep directory (sweep.json written) */
@@ -341,6 +362,14 @@ typedef struct sbx_sweep_opts {
 	double infra_threshold;	     /* fraction of the window; 0: 0.2 */
 	unsigned engine_fail_after;  /* consecutive engine failures that drain it; 0: 3 */
 	const char *demo_agent_path; /* tests */
+	/*
+	 * Tests and benchmarks only (no command sets it): runs each attempt in
+	 * place of the lifecycle, so the scheduler, the results file and the
+	 * summary can be driven at a scale no engine here can run. NULL: every
+	 * attempt is sbx_run_execute, as for every command.
+	 */
+	sbx_sweep_attempt_fn attempt;
+	void *attempt_userdata;
 } sbx_sweep_opts;
 
 #define SBX_SWEEP_OPTS_INIT                                                                        \
