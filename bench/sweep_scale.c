@@ -361,10 +361,9 @@ static int setup(config *c, run_ctx *x, sbx_sweep_plan **plan, bool *failing)
 	x->engines = calloc(c->engines, sizeof(*x->engines));
 	x->urls = calloc(c->engines, sizeof(*x->urls));
 	x->ep.results_on = calloc(c->engines, sizeof(*x->ep.results_on));
-	x->ep.first_failure_ms = calloc(c->engines, sizeof(*x->ep.first_failure_ms));
 	x->ep.last_attempt_ms = calloc(c->engines, sizeof(*x->ep.last_attempt_ms));
 	if (!*plan || !specs || !x->engines || !x->urls || !x->ep.results_on ||
-	    !x->ep.first_failure_ms || !x->ep.last_attempt_ms) {
+	    !x->ep.last_attempt_ms) {
 		fputs("bench-sweep-scale: out of memory\n", stderr);
 		return -1;
 	}
@@ -432,7 +431,7 @@ static size_t self_done(void *ud)
 	return (size_t)atomic_load(&x->ep.attempts);
 }
 
-static void report_engines(const run_ctx *x, const bool *failing)
+static void report_engines(run_ctx *x, const bool *failing)
 {
 	const config *c = x->c;
 	double total = 0, speed_total = 0, worst = 0, *dev = calloc(c->engines, sizeof(double)),
@@ -448,9 +447,11 @@ static void report_engines(const run_ctx *x, const bool *failing)
 		double share, expect;
 
 		if (failing[i]) {
-			int64_t f = atomic_load(&x->ep.first_failure_ms[i]),
-				l = atomic_load(&x->ep.last_attempt_ms[i]);
+			sim_engine_stats st;
+			int64_t f, l = atomic_load(&x->ep.last_attempt_ms[i]);
 
+			sim_cluster_stats(x->cluster, i, &st);
+			f = st.broken_ms;
 			if (f > 0 && l >= f) {
 				double d = (double)(l - f) / 1000.0;
 
@@ -474,7 +475,8 @@ static void report_engines(const run_ctx *x, const bool *failing)
 		       n_good, sbx_sweep_quantile(dev, n_good, 0.5) * 100,
 		       sbx_sweep_quantile(dev, n_good, 0.99) * 100, worst * 100, over10);
 	printf("failing engines: %zu failed during the resumed half; drain took mean %.2f s, max "
-	       "%.2f s (first failed attempt to last attempt, wall clock at scale %.3g)\n",
+	       "%.2f s (from its first failed operation to the end of its last attempt, wall clock at "
+	       "time scale %.3g)\n",
 	       n_failing, n_failing ? drain_sum / (double)n_failing : 0, drain_max, c->scale);
 	free(dev);
 }

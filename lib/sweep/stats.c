@@ -69,6 +69,34 @@ static uint64_t next_rand(uint64_t *s)
 	return z ^ (z >> 31);
 }
 
+/*
+ * Above this many values the percentile bootstrap of a mean is replaced by
+ * its normal limit (the mean ± z·sd/√n, clamped to the values' range): the
+ * bootstrap costs iters × n draws (2,000 × 10,000 per cell of a million-
+ * episode sweep, seconds in all), and at this size its own Monte Carlo error
+ * (about 0.06 sd at 2,000 resamples) is as large as the normal limit's
+ * (skewness / (6·√n) · (z² − 1): 0.04 sd for a 10% pass rate at n = 1,000).
+ */
+#define BOOTSTRAP_NORMAL_ABOVE 1000
+#define Z95		       1.959963984540054
+
+static void normal_limit(const double *v, size_t n, double *lo, double *hi)
+{
+	double sum = 0, sq = 0, mean, half, min = v[0], max = v[0];
+
+	for (size_t i = 0; i < n; i++) {
+		sum += v[i];
+		min = fmin(min, v[i]);
+		max = fmax(max, v[i]);
+	}
+	mean = sum / (double)n;
+	for (size_t i = 0; i < n; i++)
+		sq += (v[i] - mean) * (v[i] - mean);
+	half = Z95 * sqrt(sq / (double)n) / sqrt((double)n); /* the bootstrap's sd: /n */
+	*lo = fmax(min, mean - half);
+	*hi = fmin(max, mean + half);
+}
+
 void sbx_sweep_bootstrap_mean(const double *v, size_t n, unsigned iters, uint64_t seed, double *lo,
 			      double *hi)
 {
@@ -76,6 +104,10 @@ void sbx_sweep_bootstrap_mean(const double *v, size_t n, unsigned iters, uint64_
 
 	if (n == 0) {
 		*lo = *hi = NAN;
+		return;
+	}
+	if (n > BOOTSTRAP_NORMAL_ABOVE) {
+		normal_limit(v, n, lo, hi);
 		return;
 	}
 	means = iters ? malloc(iters * sizeof(*means)) : NULL;

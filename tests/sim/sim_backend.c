@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "sbx/cleanup.h"
+#include "sbx/clock.h"
 #include "sbx/stream.h"
 #include "sim_backend.h"
 
@@ -189,12 +190,16 @@ static int engine_op(sim_backend *sb, const sim_latency *lat, const char *what, 
 	n = ++e->stats.ops;
 	if (sp->fail_after >= 0 && n > (uint64_t)sp->fail_after) {
 		e->stats.failed++;
+		if (!e->stats.broken_ms)
+			e->stats.broken_ms = sbx_now_ms();
 		pthread_mutex_unlock(&e->lock);
 		return sbx_error_set(err, -ECONNREFUSED, "sim://%zu: %s: connection refused",
 				     sb->engine, what);
 	}
 	if (sp->hang_after >= 0 && n > (uint64_t)sp->hang_after) {
 		e->stats.timeouts++;
+		if (!e->stats.broken_ms)
+			e->stats.broken_ms = sbx_now_ms();
 		pthread_mutex_unlock(&e->lock);
 		sim_sleep_ms(sb->c, sp->op_timeout_ms);
 		return sbx_error_set(err, -ETIMEDOUT, "sim://%zu: %s: no answer in %.0f ms",

@@ -57,6 +57,7 @@ typedef struct sim_engine_spec {
 typedef struct sim_engine_stats {
 	uint64_t ops, creates, refused, removed, died, timeouts, failed;
 	unsigned live, peak; /* sandboxes now and at most */
+	int64_t broken_ms;   /* sbx_now_ms when it first hung or refused everything; 0: never */
 } sim_engine_stats;
 
 typedef struct sim_cluster sim_cluster;

@@ -98,15 +98,8 @@ int sim_episode_attempt(const sbx_sweep_attempt *a, sbx_sweep_record *out, void 
 	atomic_fetch_add(&cfg->attempts, 1);
 	if (cfg->last_attempt_ms)
 		atomic_store(&cfg->last_attempt_ms[engine], sbx_now_ms());
-	if (status == SBX_RUN_INFRA_ERROR) {
-		int_fast64_t none = 0;
-
-		if (cfg->first_failure_ms)
-			atomic_compare_exchange_strong(&cfg->first_failure_ms[engine], &none,
-						       (int_fast64_t)t0);
-	} else if (cfg->results_on) {
+	if (status != SBX_RUN_INFRA_ERROR && cfg->results_on)
 		atomic_fetch_add(&cfg->results_on[engine], 1);
-	}
 	atomic_fetch_add(&cfg->cpu_ns, (uint_fast64_t)(thread_cpu_ns() - cpu0));
 	*out = r;
 	return 0;

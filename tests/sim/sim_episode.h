@@ -22,7 +22,7 @@ typedef struct sim_episode_config {
 	double p_pass;	   /* the chance an episode that ran passes */
 	/* Filled while it runs (arrays of sim_cluster_size entries, caller-allocated). */
 	atomic_uint_fast64_t *results_on; /* episodes with a result, per engine */
-	atomic_int_fast64_t *first_failure_ms, *last_attempt_ms; /* sbx_now_ms; 0: none */
+	atomic_int_fast64_t *last_attempt_ms; /* per engine: when its last attempt ended */
 	atomic_uint_fast64_t attempts;
 	atomic_uint_fast64_t cpu_ns; /* the stand-in's own CPU time, to tell it apart */
 } sim_episode_config;

@@ -102,6 +102,47 @@ START_TEST(quantiles_and_bootstrap)
 }
 END_TEST
 
+/*
+ * Above 1,000 values the interval is the bootstrap's normal limit: it must
+ * agree with the bootstrap itself at the size where one hands over to the
+ * other, for a skewed pass rate (10%) and for spread-out fractional scores.
+ */
+START_TEST(bootstrap_hands_over_to_its_normal_limit)
+{
+	static double v[1001];
+	uint64_t x = 12345;
+
+	for (int shape = 0; shape < 2; shape++) {
+		double blo, bhi, nlo, nhi, sd = 0, mean = 0;
+
+		for (size_t i = 0; i < 1001; i++) {
+			x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+			v[i] = shape == 0 ? (double)((x >> 33) % 10 == 0)
+					  : (double)(x >> 40) / 16777216.0;
+		}
+		sbx_sweep_bootstrap_mean(v, 1000, 2000, 7, &blo, &bhi); /* the bootstrap */
+		sbx_sweep_bootstrap_mean(v, 1001, 2000, 7, &nlo, &nhi); /* its normal limit */
+		for (size_t i = 0; i < 1000; i++)
+			mean += v[i] / 1000;
+		for (size_t i = 0; i < 1000; i++)
+			sd += (v[i] - mean) * (v[i] - mean) / 1000;
+		sd = sqrt(sd / 1000); /* the sd of the mean */
+		ck_assert_msg(fabs(blo - nlo) < 0.2 * sd && fabs(bhi - nhi) < 0.2 * sd,
+			      "shape %d: bootstrap [%g, %g], normal limit [%g, %g], sd %g", shape,
+			      blo, bhi, nlo, nhi, sd);
+	}
+	/* All equal: an interval of width 0, as the bootstrap gives. */
+	for (size_t i = 0; i < 1001; i++)
+		v[i] = 1;
+	{
+		double lo, hi;
+
+		sbx_sweep_bootstrap_mean(v, 1001, 2000, 7, &lo, &hi);
+		ck_assert(lo == 1 && hi == 1);
+	}
+}
+END_TEST
+
 /* ---- the plan ---- */
 
 static sbx_sweep_plan *make_plan(size_t n_tasks, size_t n_agents, unsigned epochs)
@@ -595,7 +636,8 @@ static void add_cases(Suite *s)
 		      scheduler_stop_before_start);
 
 	SBX_TEST_CASE(s, "stats", NULL, NULL, 0, wilson_hand_computed, pass_at_k_unbiased,
-		      sign_test_exact, quantiles_and_bootstrap);
+		      sign_test_exact, quantiles_and_bootstrap,
+		      bootstrap_hands_over_to_its_normal_limit);
 
 	SBX_TEST_CASE(s, "plan", NULL, NULL, 0, plan_order_is_epoch_major, plan_json_round_trip);
 
