@@ -22,11 +22,17 @@
 #include "sweep-internal.h"
 
 #define RESULTS_MAX_BYTES ((size_t)1 << 31)
-#define LINE_MAX_BYTES	  (64 << 10)
+#define READ_CHUNK	  (64 << 10)
+#define KINDS		  3 /* result, infra_error, interrupted: see kind_of */
 
 struct sbx_sweep_results {
 	sbx_sweep_record *v;
 	size_t n, cap;
+	uint32_t (*slots)[KINDS]; /* per episode and kind: 1 + its index in v, 0: none yet */
+	size_t n_slots, episodes_max;
+	unsigned dropped; /* lines skipped while loading; the first: */
+	size_t drop_line;
+	const char *drop_why;
 	int fd; /* O_APPEND, -1 when loaded read-only */
 	pthread_mutex_t lock;
 };
@@ -221,64 +227,159 @@ static int push(sbx_sweep_results *r, sbx_sweep_record *rec)
 	return 0;
 }
 
-/*
- * Parses text's lines into r. *good_len: the bytes up to the end of the last
- * whole line; a last line without its newline is torn (counted in *dropped).
- */
-static int load_lines(sbx_sweep_results *r, const char *text, size_t len, size_t *good_len,
-		      unsigned *dropped)
+/* Which of an episode's records a line folds into: its result, infra errors, interruptions. */
+static size_t kind_of(const sbx_sweep_record *rec)
 {
-	size_t off = 0;
+	return sbx_sweep_record_done(rec) ? 0 : rec->status == SBX_RUN_INFRA_ERROR ? 1 : 2;
+}
 
-	*good_len = 0;
-	while (off < len) {
-		const char *nl = memchr(text + off, '\n', len - off);
-		size_t l = nl ? (size_t)(nl - (text + off)) : len - off;
-		sbx_sweep_record rec = {0};
+/*
+ * Keeps rec (taking what it owns) unless its episode already has a record of
+ * its kind: then that one counts one line more. What is kept is bounded by
+ * the episodes, however many lines repeat them.
+ */
+static int fold(sbx_sweep_results *r, sbx_sweep_record *rec)
+{
+	uint32_t *slot;
 
-		if (!nl) {
-			(*dropped)++; /* torn: the write that made it never finished */
-			break;
-		}
-		if (l > 0 && l <= LINE_MAX_BYTES) {
-			if (sbx_sweep_record_parse(text + off, l, &rec, NULL) == 0) {
-				if (push(r, &rec) < 0) {
-					sbx_sweep_record_clear(&rec);
-					return -ENOMEM;
-				}
-			} else {
-				(*dropped)++;
-			}
-		}
-		off += l + 1;
-		*good_len = off;
+	if (rec->episode >= r->episodes_max) {
+		sbx_sweep_record_clear(rec); /* not this plan's */
+		return 0;
 	}
+	if (rec->episode >= r->n_slots) {
+		size_t n = rec->episode + 1 > r->n_slots * 2 ? rec->episode + 1 : r->n_slots * 2;
+		uint32_t(*v)[KINDS];
+
+		if (n > r->episodes_max)
+			n = r->episodes_max;
+		v = realloc(r->slots, n * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		memset(v + r->n_slots, 0, (n - r->n_slots) * sizeof(*v));
+		r->slots = v;
+		r->n_slots = n;
+	}
+	slot = &r->slots[rec->episode][kind_of(rec)];
+	if (*slot) {
+		r->v[*slot - 1].lines++;
+		sbx_sweep_record_clear(rec);
+		return 0;
+	}
+	rec->lines = 1;
+	if (push(r, rec) < 0)
+		return -ENOMEM;
+	*slot = (uint32_t)r->n;
 	return 0;
 }
 
-static int results_new(sbx_sweep_results **out)
+static void drop(sbx_sweep_results *r, size_t line, const char *why)
+{
+	if (!r->dropped++) {
+		r->drop_line = line;
+		r->drop_why = why;
+	}
+}
+
+static int fold_line(sbx_sweep_results *r, const char *text, size_t len, size_t line)
+{
+	sbx_sweep_record rec = {0};
+	int rc;
+
+	if (len == 0)
+		return 0;
+	if (len > SBX_SWEEP_LINE_MAX) {
+		drop(r, line, "longer than 64 KiB");
+		return 0;
+	}
+	if (sbx_sweep_record_parse(text, len, &rec, NULL) < 0) {
+		drop(r, line, "not a sweep result line");
+		return 0;
+	}
+	rc = fold(r, &rec);
+	sbx_sweep_record_clear(&rec);
+	return rc;
+}
+
+/*
+ * Reads fd's lines into r, a chunk at a time: memory is the chunk and the
+ * longest line kept (SBX_SWEEP_LINE_MAX), whatever the file's size; a longer
+ * line is skipped as it streams past. *good_len: the bytes up to the end of
+ * the last whole line; a last line without its newline is torn.
+ */
+static int load_stream(sbx_sweep_results *r, int fd, off_t *good_len)
+{
+	const size_t cap = SBX_SWEEP_LINE_MAX + READ_CHUNK + 1;
+	_cleanup_free_ char *buf = malloc(cap);
+	size_t have = 0, line = 1;
+	off_t at = 0; /* the file offset of buf[0] */
+	bool skipping = false;
+
+	if (!buf)
+		return -ENOMEM;
+	*good_len = 0;
+	for (;;) {
+		ssize_t n = read(fd, buf + have, cap - have);
+		size_t off = 0;
+		const char *nl;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		have += (size_t)n;
+		while ((nl = memchr(buf + off, '\n', have - off))) {
+			size_t len = (size_t)(nl - (buf + off));
+
+			if (skipping)
+				drop(r, line, "longer than 64 KiB");
+			else if (fold_line(r, buf + off, len, line) < 0)
+				return -ENOMEM;
+			skipping = false;
+			line++;
+			off += len + 1;
+			*good_len = at + (off_t)off;
+		}
+		at += (off_t)off;
+		have -= off;
+		memmove(buf, buf + off, have);
+		if (have > SBX_SWEEP_LINE_MAX) {
+			/* Too long to be a result line: its bytes go by unkept. */
+			skipping = true;
+			at += (off_t)have;
+			have = 0;
+		}
+	}
+	if (have || skipping)
+		drop(r, line, "torn (no newline: its write never finished)");
+	return 0;
+}
+
+static int results_new(const sbx_sweep_plan *plan, sbx_sweep_results **out)
 {
 	sbx_sweep_results *r = calloc(1, sizeof(*r));
 
 	if (!r)
 		return -ENOMEM;
 	r->fd = -1;
+	r->episodes_max = plan ? sbx_sweep_plan_size(plan) : SBX_SWEEP_MAX_EPISODES + 1;
 	pthread_mutex_init(&r->lock, NULL);
 	*out = r;
 	return 0;
 }
 
-static int open_common(const char *dir, bool append, sbx_sweep_results **out, unsigned *dropped,
-		       sbx_error *err)
+static int open_common(const char *dir, const sbx_sweep_plan *plan, bool append,
+		       sbx_sweep_results **out, unsigned *dropped, sbx_error *err)
 {
 	_cleanup_(sbx_sweep_results_freep) sbx_sweep_results *r = NULL;
-	_cleanup_free_ char *path = NULL, *text = NULL;
+	_cleanup_free_ char *path = NULL;
 	_cleanup_close_ int fd = -1;
-	unsigned drops = 0;
-	size_t len = 0, good = 0;
+	off_t good = 0;
 	struct stat st;
+	int rc;
 
-	if (asprintf(&path, "%s/results.jsonl", dir) < 0 || results_new(&r) < 0)
+	if (asprintf(&path, "%s/results.jsonl", dir) < 0 || results_new(plan, &r) < 0)
 		return sbx_error_set(err, -ENOMEM, "out of memory");
 	fd = open(path, (append ? O_RDWR | O_CREAT : O_RDONLY) | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd < 0 && !append && errno == ENOENT) {
@@ -297,13 +398,12 @@ static int open_common(const char *dir, bool append, sbx_sweep_results **out, un
 	if ((size_t)st.st_size > RESULTS_MAX_BYTES)
 		return sbx_error_set(err, -EFBIG, "'%s': larger than %zu bytes", path,
 				     RESULTS_MAX_BYTES);
-	if (st.st_size > 0 && sbx_file_read_fd(fd, (size_t)st.st_size, &text, &len) < 0)
-		return sbx_error_set(err, -errno ? -errno : -EIO, "'%s': read failed", path);
-	if (text && load_lines(r, text, len, &good, &drops) < 0)
-		return sbx_error_set(err, -ENOMEM, "out of memory");
+	rc = load_stream(r, fd, &good);
+	if (rc < 0)
+		return sbx_error_set(err, rc, "'%s': read failed: %s", path, strerror(-rc));
 	if (append) {
 		/* Cut a torn tail so the next line starts on a line of its own. */
-		if (good < len && ftruncate(fd, (off_t)good) < 0)
+		if (good < lseek(fd, 0, SEEK_END) && ftruncate(fd, good) < 0)
 			return sbx_error_set(err, -errno, "'%s': truncate: %s", path,
 					     strerror(errno));
 		if (fcntl(fd, F_SETFL, O_APPEND) < 0)
@@ -311,20 +411,30 @@ static int open_common(const char *dir, bool append, sbx_sweep_results **out, un
 		r->fd = TAKE_FD(fd);
 	}
 	if (dropped)
-		*dropped = drops;
+		*dropped = r->dropped;
 	*out = TAKE_PTR(r);
 	return 0;
 }
 
-int sbx_sweep_results_open(const char *dir, sbx_sweep_results **out, unsigned *dropped,
-			   sbx_error *err)
+int sbx_sweep_results_open(const char *dir, const sbx_sweep_plan *plan, sbx_sweep_results **out,
+			   unsigned *dropped, sbx_error *err)
 {
-	return open_common(dir, true, out, dropped, err);
+	return open_common(dir, plan, true, out, dropped, err);
 }
 
-int sbx_sweep_results_load(const char *dir, sbx_sweep_results **out, sbx_error *err)
+int sbx_sweep_results_load(const char *dir, const sbx_sweep_plan *plan, sbx_sweep_results **out,
+			   sbx_error *err)
 {
-	return open_common(dir, false, out, NULL, err);
+	return open_common(dir, plan, false, out, NULL, err);
+}
+
+unsigned sbx_sweep_results_dropped(const sbx_sweep_results *r, size_t *line, const char **why)
+{
+	if (line)
+		*line = r->drop_line;
+	if (why)
+		*why = r->drop_why;
+	return r->dropped;
 }
 
 int sbx_sweep_results_append(sbx_sweep_results *r, const sbx_sweep_record *rec, sbx_error *err)
@@ -354,7 +464,7 @@ int sbx_sweep_results_append(sbx_sweep_results *r, const sbx_sweep_record *rec, 
 	if (rc == 0) {
 		line[len] = '\0';
 		rc = sbx_sweep_record_parse(line, len, &copy, err);
-		if (rc == 0 && push(r, &copy) < 0)
+		if (rc == 0 && fold(r, &copy) < 0)
 			rc = sbx_error_set(err, -ENOMEM, "out of memory");
 		sbx_sweep_record_clear(&copy);
 	}
@@ -375,6 +485,7 @@ void sbx_sweep_results_free(sbx_sweep_results *r)
 	for (size_t i = 0; i < r->n; i++)
 		sbx_sweep_record_clear(&r->v[i]);
 	free(r->v);
+	free(r->slots);
 	if (r->fd >= 0)
 		close(r->fd);
 	pthread_mutex_destroy(&r->lock);
@@ -393,7 +504,7 @@ void sbx_sweep_done_map(const sbx_sweep_plan *p, const sbx_sweep_record *recs, s
 		if (recs[i].episode >= size)
 			continue; /* not this plan's */
 		if (attempts)
-			attempts[recs[i].episode]++;
+			attempts[recs[i].episode] += sbx_sweep__lines(&recs[i]);
 		if (sbx_sweep_record_done(&recs[i]))
 			done[recs[i].episode] = true;
 	}

@@ -153,7 +153,7 @@ int sbx_sweep_summarise(const sbx_sweep_plan *p, const sbx_sweep_record *recs, s
 		if (recs[i].episode >= size)
 			continue;
 		if (recs[i].status == SBX_RUN_INFRA_ERROR)
-			infra[recs[i].episode]++;
+			infra[recs[i].episode] += sbx_sweep__lines(&recs[i]);
 		if (sbx_sweep_record_done(&recs[i]) && !best[recs[i].episode])
 			best[recs[i].episode] = &recs[i];
 	}

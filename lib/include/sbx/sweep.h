@@ -33,6 +33,8 @@
 #define SBX_SWEEP_MAX_EPOCHS   100000
 #define SBX_SWEEP_MAX_EPISODES 1000000
 #define SBX_SWEEP_MAX_PASS_AT  16
+/* The longest results.jsonl line read back (a line is a few hundred bytes). */
+#define SBX_SWEEP_LINE_MAX (64 << 10)
 
 /* ---- the plan ---- */
 
@@ -143,6 +145,13 @@ typedef struct sbx_sweep_record {
 	sbx_sweep_usage usage;
 	char *engine; /* the engine's URL, NULL for the default */
 	char *error;  /* infrastructure error, NULL when none */
+	/*
+	 * The results.jsonl lines this record stands for (0 counts as 1). Loaded
+	 * results keep one record per episode and kind (its first result, its
+	 * first infra_error, its first interruption) and count the rest here, so
+	 * their memory is bounded by the plan, not by the file.
+	 */
+	unsigned lines;
 } sbx_sweep_record;
 
 /* Frees what the record owns (not the record). Accepts NULL. */
@@ -169,16 +178,27 @@ typedef struct sbx_sweep_results sbx_sweep_results;
 
 /*
  * Opens dir/results.jsonl (made if missing) for appending and loads its
- * lines. A torn last line (a crash mid-write) is cut off; a line that does not
- * parse elsewhere is skipped. *dropped (may be NULL) counts both. The file
- * is locked (flock) while open: a second sweep on the directory gets -EBUSY.
- * Free with sbx_sweep_results_free.
+ * lines, streamed: a line at a time, each at most SBX_SWEEP_LINE_MAX bytes.
+ * A torn last line (a crash mid-write) is cut off; a line that does not
+ * parse or is too long is skipped. *dropped (may be NULL) counts both;
+ * sbx_sweep_results_dropped says where the first was. Lines of episodes
+ * outside plan (may be NULL: no bound but SBX_SWEEP_MAX_EPISODES) are not
+ * kept. The file is locked (flock) while open: a second sweep on the
+ * directory gets -EBUSY. Free with sbx_sweep_results_free.
  */
-int sbx_sweep_results_open(const char *dir, sbx_sweep_results **out, unsigned *dropped,
+int sbx_sweep_results_open(const char *dir, const sbx_sweep_plan *plan, sbx_sweep_results **out,
+			   unsigned *dropped, sbx_error *err);
+
+/* Loads dir/results.jsonl read-only (for show/compare), as _open reads it. */
+int sbx_sweep_results_load(const char *dir, const sbx_sweep_plan *plan, sbx_sweep_results **out,
 			   sbx_error *err);
 
-/* Loads dir/results.jsonl read-only (for show/compare): a torn line is skipped. */
-int sbx_sweep_results_load(const char *dir, sbx_sweep_results **out, sbx_error *err);
+/*
+ * The lines loading skipped (torn, too long, not a result line). *line (may
+ * be NULL) gets the first one's 1-based line number, *why (may be NULL) a
+ * static phrase saying what was wrong with it.
+ */
+unsigned sbx_sweep_results_dropped(const sbx_sweep_results *r, size_t *line, const char **why);
 
 /*
  * Appends one line with a single write(2) on an O_APPEND descriptor, then
