@@ -220,7 +220,7 @@ static int run_sweep(run_ctx *x, const sbx_sweep_plan *plan, sbx_sweep_outcome *
 	o.attempt_userdata = &x->ep;
 	o.progress = on_progress;
 	o.progress_userdata = x->sh;
-	if (sbx_sweep_results_open(x->c->dir, &r, NULL, &err) < 0) {
+	if (sbx_sweep_results_open(x->c->dir, plan, &r, NULL, &err) < 0) {
 		fprintf(stderr, "bench-sweep-scale: %s\n", err.msg);
 		return -1;
 	}
@@ -523,7 +523,7 @@ static int summary(const config *c, const sbx_sweep_plan *plan)
 	int64_t t0 = sbx_now_ms();
 	size_t n;
 
-	if (sbx_sweep_results_load(c->dir, &r, &err) < 0 ||
+	if (sbx_sweep_results_load(c->dir, plan, &r, &err) < 0 ||
 	    (recs = sbx_sweep_results_records(r, &n),
 	     sbx_sweep_summarise(plan, recs, n, &s, &err) < 0) ||
 	    sbx_sweep_summary_text(s, &text) < 0) {

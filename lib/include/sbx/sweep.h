@@ -231,7 +231,7 @@ void sbx_sweep_wilson(unsigned k, unsigned n, double z, double *lo, double *hi);
  */
 double sbx_sweep_pass_at_k(unsigned n, unsigned c, unsigned k);
 
-/* The q-quantile (0..1, linear interpolation) of v[0..n); sorts v. NaN when n = 0. */
+/* The q-quantile (0..1, linear interpolation) of v[0..n); reorders v. NaN when n = 0. */
 double sbx_sweep_quantile(double *v, size_t n, double q);
 
 /*
