@@ -208,6 +208,7 @@ static int run_sweep(run_ctx *x, const sbx_sweep_plan *plan, sbx_sweep_outcome *
 	sbx_error err = SBX_ERROR_INIT;
 	sbx_sweep_results *r = NULL;
 	int64_t t0 = sbx_now_ms();
+	double cpu0 = cpu_s();
 	int rc;
 
 	o.dir = x->c->dir;
@@ -226,6 +227,8 @@ static int run_sweep(run_ctx *x, const sbx_sweep_plan *plan, sbx_sweep_outcome *
 	}
 	if (open_s)
 		*open_s = (double)(sbx_now_ms() - t0) / 1000.0;
+	if (open_cpu_s)
+		*open_cpu_s = cpu_s() - cpu0;
 	rc = sbx_sweep_execute(plan, r, &o, out, &err);
 	sbx_sweep_results_free(r);
 	if (rc < 0)
@@ -360,7 +363,11 @@ static int setup(config *c, run_ctx *x, sbx_sweep_plan **plan, bool *failing)
 	x->c = c;
 	x->engines = calloc(c->engines, sizeof(*x->engines));
 	x->urls = calloc(c->engines, sizeof(*x->urls));
-	x->ep.results_on = calloc(c->engines, sizeof(*x->ep.results_on));
+	/* Shared with the child that runs the first half: its counts outlive its SIGKILL. */
+	x->ep.results_on = mmap(NULL, c->engines * sizeof(*x->ep.results_on),
+				PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (x->ep.results_on == MAP_FAILED)
+		x->ep.results_on = NULL;
 	x->ep.last_attempt_ms = calloc(c->engines, sizeof(*x->ep.last_attempt_ms));
 	if (!*plan || !specs || !x->engines || !x->urls || !x->ep.results_on ||
 	    !x->ep.last_attempt_ms) {
@@ -401,7 +408,7 @@ static int first_half(run_ctx *x, const sbx_sweep_plan *plan, shared *sh)
 		sbx_sweep_outcome out;
 
 		x->sh = sh;
-		_exit(run_sweep(x, plan, &out, NULL) < 0 ? 1 : 0);
+		_exit(run_sweep(x, plan, &out, NULL, NULL) < 0 ? 1 : 0);
 	}
 	smp.pid = pid;
 	pthread_create(&smp.t, NULL, sample_main, &smp);
@@ -433,9 +440,10 @@ static size_t self_done(void *ud)
 
 static void report_engines(run_ctx *x, const bool *failing)
 {
+	static const double speeds[] = {0.5, 1, 2};
 	const config *c = x->c;
 	double total = 0, speed_total = 0, worst = 0, *dev = calloc(c->engines, sizeof(double)),
-	       drain_max = 0, drain_sum = 0;
+	       drain_max = 0, drain_sum = 0, class_share[3] = {0}, class_expect[3] = {0};
 	size_t n_good = 0, n_failing = 0, over10 = 0;
 
 	for (size_t i = 0; i < c->engines; i++)
@@ -444,16 +452,15 @@ static void report_engines(run_ctx *x, const bool *failing)
 			speed_total += sim_cluster_speed(x->cluster, i);
 		}
 	for (size_t i = 0; i < c->engines && dev; i++) {
-		double share, expect;
+		double share, expect, speed = sim_cluster_speed(x->cluster, i);
 
 		if (failing[i]) {
 			sim_engine_stats st;
-			int64_t f, l = atomic_load(&x->ep.last_attempt_ms[i]);
+			int64_t l = atomic_load(&x->ep.last_attempt_ms[i]);
 
 			sim_cluster_stats(x->cluster, i, &st);
-			f = st.broken_ms;
-			if (f > 0 && l >= f) {
-				double d = (double)(l - f) / 1000.0;
+			if (st.broken_ms > 0 && l >= st.broken_ms) {
+				double d = (double)(l - st.broken_ms) / 1000.0;
 
 				drain_sum += d;
 				drain_max = d > drain_max ? d : drain_max;
@@ -462,21 +469,29 @@ static void report_engines(run_ctx *x, const bool *failing)
 			continue;
 		}
 		share = (double)atomic_load(&x->ep.results_on[i]) / total;
-		expect = sim_cluster_speed(x->cluster, i) / speed_total;
+		expect = speed / speed_total;
+		for (int k = 0; k < 3; k++)
+			if (speed == speeds[k])
+				class_share[k] += share, class_expect[k] += expect;
 		dev[n_good] = fabs(share / expect - 1);
 		worst = dev[n_good] > worst ? dev[n_good] : worst;
 		over10 += dev[n_good] > 0.10;
 		n_good++;
 	}
-	if (dev && n_good)
-		printf("engine shares (resumed half, %zu healthy engines): |share / "
+	if (dev && n_good) {
+		printf("engine shares (whole sweep, %zu healthy engines): |share / "
 		       "speed-proportional share - 1| p50 %.1f%%, p99 %.1f%%, max %.1f%%; %zu over "
-		       "10%%\n",
+		       "10%% (target: none)\n",
 		       n_good, sbx_sweep_quantile(dev, n_good, 0.5) * 100,
 		       sbx_sweep_quantile(dev, n_good, 0.99) * 100, worst * 100, over10);
+		printf("  by speed: x0.5 engines did %.1f%% (speed-proportional %.1f%%), x1 %.1f%% "
+		       "(%.1f%%), x2 %.1f%% (%.1f%%)\n",
+		       class_share[0] * 100, class_expect[0] * 100, class_share[1] * 100,
+		       class_expect[1] * 100, class_share[2] * 100, class_expect[2] * 100);
+	}
 	printf("failing engines: %zu failed during the resumed half; drain took mean %.2f s, max "
-	       "%.2f s (from its first failed operation to the end of its last attempt, wall clock at "
-	       "time scale %.3g)\n",
+	       "%.2f s (from its first failed operation to the end of its last attempt, wall "
+	       "clock at time scale %.3g)\n",
 	       n_failing, n_failing ? drain_sum / (double)n_failing : 0, drain_max, c->scale);
 	free(dev);
 }
@@ -486,21 +501,21 @@ static int second_half(run_ctx *x, const sbx_sweep_plan *plan, const bool *faili
 	const config *c = x->c;
 	sampler smp = {.pid = getpid(), .label = "resume", .c = c, .done = self_done, .done_ud = x};
 	sbx_sweep_outcome out;
-	double cpu0 = cpu_s(), cpu, open_s = 0, sched;
+	double cpu0 = cpu_s(), cpu, open_s = 0, open_cpu = 0, sched;
 	int64_t t0 = sbx_now_ms();
 	size_t ran;
 
 	pthread_create(&smp.t, NULL, sample_main, &smp);
-	if (run_sweep(x, plan, &out, &open_s) < 0)
+	if (run_sweep(x, plan, &out, &open_s, &open_cpu) < 0)
 		return -1;
 	smp.stop = true;
 	pthread_join(smp.t, NULL);
 	cpu = cpu_s() - cpu0;
 	ran = (size_t)atomic_load(&x->ep.attempts);
 	sched = cpu - (double)atomic_load(&x->ep.cpu_ns) / 1e9;
-	printf("resume: results loaded in %.2f s; first episode scheduled %.2f s after start "
-	       "(target < 10 s)\n",
-	       open_s, (double)(x->first_attempt_ms - t0) / 1000.0);
+	printf("resume: results loaded in %.2f s (%.2f s of CPU); first episode scheduled %.2f s "
+	       "after start (target < 10 s)\n",
+	       open_s, open_cpu, (double)(x->first_attempt_ms - t0) / 1000.0);
 	printf("resumed half: %zu attempts in %.1f s, stop=%d%s%s; remaining %zu\n", ran,
 	       out.elapsed_s, (int)out.stop, out.reason[0] ? ": " : "", out.reason, out.remaining);
 	printf("scheduler CPU: %.1f us per attempt (process %.1f s less the stand-in's %.1f s; "
@@ -521,6 +536,7 @@ static int summary(const config *c, const sbx_sweep_plan *plan)
 	sbx_buf text = SBX_BUF_INIT(1 << 24);
 	const sbx_sweep_record *recs;
 	int64_t t0 = sbx_now_ms();
+	double cpu0 = cpu_s();
 	size_t n;
 
 	if (sbx_sweep_results_load(c->dir, plan, &r, &err) < 0 ||
@@ -530,11 +546,11 @@ static int summary(const config *c, const sbx_sweep_plan *plan)
 		fprintf(stderr, "bench-sweep-scale: summary: %s\n", err.msg);
 		return -1;
 	}
-	printf("summary of %zu lines (%.1f MB results.jsonl): %.2f s (target < 5 s); overall "
-	       "%u of %u done, pass rate %.3f\n",
+	printf("summary (load, summarise, the table) of %zu records from a %.1f MB results.jsonl: "
+	       "%.2f s, %.2f s of CPU (target < 5 s); overall %u of %u done, pass rate %.3f\n",
 	       n, (double)file_size(c->dir, "results.jsonl") / 1e6,
-	       (double)(sbx_now_ms() - t0) / 1000.0, s->overall.done, s->overall.planned,
-	       s->overall.pass_rate);
+	       (double)(sbx_now_ms() - t0) / 1000.0, cpu_s() - cpu0, s->overall.done,
+	       s->overall.planned, s->overall.pass_rate);
 	sbx_buf_free(&text);
 	sbx_sweep_summary_free(s);
 	sbx_sweep_results_free(r);
