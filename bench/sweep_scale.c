@@ -202,7 +202,8 @@ static void on_progress(const sbx_sweep_progress *p, void *userdata)
 		atomic_store(&sh->done, p->done);
 }
 
-static int run_sweep(run_ctx *x, const sbx_sweep_plan *plan, sbx_sweep_outcome *out, double *open_s)
+static int run_sweep(run_ctx *x, const sbx_sweep_plan *plan, sbx_sweep_outcome *out, double *open_s,
+		     double *open_cpu_s)
 {
 	sbx_sweep_opts o = SBX_SWEEP_OPTS_INIT;
 	sbx_error err = SBX_ERROR_INIT;
