@@ -647,7 +647,6 @@ int sbx_sweep_results_append(sbx_sweep_results *r, const sbx_sweep_record *rec, 
 	line[len] = '\n'; /* the NUL's byte; the write below is len + 1 */
 	if (r->fd < 0)
 		return sbx_error_set(err, -EBADF, "results opened read-only");
-	pthread_mutex_lock(&r->lock);
 	/* One write: with O_APPEND the line lands whole, never interleaved. */
 	do
 		n = write(r->fd, line, len + 1);
@@ -655,8 +654,10 @@ int sbx_sweep_results_append(sbx_sweep_results *r, const sbx_sweep_record *rec, 
 	if (n != (ssize_t)(len + 1))
 		rc = sbx_error_set(err, n < 0 ? -errno : -EIO, "results.jsonl: write: %s",
 				   n < 0 ? strerror(errno) : "short write");
+	/* Outside the lock, so concurrent appends share the journal's commits. */
 	else if (fsync(r->fd) < 0)
 		rc = sbx_error_set(err, -errno, "results.jsonl: fsync: %s", strerror(errno));
+	pthread_mutex_lock(&r->lock);
 	if (rc == 0) {
 		line[len] = '\0';
 		rc = sbx_sweep_record_parse(line, len, &copy, err);

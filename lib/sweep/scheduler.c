@@ -245,14 +245,9 @@ static void update_progress(sched *s, const sbx_sweep_record *rec)
 /* Records an attempt's outcome and decides what happens to the episode next. */
 static void settle(sched *s, size_t e, size_t idx, sbx_sweep_record *rec)
 {
-	sbx_error err = SBX_ERROR_INIT;
 	engine_state *en = &s->engines[e];
 	bool infra = rec->status == SBX_RUN_INFRA_ERROR;
 
-	if (sbx_sweep_results_append(s->results, rec, &err) < 0) {
-		stop_locked(s, SBX_SWEEP_UNFINISHED, "%s", sbx_error_message(&err));
-		return;
-	}
 	s->attempts[idx] = rec->attempt;
 	if (rec->status == SBX_RUN_INTERRUPTED)
 		return; /* not done; resume redoes it */
@@ -313,8 +308,9 @@ static void *worker_main(void *arg)
 	for (;;) {
 		size_t idx;
 		sbx_sweep_record rec = {0};
+		sbx_error append_err = SBX_ERROR_INIT;
 		char cfg_error[SBX_ERROR_MAX + 256];
-		int r;
+		int r, appended = 0;
 
 		if (s->stopping || s->engines[w->engine].drained)
 			break;
@@ -328,12 +324,22 @@ static void *worker_main(void *arg)
 		pthread_mutex_unlock(&s->lock);
 		r = run_attempt(s, w->engine, idx, s->attempts[idx] + 1, &rec, cfg_error,
 				sizeof(cfg_error));
+		/*
+		 * The attempt's line is on disk before the episode is settled. It is
+		 * appended outside the scheduler's lock: with a thousand engines an
+		 * fsync under it (a few ms on a disk) held every worker, while
+		 * concurrent fsyncs of one file share the journal's commits.
+		 */
+		if (r == 0)
+			appended = sbx_sweep_results_append(s->results, &rec, &append_err);
 		pthread_mutex_lock(&s->lock);
 		s->running--;
 		if (r == -EINVAL) {
 			stop_locked(s, SBX_SWEEP_CONFIG, "%s", cfg_error);
 		} else if (r < 0) {
 			stop_locked(s, SBX_SWEEP_UNFINISHED, "out of memory");
+		} else if (appended < 0) {
+			stop_locked(s, SBX_SWEEP_UNFINISHED, "%s", sbx_error_message(&append_err));
 		} else {
 			settle(s, w->engine, idx, &rec);
 			update_progress(s, &rec);
