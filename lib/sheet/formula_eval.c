@@ -495,24 +495,21 @@ int sbx_fx__compare_case(const fx_val *a, const fx_val *b)
 /* ---- operators ---- */
 
 /*
- * Both operands of a binary operator, the left one x already computed, with
+ * Both operands of a binary operator, computed (left first) by chain(), with
  * LibreOffice's error order: an error a subexpression computed was raised
  * while it ran (the left one first); an error read from a cell, or a
  * conversion, only when the operator pops its operands, right first.
  * Returns false with *err set when an operand's error decides; a and b are
  * then scalars.
  */
-static bool operands(fx_ctx *c, const fx_node *n, fx_val x, fx_val *a, fx_val *b, fx_err *err)
+static bool operands(fx_ctx *c, const fx_val *x, const fx_val *y, fx_val *a, fx_val *b, fx_err *err)
 {
-	fx_val y;
-
-	sbx_fx__eval(c, n->b, &y);
-	if (x.type == FX_ERR || y.type == FX_ERR) {
-		*err = x.type == FX_ERR ? x.err : y.err;
+	if (x->type == FX_ERR || y->type == FX_ERR) {
+		*err = x->type == FX_ERR ? x->err : y->err;
 		return false;
 	}
-	sbx_fx__deref(c, &x, a);
-	sbx_fx__deref(c, &y, b);
+	sbx_fx__deref(c, x, a);
+	sbx_fx__deref(c, y, b);
 	if (b->type == FX_ERR || a->type == FX_ERR) {
 		*err = b->type == FX_ERR ? b->err : a->err;
 		return false;
@@ -520,14 +517,14 @@ static bool operands(fx_ctx *c, const fx_node *n, fx_val x, fx_val *a, fx_val *b
 	return true;
 }
 
-static void arith(fx_ctx *c, const fx_node *n, const fx_val *left, fx_val *out)
+static void arith(fx_ctx *c, const fx_node *n, const fx_val *x0, const fx_val *y0, fx_val *out)
 {
 	fx_val a, b;
 	double x, y, r;
 	fx_err e = FX_E_NONE;
 
 	/* Conversions happen as the operator pops its operands: right first. */
-	if (!operands(c, n, *left, &a, &b, &e) || !sbx_fx__to_num(c, &b, &y, &e) ||
+	if (!operands(c, x0, y0, &a, &b, &e) || !sbx_fx__to_num(c, &b, &y, &e) ||
 	    !sbx_fx__to_num(c, &a, &x, &e)) {
 		sbx_fx__set_err(out, e);
 		return;
@@ -560,14 +557,14 @@ static void arith(fx_ctx *c, const fx_node *n, const fx_val *left, fx_val *out)
 	sbx_fx__set_num(out, r);
 }
 
-static void compare_op(fx_ctx *c, const fx_node *n, const fx_val *left, fx_val *out)
+static void compare_op(fx_ctx *c, const fx_node *n, const fx_val *x, const fx_val *y, fx_val *out)
 {
 	fx_val a, b;
 	int r;
 
 	fx_err e = FX_E_NONE;
 
-	if (!operands(c, n, *left, &a, &b, &e)) {
+	if (!operands(c, x, y, &a, &b, &e)) {
 		sbx_fx__set_err(out, e);
 		return;
 	}
@@ -594,7 +591,7 @@ static void compare_op(fx_ctx *c, const fx_node *n, const fx_val *left, fx_val *
 	}
 }
 
-static void concat(fx_ctx *c, const fx_node *n, const fx_val *left, fx_val *out)
+static void concat(fx_ctx *c, const fx_val *x0, const fx_val *y0, fx_val *out)
 {
 	fx_val a, b;
 	const char *x, *y;
@@ -602,7 +599,7 @@ static void concat(fx_ctx *c, const fx_node *n, const fx_val *left, fx_val *out)
 	fx_err e = FX_E_NONE;
 	char *p;
 
-	if (!operands(c, n, *left, &a, &b, &e) || !sbx_fx__to_str(c, &b, &y, &ly, &e) ||
+	if (!operands(c, x0, y0, &a, &b, &e) || !sbx_fx__to_str(c, &b, &y, &ly, &e) ||
 	    !sbx_fx__to_str(c, &a, &x, &lx, &e)) {
 		sbx_fx__set_err(out, e);
 		return;
@@ -646,12 +643,12 @@ static bool is_binary(fx_op op)
 	return op >= N_ADD && op <= N_GE;
 }
 
-/* Binary operator n, its left operand already computed. */
-static void binary(fx_ctx *c, const fx_node *n, const fx_val *left, fx_val *out)
+/* Binary operator n on its operands' values (x left, y right). */
+static void binary(fx_ctx *c, const fx_node *n, const fx_val *x, const fx_val *y, fx_val *out)
 {
 	switch (n->op) {
 	case N_CAT:
-		concat(c, n, left, out);
+		concat(c, x, y, out);
 		return;
 	case N_EQ:
 	case N_NE:
@@ -659,10 +656,10 @@ static void binary(fx_ctx *c, const fx_node *n, const fx_val *left, fx_val *out)
 	case N_LE:
 	case N_GT:
 	case N_GE:
-		compare_op(c, n, left, out);
+		compare_op(c, n, x, y, out);
 		return;
 	default:
-		arith(c, n, left, out);
+		arith(c, n, x, y, out);
 		return;
 	}
 }
@@ -671,20 +668,22 @@ static void binary(fx_ctx *c, const fx_node *n, const fx_val *left, fx_val *out)
  * A chain of binary operators: the parser nests =1+2*3-4&"x" down its left
  * operands, so a formula of 4,000 terms is 4,000 nodes deep there. It is
  * computed as a loop, bottom up, so its length costs no stack: only the
- * right operands recurse, and they nest no deeper than the parser allowed.
+ * right operands recurse (from here, so an operator adds no frames of its
+ * own), and they nest no deeper than the parser allowed.
  */
 static void chain(fx_ctx *c, uint32_t top, fx_val *out)
 {
 	const fx_node *nodes = c->f->nodes;
 	uint32_t len = 0, k, i;
 	uint32_t *spine;
-	fx_val acc, v;
+	fx_val acc, y;
 
 	for (i = top; is_binary(nodes[i].op); i = nodes[i].a)
 		len++;
 	if (len == 1) {
 		sbx_fx__eval(c, nodes[top].a, &acc);
-		binary(c, &nodes[top], &acc, out);
+		sbx_fx__eval(c, nodes[top].b, &y);
+		binary(c, &nodes[top], &acc, &y, out);
 		return;
 	}
 	/* The top node was counted by sbx_fx__eval. */
@@ -699,7 +698,10 @@ static void chain(fx_ctx *c, uint32_t top, fx_val *out)
 		spine[k] = i;
 	sbx_fx__eval(c, nodes[spine[len - 1]].a, &acc);
 	for (k = len; k-- > 0;) {
-		binary(c, &nodes[spine[k]], &acc, &v);
+		fx_val v;
+
+		sbx_fx__eval(c, nodes[spine[k]].b, &y);
+		binary(c, &nodes[spine[k]], &acc, &y, &v);
 		acc = v;
 	}
 	*out = acc;
