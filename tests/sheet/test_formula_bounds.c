@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "formula-internal.h"
 #include "sbx/formula.h"
 #include "sbx/sheet.h"
 
@@ -363,13 +364,32 @@ START_TEST(recalc_survives_hostile_cells)
 }
 END_TEST
 
+/* The evaluator's own guard, for nodes the parser did not make: 1,000 nested minus signs. */
+START_TEST(eval_guards_its_depth)
+{
+	fx_node nodes[1001];
+	fx_formula f = {.nodes = nodes, .n = 1001, .cap = 1001, .root = 1000};
+	fx_ctx c = {.book = book, .f = &f, .max_steps = 1000000};
+	fx_val v;
+
+	nodes[0] = (fx_node){.op = N_NUM, .fn = -1, .num = 1};
+	for (uint32_t i = 1; i <= 1000; i++)
+		nodes[i] = (fx_node){.op = N_NEG, .fn = -1, .a = i - 1};
+	sbx_fx__eval(&c, f.root, &v);
+	ck_assert(v.type == FX_ERR && v.err == FX_E_UNSUP);
+	ck_assert_str_eq(c.why, "formula nested too deeply to evaluate");
+	ck_assert_uint_eq(c.depth, 0);
+	sbx_fx__ctx_free(&c);
+}
+END_TEST
+
 static void add_cases(Suite *s)
 {
 	TCase *tc = sbx_test_case(s, "bounds", setup, teardown, 120);
 
 	SBX_TEST_TABLE(tc, chains_of_50000_terms, chain_ops);
 	SBX_TEST_ADD(tc, chains_below_the_bound_compute, nesting_bounded,
-		     recalc_survives_hostile_cells);
+		     recalc_survives_hostile_cells, eval_guards_its_depth);
 }
 
 SBX_TEST_MAIN("formula-bounds", add_cases)
