@@ -145,7 +145,8 @@ static int eval_small(const char *f, sbx_formula_value *v, char *msg, size_t cap
 	return j.r;
 }
 
-static void expect_unsupported(const char *f, const char *why)
+/* f (malloc'd, freed here) is unsupported, err naming why. */
+static void expect_unsupported(char *f, const char *why)
 {
 	sbx_formula_value v = {0};
 	char msg[1024];
@@ -153,9 +154,11 @@ static void expect_unsupported(const char *f, const char *why)
 
 	ck_assert_msg(r == -EOPNOTSUPP, "%.40s...: %d", f, r);
 	ck_assert_msg(strstr(msg, why), "%.40s...: '%s'", f, msg);
+	free(f);
 }
 
-static void expect_number(const char *f, double x)
+/* f (malloc'd, freed here) computes x. */
+static void expect_number(char *f, double x)
 {
 	sbx_formula_value v = {0};
 	char msg[1024];
@@ -167,6 +170,7 @@ static void expect_number(const char *f, double x)
 	ck_assert_msg(fabs(v.number - x) <= 1e-9 * fmax(1, fabs(x)), "%.40s...: %g, not %g", f,
 		      v.number, x);
 	sbx_formula_value_clear(&v);
+	free(f);
 }
 
 static const char *const chain_ops[] = {"+1", "*1", "&1", "^1", "-1", "/1", "=1", "<>1"};
@@ -174,10 +178,8 @@ static const char *const chain_ops[] = {"+1", "*1", "&1", "^1", "-1", "/1", "=1"
 /* 50,000 terms of each operator: past the length bound, unsupported, no crash. */
 START_TEST(chains_of_50000_terms)
 {
-	char *f = repeat("1", chain_ops[_i], 49999, "");
-
-	expect_unsupported(f, "formula longer than 8192 characters (limit)");
-	free(f);
+	expect_unsupported(repeat("1", chain_ops[_i], 49999, ""),
+			   "formula longer than 8192 characters (limit)");
 }
 END_TEST
 
@@ -186,28 +188,17 @@ START_TEST(chains_below_the_bound_compute)
 {
 	char *f;
 
-	f = repeat("1", "+1", 4095, ""); /* 8,191 bytes */
-	expect_number(f, 4096);
-	free(f);
-	f = repeat("1", "*1", 4095, "");
-	expect_number(f, 1);
-	free(f);
-	f = repeat("2", "^1", 4095, "");
-	expect_number(f, 2);
-	free(f);
-	f = repeat("A1", "-A1", 2729, ""); /* cell references: 2 - 2,729 * 2 */
-	expect_number(f, 2 - 2729.0 * 2);
-	free(f);
-	f = repeat("LEN(\"a\"", "&\"a\"", 2000, ")"); /* text grows left to right */
-	expect_number(f, 2001);
-	free(f);
+	expect_number(repeat("1", "+1", 4095, ""), 4096); /* 8,192 bytes: the most allowed */
+	expect_number(repeat("1", "*1", 4095, ""), 1);
+	expect_number(repeat("2", "^1", 4095, ""), 2);
+	/* Cell references: 2 - 2,729 * 2. */
+	expect_number(repeat("A1", "-A1", 2729, ""), 2 - 2729.0 * 2);
+	/* Text grows left to right. */
+	expect_number(repeat("LEN(\"a\"", "&\"a\"", 2000, ")"), 2001);
 	/* Mixed levels: each right operand is a chain of the next level up. */
-	f = repeat("0", "+1*2^1", 1000, "");
-	expect_number(f, 2000);
-	free(f);
-	f = repeat("1", "=1", 4095, ""); /* TRUE=1 is TRUE: booleans are numbers */
-	expect_number(f, 1);
-	free(f);
+	expect_number(repeat("0", "+1*2^1", 1000, ""), 2000);
+	/* TRUE=1 is TRUE: booleans are numbers. */
+	expect_number(repeat("1", "=1", 4095, ""), 1);
 	/* Errors still propagate left to right through the loop. */
 	{
 		sbx_formula_value v = {0};
@@ -261,19 +252,15 @@ START_TEST(nesting_bounded)
 	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
 		size_t n = 64 / kinds[k].per;
 
-		f = nest(kinds[k].open, n, kinds[k].core, kinds[k].close);
-		expect_number(f, kinds[k].at64);
-		free(f);
-		f = nest(kinds[k].open, n + 1, kinds[k].core, kinds[k].close);
-		expect_unsupported(f, "formula nested more than 64 levels deep (limit)");
-		free(f);
-		f = nest(kinds[k].open, 8000 / (strlen(kinds[k].open) + strlen(kinds[k].close)),
-			 kinds[k].core, kinds[k].close);
-		expect_unsupported(f, "formula nested more than 64 levels deep (limit)");
-		free(f);
-		f = nest(kinds[k].open, 50000, kinds[k].core, kinds[k].close);
-		expect_unsupported(f, "formula longer than 8192 characters (limit)");
-		free(f);
+		expect_number(nest(kinds[k].open, n, kinds[k].core, kinds[k].close), kinds[k].at64);
+		expect_unsupported(nest(kinds[k].open, n + 1, kinds[k].core, kinds[k].close),
+				   "formula nested more than 64 levels deep (limit)");
+		expect_unsupported(nest(kinds[k].open,
+					8000 / (strlen(kinds[k].open) + strlen(kinds[k].close)),
+					kinds[k].core, kinds[k].close),
+				   "formula nested more than 64 levels deep (limit)");
+		expect_unsupported(nest(kinds[k].open, 50000, kinds[k].core, kinds[k].close),
+				   "formula longer than 8192 characters (limit)");
 	}
 	/* Every binary level inside each of 21 levels of three: -(1+2*3^(...)). */
 	for (int k = 0; k < 21; k++)
@@ -288,25 +275,16 @@ START_TEST(nesting_bounded)
 		sbx_formula_value_clear(&r);
 		free(f);
 	}
-	f = nest("-(1+2*3^(", 21, "0", "))");
-	expect_number(f, v);
-	free(f);
+	expect_number(nest("-(1+2*3^(", 21, "0", "))"), v);
 	/* Postfix operators nest too (each one's operand is the chain before it). */
-	f = repeat("100000", "%", 3, "");
-	expect_number(f, 0.1);
-	free(f);
-	f = repeat("1", "%", 65, "");
-	expect_unsupported(f, "formula nested more than 64 levels deep (limit)");
-	free(f);
-	f = repeat("A1", ":A1", 200, ""); /* A1:A1 is one reference, then ":" A1:A1 ... */
-	expect_unsupported(f, "formula nested more than 64 levels deep (limit)");
-	free(f);
-	f = repeat("SUM(1", ",1", 254, ")");
-	expect_number(f, 255);
-	free(f);
-	f = repeat("SUM(1", ",1", 255, ")");
-	expect_unsupported(f, "more than 255 arguments (limit)");
-	free(f);
+	expect_number(repeat("100000", "%", 3, ""), 0.1);
+	expect_unsupported(repeat("1", "%", 65, ""),
+			   "formula nested more than 64 levels deep (limit)");
+	/* A1:A1 is one reference, then ":" A1:A1 ... */
+	expect_unsupported(repeat("A1", ":A1", 200, ""),
+			   "formula nested more than 64 levels deep (limit)");
+	expect_number(repeat("SUM(1", ",1", 254, ")"), 255);
+	expect_unsupported(repeat("SUM(1", ",1", 255, ")"), "more than 255 arguments (limit)");
 	fprintf(stderr, "formula bounds: nesting: at most %zu bytes of stack used\n", max_used);
 }
 END_TEST
