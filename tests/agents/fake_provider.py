@@ -20,6 +20,8 @@ from a script chosen by the model name:
   down500     500 to every request (a provider that keeps failing)
   flaky429date  429 with Retry-After as an HTTP date 3 s ahead once, then solve
   busy429     429 with Retry-After an hour ahead (an HTTP date), to every request
+  escapes     text with terminal escapes (title, clear screen, a green PASS, CSI, a bidi
+              override) and list_files, then a 400 whose message has the same
 
 Every request's max_tokens, temperature, seed and system text are recorded
 in the state file under params["API/MODEL"] (each distinct set once).
@@ -42,6 +44,8 @@ KEY = sys.argv[2] if len(sys.argv) > 2 else "sk-test-key"
 STATE = sys.argv[1]
 NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 state = {"requests": 0, "violations": [], "by_model": {}, "saw_image": False, "params": {}}
+ESCAPES = ("\x1b]0;title\x07 \x1b[2J \x1b[32mPASS\x1b[0m sales_revenue 100.00% \u009b31m "
+           "\u202eSSAP")
 lock = threading.Lock()
 OPENAI_KEYS = {"model", "messages", "tools", "max_tokens", "temperature", "seed"}
 ANTHROPIC_KEYS = {"model", "messages", "tools", "max_tokens", "temperature", "system"}
@@ -304,6 +308,10 @@ def plan(model, step, msgs, texts, anthropic):
         return 200, [("list_files", {})], {}
     if model == "down500":
         return 500, {"error": {"message": "the fake is down", "type": "server_error"}}, {}
+    if model == "escapes" and step > 0:
+        return 400, {"error": {"message": "bad request " + ESCAPES}}, {}
+    if model == "escapes":
+        return 200, [("list_files", {})], {}
     if model == "busy429":
         return 429, {"error": {"message": "come back in an hour"}}, {
             "Retry-After": email.utils.formatdate(time.time() + 3600, usegmt=True)}
@@ -397,6 +405,11 @@ class Handler(BaseHTTPRequestHandler):
         if not isinstance(calls, list):
             return self.answer(status, calls, headers)
         rep = reply_anthropic(model, step, calls) if anthropic else reply_openai(model, step, calls)
+        if model == "escapes" and step == 0:
+            if anthropic:
+                rep["content"][0]["text"] = ESCAPES
+            else:
+                rep["choices"][0]["message"]["content"] = ESCAPES
         self.answer(200, rep, headers)
 
 

@@ -156,6 +156,25 @@ def case_closed_port(env, prov):
                 % (res.get("ended_by"), took))
 
 
+def case_escapes(env, prov):
+    """The model's text and the provider's error carry terminal escapes: stderr (the agent's
+    lines, which sandboxctl echoes, and the agent error line) shows them escaped."""
+    rc, res, s, log, err, took = episode(env, prov, "escapes")
+    if res["status"] != "agent_error":
+        it.fail("escapes: want agent_error after the 400: %s\n%s" % (res["status"], err))
+    # agent.log holds the agent's stderr byte for byte: what sandboxctl echoes without --quiet.
+    agent_log = it.read(os.path.join(env.runs, res["run_id"], "agent.log"))
+    for where, text in (("stderr", err), ("agent.log", agent_log)):
+        for raw in ("\x1b", "\x07", "\u009b", "\u202e"):
+            if raw in text:
+                it.fail("escapes: %r reached %s raw:\n%r" % (raw, where, text))
+    for shown in ("\\x1b]0;title\\x07", "\\x1b[2J", "\\x1b[32mPASS", "\\u009b31m", "\\u202eSSAP"):
+        if shown not in agent_log:
+            it.fail("escapes: %r not shown escaped in the model's text:\n%s" % (shown, agent_log))
+    if not any(l.startswith("sandboxctl: agent error:") and "\\u202eSSAP" in l for l in err.splitlines()):
+        it.fail("escapes: the provider's error is not in the agent error line, escaped:\n%s" % err)
+
+
 def case_failure(model, stop):
     def case(env, prov):
         rc, res, s, _, err, _ = episode(env, prov, model)
@@ -269,6 +288,7 @@ CASES = {
     "keeps-failing": case_keeps_failing,
     "closed-port": case_closed_port,
     "retry-past-deadline": case_retry_past_deadline,
+    "escapes": case_escapes,
     "flags": case_flags("openai"),
     "flags-anthropic": case_flags("anthropic"),
     "default-params": case_default_params,
