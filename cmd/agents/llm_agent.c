@@ -31,6 +31,9 @@
 
 #define MAX_REPLY (32L << 20)
 #define MAX_TRIES 8
+/* Nothing accepts the connection: tries, and the waits between them (seconds). */
+#define CONNECT_TRIES 3
+static const double connect_waits[CONNECT_TRIES - 1] = {0.5, 1.0};
 
 static const char default_system[] =
 	"You are an agent working inside a sandbox on a spreadsheet task. Use the tools "
@@ -219,11 +222,10 @@ static bool retryable(long status)
  * Sleeps for attempt's backoff (full jitter, capped), or Retry-After; false when
  * the wait would end past the deadline (a Retry-After far off gives up at once).
  */
-static bool back_off(agent *a, int attempt, long retry_after)
+static bool back_off(agent *a, int attempt, double retry_after)
 {
 	double cap = fmin(30.0, 0.5 * (double)(1L << (attempt < 6 ? attempt : 6)));
-	double wait =
-		retry_after >= 0 ? (double)retry_after : cap * ((double)rand() / (double)RAND_MAX);
+	double wait = retry_after >= 0 ? retry_after : cap * ((double)rand() / (double)RAND_MAX);
 	double left = (double)a->deadline - now_s();
 
 	if (wait > left - 1)
@@ -234,12 +236,21 @@ static bool back_off(agent *a, int attempt, long retry_after)
 	return true;
 }
 
+/* Nothing accepted the connection: a base URL with nothing behind it, not a busy provider. */
+static bool refused_connection(CURLcode rc)
+{
+	return rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST ||
+	       rc == CURLE_COULDNT_RESOLVE_PROXY;
+}
+
 /* POSTs body to the model; the parsed reply, or NULL with a->error set. */
 static cJSON *ask(agent *a, const cJSON *body)
 {
 	char *text = cJSON_PrintUnformatted(body);
 	struct curl_slist *h = NULL;
 	cJSON *reply = NULL;
+	int refusals = 0;
+	double started = now_s();
 
 	h = curl_slist_append(h, "Content-Type: application/json");
 	h = curl_slist_append(h, "Expect:"); /* no 100-continue round trip per request */
@@ -277,15 +288,30 @@ static cJSON *ask(agent *a, const cJSON *body)
 			break;
 		}
 		provider_error(a, status, &b, rc == CURLE_OK ? NULL : curl_easy_strerror(rc));
+		if (refused_connection(rc) && ++refusals < CONNECT_TRIES) {
+			size_t len = strlen(a->error);
+
+			snprintf(a->error + len, sizeof(a->error) - len, " (try %d of %d)", refusals,
+				 CONNECT_TRIES);
+		} else if (refused_connection(rc)) {
+			size_t len = strlen(a->error);
+
+			snprintf(a->error + len, sizeof(a->error) - len,
+				 " (%d tries over %.1f s: is anything serving the base URL?)",
+				 CONNECT_TRIES, now_s() - started);
+		}
 		{
 			cJSON *err = cJSON_CreateString(a->error);
 			record(a, "error", err, status, (now_s() - t0) * 1000);
 			cJSON_Delete(err);
 		}
 		free(b.b.data);
-		if (rc == CURLE_OK && !retryable(status))
+		if ((rc == CURLE_OK && !retryable(status)) ||
+		    (refused_connection(rc) && refusals >= CONNECT_TRIES))
 			break;
-		if (!back_off(a, attempt, b.retry_after))
+		if (!back_off(a, attempt,
+			      refused_connection(rc) ? connect_waits[refusals - 1]
+						     : (double)b.retry_after))
 			break;
 	}
 	curl_slist_free_all(h);

@@ -140,7 +140,8 @@ def case_retry_past_deadline(env, prov):
 
 
 def case_closed_port(env, prov):
-    """Nothing listens at the base URL: network errors, retried, then agent_error in time."""
+    """Nothing listens at the base URL: 3 tries over about 1.5 s (waits of 0.5 and 1 s), then
+    agent_error, not the retries of a busy provider until the deadline."""
     import socket
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
@@ -149,8 +150,12 @@ def case_closed_port(env, prov):
     rc, res, s, log, err, took = episode(env, prov, "solve", "--timeout", "20",
                                           url="http://127.0.0.1:%d/v1" % port)
     expect_agent_error("closed port", res, rc, s, err, "127.0.0.1:%d" % port)
-    if "connect" not in s["error"].lower() or s.get("retries", 0) < 2:
-        it.fail("closed port: want retried connection errors: %s" % s)
+    if "connect" not in s["error"].lower() or s.get("retries") != 2 or "3 tries" not in s["error"]:
+        it.fail("closed port: want 3 tries, named in the error: %s" % s)
+    errors = [json.loads(l) for l in log.splitlines() if '"error"' in l]
+    span = errors[-1]["t"] - errors[0]["t"] if errors else -1
+    if len(errors) != 3 or not 1.4 <= span <= 5:
+        it.fail("closed port: want 3 logged tries over about 1.5 s: %d over %.2f s" % (len(errors), span))
     if res.get("ended_by") == "deadline" or took > 20 + 60:
         it.fail("closed port: the agent should give up before the deadline: %s after %.1f s"
                 % (res.get("ended_by"), took))
