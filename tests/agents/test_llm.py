@@ -40,12 +40,12 @@ class Provider:
         self.proc.wait(timeout=10)
 
 
-def episode(env, prov, model, *extra, api="openai", task="sales_revenue", url=None):
+def episode(env, prov, model, *extra, api="openai", task="sales_revenue", url=None, wrap=()):
     os.environ["OPENAI_API_KEY"] = KEY
     os.environ["ANTHROPIC_API_KEY"] = KEY
     t0 = time.time()
     rc, res, run_dir, err = env.run(task, "llm-" + model, "--agent", "llm", "--model", model,
-                                    "--api", api, "--base-url", url or prov.url, *extra)
+                                    "--api", api, "--base-url", url or prov.url, *extra, wrap=wrap)
     took = time.time() - t0
     summary_path = os.path.join(run_dir, "agent-llm.json")
     summary = json.load(open(summary_path)) if os.path.exists(summary_path) else {}
@@ -161,6 +161,72 @@ def case_closed_port(env, prov):
                 % (res.get("ended_by"), took))
 
 
+# The memory bound of the model agent, in MiB of peak RSS: sandboxctl's or the agent's, the
+# larger (README "--agent llm": "Memory").
+RSS_MAX_MIB = 128
+# Under ASan (scripts/test.sh's sanitizer pass) freed memory sits in a quarantine, 256 MiB by
+# default: a small one keeps RSS about our own memory.
+RUSAGE_WRAP = ("import os, resource, subprocess, sys\n"
+               "env = dict(os.environ, ASAN_OPTIONS=os.environ.get('ASAN_OPTIONS', '') +"
+               " ':quarantine_size_mb=16')\n"
+               "rc = subprocess.run(sys.argv[2:], env=env).returncode\n"
+               "with open(sys.argv[1], 'w') as f:\n"
+               "    f.write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))\n"
+               "sys.exit(rc)\n")
+
+
+def measured_episode(env, prov, model, *extra, api="openai"):
+    """episode, and the peak RSS (MiB) of the biggest process it waited for: sandboxctl and
+    the agent (the fake provider is this script's child, not the wrapper's)."""
+    out = os.path.join(env.dir, "maxrss-%s-%s" % (api, model))
+    got = episode(env, prov, model, *extra, api=api,
+                  wrap=(sys.executable, "-c", RUSAGE_WRAP, out))
+    return got + (int(it.read(out)) / 1024.0,)
+
+
+def case_huge_replies(env, prov):
+    """31 MiB replies (its length said, or chunked with no end in sight: a 31 MiB array in
+    content) and a 3.6 MB reply of 1.2 million values: each refused at once as agent_error,
+    naming its size and the limit, with the agent's memory bounded."""
+    for model, api, needle in (("huge31", "openai", "sent a reply of 3250"),
+                               ("hugearray", "anthropic", "still coming after"),
+                               ("manyvalues", "openai", "JSON values: over the 262144")):
+        rc, res, s, log, err, took, rss = measured_episode(env, prov, model, api=api)
+        expect_agent_error(model, res, rc, s, err, needle)
+        if model != "manyvalues" and "over the 4 MiB a reply may have" not in s["error"]:
+            it.fail("%s: the limit is not named: %s" % (model, s["error"]))
+        if rss > RSS_MAX_MIB or len(log) > 256 << 10:
+            it.fail("%s: peak RSS %.0f MiB (bound %d), model.jsonl %d bytes" % (model, rss, RSS_MAX_MIB, len(log)))
+        if prov.read()["by_model"][model]["requests"] != 1:
+            it.fail("%s: a refused reply is not asked for again" % model)
+        print("%s/%s: peak RSS %.1f MiB, %.1f s" % (api, model, rss, took))
+
+
+def case_big_turns(api):
+    """8 turns of a 3 MiB reply and a 1.25 MB tool answer (34 MB said in all): the conversation
+    sent back stays within its 16 MiB budget (oldest pieces elided), model.jsonl holds each
+    message once (linear, not the whole conversation at every request), RSS bounded."""
+    def case(env, prov):
+        rc, res, s, log, err, took, rss = measured_episode(env, prov, "bigturns", api=api)
+        st = prov.read()
+        if s.get("stop_reason") != "complete_task" or s.get("turns") != 9 or res["status"] in (
+                "agent_error", "infra_error"):
+            it.fail("%s: want 9 turns ending in complete_task: %s %s\n%s" % (api, res["status"], s, err))
+        said = sum(st["reply_bytes"])
+        if st["max_request"] > 17 << 20:
+            it.fail("%s: a request of %d bytes: over the 16 MiB conversation budget" % (api, st["max_request"]))
+        if len(log) > 1.1 * said + 8 * (2 << 20):
+            it.fail("%s: model.jsonl is %d bytes for %d bytes of replies: not linear" % (api, len(log), said))
+        for k in range(8):
+            if log.count("step %d xxxx" % k) != 1:
+                it.fail("%s: turn %d's reply is in model.jsonl %d times, want once" % (api, k, log.count("step %d xxxx" % k)))
+        if rss > RSS_MAX_MIB:
+            it.fail("%s: peak RSS %.0f MiB, bound %d" % (api, rss, RSS_MAX_MIB))
+        print("%s: peak RSS %.1f MiB, model.jsonl %.1f MB for %.1f MB of replies, biggest request "
+              "%.1f MB, %.1f s" % (api, rss, len(log) / 1e6, said / 1e6, st["max_request"] / 1e6, took))
+    return case
+
+
 def case_escapes(env, prov):
     """The model's text and the provider's error carry terminal escapes: stderr (the agent's
     lines, which sandboxctl echoes, and the agent error line) shows them escaped."""
@@ -178,6 +244,20 @@ def case_escapes(env, prov):
             it.fail("escapes: %r not shown escaped in the model's text:\n%s" % (shown, agent_log))
     if not any(l.startswith("sandboxctl: agent error:") and "\\u202eSSAP" in l for l in err.splitlines()):
         it.fail("escapes: the provider's error is not in the agent error line, escaped:\n%s" % err)
+
+
+def case_endless(env, prov):
+    """An endless event stream, an endless chunked body and one that trickles end alike:
+    agent_error naming why, one request each, long before the deadline (not timeout)."""
+    for model, needle, most in (("sse", "text/event-stream", 20), ("endless", "4 MiB", 20),
+                                ("trickle", "had not ended 30 s after it began", 60)):
+        rc, res, s, log, err, took = episode(env, prov, model, "--timeout", "240")
+        expect_agent_error(model, res, rc, s, err, needle)
+        if res.get("ended_by") == "deadline" or took > most:
+            it.fail("%s: want an end within %d s, not the deadline: %s after %.1f s"
+                    % (model, most, res.get("ended_by"), took))
+        if prov.read()["by_model"][model]["requests"] != 1:
+            it.fail("%s: a refused reply is not asked for again" % model)
 
 
 def case_failure(model, stop):
@@ -292,8 +372,12 @@ CASES = {
     "malformed": case_failure("malformed", "malformed_reply"),
     "keeps-failing": case_keeps_failing,
     "closed-port": case_closed_port,
-    "retry-past-deadline": case_retry_past_deadline,
+    "huge-replies": case_huge_replies,
+    "big-turns": case_big_turns("openai"),
+    "big-turns-anthropic": case_big_turns("anthropic"),
     "escapes": case_escapes,
+    "endless": case_endless,
+    "retry-past-deadline": case_retry_past_deadline,
     "flags": case_flags("openai"),
     "flags-anthropic": case_flags("anthropic"),
     "default-params": case_default_params,
