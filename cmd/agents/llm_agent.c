@@ -40,6 +40,8 @@
 #define TURN_RESULTS_MAX (4L << 20)
 #define CONVERSATION_MAX (16L << 20)
 #define MAX_TRIES	 8
+/* Tool calls in one reply (each runs, and each answer stays in the conversation). */
+#define MAX_CALLS 256
 /* Nothing accepts the connection: tries, and the waits between them (seconds). */
 #define CONNECT_TRIES 3
 static const double connect_waits[CONNECT_TRIES - 1] = {0.5, 1.0};
@@ -435,7 +437,7 @@ static int converse(agent *a, const char *system, const char *prompt, cJSON *too
 		llm_reply r = {0};
 		llm_result *results;
 		char why[512] = "";
-		bool done = false;
+		bool done = false, malformed;
 
 		if (a->o.max_total_tokens > 0 &&
 		    a->in_tokens + a->out_tokens >= (uint64_t)a->o.max_total_tokens) {
@@ -457,7 +459,14 @@ static int converse(agent *a, const char *system, const char *prompt, cJSON *too
 			rc = 3;
 			break;
 		}
-		if (a->api->parse(reply, &r, why, sizeof(why)) < 0) {
+		malformed = a->api->parse(reply, &r, why, sizeof(why)) < 0;
+		if (!malformed && r.n_calls > MAX_CALLS) {
+			snprintf(why, sizeof(why),
+				 "it calls %zu tools: over the %d a reply may call", r.n_calls,
+				 MAX_CALLS);
+			malformed = true;
+		}
+		if (malformed) {
 			snprintf(a->error, sizeof(a->error), "malformed reply from %s: %s", a->url,
 				 why[0] ? why : "out of memory");
 			a->stop_reason = "malformed_reply";
@@ -579,11 +588,12 @@ static void usage(FILE *to)
 		"                           $SANDBOX_RUN_DIR/model.jsonl)\n"
 		"  --summary FILE           the summary JSON (default "
 		"$SANDBOX_RUN_DIR/agent-llm.json)\n"
-		"Limits: a reply over 4 MiB or 262144 JSON values, an event stream, a body not\n"
-		"ended 30 s after it began: refused (exit 3). A tool result is kept to 1 MiB, a\n"
-		"turn's to 4 MiB; past 16 MiB of conversation the oldest turns' big pieces\n"
-		"(tool output, text, arguments, images) become a note of their size. Nothing\n"
-		"listening at the base URL: 3 tries over 1.5 s. Peak RSS stays under 128 MiB.\n"
+		"Limits: a reply over 4 MiB or 262144 JSON values or 256 tool calls, an event\n"
+		"stream, a body not ended 30 s after it began: refused (exit 3). A tool result\n"
+		"is kept to 1 MiB, a turn's to 4 MiB; past 16 MiB of conversation the oldest\n"
+		"turns' big pieces (tool output, text, arguments, images) become a note of\n"
+		"their size. Nothing listening at the base URL: 3 tries over 1.5 s. Peak RSS\n"
+		"stays under 128 MiB.\n"
 		"Exit: 0 the attempt ran, 3 the provider failed it, 2 usage.\n");
 }
 

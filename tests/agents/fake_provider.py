@@ -23,6 +23,7 @@ from a script chosen by the model name:
   huge31      a 31 MiB reply (Content-Length said): its text in content
   hugearray   a 31 MiB array in content, chunked (no length said)
   manyvalues  a 3.6 MB reply of 1.2 million JSON values (small in bytes, big parsed)
+  manycalls   a reply that calls list_files 300 times
   bigturns    8 turns of a 3 MiB text + read_range A1:Y10000 (a 1.25 MB answer), then
               complete_task: the conversation's budget and model.jsonl's growth
   escapes     text with terminal escapes (title, clear screen, a green PASS, CSI, a bidi
@@ -330,6 +331,8 @@ def plan(model, step, msgs, texts, anthropic):
         return 200, [("complete_task", {"summary": "big turns done"})], {}
     if model == "escapes":
         return 200, [("list_files", {})], {}
+    if model == "manycalls":
+        return 200, [("list_files", {})] * 300, {}
     if model == "busy429":
         return 429, {"error": {"message": "come back in an hour"}}, {
             "Retry-After": email.utils.formatdate(time.time() + 3600, usegmt=True)}

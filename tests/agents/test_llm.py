@@ -187,7 +187,8 @@ def measured_episode(env, prov, model, *extra, api="openai"):
 def case_huge_replies(env, prov):
     """31 MiB replies (its length said, or chunked with no end in sight: a 31 MiB array in
     content) and a 3.6 MB reply of 1.2 million values: each refused at once as agent_error,
-    naming its size and the limit, with the agent's memory bounded."""
+    naming its size and the limit, with the agent's memory bounded; so is a reply of 300 tool
+    calls, before any runs."""
     for model, api, needle in (("huge31", "openai", "sent a reply of 3250"),
                                ("hugearray", "anthropic", "still coming after"),
                                ("manyvalues", "openai", "JSON values: over the 262144")):
@@ -200,6 +201,11 @@ def case_huge_replies(env, prov):
         if prov.read()["by_model"][model]["requests"] != 1:
             it.fail("%s: a refused reply is not asked for again" % model)
         print("%s/%s: peak RSS %.1f MiB, %.1f s" % (api, model, rss, took))
+    # 300 tool calls in one reply: each would run, and each answer stay in the conversation.
+    rc, res, s, _, err, _ = episode(env, prov, "manycalls")
+    if res["status"] != "agent_error" or s.get("stop_reason") != "malformed_reply" or \
+            "calls 300 tools: over the 256" not in s.get("error", "") or s.get("tool_calls") != 0:
+        it.fail("manycalls: want agent_error before any call: %s %s\n%s" % (res["status"], s, err))
 
 
 def case_big_turns(api):
