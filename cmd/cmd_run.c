@@ -213,7 +213,7 @@ static void help(void)
 	       "    --temperature T, --model-seed N, --system-prompt FILE\n"
 	       "                       each message once: runs/<run-id>/model.jsonl; a reply\n"
 	       "                       over 4 MiB is refused, the conversation kept within\n"
-	       "                       16 MiB (the oldest turns' tool output elided first)\n"
+	       "                       8 MiB (the oldest turns' tool output elided first)\n"
 	       "  --timeout SECONDS  deadline for the agent (default: the task's, else 600)\n"
 	       "  --memory SIZE      memory limit, e.g. 2g, 512m (default: task's, else 2g)\n"
 	       "  --cpus N           CPU limit (default: task's, else 2)\n"

@@ -38,7 +38,7 @@
  */
 #define RESULT_MAX	 (1L << 20)
 #define TURN_RESULTS_MAX (4L << 20)
-#define CONVERSATION_MAX (16L << 20)
+#define CONVERSATION_MAX (8L << 20)
 #define MAX_TRIES	 8
 /* Tool calls in one reply (each runs, and each answer stays in the conversation). */
 #define MAX_CALLS 256
@@ -590,7 +590,7 @@ static void usage(FILE *to)
 		"$SANDBOX_RUN_DIR/agent-llm.json)\n"
 		"Limits: a reply over 4 MiB or 262144 JSON values or 256 tool calls, an event\n"
 		"stream, a body not ended 30 s after it began: refused (exit 3). A tool result\n"
-		"is kept to 1 MiB, a turn's to 4 MiB; past 16 MiB of conversation the oldest\n"
+		"is kept to 1 MiB, a turn's to 4 MiB; past 8 MiB of conversation the oldest\n"
 		"turns' big pieces (tool output, text, arguments, images) become a note of\n"
 		"their size. Nothing listening at the base URL: 3 tries over 1.5 s. Peak RSS\n"
 		"stays under 128 MiB.\n"

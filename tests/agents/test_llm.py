@@ -184,6 +184,13 @@ def measured_episode(env, prov, model, *extra, api="openai"):
     return got + (int(it.read(out)) / 1024.0,)
 
 
+def rss_max():
+    """RSS_MAX_MIB; a half more under ASan (scripts/test.sh's sanitizer pass), whose shadow
+    memory and redzones the bound is not about."""
+    with open(os.path.join(it.BUILD, "cmd", "agents", "sandbox-llm-agent"), "rb") as f:
+        return RSS_MAX_MIB * (1.5 if b"__asan_init" in f.read() else 1)
+
+
 def case_huge_replies(env, prov):
     """31 MiB replies (its length said, or chunked with no end in sight: a 31 MiB array in
     content) and a 3.6 MB reply of 1.2 million values: each refused at once as agent_error,
@@ -196,8 +203,8 @@ def case_huge_replies(env, prov):
         expect_agent_error(model, res, rc, s, err, needle)
         if model != "manyvalues" and "over the 4 MiB a reply may have" not in s["error"]:
             it.fail("%s: the limit is not named: %s" % (model, s["error"]))
-        if rss > RSS_MAX_MIB or len(log) > 256 << 10:
-            it.fail("%s: peak RSS %.0f MiB (bound %d), model.jsonl %d bytes" % (model, rss, RSS_MAX_MIB, len(log)))
+        if rss > rss_max() or len(log) > 256 << 10:
+            it.fail("%s: peak RSS %.0f MiB (bound %d), model.jsonl %d bytes" % (model, rss, rss_max(), len(log)))
         if prov.read()["by_model"][model]["requests"] != 1:
             it.fail("%s: a refused reply is not asked for again" % model)
         print("%s/%s: peak RSS %.1f MiB, %.1f s" % (api, model, rss, took))
@@ -210,7 +217,7 @@ def case_huge_replies(env, prov):
 
 def case_big_turns(api):
     """8 turns of a 3 MiB reply and a 1.25 MB tool answer (34 MB said in all): the conversation
-    sent back stays within its 16 MiB budget (oldest pieces elided), model.jsonl holds each
+    sent back stays within its 8 MiB budget (oldest pieces elided), model.jsonl holds each
     message once (linear, not the whole conversation at every request), RSS bounded."""
     def case(env, prov):
         rc, res, s, log, err, took, rss = measured_episode(env, prov, "bigturns", api=api)
@@ -219,15 +226,15 @@ def case_big_turns(api):
                 "agent_error", "infra_error"):
             it.fail("%s: want 9 turns ending in complete_task: %s %s\n%s" % (api, res["status"], s, err))
         said = sum(st["reply_bytes"])
-        if st["max_request"] > 17 << 20:
-            it.fail("%s: a request of %d bytes: over the 16 MiB conversation budget" % (api, st["max_request"]))
+        if st["max_request"] > 9 << 20:
+            it.fail("%s: a request of %d bytes: over the 8 MiB conversation budget" % (api, st["max_request"]))
         if len(log) > 1.1 * said + 8 * (2 << 20):
             it.fail("%s: model.jsonl is %d bytes for %d bytes of replies: not linear" % (api, len(log), said))
         for k in range(8):
             if log.count("step %d xxxx" % k) != 1:
                 it.fail("%s: turn %d's reply is in model.jsonl %d times, want once" % (api, k, log.count("step %d xxxx" % k)))
-        if rss > RSS_MAX_MIB:
-            it.fail("%s: peak RSS %.0f MiB, bound %d" % (api, rss, RSS_MAX_MIB))
+        if rss > rss_max():
+            it.fail("%s: peak RSS %.0f MiB, bound %d" % (api, rss, rss_max()))
         print("%s: peak RSS %.1f MiB, model.jsonl %.1f MB for %.1f MB of replies, biggest request "
               "%.1f MB, %.1f s" % (api, rss, len(log) / 1e6, said / 1e6, st["max_request"] / 1e6, took))
     return case
