@@ -118,9 +118,10 @@ class Env:
         return [SANDBOXCTL, "run", "--task", task, "--tasks-dir", TASKS, "--image", image,
                 "--runs-dir", self.runs, "--run-id", rid, "--test-label"] + list(extra)
 
-    def run(self, task, tag, *extra, image=None, timeout=300):
+    def run(self, task, tag, *extra, image=None, timeout=300, wrap=()):
+        """wrap: a command line run before sandboxctl's (a measuring wrapper)."""
         rid = self.new_id(tag)
-        p = subprocess.run(self.args(rid, task, image or pick_image(), "--json", *extra),
+        p = subprocess.run(list(wrap) + self.args(rid, task, image or pick_image(), "--json", *extra),
                            capture_output=True, text=True, timeout=timeout)
         lines = [l for l in p.stdout.splitlines() if l.strip()]
         if len(lines) != 1:

@@ -81,6 +81,12 @@ START_TEST(names_reach_the_terminal_escaped)
 		out, sizeof(out),
 		"a\xe2\x80\xaegnp.exe\xe2\x81\xa6x\xe2\x81\xa9\xe2\x80\x8f \xe2\x82\xac", false);
 	ck_assert_str_eq(out, "a\\u202egnp.exe\\u2066x\\u2069\\u200f \xe2\x82\xac");
+	/* A bidi override would show "PASS" for "SSAP": U+202E, U+2066, U+200F, U+061C. */
+	sbx_escape_controls(out, sizeof(out),
+			    "\xe2\x80\xae"
+			    "SSAP \xe2\x81\xa6x\xe2\x80\x8fy\xd8\x9c \xe2\x80\x94",
+			    false);
+	ck_assert_str_eq(out, "\\u202eSSAP \\u2066x\\u200fy\\u061c \xe2\x80\x94");
 	sbx_escape_controls(out, sizeof(out), "two\n\tlines\r", true);
 	ck_assert_str_eq(out, "two\n\tlines\\x0d");
 	/* Never past the buffer, never half an escape. */
