@@ -494,7 +494,9 @@ static void usage(void)
 	     "  SANDBOX_SOCKET     the server's unix socket, default $SANDBOX_RUN_DIR/mcp.sock\n"
 	     "  SANDBOX_NETWORK    none (default) or published: as root, drop egress (IPv4,\n"
 	     "                     IPv6) with iptables, drop every capability, serve HTTP on\n"
-	     "                     0.0.0.0:" HTTP_PORT " instead of the socket\n\n"
+	     "                     0.0.0.0:" HTTP_PORT " besides the socket (the host's door)\n"
+	     "  SANDBOX_HTTP_TOKEN published: the token that port requires; given to the\n"
+	     "                     server alone (no other child inherits it)\n\n"
 	     "Exit status: the main program's (128+N for signal N), 124 when the deadline\n"
 	     "passed, 125 for a bad setting, 126 when a program cannot start.");
 }
