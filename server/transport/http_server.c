@@ -20,8 +20,11 @@
 #include <unistd.h>
 
 #include "http_server.h"
+#include "sbx/connguard.h"
 #include "sbx/hostguard.h"
 #include "task_session.h"
+
+#define HEAD_TIMEOUT_MS 10000 /* the published port: the whole request head, from the connect */
 
 typedef struct conn_state {
 	sbx_buf body;
@@ -35,6 +38,8 @@ typedef struct http_server {
 	const http_options *opt;
 	const char *token; /* the published listener's; NULL on the host's socket */
 	char prefix[80];   /* "/<token>" */
+	/* The published listener's slots and head deadline: any local user reaches it. */
+	sbx_connguard *guard;
 } http_server;
 
 const char *http_header(http_request *req, const char *name)
@@ -56,6 +61,8 @@ enum MHD_Result http_reply(http_request *req, unsigned status, const char *conte
 		MHD_add_response_header(r, "Content-Type", content_type);
 	if (session)
 		MHD_add_response_header(r, "Mcp-Session-Id", session->mcp.id);
+	if (status == 401) /* a client without the token keeps no slot */
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
 	ret = MHD_queue_response(req->conn, status, r);
 	MHD_destroy_response(r);
 	return ret;
@@ -249,6 +256,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 			return MHD_NO;
 		sbx_buf_init(&cs->body, hs->opt->max_body);
 		*con_cls = cs;
+		if (hs->guard)
+			sbx_connguard_busy(hs->guard, conn);
 		if (hs->token && !authorized(hs, conn, url, &cs->url_skip)) {
 			cs->replied = true;
 			return http_reply_error(
@@ -297,8 +306,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 			 enum MHD_RequestTerminationCode toe)
 {
+	http_server *hs = cls;
 	conn_state *cs = *con_cls;
 
+	if (hs->guard)
+		sbx_connguard_idle(hs->guard, conn);
 	if (!cs)
 		return;
 	sbx_buf_free(&cs->body);
@@ -415,15 +427,32 @@ static int listen_unix(const char *path, char *url, size_t url_size, sbx_error *
 	return fd;
 }
 
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+			  enum MHD_ConnectionNotificationCode code)
+{
+	http_server *hs = cls;
+
+	if (hs->guard)
+		sbx_connguard_mhd_notify(hs->guard, conn, socket_context, code);
+}
+
+/*
+ * The host's socket has no guard: only the host reaches it, and its bridge
+ * streams are opened ahead of their first request. The published port has
+ * one, as the relay: past --max-connections a newcomer evicts the longest
+ * waiting without a request, and a head must arrive within 10 s.
+ */
 static struct MHD_Daemon *start_daemon(http_server *hs, int fd)
 {
+	unsigned limit = hs->opt->max_connections * (hs->guard ? 2 : 1);
+
 	return MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
 					MHD_USE_POLL | MHD_USE_ERROR_LOG,
 				0, NULL, NULL, on_request, hs, MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
 				NULL, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT,
-				hs->opt->max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
-				(unsigned)300, MHD_OPTION_NOTIFY_COMPLETED, on_completed, hs,
-				MHD_OPTION_END);
+				limit, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)300,
+				MHD_OPTION_NOTIFY_COMPLETED, on_completed, hs,
+				MHD_OPTION_NOTIFY_CONNECTION, on_connection, hs, MHD_OPTION_END);
 }
 
 /*
@@ -433,7 +462,7 @@ static struct MHD_Daemon *start_daemon(http_server *hs, int fd)
  */
 int http_serve(server *srv, const http_options *opt, sbx_error *err)
 {
-	http_server hs[2] = {{srv, opt, NULL, ""}, {srv, opt, opt->token, ""}};
+	http_server hs[2] = {{srv, opt, NULL, "", NULL}, {srv, opt, opt->token, "", NULL}};
 	struct MHD_Daemon *d[2] = {NULL, NULL};
 	int fd[2] = {-1, -1};
 	char url[2][300], line[400];
@@ -446,6 +475,8 @@ int http_serve(server *srv, const http_options *opt, sbx_error *err)
 		fd[0] = r = listen_unix(opt->unix_path, url[0], sizeof(url[0]), err);
 	if (r >= 0 && opt->listen)
 		fd[1] = r = listen_tcp(opt->listen, opt->listen_any, url[1], sizeof(url[1]), err);
+	if (r >= 0 && opt->token)
+		r = sbx_connguard_new(&hs[1].guard, opt->max_connections, HEAD_TIMEOUT_MS, err);
 	/* Connection threads inherit the mask; only the main thread takes signals. */
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
@@ -492,5 +523,6 @@ done:
 			close(fd[i]);
 	if (opt->unix_path && fd[0] >= 0)
 		unlink(opt->unix_path);
+	sbx_connguard_free(hs[1].guard);
 	return r < 0 ? r : 0;
 }

@@ -258,6 +258,19 @@ def check_published_port(ws):
         assert st == 200 and b"data: /" + token.encode() + b"/mcp/messages?" in data, data
         st, data = tcp(port, "GET", "/mcp/sse", None, dict(bearer, **{"X-Forwarded-Prefix": "/x"}))
         assert st == 200 and b"data: /mcp/messages?" in data, data
+        # Any local user reaches the port: 100 tokenless half-open connections (the
+        # server's slots: 64) evict each other, not the agent.
+        held = []
+        for _ in range(100):
+            c = socket.create_connection(("127.0.0.1", port), timeout=5)
+            c.sendall(b"GET /health HTTP/1.1\r\n")
+            held.append(c)
+        for _ in range(5):
+            t = time.monotonic()
+            st, data = tcp(port, "GET", "/" + token + "/health")
+            assert st == 200 and time.monotonic() - t < 5, (st, data, time.monotonic() - t)
+        for c in held:
+            c.close()
         s, data, _, _ = get(base, "GET", "/control/status")
         assert s == 200 and json.loads(data)["status"] == "running", (s, data)  # the call started it
     # Fails closed: a port anyone may reach is not served without a token.
