@@ -235,7 +235,10 @@ static void help(void)
 	       "                     IPv4 and IPv6 (iptables), no DNS; PID 1 starts as root\n"
 	       "                     with NET_ADMIN, SETPCAP, SETUID, SETGID to set the\n"
 	       "                     firewall, then drops every capability before anything\n"
-	       "                     runs. The transcript misses the agent's own traffic.\n",
+	       "                     runs. Every request must carry the run's token (in the\n"
+	       "                     URLs, or Authorization: Bearer) and /control is never\n"
+	       "                     served on that port. The transcript misses the agent's\n"
+	       "                     own traffic.\n",
 	       SBX_IMAGE_SLIM, SBX_IMAGE_FULL);
 	printf("  --port N           relay port on 127.0.0.1 (default: any free one)\n"
 	       "  --listen WHERE     tcp (default): 127.0.0.1:PORT; unix: a 0600 socket,\n"

@@ -158,6 +158,7 @@ typedef struct http_options {
 	const char *unix_path;	/* unix socket path or NULL */
 	const char *ready_file; /* written once listening, or NULL */
 	bool listen_any;	/* allow a non-loopback --http address */
+	const char *token;	/* required on every --http request; /control refused there */
 	size_t max_body;	/* bytes */
 	unsigned max_connections;
 } http_options;

@@ -494,7 +494,9 @@ static void usage(void)
 	     "  SANDBOX_SOCKET     the server's unix socket, default $SANDBOX_RUN_DIR/mcp.sock\n"
 	     "  SANDBOX_NETWORK    none (default) or published: as root, drop egress (IPv4,\n"
 	     "                     IPv6) with iptables, drop every capability, serve HTTP on\n"
-	     "                     0.0.0.0:" HTTP_PORT " instead of the socket\n\n"
+	     "                     0.0.0.0:" HTTP_PORT " besides the socket (the host's door)\n"
+	     "  SANDBOX_HTTP_TOKEN published: the token that port requires; given to the\n"
+	     "                     server alone (no other child inherits it)\n\n"
 	     "Exit status: the main program's (128+N for signal N), 124 when the deadline\n"
 	     "passed, 125 for a bad setting, 126 when a program cannot start.");
 }
@@ -502,7 +504,7 @@ static void usage(void)
 int main(int argc, char **argv)
 {
 	static char sock_path[PATH_MAX], ready_path[PATH_MAX], status_path[PATH_MAX];
-	static char home[PATH_MAX], spawn_env[16];
+	static char home[PATH_MAX], spawn_env[16], http_token[80];
 	sigset_t mask, saved;
 	bool published;
 	int sfd, r, spawn_fd;
@@ -518,6 +520,10 @@ int main(int argc, char **argv)
 	r = setup_network(&published);
 	if (r < 0)
 		return r == -EINVAL ? EXIT_BAD_CONFIG : EXIT_CANNOT_RUN;
+	/* The published port's token is the server's alone: no other child inherits it. */
+	if (getenv("SANDBOX_HTTP_TOKEN"))
+		snprintf(http_token, sizeof(http_token), "%s", getenv("SANDBOX_HTTP_TOKEN"));
+	unsetenv("SANDBOX_HTTP_TOKEN");
 	if (read_deadline() < 0)
 		return EXIT_BAD_CONFIG;
 
@@ -582,14 +588,17 @@ int main(int argc, char **argv)
 		server[n++] = "sandbox-mcp";
 		server[n++] = "--workspace";
 		server[n++] = (char *)ws;
+		/* The host's door, in every mode: /control is served only there. */
+		server[n++] = "--unix";
+		server[n++] = (char *)sock;
 		if (published) {
-			/* The port is bound on the host's loopback, and nothing leaves. */
+			/* The port is bound on the host's loopback, and nothing leaves; the
+			 * server refuses to serve it without the run's token. */
 			server[n++] = "--http";
 			server[n++] = "0.0.0.0:" HTTP_PORT;
 			server[n++] = "--listen-any";
-		} else {
-			server[n++] = "--unix";
-			server[n++] = (char *)sock;
+			if (http_token[0])
+				setenv("SANDBOX_HTTP_TOKEN", http_token, 1);
 		}
 		server[n++] = "--ready-file";
 		server[n++] = ready_path;
@@ -604,6 +613,8 @@ int main(int argc, char **argv)
 		if (spawn_fd >= 0 && chmod(ws, 02775) < 0)
 			say("cannot share '%s' with the agent's uid: %s", ws, strerror(errno));
 		spawn(MAIN, server, spawn_fd, &saved);
+		unsetenv("SANDBOX_HTTP_TOKEN");
+		explicit_bzero(http_token, sizeof(http_token));
 	}
 	if (spawn_fd >= 0)
 		close(spawn_fd); /* the server's now; the spawner exits when the server does */

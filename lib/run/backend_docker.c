@@ -2,15 +2,12 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <libgen.h>
-#include <netinet/in.h>
-#include <arpa/inet.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "sbx/backend.h"
@@ -323,31 +320,6 @@ static int db_start(sbx_backend *b, sbx_error *err)
 	return 0;
 }
 
-/* Published mode: a plain TCP connection to the port bound on the host's loopback. */
-static int open_published(sbx_backend *b, sbx_stream **out, sbx_error *err)
-{
-	struct sockaddr_in sa = {.sin_family = AF_INET};
-	const char *colon = strrchr(b->endpoint, ':');
-	int fd, r;
-
-	sa.sin_port = htons((uint16_t)atoi(colon + 1));
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return sbx_error_set(err, -errno, "socket: %s", strerror(errno));
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		r = -errno;
-		close(fd);
-		return sbx_error_set(err, r, "connecting to %s: %s", b->endpoint, strerror(-r));
-	}
-	r = sbx_stream_from_fds(out, fd, fd);
-	if (r < 0) {
-		close(fd);
-		return sbx_error_set(err, r, "out of memory");
-	}
-	return 0;
-}
-
 /* The files as a tar, owned by the agent's uid (1000), in the modes sbx_sandbox_file names. */
 static int pack(const sbx_sandbox_file *files, size_t n, sbx_docker_tar **out, const void **data,
 		size_t *len, sbx_error *err)
@@ -454,8 +426,6 @@ static int db_open_stream(sbx_backend *b, sbx_stream **out, sbx_error *err)
 {
 	docker_backend *db = (docker_backend *)b;
 
-	if (db->published && b->endpoint)
-		return open_published(b, out, err);
 	pthread_mutex_lock(&db->lock);
 	while (db->n_pending > 0) {
 		sbx_stream *s = TAKE_PTR(db->pending_streams[--db->n_pending]);

@@ -103,6 +103,7 @@ typedef struct serve_metrics {
 	uint64_t engine_errors;			       /* warm starts and launches that failed */
 	uint64_t warm_started, warm_retired;
 	uint64_t unauthorized;
+	uint64_t conn_evicted, conn_timed_out; /* the listener's guard (sbx/connguard.h) */
 } serve_metrics;
 
 void sbx_serve__metrics_observe_claim(serve_metrics *m, double seconds, bool warm);

@@ -414,6 +414,12 @@ static int metrics(sbx_serve *s, char **out)
 	pthread_mutex_lock(&s->lock);
 	m = s->m;
 	pthread_mutex_unlock(&s->lock);
+	if (s->guard) {
+		sbx_connguard_stats cs = sbx_connguard_get_stats(s->guard);
+
+		m.conn_evicted = cs.evicted;
+		m.conn_timed_out = cs.timed_out;
+	}
 	*out = sbx_serve__metrics_text(&m, g, n, eg, n_eg);
 	return *out ? 200 : reply(out, 500, "out of memory");
 }

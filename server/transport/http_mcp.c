@@ -265,9 +265,9 @@ enum MHD_Result http_legacy_get(http_request *req, const char *messages_path)
 
 	if (!s)
 		return http_reply_error(req, 503, "Too many sessions");
-	/* Behind sandboxctl's relay the client's URLs start with the run's token,
-	 * which the relay strips and names here; the endpoint must carry it back. */
-	const char *prefix = http_header(req, "X-Forwarded-Prefix");
+	/* The client's URLs may start with the run's token (stripped by the relay,
+	 * or by the published listener): the endpoint must carry it back. */
+	const char *prefix = req->prefix;
 	size_t pl = prefix ? strlen(prefix) : 0;
 
 	if (pl < 2 || pl > 65 || prefix[0] != '/' ||

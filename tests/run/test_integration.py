@@ -652,7 +652,7 @@ def test_container(name, net, image, cmd):
 def rest(url, path, body=None, timeout=60):
     u = urllib.parse.urlsplit(url)
     c = http.client.HTTPConnection(u.hostname, u.port, timeout=timeout)
-    c.request("POST" if body is not None else "GET", path,
+    c.request("POST" if body is not None else "GET", u.path.rstrip("/") + path,
               body=json.dumps(body) if body is not None else None,
               headers={"Content-Type": "application/json"})
     r = c.getresponse()
@@ -757,8 +757,10 @@ def case_published(env):
         st, info = engine_json("GET", "/containers/%s/json" % sid)
         bind = info["HostConfig"]["PortBindings"]["8080/tcp"][0]
         live = info["NetworkSettings"]["Ports"]["8080/tcp"][0]
+        # The URL carries the run's token, which the published port requires.
         if bind["HostIp"] != "127.0.0.1" or bind["HostPort"] not in ("", "0") or \
-                live["HostIp"] != "127.0.0.1" or url != "http://127.0.0.1:" + live["HostPort"]:
+                live["HostIp"] != "127.0.0.1" or \
+                not re.fullmatch(r"http://127\.0\.0\.1:%s/[0-9a-f]{32}" % live["HostPort"], url):
             fail("port binding %s / %s, endpoint %s" % (bind, live, url))
         if info["HostConfig"]["Dns"] != ["0.0.0.0"]:
             fail("DNS: %s" % info["HostConfig"]["Dns"])
