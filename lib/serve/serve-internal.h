@@ -127,6 +127,9 @@ typedef struct serve_pool_opts {
 	bool test;
 	serve_metrics *metrics; /* counters, updated under lock */
 	pthread_mutex_t *lock;	/* guards metrics */
+	/* Tests and benchmarks only: the warm sandboxes' backend (NULL: Docker). */
+	sbx_run_backend_fn backend;
+	void *backend_userdata;
 } serve_pool_opts;
 
 int sbx_serve__pool_new(serve_pool **out, const serve_pool_opts *o, sbx_error *err);

@@ -271,23 +271,74 @@ static int sim_copy_in(sbx_backend *b, const char *dest, const sbx_sandbox_file 
 	return engine_op(sb, &sb->c->engines[sb->engine].spec.copy, "copy in", err);
 }
 
+/*
+ * A stream to a server that has already answered: its reply to one request
+ * (200, "ok") waits in the socket, as a healthy sandbox's GET /health would
+ * get, and whatever is written to it is never read. The far end stays open
+ * until the stream closes, so a write does not fail with EPIPE.
+ */
+typedef struct sim_stream {
+	sbx_stream base;
+	sbx_stream *inner;
+	int peer;
+} sim_stream;
+
+static const char health_reply[] = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+				   "Content-Length: 15\r\n\r\n{\"status\":\"ok\"}";
+
+static ssize_t ss_read(sbx_stream *s, void *buf, size_t n, int timeout_ms)
+{
+	return sbx_stream_read(((sim_stream *)s)->inner, buf, n, timeout_ms);
+}
+
+static int ss_write(sbx_stream *s, const void *buf, size_t n)
+{
+	return sbx_stream_write(((sim_stream *)s)->inner, buf, n);
+}
+
+static bool ss_stale(sbx_stream *s)
+{
+	return sbx_stream_stale(((sim_stream *)s)->inner);
+}
+
+static void ss_close(sbx_stream *s)
+{
+	sim_stream *ss = (sim_stream *)s;
+
+	sbx_stream_close(ss->inner);
+	close(ss->peer);
+	free(ss);
+}
+
+static const sbx_stream_ops sim_stream_ops = {ss_read, ss_write, ss_stale, ss_close};
+
 static int sim_open_stream(sbx_backend *b, sbx_stream **out, sbx_error *err)
 {
 	sim_backend *sb = (sim_backend *)b;
+	sim_stream *ss;
 	int fds[2], r;
 
 	r = engine_op(sb, &sb->c->engines[sb->engine].spec.exec, "exec", err);
 	if (r < 0)
 		return r;
-	/* A stream whose far end is gone: reads end at once, as a bridge with no server. */
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) < 0)
+	ss = calloc(1, sizeof(*ss));
+	if (!ss)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) < 0) {
+		free(ss);
 		return sbx_error_set(err, -errno, "sim: socketpair: %s", strerror(errno));
-	close(fds[1]);
-	r = sbx_stream_from_fds(out, fds[0], fds[0]);
-	if (r < 0) {
-		close(fds[0]);
-		return sbx_error_set(err, r, "out of memory");
 	}
+	if (write(fds[1], health_reply, sizeof(health_reply) - 1) !=
+		    (ssize_t)(sizeof(health_reply) - 1) ||
+	    sbx_stream_from_fds(&ss->inner, fds[0], fds[0]) < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		free(ss);
+		return sbx_error_set(err, -EIO, "sim: stream setup failed");
+	}
+	ss->base.ops = &sim_stream_ops;
+	ss->peer = fds[1];
+	*out = &ss->base;
 	return 0;
 }
 

@@ -10,10 +10,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "check_main.h"
 #include "sbx/clock.h"
+#include "sbx/relay.h"
+#include "sbx/path.h"
 #include "sbx/sweep.h"
+#include "serve-internal.h"
 #include "sim_backend.h"
 #include "sim_episode.h"
 #include "test_files.h"
@@ -75,7 +79,7 @@ START_TEST(a_sandbox_lives_and_goes)
 	sim_engine_stats es;
 	sbx_backend *b = sandbox(c, "sim://1");
 	sbx_stream *s = NULL;
-	char byte;
+	int status = 0;
 
 	ck_assert_int_eq(b->ops->create(b, &ss, &err), 0);
 	ck_assert_ptr_nonnull(strstr(b->id, "sim-1-"));
@@ -83,7 +87,9 @@ START_TEST(a_sandbox_lives_and_goes)
 	ck_assert_int_eq(b->ops->start(b, &err), 0);
 	ck_assert_int_eq(b->ops->copy_in(b, "/workspace", NULL, 0, &err), 0);
 	ck_assert_int_eq(b->ops->open_stream(b, &s, &err), 0);
-	ck_assert_int_eq(sbx_stream_read(s, &byte, 1, 100), 0); /* nobody at the far end */
+	/* A healthy server's answer waits on the stream, whatever was asked. */
+	ck_assert_int_ge(sbx_relay_stream_get(s, "/health", 1000, &status, NULL), 0);
+	ck_assert_int_eq(status, 200);
 	sbx_stream_close(s);
 	ck_assert_int_eq(b->ops->status(b, &st, &err), 0);
 	ck_assert(st.running);
@@ -354,6 +360,78 @@ START_TEST(scheduler_resumes_a_simulated_sweep)
 }
 END_TEST
 
+/*
+ * serve's warm pool over simulated engines: when claims come faster than the
+ * fillers, every engine is refilled in turn, not the first few only (ties
+ * used to go to the lowest index, so the other engines sat idle).
+ */
+START_TEST(serve_pool_refills_every_engine)
+{
+	enum { ENGINES = 20, CLAIMS = 400 };
+	sim_engine_spec spec = SIM_ENGINE_SPEC_INIT;
+	sim_cluster *c = cluster(&spec, ENGINES, 0.002);
+	const char *urls[ENGINES];
+	char names[ENGINES][16], tasks[512];
+	const char *src = getenv("SBX_SOURCE_ROOT");
+	sbx_serve_pool_spec ps = {.image = "sim-image", .target = 1};
+	serve_metrics m = {0};
+	pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	serve_pool_opts po = {0};
+	serve_pool *pool = NULL;
+	sbx_run_opts ro = SBX_RUN_OPTS_INIT;
+	sbx_error err = SBX_ERROR_INIT;
+	sbx_run *run = NULL;
+	unsigned per[ENGINES] = {0};
+	int64_t until;
+
+	for (size_t i = 0; i < ENGINES; i++) {
+		snprintf(names[i], sizeof(names[i]), "sim://%zu", i);
+		urls[i] = names[i];
+	}
+	snprintf(tasks, sizeof(tasks), "%s/tasks", src ? src : ".");
+	ro.task = "banking_reserve";
+	ro.tasks_dir = tasks;
+	ro.image = "sim-image";
+	ro.runs_dir = sbx_test_scratch;
+	ro.run_id = "fit";
+	ro.timeout_s = 60;
+	ck_assert_msg(sbx_run_prepare(&run, &ro, &err) == 0, "%s", err.msg);
+	po.pools = &ps;
+	po.n_pools = 1;
+	po.concurrency = 2;
+	po.idle_ttl_s = 3600;
+	po.max_timeout_s = 600;
+	po.engines = urls;
+	po.n_engines = ENGINES;
+	po.service_id = "t";
+	po.metrics = &m;
+	po.lock = &lock;
+	po.backend = sim_backend_new;
+	po.backend_userdata = c;
+	ck_assert_msg(sbx_serve__pool_new(&pool, &po, &err) == 0, "%s", err.msg);
+	until = sbx_now_ms() + 20000;
+	for (unsigned n = 0; n < CLAIMS && sbx_now_ms() < until;) {
+		size_t e = 0;
+		sbx_warm *w = sbx_serve__pool_take(pool, run, &e);
+
+		if (!w) {
+			usleep(200);
+			continue;
+		}
+		per[e]++;
+		n++;
+		sbx_warm_free(w);
+		sbx_serve__pool_end(pool, e, false);
+	}
+	/* A fair share is 20 each; the lowest-index preference left most at 1. */
+	for (size_t i = 0; i < ENGINES; i++)
+		ck_assert_msg(per[i] >= 5, "engine %zu: %u of %d claims", i, per[i], CLAIMS);
+	sbx_serve__pool_free(pool);
+	sbx_run_free(run);
+	sim_cluster_free(c);
+}
+END_TEST
+
 static void add_cases(Suite *s)
 {
 	SBX_TEST_CASE(s, "backend", NULL, NULL, 0, engine_urls, a_sandbox_lives_and_goes,
@@ -361,7 +439,8 @@ static void add_cases(Suite *s)
 		      hung_engine_times_out_and_latency_is_scaled,
 		      draws_repeat_and_follow_the_median);
 	SBX_TEST_CASE(s, "sweep", sbx_test_scratch_setup, sbx_test_scratch_teardown, 60,
-		      scheduler_over_simulated_engines, scheduler_resumes_a_simulated_sweep);
+		      scheduler_over_simulated_engines, scheduler_resumes_a_simulated_sweep,
+		      serve_pool_refills_every_engine);
 }
 
 SBX_TEST_MAIN("sim", add_cases)

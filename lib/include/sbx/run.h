@@ -347,6 +347,9 @@ typedef struct sbx_warm_opts {
 	double cpus;
 	uint32_t pids;
 	const char *runtime;
+	/* As sbx_run_opts.backend: the Docker backend unless a test passes another. */
+	sbx_run_backend_fn backend;
+	void *backend_userdata;
 } sbx_warm_opts;
 
 #define SBX_WARM_OPTS_INIT                                                                         \
