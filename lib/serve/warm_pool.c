@@ -200,6 +200,7 @@ static void *filler_main(void *arg)
 			wo.engine = p->engines[ip->engine].url;
 			wo.ttl_s = p->o.idle_ttl_s + p->o.max_timeout_s + 60;
 			wo.test = p->o.test;
+			wo.runtime = p->o.runtime;
 			r = sbx_warm_new(&w, &wo, &err);
 			pthread_mutex_lock(p->o.lock);
 			if (r < 0)
