@@ -125,12 +125,15 @@ static void engine_checks(report *rep, sbx_docker *d, const sbx_docker_system *s
 		check(rep, CHECK_OK, "runtimes", line, NULL);
 	} else if (find_runsc(runsc, sizeof(runsc))) {
 		/* --network=none: runsc refuses to start in the root network namespace
-		 * otherwise, and sandboxes have no network anyway. */
+		 * otherwise, and sandboxes have no network anyway. --oci-seccomp: else
+		 * runsc ignores the sandbox's seccomp profile (result.json's
+		 * hardening.pid1.seccomp_filter says which). */
 		snprintf(line + off, sizeof(line) - off,
 			 "; runsc (gVisor) is installed at %s but not registered", runsc);
 		snprintf(fix, sizeof(fix),
 			 "add {\"runtimes\": {\"runsc\": {\"path\": \"%s\", \"runtimeArgs\": "
-			 "[\"--network=none\"]}}} to /etc/docker/daemon.json, restart dockerd, "
+			 "[\"--network=none\", \"--oci-seccomp\"]}}} to /etc/docker/daemon.json, "
+			 "restart dockerd, "
 			 "then 'sandboxctl run --runtime runsc'",
 			 runsc);
 		check(rep, CHECK_WARN, "runtimes", line, fix);
