@@ -11,6 +11,8 @@ tree's); starting it and copying is most of the time, so every case shares it.
 
   doctor     on the first engine (runsc installed, not registered): the
              daemon.json entry to add; on the second: runsc registered
+  runc       this tree's slim image on the first engine (runc): PID 1's Linux
+             check (all five Cap lines zero) as before, the profile applied
   tasks      `run --runtime runsc --agent oracle` passes every task (the GUI
              ones too: Xvfb and LibreOffice under gVisor), result.json names
              runsc and PID 1's gVisor check; the null agent (`true`) scores 0
@@ -38,6 +40,7 @@ import os
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -344,7 +347,31 @@ def case_doctor(env):
     print("  doctor: %s" % c["detail"])
 
 
-CASES = {"doctor": case_doctor, "tasks": case_tasks, "hardening": case_hardening, "attacks": case_attacks,
+def case_runc(env):
+    # The same tree's image under the first engine's runc: PID 1's Linux check, unchanged
+    # (five zero Cap lines, CapAmb included), and the sandbox profile applied.
+    rid = env.new_id("runc")
+    p = subprocess.run([SANDBOXCTL, "run", "--task", "banking_reserve", "--tasks-dir", TASKS,
+                        "--image", env.refs[0], "--runs-dir", env.runs, "--run-id", rid,
+                        "--test-label", "--agent", "oracle", "--json"],
+                       capture_output=True, text=True, timeout=300,
+                       env=dict(os.environ, DOCKER_HOST=env.first_host))
+    res = json.loads(p.stdout)
+    hd = res["sandbox"]["hardening"]
+    p1 = hd.get("pid1") or {}
+    if p.returncode != 0 or p1.get("kernel") != "Linux" or \
+            "CapAmb" not in p1.get("verified", "") or not p1.get("seccomp_filter") or \
+            hd.get("runtime") == "runsc":
+        fail("under runc: exit %d, hardening %s\n%s" % (p.returncode, hd, p.stderr))
+    f = urllib.parse.quote(json.dumps({"label": ["sandboxctl.run-id=" + rid]}))
+    st, left = second_engine.engine("GET", "/containers/json?all=1&filters=" + f,
+                                    host=env.first_host)
+    if st != 200 or left:
+        fail("run %s left its container on the first engine: %s %s" % (rid, st, left))
+    print("  runc: PID 1 on Linux verified %s" % p1["verified"])
+
+
+CASES = {"doctor": case_doctor, "runc": case_runc, "tasks": case_tasks, "hardening": case_hardening, "attacks": case_attacks,
          "serve": case_serve}
 
 
@@ -387,7 +414,7 @@ def main():
         it.Env.args = lambda self, *a: args(self, *a) + RUNTIME
         for n in names:
             env = it.Env()
-            env.first_host = first
+            env.first_host, env.refs = first, refs
             t = time.time()
             try:
                 CASES[n](env)
