@@ -255,13 +255,20 @@ static void xvfb_ready(const char *why)
 		say("display %s: %s", st.display, why);
 }
 
+/*
+ * Debian's launcher itself, not /usr/bin/soffice: that symlink's script finds
+ * its directory with `ls -l`, whose statx(AT_NO_AUTOMOUNT) gVisor (runsc
+ * 2022) refuses with EINVAL, and then runs a wrong path.
+ */
+#define OFFICE_PROGRAM "/usr/lib/libreoffice/program/soffice"
+
 static void start_office(const sigset_t *mask)
 {
 	char profile[PATH_MAX];
 
 	snprintf(profile, sizeof(profile), "-env:UserInstallation=file://%s/office-profile",
 		 st.run_dir);
-	char *argv[] = {"soffice",
+	char *argv[] = {access(OFFICE_PROGRAM, X_OK) == 0 ? OFFICE_PROGRAM : "soffice",
 			"--calc",
 			"--norestore",
 			"--nologo",
@@ -324,6 +331,11 @@ static bool all_children_gone(void)
 }
 
 #include "sandbox-firewall.h"
+#include "sandbox-caps.h"
+
+/* What the last drop_to verified, for the log: "Linux" or "gVisor", how, and the seccomp mode. */
+static const char *caps_kernel, *caps_verified;
+static int caps_seccomp;
 
 static long long uid_from_env(const char *name, const char *fallback)
 {
@@ -338,7 +350,8 @@ static long long uid_from_env(const char *name, const char *fallback)
  * Becomes uid (group uid, plus the supplementary group extra_gid when >= 0)
  * with no capability left in any set: bounding first (needs CAP_SETPCAP),
  * ambient, then groups and ids (the kernel clears the permitted and
- * effective sets), inheritable last. Verified, not assumed.
+ * effective sets), inheritable last. Verified, not assumed, by what the
+ * kernel (Linux or gVisor) answers: sandbox-caps.h.
  */
 static int drop_to(long long uid, long long extra_gid)
 {
@@ -359,7 +372,8 @@ static int drop_to(long long uid, long long extra_gid)
 		return -EPERM;
 	}
 	memset(d, 0, sizeof(d));
-	if (syscall(SYS_capset, &h, d) < 0 || !capabilities_empty() || getuid() == 0) {
+	if (syscall(SYS_capset, &h, d) < 0 ||
+	    !capabilities_empty(&caps_kernel, &caps_verified, &caps_seccomp) || getuid() == 0) {
 		say("capabilities are left after dropping them; refusing to run");
 		return -EPERM;
 	}
@@ -549,6 +563,8 @@ int main(int argc, char **argv)
 		say("tool code runs as uid %s, the server as uid %d; every capability dropped "
 		    "(bounding set included)",
 		    env_or("SANDBOX_AGENT_UID", "1001"), (int)getuid());
+		say("kernel %s, seccomp mode %d: verified %s", caps_kernel, caps_seccomp,
+		    caps_verified);
 	}
 	prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
 	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);

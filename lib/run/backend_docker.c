@@ -160,7 +160,9 @@ static void read_applied(sbx_sandbox_applied *a, const char *raw)
 		if (strncmp(it->valuestring, "seccomp=", 8) == 0)
 			snprintf(a->seccomp, sizeof(a->seccomp), "%s",
 				 strcmp(it->valuestring + 8, "unconfined") == 0 ? "unconfined"
-				 : strcmp(it->valuestring + 8, sbx_seccomp_profile) == 0
+				 : strcmp(it->valuestring + 8, sbx_seccomp_profile) == 0 ||
+						 strcmp(it->valuestring + 8,
+							sbx_seccomp_profile_runsc) == 0
 					 ? "sandbox"
 					 : "custom");
 	}
@@ -231,8 +233,12 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 	o.labels = labels;
 	o.n_labels = nl;
 	o.cap_drop = (const char *const[]){"ALL", NULL};
-	/* Ours denies what Docker's allows and no sandbox needs: AF_VSOCK, io_uring, ptrace... */
-	if (!spec->engine_seccomp && asprintf(&seccomp, "seccomp=%s", sbx_seccomp_profile) < 0)
+	/* Ours denies what Docker's allows and no sandbox needs: AF_VSOCK, io_uring, ptrace...
+	 * runsc applies it only with --oci-seccomp, and then needs its own (meson.build). */
+	if (!spec->engine_seccomp && asprintf(&seccomp, "seccomp=%s",
+					      spec->runtime && strcmp(spec->runtime, "runsc") == 0
+						      ? sbx_seccomp_profile_runsc
+						      : sbx_seccomp_profile) < 0)
 		return sbx_error_set(err, -ENOMEM, "out of memory");
 	o.security_opt = (const char *const[]){"no-new-privileges:true", seccomp, NULL};
 	o.readonly_rootfs = true;

@@ -58,6 +58,45 @@ int sbx_collect__outputs(sbx_relay *relay, const sbx_task *task, const char *out
 
 /* What sandbox-init logs once the firewall is set and every capability is gone. */
 #define SBX_INIT_DROPPED "every capability dropped (bounding set included)"
+/* Its next line: "sandbox-init: kernel gVisor, seccomp mode 0: verified CapInh ... refused". */
+#define SBX_INIT_VERIFIED "\nsandbox-init: kernel "
+
+/*
+ * The kernel (Linux or gVisor only), the seccomp mode (one digit) and what
+ * PID 1 verified under them, from its log; left empty when the line is not
+ * exactly that.
+ */
+static void read_verified(sbx_run_result *res, const char *log, size_t len)
+{
+	static const char mode[] = ", seccomp mode ";
+	const char *p = memmem(log, len, SBX_INIT_VERIFIED, sizeof(SBX_INIT_VERIFIED) - 1);
+	const char *end = log + len, *comma, *colon, *nl;
+	size_t n;
+
+	if (!p)
+		return;
+	p += sizeof(SBX_INIT_VERIFIED) - 1;
+	nl = memchr(p, '\n', (size_t)(end - p));
+	end = nl ? nl : end;
+	comma = memmem(p, (size_t)(end - p), mode, sizeof(mode) - 1);
+	if (!comma || !((comma - p == 5 && memcmp(p, "Linux", 5) == 0) ||
+			(comma - p == 6 && memcmp(p, "gVisor", 6) == 0)))
+		return;
+	colon = comma + sizeof(mode) - 1;
+	if (end - colon < 12 || *colon < '0' || *colon > '9' ||
+	    memcmp(colon + 1, ": verified ", 11) != 0)
+		return;
+	res->pid1_seccomp = *colon - '0';
+	colon++;
+	n = (size_t)(end - (colon + 11));
+	if (n >= sizeof(res->pid1_verified))
+		return;
+	for (const char *c = colon + 11; c < end; c++)
+		if (*c < 0x20 || *c > 0x7e)
+			return;
+	snprintf(res->pid1_kernel, sizeof(res->pid1_kernel), "%.*s", (int)(comma - p), p);
+	snprintf(res->pid1_verified, sizeof(res->pid1_verified), "%.*s", (int)n, colon + 11);
+}
 
 void sbx_run__save_logs(sbx_run *run)
 {
@@ -69,6 +108,8 @@ void sbx_run__save_logs(sbx_run *run)
 	/* PID 1 refuses to run when it cannot drop them, so a ready server implies this line. */
 	if (b.data && memmem(b.data, b.len, SBX_INIT_DROPPED, sizeof(SBX_INIT_DROPPED) - 1))
 		run->res.privileges_dropped = true;
+	if (b.data)
+		read_verified(&run->res, b.data, b.len);
 	sbx_rundir__write(run->res.run_dir, "container.log", b.data ? b.data : "", b.len, NULL);
 }
 

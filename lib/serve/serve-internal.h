@@ -124,6 +124,7 @@ typedef struct serve_pool_opts {
 	const char *const *engines; /* NULL entries: the default engine */
 	size_t n_engines;	    /* at least 1 */
 	const char *service_id;	    /* prefix of the sandboxes' run-id labels */
+	const char *runtime;	    /* NULL: the engine's default */
 	bool test;
 	serve_metrics *metrics; /* counters, updated under lock */
 	pthread_mutex_t *lock;	/* guards metrics */

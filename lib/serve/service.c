@@ -171,6 +171,7 @@ static int create(sbx_serve *s, const char *body, size_t len, char **out)
 	ro.grade = s->o.grade;
 	ro.grade_userdata = s->o.grade_userdata;
 	ro.test = s->o.test;
+	ro.runtime = s->o.runtime; /* as the pools', so a warm sandbox fits */
 	/* The engine a cold start would use; a warm sandbox brings its own. */
 	engine = sbx_serve__pool_cold_engine(s->pool);
 	ro.engine = sbx_serve__pool_engine_url(s->pool, engine);
@@ -546,6 +547,7 @@ int sbx_serve_start(sbx_serve **out, const sbx_serve_opts *opts, sbx_error *err)
 	po.engines = opts->n_engines ? opts->engines : (const char *const[]){opts->engine};
 	po.n_engines = opts->n_engines ? opts->n_engines : 1;
 	po.service_id = s->id;
+	po.runtime = opts->runtime;
 	po.test = opts->test;
 	po.metrics = &s->m;
 	po.lock = &s->lock;

@@ -207,6 +207,7 @@ static void *filler_main(void *arg)
 			wo.engine = p->engines[ip->engine].url;
 			wo.ttl_s = p->o.idle_ttl_s + p->o.max_timeout_s + 60;
 			wo.test = p->o.test;
+			wo.runtime = p->o.runtime;
 			wo.backend = p->o.backend;
 			wo.backend_userdata = p->o.backend_userdata;
 			r = sbx_warm_new(&w, &wo, &err);

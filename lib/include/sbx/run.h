@@ -253,6 +253,11 @@ typedef struct sbx_run_result {
 	char *endpoint;		     /* the agent's base URL: the relay's, or the published port */
 	char *published;	 /* --network published: "127.0.0.1:port" on the host, else NULL */
 	bool privileges_dropped; /* published: PID 1 reported dropping every capability */
+	/* What PID 1 says it verified after the drop, and under which kernel
+	 * ("Linux" under runc, "gVisor" under runsc); "" when it did not say. */
+	char pid1_kernel[16];
+	char pid1_verified[256];
+	int pid1_seccomp; /* its seccomp mode as the kernel reports it: 0 none, 2 filter */
 	bool kept;
 	bool screenshot;	  /* screenshot.png was saved (GUI tasks) */
 	bool screenshot_reloaded; /* Calc was restarted on the saved file for it */
