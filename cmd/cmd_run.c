@@ -36,29 +36,8 @@ void cmd_run__install_signals(void)
 int cmd_run__grade(const sbx_task *task, const char *outputs_dir, sbx_run_grade *out,
 		   void *userdata, sbx_error *err)
 {
-	_cleanup_(sbx_grade_result_freep) sbx_grade_result *g = NULL;
-	_cleanup_(sbx_buf_free) sbx_buf text = SBX_BUF_INIT(16 * 1024 * 1024);
-	int r;
-
-	r = sbx_grade_task(task, outputs_dir, &g, err);
-	if (r < 0)
-		return r;
-	out->graded = true;
-	out->status = g->status;
-	out->score = g->score;
-	out->cells_graded = g->graded;
-	out->cells_matched = g->matched;
-	snprintf(out->recalc, sizeof(out->recalc), "%s",
-		 g->recalc.computed   ? "native"
-		 : g->recalc.formulas ? "sandbox"
-				      : "none");
-	out->recalc_formulas = g->recalc.formulas;
-	out->recalc_native = g->recalc.computed;
-	out->recalc_unsupported = g->recalc.unsupported;
-	if (sbx_grade_report_text(g, 50, &text) >= 0)
-		out->report_text = sbx_buf_steal(&text, NULL);
-	out->report_json = sbx_grade_report_json(g);
-	return 0;
+	(void)userdata;
+	return sbx_run_grade_outputs(task, outputs_dir, out, err);
 }
 
 /* "2g", "512m", "1.5GiB", "1073741824" -> bytes; 0 on a bad value. */
@@ -421,6 +400,7 @@ int cmd_run(int argc, char **argv)
 	if (json)
 		o.quiet_agent = true; /* stdout carries exactly one line */
 	o.grade = cmd_run__grade;
+	o.grader = CMD_RUN_GRADER;
 	o.on_ready = on_ready;
 	o.on_prepared = on_prepared;
 	o.on_ready_userdata = &json;

@@ -7,7 +7,14 @@
 
 #include "sbx/run.h"
 
-/* The grade hook of sbx_run_opts: grades outputs_dir against the task. */
+/*
+ * Every episode is graded in a child process: this very binary, re-executed
+ * through its internal `__grade` verb (main.c), so a grader crash or runaway
+ * ends that episode as a grade error, never the command (run, mcp, sweep, serve).
+ */
+#define CMD_RUN_GRADER "/proc/self/exe"
+
+/* The grade hook of sbx_run_opts: grades outputs_dir against the task, in process. */
 int cmd_run__grade(const sbx_task *task, const char *outputs_dir, sbx_run_grade *out,
 		   void *userdata, sbx_error *err);
 

@@ -170,6 +170,7 @@ static int create(sbx_serve *s, const char *body, size_t len, char **out)
 	ro.seed = req.seed;
 	ro.grade = s->o.grade;
 	ro.grade_userdata = s->o.grade_userdata;
+	ro.grader = s->o.grader;
 	ro.test = s->o.test;
 	/* The engine a cold start would use; a warm sandbox brings its own. */
 	engine = sbx_serve__pool_cold_engine(s->pool);

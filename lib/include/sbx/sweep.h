@@ -373,6 +373,7 @@ typedef struct sbx_sweep_opts {
 	size_t n_engines; /* 0: one default engine with 1 job */
 	sbx_run_grade_fn grade;
 	void *grade_userdata;
+	const char *grader; /* sbx_run_opts.grader: grade each episode in a child */
 	/*
 	 * Set by a signal handler to the number of SIGINTs: 1 stops scheduling
 	 * and lets running episodes finish for up to stop_grace_s, then
