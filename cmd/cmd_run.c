@@ -5,6 +5,8 @@
  * (option parsing for limits, the grade hook, signal handling).
  */
 #include <ctype.h>
+#include <libgen.h>
+#include <limits.h>
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -12,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "cmd_run.h"
@@ -38,6 +41,33 @@ int cmd_run__grade(const sbx_task *task, const char *outputs_dir, sbx_run_grade 
 {
 	(void)userdata;
 	return sbx_run_grade_outputs(task, outputs_dir, out, err);
+}
+
+const char *cmd_run__grader(void)
+{
+	static char path[PATH_MAX];
+	static const char *const rel[] = {"/", "/../libexec/sandboxctl/"};
+	char self[PATH_MAX];
+	ssize_t n;
+
+	if (path[0])
+		return path;
+	snprintf(path, sizeof(path), "/proc/self/exe");
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		return path;
+	self[n] = '\0';
+	dirname(self);
+	for (size_t i = 0; i < SBX_ELEMENTSOF(rel); i++) {
+		char p[PATH_MAX];
+
+		if (snprintf(p, sizeof(p), "%s%ssandbox-grader", self, rel[i]) < (int)sizeof(p) &&
+		    access(p, X_OK) == 0) {
+			snprintf(path, sizeof(path), "%s", p);
+			break;
+		}
+	}
+	return path;
 }
 
 /* "2g", "512m", "1.5GiB", "1073741824" -> bytes; 0 on a bad value. */
@@ -400,7 +430,7 @@ int cmd_run(int argc, char **argv)
 	if (json)
 		o.quiet_agent = true; /* stdout carries exactly one line */
 	o.grade = cmd_run__grade;
-	o.grader = CMD_RUN_GRADER;
+	o.grader = cmd_run__grader();
 	o.on_ready = on_ready;
 	o.on_prepared = on_prepared;
 	o.on_ready_userdata = &json;

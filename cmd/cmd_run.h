@@ -8,11 +8,14 @@
 #include "sbx/run.h"
 
 /*
- * Every episode is graded in a child process: this very binary, re-executed
- * through its internal `__grade` verb (main.c), so a grader crash or runaway
- * ends that episode as a grade error, never the command (run, mcp, sweep, serve).
+ * The program every episode is graded by, in a child process, so a grader
+ * crash or runaway ends that episode as a grade error, never the command
+ * (run, mcp, sweep, serve): sandbox-grader next to sandboxctl (the build's
+ * cmd/, or libexec/sandboxctl/ when installed), else sandboxctl itself
+ * ("/proc/self/exe", its internal `__grade` verb in main.c). Never from PATH:
+ * it must be this build's.
  */
-#define CMD_RUN_GRADER "/proc/self/exe"
+const char *cmd_run__grader(void);
 
 /* The grade hook of sbx_run_opts: grades outputs_dir against the task, in process. */
 int cmd_run__grade(const sbx_task *task, const char *outputs_dir, sbx_run_grade *out,

@@ -221,7 +221,7 @@ static int serve(void)
 	if (check_engines() < 0)
 		return EXIT_ENGINE;
 	arg_so.grade = cmd_run__grade;
-	arg_so.grader = CMD_RUN_GRADER;
+	arg_so.grader = cmd_run__grader();
 	arg_so.hurry = &arg_hurry;
 	cli_on_stop_signals(on_signal);
 	if (sbx_serve_start(&s, &arg_so, &err) < 0) {

@@ -126,8 +126,8 @@ int sbx_run_grade_outputs(const sbx_task *task, const char *outputs_dir, sbx_run
 
 /*
  * As sbx_run_grade_outputs, in a child process: `program __grade ...`, a
- * program whose main hands that verb to sbx_run_grader_main (sandboxctl;
- * "/proc/self/exe" is the running binary). The child gets no core dumps,
+ * program whose main hands that verb to sbx_run_grader_main (sandbox-grader,
+ * or sandboxctl itself: "/proc/self/exe"). The child gets no core dumps,
  * SBX_RUN_GRADER_CPU_S of CPU, SBX_RUN_GRADER_MEMORY of address space, its
  * own process group, and dies with the calling thread; past
  * SBX_RUN_GRADER_WALL_S it is killed. Its stderr goes to log_path (NULL:
@@ -203,7 +203,7 @@ typedef struct sbx_run_opts {
 	void *grade_userdata;
 	/*
 	 * Grade in a child process (sbx_run_grade_isolated) with this program;
-	 * the commands pass "/proc/self/exe". NULL: the grade hook, in process.
+	 * the commands pass sandbox-grader's path. NULL: the grade hook, in process.
 	 */
 	const char *grader;
 	sbx_run_ready_fn on_ready;
