@@ -263,10 +263,11 @@ static void help(void)
 	       "  --keep             leave the sandbox behind (remove it with 'sandboxctl gc')\n"
 	       "  --json             print result.json as one line on stdout\n"
 	       "  --quiet            agent output only into runs/<run-id>/agent.log\n\n"
-	       "Exit status: 0 pass, 1 graded but not passed, 2 usage, 3 engine or\n"
-	       "infrastructure error, 4 deadline passed, 5 agent error (the agent exited\n"
-	       "non-zero or could not start before complete_task; still graded), 6 the\n"
-	       "sandbox failed, 130 interrupted.\n");
+	       "Exit status: 0 pass, 1 graded but not passed (or a grade error: the\n"
+	       "grader, a child process, crashed or ran past its limits on the outputs),\n"
+	       "2 usage, 3 engine or infrastructure error, 4 deadline passed, 5 agent\n"
+	       "error (the agent exited non-zero or could not start before complete_task;\n"
+	       "still graded), 6 the sandbox failed, 130 interrupted.\n");
 }
 
 static void on_prepared(sbx_run *run, void *userdata)
