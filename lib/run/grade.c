@@ -308,10 +308,10 @@ static int parse_answer(const char *text, size_t len, sbx_run_grade *out, sbx_er
 	return 0;
 }
 
-/* Why a child that gave no usable answer ended: one line. */
-static char *end_reason(int status, bool timed_out)
+/* Why a child that gave no usable answer ended: one line, naming its log. */
+static char *end_reason(int status, bool timed_out, const char *log)
 {
-	char *s = NULL;
+	char *s = NULL, *with = NULL;
 	int k;
 
 	if (timed_out)
@@ -323,7 +323,14 @@ static char *end_reason(int status, bool timed_out)
 			     sigabbrev_np(WTERMSIG(status)) ? sigabbrev_np(WTERMSIG(status)) : "?");
 	else
 		k = asprintf(&s, "grader exited with status %d", WEXITSTATUS(status));
-	return k < 0 ? NULL : s;
+	if (k < 0)
+		return NULL;
+	if (!log)
+		return s;
+	/* What it wrote there (a sanitizer's report, say) says more. */
+	k = asprintf(&with, "%s (its stderr: %s)", s, log);
+	free(s);
+	return k < 0 ? NULL : with;
 }
 
 static int spawn_child(pid_t *pid, const char *program, const char *const *argv, int out_fd,
@@ -435,6 +442,7 @@ int sbx_run_grade_isolated(const char *program, const sbx_task *task, const char
 	bool timed_out = false, too_big = false;
 	pid_t pid;
 	struct stat st;
+	const char *base;
 
 	snprintf(parent, sizeof(parent), "%ld", (long)getpid());
 	if (pipe2(fds, O_CLOEXEC) < 0)
@@ -450,6 +458,8 @@ int sbx_run_grade_isolated(const char *program, const sbx_task *task, const char
 	close(fds[0]);
 	if (log_path && stat(log_path, &st) == 0 && st.st_size == 0)
 		unlink(log_path);
+	if (log_path && (stat(log_path, &st) < 0 || st.st_size == 0))
+		log_path = NULL;
 
 	if (too_big) {
 		if (asprintf(&out->error, "grader's answer is over %d MiB",
@@ -461,6 +471,7 @@ int sbx_run_grade_isolated(const char *program, const sbx_task *task, const char
 		r = parse_answer(answer.data ? answer.data : "", answer.len, out, err);
 		return r < 0 ? r : 0;
 	}
-	out->error = end_reason(status, timed_out);
+	base = log_path ? strrchr(log_path, '/') : NULL;
+	out->error = end_reason(status, timed_out, base ? base + 1 : log_path);
 	return out->error ? 0 : sbx_error_set(err, -ENOMEM, "out of memory");
 }
