@@ -19,9 +19,9 @@ command must finish the episode with a result and keep going.
           labelled --test-label): SIGSEGV, abort, its CPU limit, its memory
           limit, a garbage answer, an answer over the cap; each a grade error
           with its one-line reason, exit 1, the container gone.
-  sweep   a sweep of the hostile agent (2 episodes) with an oracle sweep
-          beside it finishes with every result, no grade error retried, and
-          --resume afterwards runs nothing again and exits 0.
+  sweep   a sweep of the hostile agent (2 episodes) finishes with every
+          result, no grade error retried, the summary counting them
+          (grade_errors), and --resume afterwards runs nothing again.
   serve   two clients of one `serve`: one episode's output is hostile, the
           other's is the oracle's answer written through the tools; the
           second is graded normally (reward 1), the service still answers a
@@ -196,6 +196,10 @@ def case_sweep(env):
             any(l["status"] != "fail" or l["attempt"] != 1 for l in lines):
         it.fail("want two fail lines, one attempt each (a grade error is never retried): %s"
                 % lines)
+    with open(os.path.join(out, "summary.json")) as f:
+        o = json.load(f)["overall"]
+    if any(l.get("error") for l in lines) and o.get("grade_errors") != 2:
+        it.fail("the summary must count the grade errors: %s" % o)
     sweep_clean(out)
     p = sweep("--resume", out)
     if p.returncode not in (0, 1) or len(sweep_results(out)) != 2:

@@ -264,6 +264,7 @@ typedef struct sbx_sweep_cell {
 	unsigned n_status[SBX_RUN_SANDBOX_FAILED + 1]; /* done episodes by status */
 	unsigned not_done;			       /* no result yet (interrupted, infra) */
 	unsigned infra_attempts;		       /* infra_error lines, retried or not */
+	unsigned grade_errors; /* done episodes the grader failed on (counted in their status) */
 	unsigned passed;
 	double pass_rate, pass_lo, pass_hi; /* Wilson 95% */
 	unsigned scored;
