@@ -118,7 +118,8 @@ void sbx_run__grade(sbx_run *run)
 		return;
 	}
 	if (run->res.grade.error) {
-		sbx_log_warning("run '%s': %s", run->res.run_id, run->res.grade.error);
+		/* The commands print it with the result (run's summary, sweep's line). */
+		sbx_log_debug("run '%s': %s", run->res.run_id, run->res.grade.error);
 		return;
 	}
 	if (run->res.grade.report_text)
