@@ -22,7 +22,7 @@ static int grade_once(const char *program, const sbx_task *task, const char *out
 	sbx_run_grade g = {0};
 	sbx_error err = SBX_ERROR_INIT;
 	double t0 = sbx_now_msf();
-	int r = program ? sbx_run_grade_isolated(program, task, outputs, NULL, NULL, &g, &err)
+	int r = program ? sbx_run_grade_isolated(program, task, outputs, NULL, &g, &err)
 			: sbx_run_grade_outputs(task, outputs, &g, &err);
 
 	*ms = sbx_now_msf() - t0;

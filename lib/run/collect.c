@@ -104,11 +104,14 @@ void sbx_run__grade(sbx_run *run)
 	if (run->o.grader) {
 		/* Test-only faults, for runs labelled as tests (--test-label) only. */
 		const char *fault = run->o.test ? getenv("SBX_TEST_GRADER_FAULT") : NULL;
+		sbx_run_grader_opts go = {.fault = fault && *fault ? fault : NULL};
 
-		if (asprintf(&log, "%s/grader.log", run->res.run_dir) < 0)
+		if (asprintf(&log, "%s/grader.log", run->res.run_dir) >= 0)
+			go.log_path = log;
+		else
 			log = NULL;
-		r = sbx_run_grade_isolated(run->o.grader, run->task, outdir, log,
-					   fault && *fault ? fault : NULL, &run->res.grade, &e);
+		r = sbx_run_grade_isolated(run->o.grader, run->task, outdir, &go, &run->res.grade,
+					   &e);
 	} else {
 		r = run->o.grade(run->task, outdir, &run->res.grade, run->o.grade_userdata, &e);
 	}

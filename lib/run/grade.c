@@ -126,7 +126,7 @@ static char *answer_json(int r, const sbx_run_grade *g, const sbx_error *e)
 }
 
 /*
- * Test-only faults (sbx_run_grade_isolated's fault): what a grader bug or a
+ * Test-only faults (sbx_run_grader_opts.fault): what a grader bug or a
  * hostile output could do, made on purpose so the tests can show the host
  * survives each. Returns only for an unknown name.
  */
@@ -311,13 +311,13 @@ static int parse_answer(const char *text, size_t len, sbx_run_grade *out, sbx_er
 }
 
 /* Why a child that gave no usable answer ended: one line, naming its log. */
-static char *end_reason(int status, bool timed_out, const char *log)
+static char *end_reason(int status, unsigned wall_s, bool timed_out, const char *log)
 {
 	char *s = NULL, *with = NULL;
 	int k;
 
 	if (timed_out)
-		k = asprintf(&s, "grader exceeded its %d s time limit", SBX_RUN_GRADER_WALL_S);
+		k = asprintf(&s, "grader exceeded its %u s time limit", wall_s);
 	else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGXCPU)
 		k = asprintf(&s, "grader exceeded its %d s CPU limit", SBX_RUN_GRADER_CPU_S);
 	else if (WIFSIGNALED(status))
@@ -433,9 +433,10 @@ static int collect_child(pid_t pid, int fd, int64_t deadline, sbx_buf *answer, b
 }
 
 int sbx_run_grade_isolated(const char *program, const sbx_task *task, const char *outputs_dir,
-			   const char *log_path, const char *fault, sbx_run_grade *out,
-			   sbx_error *err)
+			   const sbx_run_grader_opts *opts, sbx_run_grade *out, sbx_error *err)
 {
+	const char *log_path = opts ? opts->log_path : NULL, *fault = opts ? opts->fault : NULL;
+	unsigned wall_s = opts && opts->wall_s ? opts->wall_s : SBX_RUN_GRADER_WALL_S;
 	_cleanup_(sbx_buf_free) sbx_buf answer = SBX_BUF_INIT(SBX_RUN_GRADER_ANSWER_MAX);
 	char parent[24];
 	const char *argv[] = {program,	  "__grade",   GRADER_PROTOCOL, parent,
@@ -455,8 +456,8 @@ int sbx_run_grade_isolated(const char *program, const sbx_task *task, const char
 		close(fds[0]);
 		return r;
 	}
-	status = collect_child(pid, fds[0], sbx_now_ms() + SBX_RUN_GRADER_WALL_S * 1000LL, &answer,
-			       &timed_out, &too_big);
+	status = collect_child(pid, fds[0], sbx_now_ms() + wall_s * 1000LL, &answer, &timed_out,
+			       &too_big);
 	close(fds[0]);
 	if (log_path && stat(log_path, &st) == 0 && st.st_size == 0)
 		unlink(log_path);
@@ -474,6 +475,6 @@ int sbx_run_grade_isolated(const char *program, const sbx_task *task, const char
 		return r < 0 ? r : 0;
 	}
 	base = log_path ? strrchr(log_path, '/') : NULL;
-	out->error = end_reason(status, timed_out, base ? base + 1 : log_path);
+	out->error = end_reason(status, wall_s, timed_out, base ? base + 1 : log_path);
 	return out->error ? 0 : sbx_error_set(err, -ENOMEM, "out of memory");
 }

@@ -1418,6 +1418,10 @@ static const struct {
 	 "grader crashed: signal 11 (SIGSEGV) (its stderr: grader.log)"},
 	{"kill -XCPU $$", 0, false, "grader exceeded its 120 s CPU limit"},
 	{"exit 3", 0, false, "grader exited with status 3"},
+	/* Silent, or its answer half written: killed at the wall-clock limit. */
+	{"exec sleep 30", 0, false, "grader exceeded its 2 s time limit"},
+	{"printf '{\"status\":0,'; exec sleep 30", 0, false, "grader exceeded its 2 s time limit"},
+	{"exec >&-; exec sleep 30", 0, false, "grader exceeded its 2 s time limit"},
 	{"printf '%s' '" GOOD_ANSWER "'; exit 1", 0, false, "grader exited with status 1"},
 };
 
@@ -1439,7 +1443,8 @@ START_TEST(grade_child_answers_are_untrusted)
 	fprintf(f, "#!/bin/sh\n%s\n", grader_rows[_i].script);
 	fclose(f);
 	ck_assert_int_eq(chmod(prog, 0700), 0);
-	r = sbx_run_grade_isolated(prog, &task, sbx_test_scratch, log, NULL, &g, &err);
+	r = sbx_run_grade_isolated(prog, &task, sbx_test_scratch,
+				   &(sbx_run_grader_opts){.log_path = log, .wall_s = 2}, &g, &err);
 	ck_assert_msg(r == grader_rows[_i].r, "row %d: r %d (%s)", _i, r, sbx_error_message(&err));
 	ck_assert(g.graded == grader_rows[_i].graded);
 	if (g.graded) {
@@ -1468,7 +1473,7 @@ START_TEST(grade_child_that_cannot_start_is_an_error)
 	sbx_error err = SBX_ERROR_INIT;
 
 	ck_assert_int_eq(sbx_run_grade_isolated("/nonexistent/sandbox-grader", &task, "/tmp", NULL,
-						NULL, &g, &err),
+						&g, &err),
 			 -ENOENT);
 	ck_assert_ptr_nonnull(strstr(sbx_error_message(&err), "could not start"));
 	ck_assert(!g.graded && !g.error);

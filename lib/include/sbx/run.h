@@ -124,23 +124,28 @@ int sbx_run_grade_outputs(const sbx_task *task, const char *outputs_dir, sbx_run
 #define SBX_RUN_GRADER_MEMORY	  (2ULL * 1024 * 1024 * 1024) /* address space; none under ASan */
 #define SBX_RUN_GRADER_ANSWER_MAX (64 << 20)
 
+/* sbx_run_grade_isolated's options; all zero is the defaults. */
+typedef struct sbx_run_grader_opts {
+	const char *log_path; /* the child's stderr (removed when empty); NULL: nowhere */
+	/* A test-only fault the child makes before grading: "segv", "abort", "cpu",
+	 * "memory", "garbage", "flood"; NULL: none. */
+	const char *fault;
+	unsigned wall_s; /* 0: SBX_RUN_GRADER_WALL_S */
+} sbx_run_grader_opts;
+
 /*
  * As sbx_run_grade_outputs, in a child process: `program __grade ...`, a
  * program whose main hands that verb to sbx_run_grader_main (sandbox-grader,
  * or sandboxctl itself: "/proc/self/exe"). The child gets no core dumps,
  * SBX_RUN_GRADER_CPU_S of CPU, SBX_RUN_GRADER_MEMORY of address space, its
- * own process group, and dies with the calling thread; past
- * SBX_RUN_GRADER_WALL_S it is killed. Its stderr goes to log_path (NULL:
- * nowhere; removed when empty). fault: NULL, or a test-only fault the child
- * makes before grading ("segv", "abort", "cpu", "memory", "garbage",
- * "flood"). Returns 0 with *out graded, 0 with out->error set when the child
- * crashed, ran past a limit or answered garbage, or a negative errno with
- * err when the grader reported its own error (as in process) or could not
- * start.
+ * own process group, and dies with the calling thread; past opts->wall_s it
+ * is killed. opts may be NULL. Returns 0 with *out graded, 0 with
+ * out->error set when the child crashed, ran past a limit or answered
+ * garbage, or a negative errno with err when the grader reported its own
+ * error (as in process) or could not start.
  */
 int sbx_run_grade_isolated(const char *program, const sbx_task *task, const char *outputs_dir,
-			   const char *log_path, const char *fault, sbx_run_grade *out,
-			   sbx_error *err);
+			   const sbx_run_grader_opts *opts, sbx_run_grade *out, sbx_error *err);
 
 /*
  * The grading child's main: argv[0] is "__grade". Grades and writes the
