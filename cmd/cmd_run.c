@@ -5,10 +5,10 @@
  * (option parsing for limits, the grade hook, signal handling).
  */
 #include <ctype.h>
-#include <libgen.h>
-#include <limits.h>
 #include <errno.h>
 #include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -123,7 +123,8 @@ int main(int argc, char **argv)
 	const cli_command *cmd;
 	int i = 1;
 
-	/* The grading child of run, mcp, sweep and serve (cmd_run.h's CMD_RUN_GRADER). */
+	/* The grading child of run, mcp, sweep and serve (cmd_run__grader: sandboxctl itself when
+	 * sandbox-grader is missing). */
 	if (argc > 1 && strcmp(argv[1], "__grade") == 0)
 		return sbx_run_grader_main(argc - 1, argv + 1);
 	argc = take_verbose(argc, argv);
