@@ -12,13 +12,11 @@
 #include <time.h>
 
 #include "cli.h"
+#include "cmd_run.h"
 #include "engines.h"
 #include "sbx/labels.h"
 #include "sbx/log.h"
 #include "sbx/serve.h"
-
-int cmd_run__grade(const sbx_task *task, const char *outputs_dir, sbx_run_grade *out,
-		   void *userdata, sbx_error *err);
 
 #define MAX_POOLS 8
 
@@ -232,6 +230,7 @@ static int serve(void)
 	if (check_engines() < 0)
 		return EXIT_ENGINE;
 	arg_so.grade = cmd_run__grade;
+	arg_so.grader = cmd_run__grader();
 	arg_so.hurry = &arg_hurry;
 	cli_on_stop_signals(on_signal);
 	if (sbx_serve_start(&s, &arg_so, &err) < 0) {

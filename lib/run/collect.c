@@ -134,17 +134,36 @@ void sbx_run__save_screenshot(sbx_run *run, bool show_saved)
 
 void sbx_run__grade(sbx_run *run)
 {
-	_cleanup_free_ char *outdir = NULL;
+	_cleanup_free_ char *outdir = NULL, *log = NULL;
 	sbx_error e = SBX_ERROR_INIT;
 	double t = sbx_now_msf();
 	int r;
 
-	if (!run->o.grade || asprintf(&outdir, "%s/outputs", run->res.run_dir) < 0)
+	if ((!run->o.grader && !run->o.grade) ||
+	    asprintf(&outdir, "%s/outputs", run->res.run_dir) < 0)
 		return;
-	r = run->o.grade(run->task, outdir, &run->res.grade, run->o.grade_userdata, &e);
+	if (run->o.grader) {
+		/* Test-only faults, for runs labelled as tests (--test-label) only. */
+		const char *fault = run->o.test ? getenv("SBX_TEST_GRADER_FAULT") : NULL;
+		sbx_run_grader_opts go = {.fault = fault && *fault ? fault : NULL};
+
+		if (asprintf(&log, "%s/grader.log", run->res.run_dir) >= 0)
+			go.log_path = log;
+		else
+			log = NULL;
+		r = sbx_run_grade_isolated(run->o.grader, run->task, outdir, &go, &run->res.grade,
+					   &e);
+	} else {
+		r = run->o.grade(run->task, outdir, &run->res.grade, run->o.grade_userdata, &e);
+	}
 	sbx_run__phase_done(run, SBX_PHASE_GRADE, t);
 	if (r < 0) {
 		sbx_run__set_infra(run, "grader", &e);
+		return;
+	}
+	if (run->res.grade.error) {
+		/* The commands print it with the result (run's summary, sweep's line). */
+		sbx_log_debug("run '%s': %s", run->res.run_id, run->res.grade.error);
 		return;
 	}
 	if (run->res.grade.report_text)

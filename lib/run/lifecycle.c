@@ -972,6 +972,11 @@ int sbx_run_finish(sbx_run *run, sbx_run_end end, sbx_error *err)
 	} else if (end == SBX_END_INTERRUPTED) {
 		run->res.status = SBX_RUN_INTERRUPTED;
 	}
+	/* Not graded (fail, or timeout, agent_error as ended), and the reason said. */
+	if (!run->res.error && run->res.grade.error) {
+		run->res.error = strdup(run->res.grade.error);
+		run->res.error_kind = strdup("grade_error");
+	}
 	run->res.finished_at = real_ms();
 	run->res.total_ms = (double)(sbx_now_ms() - run->t0);
 	json = sbx_run_result_json(&run->res);
@@ -1027,7 +1032,7 @@ void sbx_run_free(sbx_run *run)
 		     run->unix_socket, run->res.task, run->res.error, run->res.error_kind,
 		     run->res.agent, run->res.agent_tail, run->res.image, run->res.image_id,
 		     run->res.sandbox_id, run->res.backend, run->res.published, run->res.endpoint,
-		     run->res.grade.report_text, run->res.grade.report_json);
+		     run->res.grade.report_text, run->res.grade.report_json, run->res.grade.error);
 	sbx_provenance_clear(&run->res.provenance);
 	free(run);
 }

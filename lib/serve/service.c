@@ -170,6 +170,7 @@ static int create(sbx_serve *s, const char *body, size_t len, char **out)
 	ro.seed = req.seed;
 	ro.grade = s->o.grade;
 	ro.grade_userdata = s->o.grade_userdata;
+	ro.grader = s->o.grader;
 	ro.test = s->o.test;
 	ro.runtime = s->o.runtime; /* as the pools', so a warm sandbox fits */
 	/* The engine a cold start would use; a warm sandbox brings its own. */

@@ -172,6 +172,7 @@ static int lifecycle_attempt(sched *s, const sbx_sweep_attempt *a, sbx_sweep_rec
 	ro.test = s->o->test_label;
 	ro.grade = s->o->grade;
 	ro.grade_userdata = s->o->grade_userdata;
+	ro.grader = s->o->grader;
 	ro.interrupted = a->interrupted;
 	ro.seeded = a->episode->seeded;
 	ro.seed = a->episode->seed;

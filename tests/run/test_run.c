@@ -1380,6 +1380,106 @@ START_TEST(agent_stop_takes_the_whole_group)
 }
 END_TEST
 
+/*
+ * The parent side of the grading child: a scripted "grader" answers each
+ * row; only a well-formed answer from a child that exited 0 is a grade,
+ * the grader's own error stays an error, anything else is a grade error
+ * with its reason (sbx_run_grade_isolated).
+ */
+#define GOOD_ANSWER                                                                                \
+	"{\"status\":1,\"score\":0.5,\"cells_graded\":4,\"cells_matched\":2,\"recalc\":"           \
+	"\"none\",\"recalc_formulas\":0,\"recalc_native\":0,\"recalc_unsupported\":0,"             \
+	"\"report_text\":\"t\",\"report_json\":\"{}\"}"
+static const struct {
+	const char *script; /* sh, after the #! line */
+	int r;		    /* what sbx_run_grade_isolated returns */
+	bool graded;
+	const char *why; /* the grade error's start, or the error's message */
+} grader_rows[] = {
+	{"printf '%s' '" GOOD_ANSWER "'", 0, true, NULL},
+	{"printf '{\"status\":3,\"score\":0}'", 0, false, "grader answered garbage (bad status)"},
+	{"printf '{\"status\":0,\"score\":1.5}'", 0, false, "grader answered garbage (bad score)"},
+	{"printf '{\"status\":0,\"score\":\"1\"}'", 0, false,
+	 "grader answered garbage (bad score)"},
+	{"printf '{\"status\":0,\"score\":1,\"cells_graded\":-1}'", 0, false,
+	 "grader answered garbage (bad count)"},
+	{"printf '%s' '" GOOD_ANSWER "' | sed 's/\"cells_matched\":2/\"cells_matched\":1.5/'", 0,
+	 false, "grader answered garbage (bad count)"},
+	{"printf '%s' '" GOOD_ANSWER "' | sed 's/\"none\"/\"aaaaaaaaaaaaaaaaaaaa\"/'", 0, false,
+	 "grader answered garbage (bad recalc)"},
+	{"printf '%s' '" GOOD_ANSWER "' | sed 's/\"t\"/5/'", 0, false,
+	 "grader answered garbage (bad report)"},
+	{"printf '[]'", 0, false, "grader answered garbage (not a JSON object)"},
+	{"true", 0, false, "grader answered garbage (no answer)"},
+	{"printf '{\"error\":\"oracle gone\",\"code\":-2}'", -ENOENT, false, "oracle gone"},
+	{"printf '{\"error\":\"odd\",\"code\":7}'", -EIO, false, "odd"},
+	{"printf '{\"limit\":\"memory\"}'", 0, false, "grader exceeded its 2 GiB memory limit"},
+	{"echo boom >&2; kill -SEGV $$", 0, false,
+	 "grader crashed: signal 11 (SIGSEGV) (its stderr: grader.log)"},
+	{"kill -XCPU $$", 0, false, "grader exceeded its 120 s CPU limit"},
+	{"exit 3", 0, false, "grader exited with status 3"},
+	/* Silent, or its answer half written: killed at the wall-clock limit. */
+	{"exec sleep 30", 0, false, "grader exceeded its 2 s time limit"},
+	{"printf '{\"status\":0,'; exec sleep 30", 0, false, "grader exceeded its 2 s time limit"},
+	{"exec >&-; exec sleep 30", 0, false, "grader exceeded its 2 s time limit"},
+	{"printf '%s' '" GOOD_ANSWER "'; exit 1", 0, false, "grader exited with status 1"},
+};
+
+START_TEST(grade_child_answers_are_untrusted)
+{
+	char prog[128], log[128];
+	sbx_task task = {.path = (char *)"task.yaml"};
+	sbx_run_grade g = {0};
+	sbx_error err = SBX_ERROR_INIT;
+	struct stat st;
+	FILE *f;
+	int r;
+
+	sbx_test_scratch_setup();
+	snprintf(prog, sizeof(prog), "%s/grader", sbx_test_scratch);
+	snprintf(log, sizeof(log), "%s/grader.log", sbx_test_scratch);
+	f = fopen(prog, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "#!/bin/sh\n%s\n", grader_rows[_i].script);
+	fclose(f);
+	ck_assert_int_eq(chmod(prog, 0700), 0);
+	r = sbx_run_grade_isolated(prog, &task, sbx_test_scratch,
+				   &(sbx_run_grader_opts){.log_path = log, .wall_s = 2}, &g, &err);
+	ck_assert_msg(r == grader_rows[_i].r, "row %d: r %d (%s)", _i, r, sbx_error_message(&err));
+	ck_assert(g.graded == grader_rows[_i].graded);
+	if (g.graded) {
+		ck_assert_int_eq(g.status, SBX_GRADE_PARTIAL);
+		ck_assert(g.score == 0.5 && g.cells_graded == 4 && g.cells_matched == 2);
+		ck_assert_str_eq(g.recalc, "none");
+		ck_assert_str_eq(g.report_text, "t");
+		ck_assert_ptr_null(g.error);
+	} else if (r < 0) {
+		ck_assert_str_eq(sbx_error_message(&err), grader_rows[_i].why);
+	} else {
+		ck_assert_msg(g.error && strcmp(g.error, grader_rows[_i].why) == 0,
+			      "row %d: '%s', want '%s'", _i, g.error, grader_rows[_i].why);
+	}
+	/* The child's stderr is kept only when it said something. */
+	ck_assert_int_eq(stat(log, &st) == 0, strstr(grader_rows[_i].script, ">&2") != NULL);
+	sbx_run_grade_clear(&g);
+	sbx_test_scratch_teardown();
+}
+END_TEST
+
+START_TEST(grade_child_that_cannot_start_is_an_error)
+{
+	sbx_task task = {.path = (char *)"task.yaml"};
+	sbx_run_grade g = {0};
+	sbx_error err = SBX_ERROR_INIT;
+
+	ck_assert_int_eq(sbx_run_grade_isolated("/nonexistent/sandbox-grader", &task, "/tmp", NULL,
+						&g, &err),
+			 -ENOENT);
+	ck_assert_ptr_nonnull(strstr(sbx_error_message(&err), "could not start"));
+	ck_assert(!g.graded && !g.error);
+}
+END_TEST
+
 static void add_cases(Suite *s)
 {
 	TCase *tc;
@@ -1402,6 +1502,10 @@ static void add_cases(Suite *s)
 
 	SBX_TEST_CASE(s, "agents", NULL, NULL, 30, agent_gets_env_and_logs,
 		      agent_stop_takes_the_whole_group, agent_inherits_only_stdio);
+
+	tc = SBX_TEST_CASE(s, "grade-child", NULL, NULL, 30,
+			   grade_child_that_cannot_start_is_an_error);
+	SBX_TEST_TABLE(tc, grade_child_answers_are_untrusted, grader_rows);
 }
 
 SBX_TEST_MAIN("run", add_cases)

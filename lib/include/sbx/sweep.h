@@ -264,6 +264,7 @@ typedef struct sbx_sweep_cell {
 	unsigned n_status[SBX_RUN_SANDBOX_FAILED + 1]; /* done episodes by status */
 	unsigned not_done;			       /* no result yet (interrupted, infra) */
 	unsigned infra_attempts;		       /* infra_error lines, retried or not */
+	unsigned grade_errors; /* done episodes the grader failed on (counted in their status) */
 	unsigned passed;
 	double pass_rate, pass_lo, pass_hi; /* Wilson 95% */
 	unsigned scored;
@@ -373,6 +374,7 @@ typedef struct sbx_sweep_opts {
 	size_t n_engines; /* 0: one default engine with 1 job */
 	sbx_run_grade_fn grade;
 	void *grade_userdata;
+	const char *grader; /* sbx_run_opts.grader: grade each episode in a child */
 	/*
 	 * Set by a signal handler to the number of SIGINTs: 1 stops scheduling
 	 * and lets running episodes finish for up to stop_grace_s, then
