@@ -194,6 +194,9 @@ void server_cancel_all(server *srv);
 /* True when msg is a request (has a method and an id). */
 bool mcp_is_request(const cJSON *msg);
 
+/* A log level's place on the syslog scale (0 emergency … 7 debug), or -EINVAL. */
+int mcp_log_level(const char *name);
+
 /* Whether the protocol version string is one we speak. */
 bool mcp_version_supported(const char *version);
 

@@ -243,16 +243,22 @@ static bool removed_in_modern(const char *method)
 	return false;
 }
 
+int mcp_log_level(const char *name)
+{
+	for (size_t i = 0; name && i < SBX_ELEMENTSOF(log_levels); i++)
+		if (strcmp(name, log_levels[i]) == 0)
+			return (int)i;
+	return -EINVAL;
+}
+
 static int set_level(mcp_session *s, const cJSON *params)
 {
-	const char *level = sbx_json_get_string(params, "level", NULL);
+	int level = mcp_log_level(sbx_json_get_string(params, "level", NULL));
 
-	for (size_t i = 0; level && i < SBX_ELEMENTSOF(log_levels); i++)
-		if (strcmp(level, log_levels[i]) == 0) {
-			atomic_store(&s->log_level, (int)i);
-			return 0;
-		}
-	return -EINVAL;
+	if (level < 0)
+		return level;
+	atomic_store(&s->log_level, level);
+	return 0;
 }
 
 /* ---- tools ---- */

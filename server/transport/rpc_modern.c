@@ -24,9 +24,6 @@
 #define HEADER_MISMATCH	    -32020
 #define UNSUPPORTED_VERSION -32022
 
-static const char *const log_levels[] = {"emergency", "alert",	"critical", "error",
-					 "warning",   "notice", "info",	    "debug"};
-
 static const cJSON *envelope(const cJSON *msg)
 {
 	const cJSON *meta = sbx_json_get(sbx_json_get(msg, "params"), "_meta");
@@ -114,8 +111,8 @@ static int check_headers(const cJSON *msg, const mcp_route_headers *h, const cJS
 
 int mcp_modern_accept(const cJSON *msg, const mcp_route_headers *h, mcp_session *s, char **out)
 {
-	const cJSON *meta = envelope(msg), *version, *level;
-	int r;
+	const cJSON *meta = envelope(msg), *version;
+	int r, level;
 
 	*out = NULL;
 	if (!meta)
@@ -147,10 +144,9 @@ int mcp_modern_accept(const cJSON *msg, const mcp_route_headers *h, mcp_session 
 	s->modern = true;
 	snprintf(s->protocol_version, sizeof(s->protocol_version), "%s", MCP_MODERN_VERSION);
 	/* Log messages only for a request that opts in, at or above its level. */
-	level = sbx_json_get(meta, META_LOG_LEVEL);
-	for (size_t i = 0; cJSON_IsString(level) && i < SBX_ELEMENTSOF(log_levels); i++)
-		if (strcmp(level->valuestring, log_levels[i]) == 0)
-			atomic_store(&s->log_level, (int)i);
+	level = mcp_log_level(sbx_json_get_string(meta, META_LOG_LEVEL, NULL));
+	if (level >= 0)
+		atomic_store(&s->log_level, level);
 	return 0;
 }
 
