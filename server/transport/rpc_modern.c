@@ -100,7 +100,7 @@ static int check_headers(const cJSON *msg, const mcp_route_headers *h, const cJS
 		return reject(msg, HEADER_MISMATCH,
 			      "Header mismatch: Mcp-Method does not match the request's method",
 			      NULL, out);
-	if (cJSON_IsString(name) && !header_names(h->name, name->valuestring)) {
+	if (name && cJSON_IsString(name) && !header_names(h->name, name->valuestring)) {
 		snprintf(text, sizeof(text),
 			 "Header mismatch: Mcp-Name does not match the request's params.%s",
 			 name_key);
