@@ -1036,16 +1036,26 @@ END_TEST
 
 /* ---- transcript, result, ids, run dirs ---- */
 
-START_TEST(transcript_keeps_json_and_text)
+/* A transcript writing to t.jsonl in a fresh scratch directory. */
+static sbx_transcript *scratch_transcript(void)
 {
-	sbx_transcript *t;
+	sbx_transcript *t = NULL;
 	sbx_error err = SBX_ERROR_INIT;
-	char path[300], *text;
-	size_t len;
+	char path[300];
 
 	sbx_test_scratch_setup();
 	snprintf(path, sizeof(path), "%s/t.jsonl", sbx_test_scratch);
 	ck_assert_int_eq(sbx_transcript_open(&t, path, &err), 0);
+	return t;
+}
+
+START_TEST(transcript_keeps_json_and_text)
+{
+	sbx_transcript *t = scratch_transcript();
+	sbx_error err = SBX_ERROR_INIT;
+	char *text;
+	size_t len;
+
 	sbx_transcript_record(t, 1, "agent->server", "POST", "/mcp", 0, "{\"x\":1}", 7);
 	sbx_transcript_record(t, 1, "server->agent", "POST", "/mcp", 500, "oops\nline", 9);
 	ck_assert_uint_eq(sbx_transcript_count(t), 2);
@@ -1071,14 +1081,11 @@ START_TEST(transcript_records_the_mcp_version)
 	static const char answer[] = "{\"id\":1,\"result\":{\"tools\":[]}}";
 	static const char forged[] = "{\"id\":3,\"method\":\"initialize\",\"params\":{"
 				     "\"protocolVersion\":\"0123456789012345678901234567890123\"}}";
-	sbx_transcript *t;
+	sbx_transcript *t = scratch_transcript();
 	sbx_error err = SBX_ERROR_INIT;
-	char path[300], *text;
+	char *text;
 	size_t len;
 
-	sbx_test_scratch_setup();
-	snprintf(path, sizeof(path), "%s/t.jsonl", sbx_test_scratch);
-	ck_assert_int_eq(sbx_transcript_open(&t, path, &err), 0);
 	sbx_transcript_record_mcp(t, 1, "agent->server", "POST", "/mcp", 0, NULL, modern,
 				  strlen(modern));
 	sbx_transcript_record_mcp(t, 1, "server->agent", "POST", "/mcp", 200, "2026-07-28", answer,
