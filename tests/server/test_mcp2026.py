@@ -225,6 +225,20 @@ def stateless(base):
     b = rpc_error(post(base, "tools/list", meta={"io.modelcontextprotocol/protocolVersion": V}), 400,
                   -32602, "no clientCapabilities")
     check("clientCapabilities" in b["error"]["message"], f"names the missing key: {b}")
+    # Hostile envelopes: one precise error each, and the server keeps serving.
+    r = requests.post(base + "/mcp", timeout=10, data=json.dumps(
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": "2026-07-28"}}),
+        headers={"Content-Type": "application/json", "MCP-Protocol-Version": V, "Mcp-Method": "tools/list"})
+    rpc_error(r, 400, -32602, "_meta a string")
+    rpc_error(post(base, "tools/list", meta={**ENVELOPE, "io.modelcontextprotocol/clientCapabilities": []}), 400,
+              -32602, "clientCapabilities not an object")
+    rpc_error(post(base, "tools/list", meta={**ENVELOPE, "io.modelcontextprotocol/protocolVersion": 2026}), 400,
+              -32020, "a numeric version (the header cannot equal it)")
+    rpc_error(post(base, "tools/call", {"name": "list_files", "arguments": {}},
+                   headers={"Mcp-Name": "=?base64?!!notbase64?="}), 400, -32020, "a broken base64 Mcp-Name")
+    rpc_error(post(base, "tools/call", {"name": "list_files", "arguments": {}}, meta={**ENVELOPE, "x": "y" * 100000}
+                   | {"io.modelcontextprotocol/logLevel": ["debug"]}, headers={"Mcp-Name": None}), 400, -32020,
+              "no Mcp-Name, a large _meta, a logLevel that is not a string")
     # Headers that disagree with the body, or come twice.
     rpc_error(post(base, "tools/list", headers={"MCP-Protocol-Version": None}), 400, -32020,
               "no version header")

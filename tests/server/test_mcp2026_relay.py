@@ -132,7 +132,23 @@ def case_stdio(env):
         lines = it.transcript(os.path.join(env.runs, rid))
         check(any(l.get("mcp_version") == want for l in lines), f"mode {mode}: transcript without {want}")
         it.check_gone(rid)
-    print("  sandboxctl mcp over stdio: %s by default, 2025-11-25 forced" % V)
+    # A hostile client on the bridge: a tool name carrying CR LF cannot add a header to the
+    # relayed request (it travels base64'd in Mcp-Name) and gets one precise error.
+    rid = env.new_id("mcp2026-hostile")
+    p = subprocess.Popen([params(rid).command] + params(rid).args, stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    env.procs.append(p)
+    evil = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+        "name": "read_cell\r\nMcp-Name: list_files\r\nX: y", "arguments": {}, "_meta": ENVELOPE}}
+    p.stdin.write(json.dumps(evil) + "\n")
+    p.stdin.flush()
+    answer = json.loads(p.stdout.readline())
+    check(answer["id"] == 7 and answer["error"]["code"] == -32602 and "Unknown tool" in answer["error"]["message"],
+          f"a CR LF tool name through the bridge: {answer}")
+    p.stdin.close()
+    p.wait(timeout=60)
+    it.check_gone(rid)
+    print("  sandboxctl mcp over stdio: %s by default, 2025-11-25 forced; a CR LF name: -32602" % V)
 
 
 if __name__ == "__main__":
