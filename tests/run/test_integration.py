@@ -235,9 +235,11 @@ def case_demo(env):
     sent = [l["message"] for l in lines if l["dir"] == "agent->server" and "message" in l]
     methods = [m.get("method") for m in sent]
     tools = [m["params"]["name"] for m in sent if m.get("method") == "tools/call"]
-    for m in ("initialize", "notifications/initialized", "tools/list"):
-        if m not in methods:
-            fail("transcript lacks %s: %s" % (m, methods))
+    # MCP 2026-07-28: server/discover, no initialize; each message keeps its revision.
+    if methods[:2] != ["server/discover", "tools/list"] or "initialize" in methods:
+        fail("transcript: not a 2026-07-28 exchange: %s" % methods)
+    if any(l.get("mcp_version") != "2026-07-28" for l in lines if l["path"] == "/mcp" and "message" in l):
+        fail("transcript: an /mcp message without mcp_version 2026-07-28")
     if tools != ["list_files", "get_sheet_info", "read_range", "write_range", "complete_task"]:
         fail("transcript tool calls: %s" % tools)
     answered = {l["message"].get("id") for l in lines

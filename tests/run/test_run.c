@@ -1036,16 +1036,26 @@ END_TEST
 
 /* ---- transcript, result, ids, run dirs ---- */
 
-START_TEST(transcript_keeps_json_and_text)
+/* A transcript writing to t.jsonl in a fresh scratch directory. */
+static sbx_transcript *scratch_transcript(void)
 {
-	sbx_transcript *t;
+	sbx_transcript *t = NULL;
 	sbx_error err = SBX_ERROR_INIT;
-	char path[300], *text;
-	size_t len;
+	char path[300];
 
 	sbx_test_scratch_setup();
 	snprintf(path, sizeof(path), "%s/t.jsonl", sbx_test_scratch);
 	ck_assert_int_eq(sbx_transcript_open(&t, path, &err), 0);
+	return t;
+}
+
+START_TEST(transcript_keeps_json_and_text)
+{
+	sbx_transcript *t = scratch_transcript();
+	sbx_error err = SBX_ERROR_INIT;
+	char *text;
+	size_t len;
+
 	sbx_transcript_record(t, 1, "agent->server", "POST", "/mcp", 0, "{\"x\":1}", 7);
 	sbx_transcript_record(t, 1, "server->agent", "POST", "/mcp", 500, "oops\nline", 9);
 	ck_assert_uint_eq(sbx_transcript_count(t), 2);
@@ -1055,6 +1065,49 @@ START_TEST(transcript_keeps_json_and_text)
 	ck_assert_ptr_nonnull(strstr(text, "\"message\":{\"x\":1}"));
 	ck_assert_ptr_nonnull(strstr(text, "\"body\":\"oops\\nline\""));
 	ck_assert_ptr_nonnull(strstr(text, "\"status\":500"));
+	free(text);
+	sbx_test_scratch_teardown();
+}
+END_TEST
+
+/* Each MCP message keeps the revision it speaks: its own word first, else its request's header. */
+START_TEST(transcript_records_the_mcp_version)
+{
+	static const char modern[] =
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{\"_meta\":"
+		"{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"}}}";
+	static const char init[] = "{\"id\":2,\"method\":\"initialize\",\"params\":{"
+				   "\"protocolVersion\":\"2025-06-18\"}}";
+	static const char answer[] = "{\"id\":1,\"result\":{\"tools\":[]}}";
+	static const char forged[] = "{\"id\":3,\"method\":\"initialize\",\"params\":{"
+				     "\"protocolVersion\":\"0123456789012345678901234567890123\"}}";
+	sbx_transcript *t = scratch_transcript();
+	sbx_error err = SBX_ERROR_INIT;
+	char *text;
+	size_t len;
+
+	sbx_transcript_record_mcp(t, 1, "agent->server", "POST", "/mcp", 0, NULL, modern,
+				  strlen(modern));
+	sbx_transcript_record_mcp(t, 1, "server->agent", "POST", "/mcp", 200, "2026-07-28", answer,
+				  strlen(answer));
+	sbx_transcript_record_mcp(t, 2, "agent->server", "POST", "/mcp", 0, NULL, init,
+				  strlen(init));
+	sbx_transcript_record_mcp(t, 3, "agent->server", "POST", "/mcp", 0, NULL, forged,
+				  strlen(forged));
+	sbx_transcript_record(t, 4, "agent->server", "GET", "/health", 0, "{}", 2);
+	ck_assert_int_eq(sbx_transcript_close(t), 0);
+	ck_assert_int_eq(sbx_rundir__read(sbx_test_scratch, "t.jsonl", 1 << 20, &text, &len, &err),
+			 0);
+	ck_assert_ptr_nonnull(strstr(text,
+				     "\"conn\":1,\"dir\":\"agent->server\",\"method\":"
+				     "\"POST\",\"path\":\"/mcp\",\"mcp_version\":\"2026-07-28\""));
+	ck_assert_ptr_nonnull(strstr(text, "\"status\":200,\"mcp_version\":\"2026-07-28\""));
+	ck_assert_ptr_nonnull(strstr(text,
+				     "\"conn\":2,\"dir\":\"agent->server\",\"method\":"
+				     "\"POST\",\"path\":\"/mcp\",\"mcp_version\":\"2025-06-18\""));
+	/* An agent's 34-character "version" is no label; nor has a non-MCP line one. */
+	ck_assert_ptr_null(strstr(text, "\"mcp_version\":\"0123"));
+	ck_assert_ptr_nonnull(strstr(text, "\"path\":\"/health\",\"message\""));
 	free(text);
 	sbx_test_scratch_teardown();
 }
@@ -1496,7 +1549,8 @@ static void add_cases(Suite *s)
 		     relay_reports_a_dead_server, relay_bounds_slots_time_and_memory,
 		     relay_listens_on_a_private_unix_socket, relay_only_binds_loopback);
 
-	SBX_TEST_CASE(s, "files", NULL, NULL, 0, transcript_keeps_json_and_text, run_ids_are_safe,
+	SBX_TEST_CASE(s, "files", NULL, NULL, 0, transcript_keeps_json_and_text,
+		      transcript_records_the_mcp_version, run_ids_are_safe,
 		      result_json_separates_infra_from_outcome, rundir_is_fresh_and_confined,
 		      provenance_sees_commit_and_changes, provenance_cache_reads_once);
 

@@ -300,10 +300,12 @@ START_TEST(run_page_mcp_transcript)
 	sbx_test_put(sbx_test_scratch, "p/transcript.jsonl",
 		     "{\"conn\":1,\"dir\":\"agent->server\",\"message\":{\"id\":1,\"method\":"
 		     "\"initialize\"}}\n"
-		     "{\"conn\":2,\"dir\":\"agent->server\",\"message\":{\"id\":1,\"method\":"
+		     "{\"conn\":2,\"dir\":\"agent->server\",\"mcp_version\":\"2026-07-28\","
+		     "\"message\":{\"id\":1,\"method\":"
 		     "\"tools/"
 		     "call\",\"params\":{\"name\":\"read_cell\",\"arguments\":{\"c\":\"A1\"}}}}\n"
-		     "{\"conn\":1,\"dir\":\"server->agent\",\"status\":200,\"message\":{\"id\":1,"
+		     "{\"conn\":1,\"dir\":\"server->agent\",\"status\":200,\"mcp_version\":\"<b>\","
+		     "\"message\":{\"id\":1,"
 		     "\"result\":{\"protocolVersion\":\"x\"}}}\n"
 		     "{\"conn\":2,\"dir\":\"server->agent\",\"status\":200,\"message\":{\"id\":1,"
 		     "\"result\":{\"isError\":true,\"content\":[{\"type\":\"text\",\"text\":\"no "
@@ -312,8 +314,10 @@ START_TEST(run_page_mcp_transcript)
 	page = page_of('r', "p", NULL);
 	check_text(page,
 		   TEXTS("agent calls <b>read_cell</b>",
-			 "<summary>reply 200",		/* initialize's reply: folded */
-			 "<pre>no &lt;sheet&gt;</pre>", /* the text, unwrapped */
+			 "ms</span> <span class=\"dim\">MCP 2026-07-28</span>", /* its revision */
+			 "MCP &lt;b&gt;</span></summary>", /* the agent's text, escaped */
+			 "<summary>reply 200",		   /* initialize's reply: folded */
+			 "<pre>no &lt;sheet&gt;</pre>",	   /* the text, unwrapped */
 			 "turn result error", "data-lines=\"4\"" /* the torn last line waits */),
 		   NO_TEXTS);
 }
