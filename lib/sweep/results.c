@@ -54,7 +54,8 @@ struct sbx_sweep_results {
 	unsigned dropped; /* lines skipped while loading; the first: */
 	size_t drop_line;
 	const char *drop_why;
-	int fd; /* O_APPEND, -1 when loaded read-only */
+	int fd;		/* O_APPEND, -1 when loaded read-only */
+	int sync_error; /* the first failed write or fsync: every later append fails too */
 	pthread_mutex_t lock;
 };
 
@@ -399,6 +400,8 @@ static int push(sbx_sweep_results *r, sbx_sweep_record *rec)
 
 		if (r->cap < r->episodes_max && r->episodes_max <= SBX_SWEEP_MAX_EPISODES)
 			cap = cap > r->episodes_max ? cap : r->episodes_max;
+		else if (r->cap >= r->episodes_max && r->cap >= 64)
+			cap = r->cap + r->cap / 4; /* past the plan: a few extra kinds, not 2x */
 		v = realloc(r->v, cap * sizeof(*v));
 		if (!v)
 			rc = -ENOMEM;
@@ -658,6 +661,16 @@ int sbx_sweep_results_append(sbx_sweep_results *r, const sbx_sweep_record *rec, 
 	else if (fsync(r->fd) < 0)
 		rc = sbx_error_set(err, -errno, "results.jsonl: fsync: %s", strerror(errno));
 	pthread_mutex_lock(&r->lock);
+	/*
+	 * The kernel reports a failed writeback to one fsync only, and a short
+	 * write leaves a fragment the next line would be glued to: after either,
+	 * no append succeeds (the sweep stops; resume re-runs what is missing).
+	 */
+	if (rc < 0 && !r->sync_error)
+		r->sync_error = rc;
+	else if (rc == 0 && r->sync_error)
+		rc = sbx_error_set(err, r->sync_error, "results.jsonl: an earlier write failed: %s",
+				   strerror(-r->sync_error));
 	if (rc == 0) {
 		line[len] = '\0';
 		rc = sbx_sweep_record_parse(line, len, &copy, err);

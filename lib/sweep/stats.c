@@ -98,6 +98,11 @@ double sbx_sweep_quantile(double *v, size_t n, double q)
 	pos = q * (double)(n - 1);
 	i = (size_t)pos;
 	frac = pos - (double)i;
+	if (i >= n - 1) { /* q = 1 (or above): the largest */
+		if (!sorted)
+			select_kth(v, n, n - 1);
+		return v[n - 1];
+	}
 	if (!sorted)
 		select_kth(v, n, i);
 	if (i + 1 >= n)
