@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "cli.h"
@@ -253,12 +254,30 @@ static int serve(void)
 	return EXIT_PASS;
 }
 
+/*
+ * Every connection costs two descriptors (libmicrohttpd's and the slot
+ * guard's copy): 512 tokenless clients alone would reach the usual soft limit
+ * of 1024 and make the service's own engine, relay and run-directory opens
+ * fail. The soft limit goes up to the hard one.
+ */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
 int cmd_serve(int argc, char **argv)
 {
 	int r = parse_args(argc, argv);
 
-	if (r > 0)
+	if (r > 0) {
+		raise_nofile();
 		r = -serve();
+	}
 	for (size_t i = 0; i < arg_n_eargs; i++)
 		free(arg_eargs[i].url);
 	return -r;

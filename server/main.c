@@ -302,6 +302,9 @@ static int take_http_token(char **out)
 		*out = strdup(v);
 		if (!*out)
 			return -ENOMEM;
+		/* unsetenv only drops the pointer: /proc/self/environ would still show the bytes.
+		 */
+		explicit_bzero((char *)v, n);
 		unsetenv("SANDBOX_HTTP_TOKEN");
 	}
 	return 0;

@@ -48,6 +48,12 @@ static size_t on_header(char *p, size_t size, size_t n, void *ud)
 	size_t len = size * n;
 	char line[256]; /* a header line is not NUL-terminated: the ones read here, copied */
 
+	/* Every header line of every response (1xx ones too), whatever libcurl's own cap. */
+	b->header_bytes += len;
+	if (b->header_bytes > LLM_HEADERS_MAX) {
+		b->refused = LLM_REFUSED_HEADERS;
+		return 0;
+	}
 	snprintf(line, sizeof(line), "%.*s", (int)(len < sizeof(line) ? len : sizeof(line) - 1), p);
 	if (strncasecmp(line, "Retry-After:", 12) == 0)
 		b->retry_after = retry_after_seconds(p + 12, len - 12);
@@ -128,6 +134,10 @@ void llm_body_refusal(const llm_body *b, const char *url, char *why, size_t why_
 			 "%s sent a reply that had not ended %d s after it began (%zu bytes): an "
 			 "endless or stalled body",
 			 url, LLM_REPLY_SECONDS, b->received);
+		break;
+	case LLM_REFUSED_HEADERS:
+		snprintf(why, why_len, "%s sent over %d KiB of response headers", url,
+			 LLM_HEADERS_MAX >> 10);
 		break;
 	case LLM_REFUSED_NONE:
 		break;

@@ -17,6 +17,7 @@
 #define LLM_REPLY_MAX	  (4L << 20)
 #define LLM_REPLY_VALUES  262144
 #define LLM_REPLY_SECONDS 30
+#define LLM_HEADERS_MAX	  (64 << 10) /* response header bytes, all responses of one request */
 
 /* Why a reply was cut off while it came (none: it was not). */
 typedef enum llm_refusal {
@@ -24,6 +25,7 @@ typedef enum llm_refusal {
 	LLM_REFUSED_SIZE,
 	LLM_REFUSED_STREAM,
 	LLM_REFUSED_SLOW,
+	LLM_REFUSED_HEADERS,
 } llm_refusal;
 
 typedef struct llm_body {
@@ -32,6 +34,7 @@ typedef struct llm_body {
 	long long length;  /* Content-Length, -1 when absent */
 	double json_began; /* CLOCK_MONOTONIC when its first byte that is not white space came */
 	size_t received;   /* bytes, kept or not */
+	size_t header_bytes;
 	llm_refusal refused;
 } llm_body;
 

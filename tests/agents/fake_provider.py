@@ -31,6 +31,7 @@ from a script chosen by the model name:
   sse         an endless event stream (text/event-stream, a ping every 0.2 s)
   endless     an endless chunked JSON body, as fast as it goes
   trickle     a chunked JSON body that begins, then gains a byte a second forever
+  headerflood a reply behind 200 KiB of response headers
 
 The sizes of every 200 reply body are in reply_bytes; the biggest request body
 in max_request.
@@ -456,6 +457,9 @@ class Handler(BaseHTTPRequestHandler):
                                 "message": {"role": "assistant", "content": "x" * (31 * MiB)}}],
                    "content": [{"type": "text", "text": "x"}]}
             return self.answer(200, rep)
+        if model == "headerflood":  # 200 KiB of headers before a proper reply
+            return self.answer(200, reply_openai(model, 0, []),
+                               {"X-Pad-%d" % i: "x" * 100 for i in range(2000)})
         if model == "hugearray":
             return lambda: self.stream_array(31 * MiB)
         if model == "manyvalues":

@@ -260,10 +260,12 @@ def case_escapes(env, prov):
 
 
 def case_endless(env, prov):
-    """An endless event stream, an endless chunked body and one that trickles end alike:
+    """An endless event stream, an endless chunked body, one that trickles and a reply behind
+    a flood of headers end alike:
     agent_error naming why, one request each, long before the deadline (not timeout)."""
     for model, needle, most in (("sse", "text/event-stream", 20), ("endless", "4 MiB", 20),
-                                ("trickle", "had not ended 30 s after it began", 60)):
+                                ("trickle", "had not ended 30 s after it began", 60),
+                                ("headerflood", "KiB of response headers", 20)):
         rc, res, s, log, err, took = episode(env, prov, model, "--timeout", "240")
         expect_agent_error(model, res, rc, s, err, needle)
         if res.get("ended_by") == "deadline" or took > most:
