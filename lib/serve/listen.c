@@ -73,6 +73,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		/* At the head, before any body is read: a tokenless body is never waited for. */
 		if (!sbx_serve__authorized(s->token, url, auth, &path)) {
 			sbx_serve__unauthorized(s);
+			sbx_connguard_refused(s->guard, c);
 			return send_text(c, 401,
 					 sbx_serve__error_json("the service's token is required"),
 					 "application/json");

@@ -14,7 +14,7 @@
 
 #define WATCH_MS 200
 
-enum conn_state { WAITING_HEAD, BUSY, IDLE, ENDED };
+enum conn_state { WAITING_HEAD, BUSY, IDLE, REFUSED, ENDED };
 
 typedef struct conn {
 	const void *key;
@@ -57,18 +57,30 @@ static conn *find(sbx_connguard *g, const void *key)
 	return NULL;
 }
 
-/* The one to evict for newcomer: waiting for its first head longest, else idle longest. */
+/* Who goes first: one refused (no token), then one with no head yet, then an idle one. */
+static int evict_rank(enum conn_state st)
+{
+	return st == REFUSED ? 0 : st == WAITING_HEAD ? 1 : st == IDLE ? 2 : -1;
+}
+
+/*
+ * The one to evict for newcomer: a refused connection, else the one waiting
+ * for its first head longest, else the one idle longest. Refused ones go
+ * first so tokenless requests, answered and lingering, never push out an
+ * idle connection of a client that has the token.
+ */
 static conn *victim(sbx_connguard *g, const conn *newcomer)
 {
 	conn *best = NULL;
 
 	for (size_t i = 0; i < g->n; i++) {
 		conn *c = &g->conns[i];
+		int rank = evict_rank(c->state);
 
-		if (c == newcomer || (c->state != WAITING_HEAD && c->state != IDLE))
+		if (c == newcomer || rank < 0)
 			continue;
-		if (!best || (c->state == WAITING_HEAD && best->state == IDLE) ||
-		    (c->state == best->state && c->since_ms < best->since_ms))
+		if (!best || rank < evict_rank(best->state) ||
+		    (rank == evict_rank(best->state) && c->since_ms < best->since_ms))
 			best = c;
 	}
 	return best;
@@ -187,7 +199,8 @@ static void set_state(sbx_connguard *g, const void *key, enum conn_state st)
 
 	pthread_mutex_lock(&g->lock);
 	c = find(g, key);
-	if (c && c->state != ENDED) {
+	/* A refused connection stays first in line, whatever its request's end says. */
+	if (c && c->state != ENDED && !(c->state == REFUSED && st == IDLE)) {
 		c->state = st;
 		c->since_ms = sbx_now_ms();
 	}
@@ -202,6 +215,11 @@ void sbx_connguard_busy(sbx_connguard *g, const void *key)
 void sbx_connguard_idle(sbx_connguard *g, const void *key)
 {
 	set_state(g, key, IDLE);
+}
+
+void sbx_connguard_refused(sbx_connguard *g, const void *key)
+{
+	set_state(g, key, REFUSED);
 }
 
 void sbx_connguard_closed(sbx_connguard *g, const void *key)

@@ -351,12 +351,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	slash = url[0] == '/' ? strchr(url + 1, '/') : NULL;
 	if (!*req) { /* the head: the token before any body is waited for */
 		sbx_connguard_busy(s->guard, c);
-		if (url[0] != '/')
-			return send_error(c, MHD_HTTP_UNAUTHORIZED, "the URL's token is missing");
-		if (!token_ok(url + 1, slash ? (size_t)(slash - url - 1) : strlen(url + 1),
-			      s->token))
+		if (url[0] != '/' ||
+		    !token_ok(url + 1, slash ? (size_t)(slash - url - 1) : strlen(url + 1),
+			      s->token)) {
+			sbx_connguard_refused(s->guard, c);
 			return send_error(c, MHD_HTTP_UNAUTHORIZED,
-					  "the URL's token is missing or wrong");
+					  url[0] != '/' ? "the URL's token is missing"
+							: "the URL's token is missing or wrong");
+		}
 		if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
 			return send_error(c, MHD_HTTP_METHOD_NOT_ALLOWED, "read-only");
 		*req = s; /* wait for the (empty) body */

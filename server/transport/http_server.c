@@ -260,6 +260,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 			sbx_connguard_busy(hs->guard, conn);
 		if (hs->token && !authorized(hs, conn, url, &cs->url_skip)) {
 			cs->replied = true;
+			if (hs->guard)
+				sbx_connguard_refused(hs->guard, conn);
 			return http_reply_error(
 				&req, 401,
 				"Unauthorized: this port needs the run's token (the "

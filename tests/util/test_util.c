@@ -680,6 +680,37 @@ START_TEST(connguard_evicts_the_idle_and_times_out_heads)
 }
 END_TEST
 
+/*
+ * A tokenless request, answered 401 and lingering, goes before an idle
+ * connection of a client with the token, even an older one (the reviewer's
+ * attack: a flood of refused requests pushing the real client's keep-alive
+ * connections out).
+ */
+START_TEST(connguard_evicts_the_refused_before_the_real_client)
+{
+	_cleanup_(sbx_connguard_freep) sbx_connguard *g = NULL;
+	int p[3][2];
+
+	for (size_t i = 0; i < SBX_ELEMENTSOF(p); i++)
+		ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p[i]), 0);
+	ck_assert_int_eq(sbx_connguard_new(&g, 2, 10000, NULL), 0);
+	sbx_connguard_opened(g, p[0], p[0][0]); /* the real client: a request, then idle */
+	sbx_connguard_busy(g, p[0]);
+	sbx_connguard_idle(g, p[0]);
+	sbx_sleep_ms(5);
+	sbx_connguard_opened(g, p[1], p[1][0]); /* the attacker: refused, then "idle" */
+	sbx_connguard_busy(g, p[1]);
+	sbx_connguard_refused(g, p[1]);
+	sbx_connguard_idle(g, p[1]);
+	sbx_connguard_opened(g, p[2], p[2][0]);
+	ck_assert(shut(p[1]) && !shut(p[0]) && !shut(p[2]));
+	for (size_t i = 0; i < SBX_ELEMENTSOF(p); i++) {
+		close(p[i][0]);
+		close(p[i][1]);
+	}
+}
+END_TEST
+
 static void add_cases(Suite *s)
 {
 	SBX_TEST_CASE(s, "core", NULL, NULL, 0, error_first_message_wins,
@@ -690,7 +721,8 @@ static void add_cases(Suite *s)
 		      base64_round_trips_and_refuses, utf8_sequences_and_refusals,
 		      fd_wait_times_out_then_sees_data, write_all_writes_everything,
 		      pwrite_all_keeps_the_offset, hostguard_refuses_rebound_names,
-		      connguard_evicts_the_idle_and_times_out_heads);
+		      connguard_evicts_the_idle_and_times_out_heads,
+		      connguard_evicts_the_refused_before_the_real_client);
 
 	SBX_TEST_CASE(s, "path", sbx_test_scratch_open_setup, sbx_test_scratch_open_teardown, 0,
 		      path_confines, path_mkdirs_refuses_symlinked_dirs, path_write_atomic_replaces,

@@ -49,6 +49,13 @@ void sbx_connguard_busy(sbx_connguard *g, const void *key);
 /* The request is done; the connection waits for another (evictable, no head deadline). */
 void sbx_connguard_idle(sbx_connguard *g, const void *key);
 
+/*
+ * Its request was refused for want of the token: first to be evicted from
+ * now on (before connections still waiting for a head, and before idle ones
+ * of clients that have the token), until it closes.
+ */
+void sbx_connguard_refused(sbx_connguard *g, const void *key);
+
 /* The server closed it: forget it (call before the server closes fd). */
 void sbx_connguard_closed(sbx_connguard *g, const void *key);
 
