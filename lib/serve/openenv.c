@@ -13,6 +13,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <openssl/evp.h>
 #include <poll.h>
 #include <stdio.h>
@@ -115,8 +117,7 @@ static ssize_t ws_send(wslay_event_context_ptr ctx, const uint8_t *data, size_t 
 	openenv_conn *cn = user;
 	ssize_t r;
 
-	(void)flags;
-	r = send(cn->fd, data, len, MSG_NOSIGNAL);
+	r = send(cn->fd, data, len, MSG_NOSIGNAL | (flags & WSLAY_MSG_MORE ? MSG_MORE : 0));
 	if (r >= 0)
 		return r;
 	wslay_event_set_error(ctx, errno == EAGAIN || errno == EINTR ? WSLAY_ERR_WOULDBLOCK
@@ -250,6 +251,8 @@ static void on_upgrade(void *cls, struct MHD_Connection *c, void *con_cls, const
 	if (!cn->os || (extra_in_size && !cn->pre) ||
 	    fcntl(sock, F_SETFL, fcntl(sock, F_GETFL) | O_NONBLOCK) < 0)
 		goto unreserve;
+	/* A reply is one frame written at once (MSG_MORE in between): no Nagle wait. */
+	setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &(int){1}, sizeof(int));
 	pthread_mutex_lock(&s->lock);
 	cn->next = s->ws;
 	s->ws = cn;
