@@ -91,6 +91,7 @@ static int post(openenv_mcp *m, const char *body, cJSON **out, sbx_error *err)
 {
 	_cleanup_(sbx_buf_free) sbx_buf reply = SBX_BUF_INIT(OPENENV_MCP_REPLY_MAX);
 	struct curl_slist *h = NULL;
+	cJSON *j = NULL;
 	char sid[sizeof(m->session) + 32];
 	long status = 0;
 	CURLcode rc;
@@ -114,19 +115,25 @@ static int post(openenv_mcp *m, const char *body, cJSON **out, sbx_error *err)
 				     rc == CURLE_WRITE_ERROR ? "answer over the size cap"
 							     : curl_easy_strerror(rc));
 	curl_easy_getinfo(m->curl, CURLINFO_RESPONSE_CODE, &status);
-	if (status == 202 && out == NULL)
-		return 0;
+	if (!out) /* a notification: any 2xx will do */
+		return status / 100 == 2
+			       ? 0
+			       : sbx_error_set(err, -EIO, "the episode's MCP endpoint: HTTP %ld",
+					       status);
 	if (reply.len == 0)
 		return sbx_error_set(err, -EIO, "the episode's MCP endpoint: HTTP %ld, no body",
 				     status);
 	if (reply.len > 5 && (strncmp(reply.data, "data:", 5) == 0 ||
 			      strncmp(reply.data, "event:", 6) == 0 || reply.data[0] == ':'))
-		r = sse_answer(&reply, out);
+		r = sse_answer(&reply, &j);
 	else
-		r = sbx_json_parse(reply.data, reply.len, out, NULL);
-	if (r < 0 || !cJSON_IsObject(*out))
+		r = sbx_json_parse(reply.data, reply.len, &j, NULL);
+	if (r < 0 || !cJSON_IsObject(j)) {
+		cJSON_Delete(j);
 		return sbx_error_set(err, -EIO, "the episode's MCP endpoint: HTTP %ld, not JSON",
 				     status);
+	}
+	*out = j;
 	return 0;
 }
 

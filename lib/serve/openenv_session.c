@@ -31,16 +31,16 @@ struct openenv_session {
 char *sbx_serve__openenv_error(const char *code, const char *fmt, ...)
 {
 	_cleanup_json_ cJSON *o = cJSON_CreateObject();
-	cJSON *d = o ? cJSON_AddObjectToObject(o, "data") : NULL;
+	cJSON *d;
 	char msg[512];
 	va_list ap;
 
-	if (!d)
+	if (!o || !cJSON_AddStringToObject(o, "type", "error") ||
+	    !(d = cJSON_AddObjectToObject(o, "data")))
 		return NULL;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	cJSON_AddStringToObject(o, "type", "error");
 	cJSON_AddStringToObject(d, "message", msg);
 	cJSON_AddStringToObject(d, "code", code);
 	return cJSON_PrintUnformatted(o);
