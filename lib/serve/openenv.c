@@ -152,6 +152,7 @@ static void conn_serve(openenv_conn *cn)
 					   .on_msg_recv_callback = ws_message};
 	wslay_event_context_ptr ctx;
 	bool stopping = false;
+	int64_t stopping_ms = 0;
 
 	if (wslay_event_context_server_init(&ctx, &cb, cn) != 0)
 		return;
@@ -164,11 +165,14 @@ static void conn_serve(openenv_conn *cn)
 		pthread_mutex_lock(&cn->s->lock);
 		stop = cn->s->ws_stop;
 		pthread_mutex_unlock(&cn->s->lock);
-		if ((stop && !stopping) || sbx_now_ms() - cn->last_ms > OPENENV_IDLE_S * 1000LL) {
-			if (stopping ||
-			    wslay_event_queue_close(ctx, WSLAY_CODE_GOING_AWAY, NULL, 0))
+		/* Stopping or idle: a close frame, and 2 s for it to leave. */
+		if (stopping && sbx_now_ms() - stopping_ms > 2000)
+			break;
+		if (!stopping && (stop || sbx_now_ms() - cn->last_ms > OPENENV_IDLE_S * 1000LL)) {
+			if (wslay_event_queue_close(ctx, WSLAY_CODE_GOING_AWAY, NULL, 0))
 				break;
 			stopping = true;
+			stopping_ms = sbx_now_ms();
 			wslay_event_shutdown_read(ctx);
 		}
 		if (wslay_event_want_read(ctx) && (!backlogged(ctx) || cn->pre_off < cn->pre_len))

@@ -176,6 +176,7 @@ static char *reset(openenv_session *os, const cJSON *data)
 	_cleanup_free_ char *text = NULL, *out = NULL;
 	sbx_error err = SBX_ERROR_INIT;
 	const cJSON *seed = cJSON_GetObjectItemCaseSensitive(data, "seed");
+	const cJSON *timeout = cJSON_GetObjectItemCaseSensitive(data, "timeout");
 	char *err_frame = NULL;
 	cJSON *obs, *md, *tools = NULL;
 	int status;
@@ -190,6 +191,9 @@ static char *reset(openenv_session *os, const cJSON *data)
 	cJSON_AddStringToObject(body, "task", os->task);
 	if (seed && !cJSON_IsNull(seed))
 		cJSON_AddItemToObject(body, "seed", cJSON_Duplicate(seed, true));
+	/* Ours, not OpenEnv's: the episode's timeout, checked as POST /v1/episodes checks it. */
+	if (timeout && !cJSON_IsNull(timeout))
+		cJSON_AddItemToObject(body, "timeout", cJSON_Duplicate(timeout, true));
 	text = cJSON_PrintUnformatted(body);
 	if (!text)
 		return NULL;

@@ -7,12 +7,14 @@ Usage: test_openenv.py CASE   (solve, refuse, drop, hostile)
 
   solve    MCPToolClient solves banking_reserve with scripted tool calls
            (read_range, write_range, complete_task): done, reward 1;
-           GenericEnvClient resets and completes at once: reward 0; state
-           counts steps; no container left.
+           GenericEnvClient resets and completes at once: reward 0; past the
+           deadline the next step answers done (timeout, reward 0); state
+           counts steps; error frames; no container left.
   refuse   a wrong or missing token gets 401 and no upgrade (raw handshake
            and the client); a bad task name 404; /health, /metadata, /schema.
   drop     a socket dropped mid-episode: the episode is finished and its
-           container removed.
+           container removed; SIGTERM with a session's episode live: exit 0,
+           no container.
   hostile  no episode needed: an oversized message and an oversized
            fragmented one are closed (1009); a frame flood from a client that
            never reads, and 1,000 connections (sessions past 64 get 503),
@@ -20,6 +22,7 @@ Usage: test_openenv.py CASE   (solve, refuse, drop, hostile)
            answer past 1 s; the service answers afterwards.
 """
 import base64
+import json
 import os
 import socket
 import struct
@@ -204,6 +207,13 @@ def case_solve(s):
         except RuntimeError as e:
             if "EXECUTION_ERROR" not in str(e):
                 fail("step after done: %s" % e)
+        # The deadline: the next step answers done, the episode timed out, reward 0.
+        r = env.reset(timeout=1)
+        s.ids.append(r.observation["episode_id"])
+        time.sleep(2.5)
+        r = env.step({"type": "list_tools"})
+        if not r.done or r.reward != 0 or r.observation["metadata"]["status"] != "timeout":
+            fail("past the deadline: %s" % r)
         for bad, code in (({"type": "fly"}, "VALIDATION_ERROR"),):
             env.reset()
             s.ids.append(env.state()["episode_id"])
@@ -253,7 +263,6 @@ def case_drop(s):
 
     ws = connect(base(s).replace("http://", "ws://") + "/ws")
     ws.send('{"type":"reset","data":{}}')
-    import json
     eid = json.loads(ws.recv(timeout=120))["data"]["observation"]["episode_id"]
     s.ids.append(eid)
     if not s.containers():
@@ -264,7 +273,12 @@ def case_drop(s):
         fail("the dropped episode was not finished")
     if not wait_until(lambda: not s.containers(), 30, poll=0.2):
         fail("a dropped socket left a container")
+    # SIGTERM with a session open and its episode live: exit 0, nothing left.
+    ws = connect(base(s).replace("http://", "ws://") + "/ws")
+    ws.send('{"type":"reset","data":{}}')
+    s.ids.append(json.loads(ws.recv(timeout=120))["data"]["observation"]["episode_id"])
     s.stop_cleanly()
+    ws.close()
 
 
 def case_hostile(s):
