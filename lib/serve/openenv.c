@@ -29,6 +29,7 @@
 #include "sbx/cleanup.h"
 #include "sbx/clock.h"
 #include "sbx/json.h"
+#include "sbx/task.h"
 
 #define WS_GUID "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 
@@ -72,6 +73,14 @@ static bool task_name_ok(const char *p, size_t n)
 			    p[i]))
 			return false;
 	return true;
+}
+
+/* The task is one the service serves (--tasks-dir): a name, resolved as a claim resolves it. */
+static bool task_exists(sbx_serve *s, const char *name, size_t n)
+{
+	_cleanup_free_ char *t = strndup(name, n), *yaml = NULL;
+
+	return t && sbx_task_resolve(s->o.tasks_dir, t, &yaml, NULL) == 0;
 }
 
 /* ---- the session's socket, for wslay ---- */
@@ -379,6 +388,8 @@ enum MHD_Result sbx_serve__openenv_request(sbx_serve *s, struct MHD_Connection *
 	rl = strcspn(rest, "?");
 	if (!task_name_ok(name, n))
 		return answer(c, 404, sbx_serve__error_json("openenv: not a task name"));
+	if (!task_exists(s, name, n))
+		return answer(c, 404, sbx_serve__error_json("openenv: no such task"));
 	if (rl == 3 && strncmp(rest, "/ws", 3) == 0) {
 		char *t = strndup(name, n);
 

@@ -11,7 +11,8 @@ Usage: test_openenv.py CASE   (solve, refuse, drop, hostile)
            deadline the next step answers done (timeout, reward 0); state
            counts steps; error frames; no container left.
   refuse   a wrong or missing token gets 401 and no upgrade (raw handshake
-           and the client); a bad task name 404; /health, /metadata, /schema.
+           and the client); a bad or unknown task name 404, no upgrade;
+           /health, /metadata, /schema.
   drop     a socket dropped mid-episode: the episode is finished and its
            container removed; SIGTERM with a session's episode live: exit 0,
            no container.
@@ -245,10 +246,11 @@ def case_refuse(s):
     after = s.metrics().get("sandboxctl_serve_unauthorized_total", 0)
     if after < before + 4:
         fail("unauthorized counted %s -> %s" % (before, after))
-    c, status, _ = handshake(s, ws_path(s, task="..%2f..%2fetc"))
-    c.close()
-    if " 404 " not in status:
-        fail("a bad task name: %s" % status)
+    for task in ("..%2f..%2fetc", "no_such_task", ".git"):
+        c, status, data = handshake(s, ws_path(s, task=task))
+        c.close()
+        if " 404 " not in status or b"Sec-WebSocket-Accept" in data:
+            fail("task %r: %s" % (task, status))
     for what, key in (("health", "status"), ("metadata", "name"), ("schema", "action")):
         st, d = s.call("GET", "/openenv/%s/%s" % (TASK, what))
         if st != 200 or key not in d:
