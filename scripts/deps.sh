@@ -8,7 +8,7 @@ build_pkgs=(
 	meson ninja-build gcc clang clang-format pkg-config git
 	libcurl4-openssl-dev libcjson-dev libarchive-dev libyaml-dev libgit2-dev
 	check libmicrohttpd-dev libxml2-dev libx11-dev libxtst-dev libpng-dev
-	zlib1g-dev libssl-dev libhttp-parser-dev
+	zlib1g-dev libssl-dev libhttp-parser-dev libwslay-dev
 )
 # What the tests and the offline base image need on the host (chromium: the
 # headless page tests of `sandboxctl view`, tests/view; runsc: gVisor, the
@@ -19,8 +19,9 @@ test_pkgs=(
 	python3-odf python3-pip wrk valgrind libclang-rt-14-dev jq gcovr
 	chromium runsc
 )
-# The official MCP client SDKs, for protocol tests.
-pip_pkgs=(mcp fastmcp)
+# The official MCP client SDKs, for protocol tests; openenv-core's clients for
+# serve's OpenEnv adapter.
+pip_pkgs=(mcp fastmcp openenv-core)
 
 missing=()
 for p in "${build_pkgs[@]}" "${test_pkgs[@]}"; do
@@ -34,7 +35,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 py=${PYTHON:-python3}
-if ! "$py" -c 'import mcp, fastmcp' 2>/dev/null; then
+if ! "$py" -c 'import mcp, fastmcp, openenv' 2>/dev/null; then
 	echo "deps: pip installing ${pip_pkgs[*]}" >&2
 	"$py" -m pip install -q --disable-pip-version-check "${pip_pkgs[@]}" ||
 		"$py" -m pip install -q --break-system-packages "${pip_pkgs[@]}"

@@ -15,6 +15,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "openenv.h"
 #include "service.h"
 #include "sbx/buf.h"
 #include "sbx/cleanup.h"
@@ -26,6 +27,7 @@
 #define CONNECTION_LIMIT (CONNECTION_SLOTS * 2)
 
 typedef struct request {
+	const char *openenv_task; /* first: openenv.c's upgrade reads it */
 	sbx_buf body;
 	bool too_big;
 } request;
@@ -93,6 +95,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	}
 	if (!sbx_serve__authorized(s->token, url, auth, &path))
 		return MHD_NO; /* checked at the head */
+	if (strncmp(path, "/openenv/", 9) == 0)
+		return sbx_serve__openenv_request(s, c, method, path, &rq->openenv_task);
 	route = sbx_serve__route(method, path, id);
 	if (route < 0)
 		return send_text(
@@ -119,6 +123,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	sbx_connguard_idle(s->guard, c);
 	if (rq) {
 		sbx_buf_free(&rq->body);
+		free((char *)rq->openenv_task);
 		free(rq);
 		*con_cls = NULL;
 	}
@@ -209,13 +214,14 @@ int sbx_serve__listen(sbx_serve *s, const char *spec, sbx_error *err)
 		r = sbx_connguard_new(&s->guard, CONNECTION_SLOTS, HEAD_TIMEOUT_MS, err);
 	if (r < 0)
 		return r;
-	s->mhd = MHD_start_daemon(
-		MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL, 0,
-		NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, s->listen_fd,
-		MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION,
-		sbx_connguard_mhd_notify, s->guard, MHD_OPTION_CONNECTION_LIMIT,
-		(unsigned)CONNECTION_LIMIT, MHD_OPTION_CONNECTION_TIMEOUT,
-		(unsigned)CONNECTION_TIMEOUT, MHD_OPTION_END);
+	s->mhd = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
+					  MHD_USE_POLL | MHD_ALLOW_UPGRADE,
+				  0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET,
+				  s->listen_fd, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+				  MHD_OPTION_NOTIFY_CONNECTION, sbx_connguard_mhd_notify, s->guard,
+				  MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONNECTION_LIMIT,
+				  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT,
+				  MHD_OPTION_END);
 	if (!s->mhd)
 		return sbx_error_set(err, -EIO, "serve: the HTTP server did not start");
 	return 0;
@@ -224,6 +230,8 @@ int sbx_serve__listen(sbx_serve *s, const char *spec, sbx_error *err)
 void sbx_serve__unlisten(sbx_serve *s)
 {
 	if (s->mhd) {
+		/* Upgraded connections are ours to close before MHD stops. */
+		sbx_serve__openenv_stop(s);
 		MHD_stop_daemon(s->mhd);
 		s->mhd = NULL;
 	}

@@ -448,6 +448,18 @@ int sbx_serve__handle(sbx_serve *s, int route, const char *id, const char *body,
 	return reply(out, 404, "no such route");
 }
 
+bool sbx_serve__episode_running(sbx_serve *s, const char *id)
+{
+	episode *e = lock_find(s, id);
+	bool running;
+
+	if (!e)
+		return false;
+	running = e->state == EP_RUNNING;
+	pthread_mutex_unlock(&s->lock);
+	return running;
+}
+
 void sbx_serve__unauthorized(sbx_serve *s)
 {
 	pthread_mutex_lock(&s->lock);
@@ -520,6 +532,7 @@ int sbx_serve_start(sbx_serve **out, const sbx_serve_opts *opts, sbx_error *err)
 	s->listen_fd = -1;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->done, NULL);
+	pthread_cond_init(&s->ws_gone, NULL);
 	s->max_episodes = opts->max_episodes ? opts->max_episodes : DEFAULT_MAX_EPISODES;
 	s->max_timeout_s = opts->max_timeout_s ? opts->max_timeout_s : DEFAULT_MAX_TIMEOUT;
 	if (opts->token) {
@@ -649,5 +662,6 @@ void sbx_serve_free(sbx_serve *s)
 	free(s->url);
 	pthread_mutex_destroy(&s->lock);
 	pthread_cond_destroy(&s->done);
+	pthread_cond_destroy(&s->ws_gone);
 	free(s);
 }

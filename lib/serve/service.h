@@ -50,6 +50,11 @@ struct sbx_serve {
 	sbx_connguard *guard; /* slots and the head deadline of mhd's connections */
 	int listen_fd;
 	char *unix_path;
+	/* openenv.c's WebSocket sessions, under lock; ws_gone signals one ended */
+	struct openenv_conn *ws;
+	unsigned n_ws;
+	bool ws_stop;
+	pthread_cond_t ws_gone;
 };
 
 /* answer.c: malloc'd JSON text, NULL on OOM. */
@@ -64,3 +69,6 @@ void sbx_serve__unlisten(sbx_serve *s);
 int sbx_serve__handle(sbx_serve *s, int route, const char *id, const char *body, size_t len,
 		      char **out);
 void sbx_serve__unauthorized(sbx_serve *s);
+
+/* True while episode id is claimed and not yet being finished. */
+bool sbx_serve__episode_running(sbx_serve *s, const char *id);

@@ -14,7 +14,7 @@
 
 #define WATCH_MS 200
 
-enum conn_state { WAITING_HEAD, BUSY, IDLE, REFUSED, ENDED };
+enum conn_state { WAITING_HEAD, BUSY, IDLE, REFUSED, UPGRADED, ENDED };
 
 typedef struct conn {
 	const void *key;
@@ -199,8 +199,10 @@ static void set_state(sbx_connguard *g, const void *key, enum conn_state st)
 
 	pthread_mutex_lock(&g->lock);
 	c = find(g, key);
-	/* A refused connection stays first in line, whatever its request's end says. */
-	if (c && c->state != ENDED && !(c->state == REFUSED && st == IDLE)) {
+	/* A refused connection stays first in line, whatever its request's end says; an
+	 * upgraded one is another protocol's for good. */
+	if (c && c->state != ENDED && c->state != UPGRADED &&
+	    !(c->state == REFUSED && st == IDLE)) {
 		c->state = st;
 		c->since_ms = sbx_now_ms();
 	}
@@ -220,6 +222,11 @@ void sbx_connguard_idle(sbx_connguard *g, const void *key)
 void sbx_connguard_refused(sbx_connguard *g, const void *key)
 {
 	set_state(g, key, REFUSED);
+}
+
+void sbx_connguard_upgraded(sbx_connguard *g, const void *key)
+{
+	set_state(g, key, UPGRADED);
 }
 
 void sbx_connguard_closed(sbx_connguard *g, const void *key)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "check_main.h"
+#include "openenv.h"
 #include "serve-internal.h"
 
 #define TOKEN "0123456789abcdef0123456789abcdef"
@@ -282,12 +283,65 @@ START_TEST(error_json)
 }
 END_TEST
 
+/* The frames an OpenEnv session answers before any episode: no engine needed. */
+static char *openenv_answer(openenv_session *os, const char *msg, bool *close)
+{
+	char *reply = NULL;
+
+	sbx_serve__openenv_message(os, msg, strlen(msg), &reply, close);
+	return reply;
+}
+
+START_TEST(openenv_frames)
+{
+	static const struct {
+		const char *msg, *want;
+	} cases[] = {
+		{"not json", "\"code\":\"INVALID_JSON\""},
+		{"[1,2]", "\"code\":\"INVALID_JSON\""},
+		{"{\"type\":\"fly\"}", "\"code\":\"UNKNOWN_TYPE\""},
+		{"{}", "\"code\":\"UNKNOWN_TYPE\""},
+		{"{\"type\":\"step\",\"data\":7}", "\"code\":\"VALIDATION_ERROR\""},
+		{"{\"type\":\"step\",\"data\":{\"type\":\"list_tools\"}}",
+		 "no episode; send reset first"},
+		{"{\"type\":\"reset\",\"data\":[1]}", "\"code\":\"VALIDATION_ERROR\""},
+		{"{\"type\":\"mcp\",\"data\":{}}", "\"code\":\"VALIDATION_ERROR\""},
+		{"{\"type\":\"state\"}",
+		 "{\"type\":\"state\",\"data\":{\"episode_id\":null,\"step_count\":0}}"},
+	};
+	openenv_session *os = sbx_serve__openenv_session_new(NULL, "banking_reserve");
+	bool close;
+	char *r;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		r = openenv_answer(os, cases[i].msg, &close);
+		ck_assert_msg(r && strstr(r, cases[i].want), "%s -> %s", cases[i].msg, r);
+		ck_assert(!close);
+		free(r);
+	}
+	r = openenv_answer(os, "{\"type\":\"close\"}", &close);
+	ck_assert(!r && close);
+	sbx_serve__openenv_session_free(os);
+}
+END_TEST
+
+START_TEST(openenv_error_escaped)
+{
+	char *t = sbx_serve__openenv_error("EXECUTION_ERROR", "tool '%s'", "a\"b\n");
+
+	ck_assert_str_eq(t, "{\"type\":\"error\",\"data\":{\"message\":\"tool 'a\\\"b\\n'\","
+			    "\"code\":\"EXECUTION_ERROR\"}}");
+	free(t);
+}
+END_TEST
+
 static void add_cases(Suite *s)
 {
 	SBX_TEST_CASE(s, "api", NULL, NULL, 0, routes, routes_refused, token_in_path_or_bearer,
 		      token_refused, create_valid, create_invalid, create_limits, error_json);
 
 	SBX_TEST_CASE(s, "metrics", NULL, NULL, 0, metrics_text, metrics_label_escaped);
+	SBX_TEST_CASE(s, "openenv", NULL, NULL, 0, openenv_frames, openenv_error_escaped);
 }
 
 SBX_TEST_MAIN("serve", add_cases)

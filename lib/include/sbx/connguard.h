@@ -56,6 +56,12 @@ void sbx_connguard_idle(sbx_connguard *g, const void *key);
  */
 void sbx_connguard_refused(sbx_connguard *g, const void *key);
 
+/*
+ * Upgraded to another protocol (a WebSocket session, with its own limits):
+ * never evicted, no deadline, until it closes.
+ */
+void sbx_connguard_upgraded(sbx_connguard *g, const void *key);
+
 /* The server closed it: forget it (call before the server closes fd). */
 void sbx_connguard_closed(sbx_connguard *g, const void *key);
 
