@@ -291,7 +291,10 @@ def case_hostile(s):
 
     # An oversized message in one frame, and one in fragments: closed, 1009.
     c, status, _ = handshake(s, ws_path(s))
-    c.sendall(frame(b"x" * (2 << 20)))
+    try:  # the server may close as soon as the header says 2 MiB, before it is all sent
+        c.sendall(frame(b"x" * (2 << 20)))
+    except (BrokenPipeError, ConnectionResetError):
+        pass
     expect_close(c, 1009, "a 2 MiB frame")
     c.close()
     c, status, _ = handshake(s, ws_path(s))
