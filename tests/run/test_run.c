@@ -1345,30 +1345,40 @@ START_TEST(agent_inherits_only_stdio)
 }
 END_TEST
 
+/* The pid after "tag=" in the agent's log, waiting up to 5 s for it; 0 when none came. */
+static pid_t logged_pid(sbx_agent_proc *a, const char *tag)
+{
+	sbx_error err = SBX_ERROR_INIT;
+	pid_t pid = 0;
+
+	for (int i = 0; i < 500 && !pid; i++) {
+		char *text = NULL;
+		size_t len;
+
+		usleep(10000);
+		sbx_agent__poll(a);
+		if (sbx_rundir__read(sbx_test_scratch, "agent.log", 1 << 20, &text, &len, &err) ==
+			    0 &&
+		    strstr(text, tag))
+			pid = (pid_t)atoi(strstr(text, tag) + strlen(tag));
+		free(text);
+	}
+	return pid;
+}
+
 START_TEST(agent_stop_takes_the_whole_group)
 {
 	sbx_agent_proc a;
 	sbx_error err = SBX_ERROR_INIT;
-	char log[300], *text = NULL;
-	size_t len;
-	pid_t child = 0;
+	char log[300];
+	pid_t child;
 	/* A grandchild that ignores nothing special: the group must go. */
 	char *argv[] = {"/bin/sh", "-c", "sleep 300 & echo child=$!; wait", NULL};
 
 	sbx_test_scratch_setup();
 	snprintf(log, sizeof(log), "%s/agent.log", sbx_test_scratch);
 	ck_assert_int_eq(sbx_agent__spawn(&a, argv, NULL, log, false, &err), 0);
-	for (int i = 0; i < 500 && !child; i++) {
-		usleep(10000);
-		sbx_agent__poll(&a);
-		free(text);
-		text = NULL;
-		if (sbx_rundir__read(sbx_test_scratch, "agent.log", 1 << 20, &text, &len, &err) ==
-			    0 &&
-		    strstr(text, "child="))
-			child = (pid_t)atoi(strstr(text, "child=") + 6);
-	}
-	free(text);
+	child = logged_pid(&a, "child=");
 	ck_assert_int_gt(child, 0);
 	ck_assert(pid_alive(child));
 	sbx_agent__stop(&a, 2000);
@@ -1376,6 +1386,49 @@ START_TEST(agent_stop_takes_the_whole_group)
 	for (int i = 0; i < 100 && pid_alive(child); i++)
 		usleep(20000);
 	ck_assert_msg(!pid_alive(child), "the agent's child %d outlived stop", (int)child);
+	sbx_test_scratch_teardown();
+}
+END_TEST
+
+/*
+ * What an agent starts in a session of its own (setsid, after a double fork:
+ * out of its process group, reparented away from it) ends with it, whether it
+ * exits on its own or is stopped. Fails on a supervisor that only signals the group.
+ */
+START_TEST(agent_descendants_end_with_it)
+{
+	static const char *const scripts[] = {
+		/* exits on its own, leaving a daemon behind */
+		"(setsid sh -c 'echo daemon=$$; exec sleep 300' &); sleep 0.3; exit 0",
+		/* still running at stop, its setsid child waiting */
+		"setsid sh -c 'echo daemon=$$; trap \"\" TERM; exec sleep 300' & sleep 300",
+	};
+
+	sbx_test_scratch_setup();
+	for (size_t i = 0; i < SBX_ELEMENTSOF(scripts); i++) {
+		char *argv[] = {"/bin/sh", "-c", (char *)scripts[i], NULL};
+		sbx_error err = SBX_ERROR_INIT;
+		sbx_agent_proc a;
+		char log[300];
+		bool survived;
+		pid_t daemon;
+
+		snprintf(log, sizeof(log), "%s/agent.log", sbx_test_scratch);
+		unlink(log);
+		ck_assert_int_eq(sbx_agent__spawn(&a, argv, NULL, log, false, &err), 0);
+		daemon = logged_pid(&a, "daemon=");
+		ck_assert_int_gt(daemon, 0);
+		if (i == 0)
+			ck_assert(sbx_agent__wait(&a, 5000));
+		sbx_agent__stop(&a, 2000);
+		for (int k = 0; k < 100 && pid_alive(daemon); k++)
+			usleep(20000);
+		survived = pid_alive(daemon);
+		if (survived)
+			kill(daemon, SIGKILL);
+		ck_assert_msg(!survived, "script %zu: its setsid child %d outlived the agent", i,
+			      (int)daemon);
+	}
 	sbx_test_scratch_teardown();
 }
 END_TEST
@@ -1401,7 +1454,8 @@ static void add_cases(Suite *s)
 		      provenance_sees_commit_and_changes, provenance_cache_reads_once);
 
 	SBX_TEST_CASE(s, "agents", NULL, NULL, 30, agent_gets_env_and_logs,
-		      agent_stop_takes_the_whole_group, agent_inherits_only_stdio);
+		      agent_stop_takes_the_whole_group, agent_inherits_only_stdio,
+		      agent_descendants_end_with_it);
 }
 
 SBX_TEST_MAIN("run", add_cases)
