@@ -976,7 +976,10 @@ int sbx_run_execute(const sbx_run_opts *opts, sbx_run **out, sbx_error *err)
 		return r;
 	if (opts->on_prepared)
 		opts->on_prepared(run, opts->on_ready_userdata);
-	if (sbx_run_launch(run, &lerr) < 0) {
+	if (opts->interrupted && *opts->interrupted) {
+		/* Interrupted while preparing (a task's generator): no sandbox for it. */
+		end = SBX_END_INTERRUPTED;
+	} else if (sbx_run_launch(run, &lerr) < 0) {
 		bool stopped = opts->interrupted && *opts->interrupted;
 
 		/* Every launch failure reaches result.json: a step that did not record
