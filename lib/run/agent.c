@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -194,25 +195,38 @@ static _Noreturn void supervise(int lifeline, int exec_err, pid_t parent, const 
 	}
 }
 
-/* argv[0] as execvp would find it in our PATH; a copy of it when not found. */
-static char *resolve(const char *prog)
+char *sbx_agent__which(const char *prog)
 {
 	const char *path = getenv("PATH");
+	struct stat st;
 
-	if (strchr(prog, '/'))
-		return strdup(prog);
+	if (strchr(prog, '/')) {
+		if (stat(prog, &st) == 0 && S_ISREG(st.st_mode) && access(prog, X_OK) == 0)
+			return strdup(prog);
+		errno = ENOENT;
+		return NULL;
+	}
 	for (const char *d = path && *path ? path : "/usr/local/bin:/usr/bin:/bin"; *d;) {
 		size_t len = strcspn(d, ":");
 		char *p;
 
 		if (asprintf(&p, "%.*s%s%s", (int)len, d, len ? "/" : "", prog) < 0)
 			return NULL;
-		if (access(p, X_OK) == 0)
+		if (stat(p, &st) == 0 && S_ISREG(st.st_mode) && access(p, X_OK) == 0)
 			return p;
 		free(p);
 		d += len + (d[len] == ':');
 	}
-	return strdup(prog);
+	errno = ENOENT;
+	return NULL;
+}
+
+/* argv[0] as execvp would find it in our PATH; a copy of it when not found. */
+static char *resolve(const char *prog)
+{
+	char *p = sbx_agent__which(prog);
+
+	return p || errno == ENOMEM ? p : strdup(prog);
 }
 
 /* Our environment with env_extra's keys replaced and added: built before the fork. */

@@ -282,7 +282,8 @@ def case_agent_error(env):
     """An agent that cannot start, or crashes, before complete_task: agent_error (exit 5),
     still graded, one stderr line naming the exit status and the end of agent.log; a clean
     agent that completes is recorded with exit code 0, not as killed."""
-    code, res, rdir, err = env.run("sales_revenue", "noagent", "--agent", "nosuch-agent-xyz")
+    # A command that is not there (not found by the shell, past the check of its first word).
+    code, res, rdir, err = env.run("sales_revenue", "noagent", "--agent", "exec nosuch-agent-xyz")
     if code != 5 or res["status"] != "agent_error" or res["agent"]["exit_code"] != 127:
         fail("missing agent: exit %d, %s\n%s" % (code, res, err))
     line = [l for l in err.splitlines() if l.startswith("sandboxctl: agent error:")]
@@ -301,6 +302,48 @@ def case_agent_error(env):
         fail("a clean agent must be recorded as exiting 0 by itself: %s" % res["agent"])
     for rid in env.run_ids:
         check_gone(rid)
+
+
+def case_agent_mistakes(env):
+    """A mistake in --agent is refused before any sandbox exists: exit 2, one line saying
+    what is wrong, no run folder, and no container made for the run (counted on the
+    engine by the run's label). In a sweep too: no episode, no sweep folder."""
+    fake_llm = ["--agent", "llm", "--base-url", "http://127.0.0.1:9/v1"]
+    cases = [
+        (["--agent", "orcale"], "did you mean 'oracle'?"),
+        (["--agent", "nosuch-agent-xyz --flag"], "'nosuch-agent-xyz' is neither a built-in"),
+        (["--agent", os.path.join(env.dir, "missing.py") + " x"], "is not an executable file"),
+        (["--agent", "llm"], "--model is required"),
+        (fake_llm + ["--model", "m", "--api", "openia"], "did you mean 'openai'?"),
+        (["--agent", "llm", "--model", "m", "--base-url", "http//127.0.0.1:8000/v1"],
+         "--base-url 'http//127.0.0.1:8000/v1': not a URL"),
+        (["--agent", "llm", "--model", "m", "--base-url", "ftp://127.0.0.1/v1"],
+         "not an http or https URL"),
+    ]
+    image = pick_image()
+    for i, (extra, want) in enumerate(cases):
+        rid = env.new_id("mistake%d" % i)
+        t0 = time.time()
+        p = subprocess.run(env.args(rid, "banking_reserve", image, *extra), capture_output=True,
+                           text=True, timeout=60)
+        took = time.time() - t0
+        lines = p.stderr.strip().splitlines()
+        if p.returncode != 2 or len(lines) != 1 or want not in lines[0]:
+            fail("%s: exit %d (want 2 and one line with %r)\n%s" % (extra, p.returncode, want,
+                                                                    p.stderr))
+        if containers(rid) or os.path.exists(os.path.join(env.runs, rid)):
+            fail("%s: refused, yet a container or run folder was made" % extra)
+        if took > 5:
+            fail("%s: refused after %.1f s" % (extra, took))
+    # A sweep checks every agent before its first episode: nothing is made.
+    out = os.path.join(env.dir, "sweep")
+    p = subprocess.run([SANDBOXCTL, "sweep", "--tasks-dir", TASKS, "--image", image, "--out", out,
+                        "--test-label", "--task", "banking_reserve", "--agent", "oracle",
+                        "--agent", "orcale"], capture_output=True, text=True, timeout=60)
+    if p.returncode != 2 or "did you mean 'oracle'?" not in p.stderr or os.path.exists(out):
+        fail("sweep --agent orcale: exit %d, %s exists: %s\n%s" % (
+            p.returncode, out, os.path.exists(out), p.stderr))
+    print("agent-mistakes: %d refused by run, 1 by sweep, no container" % len(cases))
 
 
 def case_timeout(env):
@@ -855,7 +898,7 @@ def case_runtime(env):
 
 CASES = {
     "oracle": case_oracle, "demo": case_demo, "rest": case_rest, "wrong": case_wrong,
-    "agent-error": case_agent_error,
+    "agent-error": case_agent_error, "agent-mistakes": case_agent_mistakes,
     "timeout": case_timeout, "sigint": case_sigint, "sigkill": case_sigkill,
     "sdk": case_sdk, "hardening": case_hardening, "mcp-stdio": case_mcp_stdio, "gui": case_gui,
     "published": case_published, "runtime": case_runtime,
