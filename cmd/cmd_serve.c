@@ -194,16 +194,18 @@ static void sleep_ms(long ms)
 	nanosleep(&(struct timespec){ms / 1000, (ms % 1000) * 1000000L}, NULL);
 }
 
-/* Every engine answers and holds the pools' images now: one clear error, not a
- * pool that never fills. */
+/* Every engine (without --engine: the default one) answers and holds the pools'
+ * images now: one clear error and exit 3, not a service whose every claim fails. */
 static int check_engines(void)
 {
+	static const cli_engine_arg default_engine = {0};
 	char *images[MAX_POOLS + 2] = {0};
 
-	if (arg_n_eargs == 0)
-		return 0;
 	for (size_t i = 0; i < arg_n_pools; i++)
 		images[i] = (char *)arg_pools[i].image;
+	if (arg_n_eargs == 0)
+		return cli_check_engines("serve", &default_engine, 1, images, NULL, NULL, NULL,
+					 NULL);
 	return cli_check_engines("serve", arg_eargs, arg_n_eargs, images, NULL, NULL, NULL, NULL);
 }
 
