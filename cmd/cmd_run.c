@@ -330,10 +330,13 @@ static void print_summary(const sbx_run_result *r)
 
 /*
  * The one stdout line a person or a sweep script reads:
- * "PASS  banking_reserve 100.00% (315/315)". Timeouts show the grade too.
+ * "PASS  banking_reserve 100.00% (315/315)". Timeouts show the grade too;
+ * anything but a pass ends with its reason: "FAIL  sales_revenue 0.00%
+ * (51/51): gate 'inputs unchanged' failed: Sheet1!A2 changed (...)".
  */
 static void print_verdict(const sbx_run_result *r)
 {
+	_cleanup_free_ char *why = sbx_run_result_reason(r);
 	char word[16];
 	size_t i;
 
@@ -341,11 +344,17 @@ static void print_verdict(const sbx_run_result *r)
 	for (i = 0; word[i]; i++)
 		word[i] = (char)toupper((unsigned char)word[i]);
 	if (r->grade.graded)
-		printf("%s  %s %.2f%% (%llu/%llu)\n", word, r->task ? r->task : "?",
+		printf("%s  %s %.2f%% (%llu/%llu)", word, r->task ? r->task : "?",
 		       r->grade.score * 100, (unsigned long long)r->grade.cells_matched,
 		       (unsigned long long)r->grade.cells_graded);
 	else
-		printf("%s  %s\n", word, r->task ? r->task : "?");
+		printf("%s  %s", word, r->task ? r->task : "?");
+	if (why) {
+		/* Cell values in it are the agent's. */
+		fputs(": ", stdout);
+		sbx_fputs_escaped(why, stdout);
+	}
+	putchar('\n');
 	fflush(stdout);
 }
 

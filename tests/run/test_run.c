@@ -1078,6 +1078,57 @@ START_TEST(run_ids_are_safe)
 }
 END_TEST
 
+/* r's reason, compared with want (NULL: none). */
+static void check_reason(const sbx_run_result *r, const char *want)
+{
+	char *why = sbx_run_result_reason(r);
+
+	if (!want)
+		ck_assert_ptr_null(why);
+	else
+		ck_assert_str_eq(why ? why : "(null)", want);
+	free(why);
+}
+
+START_TEST(result_reason_says_why_in_one_line)
+{
+	/* A gate's first changed cell; its value, the agent's, cut on a character boundary. */
+	static const char report[] =
+		"{\"gate_failed\":true,\"cases\":[{\"name\":\"answer\",\"gate\":false,"
+		"\"status\":\"PASS\"},{\"name\":\"inputs unchanged\",\"gate\":true,"
+		"\"status\":\"PARTIAL\",\"failure\":null,\"mismatches_total\":3,\"mismatches\":"
+		"[{\"cell\":\"Sheet1!A2\",\"expected\":\"Item 01\",\"got\":"
+		"\"ééééééééééééééééééééééééééééééééééééééééééé\"}]}]}";
+	sbx_run_result r = {0};
+
+	r.status = SBX_RUN_PASS;
+	check_reason(&r, NULL);
+	r.status = SBX_RUN_TIMEOUT;
+	r.limits.timeout_s = 8;
+	check_reason(&r, "deadline 8 s passed during the agent phase");
+	r.status = SBX_RUN_SANDBOX_FAILED;
+	r.error_kind = "oom";
+	r.error = "the sandbox ran out of memory (512 MiB)";
+	check_reason(&r, "sandbox failed: oom: the sandbox ran out of memory (512 MiB)");
+	r.status = SBX_RUN_AGENT_ERROR;
+	r.agent_exit = 1;
+	r.agent_tail = "starting | boom";
+	check_reason(&r, "agent exited 1: boom");
+	r.agent_exit = 127;
+	r.agent_tail = NULL;
+	check_reason(&r, "agent exited 127 (command not found) before complete_task");
+	r.status = SBX_RUN_FAIL;
+	r.grade.graded = true;
+	r.grade.report_json = (char *)report;
+	check_reason(&r, "gate 'inputs unchanged' failed: Sheet1!A2 changed (expected \"Item 01\", "
+			 "got \"éééééééééééééééééééé…\"); 2 more cell(s)");
+	r.grade.report_json = (char *)"not json";
+	r.grade.cells_graded = 5;
+	r.grade.cells_matched = 2;
+	check_reason(&r, "2 of 5 graded cells matched");
+}
+END_TEST
+
 START_TEST(result_json_separates_infra_from_outcome)
 {
 	sbx_run_result r = {0};
@@ -1450,8 +1501,9 @@ static void add_cases(Suite *s)
 		     relay_listens_on_a_private_unix_socket, relay_only_binds_loopback);
 
 	SBX_TEST_CASE(s, "files", NULL, NULL, 0, transcript_keeps_json_and_text, run_ids_are_safe,
-		      result_json_separates_infra_from_outcome, rundir_is_fresh_and_confined,
-		      provenance_sees_commit_and_changes, provenance_cache_reads_once);
+		      result_json_separates_infra_from_outcome, result_reason_says_why_in_one_line,
+		      rundir_is_fresh_and_confined, provenance_sees_commit_and_changes,
+		      provenance_cache_reads_once);
 
 	SBX_TEST_CASE(s, "agents", NULL, NULL, 30, agent_gets_env_and_logs,
 		      agent_stop_takes_the_whole_group, agent_inherits_only_stdio,

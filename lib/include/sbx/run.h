@@ -271,6 +271,16 @@ typedef struct sbx_run_result {
 	bool warm; /* the sandbox came from a warm pool (sbx_run_launch_warm) */
 } sbx_run_result;
 
+/*
+ * Why the episode did not pass, in one line (result.json's "reason"): "agent
+ * exited 1: boom" (the log's last line), "gate 'inputs unchanged' failed:
+ * Sheet1!A2 changed (expected …, got …)", "case 'x' failed: …", "deadline 8 s
+ * passed during the agent phase", "sandbox failed: oom: …", "infrastructure
+ * failed: …". NULL for a pass (or out of memory); else malloc'd, free it. Cell
+ * values in it come from the agent's outputs: escape it where it is shown.
+ */
+char *sbx_run_result_reason(const sbx_run_result *r);
+
 /* ---- the steps ---- */
 
 /*
