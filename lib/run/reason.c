@@ -15,6 +15,8 @@
 
 /* Cell values come from the agent's outputs: short, and quoted as JSON would. */
 #define VALUE_MAX 40
+/* A log line is the agent's too: the whole reason is cut at this many bytes. */
+#define REASON_MAX 300
 
 /* A mismatch's value as the reason shows it: "text" (cut), 12.5, or empty. */
 static void value_text(char *buf, size_t size, const cJSON *m, const char *key)
@@ -112,7 +114,20 @@ static const char *last_log_line(const char *tail)
 	return *p ? p : NULL;
 }
 
-char *sbx_run_result_reason(const sbx_run_result *r)
+/* One line, at most REASON_MAX bytes: cut on a character boundary, "…" after. */
+static char *capped(char *s)
+{
+	size_t cut = REASON_MAX - 3; /* room for "…" within what s holds */
+
+	if (!s || strlen(s) <= REASON_MAX)
+		return s;
+	while (cut > 0 && ((unsigned char)s[cut] & 0xc0) == 0x80)
+		cut--;
+	memcpy(s + cut, "…", sizeof("…"));
+	return s;
+}
+
+static char *reason(const sbx_run_result *r)
 {
 	const char *line;
 	char *out = NULL;
@@ -145,4 +160,9 @@ char *sbx_run_result_reason(const sbx_run_result *r)
 		break;
 	}
 	return n < 0 ? NULL : out;
+}
+
+char *sbx_run_result_reason(const sbx_run_result *r)
+{
+	return capped(reason(r));
 }

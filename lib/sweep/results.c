@@ -46,7 +46,7 @@ void sbx_sweep_record_clear(sbx_sweep_record *r)
 {
 	if (!r)
 		return;
-	sbx_free_all(r->run_id, r->task, r->agent, r->engine, r->error);
+	sbx_free_all(r->run_id, r->task, r->agent, r->engine, r->error, r->reason);
 	*r = (sbx_sweep_record){0};
 }
 
@@ -91,6 +91,8 @@ char *sbx_sweep_record_json(const sbx_sweep_record *r)
 		cJSON_AddStringToObject(o, "engine", r->engine);
 	if (r->error)
 		cJSON_AddStringToObject(o, "error", r->error);
+	if (r->reason)
+		cJSON_AddStringToObject(o, "reason", r->reason);
 	return cJSON_PrintUnformatted(o);
 }
 
@@ -160,6 +162,7 @@ int sbx_sweep_record_parse(const char *line, size_t len, sbx_sweep_record *out, 
 	r.run_id = sbx_sweep__strdup0(sbx_json_get_string(j, "run_id", ""));
 	r.engine = sbx_sweep__strdup0(sbx_json_get_string(j, "engine", NULL));
 	r.error = sbx_sweep__strdup0(sbx_json_get_string(j, "error", NULL));
+	r.reason = sbx_sweep__strdup0(sbx_json_get_string(j, "reason", NULL));
 	if (!r.task || !r.agent || !r.run_id) {
 		sbx_sweep_record_clear(&r);
 		return sbx_error_set(err, -ENOMEM, "out of memory");
@@ -197,7 +200,9 @@ int sbx_sweep_record_from_run(const sbx_run_result *res, const sbx_sweep_plan *p
 	r.run_id = strdup(res->run_id ? res->run_id : "");
 	r.engine = sbx_sweep__strdup0(engine);
 	r.error = sbx_sweep__strdup0(res->error);
-	if (!r.task || !r.agent || !r.run_id || (engine && !r.engine) || (res->error && !r.error)) {
+	r.reason = sbx_run_result_reason(res);
+	if (!r.task || !r.agent || !r.run_id || (engine && !r.engine) || (res->error && !r.error) ||
+	    (res->status != SBX_RUN_PASS && !r.reason)) {
 		sbx_sweep_record_clear(&r);
 		return -ENOMEM;
 	}

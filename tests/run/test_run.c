@@ -1114,6 +1114,19 @@ START_TEST(result_reason_says_why_in_one_line)
 	r.agent_exit = 1;
 	r.agent_tail = "starting | boom";
 	check_reason(&r, "agent exited 1: boom");
+	{
+		/* The agent's log line is cut: the reason stays one short line. */
+		char tail[600], *why;
+
+		memset(tail, 'x', sizeof(tail) - 1);
+		tail[sizeof(tail) - 1] = '\0';
+		r.agent_tail = tail;
+		why = sbx_run_result_reason(&r);
+		ck_assert_ptr_nonnull(why);
+		ck_assert_uint_le(strlen(why), 300);
+		ck_assert_str_eq(why + strlen(why) - strlen("…"), "…");
+		free(why);
+	}
 	r.agent_exit = 127;
 	r.agent_tail = NULL;
 	check_reason(&r, "agent exited 127 (command not found) before complete_task");

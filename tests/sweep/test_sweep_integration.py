@@ -455,8 +455,12 @@ def case_agent_error(env):
                          "--jobs", "2", "--retries", "2"))
     expect(p, 0, "sweep with a crashing agent")
     lines = results(d)
-    if len(lines) != 2 or any(l["status"] != "agent_error" or l["attempt"] != 1 for l in lines):
-        fail("want two agent_error lines, one attempt each: %s" % lines)
+    if len(lines) != 2 or any(l["status"] != "agent_error" or l["attempt"] != 1 or
+                              l["reason"] != "agent exited 3 before complete_task" for l in lines):
+        fail("want two agent_error lines, one attempt each, with their reason: %s" % lines)
+    show = env.run([SANDBOXCTL, "sweep", "show", d])
+    if "      2  agent exited 3 before complete_task\n" not in show.stdout:
+        fail("sweep show does not group the failures by reason:\n%s" % show.stdout)
     o = summary(d)["overall"]
     if o["agent_errors"] != 2 or o["infra_errors"] != 0:
         fail("summary: %s" % o)
