@@ -251,7 +251,8 @@ static void help(void)
 	       "                     made from seed N into the run directory; recorded in\n"
 	       "                     result.json (default: the committed files)\n"
 	       "  --tasks-dir DIR    tasks directory (default: $SBX_TASKS_DIR or ./tasks)\n"
-	       "  --keep             leave the sandbox behind (remove it with 'sandboxctl gc')\n"
+	       "  --keep             leave the sandbox behind (its id and how to remove it\n"
+	       "                     are printed: sandboxctl gc --run-id ID)\n"
 	       "  --json             print result.json as one line on stdout\n"
 	       "  --quiet            agent output only into runs/<run-id>/agent.log\n\n"
 	       "Exit status: 0 pass, 1 graded but not passed, 2 usage, 3 engine or\n"
@@ -325,6 +326,11 @@ static void print_summary(const sbx_run_result *r)
 		/* Cell values and sheet names come from the agent's outputs. */
 		sbx_fputs_escaped(r->grade.report_text, stderr);
 	}
+	if (r->kept)
+		fprintf(stderr,
+			"sandboxctl: run %s: kept sandbox %.12s (--keep); remove it with: "
+			"sandboxctl gc --run-id %s\n",
+			r->run_id, r->sandbox_id ? r->sandbox_id : "?", r->run_id);
 	fprintf(stderr, "sandboxctl: result: %s/result.json\n", r->run_id ? r->run_dir : "?");
 }
 
