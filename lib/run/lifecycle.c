@@ -23,6 +23,7 @@
 #include "rundir.h"
 #include "sbx/cleanup.h"
 #include "sbx/file.h"
+#include "sbx/image.h"
 #include "sbx/json.h"
 #include "sbx/labels.h"
 #include "sbx/log.h"
@@ -619,8 +620,8 @@ int sbx_run_launch(sbx_run *run, sbx_error *err)
 	if (r < 0) {
 		bool missing = r == -ENOENT || (err && err->http_status == 404);
 		if (missing)
-			sbx_error_prefix(err, r, "image '%s' (build it with 'sandboxctl build')",
-					 spec.image);
+			sbx_error_prefix(err, r, "image '%s' (%s)", spec.image,
+					 sbx_image_missing_advice(spec.image));
 		sbx_run__set_infra(run, missing ? "image_missing" : "engine", err);
 		return r;
 	}

@@ -346,6 +346,22 @@ def case_agent_mistakes(env):
     print("agent-mistakes: %d refused by run, 1 by sweep, no container" % len(cases))
 
 
+def case_image_missing(env):
+    """A missing image's advice fits it: `sandboxctl build` for the images it makes, loading
+    it into the engine for any other (it used to tell everyone to run sandboxctl build)."""
+    for image, want in (("sandboxctl-test/nosuchimage:latest",
+                         "not an image 'sandboxctl build' makes: load it into the engine"),
+                        ("sandboxctl/sandbox-slim:no-such-tag",
+                         "build it with 'sandboxctl build --slim'")):
+        rid = env.new_id("noimage")
+        p = subprocess.run(env.args(rid, "banking_reserve", image, "--agent", "oracle"),
+                           capture_output=True, text=True, timeout=60)
+        if p.returncode != 3 or want not in p.stderr:
+            fail("%s: exit %d, want 3 and %r\n%s" % (image, p.returncode, want, p.stderr))
+        check_gone(rid)
+    print("image-missing: the advice fits the image")
+
+
 def case_timeout(env):
     """An agent that never finishes: timeout at the deadline, graded anyway, container gone."""
     t0 = time.time()
@@ -899,6 +915,7 @@ def case_runtime(env):
 CASES = {
     "oracle": case_oracle, "demo": case_demo, "rest": case_rest, "wrong": case_wrong,
     "agent-error": case_agent_error, "agent-mistakes": case_agent_mistakes,
+    "image-missing": case_image_missing,
     "timeout": case_timeout, "sigint": case_sigint, "sigkill": case_sigkill,
     "sdk": case_sdk, "hardening": case_hardening, "mcp-stdio": case_mcp_stdio, "gui": case_gui,
     "published": case_published, "runtime": case_runtime,
