@@ -87,6 +87,8 @@ if p.returncode == 0:
 check(["sweep", "show", d], 0, "1 of 4 episodes have no result yet")
 check(["sweep", "show"], 2, "which sweep directory")
 check(["sweep", "compare", d], 2, "two sweep directories")
+# Two agents in both: every agent is paired, and the header says so (not "A: a").
+check(["sweep", "compare", d, d], 0, "A, B: the same 2 agents, paired agent by agent: a, b")
 p = check(["sweep", "compare", d, d, "--json"], 0, "p_value")
 if p.returncode == 0 and json.loads(p.stdout)["overall"]["pairs"] != 3:
     failed += 1
