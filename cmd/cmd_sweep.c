@@ -269,6 +269,18 @@ static void on_progress(const sbx_sweep_progress *p, void *userdata)
 			r->error ? ": " : "", r->error ? r->error : "");
 }
 
+/* One line for what loading results.jsonl skipped: where the first was, and why. */
+static void warn_dropped(const sbx_sweep_results *res, const char *dir, const char *what)
+{
+	const char *why = NULL;
+	size_t line = 0;
+	unsigned n = sbx_sweep_results_dropped(res, &line, &why);
+
+	if (n)
+		cli_error("sweep: %s/results.jsonl:%zu: %s; %u line(s) %s", dir, line, why, n,
+			  what);
+}
+
 static int print_summary(const sbx_sweep_plan *p, const char *dir, bool json, bool write,
 			 double *pass_rate)
 {
@@ -279,11 +291,13 @@ static int print_summary(const sbx_sweep_plan *p, const char *dir, bool json, bo
 	const sbx_sweep_record *recs;
 	size_t n;
 
-	if (sbx_sweep_results_load(dir, &res, &err) < 0 ||
+	if (sbx_sweep_results_load(dir, p, &res, &err) < 0 ||
 	    (recs = sbx_sweep_results_records(res, &n), false) ||
 	    sbx_sweep_summarise(p, recs, n, &s, &err) < 0 ||
 	    (write && sbx_sweep_summary_write(s, dir, &err) < 0))
 		return cli_error("sweep '%s': %s", dir, sbx_error_message(&err)), -1;
+	if (!write) /* a sweep that ran said so when it opened the file */
+		warn_dropped(res, dir, "skipped");
 	if (pass_rate)
 		*pass_rate = s->overall.pass_rate;
 	if (json) {
@@ -361,8 +375,8 @@ static int cmd_sweep_compare(int argc, char **argv)
 		return cli_error("sweep compare: expected two sweep directories"), EXIT_USAGE;
 	if (sbx_sweep_plan_read(dirs[0], &pa, &err) < 0 ||
 	    sbx_sweep_plan_read(dirs[1], &pb, &err) < 0 ||
-	    sbx_sweep_results_load(dirs[0], &ra, &err) < 0 ||
-	    sbx_sweep_results_load(dirs[1], &rb, &err) < 0)
+	    sbx_sweep_results_load(dirs[0], pa, &ra, &err) < 0 ||
+	    sbx_sweep_results_load(dirs[1], pb, &rb, &err) < 0)
 		return cli_error("sweep compare: %s", sbx_error_message(&err)), EXIT_USAGE;
 	xa = sbx_sweep_results_records(ra, &na);
 	xb = sbx_sweep_results_records(rb, &nb);
@@ -714,15 +728,13 @@ int cmd_sweep(int argc, char **argv)
 			goto done;
 		}
 	}
-	if (sbx_sweep_results_open(out_dir, &results, &dropped, &err) < 0) {
+	if (sbx_sweep_results_open(out_dir, p, &results, &dropped, &err) < 0) {
 		cli_error("sweep: %s", sbx_error_message(&err));
 		rc = err.code == -EBUSY ? EXIT_USAGE : EXIT_ENGINE;
 		goto done;
 	}
 	if (dropped)
-		cli_error("sweep: %s/results.jsonl: %u torn or unreadable line(s) dropped (those "
-			  "episodes run again)",
-			  out_dir, dropped);
+		warn_dropped(results, out_dir, "dropped (those episodes run again)");
 	if (!quiet)
 		fprintf(stderr,
 			"sweep: %s: %zu tasks × %zu agents × %u epochs = %zu episodes on %zu "
@@ -737,6 +749,7 @@ int cmd_sweep(int argc, char **argv)
 	so.engines = engines;
 	so.n_engines = n_eargs;
 	so.grade = cmd_run__grade;
+	so.grader = cmd_run__grader();
 	so.stop = &arg_signals;
 	so.stop_grace_s = (uint32_t)stop_grace;
 	so.progress = on_progress;

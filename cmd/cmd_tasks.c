@@ -11,6 +11,7 @@
 #include "sbx/grade.h"
 #include "sbx/file.h"
 #include "sbx/json.h"
+#include "sbx/log.h"
 #include "sbx/path.h"
 #include "sbx/run.h"
 #include "sbx/sheet_ref.h"
@@ -84,6 +85,27 @@ static int load(const char *name, sbx_task **out, sbx_error *err)
 	return sbx_task_load(yaml, out, err);
 }
 
+/*
+ * What reaches the terminal from a task folder (names, titles, paths, the
+ * prompt, grading strings) goes through sbx_escape_controls: a foreign
+ * task.json must not retitle, clear or recolour the operator's terminal.
+ */
+static void put_field(const char *label, const char *value)
+{
+	fputs(label, stdout);
+	sbx_fputs_escaped_line(value, stdout);
+	fputc('\n', stdout);
+}
+
+/* A task folder's name, escaped, left-aligned in 24 columns as "%-24s" would. */
+static void print_name_column(const char *name)
+{
+	char shown[256];
+
+	sbx_escape_controls(shown, sizeof(shown), name, false);
+	printf("%-24s", shown);
+}
+
 static int do_list(void)
 {
 	_cleanup_free_ char *dir = tasks_dir();
@@ -105,7 +127,8 @@ static int do_list(void)
 		sbx_task *t = NULL;
 
 		sbx_error_clear(&err);
-		snprintf(path, sizeof(path), "%s/%s/task.yaml", dir, *n);
+		/* The folder: its task.yaml, or a reference task.json. */
+		snprintf(path, sizeof(path), "%s/%s", dir, *n);
 		r = sbx_task_load(path, &t, &err);
 		if (arr) {
 			cJSON *o = cJSON_CreateObject();
@@ -123,10 +146,14 @@ static int do_list(void)
 				}
 			}
 		} else if (r >= 0) {
-			printf("%-24s %-7s %s%s\n", *n, sbx_task_difficulty_name(t->difficulty),
-			       t->title, t->gui ? " (GUI)" : "");
+			/* The folder's name and its title are the task author's bytes. */
+			print_name_column(*n);
+			printf(" %-7s ", sbx_task_difficulty_name(t->difficulty));
+			sbx_fputs_escaped_line(t->title, stdout);
+			printf("%s\n", t->gui ? " (GUI)" : "");
 		} else {
-			printf("%-24s %-7s (invalid: %s)\n", *n, "-", err.msg);
+			print_name_column(*n);
+			printf(" %-7s (invalid: %s)\n", "-", err.msg); /* err.msg: escaped */
 		}
 		sbx_task_free(t);
 	}
@@ -156,15 +183,26 @@ static void print_opts(const sbx_grading_opts *o)
 	       o->skip_empty ? "yes" : "no", o->strict ? "yes" : "no", formulas[o->formulas],
 	       o->missing_sheet == SBX_MISSING_SHEET_FAIL ? "fail" : "mismatch");
 	printf("    pass_threshold %g, fail_threshold %g\n", o->pass_threshold, o->fail_threshold);
-	if (o->strip_chars)
-		printf("    strip_chars '%s'\n", o->strip_chars);
-	for (size_t i = 0; i < o->n_replace; i++)
-		printf("    replace '%s' -> '%s'\n", o->replace[2 * i], o->replace[2 * i + 1]);
+	if (o->strip_chars) {
+		fputs("    strip_chars '", stdout);
+		sbx_fputs_escaped_line(o->strip_chars, stdout);
+		fputs("'\n", stdout);
+	}
+	for (size_t i = 0; i < o->n_replace; i++) {
+		fputs("    replace '", stdout);
+		sbx_fputs_escaped_line(o->replace[2 * i], stdout);
+		fputs("' -> '", stdout);
+		sbx_fputs_escaped_line(o->replace[2 * i + 1], stdout);
+		fputs("'\n", stdout);
+	}
 	for (size_t i = 0; i < o->n_sheets; i++) {
-		if (o->sheets[i].name)
-			printf("    sheet '%s'\n", o->sheets[i].name);
-		else
+		if (o->sheets[i].name) {
+			fputs("    sheet '", stdout);
+			sbx_fputs_escaped_line(o->sheets[i].name, stdout);
+			fputs("'\n", stdout);
+		} else {
 			printf("    sheet #%d\n", o->sheets[i].index);
+		}
 	}
 	for (size_t i = 0; i < o->n_ranges; i++) {
 		const sbx_grading_range *g = &o->ranges[i];
@@ -172,7 +210,7 @@ static void print_opts(const sbx_grading_opts *o)
 		sbx_ref b = {.row = g->last_row, .col = g->last_col};
 		_cleanup_free_ char *s = sbx_range_format(g->sheet, &a, &b);
 
-		printf("    range %s\n", s ? s : "?");
+		put_field("    range ", s ? s : "?"); /* holds the sheet's name */
 	}
 }
 
@@ -283,11 +321,14 @@ static int do_show(const char *name)
 		sbx_task_free(t);
 		return EXIT_PASS;
 	}
-	printf("id:         %s\ntitle:      %s\ndifficulty: %s\npath:       %s\ngui:        %s\n",
-	       t->id, t->title, sbx_task_difficulty_name(t->difficulty), t->path,
-	       t->gui		? "yes"
-	       : t->libreoffice ? "no (LibreOffice without the desktop: full image)"
-				: "no");
+	put_field("id:         ", t->id);
+	put_field("title:      ", t->title);
+	put_field("difficulty: ", sbx_task_difficulty_name(t->difficulty));
+	put_field("path:       ", t->path);
+	printf("gui:        %s\n", t->gui ? "yes"
+				   : t->libreoffice
+					   ? "no (LibreOffice without the desktop: full image)"
+					   : "no");
 	if (t->reference)
 		printf("format:     the reference system's task.json (read as it is; 'tasks "
 		       "import' writes a task.yaml)\n");
@@ -296,28 +337,35 @@ static int do_show(const char *name)
 		       ? "gui (the desktop only: computer-use and reading tools, no cell writing)"
 		       : "all");
 	print_limits(&t->limits);
-	if (sbx_task_seedable(t))
-		printf("seedable:   yes (generator %s): 'run --seed N' makes a fresh instance\n",
-		       t->generator);
-	else
+	if (sbx_task_seedable(t)) {
+		fputs("seedable:   yes (generator ", stdout);
+		sbx_fputs_escaped_line(t->generator, stdout);
+		fputs("): 'run --seed N' makes a fresh instance\n", stdout);
+	} else {
 		printf("seedable:   no (no generator: every run uses the committed files)\n");
+	}
 	for (size_t i = 0; i < t->n_files; i++)
-		printf("file:       %s\n", t->files[i]);
+		put_field("file:       ", t->files[i]);
 	for (size_t i = 0; i < t->n_outputs; i++)
-		printf("output:     %s\n", t->outputs[i]);
+		put_field("output:     ", t->outputs[i]);
 	for (size_t i = 0; i < t->n_oracles; i++)
-		printf("oracle:     %s\n", t->oracles[i]);
+		put_field("oracle:     ", t->oracles[i]);
 	for (size_t i = 0; i < t->grading.n_cases; i++) {
 		const sbx_grading_case *c = &t->grading.cases[i];
 
-		printf("case '%s'%s: %s vs %s\n", c->name,
-		       c->gate ? " (gate: must pass, not scored)" : "",
-		       c->output ? c->output : t->outputs[0],
-		       c->oracle ? c->oracle : t->oracles[0]);
+		fputs("case '", stdout);
+		sbx_fputs_escaped_line(c->name, stdout);
+		printf("'%s: ", c->gate ? " (gate: must pass, not scored)" : "");
+		sbx_fputs_escaped_line(c->output ? c->output : t->outputs[0], stdout);
+		fputs(" vs ", stdout);
+		put_field("", c->oracle ? c->oracle : t->oracles[0]);
 		print_opts(&c->opts);
 	}
-	printf("prompt:\n%s%s", t->prompt,
-	       t->prompt[0] && t->prompt[strlen(t->prompt) - 1] == '\n' ? "" : "\n");
+	/* The prompt keeps its lines and tabs; every other control is shown escaped. */
+	fputs("prompt:\n", stdout);
+	sbx_fputs_escaped(t->prompt, stdout);
+	if (!t->prompt[0] || t->prompt[strlen(t->prompt) - 1] != '\n')
+		fputc('\n', stdout);
 	sbx_task_free(t);
 	return EXIT_PASS;
 oom:
@@ -336,11 +384,13 @@ static bool validate_one(const char *name)
 		sbx_task_free(t);
 		return false;
 	}
-	if (t->reference)
-		printf("%s: read as a reference task (task.json; 'sandboxctl tasks import' makes a "
-		       "task.yaml of it)\n",
-		       t->path);
-	printf("%s: OK\n", t->path);
+	if (t->reference) {
+		sbx_fputs_escaped_line(t->path, stdout);
+		printf(": read as a reference task (task.json; 'sandboxctl tasks import' makes a "
+		       "task.yaml of it)\n");
+	}
+	sbx_fputs_escaped_line(t->path, stdout);
+	printf(": OK\n");
 	sbx_task_free(t);
 	return true;
 }

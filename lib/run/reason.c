@@ -65,8 +65,14 @@ static char *grade_reason(const sbx_run_result *r)
 	char *out = NULL;
 	bool gate;
 
-	if (!r->grade.graded)
-		return strdup("not graded");
+	if (!r->grade.graded) {
+		const char *why = r->grade.error ? r->grade.error : r->error;
+
+		/* A grade error: the grader crashed, ran past a limit or failed. */
+		if (why && asprintf(&out, "grading failed: %s", why) < 0)
+			out = NULL;
+		return why ? out : strdup("not graded");
+	}
 	if (r->grade.report_json &&
 	    sbx_json_parse(r->grade.report_json, strlen(r->grade.report_json), &report, NULL) < 0)
 		report = NULL;

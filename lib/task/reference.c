@@ -291,12 +291,17 @@ static int outputs_of(conv *c, const cJSON *node)
 	}
 	for (it = cJSON_IsArray(node) ? node->child : node; it;
 	     it = cJSON_IsArray(node) ? it->next : NULL, i++) {
+		const char *why;
 		char jpath[64];
 
 		snprintf(jpath, sizeof(jpath), cJSON_IsArray(node) ? "$.output[%d]" : "$.output",
 			 i);
 		if (!cJSON_IsString(it) || !*it->valuestring || escapes(it->valuestring))
 			return fail(c, jpath, "expected a file name relative to the workspace");
+		why = sbx_task__file_path_problem(it->valuestring, strlen(it->valuestring));
+		if (why)
+			return fail(c, jpath, "'%s' is not a plain relative file path (%s)",
+				    it->valuestring, why);
 		if (n >= SBX_TASK_MAX_FILES)
 			return fail(c, jpath, "too many files (at most %d)", SBX_TASK_MAX_FILES);
 		if (strv_push(&c->outputs, &n, strdup(it->valuestring)) < 0)

@@ -177,6 +177,29 @@ int sbx_schema__relpath(const sbx_schema *s, const sbx_ynode *node, const char *
 	return 0;
 }
 
+const char *sbx_task__file_path_problem(const char *path, size_t len)
+{
+	const char *p;
+
+	if (strlen(path) != len)
+		return "a NUL byte";
+	for (const unsigned char *u = (const unsigned char *)path; *u; u++)
+		if (*u < 0x20 || *u == 0x7f || (u[0] == 0xc2 && u[1] >= 0x80 && u[1] < 0xa0))
+			return "a control character"; /* C0, DEL, C1 (UTF-8) */
+	if (len && path[len - 1] == '/')
+		return "ends with '/': a folder, not a file";
+	for (p = path; *p;) {
+		size_t n = strcspn(p, "/");
+
+		if (n == 0)
+			return "an empty component";
+		if (n == 1 && p[0] == '.')
+			return "a '.' component";
+		p += n + (p[n] == '/');
+	}
+	return NULL;
+}
+
 int sbx_schema__paths(const sbx_schema *s, const sbx_ynode *node, const char *key, size_t max,
 		      char ***out, size_t *n_out)
 {
@@ -197,9 +220,16 @@ int sbx_schema__paths(const sbx_schema *s, const sbx_ynode *node, const char *ke
 	for (size_t i = 0; i < n; i++) {
 		const sbx_ynode *item = single ? single : node->items[i];
 
+		const char *why;
+
 		r = sbx_schema__string(s, item, key, 4096, &v[i]);
 		if (r >= 0)
 			r = sbx_schema__relpath(s, item, key, v[i]);
+		/* "." or "out/" would pass here and fail at copy-in, as infra_error. */
+		if (r >= 0 && (why = sbx_task__file_path_problem(v[i], item->len)))
+			r = sbx_schema__fail(s, item,
+					     "%s: '%s' is not a plain relative file path (%s)", key,
+					     v[i], why);
 		if (r < 0) {
 			sbx_strv_free(v);
 			return r;

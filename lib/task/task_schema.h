@@ -46,7 +46,17 @@ int sbx_schema__bool(const sbx_schema *s, const sbx_ynode *node, const char *key
 int sbx_schema__enum(const sbx_schema *s, const sbx_ynode *node, const char *key,
 		     const char *const *choices, int *out);
 
-/* A string or a sequence of strings, each a relative path; *out NULL-terminated. */
+/*
+ * Why path (len bytes, NULs included) is not a plain relative file path: a
+ * NUL or control character, a trailing '/', an empty or '.' component. NULL
+ * when it is one. Absolute paths and '..' are sbx_path_check_relative's.
+ */
+const char *sbx_task__file_path_problem(const char *path, size_t len);
+
+/*
+ * A string or a sequence of strings, each a plain relative file path (as
+ * above: "." or "out/" would fail only at copy-in); *out NULL-terminated.
+ */
 int sbx_schema__paths(const sbx_schema *s, const sbx_ynode *node, const char *key, size_t max,
 		      char ***out, size_t *n_out);
 

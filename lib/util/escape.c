@@ -7,6 +7,18 @@
 #include "sbx/log.h"
 #include "sbx/utf8.h"
 
+/*
+ * The bidirectional controls (U+061C, U+200E-U+200F, U+202A-U+202E,
+ * U+2066-U+2069): a line can show its text in another order than it has.
+ */
+static bool is_bidi(const unsigned char *s, size_t n)
+{
+	return (n == 2 && s[0] == 0xd8 && s[1] == 0x9c) ||
+	       (n == 3 && s[0] == 0xe2 && s[1] == 0x80 &&
+		(s[2] == 0x8e || s[2] == 0x8f || (s[2] >= 0xaa && s[2] <= 0xae))) ||
+	       (n == 3 && s[0] == 0xe2 && s[1] == 0x81 && s[2] >= 0xa6 && s[2] <= 0xa9);
+}
+
 size_t sbx_escape_controls(char *dst, size_t size, const char *src, bool keep_lines)
 {
 	const unsigned char *s = (const unsigned char *)src;
@@ -26,6 +38,12 @@ size_t sbx_escape_controls(char *dst, size_t size, const char *src, bool keep_li
 		} else if (n == 2 && s[0] == 0xc2 && s[1] < 0xa0) {
 			/* U+0080-U+009F: C1 controls (CSI is U+009B). */
 			pl = (size_t)snprintf(esc, sizeof(esc), "\\u%04x", s[1]);
+		} else if (is_bidi(s, n)) {
+			unsigned cp = n == 2 ? (s[0] & 0x1fu) << 6 | (s[1] & 0x3fu)
+					     : (s[0] & 0x0fu) << 12 | (s[1] & 0x3fu) << 6 |
+						       (s[2] & 0x3fu);
+
+			pl = (size_t)snprintf(esc, sizeof(esc), "\\u%04x", cp);
 		} else if (n > 1) {
 			put = (const char *)s, pl = n;
 		} else {
@@ -42,7 +60,7 @@ size_t sbx_escape_controls(char *dst, size_t size, const char *src, bool keep_li
 	return o;
 }
 
-void sbx_fputs_escaped(const char *s, FILE *f)
+static void fputs_escaped(const char *s, FILE *f, bool keep_lines)
 {
 	char buf[4096];
 
@@ -57,8 +75,18 @@ void sbx_fputs_escaped(const char *s, FILE *f)
 			take = 1;
 		memcpy(piece, s, take);
 		piece[take] = '\0';
-		o = sbx_escape_controls(buf, sizeof(buf), piece, true);
+		o = sbx_escape_controls(buf, sizeof(buf), piece, keep_lines);
 		fwrite(buf, 1, o, f);
 		s += take;
 	}
+}
+
+void sbx_fputs_escaped(const char *s, FILE *f)
+{
+	fputs_escaped(s, f, true);
+}
+
+void sbx_fputs_escaped_line(const char *s, FILE *f)
+{
+	fputs_escaped(s, f, false);
 }

@@ -85,6 +85,8 @@ def write_xlsx(rows, dst):
             ref = "%s%d" % (col_name(c), r)
             if cell[0] == "n":
                 sheet.append('<c r="%s"><v>%s</v></c>' % (ref, cell[1]))
+            elif cell[0] == "f":  # a formula without a cached value
+                sheet.append('<c r="%s"><f>%s</f></c>' % (ref, cell[1]))
             else:
                 sheet.append('<c r="%s" t="inlineStr"><is><t>%s</t></is></c>' % (ref, cell[1]))
         sheet.append("</row>")
@@ -232,6 +234,36 @@ class Grade(unittest.TestCase):
         self.assertEqual(rc, 0, err + out)
         self.assertTrue(out.startswith("PASS 2/2"), out)
 
+    def test_hostile_formula_without_cached_value(self):
+        # Issue 24: a 50,000-term chain in an answer cell with no cached value
+        # overflowed the evaluator's stack (exit 139). Now it is unsupported:
+        # that cell has no value, the rest is graded; a chain within the
+        # 8,192-character bound computes.
+        rows = ods_rows(ORACLE)
+        value = rows[1][3][1]  # D2, the first reserve
+        cell = ('<table:table-cell office:value-type="float" office:value="%s" '
+                'calcext:value-type="float"><text:p>%s</text:p></table:table-cell>' % (value, value))
+        for tail, n, ok in (("+0", 49999, False), ("*1", 49999, False), ("^1", 49999, False),
+                            ("+0", 4000, True)):
+            formula = value + tail * n
+            ods = os.path.join(self.tmp, "cash_flows.ods")
+            rewrite_ods(ORACLE, ods, cell, '<table:table-cell table:formula="of:=%s"/>' % formula)
+            xlsx = os.path.join(self.tmp, "answer.xlsx")
+            xrows = [list(r) for r in rows]
+            xrows[1][3] = ("f", formula)
+            write_xlsx(xrows, xlsx)
+            for path in (ods, xlsx):
+                rc, out, err = run("grade", "--task", "banking_reserve", path)
+                what = "%s%s x %d in %s" % (value, tail, n, os.path.basename(path))
+                if ok:
+                    self.assertEqual(rc, 0, what + err + out)
+                    self.assertTrue(out.startswith("PASS 2/2"), what + out)
+                    continue
+                self.assertEqual(rc, 1, what + err + out)
+                self.assertTrue(out.startswith("PARTIAL 1/2 cases passed"), what + out)
+                self.assertIn("100/101 cells matched", out.splitlines()[0], what)
+                self.assertIn("Sheet1!D2", out, what)
+
     def grade_config(self, text, output=ORACLE):
         """`grade --oracle ORACLE --config grading.yaml output` with text as grading.yaml."""
         cfg = os.path.join(self.tmp, "grading.yaml")
@@ -344,6 +376,50 @@ class Tasks(unittest.TestCase):
             self.assertEqual(rc, 2)
             self.assertIn("task.yaml:8:13: limits.deadline must be an integer between 1 and "
                           "604800", out)
+
+    def test_show_escapes_foreign_text(self):
+        # A foreign task.json's prompt and title, and a task.yaml's grading strings,
+        # reach the terminal inert: ESC sequences (title, clear, colours), C1 CSI and
+        # bidi overrides shown escaped; the prompt's own lines and tabs kept.
+        hostile = ("Fix\x1b]0;pwned\x07 the\x1b[2J sheet\u009b31m in "
+                   "\u202egnp.exe\u2066x\u2069\n\tline two\r")
+        shown = ("Fix\\x1b]0;pwned\\x07 the\\x1b[2J sheet\\u009b31m in "
+                 "\\u202egnp.exe\\u2066x\\u2069\n\tline two\\x0d")
+        bad = ("\x1b", "\x07", "\r", "\u009b", "\u202e", "\u2066", "\u2069")
+        d = tempfile.mkdtemp(prefix="sbx-escape-")
+        self.addCleanup(shutil.rmtree, d, True)
+        ref = os.path.join(d, "ref")
+        os.makedirs(os.path.join(ref, "starting_files"))
+        shutil.copy(START, os.path.join(ref, "starting_files"))
+        shutil.copy(ORACLE, os.path.join(ref, "expected.ods"))
+        with open(os.path.join(ref, "task.json"), "w") as f:
+            json.dump({"id": "ref", "name": "Bank\x1b[32m PASS\u202e", "prompt": hostile,
+                       "files": ["cash_flows.ods"], "oracle": "expected.ods"}, f)
+        rc, out, err = run("tasks", "show", ref)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("prompt:\n" + shown + "\n", out)
+        self.assertIn("title:      Bank\\x1b[32m PASS\\u202e\n", out)
+        for b in bad:
+            self.assertNotIn(b, out, "raw %r in tasks show" % b)
+        rc, out, err = run("tasks", "list", "--tasks-dir", d)
+        self.assertIn("Bank\\x1b[32m PASS\\u202e", out, err)
+        for b in bad:
+            self.assertNotIn(b, out, "raw %r in tasks list" % b)
+        # task.yaml: the grading's strings and a case name, from the author too.
+        y = os.path.join(d, "yaml")
+        os.makedirs(y)
+        shutil.copy(ORACLE, os.path.join(y, "o.ods"))
+        with open(os.path.join(y, "task.yaml"), "w") as f:
+            f.write("id: y\ntitle: \"T\\e[2J\"\ndifficulty: easy\nprompt: \"p\\x9b1m\"\n"
+                    "outputs: o.ods\noracle: o.ods\ngrading:\n  strip_chars: \"\\e$\"\n"
+                    "  replace: [[\"\\u202e\", \"\\e[0m\"]]\n  sheets: [\"S\\a\"]\n")
+        rc, out, err = run("tasks", "show", y)
+        self.assertEqual(rc, 0, err)
+        for want in ("title:      T\\x1b[2J\n", "p\\u009b1m", "strip_chars '\\x1b$'",
+                     "replace '\\u202e' -> '\\x1b[0m'", "sheet 'S\\x07'"):
+            self.assertIn(want, out)
+        for b in bad:
+            self.assertNotIn(b, out, "raw %r in tasks show (task.yaml)" % b)
 
     def test_new_and_generate(self):
         d = tempfile.mkdtemp(prefix="sbx-new-")

@@ -56,10 +56,27 @@ def image_exists(ref):
     return st == 200
 
 
+REAL_SLIM = "sandboxctl/sandbox-slim:latest"
+_real_needed = None  # why the calling test cannot run on the dev image, or None
+
+
+def need_real_image(why):
+    """The calling test needs what only the real image has (python3 for
+    execute_python or an impostor server, the real server's limits): the dev
+    image (busybox) would fail it for the harness's reason. Without
+    SBX_RUN_TEST_IMAGE, pick_image then gives the real slim image when it
+    exists (the image-build test, first in `meson test`, makes it current),
+    else the test skips now, saying why. With SBX_RUN_TEST_IMAGE set (as
+    scripts/test.sh does) nothing changes."""
+    global _real_needed
+    _real_needed = why
+    pick_image()
+
+
 def pick_image(gui=False):
     want = os.environ.get("SBX_RUN_TEST_IMAGE", "")
     if want == "real":
-        ref = "sandboxctl/sandbox:latest" if gui else "sandboxctl/sandbox-slim:latest"
+        ref = "sandboxctl/sandbox:latest" if gui else REAL_SLIM
         if not image_exists(ref):
             raise Skip("%s missing: run 'sandboxctl build' first" % ref)
         return ref
@@ -67,11 +84,17 @@ def pick_image(gui=False):
         return want
     if gui:
         raise Skip("GUI tasks need the full image (SBX_RUN_TEST_IMAGE=real)")
+    if _real_needed:
+        if image_exists(REAL_SLIM):
+            return REAL_SLIM
+        raise Skip("%s: the dev image (busybox, no python3) cannot run it and %s is missing "
+                   "(run 'sandboxctl build' or the image-build test, or set SBX_RUN_TEST_IMAGE)"
+                   % (_real_needed, REAL_SLIM))
     return DEV_IMAGE
 
 
 def ensure_dev_image():
-    if os.environ.get("SBX_RUN_TEST_IMAGE"):
+    if os.environ.get("SBX_RUN_TEST_IMAGE") or _real_needed:
         return
     subprocess.run(["sh", os.path.join(SRC, "tests/run/dev-image.sh"), SRC, BUILD, DEV_IMAGE],
                    check=True, stdout=subprocess.DEVNULL)
@@ -95,9 +118,10 @@ class Env:
         return [SANDBOXCTL, "run", "--task", task, "--tasks-dir", TASKS, "--image", image,
                 "--runs-dir", self.runs, "--run-id", rid, "--test-label"] + list(extra)
 
-    def run(self, task, tag, *extra, image=None, timeout=300):
+    def run(self, task, tag, *extra, image=None, timeout=300, wrap=()):
+        """wrap: a command line run before sandboxctl's (a measuring wrapper)."""
         rid = self.new_id(tag)
-        p = subprocess.run(self.args(rid, task, image or pick_image(), "--json", *extra),
+        p = subprocess.run(list(wrap) + self.args(rid, task, image or pick_image(), "--json", *extra),
                            capture_output=True, text=True, timeout=timeout)
         lines = [l for l in p.stdout.splitlines() if l.strip()]
         if len(lines) != 1:
@@ -211,9 +235,11 @@ def case_demo(env):
     sent = [l["message"] for l in lines if l["dir"] == "agent->server" and "message" in l]
     methods = [m.get("method") for m in sent]
     tools = [m["params"]["name"] for m in sent if m.get("method") == "tools/call"]
-    for m in ("initialize", "notifications/initialized", "tools/list"):
-        if m not in methods:
-            fail("transcript lacks %s: %s" % (m, methods))
+    # MCP 2026-07-28: server/discover, no initialize; each message keeps its revision.
+    if methods[:2] != ["server/discover", "tools/list"] or "initialize" in methods:
+        fail("transcript: not a 2026-07-28 exchange: %s" % methods)
+    if any(l.get("mcp_version") != "2026-07-28" for l in lines if l["path"] == "/mcp" and "message" in l):
+        fail("transcript: an /mcp message without mcp_version 2026-07-28")
     if tools != ["list_files", "get_sheet_info", "read_range", "write_range", "complete_task"]:
         fail("transcript tool calls: %s" % tools)
     answered = {l["message"].get("id") for l in lines
@@ -687,7 +713,7 @@ def test_container(name, net, image, cmd):
 def rest(url, path, body=None, timeout=60):
     u = urllib.parse.urlsplit(url)
     c = http.client.HTTPConnection(u.hostname, u.port, timeout=timeout)
-    c.request("POST" if body is not None else "GET", path,
+    c.request("POST" if body is not None else "GET", u.path.rstrip("/") + path,
               body=json.dumps(body) if body is not None else None,
               headers={"Content-Type": "application/json"})
     r = c.getresponse()
@@ -792,8 +818,10 @@ def case_published(env):
         st, info = engine_json("GET", "/containers/%s/json" % sid)
         bind = info["HostConfig"]["PortBindings"]["8080/tcp"][0]
         live = info["NetworkSettings"]["Ports"]["8080/tcp"][0]
+        # The URL carries the run's token, which the published port requires.
         if bind["HostIp"] != "127.0.0.1" or bind["HostPort"] not in ("", "0") or \
-                live["HostIp"] != "127.0.0.1" or url != "http://127.0.0.1:" + live["HostPort"]:
+                live["HostIp"] != "127.0.0.1" or \
+                not re.fullmatch(r"http://127\.0\.0\.1:%s/[0-9a-f]{32}" % live["HostPort"], url):
             fail("port binding %s / %s, endpoint %s" % (bind, live, url))
         if info["HostConfig"]["Dns"] != ["0.0.0.0"]:
             fail("DNS: %s" % info["HostConfig"]["Dns"])
@@ -912,13 +940,49 @@ def case_runtime(env):
     check_gone(res["run_id"])
 
 
+def case_prompt(env):
+    """An outside-agent run prints the task's prompt for the person at the terminal: a
+    foreign task.json's ESC sequences (title, clear, colour), C1 CSI and bidi overrides
+    arrive escaped, its lines and tabs kept; the run then ends on SIGINT, nothing left."""
+    d = os.path.join(env.dir, "tasks")
+    ref = os.path.join(d, "hostile")
+    os.makedirs(os.path.join(ref, "starting_files"))
+    shutil.copy(os.path.join(TASKS, "banking_reserve", "files", "cash_flows.ods"),
+                os.path.join(ref, "starting_files"))
+    shutil.copy(os.path.join(TASKS, "banking_reserve", "oracle", "expected_reserves.ods"),
+                os.path.join(ref, "expected.ods"))
+    with open(os.path.join(ref, "task.json"), "w") as f:
+        json.dump({"id": "hostile", "prompt": "Fill\x1b]0;pwned\x07 D\x1b[2J\u009b32m "
+                   "PASS\u202e\n\tline two", "files": ["cash_flows.ods"],
+                   "oracle": "expected.ods", "output": "cash_flows.ods"}, f)
+    rid = env.new_id("prompt")
+    args = env.args(rid, "hostile", pick_image(), "--json", "--timeout", "60")
+    args[args.index(TASKS)] = d
+    p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    env.procs.append(p)
+    json.loads(p.stdout.readline())  # the connection: the sandbox is ready
+    err = ""
+    while "Waiting for an agent" not in err:
+        line = p.stderr.readline()
+        if not line:
+            fail("the run ended before it waited for an agent:\n" + err)
+        err += line
+    stop_process(p, signal.SIGINT)
+    want = ("Task prompt: Fill\\x1b]0;pwned\\x07 D\\x1b[2J\\u009b32m PASS\\u202e\n"
+            "\tline two\n")
+    if want not in err or any(c in err for c in ("\x1b", "\x07", "\u009b", "\u202e")):
+        fail("the prompt reached the terminal unescaped:\n%r" % err)
+    check_gone(rid)
+
+
+
 CASES = {
     "oracle": case_oracle, "demo": case_demo, "rest": case_rest, "wrong": case_wrong,
     "agent-error": case_agent_error, "agent-mistakes": case_agent_mistakes,
     "image-missing": case_image_missing,
     "timeout": case_timeout, "sigint": case_sigint, "sigkill": case_sigkill,
     "sdk": case_sdk, "hardening": case_hardening, "mcp-stdio": case_mcp_stdio, "gui": case_gui,
-    "published": case_published, "runtime": case_runtime,
+    "published": case_published, "runtime": case_runtime, "prompt": case_prompt,
 }
 
 

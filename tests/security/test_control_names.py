@@ -68,6 +68,7 @@ def check_clean(what, err, rdir):
 
 
 def main():
+    it.need_real_image("tool code in python3")
     it.ensure_dev_image()
     env = it.Env()
     try:

@@ -124,6 +124,8 @@ CASES = {"died": case_died, "oom": case_oom, "outputs": case_outputs}
 
 
 def main():
+    # died: an impostor server in python3; oom, outputs: the real server's limits.
+    it.need_real_image("an impostor server in python3 and the real server's limits")
     it.run_case(CASES)
 
 

@@ -119,6 +119,7 @@ def probe(env, *extra):
 def main():
     if platform.machine() != "x86_64":
         raise it.Skip("the probe's syscall numbers are x86_64's")
+    it.need_real_image("tool code in execute_python")
     it.ensure_dev_image()
     env = it.Env()
     try:

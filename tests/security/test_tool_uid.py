@@ -88,6 +88,7 @@ print(json.dumps(out))
 
 
 def main():
+    it.need_real_image("tool code in execute_python")
     it.ensure_dev_image()
     env = it.Env()
     rid = env.new_id("tooluid")

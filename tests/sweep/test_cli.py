@@ -130,5 +130,18 @@ text = open(page).read() if os.path.exists(page) else ""
 if 'id="reasons"' not in text or "agent exited 1: boom" not in text or "<b>" in text:
     cli_check.failed += 1
     print("FAIL the sweep page's reasons (or the agent's markup unescaped)")
+# A tampered results.jsonl: a line over the 64 KiB cap is skipped with a warning
+# that names the file and line, and the lines around it still count.
+d2 = os.path.join(tmp, "long")
+os.makedirs(d2)
+json.dump(plan, open(os.path.join(d2, "sweep.json"), "w"))
+with open(os.path.join(d2, "results.jsonl"), "w") as f:
+    f.write(line(0, "a", 0, "pass", 1) + "\n" + "x" * (70 << 10) + "\n" +
+            line(1, "b", 0, "pass", 1) + "\n")
+p = check(["sweep", "show", d2, "--json"], 0,
+          "long/results.jsonl:2: longer than 64 KiB; 1 line(s) skipped")
+if p.returncode == 0 and json.loads(p.stdout)["overall"]["episodes"] != 2:
+    cli_check.failed += 1
+    print("FAIL show: the lines around the long one must count: %s" % p.stdout)
 subprocess.run(["rm", "-rf", tmp])
 sys.exit(1 if cli_check.failed else 0)

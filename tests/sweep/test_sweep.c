@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check_main.h"
@@ -80,6 +82,13 @@ START_TEST(sign_test_exact)
 }
 END_TEST
 
+static int cmp_double_asc(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
 START_TEST(quantiles_and_bootstrap)
 {
 	double v[] = {4, 1, 3, 2}, lo, hi, lo2, hi2;
@@ -99,6 +108,75 @@ START_TEST(quantiles_and_bootstrap)
 	ck_assert(lo == lo2 && hi == hi2);
 	ck_assert(lo < 0.6 && hi > 0.6 && lo >= 0 && hi <= 1);
 	ck_assert(lo > 0.1 && hi < 1.0);
+}
+END_TEST
+
+/* Selection, not sorting, for big inputs: the same quantiles as a sort gives. */
+START_TEST(quantiles_by_selection_match_sorting)
+{
+	static double v[5000], w[5000];
+	static const double qs[] = {0, 0.01, 0.25, 0.5, 0.95, 0.999, 1};
+	uint64_t x = 99;
+
+	for (size_t n = 65; n <= 5000; n = n * 3 + 1)
+		for (int dup = 0; dup < 2; dup++)
+			for (size_t k = 0; k < sizeof(qs) / sizeof(qs[0]); k++) {
+				double pos = qs[k] * (double)(n - 1), want, got;
+				size_t i = (size_t)pos;
+
+				for (size_t j = 0; j < n; j++) {
+					x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+					v[j] = dup ? (double)((x >> 33) % 7) : (double)(x >> 11);
+					w[j] = v[j];
+				}
+				qsort(w, n, sizeof(*w), cmp_double_asc);
+				want = i + 1 < n ? w[i] + (pos - (double)i) * (w[i + 1] - w[i])
+						 : w[i];
+				got = sbx_sweep_quantile(v, n, qs[k]);
+				ck_assert_msg(got == want, "n %zu dup %d q %g: %g, sorted gives %g",
+					      n, dup, qs[k], got, want);
+			}
+}
+END_TEST
+
+/*
+ * Above 1,000 values the interval is the bootstrap's normal limit: it must
+ * agree with the bootstrap itself at the size where one hands over to the
+ * other, for a skewed pass rate (10%) and for spread-out fractional scores.
+ */
+START_TEST(bootstrap_hands_over_to_its_normal_limit)
+{
+	static double v[1001];
+	uint64_t x = 12345;
+
+	for (int shape = 0; shape < 2; shape++) {
+		double blo, bhi, nlo, nhi, sd = 0, mean = 0;
+
+		for (size_t i = 0; i < 1001; i++) {
+			x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+			v[i] = shape == 0 ? (double)((x >> 33) % 10 == 0)
+					  : (double)(x >> 40) / 16777216.0;
+		}
+		sbx_sweep_bootstrap_mean(v, 1000, 2000, 7, &blo, &bhi); /* the bootstrap */
+		sbx_sweep_bootstrap_mean(v, 1001, 2000, 7, &nlo, &nhi); /* its normal limit */
+		for (size_t i = 0; i < 1000; i++)
+			mean += v[i] / 1000;
+		for (size_t i = 0; i < 1000; i++)
+			sd += (v[i] - mean) * (v[i] - mean) / 1000;
+		sd = sqrt(sd / 1000); /* the sd of the mean */
+		ck_assert_msg(fabs(blo - nlo) < 0.2 * sd && fabs(bhi - nhi) < 0.2 * sd,
+			      "shape %d: bootstrap [%g, %g], normal limit [%g, %g], sd %g", shape,
+			      blo, bhi, nlo, nhi, sd);
+	}
+	/* All equal: an interval of width 0, as the bootstrap gives. */
+	for (size_t i = 0; i < 1001; i++)
+		v[i] = 1;
+	{
+		double lo, hi;
+
+		sbx_sweep_bootstrap_mean(v, 1001, 2000, 7, &lo, &hi);
+		ck_assert(lo == 1 && hi == 1);
+	}
 }
 END_TEST
 
@@ -233,7 +311,7 @@ START_TEST(results_torn_last_line)
 	/* The last line was cut mid-write: half of l3, no newline. */
 	ck_assert_int_ge(asprintf(&all, "%s%s%s%.*s", l0, l1, l2, (int)(strlen(l3) / 2), l3), 0);
 	sbx_test_put(sbx_test_scratch, "results.jsonl", all);
-	ck_assert_int_eq(sbx_sweep_results_open(sbx_test_scratch, &r, &dropped, &err), 0);
+	ck_assert_int_eq(sbx_sweep_results_open(sbx_test_scratch, NULL, &r, &dropped, &err), 0);
 	ck_assert_uint_eq(dropped, 1);
 	recs = sbx_sweep_results_records(r, &n);
 	ck_assert_uint_eq(n, 3);
@@ -267,7 +345,7 @@ START_TEST(results_bad_lines_and_read_only)
 
 	ck_assert_int_ge(asprintf(&all, "not json\n{\"episode\":-1}\n\n%s", l0), 0);
 	sbx_test_put(sbx_test_scratch, "results.jsonl", all);
-	ck_assert_int_eq(sbx_sweep_results_load(sbx_test_scratch, &r, &err), 0);
+	ck_assert_int_eq(sbx_sweep_results_load(sbx_test_scratch, NULL, &r, &err), 0);
 	sbx_sweep_results_records(r, &n);
 	ck_assert_uint_eq(n, 1);
 	/* Read-only results refuse to append. */
@@ -286,15 +364,16 @@ START_TEST(results_missing_file)
 	_cleanup_(sbx_sweep_results_freep) sbx_sweep_results *r = NULL, *w = NULL;
 	size_t n = 99;
 
-	ck_assert_int_eq(sbx_sweep_results_load(sbx_test_scratch, &r, NULL), 0);
+	ck_assert_int_eq(sbx_sweep_results_load(sbx_test_scratch, NULL, &r, NULL), 0);
 	sbx_sweep_results_records(r, &n);
 	ck_assert_uint_eq(n, 0);
-	ck_assert_int_eq(sbx_sweep_results_open(sbx_test_scratch, &w, NULL, NULL), 0);
+	ck_assert_int_eq(sbx_sweep_results_open(sbx_test_scratch, NULL, &w, NULL, NULL), 0);
 	/* One sweep at a time appends to a directory. */
 	{
 		sbx_sweep_results *w2 = NULL;
 
-		ck_assert_int_eq(sbx_sweep_results_open(sbx_test_scratch, &w2, NULL, NULL), -EBUSY);
+		ck_assert_int_eq(sbx_sweep_results_open(sbx_test_scratch, NULL, &w2, NULL, NULL),
+				 -EBUSY);
 		ck_assert_ptr_null(w2);
 	}
 	{
@@ -303,6 +382,146 @@ START_TEST(results_missing_file)
 		snprintf(path, sizeof(path), "%s/results.jsonl", sbx_test_scratch);
 		ck_assert_int_eq(access(path, F_OK), 0);
 	}
+}
+END_TEST
+
+/*
+ * A results.jsonl far larger than any sweep writes (a tampered or runaway
+ * file): read a line at a time, so the peak RSS of a child that opens (as
+ * --resume does) or loads it (as `sweep show` does) and summarises stays
+ * under RSS_BOUND whatever the file's size, the summary is still right, and
+ * a line over SBX_SWEEP_LINE_MAX is skipped with its line number.
+ * Under AddressSanitizer (its quarantine keeps freed memory) the file is
+ * smaller and RSS is not asserted.
+ */
+#define RSS_BOUND_KIB (32 << 10)
+#if defined(__SANITIZE_ADDRESS__)
+#define BIG_FILE_BYTES ((size_t)8 << 20)
+#define CHECK_RSS      0
+#else
+#define BIG_FILE_BYTES ((size_t)256 << 20)
+#define CHECK_RSS      1
+#endif
+#define BIG_EPISODES 100
+
+/* Runs what in a child; its exit status (0: what held), and its peak RSS in KiB. */
+static int in_child(int (*what)(const sbx_sweep_plan *), const sbx_sweep_plan *p, long *rss_kib)
+{
+	struct rusage ru;
+	int status;
+	pid_t pid = fork();
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		_exit(what(p));
+	ck_assert_int_eq(wait4(pid, &status, 0, &ru), pid);
+	*rss_kib = ru.ru_maxrss;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 100 + WTERMSIG(status);
+}
+
+static size_t big_infra_lines, big_lines;
+
+/* The summary of the big file: every odd episode failed first, every even one passed. */
+static int big_summary_right(const sbx_sweep_plan *p, const sbx_sweep_results *r)
+{
+	_cleanup_(sbx_sweep_summary_freep) sbx_sweep_summary *s = NULL;
+	_cleanup_free_ bool *done = calloc(BIG_EPISODES, sizeof(*done));
+	_cleanup_free_ unsigned *attempts = calloc(BIG_EPISODES, sizeof(*attempts));
+	const char *why = NULL;
+	size_t n, line = 0, total = 0;
+	const sbx_sweep_record *recs = sbx_sweep_results_records(r, &n);
+
+	if (n > 2 * BIG_EPISODES)
+		return 2; /* one result and one infra record per episode: the rest folded */
+	if (sbx_sweep_summarise(p, recs, n, &s, NULL) < 0 || s->overall.done != BIG_EPISODES ||
+	    s->overall.passed != BIG_EPISODES / 2 || s->overall.infra_attempts != big_infra_lines)
+		return 3;
+	sbx_sweep_done_map(p, recs, n, done, attempts);
+	for (size_t i = 0; i < BIG_EPISODES; i++)
+		total += attempts[i];
+	if (total != big_lines)
+		return 4;
+	if (sbx_sweep_results_dropped(r, &line, &why) != 3 || line != BIG_EPISODES + 1 ||
+	    strcmp(why, "not a sweep result line") != 0)
+		return 5;
+	return 0;
+}
+
+static int big_load(const sbx_sweep_plan *p)
+{
+	_cleanup_(sbx_sweep_results_freep) sbx_sweep_results *r = NULL;
+
+	if (sbx_sweep_results_load(sbx_test_scratch, p, &r, NULL) < 0)
+		return 1;
+	return big_summary_right(p, r);
+}
+
+static int big_open(const sbx_sweep_plan *p)
+{
+	_cleanup_(sbx_sweep_results_freep) sbx_sweep_results *r = NULL;
+	unsigned dropped = 0;
+
+	if (sbx_sweep_results_open(sbx_test_scratch, p, &r, &dropped, NULL) < 0 || dropped != 3)
+		return 1;
+	return big_summary_right(p, r);
+}
+
+START_TEST(results_big_file_streamed)
+{
+	_cleanup_(sbx_sweep_plan_freep) sbx_sweep_plan *p = make_plan(1, 1, BIG_EPISODES);
+	_cleanup_free_ char *path = NULL, *long_line = malloc(SBX_SWEEP_LINE_MAX + 2);
+	struct stat st;
+	size_t bytes = 0, torn_at;
+	long rss = 0;
+	FILE *f;
+
+	ck_assert_int_ge(asprintf(&path, "%s/results.jsonl", sbx_test_scratch), 0);
+	f = fopen(path, "we");
+	ck_assert_ptr_nonnull(f);
+	big_lines = big_infra_lines = 0;
+	for (size_t ep = 0; ep < BIG_EPISODES; ep++, big_lines++) {
+		_cleanup_free_ char *l = line(ep, 1, ep % 2 ? "fail" : "pass", ep % 2 ? 0 : 1);
+
+		bytes += fwrite(l, 1, strlen(l), f);
+	}
+	/* Line 101 is not JSON; line 102 is one byte over the cap. */
+	bytes += fwrite("garbage\n", 1, 8, f);
+	memset(long_line, 'x', SBX_SWEEP_LINE_MAX + 1);
+	long_line[SBX_SWEEP_LINE_MAX + 1] = '\n';
+	bytes += fwrite(long_line, 1, SBX_SWEEP_LINE_MAX + 2, f);
+	/* Then retries and duplicate results: none changes an episode's result. The
+	 * retries carry a 4 KiB error, as an engine's answer can: fewer lines to parse
+	 * for the same bytes keeps the test a few seconds. */
+	memset(long_line, 'e', 4096);
+	long_line[4096] = '\0';
+	for (size_t i = 0; bytes < BIG_FILE_BYTES; i++, big_lines++) {
+		bool infra = i % 2 == 0;
+		_cleanup_free_ char *l = line(i % BIG_EPISODES, (unsigned)(2 + i / BIG_EPISODES),
+					      infra ? "infra_error" : "pass", 1);
+
+		big_infra_lines += infra;
+		if (infra) /* the line without its "}\n", then the error */
+			bytes += (size_t)fprintf(f, "%.*s,\"error\":\"%s\"}\n", (int)strlen(l) - 2,
+						 l, long_line);
+		else
+			bytes += fwrite(l, 1, strlen(l), f);
+	}
+	torn_at = bytes;
+	bytes += fwrite("{\"episode\":1,\"att", 1, 17, f);
+	ck_assert_int_eq(fclose(f), 0);
+
+	ck_assert_int_eq(in_child(big_load, p, &rss), 0);
+	fprintf(stderr, "big: %zu bytes, %zu lines, load: peak RSS %ld KiB\n", bytes, big_lines,
+		rss);
+	if (CHECK_RSS)
+		ck_assert_int_lt(rss, RSS_BOUND_KIB);
+	ck_assert_int_eq(in_child(big_open, p, &rss), 0);
+	if (CHECK_RSS)
+		ck_assert_int_lt(rss, RSS_BOUND_KIB);
+	/* Opening to append cut the torn tail, and only it. */
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_uint_eq((size_t)st.st_size, torn_at);
+	ck_assert_int_eq(unlink(path), 0);
 }
 END_TEST
 
@@ -532,7 +751,7 @@ static void execute(const sbx_sweep_plan *p)
 
 	snprintf(runs, sizeof(runs), "%s/runs", sbx_test_scratch);
 	ck_assert_int_eq(mkdir(runs, 0755), 0);
-	ck_assert_int_eq(sbx_sweep_results_open(sbx_test_scratch, &dead.r, NULL, &err), 0);
+	ck_assert_int_eq(sbx_sweep_results_open(sbx_test_scratch, NULL, &dead.r, NULL, &err), 0);
 	ck_assert_msg(sbx_sweep_execute(p, dead.r, &dead.o, &dead.out, &err) == 0, "%s", err.msg);
 }
 
@@ -543,10 +762,12 @@ START_TEST(scheduler_retries_infra_errors)
 	size_t n;
 
 	execute(p);
-	/* Two episodes, each tried once and retried once: four infra_error lines. */
+	/* Two episodes, each tried once and retried once: four infra_error lines,
+	 * kept as one record per episode that stands for two. */
 	recs = sbx_sweep_results_records(dead.r, &n);
-	ck_assert_uint_eq(n, 4);
+	ck_assert_uint_eq(n, 2);
 	for (size_t i = 0; i < n; i++) {
+		ck_assert_uint_eq(recs[i].lines, 2);
 		ck_assert_int_eq(recs[i].status, SBX_RUN_INFRA_ERROR);
 		ck_assert_ptr_nonnull(recs[i].error);
 		ck_assert_str_eq(recs[i].engine, dead.sock);
@@ -595,13 +816,17 @@ static void add_cases(Suite *s)
 		      scheduler_stop_before_start);
 
 	SBX_TEST_CASE(s, "stats", NULL, NULL, 0, wilson_hand_computed, pass_at_k_unbiased,
-		      sign_test_exact, quantiles_and_bootstrap);
+		      sign_test_exact, quantiles_and_bootstrap,
+		      quantiles_by_selection_match_sorting,
+		      bootstrap_hands_over_to_its_normal_limit);
 
 	SBX_TEST_CASE(s, "plan", NULL, NULL, 0, plan_order_is_epoch_major, plan_json_round_trip);
 
 	SBX_TEST_CASE(s, "files", sbx_test_scratch_setup, sbx_test_scratch_teardown, 0,
 		      results_torn_last_line, results_bad_lines_and_read_only, results_missing_file,
 		      plan_write_read);
+	SBX_TEST_CASE(s, "big-file", sbx_test_scratch_setup, sbx_test_scratch_teardown, 60,
+		      results_big_file_streamed);
 
 	SBX_TEST_CASE(s, "summary", NULL, NULL, 0, summary_counts_each_episode_once,
 		      summary_cells_follow_the_plan, compare_known_p_value);

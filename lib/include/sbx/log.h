@@ -33,6 +33,7 @@ void sbx__log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 
 /*
  * Copies src to dst (size bytes, NUL included) with what a terminal would act
  * on escaped: C0 controls and DEL as \xNN, C1 controls (U+0080-U+009F) as
+ * \uNNNN, the bidirectional controls (U+202E reverses what follows) as
  * \uNNNN, bytes that are not UTF-8 as \xNN. keep_lines keeps \n and \t.
  * Stops before a piece that does not fit. Returns the length written.
  * Every log message and error message goes through it: names from a sandbox
@@ -42,3 +43,6 @@ size_t sbx_escape_controls(char *dst, size_t size, const char *src, bool keep_li
 
 /* fputs of a multi-line text from outside (a grade report), escaped, lines kept. */
 void sbx_fputs_escaped(const char *s, FILE *f);
+
+/* fputs of a one-line text from outside (a title, a file name): newlines escaped too. */
+void sbx_fputs_escaped_line(const char *s, FILE *f);

@@ -33,6 +33,8 @@
 #define SBX_SWEEP_MAX_EPOCHS   100000
 #define SBX_SWEEP_MAX_EPISODES 1000000
 #define SBX_SWEEP_MAX_PASS_AT  16
+/* The longest results.jsonl line read back (a line is a few hundred bytes). */
+#define SBX_SWEEP_LINE_MAX (64 << 10)
 
 /* ---- the plan ---- */
 
@@ -144,6 +146,13 @@ typedef struct sbx_sweep_record {
 	char *engine; /* the engine's URL, NULL for the default */
 	char *error;  /* infrastructure error, NULL when none */
 	char *reason; /* why it did not pass (result.json's reason), NULL for a pass */
+	/*
+	 * The results.jsonl lines this record stands for (0 counts as 1). Loaded
+	 * results keep one record per episode and kind (its first result, its
+	 * first infra_error, its first interruption) and count the rest here, so
+	 * their memory is bounded by the plan, not by the file.
+	 */
+	unsigned lines;
 } sbx_sweep_record;
 
 /* Frees what the record owns (not the record). Accepts NULL. */
@@ -170,16 +179,27 @@ typedef struct sbx_sweep_results sbx_sweep_results;
 
 /*
  * Opens dir/results.jsonl (made if missing) for appending and loads its
- * lines. A torn last line (a crash mid-write) is cut off; a line that does not
- * parse elsewhere is skipped. *dropped (may be NULL) counts both. The file
- * is locked (flock) while open: a second sweep on the directory gets -EBUSY.
- * Free with sbx_sweep_results_free.
+ * lines, streamed: a line at a time, each at most SBX_SWEEP_LINE_MAX bytes.
+ * A torn last line (a crash mid-write) is cut off; a line that does not
+ * parse or is too long is skipped. *dropped (may be NULL) counts both;
+ * sbx_sweep_results_dropped says where the first was. Lines of episodes
+ * outside plan (may be NULL: no bound but SBX_SWEEP_MAX_EPISODES) are not
+ * kept. The file is locked (flock) while open: a second sweep on the
+ * directory gets -EBUSY. Free with sbx_sweep_results_free.
  */
-int sbx_sweep_results_open(const char *dir, sbx_sweep_results **out, unsigned *dropped,
+int sbx_sweep_results_open(const char *dir, const sbx_sweep_plan *plan, sbx_sweep_results **out,
+			   unsigned *dropped, sbx_error *err);
+
+/* Loads dir/results.jsonl read-only (for show/compare), as _open reads it. */
+int sbx_sweep_results_load(const char *dir, const sbx_sweep_plan *plan, sbx_sweep_results **out,
 			   sbx_error *err);
 
-/* Loads dir/results.jsonl read-only (for show/compare): a torn line is skipped. */
-int sbx_sweep_results_load(const char *dir, sbx_sweep_results **out, sbx_error *err);
+/*
+ * The lines loading skipped (torn, too long, not a result line). *line (may
+ * be NULL) gets the first one's 1-based line number, *why (may be NULL) a
+ * static phrase saying what was wrong with it.
+ */
+unsigned sbx_sweep_results_dropped(const sbx_sweep_results *r, size_t *line, const char **why);
 
 /*
  * Appends one line with a single write(2) on an O_APPEND descriptor, then
@@ -187,7 +207,11 @@ int sbx_sweep_results_load(const char *dir, sbx_sweep_results **out, sbx_error *
  */
 int sbx_sweep_results_append(sbx_sweep_results *r, const sbx_sweep_record *rec, sbx_error *err);
 
-/* The records loaded and appended so far (valid until the next append). */
+/*
+ * The records loaded and appended so far, one per episode and kind (its first
+ * result, infra_error, interruption; .lines counts the lines each stands for),
+ * in the order first seen. Valid until the next append.
+ */
 const sbx_sweep_record *sbx_sweep_results_records(const sbx_sweep_results *r, size_t *n);
 
 void sbx_sweep_results_free(sbx_sweep_results *r);
@@ -212,12 +236,15 @@ void sbx_sweep_wilson(unsigned k, unsigned n, double z, double *lo, double *hi);
  */
 double sbx_sweep_pass_at_k(unsigned n, unsigned c, unsigned k);
 
-/* The q-quantile (0..1, linear interpolation) of v[0..n); sorts v. NaN when n = 0. */
+/* The q-quantile (0..1, linear interpolation) of v[0..n); reorders v. NaN when n = 0. */
 double sbx_sweep_quantile(double *v, size_t n, double q);
 
 /*
  * Percentile bootstrap 95% interval of the mean of v[0..n) with iters
- * resamples from a fixed seed (the same data give the same interval).
+ * resamples from a fixed seed (the same data give the same interval). Above
+ * 1,000 values, its normal limit (mean ± 1.96·sd/√n within the values' range),
+ * which agrees with it within its own resampling noise and costs n, not
+ * iters × n.
  */
 void sbx_sweep_bootstrap_mean(const double *v, size_t n, unsigned iters, uint64_t seed, double *lo,
 			      double *hi);
@@ -238,6 +265,7 @@ typedef struct sbx_sweep_cell {
 	unsigned n_status[SBX_RUN_SANDBOX_FAILED + 1]; /* done episodes by status */
 	unsigned not_done;			       /* no result yet (interrupted, infra) */
 	unsigned infra_attempts;		       /* infra_error lines, retried or not */
+	unsigned grade_errors; /* done episodes the grader failed on (counted in their status) */
 	unsigned passed;
 	double pass_rate, pass_lo, pass_hi; /* Wilson 95% */
 	unsigned scored;
@@ -327,6 +355,27 @@ typedef enum sbx_sweep_stop {
 
 #define SBX_SWEEP_OPTS_VERSION 1
 
+/*
+ * One attempt handed to sbx_sweep_opts.attempt, the seam the scale simulation
+ * (tests/sim, bench/sweep_scale) uses in place of the lifecycle.
+ */
+typedef struct sbx_sweep_attempt {
+	const sbx_sweep_plan *plan;
+	const sbx_sweep_episode *episode;
+	unsigned attempt;   /* 1-based */
+	const char *run_id; /* the attempt's run id */
+	const char *engine; /* the worker's engine URL, NULL for the default */
+	const volatile sig_atomic_t *interrupted; /* set when the sweep interrupts its runs */
+} sbx_sweep_attempt;
+
+/*
+ * Runs a and fills *out as sbx_sweep_record_from_run would. A negative return
+ * means nothing ran and nothing like it could: the sweep stops as a
+ * configuration error with err's message.
+ */
+typedef int (*sbx_sweep_attempt_fn)(const sbx_sweep_attempt *a, sbx_sweep_record *out,
+				    void *userdata, sbx_error *err);
+
 typedef struct sbx_sweep_opts {
 	unsigned version;
 	const char *dir; /* the sweep directory (sweep.json written) */
@@ -334,6 +383,7 @@ typedef struct sbx_sweep_opts {
 	size_t n_engines; /* 0: one default engine with 1 job */
 	sbx_run_grade_fn grade;
 	void *grade_userdata;
+	const char *grader; /* sbx_run_opts.grader: grade each episode in a child */
 	/*
 	 * Set by a signal handler to the number of SIGINTs: 1 stops scheduling
 	 * and lets running episodes finish for up to stop_grace_s, then
@@ -350,6 +400,14 @@ typedef struct sbx_sweep_opts {
 	double infra_threshold;	     /* fraction of the window; 0: 0.2 */
 	unsigned engine_fail_after;  /* consecutive engine failures that drain it; 0: 3 */
 	const char *demo_agent_path; /* tests */
+	/*
+	 * Tests and benchmarks only (no command sets it): runs each attempt in
+	 * place of the lifecycle, so the scheduler, the results file and the
+	 * summary can be driven at a scale no engine here can run. NULL: every
+	 * attempt is sbx_run_execute, as for every command.
+	 */
+	sbx_sweep_attempt_fn attempt;
+	void *attempt_userdata;
 } sbx_sweep_opts;
 
 #define SBX_SWEEP_OPTS_INIT                                                                        \
