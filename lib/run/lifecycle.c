@@ -116,6 +116,20 @@ static int snapshot_task(sbx_run *run, sbx_error *err)
 	}
 	for (size_t i = 0; r >= 0 && i < t->n_oracles; i++)
 		r = sbx_rundir__copy(t->dir, t->oracles[i], tdir, t->oracles[i], err);
+	/*
+	 * A task's own generator too: the snapshot must load as a task where it is
+	 * (the grading child loads it; a seeded run's task/ names the generator),
+	 * and it records what made the instance.
+	 */
+	if (r >= 0 && t->generator && strcmp(t->generator, "builtin") != 0) {
+		_cleanup_free_ char *gen = NULL;
+
+		r = sbx_rundir__copy(t->dir, t->generator, tdir, t->generator, err);
+		if (r >= 0 &&
+		    (asprintf(&gen, "%s/%s", tdir, t->generator) < 0 || chmod(gen, 0755) < 0))
+			r = sbx_error_set(err, gen ? -errno : -ENOMEM, "'%s/%s': %s", tdir,
+					  t->generator, strerror(errno));
+	}
 	return r;
 }
 

@@ -388,6 +388,30 @@ def case_image_missing(env):
     print("image-missing: the advice fits the image")
 
 
+def case_seed_own_generator(env):
+    """A seeded run of a task with its own generator (gen.py, as `tasks new` makes):
+    the oracle passes. The run's task/ snapshot carries the generator, so the grading
+    child can load it (without it every such run was an infra_error)."""
+    tdir = os.path.join(env.dir, "owngen")
+    p = subprocess.run([SANDBOXCTL, "tasks", "new", tdir], capture_output=True, text=True,
+                       timeout=60)
+    if p.returncode != 0:
+        fail("tasks new: %s" % p.stderr)
+    rid = env.new_id("owngen")
+    p = subprocess.run([SANDBOXCTL, "run", "--task-dir", tdir, "--image", pick_image(),
+                        "--runs-dir", env.runs, "--run-id", rid, "--test-label", "--seed", "5",
+                        "--agent", "oracle", "--quiet"], capture_output=True, text=True,
+                       timeout=300)
+    res = json.load(open(os.path.join(env.runs, rid, "result.json")))
+    if p.returncode != 0 or res["status"] != "pass" or res["seed"] != 5:
+        fail("seeded run of a gen.py task: exit %d, %s: %s\n%s" % (
+            p.returncode, res["status"], res.get("reason"), p.stderr[-1500:]))
+    if not os.access(os.path.join(env.runs, rid, "task", "gen.py"), os.X_OK):
+        fail("the run's task/ has no executable gen.py")
+    check_gone(rid)
+    print("seed-own-generator: PASS with seed 5")
+
+
 def case_timeout(env):
     """An agent that never finishes: timeout at the deadline, graded anyway, container gone."""
     t0 = time.time()
@@ -979,7 +1003,7 @@ def case_prompt(env):
 CASES = {
     "oracle": case_oracle, "demo": case_demo, "rest": case_rest, "wrong": case_wrong,
     "agent-error": case_agent_error, "agent-mistakes": case_agent_mistakes,
-    "image-missing": case_image_missing,
+    "image-missing": case_image_missing, "seed-own-generator": case_seed_own_generator,
     "timeout": case_timeout, "sigint": case_sigint, "sigkill": case_sigkill,
     "sdk": case_sdk, "hardening": case_hardening, "mcp-stdio": case_mcp_stdio, "gui": case_gui,
     "published": case_published, "runtime": case_runtime, "prompt": case_prompt,
