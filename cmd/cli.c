@@ -69,8 +69,9 @@ static const char *closest_option(const char *arg, const struct option *longopts
 		return NULL;
 	memcpy(word, arg, len);
 	word[len] = 0;
-	for (; longopts[n].name && n < SBX_ELEMENTSOF(names); n++)
+	for (; longopts[n].name && n + 1 < SBX_ELEMENTSOF(names); n++)
 		names[n] = longopts[n].name;
+	names[n++] = "verbose"; /* global, taken out before the command parses its options */
 	return sbx_suggest(word, names, n);
 }
 

@@ -31,8 +31,11 @@ typedef struct cli_command {
 cli_command_fn cmd_build, cmd_run, cmd_sweep, cmd_serve, cmd_mcp, cmd_grade, cmd_tasks, cmd_doctor,
 	cmd_ps, cmd_gc, cmd_version, cmd_view, cmd_report;
 
-/* tasks import (cmd_tasks_import.c): a reference task folder into out; returns an exit code. */
-int cmd_tasks__import(const char *path, const char *out, unsigned flags);
+/*
+ * tasks import (cmd_tasks_import.c): a reference task folder into out, its id
+ * id (NULL: out's name); returns an exit code.
+ */
+int cmd_tasks__import(const char *path, const char *out, const char *id, unsigned flags);
 
 /* Prints "sandboxctl: <msg>" on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

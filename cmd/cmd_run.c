@@ -265,7 +265,8 @@ static void help(void)
 	       "                     made from seed N into the run directory; recorded in\n"
 	       "                     result.json (default: the committed files)\n"
 	       "  --tasks-dir DIR    tasks directory (default: $SBX_TASKS_DIR or ./tasks)\n"
-	       "  --keep             leave the sandbox behind (remove it with 'sandboxctl gc')\n"
+	       "  --keep             leave the sandbox behind (its id and how to remove it\n"
+	       "                     are printed: sandboxctl gc --run-id ID)\n"
 	       "  --json             print result.json as one line on stdout\n"
 	       "  --quiet            agent output only into runs/<run-id>/agent.log\n\n"
 	       "Exit status: 0 pass, 1 graded but not passed (or a grade error: the\n"
@@ -343,15 +344,23 @@ static void print_summary(const sbx_run_result *r)
 		/* Cell values and sheet names come from the agent's outputs. */
 		sbx_fputs_escaped(r->grade.report_text, stderr);
 	}
+	if (r->kept)
+		fprintf(stderr,
+			"sandboxctl: run %s: kept sandbox %.12s (--keep); remove it with: "
+			"sandboxctl gc --run-id %s\n",
+			r->run_id, r->sandbox_id ? r->sandbox_id : "?", r->run_id);
 	fprintf(stderr, "sandboxctl: result: %s/result.json\n", r->run_id ? r->run_dir : "?");
 }
 
 /*
  * The one stdout line a person or a sweep script reads:
- * "PASS  banking_reserve 100.00% (315/315)". Timeouts show the grade too.
+ * "PASS  banking_reserve 100.00% (315/315)". Timeouts show the grade too;
+ * anything but a pass ends with its reason: "FAIL  sales_revenue 0.00%
+ * (51/51): gate 'inputs unchanged' failed: Sheet1!A2 changed (...)".
  */
 static void print_verdict(const sbx_run_result *r)
 {
+	_cleanup_free_ char *why = sbx_run_result_reason(r);
 	char word[16];
 	size_t i;
 
@@ -359,11 +368,17 @@ static void print_verdict(const sbx_run_result *r)
 	for (i = 0; word[i]; i++)
 		word[i] = (char)toupper((unsigned char)word[i]);
 	if (r->grade.graded)
-		printf("%s  %s %.2f%% (%llu/%llu)\n", word, r->task ? r->task : "?",
+		printf("%s  %s %.2f%% (%llu/%llu)", word, r->task ? r->task : "?",
 		       r->grade.score * 100, (unsigned long long)r->grade.cells_matched,
 		       (unsigned long long)r->grade.cells_graded);
 	else
-		printf("%s  %s\n", word, r->task ? r->task : "?");
+		printf("%s  %s", word, r->task ? r->task : "?");
+	if (why) {
+		/* Cell values in it are the agent's. */
+		fputs(": ", stdout);
+		sbx_fputs_escaped(why, stdout);
+	}
+	putchar('\n');
 	fflush(stdout);
 }
 

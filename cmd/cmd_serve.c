@@ -200,19 +200,17 @@ static void sleep_ms(long ms)
 	nanosleep(&(struct timespec){ms / 1000, (ms % 1000) * 1000000L}, NULL);
 }
 
-/* Every engine answers, holds the pools' images and has --runtime now: one
- * clear error, not a pool that never fills. */
+/* Every engine (without --engine: the default one) answers, holds the pools'
+ * images and has --runtime now: one clear error and exit 3, not a service whose
+ * every claim fails. */
 static int check_engines(void)
 {
 	char *images[MAX_POOLS + 2] = {0};
-	bool runtime = arg_so.runtime && *arg_so.runtime;
 
-	if (arg_n_eargs == 0 && !runtime)
-		return 0;
-	for (size_t i = 0; arg_n_eargs && i < arg_n_pools; i++)
+	for (size_t i = 0; i < arg_n_pools; i++)
 		images[i] = (char *)arg_pools[i].image;
-	if (arg_n_eargs == 0) /* the default engine, for --runtime */
-		return cli_check_engines("serve", &(cli_engine_arg){0}, 1, NULL, arg_so.runtime,
+	if (arg_n_eargs == 0)
+		return cli_check_engines("serve", &(cli_engine_arg){0}, 1, images, arg_so.runtime,
 					 NULL, NULL, NULL);
 	return cli_check_engines("serve", arg_eargs, arg_n_eargs, images, arg_so.runtime, NULL,
 				 NULL, NULL);

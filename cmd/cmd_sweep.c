@@ -660,6 +660,12 @@ int cmd_sweep(int argc, char **argv)
 	}
 	if (resolve_tasks(p, &images, &max_memory) < 0)
 		goto done;
+	/* A mistyped or missing agent would fail every episode like it: refuse it now. */
+	for (size_t i = 0; i < p->n_agents; i++)
+		if (sbx_run_check_agent(p->agents[i], NULL, &err) < 0) {
+			cli_error("sweep: %s", sbx_error_message(&err));
+			goto done;
+		}
 	if (n_eargs == 0)
 		eargs[n_eargs++] = (cli_engine_arg){0};
 	{

@@ -15,11 +15,13 @@
 #include "sbx/path.h"
 #include "sbx/run.h"
 #include "sbx/sheet_ref.h"
+#include "sbx/suggest.h"
 #include "sbx/task.h"
 
 static const char *arg_tasks_dir;
 static bool arg_json;
 static const char *arg_out;
+static const char *arg_id;
 static bool arg_answer_ranges;
 static bool arg_seeded;
 static uint64_t arg_seed;
@@ -31,7 +33,7 @@ static void help(void)
 	       "       sandboxctl tasks validate [NAME|PATH...]\n"
 	       "       sandboxctl tasks generate NAME|PATH DIR [--seed N]\n"
 	       "       sandboxctl tasks new NAME|PATH\n"
-	       "       sandboxctl tasks import PATH --out DIR [--answer-ranges]\n"
+	       "       sandboxctl tasks import PATH --out DIR [--id ID] [--answer-ranges]\n"
 	       "\n"
 	       "list      the tasks in the tasks directory: name, difficulty, title\n"
 	       "show      a task's prompt, files, outputs, oracle, grading and limits\n"
@@ -56,6 +58,8 @@ static void help(void)
 	       "Options:\n"
 	       "  --seed N          instance seed, 0..2^53-1 (generate)\n"
 	       "  --out DIR         where import writes the task (e.g. tasks/NAME)\n"
+	       "  --id ID           import: the task's id (default: DIR's name, so\n"
+	       "                    'run --task NAME' reports as NAME)\n"
 	       "  --answer-ranges   import: grade the answer cells, gate the inputs\n"
 	       "  --tasks-dir DIR   tasks directory (default: $SBX_TASKS_DIR, else ./tasks,\n"
 	       "                    else the installed tasks)\n"
@@ -622,6 +626,7 @@ int cmd_tasks(int argc, char **argv)
 		{"json", .flag = &arg_json},
 		{"seed", .parse = parse_seed},
 		{"out", .value = &arg_out},
+		{"id", .value = &arg_id},
 		{"answer-ranges", .flag = &arg_answer_ranges},
 		{0},
 	};
@@ -645,13 +650,20 @@ int cmd_tasks(int argc, char **argv)
 			cli_error("tasks: import: --out DIR is required (e.g. --out tasks/NAME)");
 			return EXIT_USAGE;
 		}
-		return cmd_tasks__import(argv[optind], arg_out,
+		return cmd_tasks__import(argv[optind], arg_out, arg_id,
 					 arg_answer_ranges ? SBX_TASK_REFERENCE_ANSWER_RANGES : 0);
 	}
 	if (strcmp(verb, "generate") == 0 && optind + 2 == argc)
 		return do_generate(argv[optind], argv[optind + 1]);
+	{
+		static const char *const verbs[] = {"list",	"show", "validate",
+						    "generate", "new",	"import"};
+		const char *near = sbx_suggest(verb, verbs, SBX_ELEMENTSOF(verbs));
+
+		if (near && strcmp(near, verb) != 0)
+			cli_error("tasks: unknown verb '%s' (did you mean '%s'?)", verb, near);
+	}
 	cli_error("tasks: usage: tasks list | show NAME | validate [PATH...] | generate NAME DIR | "
-		  "import PATH --out DIR "
-		  "(see --help)");
+		  "new NAME | import PATH --out DIR (see --help)");
 	return EXIT_USAGE;
 }

@@ -6,6 +6,7 @@
  * With --answer-ranges the grading becomes ours: the cells the oracle adds,
  * and the given cells gated as unchanged.
  */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -51,7 +52,37 @@ static int make_out(const char *out, sbx_error *err)
 	return 0;
 }
 
-int cmd_tasks__import(const char *path, const char *out, unsigned flags)
+/*
+ * The imported task's id: id, else the name of the folder it goes to, so
+ * `run --task NAME` reports as NAME (the reference's own id would not).
+ */
+static int set_id(char **yaml, const char *out, const char *id, sbx_error *err)
+{
+	_cleanup_free_ char *base = NULL, *text = NULL;
+	const char *line = strstr(*yaml, "\nid: "), *eol;
+	size_t len = strlen(out);
+
+	while (len > 1 && out[len - 1] == '/')
+		len--;
+	base = strndup(out, len);
+	if (!base)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	if (!id)
+		id = strrchr(base, '/') ? strrchr(base, '/') + 1 : base;
+	if (!sbx_task_id_valid(id))
+		return sbx_error_set(
+			err, -EINVAL,
+			"task id '%s': use letters, digits, '_' and '-' (give --id ID)", id);
+	assert(line);
+	eol = strchr(line + 1, '\n');
+	if (asprintf(&text, "%.*s\nid: %s%s", (int)(line - *yaml), *yaml, id, eol ? eol : "") < 0)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	free(*yaml);
+	*yaml = TAKE_PTR(text);
+	return 0;
+}
+
+int cmd_tasks__import(const char *path, const char *out, const char *id, unsigned flags)
 {
 	sbx_error err = SBX_ERROR_INIT, note = SBX_ERROR_INIT;
 	_cleanup_free_ char *yaml = NULL;
@@ -64,6 +95,8 @@ int cmd_tasks__import(const char *path, const char *out, unsigned flags)
 				  t->path);
 	if (r >= 0)
 		r = sbx_task_reference_to_yaml(t->path, flags, &yaml, &err);
+	if (r >= 0)
+		r = set_id(&yaml, out, id, &err);
 	if (r >= 0)
 		r = make_out(out, &err);
 	for (size_t i = 0; r >= 0 && i < t->n_files; i++)

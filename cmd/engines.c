@@ -7,6 +7,7 @@
 #include "engines.h"
 #include "sbx/buf.h"
 #include "sbx/docker.h"
+#include "sbx/image.h"
 #include "sbx/log.h"
 
 int cli_parse_engine(const char *cmd, const char *arg, bool jobs, cli_engine_arg *out)
@@ -87,9 +88,10 @@ int cli_check_engines(const char *cmd, const cli_engine_arg *engines, size_t n, 
 			sbx_docker_image *img = NULL;
 
 			if (sbx_docker_image_inspect(d, images[i], &img, &err) < 0) {
-				cli_error("%s: engine '%s': image '%s': %s (build it with "
-					  "'sandboxctl build', or copy it there)",
-					  cmd, name, images[i], sbx_error_message(&err));
+				cli_error("%s: engine '%s': image '%s': %s (%s%s)", cmd, name,
+					  images[i], sbx_error_message(&err),
+					  sbx_image_missing_advice(images[i]),
+					  n > 1 ? ", or copy it to that engine" : "");
 				sbx_docker_free(d);
 				return -1;
 			}

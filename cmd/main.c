@@ -135,7 +135,16 @@ int main(int argc, char **argv)
 		} else if (strcmp(argv[i], "--version") == 0) {
 			return cmd_version(1, (char *[]){"version", NULL});
 		} else {
-			cli_error("unknown option '%s' (see 'sandboxctl --help')", argv[i]);
+			static const char *const global[] = {"--verbose", "--help", "--version"};
+			const char *near = sbx_suggest(argv[i], global, SBX_ELEMENTSOF(global));
+
+			if (near)
+				cli_error(
+					"unknown option '%s'; did you mean '%s'? (see 'sandboxctl "
+					"--help')",
+					argv[i], near);
+			else
+				cli_error("unknown option '%s' (see 'sandboxctl --help')", argv[i]);
 			return EXIT_USAGE;
 		}
 	}

@@ -29,6 +29,7 @@
 #include "llm_reply.h"
 #include "mcp_client.h"
 #include "say.h"
+#include "sbx/suggest.h"
 
 /*
  * The memory bound (README "--agent llm"), with a reply's own (llm_reply.h):
@@ -56,7 +57,7 @@ typedef struct options {
 		*mcp_url;
 	long max_turns, max_output_tokens, max_total_tokens;
 	double temperature;
-	bool has_temperature, has_seed;
+	bool has_temperature, has_seed, check;
 	long long seed;
 } options;
 
@@ -588,6 +589,8 @@ static void usage(FILE *to)
 		"                           $SANDBOX_RUN_DIR/model.jsonl)\n"
 		"  --summary FILE           the summary JSON (default "
 		"$SANDBOX_RUN_DIR/agent-llm.json)\n"
+		"  --check                  check the options (model, api, base URL, system\n"
+		"                           prompt) and exit: sandboxctl does before any sandbox\n"
 		"Limits: a reply over 4 MiB or 262144 JSON values or 256 tool calls, an event\n"
 		"stream, a body not ended 30 s after it began: refused (exit 3). A tool result\n"
 		"is kept to 1 MiB, a turn's to 4 MiB; past 8 MiB of conversation the oldest\n"
@@ -655,13 +658,14 @@ static int parse_args(int argc, char **argv, options *o)
 		{"summary", .text = &o->summary_path},
 	};
 	enum { N = sizeof(fields) / sizeof(fields[0]) };
-	struct option longs[N + 2];
+	struct option longs[N + 3];
 	int c, idx;
 
 	for (size_t i = 0; i < N; i++)
 		longs[i] = (struct option){fields[i].name, required_argument, NULL, 256};
 	longs[N] = (struct option){"help", no_argument, NULL, 'h'};
-	longs[N + 1] = (struct option){0};
+	longs[N + 1] = (struct option){"check", no_argument, NULL, 'c'};
+	longs[N + 2] = (struct option){0};
 	o->max_turns = 50;
 	o->api_name = "openai";
 	while ((c = getopt_long(argc, argv, "", longs, &idx)) != -1) {
@@ -670,6 +674,10 @@ static int parse_args(int argc, char **argv, options *o)
 		if (c == 'h') {
 			usage(stdout);
 			exit(0);
+		}
+		if (c == 'c') {
+			o->check = true;
+			continue;
 		}
 		if (c != 256)
 			return -1;
@@ -690,6 +698,32 @@ static int parse_args(int argc, char **argv, options *o)
 		return -1;
 	}
 	return 0;
+}
+
+/* The endpoint a base URL names: an http or https URL with a host; 0, or -1 said. */
+static int check_base_url(const char *base)
+{
+	CURLU *u = curl_url();
+	char *scheme = NULL, *host = NULL;
+	CURLUcode rc;
+	int r = -1;
+
+	if (!u)
+		return -1;
+	rc = curl_url_set(u, CURLUPART_URL, base, 0);
+	if (rc != CURLUE_OK)
+		say("--base-url '%s': not a URL (%s)", base, curl_url_strerror(rc));
+	else if (curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
+		 (strcmp(scheme, "http") != 0 && strcmp(scheme, "https") != 0))
+		say("--base-url '%s': not an http or https URL", base);
+	else if (curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK || !*host)
+		say("--base-url '%s': no host", base);
+	else
+		r = 0;
+	curl_free(scheme);
+	curl_free(host);
+	curl_url_cleanup(u);
+	return r;
 }
 
 int main(int argc, char **argv)
@@ -713,8 +747,29 @@ int main(int argc, char **argv)
 	} else if (strcmp(a.o.api_name, "anthropic") == 0) {
 		a.api = &llm_anthropic;
 	} else {
-		say("--api: '%s' is not openai or anthropic", a.o.api_name);
+		static const char *const apis[] = {"openai", "anthropic"};
+		const char *near = sbx_suggest(a.o.api_name, apis, 2);
+
+		say("--api: '%s' is not openai or anthropic%s%s%s", a.o.api_name,
+		    near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
 		return 2;
+	}
+	base = a.o.base_url ? a.o.base_url : getenv(a.api->base_env);
+	if (!base || !*base)
+		base = a.api->default_base;
+	if (check_base_url(base) < 0)
+		return 2;
+	if (a.o.system_file) {
+		system = read_file(a.o.system_file);
+		if (!system) {
+			say("--system-prompt: cannot read '%s': %s", a.o.system_file,
+			    strerror(errno));
+			return 2;
+		}
+	}
+	if (a.o.check) {
+		free(system);
+		return 0;
 	}
 	a.o.mcp_url = getenv("SANDBOX_MCP_URL");
 	if (!a.o.mcp_url || !prompt) {
@@ -735,23 +790,12 @@ int main(int argc, char **argv)
 		a.deadline = time(NULL) + 3600;
 	a.key = getenv(a.o.key_env ? a.o.key_env : a.api->key_env);
 	a.key = a.key ? strdup(a.key) : NULL;
-	base = a.o.base_url ? a.o.base_url : getenv(a.api->base_env);
-	if (!base || !*base)
-		base = a.api->default_base;
 	{
 		size_t bl = strlen(base);
 
 		while (bl > 0 && base[bl - 1] == '/')
 			bl--;
 		snprintf(a.url, sizeof(a.url), "%.*s%s", (int)bl, base, a.api->path);
-	}
-	if (a.o.system_file) {
-		system = read_file(a.o.system_file);
-		if (!system) {
-			say("--system-prompt: cannot read '%s': %s", a.o.system_file,
-			    strerror(errno));
-			return 2;
-		}
 	}
 	if (a.o.log_path) {
 		a.log = fopen(a.o.log_path, "ae");

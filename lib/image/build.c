@@ -31,6 +31,20 @@ const char *sbx_image_variant_repo(sbx_image_variant v)
 	return v == SBX_IMAGE_VARIANT_FULL ? SBX_IMAGE_REPO_FULL : SBX_IMAGE_REPO_SLIM;
 }
 
+const char *sbx_image_missing_advice(const char *ref)
+{
+	size_t slim = strlen(SBX_IMAGE_REPO_SLIM), full = strlen(SBX_IMAGE_REPO_FULL);
+
+	if (ref && strncmp(ref, SBX_IMAGE_REPO_SLIM, slim) == 0 &&
+	    (ref[slim] == ':' || ref[slim] == '\0'))
+		return "build it with 'sandboxctl build --slim'";
+	if (ref && strncmp(ref, SBX_IMAGE_REPO_FULL, full) == 0 &&
+	    (ref[full] == ':' || ref[full] == '\0'))
+		return "build it with 'sandboxctl build --full'";
+	return "not an image 'sandboxctl build' makes: load it into the engine (docker pull, "
+	       "docker load) or drop --image";
+}
+
 double sbx_image__now(void)
 {
 	return sbx_now_msf() / 1e3;

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -55,11 +57,84 @@ static void set_signal(int sig, void (*handler)(int))
 	sigaction(sig, &sa, NULL);
 }
 
+/* How long the agent's leftovers have between SIGTERM and SIGKILL once it exited. */
+#define LEFTOVER_GRACE_MS 300
+
+/*
+ * Up to max pids of our children from /proc/self/task/<self>/children into
+ * pids; how many. Async-signal-safe (no stdio): the supervisor is a fork of a
+ * threaded process. More children than fit are found in the caller's next round.
+ */
+static size_t list_children(pid_t self, pid_t *pids, size_t max)
+{
+	char path[64] = "/proc/self/task/", digits[16], buf[4096];
+	size_t n = 0, len = strlen(path), nd = 0;
+	ssize_t got;
+	long v = 0;
+	int fd;
+
+	do
+		digits[nd++] = (char)('0' + self % 10);
+	while ((self /= 10) > 0 && nd < sizeof(digits));
+	while (nd > 0)
+		path[len++] = digits[--nd];
+	memcpy(path + len, "/children", sizeof("/children"));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	got = read(fd, buf, sizeof(buf));
+	close(fd);
+	/* "pid pid ... ": a number counts once the space after it was read. */
+	for (ssize_t i = 0; i < got && n < max; i++) {
+		if (buf[i] >= '0' && buf[i] <= '9') {
+			v = v * 10 + (buf[i] - '0');
+		} else {
+			if (v > 0)
+				pids[n++] = (pid_t)v;
+			v = 0;
+		}
+	}
+	return n;
+}
+
+/*
+ * Ends whatever the agent left behind once it is gone: what is still in its
+ * group, and what left the group (setsid, a double fork), which comes to us
+ * as the subreaper once its parent has ended. SIGTERM for grace_ms, then
+ * SIGKILL, round after round until we have no child left. A group kill never
+ * sends SIGKILL: we are in the group. Async-signal-safe.
+ */
+static void end_descendants(pid_t self, int grace_ms)
+{
+	struct timespec tick = {0, 20 * 1000000L};
+
+	for (int waited = 0;; waited += 20) {
+		int sig = waited < grace_ms ? SIGTERM : SIGKILL, st;
+		pid_t kids[256], w;
+		size_t n;
+
+		while ((w = waitpid(-1, &st, WNOHANG)) > 0)
+			;
+		if (w < 0 && errno == ECHILD)
+			return;
+		if (sig == SIGTERM)
+			kill(0, SIGTERM);
+		n = list_children(self, kids, SBX_ELEMENTSOF(kids));
+		for (size_t i = 0; i < n; i++) {
+			kill(-kids[i], sig); /* a group it leads, when setsid made it one */
+			kill(kids[i], sig);
+		}
+		nanosleep(&tick, NULL);
+	}
+}
+
 /*
  * The group leader between sandboxctl and the agent: it runs the agent as its
  * child and watches a pipe whose write end only sandboxctl holds. When that
  * pipe ends (sandboxctl is gone, even by SIGKILL), it stops the whole group,
- * so no agent process outlives the run. Its exit status is the agent's.
+ * so no agent process outlives the run. As the subreaper of the agent's
+ * descendants, it also ends those that left the group (setsid) when the agent
+ * exits. Its exit status is the agent's.
  *
  * Forked from a threaded process, it and the agent's side of the fork call
  * only async-signal-safe functions: everything (path, argv, envp, fds) was
@@ -69,14 +144,15 @@ static void set_signal(int sig, void (*handler)(int))
 static _Noreturn void supervise(int lifeline, int exec_err, pid_t parent, const char *path,
 				char *const argv[], char *const envp[])
 {
+	pid_t self = getpid(), agent;
 	sigset_t none;
-	pid_t agent;
-	int st;
 
 	/* Stopped with the group by SIGTERM, it follows once the agent has exited. */
 	set_signal(SIGTERM, SIG_IGN);
 	if (getppid() != parent)
 		_exit(127);
+	/* Orphans among the agent's descendants are reparented to us, not to init. */
+	(void)prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 	agent = fork();
 	if (agent < 0)
 		_exit(127);
@@ -96,41 +172,61 @@ static _Noreturn void supervise(int lifeline, int exec_err, pid_t parent, const 
 	close(exec_err);
 	for (;;) {
 		struct pollfd pf = {.fd = lifeline, .events = POLLIN};
-		pid_t w = waitpid(agent, &st, WNOHANG);
+		pid_t w;
+		int st;
 
-		if (w == agent)
-			_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+		/* The agent, or an orphan of its that ended: reaped either way. */
+		while ((w = waitpid(-1, &st, WNOHANG)) > 0)
+			if (w == agent) {
+				int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+
+				end_descendants(self, LEFTOVER_GRACE_MS);
+				_exit(code);
+			}
 		if (poll(&pf, 1, 100) > 0 && (pf.revents & (POLLIN | POLLHUP | POLLERR))) {
 			struct timespec tick = {0, 100 * 1000000L};
 
 			kill(0, SIGTERM);
 			for (int i = 0; i < 20 && waitpid(agent, &st, WNOHANG) == 0; i++)
 				nanosleep(&tick, NULL);
-			kill(0, SIGKILL);
+			end_descendants(self, 0);
 			_exit(137);
 		}
 	}
 }
 
-/* argv[0] as execvp would find it in our PATH; a copy of it when not found. */
-static char *resolve(const char *prog)
+char *sbx_agent__which(const char *prog)
 {
 	const char *path = getenv("PATH");
+	struct stat st;
 
-	if (strchr(prog, '/'))
-		return strdup(prog);
+	if (strchr(prog, '/')) {
+		if (stat(prog, &st) == 0 && S_ISREG(st.st_mode) && access(prog, X_OK) == 0)
+			return strdup(prog);
+		errno = ENOENT;
+		return NULL;
+	}
 	for (const char *d = path && *path ? path : "/usr/local/bin:/usr/bin:/bin"; *d;) {
 		size_t len = strcspn(d, ":");
 		char *p;
 
 		if (asprintf(&p, "%.*s%s%s", (int)len, d, len ? "/" : "", prog) < 0)
 			return NULL;
-		if (access(p, X_OK) == 0)
+		if (stat(p, &st) == 0 && S_ISREG(st.st_mode) && access(p, X_OK) == 0)
 			return p;
 		free(p);
 		d += len + (d[len] == ':');
 	}
-	return strdup(prog);
+	errno = ENOENT;
+	return NULL;
+}
+
+/* argv[0] as execvp would find it in our PATH; a copy of it when not found. */
+static char *resolve(const char *prog)
+{
+	char *p = sbx_agent__which(prog);
+
+	return p || errno == ENOMEM ? p : strdup(prog);
 }
 
 /* Our environment with env_extra's keys replaced and added: built before the fork. */

@@ -30,6 +30,13 @@ typedef struct sbx_agent_proc {
 int sbx_agent__spawn(sbx_agent_proc *a, char *const argv[], char *const env_extra[],
 		     const char *log_path, bool echo, sbx_error *err);
 
+/*
+ * prog as execvp would find it: itself when it has a '/', else the first
+ * executable regular file of that name in PATH. A new string (free it), or
+ * NULL with errno ENOENT (none) or ENOMEM.
+ */
+char *sbx_agent__which(const char *prog);
+
 /* Moves pending output to the log; returns true once the agent has exited (reaped). */
 bool sbx_agent__poll(sbx_agent_proc *a);
 

@@ -1,27 +1,33 @@
 /* SPDX-License-Identifier: MIT */
 /* The agents a run can start: a host command, the demo and model agents, the oracle. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <libgen.h>
 #include <limits.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "run-internal.h"
 #include "sbx/cleanup.h"
+#include "sbx/suggest.h"
+
+extern char **environ;
 
 /* A built-in agent's program ("sandbox-demo-agent", "sandbox-llm-agent"): next to
  * sandboxctl in the build (cmd/agents/), in libexec when installed, then in PATH. */
-static char *find_builtin_agent(const sbx_run *run, const char *prog)
+static char *find_builtin_agent(const char *demo_agent_path, const char *prog)
 {
 	char self[PATH_MAX];
 	ssize_t n;
 	static const char *const rel[] = {"/agents/", "/", "/../libexec/sandboxctl/"};
 
-	if (run->o.demo_agent_path && strcmp(prog, "sandbox-demo-agent") == 0)
-		return strdup(run->o.demo_agent_path);
+	if (demo_agent_path && strcmp(prog, "sandbox-demo-agent") == 0)
+		return strdup(demo_agent_path);
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n > 0) {
 		self[n] = '\0';
@@ -36,19 +42,7 @@ static char *find_builtin_agent(const sbx_run *run, const char *prog)
 			free(p);
 		}
 	}
-	for (const char *d = getenv("PATH"); d && *d;) {
-		size_t len = strcspn(d, ":");
-		char *p;
-
-		if (len && asprintf(&p, "%.*s/%s", (int)len, d, prog) >= 0) {
-			if (access(p, X_OK) == 0)
-				return p;
-			free(p);
-		}
-		d += len + (d[len] == ':');
-	}
-	errno = ENOENT;
-	return NULL;
+	return sbx_agent__which(prog);
 }
 
 /* "demo" and "llm [ARGS]" are built in; the program that runs them, or NULL. */
@@ -69,7 +63,7 @@ static char **builtin_argv(char *prog_path, const char *agent, char **words)
 	char **argv, *save = NULL;
 
 	*words = strdup(agent);
-	argv = calloc(strlen(agent) / 2 + 3, sizeof(*argv));
+	argv = calloc(strlen(agent) / 2 + 4, sizeof(*argv)); /* room for a last option */
 	if (!*words || !argv) {
 		free(argv);
 		return NULL;
@@ -82,20 +76,134 @@ static char **builtin_argv(char *prog_path, const char *agent, char **words)
 	return argv;
 }
 
+/*
+ * sandbox-llm-agent --check with the agent string's options: the model agent
+ * judges its own options (model, api, base URL) before any sandbox exists.
+ * Its first stderr line is the error.
+ */
+static int check_llm(const char *agent, char *prog, sbx_error *err)
+{
+	_cleanup_free_ char *words = NULL;
+	_cleanup_free_ char **argv = builtin_argv(prog, agent, &words);
+	posix_spawn_file_actions_t fa;
+	char said[1024] = "", *nl;
+	size_t len = 0, n = 0;
+	int p[2], r, st;
+	pid_t pid;
+
+	if (!argv || pipe2(p, O_CLOEXEC) < 0)
+		return sbx_error_set(err, -errno ? -errno : -ENOMEM, "--agent %s: %s", agent,
+				     strerror(errno ? errno : ENOMEM));
+	while (argv[n])
+		n++;
+	argv[n] = "--check";
+	r = posix_spawn_file_actions_init(&fa);
+	if (r == 0) {
+		posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+		posix_spawn_file_actions_adddup2(&fa, p[1], 2);
+		r = posix_spawn(&pid, prog, &fa, NULL, argv, environ);
+		posix_spawn_file_actions_destroy(&fa);
+	}
+	close(p[1]);
+	if (r != 0) {
+		close(p[0]);
+		return sbx_error_set(err, -r, "--agent %s: %s: %s", agent, prog, strerror(r));
+	}
+	for (;;) {
+		char buf[512];
+		ssize_t got = read(p[0], buf, sizeof(buf));
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			break;
+		for (ssize_t i = 0; i < got && len + 1 < sizeof(said); i++)
+			said[len++] = buf[i];
+	}
+	close(p[0]);
+	said[len] = '\0';
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return sbx_error_set(err, -errno, "--agent %s: %s", agent, strerror(errno));
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		return 0;
+	if ((nl = strchr(said, '\n')))
+		*nl = '\0';
+	nl = strstr(said, "agent: ");
+	return sbx_error_set(err, -EINVAL, "--agent '%s': %s", agent,
+			     *said ? (nl ? nl + strlen("agent: ") : said)
+				   : "the model agent refused its options");
+}
+
+/* Words the shell runs itself: no program to look for. */
+static bool shell_word(const char *w, size_t len)
+{
+	static const char *const own[] = {
+		"!",	 "{",	     ".",	 ":",	  "[",	   "alias", "break",  "case",
+		"cd",	 "command",  "continue", "echo",  "eval",  "exec",  "exit",   "export",
+		"false", "for",	     "getopts",	 "hash",  "if",	   "kill",  "printf", "pwd",
+		"read",	 "readonly", "return",	 "set",	  "shift", "test",  "times",  "trap",
+		"true",	 "type",     "ulimit",	 "umask", "unset", "until", "wait",   "while",
+	};
+
+	/* Quoting, expansions, an assignment, a redirection: the shell's to judge. */
+	if (memchr(w, '=', len) || strcspn(w, "$`\"'\\(){};&|<>*?[]~#") < len)
+		return true;
+	for (size_t i = 0; i < SBX_ELEMENTSOF(own); i++)
+		if (strlen(own[i]) == len && memcmp(own[i], w, len) == 0)
+			return true;
+	return false;
+}
+
+int sbx_run_check_agent(const char *agent, const char *demo_agent_path, sbx_error *err)
+{
+	static const char *const builtins[] = {"oracle", "demo", "llm"};
+	_cleanup_free_ char *path = NULL, *word = NULL, *found = NULL;
+	const char *prog, *w, *near;
+	size_t len;
+
+	if (!agent || strcmp(agent, "oracle") == 0)
+		return 0;
+	prog = builtin_program(agent);
+	if (prog) {
+		path = find_builtin_agent(demo_agent_path, prog);
+		if (!path)
+			return sbx_error_set(
+				err, errno == ENOMEM ? -ENOMEM : -ENOENT,
+				"--agent %s: %s not found next to sandboxctl or in PATH "
+				"(build it: meson compile %s)",
+				agent, prog, prog);
+		return strcmp(prog, "sandbox-llm-agent") == 0 ? check_llm(agent, path, err) : 0;
+	}
+	/* A shell command: its first word must be something the shell can run. */
+	w = agent + strspn(agent, " \t\n");
+	len = strcspn(w, " \t\n");
+	if (len == 0)
+		return sbx_error_set(err, -EINVAL, "--agent: empty command");
+	if (shell_word(w, len))
+		return 0;
+	word = strndup(w, len);
+	if (!word)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	found = sbx_agent__which(word);
+	if (found)
+		return 0;
+	if (errno == ENOMEM)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	if (strchr(word, '/'))
+		return sbx_error_set(err, -ENOENT, "--agent '%s': '%s' is not an executable file",
+				     agent, word);
+	near = sbx_suggest(word, builtins, SBX_ELEMENTSOF(builtins));
+	return sbx_error_set(err, -ENOENT,
+			     "--agent '%s': '%s' is neither a built-in agent (oracle, demo, llm) "
+			     "nor a command in PATH%s%s%s",
+			     agent, word, near ? " (did you mean '" : "", near ? near : "",
+			     near ? "'?)" : "");
+}
+
 int sbx_run__check_agent(const sbx_run *run, sbx_error *err)
 {
-	_cleanup_free_ char *path = NULL;
-	const char *prog = run->o.agent ? builtin_program(run->o.agent) : NULL;
-
-	if (!prog)
-		return 0;
-	path = find_builtin_agent(run, prog);
-	if (!path)
-		return sbx_error_set(err, errno == ENOMEM ? -ENOMEM : -ENOENT,
-				     "--agent %s: %s not found next to sandboxctl or in PATH "
-				     "(build it: meson compile %s)",
-				     run->o.agent, prog, prog);
-	return 0;
+	return sbx_run_check_agent(run->o.agent, run->o.demo_agent_path, err);
 }
 
 int sbx_run__start_agent(sbx_run *run, sbx_error *err)
@@ -136,7 +244,7 @@ int sbx_run__start_agent(sbx_run *run, sbx_error *err)
 		const char *name = builtin_program(agent);
 
 		if (name) {
-			prog = find_builtin_agent(run, name);
+			prog = find_builtin_agent(run->o.demo_agent_path, name);
 			if (!prog)
 				return sbx_error_set(err, -ENOENT, "%s not found", name);
 			builtin = builtin_argv(prog, agent, &words);

@@ -23,6 +23,7 @@
 #include "rundir.h"
 #include "sbx/cleanup.h"
 #include "sbx/file.h"
+#include "sbx/image.h"
 #include "sbx/json.h"
 #include "sbx/labels.h"
 #include "sbx/log.h"
@@ -115,6 +116,20 @@ static int snapshot_task(sbx_run *run, sbx_error *err)
 	}
 	for (size_t i = 0; r >= 0 && i < t->n_oracles; i++)
 		r = sbx_rundir__copy(t->dir, t->oracles[i], tdir, t->oracles[i], err);
+	/*
+	 * A task's own generator too: the snapshot must load as a task where it is
+	 * (the grading child loads it; a seeded run's task/ names the generator),
+	 * and it records what made the instance.
+	 */
+	if (r >= 0 && t->generator && strcmp(t->generator, "builtin") != 0) {
+		_cleanup_free_ char *gen = NULL;
+
+		r = sbx_rundir__copy(t->dir, t->generator, tdir, t->generator, err);
+		if (r >= 0 &&
+		    (asprintf(&gen, "%s/%s", tdir, t->generator) < 0 || chmod(gen, 0755) < 0))
+			r = sbx_error_set(err, gen ? -errno : -ENOMEM, "'%s/%s': %s", tdir,
+					  t->generator, strerror(errno));
+	}
 	return r;
 }
 
@@ -632,8 +647,8 @@ int sbx_run_launch(sbx_run *run, sbx_error *err)
 	if (r < 0) {
 		bool missing = r == -ENOENT || (err && err->http_status == 404);
 		if (missing)
-			sbx_error_prefix(err, r, "image '%s' (build it with 'sandboxctl build')",
-					 spec.image);
+			sbx_error_prefix(err, r, "image '%s' (%s)", spec.image,
+					 sbx_image_missing_advice(spec.image));
 		sbx_run__set_infra(run, missing ? "image_missing" : "engine", err);
 		return r;
 	}
@@ -997,7 +1012,10 @@ int sbx_run_execute(const sbx_run_opts *opts, sbx_run **out, sbx_error *err)
 		return r;
 	if (opts->on_prepared)
 		opts->on_prepared(run, opts->on_ready_userdata);
-	if (sbx_run_launch(run, &lerr) < 0) {
+	if (opts->interrupted && *opts->interrupted) {
+		/* Interrupted while preparing (a task's generator): no sandbox for it. */
+		end = SBX_END_INTERRUPTED;
+	} else if (sbx_run_launch(run, &lerr) < 0) {
 		bool stopped = opts->interrupted && *opts->interrupted;
 
 		/* Every launch failure reaches result.json: a step that did not record

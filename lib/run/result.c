@@ -213,6 +213,14 @@ char *sbx_run_result_json(const sbx_run_result *r)
 	else
 		cJSON_AddNullToObject(o, "score");
 	cJSON_AddStringToObject(o, "ended_by", sbx_run_end_name(r->end));
+	{
+		_cleanup_free_ char *why = sbx_run_result_reason(r);
+
+		if (why)
+			cJSON_AddStringToObject(o, "reason", why);
+		else
+			cJSON_AddNullToObject(o, "reason");
+	}
 	if (r->error) {
 		cJSON *e = cJSON_AddObjectToObject(o, "error");
 		add_str(e, "kind", r->error_kind ? r->error_kind : "engine");

@@ -90,6 +90,7 @@ typedef struct serve_engine_gauge {
 	const char *url; /* NULL: the default */
 	unsigned live, warm;
 	bool drained;
+	unsigned failures; /* in a row: its last warm start or launch failed when > 0 */
 } serve_engine_gauge;
 
 typedef struct serve_metrics {

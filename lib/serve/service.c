@@ -387,17 +387,33 @@ static int list(sbx_serve *s, char **out)
 	return *out ? 200 : reply(out, 500, "out of memory");
 }
 
+/*
+ * "ok"; "degraded" while an engine is down (its last warm start or launch
+ * failed, or it is drained): still serving, on what is left; "draining" (503)
+ * once stopping. engines_down lists the engines down ("default": the default).
+ */
 static int health(sbx_serve *s, char **out)
 {
 	_cleanup_json_ cJSON *o = cJSON_CreateObject();
+	_cleanup_free_ serve_engine_gauge *eg = NULL;
+	size_t n_eg = s->pool ? sbx_serve__pool_engine_gauges(s->pool, &eg) : 0;
+	cJSON *down = cJSON_CreateArray();
 	unsigned live;
 	bool draining;
 
+	cJSON_AddItemToObject(o, "engines_down", down);
+	for (size_t i = 0; i < n_eg; i++)
+		if (eg[i].drained || eg[i].failures > 0)
+			cJSON_AddItemToArray(down,
+					     cJSON_CreateString(eg[i].url ? eg[i].url : "default"));
 	pthread_mutex_lock(&s->lock);
 	live = s->m.live;
 	draining = s->draining;
 	pthread_mutex_unlock(&s->lock);
-	cJSON_AddStringToObject(o, "status", draining ? "draining" : "ok");
+	cJSON_AddStringToObject(o, "status",
+				draining		       ? "draining"
+				: cJSON_GetArraySize(down) > 0 ? "degraded"
+							       : "ok");
 	cJSON_AddNumberToObject(o, "live_episodes", live);
 	cJSON_AddNumberToObject(o, "max_episodes", s->max_episodes);
 	cJSON_AddBoolToObject(o, "pools_full", !s->pool || sbx_serve__pool_full(s->pool));

@@ -401,7 +401,7 @@ size_t sbx_serve__pool_engine_gauges(serve_pool *p, serve_engine_gauge **out)
 	pthread_mutex_lock(&p->lock);
 	for (size_t e = 0; e < p->n_engines; e++)
 		g[e] = (serve_engine_gauge){p->engines[e].url, p->engines[e].live, 0,
-					    p->engines[e].drained};
+					    p->engines[e].drained, p->engines[e].failures};
 	for (size_t i = 0; i < p->n_images; i++)
 		g[p->images[i].engine].warm += p->images[i].n;
 	pthread_mutex_unlock(&p->lock);

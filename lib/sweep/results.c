@@ -74,7 +74,7 @@ void sbx_sweep_record_clear(sbx_sweep_record *r)
 {
 	if (!r)
 		return;
-	sbx_free_all(r->run_id, r->task, r->agent, r->engine, r->error);
+	sbx_free_all(r->run_id, r->task, r->agent, r->engine, r->error, r->reason);
 	*r = (sbx_sweep_record){0};
 }
 
@@ -119,6 +119,8 @@ char *sbx_sweep_record_json(const sbx_sweep_record *r)
 		cJSON_AddStringToObject(o, "engine", r->engine);
 	if (r->error)
 		cJSON_AddStringToObject(o, "error", r->error);
+	if (r->reason)
+		cJSON_AddStringToObject(o, "reason", r->reason);
 	return cJSON_PrintUnformatted(o);
 }
 
@@ -169,6 +171,7 @@ enum line_key {
 	K_ERROR,
 	K_TOOL_CALLS,
 	K_USAGE,
+	K_REASON,
 	N_KEYS
 };
 
@@ -180,7 +183,7 @@ static const char *const line_keys[N_KEYS] = {
 	[K_TASK] = "task",	   [K_AGENT] = "agent",
 	[K_RUN_ID] = "run_id",	   [K_ENGINE] = "engine",
 	[K_ERROR] = "error",	   [K_TOOL_CALLS] = "tool_calls",
-	[K_USAGE] = "usage",
+	[K_USAGE] = "usage",	   [K_REASON] = "reason",
 };
 
 /*
@@ -255,8 +258,10 @@ int sbx_sweep_record_parse(const char *line, size_t len, sbx_sweep_record *out, 
 	r.run_id = sbx_sweep__strdup0(string_or(m[K_RUN_ID], ""));
 	r.engine = sbx_sweep__strdup0(string_or(m[K_ENGINE], NULL));
 	r.error = sbx_sweep__strdup0(string_or(m[K_ERROR], NULL));
+	r.reason = sbx_sweep__strdup0(string_or(m[K_REASON], NULL));
 	if (!r.task || !r.agent || !r.run_id || (string_or(m[K_ENGINE], NULL) && !r.engine) ||
-	    (string_or(m[K_ERROR], NULL) && !r.error)) {
+	    (string_or(m[K_ERROR], NULL) && !r.error) ||
+	    (string_or(m[K_REASON], NULL) && !r.reason)) {
 		sbx_sweep_record_clear(&r);
 		return sbx_error_set(err, -ENOMEM, "out of memory");
 	}
@@ -293,7 +298,9 @@ int sbx_sweep_record_from_run(const sbx_run_result *res, const sbx_sweep_plan *p
 	r.run_id = strdup(res->run_id ? res->run_id : "");
 	r.engine = sbx_sweep__strdup0(engine);
 	r.error = sbx_sweep__strdup0(res->error);
-	if (!r.task || !r.agent || !r.run_id || (engine && !r.engine) || (res->error && !r.error)) {
+	r.reason = sbx_run_result_reason(res);
+	if (!r.task || !r.agent || !r.run_id || (engine && !r.engine) || (res->error && !r.error) ||
+	    (res->status != SBX_RUN_PASS && !r.reason)) {
 		sbx_sweep_record_clear(&r);
 		return -ENOMEM;
 	}
@@ -415,9 +422,11 @@ static int push(sbx_sweep_results *r, sbx_sweep_record *rec)
 		kept.agent = (char *)store_intern(&r->strings, rec->agent);
 		kept.engine = (char *)store_intern(&r->strings, rec->engine);
 		kept.error = (char *)store_dup(&r->strings, rec->error);
+		/* Reasons repeat across episodes ("agent exited 1: boom"): one copy each. */
+		kept.reason = (char *)store_intern(&r->strings, rec->reason);
 		if ((rec->run_id && !kept.run_id) || (rec->task && !kept.task) ||
 		    (rec->agent && !kept.agent) || (rec->engine && !kept.engine) ||
-		    (rec->error && !kept.error))
+		    (rec->error && !kept.error) || (rec->reason && !kept.reason))
 			rc = -ENOMEM;
 		else
 			r->v[r->n++] = kept;

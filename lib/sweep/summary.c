@@ -9,6 +9,7 @@
 
 #include "sbx/cleanup.h"
 #include "sbx/json.h"
+#include "sbx/log.h"
 #include "sbx/sweep.h"
 #include "sweep-internal.h"
 
@@ -132,6 +133,61 @@ static void fill_cell(const ctx *c, sbx_sweep_cell *cell, size_t task, size_t ag
 	}
 }
 
+/* Distinct reasons kept; the rest are counted under one "other reasons" line. */
+#define REASONS_MAX   32
+#define REASONS_OTHER "(other reasons)"
+
+static int by_episodes(const void *a, const void *b)
+{
+	const sbx_sweep_reason *x = a, *y = b;
+
+	if (x->episodes != y->episodes)
+		return x->episodes < y->episodes ? 1 : -1;
+	return strcmp(x->reason, y->reason);
+}
+
+/*
+ * Groups the results that did not pass by their reason, without what varies
+ * between episodes of one cause (the cell values, "N more cells").
+ */
+static int group_reasons(sbx_sweep_summary *s, const sbx_sweep_record **best, size_t size)
+{
+	s->reasons = calloc(REASONS_MAX + 1, sizeof(*s->reasons));
+	if (!s->reasons)
+		return -ENOMEM;
+	for (size_t e = 0; e < size; e++) {
+		const char *why =
+			best[e] && best[e]->status != SBX_RUN_PASS ? best[e]->reason : NULL;
+		const char *cut = why ? strstr(why, " (expected ") : NULL;
+		size_t len = why ? (cut ? (size_t)(cut - why) : strlen(why)) : 0, i;
+
+		if (!why)
+			continue;
+		for (i = 0; i < s->n_reasons; i++)
+			if (strlen(s->reasons[i].reason) == len &&
+			    strncmp(s->reasons[i].reason, why, len) == 0)
+				break;
+		if (i == s->n_reasons) {
+			if (i == REASONS_MAX) {
+				why = REASONS_OTHER;
+				len = strlen(why);
+				for (i = 0; i < s->n_reasons; i++)
+					if (strcmp(s->reasons[i].reason, why) == 0)
+						break;
+			}
+			if (i == s->n_reasons) {
+				s->reasons[i].reason = strndup(why, len);
+				if (!s->reasons[i].reason)
+					return -ENOMEM;
+				s->n_reasons++;
+			}
+		}
+		s->reasons[i].episodes++;
+	}
+	qsort(s->reasons, s->n_reasons, sizeof(*s->reasons), by_episodes);
+	return 0;
+}
+
 int sbx_sweep_summarise(const sbx_sweep_plan *p, const sbx_sweep_record *recs, size_t n,
 			sbx_sweep_summary **out, sbx_error *err)
 {
@@ -167,6 +223,8 @@ int sbx_sweep_summarise(const sbx_sweep_plan *p, const sbx_sweep_record *recs, s
 	for (size_t a = 0; a < p->n_agents; a++)
 		fill_cell(&c, &s->agents[a], ANY, a, s->cells);
 	fill_cell(&c, &s->overall, ANY, ANY, s->cells);
+	if (group_reasons(s, best, size) < 0)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
 	*out = TAKE_PTR(s);
 	return 0;
 }
@@ -175,6 +233,9 @@ void sbx_sweep_summary_free(sbx_sweep_summary *s)
 {
 	if (!s)
 		return;
+	for (size_t i = 0; i < s->n_reasons; i++)
+		free(s->reasons[i].reason);
+	free(s->reasons);
 	free(s->cells);
 	free(s->agents);
 	free(s);
@@ -263,6 +324,14 @@ char *sbx_sweep_summary_json(const sbx_sweep_summary *s, bool pretty)
 	a = cJSON_AddArrayToObject(o, "cells");
 	for (size_t i = 0; a && i < s->n_cells; i++)
 		cJSON_AddItemToArray(a, cell_json(s->plan, &s->cells[i]));
+	a = cJSON_AddArrayToObject(o, "reasons");
+	for (size_t i = 0; a && i < s->n_reasons; i++) {
+		cJSON *x = cJSON_CreateObject();
+
+		cJSON_AddItemToArray(a, x);
+		cJSON_AddStringToObject(x, "reason", s->reasons[i].reason);
+		cJSON_AddNumberToObject(x, "episodes", s->reasons[i].episodes);
+	}
 	return pretty ? cJSON_Print(o) : cJSON_PrintUnformatted(o);
 }
 
@@ -341,6 +410,15 @@ int sbx_sweep_summary_text(const sbx_sweep_summary *s, sbx_buf *b)
 	}
 	if (r >= 0 && p->n_agents > 1)
 		r = text_row(b, p, "overall", &s->overall);
+	if (r >= 0 && s->n_reasons)
+		r = sbx_buf_puts(b, "not passed, by reason:\n");
+	for (size_t i = 0; r >= 0 && i < s->n_reasons; i++) {
+		char line[512];
+
+		/* A reason quotes the agent's log: no control characters reach the terminal. */
+		sbx_escape_controls(line, sizeof(line), s->reasons[i].reason, false);
+		r = sbx_buf_printf(b, "  %5u  %s\n", s->reasons[i].episodes, line);
+	}
 	if (r >= 0 && s->overall.not_done)
 		r = sbx_buf_printf(b,
 				   "%u of %u episodes have no result yet (resume with --resume)\n",

@@ -102,6 +102,29 @@ static int row_text(sbx_buf *b, const row *r)
 	return rc;
 }
 
+/*
+ * Which agents the rows pair: every agent of both when the sweeps have the
+ * same ones (not only the first, as "A: <first agent>" said), else the first
+ * of each.
+ */
+static int header_text(sbx_buf *b, const sbx_sweep_plan *pa, const sbx_sweep_plan *pb,
+		       bool by_agent)
+{
+	int rc;
+
+	if (!by_agent || pa->n_agents == 1) {
+		rc = sbx_buf_printf(b, "A: %s\nB: %s\n", pa->agents[0], pb->agents[0]);
+		if (rc >= 0 && !by_agent && (pa->n_agents > 1 || pb->n_agents > 1))
+			rc = sbx_buf_puts(b, "(the sweeps' agents differ: only their first agents "
+					     "are paired)\n");
+		return rc;
+	}
+	rc = sbx_buf_printf(b, "A, B: the same %zu agents, paired agent by agent:", pa->n_agents);
+	for (size_t i = 0; rc >= 0 && i < pa->n_agents; i++)
+		rc = sbx_buf_printf(b, "%s %s", i ? "," : "", pa->agents[i]);
+	return rc < 0 ? rc : sbx_buf_putc(b, '\n');
+}
+
 int sbx_sweep_compare(const sbx_sweep_plan *pa, const sbx_sweep_record *ra, size_t na,
 		      const sbx_sweep_plan *pb, const sbx_sweep_record *rb, size_t nb, bool json,
 		      char **out, sbx_error *err)
@@ -177,7 +200,7 @@ int sbx_sweep_compare(const sbx_sweep_plan *pa, const sbx_sweep_record *ra, size
 		*out = cJSON_Print(o);
 	} else {
 		_cleanup_(sbx_buf_free) sbx_buf b = SBX_BUF_INIT(64 << 20);
-		int rc = sbx_buf_printf(&b, "A: %s\nB: %s\n", pa->agents[0], pb->agents[0]);
+		int rc = header_text(&b, pa, pb, by_agent);
 
 		if (rc >= 0)
 			rc = sbx_buf_printf(&b, "%-24s %5s %6s %6s %5s %5s %8s %9s\n", "task",

@@ -85,6 +85,7 @@ static int run_program(const sbx_task *task, const uint64_t *seed, const char *d
 {
 	_cleanup_free_ char *prog = NULL, *abs_dir = NULL;
 	char seed_s[24];
+	posix_spawnattr_t attr;
 	char *argv[4];
 	pid_t pid;
 	int r, status;
@@ -98,7 +99,21 @@ static int run_program(const sbx_task *task, const uint64_t *seed, const char *d
 	argv[1] = abs_dir;
 	argv[2] = seed ? seed_s : NULL;
 	argv[3] = NULL;
-	r = posix_spawn(&pid, prog, NULL, NULL, argv, environ);
+	/*
+	 * In a process group of its own: a terminal's Ctrl-C reaches the whole
+	 * foreground group, and sandboxctl, not the generator, decides what an
+	 * interrupt means (a sweep lets its episodes end as interrupted). The
+	 * generator runs to its end; a run interrupted meanwhile starts no sandbox.
+	 */
+	r = posix_spawnattr_init(&attr);
+	if (r == 0) {
+		r = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+		if (r == 0)
+			r = posix_spawnattr_setpgroup(&attr, 0);
+		if (r == 0)
+			r = posix_spawn(&pid, prog, NULL, &attr, argv, environ);
+		posix_spawnattr_destroy(&attr);
+	}
 	if (r != 0)
 		return sbx_error_set(err, -r, "generator '%s': %s", prog, strerror(r));
 	while (waitpid(pid, &status, 0) < 0)

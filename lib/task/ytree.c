@@ -33,14 +33,24 @@ static int fail_at(builder *b, const yaml_mark_t *m, const char *what)
 			     what);
 }
 
+/*
+ * libyaml's problem mark is where it gave up (an unterminated quote: the end
+ * of the file); its context mark is where the construct began, which is what
+ * to fix. With a context, the position is the context's and the text says
+ * where the problem was found.
+ */
 static int parser_error(builder *b)
 {
 	const yaml_parser_t *p = &b->parser;
 	const yaml_mark_t *m = p->problem ? &p->problem_mark : &p->mark;
 
-	return sbx_error_set(b->err, -EINVAL, "%s:%zu:%zu: invalid YAML: %s%s%s", b->name,
-			     m->line + 1, m->column + 1, p->problem ? p->problem : "syntax error",
-			     p->context ? " " : "", p->context ? p->context : "");
+	if (p->problem && p->context)
+		return sbx_error_set(b->err, -EINVAL,
+				     "%s:%zu:%zu: invalid YAML: %s (at %zu:%zu) %s", b->name,
+				     p->context_mark.line + 1, p->context_mark.column + 1,
+				     p->problem, m->line + 1, m->column + 1, p->context);
+	return sbx_error_set(b->err, -EINVAL, "%s:%zu:%zu: invalid YAML: %s", b->name, m->line + 1,
+			     m->column + 1, p->problem ? p->problem : "syntax error");
 }
 
 static sbx_ynode *node_new(builder *b, sbx_ynode_kind kind, const yaml_mark_t *m)

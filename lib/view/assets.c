@@ -13,6 +13,7 @@ const char sbx_view__css[] =
 	"h1{font-size:20px}h2{font-size:16px;margin-top:24px;border-bottom:1px solid #ddd}"
 	"h3{font-size:14px}.dim{color:#6e7781}.err,.errtext{color:#b3261e}"
 	".err{background:#fde8e7;padding:6px 10px;border-radius:4px}"
+	".reason{font-size:16px;font-weight:600;color:#b3261e}"
 	"table.list{border-collapse:collapse}table.list td,table.list th{padding:3px 8px;"
 	"border-bottom:1px solid #eee;text-align:left}td.num{text-align:right;"
 	"font-variant-numeric:tabular-nums}"

@@ -145,13 +145,21 @@ static int summary(sbx_buf *out, const cJSON *res, const char *id)
 {
 	const cJSON *agent = sbx_json_get(res, "agent"), *grade = sbx_json_get(res, "grade");
 	const char *error = sbx_json_get_string(res, "error", NULL);
+	const char *reason = sbx_json_get_string(res, "reason", NULL);
 	int r;
 
 	r = sbx_buf_puts(out, "<h1>");
 	r = r < 0 ? r : sbx_view__put_status(out, sbx_json_get_string(res, "status", "running"));
 	r = r < 0 ? r : sbx_buf_puts(out, " <span id=\"run-id\">");
 	r = r < 0 ? r : sbx_html_escape(out, id);
-	r = r < 0 ? r : sbx_buf_puts(out, "</span></h1><p class=\"why\">");
+	r = r < 0 ? r : sbx_buf_puts(out, "</span></h1>");
+	/* Why it did not pass, first: the crash, the gate, the deadline, not a grid. */
+	if (r >= 0 && reason) {
+		r = sbx_buf_puts(out, "<p class=\"reason\" id=\"reason\">");
+		r = r < 0 ? r : sbx_html_escape(out, reason);
+		r = r < 0 ? r : sbx_buf_puts(out, "</p>");
+	}
+	r = r < 0 ? r : sbx_buf_puts(out, "<p class=\"why\">");
 	if (r >= 0 && res) {
 		r = sbx_buf_puts(out, "ended by <b>");
 		r = r < 0 ? r : sbx_html_escape(out, sbx_json_get_string(res, "ended_by", "?"));

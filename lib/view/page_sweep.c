@@ -144,6 +144,25 @@ static int histogram(sbx_buf *out, const sbx_sweep_record *recs, size_t n)
 				      max);
 }
 
+/* The episodes that did not pass, grouped by why (the summary's reasons). */
+static int reasons(sbx_buf *out, const sbx_sweep_summary *s)
+{
+	int r;
+
+	if (!s->n_reasons)
+		return 0;
+	r = sbx_buf_puts(out, "<h2>Not passed, by reason</h2><table class=\"list\" "
+			      "id=\"reasons\"><thead><tr><th>episodes</th><th>reason</th>"
+			      "</tr></thead><tbody>");
+	for (size_t i = 0; r >= 0 && i < s->n_reasons; i++) {
+		r = sbx_buf_printf(out, "<tr><td class=\"num\">%u</td><td>",
+				   s->reasons[i].episodes);
+		r = r < 0 ? r : sbx_html_escape(out, s->reasons[i].reason);
+		r = r < 0 ? r : sbx_buf_puts(out, "</td></tr>");
+	}
+	return r < 0 ? r : sbx_buf_puts(out, "</tbody></table>");
+}
+
 static int episodes(const sbx_view_ctx *ctx, size_t root, const char *rel, sbx_buf *out,
 		    const sbx_sweep_record *recs, size_t n)
 {
@@ -317,6 +336,7 @@ int sbx_view_page_sweep(const sbx_view_ctx *ctx, size_t root, const char *rel, s
 	r = r < 0 ? r : sbx_buf_puts(out, "</p>");
 	r = r < 0 ? r : compare_form(ctx, root, rel, out);
 	r = r < 0 ? r : sbx_view__summary_table(out, plan, sum, "summary");
+	r = r < 0 ? r : reasons(out, sum);
 	r = r < 0 ? r : bars(out, sum);
 	r = r < 0 ? r : histogram(out, recs, n);
 	r = r < 0 ? r : episodes(ctx, root, rel, out, recs, n);

@@ -292,7 +292,10 @@ def import_task(solved):
         check(p.returncode == 0 and "read as a reference task" in p.stdout,
               "tasks validate reads task.json as a reference task")
         whole, ranges = os.path.join(out, "whole"), os.path.join(out, "ranges")
-        p = subprocess.run([SANDBOXCTL, "tasks", "import", TASK, "--out", whole], capture_output=True, text=True)
+        # --id keeps the reference's id, so the two read the same; without it the id is
+        # the folder's name (below), so `run --task NAME` reports as NAME.
+        p = subprocess.run([SANDBOXCTL, "tasks", "import", TASK, "--out", whole, "--id", "banking_reserve"],
+                           capture_output=True, text=True)
         check(p.returncode == 0 and os.path.exists(os.path.join(whole, "task.yaml"))
               and os.path.exists(os.path.join(whole, "starting_files", "cash_flows.ods")),
               "tasks import writes task.yaml and the files")
@@ -307,6 +310,13 @@ def import_task(solved):
         check(p.returncode == 0 and "it validates" in p.stdout, "tasks import --answer-ranges: %s" % p.stdout.strip())
         p = subprocess.run([SANDBOXCTL, "tasks", "validate", ranges], capture_output=True, text=True)
         check(p.returncode == 0, "the --answer-ranges import validates")
+        shown = json.loads(subprocess.run([SANDBOXCTL, "tasks", "show", ranges, "--json"],
+                                          capture_output=True, text=True, check=True).stdout)
+        check(shown["id"] == "ranges", "an import without --id is named after its folder: %s" % shown["id"])
+        p = subprocess.run([SANDBOXCTL, "tasks", "import", TASK, "--out", os.path.join(out, "badid"),
+                            "--id", "no/such id"], capture_output=True, text=True)
+        check(p.returncode == 2 and "task id 'no/such id'" in p.stderr
+              and not os.path.exists(os.path.join(out, "badid")), "a bad --id is refused before writing")
         g = json.loads(subprocess.run([SANDBOXCTL, "grade", "--task", ranges, solved, "--json"],
                                       capture_output=True, text=True).stdout)
         check(g["status"] == "PASS" and [c["graded"] for c in g["cases"]] == [101, 303],

@@ -28,6 +28,12 @@ check(["ps", "--bogus"], 2, "ps: unknown or ambiguous option '--bogus' (see 'san
 check(["gc", "stray"], 2, "gc: unexpected argument 'stray' (see 'sandboxctl gc --help')")
 check(["build", "--slimm"], 2, "build: unknown option '--slimm'; did you mean '--slim'?")
 check(["rnu"], 2, "unknown command 'rnu'; did you mean 'run'?")
+check(["tasks", "lst"], 2, "tasks: unknown verb 'lst' (did you mean 'list'?)")
+check(["tasks", "lst"], 2, "generate NAME DIR | new NAME | import PATH")
+check(["run", "--verbos", "--task", "x"], 2, "unknown option '--verbos'; did you mean '--verbose'?")
+check(["--verbos", "run"], 2, "unknown option '--verbos'; did you mean '--verbose'?")
+check(["tasks", "import", os.path.join(SRC, "tests/compat/data/banking_reserve"), "--out",
+       os.path.join(runs, "imp"), "--id", "a b"], 2, "task id 'a b': use letters")
 check(["deploy"], 2, "unknown command 'deploy' (see 'sandboxctl --help')")
 check(["help"], 0, "Commands:")
 check(["help", "run"], 0, "Usage: sandboxctl run --task NAME")

@@ -308,7 +308,8 @@ def case_agent_error(env):
     """An agent that cannot start, or crashes, before complete_task: agent_error (exit 5),
     still graded, one stderr line naming the exit status and the end of agent.log; a clean
     agent that completes is recorded with exit code 0, not as killed."""
-    code, res, rdir, err = env.run("sales_revenue", "noagent", "--agent", "nosuch-agent-xyz")
+    # A command that is not there (not found by the shell, past the check of its first word).
+    code, res, rdir, err = env.run("sales_revenue", "noagent", "--agent", "exec nosuch-agent-xyz")
     if code != 5 or res["status"] != "agent_error" or res["agent"]["exit_code"] != 127:
         fail("missing agent: exit %d, %s\n%s" % (code, res, err))
     line = [l for l in err.splitlines() if l.startswith("sandboxctl: agent error:")]
@@ -327,6 +328,88 @@ def case_agent_error(env):
         fail("a clean agent must be recorded as exiting 0 by itself: %s" % res["agent"])
     for rid in env.run_ids:
         check_gone(rid)
+
+
+def case_agent_mistakes(env):
+    """A mistake in --agent is refused before any sandbox exists: exit 2, one line saying
+    what is wrong, no run folder, and no container made for the run (counted on the
+    engine by the run's label). In a sweep too: no episode, no sweep folder."""
+    fake_llm = ["--agent", "llm", "--base-url", "http://127.0.0.1:9/v1"]
+    cases = [
+        (["--agent", "orcale"], "did you mean 'oracle'?"),
+        (["--agent", "nosuch-agent-xyz --flag"], "'nosuch-agent-xyz' is neither a built-in"),
+        (["--agent", os.path.join(env.dir, "missing.py") + " x"], "is not an executable file"),
+        (["--agent", "llm"], "--model is required"),
+        (fake_llm + ["--model", "m", "--api", "openia"], "did you mean 'openai'?"),
+        (["--agent", "llm", "--model", "m", "--base-url", "http//127.0.0.1:8000/v1"],
+         "--base-url 'http//127.0.0.1:8000/v1': not a URL"),
+        (["--agent", "llm", "--model", "m", "--base-url", "ftp://127.0.0.1/v1"],
+         "not an http or https URL"),
+    ]
+    image = pick_image()
+    for i, (extra, want) in enumerate(cases):
+        rid = env.new_id("mistake%d" % i)
+        t0 = time.time()
+        p = subprocess.run(env.args(rid, "banking_reserve", image, *extra), capture_output=True,
+                           text=True, timeout=60)
+        took = time.time() - t0
+        lines = p.stderr.strip().splitlines()
+        if p.returncode != 2 or len(lines) != 1 or want not in lines[0]:
+            fail("%s: exit %d (want 2 and one line with %r)\n%s" % (extra, p.returncode, want,
+                                                                    p.stderr))
+        if containers(rid) or os.path.exists(os.path.join(env.runs, rid)):
+            fail("%s: refused, yet a container or run folder was made" % extra)
+        if took > 5:
+            fail("%s: refused after %.1f s" % (extra, took))
+    # A sweep checks every agent before its first episode: nothing is made.
+    out = os.path.join(env.dir, "sweep")
+    p = subprocess.run([SANDBOXCTL, "sweep", "--tasks-dir", TASKS, "--image", image, "--out", out,
+                        "--test-label", "--task", "banking_reserve", "--agent", "oracle",
+                        "--agent", "orcale"], capture_output=True, text=True, timeout=60)
+    if p.returncode != 2 or "did you mean 'oracle'?" not in p.stderr or os.path.exists(out):
+        fail("sweep --agent orcale: exit %d, %s exists: %s\n%s" % (
+            p.returncode, out, os.path.exists(out), p.stderr))
+    print("agent-mistakes: %d refused by run, 1 by sweep, no container" % len(cases))
+
+
+def case_image_missing(env):
+    """A missing image's advice fits it: `sandboxctl build` for the images it makes, loading
+    it into the engine for any other (it used to tell everyone to run sandboxctl build)."""
+    for image, want in (("sandboxctl-test/nosuchimage:latest",
+                         "not an image 'sandboxctl build' makes: load it into the engine"),
+                        ("sandboxctl/sandbox-slim:no-such-tag",
+                         "build it with 'sandboxctl build --slim'")):
+        rid = env.new_id("noimage")
+        p = subprocess.run(env.args(rid, "banking_reserve", image, "--agent", "oracle"),
+                           capture_output=True, text=True, timeout=60)
+        if p.returncode != 3 or want not in p.stderr:
+            fail("%s: exit %d, want 3 and %r\n%s" % (image, p.returncode, want, p.stderr))
+        check_gone(rid)
+    print("image-missing: the advice fits the image")
+
+
+def case_seed_own_generator(env):
+    """A seeded run of a task with its own generator (gen.py, as `tasks new` makes):
+    the oracle passes. The run's task/ snapshot carries the generator, so the grading
+    child can load it (without it every such run was an infra_error)."""
+    tdir = os.path.join(env.dir, "owngen")
+    p = subprocess.run([SANDBOXCTL, "tasks", "new", tdir], capture_output=True, text=True,
+                       timeout=60)
+    if p.returncode != 0:
+        fail("tasks new: %s" % p.stderr)
+    rid = env.new_id("owngen")
+    p = subprocess.run([SANDBOXCTL, "run", "--task-dir", tdir, "--image", pick_image(),
+                        "--runs-dir", env.runs, "--run-id", rid, "--test-label", "--seed", "5",
+                        "--agent", "oracle", "--quiet"], capture_output=True, text=True,
+                       timeout=300)
+    res = json.load(open(os.path.join(env.runs, rid, "result.json")))
+    if p.returncode != 0 or res["status"] != "pass" or res["seed"] != 5:
+        fail("seeded run of a gen.py task: exit %d, %s: %s\n%s" % (
+            p.returncode, res["status"], res.get("reason"), p.stderr[-1500:]))
+    if not os.access(os.path.join(env.runs, rid, "task", "gen.py"), os.X_OK):
+        fail("the run's task/ has no executable gen.py")
+    check_gone(rid)
+    print("seed-own-generator: PASS with seed 5")
 
 
 def case_timeout(env):
@@ -919,7 +1002,8 @@ def case_prompt(env):
 
 CASES = {
     "oracle": case_oracle, "demo": case_demo, "rest": case_rest, "wrong": case_wrong,
-    "agent-error": case_agent_error,
+    "agent-error": case_agent_error, "agent-mistakes": case_agent_mistakes,
+    "image-missing": case_image_missing, "seed-own-generator": case_seed_own_generator,
     "timeout": case_timeout, "sigint": case_sigint, "sigkill": case_sigkill,
     "sdk": case_sdk, "hardening": case_hardening, "mcp-stdio": case_mcp_stdio, "gui": case_gui,
     "published": case_published, "runtime": case_runtime, "prompt": case_prompt,

@@ -1131,6 +1131,75 @@ START_TEST(run_ids_are_safe)
 }
 END_TEST
 
+/* r's reason, compared with want (NULL: none). */
+static void check_reason(const sbx_run_result *r, const char *want)
+{
+	char *why = sbx_run_result_reason(r);
+
+	if (!want)
+		ck_assert_ptr_null(why);
+	else
+		ck_assert_str_eq(why ? why : "(null)", want);
+	free(why);
+}
+
+START_TEST(result_reason_says_why_in_one_line)
+{
+	/* A gate's first changed cell; its value, the agent's, cut on a character boundary. */
+	static const char report[] =
+		"{\"gate_failed\":true,\"cases\":[{\"name\":\"answer\",\"gate\":false,"
+		"\"status\":\"PASS\"},{\"name\":\"inputs unchanged\",\"gate\":true,"
+		"\"status\":\"PARTIAL\",\"failure\":null,\"mismatches_total\":3,\"mismatches\":"
+		"[{\"cell\":\"Sheet1!A2\",\"expected\":\"Item 01\",\"got\":"
+		"\"ééééééééééééééééééééééééééééééééééééééééééé\"}]}]}";
+	sbx_run_result r = {0};
+
+	r.status = SBX_RUN_PASS;
+	check_reason(&r, NULL);
+	r.status = SBX_RUN_TIMEOUT;
+	r.limits.timeout_s = 8;
+	check_reason(&r, "deadline 8 s passed during the agent phase");
+	r.status = SBX_RUN_SANDBOX_FAILED;
+	r.error_kind = "oom";
+	r.error = "the sandbox ran out of memory (512 MiB)";
+	check_reason(&r, "sandbox failed: oom: the sandbox ran out of memory (512 MiB)");
+	r.status = SBX_RUN_AGENT_ERROR;
+	r.agent_exit = 1;
+	r.agent_tail = "starting | boom";
+	check_reason(&r, "agent exited 1: boom");
+	{
+		/* The agent's log line is cut: the reason stays one short line. */
+		char tail[600], *why;
+
+		memset(tail, 'x', sizeof(tail) - 1);
+		tail[sizeof(tail) - 1] = '\0';
+		r.agent_tail = tail;
+		why = sbx_run_result_reason(&r);
+		ck_assert_ptr_nonnull(why);
+		ck_assert_uint_le(strlen(why), 300);
+		ck_assert_str_eq(why + strlen(why) - strlen("…"), "…");
+		free(why);
+	}
+	r.agent_exit = 127;
+	r.agent_tail = NULL;
+	check_reason(&r, "agent exited 127 (command not found) before complete_task");
+	r.status = SBX_RUN_FAIL;
+	r.grade.graded = true;
+	r.grade.report_json = (char *)report;
+	check_reason(&r, "gate 'inputs unchanged' failed: Sheet1!A2 changed (expected \"Item 01\", "
+			 "got \"éééééééééééééééééééé…\"); 2 more cell(s)");
+	r.grade.graded = false;
+	r.grade.error = (char *)"grader crashed: signal 11 (SIGSEGV)";
+	check_reason(&r, "grading failed: grader crashed: signal 11 (SIGSEGV)");
+	r.grade.error = NULL;
+	r.grade.graded = true;
+	r.grade.report_json = (char *)"not json";
+	r.grade.cells_graded = 5;
+	r.grade.cells_matched = 2;
+	check_reason(&r, "2 of 5 graded cells matched");
+}
+END_TEST
+
 START_TEST(result_json_separates_infra_from_outcome)
 {
 	sbx_run_result r = {0};
@@ -1398,30 +1467,40 @@ START_TEST(agent_inherits_only_stdio)
 }
 END_TEST
 
+/* The pid after "tag=" in the agent's log, waiting up to 5 s for it; 0 when none came. */
+static pid_t logged_pid(sbx_agent_proc *a, const char *tag)
+{
+	sbx_error err = SBX_ERROR_INIT;
+	pid_t pid = 0;
+
+	for (int i = 0; i < 500 && !pid; i++) {
+		char *text = NULL;
+		size_t len;
+
+		usleep(10000);
+		sbx_agent__poll(a);
+		if (sbx_rundir__read(sbx_test_scratch, "agent.log", 1 << 20, &text, &len, &err) ==
+			    0 &&
+		    strstr(text, tag))
+			pid = (pid_t)atoi(strstr(text, tag) + strlen(tag));
+		free(text);
+	}
+	return pid;
+}
+
 START_TEST(agent_stop_takes_the_whole_group)
 {
 	sbx_agent_proc a;
 	sbx_error err = SBX_ERROR_INIT;
-	char log[300], *text = NULL;
-	size_t len;
-	pid_t child = 0;
+	char log[300];
+	pid_t child;
 	/* A grandchild that ignores nothing special: the group must go. */
 	char *argv[] = {"/bin/sh", "-c", "sleep 300 & echo child=$!; wait", NULL};
 
 	sbx_test_scratch_setup();
 	snprintf(log, sizeof(log), "%s/agent.log", sbx_test_scratch);
 	ck_assert_int_eq(sbx_agent__spawn(&a, argv, NULL, log, false, &err), 0);
-	for (int i = 0; i < 500 && !child; i++) {
-		usleep(10000);
-		sbx_agent__poll(&a);
-		free(text);
-		text = NULL;
-		if (sbx_rundir__read(sbx_test_scratch, "agent.log", 1 << 20, &text, &len, &err) ==
-			    0 &&
-		    strstr(text, "child="))
-			child = (pid_t)atoi(strstr(text, "child=") + 6);
-	}
-	free(text);
+	child = logged_pid(&a, "child=");
 	ck_assert_int_gt(child, 0);
 	ck_assert(pid_alive(child));
 	sbx_agent__stop(&a, 2000);
@@ -1429,6 +1508,49 @@ START_TEST(agent_stop_takes_the_whole_group)
 	for (int i = 0; i < 100 && pid_alive(child); i++)
 		usleep(20000);
 	ck_assert_msg(!pid_alive(child), "the agent's child %d outlived stop", (int)child);
+	sbx_test_scratch_teardown();
+}
+END_TEST
+
+/*
+ * What an agent starts in a session of its own (setsid, after a double fork:
+ * out of its process group, reparented away from it) ends with it, whether it
+ * exits on its own or is stopped. Fails on a supervisor that only signals the group.
+ */
+START_TEST(agent_descendants_end_with_it)
+{
+	static const char *const scripts[] = {
+		/* exits on its own, leaving a daemon behind */
+		"(setsid sh -c 'echo daemon=$$; exec sleep 300' &); sleep 0.3; exit 0",
+		/* still running at stop, its setsid child waiting */
+		"setsid sh -c 'echo daemon=$$; trap \"\" TERM; exec sleep 300' & sleep 300",
+	};
+
+	sbx_test_scratch_setup();
+	for (size_t i = 0; i < SBX_ELEMENTSOF(scripts); i++) {
+		char *argv[] = {"/bin/sh", "-c", (char *)scripts[i], NULL};
+		sbx_error err = SBX_ERROR_INIT;
+		sbx_agent_proc a;
+		char log[300];
+		bool survived;
+		pid_t daemon;
+
+		snprintf(log, sizeof(log), "%s/agent.log", sbx_test_scratch);
+		unlink(log);
+		ck_assert_int_eq(sbx_agent__spawn(&a, argv, NULL, log, false, &err), 0);
+		daemon = logged_pid(&a, "daemon=");
+		ck_assert_int_gt(daemon, 0);
+		if (i == 0)
+			ck_assert(sbx_agent__wait(&a, 5000));
+		sbx_agent__stop(&a, 2000);
+		for (int k = 0; k < 100 && pid_alive(daemon); k++)
+			usleep(20000);
+		survived = pid_alive(daemon);
+		if (survived)
+			kill(daemon, SIGKILL);
+		ck_assert_msg(!survived, "script %zu: its setsid child %d outlived the agent", i,
+			      (int)daemon);
+	}
 	sbx_test_scratch_teardown();
 }
 END_TEST
@@ -1551,11 +1673,13 @@ static void add_cases(Suite *s)
 
 	SBX_TEST_CASE(s, "files", NULL, NULL, 0, transcript_keeps_json_and_text,
 		      transcript_records_the_mcp_version, run_ids_are_safe,
-		      result_json_separates_infra_from_outcome, rundir_is_fresh_and_confined,
-		      provenance_sees_commit_and_changes, provenance_cache_reads_once);
+		      result_json_separates_infra_from_outcome, result_reason_says_why_in_one_line,
+		      rundir_is_fresh_and_confined, provenance_sees_commit_and_changes,
+		      provenance_cache_reads_once);
 
 	SBX_TEST_CASE(s, "agents", NULL, NULL, 30, agent_gets_env_and_logs,
-		      agent_stop_takes_the_whole_group, agent_inherits_only_stdio);
+		      agent_stop_takes_the_whole_group, agent_inherits_only_stdio,
+		      agent_descendants_end_with_it);
 
 	tc = SBX_TEST_CASE(s, "grade-child", NULL, NULL, 30,
 			   grade_child_that_cannot_start_is_an_error);

@@ -6,13 +6,15 @@ import os
 import re
 import subprocess
 import sys
+import time
 
 BUILD = os.environ.get("SBX_BUILD_ROOT", os.path.dirname(os.path.abspath(__file__)) + "/../../build")
 SBX = os.path.join(BUILD, "cmd", "sandboxctl")
 
 
-def run(*args):
-    p = subprocess.run([SBX, "serve"] + list(args), capture_output=True, text=True, timeout=30)
+def run(*args, env=None, timeout=30):
+    p = subprocess.run([SBX, "serve"] + list(args), capture_output=True, text=True,
+                       timeout=timeout, env=dict(os.environ, **(env or {})))
     return p.returncode, p.stdout, p.stderr
 
 
@@ -38,6 +40,19 @@ def main():
         assert rc == 2, "%s: exit %d (%s)" % (args, rc, err)
         assert out == "", "%s printed on stdout: %r" % (args, out)
         assert err.startswith("sandboxctl: serve: "), "%s: %r" % (args, err)
+    # No engine: refused at start like sweep, exit 3 with the engine's error, at once
+    # (not a URL and a service whose every claim fails).
+    for env, args in (({"DOCKER_HOST": "unix:///nonexistent"}, []),
+                      ({}, ["--engine", "unix:///nonexistent/docker.sock"])):
+        t = time.time()
+        try:
+            rc, out, err = run(*args, env=env, timeout=5)
+        except subprocess.TimeoutExpired:
+            raise AssertionError("%s %s: serve started without an engine" % (env, args))
+        took = time.time() - t
+        assert rc == 3 and out == "", "%s %s: exit %d, stdout %r" % (env, args, rc, out)
+        assert len(err.splitlines()) == 1 and "no Docker engine at 'unix:///nonexistent" in err, err
+        assert took < 1, "%s %s: refused after %.2f s" % (env, args, took)
     rc, _, err = run("--pool", "2", "--listen", "unix:/nonexistent-dir/x.sock")
     assert rc != 0 and "nonexistent" in err, (rc, err)
     print("ok")

@@ -212,7 +212,7 @@ START_TEST(metrics_text)
 {
 	serve_metrics m = {0};
 	serve_pool_gauge g[] = {{"sandboxctl/sandbox-slim:latest", 1, 2, 1}};
-	serve_engine_gauge eg[] = {{NULL, 2, 1, false}, {"unix:///tmp/d2.sock", 0, 0, true}};
+	serve_engine_gauge eg[] = {{NULL, 2, 1, false, 0}, {"unix:///tmp/d2.sock", 0, 0, true, 3}};
 	char *t;
 
 	sbx_serve__metrics_observe_claim(&m, 0.012, true);  /* le 0.025 */

@@ -533,7 +533,8 @@ def case_sigint_twice(s):
 def case_engines(_s):
     """Two engines: claims spread over both; the second one dies and claims go on
     on the first (a warm sandbox on the dead one is found at its claim, the engine
-    is drained after three failures), and nothing is left on the live engine."""
+    is drained after three failures, /v1/health says degraded and names it), and
+    nothing is left on the live engine."""
     tmp = tempfile.mkdtemp(prefix="sbx-d2-", dir="/tmp")
     try:
         proc, host2 = second_engine.start(tmp)
@@ -573,6 +574,9 @@ def case_engines(_s):
             fail("claims by engine: %s, want both %s and %s" % (used, host1, host2))
         print("engines: claims by engine %s" % used)
 
+        st, h = s.call("GET", "/v1/health")
+        if st != 200 or h["status"] != "ok" or h["engines_down"]:
+            fail("health with both engines up: %d %s" % (st, h))
         second_engine.stop(proc)
         # Claims held open, so the dead engine's warm sandbox is wanted too: it is
         # found dead at its claim, which then starts cold on the live engine.
@@ -599,6 +603,10 @@ def case_engines(_s):
         if not drained_in_time:
             fail("the dead engine was not drained: %s" %
                  {k: v for k, v in m.items() if "engine" in k})
+        # Still serving on the first engine, and saying the second is down.
+        st, h = s.call("GET", "/v1/health")
+        if st != 200 or h["status"] != "degraded" or h["engines_down"] != [host2]:
+            fail("health with the second engine down: %d %s" % (st, h))
         st, d = s.call("POST", "/v1/episodes", {"task": "banking_reserve"})
         if st != 201 or d["engine"] != host1:
             fail("a claim with the second engine drained: HTTP %d %s" % (st, d))

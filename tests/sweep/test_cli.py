@@ -87,11 +87,49 @@ if p.returncode == 0:
 check(["sweep", "show", d], 0, "1 of 4 episodes have no result yet")
 check(["sweep", "show"], 2, "which sweep directory")
 check(["sweep", "compare", d], 2, "two sweep directories")
+# Two agents in both: every agent is paired, and the header says so (not "A: a").
+check(["sweep", "compare", d, d], 0, "A, B: the same 2 agents, paired agent by agent: a, b")
 p = check(["sweep", "compare", d, d, "--json"], 0, "p_value")
 if p.returncode == 0 and json.loads(p.stdout)["overall"]["pairs"] != 3:
     failed += 1
     print("FAIL compare pairs: %s" % p.stdout)
 
+# Why episodes did not pass, grouped: show's text and JSON, and the sweep page. A gate's
+# reasons differ only in the agent's cell values; a reason with markup and an escape
+# sequence (the agent's log line) reaches neither the terminal nor the page as such.
+d = os.path.join(tmp, "reasons")
+os.makedirs(d)
+json.dump(dict(plan, agents=["a"], epochs=5, pass_at=[1]), open(os.path.join(d, "sweep.json"), "w"))
+why = ["agent exited 1: boom", "agent exited 1: boom",
+       "gate 'inputs unchanged' failed: Sheet1!A2 changed (expected \"x\", got \"y1\")",
+       "gate 'inputs unchanged' failed: Sheet1!A2 changed (expected \"x\", got \"y2\")",
+       "agent exited 2: <b>\x1b[31mred</b>"]
+with open(os.path.join(d, "results.jsonl"), "w") as f:
+    for i, w in enumerate(why):
+        rec = json.loads(line(i, "a", i, "agent_error" if "exited" in w else "fail", 0))
+        f.write(json.dumps(dict(rec, reason=w)) + "\n")
+p = check(["sweep", "show", d], 0, "not passed, by reason:")
+if p.returncode == 0:
+    for want in ("      2  agent exited 1: boom\n",
+                 "      2  gate 'inputs unchanged' failed: Sheet1!A2 changed\n"):
+        if want not in p.stdout:
+            cli_check.failed += 1
+            print("FAIL show groups by reason: %r not in\n%s" % (want, p.stdout))
+    if "\x1b" in p.stdout:
+        cli_check.failed += 1
+        print("FAIL show printed an escape sequence from a reason")
+p = check(["sweep", "show", d, "--json"], 0, "reasons")
+if p.returncode == 0 and json.loads(p.stdout)["reasons"][:2] != [
+        {"reason": "agent exited 1: boom", "episodes": 2},
+        {"reason": "gate 'inputs unchanged' failed: Sheet1!A2 changed", "episodes": 2}]:
+    cli_check.failed += 1
+    print("FAIL show --json reasons: %s" % json.loads(p.stdout)["reasons"])
+page = os.path.join(tmp, "reasons.html")
+check(["report", d, "-o", page], 0, "")
+text = open(page).read() if os.path.exists(page) else ""
+if 'id="reasons"' not in text or "agent exited 1: boom" not in text or "<b>" in text:
+    cli_check.failed += 1
+    print("FAIL the sweep page's reasons (or the agent's markup unescaped)")
 # A tampered results.jsonl: a line over the 64 KiB cap is skipped with a warning
 # that names the file and line, and the lines around it still count.
 d2 = os.path.join(tmp, "long")

@@ -10,6 +10,8 @@ Usage: test_sweep_integration.py CASE  (see CASES at the bottom)
                  its sweep directory, result and summary
   sigint-resume  SIGINT midway (exit 130, nothing left behind), then --resume:
                  every episode has exactly one result
+  sigint-group   SIGINT to the whole process group (a terminal's Ctrl-C) while
+                 gen.py runs: exit 130, results, no orphan run folder, --resume
   sigkill-resume SIGKILL midway: whole lines only, gc removes the orphans, --resume
                  gives each episode exactly once under fresh run ids
   sigint-grace   one SIGINT lets running episodes finish (results); two interrupt
@@ -308,6 +310,57 @@ def case_sigint_resume(env):
         len(done(first)), sum(l["status"] == "interrupted" for l in first), len(lines)))
 
 
+def case_sigint_group(env):
+    """Ctrl-C in a terminal: SIGINT to sandboxctl's whole process group while the task's
+    host-side generators (gen.py) run. They and the agents are in groups of their own:
+    the generators finish, the running episodes end within the stop grace as results
+    (an agent hit by the SIGINT would be an agent_error), exit 130 with the resume
+    line, every run folder has its result.json, and --resume completes the set."""
+    tasks = os.path.join(env.dir, "tasks")
+    os.makedirs(tasks)
+    p = env.run([SANDBOXCTL, "tasks", "new", os.path.join(tasks, "slowgen")])
+    expect(p, 0, "tasks new")
+    gen = os.path.join(tasks, "slowgen", "gen.py")
+    text = open(gen).read().replace(
+        "def main():\n",
+        "def main():\n"
+        "    import time\n"
+        "    if os.environ.get('GEN_MARK'):\n"
+        "        with open(os.environ['GEN_MARK'], 'a') as f:\n"
+        "            f.write('%d\\n' % os.getpid())\n"
+        "        time.sleep(1.5)\n", 1)
+    with open(gen, "w") as f:
+        f.write(text)
+    mark = os.path.join(env.dir, "gen-started")
+    d = env.sweep_dir("sigint-group")
+    args = env.args(d, "--task", "slowgen", "--agent", "sleep 2", "--epochs", "4",
+                    "--jobs", "2", "--seed-from", "1", "--stop-grace", "60")
+    args[3] = tasks
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True, env=dict(os.environ, GEN_MARK=mark))
+    if not wait_until(lambda: os.path.exists(mark), 60, poll=0.02):
+        proc.kill()
+        fail("no generator started within 60 s")
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    if proc.returncode != 130 or "interrupted;" not in err or "--resume" not in err:
+        fail("SIGINT to the group: exit %d (want 130 and the resume line)\n%s" % (
+            proc.returncode, err[-2000:]))
+    first = results(d)
+    if not first or any(l["status"] != "fail" for l in first):
+        fail("the episodes running at the SIGINT should end as results (fail): %s" % first)
+    for rid in os.listdir(os.path.join(d, "runs")):
+        if not os.path.isfile(os.path.join(d, "runs", rid, "result.json")):
+            fail("run folder %s has no result.json" % rid)
+    env.check_clean()
+    p = env.run([SANDBOXCTL, "sweep", "--resume", d, "--quiet", "--jobs", "2"])
+    expect(p, 0, "resume")
+    lines = results(d)
+    check_exactly_once(lines, 4)
+    env.check_clean()
+    print("sigint-group: %d results before the resume, %d after" % (len(first), len(lines)))
+
+
 def result_lines(d):
     """How many lines d/results.jsonl holds so far (0 before it exists)."""
     path = os.path.join(d, "results.jsonl")
@@ -402,8 +455,12 @@ def case_agent_error(env):
                          "--jobs", "2", "--retries", "2"))
     expect(p, 0, "sweep with a crashing agent")
     lines = results(d)
-    if len(lines) != 2 or any(l["status"] != "agent_error" or l["attempt"] != 1 for l in lines):
-        fail("want two agent_error lines, one attempt each: %s" % lines)
+    if len(lines) != 2 or any(l["status"] != "agent_error" or l["attempt"] != 1 or
+                              l["reason"] != "agent exited 3 before complete_task" for l in lines):
+        fail("want two agent_error lines, one attempt each, with their reason: %s" % lines)
+    show = env.run([SANDBOXCTL, "sweep", "show", d])
+    if "      2  agent exited 3 before complete_task\n" not in show.stdout:
+        fail("sweep show does not group the failures by reason:\n%s" % show.stdout)
     o = summary(d)["overall"]
     if o["agent_errors"] != 2 or o["infra_errors"] != 0:
         fail("summary: %s" % o)
@@ -419,7 +476,7 @@ def case_agent_error(env):
     p = subprocess.run(args, capture_output=True, text=True, timeout=120,
                        env=dict(os.environ, PATH="/usr/bin:/bin"))
     expect(p, 2, "sweep with an agent that is not there")
-    if "sandbox-demo-agent not found" not in p.stderr or results(d):
+    if "sandbox-demo-agent not found" not in p.stderr or os.path.exists(d):
         fail("want a configuration error and no attempt: %s %s" % (p.stderr, results(d)))
 
 
@@ -641,7 +698,8 @@ def case_engines(env):
 
 CASES = {
     "basic": case_basic, "example": case_example, "sigint-resume": case_sigint_resume,
-    "sigint-grace": case_sigint_grace, "sigkill-resume": case_sigkill_resume, "agent-error": case_agent_error,
+    "sigint-grace": case_sigint_grace,
+    "sigint-group": case_sigint_group, "sigkill-resume": case_sigkill_resume, "agent-error": case_agent_error,
     "infra": case_infra, "seeds": case_seeds, "llm": case_llm,
     "require-pass": case_require_pass, "tls": case_tls, "engines": case_engines,
 }

@@ -222,8 +222,13 @@ static const struct {
 	{"- a\n- b\n", "task.yaml:1:1: the document must be a mapping, not a list"},
 	{"", "task.yaml:1:1: empty document"},
 	{BASE "---\na: 1\n", "task.yaml:7:1: only one YAML document is allowed"},
-	{"id: [unclosed\n", "task.yaml:2:1: invalid YAML: did not find expected ',' or ']' while "
-			    "parsing a flow sequence"},
+	/* Where the unclosed construct began, and where libyaml gave up. */
+	{"id: [unclosed\n",
+	 "task.yaml:1:5: invalid YAML: did not find expected ',' or ']' (at 2:1) "
+	 "while parsing a flow sequence"},
+	{"id: t\ntitle: \"unterminated\ndifficulty: easy\n",
+	 "task.yaml:2:8: invalid YAML: found unexpected end of stream (at 4:1) while scanning a "
+	 "quoted scalar"},
 };
 
 START_TEST(test_bad)

@@ -55,6 +55,14 @@ const char *sbx_image_variant_name(sbx_image_variant v);
 const char *sbx_image_variant_repo(sbx_image_variant v);
 
 /*
+ * What to do about a missing image ref, for the error that says it is
+ * missing: "build it with 'sandboxctl build --slim'" for the images
+ * `sandboxctl build` makes, else that sandboxctl does not make it and it
+ * must be loaded into the engine. A static string.
+ */
+const char *sbx_image_missing_advice(const char *ref);
+
+/*
  * The source tree to build from: dir when not NULL, else $SBX_SOURCE_ROOT,
  * else the tree this program was compiled from. Checks that it holds
  * images/Dockerfile (-ENOENT with a hint otherwise). Returns a pointer to

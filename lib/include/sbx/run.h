@@ -335,6 +335,16 @@ typedef struct sbx_run_result {
 	bool warm; /* the sandbox came from a warm pool (sbx_run_launch_warm) */
 } sbx_run_result;
 
+/*
+ * Why the episode did not pass, in one line (result.json's "reason"): "agent
+ * exited 1: boom" (the log's last line), "gate 'inputs unchanged' failed:
+ * Sheet1!A2 changed (expected …, got …)", "case 'x' failed: …", "deadline 8 s
+ * passed during the agent phase", "sandbox failed: oom: …", "infrastructure
+ * failed: …". NULL for a pass (or out of memory); else malloc'd, free it. Cell
+ * values in it come from the agent's outputs: escape it where it is shown.
+ */
+char *sbx_run_result_reason(const sbx_run_result *r);
+
 /* ---- the steps ---- */
 
 /*
@@ -464,6 +474,19 @@ int sbx_run_launch_warm(sbx_run *run, sbx_warm *w, sbx_error *err);
  * could not be written.
  */
 int sbx_run_execute(const sbx_run_opts *opts, sbx_run **out, sbx_error *err);
+
+/*
+ * Checks, before any sandbox exists, that agent (sbx_run_opts.agent) can
+ * start: NULL (an outside agent) and "oracle"; "demo" and "llm ..." found
+ * (demo_agent_path as in sbx_run_opts), the model agent's options checked by
+ * the model agent itself (--check: model, api, base URL); a shell command
+ * whose first word is a path to an executable file, a program in PATH, or
+ * the shell's own (a builtin, a keyword, an assignment, quoting). sbx_run_prepare
+ * calls it; a sweep calls it for every agent before its first episode.
+ * 0, or -ENOENT/-EINVAL with err saying what (a "did you mean" for a
+ * mistyped built-in name).
+ */
+int sbx_run_check_agent(const char *agent, const char *demo_agent_path, sbx_error *err);
 
 const sbx_run_result *sbx_run_get_result(const sbx_run *run);
 const sbx_task *sbx_run_get_task(const sbx_run *run);

@@ -145,6 +145,7 @@ typedef struct sbx_sweep_record {
 	sbx_sweep_usage usage;
 	char *engine; /* the engine's URL, NULL for the default */
 	char *error;  /* infrastructure error, NULL when none */
+	char *reason; /* why it did not pass (result.json's reason), NULL for a pass */
 	/*
 	 * The results.jsonl lines this record stands for (0 counts as 1). Loaded
 	 * results keep one record per episode and kind (its first result, its
@@ -276,12 +277,20 @@ typedef struct sbx_sweep_cell {
 	sbx_sweep_usage usage; /* sums */
 } sbx_sweep_cell;
 
+/* Episodes that did not pass, grouped by their reason (its text before any cell values). */
+typedef struct sbx_sweep_reason {
+	char *reason;
+	unsigned episodes;
+} sbx_sweep_reason;
+
 typedef struct sbx_sweep_summary {
 	const sbx_sweep_plan *plan; /* borrowed */
 	sbx_sweep_cell *cells;	    /* n_tasks × n_agents, task-major */
 	sbx_sweep_cell *agents;	    /* per agent over every task */
 	sbx_sweep_cell overall;
 	size_t n_cells;
+	sbx_sweep_reason *reasons; /* the most episodes first */
+	size_t n_reasons;
 } sbx_sweep_summary;
 
 /* Summarises records against plan (borrowed; must outlive the summary). */
