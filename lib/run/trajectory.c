@@ -29,43 +29,16 @@
 #include "sbx/json.h"
 #include "sbx/run.h"
 #include "sbx/utf8.h"
+#include "trajectory-internal.h"
 
 #define LINE_MAX_BYTES (8u << 20)    /* a transcript line holds a body of up to 1 MiB, escaped */
-#define SEARCH_BACK    4096	     /* pending calls a response is matched against */
 #define FILE_READ_MAX  (576LL << 20) /* the transcript stops at 512 MiB */
 #define PROMPT_MAX     (64u << 10)
 #define TOOL_CALLS_MAX 256 /* in one model turn (the model agent refuses more) */
 
-typedef struct call {
-	unsigned conn;
-	cJSON *id; /* the JSON-RPC id; NULL for a REST call (paired by connection) */
-	char *name;
-	cJSON *args;
-	double ms;    /* unix ms of the request */
-	char *result; /* the observation's content; NULL while unanswered */
-	bool used;    /* claimed by a model turn's tool call */
-	bool cut;     /* the transcript kept only the request's head */
-} call;
-
-typedef struct traj {
-	const sbx_trajectory_info *info;
-	size_t content_max, budget, spent;
-	call *calls;
-	size_t n_calls, cap_calls;
-	cJSON *steps_tmp; /* [ [sort key, step], ... ] until sorted */
-	cJSON *methods;	  /* other MCP methods: name → count */
-	char *client_name, *client_version;
-	char *model; /* info->model, or agent-llm.json's */
-	unsigned long clipped, omitted, skipped_lines, unreadable_lines;
-	double prompt_tokens, completion_tokens, cached_tokens;
-	unsigned turns_with_usage;
-	bool model_log;
-	double now_ms; /* when the trajectory is written */
-} traj;
-
 /* ---- small helpers -------------------------------------------------------- */
 
-static void iso_ms(double unix_ms, char out[64])
+void sbx_run__traj_iso(double unix_ms, char out[64])
 {
 	time_t s = (time_t)(unix_ms / 1000);
 	struct tm tm;
@@ -78,27 +51,11 @@ static void iso_ms(double unix_ms, char out[64])
 		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)((long long)unix_ms % 1000));
 }
 
-/* "2026-12-05T02:02:40.320Z" (the transcript's form) → unix ms, or -1. */
-static double parse_iso(const char *s)
-{
-	struct tm tm = {0};
-	int ms = 0, n = 0;
-
-	if (!s ||
-	    sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d.%3dZ%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
-		   &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &ms, &n) != 7 ||
-	    n == 0 || s[n] != '\0')
-		return -1;
-	tm.tm_year -= 1900;
-	tm.tm_mon -= 1;
-	return (double)timegm(&tm) * 1000 + ms;
-}
-
 /*
  * A time the files claim, kept only within the run (they are the agent's to
  * write): else -1, no timestamp, and the step sorts last.
  */
-static double in_run(const traj *t, double unix_ms)
+double sbx_run__traj_in_run(const traj *t, double unix_ms)
 {
 	return unix_ms >= (double)t->info->started_at - 1000 && unix_ms <= t->now_ms + 1000
 		       ? unix_ms
@@ -110,7 +67,7 @@ static double in_run(const traj *t, double unix_ms)
  * U+FFFD), with a marker saying how much was kept when it had to be cut.
  * malloc'd; NULL on OOM.
  */
-static char *clip(traj *t, const char *s, size_t len, size_t max)
+char *sbx_run__traj_clip(traj *t, const char *s, size_t len, size_t max)
 {
 	_cleanup_(sbx_buf_free) sbx_buf b = SBX_BUF_INIT(max + 128);
 	size_t i = 0;
@@ -135,15 +92,15 @@ static char *clip(traj *t, const char *s, size_t len, size_t max)
 	return sbx_buf_steal(&b, NULL);
 }
 
-static cJSON *clipped_string(traj *t, const char *s, size_t max)
+cJSON *sbx_run__traj_string(traj *t, const char *s, size_t max)
 {
-	_cleanup_free_ char *c = clip(t, s ? s : "", s ? strlen(s) : 0, max);
+	_cleanup_free_ char *c = sbx_run__traj_clip(t, s ? s : "", s ? strlen(s) : 0, max);
 
 	return c ? cJSON_CreateString(c) : NULL;
 }
 
 /* Arguments are an object; too large ones keep their head as text. */
-static cJSON *clipped_args(traj *t, const cJSON *args)
+cJSON *sbx_run__traj_args(traj *t, const cJSON *args)
 {
 	_cleanup_free_ char *text = NULL, *head = NULL;
 	cJSON *o;
@@ -156,7 +113,7 @@ static cJSON *clipped_args(traj *t, const cJSON *args)
 	if (strlen(text) <= t->content_max) {
 		return cJSON_Duplicate(args, 1);
 	}
-	head = clip(t, text, strlen(text), t->content_max);
+	head = sbx_run__traj_clip(t, text, strlen(text), t->content_max);
 	o = cJSON_CreateObject();
 	if (!head || !o) {
 		cJSON_Delete(o);
@@ -220,313 +177,6 @@ static int each_line(traj *t, const char *path, void (*fn)(traj *, cJSON *))
 	return ferror(f) ? -EIO : 0;
 }
 
-/* ---- the transcript: MCP calls paired with their results ------------------- */
-
-/* A tool result's content as one string: text items as they are, others named. */
-static char *result_text(traj *t, const cJSON *result)
-{
-	_cleanup_(sbx_buf_free) sbx_buf b = SBX_BUF_INIT(t->content_max * 2 + 256);
-	const cJSON *c, *content = cJSON_GetObjectItemCaseSensitive(result, "content");
-
-	if (sbx_json_get_bool(result, "isError", false))
-		sbx_buf_puts(&b, "[tool error] ");
-	cJSON_ArrayForEach (c, content) {
-		const char *type = sbx_json_get_string(c, "type", "?");
-		const char *text = sbx_json_get_string(c, "text", NULL);
-
-		if (b.len && b.data[b.len - 1] != ' ')
-			sbx_buf_putc(&b, '\n');
-		if (strcmp(type, "text") == 0 && text) {
-			size_t room = b.max > b.len + 64 ? b.max - b.len - 64 : 0;
-			sbx_buf_append(&b, text, strlen(text) < room ? strlen(text) : room);
-		} else {
-			const char *data = sbx_json_get_string(c, "data", "");
-			sbx_buf_printf(&b, "[%.32s %.64s, %zu bytes base64]", type,
-				       sbx_json_get_string(c, "mimeType", ""), strlen(data));
-		}
-	}
-	if (!cJSON_IsArray(content)) {
-		_cleanup_free_ char *text = cJSON_PrintUnformatted(result);
-		if (text)
-			sbx_buf_append(&b, text, strlen(text));
-	}
-	return clip(t, b.data ? b.data : "", b.len, t->content_max);
-}
-
-static char *error_text(traj *t, const cJSON *error)
-{
-	_cleanup_free_ char *s = NULL;
-
-	if (asprintf(&s, "[JSON-RPC error %.0f] %s", sbx_json_get_number(error, "code", 0),
-		     sbx_json_get_string(error, "message", "")) < 0)
-		return NULL;
-	return clip(t, s, strlen(s), t->content_max);
-}
-
-/* A call as requested; args (owned, already clipped) is taken. NULL when omitted. */
-static call *add_call(traj *t, unsigned conn, const cJSON *id, const char *name, cJSON *args,
-		      double ms)
-{
-	_cleanup_free_ char *a = args ? cJSON_PrintUnformatted(args) : NULL;
-	call *c;
-
-	if (t->spent >= t->budget || !a || t->n_calls == SIZE_MAX / sizeof(*c) / 2) {
-		cJSON_Delete(args);
-		t->omitted++;
-		return NULL;
-	}
-	if (t->n_calls == t->cap_calls) {
-		size_t cap = t->cap_calls ? t->cap_calls * 2 : 64;
-		call *n = realloc(t->calls, cap * sizeof(*n));
-		if (!n) {
-			cJSON_Delete(args);
-			t->omitted++;
-			return NULL;
-		}
-		t->calls = n;
-		t->cap_calls = cap;
-	}
-	c = &t->calls[t->n_calls];
-	*c = (call){.conn = conn, .ms = ms, .args = args};
-	c->id = id ? cJSON_Duplicate(id, 1) : NULL;
-	c->name = clip(t, name, strlen(name), 256);
-	if (!c->name || (id && !c->id)) {
-		cJSON_Delete(c->id);
-		cJSON_Delete(c->args);
-		free(c->name);
-		t->omitted++;
-		return NULL;
-	}
-	t->spent += strlen(c->name) + strlen(a) + 64;
-	t->n_calls++;
-	return c;
-}
-
-/*
- * The open call a response answers: the same id on the same connection, then
- * (JSON-RPC) on any, then the oldest call on that connection whose request the
- * transcript could not keep whole (no id known).
- */
-static call *find_pending(traj *t, unsigned conn, const cJSON *id)
-{
-	size_t lo = t->n_calls > SEARCH_BACK ? t->n_calls - SEARCH_BACK : 0;
-
-	for (int pass = 0; pass < 2 && (pass == 0 || id); pass++)
-		for (size_t i = t->n_calls; i-- > lo;) {
-			call *c = &t->calls[i];
-
-			if (c->result || (pass == 0 && c->conn != conn))
-				continue;
-			if (id ? (c->id && cJSON_Compare(c->id, id, 1)) : (!c->id && !c->cut))
-				return c;
-		}
-	for (size_t i = lo; i < t->n_calls; i++)
-		if (!t->calls[i].result && t->calls[i].conn == conn && t->calls[i].cut)
-			return &t->calls[i];
-	return NULL;
-}
-
-static void answer(traj *t, call *c, char *content)
-{
-	if (!content)
-		return;
-	if (t->spent + strlen(content) > t->budget) {
-		free(content);
-		content = strdup("[sandboxctl: omitted, past the trajectory's size budget]");
-		t->omitted++;
-		if (!content)
-			return;
-	}
-	t->spent += strlen(content) + 32;
-	c->result = content;
-}
-
-static void count_method(traj *t, const char *method)
-{
-	cJSON *n;
-
-	if (cJSON_GetArraySize(t->methods) >= 64 && !cJSON_GetObjectItem(t->methods, method))
-		method = "(other)";
-	n = cJSON_GetObjectItemCaseSensitive(t->methods, method);
-	if (n)
-		cJSON_SetNumberValue(n, n->valuedouble + 1);
-	else
-		cJSON_AddNumberToObject(t->methods, method, 1);
-}
-
-static void add_step(traj *t, double key, cJSON *step);
-
-static void control_complete(traj *t, const char *path, double ms)
-{
-	cJSON *s = cJSON_CreateObject();
-	char ts[64];
-
-	if (!s)
-		return;
-	cJSON_AddStringToObject(s, "source", "system");
-	cJSON_AddStringToObject(s, "message", "The task was completed through the control API.");
-	iso_ms(ms, ts);
-	if (ts[0])
-		cJSON_AddStringToObject(s, "timestamp", ts);
-	cJSON_AddItemToObject(s, "extra", cJSON_CreateObject());
-	sbx_json_add_string(cJSON_GetObjectItem(s, "extra"), "path",
-			    strncmp(path, "/control", 8) == 0 ? "/control/complete"
-							      : "/task/complete");
-	add_step(t, ms, s);
-}
-
-static void rpc_message(traj *t, unsigned conn, bool to_server, const cJSON *m, double ms)
-{
-	const char *method = sbx_json_get_string(m, "method", NULL);
-	const cJSON *id = cJSON_GetObjectItemCaseSensitive(m, "id");
-	const cJSON *params = cJSON_GetObjectItemCaseSensitive(m, "params");
-
-	if (to_server && method) {
-		if (strcmp(method, "tools/call") == 0 && id) {
-			add_call(t, conn, id, sbx_json_get_string(params, "name", ""),
-				 clipped_args(
-					 t, cJSON_GetObjectItemCaseSensitive(params, "arguments")),
-				 ms);
-			return;
-		}
-		if (strcmp(method, "initialize") == 0 && !t->client_name) {
-			const cJSON *ci = cJSON_GetObjectItemCaseSensitive(params, "clientInfo");
-			const char *n = sbx_json_get_string(ci, "name", NULL);
-			const char *v = sbx_json_get_string(ci, "version", NULL);
-
-			t->client_name = n ? clip(t, n, strlen(n), 128) : NULL;
-			t->client_version = v ? clip(t, v, strlen(v), 64) : NULL;
-		}
-		count_method(t, method);
-		return;
-	}
-	if (!to_server && id && !method) {
-		call *c = find_pending(t, conn, id);
-		const cJSON *result = cJSON_GetObjectItemCaseSensitive(m, "result");
-		const cJSON *error = cJSON_GetObjectItemCaseSensitive(m, "error");
-
-		if (c && (result || error))
-			answer(t, c, result ? result_text(t, result) : error_text(t, error));
-	}
-}
-
-/* The reference's REST shape: {"tool_name", "arguments"} → {"success", "result", "error"}. */
-static void rest_message(traj *t, unsigned conn, bool to_server, const cJSON *m, double ms)
-{
-	if (to_server) {
-		add_call(t, conn, NULL, sbx_json_get_string(m, "tool_name", ""),
-			 clipped_args(t, cJSON_GetObjectItemCaseSensitive(m, "arguments")), ms);
-		return;
-	}
-	{
-		call *c = find_pending(t, conn, NULL);
-		const cJSON *error = cJSON_GetObjectItemCaseSensitive(m, "error");
-		_cleanup_free_ char *text = NULL;
-
-		if (!c)
-			return;
-		if (cJSON_IsString(error) && !sbx_json_get_bool(m, "success", true)) {
-			answer(t, c,
-			       clip(t, error->valuestring, strlen(error->valuestring),
-				    t->content_max));
-			return;
-		}
-		text = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(m, "result"));
-		answer(t, c,
-		       clip(t, text ? text : "null", text ? strlen(text) : 4, t->content_max));
-	}
-}
-
-static call *oldest_open(traj *t, unsigned conn)
-{
-	for (size_t i = t->n_calls > SEARCH_BACK ? t->n_calls - SEARCH_BACK : 0; i < t->n_calls;
-	     i++)
-		if (!t->calls[i].result && t->calls[i].conn == conn)
-			return &t->calls[i];
-	return NULL;
-}
-
-/*
- * A message the transcript could not keep whole (over its 1 MiB per message):
- * a request is a call whose name and arguments are lost (its head is kept); a
- * reply's head answers the oldest open call on that connection.
- */
-static void too_big(traj *t, unsigned conn, bool to_server, const cJSON *o, double ms)
-{
-	const char *body = cJSON_GetObjectItemCaseSensitive(o, "body")->valuestring;
-	_cleanup_free_ char *s = NULL;
-	call *c = NULL;
-
-	if (asprintf(&s,
-		     "[sandboxctl: a %s of %.0f bytes, over the transcript's cap; its head:]\n%.*s",
-		     to_server ? "request" : "reply", sbx_json_get_number(o, "length", 0),
-		     (int)t->content_max, body) < 0)
-		return;
-	if (to_server) {
-		cJSON *args = cJSON_CreateObject();
-
-		if (args) {
-			cJSON_AddBoolToObject(args, "sandboxctl_truncated", 1);
-			cJSON_AddItemToObject(args, "json_head",
-					      clipped_string(t, s, t->content_max));
-		}
-		c = add_call(t, conn, NULL, "unknown", args, ms);
-		if (c)
-			c->cut = true;
-		return;
-	}
-	c = oldest_open(t, conn);
-	if (c)
-		answer(t, c, clip(t, s, strlen(s), t->content_max));
-}
-
-static void transcript_line(traj *t, cJSON *o)
-{
-	const char *dir = sbx_json_get_string(o, "dir", "");
-	const char *path = sbx_json_get_string(o, "path", "");
-	const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, "message");
-	unsigned conn = (unsigned)sbx_json_get_number(o, "conn", 0);
-	bool to_server = strcmp(dir, "agent->server") == 0;
-	double ms = in_run(t, parse_iso(sbx_json_get_string(o, "ts", NULL)));
-	const char *rest = strstr(path, "/tools/call");
-	const cJSON *e;
-
-	if (!to_server && strcmp(dir, "server->agent") != 0)
-		return;
-	if (to_server &&
-	    (strcmp(path, "/control/complete") == 0 || strcmp(path, "/task/complete") == 0 ||
-	     strcmp(path, "/v1/task/complete") == 0)) {
-		control_complete(t, path, ms);
-		return;
-	}
-	if (!to_server && !m && !cJSON_GetObjectItemCaseSensitive(o, "body") &&
-	    sbx_json_get_number(o, "status", 0) == 200) {
-		/* The relay records no body for a reply past what it buffers. */
-		call *c = oldest_open(t, conn);
-
-		if (c)
-			answer(t, c, strdup("[sandboxctl: a reply too large for the transcript]"));
-		return;
-	}
-	if (!m && cJSON_IsString(cJSON_GetObjectItemCaseSensitive(o, "body"))) {
-		if (to_server ? strcmp(path, "/mcp") == 0 || (rest && rest[11] == '\0') : true)
-			too_big(t, conn, to_server, o, ms);
-		return;
-	}
-	if (rest && rest[11] == '\0') {
-		if (cJSON_IsObject(m))
-			rest_message(t, conn, to_server, m, ms);
-		return;
-	}
-	if (cJSON_IsObject(m)) {
-		rpc_message(t, conn, to_server, m, ms);
-		return;
-	}
-	cJSON_ArrayForEach (e, m) /* a JSON-RPC batch */
-		if (cJSON_IsObject(e))
-			rpc_message(t, conn, to_server, e, ms);
-}
-
 /* ---- model.jsonl: the model agent's turns --------------------------------- */
 
 static double count(const cJSON *o, const char *k)
@@ -572,7 +222,7 @@ static void add_tool_call(traj *t, cJSON *calls, cJSON *results, const char *id,
 	tc = cJSON_CreateObject();
 	r = cJSON_CreateObject();
 	c = claim(t, name, args);
-	cid = clip(t, id, strlen(id), 256);
+	cid = sbx_run__traj_clip(t, id, strlen(id), 256);
 	if (!tc || !r || !cid) {
 		cJSON_Delete(tc);
 		cJSON_Delete(r);
@@ -580,8 +230,8 @@ static void add_tool_call(traj *t, cJSON *calls, cJSON *results, const char *id,
 	}
 	cJSON_AddItemToArray(calls, tc);
 	cJSON_AddStringToObject(tc, "tool_call_id", cid);
-	cJSON_AddItemToObject(tc, "function_name", clipped_string(t, name, 256));
-	cJSON_AddItemToObject(tc, "arguments", clipped_args(t, args));
+	cJSON_AddItemToObject(tc, "function_name", sbx_run__traj_string(t, name, 256));
+	cJSON_AddItemToObject(tc, "arguments", sbx_run__traj_args(t, args));
 	cJSON_AddItemToArray(results, r);
 	cJSON_AddStringToObject(r, "source_call_id", cid);
 	if (c && c->result)
@@ -601,7 +251,8 @@ static void model_line(traj *t, cJSON *o)
 	const cJSON *msg = cJSON_GetObjectItemCaseSensitive(choice, "message");
 	_cleanup_(sbx_buf_free) sbx_buf text = SBX_BUF_INIT(t->content_max * 2);
 	cJSON *s, *calls, *results, *metrics, *e;
-	double prompt, completion, cached, ms = in_run(t, sbx_json_get_number(o, "t", -1) * 1000);
+	double prompt, completion, cached,
+		ms = sbx_run__traj_in_run(t, sbx_json_get_number(o, "t", -1) * 1000);
 	char ts[64];
 
 	if (!cJSON_IsObject(reply))
@@ -656,12 +307,13 @@ static void model_line(traj *t, cJSON *o)
 		completion = count(usage, "output_tokens");
 	}
 	cJSON_AddStringToObject(s, "source", "agent");
-	cJSON_AddItemToObject(s, "message", clipped_string(t, sbx_buf_str(&text), t->content_max));
-	iso_ms(ms, ts);
+	cJSON_AddItemToObject(s, "message",
+			      sbx_run__traj_string(t, sbx_buf_str(&text), t->content_max));
+	sbx_run__traj_iso(ms, ts);
 	if (ts[0])
 		cJSON_AddStringToObject(s, "timestamp", ts);
 	if (t->model)
-		cJSON_AddItemToObject(s, "model_name", clipped_string(t, t->model, 256));
+		cJSON_AddItemToObject(s, "model_name", sbx_run__traj_string(t, t->model, 256));
 	if (cJSON_GetArraySize(calls)) {
 		cJSON_AddItemToObject(s, "tool_calls", calls);
 		cJSON_AddItemToObject(cJSON_AddObjectToObject(s, "observation"), "results",
@@ -682,12 +334,12 @@ static void model_line(traj *t, cJSON *o)
 		_cleanup_free_ char *p = cJSON_PrintUnformatted(s);
 		t->spent += p ? strlen(p) : 0;
 	}
-	add_step(t, ms, s);
+	sbx_run__traj_add_step(t, ms, s);
 }
 
 /* ---- assembly ------------------------------------------------------------- */
 
-static void add_step(traj *t, double key, cJSON *step)
+void sbx_run__traj_add_step(traj *t, double key, cJSON *step)
 {
 	cJSON *pair = cJSON_CreateArray();
 
@@ -711,7 +363,7 @@ static void call_step(traj *t, call *c, size_t index)
 	snprintf(id, sizeof(id), "call_%zu", index + 1);
 	cJSON_AddStringToObject(s, "source", "agent");
 	cJSON_AddStringToObject(s, "message", "");
-	iso_ms(c->ms, ts);
+	sbx_run__traj_iso(c->ms, ts);
 	if (ts[0])
 		cJSON_AddStringToObject(s, "timestamp", ts);
 	tc = cJSON_CreateObject();
@@ -729,7 +381,7 @@ static void call_step(traj *t, call *c, size_t index)
 		cJSON *extra = cJSON_AddObjectToObject(s, "extra");
 		cJSON_AddItemToObject(extra, "jsonrpc_id", cJSON_Duplicate(c->id, 1));
 	}
-	add_step(t, c->ms, s);
+	sbx_run__traj_add_step(t, c->ms, s);
 }
 
 static int by_key(const void *a, const void *b)
@@ -812,7 +464,7 @@ static cJSON *build(traj *t)
 	if (!root || asprintf(&tpath, "%s/transcript.jsonl", in->run_dir) < 0 ||
 	    asprintf(&mpath, "%s/model.jsonl", in->run_dir) < 0)
 		return NULL;
-	r = each_line(t, tpath, transcript_line);
+	r = each_line(t, tpath, sbx_run__traj_transcript_line);
 	if (r >= 0)
 		r = each_line(t, mpath, model_line);
 	if (r < 0)
@@ -822,24 +474,25 @@ static cJSON *build(traj *t)
 			call_step(t, &t->calls[i], i);
 
 	cJSON_AddStringToObject(root, "schema_version", SBX_TRAJECTORY_SCHEMA);
-	cJSON_AddItemToObject(root, "session_id", clipped_string(t, in->session_id, 256));
+	cJSON_AddItemToObject(root, "session_id", sbx_run__traj_string(t, in->session_id, 256));
 	agent = cJSON_AddObjectToObject(root, "agent");
-	cJSON_AddItemToObject(agent, "name",
-			      clipped_string(t, t->client_name ? t->client_name : in->agent, 256));
+	cJSON_AddItemToObject(
+		agent, "name",
+		sbx_run__traj_string(t, t->client_name ? t->client_name : in->agent, 256));
 	cJSON_AddStringToObject(agent, "version",
 				t->client_version ? t->client_version : SBX_VERSION);
 	if (t->model)
-		cJSON_AddItemToObject(agent, "model_name", clipped_string(t, t->model, 256));
+		cJSON_AddItemToObject(agent, "model_name", sbx_run__traj_string(t, t->model, 256));
 	cJSON_AddItemToObject(cJSON_AddObjectToObject(agent, "extra"), "sandboxctl_agent",
-			      clipped_string(t, in->agent, 1024));
+			      sbx_run__traj_string(t, in->agent, 1024));
 
 	steps = cJSON_AddArrayToObject(root, "steps");
 	first = cJSON_CreateObject();
 	cJSON_AddItemToArray(steps, first);
 	cJSON_AddNumberToObject(first, "step_id", 1);
 	cJSON_AddStringToObject(first, "source", "user");
-	cJSON_AddItemToObject(first, "message", clipped_string(t, in->prompt, PROMPT_MAX));
-	iso_ms((double)in->started_at, ts);
+	cJSON_AddItemToObject(first, "message", sbx_run__traj_string(t, in->prompt, PROMPT_MAX));
+	sbx_run__traj_iso((double)in->started_at, ts);
 	if (ts[0])
 		cJSON_AddStringToObject(first, "timestamp", ts);
 	n = sort_steps(t, steps);
