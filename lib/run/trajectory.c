@@ -341,13 +341,15 @@ static void model_line(traj *t, cJSON *o)
 
 void sbx_run__traj_add_step(traj *t, double key, cJSON *step)
 {
-	cJSON *pair = cJSON_CreateArray();
+	cJSON *pair = cJSON_CreateArray(), *k = cJSON_CreateNumber(key < 0 ? 1e300 : key);
 
-	if (!pair) {
+	if (!pair || !k || !step) {
+		cJSON_Delete(pair);
+		cJSON_Delete(k);
 		cJSON_Delete(step);
 		return;
 	}
-	cJSON_AddItemToArray(pair, cJSON_CreateNumber(key < 0 ? 1e300 : key));
+	cJSON_AddItemToArray(pair, k);
 	cJSON_AddItemToArray(pair, step);
 	cJSON_AddItemToArray(t->steps_tmp, pair);
 }
@@ -384,39 +386,53 @@ static void call_step(traj *t, call *c, size_t index)
 	sbx_run__traj_add_step(t, c->ms, s);
 }
 
+typedef struct keyed {
+	double key;
+	int order; /* made in; ties keep it */
+	cJSON *pair;
+} keyed;
+
 static int by_key(const void *a, const void *b)
 {
-	const cJSON *x = *(cJSON *const *)a, *y = *(cJSON *const *)b;
-	double kx = cJSON_GetArrayItem(x, 0)->valuedouble,
-	       ky = cJSON_GetArrayItem(y, 0)->valuedouble;
-	double ix = cJSON_GetArrayItem(x, 2)->valuedouble,
-	       iy = cJSON_GetArrayItem(y, 2)->valuedouble;
+	const keyed *x = a, *y = b;
 
-	if (kx != ky)
-		return kx < ky ? -1 : 1;
-	return ix < iy ? -1 : ix > iy;
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return (x->order > y->order) - (x->order < y->order);
 }
 
-/* Steps in time order (ties in the order they were made), numbered from 1. */
+/* Steps in time order (ties in the order they were made), numbered from 2, step_id first. */
 static int sort_steps(traj *t, cJSON *steps)
 {
 	int n = cJSON_GetArraySize(t->steps_tmp);
-	_cleanup_free_ cJSON **v = calloc(n ? (size_t)n : 1, sizeof(*v));
+	_cleanup_free_ keyed *v = calloc(n ? (size_t)n : 1, sizeof(*v));
 	cJSON *p;
 	int i = 0;
 
 	if (!v)
 		return -ENOMEM;
 	cJSON_ArrayForEach (p, t->steps_tmp) {
-		cJSON_AddItemToArray(p, cJSON_CreateNumber(i));
-		v[i++] = p;
+		v[i] = (keyed){.key = cJSON_GetArrayItem(p, 0)->valuedouble, .order = i, .pair = p};
+		i++;
 	}
 	qsort(v, (size_t)n, sizeof(*v), by_key);
 	for (i = 0; i < n; i++) {
-		cJSON *step = cJSON_DetachItemFromArray(v[i], 1);
+		cJSON *old = cJSON_DetachItemFromArray(v[i].pair, 1), *step = cJSON_CreateObject(),
+		      *c;
 
+		if (!old || !step) {
+			cJSON_Delete(old);
+			cJSON_Delete(step);
+			return -ENOMEM;
+		}
 		cJSON_AddItemToArray(steps, step);
 		cJSON_AddNumberToObject(step, "step_id", i + 2);
+		while ((c = old->child)) {
+			cJSON_DetachItemViaPointer(old, c);
+			if (!cJSON_AddItemToObject(step, c->string, c))
+				cJSON_Delete(c);
+		}
+		cJSON_Delete(old);
 	}
 	return n;
 }
