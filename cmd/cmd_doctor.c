@@ -2,7 +2,9 @@
 /* sandboxctl doctor [--json]: is this machine ready to run sandboxes? */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "sbx/docker.h"
@@ -78,9 +80,29 @@ static int parse_args(int argc, char **argv)
 	return cli_parse_options_only("doctor", argc, argv, opts, help);
 }
 
+/*
+ * Where runsc is installed on this host ($PATH, then /usr/bin and
+ * /usr/local/bin), into out; false when nowhere.
+ */
+static bool find_runsc(char *out, size_t size)
+{
+	const char *path = getenv("PATH");
+	char dirs[4096];
+
+	snprintf(dirs, sizeof(dirs), "%s:/usr/bin:/usr/local/bin", path ? path : "");
+	for (char *save = NULL, *dir = strtok_r(dirs, ":", &save); dir;
+	     dir = strtok_r(NULL, ":", &save)) {
+		if (*dir != '/' || (size_t)snprintf(out, size, "%s/runsc", dir) >= size)
+			continue;
+		if (access(out, X_OK) == 0)
+			return true;
+	}
+	return false;
+}
+
 static void engine_checks(report *rep, sbx_docker *d, const sbx_docker_system *s, cJSON *engine)
 {
-	char line[1024];
+	char line[1024], runsc[512], fix[1024];
 	size_t off = 0;
 
 	snprintf(line, sizeof(line), "%s", sbx_docker_host(d));
@@ -101,11 +123,26 @@ static void engine_checks(report *rep, sbx_docker *d, const sbx_docker_system *s
 					strcmp(*r, s->default_runtime) == 0 ? " (default)" : "");
 	if (sbx_docker_system_has_runtime(s, "runsc")) {
 		check(rep, CHECK_OK, "runtimes", line, NULL);
+	} else if (find_runsc(runsc, sizeof(runsc))) {
+		/* --network=none: runsc refuses to start in the root network namespace
+		 * otherwise, and sandboxes have no network anyway. --oci-seccomp: else
+		 * runsc ignores the sandbox's seccomp profile (result.json's
+		 * hardening.pid1.seccomp_filter says which). */
+		snprintf(line + off, sizeof(line) - off,
+			 "; runsc (gVisor) is installed at %s but not registered", runsc);
+		snprintf(fix, sizeof(fix),
+			 "add {\"runtimes\": {\"runsc\": {\"path\": \"%s\", \"runtimeArgs\": "
+			 "[\"--network=none\", \"--oci-seccomp\"]}}} to /etc/docker/daemon.json, "
+			 "restart dockerd, "
+			 "then 'sandboxctl run --runtime runsc'",
+			 runsc);
+		check(rep, CHECK_WARN, "runtimes", line, fix);
 	} else {
 		snprintf(line + off, sizeof(line) - off, "; runsc (gVisor) not registered");
 		check(rep, CHECK_WARN, "runtimes", line,
-		      "optional: install gVisor and register 'runsc' under \"runtimes\" in "
-		      "/etc/docker/daemon.json, then 'sandboxctl run --runtime runsc'");
+		      "optional: install gVisor (Debian: apt-get install runsc) and register "
+		      "'runsc' under \"runtimes\" in /etc/docker/daemon.json, then 'sandboxctl "
+		      "run --runtime runsc'");
 	}
 	snprintf(line, sizeof(line), "v%s, driver %s",
 		 s->cgroup_version[0] ? s->cgroup_version : "?", s->cgroup_driver);

@@ -56,6 +56,7 @@ int cmd_mcp(int argc, char **argv)
 	if (!o.task)
 		return cli_error("mcp: --task NAME is required"), EXIT_USAGE;
 	o.grade = cmd_run__grade;
+	o.grader = cmd_run__grader();
 	o.interrupted = &cmd_run__interrupted;
 	o.quiet_agent = true;
 	cmd_run__install_signals();

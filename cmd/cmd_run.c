@@ -7,11 +7,14 @@
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "cmd_run.h"
@@ -36,29 +39,35 @@ void cmd_run__install_signals(void)
 int cmd_run__grade(const sbx_task *task, const char *outputs_dir, sbx_run_grade *out,
 		   void *userdata, sbx_error *err)
 {
-	_cleanup_(sbx_grade_result_freep) sbx_grade_result *g = NULL;
-	_cleanup_(sbx_buf_free) sbx_buf text = SBX_BUF_INIT(16 * 1024 * 1024);
-	int r;
+	(void)userdata;
+	return sbx_run_grade_outputs(task, outputs_dir, out, err);
+}
 
-	r = sbx_grade_task(task, outputs_dir, &g, err);
-	if (r < 0)
-		return r;
-	out->graded = true;
-	out->status = g->status;
-	out->score = g->score;
-	out->cells_graded = g->graded;
-	out->cells_matched = g->matched;
-	snprintf(out->recalc, sizeof(out->recalc), "%s",
-		 g->recalc.computed   ? "native"
-		 : g->recalc.formulas ? "sandbox"
-				      : "none");
-	out->recalc_formulas = g->recalc.formulas;
-	out->recalc_native = g->recalc.computed;
-	out->recalc_unsupported = g->recalc.unsupported;
-	if (sbx_grade_report_text(g, 50, &text) >= 0)
-		out->report_text = sbx_buf_steal(&text, NULL);
-	out->report_json = sbx_grade_report_json(g);
-	return 0;
+const char *cmd_run__grader(void)
+{
+	static char path[PATH_MAX];
+	static const char *const rel[] = {"/", "/../libexec/sandboxctl/"};
+	char self[PATH_MAX];
+	ssize_t n;
+
+	if (path[0])
+		return path;
+	snprintf(path, sizeof(path), "/proc/self/exe");
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		return path;
+	self[n] = '\0';
+	dirname(self);
+	for (size_t i = 0; i < SBX_ELEMENTSOF(rel); i++) {
+		char p[PATH_MAX];
+
+		if (snprintf(p, sizeof(p), "%s%ssandbox-grader", self, rel[i]) < (int)sizeof(p) &&
+		    access(p, X_OK) == 0) {
+			snprintf(path, sizeof(path), "%s", p);
+			break;
+		}
+	}
+	return path;
 }
 
 /* "2g", "512m", "1.5GiB", "1073741824" -> bytes; 0 on a bad value. */
@@ -211,7 +220,9 @@ static void help(void)
 	       "                       ANTHROPIC_API_KEY; never logged)\n"
 	       "    --max-turns N (50), --max-output-tokens N, --max-total-tokens N,\n"
 	       "    --temperature T, --model-seed N, --system-prompt FILE\n"
-	       "                       every request and reply: runs/<run-id>/model.jsonl\n"
+	       "                       each message once: runs/<run-id>/model.jsonl; a reply\n"
+	       "                       over 4 MiB is refused, the conversation kept within\n"
+	       "                       8 MiB (the oldest turns' tool output elided first)\n"
 	       "  --timeout SECONDS  deadline for the agent (default: the task's, else 600)\n"
 	       "  --memory SIZE      memory limit, e.g. 2g, 512m (default: task's, else 2g)\n"
 	       "  --cpus N           CPU limit (default: task's, else 2)\n"
@@ -233,7 +244,10 @@ static void help(void)
 	       "                     IPv4 and IPv6 (iptables), no DNS; PID 1 starts as root\n"
 	       "                     with NET_ADMIN, SETPCAP, SETUID, SETGID to set the\n"
 	       "                     firewall, then drops every capability before anything\n"
-	       "                     runs. The transcript misses the agent's own traffic.\n",
+	       "                     runs. Every request must carry the run's token (in the\n"
+	       "                     URLs, or Authorization: Bearer) and /control is never\n"
+	       "                     served on that port. The transcript misses the agent's\n"
+	       "                     own traffic.\n",
 	       SBX_IMAGE_SLIM, SBX_IMAGE_FULL);
 	printf("  --port N           relay port on 127.0.0.1 (default: any free one)\n"
 	       "  --listen WHERE     tcp (default): 127.0.0.1:PORT; unix: a 0600 socket,\n"
@@ -254,10 +268,11 @@ static void help(void)
 	       "  --keep             leave the sandbox behind (remove it with 'sandboxctl gc')\n"
 	       "  --json             print result.json as one line on stdout\n"
 	       "  --quiet            agent output only into runs/<run-id>/agent.log\n\n"
-	       "Exit status: 0 pass, 1 graded but not passed, 2 usage, 3 engine or\n"
-	       "infrastructure error, 4 deadline passed, 5 agent error (the agent exited\n"
-	       "non-zero or could not start before complete_task; still graded), 6 the\n"
-	       "sandbox failed, 130 interrupted.\n");
+	       "Exit status: 0 pass, 1 graded but not passed (or a grade error: the\n"
+	       "grader, a child process, crashed or ran past its limits on the outputs),\n"
+	       "2 usage, 3 engine or infrastructure error, 4 deadline passed, 5 agent\n"
+	       "error (the agent exited non-zero or could not start before complete_task;\n"
+	       "still graded), 6 the sandbox failed, 130 interrupted.\n");
 }
 
 static void on_prepared(sbx_run *run, void *userdata)
@@ -421,6 +436,7 @@ int cmd_run(int argc, char **argv)
 	if (json)
 		o.quiet_agent = true; /* stdout carries exactly one line */
 	o.grade = cmd_run__grade;
+	o.grader = cmd_run__grader();
 	o.on_ready = on_ready;
 	o.on_prepared = on_prepared;
 	o.on_ready_userdata = &json;

@@ -7,7 +7,17 @@
 
 #include "sbx/run.h"
 
-/* The grade hook of sbx_run_opts: grades outputs_dir against the task. */
+/*
+ * The program every episode is graded by, in a child process, so a grader
+ * crash or runaway ends that episode as a grade error, never the command
+ * (run, mcp, sweep, serve): sandbox-grader next to sandboxctl (the build's
+ * cmd/, or libexec/sandboxctl/ when installed), else sandboxctl itself
+ * ("/proc/self/exe", its internal `__grade` verb in main.c). Never from PATH:
+ * it must be this build's.
+ */
+const char *cmd_run__grader(void);
+
+/* The grade hook of sbx_run_opts: grades outputs_dir against the task, in process. */
 int cmd_run__grade(const sbx_task *task, const char *outputs_dir, sbx_run_grade *out,
 		   void *userdata, sbx_error *err);
 

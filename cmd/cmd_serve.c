@@ -12,13 +12,11 @@
 #include <time.h>
 
 #include "cli.h"
+#include "cmd_run.h"
 #include "engines.h"
 #include "sbx/labels.h"
 #include "sbx/log.h"
 #include "sbx/serve.h"
-
-int cmd_run__grade(const sbx_task *task, const char *outputs_dir, sbx_run_grade *out,
-		   void *userdata, sbx_error *err);
 
 #define MAX_POOLS 8
 
@@ -76,6 +74,9 @@ static void help(void)
 	       "                      warm sandbox from whichever has one (cold starts go\n"
 	       "                      to the least busy), and one that fails 3 times in a\n"
 	       "                      row is drained while another is left\n"
+	       "  --runtime NAME      OCI runtime of every sandbox, warm or cold, e.g. runsc\n"
+	       "                      (default: the engine's); an engine without it is\n"
+	       "                      refused at start (exit 3)\n"
 	       "  --tasks-dir DIR     where task names are looked up\n"
 	       "  --runs-dir DIR      where run directories go (default runs)\n"
 	       "  --token TOKEN       use this token (16..64 of A-Z a-z 0-9 _ -) instead of a\n"
@@ -159,6 +160,7 @@ static int parse_args(int argc, char **argv)
 		{"max-timeout", .value = &arg_max_timeout},
 		{"stop-grace", .value = &arg_stop_grace},
 		{"engine", .parse = parse_engine},
+		{"runtime", .value = &arg_so.runtime},
 		{"tasks-dir", .value = &arg_so.tasks_dir},
 		{"runs-dir", .value = &arg_so.runs_dir},
 		{"token", .value = &arg_so.token},
@@ -194,17 +196,22 @@ static void sleep_ms(long ms)
 	nanosleep(&(struct timespec){ms / 1000, (ms % 1000) * 1000000L}, NULL);
 }
 
-/* Every engine answers and holds the pools' images now: one clear error, not a
- * pool that never fills. */
+/* Every engine answers, holds the pools' images and has --runtime now: one
+ * clear error, not a pool that never fills. */
 static int check_engines(void)
 {
 	char *images[MAX_POOLS + 2] = {0};
+	bool runtime = arg_so.runtime && *arg_so.runtime;
 
-	if (arg_n_eargs == 0)
+	if (arg_n_eargs == 0 && !runtime)
 		return 0;
-	for (size_t i = 0; i < arg_n_pools; i++)
+	for (size_t i = 0; arg_n_eargs && i < arg_n_pools; i++)
 		images[i] = (char *)arg_pools[i].image;
-	return cli_check_engines("serve", arg_eargs, arg_n_eargs, images, NULL, NULL, NULL, NULL);
+	if (arg_n_eargs == 0) /* the default engine, for --runtime */
+		return cli_check_engines("serve", &(cli_engine_arg){0}, 1, NULL, arg_so.runtime,
+					 NULL, NULL, NULL);
+	return cli_check_engines("serve", arg_eargs, arg_n_eargs, images, arg_so.runtime, NULL,
+				 NULL, NULL);
 }
 
 static int serve(void)
@@ -223,6 +230,7 @@ static int serve(void)
 	if (check_engines() < 0)
 		return EXIT_ENGINE;
 	arg_so.grade = cmd_run__grade;
+	arg_so.grader = cmd_run__grader();
 	arg_so.hurry = &arg_hurry;
 	cli_on_stop_signals(on_signal);
 	if (sbx_serve_start(&s, &arg_so, &err) < 0) {

@@ -743,6 +743,7 @@ int cmd_sweep(int argc, char **argv)
 	so.engines = engines;
 	so.n_engines = n_eargs;
 	so.grade = cmd_run__grade;
+	so.grader = cmd_run__grader();
 	so.stop = &arg_signals;
 	so.stop_grace_s = (uint32_t)stop_grace;
 	so.progress = on_progress;

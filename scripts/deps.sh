@@ -11,12 +11,13 @@ build_pkgs=(
 	zlib1g-dev libssl-dev libhttp-parser-dev
 )
 # What the tests and the offline base image need on the host (chromium: the
-# headless page tests of `sandboxctl view`, tests/view).
+# headless page tests of `sandboxctl view`, tests/view; runsc: gVisor, the
+# second engine of tests/runsc).
 test_pkgs=(
 	busybox-static mmdebstrap ca-certificates curl iproute2
 	libreoffice-calc xvfb xauth x11-utils fonts-dejavu-core
 	python3-odf python3-pip wrk valgrind libclang-rt-14-dev jq gcovr
-	chromium
+	chromium runsc
 )
 # The official MCP client SDKs, for protocol tests.
 pip_pkgs=(mcp fastmcp)

@@ -44,6 +44,11 @@ static void help(void)
 	       "  --http ADDR:PORT        HTTP on a loopback address, e.g. 127.0.0.1:8765\n"
 	       "  --unix PATH             HTTP on a unix socket (the host reaches it through a\n"
 	       "                          Docker exec relay); same endpoints as --http\n"
+	       "                          (--unix with --http: both, /control on the socket only)\n"
+	       "$SANDBOX_HTTP_TOKEN (16-64 URL-safe bytes, removed from the environment at\n"
+	       "start): every --http request must carry it, as its first path segment\n"
+	       "(/TOKEN/mcp) or as Authorization: Bearer TOKEN (401 otherwise), and\n"
+	       "/control/... is refused there (403).\n"
 	       "HTTP endpoints: POST/DELETE /mcp (Streamable HTTP), GET /mcp/sse + POST\n"
 	       "/mcp/messages (legacy SSE), GET /health, GET /tools, POST /tools/call,\n"
 	       "GET /resources, POST /task/start, GET /task/status, POST /task/complete\n"
@@ -69,7 +74,8 @@ static void help(void)
 	       "                          \"stdio PID\"; stderr also gets a line with \"ready\"\n"
 	       "  --allowed-host HOST     accept this Host/Origin name too (repeatable)\n"
 	       "  --listen-any            allow a non-loopback --http address (for Docker port\n"
-	       "                          publishing; the container must have no egress)\n"
+	       "                          publishing; the container must have no egress);\n"
+	       "                          needs $SANDBOX_HTTP_TOKEN\n"
 	       "  --max-body BYTES        largest HTTP request body (default 16 MiB)\n"
 	       "  --max-connections N     concurrent HTTP connections (default 64)\n"
 	       "  -h, --help              this text\n"
@@ -256,12 +262,48 @@ static int parse_args(int argc, char **argv, char ***hosts, size_t *n_hosts)
 		fprintf(stderr, "sandbox-mcp: --workspace DIR is required (see --help)\n");
 		return -EINVAL;
 	}
-	if (transports > 1) {
-		fprintf(stderr, "sandbox-mcp: choose one of --stdio, --http, --unix\n");
+	/* --unix with --http: the host's socket and a published port (sandboxctl's
+	 * --network published). */
+	if (transports > 1 && !(transports == 2 && arg_http && arg_unix)) {
+		fprintf(stderr, "sandbox-mcp: choose one of --stdio, --http, --unix "
+				"(or --unix with --http)\n");
 		return -EINVAL;
 	}
 	if (transports == 0)
 		arg_stdio = true;
+	return 0;
+}
+
+/*
+ * $SANDBOX_HTTP_TOKEN: the run's token, required on every --http request.
+ * Taken out of the environment before anything starts, so code the tools
+ * run (which inherits the server's environment) never sees it. NULL: none;
+ * -EINVAL when set but not 16-64 URL-safe bytes, or missing with --listen-any.
+ */
+static int take_http_token(char **out)
+{
+	const char *v = getenv("SANDBOX_HTTP_TOKEN");
+	size_t n = v ? strlen(v) : 0;
+
+	*out = NULL;
+	if (v &&
+	    (n < 16 || n > 64 ||
+	     strspn(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_") != n)) {
+		fprintf(stderr, "sandbox-mcp: $SANDBOX_HTTP_TOKEN: expected 16-64 URL-safe "
+				"bytes\n");
+		return -EINVAL;
+	}
+	if (!v && arg_listen_any) {
+		fprintf(stderr, "sandbox-mcp: --listen-any needs $SANDBOX_HTTP_TOKEN: a port "
+				"others can reach must not serve without one\n");
+		return -EINVAL;
+	}
+	if (v) {
+		*out = strdup(v);
+		if (!*out)
+			return -ENOMEM;
+		unsetenv("SANDBOX_HTTP_TOKEN");
+	}
 	return 0;
 }
 
@@ -307,12 +349,15 @@ int main(int argc, char **argv)
 	double deadline;
 	sbx_error err = SBX_ERROR_INIT;
 	char **hosts = NULL;
+	_cleanup_free_ char *token = NULL;
 	size_t n_hosts = 0;
 	sigset_t mask;
 	server srv;
 	int r;
 
 	r = parse_args(argc, argv, &hosts, &n_hosts);
+	if (r == 0)
+		r = take_http_token(&token);
 	if (r != 0) {
 		free(hosts);
 		return r > 0 ? 0 : 2;
@@ -358,6 +403,7 @@ int main(int argc, char **argv)
 			.unix_path = arg_unix,
 			.ready_file = arg_ready_file,
 			.listen_any = arg_listen_any,
+			.token = token,
 			.max_body = arg_max_body,
 			.max_connections = arg_max_connections,
 		};

@@ -109,10 +109,20 @@ cJSON *server_tool_json_reference(const server *srv, size_t index);
 
 typedef struct mcp_session {
 	char id[40];		   /* Mcp-Session-Id or legacy SSE session id; "" for stdio */
-	char protocol_version[16]; /* negotiated at initialize */
+	char protocol_version[16]; /* negotiated at initialize, or the request's (2026-07-28) */
 	atomic_int log_level;	   /* notifications/message at or above this (syslog scale) */
 	atomic_bool initialized;
+	/* 2026-07-28: this session serves one request at that revision (rpc_modern.c). */
+	bool modern;
+	/* Whose notifications/cancelled reach this request's calls: a stdio
+	 * connection's per-request sessions name the connection. NULL: itself. */
+	const struct mcp_session *owner;
+	atomic_int era; /* a stream connection's protocol era, MCP_ERA_* (stdio) */
 } mcp_session;
+
+#define MCP_MODERN_VERSION "2026-07-28"
+
+enum { MCP_ERA_UNDECIDED, MCP_ERA_LEGACY, MCP_ERA_MODERN };
 
 void mcp_session_init(mcp_session *s);
 
@@ -139,11 +149,53 @@ int mcp_handle_text(server *srv, mcp_session *s, const char *text, size_t len, c
 /* A JSON-RPC error response (malloc'd) for id (NULL → null id). */
 char *mcp_error_response(const cJSON *id, int code, const char *message);
 
+/* The same with error.data (taken, may be NULL). */
+char *mcp_error_response_data(const cJSON *id, int code, const char *message, cJSON *data);
+
+/* ---- 2026-07-28, the stateless revision (rpc_modern.c) ---- */
+
+/* The routing headers of an HTTP request (NULL when absent); duplicated names one sent twice. */
+typedef struct mcp_route_headers {
+	const char *version; /* MCP-Protocol-Version */
+	const char *method;  /* Mcp-Method */
+	const char *name;    /* Mcp-Name */
+	const char *duplicated;
+} mcp_route_headers;
+
+/* True when msg's params._meta carries the 2026-07-28 envelope's protocol version key. */
+bool mcp_has_envelope(const cJSON *msg);
+
+/*
+ * Checks a 2026-07-28 request's envelope (params._meta protocol version and
+ * client capabilities) and, over HTTP (h not NULL), that the routing headers
+ * agree with the body; then sets s (initialised by the caller) up to serve it.
+ * Returns 0 when the request may go to mcp_handle with s; else the JSON-RPC
+ * error code, with the error response (malloc'd) in *out.
+ */
+int mcp_modern_accept(const cJSON *msg, const mcp_route_headers *h, mcp_session *s, char **out);
+
+/* The HTTP status for a response at 2026-07-28: 400/404 for the revision's errors, else 200. */
+unsigned mcp_modern_http_status(const char *response);
+
+/*
+ * A stream connection (stdio) in the era its first request opens: a request
+ * carrying the 2026-07-28 envelope (not initialize) opens a modern one, where
+ * each request is checked and served at its own version and initialize gets
+ * -32022; anything else a legacy one, where an enveloped request gets -32600.
+ * mcp_stream_decide must see each message first, on the reading thread.
+ */
+void mcp_stream_decide(mcp_session *s, const cJSON *msg);
+int mcp_handle_stream(server *srv, mcp_session *s, const cJSON *msg, const rpc_sink *sink,
+		      char **out);
+
 /* Marks every running tool call cancelled (shutdown). */
 void server_cancel_all(server *srv);
 
 /* True when msg is a request (has a method and an id). */
 bool mcp_is_request(const cJSON *msg);
+
+/* A log level's place on the syslog scale (0 emergency … 7 debug), or -EINVAL. */
+int mcp_log_level(const char *name);
 
 /* Whether the protocol version string is one we speak. */
 bool mcp_version_supported(const char *version);
@@ -158,6 +210,7 @@ typedef struct http_options {
 	const char *unix_path;	/* unix socket path or NULL */
 	const char *ready_file; /* written once listening, or NULL */
 	bool listen_any;	/* allow a non-loopback --http address */
+	const char *token;	/* required on every --http request; /control refused there */
 	size_t max_body;	/* bytes */
 	unsigned max_connections;
 } http_options;

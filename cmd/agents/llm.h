@@ -84,3 +84,27 @@ int llm_tool_parts(const cJSON *t, const char **name, const char **desc, cJSON *
 
 /* A tool name every provider accepts: [A-Za-z0-9_-]{1,64}. */
 bool llm_tool_name_ok(const char *name);
+
+/*
+ * The conversation's memory bound (llm_budget.c). An upper bound on the JSON
+ * values in the len bytes at s (what parsing them would allocate), counted
+ * without parsing.
+ */
+size_t llm_json_values(const char *s, size_t len);
+
+/* v as one raw JSON node holding its printed text (the caller owns it): a
+ * reply kept in the conversation costs its bytes, not a tree of nodes. */
+cJSON *llm_compact(const cJSON *v);
+
+/* Cuts *text (reallocated) to at most max bytes, ending in a note that says
+ * how many bytes went and why; returns its length. */
+size_t llm_cut(char **text, size_t max, const char *why);
+
+/*
+ * Once messages print to more than budget bytes, the big pieces (strings and
+ * tool arguments over 1 KiB, images) of its messages from the second up to
+ * keep_from (exclusive) become a marker naming their size, oldest first, until
+ * it fits. Returns the printed size left (over budget only when what must be
+ * kept is).
+ */
+size_t llm_trim(cJSON *messages, size_t keep_from, size_t budget);

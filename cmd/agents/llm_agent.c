@@ -10,8 +10,8 @@
  * Exit 0 when the attempt ran (whatever the model did: the grade says how
  * good it was); 3 when the provider failed it (a bad key, a malformed reply,
  * errors past the retries) — the run then records agent_error; 2 on usage.
- * Every request and reply goes to model.jsonl (no key; images as size and
- * hash); the summary (turns, tool calls, usage, stop reason) to a JSON file
+ * Each message goes to model.jsonl once, as first sent (no key; images as
+ * size and hash); the summary (turns, tool calls, usage, stop reason) to a JSON file
  * the run merges into result.json.
  */
 #include <errno.h>
@@ -26,11 +26,25 @@
 #include <unistd.h>
 
 #include "llm.h"
+#include "llm_reply.h"
 #include "mcp_client.h"
 #include "say.h"
 
-#define MAX_REPLY (32L << 20)
-#define MAX_TRIES 8
+/*
+ * The memory bound (README "--agent llm"), with a reply's own (llm_reply.h):
+ * a tool result is kept to RESULT_MAX, a turn's results to TURN_RESULTS_MAX;
+ * the conversation sent back is kept within CONVERSATION_MAX by eliding the
+ * oldest turns' big pieces (llm_trim).
+ */
+#define RESULT_MAX	 (1L << 20)
+#define TURN_RESULTS_MAX (4L << 20)
+#define CONVERSATION_MAX (8L << 20)
+#define MAX_TRIES	 8
+/* Tool calls in one reply (each runs, and each answer stays in the conversation). */
+#define MAX_CALLS 256
+/* Nothing accepts the connection: tries, and the waits between them (seconds). */
+#define CONNECT_TRIES 3
+static const double connect_waits[CONNECT_TRIES - 1] = {0.5, 1.0};
 
 static const char default_system[] =
 	"You are an agent working inside a sandbox on a spreadsheet task. Use the tools "
@@ -58,6 +72,7 @@ typedef struct agent {
 	/* the summary */
 	long turns, tool_calls, tool_errors, retries;
 	uint64_t in_tokens, out_tokens, cached_tokens;
+	int logged_messages; /* of the request's list, in model.jsonl */
 	const char *stop_reason;
 	char error[3072];
 } agent;
@@ -108,8 +123,12 @@ static void redact_images(cJSON *node)
 	}
 }
 
-/* One model.jsonl line: {"t", "turn", kind: body, ...extra}. */
-static void record(agent *a, const char *kind, const cJSON *body, long status, double ms)
+/*
+ * One model.jsonl line: {"t", "turn", kind: body, ...extra}. body is the
+ * caller's; with redact, images in (a copy of) it are logged as size + hash.
+ */
+static void record(agent *a, const char *kind, cJSON *body, long status, double ms, bool redact,
+		   int messages_from)
 {
 	cJSON *line, *copy;
 	char *text;
@@ -123,9 +142,17 @@ static void record(agent *a, const char *kind, const cJSON *body, long status, d
 		cJSON_AddNumberToObject(line, "status", (double)status);
 	if (ms >= 0)
 		cJSON_AddNumberToObject(line, "ms", round(ms * 1000) / 1000);
-	copy = body ? cJSON_Duplicate(body, 1) : cJSON_CreateNull();
-	redact_images(copy);
-	cJSON_AddItemToObject(line, kind, copy);
+	if (messages_from >= 0)
+		cJSON_AddNumberToObject(line, "messages_from", messages_from);
+	if (!body) {
+		cJSON_AddNullToObject(line, kind);
+	} else if (redact) {
+		copy = cJSON_Duplicate(body, 1);
+		redact_images(copy);
+		cJSON_AddItemToObject(line, kind, copy);
+	} else { /* a reply: no images, and no second copy of up to LLM_REPLY_VALUES nodes */
+		cJSON_AddItemReferenceToObject(line, kind, body);
+	}
 	text = cJSON_PrintUnformatted(line);
 	if (text) {
 		redact_key(a, text);
@@ -136,63 +163,54 @@ static void record(agent *a, const char *kind, const cJSON *body, long status, d
 	cJSON_Delete(line);
 }
 
-/* The request as sent: its text is reused unless it carries images to redact. */
-static void record_request(agent *a, const cJSON *body, char *text)
+/*
+ * The request, each message once: its "messages" holds those not logged
+ * before (from index "messages_from" of the request's own list on), the
+ * model's turns as a pointer to their reply line, and "tools" only in the
+ * first request (they do not change). So model.jsonl grows with what was
+ * said, not with the conversation's length times its turns.
+ */
+static void record_request(agent *a, cJSON *body)
 {
-	if (!a->log || !text)
-		return;
-	if (strstr(text, "base64") || (a->key && strlen(a->key) >= 4 && strstr(text, a->key))) {
-		record(a, "request", body, 0, -1); /* the slow path redacts */
-		return;
+	cJSON *msgs = cJSON_GetObjectItemCaseSensitive(body, "messages"), *m;
+	cJSON *view = cJSON_CreateObject(), *shown = cJSON_CreateArray();
+	int from = a->logged_messages, i = 0;
+
+	if (!a->log)
+		goto done;
+	for (cJSON *c = body->child; c; c = c->next)
+		if (c != msgs && (a->turns <= 1 || strcmp(c->string, "tools") != 0))
+			cJSON_AddItemReferenceToObject(view, c->string, c);
+	cJSON_ArrayForEach (m, msgs) {
+		const char *role =
+			cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "role"));
+		cJSON *o;
+
+		if (i++ < from)
+			continue;
+		if (!role || strcmp(role, "assistant") != 0) {
+			cJSON_AddItemReferenceToArray(shown, m);
+			continue;
+		}
+		o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "role", "assistant");
+		cJSON_AddStringToObject(o, "logged_as", "the reply of the turn before");
+		cJSON_AddItemToArray(shown, o);
 	}
-	fprintf(a->log, "{\"t\":%.6f,\"turn\":%ld,\"request\":%s}\n", now_s(), a->turns, text);
-	fflush(a->log);
-}
-
-typedef struct reply_buf {
-	agent_body b;	  /* first: the write callback's view */
-	long retry_after; /* seconds, -1 when absent */
-} reply_buf;
-
-/* Retry-After is delay-seconds or an HTTP date (RFC 9110 10.2.3); a date in the past is 0. */
-static long retry_after_seconds(const char *v, size_t len)
-{
-	char text[128], *end;
-	long secs;
-	time_t when;
-
-	while (len > 0 && (*v == ' ' || *v == '\t'))
-		v++, len--;
-	while (len > 0 && (v[len - 1] == '\r' || v[len - 1] == '\n' || v[len - 1] == ' '))
-		len--;
-	if (len == 0 || len >= sizeof(text))
-		return -1;
-	memcpy(text, v, len);
-	text[len] = '\0';
-	errno = 0;
-	secs = strtol(text, &end, 10);
-	if (end != text && !*end)
-		return errno || secs < 0 ? -1 : secs;
-	when = curl_getdate(text, NULL);
-	if (when == -1)
-		return -1;
-	return when > time(NULL) ? (long)(when - time(NULL)) : 0;
-}
-
-static size_t on_header(char *p, size_t size, size_t n, void *ud)
-{
-	reply_buf *b = ud;
-	size_t len = size * n;
-
-	if (len > 12 && strncasecmp(p, "Retry-After:", 12) == 0)
-		b->retry_after = retry_after_seconds(p + 12, len - 12);
-	return len;
+	a->logged_messages = i;
+	cJSON_AddItemToObject(view, "messages", shown);
+	shown = NULL;
+	record(a, "request", view, 0, -1, true, from);
+done:
+	cJSON_Delete(shown);
+	cJSON_Delete(view);
 }
 
 /* The provider's error message from a JSON error body, or a short excerpt. */
-static void provider_error(agent *a, long status, const reply_buf *b, const char *curl_err)
+static void provider_error(agent *a, long status, const llm_body *b, const char *curl_err)
 {
-	cJSON *j = b->b.data ? cJSON_Parse(b->b.data) : NULL;
+	/* A big error body is shown as an excerpt, unparsed: it may be millions of values. */
+	cJSON *j = b->b.data && b->b.len < (64 << 10) ? cJSON_Parse(b->b.data) : NULL;
 	const cJSON *e = cJSON_GetObjectItemCaseSensitive(j, "error");
 	const char *m = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "message"));
 
@@ -219,11 +237,10 @@ static bool retryable(long status)
  * Sleeps for attempt's backoff (full jitter, capped), or Retry-After; false when
  * the wait would end past the deadline (a Retry-After far off gives up at once).
  */
-static bool back_off(agent *a, int attempt, long retry_after)
+static bool back_off(agent *a, int attempt, double retry_after)
 {
 	double cap = fmin(30.0, 0.5 * (double)(1L << (attempt < 6 ? attempt : 6)));
-	double wait =
-		retry_after >= 0 ? (double)retry_after : cap * ((double)rand() / (double)RAND_MAX);
+	double wait = retry_after >= 0 ? retry_after : cap * ((double)rand() / (double)RAND_MAX);
 	double left = (double)a->deadline - now_s();
 
 	if (wait > left - 1)
@@ -234,19 +251,28 @@ static bool back_off(agent *a, int attempt, long retry_after)
 	return true;
 }
 
+/* Nothing accepted the connection: a base URL with nothing behind it, not a busy provider. */
+static bool refused_connection(CURLcode rc)
+{
+	return rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST ||
+	       rc == CURLE_COULDNT_RESOLVE_PROXY;
+}
+
 /* POSTs body to the model; the parsed reply, or NULL with a->error set. */
-static cJSON *ask(agent *a, const cJSON *body)
+static cJSON *ask(agent *a, cJSON *body)
 {
 	char *text = cJSON_PrintUnformatted(body);
 	struct curl_slist *h = NULL;
 	cJSON *reply = NULL;
+	int refusals = 0;
+	double started = now_s();
 
 	h = curl_slist_append(h, "Content-Type: application/json");
 	h = curl_slist_append(h, "Expect:"); /* no 100-continue round trip per request */
 	h = a->api->headers(h, a->key);
-	record_request(a, body, text);
+	record_request(a, body);
 	for (int attempt = 0; attempt < MAX_TRIES && text; attempt++) {
-		reply_buf b = {.b.max = MAX_REPLY, .retry_after = -1};
+		llm_body b;
 		long status = 0, timeout = (long)(a->deadline - time(NULL));
 		double t0 = now_s();
 		CURLcode rc;
@@ -258,34 +284,48 @@ static cJSON *ask(agent *a, const cJSON *body)
 		curl_easy_setopt(a->curl, CURLOPT_URL, a->url);
 		curl_easy_setopt(a->curl, CURLOPT_HTTPHEADER, h);
 		curl_easy_setopt(a->curl, CURLOPT_POSTFIELDS, text);
-		curl_easy_setopt(a->curl, CURLOPT_WRITEFUNCTION, agent_body_write);
-		curl_easy_setopt(a->curl, CURLOPT_WRITEDATA, &b);
-		curl_easy_setopt(a->curl, CURLOPT_HEADERFUNCTION, on_header);
-		curl_easy_setopt(a->curl, CURLOPT_HEADERDATA, &b);
+		llm_body_init(&b, a->curl);
 		curl_easy_setopt(a->curl, CURLOPT_TIMEOUT, timeout < 600 ? timeout : 600L);
 		rc = curl_easy_perform(a->curl);
 		if (rc == CURLE_OK)
 			curl_easy_getinfo(a->curl, CURLINFO_RESPONSE_CODE, &status);
 		if (rc == CURLE_OK && status == 200) {
-			reply = cJSON_ParseWithLength(b.b.data ? b.b.data : "", b.b.len);
-			if (!reply)
-				snprintf(a->error, sizeof(a->error),
-					 "%s answered 200 with a body that is not JSON", a->url);
-			else
-				record(a, "reply", reply, status, (now_s() - t0) * 1000);
+			reply = llm_body_parse(&b, a->url, a->error, sizeof(a->error));
+			if (reply)
+				record(a, "reply", reply, status, (now_s() - t0) * 1000, false, -1);
 			free(b.b.data);
 			break;
 		}
-		provider_error(a, status, &b, rc == CURLE_OK ? NULL : curl_easy_strerror(rc));
+		if (b.refused)
+			llm_body_refusal(&b, a->url, a->error, sizeof(a->error));
+		else
+			provider_error(a, status, &b,
+				       rc == CURLE_OK ? NULL : curl_easy_strerror(rc));
+		if (refused_connection(rc) && ++refusals < CONNECT_TRIES) {
+			size_t len = strlen(a->error);
+
+			snprintf(a->error + len, sizeof(a->error) - len, " (try %d of %d)",
+				 refusals, CONNECT_TRIES);
+		} else if (refused_connection(rc)) {
+			size_t len = strlen(a->error);
+
+			snprintf(a->error + len, sizeof(a->error) - len,
+				 " (%d tries over %.1f s: is anything serving the base URL?)",
+				 CONNECT_TRIES, now_s() - started);
+		}
 		{
 			cJSON *err = cJSON_CreateString(a->error);
-			record(a, "error", err, status, (now_s() - t0) * 1000);
+			record(a, "error", err, status, (now_s() - t0) * 1000, false, -1);
 			cJSON_Delete(err);
 		}
 		free(b.b.data);
-		if (rc == CURLE_OK && !retryable(status))
+		/* A reply refused while it came would come again: not retried. */
+		if (b.refused || (rc == CURLE_OK && !retryable(status)) ||
+		    (refused_connection(rc) && refusals >= CONNECT_TRIES))
 			break;
-		if (!back_off(a, attempt, b.retry_after))
+		if (!back_off(a, attempt,
+			      refused_connection(rc) ? connect_waits[refusals - 1]
+						     : (double)b.retry_after))
 			break;
 	}
 	curl_slist_free_all(h);
@@ -350,6 +390,39 @@ static void run_call(agent *a, const llm_call *c, llm_result *out)
 	cJSON_Delete(res);
 }
 
+/*
+ * What of a turn's tool results the conversation keeps: each text up to
+ * RESULT_MAX, all of them (images too) up to TURN_RESULTS_MAX; what is cut
+ * says so, and an image past the budget is dropped with a note.
+ */
+static void keep_results(const llm_reply *r, llm_result *results)
+{
+	static const char why[] = "a tool result is kept to 1 MiB, a turn's results to 4 MiB";
+	size_t left = TURN_RESULTS_MAX;
+
+	for (size_t i = 0; i < r->n_calls; i++) {
+		llm_result *x = &results[i];
+		size_t kept = llm_cut(&x->text, left < RESULT_MAX ? left : RESULT_MAX, why);
+		size_t img = x->image_b64 ? strlen(x->image_b64) : 0;
+
+		left = left > kept ? left - kept : 0;
+		if (img > left) {
+			char *text = NULL;
+
+			if (asprintf(&text,
+				     "%s\n[an image of %zu bytes dropped by sandbox-llm-agent: %s]",
+				     x->text ? x->text : "", img, why) >= 0) {
+				free(x->text);
+				x->text = text;
+			}
+			free(x->image_b64);
+			x->image_b64 = NULL;
+			img = 0;
+		}
+		left -= img;
+	}
+}
+
 /* The loop; 0 when the attempt ran, 3 when the provider failed it. */
 static int converse(agent *a, const char *system, const char *prompt, cJSON *tools)
 {
@@ -359,11 +432,12 @@ static int converse(agent *a, const char *system, const char *prompt, cJSON *too
 	llm_add_message(messages, "user", cJSON_CreateString(prompt));
 	a->stop_reason = "max_turns";
 	while (a->turns < a->o.max_turns) {
+		int turn_start = cJSON_GetArraySize(messages);
 		cJSON *body, *reply;
 		llm_reply r = {0};
 		llm_result *results;
 		char why[512] = "";
-		bool done = false;
+		bool done = false, malformed;
 
 		if (a->o.max_total_tokens > 0 &&
 		    a->in_tokens + a->out_tokens >= (uint64_t)a->o.max_total_tokens) {
@@ -385,7 +459,14 @@ static int converse(agent *a, const char *system, const char *prompt, cJSON *too
 			rc = 3;
 			break;
 		}
-		if (a->api->parse(reply, &r, why, sizeof(why)) < 0) {
+		malformed = a->api->parse(reply, &r, why, sizeof(why)) < 0;
+		if (!malformed && r.n_calls > MAX_CALLS) {
+			snprintf(why, sizeof(why),
+				 "it calls %zu tools: over the %d a reply may call", r.n_calls,
+				 MAX_CALLS);
+			malformed = true;
+		}
+		if (malformed) {
 			snprintf(a->error, sizeof(a->error), "malformed reply from %s: %s", a->url,
 				 why[0] ? why : "out of memory");
 			a->stop_reason = "malformed_reply";
@@ -419,7 +500,10 @@ static int converse(agent *a, const char *system, const char *prompt, cJSON *too
 			if (strcmp(r.calls[i].name, "complete_task") == 0 && !results[i].is_error)
 				done = true;
 		}
+		keep_results(&r, results);
 		a->api->add_results(messages, &r, results);
+		/* This turn stays whole; older ones give way once the budget is passed. */
+		llm_trim(messages, (size_t)turn_start, CONVERSATION_MAX);
 		for (size_t i = 0; i < r.n_calls; i++)
 			llm_result_clear(&results[i]);
 		free(results);
@@ -500,9 +584,16 @@ static void usage(FILE *to)
 		"  --max-output-tokens N    per reply (anthropic default 4096)\n"
 		"  --max-total-tokens N     input + output over the episode\n"
 		"  --temperature T, --model-seed N, --system-prompt FILE\n"
-		"  --log FILE               model.jsonl (default $SANDBOX_RUN_DIR/model.jsonl)\n"
+		"  --log FILE               model.jsonl, each message once (default\n"
+		"                           $SANDBOX_RUN_DIR/model.jsonl)\n"
 		"  --summary FILE           the summary JSON (default "
 		"$SANDBOX_RUN_DIR/agent-llm.json)\n"
+		"Limits: a reply over 4 MiB or 262144 JSON values or 256 tool calls, an event\n"
+		"stream, a body not ended 30 s after it began: refused (exit 3). A tool result\n"
+		"is kept to 1 MiB, a turn's to 4 MiB; past 8 MiB of conversation the oldest\n"
+		"turns' big pieces (tool output, text, arguments, images) become a note of\n"
+		"their size. Nothing listening at the base URL: 3 tries over 1.5 s. Peak RSS\n"
+		"stays under 128 MiB.\n"
 		"Exit: 0 the attempt ran, 3 the provider failed it, 2 usage.\n");
 }
 

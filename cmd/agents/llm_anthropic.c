@@ -122,7 +122,7 @@ static int parse(const cJSON *body, llm_reply *r, char *why, size_t why_len)
 static void add_assistant(cJSON *messages, const cJSON *body)
 {
 	llm_add_message(messages, "assistant",
-			cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(body, "content"), 1));
+			llm_compact(cJSON_GetObjectItemCaseSensitive(body, "content")));
 }
 
 static void add_results(cJSON *messages, const llm_reply *r, const llm_result *results)

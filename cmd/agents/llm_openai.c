@@ -129,11 +129,13 @@ static void add_assistant(cJSON *messages, const cJSON *body)
 	const cJSON *calls = cJSON_GetObjectItemCaseSensitive(msg, "tool_calls");
 	cJSON *m;
 
-	/* Only the fields a request may carry back: role, content, tool_calls. */
+	/* Only the fields a request may carry back: role, content, tool_calls; as text. */
 	m = llm_add_message(messages, "assistant",
-			    content ? cJSON_Duplicate(content, 1) : cJSON_CreateNull());
+			    cJSON_IsString(content) ? cJSON_Duplicate(content, 1)
+			    : content		    ? llm_compact(content)
+						    : cJSON_CreateNull());
 	if (cJSON_GetArraySize(calls) > 0)
-		cJSON_AddItemToObject(m, "tool_calls", cJSON_Duplicate(calls, 1));
+		cJSON_AddItemToObject(m, "tool_calls", llm_compact(calls));
 }
 
 static void add_results(cJSON *messages, const llm_reply *r, const llm_result *results)

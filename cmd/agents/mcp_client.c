@@ -6,7 +6,8 @@
 #include <string.h>
 #include <strings.h>
 
-#define MAX_BODY (64L * 1024 * 1024)
+#define MAX_BODY       (64L * 1024 * 1024)
+#define MODERN_VERSION "2026-07-28"
 
 typedef struct body {
 	agent_body b; /* first: the write callback's view */
@@ -88,6 +89,30 @@ static cJSON *pick_response(const body *b, int id)
 	return NULL;
 }
 
+/* At 2026-07-28 a request repeats its method and the name it acts on in headers. */
+static struct curl_slist *routing_headers(struct curl_slist *h, const cJSON *msg)
+{
+	const char *method = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(msg, "method"));
+	const cJSON *params = cJSON_GetObjectItemCaseSensitive(msg, "params");
+	const char *name = NULL;
+	char hdr[320];
+
+	if (!method || !cJSON_GetObjectItemCaseSensitive(msg, "id"))
+		return h;
+	snprintf(hdr, sizeof(hdr), "Mcp-Method: %s", method);
+	h = curl_slist_append(h, hdr);
+	if (strcmp(method, "tools/call") == 0)
+		name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(params, "name"));
+	/* Tool names are [A-Za-z0-9_./-]{1,64}: safe in a header as they are. */
+	if (name && strlen(name) <= 64 &&
+	    strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./-") ==
+		    strlen(name)) {
+		snprintf(hdr, sizeof(hdr), "Mcp-Name: %s", name);
+		h = curl_slist_append(h, hdr);
+	}
+	return h;
+}
+
 /* POSTs one message; returns the HTTP status, or -1. *out gets the body. */
 static long post(mcp_client *c, cJSON *msg, body *out)
 {
@@ -108,6 +133,8 @@ static long post(mcp_client *c, cJSON *msg, body *out)
 		snprintf(hdr, sizeof(hdr), "MCP-Protocol-Version: %s", c->version);
 		h = curl_slist_append(h, hdr);
 	}
+	if (c->modern)
+		h = routing_headers(h, msg);
 	curl_easy_setopt(c->curl, CURLOPT_URL, c->url);
 	curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, h);
 	curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, text);
@@ -126,7 +153,24 @@ static long post(mcp_client *c, cJSON *msg, body *out)
 	return status;
 }
 
-static cJSON *message(const char *method, int id, cJSON *params)
+/* 2026-07-28's per-request envelope: the version, our capabilities (none) and who we are. */
+static void add_envelope(const mcp_client *c, cJSON *msg)
+{
+	cJSON *params = cJSON_GetObjectItemCaseSensitive(msg, "params"), *meta, *info;
+
+	if (!params)
+		params = cJSON_AddObjectToObject(msg, "params");
+	meta = cJSON_GetObjectItemCaseSensitive(params, "_meta");
+	if (!meta)
+		meta = cJSON_AddObjectToObject(params, "_meta");
+	cJSON_AddStringToObject(meta, "io.modelcontextprotocol/protocolVersion", c->version);
+	cJSON_AddObjectToObject(meta, "io.modelcontextprotocol/clientCapabilities");
+	info = cJSON_AddObjectToObject(meta, "io.modelcontextprotocol/clientInfo");
+	cJSON_AddStringToObject(info, "name", c->name ? c->name : "sandboxctl");
+	cJSON_AddStringToObject(info, "version", c->client_version ? c->client_version : "0");
+}
+
+static cJSON *message(const mcp_client *c, const char *method, int id, cJSON *params)
 {
 	cJSON *msg = cJSON_CreateObject();
 
@@ -136,13 +180,15 @@ static cJSON *message(const char *method, int id, cJSON *params)
 	cJSON_AddStringToObject(msg, "method", method);
 	if (params)
 		cJSON_AddItemToObject(msg, "params", params);
+	if (c->modern && id > 0)
+		add_envelope(c, msg);
 	return msg;
 }
 
 const cJSON *mcp_client_rpc(mcp_client *c, const char *method, cJSON *params, cJSON **resp_out)
 {
 	int id = ++c->next_id;
-	cJSON *msg = message(method, id, params), *resp;
+	cJSON *msg = message(c, method, id, params), *resp;
 	body b = {.b.max = MAX_BODY};
 	long status;
 	const cJSON *err;
@@ -152,7 +198,10 @@ const cJSON *mcp_client_rpc(mcp_client *c, const char *method, cJSON *params, cJ
 	cJSON_Delete(msg);
 	if (b.session[0] && !c->session[0])
 		snprintf(c->session, sizeof(c->session), "%s", b.session);
-	resp = status == 200 && b.b.data ? pick_response(&b, id) : NULL;
+	/* 2026-07-28 sends its errors with 400 or 404 and the JSON-RPC error in the body. */
+	resp = (status == 200 || (c->modern && (status == 400 || status == 404))) && b.b.data
+		       ? pick_response(&b, id)
+		       : NULL;
 	free(b.b.data);
 	if (!resp) {
 		if (!c->error[0])
@@ -174,13 +223,42 @@ const cJSON *mcp_client_rpc(mcp_client *c, const char *method, cJSON *params, cJ
 
 static bool notify(mcp_client *c, const char *method)
 {
-	cJSON *msg = message(method, 0, NULL);
+	cJSON *msg = message(c, method, 0, NULL);
 	body b = {.b.max = MAX_BODY};
 	long status = post(c, msg, &b);
 
 	cJSON_Delete(msg);
 	free(b.b.data);
 	return status == 202 || status == 200;
+}
+
+/*
+ * server/discover at 2026-07-28, as the official SDK's Client probes: 0 when
+ * the server offers that revision (then every request carries it), -1 when
+ * the server could not be reached, 1 for anything else (an older server:
+ * -32601, a 4xx, a result without the version), which falls back.
+ */
+static int discover(mcp_client *c)
+{
+	cJSON *resp = NULL;
+	const cJSON *res, *v;
+
+	c->modern = true;
+	snprintf(c->version, sizeof(c->version), "%s", MODERN_VERSION);
+	res = mcp_client_rpc(c, "server/discover", NULL, &resp);
+	cJSON_ArrayForEach (v, cJSON_GetObjectItemCaseSensitive(res, "supportedVersions"))
+		if (cJSON_IsString(v) && strcmp(v->valuestring, MODERN_VERSION) == 0) {
+			cJSON_Delete(resp);
+			return 0;
+		}
+	cJSON_Delete(resp);
+	c->modern = false;
+	c->version[0] = '\0';
+	/* A transport failure keeps libcurl's words; an answer of any kind names the method. */
+	if (!res && strncmp(c->error, "server/discover:", 16) != 0)
+		return -1;
+	c->error[0] = '\0';
+	return 1;
 }
 
 int mcp_client_open(mcp_client *c, const char *url, const char *name, const char *version)
@@ -191,11 +269,23 @@ int mcp_client_open(mcp_client *c, const char *url, const char *name, const char
 
 	memset(c, 0, sizeof(*c));
 	c->url = url;
+	c->name = name;
+	c->client_version = version;
 	c->curl = curl_easy_init();
 	if (!c->curl) {
 		cJSON_Delete(params);
 		snprintf(c->error, sizeof(c->error), "cannot start libcurl");
 		return -1;
+	}
+	switch (discover(c)) {
+	case 0:
+		cJSON_Delete(params);
+		return 0;
+	case -1: /* the server is not there: no point in a handshake */
+		cJSON_Delete(params);
+		return -1;
+	default: /* an older server: the initialize handshake */
+		break;
 	}
 	cJSON_AddStringToObject(params, "protocolVersion", "2025-06-18");
 	cJSON_AddItemToObject(params, "capabilities", cJSON_CreateObject());

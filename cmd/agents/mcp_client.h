@@ -23,12 +23,16 @@ typedef struct mcp_client {
 	const char *url;
 	char session[256];
 	char version[32];
+	/* 2026-07-28: each request carries the envelope and the routing headers, no session. */
+	bool modern;
+	const char *name, *client_version; /* clientInfo */
 	int next_id;
 	long timeout_s;	 /* per request */
 	char error[512]; /* why the last call failed */
 } mcp_client;
 
-/* Connects (initialize + notifications/initialized) as client name/version.
+/* Connects as client name/version: server/discover at 2026-07-28 when the
+ * server offers it, else initialize + notifications/initialized.
  * Returns 0, or -1 with c->error set. curl_global_init is the caller's. */
 int mcp_client_open(mcp_client *c, const char *url, const char *name, const char *version);
 

@@ -2,8 +2,8 @@
 /*
  * sandbox-init's half of --network published, kept apart from the
  * supervisor: the egress firewall, fed to iptables-restore and
- * ip6tables-restore while PID 1 is still root, and the check that no
- * capability is left afterwards. Included by sandbox-init.c only (it is
+ * ip6tables-restore while PID 1 is still root (sandbox-caps.h checks that
+ * no capability is left afterwards). Included by sandbox-init.c only (it is
  * built as one file, static, libc only); uses its say() and HTTP_PORT.
  */
 #pragma once
@@ -67,21 +67,4 @@ static int restore_rules(const char *prog, bool v4)
 		return -EIO;
 	}
 	return 0;
-}
-
-/* True when every capability set of this process is empty. */
-static bool capabilities_empty(void)
-{
-	char line[256];
-	int zero = 0;
-	FILE *f = fopen("/proc/self/status", "re");
-
-	if (!f)
-		return false;
-	while (fgets(line, sizeof(line), f))
-		if (strncmp(line, "Cap", 3) == 0 && strchr(line, ':') &&
-		    strspn(strchr(line, ':') + 1, " \t0\n") == strlen(strchr(line, ':') + 1))
-			zero++;
-	fclose(f);
-	return zero == 5; /* CapInh, CapPrm, CapEff, CapBnd, CapAmb */
 }

@@ -255,13 +255,20 @@ static void xvfb_ready(const char *why)
 		say("display %s: %s", st.display, why);
 }
 
+/*
+ * Debian's launcher itself, not /usr/bin/soffice: that symlink's script finds
+ * its directory with `ls -l`, whose statx(AT_NO_AUTOMOUNT) gVisor (runsc
+ * 2022) refuses with EINVAL, and then runs a wrong path.
+ */
+#define OFFICE_PROGRAM "/usr/lib/libreoffice/program/soffice"
+
 static void start_office(const sigset_t *mask)
 {
 	char profile[PATH_MAX];
 
 	snprintf(profile, sizeof(profile), "-env:UserInstallation=file://%s/office-profile",
 		 st.run_dir);
-	char *argv[] = {"soffice",
+	char *argv[] = {access(OFFICE_PROGRAM, X_OK) == 0 ? OFFICE_PROGRAM : "soffice",
 			"--calc",
 			"--norestore",
 			"--nologo",
@@ -324,6 +331,11 @@ static bool all_children_gone(void)
 }
 
 #include "sandbox-firewall.h"
+#include "sandbox-caps.h"
+
+/* What the last drop_to verified, for the log: "Linux" or "gVisor", how, and the seccomp mode. */
+static const char *caps_kernel, *caps_verified;
+static int caps_seccomp;
 
 static long long uid_from_env(const char *name, const char *fallback)
 {
@@ -338,7 +350,8 @@ static long long uid_from_env(const char *name, const char *fallback)
  * Becomes uid (group uid, plus the supplementary group extra_gid when >= 0)
  * with no capability left in any set: bounding first (needs CAP_SETPCAP),
  * ambient, then groups and ids (the kernel clears the permitted and
- * effective sets), inheritable last. Verified, not assumed.
+ * effective sets), inheritable last. Verified, not assumed, by what the
+ * kernel (Linux or gVisor) answers: sandbox-caps.h.
  */
 static int drop_to(long long uid, long long extra_gid)
 {
@@ -359,7 +372,8 @@ static int drop_to(long long uid, long long extra_gid)
 		return -EPERM;
 	}
 	memset(d, 0, sizeof(d));
-	if (syscall(SYS_capset, &h, d) < 0 || !capabilities_empty() || getuid() == 0) {
+	if (syscall(SYS_capset, &h, d) < 0 ||
+	    !capabilities_empty(&caps_kernel, &caps_verified, &caps_seccomp) || getuid() == 0) {
 		say("capabilities are left after dropping them; refusing to run");
 		return -EPERM;
 	}
@@ -494,7 +508,9 @@ static void usage(void)
 	     "  SANDBOX_SOCKET     the server's unix socket, default $SANDBOX_RUN_DIR/mcp.sock\n"
 	     "  SANDBOX_NETWORK    none (default) or published: as root, drop egress (IPv4,\n"
 	     "                     IPv6) with iptables, drop every capability, serve HTTP on\n"
-	     "                     0.0.0.0:" HTTP_PORT " instead of the socket\n\n"
+	     "                     0.0.0.0:" HTTP_PORT " besides the socket (the host's door)\n"
+	     "  SANDBOX_HTTP_TOKEN published: the token that port requires; given to the\n"
+	     "                     server alone (no other child inherits it)\n\n"
 	     "Exit status: the main program's (128+N for signal N), 124 when the deadline\n"
 	     "passed, 125 for a bad setting, 126 when a program cannot start.");
 }
@@ -502,7 +518,7 @@ static void usage(void)
 int main(int argc, char **argv)
 {
 	static char sock_path[PATH_MAX], ready_path[PATH_MAX], status_path[PATH_MAX];
-	static char home[PATH_MAX], spawn_env[16];
+	static char home[PATH_MAX], spawn_env[16], http_token[80];
 	sigset_t mask, saved;
 	bool published;
 	int sfd, r, spawn_fd;
@@ -518,6 +534,10 @@ int main(int argc, char **argv)
 	r = setup_network(&published);
 	if (r < 0)
 		return r == -EINVAL ? EXIT_BAD_CONFIG : EXIT_CANNOT_RUN;
+	/* The published port's token is the server's alone: no other child inherits it. */
+	if (getenv("SANDBOX_HTTP_TOKEN"))
+		snprintf(http_token, sizeof(http_token), "%s", getenv("SANDBOX_HTTP_TOKEN"));
+	unsetenv("SANDBOX_HTTP_TOKEN");
 	if (read_deadline() < 0)
 		return EXIT_BAD_CONFIG;
 
@@ -543,6 +563,8 @@ int main(int argc, char **argv)
 		say("tool code runs as uid %s, the server as uid %d; every capability dropped "
 		    "(bounding set included)",
 		    env_or("SANDBOX_AGENT_UID", "1001"), (int)getuid());
+		say("kernel %s, seccomp mode %d: verified %s", caps_kernel, caps_seccomp,
+		    caps_verified);
 	}
 	prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
 	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
@@ -582,14 +604,17 @@ int main(int argc, char **argv)
 		server[n++] = "sandbox-mcp";
 		server[n++] = "--workspace";
 		server[n++] = (char *)ws;
+		/* The host's door, in every mode: /control is served only there. */
+		server[n++] = "--unix";
+		server[n++] = (char *)sock;
 		if (published) {
-			/* The port is bound on the host's loopback, and nothing leaves. */
+			/* The port is bound on the host's loopback, and nothing leaves; the
+			 * server refuses to serve it without the run's token. */
 			server[n++] = "--http";
 			server[n++] = "0.0.0.0:" HTTP_PORT;
 			server[n++] = "--listen-any";
-		} else {
-			server[n++] = "--unix";
-			server[n++] = (char *)sock;
+			if (http_token[0])
+				setenv("SANDBOX_HTTP_TOKEN", http_token, 1);
 		}
 		server[n++] = "--ready-file";
 		server[n++] = ready_path;
@@ -604,6 +629,8 @@ int main(int argc, char **argv)
 		if (spawn_fd >= 0 && chmod(ws, 02775) < 0)
 			say("cannot share '%s' with the agent's uid: %s", ws, strerror(errno));
 		spawn(MAIN, server, spawn_fd, &saved);
+		unsetenv("SANDBOX_HTTP_TOKEN");
+		explicit_bzero(http_token, sizeof(http_token));
 	}
 	if (spawn_fd >= 0)
 		close(spawn_fd); /* the server's now; the spawner exits when the server does */

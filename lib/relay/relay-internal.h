@@ -95,6 +95,7 @@ typedef struct capture {
 	sbx_relay *r;
 	unsigned conn;
 	const char *method, *path;
+	const char *version; /* the request's MCP-Protocol-Version, for the transcript */
 	int status;
 	bool sse;
 	sbx_buf buf; /* whole body, or the pending part of an SSE stream */

@@ -396,8 +396,9 @@ static void serve_client(client *c, sbx_stream *cs)
 			body_free(&body);
 			return;
 		}
-		sbx_transcript_record(r->transcript, c->conn, "agent->server", req.method,
-				      req.target, 0, body.data, body.len);
+		tc.cap.version = http_head_get(&req, "MCP-Protocol-Version");
+		sbx_transcript_record_mcp(r->transcript, c->conn, "agent->server", req.method,
+					  req.target, 0, tc.cap.version, body.data, body.len);
 		tc.keep_alive = !req.close;
 		tc.cap.r = r;
 		tc.cap.conn = c->conn;

@@ -225,8 +225,8 @@ static void sse_emit(capture *c, const char *ev, size_t n)
 		p = nl ? nl + 1 : end;
 	}
 	if (data.len)
-		sbx_transcript_record(c->r->transcript, c->conn, "server->agent", c->method,
-				      c->path, c->status, data.data, data.len);
+		sbx_transcript_record_mcp(c->r->transcript, c->conn, "server->agent", c->method,
+					  c->path, c->status, c->version, data.data, data.len);
 }
 
 int sbx_relay__capture_fn(const char *data, size_t n, void *userdata)
@@ -266,9 +266,9 @@ void sbx_relay__capture_finish(capture *c)
 	if (c->sse && c->buf.len)
 		sse_emit(c, c->buf.data, c->buf.len);
 	else if (!c->sse)
-		sbx_transcript_record(c->r->transcript, c->conn, "server->agent", c->method,
-				      c->path, c->status, c->buf.data,
-				      c->over ? SBX_TRANSCRIPT_BODY_MAX + 1 : c->buf.len);
+		sbx_transcript_record_mcp(c->r->transcript, c->conn, "server->agent", c->method,
+					  c->path, c->status, c->version, c->buf.data,
+					  c->over ? SBX_TRANSCRIPT_BODY_MAX + 1 : c->buf.len);
 }
 
 bool sbx_relay__is_sse(const http_head *h)
@@ -310,6 +310,26 @@ static int response_to_buffer(http_reader *sr, http_head *resp, void *userdata, 
 	return k < 0 ? k : 1;
 }
 
+/* A header's value in "Name: value\r\n" lines, copied into buf; NULL when absent or too long. */
+static const char *header_value(const char *headers, const char *name, char *buf, size_t size)
+{
+	size_t nl = strlen(name), n;
+
+	for (const char *p = headers; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		if (strncasecmp(p, name, nl) != 0 || p[nl] != ':')
+			continue;
+		p += nl + 1;
+		p += strspn(p, " \t");
+		n = strcspn(p, "\r\n");
+		if (n == 0 || n >= size)
+			return NULL;
+		memcpy(buf, p, n);
+		buf[n] = '\0';
+		return buf;
+	}
+	return NULL;
+}
+
 int sbx_relay_request(sbx_relay *r, const char *method, const char *path, const char *extra_headers,
 		      const char *body, size_t len, bool record, int timeout_ms,
 		      sbx_relay_response *out, sbx_error *err)
@@ -318,6 +338,7 @@ int sbx_relay_request(sbx_relay *r, const char *method, const char *path, const 
 	sbx_relay_response resp = {0};
 	to_buffer tb = {.out = &resp};
 	unsigned conn = 0;
+	char version[40];
 	int k;
 
 	k = sbx_buf_printf(&head,
@@ -335,8 +356,10 @@ int sbx_relay_request(sbx_relay *r, const char *method, const char *path, const 
 		pthread_mutex_lock(&r->lock);
 		conn = ++r->next_conn;
 		pthread_mutex_unlock(&r->lock);
-		sbx_transcript_record(r->transcript, conn, "agent->server", method, path, 0, body,
-				      body ? len : 0);
+		tb.cap.version = header_value(extra_headers, "MCP-Protocol-Version", version,
+					      sizeof(version));
+		sbx_transcript_record_mcp(r->transcript, conn, "agent->server", method, path, 0,
+					  tb.cap.version, body, body ? len : 0);
 	}
 	tb.cap.r = r;
 	tb.cap.conn = conn;

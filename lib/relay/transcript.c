@@ -39,11 +39,31 @@ int sbx_transcript_open(sbx_transcript **out, const char *path, sbx_error *err)
 	return 0;
 }
 
-static void add_body(cJSON *o, const char *body, size_t len)
+/* The revision a message names: the 2026-07-28 envelope, or initialize's protocolVersion. */
+static const char *message_version(const cJSON *msg)
+{
+	const cJSON *params = sbx_json_get(msg, "params");
+	const char *v = sbx_json_get_string(sbx_json_get(params, "_meta"),
+					    "io.modelcontextprotocol/protocolVersion", NULL);
+
+	if (!v && strcmp(sbx_json_get_string(msg, "method", ""), "initialize") == 0)
+		v = sbx_json_get_string(params, "protocolVersion", NULL);
+	if (!v)
+		v = sbx_json_get_string(sbx_json_get(msg, "result"), "protocolVersion", NULL);
+	return v;
+}
+
+static void add_body(cJSON *o, const char *body, size_t len, const char *version)
 {
 	cJSON *msg = NULL;
 
 	if (len <= SBX_TRANSCRIPT_BODY_MAX && sbx_json_parse(body, len, &msg, NULL) == 0) {
+		const char *v = message_version(msg);
+
+		v = v ? v : version;
+		/* The agent writes it: a short label or nothing. */
+		if (v && strlen(v) <= 32)
+			sbx_json_add_string(o, "mcp_version", v);
 		cJSON_AddItemToObject(o, "message", msg);
 		return;
 	}
@@ -63,6 +83,13 @@ static void add_body(cJSON *o, const char *body, size_t len)
 
 void sbx_transcript_record(sbx_transcript *t, unsigned conn, const char *dir, const char *method,
 			   const char *path, int status, const char *body, size_t len)
+{
+	sbx_transcript_record_mcp(t, conn, dir, method, path, status, NULL, body, len);
+}
+
+void sbx_transcript_record_mcp(sbx_transcript *t, unsigned conn, const char *dir,
+			       const char *method, const char *path, int status,
+			       const char *version, const char *body, size_t len)
 {
 	_cleanup_json_ cJSON *o = cJSON_CreateObject();
 	_cleanup_free_ char *line = NULL;
@@ -90,7 +117,7 @@ void sbx_transcript_record(sbx_transcript *t, unsigned conn, const char *dir, co
 	if (status)
 		sbx_json_add_number(o, "status", status);
 	if (body && len)
-		add_body(o, body, len);
+		add_body(o, body, len, version);
 	line = sbx_json_print(o);
 	if (!line)
 		return;

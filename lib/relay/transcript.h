@@ -30,6 +30,16 @@ int sbx_transcript_open(sbx_transcript **out, const char *path, sbx_error *err);
 void sbx_transcript_record(sbx_transcript *t, unsigned conn, const char *dir, const char *method,
 			   const char *path, int status, const char *body, size_t len);
 
+/*
+ * The same for an MCP exchange, with "mcp_version": the protocol revision the
+ * message says it speaks (the 2026-07-28 envelope in params._meta, an
+ * initialize request's or result's protocolVersion), else version (the
+ * request's MCP-Protocol-Version header, which its answer shares; may be NULL).
+ */
+void sbx_transcript_record_mcp(sbx_transcript *t, unsigned conn, const char *dir,
+			       const char *method, const char *path, int status,
+			       const char *version, const char *body, size_t len);
+
 /* The number of lines written so far. */
 unsigned long sbx_transcript_count(sbx_transcript *t);
 

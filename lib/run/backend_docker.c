@@ -2,15 +2,12 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <libgen.h>
-#include <netinet/in.h>
-#include <arpa/inet.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "sbx/backend.h"
@@ -163,7 +160,9 @@ static void read_applied(sbx_sandbox_applied *a, const char *raw)
 		if (strncmp(it->valuestring, "seccomp=", 8) == 0)
 			snprintf(a->seccomp, sizeof(a->seccomp), "%s",
 				 strcmp(it->valuestring + 8, "unconfined") == 0 ? "unconfined"
-				 : strcmp(it->valuestring + 8, sbx_seccomp_profile) == 0
+				 : strcmp(it->valuestring + 8, sbx_seccomp_profile) == 0 ||
+						 strcmp(it->valuestring + 8,
+							sbx_seccomp_profile_runsc) == 0
 					 ? "sandbox"
 					 : "custom");
 	}
@@ -234,8 +233,12 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 	o.labels = labels;
 	o.n_labels = nl;
 	o.cap_drop = (const char *const[]){"ALL", NULL};
-	/* Ours denies what Docker's allows and no sandbox needs: AF_VSOCK, io_uring, ptrace... */
-	if (!spec->engine_seccomp && asprintf(&seccomp, "seccomp=%s", sbx_seccomp_profile) < 0)
+	/* Ours denies what Docker's allows and no sandbox needs: AF_VSOCK, io_uring, ptrace...
+	 * runsc applies it only with --oci-seccomp, and then needs its own (meson.build). */
+	if (!spec->engine_seccomp && asprintf(&seccomp, "seccomp=%s",
+					      spec->runtime && strcmp(spec->runtime, "runsc") == 0
+						      ? sbx_seccomp_profile_runsc
+						      : sbx_seccomp_profile) < 0)
 		return sbx_error_set(err, -ENOMEM, "out of memory");
 	o.security_opt = (const char *const[]){"no-new-privileges:true", seccomp, NULL};
 	o.readonly_rootfs = true;
@@ -319,31 +322,6 @@ static int db_start(sbx_backend *b, sbx_error *err)
 	if (asprintf(&b->endpoint, "127.0.0.1:%d", port) < 0) {
 		b->endpoint = NULL;
 		return sbx_error_set(err, -ENOMEM, "out of memory");
-	}
-	return 0;
-}
-
-/* Published mode: a plain TCP connection to the port bound on the host's loopback. */
-static int open_published(sbx_backend *b, sbx_stream **out, sbx_error *err)
-{
-	struct sockaddr_in sa = {.sin_family = AF_INET};
-	const char *colon = strrchr(b->endpoint, ':');
-	int fd, r;
-
-	sa.sin_port = htons((uint16_t)atoi(colon + 1));
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return sbx_error_set(err, -errno, "socket: %s", strerror(errno));
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		r = -errno;
-		close(fd);
-		return sbx_error_set(err, r, "connecting to %s: %s", b->endpoint, strerror(-r));
-	}
-	r = sbx_stream_from_fds(out, fd, fd);
-	if (r < 0) {
-		close(fd);
-		return sbx_error_set(err, r, "out of memory");
 	}
 	return 0;
 }
@@ -454,8 +432,6 @@ static int db_open_stream(sbx_backend *b, sbx_stream **out, sbx_error *err)
 {
 	docker_backend *db = (docker_backend *)b;
 
-	if (db->published && b->endpoint)
-		return open_published(b, out, err);
 	pthread_mutex_lock(&db->lock);
 	while (db->n_pending > 0) {
 		sbx_stream *s = TAKE_PTR(db->pending_streams[--db->n_pending]);

@@ -58,6 +58,45 @@ int sbx_collect__outputs(sbx_relay *relay, const sbx_task *task, const char *out
 
 /* What sandbox-init logs once the firewall is set and every capability is gone. */
 #define SBX_INIT_DROPPED "every capability dropped (bounding set included)"
+/* Its next line: "sandbox-init: kernel gVisor, seccomp mode 0: verified CapInh ... refused". */
+#define SBX_INIT_VERIFIED "\nsandbox-init: kernel "
+
+/*
+ * The kernel (Linux or gVisor only), the seccomp mode (one digit) and what
+ * PID 1 verified under them, from its log; left empty when the line is not
+ * exactly that.
+ */
+static void read_verified(sbx_run_result *res, const char *log, size_t len)
+{
+	static const char mode[] = ", seccomp mode ";
+	const char *p = memmem(log, len, SBX_INIT_VERIFIED, sizeof(SBX_INIT_VERIFIED) - 1);
+	const char *end = log + len, *comma, *colon, *nl;
+	size_t n;
+
+	if (!p)
+		return;
+	p += sizeof(SBX_INIT_VERIFIED) - 1;
+	nl = memchr(p, '\n', (size_t)(end - p));
+	end = nl ? nl : end;
+	comma = memmem(p, (size_t)(end - p), mode, sizeof(mode) - 1);
+	if (!comma || !((comma - p == 5 && memcmp(p, "Linux", 5) == 0) ||
+			(comma - p == 6 && memcmp(p, "gVisor", 6) == 0)))
+		return;
+	colon = comma + sizeof(mode) - 1;
+	if (end - colon < 12 || *colon < '0' || *colon > '9' ||
+	    memcmp(colon + 1, ": verified ", 11) != 0)
+		return;
+	res->pid1_seccomp = *colon - '0';
+	colon++;
+	n = (size_t)(end - (colon + 11));
+	if (n >= sizeof(res->pid1_verified))
+		return;
+	for (const char *c = colon + 11; c < end; c++)
+		if (*c < 0x20 || *c > 0x7e)
+			return;
+	snprintf(res->pid1_kernel, sizeof(res->pid1_kernel), "%.*s", (int)(comma - p), p);
+	snprintf(res->pid1_verified, sizeof(res->pid1_verified), "%.*s", (int)n, colon + 11);
+}
 
 void sbx_run__save_logs(sbx_run *run)
 {
@@ -69,6 +108,8 @@ void sbx_run__save_logs(sbx_run *run)
 	/* PID 1 refuses to run when it cannot drop them, so a ready server implies this line. */
 	if (b.data && memmem(b.data, b.len, SBX_INIT_DROPPED, sizeof(SBX_INIT_DROPPED) - 1))
 		run->res.privileges_dropped = true;
+	if (b.data)
+		read_verified(&run->res, b.data, b.len);
 	sbx_rundir__write(run->res.run_dir, "container.log", b.data ? b.data : "", b.len, NULL);
 }
 
@@ -93,17 +134,36 @@ void sbx_run__save_screenshot(sbx_run *run, bool show_saved)
 
 void sbx_run__grade(sbx_run *run)
 {
-	_cleanup_free_ char *outdir = NULL;
+	_cleanup_free_ char *outdir = NULL, *log = NULL;
 	sbx_error e = SBX_ERROR_INIT;
 	double t = sbx_now_msf();
 	int r;
 
-	if (!run->o.grade || asprintf(&outdir, "%s/outputs", run->res.run_dir) < 0)
+	if ((!run->o.grader && !run->o.grade) ||
+	    asprintf(&outdir, "%s/outputs", run->res.run_dir) < 0)
 		return;
-	r = run->o.grade(run->task, outdir, &run->res.grade, run->o.grade_userdata, &e);
+	if (run->o.grader) {
+		/* Test-only faults, for runs labelled as tests (--test-label) only. */
+		const char *fault = run->o.test ? getenv("SBX_TEST_GRADER_FAULT") : NULL;
+		sbx_run_grader_opts go = {.fault = fault && *fault ? fault : NULL};
+
+		if (asprintf(&log, "%s/grader.log", run->res.run_dir) >= 0)
+			go.log_path = log;
+		else
+			log = NULL;
+		r = sbx_run_grade_isolated(run->o.grader, run->task, outdir, &go, &run->res.grade,
+					   &e);
+	} else {
+		r = run->o.grade(run->task, outdir, &run->res.grade, run->o.grade_userdata, &e);
+	}
 	sbx_run__phase_done(run, SBX_PHASE_GRADE, t);
 	if (r < 0) {
 		sbx_run__set_infra(run, "grader", &e);
+		return;
+	}
+	if (run->res.grade.error) {
+		/* The commands print it with the result (run's summary, sweep's line). */
+		sbx_log_debug("run '%s': %s", run->res.run_id, run->res.grade.error);
 		return;
 	}
 	if (run->res.grade.report_text)

@@ -446,7 +446,8 @@ static int open_relay(sbx_run *run, sbx_error *err)
 	ro.open = open_stream;
 	ro.open_userdata = run;
 	ro.transcript_path = transcript;
-	r = new_token(run->token, err);
+	/* Published mode made it before create: the server checks the same one. */
+	r = run->token[0] ? 0 : new_token(run->token, err);
 	if (r < 0) {
 		sbx_run__set_infra(run, "relay", err);
 		return r;
@@ -560,8 +561,8 @@ static void set_deadline(sbx_run *run)
 int sbx_run_launch(sbx_run *run, sbx_error *err)
 {
 	sbx_sandbox_spec spec = {0};
-	_cleanup_free_ char *open_env = NULL;
-	const char *env[3] = {NULL, NULL, NULL};
+	_cleanup_free_ char *open_env = NULL, *token_env = NULL;
+	const char *env[4] = {NULL, NULL, NULL, NULL};
 	size_t ne = 0;
 	double t;
 	int r;
@@ -608,6 +609,18 @@ int sbx_run_launch(sbx_run *run, sbx_error *err)
 	/* The server offers only these tools: a GUI-only task cannot be done through the API. */
 	if (run->task->tools == SBX_TASK_TOOLS_GUI)
 		env[ne++] = "SANDBOX_TOOLSET=gui";
+	/* Published: the port is the agent's door, so it asks for the relay's token. */
+	if (run->res.limits.published) {
+		r = new_token(run->token, err);
+		if (r < 0 || asprintf(&token_env, "SANDBOX_HTTP_TOKEN=%s", run->token) < 0) {
+			token_env = NULL;
+			if (r >= 0)
+				return launch_oom(run, err);
+			sbx_run__set_infra(run, "relay", err);
+			return r;
+		}
+		env[ne++] = token_env;
+	}
 	if (ne > 0)
 		spec.env = env;
 	set_deadline(run);
@@ -647,12 +660,15 @@ int sbx_run_launch(sbx_run *run, sbx_error *err)
 		run->res.published = strdup(run->backend->endpoint);
 		free(run->url);
 		run->url = NULL;
-		if (asprintf(&run->url, "http://%s", run->backend->endpoint) < 0) {
+		if (asprintf(&run->url, "http://%s/%s", run->backend->endpoint, run->token) < 0) {
 			run->url = NULL;
 			return launch_oom(run, err);
 		}
 		free(run->res.endpoint);
-		run->res.endpoint = strdup(run->url);
+		if (asprintf(&run->res.endpoint, "http://%s", run->backend->endpoint) < 0) {
+			run->res.endpoint = NULL;
+			return launch_oom(run, err);
+		}
 		r = write_connection(run, err); /* the agent's URLs are the published ones */
 		if (r < 0) {
 			sbx_run__set_infra(run, "relay", err);
@@ -977,6 +993,11 @@ int sbx_run_finish(sbx_run *run, sbx_run_end end, sbx_error *err)
 	} else if (end == SBX_END_INTERRUPTED) {
 		run->res.status = SBX_RUN_INTERRUPTED;
 	}
+	/* Not graded (fail, or timeout, agent_error as ended), and the reason said. */
+	if (!run->res.error && run->res.grade.error) {
+		run->res.error = strdup(run->res.grade.error);
+		run->res.error_kind = strdup("grade_error");
+	}
 	run->res.finished_at = real_ms();
 	run->res.total_ms = (double)(sbx_now_ms() - run->t0);
 	json = sbx_run_result_json(&run->res);
@@ -1032,7 +1053,7 @@ void sbx_run_free(sbx_run *run)
 		     run->unix_socket, run->res.task, run->res.error, run->res.error_kind,
 		     run->res.agent, run->res.agent_tail, run->res.image, run->res.image_id,
 		     run->res.sandbox_id, run->res.backend, run->res.published, run->res.endpoint,
-		     run->res.grade.report_text, run->res.grade.report_json,
+		     run->res.grade.report_text, run->res.grade.report_json, run->res.grade.error,
 		     run->res.trajectory_error);
 	sbx_provenance_clear(&run->res.provenance);
 	free(run);

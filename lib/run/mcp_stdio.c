@@ -7,6 +7,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "sbx/base64.h"
 #include "sbx/cleanup.h"
 #include "sbx/file.h"
 #include "sbx/json.h"
@@ -90,6 +91,56 @@ static void emit_sse(stdio_state *st, const char *body, size_t len)
 	}
 }
 
+/* Printable ASCII without edge spaces: safe as a header value as it is. */
+static bool header_plain(const char *v)
+{
+	size_t n = strlen(v);
+
+	if (n == 0 || v[0] == ' ' || v[n - 1] == ' ' || strncmp(v, "=?base64?", 9) == 0)
+		return false;
+	for (; *v; v++)
+		if ((unsigned char)*v < 0x20 || (unsigned char)*v > 0x7e)
+			return false;
+	return true;
+}
+
+/*
+ * 2026-07-28: a request names its version in params._meta, and over HTTP the
+ * headers must repeat it, its method and the name it acts on (the server
+ * compares them). They come from the client's message, so nothing but plain
+ * ASCII reaches the head: the name in the revision's "=?base64?…?=" form
+ * otherwise, a version or method not at all (the server then refuses the
+ * request with -32020, as it should). False when msg carries no envelope.
+ */
+static bool modern_headers(const cJSON *msg, sbx_buf *hdr)
+{
+	const cJSON *params = sbx_json_get(msg, "params");
+	const char *v = sbx_json_get_string(sbx_json_get(params, "_meta"),
+					    "io.modelcontextprotocol/protocolVersion", NULL);
+	const char *method = sbx_json_get_string(msg, "method", "");
+	const char *name = strcmp(method, "resources/read") == 0
+				   ? sbx_json_get_string(params, "uri", NULL)
+				   : sbx_json_get_string(params, "name", NULL);
+	_cleanup_free_ char *b64 = NULL;
+
+	if (!v)
+		return false;
+	if (header_plain(v))
+		sbx_buf_printf(hdr, "MCP-Protocol-Version: %s\r\n", v);
+	if (!sbx_json_get(msg, "id"))
+		return true;
+	if (header_plain(method))
+		sbx_buf_printf(hdr, "Mcp-Method: %s\r\n", method);
+	if (!name || !(strcmp(method, "tools/call") == 0 || strcmp(method, "prompts/get") == 0 ||
+		       strcmp(method, "resources/read") == 0))
+		return true;
+	if (header_plain(name))
+		sbx_buf_printf(hdr, "Mcp-Name: %s\r\n", name);
+	else if ((b64 = sbx_base64_encode(name, strlen(name))))
+		sbx_buf_printf(hdr, "Mcp-Name: =?base64?%s?=\r\n", b64);
+	return true;
+}
+
 static void relay_error(stdio_state *st, const cJSON *id, const char *text)
 {
 	_cleanup_json_ cJSON *o = cJSON_CreateObject();
@@ -125,10 +176,12 @@ static void handle_line(stdio_state *st, const char *line, size_t n)
 		return;
 	}
 	id = cJSON_GetObjectItemCaseSensitive(msg, "id");
-	if (st->session)
-		sbx_buf_printf(&hdr, "Mcp-Session-Id: %s\r\n", st->session);
-	if (st->version)
-		sbx_buf_printf(&hdr, "MCP-Protocol-Version: %s\r\n", st->version);
+	if (!modern_headers(msg, &hdr)) {
+		if (st->session)
+			sbx_buf_printf(&hdr, "Mcp-Session-Id: %s\r\n", st->session);
+		if (st->version)
+			sbx_buf_printf(&hdr, "MCP-Protocol-Version: %s\r\n", st->version);
+	}
 	r = sbx_relay_request(sbx_run_get_relay(st->run), "POST", "/mcp", hdr.data, line, n, true,
 			      15 * 60 * 1000, &resp, &err);
 	if (r < 0) {

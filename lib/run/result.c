@@ -341,6 +341,15 @@ char *sbx_run_result_json(const sbx_run_result *r)
 			}
 			cJSON_AddBoolToObject(hd, "all_caps_dropped_by_pid1",
 					      r->privileges_dropped);
+			if (r->pid1_kernel[0]) {
+				/* Under runsc, gVisor's Sentry is the kernel PID 1 asked. */
+				cJSON *p1 = cJSON_AddObjectToObject(hd, "pid1");
+
+				add_str(p1, "kernel", r->pid1_kernel);
+				add_str(p1, "verified", r->pid1_verified);
+				/* runsc applies the OCI profile only with --oci-seccomp. */
+				cJSON_AddBoolToObject(p1, "seccomp_filter", r->pid1_seccomp == 2);
+			}
 			cJSON_AddNumberToObject(hd, "server_uid", 1000);
 			if (r->privileges_dropped)
 				cJSON_AddNumberToObject(hd, "tool_code_uid", 1001);

@@ -184,6 +184,31 @@ static void control_complete(traj *t, const char *path, double ms)
 	sbx_run__traj_add_step(t, ms, s);
 }
 
+/*
+ * The agent's name and version, as its client says: initialize's clientInfo
+ * (MCP up to 2025-11-25), or any request's _meta (2026-07-28). The first wins.
+ */
+static void client_info(traj *t, const char *method, const cJSON *params)
+{
+	const cJSON *ci = strcmp(method, "initialize") == 0
+				  ? cJSON_GetObjectItemCaseSensitive(params, "clientInfo")
+				  : NULL;
+	const char *n, *v;
+
+	if (t->client_name)
+		return;
+	if (!ci)
+		ci = cJSON_GetObjectItemCaseSensitive(
+			cJSON_GetObjectItemCaseSensitive(params, "_meta"),
+			"io.modelcontextprotocol/clientInfo");
+	n = sbx_json_get_string(ci, "name", NULL);
+	v = sbx_json_get_string(ci, "version", NULL);
+	if (!n || !*n)
+		return;
+	t->client_name = sbx_run__traj_clip(t, n, strlen(n), 128);
+	t->client_version = v && *v ? sbx_run__traj_clip(t, v, strlen(v), 64) : NULL;
+}
+
 static void rpc_message(traj *t, unsigned conn, bool to_server, const cJSON *m, double ms)
 {
 	const char *method = sbx_json_get_string(m, "method", NULL);
@@ -191,20 +216,13 @@ static void rpc_message(traj *t, unsigned conn, bool to_server, const cJSON *m, 
 	const cJSON *params = cJSON_GetObjectItemCaseSensitive(m, "params");
 
 	if (to_server && method) {
+		client_info(t, method, params);
 		if (strcmp(method, "tools/call") == 0 && id) {
 			add_call(t, conn, id, sbx_json_get_string(params, "name", ""),
 				 sbx_run__traj_args(
 					 t, cJSON_GetObjectItemCaseSensitive(params, "arguments")),
 				 ms);
 			return;
-		}
-		if (strcmp(method, "initialize") == 0 && !t->client_name) {
-			const cJSON *ci = cJSON_GetObjectItemCaseSensitive(params, "clientInfo");
-			const char *n = sbx_json_get_string(ci, "name", NULL);
-			const char *v = sbx_json_get_string(ci, "version", NULL);
-
-			t->client_name = n ? sbx_run__traj_clip(t, n, strlen(n), 128) : NULL;
-			t->client_version = v ? sbx_run__traj_clip(t, v, strlen(v), 64) : NULL;
 		}
 		count_method(t, method);
 		return;

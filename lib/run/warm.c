@@ -99,7 +99,8 @@ int sbx_warm_new(sbx_warm **out, const sbx_warm_opts *opts, sbx_error *err)
 	r = sbx_label_owner_self(&owner, err);
 	if (r < 0)
 		return r;
-	r = sbx_backend_docker_new_at(&w->backend, opts->engine, err);
+	r = opts->backend ? opts->backend(&w->backend, opts->engine, opts->backend_userdata, err)
+			  : sbx_backend_docker_new_at(&w->backend, opts->engine, err);
 	if (r < 0)
 		return r;
 	spec.image = i->image;

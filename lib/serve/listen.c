@@ -19,8 +19,11 @@
 #include "sbx/buf.h"
 #include "sbx/cleanup.h"
 
-#define CONNECTION_LIMIT   256
-#define CONNECTION_TIMEOUT 120 /* seconds idle */
+#define CONNECTION_SLOTS   256
+#define CONNECTION_TIMEOUT 120	 /* seconds idle */
+#define HEAD_TIMEOUT_MS	   10000 /* the whole request head, from the connect */
+/* Past the slots the guard evicts; the evicted keep a place here until their thread ends. */
+#define CONNECTION_LIMIT (CONNECTION_SLOTS * 2)
 
 typedef struct request {
 	sbx_buf body;
@@ -42,8 +45,11 @@ static enum MHD_Result send_text(struct MHD_Connection *c, unsigned status, char
 	}
 	MHD_add_response_header(resp, "Content-Type", type);
 	MHD_add_response_header(resp, "Cache-Control", "no-store");
-	if (status == 401)
+	if (status == 401) {
 		MHD_add_response_header(resp, "WWW-Authenticate", "Bearer");
+		/* A tokenless client does not keep a slot. */
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
+	}
 	r = MHD_queue_response(c, status, resp);
 	MHD_destroy_response(resp);
 	return r;
@@ -61,7 +67,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	int route, status;
 
 	(void)version;
+	auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
 	if (!rq) {
+		sbx_connguard_busy(s->guard, c);
+		/* At the head, before any body is read: a tokenless body is never waited for. */
+		if (!sbx_serve__authorized(s->token, url, auth, &path)) {
+			sbx_serve__unauthorized(s);
+			return send_text(c, 401,
+					 sbx_serve__error_json("the service's token is required"),
+					 "application/json");
+		}
 		rq = calloc(1, sizeof(*rq));
 		if (!rq)
 			return MHD_NO;
@@ -75,12 +90,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		*upload_size = 0;
 		return MHD_YES;
 	}
-	auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
-	if (!sbx_serve__authorized(s->token, url, auth, &path)) {
-		sbx_serve__unauthorized(s);
-		return send_text(c, 401, sbx_serve__error_json("the service's token is required"),
-				 "application/json");
-	}
+	if (!sbx_serve__authorized(s->token, url, auth, &path))
+		return MHD_NO; /* checked at the head */
 	route = sbx_serve__route(method, path, id);
 	if (route < 0)
 		return send_text(
@@ -100,11 +111,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 			 enum MHD_RequestTerminationCode toe)
 {
+	sbx_serve *s = cls;
 	request *rq = *con_cls;
 
-	(void)cls;
-	(void)c;
 	(void)toe;
+	sbx_connguard_idle(s->guard, c);
 	if (rq) {
 		sbx_buf_free(&rq->body);
 		free(rq);
@@ -193,12 +204,15 @@ int sbx_serve__listen(sbx_serve *s, const char *spec, sbx_error *err)
 	int r = strncmp(spec, "unix:", 5) == 0 ? listen_unix(s, spec + 5, err)
 					       : listen_tcp(s, spec, err);
 
+	if (r >= 0)
+		r = sbx_connguard_new(&s->guard, CONNECTION_SLOTS, HEAD_TIMEOUT_MS, err);
 	if (r < 0)
 		return r;
 	s->mhd = MHD_start_daemon(
 		MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL, 0,
 		NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, s->listen_fd,
-		MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_CONNECTION_LIMIT,
+		MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION,
+		sbx_connguard_mhd_notify, s->guard, MHD_OPTION_CONNECTION_LIMIT,
 		(unsigned)CONNECTION_LIMIT, MHD_OPTION_CONNECTION_TIMEOUT,
 		(unsigned)CONNECTION_TIMEOUT, MHD_OPTION_END);
 	if (!s->mhd)
@@ -212,6 +226,7 @@ void sbx_serve__unlisten(sbx_serve *s)
 		MHD_stop_daemon(s->mhd);
 		s->mhd = NULL;
 	}
+	sbx_connguard_free(TAKE_PTR(s->guard));
 	if (s->listen_fd >= 0) {
 		close(s->listen_fd);
 		s->listen_fd = -1;

@@ -140,5 +140,9 @@ char *sbx_serve__metrics_text(const serve_metrics *m, const serve_pool_gauge *po
 		"warm sandboxes removed unclaimed (idle TTL)", m->warm_retired);
 	counter(&b, "sandboxctl_serve_unauthorized_total",
 		"requests refused for a missing or wrong token", m->unauthorized);
+	counter(&b, "sandboxctl_serve_connections_evicted_total",
+		"connections without a request closed when the slots ran out", m->conn_evicted);
+	counter(&b, "sandboxctl_serve_connections_timed_out_total",
+		"connections closed for no request head within 10 s", m->conn_timed_out);
 	return sbx_buf_steal(&b, NULL);
 }

@@ -103,6 +103,7 @@ typedef struct serve_metrics {
 	uint64_t engine_errors;			       /* warm starts and launches that failed */
 	uint64_t warm_started, warm_retired;
 	uint64_t unauthorized;
+	uint64_t conn_evicted, conn_timed_out; /* the listener's guard (sbx/connguard.h) */
 } serve_metrics;
 
 void sbx_serve__metrics_observe_claim(serve_metrics *m, double seconds, bool warm);
@@ -123,9 +124,13 @@ typedef struct serve_pool_opts {
 	const char *const *engines; /* NULL entries: the default engine */
 	size_t n_engines;	    /* at least 1 */
 	const char *service_id;	    /* prefix of the sandboxes' run-id labels */
+	const char *runtime;	    /* NULL: the engine's default */
 	bool test;
 	serve_metrics *metrics; /* counters, updated under lock */
 	pthread_mutex_t *lock;	/* guards metrics */
+	/* Tests and benchmarks only: the warm sandboxes' backend (NULL: Docker). */
+	sbx_run_backend_fn backend;
+	void *backend_userdata;
 } serve_pool_opts;
 
 int sbx_serve__pool_new(serve_pool **out, const serve_pool_opts *o, sbx_error *err);

@@ -170,7 +170,9 @@ static int create(sbx_serve *s, const char *body, size_t len, char **out)
 	ro.seed = req.seed;
 	ro.grade = s->o.grade;
 	ro.grade_userdata = s->o.grade_userdata;
+	ro.grader = s->o.grader;
 	ro.test = s->o.test;
+	ro.runtime = s->o.runtime; /* as the pools', so a warm sandbox fits */
 	/* The engine a cold start would use; a warm sandbox brings its own. */
 	engine = sbx_serve__pool_cold_engine(s->pool);
 	ro.engine = sbx_serve__pool_engine_url(s->pool, engine);
@@ -414,6 +416,12 @@ static int metrics(sbx_serve *s, char **out)
 	pthread_mutex_lock(&s->lock);
 	m = s->m;
 	pthread_mutex_unlock(&s->lock);
+	if (s->guard) {
+		sbx_connguard_stats cs = sbx_connguard_get_stats(s->guard);
+
+		m.conn_evicted = cs.evicted;
+		m.conn_timed_out = cs.timed_out;
+	}
 	*out = sbx_serve__metrics_text(&m, g, n, eg, n_eg);
 	return *out ? 200 : reply(out, 500, "out of memory");
 }
@@ -540,6 +548,7 @@ int sbx_serve_start(sbx_serve **out, const sbx_serve_opts *opts, sbx_error *err)
 	po.engines = opts->n_engines ? opts->engines : (const char *const[]){opts->engine};
 	po.n_engines = opts->n_engines ? opts->n_engines : 1;
 	po.service_id = s->id;
+	po.runtime = opts->runtime;
 	po.test = opts->test;
 	po.metrics = &s->m;
 	po.lock = &s->lock;

@@ -6,6 +6,7 @@
 #include <microhttpd.h>
 #include <signal.h>
 
+#include "sbx/connguard.h"
 #include "serve-internal.h"
 
 typedef enum episode_state {
@@ -46,6 +47,7 @@ struct sbx_serve {
 	pthread_t reaper;
 	bool reaper_started, reaper_stop;
 	struct MHD_Daemon *mhd;
+	sbx_connguard *guard; /* slots and the head deadline of mhd's connections */
 	int listen_fd;
 	char *unix_path;
 };

@@ -63,6 +63,13 @@ struct serve_pool {
 	size_t n_fillers;
 	bool stop;
 	uint64_t seq;
+	/*
+	 * Where the next scan for a pool to fill, or to claim from, starts: ties
+	 * go round the engines instead of to the lowest index (a simulated
+	 * 1,000-engine service filled and claimed on its first 16 engines only,
+	 * while the rest sat idle after their first sandboxes).
+	 */
+	size_t fill_from, take_from;
 };
 
 /* The image that most needs a sandbox, or NULL. Under the lock. */
@@ -71,9 +78,9 @@ static image_pool *neediest(serve_pool *p)
 	image_pool *best = NULL;
 	int64_t now = sbx_now_ms();
 
-	for (size_t i = 0; i < p->n_images; i++) {
-		image_pool *ip = &p->images[i];
-
+	p->fill_from = p->n_images ? (p->fill_from + 1) % p->n_images : 0;
+	for (size_t j = 0; j < p->n_images; j++) {
+		image_pool *ip = &p->images[(p->fill_from + j) % p->n_images];
 		pool_engine *en = &p->engines[ip->engine];
 
 		if (ip->n + ip->filling >= ip->target || now < ip->retry_after_ms)
@@ -200,6 +207,9 @@ static void *filler_main(void *arg)
 			wo.engine = p->engines[ip->engine].url;
 			wo.ttl_s = p->o.idle_ttl_s + p->o.max_timeout_s + 60;
 			wo.test = p->o.test;
+			wo.runtime = p->o.runtime;
+			wo.backend = p->o.backend;
+			wo.backend_userdata = p->o.backend_userdata;
 			r = sbx_warm_new(&w, &wo, &err);
 			pthread_mutex_lock(p->o.lock);
 			if (r < 0)
@@ -310,9 +320,10 @@ sbx_warm *sbx_serve__pool_take(serve_pool *p, const sbx_run *run, size_t *engine
 
 	pthread_mutex_lock(&p->lock);
 	/* Of the engines with a fitting sandbox, the one with the most ready: the
-	 * claims spread as the fillers keep up. */
-	for (size_t i = 0; i < p->n_images; i++) {
-		image_pool *ip = &p->images[i];
+	 * claims spread as the fillers keep up (ties round the engines). */
+	p->take_from = p->n_images ? (p->take_from + 1) % p->n_images : 0;
+	for (size_t j = 0; j < p->n_images; j++) {
+		image_pool *ip = &p->images[(p->take_from + j) % p->n_images];
 		int k;
 
 		if (p->engines[ip->engine].drained || (best && ip->n <= best->n))

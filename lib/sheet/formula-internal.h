@@ -13,8 +13,21 @@
 #include "sbx/formula.h"
 #include "sheet-internal.h"
 
-/* Formula nesting (parentheses, calls) past this is refused as unsupported. */
+/*
+ * Bounds on a formula, past which it is refused as unsupported (never a
+ * crash): they bound the parser's and the evaluator's recursion, so the
+ * worst formula admitted needs a known amount of stack (README.md, "Hostile
+ * input"). Nesting counts parentheses, calls, unary and postfix operators:
+ * Excel allows 64 nested function levels. Text is Excel's 8,192 characters
+ * (counted in bytes here). Arguments per call are Excel's and LibreOffice's
+ * 255. A chain of binary operators (=1+1+...+1) does not nest: the parser
+ * and the evaluator loop over it.
+ */
 #define FX_MAX_DEPTH 64
+#define FX_MAX_TEXT  8192
+#define FX_MAX_ARGS  255
+/* The evaluator's own recursion guard: a parsed formula stays far below it. */
+#define FX_MAX_EVAL_DEPTH (FX_MAX_DEPTH * 8)
 /* Longest string a formula may build (LibreOffice's own limit is larger). */
 #define FX_MAX_STRING (1u << 20)
 
@@ -189,6 +202,7 @@ struct fx_ctx {
 	const fx_formula *f;
 	fx_arena arena;
 	uint64_t steps, max_steps;
+	uint32_t depth;	  /* sbx_fx__eval calls open */
 	bool over;	  /* max_steps passed */
 	bool oom;	  /* out of memory */
 	bool unsupported; /* something unsupported was hit */

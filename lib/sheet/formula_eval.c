@@ -495,24 +495,21 @@ int sbx_fx__compare_case(const fx_val *a, const fx_val *b)
 /* ---- operators ---- */
 
 /*
- * Both operands of a binary operator, with LibreOffice's error order: an
- * error a subexpression computed was raised while it ran (the left one
- * first); an error read from a cell, or a conversion, only when the
- * operator pops its operands, right first. Returns false with *err set
- * when an operand's error decides; a and b are then scalars.
+ * Both operands of a binary operator, computed (left first) by chain(), with
+ * LibreOffice's error order: an error a subexpression computed was raised
+ * while it ran (the left one first); an error read from a cell, or a
+ * conversion, only when the operator pops its operands, right first.
+ * Returns false with *err set when an operand's error decides; a and b are
+ * then scalars.
  */
-static bool operands(fx_ctx *c, const fx_node *n, fx_val *a, fx_val *b, fx_err *err)
+static bool operands(fx_ctx *c, const fx_val *x, const fx_val *y, fx_val *a, fx_val *b, fx_err *err)
 {
-	fx_val x, y;
-
-	sbx_fx__eval(c, n->a, &x);
-	sbx_fx__eval(c, n->b, &y);
-	if (x.type == FX_ERR || y.type == FX_ERR) {
-		*err = x.type == FX_ERR ? x.err : y.err;
+	if (x->type == FX_ERR || y->type == FX_ERR) {
+		*err = x->type == FX_ERR ? x->err : y->err;
 		return false;
 	}
-	sbx_fx__deref(c, &x, a);
-	sbx_fx__deref(c, &y, b);
+	sbx_fx__deref(c, x, a);
+	sbx_fx__deref(c, y, b);
 	if (b->type == FX_ERR || a->type == FX_ERR) {
 		*err = b->type == FX_ERR ? b->err : a->err;
 		return false;
@@ -520,14 +517,14 @@ static bool operands(fx_ctx *c, const fx_node *n, fx_val *a, fx_val *b, fx_err *
 	return true;
 }
 
-static void arith(fx_ctx *c, const fx_node *n, fx_val *out)
+static void arith(fx_ctx *c, const fx_node *n, const fx_val *x0, const fx_val *y0, fx_val *out)
 {
 	fx_val a, b;
 	double x, y, r;
 	fx_err e = FX_E_NONE;
 
 	/* Conversions happen as the operator pops its operands: right first. */
-	if (!operands(c, n, &a, &b, &e) || !sbx_fx__to_num(c, &b, &y, &e) ||
+	if (!operands(c, x0, y0, &a, &b, &e) || !sbx_fx__to_num(c, &b, &y, &e) ||
 	    !sbx_fx__to_num(c, &a, &x, &e)) {
 		sbx_fx__set_err(out, e);
 		return;
@@ -560,14 +557,14 @@ static void arith(fx_ctx *c, const fx_node *n, fx_val *out)
 	sbx_fx__set_num(out, r);
 }
 
-static void compare_op(fx_ctx *c, const fx_node *n, fx_val *out)
+static void compare_op(fx_ctx *c, const fx_node *n, const fx_val *x, const fx_val *y, fx_val *out)
 {
 	fx_val a, b;
 	int r;
 
 	fx_err e = FX_E_NONE;
 
-	if (!operands(c, n, &a, &b, &e)) {
+	if (!operands(c, x, y, &a, &b, &e)) {
 		sbx_fx__set_err(out, e);
 		return;
 	}
@@ -594,7 +591,7 @@ static void compare_op(fx_ctx *c, const fx_node *n, fx_val *out)
 	}
 }
 
-static void concat(fx_ctx *c, const fx_node *n, fx_val *out)
+static void concat(fx_ctx *c, const fx_val *x0, const fx_val *y0, fx_val *out)
 {
 	fx_val a, b;
 	const char *x, *y;
@@ -602,7 +599,7 @@ static void concat(fx_ctx *c, const fx_node *n, fx_val *out)
 	fx_err e = FX_E_NONE;
 	char *p;
 
-	if (!operands(c, n, &a, &b, &e) || !sbx_fx__to_str(c, &b, &y, &ly, &e) ||
+	if (!operands(c, x0, y0, &a, &b, &e) || !sbx_fx__to_str(c, &b, &y, &ly, &e) ||
 	    !sbx_fx__to_str(c, &a, &x, &lx, &e)) {
 		sbx_fx__set_err(out, e);
 		return;
@@ -641,7 +638,76 @@ static void range_op(fx_ctx *c, const fx_node *n, fx_val *out)
 	out->ref.c1 = a.ref.c1 > b.ref.c1 ? a.ref.c1 : b.ref.c1;
 }
 
-void sbx_fx__eval(fx_ctx *c, uint32_t i, fx_val *out)
+static bool is_binary(fx_op op)
+{
+	return op >= N_ADD && op <= N_GE;
+}
+
+/* Binary operator n on its operands' values (x left, y right). */
+static void binary(fx_ctx *c, const fx_node *n, const fx_val *x, const fx_val *y, fx_val *out)
+{
+	switch (n->op) {
+	case N_CAT:
+		concat(c, x, y, out);
+		return;
+	case N_EQ:
+	case N_NE:
+	case N_LT:
+	case N_LE:
+	case N_GT:
+	case N_GE:
+		compare_op(c, n, x, y, out);
+		return;
+	default:
+		arith(c, n, x, y, out);
+		return;
+	}
+}
+
+/*
+ * A chain of binary operators: the parser nests =1+2*3-4&"x" down its left
+ * operands, so a formula of 4,000 terms is 4,000 nodes deep there. It is
+ * computed as a loop, bottom up, so its length costs no stack: only the
+ * right operands recurse (from here, so an operator adds no frames of its
+ * own), and they nest no deeper than the parser allowed.
+ */
+static void chain(fx_ctx *c, uint32_t top, fx_val *out)
+{
+	const fx_node *nodes = c->f->nodes;
+	uint32_t len = 0, k, i;
+	uint32_t *spine;
+	fx_val acc, y;
+
+	for (i = top; is_binary(nodes[i].op); i = nodes[i].a)
+		len++;
+	if (len == 1) {
+		sbx_fx__eval(c, nodes[top].a, &acc);
+		sbx_fx__eval(c, nodes[top].b, &y);
+		binary(c, &nodes[top], &acc, &y, out);
+		return;
+	}
+	/* The top node was counted by sbx_fx__eval. */
+	spine = (uint32_t *)(void *)sbx_fx__arena_alloc(&c->arena, (size_t)len * sizeof(*spine));
+	if (!spine)
+		c->oom = true;
+	if (!sbx_fx__step(c, len - 1) || c->oom) {
+		sbx_fx__set_err(out, FX_E_VALUE);
+		return;
+	}
+	for (k = 0, i = top; k < len; k++, i = nodes[i].a)
+		spine[k] = i;
+	sbx_fx__eval(c, nodes[spine[len - 1]].a, &acc);
+	for (k = len; k-- > 0;) {
+		fx_val v;
+
+		sbx_fx__eval(c, nodes[spine[k]].b, &y);
+		binary(c, &nodes[spine[k]], &acc, &y, &v);
+		acc = v;
+	}
+	*out = acc;
+}
+
+static void eval_node(fx_ctx *c, uint32_t i, fx_val *out)
 {
 	const fx_node *n = &c->f->nodes[i];
 	fx_val a;
@@ -700,21 +766,25 @@ void sbx_fx__eval(fx_ctx *c, uint32_t i, fx_val *out)
 		}
 		sbx_fx__set_num(out, n->op == N_NEG ? -x : n->op == N_PCT ? x / 100 : x);
 		return;
-	case N_CAT:
-		concat(c, n, out);
-		return;
-	case N_EQ:
-	case N_NE:
-	case N_LT:
-	case N_LE:
-	case N_GT:
-	case N_GE:
-		compare_op(c, n, out);
-		return;
 	default:
-		arith(c, n, out);
+		chain(c, i, out);
 		return;
 	}
+}
+
+void sbx_fx__eval(fx_ctx *c, uint32_t i, fx_val *out)
+{
+	/*
+	 * The parser's bounds keep a formula far below this; the guard keeps
+	 * the stack bounded should nodes ever come from elsewhere.
+	 */
+	if (c->depth >= FX_MAX_EVAL_DEPTH) {
+		sbx_fx__unsupported(c, out, "formula nested too deeply to evaluate");
+		return;
+	}
+	c->depth++;
+	eval_node(c, i, out);
+	c->depth--;
 }
 
 void sbx_fx__eval_scalar(fx_ctx *c, uint32_t i, fx_val *out)

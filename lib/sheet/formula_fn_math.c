@@ -575,16 +575,24 @@ static void cond_fn(fx_ctx *c, const fx_node *call, const uint32_t *args, fx_val
 {
 	int kind = sbx_fx__variant(call) & 3;
 	bool ifs = sbx_fx__variant(call) >> 2;
-	cond cs[MAX_CONDS];
+	cond *cs;
 	cond_sum s = {.has_sum = kind != 1};
 	size_t n = 0;
 	uint32_t first = ifs && kind != 1 ? 1 : 0;
 
+	if (ifs && ((call->nargs - first) % 2 || (call->nargs - first) / 2 > MAX_CONDS)) {
+		sbx_fx__set_err(out, FX_E_VALUE);
+		return;
+	}
+	/* In the arena, not on the stack: criteria are computed (recursing) while it lives. */
+	cs = (cond *)(void *)sbx_fx__arena_alloc(&c->arena, (ifs ? (call->nargs - first) / 2 : 1) *
+								    sizeof(*cs));
+	if (!cs) {
+		c->oom = true;
+		sbx_fx__set_err(out, FX_E_VALUE);
+		return;
+	}
 	if (ifs) {
-		if ((call->nargs - first) % 2 || (call->nargs - first) / 2 > MAX_CONDS) {
-			sbx_fx__set_err(out, FX_E_VALUE);
-			return;
-		}
 		for (uint32_t i = first; i + 1 < call->nargs; i += 2, n++)
 			if (!sbx_fx__arg_ref(c, args[i], &cs[n].r, out, FX_E_VALUE) ||
 			    !arg_crit(c, args[i + 1], &cs[n].k, out))

@@ -25,8 +25,11 @@ typedef struct parser {
 	fx_formula *f;
 	fx_origin *origins; /* traced: one per node */
 	bool traced;
-	int depth;
+	int depth; /* parentheses, calls, unary and postfix operators open around ps->p */
 	bool oom;
+	/* Arguments of the calls being parsed, innermost last (not on the C stack). */
+	uint32_t *pending;
+	uint32_t n_pending, pending_cap;
 } parser;
 
 static void unsupported(parser *ps, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -298,6 +301,36 @@ not_ref:
 
 static uint32_t parse_expr(parser *ps);
 
+/*
+ * One more level of nesting: a parenthesis, a call, a unary or postfix
+ * operator. Each makes the evaluator recurse once more (binary chains do
+ * not: formula_eval.c loops over them), so this bounds its stack too.
+ */
+static bool nest(parser *ps)
+{
+	if (++ps->depth > FX_MAX_DEPTH) {
+		unsupported(ps, "formula nested more than %d levels deep (limit)", FX_MAX_DEPTH);
+		return false;
+	}
+	return true;
+}
+
+static bool pending_push(parser *ps, uint32_t node)
+{
+	if (ps->n_pending == ps->pending_cap) {
+		uint32_t cap = ps->pending_cap ? ps->pending_cap * 2 : 16;
+		uint32_t *a = realloc(ps->pending, cap * sizeof(*a));
+		if (!a) {
+			ps->oom = true;
+			return false;
+		}
+		ps->pending = a;
+		ps->pending_cap = cap;
+	}
+	ps->pending[ps->n_pending++] = node;
+	return true;
+}
+
 static int arg_push(parser *ps, uint32_t node)
 {
 	fx_formula *f = ps->f;
@@ -318,7 +351,7 @@ static int arg_push(parser *ps, uint32_t node)
 
 static uint32_t parse_call(parser *ps, const char *name, size_t len)
 {
-	uint32_t tmp[256], n = 0, i;
+	uint32_t base = ps->n_pending, n, i;
 	int fn = sbx_fx__func_find(name, len);
 
 	ps->p++; /* '(' */
@@ -334,11 +367,12 @@ static uint32_t parse_call(parser *ps, const char *name, size_t len)
 				i = parse_expr(ps);
 			if (ps->oom || ps->f->unsupported)
 				return 0;
-			if (n == SBX_ELEMENTSOF(tmp)) {
-				unsupported(ps, "too many arguments");
+			if (ps->n_pending - base == FX_MAX_ARGS) {
+				unsupported(ps, "more than %d arguments (limit)", FX_MAX_ARGS);
 				return 0;
 			}
-			tmp[n++] = i;
+			if (!pending_push(ps, i))
+				return 0;
 			skip_space(ps);
 			if (*ps->p == ',') {
 				ps->p++;
@@ -352,6 +386,8 @@ static uint32_t parse_call(parser *ps, const char *name, size_t len)
 			return 0;
 		}
 	}
+	n = ps->n_pending - base;
+	ps->n_pending = base;
 	if (fn < 0) {
 		unsupported(ps, "unsupported function %.*s", (int)(len > 64 ? 64 : len), name);
 		return 0;
@@ -369,7 +405,7 @@ static uint32_t parse_call(parser *ps, const char *name, size_t len)
 	ps->f->nodes[i].nargs = (uint16_t)n;
 	ps->f->nodes[i].a = ps->f->nargs;
 	for (uint32_t k = 0; k < n; k++)
-		if (arg_push(ps, tmp[k]) < 0)
+		if (arg_push(ps, ps->pending[base + k]) < 0)
 			return 0;
 	return i;
 }
@@ -458,11 +494,9 @@ static uint32_t parse_primary(parser *ps)
 	size_t len;
 
 	skip_space(ps);
-	if (++ps->depth > FX_MAX_DEPTH) {
-		unsupported(ps, "formula nested too deeply");
-		return 0;
-	}
 	if (*ps->p == '(') {
+		if (!nest(ps))
+			return 0;
 		ps->p++;
 		i = parse_expr(ps);
 		skip_space(ps);
@@ -474,7 +508,6 @@ static uint32_t parse_primary(parser *ps)
 		return i;
 	}
 	if (*ps->p == '"') {
-		ps->depth--;
 		return parse_string(ps);
 	}
 	if (*ps->p == '#') {
@@ -485,7 +518,6 @@ static uint32_t parse_primary(parser *ps)
 				i = node_new(ps, N_ERR);
 				if (!ps->oom)
 					ps->f->nodes[i].err = error_literals[k].err;
-				ps->depth--;
 				return i;
 			}
 		}
@@ -498,7 +530,6 @@ static uint32_t parse_primary(parser *ps)
 	}
 	i = try_ref(ps);
 	if (i != UINT32_MAX) {
-		ps->depth--;
 		return i;
 	}
 	if (isdigit((unsigned char)*ps->p) || (*ps->p == '.' && isdigit((unsigned char)ps->p[1]))) {
@@ -517,7 +548,6 @@ static uint32_t parse_primary(parser *ps)
 		ps->p = end;
 		if (!ps->oom)
 			ps->f->nodes[i].num = v;
-		ps->depth--;
 		return i;
 	}
 	len = word_len(ps->p);
@@ -529,6 +559,8 @@ static uint32_t parse_primary(parser *ps)
 	ps->p += len;
 	skip_space(ps);
 	if (*ps->p == '(') {
+		if (!nest(ps))
+			return 0;
 		i = parse_call(ps, name, len);
 		ps->depth--;
 		return i;
@@ -538,7 +570,6 @@ static uint32_t parse_primary(parser *ps)
 		i = node_new(ps, N_BOOL);
 		if (!ps->oom)
 			ps->f->nodes[i].num = len == 4;
-		ps->depth--;
 		return i;
 	}
 	unsupported(ps, "unsupported name %.*s", (int)(len > 64 ? 64 : len), name);
@@ -567,25 +598,33 @@ static uint32_t binary_node(parser *ps, fx_op op, uint32_t a, uint32_t b)
 
 #define FAILED(ps) ((ps)->oom || (ps)->f->unsupported)
 
-/* primary [":" primary]* ["%"]* */
+/* primary [":" primary]* ["%"]*: each operator nests the ones before it. */
 static uint32_t parse_postfix(parser *ps)
 {
 	uint32_t a = parse_primary(ps);
+	int depth = ps->depth;
 
 	for (;;) {
 		if (FAILED(ps))
-			return 0;
+			break;
 		skip_space(ps);
 		if (*ps->p == ':') {
 			ps->p++;
+			if (!nest(ps))
+				break;
 			a = binary_node(ps, N_RANGE, a, parse_primary(ps));
 		} else if (*ps->p == '%') {
 			ps->p++;
+			if (!nest(ps))
+				break;
 			a = unary_node(ps, N_PCT, a);
 		} else {
+			ps->depth = depth;
 			return a;
 		}
 	}
+	ps->depth = depth;
+	return 0;
 }
 
 /* Unary minus binds tighter than "^" in LibreOffice and Excel: -2^2 is 4. */
@@ -597,10 +636,8 @@ static uint32_t parse_unary(parser *ps)
 		uint32_t a;
 
 		ps->p++;
-		if (++ps->depth > FX_MAX_DEPTH) {
-			unsupported(ps, "formula nested too deeply");
+		if (!nest(ps))
 			return 0;
-		}
 		a = parse_unary(ps);
 		ps->depth--;
 		if (FAILED(ps))
@@ -667,15 +704,7 @@ static uint32_t parse_level(parser *ps, int level)
 
 static uint32_t parse_expr(parser *ps)
 {
-	uint32_t a;
-
-	if (++ps->depth > FX_MAX_DEPTH) {
-		unsupported(ps, "formula nested too deeply");
-		return 0;
-	}
-	a = parse_level(ps, L_CMP);
-	ps->depth--;
-	return a;
+	return parse_level(ps, L_CMP);
 }
 
 static int parse(parser *ps)
@@ -683,6 +712,10 @@ static int parse(parser *ps)
 	fx_formula *f = ps->f;
 
 	*f = (fx_formula){0};
+	if (strnlen(ps->text, FX_MAX_TEXT + 1) > FX_MAX_TEXT) {
+		unsupported(ps, "formula longer than %d characters (limit)", FX_MAX_TEXT);
+		return ps->oom ? -ENOMEM : 0;
+	}
 	skip_space(ps);
 	if (*ps->p == '=')
 		ps->p++;
@@ -716,8 +749,10 @@ static int parse(parser *ps)
 int sbx_fx__parse(const sbx_book *b, uint32_t self, const char *text, fx_formula *f)
 {
 	parser ps = {.book = b, .self = self, .text = text, .p = text, .f = f};
+	int r = parse(&ps);
 
-	return parse(&ps);
+	free(ps.pending);
+	return r;
 }
 
 int sbx_fx__parse_traced(const sbx_book *b, uint32_t self, const char *text, fx_formula *f,
@@ -726,6 +761,7 @@ int sbx_fx__parse_traced(const sbx_book *b, uint32_t self, const char *text, fx_
 	parser ps = {.book = b, .self = self, .text = text, .p = text, .f = f, .traced = true};
 	int r = parse(&ps);
 
+	free(ps.pending);
 	if (r < 0) {
 		free(ps.origins);
 		ps.origins = NULL;

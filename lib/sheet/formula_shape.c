@@ -371,11 +371,15 @@ static int instantiate(fx_shapes *s, const shape *sh, fx_formula *f)
 int sbx_fx__shapes_parse(fx_shapes *s, const sbx_book *b, uint32_t self, const char *text,
 			 fx_formula *f)
 {
-	size_t key_len;
+	size_t key_len, len = strlen(text);
 	uint64_t h;
 	shape **where;
-	int r = make_key(s, text, strlen(text), &key_len);
+	int r;
 
+	/* Too long: the parser refuses it (a shorter one of its shape would pass it on). */
+	if (len > FX_MAX_TEXT)
+		return sbx_fx__parse(b, self, text, f);
+	r = make_key(s, text, len, &key_len);
 	if (r < 0)
 		return r;
 	if (r > 0)

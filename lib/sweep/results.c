@@ -25,9 +25,30 @@
 #define READ_CHUNK	  (64 << 10)
 #define KINDS		  3 /* result, infra_error, interrupted: see kind_of */
 
+/*
+ * Where kept records' strings live: a million records with five malloc'd
+ * strings each were most of a big sweep's memory. Tasks, agents and engines
+ * repeat, so each distinct one is stored once (a small open-addressing table);
+ * run ids and errors are copied into chunks that are freed together.
+ */
+#define STRINGS_CHUNK (1 << 20)
+
+typedef struct string_chunk {
+	struct string_chunk *next;
+	size_t used, size;
+	char data[];
+} string_chunk;
+
+typedef struct string_store {
+	string_chunk *chunks;
+	const char **interned; /* open addressing, n_interned * 2 <= cap */
+	size_t n_interned, cap;
+} string_store;
+
 struct sbx_sweep_results {
-	sbx_sweep_record *v;
+	sbx_sweep_record *v; /* strings point into strings, never freed one by one */
 	size_t n, cap;
+	string_store strings;
 	uint32_t (*slots)[KINDS]; /* per episode and kind: 1 + its index in v, 0: none yet */
 	size_t n_slots, episodes_max;
 	unsigned dropped; /* lines skipped while loading; the first: */
@@ -130,43 +151,111 @@ static void read_agent_counts(sbx_sweep_record *r, const cJSON *o)
 	}
 }
 
+/* The members of a results line that parsing reads, in one pass over the object. */
+enum line_key {
+	K_EPISODE,
+	K_ATTEMPT,
+	K_EPOCH,
+	K_STATUS,
+	K_SEED,
+	K_SCORE,
+	K_AGENT_MS,
+	K_TOTAL_MS,
+	K_TASK,
+	K_AGENT,
+	K_RUN_ID,
+	K_ENGINE,
+	K_ERROR,
+	K_TOOL_CALLS,
+	K_USAGE,
+	N_KEYS
+};
+
+static const char *const line_keys[N_KEYS] = {
+	[K_EPISODE] = "episode",   [K_ATTEMPT] = "attempt",
+	[K_EPOCH] = "epoch",	   [K_STATUS] = "status",
+	[K_SEED] = "seed",	   [K_SCORE] = "score",
+	[K_AGENT_MS] = "agent_ms", [K_TOTAL_MS] = "total_ms",
+	[K_TASK] = "task",	   [K_AGENT] = "agent",
+	[K_RUN_ID] = "run_id",	   [K_ENGINE] = "engine",
+	[K_ERROR] = "error",	   [K_TOOL_CALLS] = "tool_calls",
+	[K_USAGE] = "usage",
+};
+
+/*
+ * Each known member of o, found in one walk over its children (the first of
+ * a repeated name, as cJSON's own lookup finds): a million lines looked up
+ * member by member spent most of their time comparing names.
+ */
+static void line_members(const cJSON *o, const cJSON *m[N_KEYS])
+{
+	memset(m, 0, N_KEYS * sizeof(*m));
+	for (const cJSON *c = o->child; c; c = c->next) {
+		if (!c->string)
+			continue;
+		for (size_t k = 0; k < N_KEYS; k++)
+			if (!m[k] && c->string[0] == line_keys[k][0] &&
+			    strcmp(c->string, line_keys[k]) == 0) {
+				m[k] = c;
+				break;
+			}
+	}
+}
+
+static double number_or(const cJSON *v, double dflt)
+{
+	return cJSON_IsNumber(v) ? v->valuedouble : dflt;
+}
+
+static const char *string_or(const cJSON *v, const char *dflt)
+{
+	return cJSON_IsString(v) && v->valuestring ? v->valuestring : dflt;
+}
+
 int sbx_sweep_record_parse(const char *line, size_t len, sbx_sweep_record *out, sbx_error *err)
 {
 	_cleanup_json_ cJSON *j = NULL;
 	sbx_sweep_record r = {0};
-	const cJSON *v;
+	const cJSON *m[N_KEYS];
 	int rc;
 
 	rc = sbx_json_parse(line, len, &j, err);
 	if (rc < 0)
 		return rc;
-	if (!whole_number(sbx_json_get(j, "episode"), SBX_SWEEP_MAX_EPISODES) ||
-	    !whole_number(sbx_json_get(j, "attempt"), 1e6) ||
-	    !whole_number(sbx_json_get(j, "epoch"), SBX_SWEEP_MAX_EPOCHS) ||
-	    parse_status(sbx_json_get_string(j, "status", ""), &r.status) < 0)
+	if (!cJSON_IsObject(j))
 		return sbx_error_set(err, -EINVAL, "not a sweep result line");
-	r.episode = (size_t)sbx_json_get_number(j, "episode", 0);
-	r.attempt = (unsigned)sbx_json_get_number(j, "attempt", 0);
-	r.epoch = (unsigned)sbx_json_get_number(j, "epoch", 0);
-	v = sbx_json_get(j, "seed");
-	if (whole_number(v, 9007199254740991.0)) {
+	line_members(j, m);
+	if (!whole_number(m[K_EPISODE], SBX_SWEEP_MAX_EPISODES) ||
+	    !whole_number(m[K_ATTEMPT], 1e6) || !whole_number(m[K_EPOCH], SBX_SWEEP_MAX_EPOCHS) ||
+	    parse_status(string_or(m[K_STATUS], ""), &r.status) < 0)
+		return sbx_error_set(err, -EINVAL, "not a sweep result line");
+	r.episode = (size_t)m[K_EPISODE]->valuedouble;
+	r.attempt = (unsigned)m[K_ATTEMPT]->valuedouble;
+	r.epoch = (unsigned)m[K_EPOCH]->valuedouble;
+	if (whole_number(m[K_SEED], 9007199254740991.0)) {
 		r.seeded = true;
-		r.seed = (uint64_t)v->valuedouble;
+		r.seed = (uint64_t)m[K_SEED]->valuedouble;
 	}
-	v = sbx_json_get(j, "score");
-	if (cJSON_IsNumber(v)) {
+	if (cJSON_IsNumber(m[K_SCORE])) {
 		r.graded = true;
-		r.score = v->valuedouble;
+		r.score = m[K_SCORE]->valuedouble;
 	}
-	r.agent_ms = sbx_json_get_number(j, "agent_ms", 0);
-	r.total_ms = sbx_json_get_number(j, "total_ms", 0);
-	read_agent_counts(&r, j);
-	r.task = sbx_sweep__strdup0(sbx_json_get_string(j, "task", ""));
-	r.agent = sbx_sweep__strdup0(sbx_json_get_string(j, "agent", ""));
-	r.run_id = sbx_sweep__strdup0(sbx_json_get_string(j, "run_id", ""));
-	r.engine = sbx_sweep__strdup0(sbx_json_get_string(j, "engine", NULL));
-	r.error = sbx_sweep__strdup0(sbx_json_get_string(j, "error", NULL));
-	if (!r.task || !r.agent || !r.run_id) {
+	r.agent_ms = number_or(m[K_AGENT_MS], 0);
+	r.total_ms = number_or(m[K_TOTAL_MS], 0);
+	r.tool_calls = number_or(m[K_TOOL_CALLS], -1);
+	if (cJSON_IsObject(m[K_USAGE])) {
+		r.has_usage = true;
+		r.usage.input_tokens = sbx_json_get_number(m[K_USAGE], "input_tokens", 0);
+		r.usage.output_tokens = sbx_json_get_number(m[K_USAGE], "output_tokens", 0);
+		r.usage.cached_tokens = sbx_json_get_number(m[K_USAGE], "cached_tokens", 0);
+	}
+	r.task = sbx_sweep__strdup0(string_or(m[K_TASK], ""));
+	r.agent = sbx_sweep__strdup0(string_or(m[K_AGENT], ""));
+	r.run_id = sbx_sweep__strdup0(string_or(m[K_RUN_ID], ""));
+	r.engine = sbx_sweep__strdup0(string_or(m[K_ENGINE], NULL));
+	r.error = sbx_sweep__strdup0(string_or(m[K_ERROR], NULL));
+	if (!r.task || !r.agent || !r.run_id || (string_or(m[K_ENGINE], NULL) && !r.engine) ||
+	    (string_or(m[K_ERROR], NULL) && !r.error)) {
 		sbx_sweep_record_clear(&r);
 		return sbx_error_set(err, -ENOMEM, "out of memory");
 	}
@@ -211,20 +300,127 @@ int sbx_sweep_record_from_run(const sbx_run_result *res, const sbx_sweep_plan *p
 	return 0;
 }
 
+/* A copy of the n bytes at p (and a NUL) in the store's chunks. NULL on OOM. */
+static const char *store_copy(string_store *st, const char *p, size_t n)
+{
+	string_chunk *c = st->chunks;
+	char *out;
+
+	if (!c || c->size - c->used < n + 1) {
+		size_t size = n + 1 > STRINGS_CHUNK ? n + 1 : STRINGS_CHUNK;
+
+		c = malloc(sizeof(*c) + size);
+		if (!c)
+			return NULL;
+		c->next = st->chunks;
+		c->used = 0;
+		c->size = size;
+		st->chunks = c;
+	}
+	out = c->data + c->used;
+	memcpy(out, p, n);
+	out[n] = '\0';
+	c->used += n + 1;
+	return out;
+}
+
+static size_t hash_str(const char *s)
+{
+	size_t h = 1469598103934665603ULL;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
+
+/* The store's one copy of s (made on first sight). NULL for NULL, or on OOM. */
+static const char *store_intern(string_store *st, const char *s)
+{
+	size_t i;
+
+	if (!s)
+		return NULL;
+	if ((st->n_interned + 1) * 2 > st->cap) {
+		size_t cap = st->cap ? st->cap * 2 : 64;
+		const char **t = calloc(cap, sizeof(*t));
+
+		if (!t)
+			return NULL;
+		for (size_t j = 0; j < st->cap; j++)
+			if (st->interned[j]) {
+				for (i = hash_str(st->interned[j]) & (cap - 1); t[i];
+				     i = (i + 1) & (cap - 1))
+					;
+				t[i] = st->interned[j];
+			}
+		free(st->interned);
+		st->interned = t;
+		st->cap = cap;
+	}
+	for (i = hash_str(s) & (st->cap - 1); st->interned[i]; i = (i + 1) & (st->cap - 1))
+		if (strcmp(st->interned[i], s) == 0)
+			return st->interned[i];
+	st->interned[i] = store_copy(st, s, strlen(s));
+	if (st->interned[i])
+		st->n_interned++;
+	return st->interned[i];
+}
+
+static const char *store_dup(string_store *st, const char *s)
+{
+	return s ? store_copy(st, s, strlen(s)) : NULL;
+}
+
+static void store_free(string_store *st)
+{
+	while (st->chunks) {
+		string_chunk *next = st->chunks->next;
+
+		free(st->chunks);
+		st->chunks = next;
+	}
+	free(st->interned);
+	*st = (string_store){0};
+}
+
+/*
+ * Keeps rec, its strings moved into the store (rec is cleared either way).
+ * The array grows to the plan's size at once when it can, so a big sweep's
+ * records are not copied by doubling.
+ */
 static int push(sbx_sweep_results *r, sbx_sweep_record *rec)
 {
+	sbx_sweep_record kept = *rec;
+	int rc = 0;
+
 	if (r->n == r->cap) {
 		size_t cap = r->cap ? r->cap * 2 : 64;
-		sbx_sweep_record *v = realloc(r->v, cap * sizeof(*v));
+		sbx_sweep_record *v;
 
+		if (r->cap < r->episodes_max && r->episodes_max <= SBX_SWEEP_MAX_EPISODES)
+			cap = cap > r->episodes_max ? cap : r->episodes_max;
+		v = realloc(r->v, cap * sizeof(*v));
 		if (!v)
-			return -ENOMEM;
-		r->v = v;
-		r->cap = cap;
+			rc = -ENOMEM;
+		else
+			r->v = v, r->cap = cap;
 	}
-	r->v[r->n++] = *rec;
-	*rec = (sbx_sweep_record){0};
-	return 0;
+	if (rc == 0) {
+		/* The record's own strings are cast away from const only to be freed below. */
+		kept.run_id = (char *)store_dup(&r->strings, rec->run_id);
+		kept.task = (char *)store_intern(&r->strings, rec->task);
+		kept.agent = (char *)store_intern(&r->strings, rec->agent);
+		kept.engine = (char *)store_intern(&r->strings, rec->engine);
+		kept.error = (char *)store_dup(&r->strings, rec->error);
+		if ((rec->run_id && !kept.run_id) || (rec->task && !kept.task) ||
+		    (rec->agent && !kept.agent) || (rec->engine && !kept.engine) ||
+		    (rec->error && !kept.error))
+			rc = -ENOMEM;
+		else
+			r->v[r->n++] = kept;
+	}
+	sbx_sweep_record_clear(rec);
+	return rc;
 }
 
 /* Which of an episode's records a line folds into: its result, infra errors, interruptions. */
@@ -451,7 +647,6 @@ int sbx_sweep_results_append(sbx_sweep_results *r, const sbx_sweep_record *rec, 
 	line[len] = '\n'; /* the NUL's byte; the write below is len + 1 */
 	if (r->fd < 0)
 		return sbx_error_set(err, -EBADF, "results opened read-only");
-	pthread_mutex_lock(&r->lock);
 	/* One write: with O_APPEND the line lands whole, never interleaved. */
 	do
 		n = write(r->fd, line, len + 1);
@@ -459,8 +654,10 @@ int sbx_sweep_results_append(sbx_sweep_results *r, const sbx_sweep_record *rec, 
 	if (n != (ssize_t)(len + 1))
 		rc = sbx_error_set(err, n < 0 ? -errno : -EIO, "results.jsonl: write: %s",
 				   n < 0 ? strerror(errno) : "short write");
+	/* Outside the lock, so concurrent appends share the journal's commits. */
 	else if (fsync(r->fd) < 0)
 		rc = sbx_error_set(err, -errno, "results.jsonl: fsync: %s", strerror(errno));
+	pthread_mutex_lock(&r->lock);
 	if (rc == 0) {
 		line[len] = '\0';
 		rc = sbx_sweep_record_parse(line, len, &copy, err);
@@ -482,9 +679,8 @@ void sbx_sweep_results_free(sbx_sweep_results *r)
 {
 	if (!r)
 		return;
-	for (size_t i = 0; i < r->n; i++)
-		sbx_sweep_record_clear(&r->v[i]);
-	free(r->v);
+	free(r->v); /* the records' strings are the store's */
+	store_free(&r->strings);
 	free(r->slots);
 	if (r->fd >= 0)
 		close(r->fd);

@@ -141,35 +141,25 @@ static bool path_exists(const char *dir, const char *id)
 	return asprintf(&p, "%s/runs/%s", dir, id) >= 0 && lstat(p, &st) == 0;
 }
 
-/* Runs one attempt of episode idx on engine e; returns the record (caller clears it). */
-static int run_attempt(sched *s, size_t e, size_t idx, unsigned attempt, sbx_sweep_record *rec,
-		       char *cfg_error, size_t cfg_size)
+/* One attempt through the lifecycle, exactly as `sandboxctl run` makes it. */
+static int lifecycle_attempt(sched *s, const sbx_sweep_attempt *a, sbx_sweep_record *rec,
+			     sbx_error *err)
 {
-	const sbx_sweep_plan *p = s->plan;
+	const sbx_sweep_plan *p = a->plan;
 	sbx_run_opts ro = SBX_RUN_OPTS_INIT;
 	_cleanup_(sbx_run_freep) sbx_run *run = NULL;
 	_cleanup_free_ char *runs_dir = NULL;
-	sbx_error err = SBX_ERROR_INIT;
-	sbx_sweep_episode ep;
-	char run_id[160];
 	int r;
 
-	sbx_sweep_plan_episode(p, idx, &ep);
-	/* A run directory left by a killed sweep keeps its name: draw the next attempt's. */
-	for (;; attempt++) {
-		sbx_sweep_plan_run_id(p, &ep, attempt, run_id, sizeof(run_id));
-		if (!path_exists(s->o->dir, run_id))
-			break;
-	}
 	if (asprintf(&runs_dir, "%s/runs", s->o->dir) < 0)
-		return -ENOMEM;
-	ro.task = p->tasks[ep.task];
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	ro.task = p->tasks[a->episode->task];
 	ro.tasks_dir = p->tasks_dir;
 	ro.image = p->image;
-	ro.agent = p->agents[ep.agent];
+	ro.agent = p->agents[a->episode->agent];
 	ro.demo_agent_path = s->o->demo_agent_path;
 	ro.runs_dir = runs_dir;
-	ro.run_id = run_id;
+	ro.run_id = a->run_id;
 	ro.timeout_s = p->timeout_s;
 	ro.memory = p->memory;
 	ro.cpus = p->cpus;
@@ -182,22 +172,60 @@ static int run_attempt(sched *s, size_t e, size_t idx, unsigned attempt, sbx_swe
 	ro.test = s->o->test_label;
 	ro.grade = s->o->grade;
 	ro.grade_userdata = s->o->grade_userdata;
-	ro.interrupted = &s->interrupt;
-	ro.seeded = ep.seeded;
-	ro.seed = ep.seed;
-	ro.engine = s->engines[e].url;
+	ro.grader = s->o->grader;
+	ro.interrupted = a->interrupted;
+	ro.seeded = a->episode->seeded;
+	ro.seed = a->episode->seed;
+	ro.engine = a->engine;
 	ro.provenance_cache = s->provenance;
 
-	r = sbx_run_execute(&ro, &run, &err);
+	r = sbx_run_execute(&ro, &run, err);
+	if (r < 0)
+		return r;
+	r = sbx_sweep_record_from_run(sbx_run_get_result(run), p, a->episode, a->attempt, a->engine,
+				      rec);
+	return r < 0 ? sbx_error_set(err, -ENOMEM, "out of memory") : 0;
+}
+
+/*
+ * Runs one attempt of episode idx on engine e; returns the record (caller
+ * clears it). -EINVAL with cfg_error when nothing ran: the task, the agent or
+ * the run directory is wrong, and would be for every episode like it, so the
+ * sweep stops and says why; -ENOMEM when out of memory.
+ */
+static int run_attempt(sched *s, size_t e, size_t idx, unsigned attempt, sbx_sweep_record *rec,
+		       char *cfg_error, size_t cfg_size)
+{
+	const sbx_sweep_plan *p = s->plan;
+	sbx_error err = SBX_ERROR_INIT;
+	sbx_sweep_episode ep;
+	sbx_sweep_attempt a;
+	char run_id[160];
+	int r;
+
+	sbx_sweep_plan_episode(p, idx, &ep);
+	/* A run directory left by a killed sweep keeps its name: draw the next attempt's. */
+	for (;; attempt++) {
+		sbx_sweep_plan_run_id(p, &ep, attempt, run_id, sizeof(run_id));
+		if (!path_exists(s->o->dir, run_id))
+			break;
+	}
+	a = (sbx_sweep_attempt){.plan = p,
+				.episode = &ep,
+				.attempt = attempt,
+				.run_id = run_id,
+				.engine = s->engines[e].url,
+				.interrupted = &s->interrupt};
+	r = s->o->attempt ? s->o->attempt(&a, rec, s->o->attempt_userdata, &err)
+			  : lifecycle_attempt(s, &a, rec, &err);
+	if (r == -ENOMEM)
+		return r;
 	if (r < 0) {
-		/* Nothing ran: the task, the agent or the run directory is wrong, and
-		 * would be for every episode like it. Not an attempt: stop and say why. */
 		snprintf(cfg_error, cfg_size, "episode %zu (task '%s', agent '%s'): %s", idx,
 			 p->tasks[ep.task], p->agents[ep.agent], sbx_error_message(&err));
 		return -EINVAL;
 	}
-	return sbx_sweep_record_from_run(sbx_run_get_result(run), p, &ep, attempt,
-					 s->engines[e].url, rec);
+	return 0;
 }
 
 static void update_progress(sched *s, const sbx_sweep_record *rec)
@@ -218,14 +246,9 @@ static void update_progress(sched *s, const sbx_sweep_record *rec)
 /* Records an attempt's outcome and decides what happens to the episode next. */
 static void settle(sched *s, size_t e, size_t idx, sbx_sweep_record *rec)
 {
-	sbx_error err = SBX_ERROR_INIT;
 	engine_state *en = &s->engines[e];
 	bool infra = rec->status == SBX_RUN_INFRA_ERROR;
 
-	if (sbx_sweep_results_append(s->results, rec, &err) < 0) {
-		stop_locked(s, SBX_SWEEP_UNFINISHED, "%s", sbx_error_message(&err));
-		return;
-	}
 	s->attempts[idx] = rec->attempt;
 	if (rec->status == SBX_RUN_INTERRUPTED)
 		return; /* not done; resume redoes it */
@@ -286,8 +309,9 @@ static void *worker_main(void *arg)
 	for (;;) {
 		size_t idx;
 		sbx_sweep_record rec = {0};
+		sbx_error append_err = SBX_ERROR_INIT;
 		char cfg_error[SBX_ERROR_MAX + 256];
-		int r;
+		int r, appended = 0;
 
 		if (s->stopping || s->engines[w->engine].drained)
 			break;
@@ -301,12 +325,22 @@ static void *worker_main(void *arg)
 		pthread_mutex_unlock(&s->lock);
 		r = run_attempt(s, w->engine, idx, s->attempts[idx] + 1, &rec, cfg_error,
 				sizeof(cfg_error));
+		/*
+		 * The attempt's line is on disk before the episode is settled. It is
+		 * appended outside the scheduler's lock: with a thousand engines an
+		 * fsync under it (a few ms on a disk) held every worker, while
+		 * concurrent fsyncs of one file share the journal's commits.
+		 */
+		if (r == 0)
+			appended = sbx_sweep_results_append(s->results, &rec, &append_err);
 		pthread_mutex_lock(&s->lock);
 		s->running--;
 		if (r == -EINVAL) {
 			stop_locked(s, SBX_SWEEP_CONFIG, "%s", cfg_error);
 		} else if (r < 0) {
 			stop_locked(s, SBX_SWEEP_UNFINISHED, "out of memory");
+		} else if (appended < 0) {
+			stop_locked(s, SBX_SWEEP_UNFINISHED, "%s", sbx_error_message(&append_err));
 		} else {
 			settle(s, w->engine, idx, &rec);
 			update_progress(s, &rec);

@@ -55,6 +55,10 @@ static void fill_cell(const ctx *c, sbx_sweep_cell *cell, size_t task, size_t ag
 		}
 		cell->done++;
 		cell->n_status[r->status]++;
+		/* Only a grade error leaves an error on a fail, timeout or agent_error. */
+		if (r->error && (r->status == SBX_RUN_FAIL || r->status == SBX_RUN_TIMEOUT ||
+				 r->status == SBX_RUN_AGENT_ERROR))
+			cell->grade_errors++;
 		if (r->status == SBX_RUN_PASS)
 			cell->passed++;
 		if (r->tool_calls >= 0) {
@@ -205,6 +209,7 @@ static cJSON *cell_json(const sbx_sweep_plan *p, const sbx_sweep_cell *c)
 	cJSON_AddNumberToObject(o, "infra_errors", c->infra_attempts);
 	cJSON_AddNumberToObject(o, "agent_errors", c->n_status[SBX_RUN_AGENT_ERROR]);
 	cJSON_AddNumberToObject(o, "timeouts", c->n_status[SBX_RUN_TIMEOUT]);
+	cJSON_AddNumberToObject(o, "grade_errors", c->grade_errors);
 	x = cJSON_AddObjectToObject(o, "pass_rate");
 	add_num(x, "value", c->pass_rate);
 	add_num(x, "lo", c->pass_lo);

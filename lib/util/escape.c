@@ -8,16 +8,15 @@
 #include "sbx/utf8.h"
 
 /*
- * The bidirectional controls (U+061C is two bytes and rare; these are the ones
- * "Trojan Source" used): LRM, RLM (U+200E-F), the embeddings and overrides
- * (U+202A-E), the isolates (U+2066-9). They reorder what a terminal shows, so
- * a name or a prompt could display as something else.
+ * The bidirectional controls (U+061C, U+200E-U+200F, U+202A-U+202E,
+ * U+2066-U+2069): a line can show its text in another order than it has.
  */
-static bool is_bidi_control(const unsigned char *s)
+static bool is_bidi(const unsigned char *s, size_t n)
 {
-	return s[0] == 0xe2 && ((s[1] == 0x80 && ((s[2] >= 0x8e && s[2] <= 0x8f) ||
-						  (s[2] >= 0xaa && s[2] <= 0xae))) ||
-				(s[1] == 0x81 && s[2] >= 0xa6 && s[2] <= 0xa9));
+	return (n == 2 && s[0] == 0xd8 && s[1] == 0x9c) ||
+	       (n == 3 && s[0] == 0xe2 && s[1] == 0x80 &&
+		(s[2] == 0x8e || s[2] == 0x8f || (s[2] >= 0xaa && s[2] <= 0xae))) ||
+	       (n == 3 && s[0] == 0xe2 && s[1] == 0x81 && s[2] >= 0xa6 && s[2] <= 0xa9);
 }
 
 size_t sbx_escape_controls(char *dst, size_t size, const char *src, bool keep_lines)
@@ -39,10 +38,12 @@ size_t sbx_escape_controls(char *dst, size_t size, const char *src, bool keep_li
 		} else if (n == 2 && s[0] == 0xc2 && s[1] < 0xa0) {
 			/* U+0080-U+009F: C1 controls (CSI is U+009B). */
 			pl = (size_t)snprintf(esc, sizeof(esc), "\\u%04x", s[1]);
-		} else if (n == 3 && is_bidi_control(s)) {
-			pl = (size_t)snprintf(esc, sizeof(esc), "\\u%04x",
-					      ((s[0] & 0x0fu) << 12) | ((s[1] & 0x3fu) << 6) |
-						      (s[2] & 0x3fu));
+		} else if (is_bidi(s, n)) {
+			unsigned cp = n == 2 ? (s[0] & 0x1fu) << 6 | (s[1] & 0x3fu)
+					     : (s[0] & 0x0fu) << 12 | (s[1] & 0x3fu) << 6 |
+						       (s[2] & 0x3fu);
+
+			pl = (size_t)snprintf(esc, sizeof(esc), "\\u%04x", cp);
 		} else if (n > 1) {
 			put = (const char *)s, pl = n;
 		} else {

@@ -13,18 +13,23 @@
 #include <time.h>
 
 #include "sbx/cleanup.h"
+#include "sbx/connguard.h"
 #include "sbx/json.h"
 #include "view-internal.h"
 
 #define TOKEN_BYTES	16
 #define CONNECTIONS_MAX 64
-#define FILE_MAX	((uint64_t)1 << 32) /* raw files served */
-#define LIVE_POLL_MS	500
-#define LIVE_BEAT_S	10
-#define LIVE_MAX_S	(12 * 3600) /* one live stream, at most */
+#define HEAD_TIMEOUT_MS 10000 /* the whole request head, from the connect */
+/* Past the slots the guard evicts; the evicted keep a place here until their thread ends. */
+#define CONNECTION_LIMIT (CONNECTIONS_MAX * 4)
+#define FILE_MAX	 ((uint64_t)1 << 32) /* raw files served */
+#define LIVE_POLL_MS	 500
+#define LIVE_BEAT_S	 10
+#define LIVE_MAX_S	 (12 * 3600) /* one live stream, at most */
 
 struct sbx_view_server {
 	struct MHD_Daemon *daemon;
+	sbx_connguard *guard; /* slots and the head deadline of the daemon's connections */
 	int *rootfds;
 	char **root_names;
 	size_t n_roots;
@@ -75,6 +80,8 @@ static enum MHD_Result send_text(struct MHD_Connection *c, unsigned status, cons
 	MHD_add_response_header(res, "Cache-Control", "no-store");
 	MHD_add_response_header(res, "Content-Security-Policy",
 				csp ? csp : "default-src 'none'; sandbox");
+	if (status == MHD_HTTP_UNAUTHORIZED) /* a client without the token keeps no slot */
+		MHD_add_response_header(res, MHD_HTTP_HEADER_CONNECTION, "close");
 	ret = MHD_queue_response(c, status, res);
 	MHD_destroy_response(res);
 	return ret;
@@ -341,19 +348,22 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	char *body;
 	int r;
 
-	if (!*req) { /* the headers: wait for the (empty) body */
-		*req = s;
+	slash = url[0] == '/' ? strchr(url + 1, '/') : NULL;
+	if (!*req) { /* the head: the token before any body is waited for */
+		sbx_connguard_busy(s->guard, c);
+		if (url[0] != '/')
+			return send_error(c, MHD_HTTP_UNAUTHORIZED, "the URL's token is missing");
+		if (!token_ok(url + 1, slash ? (size_t)(slash - url - 1) : strlen(url + 1),
+			      s->token))
+			return send_error(c, MHD_HTTP_UNAUTHORIZED,
+					  "the URL's token is missing or wrong");
+		if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
+			return send_error(c, MHD_HTTP_METHOD_NOT_ALLOWED, "read-only");
+		*req = s; /* wait for the (empty) body */
 		return MHD_YES;
 	}
 	if (*upload_size)
 		return send_error(c, MHD_HTTP_METHOD_NOT_ALLOWED, "read-only");
-	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
-		return send_error(c, MHD_HTTP_METHOD_NOT_ALLOWED, "read-only");
-	if (url[0] != '/')
-		return send_error(c, MHD_HTTP_UNAUTHORIZED, "the URL's token is missing");
-	slash = strchr(url + 1, '/');
-	if (!token_ok(url + 1, slash ? (size_t)(slash - url - 1) : strlen(url + 1), s->token))
-		return send_error(c, MHD_HTTP_UNAUTHORIZED, "the URL's token is missing or wrong");
 	path = slash ? slash + 1 : "";
 	if (!*path) {
 		r = sbx_view_page_index(
@@ -396,6 +406,16 @@ respond:
 	(void)upload;
 }
 
+static void on_completed(void *cls, struct MHD_Connection *c, void **req,
+			 enum MHD_RequestTerminationCode toe)
+{
+	sbx_view_server *s = cls;
+
+	sbx_connguard_idle(s->guard, c);
+	(void)req;
+	(void)toe;
+}
+
 static bool loopback(const struct sockaddr_storage *ss)
 {
 	if (ss->ss_family == AF_INET)
@@ -410,6 +430,7 @@ void sbx_view_server_stop(sbx_view_server *s)
 	atomic_store(&s->stopping, true);
 	if (s->daemon)
 		MHD_stop_daemon(s->daemon);
+	sbx_connguard_free(s->guard);
 	for (size_t i = 0; i < s->n_roots; i++) {
 		if (s->rootfds[i] >= 0)
 			close(s->rootfds[i]);
@@ -469,12 +490,17 @@ int sbx_view_server_start(const sbx_view_opts *opts, sbx_view_server **out, sbx_
 	    (r = random_hex(s->nonce, TOKEN_BYTES)) < 0)
 		return sbx_error_set(err, r, "getrandom: %s", strerror(-r));
 	snprintf(s->prefix, sizeof(s->prefix), "/%s/", s->token);
+	r = sbx_connguard_new(&s->guard, CONNECTIONS_MAX, HEAD_TIMEOUT_MS, err);
+	if (r < 0)
+		return r;
 	s->daemon = MHD_start_daemon(
 		MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
 			(v6 ? MHD_USE_IPv6 : 0),
 		opts->port, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-		MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONNECTIONS_MAX,
-		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)(LIVE_BEAT_S * 6), MHD_OPTION_END);
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONNECTION_LIMIT,
+		MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION,
+		sbx_connguard_mhd_notify, s->guard, MHD_OPTION_CONNECTION_TIMEOUT,
+		(unsigned)(LIVE_BEAT_S * 6), MHD_OPTION_END);
 	if (!s->daemon)
 		return sbx_error_set(err, -EADDRINUSE, "cannot listen on %s port %u: %s", listen,
 				     opts->port, strerror(errno ? errno : EADDRINUSE));

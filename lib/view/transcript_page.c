@@ -39,13 +39,28 @@ static int put_value(sbx_buf *out, const cJSON *v)
 	return r < 0 ? r : sbx_buf_puts(out, "</pre>");
 }
 
-static int head(sbx_buf *out, const char *cls, const char *who, const char *name, double t_ms)
+/* The MCP revision the relay recorded for the message ("MCP 2026-07-28"), if any. */
+static int version_tag(sbx_buf *out, const cJSON *line)
+{
+	const char *v = sbx_json_get_string(line, "mcp_version", NULL);
+	int r;
+
+	if (!v)
+		return 0;
+	r = sbx_buf_puts(out, " <span class=\"dim\">MCP ");
+	r = r < 0 ? r : sbx_html_escape(out, v);
+	return r < 0 ? r : sbx_buf_puts(out, "</span>");
+}
+
+static int head(sbx_buf *out, const cJSON *line, const char *cls, const char *who, const char *name,
+		double t_ms)
 {
 	int r = sbx_buf_printf(out, "<div class=\"turn %s\"><div class=\"who\">%s <b>", cls, who);
 
 	r = r < 0 ? r : sbx_html_escape(out, name);
-	return r < 0 ? r
-		     : sbx_buf_printf(out, "</b> <span class=\"dim\">%.0f ms</span></div>", t_ms);
+	r = r < 0 ? r : sbx_buf_printf(out, "</b> <span class=\"dim\">%.0f ms</span>", t_ms);
+	r = r < 0 ? r : version_tag(out, line);
+	return r < 0 ? r : sbx_buf_puts(out, "</div>");
 }
 
 static bool is_tool_path(const char *path)
@@ -70,12 +85,15 @@ static bool was_call(const conv *c, double conn, const cJSON *id)
 	return false;
 }
 
-static int protocol(sbx_buf *out, const char *what, const cJSON *msg, double t_ms)
+static int protocol(sbx_buf *out, const cJSON *line, const char *what, const cJSON *msg,
+		    double t_ms)
 {
 	int r = sbx_buf_puts(out, "<details class=\"proto\"><summary>");
 
 	r = r < 0 ? r : sbx_html_escape(out, what);
-	r = r < 0 ? r : sbx_buf_printf(out, " <span class=\"dim\">%.0f ms</span></summary>", t_ms);
+	r = r < 0 ? r : sbx_buf_printf(out, " <span class=\"dim\">%.0f ms</span>", t_ms);
+	r = r < 0 ? r : version_tag(out, line);
+	r = r < 0 ? r : sbx_buf_puts(out, "</summary>");
 	r = r < 0 ? r : put_value(out, msg);
 	return r < 0 ? r : sbx_buf_puts(out, "</details>");
 }
@@ -89,24 +107,24 @@ static int request(conv *c, sbx_buf *out, const cJSON *line, const cJSON *msg, d
 
 	if (is_tool_path(path)) {
 		c->calls++;
-		r = head(out, "call", "agent calls", sbx_json_get_string(msg, "tool_name", "?"),
-			 t_ms);
+		r = head(out, line, "call", "agent calls",
+			 sbx_json_get_string(msg, "tool_name", "?"), t_ms);
 		r = r < 0 ? r : put_value(out, sbx_json_get(msg, "arguments"));
 		return r < 0 ? r : sbx_buf_puts(out, "</div>");
 	}
 	if (method && strcmp(method, "tools/call") == 0) {
 		c->calls++;
 		remember_call(c, sbx_json_get_number(line, "conn", 0), sbx_json_get(msg, "id"));
-		r = head(out, "call", "agent calls", sbx_json_get_string(params, "name", "?"),
+		r = head(out, line, "call", "agent calls", sbx_json_get_string(params, "name", "?"),
 			 t_ms);
 		r = r < 0 ? r : put_value(out, sbx_json_get(params, "arguments"));
 		return r < 0 ? r : sbx_buf_puts(out, "</div>");
 	}
 	if (strstr(path, "/task/complete") || strcmp(path, "/control/complete") == 0) {
-		r = head(out, "call", "agent", "complete_task", t_ms);
+		r = head(out, line, "call", "agent", "complete_task", t_ms);
 		return r < 0 ? r : sbx_buf_puts(out, "</div>");
 	}
-	return protocol(out, method ? method : path, msg, t_ms);
+	return protocol(out, line, method ? method : path, msg, t_ms);
 }
 
 /* A content array holding one text item: the text, which reads better than its wrapper. */
@@ -147,10 +165,11 @@ static int reply(conv *c, sbx_buf *out, const cJSON *line, const cJSON *msg, dou
 		snprintf(what, sizeof(what), "reply %d", status);
 		if (!msg)
 			return 0; /* 202 to a notification: nothing to show */
-		return protocol(out, what, msg, t_ms);
+		return protocol(out, line, what, msg, t_ms);
 	}
 	c->errors += error;
-	r = head(out, error ? "result error" : "result", error ? "error" : "result", "", t_ms);
+	r = head(out, line, error ? "result error" : "result", error ? "error" : "result", "",
+		 t_ms);
 	r = r < 0 ? r : put_value(out, shown);
 	return r < 0 ? r : sbx_buf_puts(out, "</div>");
 }

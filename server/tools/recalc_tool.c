@@ -51,8 +51,18 @@ static char *find_office(void)
 			char *full = NULL;
 			if (asprintf(&full, "%s/%s", dir, names[i]) < 0)
 				return NULL;
-			if (access(full, X_OK) == 0)
+			if (access(full, X_OK) == 0) {
+				/* The launcher itself: /usr/bin/soffice's script finds its
+				 * directory with `ls -l`, which fails under gVisor (runsc 2022:
+				 * statx(AT_NO_AUTOMOUNT) is EINVAL). */
+				char *real = realpath(full, NULL);
+
+				if (real) {
+					free(full);
+					return real;
+				}
 				return full;
+			}
 			free(full);
 		}
 	}

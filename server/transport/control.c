@@ -185,6 +185,14 @@ bool http_control_route(http_request *req, enum MHD_Result *result)
 
 	if (strncmp(url, "/control/", 9) != 0 && strcmp(url, "/control") != 0)
 		return false;
+	/* The published port is reachable by tool code and any local user: the host's
+	 * API is served on the unix socket only, which the host reaches by a docker exec. */
+	if (req->published) {
+		*result = http_reply_error(req, 403,
+					   "Forbidden: /control is the host's, not served on this "
+					   "port");
+		return true;
+	}
 	url += 8;
 	if (strcmp(url, "/status") == 0 && get)
 		*result = status(req);

@@ -50,8 +50,10 @@ static void *job_main(void *arg)
 	return NULL;
 }
 
-/* Runs msg on a detached thread that writes to stream; takes msg on success. */
-static int spawn_job(server *srv, http_session *session, cJSON *msg, sse_stream *stream)
+/* Runs msg on a detached thread that writes to stream; takes msg on success.
+ * Without a session the request runs in its own, set up as proto is. */
+static int spawn_job(server *srv, http_session *session, const mcp_session *proto, cJSON *msg,
+		     sse_stream *stream)
 {
 	job *j = calloc(1, sizeof(*j));
 	pthread_attr_t attr;
@@ -63,6 +65,12 @@ static int spawn_job(server *srv, http_session *session, cJSON *msg, sse_stream 
 	j->srv = srv;
 	j->session = session;
 	mcp_session_init(&j->temp);
+	if (proto) {
+		j->temp.modern = proto->modern;
+		memcpy(j->temp.protocol_version, proto->protocol_version,
+		       sizeof(j->temp.protocol_version));
+		atomic_store(&j->temp.log_level, atomic_load(&proto->log_level));
+	}
 	j->msg = msg;
 	j->stream = sse_stream_ref(stream);
 	atomic_fetch_add(&srv->http_workers, 1);
@@ -149,6 +157,7 @@ static enum MHD_Result answer(http_request *req, http_session *session, mcp_sess
 	struct MHD_Response *r;
 	enum MHD_Result ret;
 	sse_stream *stream;
+	unsigned status;
 	char sid[sizeof(ms->id)];
 
 	if (!mcp_is_request(msg)) {
@@ -156,14 +165,19 @@ static enum MHD_Result answer(http_request *req, http_session *session, mcp_sess
 		(void)mcp_handle(req->srv, ms, msg, NULL, &out);
 		return http_reply(req, 202, NULL, NULL, NULL);
 	}
-	if (strcmp(method, "tools/call") == 0 && accepts_sse(req)) {
+	/* 2026-07-28 answers an unknown tool with its HTTP status, so not on a stream. */
+	if (strcmp(method, "tools/call") == 0 && accepts_sse(req) &&
+	    (!ms->modern ||
+	     server_find_tool(req->srv,
+			      sbx_json_get_string(sbx_json_get(msg, "params"), "name", ""),
+			      NULL))) {
 		/* The job takes msg and the session reference; keep the id for the header. */
 		memcpy(sid, ms->id, sizeof(sid));
 		stream = sse_stream_new(req->srv->streams);
 		if (!stream)
 			return rpc_error(req, 500, NULL, -32603, "out of memory");
 		r = sse_stream_response(stream);
-		if (!r || spawn_job(req->srv, session, msg, stream) < 0) {
+		if (!r || spawn_job(req->srv, session, ms, msg, stream) < 0) {
 			if (r)
 				MHD_destroy_response(r);
 			sse_stream_unref(stream);
@@ -179,9 +193,67 @@ static enum MHD_Result answer(http_request *req, http_session *session, mcp_sess
 	}
 	if (mcp_handle(req->srv, ms, msg, NULL, &out) < 0 || !out)
 		return rpc_error(req, 500, NULL, -32603, "out of memory");
-	if (sse_only(req))
+	status = ms->modern ? mcp_modern_http_status(out) : 200;
+	if (sse_only(req) && status == 200)
 		return reply_sse_event(req, out, session);
-	return http_reply(req, 200, "application/json", out, session);
+	return http_reply(req, status, "application/json", out, session);
+}
+
+struct routing_scan {
+	bool seen[3];
+	const char *duplicated;
+};
+
+static enum MHD_Result scan_routing_header(void *cls, enum MHD_ValueKind kind, const char *key,
+					   const char *value)
+{
+	static const char *const routing[] = {"MCP-Protocol-Version", "Mcp-Method", "Mcp-Name"};
+	struct routing_scan *scan = cls;
+
+	(void)kind;
+	(void)value;
+	for (size_t i = 0; i < SBX_ELEMENTSOF(routing); i++)
+		if (strcasecmp(key, routing[i]) == 0) {
+			if (scan->seen[i])
+				scan->duplicated = routing[i];
+			scan->seen[i] = true;
+		}
+	return MHD_YES;
+}
+
+/*
+ * A 2026-07-28 request: no session, its envelope and headers checked, served
+ * in a session of its own, errors with the revision's HTTP statuses. The
+ * revision has no client notifications: acknowledged (202, as every
+ * notification here) and dropped, so no one cancels another's call by id.
+ */
+static enum MHD_Result modern_post(http_request *req, cJSON *msg)
+{
+	struct routing_scan scan = {0};
+	mcp_route_headers h;
+	_cleanup_free_ char *out = NULL;
+	mcp_session one;
+	bool taken = false;
+	enum MHD_Result ret;
+
+	if (!mcp_is_request(msg)) {
+		cJSON_Delete(msg);
+		return http_reply(req, 202, NULL, NULL, NULL);
+	}
+	(void)MHD_get_connection_values(req->conn, MHD_HEADER_KIND, scan_routing_header, &scan);
+	h = (mcp_route_headers){http_header(req, "MCP-Protocol-Version"),
+				http_header(req, "Mcp-Method"), http_header(req, "Mcp-Name"),
+				scan.duplicated};
+	mcp_session_init(&one);
+	if (mcp_modern_accept(msg, &h, &one, &out) != 0) {
+		ret = http_reply(req, mcp_modern_http_status(out), "application/json", out, NULL);
+		cJSON_Delete(msg);
+		return ret;
+	}
+	ret = answer(req, NULL, &one, msg, &taken);
+	if (!taken)
+		cJSON_Delete(msg);
+	return ret;
 }
 
 enum MHD_Result http_mcp_post(http_request *req)
@@ -204,6 +276,9 @@ enum MHD_Result http_mcp_post(http_request *req)
 		snprintf(text, sizeof(text), "Parse error: %s", sbx_error_message(&err));
 		return rpc_error(req, 400, NULL, -32700, text);
 	}
+	/* 2026-07-28 by its envelope, or by a version header no older revision has. */
+	if (mcp_has_envelope(msg) || (version && !sid && !mcp_version_supported(version)))
+		return modern_post(req, msg);
 	method = sbx_json_get_string(msg, "method", "");
 	if (strcmp(method, "initialize") == 0 && mcp_is_request(msg)) {
 		session = http_session_create(req->srv->sessions, false);
@@ -265,9 +340,9 @@ enum MHD_Result http_legacy_get(http_request *req, const char *messages_path)
 
 	if (!s)
 		return http_reply_error(req, 503, "Too many sessions");
-	/* Behind sandboxctl's relay the client's URLs start with the run's token,
-	 * which the relay strips and names here; the endpoint must carry it back. */
-	const char *prefix = http_header(req, "X-Forwarded-Prefix");
+	/* The client's URLs may start with the run's token (stripped by the relay,
+	 * or by the published listener): the endpoint must carry it back. */
+	const char *prefix = req->prefix;
 	size_t pl = prefix ? strlen(prefix) : 0;
 
 	if (pl < 2 || pl > 65 || prefix[0] != '/' ||
@@ -320,7 +395,7 @@ enum MHD_Result http_legacy_post(http_request *req)
 	}
 	/* Past MAX_JOBS running requests, answer on this thread: the POST waits (backpressure). */
 	if (atomic_load(&req->srv->http_workers) >= MAX_JOBS ||
-	    spawn_job(req->srv, s, msg, s->stream) < 0) {
+	    spawn_job(req->srv, s, NULL, msg, s->stream) < 0) {
 		rpc_sink sink = {push_message, s->stream};
 
 		(void)mcp_handle(req->srv, &s->mcp, msg, &sink, &out);

@@ -20,18 +20,26 @@
 #include <unistd.h>
 
 #include "http_server.h"
+#include "sbx/connguard.h"
 #include "sbx/hostguard.h"
 #include "task_session.h"
+
+#define HEAD_TIMEOUT_MS 10000 /* the published port: the whole request head, from the connect */
 
 typedef struct conn_state {
 	sbx_buf body;
 	bool too_large;
 	bool replied;
+	size_t url_skip; /* the token's bytes at the front of the path ("/<token>") */
 } conn_state;
 
 typedef struct http_server {
 	server *srv;
 	const http_options *opt;
+	const char *token; /* the published listener's; NULL on the host's socket */
+	char prefix[80];   /* "/<token>" */
+	/* The published listener's slots and head deadline: any local user reaches it. */
+	sbx_connguard *guard;
 } http_server;
 
 const char *http_header(http_request *req, const char *name)
@@ -53,6 +61,8 @@ enum MHD_Result http_reply(http_request *req, unsigned status, const char *conte
 		MHD_add_response_header(r, "Content-Type", content_type);
 	if (session)
 		MHD_add_response_header(r, "Mcp-Session-Id", session->mcp.id);
+	if (status == 401) /* a client without the token keeps no slot */
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
 	ret = MHD_queue_response(req->conn, status, r);
 	MHD_destroy_response(r);
 	return ret;
@@ -193,13 +203,50 @@ static enum MHD_Result route(http_request *req)
 	return http_reply_error(req, 404, "Not found");
 }
 
+/* Compares n bytes in time that does not depend on where they differ. */
+static bool same_secret(const char *a, const char *b, size_t n)
+{
+	unsigned char d = 0;
+
+	for (size_t i = 0; i < n; i++)
+		d |= (unsigned char)a[i] ^ (unsigned char)b[i];
+	return d == 0;
+}
+
+/*
+ * The published listener's door, as the relay's: the token as the path's
+ * first segment (*skip: its length, stripped before routing) or as
+ * Authorization: Bearer. False when neither holds it.
+ */
+static bool authorized(const http_server *hs, struct MHD_Connection *conn, const char *url,
+		       size_t *skip)
+{
+	const char *auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
+	size_t tl = strlen(hs->token);
+
+	*skip = 0;
+	if (url[0] == '/' && strnlen(url + 1, tl) == tl && same_secret(url + 1, hs->token, tl) &&
+	    (url[1 + tl] == '/' || url[1 + tl] == '\0')) {
+		*skip = 1 + tl;
+		return true;
+	}
+	if (auth && strncasecmp(auth, "Bearer ", 7) == 0) {
+		const char *v = auth + 7;
+
+		while (*v == ' ')
+			v++;
+		return strlen(v) == tl && same_secret(v, hs->token, tl);
+	}
+	return false;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
 				  const char *method, const char *version, const char *upload_data,
 				  size_t *upload_data_size, void **con_cls)
 {
 	http_server *hs = cls;
 	conn_state *cs = *con_cls;
-	http_request req = {hs->srv, conn, url, method, NULL, 0};
+	http_request req = {hs->srv, conn, url, method, NULL, 0, hs->token != NULL, NULL};
 
 	if (!cs) {
 		const char *len =
@@ -209,6 +256,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 			return MHD_NO;
 		sbx_buf_init(&cs->body, hs->opt->max_body);
 		*con_cls = cs;
+		if (hs->guard)
+			sbx_connguard_busy(hs->guard, conn);
+		if (hs->token && !authorized(hs, conn, url, &cs->url_skip)) {
+			cs->replied = true;
+			return http_reply_error(
+				&req, 401,
+				"Unauthorized: this port needs the run's token (the "
+				"URL sandboxctl gave, or Authorization: Bearer)");
+		}
 		if (len && strtoull(len, NULL, 10) > hs->opt->max_body) {
 			char msg[128];
 			/* Answer before reading: MHD then closes the connection. */
@@ -237,14 +293,24 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	}
 	req.body = sbx_buf_str(&cs->body);
 	req.body_len = cs->body.len;
+	if (hs->token) {
+		req.url = url[cs->url_skip] ? url + cs->url_skip : "/";
+		req.prefix = cs->url_skip ? hs->prefix : "";
+	} else {
+		/* Behind sandboxctl's relay, which strips the token and names it here. */
+		req.prefix = http_header(&req, "X-Forwarded-Prefix");
+	}
 	return route(&req);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 			 enum MHD_RequestTerminationCode toe)
 {
+	http_server *hs = cls;
 	conn_state *cs = *con_cls;
 
+	if (hs->guard)
+		sbx_connguard_idle(hs->guard, conn);
 	if (!cs)
 		return;
 	sbx_buf_free(&cs->body);
@@ -361,56 +427,102 @@ static int listen_unix(const char *path, char *url, size_t url_size, sbx_error *
 	return fd;
 }
 
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+			  enum MHD_ConnectionNotificationCode code)
+{
+	http_server *hs = cls;
+
+	if (hs->guard)
+		sbx_connguard_mhd_notify(hs->guard, conn, socket_context, code);
+}
+
+/*
+ * The host's socket has no guard: only the host reaches it, and its bridge
+ * streams are opened ahead of their first request. The published port has
+ * one, as the relay: past --max-connections a newcomer evicts the longest
+ * waiting without a request, and a head must arrive within 10 s.
+ */
+static struct MHD_Daemon *start_daemon(http_server *hs, int fd)
+{
+	unsigned limit = hs->opt->max_connections * (hs->guard ? 2 : 1);
+
+	return MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
+					MHD_USE_POLL | MHD_USE_ERROR_LOG,
+				0, NULL, NULL, on_request, hs, MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
+				NULL, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT,
+				limit, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)300,
+				MHD_OPTION_NOTIFY_COMPLETED, on_completed, hs,
+				MHD_OPTION_NOTIFY_CONNECTION, on_connection, hs, MHD_OPTION_END);
+}
+
+/*
+ * Serves on --unix, on --http, or on both (--network published: the host's
+ * socket, and the port the engine publishes, where opt->token is required
+ * and /control is not served).
+ */
 int http_serve(server *srv, const http_options *opt, sbx_error *err)
 {
-	http_server hs = {srv, opt};
-	struct MHD_Daemon *d;
-	char url[300], line[400];
+	http_server hs[2] = {{srv, opt, NULL, "", NULL}, {srv, opt, opt->token, "", NULL}};
+	struct MHD_Daemon *d[2] = {NULL, NULL};
+	int fd[2] = {-1, -1};
+	char url[2][300], line[400];
 	sigset_t mask;
-	int fd, sig = 0;
+	int r = 0, sig = 0;
 
-	fd = opt->unix_path ? listen_unix(opt->unix_path, url, sizeof(url), err)
-			    : listen_tcp(opt->listen, opt->listen_any, url, sizeof(url), err);
-	if (fd < 0)
-		return fd;
+	if (opt->token)
+		snprintf(hs[1].prefix, sizeof(hs[1].prefix), "/%s", opt->token);
+	if (opt->unix_path)
+		fd[0] = r = listen_unix(opt->unix_path, url[0], sizeof(url[0]), err);
+	if (r >= 0 && opt->listen)
+		fd[1] = r = listen_tcp(opt->listen, opt->listen_any, url[1], sizeof(url[1]), err);
+	if (r >= 0 && opt->token)
+		r = sbx_connguard_new(&hs[1].guard, opt->max_connections, HEAD_TIMEOUT_MS, err);
 	/* Connection threads inherit the mask; only the main thread takes signals. */
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &mask, NULL);
-	d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
-				     MHD_USE_POLL | MHD_USE_ERROR_LOG,
-			     0, NULL, NULL, on_request, &hs, MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
-			     NULL, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT,
-			     opt->max_connections, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)300,
-			     MHD_OPTION_NOTIFY_COMPLETED, on_completed, &hs, MHD_OPTION_END);
-	if (!d) {
-		close(fd);
-		if (opt->unix_path)
-			unlink(opt->unix_path);
-		return sbx_error_set(err, -EIO, "cannot start the HTTP server on %s", url);
+	for (int i = 0; i < 2 && r >= 0; i++) {
+		if (fd[i] < 0)
+			continue;
+		d[i] = start_daemon(&hs[i], fd[i]);
+		if (!d[i])
+			r = sbx_error_set(err, -EIO, "cannot start the HTTP server on %s", url[i]);
 	}
-	snprintf(line, sizeof(line), "%s\n", url);
+	if (r < 0)
+		goto done;
+	/* The host's URL first: with both, the lifecycle reaches the socket. */
+	snprintf(line, sizeof(line), "%s\n", fd[0] >= 0 ? url[0] : url[1]);
 	if (opt->ready_file) {
 		sbx_error e = SBX_ERROR_INIT;
 		if (sbx_path_write_atomic(opt->ready_file, line, strlen(line), &e) < 0)
 			server_log(SBX_LOG_WARNING, "ready file: %s", sbx_error_message(&e));
 	}
-	server_log(SBX_LOG_INFO, "ready %s (workspace '%s', %zu tools)", url, srv->base.workspace,
-		   srv->n_tools);
+	server_log(SBX_LOG_INFO, "ready %s%s%s%s (workspace '%s', %zu tools)",
+		   fd[0] >= 0 ? url[0] : "", fd[0] >= 0 && fd[1] >= 0 ? " and " : "",
+		   fd[1] >= 0 ? url[1] : "", opt->token && fd[1] >= 0 ? " (token required)" : "",
+		   srv->base.workspace, srv->n_tools);
 	while (sigwait(&mask, &sig) != 0 || sig == SIGHUP)
 		;
 	server_log(SBX_LOG_INFO, "signal %d: shutting down", sig);
-	MHD_quiesce_daemon(d);
+	for (int i = 0; i < 2; i++)
+		if (d[i])
+			MHD_quiesce_daemon(d[i]);
 	task_session_wake_all(srv->base.task);
 	server_cancel_all(srv);
 	sse_stream_close_all(srv->streams);
 	http_session_end_all(srv->sessions);
-	MHD_stop_daemon(d);
+done:
+	for (int i = 0; i < 2; i++)
+		if (d[i])
+			MHD_stop_daemon(d[i]);
 	http_workers_wait(srv);
-	close(fd);
-	if (opt->unix_path)
+	for (int i = 0; i < 2; i++)
+		if (fd[i] >= 0)
+			close(fd[i]);
+	if (opt->unix_path && fd[0] >= 0)
 		unlink(opt->unix_path);
-	return 0;
+	sbx_connguard_free(hs[1].guard);
+	return r < 0 ? r : 0;
 }

@@ -15,6 +15,10 @@ typedef struct http_request {
 	const char *method;
 	const char *body; /* NUL-terminated */
 	size_t body_len;
+	/* On the published TCP listener (a token required, no /control), not the host's socket. */
+	bool published;
+	/* The path prefix the client's URLs carry (the token), for links the server makes. */
+	const char *prefix;
 } http_request;
 
 /* Sends body (copied) with status and content type; session adds Mcp-Session-Id. */

@@ -87,19 +87,34 @@ static enum MHD_Result tools_call(http_request *req)
 	return http_reply_json(req, status, o);
 }
 
+/*
+ * The reference's 17 tools, in its order: its check script asserts that
+ * GET /tools lists exactly these. The others stay callable on every path and
+ * listed by /v1/tools and MCP.
+ */
+static const char *const reference_tools[] = {
+	"read_cell",   "write_cell",	      "read_range", "write_range",    "set_formula",
+	"list_sheets", "get_sheet_info",      "list_files", "execute_python", "take_screenshot",
+	"click",       "double_click",	      "type_text",  "key_press",      "mouse_move",
+	"drag",	       "get_cursor_position",
+};
+
 static enum MHD_Result tools_list(http_request *req, bool ours)
 {
 	cJSON *o = ours ? cJSON_CreateObject() : cJSON_CreateArray();
 	cJSON *arr = ours ? cJSON_AddArrayToObject(o, "tools") : o;
-	size_t n = 0;
+	size_t n = 0, i;
 
-	for (size_t i = 0; arr && i < req->srv->n_tools; i++) {
+	for (i = 0; ours && arr && i < req->srv->n_tools; i++) {
 		if (!server_tool_listed(req->srv, i))
 			continue;
-		cJSON_AddItemToArray(arr, ours ? server_tool_json(req->srv, i)
-					       : server_tool_json_reference(req->srv, i));
+		cJSON_AddItemToArray(arr, server_tool_json(req->srv, i));
 		n++;
 	}
+	for (size_t k = 0; !ours && arr && k < SBX_ELEMENTSOF(reference_tools); k++)
+		if (server_find_tool(req->srv, reference_tools[k], &i) &&
+		    server_tool_listed(req->srv, i))
+			cJSON_AddItemToArray(arr, server_tool_json_reference(req->srv, i));
 	if (ours)
 		cJSON_AddNumberToObject(o, "count", (double)n);
 	return http_reply_json(req, 200, o);

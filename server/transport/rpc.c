@@ -54,20 +54,30 @@ static char *print_and_free(cJSON *o)
 	return s;
 }
 
-char *mcp_error_response(const cJSON *id, int code, const char *message)
+char *mcp_error_response_data(const cJSON *id, int code, const char *message, cJSON *data)
 {
 	cJSON *o = cJSON_CreateObject(), *e;
 
-	if (!o)
+	if (!o) {
+		cJSON_Delete(data);
 		return NULL;
+	}
 	cJSON_AddStringToObject(o, "jsonrpc", "2.0");
 	cJSON_AddItemToObject(o, "id", id ? cJSON_Duplicate(id, false) : cJSON_CreateNull());
 	e = cJSON_AddObjectToObject(o, "error");
 	if (e) {
 		cJSON_AddNumberToObject(e, "code", code);
 		cJSON_AddStringToObject(e, "message", message);
+		if (data)
+			cJSON_AddItemToObject(e, "data", TAKE_PTR(data));
 	}
+	cJSON_Delete(data);
 	return print_and_free(o);
+}
+
+char *mcp_error_response(const cJSON *id, int code, const char *message)
+{
+	return mcp_error_response_data(id, code, message, NULL);
 }
 
 static char *result_response(const cJSON *id, cJSON *result)
@@ -123,46 +133,132 @@ static void log_to_client(mcp_session *s, const rpc_sink *sink, int level, const
 	send_notification(sink, "notifications/message", p);
 }
 
-/* ---- initialize, ping, logging ---- */
+/* ---- initialize, server/discover, ping, logging ---- */
 
-static cJSON *do_initialize(server *srv, mcp_session *s, const cJSON *params)
+static void add_server_info(cJSON *parent, const char *key)
 {
-	const char *asked = sbx_json_get_string(params, "protocolVersion", NULL);
-	const char *version = mcp_version_supported(asked) ? asked : LATEST_VERSION;
-	cJSON *r = cJSON_CreateObject(), *caps, *tools, *info;
+	cJSON *info = cJSON_AddObjectToObject(parent, key);
 
-	if (!r)
-		return NULL;
-	snprintf(s->protocol_version, sizeof(s->protocol_version), "%s", version);
-	cJSON_AddStringToObject(r, "protocolVersion", version);
-	caps = cJSON_AddObjectToObject(r, "capabilities");
-	tools = cJSON_AddObjectToObject(caps, "tools");
-	cJSON_AddBoolToObject(tools, "listChanged", false);
-	cJSON_AddObjectToObject(caps, "resources");
-	cJSON_AddObjectToObject(caps, "logging");
-	info = cJSON_AddObjectToObject(r, "serverInfo");
 	cJSON_AddStringToObject(info, "name", SERVER_NAME);
 	cJSON_AddStringToObject(info, "title", "sandboxctl sandbox MCP server");
 	cJSON_AddStringToObject(info, "version", SBX_VERSION);
+}
+
+static void add_capabilities(cJSON *parent, bool modern)
+{
+	cJSON *caps = cJSON_AddObjectToObject(parent, "capabilities");
+	cJSON *tools = cJSON_AddObjectToObject(caps, "tools");
+
+	cJSON_AddBoolToObject(tools, "listChanged", false);
+	cJSON_AddObjectToObject(caps, "resources");
+	/* 2026-07-28 asks for log messages per request (_meta logLevel), no capability. */
+	if (!modern)
+		cJSON_AddObjectToObject(caps, "logging");
+}
+
+static void add_instructions(cJSON *r)
+{
 	cJSON_AddStringToObject(
 		r, "instructions",
 		"Spreadsheet task sandbox. Files live in the workspace; pass paths relative to it "
 		"(list_files shows them). Read and write cells with "
 		"read_cell/write_cell/read_range/"
 		"write_range, run code with execute_python, and call complete_task when done.");
+}
+
+static cJSON *do_initialize(server *srv, mcp_session *s, const cJSON *params)
+{
+	const char *asked = sbx_json_get_string(params, "protocolVersion", NULL);
+	const char *version = mcp_version_supported(asked) ? asked : LATEST_VERSION;
+	cJSON *r = cJSON_CreateObject();
+
+	(void)srv;
+	if (!r)
+		return NULL;
+	snprintf(s->protocol_version, sizeof(s->protocol_version), "%s", version);
+	cJSON_AddStringToObject(r, "protocolVersion", version);
+	add_capabilities(r, false);
+	add_server_info(r, "serverInfo");
+	add_instructions(r);
 	return r;
+}
+
+/* 2026-07-28 only; the serverInfo stamp and cache hints are added with every result's. */
+static cJSON *do_discover(void)
+{
+	cJSON *r = cJSON_CreateObject(), *supported;
+
+	if (!r)
+		return NULL;
+	supported = cJSON_AddArrayToObject(r, "supportedVersions");
+	cJSON_AddItemToArray(supported, cJSON_CreateString(MCP_MODERN_VERSION));
+	add_capabilities(r, true);
+	add_instructions(r);
+	return r;
+}
+
+/*
+ * The fields 2026-07-28 adds to every result: resultType, the serverInfo
+ * stamp in _meta and, on list and read results, how long a client may cache
+ * them. The tool set is fixed for the server's life (listChanged false) but
+ * depends on the sandbox's task (SANDBOX_TOOLSET, a display), so it is
+ * private; workspace files change under any cached copy, so resources are
+ * stale at once.
+ */
+static void add_modern_fields(cJSON *r, const char *method)
+{
+	static const struct {
+		const char *method;
+		int ttl_ms;
+	} cacheable[] = {
+		{"server/discover", 300000},
+		{"tools/list", 300000},
+		{"resources/templates/list", 300000},
+		{"resources/list", 0},
+		{"resources/read", 0},
+	};
+	cJSON *meta;
+
+	cJSON_AddStringToObject(r, "resultType", "complete");
+	for (size_t i = 0; i < SBX_ELEMENTSOF(cacheable); i++)
+		if (strcmp(method, cacheable[i].method) == 0) {
+			cJSON_AddNumberToObject(r, "ttlMs", cacheable[i].ttl_ms);
+			cJSON_AddStringToObject(r, "cacheScope", "private");
+		}
+	meta = cJSON_GetObjectItemCaseSensitive(r, "_meta");
+	if (!cJSON_IsObject(meta))
+		meta = cJSON_AddObjectToObject(r, "_meta");
+	add_server_info(meta, "io.modelcontextprotocol/serverInfo");
+}
+
+/* What 2026-07-28 removed; they stay in the older revisions. */
+static bool removed_in_modern(const char *method)
+{
+	static const char *const removed[] = {"initialize", "ping", "logging/setLevel",
+					      "resources/subscribe", "resources/unsubscribe"};
+
+	for (size_t i = 0; i < SBX_ELEMENTSOF(removed); i++)
+		if (strcmp(method, removed[i]) == 0)
+			return true;
+	return false;
+}
+
+int mcp_log_level(const char *name)
+{
+	for (size_t i = 0; name && i < SBX_ELEMENTSOF(log_levels); i++)
+		if (strcmp(name, log_levels[i]) == 0)
+			return (int)i;
+	return -EINVAL;
 }
 
 static int set_level(mcp_session *s, const cJSON *params)
 {
-	const char *level = sbx_json_get_string(params, "level", NULL);
+	int level = mcp_log_level(sbx_json_get_string(params, "level", NULL));
 
-	for (size_t i = 0; level && i < SBX_ELEMENTSOF(log_levels); i++)
-		if (strcmp(level, log_levels[i]) == 0) {
-			atomic_store(&s->log_level, (int)i);
-			return 0;
-		}
-	return -EINVAL;
+	if (level < 0)
+		return level;
+	atomic_store(&s->log_level, level);
+	return 0;
 }
 
 /* ---- tools ---- */
@@ -207,7 +303,7 @@ static struct inflight *inflight_add(server *srv, const mcp_session *s, const cJ
 
 	if (!f)
 		return NULL;
-	f->session = s;
+	f->session = s->owner ? s->owner : s;
 	f->id = sbx_json_print(id);
 	atomic_store(&f->cancelled, false);
 	pthread_mutex_lock(&srv->inflight_lock);
@@ -313,6 +409,7 @@ static char *do_tools_call(server *srv, mcp_session *s, const cJSON *id, const c
 	tool_result r = {0};
 	tool_context ctx = srv->base;
 	struct inflight *f;
+	cJSON *result;
 	char *resp;
 	int ret;
 
@@ -343,7 +440,10 @@ static char *do_tools_call(server *srv, mcp_session *s, const cJSON *id, const c
 		snprintf(line, sizeof(line), "tool '%s' failed: %.500s", name, r.error);
 		log_to_client(s, sink, 3, line);
 	}
-	resp = result_response(id, call_result_json(&r));
+	result = call_result_json(&r);
+	if (result && s->modern)
+		add_modern_fields(result, "tools/call");
+	resp = result_response(id, result);
 	tool_result_clear(&r);
 	return resp;
 }
@@ -403,8 +503,16 @@ int mcp_handle(server *srv, mcp_session *s, const cJSON *msg, const rpc_sink *si
 		return 0; /* every other notification is ignored */
 	}
 
+	if (s->modern && removed_in_modern(method)) {
+		snprintf(buf, sizeof(buf), "Method not found: %.100s (removed in %s)", method,
+			 MCP_MODERN_VERSION);
+		*out = mcp_error_response(id, -32601, buf);
+		return *out ? 0 : -ENOMEM;
+	}
 	if (strcmp(method, "initialize") == 0)
 		result = do_initialize(srv, s, params);
+	else if (s->modern && strcmp(method, "server/discover") == 0)
+		result = do_discover();
 	else if (strcmp(method, "ping") == 0)
 		result = cJSON_CreateObject();
 	else if (strcmp(method, "tools/list") == 0)
@@ -423,7 +531,14 @@ int mcp_handle(server *srv, mcp_session *s, const cJSON *msg, const rpc_sink *si
 
 		if (!uri)
 			*out = mcp_error_response(id, -32602, "resources/read: missing uri");
-		else if (resources_read(&srv->base, uri, &result, &err) < 0)
+		else if (resources_read(&srv->base, uri, &result, &err) < 0 &&
+			 err.code != -ENOMEM && s->modern) {
+			/* SEP-2164: invalid params naming the uri, never empty contents. */
+			cJSON *data = cJSON_CreateObject();
+
+			cJSON_AddStringToObject(data, "uri", uri);
+			*out = mcp_error_response_data(id, -32602, sbx_error_message(&err), data);
+		} else if (!result)
 			*out = mcp_error_response(id, err.code == -ENOMEM ? -32603 : -32002,
 						  sbx_error_message(&err));
 		if (*out)
@@ -443,6 +558,8 @@ int mcp_handle(server *srv, mcp_session *s, const cJSON *msg, const rpc_sink *si
 		*out = mcp_error_response(id, -32603, "internal error: out of memory");
 		return *out ? 0 : -ENOMEM;
 	}
+	if (s->modern)
+		add_modern_fields(result, method);
 	*out = result_response(id, result);
 	return *out ? 0 : -ENOMEM;
 }

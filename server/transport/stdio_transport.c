@@ -56,7 +56,7 @@ static void *worker(void *arg)
 	stdio_state *st = j->st;
 	char *out = NULL;
 
-	if (mcp_handle(st->srv, &st->session, j->msg, &st->sink, &out) == 0 && out)
+	if (mcp_handle_stream(st->srv, &st->session, j->msg, &st->sink, &out) == 0 && out)
 		write_line(st, out);
 	free(out);
 	cJSON_Delete(j->msg);
@@ -119,10 +119,12 @@ static void handle_line(stdio_state *st, const char *line, size_t len)
 		char text[SBX_ERROR_MAX + 32];
 		snprintf(text, sizeof(text), "Parse error: %s", sbx_error_message(&err));
 		out = mcp_error_response(NULL, -32700, text);
-	} else if (is_tool_call(msg) && spawn(st, msg)) {
-		return;
 	} else {
-		(void)mcp_handle(st->srv, &st->session, msg, &st->sink, &out);
+		/* The first request picks the era, before a worker could race the next line. */
+		mcp_stream_decide(&st->session, msg);
+		if (is_tool_call(msg) && spawn(st, msg))
+			return;
+		(void)mcp_handle_stream(st->srv, &st->session, msg, &st->sink, &out);
 		cJSON_Delete(msg);
 	}
 	if (out)

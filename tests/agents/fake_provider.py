@@ -20,6 +20,20 @@ from a script chosen by the model name:
   down500     500 to every request (a provider that keeps failing)
   flaky429date  429 with Retry-After as an HTTP date 3 s ahead once, then solve
   busy429     429 with Retry-After an hour ahead (an HTTP date), to every request
+  huge31      a 31 MiB reply (Content-Length said): its text in content
+  hugearray   a 31 MiB array in content, chunked (no length said)
+  manyvalues  a 3.6 MB reply of 1.2 million JSON values (small in bytes, big parsed)
+  manycalls   a reply that calls list_files 300 times
+  bigturns    8 turns of a 3 MiB text + read_range A1:Y10000 (a 1.25 MB answer), then
+              complete_task: the conversation's budget and model.jsonl's growth
+  escapes     text with terminal escapes (title, clear screen, a green PASS, CSI, a bidi
+              override) and list_files, then a 400 whose message has the same
+  sse         an endless event stream (text/event-stream, a ping every 0.2 s)
+  endless     an endless chunked JSON body, as fast as it goes
+  trickle     a chunked JSON body that begins, then gains a byte a second forever
+
+The sizes of every 200 reply body are in reply_bytes; the biggest request body
+in max_request.
 
 Every request's max_tokens, temperature, seed and system text are recorded
 in the state file under params["API/MODEL"] (each distinct set once).
@@ -41,7 +55,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 KEY = sys.argv[2] if len(sys.argv) > 2 else "sk-test-key"
 STATE = sys.argv[1]
 NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-state = {"requests": 0, "violations": [], "by_model": {}, "saw_image": False, "params": {}}
+state = {"requests": 0, "violations": [], "by_model": {}, "saw_image": False, "params": {},
+         "reply_bytes": [], "max_request": 0}
+ESCAPES = ("\x1b]0;title\x07 \x1b[2J \x1b[32mPASS\x1b[0m sales_revenue 100.00% \u009b31m "
+           "\u202eSSAP")
+MiB = 1 << 20
 lock = threading.Lock()
 OPENAI_KEYS = {"model", "messages", "tools", "max_tokens", "temperature", "seed"}
 ANTHROPIC_KEYS = {"model", "messages", "tools", "max_tokens", "temperature", "system"}
@@ -304,6 +322,17 @@ def plan(model, step, msgs, texts, anthropic):
         return 200, [("list_files", {})], {}
     if model == "down500":
         return 500, {"error": {"message": "the fake is down", "type": "server_error"}}, {}
+    if model == "escapes" and step > 0:
+        return 400, {"error": {"message": "bad request " + ESCAPES}}, {}
+    if model == "bigturns":
+        if step < 8:
+            return 200, [("read_range", {"file_path": "sales_data.ods", "sheet_name": "Sheet1",
+                                         "start_cell": "A1", "end_cell": "Y10000"})], {}
+        return 200, [("complete_task", {"summary": "big turns done"})], {}
+    if model == "escapes":
+        return 200, [("list_files", {})], {}
+    if model == "manycalls":
+        return 200, [("list_files", {})] * 300, {}
     if model == "busy429":
         return 429, {"error": {"message": "come back in an hour"}}, {
             "Retry-After": email.utils.formatdate(time.time() + 3600, usegmt=True)}
@@ -347,24 +376,49 @@ class Handler(BaseHTTPRequestHandler):
 
     def answer(self, status, obj, headers=None):
         data = json.dumps(obj).encode()
+        if status == 200:
+            state["reply_bytes"].append(len(data))
         head = "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n" % (
             status, self.responses.get(status, ("",))[0], len(data))
         head += "".join("%s: %s\r\n" % kv for kv in (headers or {}).items())
         # One write: headers and body in separate segments meet delayed ACKs (40 ms).
-        self.wfile.write(head.encode() + b"\r\n" + data)
-        self.wfile.flush()
+        try:
+            self.wfile.write(head.encode() + b"\r\n" + data)
+            self.wfile.flush()
+        except OSError:
+            self.close_connection = True  # refused by the agent before its end
+
+    def stream(self, content_type, first, more, pause):
+        """A chunked body: first, then more every pause seconds until the client goes."""
+        self.wfile.write(("HTTP/1.1 200 OK\r\nContent-Type: %s\r\n"
+                          "Transfer-Encoding: chunked\r\n\r\n" % content_type).encode())
+        try:
+            data = first
+            while True:
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+                self.wfile.flush()
+                data = more
+                if pause:
+                    time.sleep(pause)
+        except OSError:
+            pass  # the agent hung up, as it should
+        self.close_connection = True
 
     def do_POST(self):
         n = int(self.headers.get("Content-Length", "0"))
         raw = self.rfile.read(n)
+        streamer = None
         with lock:
             state["requests"] += 1
+            state["max_request"] = max(state["max_request"], n)
             try:
-                self.handle_model(raw)
+                streamer = self.handle_model(raw)
             except (Violation, ValueError, KeyError, TypeError, IndexError) as e:
                 state["violations"].append("%s: %s" % (self.path, e))
                 self.answer(400, {"error": {"message": "fake provider: %s" % e}})
             save()
+        if streamer:  # endless: not under the lock
+            streamer()
 
     def handle_model(self, raw):
         need(KEY.encode() not in raw, "the key is in the request body")
@@ -392,12 +446,52 @@ class Handler(BaseHTTPRequestHandler):
             return self.answer(500, {"error": {"message": "internal"}})
         msgs = body["messages"]
         step = sum(1 for m in msgs if m.get("role") == "assistant")
+        streams = {"sse": ("text/event-stream", b": ping\n\n", b"data: {}\n\n", 0.2),
+                   "endless": ("application/json", b"[", b"0," * 32768, 0),
+                   "trickle": ("application/json", b'{"choices": [', b" ", 1.0)}
+        if model in streams:
+            return lambda: self.stream(*streams[model])
+        if model == "huge31":
+            rep = {"choices": [{"index": 0, "finish_reason": "stop",
+                                "message": {"role": "assistant", "content": "x" * (31 * MiB)}}],
+                   "content": [{"type": "text", "text": "x"}]}
+            return self.answer(200, rep)
+        if model == "hugearray":
+            return lambda: self.stream_array(31 * MiB)
+        if model == "manyvalues":
+            return self.answer(200, {"choices": [{"index": 0, "message": {
+                "role": "assistant", "content": [0] * 1200000}}], "content": [0]})
         texts = tool_texts_anthropic(msgs) if anthropic else tool_texts_openai(msgs)
         status, calls, headers = plan(model, step, msgs, texts, anthropic)
         if not isinstance(calls, list):
             return self.answer(status, calls, headers)
         rep = reply_anthropic(model, step, calls) if anthropic else reply_openai(model, step, calls)
+        if model == "bigturns" and step < 8:
+            text = "step %d " % step + "x" * (3 * MiB)
+            if anthropic:
+                rep["content"][0]["text"] = text
+            else:
+                rep["choices"][0]["message"]["content"] = text
+        if model == "escapes" and step == 0:
+            if anthropic:
+                rep["content"][0]["text"] = ESCAPES
+            else:
+                rep["choices"][0]["message"]["content"] = ESCAPES
         self.answer(200, rep, headers)
+
+    def stream_array(self, size):
+        """{"choices":[{"message":{"content":[0,0,...]}}]}, size bytes, chunked."""
+        head = b'{"choices":[{"index":0,"message":{"role":"assistant","content":['
+        chunk = b"0," * 32768
+        self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                         b"Transfer-Encoding: chunked\r\n\r\n")
+        try:
+            for data in [head] + [chunk] * (size // len(chunk)) + [b"0]}}]}", b""]:
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+            self.wfile.flush()
+        except OSError:
+            pass
+        self.close_connection = True
 
 
 def main():

@@ -40,12 +40,12 @@ class Provider:
         self.proc.wait(timeout=10)
 
 
-def episode(env, prov, model, *extra, api="openai", task="sales_revenue", url=None):
+def episode(env, prov, model, *extra, api="openai", task="sales_revenue", url=None, wrap=()):
     os.environ["OPENAI_API_KEY"] = KEY
     os.environ["ANTHROPIC_API_KEY"] = KEY
     t0 = time.time()
     rc, res, run_dir, err = env.run(task, "llm-" + model, "--agent", "llm", "--model", model,
-                                    "--api", api, "--base-url", url or prov.url, *extra)
+                                    "--api", api, "--base-url", url or prov.url, *extra, wrap=wrap)
     took = time.time() - t0
     summary_path = os.path.join(run_dir, "agent-llm.json")
     summary = json.load(open(summary_path)) if os.path.exists(summary_path) else {}
@@ -170,7 +170,8 @@ def case_retry_past_deadline(env, prov):
 
 
 def case_closed_port(env, prov):
-    """Nothing listens at the base URL: network errors, retried, then agent_error in time."""
+    """Nothing listens at the base URL: 3 tries over about 1.5 s (waits of 0.5 and 1 s), then
+    agent_error, not the retries of a busy provider until the deadline."""
     import socket
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
@@ -179,11 +180,127 @@ def case_closed_port(env, prov):
     rc, res, s, log, err, took = episode(env, prov, "solve", "--timeout", "20",
                                           url="http://127.0.0.1:%d/v1" % port)
     expect_agent_error("closed port", res, rc, s, err, "127.0.0.1:%d" % port)
-    if "connect" not in s["error"].lower() or s.get("retries", 0) < 2:
-        it.fail("closed port: want retried connection errors: %s" % s)
+    if "connect" not in s["error"].lower() or s.get("retries") != 2 or "3 tries" not in s["error"]:
+        it.fail("closed port: want 3 tries, named in the error: %s" % s)
+    errors = [json.loads(l) for l in log.splitlines() if '"error"' in l]
+    span = errors[-1]["t"] - errors[0]["t"] if errors else -1
+    if len(errors) != 3 or not 1.4 <= span <= 5:
+        it.fail("closed port: want 3 logged tries over about 1.5 s: %d over %.2f s" % (len(errors), span))
     if res.get("ended_by") == "deadline" or took > 20 + 60:
         it.fail("closed port: the agent should give up before the deadline: %s after %.1f s"
                 % (res.get("ended_by"), took))
+
+
+# The memory bound of the model agent, in MiB of peak RSS: sandboxctl's or the agent's, the
+# larger (README "--agent llm": "Memory").
+RSS_MAX_MIB = 128
+# Under ASan (scripts/test.sh's sanitizer pass) freed memory sits in a quarantine, 256 MiB by
+# default: a small one keeps RSS about our own memory.
+RUSAGE_WRAP = ("import os, resource, subprocess, sys\n"
+               "env = dict(os.environ, ASAN_OPTIONS=os.environ.get('ASAN_OPTIONS', '') +"
+               " ':quarantine_size_mb=16')\n"
+               "rc = subprocess.run(sys.argv[2:], env=env).returncode\n"
+               "with open(sys.argv[1], 'w') as f:\n"
+               "    f.write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))\n"
+               "sys.exit(rc)\n")
+
+
+def measured_episode(env, prov, model, *extra, api="openai"):
+    """episode, and the peak RSS (MiB) of the biggest process it waited for: sandboxctl and
+    the agent (the fake provider is this script's child, not the wrapper's)."""
+    out = os.path.join(env.dir, "maxrss-%s-%s" % (api, model))
+    got = episode(env, prov, model, *extra, api=api,
+                  wrap=(sys.executable, "-c", RUSAGE_WRAP, out))
+    return got + (int(it.read(out)) / 1024.0,)
+
+
+def rss_max():
+    """RSS_MAX_MIB; a half more under ASan (scripts/test.sh's sanitizer pass), whose shadow
+    memory and redzones the bound is not about."""
+    with open(os.path.join(it.BUILD, "cmd", "agents", "sandbox-llm-agent"), "rb") as f:
+        return RSS_MAX_MIB * (1.5 if b"__asan_init" in f.read() else 1)
+
+
+def case_huge_replies(env, prov):
+    """31 MiB replies (its length said, or chunked with no end in sight: a 31 MiB array in
+    content) and a 3.6 MB reply of 1.2 million values: each refused at once as agent_error,
+    naming its size and the limit, with the agent's memory bounded; so is a reply of 300 tool
+    calls, before any runs."""
+    for model, api, needle in (("huge31", "openai", "sent a reply of 3250"),
+                               ("hugearray", "anthropic", "still coming after"),
+                               ("manyvalues", "openai", "JSON values: over the 262144")):
+        rc, res, s, log, err, took, rss = measured_episode(env, prov, model, api=api)
+        expect_agent_error(model, res, rc, s, err, needle)
+        if model != "manyvalues" and "over the 4 MiB a reply may have" not in s["error"]:
+            it.fail("%s: the limit is not named: %s" % (model, s["error"]))
+        if rss > rss_max() or len(log) > 256 << 10:
+            it.fail("%s: peak RSS %.0f MiB (bound %d), model.jsonl %d bytes" % (model, rss, rss_max(), len(log)))
+        if prov.read()["by_model"][model]["requests"] != 1:
+            it.fail("%s: a refused reply is not asked for again" % model)
+        print("%s/%s: peak RSS %.1f MiB, %.1f s" % (api, model, rss, took))
+    # 300 tool calls in one reply: each would run, and each answer stay in the conversation.
+    rc, res, s, _, err, _ = episode(env, prov, "manycalls")
+    if res["status"] != "agent_error" or s.get("stop_reason") != "malformed_reply" or \
+            "calls 300 tools: over the 256" not in s.get("error", "") or s.get("tool_calls") != 0:
+        it.fail("manycalls: want agent_error before any call: %s %s\n%s" % (res["status"], s, err))
+
+
+def case_big_turns(api):
+    """8 turns of a 3 MiB reply and a 1.25 MB tool answer (34 MB said in all): the conversation
+    sent back stays within its 8 MiB budget (oldest pieces elided), model.jsonl holds each
+    message once (linear, not the whole conversation at every request), RSS bounded."""
+    def case(env, prov):
+        rc, res, s, log, err, took, rss = measured_episode(env, prov, "bigturns", api=api)
+        st = prov.read()
+        if s.get("stop_reason") != "complete_task" or s.get("turns") != 9 or res["status"] in (
+                "agent_error", "infra_error"):
+            it.fail("%s: want 9 turns ending in complete_task: %s %s\n%s" % (api, res["status"], s, err))
+        said = sum(st["reply_bytes"])
+        if st["max_request"] > 9 << 20:
+            it.fail("%s: a request of %d bytes: over the 8 MiB conversation budget" % (api, st["max_request"]))
+        if len(log) > 1.1 * said + 8 * (2 << 20):
+            it.fail("%s: model.jsonl is %d bytes for %d bytes of replies: not linear" % (api, len(log), said))
+        for k in range(8):
+            if log.count("step %d xxxx" % k) != 1:
+                it.fail("%s: turn %d's reply is in model.jsonl %d times, want once" % (api, k, log.count("step %d xxxx" % k)))
+        if rss > rss_max():
+            it.fail("%s: peak RSS %.0f MiB, bound %d" % (api, rss, rss_max()))
+        print("%s: peak RSS %.1f MiB, model.jsonl %.1f MB for %.1f MB of replies, biggest request "
+              "%.1f MB, %.1f s" % (api, rss, len(log) / 1e6, said / 1e6, st["max_request"] / 1e6, took))
+    return case
+
+
+def case_escapes(env, prov):
+    """The model's text and the provider's error carry terminal escapes: stderr (the agent's
+    lines, which sandboxctl echoes, and the agent error line) shows them escaped."""
+    rc, res, s, log, err, took = episode(env, prov, "escapes")
+    if res["status"] != "agent_error":
+        it.fail("escapes: want agent_error after the 400: %s\n%s" % (res["status"], err))
+    # agent.log holds the agent's stderr byte for byte: what sandboxctl echoes without --quiet.
+    agent_log = it.read(os.path.join(env.runs, res["run_id"], "agent.log"))
+    for where, text in (("stderr", err), ("agent.log", agent_log)):
+        for raw in ("\x1b", "\x07", "\u009b", "\u202e"):
+            if raw in text:
+                it.fail("escapes: %r reached %s raw:\n%r" % (raw, where, text))
+    for shown in ("\\x1b]0;title\\x07", "\\x1b[2J", "\\x1b[32mPASS", "\\u009b31m", "\\u202eSSAP"):
+        if shown not in agent_log:
+            it.fail("escapes: %r not shown escaped in the model's text:\n%s" % (shown, agent_log))
+    if not any(l.startswith("sandboxctl: agent error:") and "\\u202eSSAP" in l for l in err.splitlines()):
+        it.fail("escapes: the provider's error is not in the agent error line, escaped:\n%s" % err)
+
+
+def case_endless(env, prov):
+    """An endless event stream, an endless chunked body and one that trickles end alike:
+    agent_error naming why, one request each, long before the deadline (not timeout)."""
+    for model, needle, most in (("sse", "text/event-stream", 20), ("endless", "4 MiB", 20),
+                                ("trickle", "had not ended 30 s after it began", 60)):
+        rc, res, s, log, err, took = episode(env, prov, model, "--timeout", "240")
+        expect_agent_error(model, res, rc, s, err, needle)
+        if res.get("ended_by") == "deadline" or took > most:
+            it.fail("%s: want an end within %d s, not the deadline: %s after %.1f s"
+                    % (model, most, res.get("ended_by"), took))
+        if prov.read()["by_model"][model]["requests"] != 1:
+            it.fail("%s: a refused reply is not asked for again" % model)
 
 
 def case_failure(model, stop):
@@ -298,6 +415,11 @@ CASES = {
     "malformed": case_failure("malformed", "malformed_reply"),
     "keeps-failing": case_keeps_failing,
     "closed-port": case_closed_port,
+    "huge-replies": case_huge_replies,
+    "big-turns": case_big_turns("openai"),
+    "big-turns-anthropic": case_big_turns("anthropic"),
+    "escapes": case_escapes,
+    "endless": case_endless,
     "retry-past-deadline": case_retry_past_deadline,
     "flags": case_flags("openai"),
     "flags-anthropic": case_flags("anthropic"),

@@ -85,6 +85,8 @@ def write_xlsx(rows, dst):
             ref = "%s%d" % (col_name(c), r)
             if cell[0] == "n":
                 sheet.append('<c r="%s"><v>%s</v></c>' % (ref, cell[1]))
+            elif cell[0] == "f":  # a formula without a cached value
+                sheet.append('<c r="%s"><f>%s</f></c>' % (ref, cell[1]))
             else:
                 sheet.append('<c r="%s" t="inlineStr"><is><t>%s</t></is></c>' % (ref, cell[1]))
         sheet.append("</row>")
@@ -231,6 +233,36 @@ class Grade(unittest.TestCase):
         rc, out, err = run("grade", "--task", "banking_reserve", x)
         self.assertEqual(rc, 0, err + out)
         self.assertTrue(out.startswith("PASS 2/2"), out)
+
+    def test_hostile_formula_without_cached_value(self):
+        # Issue 24: a 50,000-term chain in an answer cell with no cached value
+        # overflowed the evaluator's stack (exit 139). Now it is unsupported:
+        # that cell has no value, the rest is graded; a chain within the
+        # 8,192-character bound computes.
+        rows = ods_rows(ORACLE)
+        value = rows[1][3][1]  # D2, the first reserve
+        cell = ('<table:table-cell office:value-type="float" office:value="%s" '
+                'calcext:value-type="float"><text:p>%s</text:p></table:table-cell>' % (value, value))
+        for tail, n, ok in (("+0", 49999, False), ("*1", 49999, False), ("^1", 49999, False),
+                            ("+0", 4000, True)):
+            formula = value + tail * n
+            ods = os.path.join(self.tmp, "cash_flows.ods")
+            rewrite_ods(ORACLE, ods, cell, '<table:table-cell table:formula="of:=%s"/>' % formula)
+            xlsx = os.path.join(self.tmp, "answer.xlsx")
+            xrows = [list(r) for r in rows]
+            xrows[1][3] = ("f", formula)
+            write_xlsx(xrows, xlsx)
+            for path in (ods, xlsx):
+                rc, out, err = run("grade", "--task", "banking_reserve", path)
+                what = "%s%s x %d in %s" % (value, tail, n, os.path.basename(path))
+                if ok:
+                    self.assertEqual(rc, 0, what + err + out)
+                    self.assertTrue(out.startswith("PASS 2/2"), what + out)
+                    continue
+                self.assertEqual(rc, 1, what + err + out)
+                self.assertTrue(out.startswith("PARTIAL 1/2 cases passed"), what + out)
+                self.assertIn("100/101 cells matched", out.splitlines()[0], what)
+                self.assertIn("Sheet1!D2", out, what)
 
     def grade_config(self, text, output=ORACLE):
         """`grade --oracle ORACLE --config grading.yaml output` with text as grading.yaml."""

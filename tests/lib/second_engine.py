@@ -2,8 +2,8 @@
 
 start(tmp) starts a dockerd of its own in its own network namespace (a
 dockerd started with --bridge none deletes the interface named docker0 at
-start, which in the host's namespace is the first engine's bridge), with an
-empty config file (the host's daemon.json sets data-root), its socket, data,
+start, which in the host's namespace is the first engine's bridge), with a
+config file of its own, empty by default (the host's daemon.json sets data-root), its socket, data,
 exec root and containerd namespaces under tmp. copy_image moves an image from
 one engine to another through the API (GET /images/{ref}/get, POST
 /images/load): the engines have no registry to pull from. stop ends it.
@@ -41,16 +41,19 @@ def engine(method, url, body=None, host=None, headers=None, timeout=120):
     return r.status, (json.loads(data) if data and data[:1] in (b"[", b"{") else data)
 
 
-def start(tmp):
-    """Starts the engine; returns (process, "unix://…" host) once it answers /_ping."""
+def start(tmp, config=None):
+    """Starts the engine; returns (process, "unix://…" host) once it answers /_ping.
+
+    config: the daemon's config file as a dict (default empty), e.g. the
+    runtimes it registers (tests/lib/runsc_engine.py)."""
     dockerd, unshare = shutil.which("dockerd"), shutil.which("unshare")
     if not dockerd or os.geteuid() != 0:
         raise Unavailable("a second engine needs dockerd and root")
     if not unshare:
         raise Unavailable("a second engine needs unshare (util-linux) for its own network namespace")
-    cfg = os.path.join(tmp, "empty.json")
+    cfg = os.path.join(tmp, "daemon.json")
     with open(cfg, "w") as f:
-        f.write("{}\n")
+        json.dump(config or {}, f)
     sock = os.path.join(tmp, "d2.sock")  # short: unix socket paths hold 108 bytes
     log = open(os.path.join(tmp, "dockerd.log"), "w")
     proc = subprocess.Popen([unshare, "--net", "--", dockerd, "--config-file", cfg,

@@ -119,9 +119,10 @@ class Env:
         return [SANDBOXCTL, "run", "--task", task, "--tasks-dir", TASKS, "--image", image,
                 "--runs-dir", self.runs, "--run-id", rid, "--test-label"] + list(extra)
 
-    def run(self, task, tag, *extra, image=None, timeout=300):
+    def run(self, task, tag, *extra, image=None, timeout=300, wrap=()):
+        """wrap: a command line run before sandboxctl's (a measuring wrapper)."""
         rid = self.new_id(tag)
-        p = subprocess.run(self.args(rid, task, image or pick_image(), "--json", *extra),
+        p = subprocess.run(list(wrap) + self.args(rid, task, image or pick_image(), "--json", *extra),
                            capture_output=True, text=True, timeout=timeout)
         lines = [l for l in p.stdout.splitlines() if l.strip()]
         if len(lines) != 1:
@@ -235,9 +236,11 @@ def case_demo(env):
     sent = [l["message"] for l in lines if l["dir"] == "agent->server" and "message" in l]
     methods = [m.get("method") for m in sent]
     tools = [m["params"]["name"] for m in sent if m.get("method") == "tools/call"]
-    for m in ("initialize", "notifications/initialized", "tools/list"):
-        if m not in methods:
-            fail("transcript lacks %s: %s" % (m, methods))
+    # MCP 2026-07-28: server/discover, no initialize; each message keeps its revision.
+    if methods[:2] != ["server/discover", "tools/list"] or "initialize" in methods:
+        fail("transcript: not a 2026-07-28 exchange: %s" % methods)
+    if any(l.get("mcp_version") != "2026-07-28" for l in lines if l["path"] == "/mcp" and "message" in l):
+        fail("transcript: an /mcp message without mcp_version 2026-07-28")
     if tools != ["list_files", "get_sheet_info", "read_range", "write_range", "complete_task"]:
         fail("transcript tool calls: %s" % tools)
     answered = {l["message"].get("id") for l in lines
@@ -749,7 +752,7 @@ def test_container(name, net, image, cmd):
 def rest(url, path, body=None, timeout=60):
     u = urllib.parse.urlsplit(url)
     c = http.client.HTTPConnection(u.hostname, u.port, timeout=timeout)
-    c.request("POST" if body is not None else "GET", path,
+    c.request("POST" if body is not None else "GET", u.path.rstrip("/") + path,
               body=json.dumps(body) if body is not None else None,
               headers={"Content-Type": "application/json"})
     r = c.getresponse()
@@ -854,8 +857,10 @@ def case_published(env):
         st, info = engine_json("GET", "/containers/%s/json" % sid)
         bind = info["HostConfig"]["PortBindings"]["8080/tcp"][0]
         live = info["NetworkSettings"]["Ports"]["8080/tcp"][0]
+        # The URL carries the run's token, which the published port requires.
         if bind["HostIp"] != "127.0.0.1" or bind["HostPort"] not in ("", "0") or \
-                live["HostIp"] != "127.0.0.1" or url != "http://127.0.0.1:" + live["HostPort"]:
+                live["HostIp"] != "127.0.0.1" or \
+                not re.fullmatch(r"http://127\.0\.0\.1:%s/[0-9a-f]{32}" % live["HostPort"], url):
             fail("port binding %s / %s, endpoint %s" % (bind, live, url))
         if info["HostConfig"]["Dns"] != ["0.0.0.0"]:
             fail("DNS: %s" % info["HostConfig"]["Dns"])

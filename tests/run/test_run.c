@@ -1036,16 +1036,26 @@ END_TEST
 
 /* ---- transcript, result, ids, run dirs ---- */
 
-START_TEST(transcript_keeps_json_and_text)
+/* A transcript writing to t.jsonl in a fresh scratch directory. */
+static sbx_transcript *scratch_transcript(void)
 {
-	sbx_transcript *t;
+	sbx_transcript *t = NULL;
 	sbx_error err = SBX_ERROR_INIT;
-	char path[300], *text;
-	size_t len;
+	char path[300];
 
 	sbx_test_scratch_setup();
 	snprintf(path, sizeof(path), "%s/t.jsonl", sbx_test_scratch);
 	ck_assert_int_eq(sbx_transcript_open(&t, path, &err), 0);
+	return t;
+}
+
+START_TEST(transcript_keeps_json_and_text)
+{
+	sbx_transcript *t = scratch_transcript();
+	sbx_error err = SBX_ERROR_INIT;
+	char *text;
+	size_t len;
+
 	sbx_transcript_record(t, 1, "agent->server", "POST", "/mcp", 0, "{\"x\":1}", 7);
 	sbx_transcript_record(t, 1, "server->agent", "POST", "/mcp", 500, "oops\nline", 9);
 	ck_assert_uint_eq(sbx_transcript_count(t), 2);
@@ -1055,6 +1065,49 @@ START_TEST(transcript_keeps_json_and_text)
 	ck_assert_ptr_nonnull(strstr(text, "\"message\":{\"x\":1}"));
 	ck_assert_ptr_nonnull(strstr(text, "\"body\":\"oops\\nline\""));
 	ck_assert_ptr_nonnull(strstr(text, "\"status\":500"));
+	free(text);
+	sbx_test_scratch_teardown();
+}
+END_TEST
+
+/* Each MCP message keeps the revision it speaks: its own word first, else its request's header. */
+START_TEST(transcript_records_the_mcp_version)
+{
+	static const char modern[] =
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{\"_meta\":"
+		"{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"}}}";
+	static const char init[] = "{\"id\":2,\"method\":\"initialize\",\"params\":{"
+				   "\"protocolVersion\":\"2025-06-18\"}}";
+	static const char answer[] = "{\"id\":1,\"result\":{\"tools\":[]}}";
+	static const char forged[] = "{\"id\":3,\"method\":\"initialize\",\"params\":{"
+				     "\"protocolVersion\":\"0123456789012345678901234567890123\"}}";
+	sbx_transcript *t = scratch_transcript();
+	sbx_error err = SBX_ERROR_INIT;
+	char *text;
+	size_t len;
+
+	sbx_transcript_record_mcp(t, 1, "agent->server", "POST", "/mcp", 0, NULL, modern,
+				  strlen(modern));
+	sbx_transcript_record_mcp(t, 1, "server->agent", "POST", "/mcp", 200, "2026-07-28", answer,
+				  strlen(answer));
+	sbx_transcript_record_mcp(t, 2, "agent->server", "POST", "/mcp", 0, NULL, init,
+				  strlen(init));
+	sbx_transcript_record_mcp(t, 3, "agent->server", "POST", "/mcp", 0, NULL, forged,
+				  strlen(forged));
+	sbx_transcript_record(t, 4, "agent->server", "GET", "/health", 0, "{}", 2);
+	ck_assert_int_eq(sbx_transcript_close(t), 0);
+	ck_assert_int_eq(sbx_rundir__read(sbx_test_scratch, "t.jsonl", 1 << 20, &text, &len, &err),
+			 0);
+	ck_assert_ptr_nonnull(strstr(text,
+				     "\"conn\":1,\"dir\":\"agent->server\",\"method\":"
+				     "\"POST\",\"path\":\"/mcp\",\"mcp_version\":\"2026-07-28\""));
+	ck_assert_ptr_nonnull(strstr(text, "\"status\":200,\"mcp_version\":\"2026-07-28\""));
+	ck_assert_ptr_nonnull(strstr(text,
+				     "\"conn\":2,\"dir\":\"agent->server\",\"method\":"
+				     "\"POST\",\"path\":\"/mcp\",\"mcp_version\":\"2025-06-18\""));
+	/* An agent's 34-character "version" is no label; nor has a non-MCP line one. */
+	ck_assert_ptr_null(strstr(text, "\"mcp_version\":\"0123"));
+	ck_assert_ptr_nonnull(strstr(text, "\"path\":\"/health\",\"message\""));
 	free(text);
 	sbx_test_scratch_teardown();
 }
@@ -1380,6 +1433,106 @@ START_TEST(agent_stop_takes_the_whole_group)
 }
 END_TEST
 
+/*
+ * The parent side of the grading child: a scripted "grader" answers each
+ * row; only a well-formed answer from a child that exited 0 is a grade,
+ * the grader's own error stays an error, anything else is a grade error
+ * with its reason (sbx_run_grade_isolated).
+ */
+#define GOOD_ANSWER                                                                                \
+	"{\"status\":1,\"score\":0.5,\"cells_graded\":4,\"cells_matched\":2,\"recalc\":"           \
+	"\"none\",\"recalc_formulas\":0,\"recalc_native\":0,\"recalc_unsupported\":0,"             \
+	"\"report_text\":\"t\",\"report_json\":\"{}\"}"
+static const struct {
+	const char *script; /* sh, after the #! line */
+	int r;		    /* what sbx_run_grade_isolated returns */
+	bool graded;
+	const char *why; /* the grade error's start, or the error's message */
+} grader_rows[] = {
+	{"printf '%s' '" GOOD_ANSWER "'", 0, true, NULL},
+	{"printf '{\"status\":3,\"score\":0}'", 0, false, "grader answered garbage (bad status)"},
+	{"printf '{\"status\":0,\"score\":1.5}'", 0, false, "grader answered garbage (bad score)"},
+	{"printf '{\"status\":0,\"score\":\"1\"}'", 0, false,
+	 "grader answered garbage (bad score)"},
+	{"printf '{\"status\":0,\"score\":1,\"cells_graded\":-1}'", 0, false,
+	 "grader answered garbage (bad count)"},
+	{"printf '%s' '" GOOD_ANSWER "' | sed 's/\"cells_matched\":2/\"cells_matched\":1.5/'", 0,
+	 false, "grader answered garbage (bad count)"},
+	{"printf '%s' '" GOOD_ANSWER "' | sed 's/\"none\"/\"aaaaaaaaaaaaaaaaaaaa\"/'", 0, false,
+	 "grader answered garbage (bad recalc)"},
+	{"printf '%s' '" GOOD_ANSWER "' | sed 's/\"t\"/5/'", 0, false,
+	 "grader answered garbage (bad report)"},
+	{"printf '[]'", 0, false, "grader answered garbage (not a JSON object)"},
+	{"true", 0, false, "grader answered garbage (no answer)"},
+	{"printf '{\"error\":\"oracle gone\",\"code\":-2}'", -ENOENT, false, "oracle gone"},
+	{"printf '{\"error\":\"odd\",\"code\":7}'", -EIO, false, "odd"},
+	{"printf '{\"limit\":\"memory\"}'", 0, false, "grader exceeded its 2 GiB memory limit"},
+	{"echo boom >&2; kill -SEGV $$", 0, false,
+	 "grader crashed: signal 11 (SIGSEGV) (its stderr: grader.log)"},
+	{"kill -XCPU $$", 0, false, "grader exceeded its 120 s CPU limit"},
+	{"exit 3", 0, false, "grader exited with status 3"},
+	/* Silent, or its answer half written: killed at the wall-clock limit. */
+	{"exec sleep 30", 0, false, "grader exceeded its 2 s time limit"},
+	{"printf '{\"status\":0,'; exec sleep 30", 0, false, "grader exceeded its 2 s time limit"},
+	{"exec >&-; exec sleep 30", 0, false, "grader exceeded its 2 s time limit"},
+	{"printf '%s' '" GOOD_ANSWER "'; exit 1", 0, false, "grader exited with status 1"},
+};
+
+START_TEST(grade_child_answers_are_untrusted)
+{
+	char prog[128], log[128];
+	sbx_task task = {.path = (char *)"task.yaml"};
+	sbx_run_grade g = {0};
+	sbx_error err = SBX_ERROR_INIT;
+	struct stat st;
+	FILE *f;
+	int r;
+
+	sbx_test_scratch_setup();
+	snprintf(prog, sizeof(prog), "%s/grader", sbx_test_scratch);
+	snprintf(log, sizeof(log), "%s/grader.log", sbx_test_scratch);
+	f = fopen(prog, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "#!/bin/sh\n%s\n", grader_rows[_i].script);
+	fclose(f);
+	ck_assert_int_eq(chmod(prog, 0700), 0);
+	r = sbx_run_grade_isolated(prog, &task, sbx_test_scratch,
+				   &(sbx_run_grader_opts){.log_path = log, .wall_s = 2}, &g, &err);
+	ck_assert_msg(r == grader_rows[_i].r, "row %d: r %d (%s)", _i, r, sbx_error_message(&err));
+	ck_assert(g.graded == grader_rows[_i].graded);
+	if (g.graded) {
+		ck_assert_int_eq(g.status, SBX_GRADE_PARTIAL);
+		ck_assert(g.score == 0.5 && g.cells_graded == 4 && g.cells_matched == 2);
+		ck_assert_str_eq(g.recalc, "none");
+		ck_assert_str_eq(g.report_text, "t");
+		ck_assert_ptr_null(g.error);
+	} else if (r < 0) {
+		ck_assert_str_eq(sbx_error_message(&err), grader_rows[_i].why);
+	} else {
+		ck_assert_msg(g.error && strcmp(g.error, grader_rows[_i].why) == 0,
+			      "row %d: '%s', want '%s'", _i, g.error, grader_rows[_i].why);
+	}
+	/* The child's stderr is kept only when it said something. */
+	ck_assert_int_eq(stat(log, &st) == 0, strstr(grader_rows[_i].script, ">&2") != NULL);
+	sbx_run_grade_clear(&g);
+	sbx_test_scratch_teardown();
+}
+END_TEST
+
+START_TEST(grade_child_that_cannot_start_is_an_error)
+{
+	sbx_task task = {.path = (char *)"task.yaml"};
+	sbx_run_grade g = {0};
+	sbx_error err = SBX_ERROR_INIT;
+
+	ck_assert_int_eq(sbx_run_grade_isolated("/nonexistent/sandbox-grader", &task, "/tmp", NULL,
+						&g, &err),
+			 -ENOENT);
+	ck_assert_ptr_nonnull(strstr(sbx_error_message(&err), "could not start"));
+	ck_assert(!g.graded && !g.error);
+}
+END_TEST
+
 static void add_cases(Suite *s)
 {
 	TCase *tc;
@@ -1396,12 +1549,17 @@ static void add_cases(Suite *s)
 		     relay_reports_a_dead_server, relay_bounds_slots_time_and_memory,
 		     relay_listens_on_a_private_unix_socket, relay_only_binds_loopback);
 
-	SBX_TEST_CASE(s, "files", NULL, NULL, 0, transcript_keeps_json_and_text, run_ids_are_safe,
+	SBX_TEST_CASE(s, "files", NULL, NULL, 0, transcript_keeps_json_and_text,
+		      transcript_records_the_mcp_version, run_ids_are_safe,
 		      result_json_separates_infra_from_outcome, rundir_is_fresh_and_confined,
 		      provenance_sees_commit_and_changes, provenance_cache_reads_once);
 
 	SBX_TEST_CASE(s, "agents", NULL, NULL, 30, agent_gets_env_and_logs,
 		      agent_stop_takes_the_whole_group, agent_inherits_only_stdio);
+
+	tc = SBX_TEST_CASE(s, "grade-child", NULL, NULL, 30,
+			   grade_child_that_cannot_start_is_an_error);
+	SBX_TEST_TABLE(tc, grade_child_answers_are_untrusted, grader_rows);
 }
 
 SBX_TEST_MAIN("run", add_cases)

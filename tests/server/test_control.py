@@ -199,8 +199,97 @@ def check_shutdown(ws):
         assert time.monotonic() - start < 5, time.monotonic() - start
 
 
+def tcp(port, method, path, body=None, headers=None):
+    """(status, body) from the server's TCP listener."""
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    c.request(method, path, body=body, headers=headers or {})
+    r = c.getresponse()
+    data = r.read() if "event-stream" not in (r.getheader("Content-Type") or "") \
+        else b"".join(r.fp.readline() for _ in range(3))
+    c.close()
+    return r.status, data
+
+
+def check_published_port(ws):
+    """--unix with --http and $SANDBOX_HTTP_TOKEN (sandboxctl run --network published):
+    the port needs the token as the relay does and never serves /control; the socket
+    does; code the tools run does not inherit the token."""
+    token = "0123456789abcdef0123456789abcdef"
+    sock = ws + ".sock4"
+    env = dict(os.environ, SANDBOX_HTTP_TOKEN=token)
+    with h.http_server(ws, "--http", "127.0.0.1:0", unix=sock, env=env) as (base, proc):
+        assert base == "unix:" + sock, base
+        line = b""
+        while b"ready" not in line:
+            line = proc.stderr.readline()
+            assert line, "no ready line"
+        port = int(line.split(b"http://127.0.0.1:")[1].split()[0])
+        call = json.dumps({"tool_name": "execute_shell", "arguments": {"command": "env"}})
+        bearer = {"Authorization": "Bearer " + token}
+        for method, path, body, hd in (
+                ("GET", "/health", None, {}), ("GET", "/control/status", None, {}),
+                ("POST", "/control/deadline", '{"deadline": 1}', {}),
+                ("POST", "/tools/call", call, {}), ("GET", "/mcp/sse", None, {}),
+                ("GET", "/" + token[:-1] + "/health", None, {}),
+                ("GET", "/" + token + "0/health", None, {}),
+                ("GET", "/x/" + token + "/health", None, {}),
+                ("GET", "/health", None, {"Authorization": "Bearer " + "0" * 32}),
+                ("GET", "/health", None, {"Authorization": "Basic " + token}),
+                ("GET", "/health", None, {"X-Forwarded-Prefix": "/" + token})):
+            st, data = tcp(port, method, path, body, hd)
+            assert st == 401 and b"token" in data, (method, path, hd, st, data)
+        for method, path, hd in (("GET", "/" + token + "/control/status", {}),
+                                 ("POST", "/" + token + "/control/deadline", {}),
+                                 ("GET", "/" + token + "/%63ontrol/file/x", {}),
+                                 ("GET", "/control/status", bearer)):
+            st, data = tcp(port, method, path, '{"deadline": 1}', hd)
+            assert st == 403 and b"/control" in data, (method, path, st, data)
+        for path, hd in (("/" + token, {}), ("/" + token + "/", {}),
+                         ("/" + token + "/v1/health", {}), ("/v1/health", bearer)):
+            st, data = tcp(port, "GET", path, None, hd)
+            assert st == 200 and b"status" in data, (path, st, data)
+        st, data = tcp(port, "POST", "/" + token + "/tools/call", call,
+                       {"Content-Type": "application/json"})
+        out = json.loads(data)["result"]["stdout"]
+        assert st == 200 and "SANDBOX_HTTP_TOKEN" not in out and token not in out, (st, data)
+        # The legacy SSE endpoint points back through the token; a client's own
+        # X-Forwarded-Prefix is not believed on this port.
+        st, data = tcp(port, "GET", "/" + token + "/mcp/sse")
+        assert st == 200 and b"data: /" + token.encode() + b"/mcp/messages?" in data, data
+        st, data = tcp(port, "GET", "/mcp/sse", None, dict(bearer, **{"X-Forwarded-Prefix": "/x"}))
+        assert st == 200 and b"data: /mcp/messages?" in data, data
+        # Any local user reaches the port: 100 tokenless half-open connections (the
+        # server's slots: 64) evict each other, not the agent.
+        held = []
+        for _ in range(100):
+            c = socket.create_connection(("127.0.0.1", port), timeout=5)
+            c.sendall(b"GET /health HTTP/1.1\r\n")
+            held.append(c)
+        for _ in range(5):
+            t = time.monotonic()
+            st, data = tcp(port, "GET", "/" + token + "/health")
+            assert st == 200 and time.monotonic() - t < 5, (st, data, time.monotonic() - t)
+        for c in held:
+            c.close()
+        s, data, _, _ = get(base, "GET", "/control/status")
+        assert s == 200 and json.loads(data)["status"] == "running", (s, data)  # the call started it
+    # Fails closed: a port anyone may reach is not served without a token.
+    for extra, environ, want in (
+            (["--http", "0.0.0.0:0", "--listen-any"], {}, b"needs $SANDBOX_HTTP_TOKEN"),
+            (["--http", "127.0.0.1:0"], {"SANDBOX_HTTP_TOKEN": "short"}, b"16-64 URL-safe"),
+            (["--http", "127.0.0.1:0"], {"SANDBOX_HTTP_TOKEN": "a" * 20 + "/"},
+             b"16-64 URL-safe")):
+        e = {k: v for k, v in os.environ.items() if k != "SANDBOX_HTTP_TOKEN"}
+        e.update(environ)
+        p = subprocess.run([h.SERVER, "--workspace", ws] + extra, env=e, capture_output=True,
+                           timeout=10)
+        assert p.returncode == 2 and want in p.stderr, (extra, p.returncode, p.stderr)
+
+
 def main():
     with h.workspace() as ws:
+        check_published_port(ws)
+        print("published port: token required, no /control, token not inherited: ok")
         sock = ws + ".sock"
         with h.http_server(ws, unix=sock) as (base, _):
             check_status(base)

@@ -16,6 +16,7 @@ import sys
 import threading
 import time
 import zipfile
+from xml.sax.saxutils import escape
 
 sys.path.insert(0, os.path.dirname(__file__))
 import mcp_harness as h  # noqa: E402
@@ -236,6 +237,52 @@ def big_saves(base, ws):
     c.alive("two big saves at once")
 
 
+def hostile_formulas():
+    """Issue 24: formulas too long or too deep, without cached values, in a
+    workbook tool code writes (no LibreOffice on PATH, so the native
+    evaluator alone). recalculate and complete_task must answer, naming the
+    limit, and the server keep serving; a long chain within the bounds still
+    computes. On main the first 50,000-term chain crashed the server."""
+    chains = ["+1", "*1", "&1", "^1"]
+    cells = ["1" + op * 49999 for op in chains]
+    cells += ["(" * 5000 + "1" + ")" * 5000, "-" * 8000 + "1", "1" + "%" * 100,
+              "SUM(" * 65 + "1" + ")" * 65, "1" + "+1" * 4000]
+    row = "".join('<table:table-cell table:formula="of:=%s"/>' % escape(f) for f in cells)
+    with h.workspace() as ws:
+        env = dict(os.environ, PATH="/nonexistent")
+        with h.http_server(ws, "--task-timeout", "600", env=env) as (base, proc):
+            c = Conn(base)
+            c.init()
+            s, d, _ = c.post("/task/start", json.dumps({"task_id": "t-formulas"}))
+            check(s == 200, f"task started: {s} {d[:200]}")
+            # One for recalculate, one for complete_task (recalculate gives the first values).
+            for name in ("hostile.ods", "hostile2.ods"):
+                with zipfile.ZipFile(os.path.join(ws, "cash_flows.ods")) as zin, \
+                        zipfile.ZipFile(os.path.join(ws, name), "w") as zout:
+                    for info in zin.infolist():
+                        data = zin.read(info.filename)
+                        if info.filename == "content.xml":
+                            data = data.replace(b"</table:table-row>", b"</table:table-row>"
+                                                b"<table:table-row>" + row.encode() +
+                                                b"</table:table-row>", 1)
+                        zout.writestr(info, data)
+            r = c.call("recalculate", {"file_path": "hostile.ods"})
+            text = json.dumps(r)
+            check("formula longer than 8192 characters (limit)" in text,
+                  f"recalculate names the length limit: {text[:300]}")
+            c.alive("recalculating a 50,000-term formula")
+            v = c.call("read_cell", {"file_path": "hostile.ods", "sheet_name": "Sheet1",
+                                     "cell_reference": "I2"})
+            check("4001" in json.dumps(v), f"a 4,001-term chain computes: {json.dumps(v)[:300]}")
+            r = c.call("complete_task", {"summary": "done"})
+            st = r.get("result", {}).get("structuredContent", {})
+            check(st.get("status") == "completed" and "formula longer than 8192 characters (limit)"
+                  in json.dumps(st.get("recalc")),
+                  f"complete_task completes, naming the limit: {json.dumps(r)[:300]}")
+            c.alive("complete_task with hostile formulas")
+            check(proc.poll() is None, "server survives hostile formulas")
+
+
 def _uid(pid):
     try:
         with open(f"/proc/{pid}/status") as f:
@@ -280,6 +327,7 @@ def hostile_stdio():
 
 
 def main():
+    hostile_formulas()
     hostile_stdio()
     with h.workspace() as ws:
         user = None

@@ -82,6 +82,13 @@ START_TEST(sign_test_exact)
 }
 END_TEST
 
+static int cmp_double_asc(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
 START_TEST(quantiles_and_bootstrap)
 {
 	double v[] = {4, 1, 3, 2}, lo, hi, lo2, hi2;
@@ -101,6 +108,75 @@ START_TEST(quantiles_and_bootstrap)
 	ck_assert(lo == lo2 && hi == hi2);
 	ck_assert(lo < 0.6 && hi > 0.6 && lo >= 0 && hi <= 1);
 	ck_assert(lo > 0.1 && hi < 1.0);
+}
+END_TEST
+
+/* Selection, not sorting, for big inputs: the same quantiles as a sort gives. */
+START_TEST(quantiles_by_selection_match_sorting)
+{
+	static double v[5000], w[5000];
+	static const double qs[] = {0, 0.01, 0.25, 0.5, 0.95, 0.999, 1};
+	uint64_t x = 99;
+
+	for (size_t n = 65; n <= 5000; n = n * 3 + 1)
+		for (int dup = 0; dup < 2; dup++)
+			for (size_t k = 0; k < sizeof(qs) / sizeof(qs[0]); k++) {
+				double pos = qs[k] * (double)(n - 1), want, got;
+				size_t i = (size_t)pos;
+
+				for (size_t j = 0; j < n; j++) {
+					x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+					v[j] = dup ? (double)((x >> 33) % 7) : (double)(x >> 11);
+					w[j] = v[j];
+				}
+				qsort(w, n, sizeof(*w), cmp_double_asc);
+				want = i + 1 < n ? w[i] + (pos - (double)i) * (w[i + 1] - w[i])
+						 : w[i];
+				got = sbx_sweep_quantile(v, n, qs[k]);
+				ck_assert_msg(got == want, "n %zu dup %d q %g: %g, sorted gives %g",
+					      n, dup, qs[k], got, want);
+			}
+}
+END_TEST
+
+/*
+ * Above 1,000 values the interval is the bootstrap's normal limit: it must
+ * agree with the bootstrap itself at the size where one hands over to the
+ * other, for a skewed pass rate (10%) and for spread-out fractional scores.
+ */
+START_TEST(bootstrap_hands_over_to_its_normal_limit)
+{
+	static double v[1001];
+	uint64_t x = 12345;
+
+	for (int shape = 0; shape < 2; shape++) {
+		double blo, bhi, nlo, nhi, sd = 0, mean = 0;
+
+		for (size_t i = 0; i < 1001; i++) {
+			x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+			v[i] = shape == 0 ? (double)((x >> 33) % 10 == 0)
+					  : (double)(x >> 40) / 16777216.0;
+		}
+		sbx_sweep_bootstrap_mean(v, 1000, 2000, 7, &blo, &bhi); /* the bootstrap */
+		sbx_sweep_bootstrap_mean(v, 1001, 2000, 7, &nlo, &nhi); /* its normal limit */
+		for (size_t i = 0; i < 1000; i++)
+			mean += v[i] / 1000;
+		for (size_t i = 0; i < 1000; i++)
+			sd += (v[i] - mean) * (v[i] - mean) / 1000;
+		sd = sqrt(sd / 1000); /* the sd of the mean */
+		ck_assert_msg(fabs(blo - nlo) < 0.2 * sd && fabs(bhi - nhi) < 0.2 * sd,
+			      "shape %d: bootstrap [%g, %g], normal limit [%g, %g], sd %g", shape,
+			      blo, bhi, nlo, nhi, sd);
+	}
+	/* All equal: an interval of width 0, as the bootstrap gives. */
+	for (size_t i = 0; i < 1001; i++)
+		v[i] = 1;
+	{
+		double lo, hi;
+
+		sbx_sweep_bootstrap_mean(v, 1001, 2000, 7, &lo, &hi);
+		ck_assert(lo == 1 && hi == 1);
+	}
 }
 END_TEST
 
@@ -740,7 +816,9 @@ static void add_cases(Suite *s)
 		      scheduler_stop_before_start);
 
 	SBX_TEST_CASE(s, "stats", NULL, NULL, 0, wilson_hand_computed, pass_at_k_unbiased,
-		      sign_test_exact, quantiles_and_bootstrap);
+		      sign_test_exact, quantiles_and_bootstrap,
+		      quantiles_by_selection_match_sorting,
+		      bootstrap_hands_over_to_its_normal_limit);
 
 	SBX_TEST_CASE(s, "plan", NULL, NULL, 0, plan_order_is_epoch_major, plan_json_round_trip);
 

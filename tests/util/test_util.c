@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -81,6 +82,12 @@ START_TEST(names_reach_the_terminal_escaped)
 		out, sizeof(out),
 		"a\xe2\x80\xaegnp.exe\xe2\x81\xa6x\xe2\x81\xa9\xe2\x80\x8f \xe2\x82\xac", false);
 	ck_assert_str_eq(out, "a\\u202egnp.exe\\u2066x\\u2069\\u200f \xe2\x82\xac");
+	/* A bidi override would show "PASS" for "SSAP": U+202E, U+2066, U+200F, U+061C. */
+	sbx_escape_controls(out, sizeof(out),
+			    "\xe2\x80\xae"
+			    "SSAP \xe2\x81\xa6x\xe2\x80\x8fy\xd8\x9c \xe2\x80\x94",
+			    false);
+	ck_assert_str_eq(out, "\\u202eSSAP \\u2066x\\u200fy\\u061c \xe2\x80\x94");
 	sbx_escape_controls(out, sizeof(out), "two\n\tlines\r", true);
 	ck_assert_str_eq(out, "two\n\tlines\\x0d");
 	/* Never past the buffer, never half an escape. */
@@ -621,6 +628,58 @@ START_TEST(hostguard_refuses_rebound_names)
 }
 END_TEST
 
+/* True when the server's side of pair p was shut down (its peer reads end of file). */
+static bool shut(const int p[2])
+{
+	char c;
+
+	return recv(p[1], &c, 1, MSG_DONTWAIT) == 0;
+}
+
+START_TEST(connguard_evicts_the_idle_and_times_out_heads)
+{
+	_cleanup_(sbx_connguard_freep) sbx_connguard *g = NULL;
+	int p[6][2];
+	sbx_connguard_stats st;
+
+	for (size_t i = 0; i < SBX_ELEMENTSOF(p); i++)
+		ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p[i]), 0);
+	ck_assert_int_eq(sbx_connguard_new(&g, 2, 400, NULL), 0);
+	sbx_connguard_opened(g, p[0], p[0][0]);
+	sbx_connguard_opened(g, p[1], p[1][0]);
+	sbx_connguard_busy(g, p[1]);
+	/* Past the slots: the one still waiting for a head goes, not the request under way. */
+	sbx_connguard_opened(g, p[2], p[2][0]);
+	ck_assert(shut(p[0]));
+	ck_assert(!shut(p[1]) && !shut(p[2]));
+	sbx_connguard_closed(g, p[0]);
+	sbx_connguard_busy(g, p[2]);
+	sbx_connguard_idle(g, p[2]);
+	/* An idle keep-alive connection is next. */
+	sbx_connguard_opened(g, p[3], p[3][0]);
+	ck_assert(shut(p[2]) && !shut(p[1]) && !shut(p[3]));
+	sbx_connguard_closed(g, p[2]);
+	/* Every slot under way: the newcomer is the one refused. */
+	sbx_connguard_busy(g, p[3]);
+	sbx_connguard_opened(g, p[4], p[4][0]);
+	ck_assert(shut(p[4]) && !shut(p[1]) && !shut(p[3]));
+	sbx_connguard_closed(g, p[4]);
+	/* No head within the deadline: ended by the watchdog; a request under way is not. */
+	sbx_connguard_closed(g, p[3]);
+	sbx_connguard_opened(g, p[5], p[5][0]);
+	ck_assert(!shut(p[5]));
+	sbx_sleep_ms(900);
+	ck_assert(shut(p[5]) && !shut(p[1]));
+	st = sbx_connguard_get_stats(g);
+	ck_assert_uint_eq(st.evicted, 3);
+	ck_assert_uint_eq(st.timed_out, 1);
+	for (size_t i = 0; i < SBX_ELEMENTSOF(p); i++) {
+		close(p[i][0]);
+		close(p[i][1]);
+	}
+}
+END_TEST
+
 static void add_cases(Suite *s)
 {
 	SBX_TEST_CASE(s, "core", NULL, NULL, 0, error_first_message_wins,
@@ -630,7 +689,8 @@ static void add_cases(Suite *s)
 		      suggest_finds_typos_only, clock_is_monotonic_and_sleeps,
 		      base64_round_trips_and_refuses, utf8_sequences_and_refusals,
 		      fd_wait_times_out_then_sees_data, write_all_writes_everything,
-		      pwrite_all_keeps_the_offset, hostguard_refuses_rebound_names);
+		      pwrite_all_keeps_the_offset, hostguard_refuses_rebound_names,
+		      connguard_evicts_the_idle_and_times_out_heads);
 
 	SBX_TEST_CASE(s, "path", sbx_test_scratch_open_setup, sbx_test_scratch_open_teardown, 0,
 		      path_confines, path_mkdirs_refuses_symlinked_dirs, path_write_atomic_replaces,

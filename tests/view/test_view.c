@@ -118,6 +118,52 @@ START_TEST(confine_refuses_escapes)
 }
 END_TEST
 
+/* A run's connection.json holds its token: not through a symlink, not through a hard link. */
+START_TEST(confine_refuses_links_to_connection_json)
+{
+	sbx_error err = SBX_ERROR_INIT;
+	char *data = NULL, p[4200], q[4200];
+	size_t len;
+
+	mkdir_in("run");
+	mkdir_in("run/outputs");
+	sbx_test_put(sbx_test_scratch, "run/connection.json", "{\"authorization\":\"Bearer t\"}");
+	snprintf(p, sizeof(p), "%s/run/outputs/report.txt", sbx_test_scratch);
+	ck_assert_int_eq(symlink("../connection.json", p), 0);
+	snprintf(p, sizeof(p), "%s/run/outputs/deep.txt", sbx_test_scratch);
+	ck_assert_int_eq(symlink("report.txt", p), 0); /* a chain ends there too */
+	/* Alone, its own name is readable (the scanner's live badge reads it). */
+	ck_assert_int_eq(
+		sbx_view_read(sbx_test_scratch_fd, "run/connection.json", 100, &data, &len, NULL),
+		0);
+	free(data);
+	/* openat2 follows symlinks inside the root; the fallback refuses every symlink. */
+	ck_assert_int_lt(sbx_view_read(sbx_test_scratch_fd, "run/outputs/report.txt", 100, &data,
+				       &len, &err),
+			 0);
+	ck_assert_int_lt(sbx_view_open(sbx_test_scratch_fd, "run/outputs/deep.txt", O_RDONLY, NULL),
+			 0);
+	ck_assert_int_lt(sbx_view_open(sbx_test_scratch_fd, "run/outputs/report.txt", O_PATH, NULL),
+			 0);
+	snprintf(p, sizeof(p), "%s/run/connection.json", sbx_test_scratch);
+	snprintf(q, sizeof(q), "%s/run/outputs/notes.txt", sbx_test_scratch);
+	ck_assert_int_eq(link(p, q), 0);
+	sbx_error_clear(&err);
+	ck_assert_int_eq(
+		sbx_view_read(sbx_test_scratch_fd, "run/outputs/notes.txt", 100, &data, &len, &err),
+		-EACCES);
+	ck_assert_ptr_nonnull(strstr(err.msg, "hard-linked"));
+	ck_assert_int_lt(sbx_view_open(sbx_test_scratch_fd, "run/connection.json", O_RDONLY, NULL),
+			 0);
+	/* A plain file and a symlink to one are still served. */
+	sbx_test_put(sbx_test_scratch, "run/outputs/plain.txt", "ok");
+	ck_assert_int_eq(
+		sbx_view_read(sbx_test_scratch_fd, "run/outputs/plain.txt", 100, &data, &len, NULL),
+		0);
+	free(data);
+}
+END_TEST
+
 /* ---- the scanner ---- */
 
 static void make_run(const char *dir, const char *status, double score, const char *started)
@@ -254,10 +300,12 @@ START_TEST(run_page_mcp_transcript)
 	sbx_test_put(sbx_test_scratch, "p/transcript.jsonl",
 		     "{\"conn\":1,\"dir\":\"agent->server\",\"message\":{\"id\":1,\"method\":"
 		     "\"initialize\"}}\n"
-		     "{\"conn\":2,\"dir\":\"agent->server\",\"message\":{\"id\":1,\"method\":"
+		     "{\"conn\":2,\"dir\":\"agent->server\",\"mcp_version\":\"2026-07-28\","
+		     "\"message\":{\"id\":1,\"method\":"
 		     "\"tools/"
 		     "call\",\"params\":{\"name\":\"read_cell\",\"arguments\":{\"c\":\"A1\"}}}}\n"
-		     "{\"conn\":1,\"dir\":\"server->agent\",\"status\":200,\"message\":{\"id\":1,"
+		     "{\"conn\":1,\"dir\":\"server->agent\",\"status\":200,\"mcp_version\":\"<b>\","
+		     "\"message\":{\"id\":1,"
 		     "\"result\":{\"protocolVersion\":\"x\"}}}\n"
 		     "{\"conn\":2,\"dir\":\"server->agent\",\"status\":200,\"message\":{\"id\":1,"
 		     "\"result\":{\"isError\":true,\"content\":[{\"type\":\"text\",\"text\":\"no "
@@ -266,8 +314,10 @@ START_TEST(run_page_mcp_transcript)
 	page = page_of('r', "p", NULL);
 	check_text(page,
 		   TEXTS("agent calls <b>read_cell</b>",
-			 "<summary>reply 200",		/* initialize's reply: folded */
-			 "<pre>no &lt;sheet&gt;</pre>", /* the text, unwrapped */
+			 "ms</span> <span class=\"dim\">MCP 2026-07-28</span>", /* its revision */
+			 "MCP &lt;b&gt;</span></summary>", /* the agent's text, escaped */
+			 "<summary>reply 200",		   /* initialize's reply: folded */
+			 "<pre>no &lt;sheet&gt;</pre>",	   /* the text, unwrapped */
 			 "turn result error", "data-lines=\"4\"" /* the torn last line waits */),
 		   NO_TEXTS);
 }
@@ -383,7 +433,7 @@ static void add_cases(Suite *s)
 		      escape_url);
 
 	SBX_TEST_CASE(s, "confine", sbx_test_scratch_path_setup, sbx_test_scratch_open_teardown, 0,
-		      confine_refuses_escapes);
+		      confine_refuses_escapes, confine_refuses_links_to_connection_json);
 
 	SBX_TEST_CASE(s, "scan", sbx_test_scratch_path_setup, sbx_test_scratch_open_teardown, 0,
 		      scan_finds_runs_and_sweeps_newest_first);

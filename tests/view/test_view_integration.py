@@ -203,6 +203,13 @@ def main():
         open(secret, "w").write("TOP-SECRET\n")
         os.symlink(secret, os.path.join(runs, run_id, "leak.txt"))
         os.symlink(tmp, os.path.join(runs, run_id, "leakdir"))
+        # A run's connection.json reached by another name, a symlink or a hard link.
+        linked = os.path.join(runs, "linked-run")
+        os.makedirs(os.path.join(linked, "outputs"))
+        with open(os.path.join(linked, "connection.json"), "w") as f:
+            f.write('{"authorization": "Bearer TOP-SECRET"}\n')
+        os.symlink("../connection.json", os.path.join(linked, "outputs", "soft.txt"))
+        os.link(os.path.join(linked, "connection.json"), os.path.join(linked, "outputs", "hard.txt"))
 
         view = subprocess.Popen([SANDBOXCTL, "view", runs, sweeps, gui_runs, "--port", "0"],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -292,6 +299,10 @@ def main():
             st, _, body = get(url, prefix + a)
             check(st == 404 and "TOP-SECRET" not in body and "root:" not in body,
                   f"{a}: {st} {body[:200]!r}")
+        for a in ("f/0/linked-run/outputs/soft.txt", "f/0/linked-run/outputs/hard.txt",
+                  "r/0/linked-run"):
+            st, _, body = get(url, prefix + a)
+            check(st in (403, 404) and "TOP-SECRET" not in body, f"{a}: {st} {body[:200]!r}")
         st, _, _ = get(url, prefix, method="POST")
         check(st == 405, f"POST: {st}")
         print(f"{len(attacks)} path attacks: 404; POST: 405")

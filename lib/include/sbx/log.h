@@ -32,9 +32,9 @@ void sbx__log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 
 
 /*
  * Copies src to dst (size bytes, NUL included) with what a terminal would act
- * on escaped: C0 controls and DEL as \xNN, C1 controls (U+0080-U+009F) and
- * the bidirectional controls (U+200E-F, U+202A-E, U+2066-9) as \uNNNN, bytes
- * that are not UTF-8 as \xNN. keep_lines keeps \n and \t.
+ * on escaped: C0 controls and DEL as \xNN, C1 controls (U+0080-U+009F) as
+ * \uNNNN, the bidirectional controls (U+202E reverses what follows) as
+ * \uNNNN, bytes that are not UTF-8 as \xNN. keep_lines keeps \n and \t.
  * Stops before a piece that does not fit. Returns the length written.
  * Every log message and error message goes through it: names from a sandbox
  * (a refused file, a tar entry) reach the terminal inert.

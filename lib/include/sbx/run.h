@@ -97,11 +97,65 @@ typedef struct sbx_run_grade {
 	uint64_t recalc_formulas, recalc_native, recalc_unsupported;
 	char *report_text; /* malloc'd, may be NULL */
 	char *report_json; /* malloc'd JSON text, may be NULL */
+	/*
+	 * A grade error (graded is then false): why no grade could be made of
+	 * these outputs, one line, malloc'd: "grader crashed: signal 11 (SIGSEGV)",
+	 * "grader exceeded its 2 GiB memory limit". result.json: status fail (or
+	 * timeout, agent_error), error.kind "grade_error"; never retried.
+	 */
+	char *error;
 } sbx_run_grade;
 
+/* Frees what g holds and zeroes it; g may be NULL. */
+void sbx_run_grade_clear(sbx_run_grade *g);
+
 /*
- * Grades the outputs of task collected under outputs_dir into *out. Lives
- * outside lib/ (the grader is above this layer); the CLI passes it in.
+ * Grades the outputs of task collected under outputs_dir into *out, in this
+ * process. 0, or a negative errno with err (the task's grading could not
+ * run: its oracle, its config). Strings in *out are malloc'd
+ * (sbx_run_grade_clear).
+ */
+int sbx_run_grade_outputs(const sbx_task *task, const char *outputs_dir, sbx_run_grade *out,
+			  sbx_error *err);
+
+/* The grading child's limits (sbx_run_grade_isolated). */
+#define SBX_RUN_GRADER_CPU_S	  120
+#define SBX_RUN_GRADER_WALL_S	  300
+#define SBX_RUN_GRADER_MEMORY	  (2ULL * 1024 * 1024 * 1024) /* address space; none under ASan */
+#define SBX_RUN_GRADER_ANSWER_MAX (64 << 20)
+
+/* sbx_run_grade_isolated's options; all zero is the defaults. */
+typedef struct sbx_run_grader_opts {
+	const char *log_path; /* the child's stderr (removed when empty); NULL: nowhere */
+	/* A test-only fault the child makes before grading: "segv", "abort", "cpu",
+	 * "memory", "garbage", "flood"; NULL: none. */
+	const char *fault;
+	unsigned wall_s; /* 0: SBX_RUN_GRADER_WALL_S */
+} sbx_run_grader_opts;
+
+/*
+ * As sbx_run_grade_outputs, in a child process: `program __grade ...`, a
+ * program whose main hands that verb to sbx_run_grader_main (sandbox-grader,
+ * or sandboxctl itself: "/proc/self/exe"). The child gets no core dumps,
+ * SBX_RUN_GRADER_CPU_S of CPU, SBX_RUN_GRADER_MEMORY of address space, its
+ * own process group, and dies with the calling thread; past opts->wall_s it
+ * is killed. opts may be NULL. Returns 0 with *out graded, 0 with
+ * out->error set when the child crashed, ran past a limit or answered
+ * garbage, or a negative errno with err when the grader reported its own
+ * error (as in process) or could not start.
+ */
+int sbx_run_grade_isolated(const char *program, const sbx_task *task, const char *outputs_dir,
+			   const sbx_run_grader_opts *opts, sbx_run_grade *out, sbx_error *err);
+
+/*
+ * The grading child's main: argv[0] is "__grade". Grades and writes the
+ * answer (one JSON object) to stdout. Exit status 0 once answered.
+ */
+int sbx_run_grader_main(int argc, char **argv);
+
+/*
+ * Grades the outputs of task collected under outputs_dir into *out, in the
+ * run's process: used when sbx_run_opts.grader is NULL (tests, `grade`).
  */
 typedef int (*sbx_run_grade_fn)(const sbx_task *task, const char *outputs_dir, sbx_run_grade *out,
 				void *userdata, sbx_error *err);
@@ -152,6 +206,11 @@ typedef struct sbx_run_opts {
 	bool quiet_agent;	  /* agent stdout/stderr only into the run directory */
 	sbx_run_grade_fn grade;
 	void *grade_userdata;
+	/*
+	 * Grade in a child process (sbx_run_grade_isolated) with this program;
+	 * the commands pass sandbox-grader's path. NULL: the grade hook, in process.
+	 */
+	const char *grader;
 	sbx_run_ready_fn on_ready;
 	void *on_ready_userdata;
 	/* sbx_run_execute: called once prepared, before launch (with on_ready_userdata). */
@@ -253,6 +312,11 @@ typedef struct sbx_run_result {
 	char *endpoint;		     /* the agent's base URL: the relay's, or the published port */
 	char *published;	 /* --network published: "127.0.0.1:port" on the host, else NULL */
 	bool privileges_dropped; /* published: PID 1 reported dropping every capability */
+	/* What PID 1 says it verified after the drop, and under which kernel
+	 * ("Linux" under runc, "gVisor" under runsc); "" when it did not say. */
+	char pid1_kernel[16];
+	char pid1_verified[256];
+	int pid1_seccomp; /* its seccomp mode as the kernel reports it: 0 none, 2 filter */
 	bool kept;
 	bool screenshot;	  /* screenshot.png was saved (GUI tasks) */
 	bool screenshot_reloaded; /* Calc was restarted on the saved file for it */
@@ -349,6 +413,9 @@ typedef struct sbx_warm_opts {
 	double cpus;
 	uint32_t pids;
 	const char *runtime;
+	/* As sbx_run_opts.backend: the Docker backend unless a test passes another. */
+	sbx_run_backend_fn backend;
+	void *backend_userdata;
 } sbx_warm_opts;
 
 #define SBX_WARM_OPTS_INIT                                                                         \

@@ -52,7 +52,10 @@ typedef struct sbx_serve_opts {
 	bool test;	       /* label every sandbox as a test object */
 	sbx_run_grade_fn grade;
 	void *grade_userdata;
-	const char *token; /* NULL: 128 random bits, hex */
+	const char *grader; /* sbx_run_opts.grader: grade each episode in a child */
+	const char *token;  /* NULL: 128 random bits, hex */
+	/* The OCI runtime of every sandbox, warm or cold (e.g. "runsc"); NULL: the engine's. */
+	const char *runtime;
 	/* Set (by a second signal) to cut sbx_serve_drain's grace short; may be NULL. */
 	const volatile sig_atomic_t *hurry;
 } sbx_serve_opts;

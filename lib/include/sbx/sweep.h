@@ -235,12 +235,15 @@ void sbx_sweep_wilson(unsigned k, unsigned n, double z, double *lo, double *hi);
  */
 double sbx_sweep_pass_at_k(unsigned n, unsigned c, unsigned k);
 
-/* The q-quantile (0..1, linear interpolation) of v[0..n); sorts v. NaN when n = 0. */
+/* The q-quantile (0..1, linear interpolation) of v[0..n); reorders v. NaN when n = 0. */
 double sbx_sweep_quantile(double *v, size_t n, double q);
 
 /*
  * Percentile bootstrap 95% interval of the mean of v[0..n) with iters
- * resamples from a fixed seed (the same data give the same interval).
+ * resamples from a fixed seed (the same data give the same interval). Above
+ * 1,000 values, its normal limit (mean ± 1.96·sd/√n within the values' range),
+ * which agrees with it within its own resampling noise and costs n, not
+ * iters × n.
  */
 void sbx_sweep_bootstrap_mean(const double *v, size_t n, unsigned iters, uint64_t seed, double *lo,
 			      double *hi);
@@ -261,6 +264,7 @@ typedef struct sbx_sweep_cell {
 	unsigned n_status[SBX_RUN_SANDBOX_FAILED + 1]; /* done episodes by status */
 	unsigned not_done;			       /* no result yet (interrupted, infra) */
 	unsigned infra_attempts;		       /* infra_error lines, retried or not */
+	unsigned grade_errors; /* done episodes the grader failed on (counted in their status) */
 	unsigned passed;
 	double pass_rate, pass_lo, pass_hi; /* Wilson 95% */
 	unsigned scored;
@@ -342,6 +346,27 @@ typedef enum sbx_sweep_stop {
 
 #define SBX_SWEEP_OPTS_VERSION 1
 
+/*
+ * One attempt handed to sbx_sweep_opts.attempt, the seam the scale simulation
+ * (tests/sim, bench/sweep_scale) uses in place of the lifecycle.
+ */
+typedef struct sbx_sweep_attempt {
+	const sbx_sweep_plan *plan;
+	const sbx_sweep_episode *episode;
+	unsigned attempt;   /* 1-based */
+	const char *run_id; /* the attempt's run id */
+	const char *engine; /* the worker's engine URL, NULL for the default */
+	const volatile sig_atomic_t *interrupted; /* set when the sweep interrupts its runs */
+} sbx_sweep_attempt;
+
+/*
+ * Runs a and fills *out as sbx_sweep_record_from_run would. A negative return
+ * means nothing ran and nothing like it could: the sweep stops as a
+ * configuration error with err's message.
+ */
+typedef int (*sbx_sweep_attempt_fn)(const sbx_sweep_attempt *a, sbx_sweep_record *out,
+				    void *userdata, sbx_error *err);
+
 typedef struct sbx_sweep_opts {
 	unsigned version;
 	const char *dir; /* the sweep directory (sweep.json written) */
@@ -349,6 +374,7 @@ typedef struct sbx_sweep_opts {
 	size_t n_engines; /* 0: one default engine with 1 job */
 	sbx_run_grade_fn grade;
 	void *grade_userdata;
+	const char *grader; /* sbx_run_opts.grader: grade each episode in a child */
 	/*
 	 * Set by a signal handler to the number of SIGINTs: 1 stops scheduling
 	 * and lets running episodes finish for up to stop_grace_s, then
@@ -365,6 +391,14 @@ typedef struct sbx_sweep_opts {
 	double infra_threshold;	     /* fraction of the window; 0: 0.2 */
 	unsigned engine_fail_after;  /* consecutive engine failures that drain it; 0: 3 */
 	const char *demo_agent_path; /* tests */
+	/*
+	 * Tests and benchmarks only (no command sets it): runs each attempt in
+	 * place of the lifecycle, so the scheduler, the results file and the
+	 * summary can be driven at a scale no engine here can run. NULL: every
+	 * attempt is sbx_run_execute, as for every command.
+	 */
+	sbx_sweep_attempt_fn attempt;
+	void *attempt_userdata;
 } sbx_sweep_opts;
 
 #define SBX_SWEEP_OPTS_INIT                                                                        \

@@ -8,6 +8,7 @@
 #include "sbx/buf.h"
 #include "sbx/cleanup.h"
 #include "sbx/clock.h"
+#include "sbx/connguard.h"
 #include "sbx/file.h"
 #include "sbx/hostguard.h"
 #include "sbx/json.h"
