@@ -166,6 +166,27 @@ START_TEST(trajectory_pairs_calls_with_results)
 }
 END_TEST
 
+START_TEST(trajectory_names_a_2026_client_from_meta)
+{
+	sbx_trajectory_info ti = {0};
+	cJSON *j;
+
+	put("transcript.jsonl",
+	    LINE("001", 1, A2S,
+		 "\"path\":\"/mcp\",\"message\":{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+		 "\"server/discover\",\"params\":{\"_meta\":{\"io.modelcontextprotocol/"
+		 "clientInfo\":{\"name\":\"new-bot\",\"version\":\"3\"}}}}"));
+	j = write_and_load(&ti, NULL);
+	ck_assert_str_eq(sbx_json_get_string(sbx_json_get(j, "agent"), "name", ""), "new-bot");
+	ck_assert_str_eq(sbx_json_get_string(sbx_json_get(j, "agent"), "version", ""), "3");
+	ck_assert_int_eq((int)sbx_json_get_number(
+				 sbx_json_get(sbx_json_get(j, "extra"), "other_mcp_requests"),
+				 "server/discover", 0),
+			 1);
+	cJSON_Delete(j);
+}
+END_TEST
+
 START_TEST(trajectory_stays_within_its_budget)
 {
 	sbx_trajectory_info ti = {.max_bytes = 256 << 10, .content_max = 1024};
@@ -256,8 +277,8 @@ END_TEST
 static void add_cases(Suite *s)
 {
 	SBX_TEST_CASE(s, "trajectory", sbx_test_scratch_setup, sbx_test_scratch_teardown, 60,
-		      trajectory_pairs_calls_with_results, trajectory_stays_within_its_budget,
-		      trajectory_reads_hostile_files_safely);
+		      trajectory_pairs_calls_with_results, trajectory_names_a_2026_client_from_meta,
+		      trajectory_stays_within_its_budget, trajectory_reads_hostile_files_safely);
 }
 
 SBX_TEST_MAIN("trajectory", add_cases)
