@@ -179,11 +179,15 @@ static int each_line(traj *t, const char *path, void (*fn)(traj *, cJSON *))
 
 /* ---- model.jsonl: the model agent's turns --------------------------------- */
 
+/*
+ * A token count as an integer; anything else, or over a billion in one turn,
+ * is 0, so no sum over the turns the budget allows prints as an exponent.
+ */
 static double count(const cJSON *o, const char *k)
 {
 	double v = sbx_json_get_number(o, k, 0);
 
-	return v > 0 && v < 1e15 ? v : 0;
+	return v > 0 && v <= 1e9 ? (double)(long long)v : 0;
 }
 
 /* The first unclaimed MCP call of that name (and, if any, those arguments). */
@@ -252,7 +256,7 @@ static void model_line(traj *t, cJSON *o)
 	_cleanup_(sbx_buf_free) sbx_buf text = SBX_BUF_INIT(t->content_max * 2);
 	cJSON *s, *calls, *results, *metrics, *e;
 	double prompt, completion, cached,
-		ms = sbx_run__traj_in_run(t, sbx_json_get_number(o, "t", -1) * 1000);
+		created = 0, ms = sbx_run__traj_in_run(t, sbx_json_get_number(o, "t", -1) * 1000);
 	char ts[64];
 
 	if (!cJSON_IsObject(reply))
@@ -302,8 +306,8 @@ static void model_line(traj *t, cJSON *o)
 			}
 		}
 		cached = count(usage, "cache_read_input_tokens");
-		prompt = count(usage, "input_tokens") + cached +
-			 count(usage, "cache_creation_input_tokens");
+		created = count(usage, "cache_creation_input_tokens");
+		prompt = count(usage, "input_tokens") + cached + created;
 		completion = count(usage, "output_tokens");
 	}
 	cJSON_AddStringToObject(s, "source", "agent");
@@ -326,6 +330,9 @@ static void model_line(traj *t, cJSON *o)
 	cJSON_AddNumberToObject(metrics, "prompt_tokens", prompt);
 	cJSON_AddNumberToObject(metrics, "completion_tokens", completion);
 	cJSON_AddNumberToObject(metrics, "cached_tokens", cached);
+	if (created > 0) /* billed apart: the RFC puts it in the metrics' extra */
+		cJSON_AddNumberToObject(cJSON_AddObjectToObject(metrics, "extra"),
+					"cache_creation_input_tokens", created);
 	t->prompt_tokens += prompt;
 	t->completion_tokens += completion;
 	t->cached_tokens += cached;

@@ -9,7 +9,7 @@ import json
 
 SOURCES = {"system", "user", "agent"}
 METRICS = {"prompt_tokens", "completion_tokens", "cached_tokens", "cost_usd",
-           "prompt_token_ids", "completion_token_ids", "logprobs"}
+           "prompt_token_ids", "completion_token_ids", "logprobs", "extra"}
 FINAL = {"total_prompt_tokens", "total_completion_tokens", "total_cached_tokens",
          "total_cost_usd", "total_steps", "extra"}
 ROOT = {"schema_version", "session_id", "agent", "steps", "notes", "final_metrics", "extra"}

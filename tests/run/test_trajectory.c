@@ -250,6 +250,7 @@ START_TEST(trajectory_reads_hostile_files_safely)
 	    "{\"t\":1,\"reply\":{\"content\":[{\"type\":\"text\",\"text\":\"\xff\xfe\"},"
 	    "{\"type\":\"tool_use\",\"id\":\"t1\",\"name\":\"n\",\"input\":{}}],"
 	    "\"usage\":{\"input_tokens\":5,\"cache_read_input_tokens\":2,"
+	    "\"cache_creation_input_tokens\":3,"
 	    "\"output_tokens\":1}}}\n"
 	    "{\"t\":1577836800.5,\"reply\":{\"content\":[],\"usage\":"
 	    "{\"input_tokens\":-4,\"output_tokens\":1e300}}}\nnot json\n");
@@ -262,7 +263,12 @@ START_TEST(trajectory_reads_hostile_files_safely)
 	ck_assert_str_eq(result(step(j, 2)), "[sandboxctl: no MCP call was made for it]");
 	ck_assert_int_eq(
 		(int)sbx_json_get_number(sbx_json_get(step(j, 2), "metrics"), "prompt_tokens", 0),
-		7);
+		10);
+	/* Anthropic's cache writes: in prompt_tokens, and named in the metrics' extra. */
+	ck_assert_int_eq(
+		(int)sbx_json_get_number(sbx_json_get(sbx_json_get(step(j, 2), "metrics"), "extra"),
+					 "cache_creation_input_tokens", 0),
+		3);
 	ck_assert_int_eq((int)sbx_json_get_number(sbx_json_get(j, "final_metrics"),
 						  "total_completion_tokens", -1),
 			 1);
