@@ -913,6 +913,24 @@ static void collect_and_grade(sbx_run *run, sbx_run_end end)
 		sbx_run__grade(run);
 }
 
+/* After the relay is closed, so the transcript is complete. Not fatal: result.json says why. */
+static void write_trajectory(sbx_run *run)
+{
+	sbx_trajectory_info ti = {
+		.run_dir = run->res.run_dir,
+		.session_id = run->res.run_id,
+		.prompt = run->task && run->task->prompt ? run->task->prompt : "",
+		.agent = run->res.agent ? run->res.agent : "external",
+		.started_at = run->res.started_at,
+	};
+	sbx_error e = SBX_ERROR_INIT;
+
+	if (sbx_run_trajectory_write(&ti, &e) < 0)
+		run->res.trajectory_error = strdup(e.msg);
+	else
+		run->res.trajectory = true;
+}
+
 int sbx_run_finish(sbx_run *run, sbx_run_end end, sbx_error *err)
 {
 	_cleanup_free_ char *json = NULL;
@@ -963,6 +981,9 @@ int sbx_run_finish(sbx_run *run, sbx_run_end end, sbx_error *err)
 				sbx_run__set_infra(run, "remove", &de);
 		}
 	}
+
+	write_trajectory(run);
+	sbx_run__trace(run, "trajectory written");
 
 	if (!run->res.error) {
 		if (end == SBX_END_INTERRUPTED)
@@ -1050,7 +1071,8 @@ void sbx_run_free(sbx_run *run)
 		     run->unix_socket, run->res.task, run->res.error, run->res.error_kind,
 		     run->res.agent, run->res.agent_tail, run->res.image, run->res.image_id,
 		     run->res.sandbox_id, run->res.backend, run->res.published, run->res.endpoint,
-		     run->res.grade.report_text, run->res.grade.report_json, run->res.grade.error);
+		     run->res.grade.report_text, run->res.grade.report_json, run->res.grade.error,
+		     run->res.trajectory_error);
 	sbx_provenance_clear(&run->res.provenance);
 	free(run);
 }

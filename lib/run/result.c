@@ -405,6 +405,10 @@ char *sbx_run_result_json(const sbx_run_result *r)
 
 	h = cJSON_AddObjectToObject(o, "files");
 	cJSON_AddStringToObject(h, "transcript", "transcript.jsonl");
+	if (r->trajectory)
+		cJSON_AddStringToObject(h, "trajectory", "trajectory.json");
+	else if (r->trajectory_error)
+		cJSON_AddStringToObject(h, "trajectory_error", r->trajectory_error);
 	cJSON_AddStringToObject(h, "container_log", "container.log");
 	cJSON_AddStringToObject(h, "agent_log", "agent.log");
 	cJSON_AddStringToObject(h, "inputs", "inputs/");

@@ -236,6 +236,7 @@ int sbx_view_page_run(const sbx_view_ctx *ctx, size_t root, const char *rel, sbx
 		r = r < 0 ? r : kv_table(out, agent, NULL);
 	}
 	r = r < 0 ? r : sbx_view__model_turns(rootfd, rel, out);
+	r = r < 0 ? r : sbx_view__trajectory(rootfd, rel, out);
 	if (r >= 0 && res) {
 		r = sbx_buf_puts(out, "<div class=\"cols\"><div><h2>Limits</h2>");
 		r = r < 0 ? r : kv_table(out, sbx_json_get(res, "limits"), NULL);

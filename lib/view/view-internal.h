@@ -12,6 +12,7 @@
 #define SBX_VIEW_JSONL_MAX	   (64u << 20)	/* transcript.jsonl, results.jsonl read per page */
 #define SBX_VIEW_PAGE_MAX	   (256u << 20) /* one HTML document */
 #define SBX_VIEW_TEXT_MAX	   16384	/* one tool argument or result shown inline */
+#define SBX_VIEW_TRAJECTORY_MAX	   (16u << 20)	/* trajectory.json (about 4 MiB by design) */
 #define SBX_VIEW_TURNS_MAX	   2000		/* transcript entries drawn */
 #define SBX_VIEW_GRID_ROWS	   200
 #define SBX_VIEW_GRID_COLS	   40
@@ -80,6 +81,9 @@ int sbx_view__transcript(const sbx_view_ctx *ctx, int rootfd, const char *rel, s
 
 /* The model's replies (model.jsonl of an llm run): turn, time, usage, text. 0 without one. */
 int sbx_view__model_turns(int rootfd, const char *rel, sbx_buf *out);
+
+/* The run page's trajectory section from trajectory.json; nothing when it is absent. */
+int sbx_view__trajectory(int rootfd, const char *rel, sbx_buf *out);
 
 /* GUI runs: frames/ (run --record) as a filmstrip captioned with the tool calls between. */
 int sbx_view__filmstrip(const sbx_view_ctx *ctx, size_t root, const char *rel, sbx_buf *out);

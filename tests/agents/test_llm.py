@@ -79,8 +79,38 @@ def expect_pass(model, api="openai", *extra):
         lines = [json.loads(l) for l in log.splitlines()]
         if sum("request" in l for l in lines) != 4 or sum("reply" in l for l in lines) != 4:
             it.fail("%s: model.jsonl should hold 4 requests and 4 replies" % model)
+        check_trajectory(os.path.join(env.runs, res["run_id"]), res, model, api, calls)
         return s
     return case
+
+
+def check_trajectory(run_dir, res, model, api, calls):
+    """trajectory.json: the prompt, then one agent step per model turn with its tool calls
+    (the provider's ids) answered by the MCP results, and the turn's tokens (ATIF's
+    prompt_tokens include the cached ones; Anthropic's input_tokens do not)."""
+    doc = it.atif_check.check(os.path.join(run_dir, "trajectory.json"), res["run_id"])
+    turns = [s for s in doc["steps"] if s["source"] == "agent"]
+    if doc["agent"].get("model_name") != model or len(turns) != 4:
+        it.fail("%s: trajectory agent %s, %d agent steps" % (model, doc["agent"], len(turns)))
+    base = 100 if api == "openai" else 150
+    for i, s in enumerate(turns):
+        if s["metrics"] != {"prompt_tokens": base + i, "completion_tokens": 10, "cached_tokens": 50} \
+                or s["message"] != "step %d" % i:
+            it.fail("%s: turn %d: %s" % (model, i, s))
+    ids = [tc["tool_call_id"] for s in turns for tc in s["tool_calls"]]
+    prefix = "call_" if api == "openai" else "toolu_"
+    if len(ids) != calls or not all(i.startswith(prefix) for i in ids):
+        it.fail("%s: tool call ids %s" % (model, ids))
+    unpaired = [c for c in it.atif_check.tool_calls(doc) if c[2].startswith("[sandboxctl:")]
+    if unpaired:
+        it.fail("%s: tool calls not paired with an MCP result: %s" % (model, unpaired))
+    done = it.atif_check.tool_calls(doc)[-1]
+    if done[0] != "complete_task" or '"completed"' not in done[2]:
+        it.fail("%s: the last call is not complete_task with its result: %s" % (model, done))
+    fm = doc["final_metrics"]
+    if fm != {"total_prompt_tokens": 4 * base + 6, "total_completion_tokens": 40,
+              "total_cached_tokens": 200, "total_steps": len(doc["steps"])}:
+        it.fail("%s: final_metrics %s" % (model, fm))
 
 
 def retry_waits(log):

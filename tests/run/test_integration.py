@@ -32,6 +32,7 @@ import second_engine  # noqa: E402
 from itest import (BUILD, SANDBOXCTL, SKIP, SRC, TASKS, Skip, fail, run_cases, run_main,  # noqa: E402,F401
                    stop_process)
 from unix_http import UnixHTTP  # noqa: E402,F401  (the suites that import this file use it)
+import atif_check  # noqa: E402
 DEV_IMAGE = "sandboxctl-test/run-dev:latest"
 
 # ---- the engine -------------------------------------------------------------
@@ -280,6 +281,103 @@ def case_rest(env):
                                    os.path.join(SRC, "examples/rest_agent.sh"))
     if code != 0 or res["status"] != "pass":
         fail("REST agent did not pass: %s\n%s" % (res, read(os.path.join(rdir, "agent.log"))))
+    check_gone(res["run_id"])
+
+
+HUGE_AGENT = r"""
+import json, os, time, urllib.request
+base = os.environ["SANDBOX_REST_URL"]
+def call(name, args):
+    req = urllib.request.Request(base + "/tools/call", method="POST",
+                                 data=json.dumps({"tool_name": name, "arguments": args}).encode(),
+                                 headers={"Content-Type": "application/json"})
+    try:
+        return urllib.request.urlopen(req, timeout=60).read()
+    except Exception as e:
+        return str(e)
+big = "<script>" + "\u00e9x" * 60000
+for i in range(24):
+    call("write_cell", {"file_path": "sales_data.ods", "sheet_name": "Sheet1",
+                        "cell_reference": "H%d" % (i + 1), "value": big})
+    call("read_range", {"file_path": "sales_data.ods", "sheet_name": "Sheet1",
+                        "start_cell": "A1", "end_cell": "H%d" % (i + 1)})
+# A reply over the transcript's 1 MiB per message, then a request.
+call("read_range", {"file_path": "sales_data.ods", "sheet_name": "Sheet1",
+                    "start_cell": "H1", "end_cell": "H24"})
+call("write_cell", {"file_path": "sales_data.ods", "sheet_name": "Sheet1",
+                    "cell_reference": "J1", "value": "\u00e9" * 300000})
+# The run directory is the agent's too: a model log no provider wrote.
+with open(os.path.join(os.environ["SANDBOX_RUN_DIR"], "model.jsonl"), "ab") as f:
+    f.write(b"x" * (9 << 20) + b"\n")
+    f.write(b'{"t": 1, "turn": 0, "reply": {"choices": [{"message": {"content": "\xff"}}]}}\n')
+    f.write(b'{"t": 1, "turn": 0, "reply": {"choices": [{"message": {"content": "\xc3"}}]}}\n')
+    reply = {"choices": [{"message": {"content": "y" * (1 << 20),
+             "tool_calls": [{"id": "c%d" % i, "function": {"name": "read_range",
+                             "arguments": json.dumps({"pad": "z" * 4000})}} for i in range(400)]}}],
+             "usage": {"prompt_tokens": 7, "completion_tokens": 3}}
+    f.write(json.dumps({"t": time.time(), "turn": 1, "reply": reply}).encode() + b"\n")
+req = urllib.request.Request(base + "/task/complete", method="POST", data=b"{}")
+urllib.request.urlopen(req, timeout=60).read()
+"""
+
+
+def case_trajectory(env):
+    """trajectory.json (ATIF v1.4): the demo agent's run checked field by field (the prompt
+    first, each tool call with its result, complete_task last); a hostile agent's huge tool
+    arguments and results, and a model log it forged, leave a bounded, valid file that says
+    what it cut."""
+    code, res, rdir, err = env.run("banking_reserve", "traj", "--agent", "demo")
+    if code != 0 or res["status"] != "pass":
+        fail("demo agent did not pass: exit %d %s\n%s" % (code, res, err))
+    path = os.path.join(rdir, "trajectory.json")
+    if res["files"].get("trajectory") != "trajectory.json" or not os.path.exists(path):
+        fail("no trajectory.json: %s" % res["files"])
+    doc = atif_check.check(path, res["run_id"])
+    first = doc["steps"][0]
+    if first["source"] != "user" or "Required_Reserve" not in first["message"]:
+        fail("step 1 is not the task's prompt: %s" % first)
+    if doc["agent"]["name"] != "sandbox-demo-agent" or doc["agent"]["extra"]["sandboxctl_agent"] != "demo":
+        fail("agent: %s" % doc["agent"])
+    calls = atif_check.tool_calls(doc)
+    if [c[0] for c in calls] != ["list_files", "get_sheet_info", "read_range", "write_range",
+                                 "complete_task"]:
+        fail("tool calls: %s" % [c[0] for c in calls])
+    if calls[0][2] != '{"files":["cash_flows.ods"]}' or '"status":"completed"' not in calls[-1][2]:
+        fail("results not paired with their calls: %s" % [c[2][:80] for c in calls])
+    if calls[3][1]["start_cell"] != "D1" or "extra" in doc and "truncated" in doc["extra"]:
+        fail("arguments or truncation: %s %s" % (calls[3][1], doc.get("extra")))
+    if doc["final_metrics"]["total_steps"] != 6 or "total_prompt_tokens" in doc["final_metrics"]:
+        fail("final_metrics: %s" % doc["final_metrics"])
+
+    code, res, rdir, err = env.run("sales_revenue", "traj-huge", "--agent",
+                                   "%s -c '%s'" % (sys.executable, HUGE_AGENT.replace("'", "'\\''")))
+    path = os.path.join(rdir, "trajectory.json")
+    size = os.path.getsize(path) if os.path.exists(path) else -1
+    if res["ended_by"] != "complete_task" or not 0 < size < (5 << 20):
+        fail("hostile agent: %s, trajectory.json %d bytes\n%s" % (res["ended_by"], size, err))
+    doc = atif_check.check(path, res["run_id"])
+    tr = doc["extra"].get("truncated", {})
+    if tr.get("contents_clipped", 0) < 48 or tr.get("lines_over_cap_skipped") != 1 \
+            or tr.get("calls_or_turns_omitted", 0) != 144:
+        fail("extra.truncated does not say what was cut: %s" % tr)
+    calls = atif_check.tool_calls(doc)
+    writes = [c for c in calls if c[0] == "write_cell"]
+    cut = [c for c in calls if c[0] == "unknown"]
+    if len(writes) != 24 or "sandboxctl_truncated" not in writes[0][1]:
+        fail("write_cell arguments not clipped: %d %s" % (len(writes), str(writes[:1])[:300]))
+    if not all(c[2].startswith('{"success":true') for c in writes):
+        fail("write_cell results not paired: %s" % [c[2][:60] for c in writes])
+    if len(cut) != 1 or "over the transcript's cap" not in cut[0][1]["json_head"] \
+            or '"write_cell"' not in cut[0][1]["json_head"] or "no answer" in cut[0][2]:
+        fail("the request over the transcript's cap: %s" % str(cut)[:300])
+    if not any("a reply too large for the transcript" in (c[2] or "") for c in calls if c[0] == "read_range"):
+        fail("no read_range result says it was over the transcript's cap")
+    turns = [s for s in doc["steps"] if "metrics" in s]
+    # The forged turns with an impossible time ("t": 1) come last, without a timestamp.
+    if [(s["message"], "timestamp" in s) for s in turns[1:]] != [("\ufffd", False)] * 2 \
+            or len(turns[0]["tool_calls"]) != 256 or len(turns[0]["message"]) > 17000 \
+            or doc["final_metrics"]["total_prompt_tokens"] != 7:
+        fail("the forged model turns: %s" % str(turns)[:400])
     check_gone(res["run_id"])
 
 
@@ -1007,6 +1105,7 @@ CASES = {
     "timeout": case_timeout, "sigint": case_sigint, "sigkill": case_sigkill,
     "sdk": case_sdk, "hardening": case_hardening, "mcp-stdio": case_mcp_stdio, "gui": case_gui,
     "published": case_published, "runtime": case_runtime, "prompt": case_prompt,
+    "trajectory": case_trajectory,
 }
 
 

@@ -201,6 +201,11 @@ def case_basic(env):
             fail("%s (agent %s): %s, want %s" % (l["run_id"], l["agent"], l["status"], want))
         if not os.path.isfile(os.path.join(d, "runs", l["run_id"], "result.json")):
             fail("no result.json for %s" % l["run_id"])
+        # Each episode keeps its trajectory.json (ATIF): the oracle completes by the control API.
+        traj = json.load(open(os.path.join(d, "runs", l["run_id"], "trajectory.json")))
+        if traj["session_id"] != l["run_id"] or (l["agent"] == "oracle") != (
+                traj["steps"][-1]["source"] == "system"):
+            fail("%s: trajectory.json %s" % (l["run_id"], traj))
     # Epoch-major: no epoch-2 episode before an epoch-0 one was taken.
     plan = json.load(open(os.path.join(d, "sweep.json")))
     if plan["episodes"] != 12 or plan["tags"] != {"purpose": "test"} or not plan["image_id"]:

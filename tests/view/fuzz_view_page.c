@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target for the run page: any bytes, taken as a run's
- * transcript.jsonl, model.jsonl and grade.json at once, must render a page
+ * transcript.jsonl, model.jsonl, grade.json and trajectory.json at once, must render a page
  * whose only <script> is ours and whose only <img> are our screenshots: no
  * agent-written byte becomes markup. Never a crash, leak or hang.
  *   scripts/fuzz.sh 60 fuzz-view-page    (seeds: tests/data/fuzz/fuzz-view-page/)
@@ -32,7 +32,7 @@ static char dir[] = "/tmp/fuzz-view-XXXXXX";
 static void remove_dir(void)
 {
 	static const char *files[] = {"result.json", "transcript.jsonl", "model.jsonl",
-				      "grade.json"};
+				      "grade.json", "trajectory.json"};
 	char path[64];
 
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
@@ -65,7 +65,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (sbx_path_write_beneath(dir, "result.json", result, sizeof(result) - 1, NULL) < 0 ||
 	    sbx_path_write_beneath(dir, "transcript.jsonl", data, size, NULL) < 0 ||
 	    sbx_path_write_beneath(dir, "model.jsonl", data, size, NULL) < 0 ||
-	    sbx_path_write_beneath(dir, "grade.json", data, size, NULL) < 0)
+	    sbx_path_write_beneath(dir, "grade.json", data, size, NULL) < 0 ||
+	    sbx_path_write_beneath(dir, "trajectory.json", data, size, NULL) < 0)
 		abort();
 	if (sbx_view_page_run(&ctx, 0, "", &page, NULL) == 0) {
 		const char *html = sbx_buf_str(&page);

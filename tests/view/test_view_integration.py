@@ -31,6 +31,7 @@ The image: $SBX_RUN_TEST_IMAGE if it names one, else sandboxctl/sandbox-slim:lat
 import http.client
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -255,6 +256,12 @@ def main():
         check('<svg class="timeline"' in page and "Hardening" in page and "Provenance" in page,
               "timeline, hardening, provenance")
         check("connection.json" not in page, "connection.json listed")
+        # The trajectory (trajectory.json, ATIF): its steps, each tool call with its result.
+        traj = page.split('id="trajectory">')[1].split("</table>")[0] if 'id="trajectory">' in page else ""
+        check("<b>write_cell</b>" in traj and "&lt;script&gt;document.title=" in traj
+              and "<script>" not in traj, "trajectory steps, hostile text escaped")
+        check(re.search(r'id="tjstats">ATIF-v1\.4, \d+ steps, [1-9]\d* tool calls;', page),
+              "trajectory summary, every call with a result")
 
         # The sweep page and an episode's page through it.
         st, _, spage = get(url, prefix + "s/1/small")
@@ -376,6 +383,7 @@ def main():
         dom = chromium("--virtual-time-budget=3000", "--dump-dom", url + "r/0/" + run_id)
         check('<ul id="redcells">' in dom and ">Sheet1!D2</a>" in dom, "JS red-cell list")
         check('data-js="on"' in dom, "the script did not run")
+        check('id="trajectory"><tbody><tr><th>step</th>' in dom, "trajectory table in the DOM")
         check("<title>pwned" not in dom and "<title>" + run_id in dom, "hostile script ran")
         dom = chromium("--virtual-time-budget=3000", "--dump-dom", url + "r/2/gui-run")
         check('<div id="player"><button>play</button><input type="range"' in dom, "film player")

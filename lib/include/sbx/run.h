@@ -332,7 +332,9 @@ typedef struct sbx_run_result {
 	char sandbox_recalc[24]; /* "native", "libreoffice", "native+libreoffice", "none"; ""
 				    unknown */
 	uint64_t sandbox_recalc_native, sandbox_recalc_office; /* formula cells */
-	bool warm; /* the sandbox came from a warm pool (sbx_run_launch_warm) */
+	bool warm;		/* the sandbox came from a warm pool (sbx_run_launch_warm) */
+	bool trajectory;	/* trajectory.json was written */
+	char *trajectory_error; /* why not, one line, else NULL */
 } sbx_run_result;
 
 /*
@@ -537,6 +539,33 @@ int sbx_provenance_cache_get(sbx_provenance_cache *c, const char *task_dir, sbx_
 
 /* result.json's text (pretty-printed), malloc'd, NULL on OOM. */
 char *sbx_run_result_json(const sbx_run_result *r);
+
+/*
+ * trajectory.json: the run in the Agent Trajectory Interchange Format
+ * (schema SBX_TRAJECTORY_SCHEMA), derived from the run directory's
+ * transcript.jsonl (tool calls paired with their results by JSON-RPC id) and,
+ * for the model agent, model.jsonl (its turns and token usage). Those files are
+ * the agent's to write into, so they are read as hostile input: each content
+ * is cut at content_max bytes with a marker and the document at about
+ * max_bytes, the cuts counted in the root's extra.truncated.
+ */
+#define SBX_TRAJECTORY_SCHEMA	   "ATIF-v1.4"
+#define SBX_TRAJECTORY_MAX	   (4u << 20)  /* bytes, about: later calls are omitted */
+#define SBX_TRAJECTORY_CONTENT_MAX (16u << 10) /* one message, result or arguments */
+
+typedef struct sbx_trajectory_info {
+	const char *run_dir;	/* read from, and trajectory.json written into (atomically) */
+	const char *session_id; /* the run id */
+	const char *prompt;	/* the task's prompt: step 1 */
+	const char *agent;	/* result.json's agent: the name when the agent sent none */
+	const char *model;	/* the model agent's model, else NULL */
+	int64_t started_at;	/* unix ms: step 1's timestamp */
+	size_t max_bytes;	/* 0: SBX_TRAJECTORY_MAX */
+	size_t content_max;	/* 0: SBX_TRAJECTORY_CONTENT_MAX */
+} sbx_trajectory_info;
+
+/* Writes run_dir/trajectory.json. 0, or a negative errno with err filled. */
+int sbx_run_trajectory_write(const sbx_trajectory_info *info, sbx_error *err);
 
 /* Maps a status to the CLI's exit code: 0 pass, 1 not passed, 3 infra, 4 deadline, 130 interrupted.
  */
