@@ -155,6 +155,26 @@ cJSON *llm_body_parse(const llm_body *b, const char *url, char *why, size_t why_
 			 url, values, LLM_REPLY_VALUES);
 		return NULL;
 	}
+	/*
+	 * A raw control byte in a string (which cJSON accepts) prints as \u00XX:
+	 * six bytes for one, in model.jsonl, the conversation and every request
+	 * after. The reply's printed size, not its received one, is what the
+	 * limit bounds.
+	 */
+	{
+		size_t controls = 0, printed;
+
+		for (size_t i = 0; b->b.data && i < b->b.len; i++)
+			controls += (unsigned char)b->b.data[i] < 0x20;
+		printed = b->b.len + 5 * controls;
+		if (printed > LLM_REPLY_MAX) {
+			snprintf(why, why_len,
+				 "%s sent a reply whose %zu control characters would print as %zu "
+				 "bytes: over the %ld MiB a reply may have",
+				 url, controls, printed, LLM_REPLY_MAX >> 20);
+			return NULL;
+		}
+	}
 	reply = cJSON_ParseWithLength(b->b.data ? b->b.data : "", b->b.len);
 	if (!reply)
 		snprintf(why, why_len, "%s answered 200 with a body that is not JSON", url);

@@ -32,6 +32,7 @@ from a script chosen by the model name:
   endless     an endless chunked JSON body, as fast as it goes
   trickle     a chunked JSON body that begins, then gains a byte a second forever
   headerflood a reply behind 200 KiB of response headers
+  controls    1 MiB of raw control bytes in the content (6 MiB once printed)
 
 The sizes of every 200 reply body are in reply_bytes; the biggest request body
 in max_request.
@@ -389,6 +390,16 @@ class Handler(BaseHTTPRequestHandler):
         except OSError:
             self.close_connection = True  # refused by the agent before its end
 
+    def answer_bytes(self, status, data):
+        """A body as it is, not JSON the fake made (raw control bytes in a string)."""
+        head = "HTTP/1.1 %d OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % (
+            status, len(data))
+        try:
+            self.wfile.write(head.encode() + data)
+            self.wfile.flush()
+        except OSError:
+            self.close_connection = True
+
     def stream(self, content_type, first, more, pause):
         """A chunked body: first, then more every pause seconds until the client goes."""
         self.wfile.write(("HTTP/1.1 200 OK\r\nContent-Type: %s\r\n"
@@ -457,6 +468,10 @@ class Handler(BaseHTTPRequestHandler):
                                 "message": {"role": "assistant", "content": "x" * (31 * MiB)}}],
                    "content": [{"type": "text", "text": "x"}]}
             return self.answer(200, rep)
+        if model == "controls":  # 1 MiB of raw control bytes in a string: 6 MiB when printed
+            body = (b'{"choices": [{"index": 0, "finish_reason": "stop", "message": '
+                    b'{"role": "assistant", "content": "' + b"\x01" * MiB + b'"}}]}')
+            return self.answer_bytes(200, body)
         if model == "headerflood":  # 200 KiB of headers before a proper reply
             return self.answer(200, reply_openai(model, 0, []),
                                {"X-Pad-%d" % i: "x" * 100 for i in range(2000)})
