@@ -30,6 +30,10 @@ tree's); starting it and copying is most of the time, so every case shares it.
              host) with nothing left behind, and the next episode passes
   serve      `serve --runtime runsc --pool 1`: a warm claim under runsc,
              finished and graded; nothing left
+  noseccomp  on engines of its own, runsc registered without --oci-seccomp
+             (three spellings; two with it): doctor warns with the daemon.json
+             fix, `run`, `sweep` and `serve --runtime runsc` exit 3 with one
+             line, nothing made; --allow-no-seccomp passes the check
 
 Skips (77) without root, dockerd or runsc; SBX_CI=1 turns a missing runsc into
 a failure (scripts/deps.sh installs it).
@@ -371,8 +375,75 @@ def case_runc(env):
     print("  runc: PID 1 on Linux verified %s" % p1["verified"])
 
 
+# runtimeArgs that leave runsc without the sandbox's seccomp profile, as its flag parser reads
+# them (the last one wins), and ones that keep it.
+BARE_ARGS = (["--network=none"], ["--network=none", "--oci-seccomp=false"],
+             ["--network=none", "--oci-seccomp", "-oci-seccomp=0"])
+SECCOMP_ARGS = (["--network=none", "-oci-seccomp"], ["--network=none", "--oci-seccomp=True"])
+
+
+def refused(args, want):
+    """Runs sandboxctl args on DOCKER_HOST: exit 3 and one stderr line that contains want."""
+    try:
+        p = subprocess.run([SANDBOXCTL] + args, capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        fail("%s was not refused (still running after 60 s)" % args[0])
+    lines = p.stderr.strip().splitlines()
+    if p.returncode != 3 or len(lines) != 1 or want not in lines[0]:
+        fail("%s under a runsc without --oci-seccomp: exit %d, stderr %r" %
+             (args[0], p.returncode, p.stderr))
+    return lines[0]
+
+
+def case_noseccomp(env):
+    # runsc registered without --oci-seccomp ignores the sandbox's seccomp profile: doctor
+    # says so with the fix, run, sweep and serve --runtime runsc refuse it before anything
+    # is made, unless --allow-no-seccomp. On engines of their own (no image needed).
+    first = os.environ.get("DOCKER_HOST")
+    try:
+        for rargs in BARE_ARGS + SECCOMP_ARGS:
+            bare = rargs in BARE_ARGS
+            with runsc_engine.RunscEngine(runtime_args=rargs) as eng:
+                os.environ["DOCKER_HOST"] = eng.host
+                c = doctor_runtimes(eng.host)
+                if bare != (c["status"] == "warn" and "without --oci-seccomp" in c["detail"] and
+                            '"--oci-seccomp"' in c.get("fix", "") and
+                            "daemon.json" in c.get("fix", "")):
+                    fail("doctor with runtimeArgs %s: %s" % (rargs, c))
+                if not bare:
+                    continue
+                want = "registers runsc without --oci-seccomp"
+                line = refused(["run", "--task", "banking_reserve", "--tasks-dir", TASKS,
+                                "--agent", "true", "--runs-dir", env.runs, "--test-label"] +
+                               RUNTIME, want)
+                refused(["sweep", "--task", "banking_reserve", "--tasks-dir", TASKS,
+                         "--agent", "true", "--out", os.path.join(env.dir, "bare-sweep"),
+                         "--test-label"] + RUNTIME, want)
+                refused(["serve", "--listen", "127.0.0.1:0", "--pool", "0", "--runs-dir",
+                         env.runs, "--test-label"] + RUNTIME, want)
+                # --allow-no-seccomp passes the check: the run gets as far as the image,
+                # which this engine lacks.
+                p = subprocess.run([SANDBOXCTL, "run", "--task", "banking_reserve",
+                                    "--tasks-dir", TASKS, "--agent", "true", "--runs-dir",
+                                    env.runs, "--test-label", "--allow-no-seccomp"] + RUNTIME,
+                                   capture_output=True, text=True, timeout=60)
+                if p.returncode != 3 or want in p.stderr or "image_missing" not in p.stderr:
+                    fail("--allow-no-seccomp: exit %d, %r" % (p.returncode, p.stderr))
+                if eng.containers():
+                    fail("a refused run left a container: %s" % eng.containers())
+    finally:
+        if first is None:
+            os.environ.pop("DOCKER_HOST", None)
+        else:
+            os.environ["DOCKER_HOST"] = first
+    print("  without --oci-seccomp (%d spellings): doctor warns, run/sweep/serve refused: %s" %
+          (len(BARE_ARGS), line))
+
+
 CASES = {"doctor": case_doctor, "runc": case_runc, "tasks": case_tasks, "hardening": case_hardening, "attacks": case_attacks,
-         "serve": case_serve}
+         "serve": case_serve, "noseccomp": case_noseccomp}
+# Cases on engines of their own: no images, no shared runsc engine.
+STANDALONE = {"noseccomp"}
 
 
 def build_images():
@@ -396,6 +467,15 @@ def main():
         if os.environ.get("SBX_CI"):
             fail("runsc is not installed (scripts/deps.sh installs it)")
         raise Skip("runsc is not installed")
+    if all(n in STANDALONE for n in names):
+        for n in names:
+            env = it.Env()
+            try:
+                CASES[n](env)
+            finally:
+                env.cleanup()
+            print("ok   %s" % n)
+        return
     refs = build_images()
     t0 = time.time()
     try:
