@@ -25,9 +25,10 @@ tree's); starting it and copying is most of the time, so every case shares it.
              impersonated (tests/security/test_tool_uid.py's attack), no
              setuid(0), mount, chroot, user namespace, /dev/kmsg, sysrq;
              /tmp and /workspace fills stop at their size and the server
-             keeps serving; a fork bomb ends at the pids limit (under runsc the
-             limit counts the Sentry's host tasks: the sandbox dies, not the
-             host) with nothing left behind, and the next episode passes
+             keeps serving; a fork bomb fails a fork (EAGAIN) at tool code's
+             process limit (--pids; the container's host limit is 16 times
+             that, as the Sentry's host tasks count there), the sandbox keeps
+             serving and is graded, and the next episode passes
   serve      `serve --runtime runsc --pool 1`: a warm claim under runsc,
              finished and graded; nothing left
   noseccomp  on engines of its own, runsc registered without --oci-seccomp
@@ -189,7 +190,7 @@ def case_hardening(env):
         fail("the sandbox did not survive the memory probe: %s" % alive)
     res = finish_external(env, p, rid, url)
     hd = res["sandbox"]["hardening"]
-    if hd["memory_bytes"] != 256 << 20 or hd["pids"] != 256 or not hd["readonly_rootfs"] or \
+    if hd["memory_bytes"] != 256 << 20 or hd["pids"] != 256 * 16 or not hd["readonly_rootfs"] or \
             not hd["no_new_privileges"] or hd["network_mode"] != "none" or hd["user"] != "0:0":
         fail("the engine's hardening under runsc: %s" % hd)
     print("  uid 1001, caps 0 (%s), no_new_privs, ro root, only lo, MemTotal %d kB, 400 MB "
@@ -252,6 +253,27 @@ print(json.dumps({"names": [e.split(b"=")[0].decode() for e in env if e]}))
 '''
 
 
+# Forks until a fork fails (each child sleeps), then ends them all.
+FORK_BOMB = r'''
+import errno, json, os, time
+kids, err = [], None
+try:
+    for i in range(1000):
+        pid = os.fork()
+        if pid == 0:
+            time.sleep(60)
+            os._exit(0)
+        kids.append(pid)
+except OSError as e:
+    err = e.errno
+for k in kids:
+    os.kill(k, 9)
+for k in kids:
+    os.waitpid(k, 0)
+print(json.dumps({"forked": len(kids), "errno": errno.errorcode.get(err, err)}))
+'''
+
+
 def case_attacks(env):
     # Tool code against the server: tests/security/test_tool_uid.py's attack.
     p, rid, url = start_external(env, "attacks", "--memory", "1g")
@@ -282,31 +304,30 @@ def case_attacks(env):
         fail("the server stopped serving after the fills")
     finish_external(env, p, rid, url)
 
-    # A fork bomb: the pids limit (the default 256) holds. Under runsc the engine
-    # applies it to the Sentry's host tasks (ptrace platform: several per guest
-    # process; --pids 64 leaves too few for the Sentry to start on a busy machine),
-    # so the sandbox itself ends (sandbox_failed), the host and its engine do not.
+    # A fork bomb: under runsc the engine's pids limit counts the Sentry's host tasks
+    # (8-10 per guest process), so the container gets 16 times --pids and tool code's
+    # RLIMIT_NPROC is --pids (the default 256): forks fail inside with EAGAIN, as under
+    # runc, and the sandbox goes on serving and is graded.
     p, rid, url = start_external(env, "bomb")
-    try:
-        tool(url, "execute_shell", timeout=20,
-             command="i=0; while [ $i -lt 200 ]; do sleep 30 & i=$((i+1)); done; echo forked")
-    except OSError:
-        pass  # the sandbox (and with it the call) may end under the bomb
-    code = p.wait(timeout=120)
-    res = json.loads(it.read(os.path.join(env.runs, rid, "result.json")))
-    it.check_gone(rid)
-    if res["status"] not in ("sandbox_failed", "pass", "fail", "infra_error"):
-        fail("fork bomb under runsc: exit %d, %s" % (code, res["status"]))
+    bomb = python_json(url, FORK_BOMB, timeout=120)
+    if bomb["errno"] != "EAGAIN" or not 64 <= bomb["forked"] < 256:
+        fail("fork bomb under runsc: %s" % bomb)
+    alive = tool(url, "execute_shell", command="echo still-here")
+    if "still-here" not in json.dumps(alive):
+        fail("the sandbox did not survive the fork bomb: %s" % alive)
+    res = finish_external(env, p, rid, url)
+    if res["status"] != "fail" or res["sandbox"]["hardening"]["pids"] != 256 * 16:
+        fail("after the fork bomb: %s (host pids limit %s)" %
+             (res["status"], res["sandbox"]["hardening"]["pids"]))
     # The next episode on the same engine passes.
     code, res2, _, err = env.run("banking_reserve", "after-bomb", "--agent", "oracle")
     if code != 0 or res2["status"] != "pass":
         fail("after the fork bomb: exit %d %s\n%s" % (code, res2["status"], err))
     check_runsc_result(res2, "after-bomb")
-    print("  escapes refused %s; fills: /tmp %d MiB, workspace %d MiB (ENOSPC); fork bomb: %s "
-          "(%s), next episode pass" %
+    print("  escapes refused %s; fills: /tmp %d MiB, workspace %d MiB (ENOSPC); fork bomb: "
+          "%d forks then %s, still serving, graded %s; next episode pass" %
           ({k: o[k] for k in ("setuid0", "mount", "userns", "chroot", "kill_pid1")},
-           o["tmp_fill_mib"], o["ws_fill_mib"], res["status"],
-           (res.get("error") or {}).get("message", "")[:80]))
+           o["tmp_fill_mib"], o["ws_fill_mib"], bomb["forked"], bomb["errno"], res["status"]))
 
 
 def case_serve(env):
