@@ -53,7 +53,8 @@ static void help(void)
 	       "  api         the negotiated Engine API version (%s or newer needed)\n"
 	       "  server      engine version, OS/architecture, kernel, distribution\n"
 	       "  storage     storage driver\n"
-	       "  runtimes    registered OCI runtimes, and whether gVisor (runsc) is one\n"
+	       "  runtimes    registered OCI runtimes, whether gVisor (runsc) is one and\n"
+	       "              has --oci-seccomp (without it the seccomp profile is ignored)\n"
 	       "  cgroups     cgroup version and driver\n"
 	       "  security    seccomp, rootless mode\n"
 	       "  image:full  %s (label %s=%s)\n"
@@ -102,6 +103,7 @@ static bool find_runsc(char *out, size_t size)
 
 static void engine_checks(report *rep, sbx_docker *d, const sbx_docker_system *s, cJSON *engine)
 {
+	const sbx_docker_runtime *bare = NULL; /* gVisor without --oci-seccomp */
 	char line[1024], runsc[512], fix[1024];
 	size_t off = 0;
 
@@ -121,7 +123,23 @@ static void engine_checks(report *rep, sbx_docker *d, const sbx_docker_system *s
 		off += (size_t)snprintf(line + off, sizeof(line) - off, "%s%s%s", off ? ", " : "",
 					*r,
 					strcmp(*r, s->default_runtime) == 0 ? " (default)" : "");
-	if (sbx_docker_system_has_runtime(s, "runsc")) {
+	for (size_t i = 0; i < s->n_runtime_info && !bare; i++)
+		if (sbx_docker_system_runsc_ignores_seccomp(s, s->runtime_info[i].name))
+			bare = &s->runtime_info[i];
+	if (bare) {
+		/* Then tool code under it could unshare user and mount namespaces. */
+		snprintf(line + off, sizeof(line) - off,
+			 "; '%s' (gVisor) is registered without --oci-seccomp: it ignores the "
+			 "sandbox's seccomp profile, and --runtime %s is refused",
+			 bare->name, bare->name);
+		snprintf(fix, sizeof(fix),
+			 "add \"--oci-seccomp\" to \"runtimeArgs\" of \"%s\" in "
+			 "/etc/docker/daemon.json ({\"runtimes\": {\"%s\": {\"path\": \"%s\", "
+			 "\"runtimeArgs\": [\"--network=none\", \"--oci-seccomp\"]}}}), restart "
+			 "dockerd",
+			 bare->name, bare->name, bare->path);
+		check(rep, CHECK_WARN, "runtimes", line, fix);
+	} else if (sbx_docker_system_has_runtime(s, "runsc")) {
 		check(rep, CHECK_OK, "runtimes", line, NULL);
 	} else if (find_runsc(runsc, sizeof(runsc))) {
 		/* --network=none: runsc refuses to start in the root network namespace

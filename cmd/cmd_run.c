@@ -229,7 +229,9 @@ static void help(void)
 	       "  --pids N           process limit (default: task's, else 256)\n"
 	       "  --runtime NAME     OCI runtime, e.g. runsc (default: the engine's); an\n"
 	       "                     engine without it is refused before anything is\n"
-	       "                     created (exit 3), never a fallback\n"
+	       "                     created (exit 3), never a fallback; so is runsc\n"
+	       "                     registered without --oci-seccomp (it would ignore\n"
+	       "                     the seccomp profile) unless --allow-no-seccomp\n"
 	       "  --seccomp sandbox|default   sandbox (default): our profile\n"
 	       "                     (images/seccomp/sandbox.json: no AF_VSOCK or other\n"
 	       "                     unused socket families, io_uring, ptrace, keyrings,\n"
@@ -400,6 +402,7 @@ int cmd_run(int argc, char **argv)
 
 	cli_longopts_add(&lo, cmd_run__common_options);
 	cli_longopts_add(&lo, run_options);
+	cli_longopts_add(&lo, cli_engine_options);
 	cli_longopts_add(&lo, cli_llm_options);
 	optind = 1;
 	while ((r = cli_next_option("run", argc, argv, &lo, help, &name)) > 0) {
@@ -428,6 +431,8 @@ int cmd_run(int argc, char **argv)
 			o.port = (uint16_t)v;
 		} else if (strcmp(name, "listen") == 0) {
 			o.listen = optarg;
+		} else if (strcmp(name, "allow-no-seccomp") == 0) {
+			cli_allow_no_seccomp = true;
 		}
 	}
 	if (r < 0)

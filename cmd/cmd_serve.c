@@ -80,7 +80,8 @@ static void help(void)
 	       "                      row is drained while another is left\n"
 	       "  --runtime NAME      OCI runtime of every sandbox, warm or cold, e.g. runsc\n"
 	       "                      (default: the engine's); an engine without it is\n"
-	       "                      refused at start (exit 3)\n"
+	       "                      refused at start (exit 3), as is runsc registered\n"
+	       "                      without --oci-seccomp unless --allow-no-seccomp\n"
 	       "  --tasks-dir DIR     where task names are looked up\n"
 	       "  --runs-dir DIR      where run directories go (default runs)\n"
 	       "  --token TOKEN       use this token (16..64 of A-Z a-z 0-9 _ -) instead of a\n"
@@ -169,6 +170,7 @@ static int parse_args(int argc, char **argv)
 		{"runs-dir", .value = &arg_so.runs_dir},
 		{"token", .value = &arg_so.token},
 		{"test-label", .flag = &arg_so.test},
+		{"allow-no-seccomp", .flag = &cli_allow_no_seccomp},
 		{0},
 	};
 	const long week = 86400 * 7;

@@ -64,7 +64,7 @@ static void help(void)
 	       "  --timeout SECONDS  each episode's deadline (default: each task's)\n"
 	       "  --image REF        sandbox image (default: each task's)\n"
 	       "  --memory SIZE, --cpus N, --pids N, --runtime NAME, --grace S,\n"
-	       "  --network none|published, --seccomp sandbox|default\n"
+	       "  --network none|published, --seccomp sandbox|default, --allow-no-seccomp\n"
 	       "                     each episode's limits, as 'sandboxctl run' takes them\n"
 	       "                     (default: each task's, else run's defaults)\n"
 	       "  --tasks-dir DIR    tasks directory (default: $SBX_TASKS_DIR or ./tasks)\n"
@@ -461,6 +461,7 @@ int cmd_sweep(int argc, char **argv)
 	p->pass_at[p->n_pass_at++] = 1;
 
 	cli_longopts_add(&lo, sweep_options);
+	cli_longopts_add(&lo, cli_engine_options);
 	optind = 1;
 	while ((c = cli_next_option("sweep", argc, argv, &lo, help, &name)) > 0) {
 		long v;
@@ -566,6 +567,8 @@ int cmd_sweep(int argc, char **argv)
 			quiet = true;
 		} else if (strcmp(name, "test-label") == 0) {
 			test_label = true;
+		} else if (strcmp(name, "allow-no-seccomp") == 0) {
+			cli_allow_no_seccomp = true;
 		}
 	}
 	if (c < 0) {

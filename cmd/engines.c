@@ -34,7 +34,13 @@ int cli_parse_engine(const char *cmd, const char *arg, bool jobs, cli_engine_arg
 	return 0;
 }
 
-/* The engine's runtimes, ", "-separated, for the message that says runtime is not one. */
+bool cli_allow_no_seccomp;
+const char *const cli_engine_options[] = {"allow-no-seccomp", NULL};
+
+/*
+ * runtime must be registered (the message lists the engine's runtimes) and,
+ * when it is gVisor, apply the sandbox's seccomp profile.
+ */
 static int check_runtime(const char *cmd, sbx_docker *d, const char *name, const char *runtime)
 {
 	_cleanup_(sbx_docker_system_freep) sbx_docker_system *sys = NULL;
@@ -44,12 +50,22 @@ static int check_runtime(const char *cmd, sbx_docker *d, const char *name, const
 
 	if (sbx_docker_system_get(d, &sys, &err) < 0)
 		return cli_error("%s: engine '%s': %s", cmd, name, sbx_error_message(&err)), -1;
+	sbx_escape_controls(shown, sizeof(shown), runtime, false);
+	if (sbx_docker_system_runsc_ignores_seccomp(sys, runtime) && !cli_allow_no_seccomp) {
+		cli_error(
+			"%s: --runtime '%s': engine '%s' registers runsc without --oci-seccomp, so "
+			"it would ignore the sandbox's seccomp profile (tool code could unshare "
+			"user and mount namespaces); refused: add \"--oci-seccomp\" to its "
+			"\"runtimeArgs\" in /etc/docker/daemon.json and restart dockerd (see "
+			"'sandboxctl doctor'), or pass --allow-no-seccomp",
+			cmd, shown, name);
+		return -1;
+	}
 	if (sbx_docker_system_has_runtime(sys, runtime))
 		return 0;
 	for (char **r = sys->runtimes; r && *r; r++)
 		if (sbx_buf_printf(&have, "%s%s", r == sys->runtimes ? "" : ", ", *r) < 0)
 			break;
-	sbx_escape_controls(shown, sizeof(shown), runtime, false);
 	cli_error("%s: --runtime '%s': engine '%s' has no such runtime (it has: %s); refused, "
 		  "never a fallback (see 'sandboxctl doctor')",
 		  cmd, shown, name, have.len ? have.data : "none");

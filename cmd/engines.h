@@ -21,8 +21,19 @@ typedef struct cli_engine_arg {
 int cli_parse_engine(const char *cmd, const char *arg, bool jobs, cli_engine_arg *out);
 
 /*
+ * --allow-no-seccomp: cli_check_engines accepts a runsc registered without
+ * --oci-seccomp (which ignores the sandbox's seccomp profile) instead of
+ * refusing it.
+ */
+extern bool cli_allow_no_seccomp;
+
+/* The options that set the above, for cli_longopts_add: "allow-no-seccomp". */
+extern const char *const cli_engine_options[];
+
+/*
  * Each engine must answer, hold every image (images: NULL-terminated) and,
- * when runtime is not NULL or "", have that OCI runtime registered before
+ * when runtime is not NULL or "", have that OCI runtime registered (gVisor
+ * with --oci-seccomp, unless cli_allow_no_seccomp) before
  * the first episode: a missing image or runtime is one clear error now, not
  * N infra errors later (and a runtime is never swapped for the default). On
  * failure prints one line, "<cmd>: engine '...': ..." or "<cmd>: --runtime

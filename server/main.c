@@ -66,7 +66,8 @@ static void help(void)
 	       "  --exec-timeout SECONDS  default execute_python/execute_shell timeout (30)\n"
 	       "  --exec-memory-mb MB     address-space limit of code children (default 2048)\n"
 	       "  --exec-max-processes N  process limit for the code's user (RLIMIT_NPROC,\n"
-	       "                          default 256; not enforced when running as root)\n"
+	       "                          default: $SANDBOX_EXEC_MAX_PROCESSES, else 256;\n"
+	       "                          not enforced when running as root)\n"
 	       "  --status-file PATH      JSON task state, written atomically when the task\n"
 	       "                          completes or times out\n"
 	       "  --ready-file PATH       written atomically once the server accepts requests:\n"
@@ -347,6 +348,28 @@ static double task_deadline_from_env(void)
 	return 0;
 }
 
+/*
+ * $SANDBOX_EXEC_MAX_PROCESSES: the default of --exec-max-processes, which
+ * sandboxctl sets under gVisor, where the engine's pids limit counts the
+ * Sentry's host tasks and this limit is what stops a fork bomb inside. A bad
+ * value is refused: it is a security limit.
+ */
+static int exec_limits_from_env(void)
+{
+	const char *s = getenv("SANDBOX_EXEC_MAX_PROCESSES");
+	double v;
+
+	if (!s)
+		return 0;
+	if (parse_number(s, 1, 65536, &v) < 0) {
+		fprintf(stderr, "sandbox-mcp: SANDBOX_EXEC_MAX_PROCESSES='%s': expected 1..65536\n",
+			s);
+		return -EINVAL;
+	}
+	exec_default_limits.max_processes = (unsigned)v;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	double deadline;
@@ -358,7 +381,9 @@ int main(int argc, char **argv)
 	server srv;
 	int r;
 
-	r = parse_args(argc, argv, &hosts, &n_hosts);
+	r = exec_limits_from_env();
+	if (r == 0)
+		r = parse_args(argc, argv, &hosts, &n_hosts);
 	if (r == 0)
 		r = take_http_token(&token);
 	if (r != 0) {

@@ -15,6 +15,12 @@ void sbx_docker_system_free(sbx_docker_system *s)
 		     s->kernel_version, s->operating_system, s->storage_driver, s->cgroup_version,
 		     s->cgroup_driver, s->default_runtime);
 	sbx_strv_free(s->runtimes);
+	for (size_t i = 0; i < s->n_runtime_info; i++) {
+		free(s->runtime_info[i].name);
+		free(s->runtime_info[i].path);
+		sbx_strv_free(s->runtime_info[i].args);
+	}
+	free(s->runtime_info);
 	sbx_strv_free(s->security_options);
 	free(s);
 }
@@ -25,6 +31,87 @@ bool sbx_docker_system_has_runtime(const sbx_docker_system *s, const char *runti
 		if (strcmp(*p, runtime) == 0)
 			return true;
 	return false;
+}
+
+static const sbx_docker_runtime *runtime_info(const sbx_docker_system *s, const char *runtime)
+{
+	for (size_t i = 0; i < s->n_runtime_info; i++)
+		if (strcmp(s->runtime_info[i].name, runtime) == 0)
+			return &s->runtime_info[i];
+	return NULL;
+}
+
+/*
+ * Go's flag package (runsc's): "-name" or "--name", a bool's value only after
+ * '=' as strconv.ParseBool spells it. 1 on, 0 off, -1 not this flag (or a
+ * value runsc itself would refuse).
+ */
+static int bool_flag(const char *arg, const char *name)
+{
+	static const char *const on[] = {"1", "t", "T", "TRUE", "true", "True", NULL};
+	static const char *const off[] = {"0", "f", "F", "FALSE", "false", "False", NULL};
+	size_t n = strlen(name);
+
+	if (arg[0] != '-')
+		return -1;
+	arg += arg[1] == '-' ? 2 : 1;
+	if (strncmp(arg, name, n) != 0 || (arg[n] != '\0' && arg[n] != '='))
+		return -1;
+	if (arg[n] == '\0')
+		return 1;
+	for (size_t i = 0; on[i]; i++) {
+		if (strcmp(arg + n + 1, on[i]) == 0)
+			return 1;
+		if (strcmp(arg + n + 1, off[i]) == 0)
+			return 0;
+	}
+	return -1;
+}
+
+bool sbx_docker_system_runsc_ignores_seccomp(const sbx_docker_system *s, const char *runtime)
+{
+	const sbx_docker_runtime *rt = runtime_info(s, runtime);
+	const char *base;
+	int on = 0;
+
+	if (!rt)
+		return false;
+	base = strrchr(rt->path, '/');
+	base = base ? base + 1 : rt->path;
+	if (strcmp(rt->name, "runsc") != 0 && strcmp(base, "runsc") != 0)
+		return false;
+	for (char **a = rt->args; a && *a; a++) {
+		int v = bool_flag(*a, "oci-seccomp");
+
+		if (v >= 0)
+			on = v;
+	}
+	return !on;
+}
+
+/* Runtimes: {"runsc": {"path": "/usr/bin/runsc", "runtimeArgs": [...]}, ...}. */
+static int parse_runtimes(const cJSON *obj, sbx_docker_system *s)
+{
+	const cJSON *it;
+	size_t n = 0;
+
+	if (!cJSON_IsObject(obj))
+		obj = NULL;
+	cJSON_ArrayForEach (it, obj)
+		n++;
+	s->runtime_info = calloc(n ? n : 1, sizeof(*s->runtime_info));
+	if (!s->runtime_info)
+		return -ENOMEM;
+	cJSON_ArrayForEach (it, obj) {
+		sbx_docker_runtime *rt = &s->runtime_info[s->n_runtime_info++];
+
+		rt->name = strdup(it->string ? it->string : "");
+		rt->path = sbx_docker__strdup_json(it, "path");
+		rt->args = sbx_docker__parse_strv(sbx_json_get(it, "runtimeArgs"));
+		if (!rt->name || !rt->path || !rt->args)
+			return -ENOMEM;
+	}
+	return 0;
 }
 
 int sbx_docker_system_get(sbx_docker *d, sbx_docker_system **out, sbx_error *err)
@@ -60,7 +147,7 @@ int sbx_docker_system_get(sbx_docker *d, sbx_docker_system **out, sbx_error *err
 	if (!s->server_version || !s->api_version || !s->min_api_version || !s->os || !s->arch ||
 	    !s->kernel_version || !s->operating_system || !s->storage_driver ||
 	    !s->cgroup_version || !s->cgroup_driver || !s->default_runtime || !s->runtimes ||
-	    !s->security_options) {
+	    !s->security_options || parse_runtimes(sbx_json_get(info, "Runtimes"), s) < 0) {
 		sbx_docker_system_free(s);
 		return sbx_error_set(err, -ENOMEM, "out of memory");
 	}

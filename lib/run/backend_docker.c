@@ -178,12 +178,13 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 	docker_backend *db = (docker_backend *)b;
 	sbx_docker_container_opts o = SBX_DOCKER_CONTAINER_OPTS_INIT;
 	char created[32], deadline[32], ws[96], tmp[96], run[96], grace[32], env_deadline[64],
-		env_task_deadline[64], env_grace[48], env_run_id[160];
+		env_task_deadline[64], env_grace[48], env_run_id[160], env_max_procs[64];
 	const char *env[33];
 	sbx_docker_kv labels[7], tmpfs[3];
 	size_t nl = 0, ne = 0;
 	_cleanup_free_ char *id = NULL, *seccomp = NULL;
 	sbx_docker_container *c = NULL;
+	bool runsc = spec->runtime && strcmp(spec->runtime, "runsc") == 0;
 	int r;
 
 	snprintf(created, sizeof(created), "%" PRId64, spec->created);
@@ -221,6 +222,13 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 	env[ne++] = "SANDBOX_RUN_DIR=/run/sandbox";
 	env[ne++] = "SANDBOX_SOCKET=" SBX_SANDBOX_SOCKET;
 	env[ne++] = spec->published ? "SANDBOX_NETWORK=published" : "SANDBOX_NETWORK=none";
+	/* gVisor: the engine's pids limit counts the Sentry's host tasks (several per
+	 * guest process), so the sandbox's own process limit is what stops a fork bomb. */
+	if (runsc) {
+		snprintf(env_max_procs, sizeof(env_max_procs), "SANDBOX_EXEC_MAX_PROCESSES=%u",
+			 spec->pids);
+		env[ne++] = env_max_procs;
+	}
 	for (size_t i = 0; spec->env && spec->env[i] && ne < SBX_ELEMENTSOF(env) - 1; i++)
 		env[ne++] = spec->env[i];
 	env[ne] = NULL;
@@ -235,10 +243,9 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 	o.cap_drop = (const char *const[]){"ALL", NULL};
 	/* Ours denies what Docker's allows and no sandbox needs: AF_VSOCK, io_uring, ptrace...
 	 * runsc applies it only with --oci-seccomp, and then needs its own (meson.build). */
-	if (!spec->engine_seccomp && asprintf(&seccomp, "seccomp=%s",
-					      spec->runtime && strcmp(spec->runtime, "runsc") == 0
-						      ? sbx_seccomp_profile_runsc
-						      : sbx_seccomp_profile) < 0)
+	if (!spec->engine_seccomp &&
+	    asprintf(&seccomp, "seccomp=%s",
+		     runsc ? sbx_seccomp_profile_runsc : sbx_seccomp_profile) < 0)
 		return sbx_error_set(err, -ENOMEM, "out of memory");
 	o.security_opt = (const char *const[]){"no-new-privileges:true", seccomp, NULL};
 	o.readonly_rootfs = true;
@@ -247,7 +254,7 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 	o.memory = (int64_t)spec->memory;
 	o.memory_swap = (int64_t)spec->memory; /* no swap on top */
 	o.nano_cpus = (int64_t)(spec->cpus * 1e9);
-	o.pids_limit = spec->pids;
+	o.pids_limit = runsc ? (int64_t)spec->pids * SBX_BACKEND_RUNSC_PIDS_FACTOR : spec->pids;
 	o.runtime = spec->runtime && spec->runtime[0] ? spec->runtime : NULL;
 	o.init = false; /* our own init is PID 1 */
 	/* Bounded by sandboxctl, not by whatever the host's daemon.json says (or not). */

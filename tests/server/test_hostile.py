@@ -326,9 +326,26 @@ def hostile_stdio():
         check(p.returncode == 0, "stdio exits 0 at EOF")
 
 
+def hostile_env():
+    """A bad $SANDBOX_EXEC_MAX_PROCESSES (sandboxctl sets it under gVisor) is refused at
+    start with one line: it is tool code's process limit, never silently the default."""
+    import subprocess
+
+    with h.workspace() as ws:
+        for bad in ("0", "abc", "70000", "-5", ""):
+            p = subprocess.run([h.SERVER, "--workspace", ws, "--stdio"], input=b"",
+                               capture_output=True, timeout=30,
+                               env=dict(os.environ, SANDBOX_EXEC_MAX_PROCESSES=bad))
+            err = p.stderr.decode().strip().splitlines()
+            check(p.returncode == 2 and len(err) == 1 and
+                  "SANDBOX_EXEC_MAX_PROCESSES='%s'" % bad in err[0],
+                  f"SANDBOX_EXEC_MAX_PROCESSES={bad!r}: exit {p.returncode}, {err}")
+
+
 def main():
     hostile_formulas()
     hostile_stdio()
+    hostile_env()
     with h.workspace() as ws:
         user = None
         if os.geteuid() == 0:

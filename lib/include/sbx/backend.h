@@ -23,6 +23,15 @@
 #include "sbx/error.h"
 #include "sbx/stream.h"
 
+/*
+ * Under gVisor (runtime "runsc") the engine's pids limit counts the Sentry's
+ * host tasks, 8 to 10 per guest process measured (runsc 2022, ptrace): the
+ * container gets pids times this, and tool code's own process limit
+ * (RLIMIT_NPROC, which gVisor enforces) is pids, so a fork bomb fails a fork
+ * inside, as under runc, instead of ending the sandbox.
+ */
+#define SBX_BACKEND_RUNSC_PIDS_FACTOR 16
+
 /* What to create: the hardened defaults live in the backend; only the knobs are here. */
 typedef struct sbx_sandbox_spec {
 	const char *image;
@@ -34,7 +43,7 @@ typedef struct sbx_sandbox_spec {
 	uint32_t grace_s;    /* seconds PID 1 waits past the deadline before ending */
 	uint64_t memory;     /* bytes */
 	double cpus;	     /* CPUs (fractions allowed) */
-	uint32_t pids;	     /* max processes */
+	uint32_t pids;	     /* max processes (under runsc: see above) */
 	const char *runtime; /* NULL: the engine's default */
 	bool engine_seccomp; /* the engine's default seccomp profile instead of ours */
 	uint64_t workspace_bytes, tmp_bytes, run_bytes; /* tmpfs sizes */

@@ -91,6 +91,13 @@ const char *sbx_docker_host(const sbx_docker *d);
 /* GET /_ping. Cheap liveness check. */
 int sbx_docker_ping(sbx_docker *d, sbx_error *err);
 
+/* One OCI runtime the engine registers (GET /info's Runtimes). */
+typedef struct sbx_docker_runtime {
+	char *name;  /* "runsc" */
+	char *path;  /* its binary, "/usr/bin/runsc"; "" when the engine does not say */
+	char **args; /* NULL-terminated runtimeArgs: "--network=none", "--oci-seccomp" */
+} sbx_docker_runtime;
+
 /* What `doctor` reports: GET /version and GET /info combined. */
 typedef struct sbx_docker_system {
 	char *server_version;	 /* "20.10.24+dfsg1" */
@@ -109,6 +116,9 @@ typedef struct sbx_docker_system {
 	int64_t mem_total;	 /* bytes */
 	int ncpu;
 	bool rootless; /* "name=rootless" among security_options */
+	/* Every registered runtime with its path and args, in the order of runtimes */
+	sbx_docker_runtime *runtime_info;
+	size_t n_runtime_info;
 } sbx_docker_system;
 
 /* Fills *out (free with sbx_docker_system_free). */
@@ -117,6 +127,15 @@ void sbx_docker_system_free(sbx_docker_system *s);
 
 /* True when runtime (e.g. "runsc") is registered with the engine. */
 bool sbx_docker_system_has_runtime(const sbx_docker_system *s, const char *runtime);
+
+/*
+ * True when runtime is registered as gVisor (named "runsc", or its binary is
+ * runsc) and its runtimeArgs do not turn --oci-seccomp on: then runsc ignores
+ * every container's seccomp profile. Reads the args as runsc's flag parser
+ * does ("-oci-seccomp", "--oci-seccomp=true", the last one wins). False for
+ * any other runtime.
+ */
+bool sbx_docker_system_runsc_ignores_seccomp(const sbx_docker_system *s, const char *runtime);
 
 /* ---------------------------------------------------------------- progress */
 
