@@ -21,7 +21,7 @@ typedef struct sim_episode_config {
 	sim_latency agent; /* the agent phase on a nominal engine */
 	double p_pass;	   /* the chance an episode that ran passes */
 	/* Filled while it runs (arrays of sim_cluster_size entries, caller-allocated). */
-	atomic_uint_fast64_t *results_on; /* episodes with a result, per engine */
+	atomic_uint_fast64_t *results_on;     /* episodes with a result, per engine */
 	atomic_int_fast64_t *last_attempt_ms; /* per engine: when its last attempt ended */
 	atomic_uint_fast64_t attempts;
 	atomic_uint_fast64_t cpu_ns; /* the stand-in's own CPU time, to tell it apart */
