@@ -152,8 +152,12 @@ def case_keeps_failing(env, prov):
     rc, res, s, log, err, took = episode(env, prov, "down500", "--timeout", "20")
     expect_agent_error("down500", res, rc, s, err, "HTTP 500: the fake is down")
     tries = prov.read()["by_model"]["down500"]["requests"]
-    if tries < 3 or s.get("retries") != tries - 1 or len(retry_waits(log)) != tries - 1:
-        it.fail("down500: want several attempts, each after a logged wait: %d requests, %s" % (tries, s))
+    retries = s.get("retries", -1)
+    # One retry more than the provider saw is a keep-alive connection the fake closed as a
+    # request went out on it (a network error, retried as it should be); never fewer.
+    if tries < 3 or retries not in (tries - 1, tries) or len(retry_waits(log)) != retries:
+        it.fail("down500: want several attempts, each after a logged wait: %d requests, %s, "
+                "%d waits logged" % (tries, s, len(retry_waits(log))))
     if res.get("ended_by") == "deadline" or took > 20 + 60:
         it.fail("down500: the agent should give up before the deadline: %s after %.1f s"
                 % (res.get("ended_by"), took))
