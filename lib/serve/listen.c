@@ -32,8 +32,8 @@ typedef struct request {
 	bool too_big;
 } request;
 
-static enum MHD_Result send_text(struct MHD_Connection *c, unsigned status, char *text,
-				 const char *type)
+enum MHD_Result sbx_serve__send_text(struct MHD_Connection *c, unsigned status, char *text,
+				     const char *type)
 {
 	struct MHD_Response *resp;
 	enum MHD_Result r;
@@ -76,9 +76,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		if (!sbx_serve__authorized(s->token, url, auth, &path)) {
 			sbx_serve__unauthorized(s);
 			sbx_connguard_refused(s->guard, c);
-			return send_text(c, 401,
-					 sbx_serve__error_json("the service's token is required"),
-					 "application/json");
+			return sbx_serve__send_text(
+				c, 401, sbx_serve__error_json("the service's token is required"),
+				"application/json");
 		}
 		rq = calloc(1, sizeof(*rq));
 		if (!rq)
@@ -99,18 +99,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		return sbx_serve__openenv_request(s, c, method, path, &rq->openenv_task);
 	route = sbx_serve__route(method, path, id);
 	if (route < 0)
-		return send_text(
+		return sbx_serve__send_text(
 			c, (unsigned)-route,
 			sbx_serve__error_json(route == -405 ? "method not allowed" : "not found"),
 			"application/json");
 	if (rq->too_big)
-		return send_text(c, 413, sbx_serve__error_json("body too large"),
-				 "application/json");
+		return sbx_serve__send_text(c, 413, sbx_serve__error_json("body too large"),
+					    "application/json");
 	status = sbx_serve__handle(s, route, id, sbx_buf_str(&rq->body), rq->body.len, &out);
-	return send_text(c, (unsigned)status, out,
-			 route == SERVE_ROUTE_METRICS && status == 200
-				 ? "text/plain; version=0.0.4; charset=utf-8"
-				 : "application/json");
+	return sbx_serve__send_text(c, (unsigned)status, out,
+				    route == SERVE_ROUTE_METRICS && status == 200
+					    ? "text/plain; version=0.0.4; charset=utf-8"
+					    : "application/json");
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,

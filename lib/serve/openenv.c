@@ -46,21 +46,7 @@ typedef struct openenv_conn {
 
 static enum MHD_Result answer(struct MHD_Connection *c, unsigned status, char *text)
 {
-	struct MHD_Response *resp;
-	enum MHD_Result r;
-
-	if (!text)
-		return MHD_NO;
-	resp = MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
-	if (!resp) {
-		free(text);
-		return MHD_NO;
-	}
-	MHD_add_response_header(resp, "Content-Type", "application/json");
-	MHD_add_response_header(resp, "Cache-Control", "no-store");
-	r = MHD_queue_response(c, status, resp);
-	MHD_destroy_response(resp);
-	return r;
+	return sbx_serve__send_text(c, status, text, "application/json");
 }
 
 /* A task's name as a path segment: what lib/task accepts, nothing that walks. */

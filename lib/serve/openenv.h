@@ -59,6 +59,15 @@ void sbx_serve__openenv_session_free(openenv_session *os);
 char *sbx_serve__openenv_error(const char *code, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* ---- listen.c ---- */
+
+/*
+ * Answers c with text (malloc'd, taken even on failure; NULL: MHD_NO) as
+ * type, never cached; a 401 also asks for the token and closes.
+ */
+enum MHD_Result sbx_serve__send_text(struct MHD_Connection *c, unsigned status, char *text,
+				     const char *type);
+
 /* ---- openenv.c ---- */
 
 /*
