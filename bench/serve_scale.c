@@ -33,6 +33,7 @@
 #include "sbx/sweep.h"
 #include "serve-internal.h"
 #include "sim_backend.h"
+#include "sim_episode.h"
 
 typedef struct config {
 	size_t engines, claims;
@@ -182,22 +183,12 @@ static sim_cluster *make_cluster(const config *c, bool *failing)
 /* One run of banking_reserve on the pool's image, prepared, for sbx_run_warm_fits. */
 static int fit_run(sbx_run **out, char *dir, size_t dir_size)
 {
-	sbx_run_opts ro = SBX_RUN_OPTS_INIT;
 	sbx_error err = SBX_ERROR_INIT;
-	const char *src = getenv("SBX_SOURCE_ROOT");
-	char tasks[512];
 
 	snprintf(dir, dir_size, "/tmp/sbx-serve-scale-XXXXXX");
 	if (!mkdtemp(dir))
 		return -errno;
-	snprintf(tasks, sizeof(tasks), "%s/tasks", src && *src ? src : ".");
-	ro.task = "banking_reserve";
-	ro.tasks_dir = tasks;
-	ro.image = "sim-image";
-	ro.runs_dir = dir;
-	ro.run_id = "serve-scale-fit";
-	ro.timeout_s = 60;
-	if (sbx_run_prepare(out, &ro, &err) < 0) {
+	if (sim_fit_run(out, dir, "serve-scale-fit", &err) < 0) {
 		fprintf(stderr,
 			"bench-serve-scale: preparing the run to fit: %s\n"
 			"(run it from the source tree, or set SBX_SOURCE_ROOT)\n",

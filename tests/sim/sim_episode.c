@@ -130,3 +130,19 @@ sbx_sweep_plan *sim_plan_new(size_t n_tasks, size_t n_agents, unsigned epochs, u
 		return NULL;
 	return TAKE_PTR(p);
 }
+
+int sim_fit_run(sbx_run **out, const char *runs_dir, const char *run_id, sbx_error *err)
+{
+	sbx_run_opts ro = SBX_RUN_OPTS_INIT;
+	const char *src = getenv("SBX_SOURCE_ROOT");
+	char tasks[512];
+
+	snprintf(tasks, sizeof(tasks), "%s/tasks", src && *src ? src : ".");
+	ro.task = "banking_reserve";
+	ro.tasks_dir = tasks;
+	ro.image = "sim-image";
+	ro.runs_dir = runs_dir;
+	ro.run_id = run_id;
+	ro.timeout_s = 60;
+	return sbx_run_prepare(out, &ro, err);
+}

@@ -36,3 +36,10 @@ int sim_episode_attempt(const sbx_sweep_attempt *a, sbx_sweep_record *out, void 
  * "agent<j>", with a fresh id and pass@1, for a simulated sweep. NULL on OOM.
  */
 sbx_sweep_plan *sim_plan_new(size_t n_tasks, size_t n_agents, unsigned epochs, unsigned retries);
+
+/*
+ * A prepared run of banking_reserve (from $SBX_SOURCE_ROOT/tasks, else
+ * ./tasks) on the image "sim-image" with a 60 s timeout, its directory under
+ * runs_dir: what serve's pool needs to ask whether a warm sandbox fits.
+ */
+int sim_fit_run(sbx_run **out, const char *runs_dir, const char *run_id, sbx_error *err);

@@ -371,14 +371,12 @@ START_TEST(serve_pool_refills_every_engine)
 	sim_engine_spec spec = SIM_ENGINE_SPEC_INIT;
 	sim_cluster *c = cluster(&spec, ENGINES, 0.002);
 	const char *urls[ENGINES];
-	char names[ENGINES][16], tasks[512];
-	const char *src = getenv("SBX_SOURCE_ROOT");
+	char names[ENGINES][16];
 	sbx_serve_pool_spec ps = {.image = "sim-image", .target = 1};
 	serve_metrics m = {0};
 	pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	serve_pool_opts po = {0};
 	serve_pool *pool = NULL;
-	sbx_run_opts ro = SBX_RUN_OPTS_INIT;
 	sbx_error err = SBX_ERROR_INIT;
 	sbx_run *run = NULL;
 	unsigned per[ENGINES] = {0};
@@ -388,14 +386,7 @@ START_TEST(serve_pool_refills_every_engine)
 		snprintf(names[i], sizeof(names[i]), "sim://%zu", i);
 		urls[i] = names[i];
 	}
-	snprintf(tasks, sizeof(tasks), "%s/tasks", src ? src : ".");
-	ro.task = "banking_reserve";
-	ro.tasks_dir = tasks;
-	ro.image = "sim-image";
-	ro.runs_dir = sbx_test_scratch;
-	ro.run_id = "fit";
-	ro.timeout_s = 60;
-	ck_assert_msg(sbx_run_prepare(&run, &ro, &err) == 0, "%s", err.msg);
+	ck_assert_msg(sim_fit_run(&run, sbx_test_scratch, "fit", &err) == 0, "%s", err.msg);
 	po.pools = &ps;
 	po.n_pools = 1;
 	po.concurrency = 2;
