@@ -51,6 +51,32 @@ exec_limits exec_default_limits = {
 	.max_file_mb = 512,
 };
 
+/*
+ * Tool code's address-space limit no larger than 3/4 of the memory the kernel
+ * reports. Under runc /proc/meminfo is the host's, so nothing changes; under
+ * gVisor it is the sandbox's own limit, and the Sentry (the only process the
+ * host's OOM killer sees in the container's cgroup) shares it with the server:
+ * without this, one tool call that allocates past the limit gets the whole
+ * sandbox killed instead of a MemoryError in the tool.
+ */
+void exec_limits_fit_memory(void)
+{
+	_cleanup_fclose_ FILE *f = fopen("/proc/meminfo", "re");
+	unsigned long long kb = 0;
+	char line[128];
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemTotal: %llu kB", &kb) == 1)
+			break;
+	if (kb == 0)
+		return;
+	if ((unsigned long long)exec_default_limits.memory_mb > kb / 1024 * 3 / 4) {
+		exec_default_limits.memory_mb = (unsigned)(kb / 1024 * 3 / 4);
+		if (exec_default_limits.memory_mb < 64)
+			exec_default_limits.memory_mb = 64;
+	}
+}
+
 /* The first executable name on PATH, or fallback. */
 static char *find_program(const char *name, const char *fallback)
 {
