@@ -62,7 +62,7 @@ check(["mcp"], 2, "--task NAME is required")
 check(["mcp", "--agent", "x"], 2, "mcp: unknown or ambiguous option '--agent'")
 check(["mcp", "--help"], 0, "claude_desktop_config.json")
 if os.listdir(runs):
-    failed += 1
+    cli_check.failed += 1
     print("FAIL refused runs left run directories: %s" % os.listdir(runs))
 os.rmdir(runs)
 sys.exit(1 if cli_check.failed else 0)
