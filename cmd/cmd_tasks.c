@@ -2,6 +2,7 @@
 /* sandboxctl tasks list | show NAME | validate [PATH...] */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,18 @@ static const char *arg_id;
 static bool arg_answer_ranges;
 static bool arg_seeded;
 static uint64_t arg_seed;
+static volatile sig_atomic_t arg_stop;
+
+/*
+ * generate and new: a task's own generator runs in a process group of its own
+ * (a terminal's Ctrl-C does not reach it), so the signal is ours to pass on:
+ * it ends the generator and then sandboxctl, exit 130.
+ */
+static void on_stop(int sig)
+{
+	(void)sig;
+	arg_stop = 1;
+}
 
 static void help(void)
 {
@@ -44,7 +57,8 @@ static void help(void)
 	       "          first error\n"
 	       "generate  runs the task's generator into DIR (DIR/files, DIR/oracle): the\n"
 	       "          committed files, or with --seed N a fresh instance (the same\n"
-	       "          bytes for the same seed; what 'run --seed N' uses)\n"
+	       "          bytes for the same seed; what 'run --seed N' uses). Ctrl-C\n"
+	       "          ends the generator too (SIGTERM, SIGKILL 2 s later), exit 130\n"
 	       "new       scaffolds a task in the tasks directory (or at PATH): task.yaml,\n"
 	       "          a seedable generator gen.py (Python, run on the host), files/\n"
 	       "          and oracle/ made by it; it validates as it stands\n"
@@ -66,7 +80,8 @@ static void help(void)
 	       "  --json            machine-readable output (list, show)\n"
 	       "  -h, --help        show this help\n"
 	       "\n"
-	       "Exit status: 0 success, 2 usage error, unknown task or invalid task.\n");
+	       "Exit status: 0 success, 2 usage error, unknown task or invalid task,\n"
+	       "130 interrupted (generate, new).\n");
 }
 
 static char *tasks_dir(void)
@@ -556,14 +571,21 @@ static int do_new(const char *name)
 		cli_error("tasks: new: '%s': %s", dir, strerror(errno));
 		return EXIT_USAGE;
 	}
+	cli_on_stop_signals(on_stop);
 	r = write_new(dir, "task.yaml", yaml, 0644, &err);
 	if (r >= 0)
 		r = write_new(dir, "gen.py", gen, 0755, &err);
 	if (r >= 0)
 		r = load_unchecked(dir, &t, &err);
 	if (r >= 0)
-		r = sbx_task_generate(t, NULL, dir, &err);
+		r = sbx_task_generate_until(t, NULL, dir, &arg_stop, &err);
 	t = sbx_task_free(t);
+	if (arg_stop) {
+		/* The folder is ours (mkdir above): no half-made task is left. */
+		(void)sbx_path_remove_tree_at(AT_FDCWD, dir);
+		cli_error("tasks: new: interrupted; '%s' removed", dir);
+		return EXIT_INTERRUPTED;
+	}
 	if (r >= 0)
 		r = sbx_task_load(dir, &t, &err);
 	if (r >= 0)
@@ -596,8 +618,15 @@ static int do_generate(const char *name, const char *dir)
 			return EXIT_USAGE;
 		}
 	}
-	r = sbx_task_generate(t, arg_seeded ? &arg_seed : NULL, dir, &err);
+	cli_on_stop_signals(on_stop);
+	r = sbx_task_generate_until(t, arg_seeded ? &arg_seed : NULL, dir, &arg_stop, &err);
 	sbx_task_free(t);
+	if (arg_stop) {
+		cli_error("tasks: generate: interrupted; the generator was stopped ('%s' may "
+			  "hold part of an instance)",
+			  dir);
+		return EXIT_INTERRUPTED;
+	}
 	if (r < 0) {
 		cli_error("tasks: %s", err.msg);
 		return r == -EINVAL ? EXIT_USAGE : EXIT_ENGINE;
