@@ -46,13 +46,83 @@ def wait_for(cond, timeout):
     return False
 
 
+def sbx(*args):
+    return subprocess.run([SANDBOXCTL, *args], capture_output=True, text=True, timeout=60)
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+class NewFormats(unittest.TestCase):
+    """tasks new --format csv|ods|xlsx: each scaffold validates, its oracle grades PASS
+    and its untouched file FAIL, and its gen.py needs Python's standard library only."""
+
+    def setUp(self):
+        self.d = tempfile.mkdtemp(prefix="sbx-tasks-new-")
+        self.addCleanup(shutil.rmtree, self.d, True)
+
+    def check_format(self, fmt, args):
+        t = os.path.join(self.d, "t_" + fmt)
+        p = sbx("tasks", "new", t, *args)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("files/data.%s" % fmt, p.stdout)
+        data, oracle = (os.path.join(t, "files", "data." + fmt),
+                        os.path.join(t, "oracle", "expected." + fmt))
+        for f in (data, oracle, os.path.join(t, "task.yaml"), os.path.join(t, "gen.py")):
+            self.assertTrue(os.path.isfile(f), f)
+        if fmt != "csv":
+            self.assertEqual(read(data)[:2], b"PK")  # a workbook, not CSV under another name
+        p = sbx("tasks", "validate", t)
+        self.assertEqual((p.returncode, p.stdout.strip()), (0, t + "/task.yaml: OK"), p.stderr)
+        p = sbx("grade", "--task", t, oracle)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("case 'totals': PASS 11/11", p.stdout)
+        p = sbx("grade", "--task", t, data)
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("Sheet1!D2: expected=", p.stdout)
+        # Seedable: one seed, one set of bytes; another seed, another.
+        for n, seed in (("a", "3"), ("b", "3"), ("c", "4")):
+            p = sbx("tasks", "generate", t, os.path.join(self.d, fmt + n), "--seed", seed)
+            self.assertEqual(p.returncode, 0, p.stderr)
+        inst = lambda n: read(os.path.join(self.d, fmt + n, "files", "data." + fmt))
+        self.assertEqual(inst("a"), inst("b"))
+        self.assertNotEqual(inst("a"), inst("c"))
+        # The standard library alone: no site-packages (-S), no user paths (-I).
+        out = os.path.join(self.d, fmt + "-stdlib")
+        p = subprocess.run([sys.executable, "-I", "-S", os.path.join(t, "gen.py"), out, "3"],
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(read(os.path.join(out, "files", "data." + fmt)), inst("a"))
+
+    def test_csv_by_default(self):
+        self.check_format("csv", [])
+
+    def test_ods(self):
+        self.check_format("ods", ["--format", "ods"])
+
+    def test_xlsx(self):
+        self.check_format("xlsx", ["--format", "xlsx"])
+
+    def test_bad_format(self):
+        t = os.path.join(self.d, "bad")
+        p = sbx("tasks", "new", t, "--format", "odss")
+        self.assertEqual(p.returncode, 2)
+        self.assertEqual(p.stderr, "sandboxctl: tasks: new: --format 'odss' is not csv, ods "
+                         "or xlsx (did you mean 'ods'?)\n")
+        self.assertFalse(os.path.exists(t), "a refused format made the folder")
+        p = sbx("tasks", "list", "--format", "ods")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("--format is for 'tasks new'", p.stderr)
+
+
 class Generate(unittest.TestCase):
     def setUp(self):
         self.d = tempfile.mkdtemp(prefix="sbx-tasks-cli-")
         self.addCleanup(shutil.rmtree, self.d, True)
         self.task = os.path.join(self.d, "slow")
-        p = subprocess.run([SANDBOXCTL, "tasks", "new", self.task], capture_output=True,
-                           text=True, timeout=60)
+        p = sbx("tasks", "new", self.task)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.pidfile = os.path.join(self.d, "gen.pid")
 
@@ -70,7 +140,8 @@ class Generate(unittest.TestCase):
                              start_new_session=True)
         self.addCleanup(lambda: p.poll() is None and p.kill())
         self.assertTrue(wait_for(lambda: os.path.exists(self.pidfile) and
-                                 open(self.pidfile).read().endswith("\n"), 20), "the generator did not start")
+                                 read(self.pidfile).endswith(b"\n"), 20),
+                        "the generator did not start")
         with open(self.pidfile) as f:
             gen, child = (int(x) for x in f.read().split())
         self.addCleanup(lambda: alive(gen) and os.killpg(gen, signal.SIGKILL))
