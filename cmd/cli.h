@@ -37,6 +37,18 @@ cli_command_fn cmd_build, cmd_run, cmd_sweep, cmd_serve, cmd_mcp, cmd_grade, cmd
  */
 int cmd_tasks__import(const char *path, const char *out, const char *id, unsigned flags);
 
+/*
+ * tasks new (cmd_tasks_new.c): a task scaffolded at name (a path when it has a
+ * '/', else in tasks_dir) whose files are in format (csv, ods, xlsx; NULL:
+ * csv); *stop set by a signal ends its generator; returns an exit code.
+ */
+int cmd_tasks__new(const char *name, const char *tasks_dir, const char *format,
+		   const volatile sig_atomic_t *stop);
+
+/* tasks (cmd_tasks.c): loads a task whose files are not made yet (tasks new, generate). */
+struct sbx_task;
+int cmd_tasks__load_unchecked(const char *name, struct sbx_task **out, sbx_error *err);
+
 /* Prints "sandboxctl: <msg>" on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

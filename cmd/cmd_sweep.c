@@ -334,6 +334,8 @@ static int cmd_sweep_show(int argc, char **argv)
 	const char *dir = NULL;
 	bool json = false;
 
+	if (cli_wants_help(argc, argv))
+		return help(), EXIT_PASS;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--json") == 0)
 			json = true;
@@ -363,6 +365,8 @@ static int cmd_sweep_compare(int argc, char **argv)
 	size_t na, nb, nd = 0;
 	bool json = false;
 
+	if (cli_wants_help(argc, argv)) /* the sweep's help covers show and compare */
+		return help(), EXIT_PASS;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--json") == 0)
 			json = true;

@@ -551,6 +551,7 @@ static int attach_task(sbx_run *run, sbx_error *err)
 		return run->copy_result;
 	}
 	sbx_relay_warm(run->relay);
+	sbx_run__start_task(run);
 	if (run->task->gui) {
 		t = sbx_now_msf();
 		r = sbx_run__wait_gui(run, err);

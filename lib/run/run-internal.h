@@ -127,6 +127,9 @@ int sbx_run__oracle_agent(sbx_run *run, sbx_error *err);
  */
 int sbx_run__task_state(sbx_run *run, int wait_ms);
 
+/* run_state.c: starts the server's task session (status "running") as the episode starts. */
+void sbx_run__start_task(sbx_run *run);
+
 /* gui.c: waits until LibreOffice shows the starting file (GUI tasks). */
 int sbx_run__wait_gui(sbx_run *run, sbx_error *err);
 

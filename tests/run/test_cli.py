@@ -29,7 +29,7 @@ check(["gc", "stray"], 2, "gc: unexpected argument 'stray' (see 'sandboxctl gc -
 check(["build", "--slimm"], 2, "build: unknown option '--slimm'; did you mean '--slim'?")
 check(["rnu"], 2, "unknown command 'rnu'; did you mean 'run'?")
 check(["tasks", "lst"], 2, "tasks: unknown verb 'lst' (did you mean 'list'?)")
-check(["tasks", "lst"], 2, "generate NAME DIR | new NAME | import PATH")
+check(["tasks", "lst"], 2, "generate NAME DIR | new NAME [--format F] | import PATH")
 check(["run", "--verbos", "--task", "x"], 2, "unknown option '--verbos'; did you mean '--verbose'?")
 check(["--verbos", "run"], 2, "unknown option '--verbos'; did you mean '--verbose'?")
 check(["tasks", "import", os.path.join(SRC, "tests/compat/data/banking_reserve"), "--out",
@@ -62,7 +62,7 @@ check(["mcp"], 2, "--task NAME is required")
 check(["mcp", "--agent", "x"], 2, "mcp: unknown or ambiguous option '--agent'")
 check(["mcp", "--help"], 0, "claude_desktop_config.json")
 if os.listdir(runs):
-    failed += 1
+    cli_check.failed += 1
     print("FAIL refused runs left run directories: %s" % os.listdir(runs))
 os.rmdir(runs)
 sys.exit(1 if cli_check.failed else 0)

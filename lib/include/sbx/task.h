@@ -17,6 +17,7 @@
  * the same parser (sbx_grading_spec_load).
  */
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -258,6 +259,17 @@ bool sbx_task_seedable(const sbx_task *task);
  * file and oracle was written.
  */
 int sbx_task_generate(const sbx_task *task, const uint64_t *seed, const char *dir, sbx_error *err);
+
+/*
+ * sbx_task_generate that a signal handler can end (tasks generate, tasks
+ * new): once *stop is non-zero (stop may be NULL: never), a task's own
+ * generator, in its process group, gets SIGTERM, then SIGKILL after
+ * SBX_TASK_GENERATOR_STOP_MS; -EINTR once it is gone. A built-in generator
+ * runs to its end (in-process, milliseconds).
+ */
+int sbx_task_generate_until(const sbx_task *task, const uint64_t *seed, const char *dir,
+			    const volatile sig_atomic_t *stop, sbx_error *err);
+#define SBX_TASK_GENERATOR_STOP_MS 2000
 
 /*
  * Makes the instance of task for seed in dir (which holds, or gets, a copy
