@@ -535,6 +535,26 @@ int sbx_docker_exec_run(sbx_docker *d, const char *container_id, const sbx_docke
 			long timeout_ms, sbx_buf *out, sbx_buf *errout, int *exit_code,
 			sbx_error *err);
 
+/*
+ * The tar the exec'd copies run: prefix (NULL-terminated, at most 7 words,
+ * copied) goes before tar's own arguments, e.g. {"/opt/sandboxctl/lib/ld.so",
+ * "--library-path", "/opt/sandboxctl/lib", "/opt/sandboxctl/libexec/tar"}
+ * for an image that has no tar of its own. NULL: `tar` from the image's PATH.
+ */
+int sbx_docker_set_tar(sbx_docker *d, const char *const *prefix, sbx_error *err);
+
+/* ---------------------------------------------------------------- volumes */
+
+/* POST /volumes/create (idempotent: an existing volume of that name is kept as it is). */
+int sbx_docker_volume_create(sbx_docker *d, const char *name, const sbx_docker_kv *labels,
+			     size_t n_labels, sbx_error *err);
+/* GET /volumes/{name}: its labels (free with sbx_docker_volume_labels_free). -ENOENT when absent. */
+int sbx_docker_volume_labels(sbx_docker *d, const char *name, sbx_docker_kv **labels,
+			     size_t *n_labels, sbx_error *err);
+void sbx_docker_volume_labels_free(sbx_docker_kv *labels, size_t n);
+/* DELETE /volumes/{name}. -ENOENT when absent; -EBUSY-like errors while a container uses it. */
+int sbx_docker_volume_remove(sbx_docker *d, const char *name, bool force, sbx_error *err);
+
 /* ---------------------------------------------------------------- cleanup */
 
 SBX_DEFINE_CLEANUP(sbx_docker, sbx_docker_free)
