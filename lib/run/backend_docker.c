@@ -243,7 +243,9 @@ static int foreign_setup(docker_backend *db, const sbx_sandbox_spec *spec,
 	env[(*ne)++] = bundle->path_env;
 	o->entrypoint = foreign_entrypoint;
 	o->cmd = foreign_cmd;
-	o->working_dir = SBX_SANDBOX_WORKSPACE;
+	/* Not the workspace: the engine would make that directory 0755 before the tmpfs
+	 * covers it, and the tmpfs would keep that mode (tool code could not write). */
+	o->working_dir = "/";
 	db->foreign = true;
 	return sbx_docker_set_tar(db->d, foreign_tar, err);
 }

@@ -103,7 +103,7 @@ def make(name):
     root = Root()
     changes = ['LABEL sandboxctl.test=1', 'CMD ["/bin/sh"]']
     if name == "glibc":
-        progs = [shutil.which(p) for p in ("dash", "cat", "ls", "id", "echo", "mkdir")]
+        progs = [shutil.which(p) for p in ("dash", "cat", "ls", "id", "echo", "mkdir", "grep", "sed", "tr", "touch")]
         with_libs(root, progs)
         root.link("/bin/sh", os.path.realpath(shutil.which("dash")))
         root.file("/etc/passwd", PASSWD)
@@ -125,7 +125,7 @@ def make(name):
                   "/evil/tar", "/evil/Xvfb", "/usr/local/bin/sandbox-init"):
             root.file(p, evil, 0o755)
         root.file("/evil/evil.so", b"not an ELF: the loader must never be asked to load it", 0o755)
-        root.host_file(BUSYBOX, "/bin/suid-busybox", 0o4755)
+        root.host_file(BUSYBOX, "/bin/busybox-suid", 0o4755)
         changes = ['LABEL sandboxctl.test=1',
                    'ENTRYPOINT ["/bin/sh", "-c", "echo pwned > /tmp/pwned; sleep 1000"]',
                    'CMD ["pwned"]', 'USER 0:0', 'WORKDIR /evil',
