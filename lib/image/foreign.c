@@ -113,15 +113,15 @@ static int run_helper(sbx_docker *d, const char *source, const char *volume, sbx
 	if (r >= 0)
 		r = sbx_docker_container_logs(d, id, 64 * 1024, out, &errs, err);
 	if (r >= 0 && code != 0)
-		r = sbx_error_set(err, -EIO, "bundle helper on '%s' exited with %d: %.300s",
-				  source, code, sbx_buf_str(&errs));
+		r = sbx_error_set(err, -EIO, "bundle helper on '%s' exited with %d: %.300s", source,
+				  code, sbx_buf_str(&errs));
 	sbx_buf_free(&errs);
 	sbx_docker_container_remove(d, id, true, false, NULL);
 	return r;
 }
 
-static int make_bundle(sbx_docker *d, const char *source, const char *volume,
-		       const char *marker, char *hash, size_t size, sbx_error *err)
+static int make_bundle(sbx_docker *d, const char *source, const char *volume, const char *marker,
+		       char *hash, size_t size, sbx_error *err)
 {
 	sbx_buf out = SBX_BUF_INIT(64 * 1024);
 	sbx_docker_kv label;
@@ -144,8 +144,7 @@ static int make_bundle(sbx_docker *d, const char *source, const char *volume,
 	return r < 0 ? sbx_error_prefix(err, r, "making the any-image bundle") : r;
 }
 
-int sbx_image_prepare_foreign(sbx_docker *d, const char *ref, sbx_image_bundle *out,
-			      sbx_error *err)
+int sbx_image_prepare_foreign(sbx_docker *d, const char *ref, sbx_image_bundle *out, sbx_error *err)
 {
 	_cleanup_(sbx_docker_image_freep) sbx_docker_image *img = NULL, *src = NULL;
 	char marker[sizeof(out->volume) + 8];
@@ -162,8 +161,9 @@ int sbx_image_prepare_foreign(sbx_docker *d, const char *ref, sbx_image_bundle *
 		return 0;
 	if (strcmp(img->os ? img->os : "", "linux") != 0 ||
 	    strcmp(img->arch ? img->arch : "", "amd64") != 0)
-		return sbx_error_set(err, -EINVAL, "image '%s' is %s/%s: a sandbox needs linux/amd64",
-				     ref, img->os ? img->os : "?", img->arch ? img->arch : "?");
+		return sbx_error_set(err, -EINVAL,
+				     "image '%s' is %s/%s: a sandbox needs linux/amd64", ref,
+				     img->os ? img->os : "?", img->arch ? img->arch : "?");
 	image_path_env(img->raw_json, out->path_env, sizeof(out->path_env));
 	r = sbx_docker_image_inspect(d, SBX_IMAGE_SLIM, &src, NULL);
 	if (r < 0)

@@ -15,10 +15,10 @@
 #include "sbx/docker.h"
 #include "sbx/docker_stream.h"
 #include "sbx/docker_tar.h"
-#include "sbx/image.h"
 #include "sbx/json.h"
 #include "sbx/labels.h"
 #include "sbx/log.h"
+#include "backend-docker-internal.h"
 #include "seccomp_profile.h"
 
 #define EXEC_TIMEOUT_MS (5 * 60 * 1000)
@@ -168,86 +168,12 @@ static void read_applied(sbx_sandbox_applied *a, const char *raw)
 					 ? "sandbox"
 					 : "custom");
 	}
-	/* Host paths only: the any-image bundle is a named volume, read-only, nothing of the host. */
+	/* Host paths only: the any-image bundle is a named volume, read-only, nothing of the host.
+	 */
 	a->binds = 0;
 	cJSON_ArrayForEach (it, sbx_json_get(hc, "Binds"))
 		a->binds += !cJSON_IsString(it) || it->valuestring[0] == '/';
 	a->known = true;
-}
-
-/*
- * Any image: what the image's own ENV must not decide, set explicitly (the
- * engine puts the container's values over the image's). PID 1 and the
- * server read SANDBOX_*; the loader reads LD_* and GLIBC_TUNABLES before
- * the bundle's programs run, so a hostile image could otherwise preload its
- * code into the server. Keys the lifecycle sets itself come from spec->env.
- */
-static const char *const foreign_env[] = {
-	"SANDBOX_UID=1000",	   "SANDBOX_AGENT_UID=1001",	  "SANDBOX_DISPLAY=",
-	"SANDBOX_OPEN=",	   "SANDBOX_SCREEN=",		  "SANDBOX_WORKSPACE=" SBX_SANDBOX_WORKSPACE,
-	"SANDBOX_TIMEOUT=",	   "SANDBOX_TASK_TIMEOUT=",	  "SANDBOX_TOOLSET=",
-	"SANDBOX_HTTP_TOKEN=",	   "SANDBOX_EXEC_MAX_PROCESSES=256", "LD_PRELOAD=",
-	"LD_LIBRARY_PATH=",	   "LD_AUDIT=",			  "LD_DEBUG=",
-	"LD_PROFILE=",		   "GLIBC_TUNABLES=",		  "GCONV_PATH=",
-	"MALLOC_TRACE=",	   "HOME=/run/sandbox/home",	  NULL};
-
-/* The server, run by the bundle's loader with the bundle's libraries only. */
-static const char *const foreign_cmd[] = {
-	"--", SBX_BUNDLE_LOADER, "--inhibit-cache", "--library-path", SBX_BUNDLE_LIBS,
-	"--argv0", "sandbox-mcp", SBX_BUNDLE_DIR "/libexec/sandbox-mcp",
-	"--workspace", SBX_SANDBOX_WORKSPACE, "--unix", SBX_SANDBOX_SOCKET,
-	"--ready-file", "/run/sandbox/ready", "--status-file", "/run/sandbox/status.json", NULL};
-
-static const char *const foreign_entrypoint[] = {SBX_BUNDLE_DIR "/bin/sandbox-init", NULL};
-
-/* GNU tar from the bundle; numeric owners, so no name lookup loads the image's NSS modules. */
-static const char *const foreign_tar[] = {
-	SBX_BUNDLE_LOADER, "--inhibit-cache", "--library-path", SBX_BUNDLE_LIBS,
-	SBX_BUNDLE_DIR "/libexec/tar", "--numeric-owner", NULL};
-
-static bool env_sets(const char *const *env, const char *kv)
-{
-	size_t k = strcspn(kv, "=");
-
-	for (size_t i = 0; env && env[i]; i++)
-		if (strncmp(env[i], kv, k) == 0 && env[i][k] == '=')
-			return true;
-	return false;
-}
-
-/*
- * A foreign image (none of our files): the bundle volume read-only at
- * SBX_BUNDLE_DIR, our PID 1 as the entrypoint whatever the image says, its
- * ENV neutralised where it matters. Everything else is the same hardened
- * sandbox. The exec'd tar and bridge come from the bundle too.
- */
-static int foreign_setup(docker_backend *db, const sbx_sandbox_spec *spec,
-			 const sbx_image_bundle *bundle, sbx_docker_container_opts *o,
-			 const char **env, size_t *ne, size_t max, char *bind, size_t bind_size,
-			 sbx_error *err)
-{
-	if (spec->published)
-		return sbx_error_set(err, -EINVAL,
-				     "image '%s' has none of sandboxctl's files: --network "
-				     "published needs one of ours (its firewall is iptables')",
-				     spec->image);
-	if (spec->gui)
-		return sbx_error_set(err, -EINVAL,
-				     "image '%s' has none of sandboxctl's files: a GUI task needs "
-				     "%s (Xvfb, LibreOffice)",
-				     spec->image, SBX_IMAGE_FULL);
-	snprintf(bind, bind_size, "%s:%s:ro,nocopy", bundle->volume, SBX_BUNDLE_MOUNT);
-	for (size_t i = 0; foreign_env[i] && *ne < max - 2; i++)
-		if (!env_sets(spec->env, foreign_env[i]))
-			env[(*ne)++] = foreign_env[i];
-	env[(*ne)++] = bundle->path_env;
-	o->entrypoint = foreign_entrypoint;
-	o->cmd = foreign_cmd;
-	/* Not the workspace: the engine would make that directory 0755 before the tmpfs
-	 * covers it, and the tmpfs would keep that mode (tool code could not write). */
-	o->working_dir = "/";
-	db->foreign = true;
-	return sbx_docker_set_tar(db->d, foreign_tar, err);
 }
 
 /* At most 3 files of 8 MiB on the engine's disk (local compresses the older two). */
@@ -317,10 +243,11 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 	if (r < 0)
 		return r;
 	if (bundle.volume[0]) {
-		r = foreign_setup(db, spec, &bundle, &o, env, &ne, SBX_ELEMENTSOF(env), bind,
-				  sizeof(bind), err);
+		r = sbx_backend_docker__foreign(db->d, spec, &bundle, &o, env, &ne,
+						SBX_ELEMENTSOF(env), bind, sizeof(bind), err);
 		if (r < 0)
 			return r;
+		db->foreign = true;
 		binds[0] = bind;
 		o.binds = binds;
 		snprintf(b->applied.bundle, sizeof(b->applied.bundle), "%.12s", bundle.hash);
@@ -507,8 +434,7 @@ static int open_bridge(docker_backend *db, sbx_stream **out, sbx_error *err)
 	int r;
 
 	o.user = EXEC_USER;
-	o.cmd = db->foreign ? (const char *const[]){SBX_BUNDLE_DIR "/bin/sandbox-bridge",
-						    SBX_SANDBOX_SOCKET, NULL}
+	o.cmd = db->foreign ? (const char *const[]){SBX_BUNDLE_BRIDGE, SBX_SANDBOX_SOCKET, NULL}
 			    : (const char *const[]){"sandbox-bridge", SBX_SANDBOX_SOCKET, NULL};
 	o.attach_stdin = true;
 	pthread_mutex_lock(&db->lock);

@@ -548,7 +548,8 @@ int sbx_docker_set_tar(sbx_docker *d, const char *const *prefix, sbx_error *err)
 /* POST /volumes/create (idempotent: an existing volume of that name is kept as it is). */
 int sbx_docker_volume_create(sbx_docker *d, const char *name, const sbx_docker_kv *labels,
 			     size_t n_labels, sbx_error *err);
-/* GET /volumes/{name}: its labels (free with sbx_docker_volume_labels_free). -ENOENT when absent. */
+/* GET /volumes/{name}: its labels (free with sbx_docker_volume_labels_free). -ENOENT when absent.
+ */
 int sbx_docker_volume_labels(sbx_docker *d, const char *name, sbx_docker_kv **labels,
 			     size_t *n_labels, sbx_error *err);
 void sbx_docker_volume_labels_free(sbx_docker_kv *labels, size_t n);

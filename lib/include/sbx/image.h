@@ -210,8 +210,8 @@ void sbx_image_result_free(sbx_image_result *r);
  * it copies) and found again by name; a second, empty volume
  * "<volume>.ready" marks it complete and carries its content hash.
  */
-#define SBX_BUNDLE_MOUNT  "/opt/sandboxctl" /* the volume */
-#define SBX_BUNDLE_DIR	  SBX_BUNDLE_MOUNT "/v1"  /* the bundle in it, renamed in when complete */
+#define SBX_BUNDLE_MOUNT  "/opt/sandboxctl"	 /* the volume */
+#define SBX_BUNDLE_DIR	  SBX_BUNDLE_MOUNT "/v1" /* the bundle in it, renamed in when complete */
 #define SBX_BUNDLE_LOADER SBX_BUNDLE_DIR "/lib/ld.so"
 #define SBX_BUNDLE_LIBS	  SBX_BUNDLE_DIR "/lib"
 #define SBX_BUNDLE_PREFIX "sandboxctl-bundle-"

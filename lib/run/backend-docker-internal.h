@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include "sbx/backend.h"
+#include "sbx/docker.h"
+#include "sbx/image.h"
+
+#define SBX_BUNDLE_BRIDGE SBX_BUNDLE_DIR "/bin/sandbox-bridge"
+
+/*
+ * A sandbox on a foreign image (bundle->volume set): the bundle volume
+ * read-only at SBX_BUNDLE_MOUNT (bind, of bind_size, is its Binds entry),
+ * our PID 1 as the entrypoint whatever the image says, the image's ENV
+ * neutralised where it matters (appended to env, *ne of max used), and d's
+ * exec'd tar from the bundle. Refuses what needs one of our images
+ * (--network published, a GUI task) in one line.
+ */
+int sbx_backend_docker__foreign(sbx_docker *d, const sbx_sandbox_spec *spec,
+				const sbx_image_bundle *bundle, sbx_docker_container_opts *o,
+				const char **env, size_t *ne, size_t max, char *bind,
+				size_t bind_size, sbx_error *err);

@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The Docker backend on a foreign image (issue 30, any image): what a
+ * sandbox's create adds when the image has none of our files. The hardening
+ * itself is backend_docker.c's, the same for every image.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "backend-docker-internal.h"
+#include "sbx/labels.h"
+
+/*
+ * Any image: what the image's own ENV must not decide, set explicitly (the
+ * engine puts the container's values over the image's). PID 1 and the
+ * server read SANDBOX_*; the loader reads LD_* and GLIBC_TUNABLES before
+ * the bundle's programs run, so a hostile image could otherwise preload its
+ * code into the server. Keys the lifecycle sets itself come from spec->env.
+ */
+static const char *const foreign_env[] = {"SANDBOX_UID=1000",
+					  "SANDBOX_AGENT_UID=1001",
+					  "SANDBOX_DISPLAY=",
+					  "SANDBOX_OPEN=",
+					  "SANDBOX_SCREEN=",
+					  "SANDBOX_WORKSPACE=" SBX_SANDBOX_WORKSPACE,
+					  "SANDBOX_TIMEOUT=",
+					  "SANDBOX_TASK_TIMEOUT=",
+					  "SANDBOX_TOOLSET=",
+					  "SANDBOX_HTTP_TOKEN=",
+					  "SANDBOX_EXEC_MAX_PROCESSES=256",
+					  "LD_PRELOAD=",
+					  "LD_LIBRARY_PATH=",
+					  "LD_AUDIT=",
+					  "LD_DEBUG=",
+					  "LD_PROFILE=",
+					  "GLIBC_TUNABLES=",
+					  "GCONV_PATH=",
+					  "MALLOC_TRACE=",
+					  "HOME=/run/sandbox/home",
+					  NULL};
+
+/* The server, run by the bundle's loader with the bundle's libraries only. */
+static const char *const foreign_cmd[] = {"--",
+					  SBX_BUNDLE_LOADER,
+					  "--inhibit-cache",
+					  "--library-path",
+					  SBX_BUNDLE_LIBS,
+					  "--argv0",
+					  "sandbox-mcp",
+					  SBX_BUNDLE_DIR "/libexec/sandbox-mcp",
+					  "--workspace",
+					  SBX_SANDBOX_WORKSPACE,
+					  "--unix",
+					  SBX_SANDBOX_SOCKET,
+					  "--ready-file",
+					  "/run/sandbox/ready",
+					  "--status-file",
+					  "/run/sandbox/status.json",
+					  NULL};
+
+static const char *const foreign_entrypoint[] = {SBX_BUNDLE_DIR "/bin/sandbox-init", NULL};
+
+/* GNU tar from the bundle; numeric owners, so no name lookup loads the image's NSS modules. */
+static const char *const foreign_tar[] = {SBX_BUNDLE_LOADER,
+					  "--inhibit-cache",
+					  "--library-path",
+					  SBX_BUNDLE_LIBS,
+					  SBX_BUNDLE_DIR "/libexec/tar",
+					  "--numeric-owner",
+					  NULL};
+
+static bool env_sets(const char *const *env, const char *kv)
+{
+	size_t k = strcspn(kv, "=");
+
+	for (size_t i = 0; env && env[i]; i++)
+		if (strncmp(env[i], kv, k) == 0 && env[i][k] == '=')
+			return true;
+	return false;
+}
+
+/*
+ * A foreign image (none of our files): the bundle volume read-only at
+ * SBX_BUNDLE_DIR, our PID 1 as the entrypoint whatever the image says, its
+ * ENV neutralised where it matters. Everything else is the same hardened
+ * sandbox. The exec'd tar and bridge come from the bundle too.
+ */
+int sbx_backend_docker__foreign(sbx_docker *d, const sbx_sandbox_spec *spec,
+				const sbx_image_bundle *bundle, sbx_docker_container_opts *o,
+				const char **env, size_t *ne, size_t max, char *bind,
+				size_t bind_size, sbx_error *err)
+{
+	if (spec->published)
+		return sbx_error_set(err, -EINVAL,
+				     "image '%s' has none of sandboxctl's files: --network "
+				     "published needs one of ours (its firewall is iptables')",
+				     spec->image);
+	if (spec->gui)
+		return sbx_error_set(err, -EINVAL,
+				     "image '%s' has none of sandboxctl's files: a GUI task needs "
+				     "%s (Xvfb, LibreOffice)",
+				     spec->image, SBX_IMAGE_FULL);
+	snprintf(bind, bind_size, "%s:%s:ro,nocopy", bundle->volume, SBX_BUNDLE_MOUNT);
+	for (size_t i = 0; foreign_env[i] && *ne < max - 2; i++)
+		if (!env_sets(spec->env, foreign_env[i]))
+			env[(*ne)++] = foreign_env[i];
+	env[(*ne)++] = bundle->path_env;
+	o->entrypoint = foreign_entrypoint;
+	o->cmd = foreign_cmd;
+	/* Not the workspace: the engine would make that directory 0755 before the tmpfs
+	 * covers it, and the tmpfs would keep that mode (tool code could not write). */
+	o->working_dir = "/";
+	return sbx_docker_set_tar(d, foreign_tar, err);
+}
