@@ -72,3 +72,32 @@ int sbx_docker_volume_remove(sbx_docker *d, const char *name, bool force, sbx_er
 	sbx_buf_free(&path);
 	return r;
 }
+
+int sbx_docker_volume_names(sbx_docker *d, const char *prefix, char ***names, sbx_error *err)
+{
+	_cleanup_json_ cJSON *root = NULL;
+	const cJSON *it;
+	size_t n = 0, k = 0;
+	char **v;
+	int r;
+
+	r = sbx_docker__get_json(d, "GET", "/volumes", "volumes: list", &root, err);
+	if (r < 0)
+		return r;
+	n = (size_t)cJSON_GetArraySize(sbx_json_get(root, "Volumes"));
+	v = calloc(n + 1, sizeof(*v));
+	if (!v)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	cJSON_ArrayForEach (it, sbx_json_get(root, "Volumes")) {
+		const char *name = sbx_json_get_string(it, "Name", NULL);
+
+		if (k < n && name &&
+		    strncmp(name, prefix ? prefix : "", strlen(prefix ? prefix : "")) == 0 &&
+		    !(v[k++] = strdup(name))) {
+			sbx_strv_free(v);
+			return sbx_error_set(err, -ENOMEM, "out of memory");
+		}
+	}
+	*names = v;
+	return 0;
+}

@@ -120,6 +120,24 @@ static int run_helper(sbx_docker *d, const char *source, const char *volume, sbx
 	return r;
 }
 
+/*
+ * The bundles of earlier slim images: one per `sandboxctl build` (tens of MB
+ * each). The engine refuses to remove one a sandbox still mounts; that one
+ * stays, and goes at the next new bundle.
+ */
+static void remove_old_bundles(sbx_docker *d, const char *keep)
+{
+	char **names = NULL;
+
+	if (sbx_docker_volume_names(d, SBX_BUNDLE_PREFIX, &names, NULL) < 0)
+		return;
+	for (char **n = names; *n; n++)
+		if (strncmp(*n, keep, strlen(keep)) != 0 &&
+		    sbx_docker_volume_remove(d, *n, false, NULL) == 0)
+			sbx_log_debug("any image: removed the old bundle volume %s", *n);
+	sbx_strv_free(names);
+}
+
 static int make_bundle(sbx_docker *d, const char *source, const char *volume, const char *marker,
 		       char *hash, size_t size, sbx_error *err)
 {
@@ -184,12 +202,22 @@ int sbx_image_prepare_foreign(sbx_docker *d, const char *ref, sbx_image_bundle *
 		snprintf(out->volume, sizeof(out->volume), SBX_BUNDLE_PREFIX "%.12s", h);
 	}
 	snprintf(marker, sizeof(marker), "%s.ready", out->volume);
-	if (bundle_ready(d, marker, out->hash, sizeof(out->hash)) == 0)
-		return 0;
+	/* Both: a volume removed by hand (its marker left) is made again, not mounted empty. */
+	if (bundle_ready(d, marker, out->hash, sizeof(out->hash)) == 0) {
+		sbx_docker_kv *l = NULL;
+		size_t n = 0;
+
+		if (sbx_docker_volume_labels(d, out->volume, &l, &n, NULL) == 0) {
+			sbx_docker_volume_labels_free(l, n);
+			return 0;
+		}
+		sbx_docker_volume_remove(d, marker, true, NULL);
+	}
 	r = make_bundle(d, src->id, out->volume, marker, out->hash, sizeof(out->hash), err);
 	if (r < 0)
 		return r;
 	out->made = true;
+	remove_old_bundles(d, out->volume);
 	sbx_log_info("any image: bundle %.12s made in volume %s", out->hash, out->volume);
 	return 0;
 }

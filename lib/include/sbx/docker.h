@@ -553,6 +553,8 @@ int sbx_docker_volume_create(sbx_docker *d, const char *name, const sbx_docker_k
 int sbx_docker_volume_labels(sbx_docker *d, const char *name, sbx_docker_kv **labels,
 			     size_t *n_labels, sbx_error *err);
 void sbx_docker_volume_labels_free(sbx_docker_kv *labels, size_t n);
+/* GET /volumes: the names that start with prefix (NULL: all), NULL-terminated (sbx_strv_free). */
+int sbx_docker_volume_names(sbx_docker *d, const char *prefix, char ***names, sbx_error *err);
 /* DELETE /volumes/{name}. -ENOENT when absent; -EBUSY-like errors while a container uses it. */
 int sbx_docker_volume_remove(sbx_docker *d, const char *name, bool force, sbx_error *err);
 
