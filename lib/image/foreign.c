@@ -171,8 +171,7 @@ int sbx_image_prepare_foreign(sbx_docker *d, const char *ref, sbx_image_bundle *
 	memset(out, 0, sizeof(*out));
 	r = sbx_docker_image_inspect(d, ref, &img, NULL);
 	if (r == -ENOENT)
-		return sbx_error_set(err, r, "image '%s' is not on the engine (pull or build it)",
-				     ref);
+		return sbx_error_set(err, r, "not on the engine"); /* callers name the image */
 	if (r < 0)
 		return sbx_docker_image_inspect(d, ref, &img, err);
 	if (sbx_docker_label_get(img->labels, img->n_labels, SBX_LABEL_IMAGE))

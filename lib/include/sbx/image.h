@@ -227,8 +227,9 @@ typedef struct sbx_image_bundle {
 /*
  * What a sandbox on ref needs: nothing when ref is one of our images
  * (SBX_LABEL_IMAGE), else the bundle, made on first use from
- * SBX_IMAGE_SLIM. Refuses a ref the engine does not have, or that is not
- * linux/amd64, in one line.
+ * SBX_IMAGE_SLIM. Refuses a ref that is not linux/amd64 in one line, and
+ * one the engine does not have with -ENOENT and "not on the engine" (the
+ * caller names the image and what to do).
  */
 int sbx_image_prepare_foreign(sbx_docker *d, const char *ref, sbx_image_bundle *out,
 			      sbx_error *err);
