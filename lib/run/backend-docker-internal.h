@@ -19,3 +19,11 @@ int sbx_backend_docker__foreign(sbx_docker *d, const sbx_sandbox_spec *spec,
 				const sbx_image_bundle *bundle, sbx_docker_container_opts *o,
 				const char **env, size_t *ne, size_t max, char *bind,
 				size_t bind_size, sbx_error *err);
+
+/*
+ * After create: /opt and the bundle's mount point must be directories in the
+ * image, not symlinks (the engine would follow one and mount the bundle over
+ * another mount, the workspace say). One line when not.
+ */
+int sbx_backend_docker__foreign_check(sbx_docker *d, const char *id, const char *image,
+				      sbx_error *err);

@@ -306,6 +306,11 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 	r = sbx_docker_container_create(db->d, &o, &id, err);
 	if (r < 0)
 		return r;
+	if (db->foreign &&
+	    (r = sbx_backend_docker__foreign_check(db->d, id, spec->image, err)) < 0) {
+		sbx_docker_container_remove(db->d, id, true, true, NULL);
+		return r;
+	}
 	b->id = TAKE_PTR(id);
 	/* The stream connection now, so the first bridge after start costs no extra round trip. */
 	pthread_mutex_lock(&db->lock);

@@ -113,3 +113,24 @@ int sbx_backend_docker__foreign(sbx_docker *d, const sbx_sandbox_spec *spec,
 	o->working_dir = "/";
 	return sbx_docker_set_tar(d, foreign_tar, err);
 }
+
+int sbx_backend_docker__foreign_check(sbx_docker *d, const char *id, const char *image,
+				      sbx_error *err)
+{
+	static const char *const paths[] = {"/opt", SBX_BUNDLE_MOUNT};
+
+	for (size_t i = 0; i < SBX_ELEMENTSOF(paths); i++) {
+		bool dir = false, link = false;
+		int r = sbx_docker_archive_stat(d, id, paths[i], &dir, &link, err);
+
+		if (r < 0)
+			return sbx_error_prefix(err, r, "image '%s': the bundle's mount point",
+						image);
+		if (link || !dir)
+			return sbx_error_set(err, -EINVAL,
+					     "image '%s' has '%s' as a %s: the bundle of "
+					     "sandboxctl's programs is mounted there, refusing",
+					     image, paths[i], link ? "symlink" : "file");
+	}
+	return 0;
+}

@@ -12,6 +12,8 @@ API (POST /images/create?fromSrc=-), labelled sandboxctl.test=1:
            ENTRYPOINT, USER root, a huge ENV, LD_PRELOAD, SANDBOX_* settings,
            a PATH that shadows the helpers, a setuid-root shell, /etc/passwd
            without 1001.
+  link-workspace, link-opt  /opt/sandboxctl -> /workspace, /opt -> run: the
+           engine would mount the bundle over another mount; refused.
 
 ensure(name) builds an image once (its tag carries a hash of what went in)
 and returns its ref.
@@ -133,6 +135,12 @@ def make(name):
                    'SANDBOX_UID=0 SANDBOX_AGENT_UID=0 SANDBOX_DISPLAY=:7 SANDBOX_OPEN=/etc/passwd '
                    'SANDBOX_WORKSPACE=/evil SANDBOX_EXEC_MAX_PROCESSES=0',
                    'ENV HUGE=' + "x" * 32768]
+    elif name == "link-workspace":  # the bundle would land over the workspace's tmpfs
+        busybox_root(root)
+        root.link("/opt/sandboxctl", "/workspace")
+    elif name == "link-opt":
+        busybox_root(root)
+        root.link("/opt", "run")
     else:
         raise ValueError(name)
     return root.bytes(), changes

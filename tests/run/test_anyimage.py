@@ -140,13 +140,20 @@ def case_image(name, shell=True):
 
 
 def case_refused(env):
-    """What a foreign image cannot have is refused in one line, and no container is left."""
+    """What a foreign image cannot have is refused in one line, and no container is left:
+    --network published, a symlink where the bundle is mounted, a missing image."""
     image = foreign_images.ensure("busybox")
     for extra, why in ((["--network", "published"], "--network published needs one of ours"),):
         code, res, rdir, err = env.run("banking_reserve", "refused", "--agent", "demo",
                                        *extra, image=image, timeout=60)
         if code == 0 or why not in err:
             it.fail("refused: %s on a foreign image: exit %d, stderr %r" % (extra, code, err))
+        it.check_gone(res["run_id"])
+    for name in ("link-workspace", "link-opt"):
+        code, res, rdir, err = env.run("banking_reserve", name, "--agent", "demo",
+                                       image=foreign_images.ensure(name), timeout=60)
+        if code == 0 or "as a symlink: the bundle of sandboxctl's programs" not in err:
+            it.fail("refused: %s: exit %d, stderr %r" % (name, code, err))
         it.check_gone(res["run_id"])
     code, res, rdir, err = env.run("banking_reserve", "missing", "--agent", "demo",
                                    image="sandboxctl-test/foreign-nosuch:none", timeout=60)

@@ -455,6 +455,14 @@ int sbx_docker_archive_get(sbx_docker *d, const char *id, const char *path, cons
 int sbx_docker_archive_get_raw(sbx_docker *d, const char *id, const char *path, size_t max_bytes,
 			       void **tar_out, size_t *len_out, sbx_error *err);
 
+/*
+ * HEAD /containers/{id}/archive?path=: what path is in the container's
+ * filesystem (volumes included), without following a final symlink.
+ * -ENOENT when it does not exist.
+ */
+int sbx_docker_archive_stat(sbx_docker *d, const char *id, const char *path, bool *is_dir,
+			    bool *is_link, sbx_error *err);
+
 /* ---------------------------------------------------------------- exec */
 
 typedef struct sbx_docker_exec_opts {
