@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "sbx/cleanup.h"
 #include "sbx/image.h"
@@ -84,11 +85,21 @@ static int run_helper(sbx_docker *d, const char *source, const char *volume, sbx
 		      sbx_error *err)
 {
 	sbx_docker_container_opts o = SBX_DOCKER_CONTAINER_OPTS_INIT;
-	_cleanup_free_ char *id = NULL, *bind = NULL;
+	_cleanup_free_ char *id = NULL, *bind = NULL, *owner = NULL;
 	sbx_buf errs = SBX_BUF_INIT(4096);
-	sbx_docker_kv labels[] = {{SBX_LABEL_TEST, "bundle"}};
+	char created[32];
+	/* Owned like a sandbox, so `gc` removes it if this process dies before it does. */
+	sbx_docker_kv labels[] = {{SBX_LABEL_OWNER, ""},
+				  {SBX_LABEL_CREATED, created},
+				  {SBX_LABEL_RUN_ID, volume},
+				  {SBX_LABEL_TASK, "(any-image bundle)"}};
 	int r, code = -1;
 
+	r = sbx_label_owner_self(&owner, err);
+	if (r < 0)
+		return r;
+	labels[0].value = owner;
+	snprintf(created, sizeof(created), "%lld", (long long)time(NULL));
 	if (asprintf(&bind, "%s:/b", volume) < 0) {
 		bind = NULL;
 		return sbx_error_set(err, -ENOMEM, "out of memory");
