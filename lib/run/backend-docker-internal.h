@@ -21,9 +21,10 @@ int sbx_backend_docker__foreign(sbx_docker *d, const sbx_sandbox_spec *spec,
 				size_t bind_size, sbx_error *err);
 
 /*
- * After create: /opt and the bundle's mount point must be directories in the
- * image, not symlinks (the engine would follow one and mount the bundle over
- * another mount, the workspace say). One line when not.
+ * After create: /opt, the bundle's mount point and the tmpfs mount points
+ * (/workspace, /tmp, /run) must be directories in the image, not symlinks:
+ * the engine follows one, and would mount the bundle over the workspace, or
+ * a writable tmpfs over the bundle's libraries. One line when not.
  */
 int sbx_backend_docker__foreign_check(sbx_docker *d, const char *id, const char *image,
 				      sbx_error *err);

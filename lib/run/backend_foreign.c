@@ -117,19 +117,26 @@ int sbx_backend_docker__foreign(sbx_docker *d, const sbx_sandbox_spec *spec,
 int sbx_backend_docker__foreign_check(sbx_docker *d, const char *id, const char *image,
 				      sbx_error *err)
 {
-	static const char *const paths[] = {"/opt", SBX_BUNDLE_MOUNT};
+	/* And the tmpfs mounts': one of them over the bundle's lib/ would be writable. */
+	static const char *const paths[] = {"/opt", SBX_BUNDLE_MOUNT, SBX_SANDBOX_WORKSPACE, "/tmp",
+					    "/run"};
 
 	for (size_t i = 0; i < SBX_ELEMENTSOF(paths); i++) {
 		bool dir = false, link = false;
 		int r = sbx_docker_archive_stat(d, id, paths[i], &dir, &link, err);
 
+		/* Not in the image: the engine makes a directory there at start. */
+		if (r == -ENOENT) {
+			sbx_error_clear(err);
+			continue;
+		}
 		if (r < 0)
-			return sbx_error_prefix(err, r, "image '%s': the bundle's mount point",
-						image);
+			return sbx_error_prefix(err, r, "image '%s': mount point '%s'", image,
+						paths[i]);
 		if (link || !dir)
 			return sbx_error_set(err, -EINVAL,
-					     "image '%s' has '%s' as a %s: the bundle of "
-					     "sandboxctl's programs is mounted there, refusing",
+					     "image '%s' has '%s' as a %s: sandboxctl mounts the "
+					     "bundle of its programs or a tmpfs there, refusing",
 					     image, paths[i], link ? "symlink" : "file");
 	}
 	return 0;

@@ -12,8 +12,9 @@ API (POST /images/create?fromSrc=-), labelled sandboxctl.test=1:
            ENTRYPOINT, USER root, a huge ENV, LD_PRELOAD, SANDBOX_* settings,
            a PATH that shadows the helpers, a setuid-root shell, /etc/passwd
            without 1001.
-  link-workspace, link-opt  /opt/sandboxctl -> /workspace, /opt -> run: the
-           engine would mount the bundle over another mount; refused.
+  link-workspace, link-opt, link-tmp  /opt/sandboxctl -> /workspace, /opt ->
+           run, /tmp -> the bundle's lib/: the engine would follow them and
+           mount the bundle over another mount or a tmpfs over the bundle; refused.
 
 ensure(name) builds an image once (its tag carries a hash of what went in)
 and returns its ref.
@@ -62,6 +63,7 @@ class Root:
 
     def link(self, path, target):
         self.dir(os.path.dirname(path))
+        self.dirs.add(path.strip("/"))  # no directory of that name after it
         ti = tarfile.TarInfo(path.strip("/"))
         ti.type, ti.linkname = tarfile.SYMTYPE, target
         self.tar.addfile(ti)
@@ -138,6 +140,9 @@ def make(name):
     elif name == "link-workspace":  # the bundle would land over the workspace's tmpfs
         busybox_root(root)
         root.link("/opt/sandboxctl", "/workspace")
+    elif name == "link-tmp":  # a writable tmpfs over the bundle's libraries
+        busybox_root(root)
+        root.link("/tmp", "/opt/sandboxctl/v1/lib")
     elif name == "link-opt":
         busybox_root(root)
         root.link("/opt", "run")

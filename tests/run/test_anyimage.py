@@ -152,10 +152,10 @@ def case_refused(env):
         if code == 0 or why not in err:
             it.fail("refused: %s on a foreign image: exit %d, stderr %r" % (extra, code, err))
         it.check_gone(res["run_id"])
-    for name in ("link-workspace", "link-opt"):
+    for name in ("link-workspace", "link-opt", "link-tmp"):
         code, res, rdir, err = env.run("banking_reserve", name, "--agent", "demo",
                                        image=foreign_images.ensure(name), timeout=60)
-        if code == 0 or "as a symlink: the bundle of sandboxctl's programs" not in err:
+        if code == 0 or "as a symlink: sandboxctl mounts the bundle" not in err:
             it.fail("refused: %s: exit %d, stderr %r" % (name, code, err))
         it.check_gone(res["run_id"])
     code, res, rdir, err = env.run("banking_reserve", "missing", "--agent", "demo",
