@@ -62,6 +62,28 @@ static int image_path_env(const char *raw_json, char *out, size_t size)
 	return 0;
 }
 
+/* The image's VOLUMEs (Config.Volumes' keys), at most SBX_BUNDLE_MAX_VOLUMES. */
+static int image_volumes(const char *ref, const char *raw_json, sbx_image_bundle *out,
+			 sbx_error *err)
+{
+	_cleanup_json_ cJSON *j = NULL;
+	const cJSON *it;
+
+	if (!raw_json || sbx_json_parse(raw_json, strlen(raw_json), &j, NULL) < 0)
+		return 0;
+	cJSON_ArrayForEach (it, sbx_json_get(sbx_json_get(j, "Config"), "Volumes")) {
+		if (out->n_volumes == SBX_BUNDLE_MAX_VOLUMES ||
+		    strlen(it->string) >= sizeof(out->volumes[0]))
+			return sbx_error_set(err, -EINVAL,
+					     "image '%s' declares more than %d VOLUMEs, or one "
+					     "longer than %zu bytes: refusing",
+					     ref, SBX_BUNDLE_MAX_VOLUMES,
+					     sizeof(out->volumes[0]) - 1);
+		snprintf(out->volumes[out->n_volumes++], sizeof(out->volumes[0]), "%s", it->string);
+	}
+	return 0;
+}
+
 /* Reads the ready marker: 0 and the hash when the bundle volume is complete. */
 static int bundle_ready(sbx_docker *d, const char *marker, char *hash, size_t size)
 {
@@ -193,6 +215,9 @@ int sbx_image_prepare_foreign(sbx_docker *d, const char *ref, sbx_image_bundle *
 				     "image '%s' is %s/%s: a sandbox needs linux/amd64", ref,
 				     img->os ? img->os : "?", img->arch ? img->arch : "?");
 	image_path_env(img->raw_json, out->path_env, sizeof(out->path_env));
+	r = image_volumes(ref, img->raw_json, out, err);
+	if (r < 0)
+		return r;
 	r = sbx_docker_image_inspect(d, SBX_IMAGE_SLIM, &src, NULL);
 	if (r < 0)
 		return sbx_error_set(err, r,

@@ -188,7 +188,8 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 	const char *env[64], *binds[2] = {NULL, NULL};
 	char bind[160];
 	sbx_image_bundle bundle;
-	sbx_docker_kv labels[7], tmpfs[3];
+	sbx_docker_kv labels[7], tmpfs[3 + SBX_BUNDLE_MAX_VOLUMES];
+	size_t nt = 3;
 	size_t nl = 0, ne = 0;
 	_cleanup_free_ char *id = NULL, *seccomp = NULL;
 	sbx_docker_container *c = NULL;
@@ -244,7 +245,8 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 		return r;
 	if (bundle.volume[0]) {
 		r = sbx_backend_docker__foreign(db->d, spec, &bundle, &o, env, &ne,
-						SBX_ELEMENTSOF(env), bind, sizeof(bind), err);
+						SBX_ELEMENTSOF(env), tmpfs, &nt,
+						SBX_ELEMENTSOF(tmpfs), bind, sizeof(bind), err);
 		if (r < 0)
 			return r;
 		db->foreign = true;
@@ -271,7 +273,7 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 	o.security_opt = (const char *const[]){"no-new-privileges:true", seccomp, NULL};
 	o.readonly_rootfs = true;
 	o.tmpfs = tmpfs;
-	o.n_tmpfs = SBX_ELEMENTSOF(tmpfs);
+	o.n_tmpfs = nt;
 	o.memory = (int64_t)spec->memory;
 	o.memory_swap = (int64_t)spec->memory; /* no swap on top */
 	o.nano_cpus = (int64_t)(spec->cpus * 1e9);
@@ -283,6 +285,10 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 	o.log_opts = log_opts;
 	o.n_log_opts = SBX_ELEMENTSOF(log_opts);
 	o.stop_timeout = 2;
+	/* Whatever the image says: our PID 1 stops on SIGTERM, and an image's HEALTHCHECK
+	 * would run as the container's user (root, with PID 1's three capabilities). */
+	o.stop_signal = "SIGTERM";
+	o.no_healthcheck = true;
 	if (spec->published) {
 		/*
 		 * The server's port on the host's loopback only, an engine-picked

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "backend-docker-internal.h"
@@ -80,6 +81,45 @@ static bool env_sets(const char *const *env, const char *kv)
 	return false;
 }
 
+/* Inside path (or path itself): "/run" holds "/run" and "/run/sandbox", not "/running". */
+static bool path_within(const char *path, const char *top)
+{
+	size_t n = strlen(top);
+
+	return strcmp(top, "/") == 0 ||
+	       (strncmp(path, top, n) == 0 && (path[n] == '\0' || path[n] == '/'));
+}
+
+/*
+ * The image's VOLUMEs would be writable volumes on the read-only root: each
+ * gets an empty size-capped tmpfs instead (the engine copies nothing into a
+ * tmpfs). One at or under our own mounts, or above them, is refused.
+ */
+static int cover_image_volumes(const char *image, const sbx_image_bundle *bundle,
+			       sbx_docker_kv *tmpfs, size_t *n_tmpfs, size_t max_tmpfs,
+			       sbx_error *err)
+{
+	static const char *const ours[] = {
+		SBX_BUNDLE_MOUNT, SBX_SANDBOX_WORKSPACE, "/tmp", "/run", "/proc", "/dev", "/sys"};
+
+	for (size_t i = 0; i < bundle->n_volumes; i++) {
+		const char *v = bundle->volumes[i];
+		bool clash = v[0] != '/' || strstr(v, "/..") || strstr(v, "/./");
+
+		for (size_t k = 0; k < SBX_ELEMENTSOF(ours) && !clash; k++)
+			clash = path_within(v, ours[k]) || path_within(ours[k], v);
+		if (clash)
+			return sbx_error_set(err, -EINVAL,
+					     "image '%s' declares VOLUME '%s', where the sandbox "
+					     "has its own mounts: refusing",
+					     image, v);
+		if (*n_tmpfs == max_tmpfs)
+			return sbx_error_set(err, -E2BIG, "image '%s': too many VOLUMEs", image);
+		tmpfs[(*n_tmpfs)++] = (sbx_docker_kv){v, "rw,nosuid,nodev,size=67108864"};
+	}
+	return 0;
+}
+
 /*
  * A foreign image (none of our files): the bundle volume read-only at
  * SBX_BUNDLE_DIR, our PID 1 as the entrypoint whatever the image says, its
@@ -88,9 +128,12 @@ static bool env_sets(const char *const *env, const char *kv)
  */
 int sbx_backend_docker__foreign(sbx_docker *d, const sbx_sandbox_spec *spec,
 				const sbx_image_bundle *bundle, sbx_docker_container_opts *o,
-				const char **env, size_t *ne, size_t max, char *bind,
-				size_t bind_size, sbx_error *err)
+				const char **env, size_t *ne, size_t max, sbx_docker_kv *tmpfs,
+				size_t *n_tmpfs, size_t max_tmpfs, char *bind, size_t bind_size,
+				sbx_error *err)
 {
+	int r;
+
 	if (spec->published)
 		return sbx_error_set(err, -EINVAL,
 				     "image '%s' has none of sandboxctl's files: --network "
@@ -102,6 +145,9 @@ int sbx_backend_docker__foreign(sbx_docker *d, const sbx_sandbox_spec *spec,
 				     "%s (Xvfb, LibreOffice)",
 				     spec->image, SBX_IMAGE_FULL);
 	snprintf(bind, bind_size, "%s:%s:ro,nocopy", bundle->volume, SBX_BUNDLE_MOUNT);
+	r = cover_image_volumes(spec->image, bundle, tmpfs, n_tmpfs, max_tmpfs, err);
+	if (r < 0)
+		return r;
 	for (size_t i = 0; foreign_env[i] && *ne < max - 2; i++)
 		if (!env_sets(spec->env, foreign_env[i]))
 			env[(*ne)++] = foreign_env[i];

@@ -11,7 +11,9 @@ API (POST /images/create?fromSrc=-), labelled sandboxctl.test=1:
            bundle and the hardening: its own /opt/sandboxctl programs, an
            ENTRYPOINT, USER root, a huge ENV, LD_PRELOAD, SANDBOX_* settings,
            a PATH that shadows the helpers, a setuid-root shell, /etc/passwd
-           without 1001.
+           without 1001, a HEALTHCHECK (the engine runs it as the container's
+           user), a VOLUME (a writable volume on the read-only root).
+  volume-bundle, volume-run  a VOLUME over the bundle's lib/ or /run/sandbox; refused.
   link-workspace, link-opt, link-tmp  /opt/sandboxctl -> /workspace, /opt ->
            run, /tmp -> the bundle's lib/: the engine would follow them and
            mount the bundle over another mount or a tmpfs over the bundle; refused.
@@ -136,7 +138,15 @@ def make(name):
                    'ENV PATH=/evil:/bin LD_PRELOAD=/evil/evil.so LD_LIBRARY_PATH=/evil '
                    'SANDBOX_UID=0 SANDBOX_AGENT_UID=0 SANDBOX_DISPLAY=:7 SANDBOX_OPEN=/etc/passwd '
                    'SANDBOX_WORKSPACE=/evil SANDBOX_EXEC_MAX_PROCESSES=0',
-                   'ENV HUGE=' + "x" * 32768]
+                   'ENV HUGE=' + "x" * 32768,
+                   # The engine would run it as the container's user (root, three capabilities).
+                   'HEALTHCHECK --interval=1s --timeout=1s CMD ["/bin/sh", "-c", '
+                   '"id -u > /tmp/pwned; echo pwned > /workspace/pwned"]',
+                   'VOLUME ["/data"]']
+    elif name in ("volume-bundle", "volume-run"):  # a writable volume over our mounts
+        busybox_root(root)
+        changes.append('VOLUME ["%s"]' % ("/opt/sandboxctl/v1/lib" if name == "volume-bundle"
+                                          else "/run/sandbox"))
     elif name == "link-workspace":  # the bundle would land over the workspace's tmpfs
         busybox_root(root)
         root.link("/opt/sandboxctl", "/workspace")

@@ -52,7 +52,9 @@ SHELL = ("echo uid=$(id -u); grep -E '^(NoNewPrivs|CapEff|CapBnd)' /proc/self/st
          "echo root=$(touch /etc/x 2>&1 | grep -c 'Read-only file system'); "
          "[ -e /tmp/pwned ] || [ -e /workspace/pwned ] && echo pwned=yes || echo pwned=no; "
          "echo pid1=$(tr '\\0' ' ' < /proc/1/cmdline)")
-SHELL_HOSTILE = SHELL + ("; ls -l /bin/busybox-suid | cut -c1-10 | sed 's/^/suid_mode=/'; "
+SHELL_HOSTILE = "sleep 2; " + SHELL + (  # 2 s: the image's 1 s HEALTHCHECK would have run
+    "; echo data=$(grep -c ' /data tmpfs ' /proc/mounts); "
+    "ls -l /bin/busybox-suid | cut -c1-10 | sed 's/^/suid_mode=/'; "
                          "echo suid_uid=$(/bin/busybox-suid id -u)")
 
 
@@ -132,6 +134,9 @@ def case_image(name, shell=True):
             if name == "hostile" and (facts.get("suid_mode") != "-rwsr-xr-x" or
                                       facts.get("suid_uid") != "1001"):
                 it.fail("hostile: the setuid-root busybox is not inert: %s" % facts)
+            # Its VOLUME is a capped tmpfs, not a writable volume on the read-only root.
+            if name == "hostile" and facts.get("data") != "1":
+                it.fail("hostile: VOLUME /data is not a tmpfs: %s" % facts)
         else:
             sh = probe["shell"]
             if sh.get("success") is not False or "/bin/sh" not in (sh.get("error") or ""):
@@ -143,7 +148,8 @@ def case_image(name, shell=True):
 
 def case_refused(env):
     """What a foreign image cannot have is refused in one line, and no container is left:
-    --network published, a symlink where the bundle is mounted, a missing image."""
+    --network published, a symlink where the bundle is mounted, a VOLUME over our mounts,
+    a missing image."""
     need_bundle_source()
     image = foreign_images.ensure("busybox")
     for extra, why in ((["--network", "published"], "--network published needs one of ours"),):
@@ -156,6 +162,12 @@ def case_refused(env):
         code, res, rdir, err = env.run("banking_reserve", name, "--agent", "demo",
                                        image=foreign_images.ensure(name), timeout=60)
         if code == 0 or "as a symlink: sandboxctl mounts the bundle" not in err:
+            it.fail("refused: %s: exit %d, stderr %r" % (name, code, err))
+        it.check_gone(res["run_id"])
+    for name in ("volume-bundle", "volume-run"):
+        code, res, rdir, err = env.run("banking_reserve", name, "--agent", "demo",
+                                       image=foreign_images.ensure(name), timeout=60)
+        if code == 0 or "where the sandbox has its own mounts" not in err:
             it.fail("refused: %s: exit %d, stderr %r" % (name, code, err))
         it.check_gone(res["run_id"])
     code, res, rdir, err = env.run("banking_reserve", "missing", "--agent", "demo",

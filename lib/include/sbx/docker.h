@@ -290,7 +290,8 @@ typedef struct sbx_docker_container_opts {
 	bool stdin_once;
 	bool network_disabled; /* Config.NetworkDisabled */
 	const char *stop_signal;
-	int stop_timeout; /* seconds; 0: engine default */
+	bool no_healthcheck; /* Healthcheck NONE: the image's would run as the container's user */
+	int stop_timeout;    /* seconds; 0: engine default */
 	/* HostConfig */
 	const char *const *cap_drop;	 /* {"ALL", NULL} */
 	const char *const *cap_add;	 /* NULL-terminated */

@@ -210,18 +210,23 @@ void sbx_image_result_free(sbx_image_result *r);
  * it copies) and found again by name; a second, empty volume
  * "<volume>.ready" marks it complete and carries its content hash.
  */
-#define SBX_BUNDLE_MOUNT  "/opt/sandboxctl"	 /* the volume */
-#define SBX_BUNDLE_DIR	  SBX_BUNDLE_MOUNT "/v1" /* the bundle in it, renamed in when complete */
-#define SBX_BUNDLE_LOADER SBX_BUNDLE_DIR "/lib/ld.so"
-#define SBX_BUNDLE_LIBS	  SBX_BUNDLE_DIR "/lib"
-#define SBX_BUNDLE_PREFIX "sandboxctl-bundle-"
-#define SBX_LABEL_BUNDLE  "sandboxctl.bundle-hash"
+#define SBX_BUNDLE_MOUNT       "/opt/sandboxctl"      /* the volume */
+#define SBX_BUNDLE_DIR	       SBX_BUNDLE_MOUNT "/v1" /* the bundle in it, renamed in when complete */
+#define SBX_BUNDLE_LOADER      SBX_BUNDLE_DIR "/lib/ld.so"
+#define SBX_BUNDLE_LIBS	       SBX_BUNDLE_DIR "/lib"
+#define SBX_BUNDLE_PREFIX      "sandboxctl-bundle-"
+#define SBX_LABEL_BUNDLE       "sandboxctl.bundle-hash"
+#define SBX_BUNDLE_MAX_VOLUMES 8
 
 typedef struct sbx_image_bundle {
 	char volume[64]; /* "sandboxctl-bundle-<12 hex>"; "" when ref is ours (none needed) */
 	char hash[SBX_IMAGE_HASH_LEN]; /* sha256 of the bundle's manifest */
 	char path_env[1024];	       /* "PATH=/opt/sandboxctl/bin:<the image's PATH>" */
 	bool made;		       /* made by this call (not found ready) */
+	/* The image's VOLUMEs: the engine would mount a writable volume at each (the
+	 * sandbox covers them with a tmpfs, or refuses). More are refused. */
+	char volumes[SBX_BUNDLE_MAX_VOLUMES][256];
+	size_t n_volumes;
 } sbx_image_bundle;
 
 /*
