@@ -14,7 +14,7 @@ image's ENTRYPOINT, USER, ENV (LD_PRELOAD, SANDBOX_UID=0, a PATH that shadows
 the helpers, a huge variable), its own /opt/sandboxctl programs and a
 setuid-root busybox change none of it.
 
-Usage: test_anyimage.py [busybox|glibc|noshell|hostile|refused ...] (none: all)
+Usage: test_anyimage.py [busybox|glibc|noshell|hostile|refused|serve ...] (none: all)
 """
 import json
 import os
@@ -176,9 +176,40 @@ def case_refused(env):
         it.fail("refused: a missing image: exit %d, stderr %r" % (code, err))
 
 
+def case_serve(_env):
+    """serve --image REF --pool-image REF=1 on a foreign image: a warm claim, solved over
+    MCP with the official SDK (examples/python_agent.py's solver), passes; tool code is
+    uid 1001 there; nothing is left."""
+    need_bundle_source()
+    sys.path.insert(0, os.path.join(it.SRC, "tests", "serve"))
+    import asyncio
+    import test_serve_integration as tsi
+    image = foreign_images.ensure("glibc")
+    s = tsi.Service("--image", image, "--pool-image", image + "=1")
+    try:
+        size = 'sandboxctl_serve_pool_size{image="%s"}' % image
+        if not tsi.wait_until(lambda: s.metrics().get(size, 0) >= 1, 60, poll=0.2):
+            it.fail("serve: the foreign image's pool did not fill: %s" % s.metrics())
+        o = s.claim()
+        if not o.get("warm"):
+            it.fail("serve: the claim was not warm: %s" % o)
+        sh = tsi.rest_post(o["rest_url"], "/tools/call",
+                           {"tool_name": "execute_shell", "arguments": {"command": "id -u"}})
+        if (sh.get("result") or {}).get("stdout") != "1001\n":
+            it.fail("serve: tool code's uid: %s" % sh)
+        asyncio.run(tsi.solve_over_mcp(o["mcp_url"], "banking_reserve"))
+        r = s.finish(o["id"])
+        if r["status"] != "pass" or r["reward"] != 1:
+            it.fail("serve: the episode on %s did not pass: %s" % (image, r))
+        s.stop_cleanly()
+    finally:
+        s.cleanup()
+    print("  serve: pass")
+
+
 CASES = {"busybox": case_image("busybox"), "glibc": case_image("glibc"),
          "noshell": case_image("noshell", shell=False), "hostile": case_image("hostile"),
-         "refused": case_refused}
+         "refused": case_refused, "serve": case_serve}
 
 def need_bundle_source():
     """The bundle is copied from our slim image: without it these tests cannot run."""
