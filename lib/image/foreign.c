@@ -40,6 +40,9 @@ static const char bundle_script[] =
 	"for f in $T/libexec/*; do ldd \"$f\"; done | sed -n 's|.*=> \\(/[^ ]*\\) .*|\\1|p' |"
 	" sort -u | while read -r l; do cp -L \"$l\" $T/lib/; done\n"
 	"cp -L /lib64/ld-linux-x86-64.so.2 $T/lib/ld.so\n"
+	/* The server runs as the loader: under this name, ps and /proc/PID/comm say so. */
+	"mv $T/libexec/sandbox-mcp $T/libexec/sandbox-mcp.bin\n"
+	"ln $T/lib/ld.so $T/libexec/sandbox-mcp\n"
 	"(cd $T && find . -type f | LC_ALL=C sort | xargs sha256sum) > $T/MANIFEST\n"
 	"sha256sum < $T/MANIFEST | cut -c1-64 > $T/HASH\n"
 	"chmod -R a-w,a+rX $T/bin $T/lib $T/libexec $T/MANIFEST $T/HASH\n"

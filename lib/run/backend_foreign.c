@@ -43,13 +43,13 @@ static const char *const foreign_env[] = {"SANDBOX_UID=1000",
 
 /* The server, run by the bundle's loader with the bundle's libraries only. */
 static const char *const foreign_cmd[] = {"--",
-					  SBX_BUNDLE_LOADER,
+					  SBX_BUNDLE_DIR "/libexec/sandbox-mcp", /* the loader */
 					  "--inhibit-cache",
 					  "--library-path",
 					  SBX_BUNDLE_LIBS,
 					  "--argv0",
 					  "sandbox-mcp",
-					  SBX_BUNDLE_DIR "/libexec/sandbox-mcp",
+					  SBX_BUNDLE_DIR "/libexec/sandbox-mcp.bin",
 					  "--workspace",
 					  SBX_SANDBOX_WORKSPACE,
 					  "--unix",
