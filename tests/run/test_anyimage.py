@@ -14,11 +14,14 @@ image's ENTRYPOINT, USER, ENV (LD_PRELOAD, SANDBOX_UID=0, a PATH that shadows
 the helpers, a huge variable), its own /opt/sandboxctl programs and a
 setuid-root busybox change none of it.
 
-Usage: test_anyimage.py [busybox|glibc|noshell|hostile|refused|serve ...] (none: all)
+Usage: test_anyimage.py [busybox|glibc|noshell|hostile|refused|task-image|serve ...]
+(none: all)
 """
 import json
 import os
+import shutil
 import signal
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
@@ -176,6 +179,52 @@ def case_refused(env):
         it.fail("refused: a missing image: exit %d, stderr %r" % (code, err))
 
 
+def case_task_image(env):
+    """A task that declares `image:` runs there without --image (run, and sweep with its
+    engine check), --image still wins, and libreoffice (or gui) with image is refused at load."""
+    need_bundle_source()
+    image = foreign_images.ensure("busybox")
+    tdir = os.path.join(env.dir, "tasks", "banking_reserve")
+    shutil.copytree(os.path.join(it.TASKS, "banking_reserve"), tdir)
+    with open(os.path.join(tdir, "task.yaml"), "a") as f:
+        f.write("\nimage: %s\n" % image)
+    rid = env.new_id("task-image")
+    p = subprocess.run([it.SANDBOXCTL, "run", "--task-dir", tdir, "--agent", "demo", "--json",
+                        "--runs-dir", env.runs, "--run-id", rid, "--test-label"],
+                       capture_output=True, text=True, timeout=120)
+    res = json.loads(p.stdout.strip().splitlines()[-1])
+    if p.returncode != 0 or res["sandbox"]["image"] != image:
+        it.fail("task image: exit %d, image %s\n%s" % (p.returncode, res["sandbox"]["image"],
+                                                       p.stderr))
+    check_hardening("task-image", res)
+    it.check_gone(rid)
+    out = os.path.join(env.dir, "sweep")
+    p = subprocess.run([it.SANDBOXCTL, "sweep", "--tasks-dir", os.path.dirname(tdir), "--task",
+                        "banking_reserve", "--agent", "demo", "--epochs", "2", "--out", out,
+                        "--test-label", "--quiet"], capture_output=True, text=True, timeout=120)
+    with open(os.path.join(out, "results.jsonl")) as f:
+        rows = [json.loads(l) for l in f if l.strip()]
+    images = set()
+    for r in rows:
+        with open(os.path.join(out, "runs", r["run_id"], "result.json")) as f:
+            images.add(json.load(f)["sandbox"]["image"])
+    if p.returncode != 0 or [r["status"] for r in rows] != ["pass", "pass"] or images != {image}:
+        it.fail("sweep of a task with its image: exit %d, %s, images %s\n%s" %
+                (p.returncode, rows, images, p.stderr))
+    code, res, rdir, err = env.run("banking_reserve", "task-image-flag", "--agent", "demo",
+                                   image=it.REAL_SLIM, timeout=120)
+    if code != 0 or res["sandbox"]["hardening"].get("bundle") is not None:
+        it.fail("--image over the task's: exit %d, %s" % (code, res["sandbox"]))
+    with open(os.path.join(tdir, "task.yaml"), "a") as f:
+        f.write("libreoffice: true\n")
+    p = subprocess.run([it.SANDBOXCTL, "tasks", "validate", "--tasks-dir",
+                        os.path.dirname(tdir)], capture_output=True, text=True, timeout=60)
+    if p.returncode == 0 or "image: a task with gui or libreoffice" not in p.stdout + p.stderr:
+        it.fail("libreoffice + image was not refused: exit %d\n%s%s" % (p.returncode, p.stdout,
+                                                              p.stderr))
+    print("  task-image: pass")
+
+
 def case_serve(_env):
     """serve --image REF --pool-image REF=1 on a foreign image: a warm claim, solved over
     MCP with the official SDK (examples/python_agent.py's solver), passes; tool code is
@@ -209,7 +258,7 @@ def case_serve(_env):
 
 CASES = {"busybox": case_image("busybox"), "glibc": case_image("glibc"),
          "noshell": case_image("noshell", shell=False), "hostile": case_image("hostile"),
-         "refused": case_refused, "serve": case_serve}
+         "refused": case_refused, "task-image": case_task_image, "serve": case_serve}
 
 def need_bundle_source():
     """The bundle is copied from our slim image: without it these tests cannot run."""
