@@ -87,6 +87,22 @@ static int image_volumes(const char *ref, const char *raw_json, sbx_image_bundle
 	return 0;
 }
 
+/*
+ * One of our images: the label `sandboxctl build` (or a test's dev image) puts
+ * there, on an image tagged in the namespaces sandboxctl and its tests make.
+ * A label alone proves nothing (a task's Dockerfile may set it), and an image
+ * we trust runs its own entrypoint as PID 1, as root with three capabilities.
+ */
+static bool image_is_ours(const sbx_docker_image *img)
+{
+	if (!sbx_docker_label_get(img->labels, img->n_labels, SBX_LABEL_IMAGE))
+		return false;
+	for (char **t = img->repo_tags; t && *t; t++)
+		if (strncmp(*t, "sandboxctl/", 11) == 0 || strncmp(*t, "sandboxctl-test/", 16) == 0)
+			return true;
+	return false;
+}
+
 /* Reads the ready marker: 0 and the hash when the bundle volume is complete. */
 static int bundle_ready(sbx_docker *d, const char *marker, char *hash, size_t size)
 {
@@ -210,7 +226,7 @@ int sbx_image_prepare_foreign(sbx_docker *d, const char *ref, sbx_image_bundle *
 		return sbx_error_set(err, r, "not on the engine"); /* callers name the image */
 	if (r < 0)
 		return sbx_docker_image_inspect(d, ref, &img, err);
-	if (sbx_docker_label_get(img->labels, img->n_labels, SBX_LABEL_IMAGE))
+	if (image_is_ours(img))
 		return 0;
 	if (strcmp(img->os ? img->os : "", "linux") != 0 ||
 	    strcmp(img->arch ? img->arch : "", "amd64") != 0)

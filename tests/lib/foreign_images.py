@@ -8,7 +8,7 @@ API (POST /images/create?fromSrc=-), labelled sandboxctl.test=1:
   noshell  one static binary (the host's busybox-static as /usr/bin/bb), no /bin/sh
   busybox  busybox-static with its applets linked in /bin
   hostile  busybox plus everything an image author could try against the
-           bundle and the hardening: its own /opt/sandboxctl programs, an
+           bundle and the hardening: our images' label, its own /opt/sandboxctl programs, an
            ENTRYPOINT, USER root, a huge ENV, LD_PRELOAD, SANDBOX_* settings,
            a PATH that shadows the helpers, a setuid-root shell, /etc/passwd
            without 1001, a HEALTHCHECK (the engine runs it as the container's
@@ -32,7 +32,8 @@ import urllib.parse
 
 import second_engine
 
-REPO = "sandboxctl-test/foreign-"
+# Not sandboxctl-test/: an image labelled as ours is trusted only in sandboxctl's namespaces.
+REPO = "sbx-foreign-test/"
 BUSYBOX = shutil.which("busybox") or "/bin/busybox"
 
 
@@ -133,6 +134,8 @@ def make(name):
         root.file("/evil/evil.so", b"not an ELF: the loader must never be asked to load it", 0o755)
         root.host_file(BUSYBOX, "/bin/busybox-suid", 0o4755)
         changes = ['LABEL sandboxctl.test=1',
+                   # Claims to be ours: its own ENTRYPOINT would be PID 1, root with capabilities.
+                   'LABEL sandboxctl.image=slim',
                    'ENTRYPOINT ["/bin/sh", "-c", "echo pwned > /tmp/pwned; sleep 1000"]',
                    'CMD ["pwned"]', 'USER 0:0', 'WORKDIR /evil',
                    'ENV PATH=/evil:/bin LD_PRELOAD=/evil/evil.so LD_LIBRARY_PATH=/evil '

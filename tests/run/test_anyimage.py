@@ -174,7 +174,7 @@ def case_refused(env):
             it.fail("refused: %s: exit %d, stderr %r" % (name, code, err))
         it.check_gone(res["run_id"])
     code, res, rdir, err = env.run("banking_reserve", "missing", "--agent", "demo",
-                                   image="sandboxctl-test/foreign-nosuch:none", timeout=60)
+                                   image="sbx-foreign-test/nosuch:none", timeout=60)
     if code == 0 or "not on the engine" not in err:
         it.fail("refused: a missing image: exit %d, stderr %r" % (code, err))
 

@@ -231,7 +231,8 @@ typedef struct sbx_image_bundle {
 
 /*
  * What a sandbox on ref needs: nothing when ref is one of our images
- * (SBX_LABEL_IMAGE), else the bundle, made on first use from
+ * (SBX_LABEL_IMAGE on an image tagged sandboxctl/... or sandboxctl-test/...:
+ * the label alone is not trusted), else the bundle, made on first use from
  * SBX_IMAGE_SLIM. Refuses a ref that is not linux/amd64 in one line, and
  * one the engine does not have with -ENOENT and "not on the engine" (the
  * caller names the image and what to do).
