@@ -10,9 +10,13 @@ through the relay) probes from inside: tool code's uid, capabilities and
 no-new-privileges, the shared workspace, the read-only bundle, python3 and
 sh where the image lacks them (a tool error, not a crash). result.json must
 show the same hardening as on our images plus the bundle's hash. The hostile
-image's ENTRYPOINT, USER, ENV (LD_PRELOAD, SANDBOX_UID=0, a PATH that shadows
-the helpers, a huge variable), its own /opt/sandboxctl programs and a
-setuid-root busybox change none of it.
+image's label (ours, claimed), ENTRYPOINT, USER, ENV (LD_PRELOAD,
+SANDBOX_UID=0, a PATH that shadows the helpers, a huge variable),
+HEALTHCHECK, VOLUME, its own /opt/sandboxctl programs and a setuid-root
+busybox change none of it. refused: --network published, symlinked mount
+points, a VOLUME over our mounts, a missing image, each one line and no
+container. task-image: `image:` in task.yaml (run, sweep). serve: --image
+with a warm pool, solved over MCP with the official SDK.
 
 Usage: test_anyimage.py [busybox|glibc|noshell|hostile|refused|task-image|serve ...]
 (none: all)
