@@ -63,6 +63,9 @@ static void help(void)
 	       "                      may repeat. A claim whose task fits (same image and\n"
 	       "                      limits, not a GUI task) takes one; else it starts\n"
 	       "                      cold (counted in /metrics)\n"
+	       "  --image REF         every episode's image (default: each task's); any\n"
+	       "                      linux/amd64 image, ours or not (warm ones: --pool-image\n"
+	       "                      REF=N)\n"
 	       "  --fill-jobs N       warm sandboxes started at once (default 2)\n"
 	       "  --idle-ttl S        a warm sandbox unclaimed S seconds is replaced\n"
 	       "                      (default 600); its PID 1 ends it by itself after\n"
@@ -166,6 +169,7 @@ static int parse_args(int argc, char **argv)
 		{"stop-grace", .value = &arg_stop_grace},
 		{"engine", .parse = parse_engine},
 		{"runtime", .value = &arg_so.runtime},
+		{"image", .value = &arg_so.image},
 		{"tasks-dir", .value = &arg_so.tasks_dir},
 		{"runs-dir", .value = &arg_so.runs_dir},
 		{"token", .value = &arg_so.token},
@@ -211,6 +215,8 @@ static int check_engines(void)
 
 	for (size_t i = 0; i < arg_n_pools; i++)
 		images[i] = (char *)arg_pools[i].image;
+	if (arg_so.image)
+		images[arg_n_pools] = (char *)arg_so.image;
 	if (arg_n_eargs == 0)
 		return cli_check_engines("serve", &(cli_engine_arg){0}, 1, images, arg_so.runtime,
 					 NULL, NULL, NULL);

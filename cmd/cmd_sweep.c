@@ -217,9 +217,7 @@ static int resolve_tasks(sbx_sweep_plan *p, char ***images, uint64_t *max_memory
 			       -1;
 		if (!resumed)
 			p->seedable[i] = sbx_task_seedable(t);
-		img = p->image			 ? p->image
-		      : t->gui || t->libreoffice ? SBX_IMAGE_FULL
-						 : SBX_IMAGE_SLIM;
+		img = p->image ? p->image : sbx_run_task_image(t);
 		if (t->limits.memory_bytes > *max_memory)
 			*max_memory = t->limits.memory_bytes;
 		for (size_t j = 0; j < n_images; j++)

@@ -18,6 +18,7 @@
 #include "sbx/json.h"
 #include "sbx/labels.h"
 #include "sbx/log.h"
+#include "backend-docker-internal.h"
 #include "seccomp_profile.h"
 
 #define EXEC_TIMEOUT_MS (5 * 60 * 1000)
@@ -32,6 +33,7 @@ typedef struct docker_backend {
 	pthread_mutex_t lock;
 	char *host;	/* NULL: $DOCKER_HOST; the stream connection goes to the same engine */
 	bool published; /* the server listens on a port bound on the host's loopback */
+	bool foreign;	/* any image: the bundle's programs, by absolute path */
 	/*
 	 * prewarm: a tar waiting on stdin for dest, and bridge streams; each used
 	 * once. Two streams: the readiness check's (kept by the relay) and the
@@ -166,7 +168,11 @@ static void read_applied(sbx_sandbox_applied *a, const char *raw)
 					 ? "sandbox"
 					 : "custom");
 	}
-	a->binds = (unsigned)cJSON_GetArraySize(sbx_json_get(hc, "Binds"));
+	/* Host paths only: the any-image bundle is a named volume, read-only, nothing of the host.
+	 */
+	a->binds = 0;
+	cJSON_ArrayForEach (it, sbx_json_get(hc, "Binds"))
+		a->binds += !cJSON_IsString(it) || it->valuestring[0] == '/';
 	a->known = true;
 }
 
@@ -179,8 +185,11 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 	sbx_docker_container_opts o = SBX_DOCKER_CONTAINER_OPTS_INIT;
 	char created[32], deadline[32], ws[96], tmp[96], run[96], grace[32], env_deadline[64],
 		env_task_deadline[64], env_grace[48], env_run_id[160], env_max_procs[64];
-	const char *env[33];
-	sbx_docker_kv labels[7], tmpfs[3];
+	const char *env[64], *binds[2] = {NULL, NULL};
+	char bind[160];
+	sbx_image_bundle bundle;
+	sbx_docker_kv labels[7], tmpfs[3 + SBX_BUNDLE_MAX_VOLUMES];
+	size_t nt = 3;
 	size_t nl = 0, ne = 0;
 	_cleanup_free_ char *id = NULL, *seccomp = NULL;
 	sbx_docker_container *c = NULL;
@@ -231,6 +240,20 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 	}
 	for (size_t i = 0; spec->env && spec->env[i] && ne < SBX_ELEMENTSOF(env) - 1; i++)
 		env[ne++] = spec->env[i];
+	r = sbx_image_prepare_foreign(db->d, spec->image, &bundle, err);
+	if (r < 0)
+		return r;
+	if (bundle.volume[0]) {
+		r = sbx_backend_docker__foreign(db->d, spec, &bundle, &o, env, &ne,
+						SBX_ELEMENTSOF(env), tmpfs, &nt,
+						SBX_ELEMENTSOF(tmpfs), bind, sizeof(bind), err);
+		if (r < 0)
+			return r;
+		db->foreign = true;
+		binds[0] = bind;
+		o.binds = binds;
+		snprintf(b->applied.bundle, sizeof(b->applied.bundle), "%.12s", bundle.hash);
+	}
 	env[ne] = NULL;
 
 	o.image = spec->image;
@@ -250,7 +273,7 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 	o.security_opt = (const char *const[]){"no-new-privileges:true", seccomp, NULL};
 	o.readonly_rootfs = true;
 	o.tmpfs = tmpfs;
-	o.n_tmpfs = SBX_ELEMENTSOF(tmpfs);
+	o.n_tmpfs = nt;
 	o.memory = (int64_t)spec->memory;
 	o.memory_swap = (int64_t)spec->memory; /* no swap on top */
 	o.nano_cpus = (int64_t)(spec->cpus * 1e9);
@@ -262,6 +285,10 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 	o.log_opts = log_opts;
 	o.n_log_opts = SBX_ELEMENTSOF(log_opts);
 	o.stop_timeout = 2;
+	/* Whatever the image says: our PID 1 stops on SIGTERM, and an image's HEALTHCHECK
+	 * would run as the container's user (root, with PID 1's three capabilities). */
+	o.stop_signal = "SIGTERM";
+	o.no_healthcheck = true;
 	if (spec->published) {
 		/*
 		 * The server's port on the host's loopback only, an engine-picked
@@ -285,6 +312,11 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 	r = sbx_docker_container_create(db->d, &o, &id, err);
 	if (r < 0)
 		return r;
+	if (db->foreign &&
+	    (r = sbx_backend_docker__foreign_check(db->d, id, spec->image, err)) < 0) {
+		sbx_docker_container_remove(db->d, id, true, true, NULL);
+		return r;
+	}
 	b->id = TAKE_PTR(id);
 	/* The stream connection now, so the first bridge after start costs no extra round trip. */
 	pthread_mutex_lock(&db->lock);
@@ -413,7 +445,8 @@ static int open_bridge(docker_backend *db, sbx_stream **out, sbx_error *err)
 	int r;
 
 	o.user = EXEC_USER;
-	o.cmd = (const char *const[]){"sandbox-bridge", SBX_SANDBOX_SOCKET, NULL};
+	o.cmd = db->foreign ? (const char *const[]){SBX_BUNDLE_BRIDGE, SBX_SANDBOX_SOCKET, NULL}
+			    : (const char *const[]){"sandbox-bridge", SBX_SANDBOX_SOCKET, NULL};
 	o.attach_stdin = true;
 	pthread_mutex_lock(&db->lock);
 	r = open_locked_conn(db, err);

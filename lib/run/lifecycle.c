@@ -218,9 +218,7 @@ int sbx_run_prepare(sbx_run **out, const sbx_run_opts *opts, sbx_error *err)
 	if (l->pids < 8)
 		return sbx_error_set(err, -EINVAL, "pids limit below 8");
 
-	run->res.image = strdup(opts->image				   ? opts->image
-				: run->task->gui || run->task->libreoffice ? SBX_IMAGE_FULL
-									   : SBX_IMAGE_SLIM);
+	run->res.image = strdup(opts->image ? opts->image : sbx_run_task_image(run->task));
 	/*
 	 * A task that declares libreoffice: true needs it in the sandbox (formulas
 	 * the native evaluator does not compute): refuse the slim image up front
@@ -306,6 +304,11 @@ int sbx_run_prepare(sbx_run **out, const sbx_run_opts *opts, sbx_error *err)
 	}
 	*out = TAKE_PTR(run);
 	return 0;
+}
+
+const char *sbx_run_task_image(const sbx_task *t)
+{
+	return t->image ? t->image : t->gui || t->libreoffice ? SBX_IMAGE_FULL : SBX_IMAGE_SLIM;
 }
 
 /* ---- launch ----------------------------------------------------------------- */

@@ -372,6 +372,8 @@ char *sbx_run_result_json(const sbx_run_result *r)
 			cJSON_AddBoolToObject(hd, "privileged", a->privileged);
 			cJSON_AddStringToObject(hd, "network_mode", a->network_mode);
 			cJSON_AddNumberToObject(hd, "host_mounts", a->binds);
+			/* Any image: our programs came in the read-only bundle, not the image. */
+			add_str(hd, "bundle", a->bundle[0] ? a->bundle : NULL);
 			cJSON_AddBoolToObject(hd, "docker_init", a->init);
 			cJSON_AddNumberToObject(hd, "memory_bytes", (double)a->memory);
 			cJSON_AddNumberToObject(hd, "cpus", (double)a->nano_cpus / 1e9);

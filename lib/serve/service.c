@@ -173,6 +173,7 @@ static int create(sbx_serve *s, const char *body, size_t len, char **out)
 	ro.grader = s->o.grader;
 	ro.test = s->o.test;
 	ro.runtime = s->o.runtime; /* as the pools', so a warm sandbox fits */
+	ro.image = s->o.image;
 	/* The engine a cold start would use; a warm sandbox brings its own. */
 	engine = sbx_serve__pool_cold_engine(s->pool);
 	ro.engine = sbx_serve__pool_engine_url(s->pool, engine);

@@ -20,7 +20,7 @@
 
 static const char *const task_keys[] = {"id",	     "title",	    "difficulty", "prompt", "files",
 					"outputs",   "oracle",	    "grading",	  "limits", "gui",
-					"generator", "libreoffice", "tools",	  NULL};
+					"generator", "libreoffice", "tools",	  "image",  NULL};
 static const char *const limit_keys[] = {"deadline", "memory", "cpus", "pids", NULL};
 static const char *const difficulties[] = {"easy", "medium", "hard", NULL};
 
@@ -55,6 +55,7 @@ sbx_task *sbx_task_free(sbx_task *t)
 	sbx_strv_free(t->oracles);
 	sbx_grading_spec_clear(&t->grading);
 	free(t->generator);
+	free(t->image);
 	free(t);
 	return NULL;
 }
@@ -322,6 +323,16 @@ int sbx_task_parse(const char *name, const char *dir, const char *text, size_t l
 		r = sbx_schema__bool(&s, v, "libreoffice", &t->libreoffice);
 		if (r < 0)
 			return r;
+	}
+	/* Any linux/amd64 image (ours or not: the any-image bundle), checked at launch. */
+	if ((v = sbx_ytree__get(root, "image"))) {
+		r = sbx_schema__string(&s, v, "image", 256, &t->image);
+		if (r < 0)
+			return r;
+		if (t->gui || t->libreoffice)
+			return sbx_schema__fail(&s, v,
+						"image: a task with gui or libreoffice runs on "
+						"sandboxctl's full image; drop one of them");
 	}
 	if ((v = sbx_ytree__get(root, "generator"))) {
 		r = sbx_task__parse_generator(&s, v, dir, t);

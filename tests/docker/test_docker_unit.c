@@ -151,8 +151,13 @@ START_TEST(create_body_carries_every_hardening_field)
 	o.log_driver = "local";
 	o.log_opts = log_opts;
 	o.n_log_opts = 2;
+	o.no_healthcheck = true;
 	ck_assert_int_eq(sbx_docker__container_create_body(&o, &body, NULL), 0);
 	j = parse(body);
+	/* The image's HEALTHCHECK would run as the container's user: none. */
+	ck_assert_str_eq(cJSON_GetArrayItem(sbx_json_get(sbx_json_get(j, "Healthcheck"), "Test"), 0)
+				 ->valuestring,
+			 "NONE");
 	ck_assert_str_eq(sbx_json_get_string(j, "Image", ""), SBX_IMAGE_FULL);
 	ck_assert_str_eq(sbx_json_get_string(j, "User", ""), "1000:1000");
 	ck_assert_str_eq(cJSON_GetArrayItem(sbx_json_get(j, "Cmd"), 1)->valuestring, "--stdio");
@@ -208,6 +213,7 @@ START_TEST(create_body_exact_int64_and_validation)
 	ck_assert_ptr_nonnull(strstr(body, "\"Memory\":9007199254740993"));
 	/* Zero means "engine default": absent from the body. */
 	ck_assert_ptr_null(strstr(body, "PidsLimit"));
+	ck_assert_ptr_null(strstr(body, "Healthcheck"));
 	ck_assert_ptr_null(strstr(body, "ReadonlyRootfs"));
 	free(body);
 	body = NULL;

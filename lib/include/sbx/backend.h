@@ -79,6 +79,7 @@ typedef struct sbx_sandbox_applied {
 	char seccomp[16]; /* "sandbox" (ours), "default" (the engine's) or "unconfined" */
 	unsigned binds;	  /* host mounts */
 	bool init;	  /* the engine's own init */
+	char bundle[16];  /* any image: the bundle's content hash (12 hex), "" on our images */
 } sbx_sandbox_applied;
 
 /*

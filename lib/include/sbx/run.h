@@ -356,6 +356,10 @@ char *sbx_run_result_reason(const sbx_run_result *r);
  */
 int sbx_run_prepare(sbx_run **out, const sbx_run_opts *opts, sbx_error *err);
 
+/* The image a run of t uses without --image: the task's own, else the full image for
+ * gui/libreoffice tasks, else the slim one. */
+const char *sbx_run_task_image(const sbx_task *t);
+
 /*
  * Creates and starts the sandbox, copies the starting files in, waits for
  * the server and opens the relay. On failure the result is an

@@ -56,6 +56,9 @@ typedef struct sbx_serve_opts {
 	const char *token;  /* NULL: 128 random bits, hex */
 	/* The OCI runtime of every sandbox, warm or cold (e.g. "runsc"); NULL: the engine's. */
 	const char *runtime;
+	/* Every episode's image (any linux/amd64 image: see sbx_image_prepare_foreign);
+	 * NULL: each task's (slim, or full for GUI tasks). */
+	const char *image;
 	/* Set (by a second signal) to cut sbx_serve_drain's grace short; may be NULL. */
 	const volatile sig_atomic_t *hurry;
 } sbx_serve_opts;

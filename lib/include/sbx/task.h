@@ -167,6 +167,9 @@ typedef struct sbx_task {
 	/* libreoffice: the sandbox needs LibreOffice (e.g. recalculate, so formulas get values)
 	 * without the desktop: the full image. */
 	bool libreoffice;
+	/* image: the sandbox's image, any linux/amd64 reference (NULL: slim, or full for
+	 * gui/libreoffice); --image overrides it. */
+	char *image;
 	/* Read from the reference system's task.json (sbx_task_reference_to_yaml), not task.yaml.
 	 */
 	bool reference;
