@@ -75,6 +75,15 @@ void sbx_run__phase_done(sbx_run *run, sbx_run_phase p, double since);
 void sbx_run__set_infra(sbx_run *run, const char *kind, const sbx_error *err);
 
 /*
+ * A failure inside a sandbox that was ready: its memory, its processes, its
+ * outputs are the agent's to spend, so this is the attempt's outcome
+ * (sandbox_failed), not the infrastructure's; a sweep neither retries it
+ * nor drops it. Before the server answered, the same failure is the image's
+ * or the engine's (infra_error).
+ */
+void sbx_run__set_sandbox_failed(sbx_run *run, const char *kind, const sbx_error *err);
+
+/*
  * Readiness probes: the pause after each failed one grows by half from the
  * first, held at READY_PAUSE_EARLY_MS while the server is still in its usual
  * start window (it answers 60-100 ms after start: a longer pause there is
@@ -119,6 +128,29 @@ int sbx_run__start_agent(sbx_run *run, sbx_error *err);
 
 /* agents.c: the oracle agent: copies the oracles in as the outputs and completes the task. */
 int sbx_run__oracle_agent(sbx_run *run, sbx_error *err);
+/* agents.c: the oracle's POST /control/complete (the host's path, recorded). */
+int sbx_run__oracle_complete(sbx_run *run, sbx_error *err);
+
+/*
+ * harbor.c: a Harbor task's image: built from its environment/ unless
+ * --image or its docker_image names one; sets res.image.
+ */
+int sbx_run__harbor_image(sbx_run *run, sbx_error *err);
+/* harbor.c: after start, the image's own workspace content into the workspace tmpfs. */
+int sbx_run__harbor_seed(sbx_run *run, sbx_error *err);
+/* harbor.c: the oracle: solution/ into /tmp/solution, solve.sh run as the agent's uid. */
+int sbx_run__harbor_oracle(sbx_run *run, sbx_error *err);
+/* harbor.c: dir/rel as a tar under prefix, owned by uid 1000 (*out owns *data). */
+struct sbx_docker_tar;
+int sbx_run__tar_dir(const char *dir, const char *rel, const char *prefix,
+		     struct sbx_docker_tar **out, const void **data, size_t *len, sbx_error *err);
+/*
+ * verify.c: a Harbor task's verifier, in place of collecting and grading:
+ * kills the agent's processes, takes the workdir out (capped), runs
+ * tests/test.sh on it in a fresh sandbox of the same image, reads the reward
+ * into res.verifier and res.grade.
+ */
+void sbx_run__verify(sbx_run *run);
 
 /*
  * run_state.c: the server's view of the task: 1 completed, 2 timed out, 0

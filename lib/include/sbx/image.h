@@ -199,3 +199,36 @@ typedef struct sbx_image_result {
 int sbx_image_build(sbx_docker *d, const sbx_image_build_opts *opts, sbx_image_result **out,
 		    sbx_error *err);
 void sbx_image_result_free(sbx_image_result *r);
+
+/* ---------------------------------------------------------------- task images */
+
+/* SHA-256 of data as hex (64 characters and a NUL). */
+void sbx_image_sha256_hex(const void *data, size_t len, char out[SBX_IMAGE_HASH_LEN]);
+
+/* True when the engine has the image ref (name:tag or id). */
+bool sbx_image_present(sbx_docker *d, const char *ref);
+
+/*
+ * Checks that every image a Dockerfile's FROM lines name (not an earlier
+ * stage, not scratch) is on the engine, since nothing is pulled: -ENOENT
+ * with "path:line: FROM image 'x' is not on the engine ..." for the first
+ * missing one. Lines with a build ARG in the image are skipped.
+ */
+int sbx_image_check_bases(sbx_docker *d, const char *dockerfile, sbx_error *err);
+
+typedef struct sbx_image_task_opts {
+	const char *context_dir; /* environment/: the Dockerfile and its context */
+	const char *tag;	 /* "sandboxctl/task-<id>:latest" */
+	uint32_t timeout_s;	 /* the build's; 0: 600 */
+	const sbx_docker_kv *labels;
+	size_t n_labels;
+} sbx_image_task_opts;
+
+/*
+ * A task's own environment (a Harbor task's environment/Dockerfile), built
+ * through the Engine API with its context, offline (no pull; the bases
+ * checked first as above). The engine's layer cache makes an unchanged
+ * directory's build a few lookups. *image_id: "sha256:...", free().
+ */
+int sbx_image_build_task(sbx_docker *d, const sbx_image_task_opts *o, char **image_id,
+			 sbx_error *err);

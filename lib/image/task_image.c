@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Images a task brings (a Harbor task's environment/Dockerfile): the bases
+ * checked on the engine, then POST /build with the directory as context.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "image-internal.h"
+#include "sbx/cleanup.h"
+#include "sbx/file.h"
+#include "sbx/image.h"
+
+#define DOCKERFILE_MAX (1u << 20)
+#define MAX_STAGES     32
+
+void sbx_image_sha256_hex(const void *data, size_t len, char out[SBX_IMAGE_HASH_LEN])
+{
+	sbx_image__sha256(data, len, out);
+}
+
+/* The next whitespace-separated word of *p (at most cap-1 bytes), or false at the line's end. */
+static bool word(const char **p, char *out, size_t cap)
+{
+	size_t n = 0;
+
+	while (**p == ' ' || **p == '\t')
+		(*p)++;
+	if (!**p || **p == '\n')
+		return false;
+	while (**p && **p != ' ' && **p != '\t' && **p != '\n' && **p != '\r') {
+		if (n + 1 < cap)
+			out[n++] = **p;
+		(*p)++;
+	}
+	out[n] = '\0';
+	return true;
+}
+
+bool sbx_image_present(sbx_docker *d, const char *ref)
+{
+	_cleanup_(sbx_docker_image_freep) sbx_docker_image *img = NULL;
+
+	return sbx_docker_image_inspect(d, ref, &img, NULL) == 0;
+}
+
+int sbx_image_check_bases(sbx_docker *d, const char *dockerfile, sbx_error *err)
+{
+	_cleanup_free_ char *text = NULL;
+	char stages[MAX_STAGES][128];
+	size_t len, n_stages = 0;
+	unsigned line = 0;
+	int r = sbx_file_read_capped(AT_FDCWD, dockerfile, DOCKERFILE_MAX, &text, &len, err);
+
+	if (r < 0)
+		return r;
+	for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		char kw[16], ref[256], as[8], name[128];
+		bool stage = false;
+
+		line++;
+		if (!word(&p, kw, sizeof(kw)) || strcasecmp(kw, "FROM") != 0)
+			continue;
+		do {
+			if (!word(&p, ref, sizeof(ref)))
+				ref[0] = '\0';
+		} while (strncmp(ref, "--", 2) == 0);
+		for (size_t i = 0; i < n_stages; i++) /* an earlier stage, not an image */
+			stage |= strcasecmp(stages[i], ref) == 0;
+		if (word(&p, as, sizeof(as)) && strcasecmp(as, "AS") == 0 &&
+		    word(&p, name, sizeof(name)) && n_stages < MAX_STAGES)
+			snprintf(stages[n_stages++], sizeof(stages[0]), "%s", name);
+		if (!ref[0] || stage || strcmp(ref, "scratch") == 0 || strchr(ref, '$'))
+			continue;
+		if (!sbx_image_present(d, ref))
+			return sbx_error_set(err, -ENOENT,
+					     "%s:%u: FROM image '%s' is not on the engine (nothing "
+					     "is pulled: load or build it first)",
+					     dockerfile, line, ref);
+	}
+	return 0;
+}
+
+int sbx_image_build_task(sbx_docker *d, const sbx_image_task_opts *o, char **image_id,
+			 sbx_error *err)
+{
+	sbx_docker_build_opts b = SBX_DOCKER_BUILD_OPTS_INIT;
+	_cleanup_free_ char *dockerfile = NULL;
+	int r;
+
+	if (asprintf(&dockerfile, "%s/Dockerfile", o->context_dir) < 0)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	r = sbx_image_check_bases(d, dockerfile, err);
+	if (r < 0)
+		return r;
+	b.context_dir = o->context_dir;
+	b.tags = (const char *const[]){o->tag, NULL};
+	b.labels = o->labels;
+	b.n_labels = o->n_labels;
+	b.pull = false;
+	b.timeout_ms = (long)(o->timeout_s ? o->timeout_s : 600) * 1000;
+	r = sbx_docker_image_build(d, &b, image_id, err);
+	if (r < 0)
+		return sbx_error_prefix(err, r, "building %s", dockerfile);
+	return 0;
+}

@@ -1,0 +1,368 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A Harbor task's verifier, where the agent cannot reach. In Harbor the
+ * verifier runs in the container the agent just controlled, so an agent can
+ * write /logs/verifier/reward.json, edit the tests, leave a process or a PATH
+ * shim behind. Here, when the agent's phase ends:
+ *
+ *   1. every process of the agent's uid in its sandbox is killed;
+ *   2. only the workdir leaves, as a tar (SBX_RUN_WORKDIR_MAX, else
+ *      sandbox_failed), extracted on the host by the untrusted-tar rules
+ *      (no absolute or escaping symlink, no device or fifo) into
+ *      runs/<id>/workdir/ and packed again: that archive's sha256 is recorded;
+ *   3. a fresh sandbox of the same image id (same hardening, plus /tests and
+ *      /logs tmpfs) gets it in /workspace and tests/ in /tests; test.sh runs
+ *      there under the verifier's timeout, its output in
+ *      /logs/verifier/test-stdout.txt;
+ *   4. reward.json (a flat object of finite numbers with "reward") wins over
+ *      reward.txt (one finite number); both are capped and parsed strictly.
+ *
+ * What still reaches the verifier is the workdir itself: tests that import
+ * or run its code run the agent's code (docs/harbor.md).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rundir.h"
+#include "run-internal.h"
+#include "sbx/cleanup.h"
+#include "sbx/docker_tar.h"
+#include "sbx/image.h"
+#include "sbx/json.h"
+#include "sbx/path.h"
+
+#define AGENT_UID  "1001:1000"
+#define KILL_AGENT "kill -KILL -1 2>/dev/null; exit 0"
+#define FRAME_MAX  (2 * (SBX_RUN_REWARD_MAX_BYTES + 1) + SBX_RUN_VERIFIER_TAIL + 4096)
+
+/*
+ * test.sh, then (its processes killed) the results framed on stdout: "exit N",
+ * "ms N" (test.sh's own time), then for reward.json, reward.txt and the
+ * output's tail "NAME LEN" and LEN bytes (LEN -1: absent, not a regular file).
+ */
+#define RUN_TESTS                                                                                  \
+	"mkdir -p /logs/verifier /logs/agent /logs/artifacts; cd " SBX_SANDBOX_WORKSPACE           \
+	" || exit 125\n"                                                                           \
+	"s=$(date +%s%N)\n"                                                                        \
+	"if command -v bash >/dev/null 2>&1; then bash /tests/test.sh; else sh /tests/test.sh; fi" \
+	" </dev/null >/logs/verifier/test-stdout.txt 2>&1\n"                                       \
+	"code=$?; e=$(date +%s%N)\n"                                                               \
+	"kill -KILL -1 2>/dev/null\n"                                                              \
+	"echo \"exit $code\"; echo \"ms $(( (e - s) / 1000000 ))\"\n"                              \
+	"for f in reward.json reward.txt; do p=/logs/verifier/$f\n"                                \
+	"  if [ -f \"$p\" ] && [ ! -L \"$p\" ]; then\n"                                            \
+	"    echo \"$f $(head -c 65537 \"$p\" | wc -c)\"; head -c 65537 \"$p\"\n"                  \
+	"  else echo \"$f -1\"; fi\n"                                                              \
+	"done\n"                                                                                   \
+	"p=/logs/verifier/test-stdout.txt\n"                                                       \
+	"echo \"tail $(tail -c 2048 \"$p\" | wc -c)\"; tail -c 2048 \"$p\"\n"
+
+static int sh(sbx_backend *b, const char *uid, const char *line, long timeout_ms, size_t max,
+	      sbx_buf *out, int *code, sbx_error *err)
+{
+	static const char *const env[] = {"TEST_DIR=/tests", NULL};
+	sbx_backend_exec x = {
+		.argv = (const char *const[]){"/bin/sh", "-c", line, NULL},
+		.user = uid,
+		.cwd = SBX_SANDBOX_WORKSPACE,
+		.env = env,
+		.timeout_ms = timeout_ms,
+		.max_bytes = max,
+	};
+
+	return b->ops->exec(b, &x, out, NULL, code, err);
+}
+
+/* Steps 1 and 2: the workdir out of the agent's sandbox, checked, packed again. */
+static int take_workdir(sbx_run *run, sbx_docker_tar **out, const void **data, size_t *len)
+{
+	static const char *const tar_argv[] = {"tar", "-cf", "-", "-C", SBX_SANDBOX_WORKSPACE, ".",
+					       NULL};
+	sbx_backend_exec x = {.argv = tar_argv,
+			      .user = AGENT_UID,
+			      .timeout_ms = 120000,
+			      .max_bytes = SBX_RUN_WORKDIR_MAX};
+	_cleanup_(sbx_buf_free) sbx_buf tar = SBX_BUF_INIT(SBX_RUN_WORKDIR_MAX + (1u << 20));
+	_cleanup_(sbx_docker_tar_freep) sbx_docker_tar *t = NULL;
+	_cleanup_free_ char *dir = NULL;
+	sbx_docker_extract_opts eo = SBX_DOCKER_EXTRACT_OPTS_INIT;
+	sbx_docker_extract_stats st = {0};
+	sbx_error e = SBX_ERROR_INIT;
+	double t0 = sbx_now_msf();
+	int code = -1, r, fd;
+
+	r = sh(run->backend, AGENT_UID, KILL_AGENT, 30000, 4096, NULL, &code, &e);
+	if (r >= 0)
+		r = run->backend->ops->exec(run->backend, &x, &tar, NULL, &code, &e);
+	sbx_run__phase_done(run, SBX_PHASE_COPY_OUT, t0);
+	if (r == -ENOBUFS) {
+		sbx_error_set(&e, -EFBIG, "the workdir is over the %llu MiB archive cap",
+			      SBX_RUN_WORKDIR_MAX >> 20);
+		sbx_run__set_sandbox_failed(run, "workdir_too_large", &e);
+		return -EFBIG;
+	}
+	if (r < 0) {
+		sbx_run__set_infra(run, "copy_out", &e);
+		return r;
+	}
+	if (code != 0) /* an unreadable file the agent left: the rest still goes */
+		sbx_log_warning("tar of the workdir exited %d; the readable files go on", code);
+	if (asprintf(&dir, "%s/workdir", run->res.run_dir) < 0 || mkdir(dir, 0755) < 0 ||
+	    (fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		sbx_error_set(&e, -errno, "'%s/workdir': %s", run->res.run_dir, strerror(errno));
+		sbx_run__set_infra(run, "host", &e);
+		return -EIO;
+	}
+	eo.max_total_bytes = SBX_RUN_WORKDIR_MAX;
+	eo.max_file_bytes = SBX_RUN_WORKDIR_MAX;
+	r = sbx_docker_tar_extract(tar.data, tar.len, fd, &eo, &st, &e);
+	close(fd);
+	run->res.verifier.workdir_refused = st.refused;
+	if (r == -EPERM) {
+		sbx_log_warning("workdir: %s", sbx_error_message(&e));
+		sbx_error_clear(&e);
+		r = 0;
+	}
+	if (r >= 0)
+		r = sbx_run__tar_dir(run->res.run_dir, "workdir", "", &t, data, len, &e);
+	if (r < 0) {
+		sbx_run__set_infra(run, "host", &e);
+		return r;
+	}
+	run->res.verifier.workdir_bytes = *len;
+	sbx_image_sha256_hex(*data, *len, run->res.verifier.workdir_sha256);
+	*out = TAKE_PTR(t);
+	return 0;
+}
+
+/* The next frame "NAME LEN\n" + LEN bytes of s; LEN -1: absent (*data NULL). */
+static bool frame(const char **s, const char *end, const char *name, const char **data,
+		  long *len)
+{
+	size_t n = strlen(name);
+	char *e;
+
+	if ((size_t)(end - *s) < n + 2 || memcmp(*s, name, n) != 0 || (*s)[n] != ' ')
+		return false;
+	*len = strtol(*s + n + 1, &e, 10);
+	if (*e != '\n' || *len < -1 || *len > end - e - 1)
+		return false;
+	*data = *len >= 0 ? e + 1 : NULL;
+	*s = e + 1 + (*len > 0 ? *len : 0);
+	return true;
+}
+
+/* reward.json: a flat object of finite numbers with "reward". NULL, or why not. */
+static const char *parse_reward_json(sbx_run_verifier *v, const char *s, long len)
+{
+	_cleanup_(cJSON_Deletep) cJSON *j = NULL;
+	const cJSON *it, *reward;
+	int n = 0;
+
+	if (len > SBX_RUN_REWARD_MAX_BYTES)
+		return "reward.json is over 64 KiB";
+	if (sbx_json_parse(s, (size_t)len, &j, NULL) < 0 || !cJSON_IsObject(j))
+		return "reward.json is not a JSON object";
+	cJSON_ArrayForEach(it, j)
+	{
+		if (++n > SBX_RUN_REWARD_MAX_KEYS)
+			return "reward.json has more than 32 keys";
+		if (!cJSON_IsNumber(it) || !isfinite(it->valuedouble))
+			return "reward.json holds a value that is not a finite number";
+		if (!it->string || strlen(it->string) > 64)
+			return "reward.json has a key over 64 bytes";
+	}
+	reward = cJSON_GetObjectItemCaseSensitive(j, "reward");
+	if (!reward)
+		return "reward.json has no \"reward\" key";
+	v->reward = reward->valuedouble;
+	v->rewards_json = cJSON_PrintUnformatted(j);
+	snprintf(v->reward_source, sizeof(v->reward_source), "reward.json");
+	return NULL;
+}
+
+static const char *parse_reward_txt(sbx_run_verifier *v, const char *s, long len)
+{
+	char buf[80], *end;
+	double d;
+
+	if (len > 64)
+		return "reward.txt is over 64 bytes";
+	memcpy(buf, s, (size_t)len);
+	buf[len] = '\0';
+	if (strlen(buf) != (size_t)len)
+		return "reward.txt holds a NUL byte";
+	d = strtod(buf, &end);
+	while (*end == ' ' || *end == '\n' || *end == '\t' || *end == '\r')
+		end++;
+	if (end == buf || *end || !isfinite(d))
+		return "reward.txt does not hold one finite number";
+	v->reward = d;
+	snprintf(v->reward_source, sizeof(v->reward_source), "reward.txt");
+	return NULL;
+}
+
+/* Reads the framed answer of RUN_TESTS into v. */
+static void read_results(sbx_run_verifier *v, const sbx_buf *out)
+{
+	const char *s = out->data ? out->data : "", *end = s + out->len, *json, *txt, *tail;
+	long jl, tl, ll, ms;
+	const char *why = NULL, *nl = memchr(s, '\n', out->len);
+
+	nl = nl ? memchr(nl + 1, '\n', (size_t)(end - nl - 1)) : NULL;
+	if (!nl || sscanf(s, "exit %d\nms %ld\n", &v->exit_code, &ms) != 2) {
+		v->error = strdup("the verifier's answer was garbled");
+		return;
+	}
+	s = nl + 1;
+	if (!frame(&s, end, "reward.json", &json, &jl) || !frame(&s, end, "reward.txt", &txt, &tl) ||
+	    !frame(&s, end, "tail", &tail, &ll)) {
+		v->error = strdup("the verifier's answer was garbled");
+		return;
+	}
+	v->test_ms = (double)ms;
+	v->output_tail = ll > 0 ? strndup(tail, (size_t)ll) : NULL;
+	if (json)
+		why = parse_reward_json(v, json, jl);
+	else if (txt)
+		why = parse_reward_txt(v, txt, tl);
+	else
+		why = "test.sh wrote neither /logs/verifier/reward.json nor reward.txt";
+	if (why)
+		v->error = strdup(why);
+	else
+		v->rewarded = true;
+}
+
+/* Step 3: the fresh sandbox, the copies, test.sh. */
+static int run_tests(sbx_run *run, sbx_backend *b, const void *wd, size_t wd_len, sbx_buf *out,
+		     sbx_error *err)
+{
+	sbx_run_verifier *v = &run->res.verifier;
+	_cleanup_(sbx_docker_tar_freep) sbx_docker_tar *tt = NULL;
+	sbx_sandbox_spec spec = {0};
+	const void *tests;
+	size_t tests_len;
+	double t = sbx_now_msf();
+	int code = -1, r;
+
+	spec.image = run->res.image_id ? run->res.image_id : run->res.image;
+	spec.run_id = run->res.run_id;
+	spec.task = run->task->id;
+	spec.owner = run->owner;
+	spec.created = time(NULL);
+	spec.deadline = spec.created + run->task->harbor->verifier_timeout_s + 30;
+	spec.grace_s = 5;
+	spec.memory = run->res.limits.memory;
+	spec.cpus = run->res.limits.cpus;
+	spec.pids = run->res.limits.pids;
+	spec.runtime = run->res.limits.runtime;
+	spec.engine_seccomp = run->res.limits.engine_seccomp;
+	spec.workspace_bytes = run->res.limits.workspace_bytes;
+	spec.tmp_bytes = run->res.limits.tmp_bytes;
+	spec.run_bytes = run->res.limits.run_bytes;
+	spec.test = run->o.test;
+	spec.verifier = true;
+	r = b->ops->create(b, &spec, err);
+	if (r >= 0)
+		r = b->ops->start(b, err);
+	v->create_ms = sbx_now_msf() - t;
+	if (r < 0)
+		return r;
+	t = sbx_now_msf();
+	r = sbx_run__tar_dir(run->task->dir, "tests", "", &tt, &tests, &tests_len, err);
+	if (r >= 0)
+		r = b->ops->copy_in_tar(b, SBX_SANDBOX_WORKSPACE, wd, wd_len, err);
+	if (r >= 0)
+		r = b->ops->copy_in_tar(b, "/tests", tests, tests_len, err);
+	/* The packed modes are 0644/0755: the tests' uid (the agent's, group 1000) writes too. */
+	if (r >= 0)
+		r = sh(b, NULL, "chmod -R g+w " SBX_SANDBOX_WORKSPACE " /tests", 30000, 4096, NULL,
+		       &code, err);
+	v->copy_ms = sbx_now_msf() - t;
+	if (r < 0)
+		return r;
+	v->ran = true;
+	r = sh(b, AGENT_UID, RUN_TESTS, (long)run->task->harbor->verifier_timeout_s * 1000,
+	       FRAME_MAX, out, &code, err);
+	if (r == -ETIME) {
+		v->timed_out = true;
+		sbx_error_clear(err);
+		return 0;
+	}
+	if (r == -ENOBUFS) {
+		sbx_error_clear(err);
+		v->error = strdup("the verifier's answer was over its cap");
+		return 0;
+	}
+	return r;
+}
+
+static void grade_from_reward(sbx_run *run)
+{
+	sbx_run_verifier *v = &run->res.verifier;
+	sbx_run_grade *g = &run->res.grade;
+
+	if (v->timed_out && !v->error &&
+	    asprintf(&v->error, "test.sh ran past the verifier's %u s timeout",
+		     run->task->harbor->verifier_timeout_s) < 0)
+		v->error = NULL;
+	if (!v->rewarded || v->timed_out) {
+		v->rewarded = false;
+		g->error = strdup(v->error ? v->error : "no reward");
+		return;
+	}
+	g->graded = true;
+	g->score = v->reward < 0 ? 0 : v->reward > 1 ? 1 : v->reward;
+	g->status = v->reward >= 1 ? SBX_GRADE_PASS : v->reward > 0 ? SBX_GRADE_PARTIAL
+								    : SBX_GRADE_FAIL;
+}
+
+void sbx_run__verify(sbx_run *run)
+{
+	_cleanup_(sbx_docker_tar_freep) sbx_docker_tar *wt = NULL;
+	_cleanup_(sbx_buf_free) sbx_buf out = SBX_BUF_INIT(2 * FRAME_MAX);
+	sbx_run_verifier *v = &run->res.verifier;
+	sbx_backend *b = NULL;
+	sbx_error e = SBX_ERROR_INIT;
+	const void *wd;
+	size_t wd_len;
+	double t0 = sbx_now_msf(), t;
+	int r;
+
+	v->exit_code = -1;
+	v->harbor = true;
+	if (!run->backend->ops->exec || take_workdir(run, &wt, &wd, &wd_len) < 0)
+		return;
+	r = run->o.backend ? run->o.backend(&b, run->o.engine, run->o.backend_userdata, &e)
+			   : sbx_backend_docker_new_at(&b, run->o.engine, &e);
+	if (r >= 0)
+		r = run_tests(run, b, wd, wd_len, &out, &e);
+	if (b) {
+		sbx_error de = SBX_ERROR_INIT;
+
+		t = sbx_now_msf();
+		if (b->id && b->ops->destroy(b, &de) < 0)
+			sbx_log_warning("removing the verifier's sandbox: %s",
+					sbx_error_message(&de));
+		v->remove_ms = sbx_now_msf() - t;
+		b->ops->free(b);
+	}
+	v->total_ms = sbx_now_msf() - t0;
+	sbx_run__phase_done(run, SBX_PHASE_GRADE, t0);
+	if (r < 0) {
+		sbx_error_prefix(&e, r, "verifier");
+		sbx_run__set_infra(run, "verifier", &e);
+		return;
+	}
+	if (v->ran && !v->timed_out && !v->error)
+		read_results(v, &out);
+	grade_from_reward(run);
+}
