@@ -324,7 +324,10 @@ static void on_ready(sbx_run *run, void *userdata)
 static void print_summary(const sbx_run_result *r)
 {
 	fprintf(stderr, "sandboxctl: run %s: %s", r->run_id, sbx_run_status_name(r->status));
-	if (r->grade.graded)
+	if (r->grade.graded && r->verifier.harbor)
+		fprintf(stderr, " (reward %g from %s)", r->verifier.reward,
+			r->verifier.reward_source);
+	else if (r->grade.graded)
 		fprintf(stderr, " (%s, score %.1f%%, %llu/%llu cells)",
 			sbx_grade_status_name(r->grade.status), r->grade.score * 100,
 			(unsigned long long)r->grade.cells_matched,
@@ -369,7 +372,9 @@ static void print_verdict(const sbx_run_result *r)
 	snprintf(word, sizeof(word), "%s", sbx_run_status_name(r->status));
 	for (i = 0; word[i]; i++)
 		word[i] = (char)toupper((unsigned char)word[i]);
-	if (r->grade.graded)
+	if (r->grade.graded && r->verifier.harbor)
+		printf("%s  %s reward %g", word, r->task ? r->task : "?", r->verifier.reward);
+	else if (r->grade.graded)
 		printf("%s  %s %.2f%% (%llu/%llu)", word, r->task ? r->task : "?",
 		       r->grade.score * 100, (unsigned long long)r->grade.cells_matched,
 		       (unsigned long long)r->grade.cells_graded);

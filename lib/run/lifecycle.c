@@ -797,6 +797,8 @@ sbx_run_end sbx_run_wait(sbx_run *run)
 	double t = sbx_now_msf();
 	sbx_run_end end;
 
+	/* The verifier's sandbox is made while the agent works, off the episode's path. */
+	sbx_run__verifier_prestart(run);
 	if (sbx_run__is_oracle(run)) {
 		if (sbx_run__oracle_agent(run, &err) < 0) {
 			sbx_run__set_infra(run, "agent", &err);
@@ -953,6 +955,7 @@ int sbx_run_finish(sbx_run *run, sbx_run_end end, sbx_error *err)
 
 	if (alive && end != SBX_END_INTERRUPTED && end != SBX_END_SANDBOX_DIED)
 		collect_and_grade(run, end);
+	sbx_run__verifier_discard(run); /* made ahead and not used: not left behind */
 	sbx_run__trace(run, "outputs graded");
 	if (run->backend && run->backend->id)
 		sbx_run__save_logs(run);
@@ -1055,6 +1058,7 @@ void sbx_run_free(sbx_run *run)
 		return;
 	if (run->copy_running)
 		pthread_join(run->copy_thread, NULL);
+	sbx_run__verifier_discard(run);
 	if (run->agent_started && run->agent.pid > 0)
 		sbx_agent__stop(&run->agent, 500);
 	sbx_relay_free(run->relay);

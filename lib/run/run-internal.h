@@ -60,6 +60,12 @@ struct sbx_run {
 	pthread_t copy_thread;
 	bool copy_running;
 	bool oracle_in; /* the copy-in also placed the oracle's files */
+	/* Harbor tasks: the verifier's sandbox, created and started while the agent works. */
+	pthread_t vthread;
+	bool vstarting;
+	sbx_backend *vbackend;
+	int vstart_result;
+	sbx_error vstart_err;
 	int copy_result;
 	sbx_error copy_err;
 };
@@ -151,6 +157,10 @@ int sbx_run__tar_dir(const char *dir, const char *rel, const char *prefix,
  * into res.verifier and res.grade.
  */
 void sbx_run__verify(sbx_run *run);
+/* verify.c: creates and starts the verifier's sandbox on a thread, for verify to take. */
+void sbx_run__verifier_prestart(sbx_run *run);
+/* verify.c: joins that thread and removes its sandbox if verify did not take it. */
+void sbx_run__verifier_discard(sbx_run *run);
 
 /*
  * run_state.c: the server's view of the task: 1 completed, 2 timed out, 0

@@ -22,7 +22,9 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,7 +41,6 @@
 #include "sbx/path.h"
 
 #define AGENT_UID  "1001:1000"
-#define KILL_AGENT "kill -KILL -1 2>/dev/null; exit 0"
 #define FRAME_MAX  (2 * (SBX_RUN_REWARD_MAX_BYTES + 1) + SBX_RUN_VERIFIER_TAIL + 4096)
 
 /*
@@ -80,11 +81,21 @@ static int sh(sbx_backend *b, const char *uid, const char *line, long timeout_ms
 	return b->ops->exec(b, &x, out, NULL, code, err);
 }
 
+static int group_writable(const char *path, const struct stat *st, int type, struct FTW *f)
+{
+	(void)f;
+	if (type == FTW_F || type == FTW_D)
+		return chmod(path, (st->st_mode & 07777) | 020) < 0 ? -1 : 0;
+	return 0;
+}
+
 /* Steps 1 and 2: the workdir out of the agent's sandbox, checked, packed again. */
 static int take_workdir(sbx_run *run, sbx_docker_tar **out, const void **data, size_t *len)
 {
-	static const char *const tar_argv[] = {"tar", "-cf", "-", "-C", SBX_SANDBOX_WORKSPACE, ".",
-					       NULL};
+	/* kill(-1) spares its caller: the shell, which then becomes tar. */
+	static const char *const tar_argv[] = {
+		"/bin/sh", "-c",
+		"kill -KILL -1 2>/dev/null; exec tar -cf - -C " SBX_SANDBOX_WORKSPACE " .", NULL};
 	sbx_backend_exec x = {.argv = tar_argv,
 			      .user = AGENT_UID,
 			      .timeout_ms = 120000,
@@ -98,9 +109,7 @@ static int take_workdir(sbx_run *run, sbx_docker_tar **out, const void **data, s
 	double t0 = sbx_now_msf();
 	int code = -1, r, fd;
 
-	r = sh(run->backend, AGENT_UID, KILL_AGENT, 30000, 4096, NULL, &code, &e);
-	if (r >= 0)
-		r = run->backend->ops->exec(run->backend, &x, &tar, NULL, &code, &e);
+	r = run->backend->ops->exec(run->backend, &x, &tar, NULL, &code, &e);
 	sbx_run__phase_done(run, SBX_PHASE_COPY_OUT, t0);
 	if (r == -ENOBUFS) {
 		sbx_error_set(&e, -EFBIG, "the workdir is over the %llu MiB archive cap",
@@ -130,6 +139,9 @@ static int take_workdir(sbx_run *run, sbx_docker_tar **out, const void **data, s
 		sbx_error_clear(&e);
 		r = 0;
 	}
+	/* Extraction masks group write: the tests' uid (the agent's, group 1000) writes too. */
+	if (r >= 0 && nftw(dir, group_writable, 16, FTW_PHYS) != 0)
+		r = sbx_error_set(&e, -EIO, "'%s': cannot make it group-writable", dir);
 	if (r >= 0)
 		r = sbx_run__tar_dir(run->res.run_dir, "workdir", "", &t, data, len, &e);
 	if (r < 0) {
@@ -241,56 +253,152 @@ static void read_results(sbx_run_verifier *v, const sbx_buf *out)
 		v->rewarded = true;
 }
 
-/* Step 3: the fresh sandbox, the copies, test.sh. */
-static int run_tests(sbx_run *run, sbx_backend *b, const void *wd, size_t wd_len, sbx_buf *out,
-		     sbx_error *err)
+static void remove_sandbox(sbx_backend *b)
 {
-	sbx_run_verifier *v = &run->res.verifier;
-	_cleanup_(sbx_docker_tar_freep) sbx_docker_tar *tt = NULL;
-	sbx_sandbox_spec spec = {0};
-	const void *tests;
-	size_t tests_len;
-	double t = sbx_now_msf();
-	int code = -1, r;
+	sbx_error e = SBX_ERROR_INIT;
 
-	spec.image = run->res.image_id ? run->res.image_id : run->res.image;
-	spec.run_id = run->res.run_id;
-	spec.task = run->task->id;
-	spec.owner = run->owner;
-	spec.created = time(NULL);
-	spec.deadline = spec.created + run->task->harbor->verifier_timeout_s + 30;
-	spec.grace_s = 5;
-	spec.memory = run->res.limits.memory;
-	spec.cpus = run->res.limits.cpus;
-	spec.pids = run->res.limits.pids;
-	spec.runtime = run->res.limits.runtime;
-	spec.engine_seccomp = run->res.limits.engine_seccomp;
-	spec.workspace_bytes = run->res.limits.workspace_bytes;
-	spec.tmp_bytes = run->res.limits.tmp_bytes;
-	spec.run_bytes = run->res.limits.run_bytes;
-	spec.test = run->o.test;
-	spec.verifier = true;
-	r = b->ops->create(b, &spec, err);
+	if (!b)
+		return;
+	if (b->id && b->ops->destroy(b, &e) < 0)
+		sbx_log_warning("removing the verifier's sandbox: %s", sbx_error_message(&e));
+	b->ops->free(b);
+}
+
+/* The verifier's sandbox: the agent's image id and limits, plus /tests and /logs. */
+static void verifier_spec(const sbx_run *run, sbx_sandbox_spec *spec)
+{
+	memset(spec, 0, sizeof(*spec));
+	spec->image = run->res.image_id ? run->res.image_id : run->res.image;
+	spec->run_id = run->res.run_id;
+	spec->task = run->task->id;
+	spec->owner = run->owner;
+	spec->created = time(NULL);
+	/* Made while the agent works: PID 1 outlives the agent's deadline and the tests'. */
+	spec->deadline = (run->res.deadline > spec->created ? run->res.deadline : spec->created) +
+			 run->task->harbor->verifier_timeout_s + 60;
+	spec->grace_s = 5;
+	spec->memory = run->res.limits.memory;
+	spec->cpus = run->res.limits.cpus;
+	spec->pids = run->res.limits.pids;
+	spec->runtime = run->res.limits.runtime;
+	spec->engine_seccomp = run->res.limits.engine_seccomp;
+	spec->workspace_bytes = run->res.limits.workspace_bytes;
+	spec->tmp_bytes = run->res.limits.tmp_bytes;
+	spec->run_bytes = run->res.limits.run_bytes;
+	spec->test = run->o.test;
+	spec->verifier = true;
+}
+
+/* A new backend with the verifier's sandbox created and started in it. */
+static int start_verifier(sbx_run *run, sbx_backend **out, sbx_error *err)
+{
+	sbx_sandbox_spec spec;
+	sbx_backend *b = NULL;
+	int r;
+
+	verifier_spec(run, &spec);
+	r = run->o.backend ? run->o.backend(&b, run->o.engine, run->o.backend_userdata, err)
+			   : sbx_backend_docker_new_at(&b, run->o.engine, err);
+	if (r >= 0)
+		r = b->ops->create(b, &spec, err);
 	if (r >= 0)
 		r = b->ops->start(b, err);
-	v->create_ms = sbx_now_msf() - t;
+	*out = b; /* also on failure: the caller removes what was made */
+	return r;
+}
+
+static void *prestart_main(void *arg)
+{
+	sbx_run *run = arg;
+
+	run->vstart_result = start_verifier(run, &run->vbackend, &run->vstart_err);
+	return NULL;
+}
+
+void sbx_run__verifier_prestart(sbx_run *run)
+{
+	if (!run->task->harbor || run->vstarting || !run->backend || !run->backend->ops->exec)
+		return;
+	run->vstarting = pthread_create(&run->vthread, NULL, prestart_main, run) == 0;
+}
+
+/* The pre-started sandbox (joined), or NULL when there is none. */
+static sbx_backend *take_prestarted(sbx_run *run)
+{
+	sbx_backend *b;
+
+	if (!run->vstarting)
+		return NULL;
+	pthread_join(run->vthread, NULL);
+	run->vstarting = false;
+	b = TAKE_PTR(run->vbackend);
+	if (run->vstart_result >= 0)
+		return b;
+	sbx_log_warning("verifier sandbox made ahead: %s; making another",
+			sbx_error_message(&run->vstart_err));
+	remove_sandbox(b);
+	return NULL;
+}
+
+void sbx_run__verifier_discard(sbx_run *run)
+{
+	remove_sandbox(take_prestarted(run));
+}
+
+/* The workdir (by the agent's uid, group-writable) and tests/ in one archive for /. */
+static int pack_inputs(sbx_run *run, sbx_docker_tar **out, const void **data, size_t *len,
+		       sbx_error *err)
+{
+	_cleanup_(sbx_docker_tar_freep) sbx_docker_tar *t = NULL;
+	_cleanup_free_ char *wd = NULL, *tests = NULL;
+	int r;
+
+	if (asprintf(&wd, "%s/workdir", run->res.run_dir) < 0 ||
+	    asprintf(&tests, "%s/tests", run->task->dir) < 0)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	r = sbx_docker_tar_new(&t, (size_t)SBX_RUN_WORKDIR_MAX + (256u << 20), err);
+	if (r >= 0)
+		r = sbx_docker_tar_add_dir(t, "workspace", 02775, 1000, 1000, err);
+	if (r >= 0)
+		r = sbx_docker_tar_add_tree(t, wd, "workspace", 1000, 1000, err);
+	if (r >= 0)
+		r = sbx_docker_tar_add_dir(t, "tests", 02775, 1000, 1000, err);
+	if (r >= 0)
+		r = sbx_docker_tar_add_tree(t, tests, "tests", 1000, 1000, err);
+	if (r >= 0)
+		r = sbx_docker_tar_finish(t, data, len, err);
 	if (r < 0)
 		return r;
-	t = sbx_now_msf();
-	r = sbx_run__tar_dir(run->task->dir, "tests", "", &tt, &tests, &tests_len, err);
+	*out = TAKE_PTR(t);
+	return 0;
+}
+
+/* Step 3: the fresh sandbox (made ahead, or now), the copy, test.sh. */
+static int run_tests(sbx_run *run, sbx_backend **bp, sbx_buf *out, sbx_error *err)
+{
+	sbx_run_verifier *v = &run->res.verifier;
+	_cleanup_(sbx_docker_tar_freep) sbx_docker_tar *t = NULL;
+	const void *tar;
+	size_t len;
+	double t0 = sbx_now_msf();
+	int code = -1, r;
+
+	*bp = take_prestarted(run);
+	if (!*bp) {
+		r = start_verifier(run, bp, err);
+		v->create_ms = sbx_now_msf() - t0;
+		if (r < 0)
+			return r;
+	}
+	t0 = sbx_now_msf();
+	r = pack_inputs(run, &t, &tar, &len, err);
 	if (r >= 0)
-		r = b->ops->copy_in_tar(b, SBX_SANDBOX_WORKSPACE, wd, wd_len, err);
-	if (r >= 0)
-		r = b->ops->copy_in_tar(b, "/tests", tests, tests_len, err);
-	/* The packed modes are 0644/0755: the tests' uid (the agent's, group 1000) writes too. */
-	if (r >= 0)
-		r = sh(b, NULL, "chmod -R g+w " SBX_SANDBOX_WORKSPACE " /tests", 30000, 4096, NULL,
-		       &code, err);
-	v->copy_ms = sbx_now_msf() - t;
+		r = (*bp)->ops->copy_in_tar(*bp, "/", tar, len, err);
+	v->copy_ms = sbx_now_msf() - t0;
 	if (r < 0)
 		return r;
 	v->ran = true;
-	r = sh(b, AGENT_UID, RUN_TESTS, (long)run->task->harbor->verifier_timeout_s * 1000,
+	r = sh(*bp, AGENT_UID, RUN_TESTS, (long)run->task->harbor->verifier_timeout_s * 1000,
 	       FRAME_MAX, out, &code, err);
 	if (r == -ETIME) {
 		v->timed_out = true;
@@ -339,22 +447,14 @@ void sbx_run__verify(sbx_run *run)
 
 	v->exit_code = -1;
 	v->harbor = true;
-	if (!run->backend->ops->exec || take_workdir(run, &wt, &wd, &wd_len) < 0)
+	if (!run->backend->ops->exec || take_workdir(run, &wt, &wd, &wd_len) < 0) {
+		sbx_run__verifier_discard(run);
 		return;
-	r = run->o.backend ? run->o.backend(&b, run->o.engine, run->o.backend_userdata, &e)
-			   : sbx_backend_docker_new_at(&b, run->o.engine, &e);
-	if (r >= 0)
-		r = run_tests(run, b, wd, wd_len, &out, &e);
-	if (b) {
-		sbx_error de = SBX_ERROR_INIT;
-
-		t = sbx_now_msf();
-		if (b->id && b->ops->destroy(b, &de) < 0)
-			sbx_log_warning("removing the verifier's sandbox: %s",
-					sbx_error_message(&de));
-		v->remove_ms = sbx_now_msf() - t;
-		b->ops->free(b);
 	}
+	r = run_tests(run, &b, &out, &e);
+	t = sbx_now_msf();
+	remove_sandbox(b);
+	v->remove_ms = sbx_now_msf() - t;
 	v->total_ms = sbx_now_msf() - t0;
 	sbx_run__phase_done(run, SBX_PHASE_GRADE, t0);
 	if (r < 0) {
