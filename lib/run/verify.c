@@ -112,7 +112,7 @@ static int take_workdir(sbx_run *run, sbx_docker_tar **out, const void **data, s
 	r = run->backend->ops->exec(run->backend, &x, &tar, NULL, &code, &e);
 	sbx_run__phase_done(run, SBX_PHASE_COPY_OUT, t0);
 	if (r == -ENOBUFS) {
-		sbx_error_set(&e, -EFBIG, "the workdir is over the %llu MiB archive cap",
+		sbx_error_replace(&e, -EFBIG, "the workdir is over the %llu MiB archive cap",
 			      SBX_RUN_WORKDIR_MAX >> 20);
 		sbx_run__set_sandbox_failed(run, "workdir_too_large", &e);
 		return -EFBIG;

@@ -210,6 +210,9 @@ static int need_file(const char *dir, const char *rel, size_t max, char **text, 
 	size_t len;
 	int r = sbx_path_read_beneath(dir, rel, max, &buf, &len, err);
 
+	if (r == -ENOENT)
+		return sbx_error_replace(err, r, "%s: %s is missing (a Harbor task directory needs it)",
+				     dir, rel);
 	if (r < 0)
 		return sbx_error_prefix(err, r, "%s/%s", dir, rel);
 	if (text)
