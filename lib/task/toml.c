@@ -110,8 +110,24 @@ static sbx_ynode *node_new(parser *p, sbx_ynode_kind kind)
 	return n;
 }
 
-/* Appends item (and key, for a MAP) to parent; takes both, also on failure. */
-static int push(parser *p, sbx_ynode *parent, char *key, sbx_ynode *item)
+/* Where a key or header began: errors about it and its node point there. */
+typedef struct pos {
+	unsigned line, col;
+} pos;
+
+static pos here(const parser *p)
+{
+	return (pos){p->line, (unsigned)(p->pos - p->line_start + 1)};
+}
+
+static int fail_at(parser *p, pos at, const char *what, const char *key)
+{
+	return sbx_error_set(p->err, -EINVAL, "%s:%u:%u: %s '%s' is already defined", p->name,
+			     at.line, at.col, what, key);
+}
+
+/* Appends item (and key at kp, for a MAP) to parent; takes both, also on failure. */
+static int push(parser *p, sbx_ynode *parent, char *key, sbx_ynode *item, pos kp)
 {
 	sbx_ynode **items = realloc(parent->items, (parent->n + 1) * sizeof(*items));
 	sbx_ynode *k = NULL;
@@ -128,8 +144,8 @@ static int push(parser *p, sbx_ynode *parent, char *key, sbx_ynode *item)
 		k = keys ? calloc(1, sizeof(*k)) : NULL;
 		if (k) {
 			k->kind = SBX_YNODE_SCALAR;
-			k->line = item->line;
-			k->col = item->col;
+			k->line = kp.line;
+			k->col = kp.col;
 			k->value = key;
 			k->len = strlen(key);
 			key = NULL;
@@ -351,8 +367,10 @@ static int bare_value(parser *p, sbx_ynode *n)
 		if (c == '_') {
 			bool ok = i > start && i + 1 < p->pos && p->s[i - 1] >= '0' &&
 				  p->s[i - 1] <= '9' && p->s[i + 1] >= '0' && p->s[i + 1] <= '9';
-			if (!ok)
+			if (!ok) {
+				p->pos = i;
 				return fail(p, "'_' must sit between two digits");
+			}
 			continue;
 		}
 		v[j++] = c;
@@ -389,7 +407,7 @@ static int array(parser *p, unsigned depth, sbx_ynode *n)
 		r = value(p, depth + 1, &item);
 		if (r < 0)
 			return r;
-		r = push(p, n, NULL, item);
+		r = push(p, n, NULL, item, here(p));
 		if (r < 0)
 			return r;
 		skip_space(p);
@@ -466,7 +484,7 @@ static int value(parser *p, unsigned depth, sbx_ynode **out)
  * Walks (making) the tables of k's first n parts below t; *out is the last.
  * Through an array of tables it takes its last table.
  */
-static int descend(parser *p, sbx_ynode *t, const keypath *k, size_t n, bool dotted,
+static int descend(parser *p, sbx_ynode *t, const keypath *k, size_t n, bool dotted, pos at,
 		   sbx_ynode **out)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -476,12 +494,14 @@ static int descend(parser *p, sbx_ynode *t, const keypath *k, size_t n, bool dot
 		if (c && c->kind == SBX_YNODE_SEQ && TABLE_ARRAY(c) && c->n > 0 && !dotted)
 			c = c->items[c->n - 1];
 		if (c && (c->kind != SBX_YNODE_MAP || CLOSED(c) || (dotted && SEALED(c))))
-			return fail(p, "key '%s' is already defined", k->part[i]);
+			return fail_at(p, at, "key", k->part[i]);
 		if (!c) {
 			c = node_new(p, SBX_YNODE_MAP);
 			if (!c)
 				return -ENOMEM;
-			r = push(p, t, strdup(k->part[i]), c);
+			c->line = at.line;
+			c->col = at.col;
+			r = push(p, t, strdup(k->part[i]), c, at);
 			if (r < 0)
 				return r;
 		}
@@ -496,19 +516,18 @@ static int assign(parser *p, sbx_ynode *table, unsigned depth)
 {
 	_cleanup_(keypath_clear) keypath k = {0};
 	sbx_ynode *t, *v;
-	unsigned line = p->line;
-	size_t col = p->pos - p->line_start;
-	int r = keypath_parse(p, &k);
+	pos at;
+	int r;
 
+	skip_ws(p);
+	at = here(p);
+	r = keypath_parse(p, &k);
 	if (r >= 0)
-		r = descend(p, table, &k, k.n - 1, true, &t);
+		r = descend(p, table, &k, k.n - 1, true, at, &t);
 	if (r < 0)
 		return r;
-	if (child(t, k.part[k.n - 1])) {
-		p->line = line; /* the key's position, not the value's */
-		p->pos = p->line_start + col;
-		return fail(p, "key '%s' is already defined", k.part[k.n - 1]);
-	}
+	if (child(t, k.part[k.n - 1]))
+		return fail_at(p, at, "key", k.part[k.n - 1]);
 	if (peek(p) != '=')
 		return fail(p, "expected '=' after the key");
 	p->pos++;
@@ -516,7 +535,7 @@ static int assign(parser *p, sbx_ynode *table, unsigned depth)
 	r = value(p, depth, &v);
 	if (r < 0)
 		return r;
-	r = push(p, t, k.part[k.n - 1], v);
+	r = push(p, t, k.part[k.n - 1], v, at);
 	k.part[--k.n] = NULL;
 	return r;
 }
@@ -526,13 +545,14 @@ static int header(parser *p, sbx_ynode *root, sbx_ynode **cur)
 {
 	_cleanup_(keypath_clear) keypath k = {0};
 	bool arr = at(p, "[[");
+	pos hp = here(p);
 	sbx_ynode *t, *last, *tbl;
 	int r;
 
 	p->pos += arr ? 2 : 1;
 	r = keypath_parse(p, &k);
 	if (r >= 0)
-		r = descend(p, root, &k, k.n - 1, false, &t);
+		r = descend(p, root, &k, k.n - 1, false, hp, &t);
 	if (r < 0)
 		return r;
 	if (!(arr ? at(p, "]]") : peek(p) == ']'))
@@ -541,13 +561,15 @@ static int header(parser *p, sbx_ynode *root, sbx_ynode **cur)
 	last = child(t, k.part[k.n - 1]);
 	if (arr) {
 		if (last && (last->kind != SBX_YNODE_SEQ || !TABLE_ARRAY(last)))
-			return fail(p, "key '%s' is already defined", k.part[k.n - 1]);
+			return fail_at(p, hp, "key", k.part[k.n - 1]);
 		if (!last) {
 			last = node_new(p, SBX_YNODE_SEQ);
 			if (!last)
 				return -ENOMEM;
 			last->len = 1;
-			r = push(p, t, k.part[k.n - 1], last);
+			last->line = hp.line;
+			last->col = hp.col;
+			r = push(p, t, k.part[k.n - 1], last, hp);
 			k.part[--k.n] = NULL;
 			if (r < 0)
 				return r;
@@ -555,17 +577,17 @@ static int header(parser *p, sbx_ynode *root, sbx_ynode **cur)
 		tbl = node_new(p, SBX_YNODE_MAP);
 		if (!tbl)
 			return -ENOMEM;
-		r = push(p, last, NULL, tbl);
+		r = push(p, last, NULL, tbl, hp);
 		if (r < 0)
 			return r;
 	} else {
 		if (last && (last->kind != SBX_YNODE_MAP || SEALED(last)))
-			return fail(p, "table '%s' is already defined", k.part[k.n - 1]);
+			return fail_at(p, hp, "table", k.part[k.n - 1]);
 		if (!last) {
 			last = node_new(p, SBX_YNODE_MAP);
 			if (!last)
 				return -ENOMEM;
-			r = push(p, t, k.part[k.n - 1], last);
+			r = push(p, t, k.part[k.n - 1], last, hp);
 			k.part[--k.n] = NULL;
 			if (r < 0)
 				return r;
@@ -573,6 +595,8 @@ static int header(parser *p, sbx_ynode *root, sbx_ynode **cur)
 		tbl = last;
 	}
 	SEALED(tbl) = true;
+	tbl->line = hp.line;
+	tbl->col = hp.col;
 	*cur = tbl;
 	return 0;
 }
