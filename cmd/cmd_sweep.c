@@ -117,8 +117,8 @@ static bool is_limit(const char *name)
 static bool is_plan_option(const char *name)
 {
 	static const char *const names[] = {
-		"task", "tasks",   "task-file", "agent",     "epochs", "seed-from", "pass-at", "task-dir",
-		"out",	"timeout", "image",	"tasks-dir", "tag",    NULL};
+		"task",	    "tasks", "task-file", "agent", "epochs",	"seed-from", "pass-at",
+		"task-dir", "out",   "timeout",	  "image", "tasks-dir", "tag",	     NULL};
 
 	return cli_name_in(name, names) || is_limit(name);
 }
@@ -474,10 +474,10 @@ static int add_task_dir(sbx_sweep_plan *p, const char *dir)
 int cmd_sweep(int argc, char **argv)
 {
 	static const char *const sweep_options[] = {
-		"task=",	 "tasks=",   "task-file=", "agent=",	 "epochs=",  "seed-from=",
-		"pass-at=",	 "jobs=",    "out=",	   "resume=",	 "retries=", "timeout=",
-		"image=",	 "memory=",  "cpus=",	   "pids=",	 "runtime=", "grace=",
-		"network=",	 "seccomp=", "tasks-dir=", "engine=",	 "tag=",     "stop-grace=",
+		"task=",	 "tasks=",   "task-file=", "agent=",	 "epochs=",   "seed-from=",
+		"pass-at=",	 "jobs=",    "out=",	   "resume=",	 "retries=",  "timeout=",
+		"image=",	 "memory=",  "cpus=",	   "pids=",	 "runtime=",  "grace=",
+		"network=",	 "seccomp=", "tasks-dir=", "engine=",	 "tag=",      "stop-grace=",
 		"require-pass=", "json",     "quiet",	   "test-label", "task-dir=", NULL,
 	};
 	cli_longopts lo = {0};

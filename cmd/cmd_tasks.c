@@ -317,8 +317,7 @@ static int do_show(const char *name)
 		sbx_json_add_bool(o, "reference", t->reference);
 		sbx_json_add_bool(o, "harbor", t->harbor != NULL);
 		if (t->harbor)
-			sbx_json_add_number(o, "verifier_timeout_s",
-					    t->harbor->verifier_timeout_s);
+			sbx_json_add_number(o, "verifier_timeout_s", t->harbor->verifier_timeout_s);
 		sbx_json_add_number(o, "cases", (double)t->grading.n_cases);
 		s = cJSON_Print(o);
 		if (!s)
@@ -341,8 +340,9 @@ static int do_show(const char *name)
 	if (t->harbor) {
 		printf("format:     Harbor task directory (task.toml; graded by tests/test.sh in "
 		       "a fresh sandbox)\n");
-		put_field("image:      ", t->harbor->docker_image ? t->harbor->docker_image
-							      : "built from environment/Dockerfile");
+		put_field("image:      ", t->harbor->docker_image
+						  ? t->harbor->docker_image
+						  : "built from environment/Dockerfile");
 		printf("verifier:   %u s timeout\n", t->harbor->verifier_timeout_s);
 		printf("oracle:     %s\n", t->harbor->solution ? "solution/solve.sh" : "none");
 	}
@@ -406,9 +406,10 @@ static int check_harbor_image(const sbx_task *t, sbx_error *err)
 	}
 	if (t->harbor->docker_image) {
 		if (!sbx_image_present(d, t->harbor->docker_image))
-			return sbx_error_set(err, -ENOENT,
-					     "%s: environment.docker_image '%s' is not on the engine",
-					     t->path, t->harbor->docker_image);
+			return sbx_error_set(
+				err, -ENOENT,
+				"%s: environment.docker_image '%s' is not on the engine", t->path,
+				t->harbor->docker_image);
 		return 0;
 	}
 	if (asprintf(&df, "%s/%s/Dockerfile", t->dir, t->harbor->environment) < 0)

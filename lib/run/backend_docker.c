@@ -44,7 +44,6 @@ typedef struct docker_backend {
 	size_t n_pending;
 } docker_backend;
 
-
 /* The user every exec runs as: never the root a published sandbox starts as. */
 #define EXEC_USER "1000:1000"
 
@@ -210,8 +209,9 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 	tmpfs[2] = (sbx_docker_kv){"/run", run};
 	if (spec->verifier) {
 		/* Harbor's paths: the tests go in as the server's uid, test.sh writes its logs. */
-		tmpfs[nt++] = (sbx_docker_kv){"/tests", "rw,nosuid,nodev,size=64m,uid=1000,gid=1000,"
-							"mode=2775"};
+		tmpfs[nt++] =
+			(sbx_docker_kv){"/tests", "rw,nosuid,nodev,size=64m,uid=1000,gid=1000,"
+						  "mode=2775"};
 		tmpfs[nt++] = (sbx_docker_kv){"/logs", "rw,nosuid,nodev,size=64m,mode=1777"};
 	}
 

@@ -103,8 +103,10 @@ int sbx_run__harbor_seed(sbx_run *run, sbx_error *err)
 		r = run->backend->ops->copy_in_tar(run->backend, "/", tar, len, err);
 	/* The image's modes came along: the agent (group 1000) must be able to write. */
 	if (r >= 0)
-		r = sh(run, NULL, "chmod -R ug+rwX " SBX_SANDBOX_WORKSPACE " && chmod 2775 "
-				  SBX_SANDBOX_WORKSPACE, 30000, NULL, &code, err);
+		r = sh(run, NULL,
+		       "chmod -R ug+rwX " SBX_SANDBOX_WORKSPACE
+		       " && chmod 2775 " SBX_SANDBOX_WORKSPACE,
+		       30000, NULL, &code, err);
 	if (r >= 0 && code != 0)
 		r = sbx_error_set(err, -EIO, "making the seeded workspace writable: exit %d", code);
 	return r;

@@ -581,7 +581,8 @@ int sbx_run_launch(sbx_run *run, sbx_error *err)
 	if (run->task->harbor) {
 		r = sbx_run__harbor_image(run, err);
 		if (r < 0) {
-			sbx_run__set_infra(run, r == -ENOENT ? "image_missing" : "image_build", err);
+			sbx_run__set_infra(run, r == -ENOENT ? "image_missing" : "image_build",
+					   err);
 			return r;
 		}
 	}
@@ -692,9 +693,10 @@ bool sbx_run_warm_fits(const sbx_run *run, const sbx_warm *w)
 	const sbx_warm_info *i = sbx_warm_get_info(w);
 
 	/* A GUI task's PID 1 opens its file at start: it cannot be started ahead. */
-	return !run->task->gui && !run->task->harbor && !l->published && strcmp(i->image, run->res.image) == 0 &&
-	       i->memory == l->memory && i->cpus == l->cpus && i->pids == l->pids &&
-	       strcmp(i->runtime, l->runtime) == 0 && i->engine_seccomp == l->engine_seccomp &&
+	return !run->task->gui && !run->task->harbor && !l->published &&
+	       strcmp(i->image, run->res.image) == 0 && i->memory == l->memory &&
+	       i->cpus == l->cpus && i->pids == l->pids && strcmp(i->runtime, l->runtime) == 0 &&
+	       i->engine_seccomp == l->engine_seccomp &&
 	       i->deadline >= real_ms() / 1000 + l->timeout_s;
 }
 

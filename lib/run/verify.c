@@ -40,8 +40,8 @@
 #include "sbx/json.h"
 #include "sbx/path.h"
 
-#define AGENT_UID  "1001:1000"
-#define FRAME_MAX  (2 * (SBX_RUN_REWARD_MAX_BYTES + 1) + SBX_RUN_VERIFIER_TAIL + 4096)
+#define AGENT_UID "1001:1000"
+#define FRAME_MAX (2 * (SBX_RUN_REWARD_MAX_BYTES + 1) + SBX_RUN_VERIFIER_TAIL + 4096)
 
 /*
  * test.sh, then (its processes killed) the results framed on stdout: "exit N",
@@ -113,7 +113,7 @@ static int take_workdir(sbx_run *run, sbx_docker_tar **out, const void **data, s
 	sbx_run__phase_done(run, SBX_PHASE_COPY_OUT, t0);
 	if (r == -ENOBUFS) {
 		sbx_error_replace(&e, -EFBIG, "the workdir is over the %llu MiB archive cap",
-			      SBX_RUN_WORKDIR_MAX >> 20);
+				  SBX_RUN_WORKDIR_MAX >> 20);
 		sbx_run__set_sandbox_failed(run, "workdir_too_large", &e);
 		return -EFBIG;
 	}
@@ -155,8 +155,7 @@ static int take_workdir(sbx_run *run, sbx_docker_tar **out, const void **data, s
 }
 
 /* The next frame "NAME LEN\n" + LEN bytes of s; LEN -1: absent (*data NULL). */
-static bool frame(const char **s, const char *end, const char *name, const char **data,
-		  long *len)
+static bool frame(const char **s, const char *end, const char *name, const char **data, long *len)
 {
 	size_t n = strlen(name);
 	char *e;
@@ -182,8 +181,7 @@ static const char *parse_reward_json(sbx_run_verifier *v, const char *s, long le
 		return "reward.json is over 64 KiB";
 	if (sbx_json_parse(s, (size_t)len, &j, NULL) < 0 || !cJSON_IsObject(j))
 		return "reward.json is not a JSON object";
-	cJSON_ArrayForEach(it, j)
-	{
+	cJSON_ArrayForEach (it, j) {
 		if (++n > SBX_RUN_REWARD_MAX_KEYS)
 			return "reward.json has more than 32 keys";
 		if (!cJSON_IsNumber(it) || !isfinite(it->valuedouble))
@@ -234,8 +232,8 @@ static void read_results(sbx_run_verifier *v, const sbx_buf *out)
 		return;
 	}
 	s = nl + 1;
-	if (!frame(&s, end, "reward.json", &json, &jl) || !frame(&s, end, "reward.txt", &txt, &tl) ||
-	    !frame(&s, end, "tail", &tail, &ll)) {
+	if (!frame(&s, end, "reward.json", &json, &jl) ||
+	    !frame(&s, end, "reward.txt", &txt, &tl) || !frame(&s, end, "tail", &tail, &ll)) {
 		v->error = strdup("the verifier's answer was garbled");
 		return;
 	}
@@ -429,8 +427,9 @@ static void grade_from_reward(sbx_run *run)
 	}
 	g->graded = true;
 	g->score = v->reward < 0 ? 0 : v->reward > 1 ? 1 : v->reward;
-	g->status = v->reward >= 1 ? SBX_GRADE_PASS : v->reward > 0 ? SBX_GRADE_PARTIAL
-								    : SBX_GRADE_FAIL;
+	g->status = v->reward >= 1  ? SBX_GRADE_PASS
+		    : v->reward > 0 ? SBX_GRADE_PARTIAL
+				    : SBX_GRADE_FAIL;
 }
 
 void sbx_run__verify(sbx_run *run)

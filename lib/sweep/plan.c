@@ -110,10 +110,11 @@ void sbx_sweep_plan_run_id(const sbx_sweep_plan *p, const sbx_sweep_episode *ep,
 	if (slash && slash[1])
 		task = slash + 1;
 	for (; *task && n < SBX_TASK_MAX_ID; task++)
-		name[n++] = strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-",
-				   *task)
-				    ? *task
-				    : '-';
+		name[n++] =
+			strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-",
+			       *task)
+				? *task
+				: '-';
 	name[n] = '\0';
 	/* Unique across sweeps, so `sandboxctl ps` and labels never mix two of them. */
 	snprintf(out, size, "%s%s%s.a%zu.e%u.t%u", p->id ? p->id : "", p->id ? "." : "", name,

@@ -67,10 +67,10 @@ static int empty_only(const sbx_schema *s, const sbx_ynode *v, const char *key, 
 static int parse_environment(const sbx_schema *s, const sbx_ynode *m, sbx_task *t)
 {
 	static const char *const keys[] = {
-		"build_timeout_sec", "docker_image",  "os",	      "cpus",	  "memory_mb",
-		"storage_mb",	     "gpus",	      "network_mode", "allowed_hosts",
-		"allow_internet",    "env",	      "workdir",      "healthcheck",
-		"mcp_servers",	     "gpu_types",     NULL};
+		"build_timeout_sec", "docker_image",   "os",	    "cpus",
+		"memory_mb",	     "storage_mb",     "gpus",	    "network_mode",
+		"allowed_hosts",     "allow_internet", "env",	    "workdir",
+		"healthcheck",	     "mcp_servers",    "gpu_types", NULL};
 	int r = sbx_schema__map(s, m, "environment", keys);
 
 	for (size_t i = 0; r >= 0 && i < m->n; i++) {
@@ -84,8 +84,8 @@ static int parse_environment(const sbx_schema *s, const sbx_ynode *m, sbx_task *
 		else if (strcmp(k, "docker_image") == 0)
 			r = sbx_schema__string(s, v, "environment.docker_image", 255,
 					       &t->harbor->docker_image);
-		else if (strcmp(k, "os") == 0 && (v->kind != SBX_YNODE_SCALAR ||
-						  strcmp(v->value, "linux") != 0))
+		else if (strcmp(k, "os") == 0 &&
+			 (v->kind != SBX_YNODE_SCALAR || strcmp(v->value, "linux") != 0))
 			r = sbx_schema__fail(s, v, "environment.os: only \"linux\" is supported");
 		else if (strcmp(k, "cpus") == 0 &&
 			 (r = sbx_schema__number(s, v, "environment.cpus", 0.01, 64, &d)) >= 0)
@@ -132,8 +132,7 @@ static int parse_agent(const sbx_schema *s, const sbx_ynode *m, sbx_task *t)
 
 static int parse_verifier(const sbx_schema *s, const sbx_ynode *m, sbx_task *t)
 {
-	static const char *const keys[] = {"timeout_sec", "env", "user", "environment_mode",
-					   NULL};
+	static const char *const keys[] = {"timeout_sec", "env", "user", "environment_mode", NULL};
 	int r = sbx_schema__map(s, m, "verifier", keys);
 
 	for (size_t i = 0; r >= 0 && i < m->n; i++) {
@@ -151,10 +150,11 @@ static int parse_verifier(const sbx_schema *s, const sbx_ynode *m, sbx_task *t)
 
 static int parse_root(const sbx_schema *s, const sbx_ynode *root, sbx_task *t)
 {
-	static const char *const keys[] = {"schema_version", "version",	    "task",
-					   "metadata",	     "environment", "agent",
-					   "verifier",	     "steps",	    "multi_step_reward_strategy",
-					   "source",	     NULL};
+	static const char *const keys[] = {
+		"schema_version", "version",	 "task",
+		"metadata",	  "environment", "agent",
+		"verifier",	  "steps",	 "multi_step_reward_strategy",
+		"source",	  NULL};
 	int r = sbx_schema__map(s, root, "", keys);
 
 	for (size_t i = 0; r >= 0 && i < root->n; i++) {
@@ -211,8 +211,8 @@ static int need_file(const char *dir, const char *rel, size_t max, char **text, 
 	int r = sbx_path_read_beneath(dir, rel, max, &buf, &len, err);
 
 	if (r == -ENOENT)
-		return sbx_error_replace(err, r, "%s: %s is missing (a Harbor task directory needs it)",
-				     dir, rel);
+		return sbx_error_replace(
+			err, r, "%s: %s is missing (a Harbor task directory needs it)", dir, rel);
 	if (r < 0)
 		return sbx_error_prefix(err, r, "%s/%s", dir, rel);
 	if (text)
@@ -258,8 +258,9 @@ int sbx_task_harbor_load(const char *path, sbx_task **out, sbx_error *err)
 	if (r >= 0 && !t->harbor->docker_image)
 		r = need_file(t->dir, "environment/Dockerfile", SBX_TASK_HARBOR_INSTRUCTION_MAX,
 			      NULL, err);
-	if (r >= 0 && need_file(t->dir, "solution/solve.sh", SBX_TASK_HARBOR_INSTRUCTION_MAX, NULL,
-				NULL) >= 0 &&
+	if (r >= 0 &&
+	    need_file(t->dir, "solution/solve.sh", SBX_TASK_HARBOR_INSTRUCTION_MAX, NULL, NULL) >=
+		    0 &&
 	    !(t->harbor->solution = strdup("solution/solve.sh")))
 		r = sbx_error_set(err, -ENOMEM, "out of memory");
 	if (r >= 0 && !(t->title = strdup(t->harbor->name ? t->harbor->name : t->id)))

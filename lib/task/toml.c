@@ -18,9 +18,9 @@
  * an inline table (closed: nothing may be added). A SEQ with `len` 1 is an
  * array of tables ([[x]]), which headers may extend; a static array is not.
  */
-#define SEALED(n)	(n)->plain
-#define CLOSED(n)	((n)->len == 1)
-#define TABLE_ARRAY(n)	((n)->len == 1)
+#define SEALED(n)      (n)->plain
+#define CLOSED(n)      ((n)->len == 1)
+#define TABLE_ARRAY(n) ((n)->len == 1)
 
 typedef struct parser {
 	const char *name, *s;
@@ -254,7 +254,8 @@ static int string(parser *p, char **out)
 			p->pos++;
 			if (multi && (peek(p) == ' ' || peek(p) == '\t' || peek(p) == '\n' ||
 				      at(p, "\r\n"))) {
-				/* A line-ending backslash: the whitespace up to the next text goes. */
+				/* A line-ending backslash: the whitespace up to the next text goes.
+				 */
 				size_t save = p->pos;
 
 				skip_ws(p);
@@ -350,8 +351,8 @@ static int bare_value(parser *p, sbx_ynode *n)
 	size_t start = p->pos, j = 0;
 	char *v, *end;
 
-	while (p->pos < p->len && (bare_key_char(peek(p)) || peek(p) == '+' || peek(p) == '.' ||
-				   peek(p) == ':'))
+	while (p->pos < p->len &&
+	       (bare_key_char(peek(p)) || peek(p) == '+' || peek(p) == '.' || peek(p) == ':'))
 		p->pos++;
 	if (p->pos == start)
 		return fail(p, "expected a value");
@@ -625,8 +626,7 @@ static int check_text(parser *p)
 	return 0;
 }
 
-int sbx_toml__parse(const char *name, const char *text, size_t len, sbx_ynode **out,
-		    sbx_error *err)
+int sbx_toml__parse(const char *name, const char *text, size_t len, sbx_ynode **out, sbx_error *err)
 {
 	parser p = {.name = name, .s = text, .len = len, .line = 1, .err = err};
 	_cleanup_(sbx_ytree__freep) sbx_ynode *root = NULL;

@@ -155,12 +155,13 @@ START_TEST(test_harbor_load)
 {
 	sbx_error err = SBX_ERROR_INIT;
 	sbx_task *t = NULL;
-	const char *path = harbor_dir("version = \"1.0\"\n[metadata]\nanything = [1, \"x\"]\n"
-				      "[task]\nname = \"org/thing\"\nextra = 1\n"
-				      "[verifier]\ntimeout_sec = 90.0\n[agent]\ntimeout_sec = 120\n"
-				      "user = \"agent\"\n[environment]\ncpus = 1.5\nmemory_mb = 512\n"
-				      "network_mode = \"no-network\"\nallow_internet = false\n",
-				      true);
+	const char *path =
+		harbor_dir("version = \"1.0\"\n[metadata]\nanything = [1, \"x\"]\n"
+			   "[task]\nname = \"org/thing\"\nextra = 1\n"
+			   "[verifier]\ntimeout_sec = 90.0\n[agent]\ntimeout_sec = 120\n"
+			   "user = \"agent\"\n[environment]\ncpus = 1.5\nmemory_mb = 512\n"
+			   "network_mode = \"no-network\"\nallow_internet = false\n",
+			   true);
 
 	ck_assert_msg(sbx_task_load(path, &t, &err) == 0, "%s", err.msg);
 	ck_assert_ptr_nonnull(t->harbor);
@@ -186,15 +187,16 @@ static const struct {
 	 "(use \"no-network\")",
 	 true},
 	{"[agent]\nnetwork_mode = \"allowlist\"\n",
-	 "task.toml:2:16: agent.network_mode 'allowlist' asks for network; sandboxes have none (use "
+	 "task.toml:2:16: agent.network_mode 'allowlist' asks for network; sandboxes have none "
+	 "(use "
 	 "\"no-network\")",
 	 true},
 	{"[environment]\nallow_internet = true\n",
 	 "task.toml:2:18: allow_internet: asks for network; sandboxes have none", true},
 	{"[environment]\nallowed_hosts = [\"pypi.org\"]\n",
 	 "task.toml:2:17: allowed_hosts: asks for network; sandboxes have none", true},
-	{"[[steps]]\nname = \"a\"\n", "task.toml:1:1: multi-step tasks ([[steps]]) are not supported",
-	 true},
+	{"[[steps]]\nname = \"a\"\n",
+	 "task.toml:1:1: multi-step tasks ([[steps]]) are not supported", true},
 	{"[environment]\ngpus = 1\n", "task.toml:2:8: gpus: GPUs are not supported", true},
 	{"[environment]\nworkdir = \"/app\"\n",
 	 "task.toml:2:11: environment.workdir: only \"/workspace\" is supported", true},

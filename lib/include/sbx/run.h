@@ -359,9 +359,9 @@ typedef struct sbx_run_result {
 	char sandbox_recalc[24]; /* "native", "libreoffice", "native+libreoffice", "none"; ""
 				    unknown */
 	uint64_t sandbox_recalc_native, sandbox_recalc_office; /* formula cells */
-	bool warm;		/* the sandbox came from a warm pool (sbx_run_launch_warm) */
-	bool trajectory;	/* trajectory.json was written */
-	char *trajectory_error; /* why not, one line, else NULL */
+	bool warm;		   /* the sandbox came from a warm pool (sbx_run_launch_warm) */
+	bool trajectory;	   /* trajectory.json was written */
+	char *trajectory_error;	   /* why not, one line, else NULL */
 	sbx_run_verifier verifier; /* Harbor tasks */
 } sbx_run_result;
 
