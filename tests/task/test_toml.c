@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "sbx/path.h"
 #include "sbx/task.h"
 #include "toml.h"
 
@@ -121,33 +122,21 @@ END_TEST
 static const char *harbor_dir(const char *toml, bool with_test)
 {
 	static char dir[64], path[128];
-	char p[192];
-	FILE *f;
+	const struct {
+		const char *rel, *text;
+	} files[] = {{"environment/Dockerfile", "FROM scratch\n"},
+		     {"instruction.md", "Do it.\n"},
+		     {"task.toml", toml},
+		     {with_test ? "tests/test.sh" : NULL, "exit 0\n"}};
+	sbx_error err = SBX_ERROR_INIT;
 
 	snprintf(dir, sizeof(dir), "/tmp/sbx-toml-XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(dir));
-	snprintf(p, sizeof(p), "%s/environment", dir);
-	mkdir(p, 0755);
-	snprintf(p, sizeof(p), "%s/tests", dir);
-	mkdir(p, 0755);
-	snprintf(p, sizeof(p), "%s/environment/Dockerfile", dir);
-	f = fopen(p, "w");
-	fputs("FROM scratch\n", f);
-	fclose(f);
-	snprintf(p, sizeof(p), "%s/instruction.md", dir);
-	f = fopen(p, "w");
-	fputs("Do it.\n", f);
-	fclose(f);
-	if (with_test) {
-		snprintf(p, sizeof(p), "%s/tests/test.sh", dir);
-		f = fopen(p, "w");
-		fputs("exit 0\n", f);
-		fclose(f);
-	}
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]) && files[i].rel; i++)
+		ck_assert_msg(sbx_path_write_beneath(dir, files[i].rel, files[i].text,
+						     strlen(files[i].text), &err) == 0,
+			      "%s", err.msg);
 	snprintf(path, sizeof(path), "%s/task.toml", dir);
-	f = fopen(path, "w");
-	fputs(toml, f);
-	fclose(f);
 	return path;
 }
 
