@@ -12,6 +12,7 @@
 
 #include "image-internal.h"
 #include "sbx/cleanup.h"
+#include "sbx/docker_tar.h"
 #include "sbx/file.h"
 #include "sbx/image.h"
 
@@ -89,16 +90,39 @@ int sbx_image_build_task(sbx_docker *d, const sbx_image_task_opts *o, char **ima
 			 sbx_error *err)
 {
 	sbx_docker_build_opts b = SBX_DOCKER_BUILD_OPTS_INIT;
-	_cleanup_free_ char *dockerfile = NULL;
+	_cleanup_(sbx_docker_tar_freep) sbx_docker_tar *t = NULL;
+	_cleanup_(sbx_docker_image_freep) sbx_docker_image *img = NULL;
+	_cleanup_free_ char *dockerfile = NULL, *tag = NULL;
+	char hash[SBX_IMAGE_HASH_LEN];
+	const void *tar;
+	size_t len;
 	int r;
 
 	if (asprintf(&dockerfile, "%s/Dockerfile", o->context_dir) < 0)
 		return sbx_error_set(err, -ENOMEM, "out of memory");
+	/* The context's content names the image: an unchanged folder is not sent again. */
+	r = sbx_docker_tar_new(&t, SBX_IMAGE_CONTEXT_MAX_BYTES, err);
+	if (r >= 0) {
+		sbx_docker_tar_set_mtime(t, 0);
+		r = sbx_docker_tar_add_tree(t, o->context_dir, "", 0, 0, err);
+	}
+	if (r >= 0)
+		r = sbx_docker_tar_finish(t, &tar, &len, err);
+	if (r < 0)
+		return sbx_error_prefix(err, r, "%s", o->context_dir);
+	sbx_image__sha256(tar, len, hash);
+	if (asprintf(&tag, "%s:%.*s", o->repo, SBX_IMAGE_TAG_LEN, hash) < 0)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	if (sbx_docker_image_inspect(d, tag, &img, NULL) == 0 && img->id) {
+		*image_id = strdup(img->id);
+		return *image_id ? 0 : sbx_error_set(err, -ENOMEM, "out of memory");
+	}
 	r = sbx_image_check_bases(d, dockerfile, err);
 	if (r < 0)
 		return r;
-	b.context_dir = o->context_dir;
-	b.tags = (const char *const[]){o->tag, NULL};
+	b.context_tar = tar;
+	b.context_tar_len = len;
+	b.tags = (const char *const[]){tag, NULL};
 	b.labels = o->labels;
 	b.n_labels = o->n_labels;
 	b.pull = false;

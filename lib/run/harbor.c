@@ -42,13 +42,13 @@ int sbx_run__harbor_image(sbx_run *run, sbx_error *err)
 		return 0;
 	o.host = run->o.engine;
 	if (asprintf(&ctx, "%s/%s", run->task->dir, h->environment) < 0 ||
-	    asprintf(&tag, "sandboxctl/task-%s:latest", run->task->id) < 0)
+	    asprintf(&tag, "sandboxctl/task-%s", run->task->id) < 0)
 		return sbx_error_set(err, -ENOMEM, "out of memory");
 	r = sbx_docker_open(&d, &o, err);
 	if (r < 0)
 		return r;
 	io.context_dir = ctx;
-	io.tag = tag;
+	io.repo = tag;
 	io.timeout_s = h->build_timeout_s;
 	if (run->o.test) {
 		io.labels = &label;

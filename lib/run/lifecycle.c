@@ -957,7 +957,6 @@ int sbx_run_finish(sbx_run *run, sbx_run_end end, sbx_error *err)
 
 	if (alive && end != SBX_END_INTERRUPTED && end != SBX_END_SANDBOX_DIED)
 		collect_and_grade(run, end);
-	sbx_run__verifier_discard(run); /* made ahead and not used: not left behind */
 	sbx_run__trace(run, "outputs graded");
 	if (run->backend && run->backend->id)
 		sbx_run__save_logs(run);
@@ -984,6 +983,8 @@ int sbx_run_finish(sbx_run *run, sbx_run_end end, sbx_error *err)
 		}
 	}
 
+	/* The verifier's sandbox: its removal joined, or made ahead and not used. */
+	sbx_run__verifier_discard(run);
 	write_trajectory(run);
 	sbx_run__trace(run, "trajectory written");
 

@@ -212,6 +212,7 @@ static void add_verifier(cJSON *o, const sbx_run_verifier *v)
 	cJSON_AddNumberToObject(h, "workdir_bytes", (double)v->workdir_bytes);
 	cJSON_AddNumberToObject(h, "workdir_entries_refused", (double)v->workdir_refused);
 	cJSON_AddStringToObject(h, "sandbox", "fresh, same image");
+	cJSON_AddBoolToObject(h, "made_ahead", v->made_ahead);
 	t = cJSON_AddObjectToObject(h, "timings_ms");
 	cJSON_AddNumberToObject(t, "create_start", ms3(v->create_ms));
 	cJSON_AddNumberToObject(t, "copy_in", ms3(v->copy_ms));

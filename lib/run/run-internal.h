@@ -61,8 +61,8 @@ struct sbx_run {
 	bool copy_running;
 	bool oracle_in; /* the copy-in also placed the oracle's files */
 	/* Harbor tasks: the verifier's sandbox, created and started while the agent works. */
-	pthread_t vthread;
-	bool vstarting;
+	pthread_t vthread; /* makes it ahead, or removes it after */
+	bool vstarting, vremoving;
 	sbx_backend *vbackend;
 	int vstart_result;
 	sbx_error vstart_err;

@@ -308,8 +308,10 @@ static int start_verifier(sbx_run *run, sbx_backend **out, sbx_error *err)
 static void *prestart_main(void *arg)
 {
 	sbx_run *run = arg;
+	double t = sbx_now_msf();
 
 	run->vstart_result = start_verifier(run, &run->vbackend, &run->vstart_err);
+	run->res.verifier.create_ms = sbx_now_msf() - t;
 	return NULL;
 }
 
@@ -330,6 +332,7 @@ static sbx_backend *take_prestarted(sbx_run *run)
 	pthread_join(run->vthread, NULL);
 	run->vstarting = false;
 	b = TAKE_PTR(run->vbackend);
+	run->res.verifier.made_ahead = run->vstart_result >= 0;
 	if (run->vstart_result >= 0)
 		return b;
 	sbx_log_warning("verifier sandbox made ahead: %s; making another",
@@ -338,8 +341,22 @@ static sbx_backend *take_prestarted(sbx_run *run)
 	return NULL;
 }
 
+static void *remove_main(void *arg)
+{
+	sbx_run *run = arg;
+	double t = sbx_now_msf();
+
+	remove_sandbox(TAKE_PTR(run->vbackend));
+	run->res.verifier.remove_ms = sbx_now_msf() - t;
+	return NULL;
+}
+
 void sbx_run__verifier_discard(sbx_run *run)
 {
+	if (run->vremoving) {
+		pthread_join(run->vthread, NULL);
+		run->vremoving = false;
+	}
 	remove_sandbox(take_prestarted(run));
 }
 
@@ -451,9 +468,14 @@ void sbx_run__verify(sbx_run *run)
 		return;
 	}
 	r = run_tests(run, &b, &out, &e);
-	t = sbx_now_msf();
-	remove_sandbox(b);
-	v->remove_ms = sbx_now_msf() - t;
+	/* Removed while the agent's sandbox is (finish joins it): off the episode's path. */
+	run->vbackend = b;
+	run->vremoving = b && pthread_create(&run->vthread, NULL, remove_main, run) == 0;
+	if (!run->vremoving) {
+		t = sbx_now_msf();
+		remove_sandbox(TAKE_PTR(run->vbackend));
+		v->remove_ms = sbx_now_msf() - t;
+	}
 	v->total_ms = sbx_now_msf() - t0;
 	sbx_run__phase_done(run, SBX_PHASE_GRADE, t0);
 	if (r < 0) {

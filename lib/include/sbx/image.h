@@ -218,7 +218,7 @@ int sbx_image_check_bases(sbx_docker *d, const char *dockerfile, sbx_error *err)
 
 typedef struct sbx_image_task_opts {
 	const char *context_dir; /* environment/: the Dockerfile and its context */
-	const char *tag;	 /* "sandboxctl/task-<id>:latest" */
+	const char *repo;	 /* "sandboxctl/task-<id>": tagged :<hash12> of the context */
 	uint32_t timeout_s;	 /* the build's; 0: 600 */
 	const sbx_docker_kv *labels;
 	size_t n_labels;
@@ -227,8 +227,9 @@ typedef struct sbx_image_task_opts {
 /*
  * A task's own environment (a Harbor task's environment/Dockerfile), built
  * through the Engine API with its context, offline (no pull; the bases
- * checked first as above). The engine's layer cache makes an unchanged
- * directory's build a few lookups. *image_id: "sha256:...", free().
+ * checked first as above), tagged repo:<first 12 of the context tar's
+ * sha256>; an image with that tag is used without a build (the context's
+ * files, modes and links: an edit builds again). *image_id: "sha256:...".
  */
 int sbx_image_build_task(sbx_docker *d, const sbx_image_task_opts *o, char **image_id,
 			 sbx_error *err);

@@ -309,6 +309,12 @@ typedef struct sbx_run_verifier {
 	uint64_t workdir_bytes;	  /* the archive the verifier got */
 	uint64_t workdir_refused; /* entries dropped: escaping symlinks, devices, fifos */
 	char *error;		  /* why there is no reward, one line, or NULL */
+	/*
+	 * total: on the episode's path, from the agent's end to the reward. Its
+	 * sandbox is made while the agent works (made_ahead: create_ms is then
+	 * off the path) and removed while the agent's is (remove_ms: off it too).
+	 */
+	bool made_ahead;
 	double create_ms, copy_ms, test_ms, remove_ms, total_ms;
 } sbx_run_verifier;
 
