@@ -157,6 +157,11 @@ int sbx_run__tar_dir(const char *dir, const char *rel, const char *prefix,
  * into res.verifier and res.grade.
  */
 void sbx_run__verify(sbx_run *run);
+/*
+ * reward.c: the verifier's framed answer (len bytes of out) into v: exit_code,
+ * test_ms, output_tail, and the reward (rewarded) or why not (error).
+ */
+void sbx_run__verifier_read(sbx_run_verifier *v, const char *out, size_t len);
 /* verify.c: creates and starts the verifier's sandbox on a thread, for verify to take. */
 void sbx_run__verifier_prestart(sbx_run *run);
 /* verify.c: joins that thread and removes its sandbox if verify did not take it. */

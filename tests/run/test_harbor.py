@@ -20,6 +20,7 @@ from test_integration import (Env, SANDBOXCTL, SRC, Skip, check_gone, fail, imag
 
 HARBOR = os.path.join(SRC, "tests", "data", "harbor")
 INVALID = os.path.join(SRC, "tests", "data", "harbor-invalid")
+HOSTILE = os.path.join(SRC, "tests", "data", "harbor-hostile")
 BASE = "sandboxctl/sandbox-slim:latest"
 
 
@@ -28,10 +29,10 @@ def need_base():
         raise Skip("%s missing: run 'sandboxctl build --slim' first" % BASE)
 
 
-def harbor_run(env, task, tag, agent, *extra, timeout=240):
+def harbor_run(env, task, tag, agent, *extra, timeout=240, root=HARBOR):
     need_base()
     rid = env.new_id(tag)
-    p = subprocess.run([SANDBOXCTL, "run", "--task-dir", os.path.join(HARBOR, task),
+    p = subprocess.run([SANDBOXCTL, "run", "--task-dir", os.path.join(root, task),
                         "--agent", agent, "--runs-dir", env.runs, "--run-id", rid,
                         "--test-label", "--json"] + list(extra),
                        capture_output=True, text=True, timeout=timeout)
@@ -166,6 +167,24 @@ def case_cap(env):
         fail("cap: not one line naming the cap: %r" % e.get("message"))
 
 
+def case_hostile(env):
+    """A hostile verifier: 30 MB of output, a FIFO reward.json, a 10 MB reward.txt give
+    no reward and one line why, the output's tail only; past its timeout, the same."""
+    code, res, _, err = harbor_run(env, "flood", "flood", "true", root=HOSTILE)
+    v = res["verifier"]
+    if res["status"] != "fail" or v["reward"] is not None or \
+            v["error"] != "reward.txt is over 64 bytes" or \
+            (res.get("error") or {}).get("kind") != "grade_error":
+        fail("flood: %s\n%s" % (res, err))
+    if len(v["output_tail"]) > 2048 or not v["output_tail"].endswith("END-OF-FLOOD\n"):
+        fail("flood: output tail %r" % v["output_tail"][-100:])
+    code, res, _, err = harbor_run(env, "slow", "slow", "true", root=HOSTILE)
+    v = res["verifier"]
+    if res["status"] != "fail" or not v["timed_out"] or v["reward"] is not None or \
+            v["error"] != "test.sh ran past the verifier's 2 s timeout":
+        fail("slow: %s\n%s" % (res, err))
+
+
 def validate(path):
     p = subprocess.run([SANDBOXCTL, "tasks", "validate", path], capture_output=True, text=True,
                        timeout=60)
@@ -222,6 +241,7 @@ def case_sweep(env):
 
 
 CASES = {"oracle": case_oracle, "null": case_null, "forgery": case_forgery, "cap": case_cap,
+         "hostile": case_hostile,
          "validate": case_validate, "sweep": case_sweep}
 
 if __name__ == "__main__":
