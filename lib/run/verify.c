@@ -55,8 +55,10 @@
 	"if command -v bash >/dev/null 2>&1; then bash /tests/test.sh; else sh /tests/test.sh; fi" \
 	" </dev/null >/logs/verifier/test-stdout.txt 2>&1\n"                                       \
 	"code=$?; e=$(date +%s%N)\n"                                                               \
-	"kill -KILL -1 2>/dev/null\n"                                                              \
-	"echo \"exit $code\"; echo \"ms $(( (e - s) / 1000000 ))\"\n"                              \
+	"kill -KILL -1 2>/dev/null\n" /* a date without %N (busybox) prints it as is: no time      \
+					 then, not a shell error */                                \
+	"case $s$e in *[!0-9]*) ms=-1;; *) ms=$(( (e - s) / 1000000 ));; esac\n"                   \
+	"echo \"exit $code\"; echo \"ms $ms\"\n"                                                   \
 	"for f in reward.json reward.txt; do p=/logs/verifier/$f\n"                                \
 	"  if [ -f \"$p\" ] && [ ! -L \"$p\" ]; then\n"                                            \
 	"    echo \"$f $(head -c 65537 \"$p\" | wc -c)\"; head -c 65537 \"$p\"\n"                  \
@@ -134,6 +136,11 @@ static int take_workdir(sbx_run *run, sbx_docker_tar **out, const void **data, s
 	r = sbx_docker_tar_extract(tar.data, tar.len, fd, &eo, &st, &e);
 	close(fd);
 	run->res.verifier.workdir_refused = st.refused;
+	if (r == -EFBIG || r == -E2BIG) { /* over the caps on the host side: too many entries */
+		sbx_error_prefix(&e, r, "the workdir's archive");
+		sbx_run__set_sandbox_failed(run, "workdir_too_large", &e);
+		return r;
+	}
 	if (r == -EPERM) {
 		sbx_log_warning("workdir: %s", sbx_error_message(&e));
 		sbx_error_clear(&e);
