@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "image-internal.h"
+#include "sbx/buf.h"
 #include "sbx/cleanup.h"
 #include "sbx/docker_tar.h"
 #include "sbx/file.h"
@@ -42,14 +43,25 @@ static bool word(const char **p, char *out, size_t cap)
 	return true;
 }
 
-bool sbx_image_present(sbx_docker *d, const char *ref)
+/* The image id of ref appended to ids (when not NULL); false when the engine has no ref. */
+static bool present(sbx_docker *d, const char *ref, sbx_buf *ids)
 {
 	_cleanup_(sbx_docker_image_freep) sbx_docker_image *img = NULL;
 
-	return sbx_docker_image_inspect(d, ref, &img, NULL) == 0;
+	if (sbx_docker_image_inspect(d, ref, &img, NULL) < 0)
+		return false;
+	if (ids && img->id)
+		(void)sbx_buf_printf(ids, "%s\n", img->id);
+	return true;
 }
 
-int sbx_image_check_bases(sbx_docker *d, const char *dockerfile, sbx_error *err)
+bool sbx_image_present(sbx_docker *d, const char *ref)
+{
+	return present(d, ref, NULL);
+}
+
+/* As sbx_image_check_bases; ids (may be NULL) gets each base's image id. */
+static int check_bases(sbx_docker *d, const char *dockerfile, sbx_buf *ids, sbx_error *err)
 {
 	_cleanup_free_ char *text = NULL;
 	char stages[MAX_STAGES][128];
@@ -77,13 +89,18 @@ int sbx_image_check_bases(sbx_docker *d, const char *dockerfile, sbx_error *err)
 			snprintf(stages[n_stages++], sizeof(stages[0]), "%s", name);
 		if (!ref[0] || stage || strcmp(ref, "scratch") == 0 || strchr(ref, '$'))
 			continue;
-		if (!sbx_image_present(d, ref))
+		if (!present(d, ref, ids))
 			return sbx_error_set(err, -ENOENT,
 					     "%s:%u: FROM image '%s' is not on the engine (nothing "
 					     "is pulled: load or build it first)",
 					     dockerfile, line, ref);
 	}
 	return 0;
+}
+
+int sbx_image_check_bases(sbx_docker *d, const char *dockerfile, sbx_error *err)
+{
+	return check_bases(d, dockerfile, NULL, err);
 }
 
 int sbx_image_build_task(sbx_docker *d, const sbx_image_task_opts *o, char **image_id,
@@ -93,6 +110,7 @@ int sbx_image_build_task(sbx_docker *d, const sbx_image_task_opts *o, char **ima
 	_cleanup_(sbx_docker_tar_freep) sbx_docker_tar *t = NULL;
 	_cleanup_(sbx_docker_image_freep) sbx_docker_image *img = NULL;
 	_cleanup_free_ char *dockerfile = NULL, *tag = NULL;
+	_cleanup_(sbx_buf_free) sbx_buf ids = SBX_BUF_INIT(64 * 1024);
 	char hash[SBX_IMAGE_HASH_LEN];
 	const void *tar;
 	size_t len;
@@ -100,12 +118,23 @@ int sbx_image_build_task(sbx_docker *d, const sbx_image_task_opts *o, char **ima
 
 	if (asprintf(&dockerfile, "%s/Dockerfile", o->context_dir) < 0)
 		return sbx_error_set(err, -ENOMEM, "out of memory");
-	/* The context's content names the image: an unchanged folder is not sent again. */
+	r = check_bases(d, dockerfile, &ids, err);
+	if (r < 0)
+		return r;
+	/*
+	 * The context's content and the bases' ids name the image: an unchanged
+	 * folder on unchanged bases is not sent again; a rebuilt base (a new
+	 * sandbox image) builds it again.
+	 */
 	r = sbx_docker_tar_new(&t, SBX_IMAGE_CONTEXT_MAX_BYTES, err);
 	if (r >= 0) {
 		sbx_docker_tar_set_mtime(t, 0);
 		r = sbx_docker_tar_add_tree(t, o->context_dir, "", 0, 0, err);
 	}
+	/* Not a file the Dockerfile names (the engine ignores it): there for the hash. */
+	if (r >= 0)
+		r = sbx_docker_tar_add_file(t, ".sandboxctl-bases", ids.data ? ids.data : "",
+					    ids.len, 0644, 0, 0, err);
 	if (r >= 0)
 		r = sbx_docker_tar_finish(t, &tar, &len, err);
 	if (r < 0)
@@ -117,9 +146,6 @@ int sbx_image_build_task(sbx_docker *d, const sbx_image_task_opts *o, char **ima
 		*image_id = strdup(img->id);
 		return *image_id ? 0 : sbx_error_set(err, -ENOMEM, "out of memory");
 	}
-	r = sbx_image_check_bases(d, dockerfile, err);
-	if (r < 0)
-		return r;
 	b.context_tar = tar;
 	b.context_tar_len = len;
 	b.tags = (const char *const[]){tag, NULL};

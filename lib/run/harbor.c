@@ -59,7 +59,8 @@ int sbx_run__harbor_image(sbx_run *run, sbx_error *err)
 		return r;
 	free(run->res.image);
 	run->res.image = TAKE_PTR(id);
-	sbx_log_debug("run: task image %s built in %.0f ms", run->res.image, sbx_now_msf() - t);
+	sbx_log_debug("run: task image %s ready (built or found) in %.0f ms", run->res.image,
+		      sbx_now_msf() - t);
 	return 0;
 }
 

@@ -227,9 +227,10 @@ typedef struct sbx_image_task_opts {
 /*
  * A task's own environment (a Harbor task's environment/Dockerfile), built
  * through the Engine API with its context, offline (no pull; the bases
- * checked first as above), tagged repo:<first 12 of the context tar's
- * sha256>; an image with that tag is used without a build (the context's
- * files, modes and links: an edit builds again). *image_id: "sha256:...".
+ * checked first as above), tagged repo:<first 12 of a sha256 over the
+ * context's tar and the bases' image ids>; an image with that tag is used
+ * without a build (an edited file or a rebuilt base builds again).
+ * *image_id: "sha256:...".
  */
 int sbx_image_build_task(sbx_docker *d, const sbx_image_task_opts *o, char **image_id,
 			 sbx_error *err);
