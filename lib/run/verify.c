@@ -120,11 +120,11 @@ static int take_workdir(sbx_run *run, sbx_docker_tar **out, const void **data, s
 		return -EFBIG;
 	}
 	if (r < 0) {
-		sbx_sandbox_status st = {0};
+		sbx_sandbox_status ss = {0};
 
 		/* The agent's sandbox ended (its memory, its processes): the attempt's outcome. */
-		if (run->backend->ops->status(run->backend, &st, NULL) >= 0 && !st.running)
-			sbx_run__set_sandbox_failed(run, st.oom_killed ? "oom" : "sandbox_died",
+		if (run->backend->ops->status(run->backend, &ss, NULL) >= 0 && !ss.running)
+			sbx_run__set_sandbox_failed(run, ss.oom_killed ? "oom" : "sandbox_died",
 						    &e);
 		else
 			sbx_run__set_infra(run, "copy_out", &e);
