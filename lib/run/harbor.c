@@ -19,12 +19,38 @@
 #include "sbx/docker_tar.h"
 #include "sbx/file.h"
 #include "sbx/image.h"
+#include "sbx/json.h"
 #include "sbx/labels.h"
 #include "sbx/relay.h"
 
 #define SEED_MAX     (64u << 20)
 #define AGENT_UID    "1001:1000"
 #define SOLUTION_DIR "/tmp/solution"
+
+/*
+ * The workdir is /workspace (the tools' workspace, a tmpfs the verifier gets
+ * back): a Dockerfile whose WORKDIR is elsewhere (Harbor tasks often use
+ * /app) would have its tests look where the agent's work is not, so it is
+ * refused in one line rather than graded wrong.
+ */
+static int check_workdir(sbx_docker *d, const char *id, const sbx_task *t, sbx_error *err)
+{
+	_cleanup_(sbx_docker_image_freep) sbx_docker_image *img = NULL;
+	_cleanup_json_ cJSON *j = NULL;
+	const char *wd;
+
+	if (sbx_docker_image_inspect(d, id, &img, err) < 0 || !img->raw_json ||
+	    sbx_json_parse(img->raw_json, strlen(img->raw_json), &j, err) < 0)
+		return sbx_error_prefix(err, -EIO, "task image %s", id);
+	wd = sbx_json_get_string(sbx_json_get(j, "Config"), "WorkingDir", "");
+	if (wd[0] && strcmp(wd, "/") != 0 && strcmp(wd, SBX_SANDBOX_WORKSPACE) != 0 &&
+	    strcmp(wd, SBX_SANDBOX_WORKSPACE "/") != 0)
+		return sbx_error_set(err, -EINVAL,
+				     "%s/%s/Dockerfile: WORKDIR '%.200s': a Harbor task's workdir "
+				     "must be " SBX_SANDBOX_WORKSPACE " (docs/harbor.md)",
+				     t->dir, t->harbor->environment, wd);
+	return 0;
+}
 
 int sbx_run__harbor_image(sbx_run *run, sbx_error *err)
 {
@@ -55,6 +81,8 @@ int sbx_run__harbor_image(sbx_run *run, sbx_error *err)
 		io.n_labels = 1;
 	}
 	r = sbx_image_build_task(d, &io, &id, err);
+	if (r >= 0)
+		r = check_workdir(d, id, run->task, err);
 	if (r < 0)
 		return r;
 	free(run->res.image);

@@ -581,7 +581,10 @@ int sbx_run_launch(sbx_run *run, sbx_error *err)
 	if (run->task->harbor) {
 		r = sbx_run__harbor_image(run, err);
 		if (r < 0) {
-			sbx_run__set_infra(run, r == -ENOENT ? "image_missing" : "image_build",
+			sbx_run__set_infra(run,
+					   r == -ENOENT	  ? "image_missing"
+					   : r == -EINVAL ? "image_workdir"
+							  : "image_build",
 					   err);
 			return r;
 		}

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "sbx/cleanup.h"
 #include "sbx/path.h"
@@ -220,6 +221,43 @@ static int need_file(const char *dir, const char *rel, size_t max, char **text, 
 	return 0;
 }
 
+/*
+ * environment/Dockerfile exists, and its last WORKDIR (if any) is the
+ * workspace: tests that look in /app would not find the agent's work.
+ * (A base image's own WORKDIR is checked on the built image, at launch.)
+ */
+static int check_dockerfile(const char *dir, sbx_error *err)
+{
+	_cleanup_free_ char *text = NULL;
+	const char *p, *last = NULL;
+	unsigned line = 0, last_line = 0;
+	int r = need_file(dir, "environment/Dockerfile", SBX_TASK_HARBOR_INSTRUCTION_MAX, &text,
+			  err);
+
+	for (p = text; r >= 0 && p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		line++;
+		p += strspn(p, " \t");
+		if (strncasecmp(p, "WORKDIR", 7) == 0 && (p[7] == ' ' || p[7] == '\t')) {
+			last = p + 7 + strspn(p + 7, " \t");
+			last_line = line;
+		}
+	}
+	if (r >= 0 && last) {
+		size_t n = strcspn(last, " \t\r\n");
+
+		if (!(n == strlen(SBX_TASK_HARBOR_WORKDIR) &&
+		      strncmp(last, SBX_TASK_HARBOR_WORKDIR, n) == 0) &&
+		    !(n == strlen(SBX_TASK_HARBOR_WORKDIR) + 1 &&
+		      strncmp(last, SBX_TASK_HARBOR_WORKDIR "/", n) == 0))
+			r = sbx_error_set(err, -EINVAL,
+					  "%s/environment/Dockerfile:%u: WORKDIR '%.*s': a Harbor "
+					  "task's workdir must be %s (docs/harbor.md)",
+					  dir, last_line, (int)(n > 200 ? 200 : n), last,
+					  SBX_TASK_HARBOR_WORKDIR);
+	}
+	return r;
+}
+
 int sbx_task_harbor_load(const char *path, sbx_task **out, sbx_error *err)
 {
 	_cleanup_(sbx_ytree__freep) sbx_ynode *root = NULL;
@@ -256,8 +294,7 @@ int sbx_task_harbor_load(const char *path, sbx_task **out, sbx_error *err)
 	if (r >= 0)
 		r = need_file(t->dir, "tests/test.sh", SBX_TASK_HARBOR_INSTRUCTION_MAX, NULL, err);
 	if (r >= 0 && !t->harbor->docker_image)
-		r = need_file(t->dir, "environment/Dockerfile", SBX_TASK_HARBOR_INSTRUCTION_MAX,
-			      NULL, err);
+		r = check_dockerfile(t->dir, err);
 	if (r >= 0 &&
 	    need_file(t->dir, "solution/solve.sh", SBX_TASK_HARBOR_INSTRUCTION_MAX, NULL, NULL) >=
 		    0 &&
