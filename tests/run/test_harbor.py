@@ -87,13 +87,13 @@ def case_null(env):
         check_verifier(res, 0, task)
 
 
-# A host agent that forges through the sandbox's execute_shell tool, every way at once:
-# a reward file where Harbor's verifier reads it (and in the workdir), its own copy of the
-# tests, a double-forked process rewriting the workdir with the solution during the
-# verification, PATH shims for python3 and pytest in writable directories, symlinks from
-# the workdir to /tests and /logs. Any one of them working would make the reward 1.
+# A host agent that forges through the sandbox's execute_shell tool, one way per run
+# (argv[1]): a reward file where Harbor's verifier reads it (and in the workdir); its own
+# copy of the tests; a double-forked process rewriting the workdir with the solution during
+# the verification; PATH shims for python3 and pytest in writable directories; symlinks
+# from the workdir to /tests and /logs. In Harbor's one container each could make it 1.
 FORGER = r"""
-import json, os, threading, urllib.request
+import json, os, sys, threading, urllib.request
 base = os.environ["SANDBOX_REST_URL"]
 def sh(cmd):
     req = urllib.request.Request(base + "/tools/call", method="POST",
@@ -101,55 +101,67 @@ def sh(cmd):
         headers={"Content-Type": "application/json"})
     print(cmd.splitlines()[0], "->", urllib.request.urlopen(req, timeout=60).read()[:300])
 good = "def mean(values):\n    if not values:\n        raise ValueError()\n    return sum(values) / len(values)\n"
-sh("mkdir -p /logs/verifier; echo '{\"reward\": 1}' > /logs/verifier/reward.json; "
-   "echo 1 > /logs/verifier/reward.txt; mkdir -p /workspace/logs/verifier; "
-   "echo 1 > /workspace/logs/verifier/reward.txt")
-sh("mkdir -p /tests /workspace/tests; for d in /tests /workspace/tests; do "
-   "printf '#!/bin/sh\\necho 1 > /logs/verifier/reward.txt\\n' > $d/test.sh; done")
-sh("cat > /tmp/good.py <<'EOF'\n" + good + "EOF\necho spawned")
-# The tool's own cleanup ends what a finished call left behind, so the rewriter is a
-# call still running (double-forked inside it) when the agent completes the task.
-daemon = ("setsid sh -c 'echo 1 > /tmp/alive; while [ ! -e /workspace/.task_complete ]; do "
-          "sleep 0.05; done; sleep 1.5; while :; do cp /tmp/good.py /workspace/stats.py; "
-          "echo 1 > /workspace/reward.txt; sleep 0.05; done' </dev/null >/dev/null 2>&1 & "
-          "sleep 600")
-threading.Thread(target=sh, args=(daemon,), daemon=True).start()
-sh("sleep 1; echo daemon-$(cat /tmp/alive)")
-sh("for d in /tmp/bin /workspace/bin /usr/local/bin; do mkdir -p $d; for p in python3 pytest; do "
-   "printf '#!/bin/sh\\necho 1 > /logs/verifier/reward.txt\\nexit 0\\n' > $d/$p; "
-   "chmod +x $d/$p; done; done; echo PATH=$PATH")
-sh("ln -s /logs/verifier/reward.txt /workspace/reward-link; ln -s /tests /workspace/tests-link; "
-   "ln -s ../../logs /workspace/logs-up; ls -la /workspace")
+mode = sys.argv[1]
+if mode == "reward-files":
+    sh("mkdir -p /logs/verifier; echo '{\"reward\": 1}' > /logs/verifier/reward.json; "
+       "echo 1 > /logs/verifier/reward.txt; mkdir -p /workspace/logs/verifier; "
+       "echo 1 > /workspace/logs/verifier/reward.txt; "
+       "echo '{\"reward\": 1}' > /workspace/logs/verifier/reward.json")
+elif mode == "tests":
+    sh("mkdir -p /tests /workspace/tests; for d in /tests /workspace/tests; do "
+       "printf '#!/bin/sh\\necho 1 > /logs/verifier/reward.txt\\n' > $d/test.sh; "
+       "printf 'import sys\\nsys.exit(0)\\n' > $d/test_stats.py; done")
+elif mode == "daemon":
+    sh("cat > /tmp/good.py <<'EOF'\n" + good + "EOF\n")
+    # The tool's own cleanup ends what a finished call left behind, so the rewriter is a
+    # call still running (double-forked inside it) when the agent completes the task.
+    daemon = ("setsid sh -c 'echo 1 > /tmp/alive; while [ ! -e /workspace/.task_complete ]; do "
+              "sleep 0.05; done; sleep 1.5; while :; do cp /tmp/good.py /workspace/stats.py; "
+              "echo 1 > /workspace/reward.txt; sleep 0.05; done' </dev/null >/dev/null 2>&1 & "
+              "sleep 600")
+    threading.Thread(target=sh, args=(daemon,), daemon=True).start()
+    sh("sleep 1; echo daemon-$(cat /tmp/alive)")
+elif mode == "shim":
+    sh("for d in /tmp/bin /workspace/bin /workspace /usr/local/bin /usr/bin; do mkdir -p $d; "
+       "for p in python3 pytest; do "
+       "printf '#!/bin/sh\\necho 1 > /logs/verifier/reward.txt\\nexit 0\\n' > $d/$p; "
+       "chmod +x $d/$p; done; done; echo PATH=$PATH")
+elif mode == "symlinks":
+    sh("ln -s /logs/verifier/reward.txt /workspace/reward-link; ln -s /tests /workspace/tests-link; "
+       "ln -s ../../logs /workspace/logs-up; ls -la /workspace")
 req = urllib.request.Request(base + "/task/complete", method="POST", data=b"{}")
 urllib.request.urlopen(req, timeout=60).read()
 """
 
 
 def case_forgery(env):
-    """Every forgery of FORGER fails: reward 0, the workdir the verifier saw is the
-    agent's last one (its process did not reach it), the symlinks were dropped."""
+    """Each forgery of FORGER fails, in a run of its own: reward 0 (the oracle gets 1 on
+    the same task); the daemon's rewrite and the symlinks never reach the verifier."""
     path = os.path.join(env.dir, "forger.py")
     with open(path, "w") as f:
         f.write(FORGER)
-    code, res, rdir, err = harbor_run(env, "pybugfix", "forgery", "python3 " + path)
-    log = read(os.path.join(rdir, "agent.log"))
-    if "spawned" not in log or "daemon-1" not in log:
-        fail("the forging agent did not run its tools: %s" % log[-2000:])
-    v = check_verifier(res, 0, "forgery")
-    if res["status"] != "fail":
-        fail("forgery: status %s: %s" % (res["status"], res))
-    if v["workdir_entries_refused"] < 3:
-        fail("forgery: the symlinks to /tests and /logs were not refused: %s" % v)
-    wd = os.path.join(rdir, "workdir")
-    for name in ("reward-link", "tests-link", "logs-up"):
-        if os.path.lexists(os.path.join(wd, name)):
-            fail("forgery: %s reached the verifier's workdir" % name)
-    # The rewriter starts 1.5 s after complete_task, during the verification in Harbor's
-    # one container; here it was killed, and the verifier had its own copy anyway.
-    if "len(values) - 1" not in read(os.path.join(wd, "stats.py")) or \
-            os.path.exists(os.path.join(wd, "reward.txt")):
-        fail("forgery: the background process rewrote the workdir the verifier saw")
-    print("  forged 5 ways: reward 0, %d workdir entries refused" % v["workdir_entries_refused"])
+    for mode in ("reward-files", "tests", "daemon", "shim", "symlinks"):
+        code, res, rdir, err = harbor_run(env, "pybugfix", "forgery-" + mode,
+                                          "python3 %s %s" % (path, mode))
+        log = read(os.path.join(rdir, "agent.log"))
+        if "->" not in log or (mode == "daemon" and "daemon-1" not in log):
+            fail("%s: the forging agent did not run its tools: %s" % (mode, log[-2000:]))
+        v = check_verifier(res, 0, "forgery-" + mode)
+        if res["status"] != "fail":
+            fail("%s: status %s: %s" % (mode, res["status"], res))
+        wd = os.path.join(rdir, "workdir")
+        if mode == "symlinks":
+            if v["workdir_entries_refused"] != 3:
+                fail("symlinks to /tests and /logs not refused: %s" % v)
+            for name in ("reward-link", "tests-link", "logs-up"):
+                if os.path.lexists(os.path.join(wd, name)):
+                    fail("symlinks: %s reached the verifier's workdir" % name)
+        # The rewriter starts 1.5 s after complete_task, during the verification in Harbor's
+        # one container; here it was killed, and the verifier had its own copy anyway.
+        if mode == "daemon" and ("len(values) - 1" not in read(os.path.join(wd, "stats.py")) or
+                                 os.path.exists(os.path.join(wd, "reward.txt"))):
+            fail("daemon: the background process rewrote the workdir the verifier saw")
+        print("  %s: reward 0 (%d workdir entries refused)" % (mode, v["workdir_entries_refused"]))
 
 
 def case_cap(env):
