@@ -16,6 +16,8 @@
 #include "sbx/docker_tar.h"
 #include "sbx/file.h"
 #include "sbx/image.h"
+#include "sbx/log.h"
+#include "sbx/util.h"
 
 #define DOCKERFILE_MAX (1u << 20)
 #define MAX_STAGES     32
@@ -103,6 +105,28 @@ int sbx_image_check_bases(sbx_docker *d, const char *dockerfile, sbx_error *err)
 	return check_bases(d, dockerfile, NULL, err);
 }
 
+/*
+ * The task's earlier images (an edited folder, an older base): removed, so
+ * they do not keep old sandbox images' layers alive. One a container still
+ * uses stays (no force); failures are only logged.
+ */
+static void remove_older(sbx_docker *d, const char *repo, const char *keep)
+{
+	_cleanup_free_ char *filter = NULL;
+	sbx_docker_image *imgs = NULL;
+	size_t n = 0;
+
+	if (asprintf(&filter, "%s=%s", SBX_IMAGE_LABEL_TASK, repo) < 0)
+		return;
+	if (sbx_docker_image_list(d, (const char *const[]){filter, NULL}, &imgs, &n, NULL) < 0)
+		return;
+	for (size_t i = 0; i < n; i++)
+		if (imgs[i].id && strcmp(imgs[i].id, keep) != 0 &&
+		    sbx_docker_image_remove(d, imgs[i].id, false, NULL) < 0)
+			sbx_log_debug("task image %s: an older one, %s, stays", repo, imgs[i].id);
+	sbx_docker_image_list_free(imgs, n);
+}
+
 int sbx_image_build_task(sbx_docker *d, const sbx_image_task_opts *o, char **image_id,
 			 sbx_error *err)
 {
@@ -111,6 +135,7 @@ int sbx_image_build_task(sbx_docker *d, const sbx_image_task_opts *o, char **ima
 	_cleanup_(sbx_docker_image_freep) sbx_docker_image *img = NULL;
 	_cleanup_free_ char *dockerfile = NULL, *tag = NULL;
 	_cleanup_(sbx_buf_free) sbx_buf ids = SBX_BUF_INIT(64 * 1024);
+	sbx_docker_kv labels[8];
 	char hash[SBX_IMAGE_HASH_LEN];
 	const void *tar;
 	size_t len;
@@ -149,12 +174,17 @@ int sbx_image_build_task(sbx_docker *d, const sbx_image_task_opts *o, char **ima
 	b.context_tar = tar;
 	b.context_tar_len = len;
 	b.tags = (const char *const[]){tag, NULL};
-	b.labels = o->labels;
-	b.n_labels = o->n_labels;
+	if (o->n_labels >= SBX_ELEMENTSOF(labels))
+		return sbx_error_set(err, -EINVAL, "too many labels");
+	memcpy(labels, o->labels, o->n_labels * sizeof(*labels));
+	labels[o->n_labels] = (sbx_docker_kv){SBX_IMAGE_LABEL_TASK, o->repo};
+	b.labels = labels;
+	b.n_labels = o->n_labels + 1;
 	b.pull = false;
 	b.timeout_ms = (long)(o->timeout_s ? o->timeout_s : 600) * 1000;
 	r = sbx_docker_image_build(d, &b, image_id, err);
 	if (r < 0)
 		return sbx_error_prefix(err, r, "building %s", dockerfile);
+	remove_older(d, o->repo, *image_id);
 	return 0;
 }

@@ -216,11 +216,14 @@ bool sbx_image_present(sbx_docker *d, const char *ref);
  */
 int sbx_image_check_bases(sbx_docker *d, const char *dockerfile, sbx_error *err);
 
+/* On a task's own image: its repo ("sandboxctl/task-<id>"), to find its older ones. */
+#define SBX_IMAGE_LABEL_TASK "sandboxctl.task-image"
+
 typedef struct sbx_image_task_opts {
-	const char *context_dir; /* environment/: the Dockerfile and its context */
-	const char *repo;	 /* "sandboxctl/task-<id>": tagged :<hash12> of the context */
-	uint32_t timeout_s;	 /* the build's; 0: 600 */
-	const sbx_docker_kv *labels;
+	const char *context_dir;     /* environment/: the Dockerfile and its context */
+	const char *repo;	     /* "sandboxctl/task-<id>": tagged :<hash12> of the context */
+	uint32_t timeout_s;	     /* the build's; 0: 600 */
+	const sbx_docker_kv *labels; /* at most 7 */
 	size_t n_labels;
 } sbx_image_task_opts;
 
@@ -229,8 +232,8 @@ typedef struct sbx_image_task_opts {
  * through the Engine API with its context, offline (no pull; the bases
  * checked first as above), tagged repo:<first 12 of a sha256 over the
  * context's tar and the bases' image ids>; an image with that tag is used
- * without a build (an edited file or a rebuilt base builds again).
- * *image_id: "sha256:...".
+ * without a build (an edited file or a rebuilt base builds again), and
+ * the task's older images are removed. *image_id: "sha256:...".
  */
 int sbx_image_build_task(sbx_docker *d, const sbx_image_task_opts *o, char **image_id,
 			 sbx_error *err);
