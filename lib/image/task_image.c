@@ -16,8 +16,6 @@
 #include "sbx/docker_tar.h"
 #include "sbx/file.h"
 #include "sbx/image.h"
-#include "sbx/log.h"
-#include "sbx/util.h"
 
 #define DOCKERFILE_MAX (1u << 20)
 #define MAX_STAGES     32
@@ -105,28 +103,6 @@ int sbx_image_check_bases(sbx_docker *d, const char *dockerfile, sbx_error *err)
 	return check_bases(d, dockerfile, NULL, err);
 }
 
-/*
- * The task's earlier images (an edited folder, an older base): removed, so
- * they do not keep old sandbox images' layers alive. One a container still
- * uses stays (no force); failures are only logged.
- */
-static void remove_older(sbx_docker *d, const char *repo, const char *keep)
-{
-	_cleanup_free_ char *filter = NULL;
-	sbx_docker_image *imgs = NULL;
-	size_t n = 0;
-
-	if (asprintf(&filter, "%s=%s", SBX_IMAGE_LABEL_TASK, repo) < 0)
-		return;
-	if (sbx_docker_image_list(d, (const char *const[]){filter, NULL}, &imgs, &n, NULL) < 0)
-		return;
-	for (size_t i = 0; i < n; i++)
-		if (imgs[i].id && strcmp(imgs[i].id, keep) != 0 &&
-		    sbx_docker_image_remove(d, imgs[i].id, false, NULL) < 0)
-			sbx_log_debug("task image %s: an older one, %s, stays", repo, imgs[i].id);
-	sbx_docker_image_list_free(imgs, n);
-}
-
 int sbx_image_build_task(sbx_docker *d, const sbx_image_task_opts *o, char **image_id,
 			 sbx_error *err)
 {
@@ -185,6 +161,8 @@ int sbx_image_build_task(sbx_docker *d, const sbx_image_task_opts *o, char **ima
 	r = sbx_docker_image_build(d, &b, image_id, err);
 	if (r < 0)
 		return sbx_error_prefix(err, r, "building %s", dockerfile);
-	remove_older(d, o->repo, *image_id);
+	/* The task's older images go (an edited folder, an older base): they would keep old
+	 * sandbox images' layers alive. One a container still uses stays. */
+	sbx_image__prune(d, o->repo, SBX_IMAGE_LABEL_TASK, o->repo, *image_id, NULL);
 	return 0;
 }
