@@ -94,10 +94,13 @@ static int group_writable(const char *path, const struct stat *st, int type, str
 /* Steps 1 and 2: the workdir out of the agent's sandbox, checked, packed again. */
 static int take_workdir(sbx_run *run, sbx_docker_tar **out, const void **data, size_t *len)
 {
-	/* kill(-1) spares its caller: the shell, which then becomes tar. */
+	/* kill(-1) spares its caller: the shell, which then becomes tar. Twice: a child
+	 * forked while the first went round is caught by the second. */
 	static const char *const tar_argv[] = {
 		"/bin/sh", "-c",
-		"kill -KILL -1 2>/dev/null; exec tar -cf - -C " SBX_SANDBOX_WORKSPACE " .", NULL};
+		"kill -KILL -1 2>/dev/null; kill -KILL -1 2>/dev/null; "
+		"exec tar -cf - -C " SBX_SANDBOX_WORKSPACE " .",
+		NULL};
 	sbx_backend_exec x = {.argv = tar_argv,
 			      .user = AGENT_UID,
 			      .timeout_ms = 120000,
