@@ -181,7 +181,8 @@ def case_cap(env):
 
 def case_hostile(env):
     """A hostile verifier: 30 MB of output, a FIFO reward.json, a 10 MB reward.txt give
-    no reward and one line why, the output's tail only; past its timeout, the same."""
+    no reward and one line why, the output's tail only; its output file replaced by a
+    FIFO hangs nothing (reward 0.5: partial); past its timeout, no reward."""
     code, res, _, err = harbor_run(env, "flood", "flood", "true", root=HOSTILE)
     v = res["verifier"]
     if res["status"] != "fail" or v["reward"] is not None or \
@@ -190,6 +191,11 @@ def case_hostile(env):
         fail("flood: %s\n%s" % (res, err))
     if len(v["output_tail"]) > 2048 or not v["output_tail"].endswith("END-OF-FLOOD\n"):
         fail("flood: output tail %r" % v["output_tail"][-100:])
+    code, res, _, err = harbor_run(env, "fifo", "fifo", "true", root=HOSTILE)
+    v = res["verifier"]
+    if res["status"] != "partial" or v["reward"] != 0.5 or v["output_tail"] is not None or \
+            v["timed_out"] or res["score"] != 0.5:
+        fail("fifo: %s\n%s" % (res, err))
     code, res, _, err = harbor_run(env, "slow", "slow", "true", root=HOSTILE)
     v = res["verifier"]
     if res["status"] != "fail" or not v["timed_out"] or v["reward"] is not None or \
