@@ -212,6 +212,13 @@ def validate(path):
 def case_validate(env):
     """`tasks validate` passes the good tasks and names each broken one's fault in one line."""
     need_base()
+    for verb in ("validate", "list"):
+        p = subprocess.run([SANDBOXCTL, "tasks", verb, "--tasks-dir", HARBOR],
+                           capture_output=True, text=True, timeout=60)
+        names = [line.split()[0] for line in p.stdout.splitlines() if line.strip()]
+        if p.returncode != 0 or len(names) != 2 or "invalid" in p.stdout or \
+                not all(("pybugfix" in n or "texttransform" in n) for n in names):
+            fail("tasks %s --tasks-dir: %d %r %s" % (verb, p.returncode, p.stdout, p.stderr))
     for task in ("pybugfix", "texttransform"):
         code, out = validate(os.path.join(HARBOR, task))
         if code != 0 or not out.endswith("OK"):
