@@ -204,8 +204,9 @@ static void help(void)
 	       "sandbox and writes runs/<run-id>/result.json.\n\n"
 	       "Options:\n"
 	       "  --task NAME        task name (in the tasks directory) or path (required)\n"
-	       "  --task-dir PATH    the same, for a task folder: task.yaml, or the reference\n"
-	       "                     system's task.json (starting_files/, oracle/)\n"
+	       "  --task-dir PATH    the same, for a task folder: task.yaml, the reference\n"
+	       "                     system's task.json (starting_files/, oracle/), or a\n"
+	       "                     Harbor task directory (task.toml; docs/harbor.md)\n"
 	       "  --agent CMD        oracle | demo | llm | a shell command run on the host with\n"
 	       "                     SANDBOX_MCP_URL, SANDBOX_REST_URL, SANDBOX_SSE_URL,\n"
 	       "                     SANDBOX_TASK_PROMPT, SANDBOX_RUN_ID, SANDBOX_TASK,\n"
@@ -324,7 +325,10 @@ static void on_ready(sbx_run *run, void *userdata)
 static void print_summary(const sbx_run_result *r)
 {
 	fprintf(stderr, "sandboxctl: run %s: %s", r->run_id, sbx_run_status_name(r->status));
-	if (r->grade.graded)
+	if (r->grade.graded && r->verifier.harbor)
+		fprintf(stderr, " (reward %g from %s)", r->verifier.reward,
+			r->verifier.reward_source);
+	else if (r->grade.graded)
 		fprintf(stderr, " (%s, score %.1f%%, %llu/%llu cells)",
 			sbx_grade_status_name(r->grade.status), r->grade.score * 100,
 			(unsigned long long)r->grade.cells_matched,
@@ -369,7 +373,9 @@ static void print_verdict(const sbx_run_result *r)
 	snprintf(word, sizeof(word), "%s", sbx_run_status_name(r->status));
 	for (i = 0; word[i]; i++)
 		word[i] = (char)toupper((unsigned char)word[i]);
-	if (r->grade.graded)
+	if (r->grade.graded && r->verifier.harbor)
+		printf("%s  %s reward %g", word, r->task ? r->task : "?", r->verifier.reward);
+	else if (r->grade.graded)
 		printf("%s  %s %.2f%% (%llu/%llu)", word, r->task ? r->task : "?",
 		       r->grade.score * 100, (unsigned long long)r->grade.cells_matched,
 		       (unsigned long long)r->grade.cells_graded);

@@ -67,6 +67,8 @@ static void help(void)
 	       "  --network none|published, --seccomp sandbox|default, --allow-no-seccomp\n"
 	       "                     each episode's limits, as 'sandboxctl run' takes them\n"
 	       "                     (default: each task's, else run's defaults)\n"
+	       "  --task-dir DIR     a task folder (a Harbor task.toml one too), or a folder of\n"
+	       "                     them; repeat\n"
 	       "  --tasks-dir DIR    tasks directory (default: $SBX_TASKS_DIR or ./tasks)\n"
 	       "  --tag KEY=VALUE    recorded in sweep.json (repeat)\n"
 	       "  --out DIR          the sweep directory (default sweeps/<UTC time>); must be\n"
@@ -115,8 +117,8 @@ static bool is_limit(const char *name)
 static bool is_plan_option(const char *name)
 {
 	static const char *const names[] = {
-		"task", "tasks",   "task-file", "agent",     "epochs", "seed-from", "pass-at",
-		"out",	"timeout", "image",	"tasks-dir", "tag",    NULL};
+		"task",	    "tasks", "task-file", "agent", "epochs",	"seed-from", "pass-at",
+		"task-dir", "out",   "timeout",	  "image", "tasks-dir", "tag",	     NULL};
 
 	return cli_name_in(name, names) || is_limit(name);
 }
@@ -418,14 +420,67 @@ static int make_out_dir(const char *dir)
 	return 0;
 }
 
+static bool is_task_folder(const char *dir)
+{
+	static const char *const files[] = {"task.toml", "task.yaml", "task.json"};
+
+	for (size_t i = 0; i < SBX_ELEMENTSOF(files); i++) {
+		_cleanup_free_ char *f = NULL;
+
+		if (asprintf(&f, "%s/%s", dir, files[i]) >= 0 && access(f, F_OK) == 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * --task-dir DIR: a task directory (task.toml, task.yaml or task.json in it),
+ * or a directory of them (each subdirectory that holds one), by absolute path.
+ */
+static int add_task_dir(sbx_sweep_plan *p, const char *dir)
+{
+	_cleanup_free_ char *abs = realpath(dir, NULL);
+	char **names = NULL;
+	sbx_error err = SBX_ERROR_INIT;
+	size_t n = 0;
+	int r = 0;
+
+	if (!abs)
+		return cli_error("--task-dir '%s': %s", dir, strerror(errno)), -1;
+	if (is_task_folder(abs))
+		return strv_push(&p->tasks, &p->n_tasks, abs, SBX_SWEEP_MAX_TASKS) < 0
+			       ? (cli_error("--task-dir: more than %d tasks", SBX_SWEEP_MAX_TASKS),
+				  -1)
+			       : 0;
+	if (sbx_task_list(abs, &names, &n, &err) < 0)
+		return cli_error("--task-dir: %s", sbx_error_message(&err)), -1;
+	if (n == 0) {
+		cli_error("--task-dir '%s': no task.toml, task.yaml or task.json in it or its "
+			  "subdirectories",
+			  dir);
+		r = -1;
+	}
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		_cleanup_free_ char *sub = NULL;
+
+		if (asprintf(&sub, "%s/%s", abs, names[i]) < 0 ||
+		    strv_push(&p->tasks, &p->n_tasks, sub, SBX_SWEEP_MAX_TASKS) < 0) {
+			cli_error("--task-dir: more than %d tasks", SBX_SWEEP_MAX_TASKS);
+			r = -1;
+		}
+	}
+	sbx_task_names_free(names);
+	return r;
+}
+
 int cmd_sweep(int argc, char **argv)
 {
 	static const char *const sweep_options[] = {
-		"task=",	 "tasks=",   "task-file=", "agent=",	 "epochs=",  "seed-from=",
-		"pass-at=",	 "jobs=",    "out=",	   "resume=",	 "retries=", "timeout=",
-		"image=",	 "memory=",  "cpus=",	   "pids=",	 "runtime=", "grace=",
-		"network=",	 "seccomp=", "tasks-dir=", "engine=",	 "tag=",     "stop-grace=",
-		"require-pass=", "json",     "quiet",	   "test-label", NULL,
+		"task=",	 "tasks=",   "task-file=", "agent=",	 "epochs=",   "seed-from=",
+		"pass-at=",	 "jobs=",    "out=",	   "resume=",	 "retries=",  "timeout=",
+		"image=",	 "memory=",  "cpus=",	   "pids=",	 "runtime=",  "grace=",
+		"network=",	 "seccomp=", "tasks-dir=", "engine=",	 "tag=",      "stop-grace=",
+		"require-pass=", "json",     "quiet",	   "test-label", "task-dir=", NULL,
 	};
 	cli_longopts lo = {0};
 	_cleanup_(sbx_sweep_plan_freep) sbx_sweep_plan *p = calloc(1, sizeof(*p));
@@ -475,6 +530,9 @@ int cmd_sweep(int argc, char **argv)
 				cli_error("--task: more than %d tasks", SBX_SWEEP_MAX_TASKS);
 				goto done;
 			}
+		} else if (strcmp(name, "task-dir") == 0) {
+			if (add_task_dir(p, optarg) < 0)
+				goto done;
 		} else if (strcmp(name, "tasks") == 0) {
 			if (strcmp(optarg, "all") != 0) {
 				cli_error("--tasks: only 'all' (use --task NAME for one)");

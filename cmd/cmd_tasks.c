@@ -9,7 +9,9 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "sbx/docker.h"
 #include "sbx/grade.h"
+#include "sbx/image.h"
 #include "sbx/file.h"
 #include "sbx/json.h"
 #include "sbx/log.h"
@@ -331,6 +333,9 @@ static int do_show(const char *name)
 		sbx_json_add_bool(o, "seedable", sbx_task_seedable(t));
 		sbx_json_add_bool(o, "libreoffice", t->libreoffice);
 		sbx_json_add_bool(o, "reference", t->reference);
+		sbx_json_add_bool(o, "harbor", t->harbor != NULL);
+		if (t->harbor)
+			sbx_json_add_number(o, "verifier_timeout_s", t->harbor->verifier_timeout_s);
 		sbx_json_add_number(o, "cases", (double)t->grading.n_cases);
 		s = cJSON_Print(o);
 		if (!s)
@@ -350,6 +355,15 @@ static int do_show(const char *name)
 	if (t->reference)
 		printf("format:     the reference system's task.json (read as it is; 'tasks "
 		       "import' writes a task.yaml)\n");
+	if (t->harbor) {
+		printf("format:     Harbor task directory (task.toml; graded by tests/test.sh in "
+		       "a fresh sandbox)\n");
+		put_field("image:      ", t->harbor->docker_image
+						  ? t->harbor->docker_image
+						  : "built from environment/Dockerfile");
+		printf("verifier:   %u s timeout\n", t->harbor->verifier_timeout_s);
+		printf("oracle:     %s\n", t->harbor->solution ? "solution/solve.sh" : "none");
+	}
 	printf("tools:      %s\n",
 	       t->tools == SBX_TASK_TOOLS_GUI
 		       ? "gui (the desktop only: computer-use and reading tools, no cell writing)"
@@ -392,12 +406,42 @@ oom:
 	return EXIT_ENGINE;
 }
 
+/*
+ * A Harbor task's image: its docker_image, or every FROM of its Dockerfile,
+ * must be on the engine (nothing is pulled). No engine: said, not failed.
+ */
+static int check_harbor_image(const sbx_task *t, sbx_error *err)
+{
+	_cleanup_docker_ sbx_docker *d = NULL;
+	_cleanup_free_ char *df = NULL;
+	sbx_docker_opts o = SBX_DOCKER_OPTS_INIT;
+	sbx_error e = SBX_ERROR_INIT;
+
+	if (sbx_docker_open(&d, &o, &e) < 0) {
+		sbx_fputs_escaped_line(t->path, stdout);
+		printf(": base images not checked (no engine: %s)\n", e.msg);
+		return 0;
+	}
+	if (t->harbor->docker_image) {
+		if (!sbx_image_present(d, t->harbor->docker_image))
+			return sbx_error_set(
+				err, -ENOENT,
+				"%s: environment.docker_image '%s' is not on the engine", t->path,
+				t->harbor->docker_image);
+		return 0;
+	}
+	if (asprintf(&df, "%s/%s/Dockerfile", t->dir, t->harbor->environment) < 0)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	return sbx_image_check_bases(d, df, err);
+}
+
 static bool validate_one(const char *name)
 {
 	sbx_error err = SBX_ERROR_INIT;
 	sbx_task *t = NULL;
 
-	if (load(name, &t, &err) < 0 || sbx_grade_task_check(t, &err) < 0) {
+	if (load(name, &t, &err) < 0 ||
+	    (t->harbor ? check_harbor_image(t, &err) : sbx_grade_task_check(t, &err)) < 0) {
 		printf("%s\n", err.msg);
 		sbx_task_free(t);
 		return false;

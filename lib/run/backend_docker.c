@@ -46,8 +46,6 @@ typedef struct docker_backend {
 	size_t n_pending;
 } docker_backend;
 
-SBX_DEFINE_CLEANUP(sbx_docker_tar, sbx_docker_tar_free)
-
 /* The user every exec runs as: never the root a published sandbox starts as. */
 #define EXEC_USER "1000:1000"
 
@@ -188,7 +186,7 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 	const char *env[64], *binds[2] = {NULL, NULL};
 	char bind[160];
 	sbx_image_bundle bundle;
-	sbx_docker_kv labels[7], tmpfs[3 + SBX_BUNDLE_MAX_VOLUMES];
+	sbx_docker_kv labels[7], tmpfs[5 + SBX_BUNDLE_MAX_VOLUMES];
 	size_t nt = 3;
 	size_t nl = 0, ne = 0;
 	_cleanup_free_ char *id = NULL, *seccomp = NULL;
@@ -217,6 +215,13 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 	tmpfs[0] = (sbx_docker_kv){SBX_SANDBOX_WORKSPACE, ws};
 	tmpfs[1] = (sbx_docker_kv){"/tmp", tmp};
 	tmpfs[2] = (sbx_docker_kv){"/run", run};
+	if (spec->verifier) {
+		/* Harbor's paths: the tests go in as the server's uid, test.sh writes its logs. */
+		tmpfs[nt++] =
+			(sbx_docker_kv){"/tests", "rw,nosuid,nodev,size=64m,uid=1000,gid=1000,"
+						  "mode=2775"};
+		tmpfs[nt++] = (sbx_docker_kv){"/logs", "rw,nosuid,nodev,size=64m,mode=1777"};
+	}
 
 	snprintf(env_deadline, sizeof(env_deadline), "SANDBOX_DEADLINE=%" PRId64, spec->deadline);
 	/* The server's task session reads this one, so get_task_status shows the deadline. */
@@ -643,6 +648,45 @@ static void db_free(sbx_backend *b)
 	free(db);
 }
 
+static int db_exec(sbx_backend *b, const sbx_backend_exec *x, sbx_buf *out, sbx_buf *errout,
+		   int *exit_code, sbx_error *err)
+{
+	docker_backend *db = (docker_backend *)b;
+	sbx_docker_exec_opts o = SBX_DOCKER_EXEC_OPTS_INIT;
+	_cleanup_free_ char *id = NULL;
+	int r;
+
+	o.cmd = x->argv;
+	o.env = x->env;
+	o.user = x->user ? x->user : EXEC_USER;
+	o.working_dir = x->cwd;
+	r = sbx_docker_exec_create(db->d, b->id, &o, &id, err);
+	if (r >= 0)
+		r = sbx_docker_exec_start(db->d, id, false,
+					  x->timeout_ms ? x->timeout_ms : EXEC_TIMEOUT_MS,
+					  x->max_bytes, out, errout, err);
+	if (r >= 0)
+		r = sbx_docker_exec_inspect(db->d, id, NULL, exit_code, err);
+	return r;
+}
+
+static int db_copy_in_tar(sbx_backend *b, const char *dest, const void *tar, size_t len,
+			  sbx_error *err)
+{
+	docker_backend *db = (docker_backend *)b;
+
+	return sbx_docker_exec_copy_in(db->d, b->id, dest, EXEC_USER, tar, len, EXEC_TIMEOUT_MS,
+				       err);
+}
+
+static int db_image_tar(sbx_backend *b, const char *path, size_t max, void **tar, size_t *len,
+			sbx_error *err)
+{
+	docker_backend *db = (docker_backend *)b;
+
+	return sbx_docker_archive_get_raw(db->d, b->id, path, max, tar, len, err);
+}
+
 static const sbx_backend_ops docker_ops = {
 	.name = "docker",
 	.create = db_create,
@@ -656,6 +700,9 @@ static const sbx_backend_ops docker_ops = {
 	.free = db_free,
 	.prewarm = db_prewarm,
 	.keep_stream = db_keep_stream,
+	.exec = db_exec,
+	.copy_in_tar = db_copy_in_tar,
+	.image_tar = db_image_tar,
 };
 
 int sbx_backend_docker_new(sbx_backend **out, sbx_error *err)

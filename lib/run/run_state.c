@@ -32,6 +32,19 @@ void sbx_run__set_infra(sbx_run *run, const char *kind, const sbx_error *err)
 	run->res.error_kind = strdup(kind);
 }
 
+void sbx_run__set_sandbox_failed(sbx_run *run, const char *kind, const sbx_error *err)
+{
+	if (!run->ready) {
+		sbx_run__set_infra(run, kind, err);
+		return;
+	}
+	if (run->res.error)
+		return;
+	run->res.status = SBX_RUN_SANDBOX_FAILED;
+	run->res.error = strdup(sbx_error_message(err));
+	run->res.error_kind = strdup(kind);
+}
+
 void sbx_run__ready_pause(long *pause_ms, int64_t waited_ms)
 {
 	struct timespec ts;

@@ -56,6 +56,7 @@ sbx_task *sbx_task_free(sbx_task *t)
 	sbx_grading_spec_clear(&t->grading);
 	free(t->generator);
 	free(t->image);
+	sbx_task__harbor_free(t->harbor);
 	free(t);
 	return NULL;
 }
@@ -358,9 +359,16 @@ int sbx_task_load(const char *path, sbx_task **out, sbx_error *err)
 			free(file);
 			if (asprintf(&file, "%s/task.json", path) < 0)
 				return sbx_error_set(err, -ENOMEM, "out of memory");
+			if (access(file, F_OK) < 0) {
+				free(file);
+				if (asprintf(&file, "%s/task.toml", path) < 0)
+					return sbx_error_set(err, -ENOMEM, "out of memory");
+			}
 			if (access(file, F_OK) < 0)
 				return sbx_error_set(err, -ENOENT,
-						     "'%s': no task.yaml or task.json there", path);
+						     "'%s': no task.yaml, task.json or task.toml "
+						     "there",
+						     path);
 		}
 	} else if (!(file = strdup(path))) {
 		return sbx_error_set(err, -ENOMEM, "out of memory");
@@ -375,6 +383,8 @@ int sbx_task_load(const char *path, sbx_task **out, sbx_error *err)
 		slash[1] = '\0';
 	else
 		*slash = '\0';
+	if (sbx_task_is_harbor_file(file))
+		return sbx_task_harbor_load(file, out, err);
 	if (sbx_task_is_reference_file(file)) {
 		sbx_task *t = NULL;
 

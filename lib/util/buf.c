@@ -46,7 +46,7 @@ static int grow(sbx_buf *b, size_t need)
 	cap = b->cap ? b->cap : 64;
 	while (cap < need + 1)
 		cap = cap > SIZE_MAX / 2 ? need + 1 : cap * 2;
-	if (cap > b->max + 1)
+	if (b->max < SIZE_MAX && cap > b->max + 1) /* max SIZE_MAX: no cap (max + 1 wraps to 0) */
 		cap = b->max + 1;
 	p = realloc(b->data, cap);
 	if (!p) {

@@ -239,3 +239,41 @@ typedef struct sbx_image_bundle {
  */
 int sbx_image_prepare_foreign(sbx_docker *d, const char *ref, sbx_image_bundle *out,
 			      sbx_error *err);
+
+/* ---------------------------------------------------------------- task images */
+
+/* SHA-256 of data as hex (64 characters and a NUL). */
+void sbx_image_sha256_hex(const void *data, size_t len, char out[SBX_IMAGE_HASH_LEN]);
+
+/* True when the engine has the image ref (name:tag or id). */
+bool sbx_image_present(sbx_docker *d, const char *ref);
+
+/*
+ * Checks that every image a Dockerfile's FROM lines name (not an earlier
+ * stage, not scratch) is on the engine, since nothing is pulled: -ENOENT
+ * with "path:line: FROM image 'x' is not on the engine ..." for the first
+ * missing one. Lines with a build ARG in the image are skipped.
+ */
+int sbx_image_check_bases(sbx_docker *d, const char *dockerfile, sbx_error *err);
+
+/* On a task's own image: its repo ("sandboxctl-task/<id>"), to find its older ones. */
+#define SBX_IMAGE_LABEL_TASK "sandboxctl.task-image"
+
+typedef struct sbx_image_task_opts {
+	const char *context_dir;     /* environment/: the Dockerfile and its context */
+	const char *repo;	     /* "sandboxctl-task/<id>": tagged :<hash12> of the context */
+	uint32_t timeout_s;	     /* the build's; 0: 600 */
+	const sbx_docker_kv *labels; /* at most 7 */
+	size_t n_labels;
+} sbx_image_task_opts;
+
+/*
+ * A task's own environment (a Harbor task's environment/Dockerfile), built
+ * through the Engine API with its context, offline (no pull; the bases
+ * checked first as above), tagged repo:<first 12 of a sha256 over the
+ * context's tar and the bases' image ids>; an image with that tag is used
+ * without a build (an edited file or a rebuilt base builds again), and
+ * the task's older images are removed. *image_id: "sha256:...".
+ */
+int sbx_image_build_task(sbx_docker *d, const sbx_image_task_opts *o, char **image_id,
+			 sbx_error *err);

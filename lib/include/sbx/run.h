@@ -285,6 +285,39 @@ typedef struct sbx_provenance {
 	unsigned changed; /* number of differing files */
 } sbx_provenance;
 
+/*
+ * A Harbor task's verifier (lib/run/verify.c): after the agent's phase its
+ * processes are killed and only the workdir leaves, as a size-capped
+ * archive, into a fresh sandbox of the same image, where tests/test.sh runs.
+ */
+#define SBX_RUN_WORKDIR_MAX	 (64ULL << 20) /* the workdir archive's cap */
+#define SBX_RUN_VERIFIER_TAIL	 2048	       /* bytes of test.sh's output kept */
+#define SBX_RUN_REWARD_MAX_BYTES 65536	       /* reward.json / reward.txt read at most */
+#define SBX_RUN_REWARD_MAX_KEYS	 32
+
+typedef struct sbx_run_verifier {
+	bool harbor;	    /* the verifier phase began (a Harbor task); else the rest is unset */
+	bool ran;	    /* test.sh was started */
+	bool rewarded;	    /* a reward was read */
+	double reward;	    /* reward.json's "reward", else reward.txt's number */
+	char *rewards_json; /* reward.json's object as printed (numbers only), or NULL */
+	char reward_source[16]; /* "reward.json", "reward.txt", "" */
+	int exit_code;		/* test.sh's; -1 when unknown */
+	bool timed_out;
+	char *output_tail; /* the end of test-stdout.txt, or NULL */
+	char workdir_sha256[65];
+	uint64_t workdir_bytes;	  /* the archive the verifier got */
+	uint64_t workdir_refused; /* entries dropped: escaping symlinks, devices, fifos */
+	char *error;		  /* why there is no reward, one line, or NULL */
+	/*
+	 * total: on the episode's path, from the agent's end to the reward. Its
+	 * sandbox is made while the agent works (made_ahead: create_ms is then
+	 * off the path) and removed while the agent's is (remove_ms: off it too).
+	 */
+	bool made_ahead;
+	double create_ms, copy_ms, test_ms, remove_ms, total_ms;
+} sbx_run_verifier;
+
 /* The outcome; everything result.json says. Owned by the run. */
 typedef struct sbx_run_result {
 	char *run_id;
@@ -332,9 +365,10 @@ typedef struct sbx_run_result {
 	char sandbox_recalc[24]; /* "native", "libreoffice", "native+libreoffice", "none"; ""
 				    unknown */
 	uint64_t sandbox_recalc_native, sandbox_recalc_office; /* formula cells */
-	bool warm;		/* the sandbox came from a warm pool (sbx_run_launch_warm) */
-	bool trajectory;	/* trajectory.json was written */
-	char *trajectory_error; /* why not, one line, else NULL */
+	bool warm;		   /* the sandbox came from a warm pool (sbx_run_launch_warm) */
+	bool trajectory;	   /* trajectory.json was written */
+	char *trajectory_error;	   /* why not, one line, else NULL */
+	sbx_run_verifier verifier; /* Harbor tasks */
 } sbx_run_result;
 
 /*

@@ -144,6 +144,24 @@ typedef enum sbx_task_toolset {
 /* "all" or "gui": the task.yaml value, also the sandbox's SANDBOX_TOOLSET. */
 const char *sbx_task_toolset_name(sbx_task_toolset t);
 
+/*
+ * A Harbor task directory (task.toml beside instruction.md, environment/,
+ * tests/test.sh, solution/solve.sh): what a run needs beyond the task model.
+ * Paths are relative to the task's dir.
+ */
+typedef struct sbx_task_harbor {
+	char *environment;  /* "environment": its Dockerfile and build context */
+	char *docker_image; /* [environment] docker_image: a ready image instead, or NULL */
+	char *solution;	    /* "solution/solve.sh" when present, else NULL */
+	char *name;	    /* [task] name ("org/name"), or NULL */
+	uint32_t verifier_timeout_s; /* [verifier] timeout_sec; default 600 */
+	uint32_t build_timeout_s;    /* [environment] build_timeout_sec; default 600 */
+} sbx_task_harbor;
+
+#define SBX_TASK_HARBOR_WORKDIR		"/workspace"
+#define SBX_TASK_HARBOR_TIMEOUT_S	600
+#define SBX_TASK_HARBOR_INSTRUCTION_MAX (1u << 20)
+
 typedef struct sbx_task {
 	char *dir;  /* the task's directory, as resolved (no trailing slash) */
 	char *path; /* its task.yaml */
@@ -173,7 +191,24 @@ typedef struct sbx_task {
 	/* Read from the reference system's task.json (sbx_task_reference_to_yaml), not task.yaml.
 	 */
 	bool reference;
+	/* A Harbor task directory (task.toml): graded by its tests/test.sh; else NULL. */
+	sbx_task_harbor *harbor;
 } sbx_task;
+
+/*
+ * Loads a Harbor task directory's task.toml (path: the file) into the task
+ * model: the prompt is instruction.md; [agent] timeout_sec, [environment]
+ * cpus and memory_mb become limits; [verifier] timeout_sec and the
+ * environment's image go in task->harbor. Refused, one line each
+ * ("dir/task.toml:12:1: ..."): network (anything but network_mode
+ * "no-network"), [[steps]] (multi-step), GPUs, another os or workdir, a
+ * missing instruction.md, environment/Dockerfile (unless docker_image) or
+ * tests/test.sh, unknown keys in [environment], [agent], [verifier].
+ */
+int sbx_task_harbor_load(const char *path, sbx_task **out, sbx_error *err);
+
+/* True when path names a Harbor task.toml. */
+bool sbx_task_is_harbor_file(const char *path);
 
 /*
  * The reference system's task folders: task.json beside starting_files/ and
