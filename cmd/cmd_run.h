@@ -30,74 +30,31 @@ int cmd_run__parse_seed(const char *text);
 
 /*
  * The rows, for the option tables of run, mcp and sweep (as libgit2's
- * CLI_COMMON_OPT rows): name, value and parser here, once; each command adds
- * what the option means to it (.help = ...) and anything else it needs
- * (.seen = ...).
+ * CLI_COMMON_OPT rows): name, what it sets, usage and short usage (NULL:
+ * the usage) here, once; each command adds what the option means to it
+ * (.help = ...) and anything else it needs (.seen = ...).
  */
-#define CMD_RUN_OPT_TASK(...)                                                                      \
+#define CMD_RUN_ROW(name, sets, usage_, short_, ...)                                               \
 	{                                                                                          \
-		"task", .value = &arg_run.task, .usage = "--task NAME", __VA_ARGS__                \
+		name, sets, .usage = usage_, .short_usage = short_, __VA_ARGS__                    \
 	}
-#define CMD_RUN_OPT_IMAGE(...)                                                                     \
-	{                                                                                          \
-		"image", .value = &arg_run.image, .usage = "--image REF", __VA_ARGS__              \
-	}
-#define CMD_RUN_OPT_TIMEOUT(...)                                                                   \
-	{                                                                                          \
-		"timeout", .parse = cmd_run__parse_timeout, .usage = "--timeout SECONDS",          \
-			   .short_usage = "--timeout S", __VA_ARGS__                               \
-	}
-#define CMD_RUN_OPT_MEMORY(...)                                                                    \
-	{                                                                                          \
-		"memory", .parse = cmd_run__parse_memory, .usage = "--memory SIZE", __VA_ARGS__    \
-	}
-#define CMD_RUN_OPT_CPUS(...)                                                                      \
-	{                                                                                          \
-		"cpus", .parse = cmd_run__parse_cpus, .usage = "--cpus N", __VA_ARGS__             \
-	}
-#define CMD_RUN_OPT_PIDS(...)                                                                      \
-	{                                                                                          \
-		"pids", .parse = cmd_run__parse_pids, .usage = "--pids N", __VA_ARGS__             \
-	}
-#define CMD_RUN_OPT_RUNTIME(...)                                                                   \
-	{                                                                                          \
-		"runtime", .value = &arg_run.runtime, .usage = "--runtime NAME", __VA_ARGS__       \
-	}
-#define CMD_RUN_OPT_SECCOMP(...)                                                                   \
-	{                                                                                          \
-		"seccomp", .parse = cmd_run__parse_seccomp, .usage = "--seccomp sandbox|default",  \
-			   __VA_ARGS__                                                             \
-	}
-#define CMD_RUN_OPT_NETWORK(...)                                                                   \
-	{                                                                                          \
-		"network", .parse = cmd_run__parse_network, .usage = "--network MODE",             \
-			   .short_usage = "--network none|published", __VA_ARGS__                  \
-	}
-#define CMD_RUN_OPT_GRACE(...)                                                                     \
-	{                                                                                          \
-		"grace", .parse = cmd_run__parse_grace, .usage = "--grace SECONDS",                \
-			 .short_usage = "--grace S", __VA_ARGS__                                   \
-	}
-#define CMD_RUN_OPT_RUNS_DIR(...)                                                                  \
-	{                                                                                          \
-		"runs-dir", .value = &arg_run.runs_dir, .usage = "--runs-dir DIR", __VA_ARGS__     \
-	}
-#define CMD_RUN_OPT_RUN_ID(...)                                                                    \
-	{                                                                                          \
-		"run-id", .value = &arg_run.run_id, .usage = "--run-id ID", __VA_ARGS__            \
-	}
-#define CMD_RUN_OPT_TASKS_DIR(...)                                                                 \
-	{                                                                                          \
-		"tasks-dir", .value = &arg_run.tasks_dir, .usage = "--tasks-dir DIR", __VA_ARGS__  \
-	}
-#define CMD_RUN_OPT_KEEP(...)                                                                      \
-	{                                                                                          \
-		"keep", .flag = &arg_run.keep, __VA_ARGS__                                         \
-	}
-#define CMD_RUN_OPT_TEST_LABEL(...)                                                                \
-	{                                                                                          \
-		"test-label", .flag = &arg_run.test, __VA_ARGS__                                   \
-	}
+/* clang-format off */
+#define CMD_RUN_OPT_TASK(...) CMD_RUN_ROW("task", .value = &arg_run.task, "--task NAME", NULL, __VA_ARGS__)
+#define CMD_RUN_OPT_IMAGE(...) CMD_RUN_ROW("image", .value = &arg_run.image, "--image REF", NULL, __VA_ARGS__)
+#define CMD_RUN_OPT_TIMEOUT(...) CMD_RUN_ROW("timeout", .parse = cmd_run__parse_timeout, "--timeout SECONDS", "--timeout S", __VA_ARGS__)
+#define CMD_RUN_OPT_MEMORY(...) CMD_RUN_ROW("memory", .parse = cmd_run__parse_memory, "--memory SIZE", NULL, __VA_ARGS__)
+#define CMD_RUN_OPT_CPUS(...) CMD_RUN_ROW("cpus", .parse = cmd_run__parse_cpus, "--cpus N", NULL, __VA_ARGS__)
+#define CMD_RUN_OPT_PIDS(...) CMD_RUN_ROW("pids", .parse = cmd_run__parse_pids, "--pids N", NULL, __VA_ARGS__)
+#define CMD_RUN_OPT_RUNTIME(...) CMD_RUN_ROW("runtime", .value = &arg_run.runtime, "--runtime NAME", NULL, __VA_ARGS__)
+#define CMD_RUN_OPT_SECCOMP(...) CMD_RUN_ROW("seccomp", .parse = cmd_run__parse_seccomp, "--seccomp sandbox|default", NULL, __VA_ARGS__)
+#define CMD_RUN_OPT_NETWORK(...) CMD_RUN_ROW("network", .parse = cmd_run__parse_network, "--network MODE", "--network none|published", __VA_ARGS__)
+#define CMD_RUN_OPT_GRACE(...) CMD_RUN_ROW("grace", .parse = cmd_run__parse_grace, "--grace SECONDS", "--grace S", __VA_ARGS__)
+#define CMD_RUN_OPT_RUNS_DIR(...) CMD_RUN_ROW("runs-dir", .value = &arg_run.runs_dir, "--runs-dir DIR", NULL, __VA_ARGS__)
+#define CMD_RUN_OPT_RUN_ID(...) CMD_RUN_ROW("run-id", .value = &arg_run.run_id, "--run-id ID", NULL, __VA_ARGS__)
+#define CMD_RUN_OPT_TASKS_DIR(...) CMD_RUN_ROW("tasks-dir", .value = &arg_run.tasks_dir, "--tasks-dir DIR", NULL, __VA_ARGS__)
+#define CMD_RUN_OPT_KEEP(...) CMD_RUN_ROW("keep", .flag = &arg_run.keep, NULL, NULL, __VA_ARGS__)
+#define CMD_RUN_OPT_TEST_LABEL(...) CMD_RUN_ROW("test-label", .flag = &arg_run.test, NULL, NULL, __VA_ARGS__)
+/* clang-format on */
 
 /*
  * The program every episode is graded by, in a child process, so a grader

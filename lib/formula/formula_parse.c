@@ -263,38 +263,35 @@ static bool nest(parser *ps)
 	return true;
 }
 
-static bool pending_push(parser *ps, uint32_t node)
+/* Appends v to a growable array (first: its first size); false, ps->oom set, when out of memory. */
+static bool u32_push(parser *ps, uint32_t **a, uint32_t *n, uint32_t *cap, uint32_t first,
+		     uint32_t v)
 {
-	if (ps->n_pending == ps->pending_cap) {
-		uint32_t cap = ps->pending_cap ? ps->pending_cap * 2 : 16;
-		uint32_t *a = realloc(ps->pending, cap * sizeof(*a));
-		if (!a) {
+	if (*n == *cap) {
+		uint32_t c = *cap ? *cap * 2 : first;
+		uint32_t *grown = realloc(*a, c * sizeof(*grown));
+
+		if (!grown) {
 			ps->oom = true;
 			return false;
 		}
-		ps->pending = a;
-		ps->pending_cap = cap;
+		*a = grown;
+		*cap = c;
 	}
-	ps->pending[ps->n_pending++] = node;
+	(*a)[(*n)++] = v;
 	return true;
+}
+
+static bool pending_push(parser *ps, uint32_t node)
+{
+	return u32_push(ps, &ps->pending, &ps->n_pending, &ps->pending_cap, 16, node);
 }
 
 static int arg_push(parser *ps, uint32_t node)
 {
 	fx_formula *f = ps->f;
 
-	if (f->nargs == f->args_cap) {
-		uint32_t cap = f->args_cap ? f->args_cap * 2 : 4;
-		uint32_t *a = realloc(f->args, cap * sizeof(*a));
-		if (!a) {
-			ps->oom = true;
-			return -ENOMEM;
-		}
-		f->args = a;
-		f->args_cap = cap;
-	}
-	f->args[f->nargs++] = node;
-	return 0;
+	return u32_push(ps, &f->args, &f->nargs, &f->args_cap, 4, node) ? 0 : -ENOMEM;
 }
 
 static uint32_t parse_call(parser *ps, const char *name, size_t len)
