@@ -65,13 +65,15 @@ int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
  * whenever the option is given. short_name ('o' for -o) is optional.
  *
  * --help (cli_print_options): usage is the left column ("--task NAME";
- * NULL: "--name"), help the right one, lines separated by '\n'; indent
- * moves both right (an option that belongs to the one above). A row
+ * NULL: "--name"), help the right one, lines separated by '\n', at column
+ * 21 (a row's column, when set, moves it for that row and those after);
+ * indent moves both right (an option that belongs to the one above). A row
  * without help is not listed on its own: another row's text names it.
  *
- * Rows that are not options: {.heading = "What to run:"} prints a blank
- * line and the heading; {.usage = ..., .help = ...} without a name is text
- * in the two columns; {.include = table} stands for table's rows (a list
+ * Rows that are not options: {.text = "Usage: ..."} prints its text as it
+ * is (what comes before and after the options); {.heading = "What to
+ * run:"} prints a blank line and the heading; {.usage = ..., .help = ...}
+ * without a name is text in the two columns; {.include = table} stands for table's rows (a list
  * several commands share) and, with .group (the separator: ", " or " "),
  * lists their short_usage (else usage) together, wrapped, with help under
  * them.
@@ -83,8 +85,8 @@ typedef struct cli_option {
 	const char **value;
 	int (*parse)(const char *text);
 	char **pass;
-	const char *usage, *short_usage, *help, *heading;
-	unsigned indent;
+	const char *usage, *short_usage, *help, *heading, *text;
+	unsigned indent, column;
 	const struct cli_option *include;
 	const char *group;
 } cli_option;
@@ -100,7 +102,8 @@ enum {
 
 /*
  * The whole option loop of a command: cli_getopt over opts and --help/-h,
- * which calls help(). Returns 1 to go on (optind at the first argument),
+ * which calls help(), or with help NULL prints opts (cli_print_options): the
+ * command's whole --help is its table. Returns 1 to go on (optind at the first argument),
  * else minus the exit code: 0 after help, -EXIT_USAGE after a usage error
  * (printed). So: `if (r <= 0) return -r;`.
  */

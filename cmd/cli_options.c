@@ -24,7 +24,7 @@ typedef struct option_rows {
 
 static bool is_end(const cli_option *o)
 {
-	return !o->name && !o->usage && !o->help && !o->heading && !o->include;
+	return !o->name && !o->usage && !o->help && !o->heading && !o->text && !o->include;
 }
 
 static void flatten(const cli_option *opts, option_rows *out)
@@ -113,7 +113,10 @@ int cli_parse(const char *cmd, int argc, char **argv, const cli_option *opts, vo
 		const cli_option *o = NULL;
 
 		if (c == 'h') {
-			help();
+			if (help)
+				help();
+			else
+				cli_print_options(opts);
 			return 0;
 		}
 		for (size_t i = 0; i < f.n && !o; i++)
@@ -163,9 +166,9 @@ static const char *usage_of(const cli_option *o, char *buf, size_t size)
 }
 
 /* An option's left column, then its text: at the column, or 3 spaces on when wider. */
-static void print_row(const cli_option *o)
+static void print_row(const cli_option *o, size_t column)
 {
-	size_t column = HELP_COLUMN + o->indent;
+	column += o->indent;
 	char buf[64];
 	int n = printf("%*s%s", (int)(HELP_INDENT + o->indent), "", usage_of(o, buf, sizeof(buf)));
 
@@ -174,7 +177,7 @@ static void print_row(const cli_option *o)
 }
 
 /* An included table's usages together, wrapped, its help under them. */
-static void print_group(const cli_option *g)
+static void print_group(const cli_option *g, size_t column)
 {
 	size_t indent = HELP_INDENT + g->indent, len = 0;
 	size_t sep = strlen(g->group), sep_end = sep;
@@ -199,21 +202,31 @@ static void print_group(const cli_option *g)
 	}
 	putchar('\n');
 	if (g->help) {
-		printf("%*s", (int)(HELP_COLUMN + g->indent), "");
-		print_lines(g->help, HELP_COLUMN + g->indent);
+		printf("%*s", (int)(column + g->indent), "");
+		print_lines(g->help, column + g->indent);
 	}
+}
+
+static size_t print_table(const cli_option *opts, size_t column)
+{
+	for (; !is_end(opts); opts++) {
+		if (opts->column)
+			column = opts->column;
+		if (opts->text)
+			fputs(opts->text, stdout);
+		else if (opts->heading)
+			printf("\n%s\n", opts->heading);
+		else if (opts->include && opts->group)
+			print_group(opts, column);
+		else if (opts->include)
+			column = print_table(opts->include, column);
+		else if (opts->help)
+			print_row(opts, column);
+	}
+	return column;
 }
 
 void cli_print_options(const cli_option *opts)
 {
-	for (; !is_end(opts); opts++) {
-		if (opts->heading)
-			printf("\n%s\n", opts->heading);
-		else if (opts->include && opts->group)
-			print_group(opts);
-		else if (opts->include)
-			cli_print_options(opts->include);
-		else if (opts->help)
-			print_row(opts);
-	}
+	print_table(opts, HELP_COLUMN);
 }

@@ -28,25 +28,20 @@ static const cli_option shared[] = {
 };
 
 static const cli_option mcp_options[] = {
+	{.text = "Usage: sandboxctl mcp --task NAME [options]\n\n"
+		 "Serves a task's sandbox as an MCP stdio server: JSON-RPC messages, one per\n"
+		 "line, on stdin and stdout, relayed to the server inside the sandbox. The\n"
+		 "episode ends when the client closes stdin, calls complete_task, or the\n"
+		 "deadline passes; the outputs are then graded and the sandbox removed.\n"
+		 "The result goes to runs/<run-id>/ as for 'sandboxctl run'.\n"},
 	{.heading = "Options (as for 'sandboxctl run'):"},
 	{.include = shared, .group = " "},
 	CMD_RUN_OPT_TEST_LABEL(),
+	{.text = "\nClient configuration (e.g. claude_desktop_config.json):\n"
+		 "  {\"mcpServers\": {\"banking\": {\"command\": \"sandboxctl\",\n"
+		 "    \"args\": [\"mcp\", \"--task\", \"banking_reserve\"]}}}\n"},
 	{0},
 };
-
-static void help(void)
-{
-	printf("Usage: sandboxctl mcp --task NAME [options]\n\n"
-	       "Serves a task's sandbox as an MCP stdio server: JSON-RPC messages, one per\n"
-	       "line, on stdin and stdout, relayed to the server inside the sandbox. The\n"
-	       "episode ends when the client closes stdin, calls complete_task, or the\n"
-	       "deadline passes; the outputs are then graded and the sandbox removed.\n"
-	       "The result goes to runs/<run-id>/ as for 'sandboxctl run'.\n");
-	cli_print_options(mcp_options);
-	printf("\nClient configuration (e.g. claude_desktop_config.json):\n"
-	       "  {\"mcpServers\": {\"banking\": {\"command\": \"sandboxctl\",\n"
-	       "    \"args\": [\"mcp\", \"--task\", \"banking_reserve\"]}}}\n");
-}
 
 int cmd_mcp(int argc, char **argv)
 {
@@ -55,7 +50,7 @@ int cmd_mcp(int argc, char **argv)
 	sbx_error err = SBX_ERROR_INIT;
 	const sbx_run_result *res;
 	sbx_run_end end = SBX_END_NONE;
-	int r = cli_parse("mcp", argc, argv, mcp_options, help, CLI_NO_ARGUMENTS | CLI_IN_ORDER);
+	int r = cli_parse("mcp", argc, argv, mcp_options, NULL, CLI_NO_ARGUMENTS | CLI_IN_ORDER);
 
 	if (r <= 0)
 		return -r;

@@ -37,6 +37,10 @@ static int parse_agent(const char *text)
 static bool arg_json;
 
 static const cli_option run_options[] = {
+	{.text = "Usage: sandboxctl run --task NAME [options]\n\n"
+		 "Runs one episode: creates a hardened sandbox, copies the task's files in,\n"
+		 "lets an agent work through the MCP server, grades the outputs, removes the\n"
+		 "sandbox and writes runs/<run-id>/result.json.\n"},
 	{.heading = "Options:"},
 	CMD_RUN_OPT_TASK(.help = "task name (in the tasks directory) or path (required)"),
 	{"task-dir", .value = &arg_run.task, .usage = "--task-dir PATH",
@@ -105,22 +109,13 @@ static const cli_option run_options[] = {
 	{"quiet", .flag = &arg_run.quiet_agent,
 	 .help = "agent output only into runs/<run-id>/agent.log"},
 	CMD_RUN_OPT_TEST_LABEL(),
+	{.text = "\nExit status: 0 pass, 1 graded but not passed (or a grade error: the\n"
+		 "grader, a child process, crashed or ran past its limits on the outputs),\n"
+		 "2 usage, 3 engine or infrastructure error, 4 deadline passed, 5 agent\n"
+		 "error (the agent exited non-zero or could not start before complete_task;\n"
+		 "still graded), 6 the sandbox failed, 130 interrupted.\n"},
 	{0},
 };
-
-static void help(void)
-{
-	printf("Usage: sandboxctl run --task NAME [options]\n\n"
-	       "Runs one episode: creates a hardened sandbox, copies the task's files in,\n"
-	       "lets an agent work through the MCP server, grades the outputs, removes the\n"
-	       "sandbox and writes runs/<run-id>/result.json.\n");
-	cli_print_options(run_options);
-	printf("\nExit status: 0 pass, 1 graded but not passed (or a grade error: the\n"
-	       "grader, a child process, crashed or ran past its limits on the outputs),\n"
-	       "2 usage, 3 engine or infrastructure error, 4 deadline passed, 5 agent\n"
-	       "error (the agent exited non-zero or could not start before complete_task;\n"
-	       "still graded), 6 the sandbox failed, 130 interrupted.\n");
-}
 
 static void on_prepared(sbx_run *run, void *userdata)
 {
@@ -236,7 +231,7 @@ int cmd_run(int argc, char **argv)
 	const sbx_run_result *res;
 	_cleanup_free_ char *llm_agent = NULL;
 	bool json;
-	int r = cli_parse("run", argc, argv, run_options, help, CLI_NO_ARGUMENTS | CLI_IN_ORDER);
+	int r = cli_parse("run", argc, argv, run_options, NULL, CLI_NO_ARGUMENTS | CLI_IN_ORDER);
 
 	if (r <= 0)
 		return -r;

@@ -294,7 +294,7 @@ int cmd_sweep(int argc, char **argv)
 	arg_sweep.plan = sbx_sweep_plan_new();
 	if (!arg_sweep.plan)
 		return cli_error("out of memory"), EXIT_ENGINE;
-	r = cli_parse("sweep", argc, argv, cmd_sweep__options, cmd_sweep__help,
+	r = cli_parse("sweep", argc, argv, cmd_sweep__options, NULL,
 		      CLI_NO_ARGUMENTS | CLI_IN_ORDER);
 	if (r <= 0)
 		rc = -r;

@@ -29,8 +29,8 @@ typedef struct cmd_sweep_args {
 } cmd_sweep_args;
 
 extern cmd_sweep_args arg_sweep;
+/* The options and the whole of --help (cmd_sweep_options.c). */
 extern const cli_option cmd_sweep__options[];
-void cmd_sweep__help(void);
 
 /*
  * Prints the summary of the sweep in dir (JSON, or the table under a line

@@ -158,6 +158,16 @@ static const cli_option limits[] = {
 };
 
 const cli_option cmd_sweep__options[] = {
+	{.text = "Usage: sandboxctl sweep --task NAME... --agent CMD... [options]\n"
+		 "       sandboxctl sweep --resume DIR [--jobs N] [--engine URL...] [--retries N]\n"
+		 "       sandboxctl sweep show DIR [--json]\n"
+		 "       sandboxctl sweep compare DIR_A DIR_B [--json]\n\n"
+		 "Runs every task with every agent --epochs times, --jobs episodes at a time,\n"
+		 "each one the same lifecycle as 'sandboxctl run' (hardened sandbox, agent,\n"
+		 "grade, removal). The sweep directory (--out) holds sweep.json (the plan),\n"
+		 "results.jsonl (one fsync'd line per attempt), runs/<run-id>/ and\n"
+		 "summary.json. Episodes run in epoch order, so a partial sweep is a fair\n"
+		 "sample; --resume runs exactly what has no result yet.\n"},
 	{.heading = "What to run:"},
 	{"task", .parse = parse_task, .seen = &arg_sweep.plan_given, .usage = "--task NAME",
 	 .help = "a task (repeat); --tasks all: every task; --task-file F:\n"
@@ -223,31 +233,16 @@ const cli_option cmd_sweep__options[] = {
 	 .help = "no progress; --json: the summary as one JSON document"},
 	{"json", .flag = &arg_sweep.json},
 	CMD_RUN_OPT_TEST_LABEL(),
+	{.text = "\nSummary (printed, and summary.json): per task × agent and overall: episodes,\n"
+		 "pass rate with a 95% Wilson interval, mean score with a bootstrap 95%\n"
+		 "interval, unbiased pass@k, agent errors, timeouts, infra errors (attempts),\n"
+		 "median agent time and overhead (p95 too in summary.json), tool calls and\n"
+		 "token usage (llm).\n"
+		 "'compare' pairs episodes by task, epoch and seed and gives the exact sign\n"
+		 "test's p-value on pass/fail and a paired bootstrap interval on the score.\n\n"
+		 "Exit status: 0 every episode has a result (whatever it scored), 1 under\n"
+		 "--require-pass, 2 usage or configuration (an episode could not be prepared:\n"
+		 "the agent or a task), 3 engine or infrastructure (episodes left without a\n"
+		 "result, too many infra errors), 130 interrupted (resume with --resume).\n"},
 	{0},
 };
-
-void cmd_sweep__help(void)
-{
-	printf("Usage: sandboxctl sweep --task NAME... --agent CMD... [options]\n"
-	       "       sandboxctl sweep --resume DIR [--jobs N] [--engine URL...] [--retries N]\n"
-	       "       sandboxctl sweep show DIR [--json]\n"
-	       "       sandboxctl sweep compare DIR_A DIR_B [--json]\n\n"
-	       "Runs every task with every agent --epochs times, --jobs episodes at a time,\n"
-	       "each one the same lifecycle as 'sandboxctl run' (hardened sandbox, agent,\n"
-	       "grade, removal). The sweep directory (--out) holds sweep.json (the plan),\n"
-	       "results.jsonl (one fsync'd line per attempt), runs/<run-id>/ and\n"
-	       "summary.json. Episodes run in epoch order, so a partial sweep is a fair\n"
-	       "sample; --resume runs exactly what has no result yet.\n");
-	cli_print_options(cmd_sweep__options);
-	printf("\nSummary (printed, and summary.json): per task × agent and overall: episodes,\n"
-	       "pass rate with a 95%% Wilson interval, mean score with a bootstrap 95%%\n"
-	       "interval, unbiased pass@k, agent errors, timeouts, infra errors (attempts),\n"
-	       "median agent time and overhead (p95 too in summary.json), tool calls and\n"
-	       "token usage (llm).\n"
-	       "'compare' pairs episodes by task, epoch and seed and gives the exact sign\n"
-	       "test's p-value on pass/fail and a paired bootstrap interval on the score.\n\n"
-	       "Exit status: 0 every episode has a result (whatever it scored), 1 under\n"
-	       "--require-pass, 2 usage or configuration (an episode could not be prepared:\n"
-	       "the agent or a task), 3 engine or infrastructure (episodes left without a\n"
-	       "result, too many infra errors), 130 interrupted (resume with --resume).\n");
-}

@@ -70,35 +70,25 @@ int cmd_sweep__print_summary(const sbx_sweep_plan *p, const char *dir, bool json
 
 static bool arg_json;
 
+/* Both verbs' --help: one text, as they are two ways of reading sweeps back. */
 static const cli_option read_options[] = {
-	{"json", .flag = &arg_json, .help = "the summary (show) or the comparison as JSON"},
+	{.text = "Usage: sandboxctl sweep show DIR [--json]\n"
+		 "       sandboxctl sweep compare DIR_A DIR_B [--json]\n\n"
+		 "show: the summary of the sweep in DIR, as 'sandboxctl sweep' prints it when\n"
+		 "it ends; also while it runs, or after it stopped.\n"
+		 "compare: pairs the episodes of two sweeps by task, epoch and seed and gives\n"
+		 "the exact sign test's p-value on pass/fail and a paired bootstrap interval\n"
+		 "on the score. See 'sandboxctl sweep --help'.\n"},
+	{.heading = "Options:"},
+	{"json", .flag = &arg_json, .help = "the summary or the comparison as JSON"},
 	{0},
 };
-
-static void show_help(void)
-{
-	printf("Usage: sandboxctl sweep show DIR [--json]\n\n"
-	       "Prints the summary of the sweep in DIR, as 'sandboxctl sweep' does when it\n"
-	       "ends: also while it runs, or after it stopped (see 'sandboxctl sweep --help').\n\n"
-	       "Options:\n");
-	cli_print_options(read_options);
-}
-
-static void compare_help(void)
-{
-	printf("Usage: sandboxctl sweep compare DIR_A DIR_B [--json]\n\n"
-	       "Pairs the episodes of two sweeps by task, epoch and seed and gives the exact\n"
-	       "sign test's p-value on pass/fail and a paired bootstrap interval on the\n"
-	       "score (see 'sandboxctl sweep --help').\n\n"
-	       "Options:\n");
-	cli_print_options(read_options);
-}
 
 int cmd_sweep__show(int argc, char **argv)
 {
 	_cleanup_(sbx_sweep_plan_freep) sbx_sweep_plan *p = NULL;
 	sbx_error err = SBX_ERROR_INIT;
-	int r = cli_parse("sweep show", argc, argv, read_options, show_help, 0);
+	int r = cli_parse("sweep show", argc, argv, read_options, NULL, 0);
 
 	if (r <= 0)
 		return -r;
@@ -123,7 +113,7 @@ int cmd_sweep__compare(int argc, char **argv)
 	const sbx_sweep_record *xa, *xb;
 	const char *const *dirs;
 	size_t na, nb;
-	int r = cli_parse("sweep compare", argc, argv, read_options, compare_help, 0);
+	int r = cli_parse("sweep compare", argc, argv, read_options, NULL, 0);
 
 	if (r <= 0)
 		return -r;
