@@ -225,8 +225,8 @@ const cli_option cmd_sweep__options[] = {
 	{"stop-grace", .parse = parse_stop_grace, .usage = "--stop-grace S",
 	 .help = "after Ctrl-C, how long running episodes may finish\n"
 		 "before they are interrupted (default " XSTR(
-			 DEFAULT_STOP_GRACE) "; a second\n"
-					     "Ctrl-C interrupts at once)"},
+			 CMD_SWEEP_DEFAULT_STOP_GRACE) "; a second\n"
+						       "Ctrl-C interrupts at once)"},
 	{"require-pass", .parse = parse_require_pass, .usage = "--require-pass R",
 	 .help = "exit 1 when the overall pass rate is below R (0..1)"},
 	{"quiet", .flag = &arg_sweep.quiet,
