@@ -736,8 +736,6 @@ int sbx_run_launch_warm(sbx_run *run, sbx_warm *w, sbx_error *err)
 	return attach_task(run, err);
 }
 
-/* ---- the agent -------------------------------------------------------------- */
-
 /* ---- waiting ---------------------------------------------------------------- */
 
 /*

@@ -61,6 +61,14 @@ check(["run", "--help"], 0, "SANDBOX_MCP_URL")
 check(["mcp"], 2, "--task NAME is required")
 check(["mcp", "--agent", "x"], 2, "mcp: unknown or ambiguous option '--agent'")
 check(["mcp", "--help"], 0, "claude_desktop_config.json")
+# The options mcp shares with run are listed from the same rows: all of them.
+check(["mcp", "--help"], 0, "  --seccomp sandbox|default --image REF --grace S")
+check(["run", "--help"], 0, "    --max-turns N (50), --max-output-tokens N, --max-total-tokens N,\n"
+      "    --temperature T, --model-seed N, --system-prompt FILE\n                       each")
+check(["run", "--help"], 0, "  --seccomp sandbox|default   sandbox (default): our profile\n")
+check(["run", "--agent", "llm", "--model", "a b", "--task", "x"], 2,
+      "--model: 'a b' must be one word")
+check(["run", "--agent", "demo", "--model", "x", "--task", "x"], 2, "go with --agent llm")
 if os.listdir(runs):
     cli_check.failed += 1
     print("FAIL refused runs left run directories: %s" % os.listdir(runs))

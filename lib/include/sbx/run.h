@@ -85,7 +85,7 @@ typedef enum sbx_run_end {
 /* "complete_task", "agent_exit", "deadline", "interrupted", "client_eof", "sandbox_died". */
 const char *sbx_run_end_name(sbx_run_end e);
 
-/* What grading produced, filled by the grade hook. */
+/* What grading produced: by sbx_run_grade_outputs, sbx_run_grade_isolated or the grade hook. */
 typedef struct sbx_run_grade {
 	bool graded;
 	sbx_grade_status status; /* the grader's own status, not its name */
@@ -155,7 +155,10 @@ int sbx_run_grader_main(int argc, char **argv);
 
 /*
  * Grades the outputs of task collected under outputs_dir into *out, in the
- * run's process: used when sbx_run_opts.grader is NULL (tests, `grade`).
+ * run's process: used when sbx_run_opts.grader is NULL (tests). The grader
+ * is below lib/run (lib/grade, docs/ARCHITECTURE.md): the commands point
+ * this at their cmd_run__grade, which only calls sbx_run_grade_outputs, and
+ * set grader, so their episodes grade in a child process.
  */
 typedef int (*sbx_run_grade_fn)(const sbx_task *task, const char *outputs_dir, sbx_run_grade *out,
 				void *userdata, sbx_error *err);
