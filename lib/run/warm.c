@@ -250,7 +250,8 @@ int sbx_warm_request(sbx_warm *w, const char *method, const char *path, const vo
 			continue;
 		}
 		if (k < 0) {
-			sbx_error_set(err, k, "%s", sbx_error_message(&e));
+			sbx_error_set(err, k, "%s %s: %s", method, path,
+				      e.msg[0] ? e.msg : strerror(-k));
 			sbx_error_clear(&e);
 			return k;
 		}

@@ -64,6 +64,26 @@ static enum MHD_Result send_json(struct MHD_Connection *c, int status, char *tex
 			  text ? "application/json" : NULL);
 }
 
+static enum MHD_Result send_error(struct MHD_Connection *c, int status, const char *code,
+				  const char *message)
+{
+	char *out = NULL;
+
+	status = sbx_serve__sandbox_error(&out, status, code, message);
+	return send_json(c, status, out);
+}
+
+/* A request that failed on the way to the sandbox: gone meanwhile (404), or unreachable (502). */
+static enum MHD_Result send_unreachable(struct MHD_Connection *c, serve_sandbox *sb,
+					const sbx_error *err)
+{
+	if (atomic_load(&sb->removed))
+		return send_error(c, 404, "not_found",
+				  "the sandbox was removed (deleted, expired or the service "
+				  "stopping) while the request ran");
+	return send_error(c, 502, "sandbox_unreachable", sbx_error_message(err));
+}
+
 /* The contract's keys, each of the right type; user the image's sandbox user. */
 static int check_exec(const cJSON *j, char **out)
 {
@@ -139,16 +159,11 @@ static enum MHD_Result exec(sbx_serve *s, struct MHD_Connection *c, serve_sandbo
 	cJSON_AddStringToObject(j, "workdir", sb->workdir);
 	fwd = cJSON_PrintUnformatted(j);
 	if (!fwd)
-		return send_json(c,
-				 sbx_serve__sandbox_error(&out, 500, "internal", "out of memory"),
-				 TAKE_PTR(out));
+		return send_error(c, 500, "internal", "out of memory");
 	k = sbx_warm_request(sb->w, "POST", "/control/sandbox/exec", fwd, strlen(fwd),
 			     (int)(timeout * 1000) + SLACK_MS, &status, &answer, &err);
 	if (k < 0)
-		return send_json(c,
-				 sbx_serve__sandbox_error(&out, 502, "sandbox_unreachable",
-							  sbx_error_message(&err)),
-				 TAKE_PTR(out));
+		return send_unreachable(c, sb, &err);
 	pthread_mutex_lock(&s->lock);
 	s->m.sandbox_execs += status == 200;
 	if (status == 200 && strstr(sbx_buf_str(&answer), "\"timed_out\":true"))
@@ -180,14 +195,10 @@ static enum MHD_Result files(sbx_serve *s, struct MHD_Connection *c, serve_sandb
 	_cleanup_(sbx_buf_free) sbx_buf url = SBX_BUF_INIT(16384);
 	_cleanup_(sbx_buf_free) sbx_buf answer = SBX_BUF_INIT(FILE_MAX + 4096);
 	sbx_error err = SBX_ERROR_INIT;
-	char *out = NULL;
 	int status = 0, k;
 
 	if (!path || !path[0] || strlen(path) > 4096)
-		return send_json(
-			c,
-			sbx_serve__sandbox_error(&out, 400, "bad_request", "?path= names the file"),
-			out);
+		return send_error(c, 400, "bad_request", "?path= names the file");
 	k = sbx_buf_puts(&url, "/control/sandbox/file?path=");
 	if (k >= 0)
 		k = put_query(&url, path);
@@ -200,10 +211,7 @@ static enum MHD_Result files(sbx_serve *s, struct MHD_Connection *c, serve_sandb
 				     put ? (body ? body : "") : NULL, put ? len : 0,
 				     FILE_TIMEOUT_MS, &status, &answer, &err);
 	if (k < 0)
-		return send_json(c,
-				 sbx_serve__sandbox_error(&out, 502, "sandbox_unreachable",
-							  sbx_error_message(&err)),
-				 out);
+		return send_unreachable(c, sb, &err);
 	pthread_mutex_lock(&s->lock);
 	if (status / 100 == 2)
 		(*(put ? &s->m.sandbox_writes : &s->m.sandbox_reads))++;
@@ -243,9 +251,7 @@ enum MHD_Result sbx_serve__sandbox_request(sbx_serve *s, struct MHD_Connection *
 	}
 	sb = sbx_serve__sandbox_get(s, id);
 	if (!sb)
-		return send_json(
-			c, sbx_serve__sandbox_error(&out, 404, "not_found", "no such sandbox"),
-			out);
+		return send_error(c, 404, "not_found", "no such sandbox");
 	if (route == SERVE_ROUTE_SBX_EXEC)
 		r = exec(s, c, sb, body, len);
 	else if (route == SERVE_ROUTE_SBX_FILES)

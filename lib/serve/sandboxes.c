@@ -81,6 +81,7 @@ void sbx_serve__sandbox_put(sbx_serve *s, serve_sandbox *sb)
  */
 static void remove_sandbox(sbx_serve *s, serve_sandbox *sb, enum serve_sbx_end why)
 {
+	atomic_store(&sb->removed, true);
 	sbx_warm_destroy(sb->w);
 	pthread_mutex_lock(&s->lock);
 	while (sb->refs > 0)
