@@ -130,6 +130,7 @@ int sbx_warm_new(sbx_warm **out, const sbx_warm_opts *opts, sbx_error *err)
 	i->create_ms = sbx_now_msf() - t;
 	if (r < 0)
 		return r;
+	snprintf(i->container, sizeof(i->container), "%s", w->backend->id ? w->backend->id : "");
 	t = sbx_now_msf();
 	r = w->backend->ops->start(w->backend, err);
 	i->start_ms = sbx_now_msf() - t;

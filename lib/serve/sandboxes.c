@@ -291,6 +291,7 @@ static cJSON *sandbox_obj(const serve_sandbox *sb)
 	cJSON_AddBoolToObject(o, "warm", sb->warm);
 	cJSON_AddNumberToObject(o, "create_ms", sb->create_ms);
 	cJSON_AddStringToObject(o, "engine", sb->engine_url ? sb->engine_url : "default");
+	cJSON_AddStringToObject(o, "container", sbx_warm_get_info(sb->w)->container);
 	return o;
 }
 

@@ -86,8 +86,6 @@ void sbx_serve__unauthorized(sbx_serve *s);
 enum MHD_Result sbx_serve__sandbox_request(sbx_serve *s, struct MHD_Connection *c, int route,
 					   const char *id, const char *method, const char *body,
 					   size_t len);
-/* The body cap for a request to path (after the token): larger for exec and files. */
-size_t sbx_serve__body_max(const char *path);
 /* Removes the sandboxes past their expiry (the reaper, every tick). */
 void sbx_serve__sandboxes_expire(sbx_serve *s);
 /* Removes every sandbox (drain), waiting for their requests to end. */
