@@ -23,6 +23,8 @@
 #define EXEC_ANSWER_MAX (2 * (OUTPUT_MAX / 3 * 4 + 16) * 6 + 4096)
 #define SLACK_MS	30000 /* past an exec's own timeout, for the answer to arrive */
 #define FILE_TIMEOUT_MS 330000
+#define SMALL_BODY	(1u << 20) /* an exec body past this takes a transfer slot */
+#define TRANSFER_WAIT_S 30
 
 size_t sbx_serve__body_max(const char *path)
 {
@@ -35,6 +37,40 @@ size_t sbx_serve__body_max(const char *path)
 	if (n > 5 && strncmp(path + n - 5, "/exec", 5) == 0)
 		return EXEC_BODY_MAX;
 	return SERVE_BODY_MAX;
+}
+
+bool sbx_serve__transfer_busy(sbx_serve *s, const char *method, const char *path,
+			      unsigned long long declared, bool *taken)
+{
+	char id[SERVE_ID_MAX + 1];
+	int route = sbx_serve__route(method, path, id);
+	struct timespec until;
+	bool busy = false;
+
+	*taken = false;
+	if (route != SERVE_ROUTE_SBX_FILES &&
+	    !(route == SERVE_ROUTE_SBX_EXEC && declared > SMALL_BODY))
+		return false;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += TRANSFER_WAIT_S;
+	pthread_mutex_lock(&s->lock);
+	while (s->transfers >= SERVE_TRANSFERS_MAX && !busy)
+		busy = pthread_cond_timedwait(&s->transfer_done, &s->lock, &until) != 0 &&
+		       s->transfers >= SERVE_TRANSFERS_MAX;
+	if (!busy) {
+		s->transfers++;
+		*taken = true;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return busy;
+}
+
+void sbx_serve__transfer_end(sbx_serve *s)
+{
+	pthread_mutex_lock(&s->lock);
+	s->transfers--;
+	pthread_cond_signal(&s->transfer_done);
+	pthread_mutex_unlock(&s->lock);
 }
 
 static enum MHD_Result send_bytes(struct MHD_Connection *c, unsigned status, char *data, size_t len,

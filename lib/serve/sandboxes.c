@@ -27,6 +27,7 @@
 #define DEFAULT_MAX_SANDBOXES 64
 #define DEFAULT_LIFE_S	      3600
 #define PID1_GRACE_S	      60
+#define WARM_CHECK_MS	      2000
 
 /* ---- the table (under s->lock) ---- */
 
@@ -231,8 +232,24 @@ static int start_sandbox(sbx_serve *s, const sbx_req *r, serve_sandbox *sb, sbx_
 
 	sb->w = sbx_serve__pool_take_fit(s->pool, fits, &fa, &sb->engine);
 	if (sb->w) {
-		sb->warm = true;
-		return 0;
+		sbx_error he = SBX_ERROR_INIT;
+		int status = 0;
+
+		/* One round trip on its kept stream: a sandbox that died while it waited
+		 * (its engine restarted, the host ran out of memory) is not handed out. */
+		if (sbx_warm_request(sb->w, "GET", "/health", NULL, 0, WARM_CHECK_MS, &status, NULL,
+				     &he) == 0 &&
+		    status == 200) {
+			sb->warm = true;
+			return 0;
+		}
+		sbx_log_warning("serve: warm sandbox for %s did not answer (%s); starting cold",
+				sb->id, he.msg[0] ? he.msg : "HTTP status");
+		sbx_warm_free(TAKE_PTR(sb->w));
+		sbx_serve__pool_end(s->pool, sb->engine, true);
+		pthread_mutex_lock(&s->lock);
+		s->m.engine_errors++;
+		pthread_mutex_unlock(&s->lock);
 	}
 	sb->engine = sbx_serve__pool_cold_engine(s->pool);
 	sbx_serve__pool_begin(s->pool, sb->engine);

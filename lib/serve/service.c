@@ -552,6 +552,7 @@ int sbx_serve_start(sbx_serve **out, const sbx_serve_opts *opts, sbx_error *err)
 	pthread_cond_init(&s->done, NULL);
 	pthread_cond_init(&s->ws_gone, NULL);
 	pthread_cond_init(&s->sbx_gone, NULL);
+	pthread_cond_init(&s->transfer_done, NULL);
 	s->max_sandboxes = sbx_serve__sandboxes_max(opts);
 	s->max_episodes = opts->max_episodes ? opts->max_episodes : DEFAULT_MAX_EPISODES;
 	s->max_timeout_s = opts->max_timeout_s ? opts->max_timeout_s : DEFAULT_MAX_TIMEOUT;
@@ -685,6 +686,7 @@ void sbx_serve_free(sbx_serve *s)
 	pthread_cond_destroy(&s->done);
 	pthread_cond_destroy(&s->ws_gone);
 	pthread_cond_destroy(&s->sbx_gone);
+	pthread_cond_destroy(&s->transfer_done);
 	free(s->sbs);
 	free(s);
 }

@@ -9,7 +9,8 @@ Usage: test_sandboxes.py CASE
            double-forked and left its session, user errors; files text,
            binary, 50 MiB, parents made, 404/409/403/413; list, delete,
            /metrics; SIGTERM of serve leaves nothing.
-  attacks  each must fail: one sandbox's exec reaching another's files or
+  attacks  a warm sandbox killed in the pool is not handed out (cold
+           instead); then each must fail: one sandbox's exec reaching another's files or
            the engine socket; files?path= escaping (symlinks to /etc and
            /proc/1/root, '..', /proc/self/root, /proc/1/root); a wrong or
            missing token; an oversized PUT; more sandboxes than
@@ -30,7 +31,7 @@ import urllib.parse
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from itest import Skip, fail, main_cases, wait_until  # noqa: E402
-from test_serve_integration import SLIM, image_exists, with_service  # noqa: E402
+from test_serve_integration import SLIM, engine, image_exists, our_containers, with_service  # noqa: E402,E501
 
 IMAGE = os.environ.get("SBX_SANDBOXES_IMAGE") or SLIM
 MiB = 1 << 20
@@ -221,6 +222,14 @@ def case_api(s):
 
 
 def case_attacks(s):
+    # A warm sandbox that died in the pool is not handed out: the create starts cold.
+    wait_warm(s)
+    for c in our_containers([s.service_id + "-pool-"]):
+        engine("POST", "/containers/%s/kill" % c["Id"])
+    d = create(s)
+    if d["warm"] or ex(s, d["id"], ["true"])["returncode"] != 0:
+        fail("after a dead warm sandbox: %s" % d)
+    s.call("DELETE", "/v1/sandboxes/" + d["id"])
     wait_warm(s)
     a = create(s)
     b = create(s)
