@@ -15,6 +15,8 @@ Usage: test_sandboxes.py CASE
            /proc/1/root, '..', /proc/self/root, /proc/1/root); a wrong or
            missing token; an oversized PUT; more sandboxes than
            --max-sandboxes (429); an expired sandbox is removed.
+  gc       serve killed with SIGKILL: its sandbox carries the labels, and
+           `sandboxctl gc` removes it.
 
 The image: $SBX_RUN_TEST_IMAGE=real uses sandboxctl/sandbox-slim:latest
 (what `sandboxctl build` made from this tree); $SBX_SANDBOXES_IMAGE names
@@ -24,13 +26,14 @@ import base64
 import http.client
 import json
 import os
+import subprocess
 import sys
 import time
 import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from itest import Skip, fail, main_cases, wait_until  # noqa: E402
+from itest import SANDBOXCTL, Skip, fail, main_cases, wait_until  # noqa: E402
 from test_serve_integration import SLIM, engine, image_exists, our_containers, with_service  # noqa: E402,E501
 
 IMAGE = os.environ.get("SBX_SANDBOXES_IMAGE") or SLIM
@@ -316,10 +319,28 @@ def case_attacks(s):
     s.stop_cleanly()
 
 
+def case_gc(s):
+    """serve killed with SIGKILL: its sandbox is labelled, and `sandboxctl gc` removes it."""
+    d = create(s, timeout=600)
+    if d["warm"]:
+        fail("--pool 0 gave a warm sandbox: %s" % d)
+    s.p.kill()
+    s.p.wait()
+    label = s.service_id + "-sbx-1"
+    left = our_containers([label])
+    if len(left) != 1 or left[0]["Labels"].get("sandboxctl.task") != "warm":
+        fail("the killed service's sandbox: %s" % [c["Labels"] for c in left])
+    g = subprocess.run([SANDBOXCTL, "gc", "--run-id", label], capture_output=True, text=True,
+                       timeout=120)
+    if g.returncode != 0 or our_containers([label]):
+        fail("gc: exit %d %s %s" % (g.returncode, g.stdout, g.stderr))
+
+
 CASES = {
     "api": (case_api, ["--pool", "0", "--pool-image", IMAGE + "=1"]),
     "attacks": (case_attacks, ["--pool", "0", "--pool-image", IMAGE + "=1",
                                "--max-sandboxes", "3"]),
+    "gc": (case_gc, ["--pool", "0"]),
 }
 
 
