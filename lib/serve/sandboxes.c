@@ -87,11 +87,14 @@ static void remove_sandbox(sbx_serve *s, serve_sandbox *sb, enum serve_sbx_end w
 	pthread_mutex_lock(&s->lock);
 	while (sb->refs > 0)
 		pthread_cond_wait(&s->sbx_gone, &s->lock);
+	pthread_mutex_unlock(&s->lock);
+	/* Before the count drops: drain frees the pool once it is 0. */
+	sbx_serve__pool_end(s->pool, sb->engine, false);
+	sandbox_free(sb);
+	pthread_mutex_lock(&s->lock);
 	s->m.sandboxes--;
 	s->m.sandboxes_removed[why]++;
 	pthread_mutex_unlock(&s->lock);
-	sbx_serve__pool_end(s->pool, sb->engine, false);
-	sandbox_free(sb);
 }
 
 /* ---- create ---- */
