@@ -208,22 +208,6 @@ static enum MHD_Result exec(sbx_serve *s, struct MHD_Connection *c, serve_sandbo
 	return send_json(c, status, sbx_buf_steal(&answer, NULL));
 }
 
-/* Percent-encodes s for a query value. */
-static int put_query(sbx_buf *b, const char *s)
-{
-	static const char hex[] = "0123456789ABCDEF";
-	int k = 0;
-
-	for (const unsigned char *p = (const unsigned char *)s; *p && k >= 0; p++) {
-		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-		    (*p >= '0' && *p <= '9') || strchr("-._~/", *p))
-			k = sbx_buf_putc(b, (char)*p);
-		else
-			k = sbx_buf_printf(b, "%%%c%c", hex[*p >> 4], hex[*p & 15]);
-	}
-	return k;
-}
-
 static enum MHD_Result files(sbx_serve *s, struct MHD_Connection *c, serve_sandbox *sb, bool put,
 			     const char *body, size_t len)
 {
@@ -237,11 +221,11 @@ static enum MHD_Result files(sbx_serve *s, struct MHD_Connection *c, serve_sandb
 		return send_error(c, 400, "bad_request", "?path= names the file");
 	k = sbx_buf_puts(&url, "/control/sandbox/file?path=");
 	if (k >= 0)
-		k = put_query(&url, path);
+		k = sbx_url_escape(&url, path);
 	if (k >= 0)
 		k = sbx_buf_puts(&url, "&workdir=");
 	if (k >= 0)
-		k = put_query(&url, sb->workdir);
+		k = sbx_url_escape(&url, sb->workdir);
 	if (k >= 0)
 		k = sbx_warm_request(sb->w, put ? "PUT" : "GET", sbx_buf_str(&url),
 				     put ? (body ? body : "") : NULL, put ? len : 0,
