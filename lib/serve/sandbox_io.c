@@ -17,7 +17,7 @@
 #include "sbx/cleanup.h"
 #include "sbx/json.h"
 
-#define EXEC_BODY_MAX	(64u << 20)  /* stdin, as text or base64 */
+#define EXEC_BODY_MAX	(144u << 20) /* stdin: 100 MiB as base64, with room */
 #define FILE_MAX	(100u << 20) /* sandbox_api.c's SANDBOX_FILE_MAX */
 #define OUTPUT_MAX	(10u << 20)  /* sandbox_api.c's SANDBOX_OUTPUT_MAX, per stream */
 #define EXEC_ANSWER_MAX (2 * (OUTPUT_MAX / 3 * 4 + 16) * 6 + 4096)
