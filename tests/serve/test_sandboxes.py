@@ -213,6 +213,14 @@ def case_api(s):
     st, d = s.call("GET", "/v1/sandboxes")
     if st != 200 or sorted(x["id"] for x in d["sandboxes"]) != sorted([a["id"], b["id"]]):
         fail("list: %s" % d)
+    st, d = s.call("GET", "/v1/sandboxes/" + b["id"])
+    if st != 200 or d["id"] != b["id"] or d["workdir"] != "/tmp" or not d.get("container"):
+        fail("GET one sandbox: %d %s" % (st, d))
+    for method, path in (("PUT", "/v1/sandboxes"), ("GET", "/v1/sandboxes/%s/exec" % b["id"]),
+                         ("DELETE", "/v1/sandboxes/%s/files" % b["id"])):
+        st, _ = s.call(method, path)
+        if st != 405:
+            fail("%s %s: %d, not 405" % (method, path, st))
     if ex(s, b["id"], ["pwd"])["stdout"] != "/tmp\n":
         fail("workdir /tmp")
     check_files(s, a["id"])
