@@ -210,6 +210,13 @@ def case_api(s):
         st, d = s.call("POST", "/v1/sandboxes", body)
         if st != 400 or d.get("error") != "bad_request":
             fail("create %s: HTTP %d %s" % (body, st, d))
+    for _ in range(4):  # a client's mistake, however often: never drains the engine
+        st, d = s.call("POST", "/v1/sandboxes", {"image": "sandboxctl/no-such-image:x"})
+        if st != 400 or d.get("error") != "image_not_found":
+            fail("create with a missing image: HTTP %d %s" % (st, d))
+    st, d = s.call("GET", "/v1/health")
+    if st != 200 or d["status"] != "ok" or d["live_sandboxes"] != 2:
+        fail("health after missing images: %d %s" % (st, d))
     st, d = s.call("GET", "/v1/sandboxes")
     if st != 200 or sorted(x["id"] for x in d["sandboxes"]) != sorted([a["id"], b["id"]]):
         fail("list: %s" % d)
