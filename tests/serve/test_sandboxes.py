@@ -166,6 +166,9 @@ def check_exec(s, sid):
 def check_files(s, sid):
     put(s, sid, "sub/x.txt", b"text\n")
     put(s, sid, "a/b/c/deep.bin", bytes(range(256)))
+    put(s, sid, "with space/été #1?.txt", b"")
+    if get(s, sid, "with space/été #1?.txt") != b"":
+        fail("an empty file whose name needs escaping")
     if get(s, sid, "a/b/c/deep.bin") != bytes(range(256)):
         fail("binary file round trip")
     if get(s, sid, "/workspace/sub/x.txt") != b"text\n":
