@@ -149,6 +149,15 @@ def check_exec(s, sid):
     d = ex(s, sid, ["sh", "-c", "for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < $f; echo; done"])
     if "sleep 30" in d["stdout"]:
         fail("the timed-out tree outlived its exec:\n%s" % d["stdout"])
+    # What an exec starts in the background outlives it (a service for the next exec), as
+    # under docker exec; the call returns when the command exits.
+    t0 = time.time()
+    d = ex(s, sid, ["sh", "-c", "sleep 303 >/dev/null 2>&1 & echo bg"])
+    if d["stdout"] != "bg\n" or time.time() - t0 > 5:
+        fail("a background job: %s" % d)
+    d = ex(s, sid, ["sh", "-c", "for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < $f; echo; done"])
+    if "sleep 303" not in d["stdout"]:
+        fail("the background job did not outlive its exec:\n%s" % d["stdout"])
     # user: the image's sandbox user, nothing else.
     if ex(s, sid, ["id", "-un"], user="agent")["stdout"] != "agent\n":
         fail("user agent")
