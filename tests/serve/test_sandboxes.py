@@ -29,6 +29,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 import urllib.parse
 
@@ -340,6 +341,18 @@ def case_attacks(s):
     if r.status != 413 or error_code(body) != "too_large":
         fail("oversized PUT: %d %s" % (r.status, body))
     get(s, a["id"], "huge", 404)
+    # Six 20 MiB uploads at once share the 4 transfer slots: all land, none is refused.
+    blob = os.urandom(20 * MiB)
+    res = [None] * 6
+    ths = [threading.Thread(target=lambda i=i: res.__setitem__(i, raw(
+        s, "PUT", "/v1/sandboxes/%s/files?path=par%d" % (a["id"], i), blob)[0]))
+           for i in range(6)]
+    for t in ths:
+        t.start()
+    for t in ths:
+        t.join()
+    if res != [204] * 6 or get(s, a["id"], "par5") != blob:
+        fail("concurrent uploads: %s" % res)
     # The cap: --max-sandboxes 3, the fourth is 429 and nothing is started for it.
     create(s)
     st, d = s.call("POST", "/v1/sandboxes", {"image": IMAGE})
