@@ -40,6 +40,8 @@ static const char bundle_script[] =
 	"for f in $T/libexec/*; do ldd \"$f\"; done | sed -n 's|.*=> \\(/[^ ]*\\) .*|\\1|p' |"
 	" sort -u | while read -r l; do cp -L \"$l\" $T/lib/; done\n"
 	"cp -L /lib64/ld-linux-x86-64.so.2 $T/lib/ld.so\n"
+	/* Static; the server looks for it beside itself (/v1/sandboxes' exec and files). */
+	"cp /usr/local/bin/sandbox-io $T/libexec/\n"
 	/* The server runs as the loader: under this name, ps and /proc/PID/comm say so. */
 	"mv $T/libexec/sandbox-mcp $T/libexec/sandbox-mcp.bin\n"
 	"ln $T/lib/ld.so $T/libexec/sandbox-mcp\n"
@@ -222,8 +224,13 @@ int sbx_image_prepare_foreign(sbx_docker *d, const char *ref, sbx_image_bundle *
 
 	memset(out, 0, sizeof(*out));
 	r = sbx_docker_image_inspect(d, ref, &img, NULL);
-	if (r == -ENOENT)
-		return sbx_error_set(err, r, "not on the engine"); /* callers name the image */
+	if (r == -ENOENT) {
+		/* Callers name the image; the engine's 404 is how they tell "no such image". */
+		sbx_error_set(err, r, "not on the engine");
+		if (err)
+			err->http_status = 404;
+		return r;
+	}
 	if (r < 0)
 		return sbx_docker_image_inspect(d, ref, &img, err);
 	if (image_is_ours(img))
