@@ -1,0 +1,291 @@
+# SPDX-License-Identifier: MIT
+"""The Inspect AI sandbox provider `sandboxctl`: `inspect eval task.py
+--sandbox sandboxctl[:config.yaml]`.
+
+One `sandboxctl serve` per eval process (started at the first task_init on a
+free loopback port, unless $SANDBOXCTL_SERVE_URL names one), one serve
+sandbox per sample: sample_init creates it (from serve's warm pool when the
+config's limits fit it), sample_cleanup deletes it, task_cleanup deletes what
+is left and stops the service (which removes anything still running).
+cli_cleanup (`inspect sandbox cleanup sandboxctl [ID]`) runs `sandboxctl gc`,
+which removes the sandboxes of a service that is gone (a killed eval)."""
+from __future__ import annotations
+
+import errno
+import json
+import os
+import subprocess
+import threading
+from pathlib import Path
+from typing import Any, Literal, Union, overload
+
+import anyio
+import httpx
+from inspect_ai.util import (ExecResult, OutputLimitExceededError, SandboxEnvironment,
+                             SandboxEnvironmentConfigType, SandboxEnvironmentLimits,
+                             SandboxUserUnsupportedError, sandboxenv)
+from inspect_ai.util._sandbox.environment import SandboxUnavailableError
+from pydantic import BaseModel, ConfigDict
+
+from ._wire import ServeError, TooLargeError, UserUnsupportedError
+from .aio import AsyncClient
+from .service import ServeProcess, binary
+
+
+class SandboxctlConfig(BaseModel):
+    """`--sandbox sandboxctl:FILE` (YAML or JSON with these keys) or
+    `Task(sandbox=("sandboxctl", FILE))`, or this model itself in a
+    SandboxEnvironmentSpec. Every field is optional."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    image: str | None = None
+    """slim (serve's default), full, or an image reference."""
+    memory: str | int | None = None
+    """e.g. "2g"; the warm pool holds default limits only, so setting a
+    limit makes each sample a cold start."""
+    cpus: float | None = None
+    pids: int | None = None
+    timeout: int | None = None
+    """the sandbox's lifetime in seconds (serve removes it then)."""
+    workdir: str | None = None
+    pool: int = 4
+    """warm sandboxes the provider's own serve keeps ready."""
+    serve_url: str | None = None
+    """use this serve instead of starting one ($SANDBOXCTL_SERVE_URL too)."""
+    serve_args: list[str] = []
+    """more arguments for the serve the provider starts, e.g. ["--engine", URL]."""
+
+    def limits(self) -> dict[str, Any]:
+        return {"image": self.image, "memory": self.memory, "cpus": self.cpus, "pids": self.pids,
+                "timeout": self.timeout, "workdir": self.workdir}
+
+
+def _config(config: SandboxEnvironmentConfigType | None) -> SandboxctlConfig:
+    if config is None:
+        return SandboxctlConfig()
+    if isinstance(config, SandboxctlConfig):
+        return config
+    if isinstance(config, BaseModel):
+        return SandboxctlConfig.model_validate(config.model_dump())
+    path = Path(config)
+    text = path.read_text()
+    if path.suffix == ".json":
+        data = json.loads(text)
+    else:
+        import yaml
+
+        data = yaml.safe_load(text)
+    return SandboxctlConfig.model_validate(data or {})
+
+
+class _Service:
+    """The eval's serve: started once, counted by task_init/task_cleanup."""
+
+    lock = threading.Lock()
+    proc: ServeProcess | None = None
+    users = 0
+
+    @classmethod
+    def url(cls, cfg: SandboxctlConfig) -> str:
+        ext = cfg.serve_url or os.environ.get("SANDBOXCTL_SERVE_URL")
+        if ext:
+            return ext
+        with cls.lock:
+            if cls.proc is None:
+                pool = (["--pool", str(cfg.pool)] if cfg.image in (None, "slim")
+                        else ["--pool", "0", "--pool-image", f"{cfg.image}={cfg.pool}"])
+                p = ServeProcess(pool + list(cfg.serve_args))
+                p.start()
+                cls.proc = p
+            return cls.proc.url
+
+    @classmethod
+    def stop(cls) -> None:
+        with cls.lock:
+            p, cls.proc = cls.proc, None
+        if p is not None:
+            p.stop()
+
+
+def _unavailable(e: Exception) -> SandboxUnavailableError:
+    return SandboxUnavailableError(f"sandboxctl serve cannot run the request: {e}")
+
+
+@sandboxenv(name="sandboxctl")
+class SandboxctlSandboxEnvironment(SandboxEnvironment):
+    """One sandbox of `sandboxctl serve`: network none, capabilities dropped,
+    read-only root, a non-root user; exec and files over serve's API."""
+
+    # sandbox id -> (serve URL) of every sandbox this process made and has not
+    # deleted, for task_cleanup after an interrupted sample
+    _live: dict[str, str] = {}
+
+    def __init__(self, client: AsyncClient, url: str, sandbox_id: str, workdir: str, users: list[str]) -> None:
+        super().__init__()
+        self._client = client
+        self._url = url
+        self.sandbox_id = sandbox_id
+        self.workdir = workdir
+        self.users = users
+
+    @classmethod
+    def config_deserialize(cls, config: dict[str, Any]) -> BaseModel:
+        return SandboxctlConfig(**config)
+
+    @classmethod
+    async def task_init(cls, task_name: str, config: SandboxEnvironmentConfigType | None) -> None:
+        cfg = _config(config)
+        if not (cfg.serve_url or os.environ.get("SANDBOXCTL_SERVE_URL")):
+            binary()  # fail here, once, with what to do
+        # in this thread, not a worker: the service gets SIGTERM when the
+        # thread that started it ends (PR_SET_PDEATHSIG)
+        _Service.url(cfg)
+        with _Service.lock:
+            _Service.users += 1
+
+    @classmethod
+    async def sample_init(cls, task_name: str, config: SandboxEnvironmentConfigType | None,
+                          metadata: dict[str, str]) -> dict[str, SandboxEnvironment]:
+        cfg = _config(config)
+        url = _Service.url(cfg)
+        client = AsyncClient(url)
+        try:
+            sb = await client.create(**cfg.limits())
+        except BaseException:
+            await client.aclose()
+            raise
+        cls._live[sb.id] = url
+        return {"default": cls(client, url, sb.id, sb.workdir, sb.users)}
+
+    @classmethod
+    async def sample_cleanup(cls, task_name: str, config: SandboxEnvironmentConfigType | None,
+                             environments: dict[str, SandboxEnvironment], interrupted: bool) -> None:
+        with anyio.CancelScope(shield=True):
+            for env in environments.values():
+                e = env.as_type(SandboxctlSandboxEnvironment)
+                await e._delete()
+
+    async def _delete(self) -> None:
+        try:
+            await self._client.delete(self.sandbox_id)
+        except ServeError as ex:
+            if ex.status != 404:
+                raise
+        except httpx.TransportError:
+            pass  # the service is gone, and its sandboxes with it (or gc has them)
+        finally:
+            SandboxctlSandboxEnvironment._live.pop(self.sandbox_id, None)
+            await self._client.aclose()
+
+    @classmethod
+    async def task_cleanup(cls, task_name: str, config: SandboxEnvironmentConfigType | None,
+                           cleanup: bool) -> None:
+        with anyio.CancelScope(shield=True):
+            if cleanup:
+                for sid, url in list(cls._live.items()):
+                    async with AsyncClient(url) as c:
+                        try:
+                            await c.delete(sid)
+                        except (ServeError, httpx.TransportError):
+                            pass
+                    cls._live.pop(sid, None)
+            with _Service.lock:
+                _Service.users = max(0, _Service.users - 1)
+                last = _Service.users == 0
+            # without cleanup (--no-sandbox-cleanup) an own service keeps its
+            # sandboxes until this process exits (it then gets SIGTERM)
+            if last and cleanup:
+                await anyio.to_thread.run_sync(_Service.stop)
+
+    @classmethod
+    async def cli_cleanup(cls, id: str | None) -> None:
+        url = os.environ.get("SANDBOXCTL_SERVE_URL")
+        if url:
+            async with AsyncClient(url) as c:
+                ids = [id] if id else [str(s["id"]) for s in await c.sandboxes()]
+                for sid in ids:
+                    try:
+                        await c.delete(sid)
+                        print(f"removed sandbox {sid}")
+                    except ServeError as ex:
+                        print(f"sandbox {sid}: {ex}")
+            return
+        # a service of a killed eval is gone: gc knows its sandboxes by their
+        # owner label (the dead service's pid) and removes them
+        args = [binary(), "gc"] + (["--run-id", id] if id else [])
+        r = await anyio.to_thread.run_sync(lambda: subprocess.run(args, capture_output=True, text=True))
+        print((r.stdout + r.stderr).strip() or "nothing to remove")
+        if r.returncode != 0:
+            raise RuntimeError(f"sandboxctl gc failed (exit {r.returncode}): {r.stderr.strip()}")
+
+    def _path(self, p: str) -> str:
+        return p if p.startswith("/") else str(Path(self.workdir) / p)
+
+    async def exec(self, cmd: list[str], input: str | bytes | None = None, cwd: str | None = None,
+                   env: dict[str, str] | None = None, user: str | None = None, timeout: int | None = None,
+                   timeout_retry: bool = True, concurrency: bool = True) -> ExecResult[str]:
+        try:
+            r = await self._client.exec(self.sandbox_id, cmd, input=input, env=env,
+                                        cwd=self._path(cwd) if cwd else self.workdir, user=user,
+                                        timeout=timeout)
+        except UserUnsupportedError as ex:
+            raise SandboxUserUnsupportedError(
+                f"user {user!r}: the sandbox runs as its own non-root users only ({', '.join(self.users)})"
+            ) from ex
+        except ServeError as ex:
+            if ex.status in (404, 410, 502, 503):
+                raise _unavailable(ex) from ex
+            raise
+        except httpx.TransportError as ex:
+            raise _unavailable(ex) from ex
+        out = r.stdout.decode("utf-8", errors="replace")
+        err = r.stderr.decode("utf-8", errors="replace")
+        if r.timed_out:
+            t = TimeoutError(f"Command timed out after {timeout} seconds")
+            setattr(t, "truncated_output", out + err)
+            raise t
+        if r.returncode == 126 and not out and _exec_refused(err, cmd):
+            raise PermissionError(errno.EACCES, f"Permission denied executing command: {err.strip()}", cmd[0])
+        limit = SandboxEnvironmentLimits.MAX_EXEC_OUTPUT_SIZE
+        if r.truncated or len(r.stdout) > limit or len(r.stderr) > limit:
+            raise OutputLimitExceededError(limit_str=SandboxEnvironmentLimits.MAX_EXEC_OUTPUT_SIZE_STR,
+                                           truncated_output=out[-limit:])
+        return ExecResult(success=r.returncode == 0, returncode=r.returncode, stdout=out, stderr=err)
+
+    async def write_file(self, file: str, contents: str | bytes) -> None:
+        try:
+            await self._client.write_file(self.sandbox_id, self._path(file), contents)
+        except OSError as ex:
+            raise type(ex)(ex.errno, ex.strerror, file) from None
+        except httpx.TransportError as ex:
+            raise _unavailable(ex) from ex
+
+    @overload
+    async def read_file(self, file: str, text: Literal[True] = True) -> str: ...
+
+    @overload
+    async def read_file(self, file: str, text: Literal[False]) -> bytes: ...
+
+    async def read_file(self, file: str, text: bool = True) -> Union[str, bytes]:
+        try:
+            data = await self._client.read_file(self.sandbox_id, self._path(file),
+                                                limit=SandboxEnvironmentLimits.MAX_READ_FILE_SIZE)
+        except TooLargeError:
+            raise OutputLimitExceededError(limit_str=SandboxEnvironmentLimits.MAX_READ_FILE_SIZE_STR,
+                                           truncated_output=None) from None
+        except OSError as ex:
+            raise type(ex)(ex.errno, ex.strerror, file) from None
+        except httpx.TransportError as ex:
+            raise _unavailable(ex) from ex
+        return data.decode("utf-8") if text else data
+
+    def default_polling_interval(self) -> float:
+        return 0.2
+
+
+def _exec_refused(stderr: str, cmd: list[str]) -> bool:
+    """Whether a 126 is the sandbox refusing to run cmd[0] itself (not a script's
+    own 126): serve's spawner reports it on one line naming the program."""
+    lines = stderr.strip().splitlines()
+    return len(lines) == 1 and "permission denied" in lines[0].lower() and cmd[0] in lines[0]
