@@ -51,3 +51,68 @@ async def sandbox_env(request, service):
         yield next(iter(envs.values()))
     finally:
         await Provider.sample_cleanup("self_check", service, envs, False)
+
+
+# ---- ours, on the same fixture: what the self-check cannot see here ----
+
+PROCS = "for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline 2>/dev/null; echo; done"
+
+
+async def test_sandboxctl_timeout_kills_tree(sandbox_env):
+    """The self-check's kill checks use `ps`, which the slim image lacks (they
+    pass vacuously there): here /proc is read instead."""
+    with pytest.raises(TimeoutError):
+        await sandbox_env.exec(["sh", "-c", "sleep 301 & sleep 302 & sleep 303; :"], timeout=1)
+    time.sleep(0.5)
+    left = (await sandbox_env.exec(["sh", "-c", PROCS])).stdout
+    assert "sleep 30" not in left, "processes outlived the timeout:\n" + left
+    r = await sandbox_env.exec(["sh", "-c", "echo still here"], timeout=5)
+    assert r.stdout == "still here\n"
+
+
+async def test_sandboxctl_users(sandbox_env):
+    """Root and strangers are refused with Inspect's error; the sandbox's own
+    user works; nothing runs as uid 0."""
+    from inspect_ai.util import SandboxUserUnsupportedError
+    for u in ("root", "0", "nobody", "sandbox"):
+        with pytest.raises(SandboxUserUnsupportedError):
+            await sandbox_env.exec(["id"], user=u)
+    me = sandbox_env.users[0]
+    r = await sandbox_env.exec(["id", "-un"], user=me)
+    assert r.stdout.strip() == me, r
+    r = await sandbox_env.exec(["sh", "-c", "id -u; grep CapEff /proc/self/status"])
+    uid, caps = r.stdout.split("\n")[:2]
+    assert uid != "0" and caps.split()[1] == "0000000000000000", r.stdout
+
+
+async def test_sandboxctl_exec_output_limit(sandbox_env):
+    from inspect_ai.util import OutputLimitExceededError
+    from inspect_ai.util._sandbox.limits import override_max_exec_output_size
+    with override_max_exec_output_size(1024):
+        with pytest.raises(OutputLimitExceededError):
+            await sandbox_env.exec(["sh", "-c", "head -c 4096 /dev/zero | tr '\\0' a"])
+    r = await sandbox_env.exec(["sh", "-c", "head -c 4096 /dev/zero | tr '\\0' a"])
+    assert r.stdout == "a" * 4096
+
+
+async def test_sandboxctl_binary_output(sandbox_env):
+    """Output that is not UTF-8 comes back (base64 on the wire) with
+    replacement characters, not an exception."""
+    r = await sandbox_env.exec(["printf", "\\303\\050ok"])
+    assert r.stdout == "\ufffd(ok", repr(r.stdout)
+
+
+async def test_sandboxctl_gone_is_unavailable(service):
+    """A deleted sandbox: exec raises SandboxUnavailableError (a tool error
+    for the model, the sample goes on), files too."""
+    from inspect_ai.util._sandbox.environment import SandboxUnavailableError
+    envs = await Provider.sample_init("self_check", service, {})
+    env = envs["default"]
+    from sandboxctl import AsyncClient
+    async with AsyncClient(env._url) as c:
+        await c.delete(env.sandbox_id)
+    with pytest.raises(SandboxUnavailableError):
+        await env.exec(["true"])
+    with pytest.raises(SandboxUnavailableError):
+        await env.read_file("/etc/hostname")
+    await Provider.sample_cleanup("self_check", service, envs, False)  # a 404: not an error

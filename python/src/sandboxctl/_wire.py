@@ -169,7 +169,10 @@ def error_of(r: httpx.Response, what: str) -> ServeError:
 
 
 def file_error(e: ServeError, path: str) -> Exception:
-    """A file request's error as Python's own exception for it, naming path."""
+    """A file request's error as Python's own exception for it, naming path
+    (a sandbox that is not there stays a ServeError)."""
+    if isinstance(e.body, dict) and e.body.get("message") == "no such sandbox":
+        return e
     if e.code == "not_found" or (e.status == 404 and not e.code):
         return FileNotFoundError(errno.ENOENT, "No such file or directory", path)
     if e.code == "is_a_directory":
@@ -186,3 +189,13 @@ def length_over(length: str | None, limit: int) -> bool:
 
 def too_large(path: str, limit: int) -> TooLargeError:
     return TooLargeError(413, "too_large", f"read {path}: larger than the limit of {limit} bytes")
+
+
+def answer_object(r: httpx.Response) -> dict[str, Any]:
+    """A success answer's JSON object ({} for an empty body, e.g. DELETE's 204)."""
+    if not r.content:
+        return {}
+    d = r.json()
+    if not isinstance(d, dict):
+        raise ServeError(r.status_code, "", f"expected a JSON object, got {type(d).__name__}", d)
+    return d

@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 
-from ._wire import (FILE_CAP, Address, Episode, ExecResult, Sandbox, error_of, exec_body, file_error,
+from ._wire import (FILE_CAP, Address, Episode, ExecResult, Sandbox, answer_object, error_of, exec_body, file_error,
                     length_over, too_large)
 
 _SLOW = httpx.Timeout(None, connect=10.0)
@@ -33,11 +33,11 @@ class AsyncClient:
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
-    async def _json(self, method: str, path: str, body: Any = None, timeout: httpx.Timeout = _FAST) -> Any:
+    async def _json(self, method: str, path: str, body: Any = None, timeout: httpx.Timeout = _FAST) -> dict[str, Any]:
         r = await self._http.request(method, path, json=body, timeout=timeout)
         if r.status_code >= 300:
             raise error_of(r, f"{method} {path}")
-        return r.json() if r.content else None
+        return answer_object(r)
 
     async def health(self) -> dict[str, Any]:
         return await self._json("GET", "/v1/health")
@@ -59,8 +59,7 @@ class AsyncClient:
         await self._json("DELETE", f"/v1/sandboxes/{sandbox_id}", timeout=_SLOW)
 
     async def sandboxes(self) -> list[dict[str, Any]]:
-        d = await self._json("GET", "/v1/sandboxes")
-        return d.get("sandboxes", []) if isinstance(d, dict) else d
+        return list((await self._json("GET", "/v1/sandboxes")).get("sandboxes") or [])
 
     async def exec(self, sandbox_id: str, cmd: list[str], input: str | bytes | None = None,
                    env: dict[str, str] | None = None, cwd: str | None = None, user: str | None = None,

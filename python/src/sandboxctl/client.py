@@ -10,7 +10,7 @@ from typing import Any, Iterator
 
 import httpx
 
-from ._wire import (FILE_CAP, Address, Episode, ExecResult, Sandbox, error_of, exec_body, file_error,
+from ._wire import (FILE_CAP, Address, Episode, ExecResult, Sandbox, answer_object, error_of, exec_body, file_error,
                     length_over, too_large)
 
 # exec and file calls can take as long as the command; the rest answers fast
@@ -44,11 +44,11 @@ class Client:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _json(self, method: str, path: str, body: Any = None, timeout: httpx.Timeout = _FAST) -> Any:
+    def _json(self, method: str, path: str, body: Any = None, timeout: httpx.Timeout = _FAST) -> dict[str, Any]:
         r = self._http.request(method, path, json=body, timeout=timeout)
         if r.status_code >= 300:
             raise error_of(r, f"{method} {path}")
-        return r.json() if r.content else None
+        return answer_object(r)
 
     # ---- service ----
     def health(self) -> dict[str, Any]:
@@ -86,7 +86,7 @@ class Client:
         return self._json("GET", f"/v1/episodes/{eid}")
 
     def episodes(self) -> list[dict[str, Any]]:
-        return self._json("GET", "/v1/episodes")["episodes"]
+        return list(self._json("GET", "/v1/episodes").get("episodes") or [])
 
     @contextlib.contextmanager
     def episode(self, task: str, **kw: Any) -> Iterator[Episode]:
@@ -107,7 +107,7 @@ class Client:
         r = httpx.request(method, episode.rest_url.rstrip("/") + path, json=body, timeout=_SLOW)
         if r.status_code >= 300:
             raise error_of(r, f"{method} {path}")
-        return r.json() if r.content else None
+        return answer_object(r)
 
     # ---- sandboxes ----
     def create(self, image: str | None = None, memory: str | int | None = None, cpus: float | None = None,
@@ -123,8 +123,7 @@ class Client:
         self._json("DELETE", f"/v1/sandboxes/{sid}", timeout=_SLOW)
 
     def sandboxes(self) -> list[dict[str, Any]]:
-        d = self._json("GET", "/v1/sandboxes")
-        return d.get("sandboxes", []) if isinstance(d, dict) else d
+        return list(self._json("GET", "/v1/sandboxes").get("sandboxes") or [])
 
     def exec(self, sandbox: Sandbox | str, cmd: list[str], input: str | bytes | None = None,
              env: dict[str, str] | None = None, cwd: str | None = None, user: str | None = None,

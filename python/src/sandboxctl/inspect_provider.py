@@ -112,6 +112,14 @@ def _unavailable(e: Exception) -> SandboxUnavailableError:
     return SandboxUnavailableError(f"sandboxctl serve cannot run the request: {e}")
 
 
+def _sandbox_gone(e: BaseException) -> bool:
+    """serve's answer for a sandbox it no longer has (deleted, expired, or a
+    service restarted): 404 with the message "no such sandbox"; a file that
+    is not there is 404 too, with another message."""
+    body = getattr(e, "body", None)
+    return isinstance(body, dict) and body.get("message") == "no such sandbox"
+
+
 @sandboxenv(name="sandboxctl")
 class SandboxctlSandboxEnvironment(SandboxEnvironment):
     """One sandbox of `sandboxctl serve`: network none, capabilities dropped,
@@ -234,7 +242,7 @@ class SandboxctlSandboxEnvironment(SandboxEnvironment):
                 f"user {user!r}: the sandbox runs as its own non-root users only ({', '.join(self.users)})"
             ) from ex
         except ServeError as ex:
-            if ex.status in (404, 410, 502, 503):
+            if _sandbox_gone(ex) or ex.status in (502, 503):
                 raise _unavailable(ex) from ex
             raise
         except httpx.TransportError as ex:
@@ -258,6 +266,10 @@ class SandboxctlSandboxEnvironment(SandboxEnvironment):
             await self._client.write_file(self.sandbox_id, self._path(file), contents)
         except OSError as ex:
             raise type(ex)(ex.errno, ex.strerror, file) from None
+        except ServeError as ex:
+            if _sandbox_gone(ex) or ex.status in (502, 503):
+                raise _unavailable(ex) from ex
+            raise
         except httpx.TransportError as ex:
             raise _unavailable(ex) from ex
 
@@ -276,6 +288,10 @@ class SandboxctlSandboxEnvironment(SandboxEnvironment):
                                            truncated_output=None) from None
         except OSError as ex:
             raise type(ex)(ex.errno, ex.strerror, file) from None
+        except ServeError as ex:
+            if _sandbox_gone(ex) or ex.status in (502, 503):
+                raise _unavailable(ex) from ex
+            raise
         except httpx.TransportError as ex:
             raise _unavailable(ex) from ex
         return data.decode("utf-8") if text else data
