@@ -138,6 +138,12 @@ class SandboxctlSandboxEnvironment(SandboxEnvironment):
         self.users = users
 
     @classmethod
+    def default_concurrency(cls) -> int | None:
+        # serve holds at most 64 sandboxes at once (more: 429); a sandbox
+        # waiting on the model costs little, so no lower CPU-based cap
+        return 64
+
+    @classmethod
     def config_deserialize(cls, config: dict[str, Any]) -> BaseModel:
         return SandboxctlConfig(**config)
 
