@@ -69,6 +69,8 @@ static void help(void)
 	       "                      S + --max-timeout + 60 s, so a killed service leaves\n"
 	       "                      nothing running\n"
 	       "  --max-episodes N    episodes live at once; more get 429 (default 64)\n"
+	       "  --max-sandboxes N   sandboxes without a task (/v1/sandboxes) at once; more\n"
+	       "                      get 429 (default 64)\n"
 	       "  --max-timeout S     the longest \"timeout\" a claim may ask (default 3600)\n"
 	       "  --stop-grace S      on SIGINT/SIGTERM, seconds live episodes get to be\n"
 	       "                      finished by their clients before they are aborted\n"
@@ -100,7 +102,7 @@ static const char *arg_engines[CLI_MAX_ENGINES];
 static size_t arg_n_eargs;
 static long arg_stop_grace_s;
 static const char *arg_pool, *arg_fill_jobs, *arg_idle_ttl, *arg_max_episodes, *arg_max_timeout,
-	*arg_stop_grace;
+	*arg_stop_grace, *arg_max_sandboxes;
 
 /* "slim=2", "full=1", "repo/img:tag=3". */
 static int parse_pool_image(const char *arg)
@@ -162,6 +164,7 @@ static int parse_args(int argc, char **argv)
 		{"fill-jobs", .value = &arg_fill_jobs},
 		{"idle-ttl", .value = &arg_idle_ttl},
 		{"max-episodes", .value = &arg_max_episodes},
+		{"max-sandboxes", .value = &arg_max_sandboxes},
 		{"max-timeout", .value = &arg_max_timeout},
 		{"stop-grace", .value = &arg_stop_grace},
 		{"engine", .parse = parse_engine},
@@ -174,7 +177,7 @@ static int parse_args(int argc, char **argv)
 		{0},
 	};
 	const long week = 86400 * 7;
-	long pool, fill, ttl, max_eps, max_timeout;
+	long pool, fill, ttl, max_eps, max_sbs, max_timeout;
 	int r = cli_parse_options_only("serve", argc, argv, opts, help);
 
 	if (r <= 0)
@@ -183,9 +186,10 @@ static int parse_args(int argc, char **argv)
 	fill = number("fill-jobs", arg_fill_jobs, 1, week, 0);
 	ttl = number("idle-ttl", arg_idle_ttl, 1, week, 0);
 	max_eps = number("max-episodes", arg_max_episodes, 1, week, 0);
+	max_sbs = number("max-sandboxes", arg_max_sandboxes, 1, 100000, 0);
 	max_timeout = number("max-timeout", arg_max_timeout, 1, week, 0);
 	arg_stop_grace_s = number("stop-grace", arg_stop_grace, 0, week, 10);
-	if (pool < 0 || fill < 0 || ttl < 0 || max_eps < 0 || max_timeout < 0 ||
+	if (pool < 0 || fill < 0 || ttl < 0 || max_eps < 0 || max_sbs < 0 || max_timeout < 0 ||
 	    arg_stop_grace_s < 0)
 		return -EXIT_USAGE;
 	if (pool > 0)
@@ -193,6 +197,7 @@ static int parse_args(int argc, char **argv)
 	arg_so.fill_concurrency = (unsigned)fill;
 	arg_so.idle_ttl_s = (uint32_t)ttl;
 	arg_so.max_episodes = (unsigned)max_eps;
+	arg_so.max_sandboxes = (unsigned)max_sbs;
 	arg_so.max_timeout_s = (uint32_t)max_timeout;
 	return 1;
 }

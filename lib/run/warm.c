@@ -5,6 +5,7 @@
  * The hardening is the backend's, exactly as for a cold launch.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,10 +20,14 @@
 
 #define WARM_TTL_S   600
 #define READY_TRY_MS 2000
+#define IDLE_STREAMS 8 /* kept open between a sandbox's requests (sbx_warm_request) */
 
 struct sbx_warm {
 	sbx_backend *backend;
 	sbx_warm_info info;
+	pthread_mutex_t lock; /* guards idle */
+	sbx_stream *idle[IDLE_STREAMS];
+	size_t n_idle;
 };
 
 static int64_t real_s(void)
@@ -86,6 +91,7 @@ int sbx_warm_new(sbx_warm **out, const sbx_warm_opts *opts, sbx_error *err)
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return sbx_error_set(err, -ENOMEM, "out of memory");
+	pthread_mutex_init(&w->lock, NULL);
 	i = &w->info;
 	snprintf(i->image, sizeof(i->image), "%s", opts->image);
 	snprintf(i->id, sizeof(i->id), "%s", opts->id);
@@ -145,10 +151,19 @@ const sbx_warm_info *sbx_warm_get_info(const sbx_warm *w)
 	return &w->info;
 }
 
+static void close_idle(sbx_warm *w)
+{
+	for (size_t k = 0; k < w->n_idle; k++)
+		sbx_stream_close(w->idle[k]);
+	w->n_idle = 0;
+	pthread_mutex_destroy(&w->lock);
+}
+
 sbx_backend *sbx_warm__take_backend(sbx_warm *w)
 {
 	sbx_backend *b = TAKE_PTR(w->backend);
 
+	close_idle(w);
 	free(w);
 	return b;
 }
@@ -157,10 +172,89 @@ void sbx_warm_free(sbx_warm *w)
 {
 	if (!w)
 		return;
+	close_idle(w);
 	if (w->backend) {
 		if (w->backend->id)
 			w->backend->ops->destroy(w->backend, NULL);
 		w->backend->ops->free(w->backend);
 	}
 	free(w);
+}
+
+void sbx_warm_destroy(sbx_warm *w)
+{
+	if (w && w->backend && w->backend->id)
+		w->backend->ops->destroy(w->backend, NULL);
+}
+
+bool sbx_warm_fits(const sbx_warm *w, const char *image, uint64_t memory, double cpus,
+		   uint32_t pids, const char *runtime, int64_t until_s)
+{
+	const sbx_warm_info *i = &w->info;
+
+	return strcmp(i->image, image) == 0 && i->memory == memory && i->cpus == cpus &&
+	       i->pids == pids && strcmp(i->runtime, runtime ? runtime : "") == 0 &&
+	       !i->engine_seccomp && i->deadline >= until_s;
+}
+
+/* An open stream: an idle one (reused: true), else a new bridge exec. */
+static int take_stream(sbx_warm *w, sbx_stream **out, bool *reused, sbx_error *err)
+{
+	pthread_mutex_lock(&w->lock);
+	while (w->n_idle > 0) {
+		sbx_stream *s = w->idle[--w->n_idle];
+
+		if (!sbx_stream_stale(s)) {
+			pthread_mutex_unlock(&w->lock);
+			*out = s;
+			*reused = true;
+			return 0;
+		}
+		sbx_stream_close(s);
+	}
+	pthread_mutex_unlock(&w->lock);
+	*reused = false;
+	return w->backend->ops->open_stream(w->backend, out, err);
+}
+
+static void give_stream(sbx_warm *w, sbx_stream *s, bool usable)
+{
+	pthread_mutex_lock(&w->lock);
+	if (usable && w->n_idle < IDLE_STREAMS) {
+		w->idle[w->n_idle++] = s;
+		s = NULL;
+	}
+	pthread_mutex_unlock(&w->lock);
+	sbx_stream_close(s);
+}
+
+int sbx_warm_request(sbx_warm *w, const char *method, const char *path, const void *body,
+		     size_t len, int timeout_ms, int *status, sbx_buf *answer, sbx_error *err)
+{
+	for (int attempt = 0;; attempt++) {
+		sbx_error e = SBX_ERROR_INIT;
+		sbx_stream *s = NULL;
+		bool reused;
+		int k;
+
+		k = take_stream(w, &s, &reused, err);
+		if (k < 0)
+			return k;
+		k = sbx_relay_stream_request(s, method, path, body, len, timeout_ms, status, answer,
+					     &e);
+		give_stream(w, s, k > 0);
+		/* A pooled stream the bridge closed meanwhile: once more on a fresh one. */
+		if (reused && attempt == 0 && *status == 0 &&
+		    (k == -ENODATA || k == -EPIPE || k == -ECONNRESET)) {
+			sbx_error_clear(&e);
+			continue;
+		}
+		if (k < 0) {
+			sbx_error_set(err, k, "%s", sbx_error_message(&e));
+			sbx_error_clear(&e);
+			return k;
+		}
+		sbx_error_clear(&e);
+		return 0;
+	}
 }

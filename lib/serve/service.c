@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "serve-internal.h"
+#include "sandboxes.h"
 #include "service.h"
 #include "sbx/cleanup.h"
 #include "sbx/clock.h"
@@ -500,6 +501,7 @@ static void *reaper_main(void *arg)
 				due = s->eps[i];
 		if (!due) {
 			pthread_mutex_unlock(&s->lock);
+			sbx_serve__sandboxes_expire(s);
 			sbx_sleep_ms(REAPER_TICK_MS);
 			pthread_mutex_lock(&s->lock);
 			continue;
@@ -549,6 +551,8 @@ int sbx_serve_start(sbx_serve **out, const sbx_serve_opts *opts, sbx_error *err)
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->done, NULL);
 	pthread_cond_init(&s->ws_gone, NULL);
+	pthread_cond_init(&s->sbx_gone, NULL);
+	s->max_sandboxes = sbx_serve__sandboxes_max(opts);
 	s->max_episodes = opts->max_episodes ? opts->max_episodes : DEFAULT_MAX_EPISODES;
 	s->max_timeout_s = opts->max_timeout_s ? opts->max_timeout_s : DEFAULT_MAX_TIMEOUT;
 	if (opts->token) {
@@ -653,6 +657,7 @@ unsigned sbx_serve_drain(sbx_serve *s, uint32_t grace_s)
 	}
 	s->drained = true;
 	pthread_mutex_unlock(&s->lock);
+	sbx_serve__sandboxes_stop(s);
 	sbx_serve__pool_free(s->pool);
 	s->pool = NULL;
 	return aborted;
@@ -679,5 +684,7 @@ void sbx_serve_free(sbx_serve *s)
 	pthread_mutex_destroy(&s->lock);
 	pthread_cond_destroy(&s->done);
 	pthread_cond_destroy(&s->ws_gone);
+	pthread_cond_destroy(&s->sbx_gone);
+	free(s->sbs);
 	free(s);
 }

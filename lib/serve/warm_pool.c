@@ -304,15 +304,26 @@ oom:
 }
 
 /* The first fitting slot of ip (the oldest first keeps the TTL from retiring ready ones), or -1. */
-static int first_fit(const image_pool *ip, const sbx_run *run)
+static int first_fit(const image_pool *ip, serve_fit_fn fits, const void *arg)
 {
 	for (unsigned k = 0; k < ip->n; k++)
-		if (sbx_run_warm_fits(run, ip->slots[k].w))
+		if (fits(ip->slots[k].w, arg))
 			return (int)k;
 	return -1;
 }
 
+static bool run_fits(const sbx_warm *w, const void *run)
+{
+	return sbx_run_warm_fits(run, w);
+}
+
 sbx_warm *sbx_serve__pool_take(serve_pool *p, const sbx_run *run, size_t *engine)
+{
+	return sbx_serve__pool_take_fit(p, run_fits, run, engine);
+}
+
+sbx_warm *sbx_serve__pool_take_fit(serve_pool *p, serve_fit_fn fits, const void *arg,
+				   size_t *engine)
 {
 	image_pool *best = NULL;
 	sbx_warm *w = NULL;
@@ -328,7 +339,7 @@ sbx_warm *sbx_serve__pool_take(serve_pool *p, const sbx_run *run, size_t *engine
 
 		if (p->engines[ip->engine].drained || (best && ip->n <= best->n))
 			continue;
-		k = first_fit(ip, run);
+		k = first_fit(ip, fits, arg);
 		if (k >= 0) {
 			best = ip;
 			best_k = k;

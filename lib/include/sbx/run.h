@@ -24,6 +24,7 @@
 #include <sys/types.h>
 
 #include "sbx/backend.h"
+#include "sbx/buf.h"
 #include "sbx/error.h"
 #include "sbx/grade.h"
 #include "sbx/relay.h"
@@ -455,6 +456,32 @@ const sbx_warm_info *sbx_warm_get_info(const sbx_warm *w);
 /* Removes the sandbox (unless claimed) and frees. Accepts NULL. */
 void sbx_warm_free(sbx_warm *w);
 SBX_DEFINE_CLEANUP(sbx_warm, sbx_warm_free)
+
+/*
+ * A warm sandbox used as it stands, with no task (`serve`'s /v1/sandboxes):
+ * true when w has this image and these limits (runtime NULL: the engine's
+ * default), the engine's seccomp profile not asked for, and PID 1's
+ * deadline at or after until_s (unix seconds).
+ */
+bool sbx_warm_fits(const sbx_warm *w, const char *image, uint64_t memory, double cpus,
+		   uint32_t pids, const char *runtime, int64_t until_s);
+
+/*
+ * Removes the sandbox now, while other threads may still be in
+ * sbx_warm_request on it (theirs then fail); sbx_warm_free frees it later.
+ */
+void sbx_warm_destroy(sbx_warm *w);
+
+/*
+ * One HTTP request to w's server (the sandbox's /control API) on one of its
+ * open bridge streams (kept between calls, at most 8 idle; a new one is a
+ * docker exec). body (len bytes, NULL: none) is sent as is; the answer's
+ * body is appended to answer (NULL: dropped; -EFBIG past its max);
+ * timeout_ms bounds the exchange. 0 with *status, or a negative errno.
+ * Thread-safe.
+ */
+int sbx_warm_request(sbx_warm *w, const char *method, const char *path, const void *body,
+		     size_t len, int timeout_ms, int *status, sbx_buf *answer, sbx_error *err);
 
 /* True when w can serve run: same image and limits, and its deadline covers the run's. */
 bool sbx_run_warm_fits(const sbx_run *run, const sbx_warm *w);

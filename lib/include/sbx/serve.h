@@ -38,6 +38,7 @@ typedef struct sbx_serve_opts {
 	const sbx_serve_pool_spec *pools;
 	size_t n_pools;
 	unsigned max_episodes;	   /* live at once; 0: 64 */
+	unsigned max_sandboxes;	   /* sandboxes without a task (/v1/sandboxes) at once; 0: 64 */
 	uint32_t idle_ttl_s;	   /* a warm sandbox unclaimed this long is replaced; 0: 600 */
 	uint32_t max_timeout_s;	   /* the longest episode timeout accepted; 0: 3600 */
 	unsigned fill_concurrency; /* warm sandboxes started at once; 0: 2 */
