@@ -43,7 +43,8 @@ def env():
 @pytest.fixture
 def config(tmp_path):
     p = tmp_path / "sandboxctl.yaml"
-    p.write_text("pool: 1\nserve_args: [--test-label]\n")
+    image = os.environ.get("SBX_PY_TEST_IMAGE")  # as in test_self_check.py
+    p.write_text("pool: 1\nserve_args: [--test-label]\n" + ("image: %s\n" % image if image else ""))
     return str(p)
 
 

@@ -11,6 +11,7 @@ Expected failures, each our hardening (README, "Inspect AI"):
                       so user="root" raises SandboxUserUnsupportedError
 """
 import asyncio
+import os
 import time
 
 import pytest
@@ -20,6 +21,11 @@ from sandboxctl.inspect_provider import _Service
 
 import engine_state
 
+# this build's sandboxctl, for the service the provider starts
+_SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+os.environ["SANDBOXCTL_BIN"] = os.path.join(os.environ.get("SBX_BUILD_ROOT", os.path.join(_SRC, "build")),
+                                            "cmd", "sandboxctl")
+
 XFAIL = {
     "test_exec_as_user": "hardening: no root in a sandbox (adduser needs it); "
                          "user='root' raises SandboxUserUnsupportedError",
@@ -28,7 +34,9 @@ XFAIL = {
 
 @pytest.fixture(scope="module")
 def service():
-    cfg = SandboxctlConfig(pool=2, serve_args=["--test-label"])
+    # $SBX_PY_TEST_IMAGE: another image than the slim one (e.g. a hash tag, while
+    # other builds move :latest)
+    cfg = SandboxctlConfig(pool=2, serve_args=["--test-label"], image=os.environ.get("SBX_PY_TEST_IMAGE"))
     asyncio.run(Provider.task_init("self_check", cfg))
     pid = _Service.proc.pid if _Service.proc else None  # None: $SANDBOXCTL_SERVE_URL's
     yield cfg

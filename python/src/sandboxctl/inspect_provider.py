@@ -16,6 +16,7 @@ import json
 import os
 import subprocess
 import threading
+import uuid
 from pathlib import Path
 from typing import Any, Literal, Union, overload
 
@@ -106,6 +107,11 @@ class _Service:
             p, cls.proc = cls.proc, None
         if p is not None:
             p.stop()
+
+
+# what the sandbox's spawner takes in one request is 256 KiB (argv, environment
+# and a header): a longer command line goes through a file (_argv_via_file)
+_ARGV_DIRECT_MAX = 192 * 1024
 
 
 def _unavailable(e: Exception) -> SandboxUnavailableError:
@@ -239,6 +245,8 @@ class SandboxctlSandboxEnvironment(SandboxEnvironment):
     async def exec(self, cmd: list[str], input: str | bytes | None = None, cwd: str | None = None,
                    env: dict[str, str] | None = None, user: str | None = None, timeout: int | None = None,
                    timeout_retry: bool = True, concurrency: bool = True) -> ExecResult[str]:
+        if sum(len(a.encode()) + 1 for a in cmd) > _ARGV_DIRECT_MAX:
+            cmd = await self._argv_via_file(cmd)
         try:
             r = await self._client.exec(self.sandbox_id, cmd, input=input, env=env,
                                         cwd=self._path(cwd) if cwd else self.workdir, user=user,
@@ -248,7 +256,8 @@ class SandboxctlSandboxEnvironment(SandboxEnvironment):
                 f"user {user!r}: the sandbox runs as its own non-root users only ({', '.join(self.users)})"
             ) from ex
         except ServeError as ex:
-            if _sandbox_gone(ex) or ex.status in (502, 503):
+            # exec has no 404 of its own (a missing program is exit 127): the sandbox is gone
+            if ex.status in (404, 502, 503):
                 raise _unavailable(ex) from ex
             raise
         except httpx.TransportError as ex:
@@ -265,7 +274,18 @@ class SandboxctlSandboxEnvironment(SandboxEnvironment):
         if r.truncated or len(r.stdout) > limit or len(r.stderr) > limit:
             raise OutputLimitExceededError(limit_str=SandboxEnvironmentLimits.MAX_EXEC_OUTPUT_SIZE_STR,
                                            truncated_output=out[-limit:])
-        return ExecResult(success=r.returncode == 0, returncode=r.returncode, stdout=out, stderr=err)
+        # serve reports a death by signal N as -N; Inspect (as docker exec and a
+        # shell) expects 128 + N
+        rc = 128 - r.returncode if r.returncode < 0 else r.returncode
+        return ExecResult(success=rc == 0, returncode=rc, stdout=out, stderr=err)
+
+    async def _argv_via_file(self, cmd: list[str]) -> list[str]:
+        """A command line past what the sandbox's spawner takes in one request
+        (256 KiB with the environment) goes through a file: bash reads it back
+        into argv and execs it, so stdin, exit status and signals are cmd's."""
+        path = f"/tmp/.sandboxctl-argv-{uuid.uuid4().hex}"
+        await self.write_file(path, b"".join(a.encode() + b"\0" for a in cmd))
+        return ["/bin/bash", "-c", 'mapfile -d "" -t a < "$0" && rm -f -- "$0" && exec "${a[@]}"', path]
 
     async def write_file(self, file: str, contents: str | bytes) -> None:
         try:
