@@ -27,9 +27,10 @@ import pytest
 
 import engine_state
 
-SRC = os.environ.get("SBX_SOURCE_ROOT", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-BUILD = os.environ.get("SBX_BUILD_ROOT", os.path.join(SRC, "build"))
-TASK = os.path.join(SRC, "examples", "inspect_task.py")
+SRC = os.path.realpath(os.environ.get("SBX_SOURCE_ROOT",
+                                      os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")))
+BUILD = os.path.realpath(os.environ.get("SBX_BUILD_ROOT", os.path.join(SRC, "build")))
+TASK = "examples/inspect_task.py"  # as the README says it, from the tree's root
 INSPECT = [sys.executable, "-m", "inspect_ai"]
 
 
@@ -89,7 +90,7 @@ def check_none_left(pids):
 
 def test_eval_scores(config, tmp_path):
     p = subprocess.Popen(eval_cmd(config, tmp_path / "logs"), env=env(), stdout=subprocess.PIPE,
-                         stderr=subprocess.STDOUT, text=True)
+                         stderr=subprocess.STDOUT, text=True, cwd=SRC)
     kids = Children(p.pid)
     out, _ = p.communicate(timeout=240)
     kids.stop()
@@ -110,7 +111,7 @@ def test_eval_scores(config, tmp_path):
 def start_sleeping_eval(config, tmp_path):
     """An eval whose samples sleep in their tool call; returns (process,
     service pid) once its three sample sandboxes exist."""
-    p = subprocess.Popen(eval_cmd(config, tmp_path / "logs", "-T", "sleep=120"), env=env(),
+    p = subprocess.Popen(eval_cmd(config, tmp_path / "logs", "-T", "sleep=120"), env=env(), cwd=SRC,
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     kids = Children(p.pid)
     deadline = time.time() + 120
