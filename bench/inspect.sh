@@ -3,7 +3,7 @@
 # of working (docker run + exec: this machine has no `docker compose` v2),
 # same image: sample_init+cleanup p50/p99 at concurrency 1 and 4, exec round
 # trip, the self-check suite's wall time.
-#   bench/inspect.sh [BUILD_DIR] [N]
+#   bench/inspect.sh [BUILD_DIR] [N] [IMAGE]
 set -eu
 build=${1:-build}
 [ $# -gt 0 ] && shift

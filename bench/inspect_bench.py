@@ -16,7 +16,9 @@ provider's container_working_dir), sample_cleanup = `docker rm -f`, exec =
 `docker exec`. The real provider adds `compose up`'s project bookkeeping and a
 `compose ps` check, so the stand-in is, if anything, faster than it.
 
-    bench/inspect.sh [BUILD_DIR] [N]
+    bench/inspect.sh [BUILD_DIR] [N] [IMAGE]
+
+IMAGE (default the slim one) for both, e.g. a hash tag while builds move :latest.
 """
 import asyncio
 import os
@@ -26,7 +28,7 @@ import sys
 import time
 
 SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-IMAGE = "sandboxctl/sandbox-slim:latest"
+IMAGE = sys.argv[3] if len(sys.argv) > 3 else "sandboxctl/sandbox-slim:latest"
 
 
 def pct(xs, p):
@@ -45,20 +47,25 @@ async def timed(fn):
     return (time.perf_counter() - t0) * 1000, r
 
 
-async def samples(n, conc, init, cleanup):
-    """n samples at conc at once: (init ms list, init+cleanup ms list)."""
+async def samples(n, conc, init, cleanup, before=None):
+    """n samples at conc at once: (init ms list, init+cleanup ms list, inits that
+    were warm); before() is awaited ahead of each sample, untimed."""
     sem = asyncio.Semaphore(conc)
-    inits, totals = [], []
+    inits, totals, warm = [], [], []
 
     async def one():
         async with sem:
+            if before:
+                await before()
             t_init, env = await timed(init)
             t_clean, _ = await timed(lambda: cleanup(env))
             inits.append(t_init)
             totals.append(t_init + t_clean)
+            if isinstance(env, dict):
+                warm.append(bool(env["default"].sandbox.raw.get("warm")))
 
     await asyncio.gather(*(one() for _ in range(n)))
-    return inits, totals
+    return inits, totals, warm
 
 
 # ---- sandboxctl ----
@@ -67,14 +74,16 @@ async def bench_sandboxctl(n):
     from sandboxctl.inspect_provider import SandboxctlConfig, SandboxctlSandboxEnvironment as P, _Service
     from sandboxctl import Client
 
-    cfg = SandboxctlConfig(serve_args=["--test-label"])  # the provider's defaults: a pool of 4
+    slim = IMAGE == "sandboxctl/sandbox-slim:latest"
+    # the provider's defaults (a pool of 4)
+    cfg = SandboxctlConfig(serve_args=["--test-label"], image=None if slim else IMAGE)
     await P.task_init("bench", cfg)
     client = Client(_Service.proc.url)
 
     def pool_full():
         m = client.metrics()
-        size = [l for l in m.splitlines() if l.startswith("sandboxctl_serve_pool_size")]
-        return size and float(size[0].rsplit(" ", 1)[1]) >= cfg.pool
+        sizes = [float(l.rsplit(" ", 1)[1]) for l in m.splitlines() if l.startswith("sandboxctl_serve_pool_size")]
+        return max(sizes, default=0) >= cfg.pool
 
     out = {}
     try:
@@ -85,6 +94,12 @@ async def bench_sandboxctl(n):
             init = lambda: P.sample_init("bench", cfg, {})  # noqa: E731
             cleanup = lambda envs: P.sample_cleanup("bench", cfg, envs, False)  # noqa: E731
             out[conc] = await samples(n, conc, init, cleanup)
+            # paced: each sample starts once the pool is full again, as in an eval
+            # whose samples outlast a refill (the model's turns take seconds)
+            async def pool_refilled():
+                while not pool_full():
+                    await asyncio.sleep(0.05)
+            out[(conc, "paced")] = await samples(n // 2, conc, init, cleanup, before=pool_refilled)
         envs = await P.sample_init("bench", cfg, {})
         env = envs["default"]
         for _ in range(10):
@@ -135,6 +150,8 @@ async def bench_docker(n):
 
 def self_check_wall(build):
     env = dict(os.environ, SBX_SOURCE_ROOT=SRC, SBX_BUILD_ROOT=os.path.abspath(build))
+    if IMAGE != "sandboxctl/sandbox-slim:latest":
+        env["SBX_PY_TEST_IMAGE"] = IMAGE
     t0 = time.time()
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-c", os.path.join(SRC, "tests/python/pytest.ini"),
                         os.path.join(SRC, "tests/python/test_self_check.py")], env=env, capture_output=True,
@@ -148,17 +165,25 @@ def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
     n = int(sys.argv[2]) if len(sys.argv) > 2 else 40
     os.environ["SANDBOXCTL_BIN"] = os.path.abspath(os.path.join(build, "cmd", "sandboxctl"))
-    print("load average before: %s" % open("/proc/loadavg").read().split()[:3])
+    print("image %s, %d samples; load average before: %s" % (IMAGE, n, open("/proc/loadavg").read().split()[:3]))
     ours, ours_exec = asyncio.run(bench_sandboxctl(n))
     theirs, theirs_exec = asyncio.run(bench_docker(n))
     for conc in (1, 4):
         print("concurrency %d, %d samples:" % (conc, n))
         line("sandboxctl sample_init", ours[conc][0])
+        w = ours[conc][2]
+        if w:
+            line("  of which from the warm pool (%d)" % sum(w), [t for t, x in zip(ours[conc][0], w) if x] or [0])
         line("sandboxctl sample_init+cleanup", ours[conc][1])
         line("docker stand-in sample_init", theirs[conc][0])
         line("docker stand-in sample_init+cleanup", theirs[conc][1])
         print("  sample_init p50 ratio docker/sandboxctl: %.1fx (target >= 10x)" %
               (pct(theirs[conc][0], 0.5) / pct(ours[conc][0], 0.5)))
+        paced = ours[(conc, "paced")]
+        line("sandboxctl paced sample_init", paced[0])
+        print("    (%d of %d warm; each started once the pool was full again)" % (sum(paced[2]), len(paced[2])))
+        print("  paced sample_init p50 ratio docker/sandboxctl: %.1fx" %
+              (pct(theirs[conc][0], 0.5) / pct(paced[0], 0.5)))
     print("exec round trip (`true`):")
     line("sandboxctl exec", ours_exec)
     line("docker exec", theirs_exec)

@@ -28,7 +28,7 @@ from inspect_ai.util import (ExecResult, OutputLimitExceededError, SandboxEnviro
 from inspect_ai.util._sandbox.environment import SandboxUnavailableError
 from pydantic import BaseModel, ConfigDict
 
-from ._wire import ServeError, TooLargeError, UserUnsupportedError
+from ._wire import Sandbox, ServeError, TooLargeError, UserUnsupportedError
 from .aio import AsyncClient
 from .service import ServeProcess, binary
 
@@ -135,13 +135,14 @@ class SandboxctlSandboxEnvironment(SandboxEnvironment):
     # deleted, for task_cleanup after an interrupted sample
     _live: dict[str, str] = {}
 
-    def __init__(self, client: AsyncClient, url: str, sandbox_id: str, workdir: str, users: list[str]) -> None:
+    def __init__(self, client: AsyncClient, url: str, sandbox: Sandbox) -> None:
         super().__init__()
         self._client = client
         self._url = url
-        self.sandbox_id = sandbox_id
-        self.workdir = workdir
-        self.users = users
+        self.sandbox = sandbox  # serve's answer: id, image, workdir, users, expires_at, warm
+        self.sandbox_id = sandbox.id
+        self.workdir = sandbox.workdir
+        self.users = sandbox.users
 
     @classmethod
     def default_concurrency(cls) -> int | None:
@@ -176,7 +177,7 @@ class SandboxctlSandboxEnvironment(SandboxEnvironment):
             await client.aclose()
             raise
         cls._live[sb.id] = url
-        return {"default": cls(client, url, sb.id, sb.workdir, sb.users)}
+        return {"default": cls(client, url, sb)}
 
     @classmethod
     async def sample_cleanup(cls, task_name: str, config: SandboxEnvironmentConfigType | None,
