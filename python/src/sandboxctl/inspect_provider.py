@@ -11,6 +11,7 @@ cli_cleanup (`inspect sandbox cleanup sandboxctl [ID]`) runs `sandboxctl gc`,
 which removes the sandboxes of a service that is gone (a killed eval)."""
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
@@ -18,7 +19,7 @@ import subprocess
 import threading
 import uuid
 from pathlib import Path
-from typing import Any, Literal, Union, overload
+from typing import Any, Iterator, Literal, Union, overload
 
 import anyio
 import httpx
@@ -289,16 +290,8 @@ class SandboxctlSandboxEnvironment(SandboxEnvironment):
         return ["/bin/bash", "-c", 'mapfile -d "" -t a < "$0" && rm -f -- "$0" && exec "${a[@]}"', path]
 
     async def write_file(self, file: str, contents: str | bytes) -> None:
-        try:
+        with _file_errors(file):
             await self._client.write_file(self.sandbox_id, self._path(file), contents)
-        except OSError as ex:
-            raise type(ex)(ex.errno, ex.strerror, file) from None
-        except ServeError as ex:
-            if _sandbox_gone(ex) or ex.status in (502, 503):
-                raise _unavailable(ex) from ex
-            raise
-        except httpx.TransportError as ex:
-            raise _unavailable(ex) from ex
 
     @overload
     async def read_file(self, file: str, text: Literal[True] = True) -> str: ...
@@ -307,28 +300,37 @@ class SandboxctlSandboxEnvironment(SandboxEnvironment):
     async def read_file(self, file: str, text: Literal[False]) -> bytes: ...
 
     async def read_file(self, file: str, text: bool = True) -> Union[str, bytes]:
-        try:
+        with _file_errors(file):
             data = await self._client.read_file(self.sandbox_id, self._path(file),
                                                 limit=SandboxEnvironmentLimits.MAX_READ_FILE_SIZE)
-        except TooLargeError:
-            raise OutputLimitExceededError(limit_str=SandboxEnvironmentLimits.MAX_READ_FILE_SIZE_STR,
-                                           truncated_output=None) from None
-        except OSError as ex:
-            raise type(ex)(ex.errno, ex.strerror, file) from None
-        except ServeError as ex:
-            if _sandbox_gone(ex) or ex.status in (502, 503):
-                raise _unavailable(ex) from ex
-            raise
-        except httpx.TransportError as ex:
-            raise _unavailable(ex) from ex
         return data.decode("utf-8") if text else data
 
     def default_polling_interval(self) -> float:
         return 0.2
 
 
+@contextlib.contextmanager
+def _file_errors(file: str) -> Iterator[None]:
+    """A file request's errors as Inspect's, naming file as the caller gave it."""
+    try:
+        yield
+    except TooLargeError:  # a read past the limit (serve's 100 MiB or Inspect's own)
+        raise OutputLimitExceededError(limit_str=SandboxEnvironmentLimits.MAX_READ_FILE_SIZE_STR,
+                                       truncated_output=None) from None
+    except OSError as ex:
+        raise type(ex)(ex.errno, ex.strerror, file) from None
+    except ServeError as ex:
+        if _sandbox_gone(ex) or ex.status in (502, 503):
+            raise _unavailable(ex) from ex
+        raise
+    except httpx.TransportError as ex:
+        raise _unavailable(ex) from ex
+
+
 def _exec_refused(stderr: str, cmd: list[str]) -> bool:
     """Whether a 126 is the sandbox refusing to run cmd[0] itself (not a script's
-    own 126): serve's spawner reports it on one line naming the program."""
+    own 126): the sandbox's launcher says so in one line,
+    "sandbox-io: PROG: Permission denied"."""
     lines = stderr.strip().splitlines()
-    return len(lines) == 1 and "permission denied" in lines[0].lower() and cmd[0] in lines[0]
+    return (len(lines) == 1 and lines[0].startswith(f"sandbox-io: {cmd[0]}: ")
+            and lines[0].lower().endswith("permission denied"))
