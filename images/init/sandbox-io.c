@@ -93,23 +93,24 @@ static int read_file(const char *path, unsigned long long max)
 	return e ? fail("cannot read", path, e) : 0;
 }
 
-/* mkdir -p of path's parent; errors surface at the open that follows. */
-static void make_parents(const char *path)
+/* mkdir -p of path's parent: 0, or the errno of the directory that could not be made. */
+static int make_parents(const char *path)
 {
 	char buf[4096];
 	size_t n = strlen(path);
 
 	if (n >= sizeof(buf))
-		return;
+		return ENAMETOOLONG;
 	memcpy(buf, path, n + 1);
 	for (char *p = buf + 1; *p; p++) {
 		if (*p != '/')
 			continue;
 		*p = '\0';
 		if (mkdir(buf, 0775) < 0 && errno != EEXIST)
-			return;
+			return errno;
 		*p = '/';
 	}
+	return 0;
 }
 
 static int write_file(const char *path)
@@ -118,7 +119,9 @@ static int write_file(const char *path)
 	int fd, e;
 
 	signal(SIGXFSZ, SIG_IGN); /* past RLIMIT_FSIZE: EFBIG, not a kill */
-	make_parents(path);
+	e = make_parents(path);
+	if (e)
+		return fail("cannot write", path, e);
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOCTTY | O_CLOEXEC, 0664);
 	if (fd < 0)
 		return fail("cannot write", path, errno);

@@ -15,6 +15,7 @@
  *
  * Usage: sandbox-spawner FD [HOME]. Only libc; built static.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -58,6 +59,64 @@ static void kill_group(pid_t pgid)
 {
 	for (int i = 0; i < 3 && kill(-pgid, SIGKILL) == 0; i++)
 		;
+}
+
+/*
+ * Kills every child of this process (the ppid field of /proc/N/stat) and
+ * reaps them, all but main, whose status the guard waits for itself. False
+ * when no other is left.
+ */
+static bool kill_children(pid_t main_pid)
+{
+	char path[64], buf[512];
+	bool any = false;
+	pid_t self = getpid();
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+
+	while (d && (e = readdir(d))) {
+		char *close_paren;
+		int fd, ppid = 0;
+		ssize_t n;
+
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%.20s/stat", e->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		buf[n] = '\0';
+		/* "pid (comm) state ppid ...": comm may hold anything but ends at the last ')'. */
+		close_paren = strrchr(buf, ')');
+		if (close_paren && sscanf(close_paren + 1, " %*c %d", &ppid) == 1 && ppid == self) {
+			pid_t child_pid = (pid_t)atoi(e->d_name);
+
+			kill(child_pid, SIGKILL);
+			if (child_pid != main_pid) {
+				waitpid(child_pid, NULL, 0);
+				any = true;
+			}
+		}
+	}
+	if (d)
+		closedir(d);
+	return any;
+}
+
+/*
+ * The whole tree: the group, then whatever left it (setsid, a double fork
+ * into a new session), which, orphaned, became this subreaper's children.
+ * Bounded, so a fork bomb racing it cannot keep the guard here for ever.
+ */
+static void kill_tree(pid_t pgid)
+{
+	kill_group(pgid);
+	for (int i = 0; i < 200 && kill_children(pgid); i++)
+		kill_group(pgid);
 }
 
 /* Between fork and exec: async-signal-safe calls only. */
@@ -108,6 +167,8 @@ guard(const struct sbx_spawn_request *rq, char **argv, char **envp, const int *f
 
 	signal(SIGCHLD, SIG_DFL);
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	/* Orphans of the child's tree come here, so none outlives the execution. */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	pid = fork();
 	if (pid < 0) {
 		int e = errno;
@@ -131,17 +192,18 @@ guard(const struct sbx_spawn_request *rq, char **argv, char **envp, const int *f
 		if (p[0].revents) {
 			ssize_t n = recv(chan, &c, 1, 0);
 
-			/* A kill request, or the server is gone: either way the group goes. */
-			kill_group(pid);
+			/* A kill request, or the server is gone: either way the tree goes. */
+			kill_tree(pid);
 			if (n <= 0) {
 				waitpid(pid, &status, 0);
+				kill_tree(pid);
 				_exit(0);
 			}
 		}
 		if (pidfd < 0 || p[1].revents)
 			exited = waitpid(pid, &status, pidfd < 0 ? WNOHANG : 0) == pid;
 	}
-	kill_group(pid); /* background leftovers of the group */
+	kill_tree(pid); /* background leftovers, in the group or not */
 	send_event(chan, SBX_SPAWN_EXITED, (int32_t)status);
 	_exit(0);
 }

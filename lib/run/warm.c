@@ -130,6 +130,7 @@ int sbx_warm_new(sbx_warm **out, const sbx_warm_opts *opts, sbx_error *err)
 	i->create_ms = sbx_now_msf() - t;
 	if (r < 0)
 		return r;
+	snprintf(i->container, sizeof(i->container), "%s", w->backend->id ? w->backend->id : "");
 	t = sbx_now_msf();
 	r = w->backend->ops->start(w->backend, err);
 	i->start_ms = sbx_now_msf() - t;
@@ -250,7 +251,8 @@ int sbx_warm_request(sbx_warm *w, const char *method, const char *path, const vo
 			continue;
 		}
 		if (k < 0) {
-			sbx_error_set(err, k, "%s", sbx_error_message(&e));
+			sbx_error_set(err, k, "%s %s: %s", method, path,
+				      e.msg[0] ? e.msg : strerror(-k));
 			sbx_error_clear(&e);
 			return k;
 		}

@@ -32,6 +32,7 @@ typedef struct request {
 	sbx_buf body;
 	bool too_big;
 	bool answered; /* refused at the head */
+	bool transfer; /* holds a transfer slot (sbx_serve__transfer_busy) */
 } request;
 
 /* 413's answer: {"error": "too_large", "message": ...} (the sandbox API's shape; episodes read
@@ -106,6 +107,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 			return sbx_serve__send_text(c, 413, body_too_large(rq->body.max),
 						    "application/json");
 		}
+		if (sbx_serve__transfer_busy(s, method, path, len ? strtoull(len, NULL, 10) : ~0ULL,
+					     &rq->transfer)) {
+			rq->answered = true;
+			sbx_serve__sandbox_error(&out, 503, "busy",
+						 "too many large transfers under way; try again");
+			return sbx_serve__send_text(c, 503, out, "application/json");
+		}
 		return MHD_YES;
 	}
 	if (*upload_size) {
@@ -147,6 +155,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 
 	(void)toe;
 	sbx_connguard_idle(s->guard, c);
+	if (rq && rq->transfer)
+		sbx_serve__transfer_end(s);
 	if (rq) {
 		sbx_buf_free(&rq->body);
 		free((char *)rq->openenv_task);

@@ -23,6 +23,8 @@
 #define EXEC_ANSWER_MAX (2 * (OUTPUT_MAX / 3 * 4 + 16) * 6 + 4096)
 #define SLACK_MS	30000 /* past an exec's own timeout, for the answer to arrive */
 #define FILE_TIMEOUT_MS 330000
+#define SMALL_BODY	(1u << 20) /* an exec body past this takes a transfer slot */
+#define TRANSFER_WAIT_S 30
 
 size_t sbx_serve__body_max(const char *path)
 {
@@ -35,6 +37,40 @@ size_t sbx_serve__body_max(const char *path)
 	if (n > 5 && strncmp(path + n - 5, "/exec", 5) == 0)
 		return EXEC_BODY_MAX;
 	return SERVE_BODY_MAX;
+}
+
+bool sbx_serve__transfer_busy(sbx_serve *s, const char *method, const char *path,
+			      unsigned long long declared, bool *taken)
+{
+	char id[SERVE_ID_MAX + 1];
+	int route = sbx_serve__route(method, path, id);
+	struct timespec until;
+	bool busy = false;
+
+	*taken = false;
+	if (route != SERVE_ROUTE_SBX_FILES &&
+	    !(route == SERVE_ROUTE_SBX_EXEC && declared > SMALL_BODY))
+		return false;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += TRANSFER_WAIT_S;
+	pthread_mutex_lock(&s->lock);
+	while (s->transfers >= SERVE_TRANSFERS_MAX && !busy)
+		busy = pthread_cond_timedwait(&s->transfer_done, &s->lock, &until) != 0 &&
+		       s->transfers >= SERVE_TRANSFERS_MAX;
+	if (!busy) {
+		s->transfers++;
+		*taken = true;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return busy;
+}
+
+void sbx_serve__transfer_end(sbx_serve *s)
+{
+	pthread_mutex_lock(&s->lock);
+	s->transfers--;
+	pthread_cond_signal(&s->transfer_done);
+	pthread_mutex_unlock(&s->lock);
 }
 
 static enum MHD_Result send_bytes(struct MHD_Connection *c, unsigned status, char *data, size_t len,
@@ -62,6 +98,26 @@ static enum MHD_Result send_json(struct MHD_Connection *c, int status, char *tex
 		return MHD_NO;
 	return send_bytes(c, (unsigned)status, text, text ? strlen(text) : 0,
 			  text ? "application/json" : NULL);
+}
+
+static enum MHD_Result send_error(struct MHD_Connection *c, int status, const char *code,
+				  const char *message)
+{
+	char *out = NULL;
+
+	status = sbx_serve__sandbox_error(&out, status, code, message);
+	return send_json(c, status, out);
+}
+
+/* A request that failed on the way to the sandbox: gone meanwhile (404), or unreachable (502). */
+static enum MHD_Result send_unreachable(struct MHD_Connection *c, serve_sandbox *sb,
+					const sbx_error *err)
+{
+	if (atomic_load(&sb->removed))
+		return send_error(c, 404, "not_found",
+				  "the sandbox was removed (deleted, expired or the service "
+				  "stopping) while the request ran");
+	return send_error(c, 502, "sandbox_unreachable", sbx_error_message(err));
 }
 
 /* The contract's keys, each of the right type; user the image's sandbox user. */
@@ -139,38 +195,17 @@ static enum MHD_Result exec(sbx_serve *s, struct MHD_Connection *c, serve_sandbo
 	cJSON_AddStringToObject(j, "workdir", sb->workdir);
 	fwd = cJSON_PrintUnformatted(j);
 	if (!fwd)
-		return send_json(c,
-				 sbx_serve__sandbox_error(&out, 500, "internal", "out of memory"),
-				 TAKE_PTR(out));
+		return send_error(c, 500, "internal", "out of memory");
 	k = sbx_warm_request(sb->w, "POST", "/control/sandbox/exec", fwd, strlen(fwd),
 			     (int)(timeout * 1000) + SLACK_MS, &status, &answer, &err);
 	if (k < 0)
-		return send_json(c,
-				 sbx_serve__sandbox_error(&out, 502, "sandbox_unreachable",
-							  sbx_error_message(&err)),
-				 TAKE_PTR(out));
+		return send_unreachable(c, sb, &err);
 	pthread_mutex_lock(&s->lock);
 	s->m.sandbox_execs += status == 200;
 	if (status == 200 && strstr(sbx_buf_str(&answer), "\"timed_out\":true"))
 		s->m.sandbox_exec_timeouts++;
 	pthread_mutex_unlock(&s->lock);
 	return send_json(c, status, sbx_buf_steal(&answer, NULL));
-}
-
-/* Percent-encodes s for a query value. */
-static int put_query(sbx_buf *b, const char *s)
-{
-	static const char hex[] = "0123456789ABCDEF";
-	int k = 0;
-
-	for (const unsigned char *p = (const unsigned char *)s; *p && k >= 0; p++) {
-		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-		    (*p >= '0' && *p <= '9') || strchr("-._~/", *p))
-			k = sbx_buf_putc(b, (char)*p);
-		else
-			k = sbx_buf_printf(b, "%%%c%c", hex[*p >> 4], hex[*p & 15]);
-	}
-	return k;
 }
 
 static enum MHD_Result files(sbx_serve *s, struct MHD_Connection *c, serve_sandbox *sb, bool put,
@@ -180,30 +215,23 @@ static enum MHD_Result files(sbx_serve *s, struct MHD_Connection *c, serve_sandb
 	_cleanup_(sbx_buf_free) sbx_buf url = SBX_BUF_INIT(16384);
 	_cleanup_(sbx_buf_free) sbx_buf answer = SBX_BUF_INIT(FILE_MAX + 4096);
 	sbx_error err = SBX_ERROR_INIT;
-	char *out = NULL;
 	int status = 0, k;
 
 	if (!path || !path[0] || strlen(path) > 4096)
-		return send_json(
-			c,
-			sbx_serve__sandbox_error(&out, 400, "bad_request", "?path= names the file"),
-			out);
+		return send_error(c, 400, "bad_request", "?path= names the file");
 	k = sbx_buf_puts(&url, "/control/sandbox/file?path=");
 	if (k >= 0)
-		k = put_query(&url, path);
+		k = sbx_url_escape(&url, path);
 	if (k >= 0)
 		k = sbx_buf_puts(&url, "&workdir=");
 	if (k >= 0)
-		k = put_query(&url, sb->workdir);
+		k = sbx_url_escape(&url, sb->workdir);
 	if (k >= 0)
 		k = sbx_warm_request(sb->w, put ? "PUT" : "GET", sbx_buf_str(&url),
 				     put ? (body ? body : "") : NULL, put ? len : 0,
 				     FILE_TIMEOUT_MS, &status, &answer, &err);
 	if (k < 0)
-		return send_json(c,
-				 sbx_serve__sandbox_error(&out, 502, "sandbox_unreachable",
-							  sbx_error_message(&err)),
-				 out);
+		return send_unreachable(c, sb, &err);
 	pthread_mutex_lock(&s->lock);
 	if (status / 100 == 2)
 		(*(put ? &s->m.sandbox_writes : &s->m.sandbox_reads))++;
@@ -243,9 +271,7 @@ enum MHD_Result sbx_serve__sandbox_request(sbx_serve *s, struct MHD_Connection *
 	}
 	sb = sbx_serve__sandbox_get(s, id);
 	if (!sb)
-		return send_json(
-			c, sbx_serve__sandbox_error(&out, 404, "not_found", "no such sandbox"),
-			out);
+		return send_error(c, 404, "not_found", "no such sandbox");
 	if (route == SERVE_ROUTE_SBX_EXEC)
 		r = exec(s, c, sb, body, len);
 	else if (route == SERVE_ROUTE_SBX_FILES)

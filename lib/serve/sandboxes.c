@@ -27,6 +27,7 @@
 #define DEFAULT_MAX_SANDBOXES 64
 #define DEFAULT_LIFE_S	      3600
 #define PID1_GRACE_S	      60
+#define WARM_CHECK_MS	      2000
 
 /* ---- the table (under s->lock) ---- */
 
@@ -81,15 +82,19 @@ void sbx_serve__sandbox_put(sbx_serve *s, serve_sandbox *sb)
  */
 static void remove_sandbox(sbx_serve *s, serve_sandbox *sb, enum serve_sbx_end why)
 {
+	atomic_store(&sb->removed, true);
 	sbx_warm_destroy(sb->w);
 	pthread_mutex_lock(&s->lock);
 	while (sb->refs > 0)
 		pthread_cond_wait(&s->sbx_gone, &s->lock);
+	pthread_mutex_unlock(&s->lock);
+	/* Before the count drops: drain frees the pool once it is 0. */
+	sbx_serve__pool_end(s->pool, sb->engine, false);
+	sandbox_free(sb);
+	pthread_mutex_lock(&s->lock);
 	s->m.sandboxes--;
 	s->m.sandboxes_removed[why]++;
 	pthread_mutex_unlock(&s->lock);
-	sbx_serve__pool_end(s->pool, sb->engine, false);
-	sandbox_free(sb);
 }
 
 /* ---- create ---- */
@@ -230,8 +235,24 @@ static int start_sandbox(sbx_serve *s, const sbx_req *r, serve_sandbox *sb, sbx_
 
 	sb->w = sbx_serve__pool_take_fit(s->pool, fits, &fa, &sb->engine);
 	if (sb->w) {
-		sb->warm = true;
-		return 0;
+		sbx_error he = SBX_ERROR_INIT;
+		int status = 0;
+
+		/* One round trip on its kept stream: a sandbox that died while it waited
+		 * (its engine restarted, the host ran out of memory) is not handed out. */
+		if (sbx_warm_request(sb->w, "GET", "/health", NULL, 0, WARM_CHECK_MS, &status, NULL,
+				     &he) == 0 &&
+		    status == 200) {
+			sb->warm = true;
+			return 0;
+		}
+		sbx_log_warning("serve: warm sandbox for %s did not answer (%s); starting cold",
+				sb->id, he.msg[0] ? he.msg : "HTTP status");
+		sbx_warm_free(TAKE_PTR(sb->w));
+		sbx_serve__pool_end(s->pool, sb->engine, true);
+		pthread_mutex_lock(&s->lock);
+		s->m.engine_errors++;
+		pthread_mutex_unlock(&s->lock);
 	}
 	sb->engine = sbx_serve__pool_cold_engine(s->pool);
 	sbx_serve__pool_begin(s->pool, sb->engine);
@@ -290,6 +311,7 @@ static cJSON *sandbox_obj(const serve_sandbox *sb)
 	cJSON_AddBoolToObject(o, "warm", sb->warm);
 	cJSON_AddNumberToObject(o, "create_ms", sb->create_ms);
 	cJSON_AddStringToObject(o, "engine", sb->engine_url ? sb->engine_url : "default");
+	cJSON_AddStringToObject(o, "container", sbx_warm_get_info(sb->w)->container);
 	return o;
 }
 

@@ -3,6 +3,8 @@
 
 /* What sandboxes.c (the table, create, delete) and sandbox_io.c (exec, files) share. */
 
+#include <stdatomic.h>
+
 #include "service.h"
 
 /* The image a sandbox gets when the client names none ("slim"; "full" the other). */
@@ -21,7 +23,8 @@ struct serve_sandbox {
 	bool warm;	    /* taken from the warm pool */
 	int64_t expires_at; /* unix seconds: removed then */
 	double create_ms;
-	unsigned refs; /* requests using w now (sbx_serve__sandbox_get) */
+	unsigned refs;	     /* requests using w now (sbx_serve__sandbox_get) */
+	atomic_bool removed; /* deleted, expired or shut down while requests ran */
 };
 
 /* The sandbox id with a reference held (release with _put), or NULL. */

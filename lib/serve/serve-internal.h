@@ -79,6 +79,12 @@ int sbx_serve__parse_create(const char *body, size_t len, uint32_t max_timeout_s
 			    serve_create_req *out, sbx_error *err);
 void sbx_serve__create_req_clear(serve_create_req *r);
 
+/*
+ * The body cap for a request to path (after the token): SERVE_BODY_MAX, but
+ * 100 MiB for /v1/sandboxes/{id}/files and 64 MiB for .../exec (sandbox_io.c).
+ */
+size_t sbx_serve__body_max(const char *path);
+
 /* {"error": msg} as malloc'd text. */
 char *sbx_serve__error_json(const char *msg);
 

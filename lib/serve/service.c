@@ -399,7 +399,7 @@ static int health(sbx_serve *s, char **out)
 	_cleanup_free_ serve_engine_gauge *eg = NULL;
 	size_t n_eg = s->pool ? sbx_serve__pool_engine_gauges(s->pool, &eg) : 0;
 	cJSON *down = cJSON_CreateArray();
-	unsigned live;
+	unsigned live, sandboxes;
 	bool draining;
 
 	cJSON_AddItemToObject(o, "engines_down", down);
@@ -409,6 +409,7 @@ static int health(sbx_serve *s, char **out)
 					     cJSON_CreateString(eg[i].url ? eg[i].url : "default"));
 	pthread_mutex_lock(&s->lock);
 	live = s->m.live;
+	sandboxes = s->m.sandboxes;
 	draining = s->draining;
 	pthread_mutex_unlock(&s->lock);
 	cJSON_AddStringToObject(o, "status",
@@ -417,6 +418,8 @@ static int health(sbx_serve *s, char **out)
 							       : "ok");
 	cJSON_AddNumberToObject(o, "live_episodes", live);
 	cJSON_AddNumberToObject(o, "max_episodes", s->max_episodes);
+	cJSON_AddNumberToObject(o, "live_sandboxes", sandboxes);
+	cJSON_AddNumberToObject(o, "max_sandboxes", s->max_sandboxes);
 	cJSON_AddBoolToObject(o, "pools_full", !s->pool || sbx_serve__pool_full(s->pool));
 	*out = cJSON_PrintUnformatted(o);
 	return *out ? (draining ? 503 : 200) : reply(out, 500, "out of memory");
@@ -552,6 +555,7 @@ int sbx_serve_start(sbx_serve **out, const sbx_serve_opts *opts, sbx_error *err)
 	pthread_cond_init(&s->done, NULL);
 	pthread_cond_init(&s->ws_gone, NULL);
 	pthread_cond_init(&s->sbx_gone, NULL);
+	pthread_cond_init(&s->transfer_done, NULL);
 	s->max_sandboxes = sbx_serve__sandboxes_max(opts);
 	s->max_episodes = opts->max_episodes ? opts->max_episodes : DEFAULT_MAX_EPISODES;
 	s->max_timeout_s = opts->max_timeout_s ? opts->max_timeout_s : DEFAULT_MAX_TIMEOUT;
@@ -685,6 +689,7 @@ void sbx_serve_free(sbx_serve *s)
 	pthread_cond_destroy(&s->done);
 	pthread_cond_destroy(&s->ws_gone);
 	pthread_cond_destroy(&s->sbx_gone);
+	pthread_cond_destroy(&s->transfer_done);
 	free(s->sbs);
 	free(s);
 }

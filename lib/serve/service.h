@@ -64,6 +64,8 @@ struct sbx_serve {
 	unsigned max_sandboxes;
 	uint64_t sbx_seq;
 	pthread_cond_t sbx_gone;
+	unsigned transfers; /* large sandbox requests under way (sandbox_io.c) */
+	pthread_cond_t transfer_done;
 };
 
 /* answer.c: malloc'd JSON text, NULL on OOM. */
@@ -86,8 +88,18 @@ void sbx_serve__unauthorized(sbx_serve *s);
 enum MHD_Result sbx_serve__sandbox_request(sbx_serve *s, struct MHD_Connection *c, int route,
 					   const char *id, const char *method, const char *body,
 					   size_t len);
-/* The body cap for a request to path (after the token): larger for exec and files. */
-size_t sbx_serve__body_max(const char *path);
+/*
+ * A large /v1/sandboxes request (any files request, an exec whose body is
+ * over 1 MiB) takes one of SERVE_TRANSFERS_MAX slots at its head, before its
+ * body is read, waiting up to 30 s for one: what the service buffers is
+ * bounded whatever the clients send. False for a request that needs none
+ * (*taken false) and when taken; true when none came free (answer 503).
+ */
+#define SERVE_TRANSFERS_MAX 4
+bool sbx_serve__transfer_busy(sbx_serve *s, const char *method, const char *path,
+			      unsigned long long declared, bool *taken);
+void sbx_serve__transfer_end(sbx_serve *s);
+
 /* Removes the sandboxes past their expiry (the reaper, every tick). */
 void sbx_serve__sandboxes_expire(sbx_serve *s);
 /* Removes every sandbox (drain), waiting for their requests to end. */

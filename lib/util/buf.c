@@ -183,3 +183,18 @@ const char *sbx_buf_str(const sbx_buf *b)
 {
 	return b->data ? b->data : "";
 }
+
+int sbx_url_escape(sbx_buf *out, const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	int r = 0;
+
+	for (const unsigned char *p = (const unsigned char *)s; *p && r >= 0; p++) {
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		    (*p >= '0' && *p <= '9') || strchr("/-._~", *p))
+			r = sbx_buf_putc(out, (char)*p);
+		else
+			r = sbx_buf_printf(out, "%%%c%c", hex[*p >> 4], hex[*p & 15]);
+	}
+	return r;
+}

@@ -323,8 +323,11 @@ static enum MHD_Result sandbox_exec(http_request *req)
 /* sandbox-io's exit status (an errno) as the API's answer. */
 static enum MHD_Result file_error(http_request *req, io_run *r)
 {
-	const char *note = r->err.b.len ? sbx_buf_str(&r->err.b) : "sandbox-io failed";
+	const char *note;
 
+	while (r->err.b.len && r->err.b.data[r->err.b.len - 1] == '\n')
+		r->err.b.data[--r->err.b.len] = '\0'; /* one line, as every error's message */
+	note = r->err.b.len ? sbx_buf_str(&r->err.b) : "sandbox-io failed";
 	if (r->o.timed_out)
 		return fail(req, 504, "timeout", "the transfer did not end in time");
 	switch (r->o.signal ? -1 : r->o.exit_code) {

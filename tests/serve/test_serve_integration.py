@@ -196,6 +196,15 @@ class Service:
             shutil.rmtree(self.dir, ignore_errors=True)
 
 
+def with_service(fn, args):
+    """fn(s) on a fresh Service(*args), cleaned up (nothing left running) whatever happens."""
+    s = Service(*args)
+    try:
+        fn(s)
+    finally:
+        s.cleanup()
+
+
 def rest_post(url, path, body):
     u = urllib.parse.urlsplit(url)
     c = http.client.HTTPConnection(u.hostname, u.port, timeout=60)

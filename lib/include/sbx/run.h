@@ -437,6 +437,7 @@ typedef struct sbx_warm_opts {
 typedef struct sbx_warm_info {
 	char image[256];
 	char id[160];
+	char container[80]; /* the engine's id of the sandbox, once created */
 	uint64_t memory;
 	double cpus;
 	uint32_t pids;
