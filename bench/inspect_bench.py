@@ -18,7 +18,8 @@ provider's container_working_dir), sample_cleanup = `docker rm -f`, exec =
 
     bench/inspect.sh [BUILD_DIR] [N] [IMAGE]
 
-IMAGE (default the slim one) for both, e.g. a hash tag while builds move :latest.
+IMAGE (default the slim one) for both, e.g. a hash tag while builds move :latest;
+$BENCH_POOL the provider's pool (default 4, the provider's default).
 """
 import asyncio
 import os
@@ -76,7 +77,8 @@ async def bench_sandboxctl(n):
 
     slim = IMAGE == "sandboxctl/sandbox-slim:latest"
     # the provider's defaults (a pool of 4)
-    cfg = SandboxctlConfig(serve_args=["--test-label"], image=None if slim else IMAGE)
+    cfg = SandboxctlConfig(serve_args=["--test-label"], image=None if slim else IMAGE,
+                           pool=int(os.environ.get("BENCH_POOL", "4")))
     await P.task_init("bench", cfg)
     client = Client(_Service.proc.url)
 
@@ -165,7 +167,8 @@ def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
     n = int(sys.argv[2]) if len(sys.argv) > 2 else 40
     os.environ["SANDBOXCTL_BIN"] = os.path.abspath(os.path.join(build, "cmd", "sandboxctl"))
-    print("image %s, %d samples; load average before: %s" % (IMAGE, n, open("/proc/loadavg").read().split()[:3]))
+    print("image %s, %d samples, pool %s; load average before: %s" % (
+        IMAGE, n, os.environ.get("BENCH_POOL", "4"), open("/proc/loadavg").read().split()[:3]))
     ours, ours_exec = asyncio.run(bench_sandboxctl(n))
     theirs, theirs_exec = asyncio.run(bench_docker(n))
     for conc in (1, 4):
