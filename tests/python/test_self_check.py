@@ -124,3 +124,14 @@ async def test_sandboxctl_gone_is_unavailable(service):
     with pytest.raises(SandboxUnavailableError):
         await env.read_file("/etc/hostname")
     await Provider.sample_cleanup("self_check", service, envs, False)  # a 404: not an error
+
+
+async def test_sandboxctl_connection(sandbox_env):
+    """connection() names the container and a shell as the sandbox's user (uid 1001)."""
+    import shlex
+    import subprocess
+    c = await sandbox_env.connection()
+    argv = shlex.split(c.command)
+    assert argv[:2] == ["docker", "exec"] and c.container in argv, c
+    r = subprocess.run([a for a in argv if a != "-it"][:-1] + ["id", "-u"], capture_output=True, text=True)
+    assert r.stdout.strip() == "1001", (r.stdout, r.stderr)

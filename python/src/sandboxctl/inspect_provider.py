@@ -15,6 +15,7 @@ import contextlib
 import errno
 import json
 import os
+import shlex
 import subprocess
 import threading
 import uuid
@@ -26,7 +27,7 @@ import httpx
 from inspect_ai.util import (ExecResult, OutputLimitExceededError, SandboxEnvironment,
                              SandboxEnvironmentConfigType, SandboxEnvironmentLimits,
                              SandboxUserUnsupportedError, sandboxenv)
-from inspect_ai.util._sandbox.environment import SandboxUnavailableError
+from inspect_ai.util._sandbox.environment import SandboxConnection, SandboxUnavailableError
 from pydantic import BaseModel, ConfigDict
 
 from ._wire import Sandbox, ServeError, TooLargeError, UserUnsupportedError
@@ -304,6 +305,18 @@ class SandboxctlSandboxEnvironment(SandboxEnvironment):
             data = await self._client.read_file(self.sandbox_id, self._path(file),
                                                 limit=SandboxEnvironmentLimits.MAX_READ_FILE_SIZE)
         return data.decode("utf-8") if text else data
+
+    async def connection(self, *, user: str | None = None) -> SandboxConnection:
+        """A shell in the sandbox for a person (`inspect sandbox connect`,
+        Inspect View), as its own user: `docker exec`, as serve runs none."""
+        container = str(self.sandbox.raw.get("container") or "")
+        if not container:
+            raise ConnectionError(f"sandbox {self.sandbox_id}: serve did not name its container")
+        if user not in (None, *self.users):
+            raise SandboxUserUnsupportedError(f"user {user!r}: the sandbox's users are {self.users}")
+        return SandboxConnection(type="sandboxctl", container=container,
+                                 command=shlex.join(["docker", "exec", "-it", "--user", "1001", "--workdir",
+                                                     self.workdir, container, "bash"]))
 
     def default_polling_interval(self) -> float:
         return 0.2
