@@ -40,9 +40,12 @@ def _die_with_parent() -> None:  # runs in the child between fork and exec
 class ServeProcess:
     """`sandboxctl serve --listen 127.0.0.1:0 ARGS...`; start() returns its URL."""
 
-    def __init__(self, args: list[str] | None = None, exe: str | None = None) -> None:
+    def __init__(self, args: list[str] | None = None, exe: str | None = None,
+                 listen: str = "127.0.0.1:0") -> None:
         self.exe = exe or binary()
         self.args = list(args or [])
+        self.listen = listen
+        self.token: str | None = None  # with listen "unix:PATH": serve's second line
         self.dir = tempfile.mkdtemp(prefix="sandboxctl-serve-")
         self.proc: subprocess.Popen[str] | None = None
         self.url = ""
@@ -55,18 +58,30 @@ class ServeProcess:
         err_path = os.path.join(self.dir, "serve.log")
         with open(err_path, "w") as err:
             self.proc = subprocess.Popen(
-                [self.exe, "serve", "--listen", "127.0.0.1:0", "--runs-dir", os.path.join(self.dir, "runs"),
+                [self.exe, "serve", "--listen", self.listen, "--runs-dir", os.path.join(self.dir, "runs"),
                  *self.args],
                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err, text=True,
                 # its own session: the terminal's Ctrl-C goes to the eval, which then
                 # removes its sandboxes before it stops the service
                 start_new_session=True,
                 preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None)
-        line: list[str] = []
-        t = threading.Thread(target=lambda: line.append(self.proc.stdout.readline()), daemon=True)  # type: ignore[union-attr]
+        lines: list[str] = []
+
+        out = self.proc.stdout
+        assert out is not None
+
+        def read() -> None:
+            lines.append(out.readline())
+            if lines[0].startswith("unix:"):  # then "token T"
+                lines.append(out.readline())
+
+        t = threading.Thread(target=read, daemon=True)
         t.start()
         t.join(timeout)
-        self.url = line[0].strip() if line else ""
+        self.url = lines[0].strip() if lines else ""
+        if self.url.startswith("unix:"):
+            tok = lines[1].split() if len(lines) > 1 else []
+            self.token = tok[1] if len(tok) == 2 and tok[0] == "token" else None
         if not self.url:
             self.stop(timeout=10)
             raise RuntimeError(f"sandboxctl serve did not start: {self.log().strip()[-2000:]}")
