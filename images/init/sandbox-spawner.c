@@ -261,14 +261,62 @@ static const char *parse_request(char *msg, size_t len, int nfds, struct sbx_spa
 	return NULL;
 }
 
+/*
+ * An SBX2 request (the header, its strings in fds[SBX_SPAWN_FD_STRINGS]) as
+ * the SBX1 message it stands for, in a buffer of its own: *msg and *len then
+ * point there. Returns why it is refused, or NULL. The strings fd is closed.
+ */
+static const char *inline_strings(char **msg, size_t *len, int *fds, int *nfds)
+{
+	static char big[sizeof(struct sbx_spawn_request) + SBX_SPAWN_MAX_FD_STRINGS];
+	struct sbx_spawn_request rq;
+	size_t got = 0;
+	int fd;
+
+	if (*nfds != SBX_SPAWN_NFDS_MAX || *len != sizeof(rq))
+		return "an SBX2 request without its strings";
+	fd = fds[SBX_SPAWN_FD_STRINGS];
+	*nfds = SBX_SPAWN_NFDS;
+	memcpy(&rq, *msg, sizeof(rq));
+	if (rq.strings_len == 0 || rq.strings_len > SBX_SPAWN_MAX_FD_STRINGS) {
+		close(fd);
+		return "an SBX2 request of an impossible size";
+	}
+	while (got < rq.strings_len) {
+		ssize_t n = pread(fd, big + sizeof(rq) + got, rq.strings_len - got, (off_t)got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	if (got != rq.strings_len)
+		return "an SBX2 request whose strings are short";
+	rq.magic = SBX_SPAWN_MAGIC;
+	memcpy(big, &rq, sizeof(rq));
+	*msg = big;
+	*len = sizeof(rq) + got;
+	return NULL;
+}
+
 /* Validates a request and runs it; closes the fds it was given. */
 static void handle(char *msg, size_t len, int *fds, int nfds)
 {
 	static char home_entry[4096];
 	static char *argv[SBX_SPAWN_MAX_STRINGS + 2];
 	struct sbx_spawn_request rq;
-	const char *why = parse_request(msg, len, nfds, &rq, argv);
+	uint32_t magic = 0;
+	const char *why = NULL;
 	pid_t pid;
+
+	if (len >= sizeof(magic))
+		memcpy(&magic, msg, sizeof(magic));
+	if (magic == SBX_SPAWN_MAGIC_FD)
+		why = inline_strings(&msg, &len, fds, &nfds);
+	if (!why)
+		why = parse_request(msg, len, nfds, &rq, argv);
 
 	if (why) {
 		fprintf(stderr, "sandbox-spawner: %s; ignored\n", why);
@@ -314,14 +362,14 @@ int main(int argc, char **argv)
 	for (;;) {
 		union {
 			struct cmsghdr h;
-			char buf[CMSG_SPACE(sizeof(int) * SBX_SPAWN_NFDS)];
+			char buf[CMSG_SPACE(sizeof(int) * SBX_SPAWN_NFDS_MAX)];
 		} cbuf;
 		struct iovec iov = {msg, sizeof(msg)};
 		struct msghdr mh = {.msg_iov = &iov,
 				    .msg_iovlen = 1,
 				    .msg_control = cbuf.buf,
 				    .msg_controllen = sizeof(cbuf.buf)};
-		int fds[SBX_SPAWN_NFDS], nfds = 0;
+		int fds[SBX_SPAWN_NFDS_MAX], nfds = 0;
 		ssize_t n = recvmsg((int)ctl, &mh, MSG_CMSG_CLOEXEC);
 
 		if (n < 0 && errno == EINTR)
@@ -335,7 +383,7 @@ int main(int argc, char **argv)
 				int fd;
 
 				memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-				if (nfds < SBX_SPAWN_NFDS)
+				if (nfds < SBX_SPAWN_NFDS_MAX)
 					fds[nfds++] = fd;
 				else
 					close(fd);

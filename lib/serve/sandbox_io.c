@@ -17,7 +17,7 @@
 #include "sbx/cleanup.h"
 #include "sbx/json.h"
 
-#define EXEC_BODY_MAX	(64u << 20)  /* stdin, as text or base64 */
+#define EXEC_BODY_MAX	(144u << 20) /* stdin: 100 MiB as base64, with room */
 #define FILE_MAX	(100u << 20) /* sandbox_api.c's SANDBOX_FILE_MAX */
 #define OUTPUT_MAX	(10u << 20)  /* sandbox_api.c's SANDBOX_OUTPUT_MAX, per stream */
 #define EXEC_ANSWER_MAX (2 * (OUTPUT_MAX / 3 * 4 + 16) * 6 + 4096)
@@ -120,6 +120,19 @@ static enum MHD_Result send_unreachable(struct MHD_Connection *c, serve_sandbox 
 	return send_error(c, 502, "sandbox_unreachable", sbx_error_message(err));
 }
 
+/* A server that has no /control/sandbox/ (an image older than this API) answers its own 404. */
+static bool old_image(int status, const sbx_buf *answer)
+{
+	return status == 404 && !strstr(sbx_buf_str(answer), "\"error\":\"not_found\"");
+}
+
+static enum MHD_Result send_old_image(struct MHD_Connection *c)
+{
+	return send_error(c, 501, "image_unsupported",
+			  "the sandbox's image has no exec and files API (/control/sandbox): "
+			  "use an image `sandboxctl build` made from this version");
+}
+
 /* The contract's keys, each of the right type; user the image's sandbox user. */
 static int check_exec(const cJSON *j, char **out)
 {
@@ -205,6 +218,8 @@ static enum MHD_Result exec(sbx_serve *s, struct MHD_Connection *c, serve_sandbo
 	if (status == 200 && strstr(sbx_buf_str(&answer), "\"timed_out\":true"))
 		s->m.sandbox_exec_timeouts++;
 	pthread_mutex_unlock(&s->lock);
+	if (old_image(status, &answer))
+		return send_old_image(c);
 	return send_json(c, status, sbx_buf_steal(&answer, NULL));
 }
 
@@ -236,6 +251,8 @@ static enum MHD_Result files(sbx_serve *s, struct MHD_Connection *c, serve_sandb
 	if (status / 100 == 2)
 		(*(put ? &s->m.sandbox_writes : &s->m.sandbox_reads))++;
 	pthread_mutex_unlock(&s->lock);
+	if (old_image(status, &answer))
+		return send_old_image(c);
 	if (status == 204)
 		return send_json(c, 204, NULL);
 	{

@@ -269,8 +269,9 @@ static int start_sandbox(sbx_serve *s, const sbx_req *r, serve_sandbox *sb, sbx_
 	wo.pids = r->pids;
 	wo.runtime = s->o.runtime;
 	k = sbx_warm_new(&sb->w, &wo, err);
+	/* An image the engine does not have is the client's mistake, not the engine's. */
 	if (k < 0)
-		sbx_serve__pool_end(s->pool, sb->engine, true);
+		sbx_serve__pool_end(s->pool, sb->engine, err->http_status != 404);
 	return k;
 }
 
@@ -372,11 +373,16 @@ int sbx_serve__sandbox_create(sbx_serve *s, const char *body, size_t len, char *
 		goto oom;
 	k = start_sandbox(s, &r, sb, &err);
 	if (k < 0) {
+		bool no_image = err.http_status == 404;
+
 		sandbox_free(sb);
 		pthread_mutex_lock(&s->lock);
 		s->m.sandboxes--;
-		s->m.engine_errors++;
+		s->m.engine_errors += !no_image;
 		pthread_mutex_unlock(&s->lock);
+		if (no_image)
+			return sbx_serve__sandbox_error(out, 400, "image_not_found",
+							sbx_error_message(&err));
 		return sbx_serve__sandbox_error(out, s->stop ? 503 : 502, "engine_error",
 						sbx_error_message(&err));
 	}

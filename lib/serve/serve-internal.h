@@ -81,7 +81,7 @@ void sbx_serve__create_req_clear(serve_create_req *r);
 
 /*
  * The body cap for a request to path (after the token): SERVE_BODY_MAX, but
- * 100 MiB for /v1/sandboxes/{id}/files and 64 MiB for .../exec (sandbox_io.c).
+ * 100 MiB for /v1/sandboxes/{id}/files and 144 MiB for .../exec (sandbox_io.c).
  */
 size_t sbx_serve__body_max(const char *path);
 

@@ -104,19 +104,26 @@ static int spawner_fd(void)
 	return fd;
 }
 
+/* The request's bytes: the header, then the strings; up to the SBX2 limit. */
+#define REQUEST_MAX (sizeof(struct sbx_spawn_request) + SBX_SPAWN_MAX_FD_STRINGS)
+
 /* Appends a NUL-terminated string to the request; false when it would not fit. */
 static bool put_string(char *buf, size_t *len, const char *str)
 {
 	size_t n = strlen(str) + 1;
 
-	if (*len + n > SBX_SPAWN_MAX_MESSAGE)
+	if (*len + n > REQUEST_MAX)
 		return false;
 	memcpy(buf + *len, str, n);
 	*len += n;
 	return true;
 }
 
-/* The request message: header, argv (argv[0] the program's path), envp. */
+/*
+ * The request: header, argv (argv[0] the program's path), envp. SBX1 when
+ * the strings fit SBX_SPAWN_INLINE_MAX, else SBX2 (the caller sends them in
+ * a memfd).
+ */
 static int build_request(const spawn_job *job, char *msg, size_t *len_out, sbx_error *err)
 {
 	struct sbx_spawn_request rq = {
@@ -140,8 +147,23 @@ static int build_request(const spawn_job *job, char *msg, size_t *len_out, sbx_e
 	if (rq.argc + rq.envc > SBX_SPAWN_MAX_STRINGS)
 		return sbx_error_set(err, -E2BIG, "too many arguments and variables");
 	rq.strings_len = (uint32_t)(len - sizeof(rq));
+	if (rq.strings_len > SBX_SPAWN_INLINE_MAX)
+		rq.magic = SBX_SPAWN_MAGIC_FD;
 	memcpy(msg, &rq, sizeof(rq));
 	*len_out = len;
+	return 0;
+}
+
+/* SBX2: the strings into a memfd (*fd), the message cut to its header. */
+static int strings_out_of_band(char *msg, size_t *len, int *fd, sbx_error *err)
+{
+	size_t n = *len - sizeof(struct sbx_spawn_request);
+
+	*fd = memfd_create("sandbox-argv", MFD_CLOEXEC);
+	if (*fd < 0 || sbx_write_all(*fd, msg + sizeof(struct sbx_spawn_request), n) < 0)
+		return sbx_error_set(err, -errno, "cannot stage the arguments: %s",
+				     strerror(errno));
+	*len = sizeof(struct sbx_spawn_request);
 	return 0;
 }
 
@@ -150,18 +172,24 @@ static int spawn_remote(const spawn_job *job, const child_fds *f, child_proc *c,
 {
 	union {
 		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int) * SBX_SPAWN_NFDS)];
+		char buf[CMSG_SPACE(sizeof(int) * SBX_SPAWN_NFDS_MAX)];
 	} cbuf;
-	_cleanup_free_ char *msg = malloc(SBX_SPAWN_MAX_MESSAGE);
+	_cleanup_free_ char *msg = malloc(REQUEST_MAX);
+	_cleanup_close_ int strings_fd = -1;
 	struct sbx_spawn_event ev;
-	size_t len = 0;
-	int pair[2], fds[SBX_SPAWN_NFDS], r;
+	size_t len = 0, nfds = SBX_SPAWN_NFDS;
+	int pair[2], fds[SBX_SPAWN_NFDS_MAX], r;
 	struct iovec iov;
 	struct msghdr mh = {0};
 
 	if (!msg)
 		return sbx_error_set(err, -ENOMEM, "out of memory");
 	r = build_request(job, msg, &len, err);
+	if (r >= 0 && ((struct sbx_spawn_request *)msg)->magic == SBX_SPAWN_MAGIC_FD) {
+		r = strings_out_of_band(msg, &len, &strings_fd, err);
+		fds[SBX_SPAWN_FD_STRINGS] = strings_fd;
+		nfds = SBX_SPAWN_NFDS_MAX;
+	}
 	if (r < 0)
 		return r;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
@@ -176,11 +204,11 @@ static int spawn_remote(const spawn_job *job, const child_fds *f, child_proc *c,
 	mh.msg_iov = &iov;
 	mh.msg_iovlen = 1;
 	mh.msg_control = cbuf.buf;
-	mh.msg_controllen = sizeof(cbuf.buf);
+	mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
 	CMSG_FIRSTHDR(&mh)->cmsg_level = SOL_SOCKET;
 	CMSG_FIRSTHDR(&mh)->cmsg_type = SCM_RIGHTS;
-	CMSG_FIRSTHDR(&mh)->cmsg_len = CMSG_LEN(sizeof(fds));
-	memcpy(CMSG_DATA(CMSG_FIRSTHDR(&mh)), fds, sizeof(fds));
+	CMSG_FIRSTHDR(&mh)->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+	memcpy(CMSG_DATA(CMSG_FIRSTHDR(&mh)), fds, sizeof(int) * nfds);
 	if (sendmsg(spawner_fd(), &mh, MSG_NOSIGNAL) != (ssize_t)len) {
 		int e = errno;
 

@@ -241,14 +241,14 @@ static bool authorized(const http_server *hs, struct MHD_Connection *conn, const
 }
 
 /*
- * The body cap: --max-body, except a file the host writes into a sandbox
- * without a task (on the host's socket only), which may be SANDBOX_FILE_MAX.
+ * The body cap: --max-body, except the host's requests for a sandbox without
+ * a task (on the host's socket only): a file, or an exec's stdin in base64.
  */
 static size_t body_max(const http_server *hs, const char *url)
 {
 	if (!hs->token && strncmp(url, "/control/sandbox/", 17) == 0 &&
-	    hs->opt->max_body < SANDBOX_FILE_MAX + 4096)
-		return SANDBOX_FILE_MAX + 4096;
+	    hs->opt->max_body < SANDBOX_BODY_MAX)
+		return SANDBOX_BODY_MAX;
 	return hs->opt->max_body;
 }
 

@@ -250,7 +250,10 @@ static void io_run_clear(io_run *r)
 static enum MHD_Result exec_answer(http_request *req, io_run *r)
 {
 	cJSON *o = cJSON_CreateObject();
-	int rc = r->o.timed_out ? SANDBOX_EXEC_TIMEOUT_RC : r->o.exit_code;
+	/* A signal's death as a shell and docker exec report it (143 for SIGTERM). */
+	int rc = r->o.timed_out ? SANDBOX_EXEC_TIMEOUT_RC
+		 : r->o.signal	? 128 + r->o.signal
+				: r->o.exit_code;
 
 	if (!o || !cJSON_AddNumberToObject(o, "returncode", rc) ||
 	    !add_output(o, "stdout", &r->out.b) || !add_output(o, "stderr", &r->err.b) ||

@@ -23,6 +23,7 @@ The image: $SBX_RUN_TEST_IMAGE=real uses sandboxctl/sandbox-slim:latest
 another build of it.
 """
 import base64
+import hashlib
 import http.client
 import json
 import os
@@ -110,9 +111,24 @@ def check_exec(s, sid):
            stdin_b64=base64.b64encode(blob).decode())
     if d["stdout"].strip() != "1024" or out(d, "stderr") != blob or "stderr_b64" not in d:
         fail("exec with binary stdin/stderr: %s" % {k: v for k, v in d.items() if k != "stderr_b64"})
+    # A 1 MiB argv (past a socket message: the spawner gets it in a memfd) and 50 MiB of stdin.
+    d = ex(s, sid, ["sh", "-c", 'echo $# "${#1}"', "sh"] + ["a" * 1023] * 1024)
+    if d["stdout"] != "1024 1023\n":
+        fail("a 1 MiB argv: %s" % d)
+    big = os.urandom(50 * MiB)
+    d = ex(s, sid, ["sh", "-c", "cat > /tmp/in; wc -c < /tmp/in; md5sum < /tmp/in; rm /tmp/in"],
+           stdin_b64=base64.b64encode(big).decode())
+    if d["stdout"] != "%d\n%s  -\n" % (len(big), hashlib.md5(big).hexdigest()):
+        fail("50 MiB of stdin: %s" % d)
     d = ex(s, sid, ["python3", "-c", "print('h\u00e9llo \u2603'); import sys; sys.exit(3)"])
     if d["stdout"] != "h\u00e9llo \u2603\n" or d["returncode"] != 3 or d["timed_out"]:
         fail("exec python3, exit 3: %s" % d)
+    d = ex(s, sid, ["sh", "-c", "kill -TERM $$"])
+    if d["returncode"] != 143 or d["timed_out"]:
+        fail("a self-SIGTERM: %s" % d)
+    d = ex(s, sid, ["/etc/passwd"])
+    if d["returncode"] != 126:
+        fail("a file that is not a program: %s" % d)
     d = ex(s, sid, ["no-such-program-xyz"])
     if d["returncode"] != 127 or "not found" not in d["stderr"]:
         fail("a missing program: %s" % d)
@@ -194,9 +210,24 @@ def case_api(s):
         st, d = s.call("POST", "/v1/sandboxes", body)
         if st != 400 or d.get("error") != "bad_request":
             fail("create %s: HTTP %d %s" % (body, st, d))
+    for _ in range(4):  # a client's mistake, however often: never drains the engine
+        st, d = s.call("POST", "/v1/sandboxes", {"image": "sandboxctl/no-such-image:x"})
+        if st != 400 or d.get("error") != "image_not_found":
+            fail("create with a missing image: HTTP %d %s" % (st, d))
+    st, d = s.call("GET", "/v1/health")
+    if st != 200 or d["status"] != "ok" or d["live_sandboxes"] != 2:
+        fail("health after missing images: %d %s" % (st, d))
     st, d = s.call("GET", "/v1/sandboxes")
     if st != 200 or sorted(x["id"] for x in d["sandboxes"]) != sorted([a["id"], b["id"]]):
         fail("list: %s" % d)
+    st, d = s.call("GET", "/v1/sandboxes/" + b["id"])
+    if st != 200 or d["id"] != b["id"] or d["workdir"] != "/tmp" or not d.get("container"):
+        fail("GET one sandbox: %d %s" % (st, d))
+    for method, path in (("PUT", "/v1/sandboxes"), ("GET", "/v1/sandboxes/%s/exec" % b["id"]),
+                         ("DELETE", "/v1/sandboxes/%s/files" % b["id"])):
+        st, _ = s.call(method, path)
+        if st != 405:
+            fail("%s %s: %d, not 405" % (method, path, st))
     if ex(s, b["id"], ["pwd"])["stdout"] != "/tmp\n":
         fail("workdir /tmp")
     check_files(s, a["id"])

@@ -104,7 +104,7 @@ START_TEST(sandbox_body_caps)
 	ck_assert_uint_eq(sbx_serve__body_max("/v1/episodes"), SERVE_BODY_MAX);
 	ck_assert_uint_eq(sbx_serve__body_max("/v1/sandboxes"), SERVE_BODY_MAX);
 	ck_assert_uint_eq(sbx_serve__body_max("/v1/sandboxes/sbx-1/files?path=x"), 100u << 20);
-	ck_assert_uint_eq(sbx_serve__body_max("/v1/sandboxes/sbx-1/exec"), 64u << 20);
+	ck_assert_uint_eq(sbx_serve__body_max("/v1/sandboxes/sbx-1/exec"), 144u << 20);
 	/* The suffix of a query does not open the larger cap. */
 	ck_assert_uint_eq(sbx_serve__body_max("/v1/episodes?x=/files"), SERVE_BODY_MAX);
 	ck_assert_uint_eq(sbx_serve__body_max("/v1/sandboxes?x=/exec"), SERVE_BODY_MAX);
