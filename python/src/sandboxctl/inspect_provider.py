@@ -18,7 +18,6 @@ import os
 import shlex
 import subprocess
 import threading
-import uuid
 from pathlib import Path
 from typing import Any, Iterator, Literal, Union, overload
 
@@ -109,11 +108,6 @@ class _Service:
             p, cls.proc = cls.proc, None
         if p is not None:
             p.stop()
-
-
-# what the sandbox's spawner takes in one request is 256 KiB (argv, environment
-# and a header): a longer command line goes through a file (_argv_via_file)
-_ARGV_DIRECT_MAX = 192 * 1024
 
 
 def _unavailable(e: Exception) -> SandboxUnavailableError:
@@ -248,8 +242,6 @@ class SandboxctlSandboxEnvironment(SandboxEnvironment):
     async def exec(self, cmd: list[str], input: str | bytes | None = None, cwd: str | None = None,
                    env: dict[str, str] | None = None, user: str | None = None, timeout: int | None = None,
                    timeout_retry: bool = True, concurrency: bool = True) -> ExecResult[str]:
-        if sum(len(a.encode()) + 1 for a in cmd) > _ARGV_DIRECT_MAX:
-            cmd = await self._argv_via_file(cmd)
         try:
             r = await self._client.exec(self.sandbox_id, cmd, input=input, env=env,
                                         cwd=self._path(cwd) if cwd else self.workdir, user=user,
@@ -281,14 +273,6 @@ class SandboxctlSandboxEnvironment(SandboxEnvironment):
         # shell) expects 128 + N
         rc = 128 - r.returncode if r.returncode < 0 else r.returncode
         return ExecResult(success=rc == 0, returncode=rc, stdout=out, stderr=err)
-
-    async def _argv_via_file(self, cmd: list[str]) -> list[str]:
-        """A command line past what the sandbox's spawner takes in one request
-        (256 KiB with the environment) goes through a file: bash reads it back
-        into argv and execs it, so stdin, exit status and signals are cmd's."""
-        path = f"/tmp/.sandboxctl-argv-{uuid.uuid4().hex}"
-        await self.write_file(path, b"".join(a.encode() + b"\0" for a in cmd))
-        return ["/bin/bash", "-c", 'mapfile -d "" -t a < "$0" && rm -f -- "$0" && exec "${a[@]}"', path]
 
     async def write_file(self, file: str, contents: str | bytes) -> None:
         with _file_errors(file):
