@@ -269,8 +269,8 @@ class SandboxctlSandboxEnvironment(SandboxEnvironment):
         if r.truncated or len(r.stdout) > limit or len(r.stderr) > limit:
             raise OutputLimitExceededError(limit_str=SandboxEnvironmentLimits.MAX_EXEC_OUTPUT_SIZE_STR,
                                            truncated_output=out[-limit:])
-        # serve reports a death by signal N as -N; Inspect (as docker exec and a
-        # shell) expects 128 + N
+        # a death by signal N: 128 + N, as Inspect expects (serve answers so; a
+        # sandbox image older than that answered -N)
         rc = 128 - r.returncode if r.returncode < 0 else r.returncode
         return ExecResult(success=rc == 0, returncode=rc, stdout=out, stderr=err)
 
