@@ -80,3 +80,41 @@ def test_unix_socket():
             Client(url)  # the token is needed
     finally:
         p.stop()
+
+
+def test_provider_waits_for_room():
+    """The provider's sample_init on a full service (429) waits for a sandbox
+    to go instead of failing the sample; other errors are not retried."""
+    import anyio
+    from sandboxctl.inspect_provider import SandboxctlConfig, SandboxctlSandboxEnvironment as P
+    p = ServeProcess(["--pool", "0", "--max-sandboxes", "1", "--test-label"], exe=EXE)
+    p.start()
+    try:
+        cfg = SandboxctlConfig(serve_url=p.url, image=IMAGE)
+
+        async def run():
+            first = await P.sample_init("t", cfg, {})
+            got = {}
+
+            async def second():
+                got["envs"] = await P.sample_init("t", cfg, {})
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(second)
+                await anyio.sleep(1.5)
+                assert "envs" not in got, "created past --max-sandboxes 1"
+                await P.sample_cleanup("t", cfg, first, False)
+            r = await got["envs"]["default"].exec(["true"])
+            assert r.success
+            await P.sample_cleanup("t", cfg, got["envs"], False)
+            with pytest.raises(ServeError) as e:  # a bad config is not waited on
+                await P.sample_init("t", SandboxctlConfig(serve_url=p.url, workdir="relative"), {})
+            assert e.value.status == 400
+
+        anyio.run(run)
+    finally:
+        pid = p.pid
+        assert p.stop() == 0
+        left = engine_state.owned_by([pid])
+        engine_state.remove(left)
+        assert not left

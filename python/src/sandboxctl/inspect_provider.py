@@ -110,6 +110,22 @@ class _Service:
             p.stop()
 
 
+async def _create(client: AsyncClient, cfg: SandboxctlConfig) -> Sandbox:
+    """A sandbox; while serve is full (429: --max-sandboxes live, e.g. other
+    evals on a shared service) or its transfer slots are (503 busy), it waits
+    for one, up to 120 s."""
+    delay, waited = 0.1, 0.0
+    while True:
+        try:
+            return await client.create(**cfg.limits())
+        except ServeError as ex:
+            if not (ex.status == 429 or ex.code == "busy") or waited >= 120:
+                raise
+        await anyio.sleep(delay)
+        waited += delay
+        delay = min(delay * 2, 2.0)
+
+
 def _unavailable(e: Exception) -> SandboxUnavailableError:
     return SandboxUnavailableError(f"sandboxctl serve cannot run the request: {e}")
 
@@ -168,7 +184,7 @@ class SandboxctlSandboxEnvironment(SandboxEnvironment):
         url = _Service.url(cfg)
         client = AsyncClient(url)
         try:
-            sb = await client.create(**cfg.limits())
+            sb = await _create(client, cfg)
         except BaseException:
             await client.aclose()
             raise
