@@ -10,8 +10,14 @@ try:
     import inspect_ai  # noqa: F401
     import pytest_asyncio  # noqa: F401
     import sandboxctl  # noqa: F401
+    _missing = None
 except ImportError as e:
     if os.environ.get("SBX_CI"):
         raise
-    pytest.exit("skip: %s (scripts/deps.sh installs inspect-ai, pytest-asyncio and ./python)" % e,
-                returncode=77)
+    _missing = e
+
+
+def pytest_configure(config):
+    if _missing is not None:
+        pytest.exit("skip: %s (scripts/deps.sh installs inspect-ai, pytest-asyncio and ./python)" % _missing,
+                    returncode=77)
