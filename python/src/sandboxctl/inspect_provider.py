@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import json
 import os
 import shlex
@@ -70,9 +71,14 @@ def _config(config: SandboxEnvironmentConfigType | None) -> SandboxctlConfig:
         return config
     if isinstance(config, BaseModel):
         return SandboxctlConfig.model_validate(config.model_dump())
-    path = Path(config)
-    text = path.read_text()
-    if path.suffix == ".json":
+    return _config_file(os.path.abspath(config))
+
+
+@functools.lru_cache(maxsize=32)
+def _config_file(path: str) -> SandboxctlConfig:
+    """A config file, read once per eval (every sample_init asks for it)."""
+    text = Path(path).read_text()
+    if path.endswith(".json"):  # else YAML
         data = json.loads(text)
     else:
         import yaml
@@ -155,6 +161,11 @@ class SandboxctlSandboxEnvironment(SandboxEnvironment):
         self.sandbox_id = sandbox.id
         self.workdir = sandbox.workdir
         self.users = sandbox.users
+
+    @classmethod
+    def config_files(cls) -> list[str]:
+        # found next to the task when --sandbox sandboxctl names no file
+        return ["sandboxctl.yaml", "sandboxctl.yml", "sandboxctl.json"]
 
     @classmethod
     def default_concurrency(cls) -> int | None:
