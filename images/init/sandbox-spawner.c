@@ -203,7 +203,8 @@ guard(const struct sbx_spawn_request *rq, char **argv, char **envp, const int *f
 		if (pidfd < 0 || p[1].revents)
 			exited = waitpid(pid, &status, pidfd < 0 ? WNOHANG : 0) == pid;
 	}
-	kill_tree(pid); /* background leftovers, in the group or not */
+	if (!(rq->flags & SBX_SPAWN_KEEP_LEFTOVERS))
+		kill_tree(pid); /* background leftovers, in the group or not */
 	send_event(chan, SBX_SPAWN_EXITED, (int32_t)status);
 	_exit(0);
 }

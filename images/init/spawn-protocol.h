@@ -61,7 +61,17 @@ struct sbx_spawn_request {
 	uint32_t max_processes;	 /* RLIMIT_NPROC */
 	uint64_t address_space;	 /* RLIMIT_AS, bytes */
 	uint64_t max_file_bytes; /* RLIMIT_FSIZE */
+	uint32_t flags;		 /* SBX_SPAWN_KEEP_LEFTOVERS */
+	uint32_t reserved;	 /* 0 */
 };
+
+/*
+ * What the child left running when it exited (`server &`) is left alone:
+ * only a kill request or the server's going kill the tree. Without it the
+ * tree goes as soon as the child exits (tool code: nothing outlives a call).
+ * serve's /v1/sandboxes exec sets it, as docker exec leaves them running.
+ */
+#define SBX_SPAWN_KEEP_LEFTOVERS 1u
 
 enum { SBX_SPAWN_STARTED = 'P', SBX_SPAWN_EXITED = 'X' };
 #define SBX_SPAWN_KILL 'K'

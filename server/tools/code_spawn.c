@@ -132,6 +132,7 @@ static int build_request(const spawn_job *job, char *msg, size_t *len_out, sbx_e
 		.max_processes = job->limits.max_processes,
 		.address_space = job->limits.address_space,
 		.max_file_bytes = job->limits.max_file_bytes,
+		.flags = job->keep_leftovers ? SBX_SPAWN_KEEP_LEFTOVERS : 0,
 	};
 	size_t len = sizeof(rq);
 
@@ -340,8 +341,9 @@ static void wait_child(const spawn_job *job, child_proc *c, int out_fd, int err_
 			err_open = false;
 		if (!exited && (p[2].revents || child_fd(c) < 0) && child_reap(c, status, false)) {
 			exited = true;
-			/* Background leftovers of the group go too; give the pipes 200 ms. */
-			child_kill(c);
+			/* Background leftovers go too (unless kept); give the pipes 200 ms. */
+			if (!job->keep_leftovers)
+				child_kill(c);
 			if (deadline > sbx_now_ms() + 200)
 				deadline = sbx_now_ms() + 200;
 		}

@@ -6,8 +6,8 @@
  * sandbox-spawner, as the agent's uid (spawn-protocol.h); anywhere else (tests,
  * a host) forked here. The child gets its own process group, the given
  * rlimits, stdin from a memfd holding stdin_data, and its output handed to
- * the sinks as it arrives; at the timeout, on a cancel and when it exits,
- * its whole group is killed. Used by execute_python/execute_shell
+ * the sinks as it arrives; at the timeout, on a cancel and (unless
+ * keep_leftovers) when it exits, its whole tree is killed. Used by execute_python/execute_shell
  * (exec_tools.c) and the host's /control/sandbox API (sandbox_api.c).
  */
 #include <stdatomic.h>
@@ -35,6 +35,8 @@ typedef struct spawn_job {
 	int cwd_fd; /* a directory fd: the child's working directory */
 	long long timeout_ms;
 	spawn_limits limits;
+	/* What the child leaves running at its exit stays (a kill or the timeout still ends it). */
+	bool keep_leftovers;
 	spawn_sink_fn out, err; /* NULL: dropped */
 	void *out_userdata, *err_userdata;
 	/* Optional: a cancel flag, and a progress report about once a second. */

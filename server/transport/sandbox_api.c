@@ -216,6 +216,8 @@ typedef struct io_run {
 static int run_helper(char **argv, char **envp, const void *in, size_t in_len, long long timeout_ms,
 		      size_t out_max, size_t err_max, io_run *r, sbx_error *err)
 {
+	/* An exec may start a service for the next one (`server &`), as under docker exec. */
+	bool keep = strcmp(argv[1], "exec") == 0;
 	_cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	spawn_job job = {
 		.prog = helper(),
@@ -226,6 +228,7 @@ static int run_helper(char **argv, char **envp, const void *in, size_t in_len, l
 		.cwd_fd = root,
 		.timeout_ms = timeout_ms,
 		.limits = unlimited,
+		.keep_leftovers = keep,
 		.out = capped_sink,
 		.err = capped_sink,
 		.out_userdata = &r->out,

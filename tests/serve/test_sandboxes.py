@@ -29,6 +29,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 import urllib.parse
 
@@ -149,6 +150,15 @@ def check_exec(s, sid):
     d = ex(s, sid, ["sh", "-c", "for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < $f; echo; done"])
     if "sleep 30" in d["stdout"]:
         fail("the timed-out tree outlived its exec:\n%s" % d["stdout"])
+    # What an exec starts in the background outlives it (a service for the next exec), as
+    # under docker exec; the call returns when the command exits.
+    t0 = time.time()
+    d = ex(s, sid, ["sh", "-c", "sleep 303 >/dev/null 2>&1 & echo bg"])
+    if d["stdout"] != "bg\n" or time.time() - t0 > 5:
+        fail("a background job: %s" % d)
+    d = ex(s, sid, ["sh", "-c", "for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < $f; echo; done"])
+    if "sleep 303" not in d["stdout"]:
+        fail("the background job did not outlive its exec:\n%s" % d["stdout"])
     # user: the image's sandbox user, nothing else.
     if ex(s, sid, ["id", "-un"], user="agent")["stdout"] != "agent\n":
         fail("user agent")
@@ -166,6 +176,9 @@ def check_exec(s, sid):
 def check_files(s, sid):
     put(s, sid, "sub/x.txt", b"text\n")
     put(s, sid, "a/b/c/deep.bin", bytes(range(256)))
+    put(s, sid, "with space/été #1?.txt", b"")
+    if get(s, sid, "with space/été #1?.txt") != b"":
+        fail("an empty file whose name needs escaping")
     if get(s, sid, "a/b/c/deep.bin") != bytes(range(256)):
         fail("binary file round trip")
     if get(s, sid, "/workspace/sub/x.txt") != b"text\n":
@@ -328,6 +341,18 @@ def case_attacks(s):
     if r.status != 413 or error_code(body) != "too_large":
         fail("oversized PUT: %d %s" % (r.status, body))
     get(s, a["id"], "huge", 404)
+    # Six 20 MiB uploads at once share the 4 transfer slots: all land, none is refused.
+    blob = os.urandom(20 * MiB)
+    res = [None] * 6
+    ths = [threading.Thread(target=lambda i=i: res.__setitem__(i, raw(
+        s, "PUT", "/v1/sandboxes/%s/files?path=par%d" % (a["id"], i), blob)[0]))
+           for i in range(6)]
+    for t in ths:
+        t.start()
+    for t in ths:
+        t.join()
+    if res != [204] * 6 or get(s, a["id"], "par5") != blob:
+        fail("concurrent uploads: %s" % res)
     # The cap: --max-sandboxes 3, the fourth is 429 and nothing is started for it.
     create(s)
     st, d = s.call("POST", "/v1/sandboxes", {"image": IMAGE})
