@@ -318,8 +318,8 @@ class SandboxctlSandboxEnvironment(SandboxEnvironment):
         return data.decode("utf-8") if text else data
 
     async def connection(self, *, user: str | None = None) -> SandboxConnection:
-        """A shell in the sandbox for a person (`inspect sandbox connect`,
-        Inspect View), as its own user: `docker exec`, as serve runs none."""
+        """A shell in the sandbox for a person (Inspect's connection info), as
+        its own user: `docker exec`, since serve offers no shell of its own."""
         container = str(self.sandbox.raw.get("container") or "")
         if not container:
             raise ConnectionError(f"sandbox {self.sandbox_id}: serve did not name its container")
