@@ -13,6 +13,8 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -226,9 +228,45 @@ static ssize_t io_result(docker_tls *t, int n, bool reading)
 	return reading ? -ECONNRESET : -EPIPE;
 }
 
+/*
+ * OpenSSL's socket BIO writes with write(2), so a peer that has closed raises
+ * SIGPIPE, which kills a process that has not ignored it (a library must not
+ * ask that of its callers; the unix-socket path sends with MSG_NOSIGNAL). The
+ * signal is blocked in this thread around the call, and one the call raised
+ * is taken back before the mask is restored.
+ */
+static void sigpipe_block(sigset_t *old, bool *was_pending)
+{
+	sigset_t pipe_set, pending;
+
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_set, old);
+	*was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE);
+}
+
+static void sigpipe_restore(const sigset_t *old, bool was_pending)
+{
+	static const struct timespec now = {0, 0};
+	sigset_t pipe_set, pending;
+
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	if (!was_pending && sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE))
+		sigtimedwait(&pipe_set, NULL, &now);
+	pthread_sigmask(SIG_SETMASK, old, NULL);
+}
+
 ssize_t sbx_docker__tls_send(docker_tls *t, const void *p, size_t n)
 {
-	return io_result(t, SSL_write(t->ssl, p, n > INT32_MAX ? INT32_MAX : (int)n), false);
+	sigset_t old;
+	bool was_pending;
+	int w;
+
+	sigpipe_block(&old, &was_pending);
+	w = SSL_write(t->ssl, p, n > INT32_MAX ? INT32_MAX : (int)n);
+	sigpipe_restore(&old, was_pending);
+	return io_result(t, w, false);
 }
 
 ssize_t sbx_docker__tls_recv(docker_tls *t, void *p, size_t n)
@@ -244,7 +282,13 @@ bool sbx_docker__tls_pending(const docker_tls *t)
 int sbx_docker__tls_close_write(docker_tls *t, long deadline)
 {
 	for (;;) {
-		int c = SSL_shutdown(t->ssl), e, r;
+		sigset_t old;
+		bool was_pending;
+		int c, e, r;
+
+		sigpipe_block(&old, &was_pending); /* close_notify is a write too */
+		c = SSL_shutdown(t->ssl);
+		sigpipe_restore(&old, was_pending);
 
 		/* 0: our close_notify is out, the peer's not yet in: reading goes on. */
 		if (c >= 0)
