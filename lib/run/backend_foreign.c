@@ -11,6 +11,7 @@
 
 #include "backend-docker-internal.h"
 #include "sbx/labels.h"
+#include "sbx/path.h"
 
 /*
  * Any image: what the image's own ENV must not decide, set explicitly (the
@@ -83,15 +84,6 @@ static bool env_sets(const char *const *env, const char *kv)
 	return false;
 }
 
-/* Inside path (or path itself): "/run" holds "/run" and "/run/sandbox", not "/running". */
-static bool path_within(const char *path, const char *top)
-{
-	size_t n = strlen(top);
-
-	return strcmp(top, "/") == 0 ||
-	       (strncmp(path, top, n) == 0 && (path[n] == '\0' || path[n] == '/'));
-}
-
 /*
  * The image's VOLUMEs would be writable volumes on the read-only root: each
  * gets an empty size-capped tmpfs instead (the engine copies nothing into a
@@ -109,7 +101,7 @@ static int cover_image_volumes(const char *image, const char *workspace,
 		bool clash = v[0] != '/' || strstr(v, "/..") || strstr(v, "/./");
 
 		for (size_t k = 0; k < SBX_ELEMENTSOF(ours) && !clash; k++)
-			clash = path_within(v, ours[k]) || path_within(ours[k], v);
+			clash = sbx_path_within(v, ours[k]) || sbx_path_within(ours[k], v);
 		if (clash)
 			return sbx_error_set(err, -EINVAL,
 					     "image '%s' declares VOLUME '%s', where the sandbox "

@@ -35,14 +35,6 @@ static void harbor_free(sbx_task_harbor *h)
 		sbx_free_all(h->environment, h->docker_image, h->solution, h->name, h->workdir, h);
 }
 
-/* path is top or inside it: "/run" holds "/run" and "/run/x", not "/running". */
-static bool path_within(const char *path, const char *top)
-{
-	size_t n = strlen(top);
-
-	return strncmp(path, top, n) == 0 && (path[n] == '\0' || path[n] == '/');
-}
-
 const char *sbx_task_harbor_workdir_refusal(const char *wd)
 {
 	/* The sandbox's mounts (a tmpfs there would cover or be covered by them), and where
@@ -73,7 +65,7 @@ const char *sbx_task_harbor_workdir_refusal(const char *wd)
 				return "only letters, digits, '.', '_' and '-' in its components";
 	}
 	for (size_t i = 0; i < SBX_ELEMENTSOF(at_or_under); i++)
-		if (path_within(wd, at_or_under[i]))
+		if (sbx_path_within(wd, at_or_under[i]))
 			return "the sandbox's own mount or a system directory";
 	for (size_t i = 0; i < SBX_ELEMENTSOF(exactly); i++)
 		if (strcmp(wd, exactly[i]) == 0)
