@@ -393,6 +393,7 @@ void sbx_run__verify(sbx_run *run)
 
 	v->exit_code = -1;
 	v->harbor = true;
+	snprintf(v->workdir, sizeof(v->workdir), "%s", run->workspace);
 	if (!run->backend->ops->exec || take_workdir(run, &wt, &wd, &wd_len) < 0) {
 		sbx_run__verifier_discard(run);
 		return;

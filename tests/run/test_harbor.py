@@ -64,6 +64,8 @@ def case_oracle(env):
         if code != 0 or res["status"] != "pass":
             fail("%s: oracle did not pass: exit %d %s\n%s" % (task, code, res, err))
         v = check_verifier(res, 1, task)
+        if v["workdir"] != "/workspace":
+            fail("%s: verifier.workdir %r" % (task, v["workdir"]))
         if v["reward_file"] != source:
             fail("%s: reward read from %r, wanted %s" % (task, v["reward_file"], source))
         if task == "texttransform" and v["rewards"] != {"reward": 1, "lines": 3}:
@@ -193,7 +195,8 @@ def case_app(env):
     code, res, rdir, err = harbor_run(env, "apptransform", "app-oracle", "oracle")
     if code != 0 or res["status"] != "pass":
         fail("oracle did not pass: exit %d %s\n%s" % (code, res, err))
-    check_verifier(res, 1, "app-oracle")
+    if check_verifier(res, 1, "app-oracle")["workdir"] != "/app":
+        fail("app: result.json's verifier.workdir is not /app: %s" % res["verifier"])
     if sorted(os.listdir(os.path.join(rdir, "workdir"))) != [".task_complete", "input.txt",
                                                               "output.txt"]:
         fail("the verifier's workdir: %s" % os.listdir(os.path.join(rdir, "workdir")))
