@@ -203,6 +203,11 @@ def case_app(env):
     if not res["sandbox"]["hardening"]["readonly_rootfs"] or \
             not res["sandbox"]["hardening"].get("bundle"):
         fail("app: not the hardened foreign sandbox: %s" % res["sandbox"])
+    # A ready image (--image) whose WORKDIR is /app, for a task that declares none: /app.
+    code, res, _, err = harbor_run(env, "pybugfix", "app-image", "true", "--image",
+                                   res["sandbox"]["image_id"])
+    if check_verifier(res, 0, "app-image")["workdir"] != "/app":
+        fail("app-image: the image's WORKDIR was not the workspace: %s\n%s" % (res, err))
     code, res, _, err = harbor_run(env, "apptransform", "app-null", "true")
     if res["status"] != "fail":
         fail("a null agent did not fail: %s\n%s" % (res, err))
