@@ -295,10 +295,10 @@ static int need_file(const char *dir, const char *rel, size_t max, char **text, 
 }
 
 /*
- * environment/Dockerfile exists, and its last WORKDIR (if any, and unless
- * task.toml declares one) is the workdir: the workspace, where the tests
- * look for the agent's work. (A base image's own WORKDIR is read from the
- * built image, at launch.)
+ * environment/Dockerfile exists, and the last stage's last WORKDIR (if any,
+ * and unless task.toml declares one) is the workdir: the workspace, where
+ * the tests look for the agent's work. (A base image's own WORKDIR is read
+ * from the built image, at launch.)
  */
 static int check_dockerfile(const char *dir, sbx_task_harbor *h, sbx_error *err)
 {
@@ -311,6 +311,9 @@ static int check_dockerfile(const char *dir, sbx_task_harbor *h, sbx_error *err)
 	for (p = text; r >= 0 && p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
 		line++;
 		p += strspn(p, " \t");
+		/* A new stage starts without one of its own (it inherits its base's). */
+		if (strncasecmp(p, "FROM", 4) == 0 && (p[4] == ' ' || p[4] == '\t'))
+			last = NULL;
 		if (strncasecmp(p, "WORKDIR", 7) == 0 && (p[7] == ' ' || p[7] == '\t')) {
 			last = p + 7 + strspn(p + 7, " \t");
 			last_line = line;
@@ -321,6 +324,11 @@ static int check_dockerfile(const char *dir, sbx_task_harbor *h, sbx_error *err)
 
 		while (n > 0 && (last[n - 1] == ' ' || last[n - 1] == '\t'))
 			n--;
+		/* The builder unquotes WORKDIR "/app" (no variables: '$' is refused below). */
+		if (n >= 2 && (last[0] == '"' || last[0] == '\'') && last[n - 1] == last[0]) {
+			last++;
+			n -= 2;
+		}
 		r = set_workdir(h, last, n, &why);
 		if (r == -ENOMEM)
 			return sbx_error_set(err, r, "out of memory");

@@ -180,6 +180,48 @@ START_TEST(test_harbor_workdir)
 }
 END_TEST
 
+/* The Dockerfile's workdir: the last stage's last WORKDIR, unquoted; or one line with its line. */
+static const struct {
+	const char *dockerfile, *workdir, *error;
+} dockerfiles[] = {
+	{"FROM x\nWORKDIR /app\n", "/app", NULL},
+	{"FROM x\nworkdir \"/srv/app/\"  \r\n", "/srv/app", NULL},
+	{"FROM x AS b\nWORKDIR /build\nFROM y\nCOPY --from=b /build/a /a\n", NULL, NULL},
+	{"FROM x\nWORKDIR /app\nWORKDIR /tmp/w\n", NULL,
+	 "environment/Dockerfile:3: WORKDIR '/tmp/w': the sandbox's own mount"},
+	{"FROM x\n\n  WORKDIR /$HOME/w\n", NULL,
+	 "environment/Dockerfile:3: WORKDIR '/$HOME/w': only"},
+	{"FROM x\nWORKDIR app\n", NULL, "Dockerfile:2: WORKDIR 'app': not an absolute path"},
+};
+
+START_TEST(test_harbor_dockerfile)
+{
+	sbx_error err = SBX_ERROR_INIT;
+	sbx_task *t = NULL;
+	char dir[128];
+	const char *path = harbor_dir("", true);
+	int r;
+
+	snprintf(dir, sizeof(dir), "%.*s", (int)(strrchr(path, '/') - path), path);
+	ck_assert_int_eq(sbx_path_write_beneath(dir, "environment/Dockerfile",
+						dockerfiles[_i].dockerfile,
+						strlen(dockerfiles[_i].dockerfile), &err),
+			 0);
+	r = sbx_task_load(path, &t, &err);
+	if (dockerfiles[_i].error) {
+		ck_assert_int_lt(r, 0);
+		ck_assert_msg(strstr(err.msg, dockerfiles[_i].error), "%s", err.msg);
+		return;
+	}
+	ck_assert_msg(r == 0, "%s", err.msg);
+	if (dockerfiles[_i].workdir)
+		ck_assert_str_eq(t->harbor->workdir, dockerfiles[_i].workdir);
+	else
+		ck_assert_ptr_null(t->harbor->workdir);
+	sbx_task_free(t);
+}
+END_TEST
+
 static const struct {
 	const char *wd;
 	bool ok;
@@ -302,6 +344,7 @@ static void add_cases(Suite *s)
 	SBX_TEST_TABLE(tc, test_bad, bad);
 	SBX_TEST_TABLE(tc, test_harbor_bad, harbor_bad);
 	SBX_TEST_TABLE(tc, test_workdir_refusal, workdirs);
+	SBX_TEST_TABLE(tc, test_harbor_dockerfile, dockerfiles);
 }
 
 SBX_TEST_MAIN("task-toml", add_cases)
