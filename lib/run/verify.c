@@ -100,10 +100,11 @@ static int take_workdir(sbx_run *run, sbx_docker_tar **out, const void **data, s
 {
 	/* kill(-1) spares its caller: the shell, which then becomes tar. Twice: a child
 	 * forked while the first went round is caught by the second. */
-	const char *const tar_argv[] = {"/bin/sh", "-c",
-					"kill -KILL -1 2>/dev/null; kill -KILL -1 2>/dev/null; "
-					"exec tar -cf - -C \"$SANDBOX_WORKSPACE\" .",
-					NULL};
+	static const char *const tar_argv[] = {
+		"/bin/sh", "-c",
+		"kill -KILL -1 2>/dev/null; kill -KILL -1 2>/dev/null; "
+		"exec tar -cf - -C \"$SANDBOX_WORKSPACE\" .",
+		NULL};
 	char ws[SBX_TASK_HARBOR_WORKDIR_MAX + 32];
 	const char *const env[] = {ws, NULL};
 	sbx_backend_exec x = {.argv = tar_argv,
