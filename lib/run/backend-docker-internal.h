@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include <stdbool.h>
+
 #include "sbx/backend.h"
 #include "sbx/docker.h"
 #include "sbx/image.h"
@@ -13,20 +15,22 @@
  * our PID 1 as the entrypoint whatever the image says, the image's ENV
  * neutralised where it matters (appended to env, *ne of max used), a
  * tmpfs over each VOLUME it declares (appended to tmpfs, *n_tmpfs of
- * max_tmpfs), and d's exec'd tar from the bundle. Refuses what needs one of our images
- * (--network published, a GUI task) and a VOLUME over our mounts in one line.
+ * max_tmpfs), and d's exec'd tar from the bundle; o->cmd is cmd (max_cmd
+ * entries), the server's command with the spec's workspace. Refuses what needs one of our
+ * images (--network published, a GUI task) and a VOLUME over our mounts in one line.
  */
 int sbx_backend_docker__foreign(sbx_docker *d, const sbx_sandbox_spec *spec,
 				const sbx_image_bundle *bundle, sbx_docker_container_opts *o,
 				const char **env, size_t *ne, size_t max, sbx_docker_kv *tmpfs,
 				size_t *n_tmpfs, size_t max_tmpfs, char *bind, size_t bind_size,
-				sbx_error *err);
+				const char **cmd, size_t max_cmd, sbx_error *err);
 
 /*
  * After create: /opt, the bundle's mount point and the tmpfs mount points
- * (/workspace, /tmp, /run) must be directories in the image, not symlinks:
+ * (the workspace, /tmp, /run) must be directories in the image, not symlinks:
  * the engine follows one, and would mount the bundle over the workspace, or
- * a writable tmpfs over the bundle's libraries. One line when not.
+ * a writable tmpfs over the bundle's libraries (or, for a Harbor workdir
+ * /app -> /etc, over /etc). One line when not. Not foreign: the workspace only.
  */
 int sbx_backend_docker__foreign_check(sbx_docker *d, const char *id, const char *image,
-				      sbx_error *err);
+				      const char *workspace, bool foreign, sbx_error *err);

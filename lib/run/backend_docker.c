@@ -182,8 +182,10 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 	docker_backend *db = (docker_backend *)b;
 	sbx_docker_container_opts o = SBX_DOCKER_CONTAINER_OPTS_INIT;
 	char created[32], deadline[32], ws[96], tmp[96], run[96], grace[32], env_deadline[64],
-		env_task_deadline[64], env_grace[48], env_run_id[160], env_max_procs[64];
-	const char *env[64], *binds[2] = {NULL, NULL};
+		env_task_deadline[64], env_grace[48], env_run_id[160], env_max_procs[64],
+		env_ws[256];
+	const char *env[64], *binds[2] = {NULL, NULL}, *cmd[24];
+	const char *workspace = spec->workspace ? spec->workspace : SBX_SANDBOX_WORKSPACE;
 	char bind[160];
 	sbx_image_bundle bundle;
 	sbx_docker_kv labels[7], tmpfs[5 + SBX_BUNDLE_MAX_VOLUMES];
@@ -194,6 +196,12 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 	bool runsc = spec->runtime && strcmp(spec->runtime, "runsc") == 0;
 	int r;
 
+	if (workspace[0] != '/' || strlen(workspace) > sizeof(env_ws) - 32 ||
+	    strchr(workspace, ','))
+		return sbx_error_set(err, -EINVAL,
+				     "workspace '%.200s': not an absolute path (at most 200 bytes, "
+				     "no ',')",
+				     workspace);
 	snprintf(created, sizeof(created), "%" PRId64, spec->created);
 	snprintf(deadline, sizeof(deadline), "%" PRId64, spec->deadline);
 	snprintf(grace, sizeof(grace), "%u", spec->grace_s);
@@ -212,7 +220,7 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 	snprintf(run, sizeof(run),
 		 "rw,nosuid,nodev,noexec,size=%" PRIu64 ",uid=1000,gid=1000,mode=0755",
 		 spec->run_bytes);
-	tmpfs[0] = (sbx_docker_kv){SBX_SANDBOX_WORKSPACE, ws};
+	tmpfs[0] = (sbx_docker_kv){workspace, ws};
 	tmpfs[1] = (sbx_docker_kv){"/tmp", tmp};
 	tmpfs[2] = (sbx_docker_kv){"/run", run};
 	if (spec->verifier) {
@@ -235,6 +243,8 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 	env[ne++] = env_run_id;
 	env[ne++] = "SANDBOX_RUN_DIR=/run/sandbox";
 	env[ne++] = "SANDBOX_SOCKET=" SBX_SANDBOX_SOCKET;
+	snprintf(env_ws, sizeof(env_ws), "SANDBOX_WORKSPACE=%s", workspace);
+	env[ne++] = env_ws;
 	env[ne++] = spec->published ? "SANDBOX_NETWORK=published" : "SANDBOX_NETWORK=none";
 	/* gVisor: the engine's pids limit counts the Sentry's host tasks (several per
 	 * guest process), so the sandbox's own process limit is what stops a fork bomb. */
@@ -249,9 +259,9 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 	if (r < 0)
 		return r;
 	if (bundle.volume[0]) {
-		r = sbx_backend_docker__foreign(db->d, spec, &bundle, &o, env, &ne,
-						SBX_ELEMENTSOF(env), tmpfs, &nt,
-						SBX_ELEMENTSOF(tmpfs), bind, sizeof(bind), err);
+		r = sbx_backend_docker__foreign(
+			db->d, spec, &bundle, &o, env, &ne, SBX_ELEMENTSOF(env), tmpfs, &nt,
+			SBX_ELEMENTSOF(tmpfs), bind, sizeof(bind), cmd, SBX_ELEMENTSOF(cmd), err);
 		if (r < 0)
 			return r;
 		db->foreign = true;
@@ -317,8 +327,9 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 	r = sbx_docker_container_create(db->d, &o, &id, err);
 	if (r < 0)
 		return r;
-	if (db->foreign &&
-	    (r = sbx_backend_docker__foreign_check(db->d, id, spec->image, err)) < 0) {
+	if ((db->foreign || spec->workspace) &&
+	    (r = sbx_backend_docker__foreign_check(db->d, id, spec->image, workspace, db->foreign,
+						   err)) < 0) {
 		sbx_docker_container_remove(db->d, id, true, true, NULL);
 		return r;
 	}

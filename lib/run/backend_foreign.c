@@ -11,20 +11,21 @@
 
 #include "backend-docker-internal.h"
 #include "sbx/labels.h"
+#include "sbx/path.h"
 
 /*
  * Any image: what the image's own ENV must not decide, set explicitly (the
  * engine puts the container's values over the image's). PID 1 and the
  * server read SANDBOX_*; the loader reads LD_* and GLIBC_TUNABLES before
  * the bundle's programs run, so a hostile image could otherwise preload its
- * code into the server. Keys the lifecycle sets itself come from spec->env.
+ * code into the server. Keys the lifecycle sets itself come from spec->env;
+ * SANDBOX_WORKSPACE, the backend sets for every image (spec->workspace).
  */
 static const char *const foreign_env[] = {"SANDBOX_UID=1000",
 					  "SANDBOX_AGENT_UID=1001",
 					  "SANDBOX_DISPLAY=",
 					  "SANDBOX_OPEN=",
 					  "SANDBOX_SCREEN=",
-					  "SANDBOX_WORKSPACE=" SBX_SANDBOX_WORKSPACE,
 					  "SANDBOX_TIMEOUT=",
 					  "SANDBOX_TASK_TIMEOUT=",
 					  "SANDBOX_TOOLSET=",
@@ -41,7 +42,9 @@ static const char *const foreign_env[] = {"SANDBOX_UID=1000",
 					  "HOME=/run/sandbox/home",
 					  NULL};
 
-/* The server, run by the bundle's loader with the bundle's libraries only. */
+/* The server, run by the bundle's loader with the bundle's libraries only; its
+ * --workspace is the spec's (WORKSPACE_ARG is that argument's index). */
+#define WORKSPACE_ARG 9
 static const char *const foreign_cmd[] = {"--",
 					  SBX_BUNDLE_DIR "/libexec/sandbox-mcp", /* the loader */
 					  "--inhibit-cache",
@@ -81,33 +84,24 @@ static bool env_sets(const char *const *env, const char *kv)
 	return false;
 }
 
-/* Inside path (or path itself): "/run" holds "/run" and "/run/sandbox", not "/running". */
-static bool path_within(const char *path, const char *top)
-{
-	size_t n = strlen(top);
-
-	return strcmp(top, "/") == 0 ||
-	       (strncmp(path, top, n) == 0 && (path[n] == '\0' || path[n] == '/'));
-}
-
 /*
  * The image's VOLUMEs would be writable volumes on the read-only root: each
  * gets an empty size-capped tmpfs instead (the engine copies nothing into a
  * tmpfs). One at or under our own mounts, or above them, is refused.
  */
-static int cover_image_volumes(const char *image, const sbx_image_bundle *bundle,
-			       sbx_docker_kv *tmpfs, size_t *n_tmpfs, size_t max_tmpfs,
-			       sbx_error *err)
+static int cover_image_volumes(const char *image, const char *workspace,
+			       const sbx_image_bundle *bundle, sbx_docker_kv *tmpfs,
+			       size_t *n_tmpfs, size_t max_tmpfs, sbx_error *err)
 {
-	static const char *const ours[] = {
-		SBX_BUNDLE_MOUNT, SBX_SANDBOX_WORKSPACE, "/tmp", "/run", "/proc", "/dev", "/sys"};
+	const char *const ours[] = {SBX_BUNDLE_MOUNT, workspace, "/tmp", "/run",
+				    "/proc",	      "/dev",	 "/sys"};
 
 	for (size_t i = 0; i < bundle->n_volumes; i++) {
 		const char *v = bundle->volumes[i];
 		bool clash = v[0] != '/' || strstr(v, "/..") || strstr(v, "/./");
 
 		for (size_t k = 0; k < SBX_ELEMENTSOF(ours) && !clash; k++)
-			clash = path_within(v, ours[k]) || path_within(ours[k], v);
+			clash = sbx_path_within(v, ours[k]) || sbx_path_within(ours[k], v);
 		if (clash)
 			return sbx_error_set(err, -EINVAL,
 					     "image '%s' declares VOLUME '%s', where the sandbox "
@@ -130,9 +124,14 @@ int sbx_backend_docker__foreign(sbx_docker *d, const sbx_sandbox_spec *spec,
 				const sbx_image_bundle *bundle, sbx_docker_container_opts *o,
 				const char **env, size_t *ne, size_t max, sbx_docker_kv *tmpfs,
 				size_t *n_tmpfs, size_t max_tmpfs, char *bind, size_t bind_size,
-				sbx_error *err)
+				const char **cmd, size_t max_cmd, sbx_error *err)
 {
 	int r;
+
+	if (max_cmd < SBX_ELEMENTSOF(foreign_cmd) ||
+	    strcmp(foreign_cmd[WORKSPACE_ARG - 1], "--workspace") != 0)
+		return sbx_error_set(err, -E2BIG,
+				     "foreign image: the server's command does not fit");
 
 	if (spec->published)
 		return sbx_error_set(err, -EINVAL,
@@ -145,7 +144,9 @@ int sbx_backend_docker__foreign(sbx_docker *d, const sbx_sandbox_spec *spec,
 				     "%s (Xvfb, LibreOffice)",
 				     spec->image, SBX_IMAGE_FULL);
 	snprintf(bind, bind_size, "%s:%s:ro,nocopy", bundle->volume, SBX_BUNDLE_MOUNT);
-	r = cover_image_volumes(spec->image, bundle, tmpfs, n_tmpfs, max_tmpfs, err);
+	r = cover_image_volumes(spec->image,
+				spec->workspace ? spec->workspace : SBX_SANDBOX_WORKSPACE, bundle,
+				tmpfs, n_tmpfs, max_tmpfs, err);
 	if (r < 0)
 		return r;
 	for (size_t i = 0; foreign_env[i] && *ne < max - 2; i++)
@@ -153,7 +154,9 @@ int sbx_backend_docker__foreign(sbx_docker *d, const sbx_sandbox_spec *spec,
 			env[(*ne)++] = foreign_env[i];
 	env[(*ne)++] = bundle->path_env;
 	o->entrypoint = foreign_entrypoint;
-	o->cmd = foreign_cmd;
+	for (size_t i = 0; i < SBX_ELEMENTSOF(foreign_cmd) && i < max_cmd; i++)
+		cmd[i] = i == WORKSPACE_ARG && spec->workspace ? spec->workspace : foreign_cmd[i];
+	o->cmd = cmd;
 	/* Not the workspace: the engine would make that directory 0755 before the tmpfs
 	 * covers it, and the tmpfs would keep that mode (tool code could not write). */
 	o->working_dir = "/";
@@ -161,13 +164,13 @@ int sbx_backend_docker__foreign(sbx_docker *d, const sbx_sandbox_spec *spec,
 }
 
 int sbx_backend_docker__foreign_check(sbx_docker *d, const char *id, const char *image,
-				      sbx_error *err)
+				      const char *workspace, bool foreign, sbx_error *err)
 {
-	/* And the tmpfs mounts': one of them over the bundle's lib/ would be writable. */
-	static const char *const paths[] = {"/opt", SBX_BUNDLE_MOUNT, SBX_SANDBOX_WORKSPACE, "/tmp",
-					    "/run"};
+	/* And the tmpfs mounts': one of them over the bundle's lib/ would be writable.
+	 * On one of our images only the workspace (a Harbor task's workdir) is checked. */
+	const char *const paths[] = {workspace, "/opt", SBX_BUNDLE_MOUNT, "/tmp", "/run"};
 
-	for (size_t i = 0; i < SBX_ELEMENTSOF(paths); i++) {
+	for (size_t i = 0; i < (foreign ? SBX_ELEMENTSOF(paths) : 1); i++) {
 		bool dir = false, link = false;
 		int r = sbx_docker_archive_stat(d, id, paths[i], &dir, &link, err);
 

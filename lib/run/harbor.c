@@ -28,27 +28,40 @@
 #define SOLUTION_DIR "/tmp/solution"
 
 /*
- * The workdir is /workspace (the tools' workspace, a tmpfs the verifier gets
- * back): a Dockerfile whose WORKDIR is elsewhere (Harbor tasks often use
- * /app) would have its tests look where the agent's work is not, so it is
- * refused in one line rather than graded wrong.
+ * The workdir is the workspace (the tools' workspace, a tmpfs the verifier
+ * gets back): declared in task.toml or the Dockerfile, else the image's own
+ * WORKDIR (inherited from a base image; none or "/" is /workspace), checked
+ * by the same rules. A missing image is left to the launch to report.
  */
-static int check_workdir(sbx_docker *d, const char *id, const sbx_task *t, sbx_error *err)
+static int image_workdir(sbx_run *run, sbx_docker *d, const char *id, sbx_error *err)
 {
 	_cleanup_(sbx_docker_image_freep) sbx_docker_image *img = NULL;
 	_cleanup_json_ cJSON *j = NULL;
-	const char *wd;
+	const sbx_task *t = run->task;
+	const char *wd, *why;
+	size_t n;
 
-	if (sbx_docker_image_inspect(d, id, &img, err) < 0 || !img->raw_json ||
-	    sbx_json_parse(img->raw_json, strlen(img->raw_json), &j, err) < 0)
+	if (t->harbor->workdir) {
+		snprintf(run->workspace, sizeof(run->workspace), "%s", t->harbor->workdir);
+		return 0;
+	}
+	if (sbx_docker_image_inspect(d, id, &img, NULL) < 0 || !img->raw_json)
+		return 0;
+	if (sbx_json_parse(img->raw_json, strlen(img->raw_json), &j, err) < 0)
 		return sbx_error_prefix(err, -EIO, "task image %s", id);
 	wd = sbx_json_get_string(sbx_json_get(j, "Config"), "WorkingDir", "");
-	if (wd[0] && strcmp(wd, "/") != 0 && strcmp(wd, SBX_SANDBOX_WORKSPACE) != 0 &&
-	    strcmp(wd, SBX_SANDBOX_WORKSPACE "/") != 0)
+	n = strlen(wd);
+	if (n > 1 && wd[n - 1] == '/')
+		n--;
+	if (n == 0 || (n == 1 && wd[0] == '/'))
+		return 0;
+	snprintf(run->workspace, sizeof(run->workspace), "%.*s", (int)n, wd);
+	why = sbx_task_harbor_workdir_refusal(run->workspace);
+	if (why || n >= sizeof(run->workspace))
 		return sbx_error_set(err, -EINVAL,
-				     "%s/%s/Dockerfile: WORKDIR '%.200s': a Harbor task's workdir "
-				     "must be " SBX_SANDBOX_WORKSPACE " (docs/harbor.md)",
-				     t->dir, t->harbor->environment, wd);
+				     "image %.80s: WORKDIR '%.200s': %s, cannot be the task's "
+				     "workdir (docs/harbor.md)",
+				     id, wd, why ? why : "too long");
 	return 0;
 }
 
@@ -63,10 +76,14 @@ int sbx_run__harbor_image(sbx_run *run, sbx_error *err)
 	double t = sbx_now_msf();
 	int r;
 
-	/* --image, then the task's ready image: nothing to build. */
-	if (run->o.image || h->docker_image)
-		return 0;
 	o.host = run->o.engine;
+	/* --image, then the task's ready image: nothing to build. */
+	if (run->o.image || h->docker_image) {
+		r = sbx_docker_open(&d, &o, err);
+		return r < 0 ? r
+			     : image_workdir(run, d, run->o.image ? run->o.image : h->docker_image,
+					     err);
+	}
 	if (asprintf(&ctx, "%s/%s", run->task->dir, h->environment) < 0 ||
 	    /* Not under sandboxctl/: a task's Dockerfile is hostile input, so its image runs
 	     * as any foreign image does (our PID 1 from the bundle, whatever its
@@ -85,7 +102,7 @@ int sbx_run__harbor_image(sbx_run *run, sbx_error *err)
 	}
 	r = sbx_image_build_task(d, &io, &id, err);
 	if (r >= 0)
-		r = check_workdir(d, id, run->task, err);
+		r = image_workdir(run, d, id, err);
 	if (r < 0)
 		return r;
 	free(run->res.image);
@@ -102,7 +119,7 @@ static int sh(sbx_run *run, const char *uid, const char *line, long timeout_ms, 
 	sbx_backend_exec x = {
 		.argv = (const char *const[]){"/bin/sh", "-c", line, NULL},
 		.user = uid,
-		.cwd = SBX_SANDBOX_WORKSPACE,
+		.cwd = run->workspace,
 		.timeout_ms = timeout_ms,
 		.max_bytes = 1u << 20,
 	};
@@ -116,29 +133,37 @@ static int sh(sbx_run *run, const char *uid, const char *line, long timeout_ms, 
 int sbx_run__harbor_seed(sbx_run *run, sbx_error *err)
 {
 	_cleanup_free_ void *tar = NULL;
+	_cleanup_free_ char *line = NULL;
 	size_t len = 0;
 	int code = -1, r;
 
 	if (!run->backend->ops->image_tar || !run->backend->ops->copy_in_tar)
 		return sbx_error_set(err, -ENOTSUP, "backend '%s' cannot run Harbor tasks",
 				     run->backend->ops->name);
-	r = run->backend->ops->image_tar(run->backend, SBX_SANDBOX_WORKSPACE, SEED_MAX, &tar, &len,
-					 err);
+	r = run->backend->ops->image_tar(run->backend, run->workspace, SEED_MAX, &tar, &len, err);
 	if (r == -ENOENT) {
 		sbx_error_clear(err);
 		return 0; /* the image has nothing there */
 	}
 	if (r == -EFBIG)
-		return sbx_error_prefix(err, r, "the image's %s is over %u MiB",
-					SBX_SANDBOX_WORKSPACE, SEED_MAX >> 20);
+		return sbx_error_prefix(err, r, "the image's %s is over %u MiB", run->workspace,
+					SEED_MAX >> 20);
+	/* The tar's top entry is the directory's base name: its parent is where it goes. */
+	if (r >= 0) {
+		_cleanup_free_ char *parent = strndup(
+			run->workspace, (size_t)(strrchr(run->workspace, '/') - run->workspace));
+
+		r = parent ? run->backend->ops->copy_in_tar(run->backend, parent[0] ? parent : "/",
+							    tar, len, err)
+			   : sbx_error_set(err, -ENOMEM, "out of memory");
+	}
+	/* The image's modes came along: the agent (group 1000) must be able to write.
+	 * The path is plain (sbx_task_harbor_workdir_refusal): no quoting needed. */
+	if (r >= 0 && asprintf(&line, "chmod -R ug+rwX %s && chmod 2775 %s", run->workspace,
+			       run->workspace) < 0)
+		r = sbx_error_set(err, -ENOMEM, "out of memory");
 	if (r >= 0)
-		r = run->backend->ops->copy_in_tar(run->backend, "/", tar, len, err);
-	/* The image's modes came along: the agent (group 1000) must be able to write. */
-	if (r >= 0)
-		r = sh(run, NULL,
-		       "chmod -R ug+rwX " SBX_SANDBOX_WORKSPACE
-		       " && chmod 2775 " SBX_SANDBOX_WORKSPACE,
-		       30000, NULL, &code, err);
+		r = sh(run, NULL, line, 30000, NULL, &code, err);
 	if (r >= 0 && code != 0)
 		r = sbx_error_set(err, -EIO, "making the seeded workspace writable: exit %d", code);
 	return r;

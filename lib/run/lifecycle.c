@@ -153,6 +153,7 @@ int sbx_run_prepare(sbx_run **out, const sbx_run_opts *opts, sbx_error *err)
 	if (!run)
 		return sbx_error_set(err, -ENOMEM, "out of memory");
 	run->o = *opts;
+	snprintf(run->workspace, sizeof(run->workspace), "%s", SBX_SANDBOX_WORKSPACE);
 	run->t0 = sbx_now_ms();
 	run->res.started_at = real_ms();
 	run->res.agent_exit = -1;
@@ -608,6 +609,9 @@ int sbx_run_launch(sbx_run *run, sbx_error *err)
 	spec.runtime = run->res.limits.runtime;
 	spec.engine_seccomp = run->res.limits.engine_seccomp;
 	spec.workspace_bytes = run->res.limits.workspace_bytes;
+	/* Only a Harbor task's own workdir: every other sandbox is as before. */
+	if (strcmp(run->workspace, SBX_SANDBOX_WORKSPACE) != 0)
+		spec.workspace = run->workspace;
 	spec.tmp_bytes = run->res.limits.tmp_bytes;
 	spec.run_bytes = run->res.limits.run_bytes;
 	spec.gui = run->task->gui;

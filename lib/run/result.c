@@ -208,6 +208,7 @@ static void add_verifier(cJSON *o, const sbx_run_verifier *v)
 	cJSON_AddBoolToObject(h, "timed_out", v->timed_out);
 	add_str(h, "output_tail", v->output_tail);
 	add_str(h, "error", v->error);
+	add_str(h, "workdir", v->workdir);
 	add_str(h, "workdir_sha256", v->workdir_sha256[0] ? v->workdir_sha256 : NULL);
 	cJSON_AddNumberToObject(h, "workdir_bytes", (double)v->workdir_bytes);
 	cJSON_AddNumberToObject(h, "workdir_entries_refused", (double)v->workdir_refused);

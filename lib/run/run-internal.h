@@ -60,6 +60,9 @@ struct sbx_run {
 	pthread_t copy_thread;
 	bool copy_running;
 	bool oracle_in; /* the copy-in also placed the oracle's files */
+	/* The sandbox's workspace: SBX_SANDBOX_WORKSPACE, or a Harbor task's workdir
+	 * (sbx_run__harbor_image sets it; the verifier's sandbox gets the same). */
+	char workspace[SBX_TASK_HARBOR_WORKDIR_MAX + 1];
 	/* Harbor tasks: the verifier's sandbox, created and started while the agent works. */
 	pthread_t vthread; /* makes it ahead, or removes it after */
 	bool vstarting, vremoving;
@@ -139,7 +142,8 @@ int sbx_run__oracle_complete(sbx_run *run, sbx_error *err);
 
 /*
  * harbor.c: a Harbor task's image: built from its environment/ unless
- * --image or its docker_image names one; sets res.image.
+ * --image or its docker_image names one; sets res.image, and workspace to
+ * the task's workdir (declared, else the image's WORKDIR, else /workspace).
  */
 int sbx_run__harbor_image(sbx_run *run, sbx_error *err);
 /* harbor.c: after start, the image's own workspace content into the workspace tmpfs. */

@@ -49,7 +49,7 @@
  * output's tail "NAME LEN" and LEN bytes (LEN -1: absent, not a regular file).
  */
 #define RUN_TESTS                                                                                  \
-	"mkdir -p /logs/verifier /logs/agent /logs/artifacts; cd " SBX_SANDBOX_WORKSPACE           \
+	"mkdir -p /logs/verifier /logs/agent /logs/artifacts; cd \"$SANDBOX_WORKSPACE\""           \
 	" || exit 125\n"                                                                           \
 	"s=$(date +%s%N)\n"                                                                        \
 	"if command -v bash >/dev/null 2>&1; then bash /tests/test.sh; else sh /tests/test.sh; fi" \
@@ -68,19 +68,22 @@
 	"[ -f \"$p\" ] && [ ! -L \"$p\" ] || p=/dev/null\n" /* replaced by a FIFO: no tail */      \
 	"echo \"tail $(tail -c 2048 \"$p\" | wc -c)\"; tail -c 2048 \"$p\"\n"
 
-static int sh(sbx_backend *b, const char *uid, const char *line, long timeout_ms, size_t max,
-	      sbx_buf *out, int *code, sbx_error *err)
+/* The workspace (the task's workdir) is $SANDBOX_WORKSPACE, as for PID 1 and the server. */
+static int sh(const sbx_run *run, sbx_backend *b, const char *uid, const char *line,
+	      long timeout_ms, size_t max, sbx_buf *out, int *code, sbx_error *err)
 {
-	static const char *const env[] = {"TEST_DIR=/tests", NULL};
+	char ws[SBX_TASK_HARBOR_WORKDIR_MAX + 32];
+	const char *const env[] = {"TEST_DIR=/tests", ws, NULL};
 	sbx_backend_exec x = {
 		.argv = (const char *const[]){"/bin/sh", "-c", line, NULL},
 		.user = uid,
-		.cwd = SBX_SANDBOX_WORKSPACE,
+		.cwd = run->workspace,
 		.env = env,
 		.timeout_ms = timeout_ms,
 		.max_bytes = max,
 	};
 
+	snprintf(ws, sizeof(ws), "SANDBOX_WORKSPACE=%s", run->workspace);
 	return b->ops->exec(b, &x, out, NULL, code, err);
 }
 
@@ -100,9 +103,12 @@ static int take_workdir(sbx_run *run, sbx_docker_tar **out, const void **data, s
 	static const char *const tar_argv[] = {
 		"/bin/sh", "-c",
 		"kill -KILL -1 2>/dev/null; kill -KILL -1 2>/dev/null; "
-		"exec tar -cf - -C " SBX_SANDBOX_WORKSPACE " .",
+		"exec tar -cf - -C \"$SANDBOX_WORKSPACE\" .",
 		NULL};
+	char ws[SBX_TASK_HARBOR_WORKDIR_MAX + 32];
+	const char *const env[] = {ws, NULL};
 	sbx_backend_exec x = {.argv = tar_argv,
+			      .env = env,
 			      .user = AGENT_UID,
 			      .timeout_ms = 120000,
 			      .max_bytes = SBX_RUN_WORKDIR_MAX};
@@ -114,6 +120,8 @@ static int take_workdir(sbx_run *run, sbx_docker_tar **out, const void **data, s
 	sbx_error e = SBX_ERROR_INIT;
 	double t0 = sbx_now_msf();
 	int code = -1, r, fd;
+
+	snprintf(ws, sizeof(ws), "SANDBOX_WORKSPACE=%s", run->workspace);
 
 	r = run->backend->ops->exec(run->backend, &x, &tar, NULL, &code, &e);
 	sbx_run__phase_done(run, SBX_PHASE_COPY_OUT, t0);
@@ -202,6 +210,8 @@ static void verifier_spec(const sbx_run *run, sbx_sandbox_spec *spec)
 	spec->runtime = run->res.limits.runtime;
 	spec->engine_seccomp = run->res.limits.engine_seccomp;
 	spec->workspace_bytes = run->res.limits.workspace_bytes;
+	/* The task's workdir, where its tests look (the agent's sandbox had the same). */
+	spec->workspace = strcmp(run->workspace, SBX_SANDBOX_WORKSPACE) ? run->workspace : NULL;
 	spec->tmp_bytes = run->res.limits.tmp_bytes;
 	spec->run_bytes = run->res.limits.run_bytes;
 	spec->test = run->o.test;
@@ -294,9 +304,9 @@ static int pack_inputs(sbx_run *run, sbx_docker_tar **out, const void **data, si
 		return sbx_error_set(err, -ENOMEM, "out of memory");
 	r = sbx_docker_tar_new(&t, (size_t)SBX_RUN_WORKDIR_MAX + (256u << 20), err);
 	if (r >= 0)
-		r = sbx_docker_tar_add_dir(t, "workspace", 02775, 1000, 1000, err);
+		r = sbx_docker_tar_add_dir(t, run->workspace + 1, 02775, 1000, 1000, err);
 	if (r >= 0)
-		r = sbx_docker_tar_add_tree(t, wd, "workspace", 1000, 1000, err);
+		r = sbx_docker_tar_add_tree(t, wd, run->workspace + 1, 1000, 1000, err);
 	if (r >= 0)
 		r = sbx_docker_tar_add_dir(t, "tests", 02775, 1000, 1000, err);
 	if (r >= 0)
@@ -334,7 +344,7 @@ static int run_tests(sbx_run *run, sbx_backend **bp, sbx_buf *out, sbx_error *er
 	if (r < 0)
 		return r;
 	v->ran = true;
-	r = sh(*bp, AGENT_UID, RUN_TESTS, (long)run->task->harbor->verifier_timeout_s * 1000,
+	r = sh(run, *bp, AGENT_UID, RUN_TESTS, (long)run->task->harbor->verifier_timeout_s * 1000,
 	       FRAME_MAX, out, &code, err);
 	if (r == -ETIME) {
 		v->timed_out = true;
@@ -384,6 +394,7 @@ void sbx_run__verify(sbx_run *run)
 
 	v->exit_code = -1;
 	v->harbor = true;
+	snprintf(v->workdir, sizeof(v->workdir), "%s", run->workspace);
 	if (!run->backend->ops->exec || take_workdir(run, &wt, &wd, &wd_len) < 0) {
 		sbx_run__verifier_discard(run);
 		return;

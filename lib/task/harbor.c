@@ -8,6 +8,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +32,65 @@ bool sbx_task_is_harbor_file(const char *path)
 static void harbor_free(sbx_task_harbor *h)
 {
 	if (h)
-		sbx_free_all(h->environment, h->docker_image, h->solution, h->name, h);
+		sbx_free_all(h->environment, h->docker_image, h->solution, h->name, h->workdir, h);
+}
+
+const char *sbx_task_harbor_workdir_refusal(const char *wd)
+{
+	/* The sandbox's mounts (a tmpfs there would cover or be covered by them), and where
+	 * the verifier's programs and loader read (a planted ld.so.preload, a PATH shim). */
+	static const char *const at_or_under[] = {
+		"/proc",	 "/sys",	 "/dev",	   "/tmp",
+		"/run",		 "/tests",	 "/logs",	   "/opt/sandboxctl",
+		"/etc",		 "/bin",	 "/sbin",	   "/lib",
+		"/lib32",	 "/lib64",	 "/libx32",	   "/boot",
+		"/usr/bin",	 "/usr/sbin",	 "/usr/lib",	   "/usr/lib32",
+		"/usr/lib64",	 "/usr/libexec", "/usr/local/bin", "/usr/local/sbin",
+		"/usr/local/lib"};
+	static const char *const exactly[] = {"/opt", "/usr", "/usr/local", "/var"};
+
+	if (wd[0] != '/')
+		return "not an absolute path";
+	if (strcmp(wd, "/") == 0)
+		return "the root cannot be the workspace";
+	if (strlen(wd) > SBX_TASK_HARBOR_WORKDIR_MAX)
+		return "too long";
+	for (const char *c = wd + 1; *c; c = c[strcspn(c, "/")] ? c + strcspn(c, "/") + 1 : "") {
+		size_t n = strcspn(c, "/");
+
+		if (n == 0 || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+			return "not a plain path (an empty, '.' or '..' component)";
+		for (size_t i = 0; i < n; i++)
+			if (!isalnum((unsigned char)c[i]) && !strchr("._-", c[i]))
+				return "only letters, digits, '.', '_' and '-' in its components";
+	}
+	for (size_t i = 0; i < SBX_ELEMENTSOF(at_or_under); i++)
+		if (sbx_path_within(wd, at_or_under[i]))
+			return "the sandbox's own mount or a system directory";
+	for (size_t i = 0; i < SBX_ELEMENTSOF(exactly); i++)
+		if (strcmp(wd, exactly[i]) == 0)
+			return "the sandbox's own mount or a system directory";
+	return NULL;
+}
+
+/* wd (n bytes) as the task's workdir, one trailing '/' dropped; *why when refused. */
+static int set_workdir(sbx_task_harbor *h, const char *wd, size_t n, const char **why)
+{
+	char *w;
+
+	if (n > 1 && wd[n - 1] == '/')
+		n--;
+	w = strndup(wd, n);
+	if (!w)
+		return -ENOMEM;
+	*why = sbx_task_harbor_workdir_refusal(w);
+	if (*why) {
+		free(w);
+		return -EINVAL;
+	}
+	free(h->workdir);
+	h->workdir = w;
+	return 0;
 }
 
 /* A timeout in seconds: a number (Harbor writes 600.0) from 1 s to a day. */
@@ -63,6 +122,22 @@ static int empty_only(const sbx_schema *s, const sbx_ynode *v, const char *key, 
 						 : v->plain && (strcmp(v->value, "false") == 0 ||
 								strcmp(v->value, "0") == 0);
 	return empty ? 0 : sbx_schema__fail(s, v, "%s: %s", key, why);
+}
+
+/* [environment] workdir: wins over the Dockerfile's WORKDIR. */
+static int declared_workdir(const sbx_schema *s, const sbx_ynode *v, sbx_task_harbor *h)
+{
+	const char *why = "not a string";
+	int r = v->kind == SBX_YNODE_SCALAR && !v->plain
+			? set_workdir(h, v->value, strlen(v->value), &why)
+			: -EINVAL;
+
+	if (r == -ENOMEM)
+		return sbx_error_set(s->err, r, "out of memory");
+	if (r < 0)
+		return sbx_schema__fail(s, v, "environment.workdir '%.200s': %s",
+					v->kind == SBX_YNODE_SCALAR ? v->value : "?", why);
+	return 0;
 }
 
 static int parse_environment(const sbx_schema *s, const sbx_ynode *m, sbx_task *t)
@@ -103,10 +178,8 @@ static int parse_environment(const sbx_schema *s, const sbx_ynode *m, sbx_task *
 			r = empty_only(s, v, k, "asks for network; sandboxes have none");
 		else if (strcmp(k, "gpus") == 0 || strcmp(k, "gpu_types") == 0)
 			r = empty_only(s, v, k, "GPUs are not supported");
-		else if (strcmp(k, "workdir") == 0 &&
-			 (v->kind != SBX_YNODE_SCALAR || strcmp(v->value, SBX_TASK_HARBOR_WORKDIR)))
-			r = sbx_schema__fail(s, v, "environment.workdir: only \"%s\" is supported",
-					     SBX_TASK_HARBOR_WORKDIR);
+		else if (strcmp(k, "workdir") == 0)
+			r = declared_workdir(s, v, t->harbor);
 		else if (strcmp(k, "env") == 0 || strcmp(k, "healthcheck") == 0 ||
 			 strcmp(k, "mcp_servers") == 0)
 			r = empty_only(s, v, k, "not supported");
@@ -222,14 +295,15 @@ static int need_file(const char *dir, const char *rel, size_t max, char **text, 
 }
 
 /*
- * environment/Dockerfile exists, and its last WORKDIR (if any) is the
- * workspace: tests that look in /app would not find the agent's work.
- * (A base image's own WORKDIR is checked on the built image, at launch.)
+ * environment/Dockerfile exists, and the last stage's last WORKDIR (if any,
+ * and unless task.toml declares one) is the workdir: the workspace, where
+ * the tests look for the agent's work. (A base image's own WORKDIR is read
+ * from the built image, at launch.)
  */
-static int check_dockerfile(const char *dir, sbx_error *err)
+static int check_dockerfile(const char *dir, sbx_task_harbor *h, sbx_error *err)
 {
 	_cleanup_free_ char *text = NULL;
-	const char *p, *last = NULL;
+	const char *p, *last = NULL, *why = NULL;
 	unsigned line = 0, last_line = 0;
 	int r = need_file(dir, "environment/Dockerfile", SBX_TASK_HARBOR_INSTRUCTION_MAX, &text,
 			  err);
@@ -237,23 +311,33 @@ static int check_dockerfile(const char *dir, sbx_error *err)
 	for (p = text; r >= 0 && p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
 		line++;
 		p += strspn(p, " \t");
+		/* A new stage starts without one of its own (it inherits its base's). */
+		if (strncasecmp(p, "FROM", 4) == 0 && (p[4] == ' ' || p[4] == '\t'))
+			last = NULL;
 		if (strncasecmp(p, "WORKDIR", 7) == 0 && (p[7] == ' ' || p[7] == '\t')) {
 			last = p + 7 + strspn(p + 7, " \t");
 			last_line = line;
 		}
 	}
-	if (r >= 0 && last) {
-		size_t n = strcspn(last, " \t\r\n");
+	if (r >= 0 && last && !h->workdir) {
+		size_t n = strcspn(last, "\r\n");
 
-		if (!(n == strlen(SBX_TASK_HARBOR_WORKDIR) &&
-		      strncmp(last, SBX_TASK_HARBOR_WORKDIR, n) == 0) &&
-		    !(n == strlen(SBX_TASK_HARBOR_WORKDIR) + 1 &&
-		      strncmp(last, SBX_TASK_HARBOR_WORKDIR "/", n) == 0))
-			r = sbx_error_set(err, -EINVAL,
-					  "%s/environment/Dockerfile:%u: WORKDIR '%.*s': a Harbor "
-					  "task's workdir must be %s (docs/harbor.md)",
-					  dir, last_line, (int)(n > 200 ? 200 : n), last,
-					  SBX_TASK_HARBOR_WORKDIR);
+		while (n > 0 && (last[n - 1] == ' ' || last[n - 1] == '\t'))
+			n--;
+		/* The builder unquotes WORKDIR "/app" (no variables: '$' is refused below). */
+		if (n >= 2 && (last[0] == '"' || last[0] == '\'') && last[n - 1] == last[0]) {
+			last++;
+			n -= 2;
+		}
+		r = set_workdir(h, last, n, &why);
+		if (r == -ENOMEM)
+			return sbx_error_set(err, r, "out of memory");
+		if (r < 0)
+			r = sbx_error_set(
+				err, r,
+				"%s/environment/Dockerfile:%u: WORKDIR '%.*s': %s, cannot "
+				"be the task's workdir (docs/harbor.md)",
+				dir, last_line, (int)(n > 200 ? 200 : n), last, why);
 	}
 	return r;
 }
@@ -294,7 +378,7 @@ int sbx_task_harbor_load(const char *path, sbx_task **out, sbx_error *err)
 	if (r >= 0)
 		r = need_file(t->dir, "tests/test.sh", SBX_TASK_HARBOR_INSTRUCTION_MAX, NULL, err);
 	if (r >= 0 && !t->harbor->docker_image)
-		r = check_dockerfile(t->dir, err);
+		r = check_dockerfile(t->dir, t->harbor, err);
 	if (r >= 0 &&
 	    need_file(t->dir, "solution/solve.sh", SBX_TASK_HARBOR_INSTRUCTION_MAX, NULL, NULL) >=
 		    0 &&

@@ -17,6 +17,15 @@
 
 #define PATH_MAX_LEN 4096
 
+bool sbx_path_within(const char *path, const char *top)
+{
+	size_t n = strlen(top);
+
+	return strcmp(top, "/") == 0
+		       ? path[0] == '/'
+		       : strncmp(path, top, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
 int sbx_path_check_relative(const char *path, sbx_error *err)
 {
 	size_t len;

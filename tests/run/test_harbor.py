@@ -64,6 +64,8 @@ def case_oracle(env):
         if code != 0 or res["status"] != "pass":
             fail("%s: oracle did not pass: exit %d %s\n%s" % (task, code, res, err))
         v = check_verifier(res, 1, task)
+        if v["workdir"] != "/workspace":
+            fail("%s: verifier.workdir %r" % (task, v["workdir"]))
         if v["reward_file"] != source:
             fail("%s: reward read from %r, wanted %s" % (task, v["reward_file"], source))
         if task == "texttransform" and v["rewards"] != {"reward": 1, "lines": 3}:
@@ -164,6 +166,73 @@ def case_forgery(env):
         print("  %s: reward 0 (%d workdir entries refused)" % (mode, v["workdir_entries_refused"]))
 
 
+# On a task whose workdir is /app: where the tools run and what is mounted (one tmpfs at
+# /app, none at /workspace, the root read-only), then reward files in the verifier's and
+# in the workdir's paths, an edited copy of the tests, a symlink to /logs.
+APP_FORGER = r"""
+import json, os, urllib.request
+base = os.environ["SANDBOX_REST_URL"]
+def sh(cmd):
+    req = urllib.request.Request(base + "/tools/call", method="POST",
+        data=json.dumps({"tool_name": "execute_shell", "arguments": {"command": cmd}}).encode(),
+        headers={"Content-Type": "application/json"})
+    print(cmd.splitlines()[0], "->", urllib.request.urlopen(req, timeout=60).read()[:2000])
+sh("echo PWD=$(pwd); touch /app-x 2>/dev/null || echo ro-root; "
+   "awk '$3 == \"tmpfs\" { print \"M=\" $2 }' /proc/mounts")
+sh("echo 1 > /logs/verifier/reward.txt; mkdir -p /app/logs/verifier /app/tests; "
+   "echo 1 > /app/logs/verifier/reward.txt; echo 1 > /app/reward.txt; "
+   "printf '#!/bin/sh\\necho 1 > /logs/verifier/reward.txt\\n' > /app/tests/test.sh; "
+   "ln -s /logs/verifier/reward.txt /app/reward-link; echo 1 > output.txt; ls -la /app")
+req = urllib.request.Request(base + "/task/complete", method="POST", data=b"{}")
+urllib.request.urlopen(req, timeout=60).read()
+"""
+
+
+def case_app(env):
+    """A task in /app (the Dockerfile's WORKDIR, as Terminal-Bench's): the oracle gets 1
+    (solve.sh and test.sh run in /app, the image's input.txt seeded there), a null agent
+    0; the tools' workspace is a tmpfs at /app on a read-only root, and forgeries give 0."""
+    code, res, rdir, err = harbor_run(env, "apptransform", "app-oracle", "oracle")
+    if code != 0 or res["status"] != "pass":
+        fail("oracle did not pass: exit %d %s\n%s" % (code, res, err))
+    if check_verifier(res, 1, "app-oracle")["workdir"] != "/app":
+        fail("app: result.json's verifier.workdir is not /app: %s" % res["verifier"])
+    if sorted(os.listdir(os.path.join(rdir, "workdir"))) != [".task_complete", "input.txt",
+                                                              "output.txt"]:
+        fail("the verifier's workdir: %s" % os.listdir(os.path.join(rdir, "workdir")))
+    if not res["sandbox"]["hardening"]["readonly_rootfs"] or \
+            not res["sandbox"]["hardening"].get("bundle"):
+        fail("app: not the hardened foreign sandbox: %s" % res["sandbox"])
+    # A ready image (--image) whose WORKDIR is /app, for a task that declares none: /app.
+    code, res, _, err = harbor_run(env, "pybugfix", "app-image", "true", "--image",
+                                   res["sandbox"]["image_id"])
+    if check_verifier(res, 0, "app-image")["workdir"] != "/app":
+        fail("app-image: the image's WORKDIR was not the workspace: %s\n%s" % (res, err))
+    code, res, _, err = harbor_run(env, "apptransform", "app-null", "true")
+    if res["status"] != "fail":
+        fail("a null agent did not fail: %s\n%s" % (res, err))
+    check_verifier(res, 0, "app-null")
+    path = os.path.join(env.dir, "app_forger.py")
+    with open(path, "w") as f:
+        f.write(APP_FORGER)
+    code, res, rdir, err = harbor_run(env, "apptransform", "app-forgery", "python3 " + path)
+    log = read(os.path.join(rdir, "agent.log"))
+    for want in ("PWD=/app", "ro-root", "M=/app", "reward-link"):
+        if want not in log:
+            fail("app forgery: %r not in the agent's log: %s" % (want, log[-3000:]))
+    if "M=/workspace" in log:
+        fail("app: a tmpfs at /workspace too: %s" % log[-3000:])
+    v = check_verifier(res, 0, "app-forgery")
+    if res["status"] != "fail" or v["workdir_entries_refused"] != 1:
+        fail("app forgery: %s" % res)
+    # /app a symlink to /etc in the image: the tmpfs would cover /etc; refused in one line.
+    code, res, _, err = harbor_run(env, "workdir-link", "app-link", "true", root=HOSTILE)
+    msg = (res.get("error") or {}).get("message", "")
+    if res["status"] != "infra_error" or "has '/app' as a symlink" not in msg or "\n" in msg:
+        fail("workdir-link: %s\n%s" % (res, err))
+    print("  apptransform: oracle 1, null 0, forgery 0 (workspace /app); a symlink refused")
+
+
 def case_cap(env):
     """A workdir past the archive cap: sandbox_failed, in one line."""
     code, res, _, err = harbor_run(env, "texttransform", "cap",
@@ -221,10 +290,10 @@ def case_validate(env):
         p = subprocess.run([SANDBOXCTL, "tasks", verb, "--tasks-dir", HARBOR],
                            capture_output=True, text=True, timeout=60)
         names = [line.split()[0] for line in p.stdout.splitlines() if line.strip()]
-        if p.returncode != 0 or len(names) != 2 or "invalid" in p.stdout or \
-                not all(("pybugfix" in n or "texttransform" in n) for n in names):
+        if p.returncode != 0 or len(names) != 3 or "invalid" in p.stdout or \
+                not all(("pybugfix" in n or "transform" in n) for n in names):
             fail("tasks %s --tasks-dir: %d %r %s" % (verb, p.returncode, p.stdout, p.stderr))
-    for task in ("pybugfix", "texttransform"):
+    for task in ("pybugfix", "texttransform", "apptransform"):
         code, out = validate(os.path.join(HARBOR, task))
         if code != 0 or not out.endswith("OK"):
             fail("%s: validate: %d %s" % (task, code, out))
@@ -235,8 +304,8 @@ def case_validate(env):
                         "'sandboxctl-test/no-such-base:1' is not on the engine",
         "network": "network/task.toml:2:16: environment.network_mode 'public' asks for network",
         "steps": "multi-step tasks ([[steps]]) are not supported",
-        "workdir": "workdir/environment/Dockerfile:2: WORKDIR '/app': a Harbor task's workdir "
-                   "must be /workspace",
+        "workdir": "workdir/environment/Dockerfile:2: WORKDIR '/tmp/work': the sandbox's own "
+                   "mount or a system directory, cannot be the task's workdir",
     }
     for task, text in want.items():
         code, out = validate(os.path.join(INVALID, task))
@@ -252,7 +321,7 @@ def case_validate(env):
 
 
 def case_sweep(env):
-    """sweep --task-dir over the directory of Harbor tasks: both pass with the oracle."""
+    """sweep --task-dir over the directory of Harbor tasks: all pass with the oracle."""
     need_base()
     out = os.path.join(env.dir, "sweep")
     p = subprocess.run([SANDBOXCTL, "sweep", "--task-dir", HARBOR, "--agent", "oracle",
@@ -266,12 +335,13 @@ def case_sweep(env):
             with open(os.path.join(root, "result.json")) as f:
                 results.append(json.load(f))
             env.run_ids.append(results[-1]["run_id"])
-    if sorted(r["task"] for r in results) != ["pybugfix", "texttransform"] or \
+    if sorted(r["task"] for r in results) != ["apptransform", "pybugfix", "texttransform"] or \
             any(r["verifier"]["reward"] != 1 for r in results):
         fail("sweep: %s" % [(r["task"], r["status"]) for r in results])
 
 
 CASES = {"oracle": case_oracle, "null": case_null, "forgery": case_forgery, "cap": case_cap,
+         "app": case_app,
          "hostile": case_hostile,
          "validate": case_validate, "sweep": case_sweep}
 

@@ -167,6 +167,122 @@ START_TEST(test_harbor_load)
 }
 END_TEST
 
+/* A declared workdir is the workspace (one trailing '/' dropped). */
+START_TEST(test_harbor_workdir)
+{
+	sbx_error err = SBX_ERROR_INIT;
+	sbx_task *t = NULL;
+	const char *path = harbor_dir("[environment]\nworkdir = \"/app/\"\n", true);
+
+	ck_assert_msg(sbx_task_load(path, &t, &err) == 0, "%s", err.msg);
+	ck_assert_str_eq(t->harbor->workdir, "/app");
+	sbx_task_free(t);
+}
+END_TEST
+
+/* The Dockerfile's workdir: the last stage's last WORKDIR, unquoted; or one line with its line. */
+static const struct {
+	const char *dockerfile, *workdir, *error;
+} dockerfiles[] = {
+	{"FROM x\nWORKDIR /app\n", "/app", NULL},
+	{"FROM x\nworkdir \"/srv/app/\"  \r\n", "/srv/app", NULL},
+	{"FROM x AS b\nWORKDIR /build\nFROM y\nCOPY --from=b /build/a /a\n", NULL, NULL},
+	{"FROM x\nWORKDIR /app\nWORKDIR /tmp/w\n", NULL,
+	 "environment/Dockerfile:3: WORKDIR '/tmp/w': the sandbox's own mount"},
+	{"FROM x\n\n  WORKDIR /$HOME/w\n", NULL,
+	 "environment/Dockerfile:3: WORKDIR '/$HOME/w': only"},
+	{"FROM x\nWORKDIR app\n", NULL, "Dockerfile:2: WORKDIR 'app': not an absolute path"},
+};
+
+START_TEST(test_harbor_dockerfile)
+{
+	sbx_error err = SBX_ERROR_INIT;
+	sbx_task *t = NULL;
+	char dir[128];
+	const char *path = harbor_dir("", true);
+	int r;
+
+	snprintf(dir, sizeof(dir), "%.*s", (int)(strrchr(path, '/') - path), path);
+	ck_assert_int_eq(sbx_path_write_beneath(dir, "environment/Dockerfile",
+						dockerfiles[_i].dockerfile,
+						strlen(dockerfiles[_i].dockerfile), &err),
+			 0);
+	r = sbx_task_load(path, &t, &err);
+	if (dockerfiles[_i].error) {
+		ck_assert_int_lt(r, 0);
+		ck_assert_msg(strstr(err.msg, dockerfiles[_i].error), "%s", err.msg);
+		return;
+	}
+	ck_assert_msg(r == 0, "%s", err.msg);
+	if (dockerfiles[_i].workdir)
+		ck_assert_str_eq(t->harbor->workdir, dockerfiles[_i].workdir);
+	else
+		ck_assert_ptr_null(t->harbor->workdir);
+	sbx_task_free(t);
+}
+END_TEST
+
+static const struct {
+	const char *wd;
+	bool ok;
+} workdirs[] = {
+	{"/app", true},
+	{"/srv/app", true},
+	{"/usr/src/app", true},
+	{"/root", true},
+	{"/workspace", true},
+	{"/home/u/my-proj_1.0", true},
+	{"app", false},
+	{"/", false},
+	{"", false},
+	{"/tmp", false},
+	{"/tmp/app", false},
+	{"/proc/1", false},
+	{"/dev", false},
+	{"/sys/fs", false},
+	{"/run/app", false},
+	{"/opt", false},
+	{"/opt/sandboxctl", false},
+	{"/opt/sandboxctl/lib", false},
+	{"/tests", false},
+	{"/logs/verifier", false},
+	{"/etc", false},
+	{"/etc/app", false},
+	{"/usr", false},
+	{"/usr/bin", false},
+	{"/usr/local/bin", false},
+	{"/lib64", false},
+	{"/a/../etc", false},
+	{"/a//b", false},
+	{"/a/.", false},
+	{"/a b", false},
+	{"/$HOME", false},
+	{"/a,b", false},
+	{"/a\nb", false},
+};
+
+START_TEST(test_workdir_refusal)
+{
+	const char *why = sbx_task_harbor_workdir_refusal(workdirs[_i].wd);
+
+	ck_assert_msg(workdirs[_i].ok ? !why : !!why, "'%s': %s", workdirs[_i].wd,
+		      why ? why : "accepted");
+}
+END_TEST
+
+START_TEST(test_workdir_too_long)
+{
+	char wd[300];
+
+	memset(wd, 'a', sizeof(wd) - 1);
+	wd[0] = '/';
+	wd[sizeof(wd) - 1] = '\0';
+	ck_assert_ptr_nonnull(sbx_task_harbor_workdir_refusal(wd));
+	wd[SBX_TASK_HARBOR_WORKDIR_MAX] = '\0';
+	ck_assert_ptr_null(sbx_task_harbor_workdir_refusal(wd));
+}
+END_TEST
+
 static const struct {
 	const char *toml, *error; /* error: the message's tail, after "<dir>/" */
 	bool with_test;
@@ -187,8 +303,14 @@ static const struct {
 	{"[[steps]]\nname = \"a\"\n",
 	 "task.toml:1:1: multi-step tasks ([[steps]]) are not supported", true},
 	{"[environment]\ngpus = 1\n", "task.toml:2:8: gpus: GPUs are not supported", true},
-	{"[environment]\nworkdir = \"/app\"\n",
-	 "task.toml:2:11: environment.workdir: only \"/workspace\" is supported", true},
+	{"[environment]\nworkdir = \"/tmp/app\"\n",
+	 "task.toml:2:11: environment.workdir '/tmp/app': the sandbox's own mount or a system "
+	 "directory",
+	 true},
+	{"[environment]\nworkdir = \"app\"\n",
+	 "task.toml:2:11: environment.workdir 'app': not an absolute path", true},
+	{"[environment]\nworkdir = 1\n", "task.toml:2:11: environment.workdir '1': not a string",
+	 true},
 	{"[verifier]\ntimeout_sec = 0\n",
 	 "task.toml:2:15: verifier.timeout_sec must be a number between 1 and 86400", true},
 	{"[verifier]\ntimout_sec = 1\n", "task.toml:2:1: unknown key 'verifier.timout_sec'", true},
@@ -216,10 +338,13 @@ END_TEST
 
 static void add_cases(Suite *s)
 {
-	TCase *tc = SBX_TEST_CASE(s, "toml", NULL, NULL, 0, test_values, test_harbor_load);
+	TCase *tc = SBX_TEST_CASE(s, "toml", NULL, NULL, 0, test_values, test_harbor_load,
+				  test_harbor_workdir, test_workdir_too_long);
 
 	SBX_TEST_TABLE(tc, test_bad, bad);
 	SBX_TEST_TABLE(tc, test_harbor_bad, harbor_bad);
+	SBX_TEST_TABLE(tc, test_workdir_refusal, workdirs);
+	SBX_TEST_TABLE(tc, test_harbor_dockerfile, dockerfiles);
 }
 
 SBX_TEST_MAIN("task-toml", add_cases)

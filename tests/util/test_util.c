@@ -332,6 +332,17 @@ START_TEST(path_write_atomic_replaces)
 }
 END_TEST
 
+START_TEST(path_within_is_by_component)
+{
+	ck_assert(sbx_path_within("/run", "/run"));
+	ck_assert(sbx_path_within("/run/sandbox", "/run"));
+	ck_assert(!sbx_path_within("/running", "/run"));
+	ck_assert(!sbx_path_within("/ru", "/run"));
+	ck_assert(sbx_path_within("/app", "/"));
+	ck_assert(!sbx_path_within("app", "/"));
+}
+END_TEST
+
 START_TEST(file_read_capped_reads_and_refuses)
 {
 	sbx_error err = SBX_ERROR_INIT;
@@ -733,8 +744,8 @@ static void add_cases(Suite *s)
 
 	SBX_TEST_CASE(s, "path", sbx_test_scratch_open_setup, sbx_test_scratch_open_teardown, 0,
 		      path_confines, path_mkdirs_refuses_symlinked_dirs, path_write_atomic_replaces,
-		      path_write_beneath_confines, file_read_capped_reads_and_refuses,
-		      file_read_fd_stops_at_end_of_file);
+		      path_write_beneath_confines, path_within_is_by_component,
+		      file_read_capped_reads_and_refuses, file_read_fd_stops_at_end_of_file);
 }
 
 SBX_TEST_MAIN("util", add_cases)

@@ -47,7 +47,11 @@ typedef struct sbx_sandbox_spec {
 	const char *runtime; /* NULL: the engine's default */
 	bool engine_seccomp; /* the engine's default seccomp profile instead of ours */
 	uint64_t workspace_bytes, tmp_bytes, run_bytes; /* tmpfs sizes */
-	bool gui;					/* the task needs the display */
+	/* Where the workspace tmpfs goes (SANDBOX_WORKSPACE for PID 1 and the server): an
+	 * absolute path checked by the caller (sbx_task_harbor_workdir_refusal); NULL:
+	 * SBX_SANDBOX_WORKSPACE. A symlink there in the image is refused at create. */
+	const char *workspace;
+	bool gui;		/* the task needs the display */
 	bool published;		/* --network published: server port bound on host loopback */
 	bool test;		/* label the sandbox as a test object */
 	const char *const *env; /* extra "KEY=value", NULL-terminated, may be NULL */

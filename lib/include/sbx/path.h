@@ -20,6 +20,10 @@
  */
 int sbx_path_check_relative(const char *path, sbx_error *err);
 
+/* Lexically, path is top or inside it: "/run" holds "/run" and "/run/x", not
+ * "/running"; "/" holds every absolute path. No normalisation. */
+bool sbx_path_within(const char *path, const char *top);
+
 /*
  * Opens path beneath dirfd. flags as for openat (O_CLOEXEC is added); with
  * O_CREAT, mode applies. When no_symlinks is true, any symlink on the way is

@@ -308,7 +308,8 @@ typedef struct sbx_run_verifier {
 	char reward_source[16]; /* "reward.json", "reward.txt", "" */
 	int exit_code;		/* test.sh's; -1 when unknown */
 	bool timed_out;
-	char *output_tail; /* the end of test-stdout.txt, or NULL */
+	char *output_tail;			       /* the end of test-stdout.txt, or NULL */
+	char workdir[SBX_TASK_HARBOR_WORKDIR_MAX + 1]; /* the task's workdir, e.g. "/app" */
 	char workdir_sha256[65];
 	uint64_t workdir_bytes;	  /* the archive the verifier got */
 	uint64_t workdir_refused; /* entries dropped: escaping symlinks, devices, fifos */

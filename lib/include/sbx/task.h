@@ -154,11 +154,15 @@ typedef struct sbx_task_harbor {
 	char *docker_image; /* [environment] docker_image: a ready image instead, or NULL */
 	char *solution;	    /* "solution/solve.sh" when present, else NULL */
 	char *name;	    /* [task] name ("org/name"), or NULL */
+	/* The workdir, the agent's workspace: [environment] workdir, else the Dockerfile's
+	 * last WORKDIR (without a trailing '/'); NULL: the image's, else /workspace. */
+	char *workdir;
 	uint32_t verifier_timeout_s; /* [verifier] timeout_sec; default 600 */
 	uint32_t build_timeout_s;    /* [environment] build_timeout_sec; default 600 */
 } sbx_task_harbor;
 
-#define SBX_TASK_HARBOR_WORKDIR		"/workspace"
+#define SBX_TASK_HARBOR_WORKDIR		"/workspace" /* when neither task nor image says */
+#define SBX_TASK_HARBOR_WORKDIR_MAX	200
 #define SBX_TASK_HARBOR_TIMEOUT_S	600
 #define SBX_TASK_HARBOR_INSTRUCTION_MAX (1u << 20)
 
@@ -201,11 +205,22 @@ typedef struct sbx_task {
  * cpus and memory_mb become limits; [verifier] timeout_sec and the
  * environment's image go in task->harbor. Refused, one line each
  * ("dir/task.toml:12:1: ..."): network (anything but network_mode
- * "no-network"), [[steps]] (multi-step), GPUs, another os or workdir, a
+ * "no-network"), [[steps]] (multi-step), GPUs, another os, a workdir
+ * sbx_task_harbor_workdir_refusal refuses, a
  * missing instruction.md, environment/Dockerfile (unless docker_image) or
  * tests/test.sh, unknown keys in [environment], [agent], [verifier].
  */
 int sbx_task_harbor_load(const char *path, sbx_task **out, sbx_error *err);
+
+/*
+ * Why wd (without a trailing '/') cannot be a Harbor task's workdir, or NULL
+ * when it can: it must be absolute, plain ([A-Za-z0-9._-] components, no "."
+ * or ".."), not "/", not at or under the sandbox's own mounts (/proc, /sys,
+ * /dev, /tmp, /run, /opt/sandboxctl, /tests, /logs) or above one (/opt), and
+ * not a system directory whose content the verifier's programs load (/etc,
+ * /usr, /bin, /lib...). (A symlink there is refused on the created sandbox.)
+ */
+const char *sbx_task_harbor_workdir_refusal(const char *wd);
 
 /* True when path names a Harbor task.toml. */
 bool sbx_task_is_harbor_file(const char *path);
