@@ -317,9 +317,8 @@ static int open_stream(sbx_stream **out, void *userdata, sbx_error *err)
 	return run->backend->ops->open_stream(run->backend, out, err);
 }
 
-static void *copy_in_main(void *arg)
+static void copy_in(sbx_run *run)
 {
-	sbx_run *run = arg;
 	double t = sbx_now_msf();
 
 	/*
@@ -332,7 +331,6 @@ static void *copy_in_main(void *arg)
 	run->copy_result = sbx_run__copy_files_in(run, true, with_oracle, &run->copy_err);
 	run->oracle_in = run->copy_result >= 0 && with_oracle;
 	sbx_run__phase_done(run, SBX_PHASE_COPY_IN, t);
-	return NULL;
 }
 
 static bool sandbox_dead(sbx_run *run, sbx_error *err)
@@ -515,19 +513,15 @@ static int send_deadline(sbx_run *run, sbx_error *err)
 }
 
 /*
- * The sandbox runs: copy the task's files in (exec'd tar) while waiting for
- * the server, then the GUI, then on_ready. Shared by a cold launch and a
- * warm claim, so both end in the same state.
+ * The sandbox runs: wait for the server, send the task's files over the
+ * stream that answered (PUT /control/files: no container operation), then
+ * the GUI, then on_ready. Shared by a cold launch and a warm claim, so both
+ * end in the same state.
  */
 static int attach_task(sbx_run *run, sbx_error *err)
 {
 	double t;
 	int r;
-
-	if (pthread_create(&run->copy_thread, NULL, copy_in_main, run) == 0)
-		run->copy_running = true;
-	else
-		copy_in_main(run);
 
 	t = sbx_now_msf();
 	r = wait_ready(run, err);
@@ -538,12 +532,9 @@ static int attach_task(sbx_run *run, sbx_error *err)
 	}
 	run->ready = r >= 0;
 	sbx_run__phase_done(run, SBX_PHASE_READY, t);
-	if (run->copy_running) {
-		pthread_join(run->copy_thread, NULL);
-		run->copy_running = false;
-	}
 	if (r < 0)
 		return r;
+	copy_in(run);
 	if (run->copy_result < 0) {
 		sbx_error_replace(err, run->copy_result, "copying the starting files in: %s",
 				  sbx_error_message(&run->copy_err));
@@ -1056,8 +1047,6 @@ void sbx_run_free(sbx_run *run)
 {
 	if (!run)
 		return;
-	if (run->copy_running)
-		pthread_join(run->copy_thread, NULL);
 	if (run->agent_started && run->agent.pid > 0)
 		sbx_agent__stop(&run->agent, 500);
 	sbx_relay_free(run->relay);

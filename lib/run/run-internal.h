@@ -55,11 +55,10 @@ struct sbx_run {
 	/* Which status API the image's server has: an older image answers 404
 	 * on /control/status (then /v1/task/status, then /task/status). */
 	sbx_status_api status_api;
-	long status_version;  /* /control/status's version last seen; -1 before */
-	double start_done_ms; /* monotonic, when start returned */
-	pthread_t copy_thread;
-	bool copy_running;
-	bool oracle_in; /* the copy-in also placed the oracle's files */
+	long status_version;   /* /control/status's version last seen; -1 before */
+	double start_done_ms;  /* monotonic, when start returned */
+	bool files_by_backend; /* the server has no PUT /control/files (an older image) */
+	bool oracle_in;	       /* the copy-in also placed the oracle's files */
 	int copy_result;
 	sbx_error copy_err;
 };
