@@ -64,6 +64,10 @@ static void help(void)
 	       "                      limits, not a GUI task) takes one; else it starts\n"
 	       "                      cold (counted in /metrics)\n"
 	       "  --fill-jobs N       warm sandboxes started at once (default 2)\n"
+	       "  --reuse N           a warm sandbox serves up to N episodes (default 1:\n"
+	       "                      single use), reset in place between two by PID 1\n"
+	       "                      and checked; one whose reset fails or finds\n"
+	       "                      anything is removed (docs/serve.md, \"Reuse\")\n"
 	       "  --idle-ttl S        a warm sandbox unclaimed S seconds is replaced\n"
 	       "                      (default 600); its PID 1 ends it by itself after\n"
 	       "                      S + --max-timeout + 60 s, so a killed service leaves\n"
@@ -99,6 +103,7 @@ static cli_engine_arg arg_eargs[CLI_MAX_ENGINES];
 static const char *arg_engines[CLI_MAX_ENGINES];
 static size_t arg_n_eargs;
 static long arg_stop_grace_s;
+static const char *arg_reuse;
 static const char *arg_pool, *arg_fill_jobs, *arg_idle_ttl, *arg_max_episodes, *arg_max_timeout,
 	*arg_stop_grace;
 
@@ -160,6 +165,7 @@ static int parse_args(int argc, char **argv)
 		{"pool", .value = &arg_pool},
 		{"pool-image", .parse = parse_pool_image},
 		{"fill-jobs", .value = &arg_fill_jobs},
+		{"reuse", .value = &arg_reuse},
 		{"idle-ttl", .value = &arg_idle_ttl},
 		{"max-episodes", .value = &arg_max_episodes},
 		{"max-timeout", .value = &arg_max_timeout},
@@ -174,7 +180,7 @@ static int parse_args(int argc, char **argv)
 		{0},
 	};
 	const long week = 86400 * 7;
-	long pool, fill, ttl, max_eps, max_timeout;
+	long pool, fill, ttl, max_eps, max_timeout, reuse;
 	int r = cli_parse_options_only("serve", argc, argv, opts, help);
 
 	if (r <= 0)
@@ -185,12 +191,14 @@ static int parse_args(int argc, char **argv)
 	max_eps = number("max-episodes", arg_max_episodes, 1, week, 0);
 	max_timeout = number("max-timeout", arg_max_timeout, 1, week, 0);
 	arg_stop_grace_s = number("stop-grace", arg_stop_grace, 0, week, 10);
-	if (pool < 0 || fill < 0 || ttl < 0 || max_eps < 0 || max_timeout < 0 ||
+	reuse = number("reuse", arg_reuse, 1, 1000000, 1);
+	if (reuse < 0 || pool < 0 || fill < 0 || ttl < 0 || max_eps < 0 || max_timeout < 0 ||
 	    arg_stop_grace_s < 0)
 		return -EXIT_USAGE;
 	if (pool > 0)
 		arg_pools[arg_n_pools++] = (sbx_serve_pool_spec){SBX_IMAGE_SLIM, (unsigned)pool};
 	arg_so.fill_concurrency = (unsigned)fill;
+	arg_so.reuse = (uint32_t)reuse;
 	arg_so.idle_ttl_s = (uint32_t)ttl;
 	arg_so.max_episodes = (unsigned)max_eps;
 	arg_so.max_timeout_s = (uint32_t)max_timeout;

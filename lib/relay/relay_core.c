@@ -397,8 +397,13 @@ void sbx_relay_response_free(sbx_relay_response *resp)
 	memset(resp, 0, sizeof(*resp));
 }
 
-int sbx_relay_stream_get(sbx_stream *s, const char *path, int timeout_ms, int *status,
-			 sbx_error *err)
+static int append_body(const char *data, size_t n, void *userdata)
+{
+	return sbx_buf_append(userdata, data, n);
+}
+
+int sbx_relay_stream_request(sbx_stream *s, const char *method, const char *path, const char *body,
+			     size_t len, int timeout_ms, int *status, sbx_buf *out, sbx_error *err)
 {
 	_cleanup_(sbx_buf_free) sbx_buf head = SBX_BUF_INIT(HTTP_HEAD_MAX);
 	http_reader sr;
@@ -407,25 +412,38 @@ int sbx_relay_stream_get(sbx_stream *s, const char *path, int timeout_ms, int *s
 
 	*status = 0;
 	k = sbx_buf_printf(&head,
-			   "GET %s HTTP/1.1\r\nHost: localhost\r\nUser-Agent: sandboxctl\r\n"
-			   "Connection: keep-alive\r\n\r\n",
-			   path);
+			   "%s %s HTTP/1.1\r\nHost: localhost\r\nUser-Agent: sandboxctl\r\n"
+			   "Connection: keep-alive\r\n",
+			   method, path);
+	if (k >= 0 && body)
+		k = sbx_buf_printf(
+			&head, "Content-Type: application/json\r\nContent-Length: %zu\r\n", len);
+	if (k >= 0)
+		k = sbx_buf_puts(&head, "\r\n");
 	if (k < 0)
 		return sbx_error_set(err, k, "request head too large");
 	k = sbx_stream_write(s, head.data, head.len);
+	if (k >= 0 && body && len)
+		k = sbx_stream_write(s, body, len);
 	if (k < 0)
-		return sbx_error_set(err, k, "GET %s: %s", path, strerror(-k));
+		return sbx_error_set(err, k, "%s %s: %s", method, path, strerror(-k));
 	http_reader_init(&sr, s, timeout_ms);
 	sr.until = timeout_ms > 0 ? sbx_now_ms() + timeout_ms : 0;
 	k = http_read_head(&sr, &resp, false, err);
 	if (k < 0)
 		return k;
 	*status = resp.status;
-	k = http_response_bodyless("GET", resp.status)
+	k = http_response_bodyless(method, resp.status)
 		    ? 0
-		    : http_relay_body(&sr, &resp, true, NULL, NULL, NULL, err);
+		    : http_relay_body(&sr, &resp, true, NULL, out ? append_body : NULL, out, err);
 	if (k >= 0)
-		k = stream_reusable(&sr, &resp, "GET");
+		k = stream_reusable(&sr, &resp, method);
 	http_head_free(&resp);
 	return k;
+}
+
+int sbx_relay_stream_get(sbx_stream *s, const char *path, int timeout_ms, int *status,
+			 sbx_error *err)
+{
+	return sbx_relay_stream_request(s, "GET", path, NULL, 0, timeout_ms, status, NULL, err);
 }

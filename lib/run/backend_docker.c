@@ -32,6 +32,7 @@ typedef struct docker_backend {
 	pthread_mutex_t lock;
 	char *host;	/* NULL: $DOCKER_HOST; the stream connection goes to the same engine */
 	bool published; /* the server listens on a port bound on the host's loopback */
+	bool reuse;	/* reset in place: bridges reconnect across a server restart */
 	/*
 	 * prewarm: bridge streams, each used once: the readiness check's (kept
 	 * by the relay, then carrying the task's files) and the relay's warm
@@ -220,6 +221,8 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 	env[ne++] = "SANDBOX_RUN_DIR=/run/sandbox";
 	env[ne++] = "SANDBOX_SOCKET=" SBX_SANDBOX_SOCKET;
 	env[ne++] = spec->published ? "SANDBOX_NETWORK=published" : "SANDBOX_NETWORK=none";
+	if (spec->reuse)
+		env[ne++] = "SANDBOX_REUSE=1";
 	/* gVisor: the engine's pids limit counts the Sentry's host tasks (several per
 	 * guest process), so the sandbox's own process limit is what stops a fork bomb. */
 	if (runsc) {
@@ -279,6 +282,7 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 		o.network_disabled = true;
 	}
 	db->published = spec->published;
+	db->reuse = spec->reuse;
 
 	r = sbx_docker_container_create(db->d, &o, &id, err);
 	if (r < 0)
@@ -400,7 +404,8 @@ static int open_bridge(docker_backend *db, sbx_stream **out, sbx_error *err)
 	int r;
 
 	o.user = EXEC_USER;
-	o.cmd = (const char *const[]){"sandbox-bridge", SBX_SANDBOX_SOCKET, NULL};
+	o.cmd = db->reuse ? (const char *const[]){"sandbox-bridge", "-r", SBX_SANDBOX_SOCKET, NULL}
+			  : (const char *const[]){"sandbox-bridge", SBX_SANDBOX_SOCKET, NULL};
 	o.attach_stdin = true;
 	pthread_mutex_lock(&db->lock);
 	r = open_locked_conn(db, err);

@@ -317,6 +317,16 @@ static int open_stream(sbx_stream **out, void *userdata, sbx_error *err)
 	return run->backend->ops->open_stream(run->backend, out, err);
 }
 
+static void give_back_stream(sbx_stream *s, void *userdata)
+{
+	sbx_run *run = userdata;
+
+	if (run->backend)
+		run->backend->ops->keep_stream(run->backend, s);
+	else
+		sbx_stream_close(s);
+}
+
 static void copy_in(sbx_run *run)
 {
 	double t = sbx_now_msf();
@@ -458,6 +468,10 @@ static int open_relay(sbx_run *run, sbx_error *err)
 	ro.port = run->o.port;
 	ro.open = open_stream;
 	ro.open_userdata = run;
+	/* A sandbox with episodes left keeps its bridges for the next one. */
+	if (run->res.warm && run->warm_info.reuse > run->res.reused + 1 &&
+	    run->backend->ops->keep_stream)
+		ro.give_back = give_back_stream;
 	ro.transcript_path = transcript;
 	/* Published mode made it before create: the server checks the same one. */
 	r = run->token[0] ? 0 : new_token(run->token, err);
@@ -707,6 +721,13 @@ int sbx_run_launch_warm(sbx_run *run, sbx_warm *w, sbx_error *err)
 		sbx_run__set_infra(run, "engine", err);
 		return r;
 	}
+	run->warm_info = *sbx_warm_get_info(w);
+	run->res.reused = run->warm_info.reused;
+	run->res.reset_ms = run->warm_info.reset_ms;
+	run->res.reset_kill_ms = run->warm_info.reset_kill_ms;
+	run->res.reset_agent_ms = run->warm_info.reset_agent_ms;
+	run->res.reset_clean_ms = run->warm_info.reset_clean_ms;
+	run->res.reset_verify_ms = run->warm_info.reset_verify_ms;
 	run->backend = sbx_warm__take_backend(w);
 	run->res.warm = true;
 	run->res.backend = strdup(run->backend->ops->name);
@@ -962,6 +983,11 @@ int sbx_run_finish(sbx_run *run, sbx_run_end end, sbx_error *err)
 	if (run->backend && run->backend->id) {
 		if (run->o.keep) {
 			run->res.kept = true;
+		} else if (alive && !run->res.error && end != SBX_END_INTERRUPTED &&
+			   end != SBX_END_SANDBOX_DIED && run->res.warm &&
+			   run->res.reused + 1 < run->warm_info.reuse &&
+			   !(run->o.interrupted && *run->o.interrupted)) {
+			sbx_run__reset_in_place(run);
 		} else {
 			sbx_error de = SBX_ERROR_INIT;
 
@@ -1049,6 +1075,7 @@ void sbx_run_free(sbx_run *run)
 		return;
 	if (run->agent_started && run->agent.pid > 0)
 		sbx_agent__stop(&run->agent, 500);
+	sbx_warm_free(run->kept_warm);
 	sbx_relay_free(run->relay);
 	if (run->backend) {
 		if (run->backend->id && !run->o.keep)
@@ -1058,10 +1085,10 @@ void sbx_run_free(sbx_run *run)
 	sbx_task_free(run->task);
 	sbx_free_all(run->url, run->connection, run->owner, run->res.run_id, run->res.run_dir,
 		     run->unix_socket, run->res.task, run->res.error, run->res.error_kind,
-		     run->res.agent, run->res.agent_tail, run->res.image, run->res.image_id,
-		     run->res.sandbox_id, run->res.backend, run->res.published, run->res.endpoint,
-		     run->res.grade.report_text, run->res.grade.report_json, run->res.grade.error,
-		     run->res.trajectory_error);
+		     run->res.reset_found, run->res.agent, run->res.agent_tail, run->res.image,
+		     run->res.image_id, run->res.sandbox_id, run->res.backend, run->res.published,
+		     run->res.endpoint, run->res.grade.report_text, run->res.grade.report_json,
+		     run->res.grade.error, run->res.trajectory_error);
 	sbx_provenance_clear(&run->res.provenance);
 	free(run);
 }

@@ -48,8 +48,11 @@ typedef struct sbx_sandbox_spec {
 	bool engine_seccomp; /* the engine's default seccomp profile instead of ours */
 	uint64_t workspace_bytes, tmp_bytes, run_bytes; /* tmpfs sizes */
 	bool gui;					/* the task needs the display */
-	bool published;		/* --network published: server port bound on host loopback */
-	bool test;		/* label the sandbox as a test object */
+	bool published; /* --network published: server port bound on host loopback */
+	bool test;	/* label the sandbox as a test object */
+	/* Several episodes, reset in place between them (SANDBOX_REUSE=1; bridges reconnect
+	 * when the server restarts, sandbox-bridge -r). */
+	bool reuse;
 	const char *const *env; /* extra "KEY=value", NULL-terminated, may be NULL */
 } sbx_sandbox_spec;
 

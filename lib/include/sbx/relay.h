@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sbx/buf.h"
 #include "sbx/error.h"
 #include "sbx/stream.h"
 
@@ -63,6 +64,12 @@ typedef struct sbx_relay_opts {
 	 * a unix socket); the token still is.
 	 */
 	const char *unix_path;
+	/*
+	 * When set, sbx_relay_free hands its idle pooled streams (usable, no
+	 * exchange in flight) to give_back instead of closing them: a sandbox
+	 * reused for another episode keeps its bridges (an exec each).
+	 */
+	void (*give_back)(sbx_stream *s, void *userdata);
 } sbx_relay_opts;
 
 #define SBX_RELAY_OPTS_INIT                                                                        \
@@ -107,6 +114,13 @@ void sbx_relay_response_free(sbx_relay_response *resp);
  */
 int sbx_relay_stream_get(sbx_stream *s, const char *path, int timeout_ms, int *status,
 			 sbx_error *err);
+
+/*
+ * As sbx_relay_stream_get, any method, with a body (NULL: none) and the
+ * answer's body appended to out (NULL: dropped; capped by out's own cap).
+ */
+int sbx_relay_stream_request(sbx_stream *s, const char *method, const char *path, const char *body,
+			     size_t len, int timeout_ms, int *status, sbx_buf *out, sbx_error *err);
 
 /*
  * Sends one request from the host itself (readiness and status probes, the

@@ -56,6 +56,8 @@ typedef struct sbx_serve_opts {
 	const char *token;  /* NULL: 128 random bits, hex */
 	/* The OCI runtime of every sandbox, warm or cold (e.g. "runsc"); NULL: the engine's. */
 	const char *runtime;
+	/* --reuse N: episodes per warm sandbox, reset in place between them (0, 1: one). */
+	uint32_t reuse;
 	/* Set (by a second signal) to cut sbx_serve_drain's grace short; may be NULL. */
 	const volatile sig_atomic_t *hurry;
 } sbx_serve_opts;
