@@ -64,6 +64,8 @@ static void help(void)
 	       "                      limits, not a GUI task) takes one; else it starts\n"
 	       "                      cold (counted in /metrics)\n"
 	       "  --fill-jobs N       warm sandboxes started at once (default 2)\n"
+	       "  --image REF         every episode's image (default: the task's, slim or\n"
+	       "                      full); --pool N keeps N of it\n"
 	       "  --reuse N           a warm sandbox serves up to N episodes (default 1:\n"
 	       "                      single use), reset in place between two by PID 1\n"
 	       "                      and checked; one whose reset fails or finds\n"
@@ -166,6 +168,7 @@ static int parse_args(int argc, char **argv)
 		{"pool-image", .parse = parse_pool_image},
 		{"fill-jobs", .value = &arg_fill_jobs},
 		{"reuse", .value = &arg_reuse},
+		{"image", .value = &arg_so.image},
 		{"idle-ttl", .value = &arg_idle_ttl},
 		{"max-episodes", .value = &arg_max_episodes},
 		{"max-timeout", .value = &arg_max_timeout},
@@ -196,7 +199,8 @@ static int parse_args(int argc, char **argv)
 	    arg_stop_grace_s < 0)
 		return -EXIT_USAGE;
 	if (pool > 0)
-		arg_pools[arg_n_pools++] = (sbx_serve_pool_spec){SBX_IMAGE_SLIM, (unsigned)pool};
+		arg_pools[arg_n_pools++] = (sbx_serve_pool_spec){
+			arg_so.image ? arg_so.image : SBX_IMAGE_SLIM, (unsigned)pool};
 	arg_so.fill_concurrency = (unsigned)fill;
 	arg_so.reuse = (uint32_t)reuse;
 	arg_so.idle_ttl_s = (uint32_t)ttl;

@@ -165,6 +165,7 @@ static int create(sbx_serve *s, const char *body, size_t len, char **out)
 	ro.task = req.task;
 	ro.tasks_dir = s->o.tasks_dir;
 	ro.runs_dir = s->o.runs_dir;
+	ro.image = s->o.image;
 	ro.timeout_s = req.timeout_s;
 	ro.seeded = req.seeded;
 	ro.seed = req.seed;

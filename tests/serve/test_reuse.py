@@ -20,6 +20,9 @@ Usage: test_reuse.py CASE   (carryover, retire, leak)
              episode gets a fresh sandbox.
   leak       $SBX_REUSE_EPISODES (default 50) episodes on one sandbox: the
              service's fds, threads and RSS stay flat, every reset is clean.
+
+$SBX_TEST_SLIM_IMAGE (default sandboxctl/sandbox-slim:latest) is the image
+(serve --image): --reuse needs one built from this tree.
 """
 import json
 import os
@@ -279,10 +282,11 @@ CASES = {
 
 
 def run_case():
+    T.SLIM = os.environ.get("SBX_TEST_SLIM_IMAGE") or T.SLIM
     if os.environ.get("SBX_RUN_TEST_IMAGE") != "real" or not T.image_exists(T.SLIM):
         raise Skip("needs SBX_RUN_TEST_IMAGE=real and %s" % T.SLIM)
     fn, args = CASES[sys.argv[1]]
-    s = T.Service(*args)
+    s = T.Service(*(args + ["--image", T.SLIM]))
     try:
         fn(s)
     finally:

@@ -58,6 +58,8 @@ typedef struct sbx_serve_opts {
 	const char *runtime;
 	/* --reuse N: episodes per warm sandbox, reset in place between them (0, 1: one). */
 	uint32_t reuse;
+	/* --image: every episode's image (sbx_run_opts.image); NULL: the task's default. */
+	const char *image;
 	/* Set (by a second signal) to cut sbx_serve_drain's grace short; may be NULL. */
 	const volatile sig_atomic_t *hurry;
 } sbx_serve_opts;
