@@ -79,6 +79,10 @@ static void help(void)
 	       "                     DOCKER_CERT_PATH); URL#jobs=N gives it N slots (default\n"
 	       "                     --jobs). Each must have the image; one that fails 3\n"
 	       "                     times in a row is drained and its work re-queued\n"
+	       "  --reuse N          each job's sandbox serves up to N episodes, reset in\n"
+	       "                     place between two by PID 1 and checked (default 1:\n"
+	       "                     single use; GUI and published runs stay single use;\n"
+	       "                     docs/serve.md, \"Reuse\")\n"
 	       "  --retries N        extra attempts for an infra_error episode, with backoff\n"
 	       "                     (default %d); other statuses are results, never retried.\n"
 	       "                     More than 20%% infra errors in the last 20 attempts\n"
@@ -423,7 +427,7 @@ int cmd_sweep(int argc, char **argv)
 		"pass-at=",	 "jobs=",    "out=",	   "resume=",	 "retries=", "timeout=",
 		"image=",	 "memory=",  "cpus=",	   "pids=",	 "runtime=", "grace=",
 		"network=",	 "seccomp=", "tasks-dir=", "engine=",	 "tag=",     "stop-grace=",
-		"require-pass=", "json",     "quiet",	   "test-label", NULL,
+		"require-pass=", "json",     "quiet",	   "test-label", "reuse=",   NULL,
 	};
 	cli_longopts lo = {0};
 	_cleanup_(sbx_sweep_plan_freep) sbx_sweep_plan *p = calloc(1, sizeof(*p));
@@ -441,6 +445,7 @@ int cmd_sweep(int argc, char **argv)
 	sbx_sweep_opts so = SBX_SWEEP_OPTS_INIT;
 	sbx_run_opts limits = SBX_RUN_OPTS_INIT;
 	bool plan_given = false, retries_given = false;
+	long reuse = 1;
 	sbx_sweep_outcome outcome;
 	progress_ctx pc = {0};
 	uint64_t max_memory = 0;
@@ -514,6 +519,9 @@ int cmd_sweep(int argc, char **argv)
 			out_dir = strdup(optarg);
 		} else if (strcmp(name, "resume") == 0) {
 			resume = optarg;
+		} else if (strcmp(name, "reuse") == 0) {
+			if ((reuse = cli_option_long(name, optarg, 1, 1000000, NULL)) < 0)
+				goto done;
 		} else if (strcmp(name, "retries") == 0) {
 			if ((v = cli_option_long(name, optarg, 0, 100, NULL)) < 0)
 				goto done;
@@ -758,6 +766,7 @@ int cmd_sweep(int argc, char **argv)
 	so.progress = on_progress;
 	so.progress_userdata = &pc;
 	so.test_label = test_label;
+	so.reuse = (uint32_t)reuse;
 	if (sbx_sweep_execute(p, results, &so, &outcome, &err) < 0) {
 		cli_error("sweep: %s", sbx_error_message(&err));
 		rc = EXIT_ENGINE;

@@ -1038,6 +1038,45 @@ int sbx_run_finish(sbx_run *run, sbx_run_end end, sbx_error *err)
 	return sbx_rundir__write(run->res.run_dir, "result.json", json, strlen(json), err);
 }
 
+/*
+ * sweep --reuse: the slot's sandbox when it fits, else a new one made for
+ * reuse with this run's image and limits, else (GUI, published) a cold
+ * launch as always.
+ */
+static int launch_reused(sbx_run *run, const sbx_run_opts *opts, sbx_error *err)
+{
+	sbx_warm *w = TAKE_PTR(*opts->reuse_slot);
+	const sbx_run_limits *l = &run->res.limits;
+
+	if (w && !sbx_run_warm_fits(run, w))
+		sbx_warm_free(TAKE_PTR(w));
+	if (!w && !run->task->gui && !l->published && !l->engine_seccomp) {
+		sbx_warm_opts wo = SBX_WARM_OPTS_INIT;
+		sbx_error werr = SBX_ERROR_INIT;
+
+		wo.image = run->res.image;
+		wo.id = run->res.run_id;
+		wo.engine = opts->engine;
+		wo.ttl_s = l->timeout_s + l->grace_s + 60;
+		wo.test = opts->test;
+		wo.memory = l->memory;
+		wo.cpus = l->cpus;
+		wo.pids = l->pids;
+		wo.runtime = l->runtime[0] ? l->runtime : NULL;
+		wo.backend = opts->backend;
+		wo.backend_userdata = opts->backend_userdata;
+		wo.reuse = opts->reuse;
+		if (sbx_warm_new(&w, &wo, &werr) < 0) {
+			sbx_log_warning("reuse: %s; a single-use sandbox instead",
+					sbx_error_message(&werr));
+			w = NULL;
+		} else if (!sbx_run_warm_fits(run, w)) {
+			sbx_warm_free(TAKE_PTR(w));
+		}
+	}
+	return w ? sbx_run_launch_warm(run, w, err) : sbx_run_launch(run, err);
+}
+
 int sbx_run_execute(const sbx_run_opts *opts, sbx_run **out, sbx_error *err)
 {
 	_cleanup_(sbx_run_freep) sbx_run *run = NULL;
@@ -1053,7 +1092,8 @@ int sbx_run_execute(const sbx_run_opts *opts, sbx_run **out, sbx_error *err)
 	if (opts->interrupted && *opts->interrupted) {
 		/* Interrupted while preparing (a task's generator): no sandbox for it. */
 		end = SBX_END_INTERRUPTED;
-	} else if (sbx_run_launch(run, &lerr) < 0) {
+	} else if ((opts->reuse > 1 && opts->reuse_slot ? launch_reused(run, opts, &lerr)
+							: sbx_run_launch(run, &lerr)) < 0) {
 		bool stopped = opts->interrupted && *opts->interrupted;
 
 		/* Every launch failure reaches result.json: a step that did not record
@@ -1065,6 +1105,8 @@ int sbx_run_execute(const sbx_run_opts *opts, sbx_run **out, sbx_error *err)
 		end = sbx_run_wait(run);
 	}
 	r = sbx_run_finish(run, end, err);
+	if (opts->reuse > 1 && opts->reuse_slot)
+		*opts->reuse_slot = sbx_run_take_warm(run);
 	*out = TAKE_PTR(run);
 	return r < 0 ? r : 0;
 }

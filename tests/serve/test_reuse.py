@@ -20,12 +20,17 @@ Usage: test_reuse.py CASE   (carryover, retire, leak)
              episode gets a fresh sandbox.
   leak       $SBX_REUSE_EPISODES (default 50) episodes on one sandbox: the
              service's fds, threads and RSS stay flat, every reset is clean.
+  sweep      `sweep --reuse 100` over every non-GUI task with the oracle and a
+             null agent (`true`) gives the scores a single-use sweep gives
+             (oracle 1, null 0), its jobs' sandboxes served several episodes
+             each, and none is left.
 
 $SBX_TEST_SLIM_IMAGE (default sandboxctl/sandbox-slim:latest) is the image
 (serve --image): --reuse needs one built from this tree.
 """
 import json
 import os
+import subprocess
 import sys
 import time
 import urllib.error
@@ -274,10 +279,57 @@ def case_leak(s):
     s.stop_cleanly()
 
 
+def sweep_scores(image, out, *extra):
+    tasks = sorted(d for d in os.listdir(T.TASKS)
+                   if os.path.exists(os.path.join(T.TASKS, d, "task.yaml")) and
+                   not d.startswith("gui_"))
+    args = [T.SANDBOXCTL, "sweep", "--tasks-dir", T.TASKS, "--agent", "oracle", "--agent", "true",
+            "--jobs", "2", "--image", image, "--test-label", "--quiet", "--out", out]
+    for t in tasks:
+        args += ["--task", t]
+    p = subprocess.run(args + list(extra), capture_output=True, text=True, timeout=240)
+    if p.returncode not in (0, 1):
+        fail("sweep %s: exit %d: %s" % (extra, p.returncode, p.stderr[-2000:]))
+    with open(os.path.join(out, "results.jsonl")) as f:
+        rows = [json.loads(line) for line in f]
+    return tasks, {(r["task"], r["agent"]): (r["status"], r["score"]) for r in rows}, rows
+
+
+def case_sweep(_s):
+    import shutil
+    import tempfile
+    image = T.SLIM
+    d = tempfile.mkdtemp(prefix="sbx-reuse-sweep-")
+    try:
+        tasks, single, _ = sweep_scores(image, os.path.join(d, "single"))
+        _, reused, rows = sweep_scores(image, os.path.join(d, "reused"), "--reuse", "100")
+        if reused != single or len(single) != 2 * len(tasks):
+            fail("scores differ: single %s reused %s" % (single, reused))
+        for (task, agent), (status, score) in reused.items():
+            if (agent == "oracle") != (status == "pass" and score == 1):
+                fail("%s/%s: %s %s" % (task, agent, status, score))
+        served = {}
+        for r in rows:
+            with open(os.path.join(d, "reused", "runs", r["run_id"], "result.json")) as f:
+                sb = json.load(f)["sandbox"]
+            served.setdefault(sb["id"], []).append(sb.get("reused", 0))
+        if len(served) > 4 or max(len(v) for v in served.values()) < 3:
+            fail("the sweep's sandboxes were not reused: %s" % served)
+        for cid in served:
+            st, _ = T.engine("GET", "/containers/%s/json" % cid)
+            if st != 404:
+                fail("the sweep left its sandbox %s (HTTP %d)" % (cid[:12], st))
+        print("sweep --reuse: %d episodes on %d sandboxes, the same scores as single use" %
+              (len(rows), len(served)))
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
 CASES = {
     "carryover": (case_carryover, ["--pool", "1", "--reuse", "3"]),
     "retire": (case_retire, ["--pool", "1", "--reuse", "3"]),
     "leak": (case_leak, ["--pool", "1", "--reuse", "1000"]),
+    "sweep": (case_sweep, None),
 }
 
 
@@ -286,6 +338,9 @@ def run_case():
     if os.environ.get("SBX_RUN_TEST_IMAGE") != "real" or not T.image_exists(T.SLIM):
         raise Skip("needs SBX_RUN_TEST_IMAGE=real and %s" % T.SLIM)
     fn, args = CASES[sys.argv[1]]
+    if args is None:
+        fn(None)
+        return
     s = T.Service(*(args + ["--image", T.SLIM]))
     try:
         fn(s)

@@ -215,6 +215,16 @@ typedef struct sbx_run_opts {
 	void *on_ready_userdata;
 	/* sbx_run_execute: called once prepared, before launch (with on_ready_userdata). */
 	sbx_run_ready_fn on_prepared;
+	/*
+	 * sbx_run_execute with reuse > 1 (sweep --reuse N): *reuse_slot is the
+	 * previous episode's sandbox, reset clean (or NULL). It runs this episode
+	 * when it fits, else a new one is started for reuse (a GUI or published
+	 * run starts as always, single use); after the finish *reuse_slot holds
+	 * it again when it was reset clean with episodes left. The caller frees
+	 * what is left there (sbx_warm_free) when done.
+	 */
+	uint32_t reuse;
+	struct sbx_warm **reuse_slot;
 	/* Set (by a signal handler) to stop the run: the result says interrupted. */
 	const volatile sig_atomic_t *interrupted;
 	/* Seedable tasks: generate a fresh instance from this seed (recorded in result.json). */
