@@ -39,7 +39,7 @@ import urllib.request
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import test_serve_integration as T  # noqa: E402
-from itest import Skip, fail, run_main  # noqa: E402
+from itest import fail  # noqa: E402
 
 PLANT = r'''
 set -e
@@ -333,26 +333,12 @@ CASES = {
 }
 
 
-def run_case():
-    T.SLIM = os.environ.get("SBX_TEST_SLIM_IMAGE") or T.SLIM
-    if os.environ.get("SBX_RUN_TEST_IMAGE") != "real" or not T.image_exists(T.SLIM):
-        raise Skip("needs SBX_RUN_TEST_IMAGE=real and %s" % T.SLIM)
-    fn, args = CASES[sys.argv[1]]
-    if args is None:
-        fn(None)
-        return
-    s = T.Service(*(args + ["--image", T.SLIM]))
-    try:
-        fn(s)
-    finally:
-        s.cleanup()
-
-
 def main():
-    if len(sys.argv) != 2 or sys.argv[1] not in CASES:
-        sys.exit("usage: test_reuse.py {%s}" % ",".join(CASES))
-    run_main(run_case)
-    print("ok")
+    # test_serve_integration.py's runner: the image check, one service per case, its cleanup.
+    T.SLIM = os.environ.get("SBX_TEST_SLIM_IMAGE") or T.SLIM
+    T.CASES = {k: (fn, None if a is None else a + ["--image", T.SLIM], None)
+               for k, (fn, a) in CASES.items()}
+    T.main()
 
 
 if __name__ == "__main__":
