@@ -37,6 +37,18 @@ cli_command_fn cmd_build, cmd_run, cmd_sweep, cmd_serve, cmd_mcp, cmd_grade, cmd
  */
 int cmd_tasks__import(const char *path, const char *out, const char *id, unsigned flags);
 
+/*
+ * tasks new (cmd_tasks_new.c): a task scaffolded at name (a path when it has a
+ * '/', else in tasks_dir) whose files are in format (csv, ods, xlsx; NULL:
+ * csv); *stop set by a signal ends its generator; returns an exit code.
+ */
+int cmd_tasks__new(const char *name, const char *tasks_dir, const char *format,
+		   const volatile sig_atomic_t *stop);
+
+/* tasks (cmd_tasks.c): loads a task whose files are not made yet (tasks new, generate). */
+struct sbx_task;
+int cmd_tasks__load_unchecked(const char *name, struct sbx_task **out, sbx_error *err);
+
 /* Prints "sandboxctl: <msg>" on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -53,68 +65,70 @@ int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
 	       const struct option *longopts, int *idx);
 
 /*
- * One option of a command for cli_parse_options. Without a value (value and
- * parse both NULL) it sets *flag, and *also when that is set too; with one,
- * *value = the text, or parse(text), which prints why and returns < 0 when the
- * text is bad. short_name ('o' for -o) is optional.
+ * One row of a command's option table (libgit2's cli_opt_spec as the
+ * model): how the option parses and how --help shows it. A table ends with
+ * {0}.
+ *
+ * Parsing: without a value (value, parse and pass all NULL) the option sets
+ * *flag, and *also when that is set too. With one: *value = the text; or
+ * parse(text), which prints why and returns < 0 when the text is bad; or
+ * pass, for options handed on to another program: " --name text" appended
+ * to *pass (malloc'd), the text one word. *seen (optional) becomes true
+ * whenever the option is given. short_name ('o' for -o) is optional.
+ *
+ * --help (cli_print_options): usage is the left column ("--task NAME";
+ * NULL: "--name"), help the right one, lines separated by '\n', at column
+ * 21 (a row's column, when set, moves it for that row and those after);
+ * indent moves both right (an option that belongs to the one above). A row
+ * without help is not listed on its own: another row's text names it.
+ *
+ * Rows that are not options: {.text = "Usage: ..."} prints its text as it
+ * is (what comes before and after the options); {.heading = "What to
+ * run:"} prints a blank line and the heading; {.usage = ..., .help = ...}
+ * without a name is text in the two columns; {.include = table} stands for table's rows (a list
+ * several commands share) and, with .group (the separator: ", " or " "),
+ * lists their short_usage (else usage) together, wrapped, with help under
+ * them.
  */
 typedef struct cli_option {
 	const char *name;
 	char short_name;
-	bool *flag, *also;
+	bool *flag, *also, *seen;
 	const char **value;
 	int (*parse)(const char *text);
+	char **pass;
+	const char *usage, *short_usage, *help, *heading, *text;
+	unsigned indent, column;
+	const struct cli_option *include;
+	const char *group;
 } cli_option;
 
-/* The most options cli_parse_options takes (--help not counted). */
-#define CLI_MAX_OPTIONS 32
+/* The most options a command takes, counting included tables (--help not counted). */
+#define CLI_MAX_OPTIONS 64
+
+/* cli_parse's flags. */
+enum {
+	CLI_NO_ARGUMENTS = 1 << 0, /* an argument is a usage error */
+	CLI_IN_ORDER = 1 << 1,	   /* options end at the first argument (no permuting) */
+};
 
 /*
- * The whole option loop of a command: cli_getopt over opts (ended by {0}) and
- * --help/-h, which calls help(). Returns 1 to go on (optind at the first
- * argument), else minus the exit code: 0 after help, -EXIT_USAGE after a
- * usage error (printed). So: `if (r <= 0) return -r;`.
+ * The whole option loop of a command: cli_getopt over opts and --help/-h,
+ * which calls help(), or with help NULL prints opts (cli_print_options): the
+ * command's whole --help is its table. Returns 1 to go on (optind at the first argument),
+ * else minus the exit code: 0 after help, -EXIT_USAGE after a usage error
+ * (printed). So: `if (r <= 0) return -r;`.
  */
+int cli_parse(const char *cmd, int argc, char **argv, const cli_option *opts, void (*help)(void),
+	      unsigned flags);
+/* cli_parse without flags; and with CLI_NO_ARGUMENTS. */
 int cli_parse_options(const char *cmd, int argc, char **argv, const cli_option *opts,
 		      void (*help)(void));
-/* The same for a command that takes options only: an argument is a usage error. */
 int cli_parse_options_only(const char *cmd, int argc, char **argv, const cli_option *opts,
 			   void (*help)(void));
 
-/*
- * The options of a command with many, told apart by long name (see
- * cli_next_option): in opts, each answers CLI_OPT_LONG, --help 'h'.
- */
-#define CLI_OPT_LONG	 0x100
-#define CLI_MAX_LONGOPTS 64
-
-typedef struct cli_longopts {
-	struct option opts[CLI_MAX_LONGOPTS + 2]; /* the names, --help, {0} */
-	char names[CLI_MAX_LONGOPTS][32];
-	size_t n;
-} cli_longopts;
-
-/*
- * Appends names (ended by NULL) to l, which starts zeroed: "name" is a flag,
- * "name=" takes a value. So lists two commands share are written once.
- */
-void cli_longopts_add(cli_longopts *l, const char *const *names);
-
-/* cli_next_option's answer after --help: help() was called, exit EXIT_PASS. */
-#define CLI_OPT_HELP (-3)
-
-/*
- * The next option of a loop over l (set optind = 1 before the first call): 1
- * with *name its long name and optarg its value, 0 at the end of the options
- * (optind at the first argument), CLI_OPT_HELP after --help or -h (help()
- * called), CLI_OPT_ERROR after a usage error (printed). Options end at the
- * first argument.
- */
-int cli_next_option(const char *cmd, int argc, char **argv, const cli_longopts *l,
-		    void (*help)(void), const char **name);
-
-/* True when name is one of names (ended by NULL; a trailing '=' there is ignored). */
-bool cli_name_in(const char *name, const char *const *names);
+/* Prints opts' rows as --help lists them (see cli_option), on stdout. */
+void cli_print_options(const cli_option *opts);
 
 /* A decimal integer in [min, max] (min >= 0), the whole string; -1 when it is not one. */
 long cli_parse_long(const char *s, long min, long max);
@@ -143,11 +157,11 @@ void cli_count_stop_signal(volatile sig_atomic_t *count, const char *first, cons
 /* Global flags parsed by main before the command runs. */
 extern bool arg_verbose;
 
-/* The model agent's flags (cmd/llm_options.c), for cli_longopts_add: "model=", ... */
-extern const char *const cli_llm_options[];
-/* True for --model, --base-url, ... */
-bool cli_llm_is_option(const char *name);
-/* Appends " --NAME VALUE" to *extra (malloc'd); -1 with a message on a bad value. */
-int cli_llm_add_option(char **extra, const char *name, const char *value);
+/*
+ * The model agent's flags (cmd/llm_options.c): rows for a table, each
+ * passed on into cli_llm_extra (" --model X --base-url U ...").
+ */
+extern const cli_option cli_llm_options[];
+extern char *cli_llm_extra;
 /* *out = agent + extra when extra is set (agent must be "llm ..."), else NULL; -1 on misuse. */
 int cli_llm_agent(const char *agent, const char *extra, char **out);

@@ -13,61 +13,53 @@
 static bool arg_slim, arg_full, arg_quiet, arg_json, arg_force, arg_force_base, arg_registry;
 static const char *arg_mirror, *arg_suite, *arg_source_dir, *arg_tmp_dir;
 
-static void help(void)
-{
-	printf("Usage: sandboxctl build [--slim|--full|--all] [OPTIONS]\n\n"
-	       "Builds the sandbox image through the Docker Engine API, without a registry:\n"
-	       "Debian bases are made from this host's apt mirror with mmdebstrap (needs root\n"
-	       "or unprivileged user namespaces) and imported, then images/Dockerfile is built\n"
-	       "on top. Images are tagged <repo>:<hash> and <repo>:latest, the hash covering\n"
-	       "every input (Dockerfile, helpers, server sources, package lists, bases); an\n"
-	       "image whose hash exists is not built again.\n\n"
-	       "  --full             the full image (default): Xvfb and LibreOffice Calc\n"
-	       "                     (%s)\n"
-	       "  --slim             the slim image: server and Python only (%s)\n"
-	       "  --all              both\n"
-	       "  --force            build the image even when it is up to date (no cache)\n"
-	       "  --force-base       also make the Debian bases again (e.g. for mirror updates)\n"
-	       "  --registry-base    build FROM debian:bookworm-slim (the engine pulls it)\n"
-	       "                     instead of making bases with mmdebstrap\n"
-	       "  --mirror URL|FILE  Debian mirror URL or apt sources file for mmdebstrap\n"
-	       "                     (default: $SBX_DEBIAN_MIRROR, else the host's\n"
-	       "                     /etc/apt/sources.list.d/debian.sources)\n"
-	       "  --suite NAME       Debian suite (default bookworm)\n"
-	       "  --source-dir DIR   the sandboxctl source tree (default: $SBX_SOURCE_ROOT,\n"
-	       "                     else the tree this program was built from)\n"
-	       "  --tmp-dir DIR      where base tarballs are written (default $TMPDIR or "
-	       "/var/tmp)\n"
-	       "  --quiet            print only the image references\n"
-	       "  --json             JSON lines on stdout: one per event, one result per image\n"
-	       "                     (the last, \"event\":\"result\", has ref, id, inputs_hash,\n"
-	       "                     built, bases_built, size, seconds)\n"
-	       "  -h, --help         this text\n\n"
-	       "Progress goes to stderr: phases and build steps; every line of the engine's\n"
-	       "and mmdebstrap's output with 'sandboxctl --verbose build'.\n\n"
-	       "Exit status: 0 built or up to date, 2 usage or a bad source tree, 3 engine or\n"
-	       "build failure.\n",
-	       SBX_IMAGE_REPO_FULL, SBX_IMAGE_REPO_SLIM);
-}
+static const cli_option build_options[] = {
+	{.text = "Usage: sandboxctl build [--slim|--full|--all] [OPTIONS]\n\n"
+		 "Builds the sandbox image through the Docker Engine API, without a registry:\n"
+		 "Debian bases are made from this host's apt mirror with mmdebstrap (needs root\n"
+		 "or unprivileged user namespaces) and imported, then images/Dockerfile is built\n"
+		 "on top. Images are tagged <repo>:<hash> and <repo>:latest, the hash covering\n"
+		 "every input (Dockerfile, helpers, server sources, package lists, bases); an\n"
+		 "image whose hash exists is not built again.\n\n"},
+	{"full", .flag = &arg_full,
+	 .help = "the full image (default): Xvfb and LibreOffice Calc\n(" SBX_IMAGE_REPO_FULL ")"},
+	{"slim", .flag = &arg_slim,
+	 .help = "the slim image: server and Python only (" SBX_IMAGE_REPO_SLIM ")"},
+	{"all", .flag = &arg_slim, .also = &arg_full, .help = "both"},
+	{"force", .flag = &arg_force,
+	 .help = "build the image even when it is up to date (no cache)"},
+	{"force-base", .flag = &arg_force_base, .also = &arg_force,
+	 .help = "also make the Debian bases again (e.g. for mirror updates)"},
+	{"registry-base", .flag = &arg_registry,
+	 .help = "build FROM debian:bookworm-slim (the engine pulls it)\n"
+		 "instead of making bases with mmdebstrap"},
+	{"mirror", .value = &arg_mirror, .usage = "--mirror URL|FILE",
+	 .help = "Debian mirror URL or apt sources file for mmdebstrap\n"
+		 "(default: $SBX_DEBIAN_MIRROR, else the host's\n"
+		 "/etc/apt/sources.list.d/debian.sources)"},
+	{"suite", .value = &arg_suite, .usage = "--suite NAME",
+	 .help = "Debian suite (default bookworm)"},
+	{"source-dir", .value = &arg_source_dir, .usage = "--source-dir DIR",
+	 .help = "the sandboxctl source tree (default: $SBX_SOURCE_ROOT,\n"
+		 "else the tree this program was built from)"},
+	{"tmp-dir", .value = &arg_tmp_dir, .usage = "--tmp-dir DIR",
+	 .help = "where base tarballs are written (default $TMPDIR or /var/tmp)"},
+	{"quiet", 'q', .flag = &arg_quiet, .help = "print only the image references"},
+	{"json", .flag = &arg_json,
+	 .help = "JSON lines on stdout: one per event, one result per image\n"
+		 "(the last, \"event\":\"result\", has ref, id, inputs_hash,\n"
+		 "built, bases_built, size, seconds)"},
+	{.usage = "-h, --help", .help = "this text"},
+	{.text = "\nProgress goes to stderr: phases and build steps; every line of the engine's\n"
+		 "and mmdebstrap's output with 'sandboxctl --verbose build'.\n\n"
+		 "Exit status: 0 built or up to date, 2 usage or a bad source tree, 3 engine or\n"
+		 "build failure.\n"},
+	{0},
+};
 
 static int parse_args(int argc, char **argv)
 {
-	static const cli_option opts[] = {
-		{"slim", .flag = &arg_slim},
-		{"full", .flag = &arg_full},
-		{"all", .flag = &arg_slim, .also = &arg_full},
-		{"quiet", 'q', .flag = &arg_quiet},
-		{"json", .flag = &arg_json},
-		{"force", .flag = &arg_force},
-		{"force-base", .flag = &arg_force_base, .also = &arg_force},
-		{"registry-base", .flag = &arg_registry},
-		{"mirror", .value = &arg_mirror},
-		{"suite", .value = &arg_suite},
-		{"source-dir", .value = &arg_source_dir},
-		{"tmp-dir", .value = &arg_tmp_dir},
-		{0},
-	};
-	int r = cli_parse_options_only("build", argc, argv, opts, help);
+	int r = cli_parse_options_only("build", argc, argv, build_options, NULL);
 
 	if (r > 0 && !arg_slim && !arg_full)
 		arg_full = true;

@@ -43,43 +43,32 @@ static void check(report *rep, int status, const char *name, const char *detail,
 		printf("      %-16s fix: %s\n", "", fix);
 }
 
-static void help(void)
-{
-	printf("Usage: sandboxctl doctor [--json]\n"
-	       "\n"
-	       "Checks that the Docker engine is reachable and ready for sandboxes, and\n"
-	       "says how to fix each check that fails:\n"
-	       "  engine      reachable at $DOCKER_HOST (default unix:///var/run/docker.sock)\n"
-	       "  api         the negotiated Engine API version (%s or newer needed)\n"
-	       "  server      engine version, OS/architecture, kernel, distribution\n"
-	       "  storage     storage driver\n"
-	       "  runtimes    registered OCI runtimes, whether gVisor (runsc) is one and\n"
-	       "              has --oci-seccomp (without it the seccomp profile is ignored)\n"
-	       "  cgroups     cgroup version and driver\n"
-	       "  security    seccomp, rootless mode\n"
-	       "  image:full  %s (label %s=%s)\n"
-	       "  image:slim  %s (label %s=%s)\n"
-	       "\n"
-	       "Options:\n"
-	       "  --json      one JSON object on stdout: {\"ok\", \"engine\", \"images\", "
-	       "\"checks\"}\n"
-	       "  -h, --help  show this help\n"
-	       "\n"
-	       "Exit status: 0 ready (warnings allowed), 2 usage, 3 the engine is unreachable\n"
-	       "or a check failed. An unreachable engine gives one line on stderr.\n",
-	       SBX_DOCKER_API_MIN, SBX_IMAGE_FULL, SBX_LABEL_IMAGE, SBX_IMAGE_FLAVOUR_FULL,
-	       SBX_IMAGE_SLIM, SBX_LABEL_IMAGE, SBX_IMAGE_FLAVOUR_SLIM);
-}
-
-static int parse_args(int argc, char **argv)
-{
-	static const cli_option opts[] = {
-		{"json", .flag = &arg_json},
-		{0},
-	};
-
-	return cli_parse_options_only("doctor", argc, argv, opts, help);
-}
+static const cli_option doctor_options[] = {
+	{.text = "Usage: sandboxctl doctor [--json]\n"
+		 "\n"
+		 "Checks that the Docker engine is reachable and ready for sandboxes, and\n"
+		 "says how to fix each check that fails:\n"
+		 "  engine      reachable at $DOCKER_HOST (default unix:///var/run/docker.sock)\n"
+		 "  api         the negotiated Engine API version (" SBX_DOCKER_API_MIN
+		 " or newer needed)\n"
+		 "  server      engine version, OS/architecture, kernel, distribution\n"
+		 "  storage     storage driver\n"
+		 "  runtimes    registered OCI runtimes, whether gVisor (runsc) is one and\n"
+		 "              has --oci-seccomp (without it the seccomp profile is ignored)\n"
+		 "  cgroups     cgroup version and driver\n"
+		 "  security    seccomp, rootless mode\n"
+		 "  image:full  " SBX_IMAGE_FULL " (label " SBX_LABEL_IMAGE
+		 "=" SBX_IMAGE_FLAVOUR_FULL ")\n"
+		 "  image:slim  " SBX_IMAGE_SLIM " (label " SBX_LABEL_IMAGE
+		 "=" SBX_IMAGE_FLAVOUR_SLIM ")\n"},
+	{.heading = "Options:", .column = 14},
+	{"json", .flag = &arg_json,
+	 .help = "one JSON object on stdout: {\"ok\", \"engine\", \"images\", \"checks\"}"},
+	{.usage = "-h, --help", .help = "show this help"},
+	{.text = "\nExit status: 0 ready (warnings allowed), 2 usage, 3 the engine is unreachable\n"
+		 "or a check failed. An unreachable engine gives one line on stderr.\n"},
+	{0},
+};
 
 /*
  * Where runsc is installed on this host ($PATH, then /usr/bin and
@@ -252,7 +241,7 @@ int cmd_doctor(int argc, char **argv)
 	cJSON *engine = NULL, *images = NULL;
 	int r;
 
-	r = parse_args(argc, argv);
+	r = cli_parse_options_only("doctor", argc, argv, doctor_options, NULL);
 	if (r <= 0)
 		return -r;
 	if (arg_json) {

@@ -18,32 +18,6 @@ static bool arg_dry_run;
 static const char *arg_run_id;
 static long long arg_older_than = -1; /* seconds; -1: not given */
 
-static void help(void)
-{
-	printf("Usage: sandboxctl gc [--older-than DURATION] [--run-id ID] [--dry-run] [--json]\n"
-	       "\n"
-	       "Removes sandboxes (containers labelled %s) that are left behind:\n"
-	       "  - whose owning process (label %s, \"host:pid:start-time\") is gone,\n"
-	       "    on this host: a reused pid is recognised by its start time;\n"
-	       "  - with --older-than, also any sandbox created longer ago than DURATION,\n"
-	       "    whether its owner is alive or not.\n"
-	       "Sandboxes owned by another host are removed only by --older-than.\n"
-	       "Removal is forced (a running sandbox is killed) and takes its anonymous\n"
-	       "volumes. Running gc again is harmless: what is already gone is not an error.\n"
-	       "\n"
-	       "Options:\n"
-	       "  --older-than DURATION  e.g. 90s, 30m, 2h, 1d, 1h30m (a bare number is seconds)\n"
-	       "  --run-id ID            only the sandbox of that run\n"
-	       "  --dry-run              print what would be removed, remove nothing\n"
-	       "  --json                 one JSON array on stdout, one object per sandbox acted "
-	       "on\n"
-	       "  -h, --help             show this help\n"
-	       "\n"
-	       "Exit status: 0 success (also when nothing was left), 2 usage, 3 engine error\n"
-	       "or a sandbox that could not be removed.\n",
-	       SBX_LABEL_RUN_ID, SBX_LABEL_OWNER);
-}
-
 /* "1h30m", "90s", "2d", "45" -> seconds; -1 when malformed. */
 static long long parse_duration(const char *s)
 {
@@ -102,18 +76,32 @@ static int parse_older_than(const char *text)
 	return 0;
 }
 
-static int parse_args(int argc, char **argv)
-{
-	static const cli_option opts[] = {
-		{"json", .flag = &arg_json},
-		{"dry-run", .flag = &arg_dry_run},
-		{"older-than", .parse = parse_older_than},
-		{"run-id", .value = &arg_run_id},
-		{0},
-	};
-
-	return cli_parse_options_only("gc", argc, argv, opts, help);
-}
+static const cli_option gc_options[] = {
+	{.text = "Usage: sandboxctl gc [--older-than DURATION] [--run-id ID] [--dry-run] [--json]\n"
+		 "\n"
+		 "Removes sandboxes (containers labelled " SBX_LABEL_RUN_ID
+		 ") that are left behind:\n"
+		 "  - whose owning process (label " SBX_LABEL_OWNER
+		 ", \"host:pid:start-time\") is gone,\n"
+		 "    on this host: a reused pid is recognised by its start time;\n"
+		 "  - with --older-than, also any sandbox created longer ago than DURATION,\n"
+		 "    whether its owner is alive or not.\n"
+		 "Sandboxes owned by another host are removed only by --older-than.\n"
+		 "Removal is forced (a running sandbox is killed) and takes its anonymous\n"
+		 "volumes. Running gc again is harmless: what is already gone is not an error.\n"},
+	{.heading = "Options:", .column = 25},
+	{"older-than", .parse = parse_older_than, .usage = "--older-than DURATION",
+	 .help = "e.g. 90s, 30m, 2h, 1d, 1h30m (a bare number is seconds)"},
+	{"run-id", .value = &arg_run_id, .usage = "--run-id ID",
+	 .help = "only the sandbox of that run"},
+	{"dry-run", .flag = &arg_dry_run, .help = "print what would be removed, remove nothing"},
+	{"json", .flag = &arg_json,
+	 .help = "one JSON array on stdout, one object per sandbox acted on"},
+	{.usage = "-h, --help", .help = "show this help"},
+	{.text = "\nExit status: 0 success (also when nothing was left), 2 usage, 3 engine error\n"
+		 "or a sandbox that could not be removed.\n"},
+	{0},
+};
 
 /* Why c should go, or NULL to keep it. */
 static const char *reason_to_remove(const sbx_docker_container *c, long long now)
@@ -136,7 +124,7 @@ int cmd_gc(int argc, char **argv)
 	long long now = (long long)time(NULL);
 	int r, failed = 0;
 
-	r = parse_args(argc, argv);
+	r = cli_parse_options_only("gc", argc, argv, gc_options, NULL);
 	if (r > 0)
 		r = cli_sandboxes_list("gc", arg_run_id, &sb);
 	if (r <= 0)

@@ -23,46 +23,6 @@ static bool arg_json;
 static long arg_max_lines = 20;
 static double arg_pass_threshold = NAN;
 
-static void help(void)
-{
-	printf("Usage: sandboxctl grade --task NAME [options] OUTPUT\n"
-	       "       sandboxctl grade --oracle ORACLE [--config GRADING.yaml] [options] OUTPUT\n"
-	       "\n"
-	       "Grades a spreadsheet (ODS, XLSX or CSV) cell by cell against an oracle and\n"
-	       "prints PASS, PARTIAL or FAIL with the matched/graded cell count and one line\n"
-	       "per mismatch, e.g.\n"
-	       "  Sheet1!D5: expected=2167.61, got=2100 (numeric mismatch: diff=67.61, "
-	       "tolerance=0.01)\n"
-	       "\n"
-	       "With --task, the task's oracle and grading configuration are used; OUTPUT is\n"
-	       "the output file, or the directory holding the task's outputs (needed when\n"
-	       "the task has several). With --oracle, OUTPUT is graded against ORACLE under\n"
-	       "GRADING.yaml (the keys of a task's grading: section; see tasks/README.md),\n"
-	       "or the defaults: tolerance 0.01, trimmed text, empty oracle cells skipped,\n"
-	       "pass only when every graded cell matches.\n"
-	       "\n"
-	       "Options:\n"
-	       "  --task NAME|PATH       task name (in the tasks directory) or task path\n"
-	       "  --tasks-dir DIR        tasks directory (default: $SBX_TASKS_DIR, else\n"
-	       "                         ./tasks, else the installed tasks)\n"
-	       "  --oracle FILE          oracle workbook (instead of --task)\n"
-	       "  --config FILE          standalone grading.yaml (with --oracle)\n"
-	       "  --pass-threshold X     pass when the score is >= X (0..1), for every case\n"
-	       "  --max-lines N          mismatch lines shown per case (default 20; 0: none)\n"
-	       "  --json                 print the full JSON report instead of text\n"
-	       "  -h, --help             show this help\n"
-	       "\n"
-	       "Status: PASS when score >= pass threshold; FAIL when nothing matched, the\n"
-	       "score is below the fail threshold, the output is not a readable workbook,\n"
-	       "or a sheet is missing under missing_sheet: fail; PARTIAL otherwise. With\n"
-	       "several cases, PASS when all pass, FAIL when all fail.\n"
-	       "\n"
-	       "Exit status: 0 passed, 1 graded but not passed, 2 usage error or bad input\n"
-	       "(unknown task, invalid configuration, unreadable oracle, a missing output:\n"
-	       "OUTPUT itself, or a task's output file absent from the OUTPUT directory;\n"
-	       "nothing is graded then).\n");
-}
-
 static int parse_max_lines(const char *text)
 {
 	arg_max_lines = cli_parse_long(text, 0, LONG_MAX);
@@ -87,19 +47,55 @@ static int parse_pass_threshold(const char *text)
 	return 0;
 }
 
+static const cli_option grade_options[] = {
+	{.text = "Usage: sandboxctl grade --task NAME [options] OUTPUT\n"
+		 "       sandboxctl grade --oracle ORACLE [--config GRADING.yaml] [options] "
+		 "OUTPUT\n"
+		 "\n"
+		 "Grades a spreadsheet (ODS, XLSX or CSV) cell by cell against an oracle and\n"
+		 "prints PASS, PARTIAL or FAIL with the matched/graded cell count and one line\n"
+		 "per mismatch, e.g.\n"
+		 "  Sheet1!D5: expected=2167.61, got=2100 (numeric mismatch: diff=67.61, "
+		 "tolerance=0.01)\n"
+		 "\n"
+		 "With --task, the task's oracle and grading configuration are used; OUTPUT is\n"
+		 "the output file, or the directory holding the task's outputs (needed when\n"
+		 "the task has several). With --oracle, OUTPUT is graded against ORACLE under\n"
+		 "GRADING.yaml (the keys of a task's grading: section; see tasks/README.md),\n"
+		 "or the defaults: tolerance 0.01, trimmed text, empty oracle cells skipped,\n"
+		 "pass only when every graded cell matches.\n"},
+	{.heading = "Options:", .column = 25},
+	{"task", .value = &arg_task, .usage = "--task NAME|PATH",
+	 .help = "task name (in the tasks directory) or task path"},
+	{"tasks-dir", .value = &arg_tasks_dir, .usage = "--tasks-dir DIR",
+	 .help = "tasks directory (default: $SBX_TASKS_DIR, else\n"
+		 "./tasks, else the installed tasks)"},
+	{"oracle", .value = &arg_oracle, .usage = "--oracle FILE",
+	 .help = "oracle workbook (instead of --task)"},
+	{"config", .value = &arg_config, .usage = "--config FILE",
+	 .help = "standalone grading.yaml (with --oracle)"},
+	{"pass-threshold", .parse = parse_pass_threshold, .usage = "--pass-threshold X",
+	 .help = "pass when the score is >= X (0..1), for every case"},
+	{"max-lines", .parse = parse_max_lines, .usage = "--max-lines N",
+	 .help = "mismatch lines shown per case (default 20; 0: none)"},
+	{"json", .flag = &arg_json, .help = "print the full JSON report instead of text"},
+	{.usage = "-h, --help", .help = "show this help"},
+	{.text = "\n"
+		 "Status: PASS when score >= pass threshold; FAIL when nothing matched, the\n"
+		 "score is below the fail threshold, the output is not a readable workbook,\n"
+		 "or a sheet is missing under missing_sheet: fail; PARTIAL otherwise. With\n"
+		 "several cases, PASS when all pass, FAIL when all fail.\n"
+		 "\n"
+		 "Exit status: 0 passed, 1 graded but not passed, 2 usage error or bad input\n"
+		 "(unknown task, invalid configuration, unreadable oracle, a missing output:\n"
+		 "OUTPUT itself, or a task's output file absent from the OUTPUT directory;\n"
+		 "nothing is graded then).\n"},
+	{0},
+};
+
 static int parse_args(int argc, char **argv)
 {
-	static const cli_option opts[] = {
-		{"task", .value = &arg_task},
-		{"tasks-dir", .value = &arg_tasks_dir},
-		{"oracle", .value = &arg_oracle},
-		{"config", .value = &arg_config},
-		{"json", .flag = &arg_json},
-		{"max-lines", .parse = parse_max_lines},
-		{"pass-threshold", .parse = parse_pass_threshold},
-		{0},
-	};
-	int r = cli_parse_options("grade", argc, argv, opts, help);
+	int r = cli_parse_options("grade", argc, argv, grade_options, NULL);
 
 	if (r <= 0)
 		return r;

@@ -7,7 +7,6 @@
  * collected and graded, the sandbox removed and result.json written, as for
  * `run`.
  */
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,42 +16,45 @@
 #include "cmd_run.h"
 #include "sbx/run.h"
 
-static void help(void)
-{
-	printf("Usage: sandboxctl mcp --task NAME [options]\n\n"
-	       "Serves a task's sandbox as an MCP stdio server: JSON-RPC messages, one per\n"
-	       "line, on stdin and stdout, relayed to the server inside the sandbox. The\n"
-	       "episode ends when the client closes stdin, calls complete_task, or the\n"
-	       "deadline passes; the outputs are then graded and the sandbox removed.\n"
-	       "The result goes to runs/<run-id>/ as for 'sandboxctl run'.\n\n"
-	       "Options (as for 'sandboxctl run'):\n"
-	       "  --task NAME --timeout S --memory SIZE --cpus N --pids N --runtime NAME\n"
-	       "  --image REF --grace S --runs-dir DIR --run-id ID --tasks-dir DIR --keep\n\n"
-	       "Client configuration (e.g. claude_desktop_config.json):\n"
-	       "  {\"mcpServers\": {\"banking\": {\"command\": \"sandboxctl\",\n"
-	       "    \"args\": [\"mcp\", \"--task\", \"banking_reserve\"]}}}\n");
-}
+/* The options it takes, as 'sandboxctl run' does: --help lists them, run's tells what they do. */
+static const cli_option shared[] = {
+	CMD_RUN_OPT_TASK(),    CMD_RUN_OPT_TIMEOUT(),
+	CMD_RUN_OPT_MEMORY(),  CMD_RUN_OPT_CPUS(),
+	CMD_RUN_OPT_PIDS(),    CMD_RUN_OPT_RUNTIME(),
+	CMD_RUN_OPT_SECCOMP(), CMD_RUN_OPT_IMAGE(),
+	CMD_RUN_OPT_GRACE(),   CMD_RUN_OPT_RUNS_DIR(),
+	CMD_RUN_OPT_RUN_ID(),  CMD_RUN_OPT_TASKS_DIR(),
+	CMD_RUN_OPT_KEEP(),    {0},
+};
+
+static const cli_option mcp_options[] = {
+	{.text = "Usage: sandboxctl mcp --task NAME [options]\n\n"
+		 "Serves a task's sandbox as an MCP stdio server: JSON-RPC messages, one per\n"
+		 "line, on stdin and stdout, relayed to the server inside the sandbox. The\n"
+		 "episode ends when the client closes stdin, calls complete_task, or the\n"
+		 "deadline passes; the outputs are then graded and the sandbox removed.\n"
+		 "The result goes to runs/<run-id>/ as for 'sandboxctl run'.\n"},
+	{.heading = "Options (as for 'sandboxctl run'):"},
+	{.include = shared, .group = " "},
+	CMD_RUN_OPT_TEST_LABEL(),
+	{.text = "\nClient configuration (e.g. claude_desktop_config.json):\n"
+		 "  {\"mcpServers\": {\"banking\": {\"command\": \"sandboxctl\",\n"
+		 "    \"args\": [\"mcp\", \"--task\", \"banking_reserve\"]}}}\n"},
+	{0},
+};
 
 int cmd_mcp(int argc, char **argv)
 {
-	cli_longopts lo = {0};
-	sbx_run_opts o = SBX_RUN_OPTS_INIT;
+	sbx_run_opts o;
 	_cleanup_(sbx_run_freep) sbx_run *run = NULL;
 	sbx_error err = SBX_ERROR_INIT;
 	const sbx_run_result *res;
 	sbx_run_end end = SBX_END_NONE;
-	const char *name;
-	int r;
+	int r = cli_parse("mcp", argc, argv, mcp_options, NULL, CLI_NO_ARGUMENTS | CLI_IN_ORDER);
 
-	cli_longopts_add(&lo, cmd_run__common_options);
-	optind = 1;
-	while ((r = cli_next_option("mcp", argc, argv, &lo, help, &name)) > 0)
-		if (cmd_run__parse_common(name, optarg, &o) < 0)
-			return EXIT_USAGE;
-	if (r < 0)
-		return r == CLI_OPT_HELP ? EXIT_PASS : EXIT_USAGE;
-	if (cli_no_arguments("mcp", argc, argv) < 0)
-		return EXIT_USAGE;
+	if (r <= 0)
+		return -r;
+	o = arg_run;
 	if (!o.task)
 		return cli_error("mcp: --task NAME is required"), EXIT_USAGE;
 	o.grade = cmd_run__grade;

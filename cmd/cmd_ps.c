@@ -16,34 +16,23 @@
 static bool arg_json;
 static const char *arg_run_id;
 
-static void help(void)
-{
-	printf("Usage: sandboxctl ps [--run-id ID] [--json]\n"
-	       "\n"
-	       "Lists the sandboxes (containers labelled %s) that sandboxctl created,\n"
-	       "running or not, newest first: container, run id, task, state, age, and\n"
-	       "whether the process that owns it (label %s) is alive, gone, or on\n"
-	       "another host.\n"
-	       "\n"
-	       "Options:\n"
-	       "  --run-id ID  only the sandbox of that run\n"
-	       "  --json       one JSON array on stdout, one object per sandbox\n"
-	       "  -h, --help   show this help\n"
-	       "\n"
-	       "Exit status: 0 success (also when there are none), 2 usage, 3 engine error.\n",
-	       SBX_LABEL_RUN_ID, SBX_LABEL_OWNER);
-}
-
-static int parse_args(int argc, char **argv)
-{
-	static const cli_option opts[] = {
-		{"json", .flag = &arg_json},
-		{"run-id", .value = &arg_run_id},
-		{0},
-	};
-
-	return cli_parse_options_only("ps", argc, argv, opts, help);
-}
+static const cli_option ps_options[] = {
+	{.text = "Usage: sandboxctl ps [--run-id ID] [--json]\n"
+		 "\n"
+		 "Lists the sandboxes (containers labelled " SBX_LABEL_RUN_ID
+		 ") that sandboxctl created,\n"
+		 "running or not, newest first: container, run id, task, state, age, and\n"
+		 "whether the process that owns it (label " SBX_LABEL_OWNER
+		 ") is alive, gone, or on\n"
+		 "another host.\n"},
+	{.heading = "Options:", .column = 15},
+	{"run-id", .value = &arg_run_id, .usage = "--run-id ID",
+	 .help = "only the sandbox of that run"},
+	{"json", .flag = &arg_json, .help = "one JSON array on stdout, one object per sandbox"},
+	{.usage = "-h, --help", .help = "show this help"},
+	{.text = "\nExit status: 0 success (also when there are none), 2 usage, 3 engine error.\n"},
+	{0},
+};
 
 /* "45s", "12m", "3h", "5d". */
 static void format_age(char *buf, size_t len, long long secs)
@@ -131,7 +120,7 @@ int cmd_ps(int argc, char **argv)
 	long long now = (long long)time(NULL);
 	int r;
 
-	r = parse_args(argc, argv);
+	r = cli_parse_options_only("ps", argc, argv, ps_options, NULL);
 	if (r > 0)
 		r = cli_sandboxes_list("ps", arg_run_id, &sb);
 	if (r <= 0)

@@ -58,14 +58,16 @@ static void help(void)
 	       "Options:\n"
 	       "  --listen ADDR       127.0.0.1:PORT (default 127.0.0.1:0, any free port)\n"
 	       "                      or unix:PATH (a socket of mode 0600)\n"
-	       "  --pool N            keep N slim sandboxes started and ready (default 0)\n"
+	       "  --pool N            keep N slim (or --image) sandboxes started and ready\n"
+	       "                      (default 0)\n"
 	       "  --pool-image IMG=N  keep N of IMG ready: slim, full or an image reference;\n"
 	       "                      may repeat. A claim whose task fits (same image and\n"
 	       "                      limits, not a GUI task) takes one; else it starts\n"
 	       "                      cold (counted in /metrics)\n"
+	       "  --image REF         every episode's image (default: each task's); any\n"
+	       "                      linux/amd64 image, ours or not; --pool N keeps N of\n"
+	       "                      it (or --pool-image REF=N)\n"
 	       "  --fill-jobs N       warm sandboxes started at once (default 2)\n"
-	       "  --image REF         every episode's image (default: the task's, slim or\n"
-	       "                      full); --pool N keeps N of it\n"
 	       "  --reuse N           a warm sandbox serves up to N episodes (default 1:\n"
 	       "                      single use), reset in place between two by PID 1\n"
 	       "                      and checked; one whose reset fails or finds\n"
@@ -75,6 +77,8 @@ static void help(void)
 	       "                      S + --max-timeout + 60 s, so a killed service leaves\n"
 	       "                      nothing running\n"
 	       "  --max-episodes N    episodes live at once; more get 429 (default 64)\n"
+	       "  --max-sandboxes N   sandboxes without a task (/v1/sandboxes) at once; more\n"
+	       "                      get 429 (default 64)\n"
 	       "  --max-timeout S     the longest \"timeout\" a claim may ask (default 3600)\n"
 	       "  --stop-grace S      on SIGINT/SIGTERM, seconds live episodes get to be\n"
 	       "                      finished by their clients before they are aborted\n"
@@ -107,7 +111,7 @@ static size_t arg_n_eargs;
 static long arg_stop_grace_s;
 static const char *arg_reuse;
 static const char *arg_pool, *arg_fill_jobs, *arg_idle_ttl, *arg_max_episodes, *arg_max_timeout,
-	*arg_stop_grace;
+	*arg_stop_grace, *arg_max_sandboxes;
 
 /* "slim=2", "full=1", "repo/img:tag=3". */
 static int parse_pool_image(const char *arg)
@@ -168,13 +172,14 @@ static int parse_args(int argc, char **argv)
 		{"pool-image", .parse = parse_pool_image},
 		{"fill-jobs", .value = &arg_fill_jobs},
 		{"reuse", .value = &arg_reuse},
-		{"image", .value = &arg_so.image},
 		{"idle-ttl", .value = &arg_idle_ttl},
 		{"max-episodes", .value = &arg_max_episodes},
+		{"max-sandboxes", .value = &arg_max_sandboxes},
 		{"max-timeout", .value = &arg_max_timeout},
 		{"stop-grace", .value = &arg_stop_grace},
 		{"engine", .parse = parse_engine},
 		{"runtime", .value = &arg_so.runtime},
+		{"image", .value = &arg_so.image},
 		{"tasks-dir", .value = &arg_so.tasks_dir},
 		{"runs-dir", .value = &arg_so.runs_dir},
 		{"token", .value = &arg_so.token},
@@ -183,7 +188,7 @@ static int parse_args(int argc, char **argv)
 		{0},
 	};
 	const long week = 86400 * 7;
-	long pool, fill, ttl, max_eps, max_timeout, reuse;
+	long pool, fill, ttl, max_eps, max_sbs, max_timeout, reuse;
 	int r = cli_parse_options_only("serve", argc, argv, opts, help);
 
 	if (r <= 0)
@@ -192,11 +197,12 @@ static int parse_args(int argc, char **argv)
 	fill = number("fill-jobs", arg_fill_jobs, 1, week, 0);
 	ttl = number("idle-ttl", arg_idle_ttl, 1, week, 0);
 	max_eps = number("max-episodes", arg_max_episodes, 1, week, 0);
+	max_sbs = number("max-sandboxes", arg_max_sandboxes, 1, 100000, 0);
 	max_timeout = number("max-timeout", arg_max_timeout, 1, week, 0);
 	arg_stop_grace_s = number("stop-grace", arg_stop_grace, 0, week, 10);
 	reuse = number("reuse", arg_reuse, 1, 1000000, 1);
-	if (reuse < 0 || pool < 0 || fill < 0 || ttl < 0 || max_eps < 0 || max_timeout < 0 ||
-	    arg_stop_grace_s < 0)
+	if (reuse < 0 || pool < 0 || fill < 0 || ttl < 0 || max_eps < 0 || max_sbs < 0 ||
+	    max_timeout < 0 || arg_stop_grace_s < 0)
 		return -EXIT_USAGE;
 	if (pool > 0)
 		arg_pools[arg_n_pools++] = (sbx_serve_pool_spec){
@@ -205,6 +211,7 @@ static int parse_args(int argc, char **argv)
 	arg_so.reuse = (uint32_t)reuse;
 	arg_so.idle_ttl_s = (uint32_t)ttl;
 	arg_so.max_episodes = (unsigned)max_eps;
+	arg_so.max_sandboxes = (unsigned)max_sbs;
 	arg_so.max_timeout_s = (uint32_t)max_timeout;
 	return 1;
 }
@@ -223,6 +230,8 @@ static int check_engines(void)
 
 	for (size_t i = 0; i < arg_n_pools; i++)
 		images[i] = (char *)arg_pools[i].image;
+	if (arg_so.image)
+		images[arg_n_pools] = (char *)arg_so.image;
 	if (arg_n_eargs == 0)
 		return cli_check_engines("serve", &(cli_engine_arg){0}, 1, images, arg_so.runtime,
 					 NULL, NULL, NULL);

@@ -2,13 +2,16 @@
 /* sandboxctl tasks list | show NAME | validate [PATH...] */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "sbx/docker.h"
 #include "sbx/grade.h"
+#include "sbx/image.h"
 #include "sbx/file.h"
 #include "sbx/json.h"
 #include "sbx/log.h"
@@ -22,9 +25,22 @@ static const char *arg_tasks_dir;
 static bool arg_json;
 static const char *arg_out;
 static const char *arg_id;
+static const char *arg_format;
 static bool arg_answer_ranges;
 static bool arg_seeded;
 static uint64_t arg_seed;
+static volatile sig_atomic_t arg_stop;
+
+/*
+ * generate and new: a task's own generator runs in a process group of its own
+ * (a terminal's Ctrl-C does not reach it), so the signal is ours to pass on:
+ * it ends the generator and then sandboxctl, exit 130.
+ */
+static void on_stop(int sig)
+{
+	(void)sig;
+	arg_stop = 1;
+}
 
 static void help(void)
 {
@@ -32,7 +48,7 @@ static void help(void)
 	       "       sandboxctl tasks show NAME|PATH [--json]\n"
 	       "       sandboxctl tasks validate [NAME|PATH...]\n"
 	       "       sandboxctl tasks generate NAME|PATH DIR [--seed N]\n"
-	       "       sandboxctl tasks new NAME|PATH\n"
+	       "       sandboxctl tasks new NAME|PATH [--format csv|ods|xlsx]\n"
 	       "       sandboxctl tasks import PATH --out DIR [--id ID] [--answer-ranges]\n"
 	       "\n"
 	       "list      the tasks in the tasks directory: name, difficulty, title\n"
@@ -44,10 +60,12 @@ static void help(void)
 	       "          first error\n"
 	       "generate  runs the task's generator into DIR (DIR/files, DIR/oracle): the\n"
 	       "          committed files, or with --seed N a fresh instance (the same\n"
-	       "          bytes for the same seed; what 'run --seed N' uses)\n"
+	       "          bytes for the same seed; what 'run --seed N' uses). Ctrl-C\n"
+	       "          ends the generator too (SIGTERM, SIGKILL 2 s later), exit 130\n"
 	       "new       scaffolds a task in the tasks directory (or at PATH): task.yaml,\n"
-	       "          a seedable generator gen.py (Python, run on the host), files/\n"
-	       "          and oracle/ made by it; it validates as it stands\n"
+	       "          a seedable generator gen.py (Python, standard library only, run\n"
+	       "          on the host), files/ and oracle/ made by it; it validates as it\n"
+	       "          stands and its oracle passes\n"
 	       "import    converts a reference system task folder (task.json,\n"
 	       "          starting_files/, oracle/) into DIR: task.yaml and copies of its\n"
 	       "          files. run, show and validate also read such a folder as it is\n"
@@ -57,6 +75,7 @@ static void help(void)
 	       "\n"
 	       "Options:\n"
 	       "  --seed N          instance seed, 0..2^53-1 (generate)\n"
+	       "  --format F        new: the task's files, csv (default), ods or xlsx\n"
 	       "  --out DIR         where import writes the task (e.g. tasks/NAME)\n"
 	       "  --id ID           import: the task's id (default: DIR's name, so\n"
 	       "                    'run --task NAME' reports as NAME)\n"
@@ -66,7 +85,8 @@ static void help(void)
 	       "  --json            machine-readable output (list, show)\n"
 	       "  -h, --help        show this help\n"
 	       "\n"
-	       "Exit status: 0 success, 2 usage error, unknown task or invalid task.\n");
+	       "Exit status: 0 success, 2 usage error, unknown task or invalid task,\n"
+	       "130 interrupted (generate, new).\n");
 }
 
 static char *tasks_dir(void)
@@ -313,6 +333,9 @@ static int do_show(const char *name)
 		sbx_json_add_bool(o, "seedable", sbx_task_seedable(t));
 		sbx_json_add_bool(o, "libreoffice", t->libreoffice);
 		sbx_json_add_bool(o, "reference", t->reference);
+		sbx_json_add_bool(o, "harbor", t->harbor != NULL);
+		if (t->harbor)
+			sbx_json_add_number(o, "verifier_timeout_s", t->harbor->verifier_timeout_s);
 		sbx_json_add_number(o, "cases", (double)t->grading.n_cases);
 		s = cJSON_Print(o);
 		if (!s)
@@ -332,6 +355,15 @@ static int do_show(const char *name)
 	if (t->reference)
 		printf("format:     the reference system's task.json (read as it is; 'tasks "
 		       "import' writes a task.yaml)\n");
+	if (t->harbor) {
+		printf("format:     Harbor task directory (task.toml; graded by tests/test.sh in "
+		       "a fresh sandbox)\n");
+		put_field("image:      ", t->harbor->docker_image
+						  ? t->harbor->docker_image
+						  : "built from environment/Dockerfile");
+		printf("verifier:   %u s timeout\n", t->harbor->verifier_timeout_s);
+		printf("oracle:     %s\n", t->harbor->solution ? "solution/solve.sh" : "none");
+	}
 	printf("tools:      %s\n",
 	       t->tools == SBX_TASK_TOOLS_GUI
 		       ? "gui (the desktop only: computer-use and reading tools, no cell writing)"
@@ -374,12 +406,42 @@ oom:
 	return EXIT_ENGINE;
 }
 
+/*
+ * A Harbor task's image: its docker_image, or every FROM of its Dockerfile,
+ * must be on the engine (nothing is pulled). No engine: said, not failed.
+ */
+static int check_harbor_image(const sbx_task *t, sbx_error *err)
+{
+	_cleanup_docker_ sbx_docker *d = NULL;
+	_cleanup_free_ char *df = NULL;
+	sbx_docker_opts o = SBX_DOCKER_OPTS_INIT;
+	sbx_error e = SBX_ERROR_INIT;
+
+	if (sbx_docker_open(&d, &o, &e) < 0) {
+		sbx_fputs_escaped_line(t->path, stdout);
+		printf(": base images not checked (no engine: %s)\n", e.msg);
+		return 0;
+	}
+	if (t->harbor->docker_image) {
+		if (!sbx_image_present(d, t->harbor->docker_image))
+			return sbx_error_set(
+				err, -ENOENT,
+				"%s: environment.docker_image '%s' is not on the engine", t->path,
+				t->harbor->docker_image);
+		return 0;
+	}
+	if (asprintf(&df, "%s/%s/Dockerfile", t->dir, t->harbor->environment) < 0)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	return sbx_image_check_bases(d, df, err);
+}
+
 static bool validate_one(const char *name)
 {
 	sbx_error err = SBX_ERROR_INIT;
 	sbx_task *t = NULL;
 
-	if (load(name, &t, &err) < 0 || sbx_grade_task_check(t, &err) < 0) {
+	if (load(name, &t, &err) < 0 ||
+	    (t->harbor ? check_harbor_image(t, &err) : sbx_grade_task_check(t, &err)) < 0) {
 		printf("%s\n", err.msg);
 		sbx_task_free(t);
 		return false;
@@ -425,7 +487,7 @@ static int do_validate(int n, char **names)
 }
 
 /* A task whose files are not there yet (a new task, before its first generation). */
-static int load_unchecked(const char *name, sbx_task **out, sbx_error *err)
+int cmd_tasks__load_unchecked(const char *name, sbx_task **out, sbx_error *err)
 {
 	_cleanup_free_ char *yaml = NULL, *text = NULL;
 	char *slash;
@@ -449,137 +511,6 @@ static int load_unchecked(const char *name, sbx_task **out, sbx_error *err)
 	return 0;
 }
 
-/* tasks new: a task that validates as it stands, to edit from there. */
-static const char new_yaml[] =
-	"# %s: made by 'sandboxctl tasks new'. Edit the prompt, gen.py and the grading;\n"
-	"# 'sandboxctl tasks generate %s DIR' rewrites files/ and oracle/ (DIR: this folder),\n"
-	"# 'sandboxctl tasks validate %s' checks it.\n"
-	"id: %s\n"
-	"title: Line totals\n"
-	"difficulty: easy\n"
-	"prompt: |\n"
-	"  The workspace holds data.csv: a header line (Item,Quantity,Price) and ten\n"
-	"  items. Add a fourth column with the header Total: Quantity x Price,\n"
-	"  rounded to 2 decimals. Leave the other columns as they are and save the\n"
-	"  file in place as CSV: overwrite data.csv.\n"
-	"files:\n"
-	"  - files/data.csv\n"
-	"outputs:\n"
-	"  - data.csv\n"
-	"oracle:\n"
-	"  - oracle/expected.csv\n"
-	"# Score only what the agent must produce; the given cells are a gate.\n"
-	"grading:\n"
-	"  tolerance: 0.01\n"
-	"  cases:\n"
-	"    - name: totals\n"
-	"      ranges: [\"D1:D11\"]\n"
-	"    - name: inputs unchanged\n"
-	"      gate: true\n"
-	"      skip_empty: false\n"
-	"      tolerance: 0\n"
-	"      ranges: [\"A1:C11\"]\n"
-	"limits:\n"
-	"  deadline: 300\n"
-	"gui: false\n"
-	"# Run on the host as: gen.py DIR [SEED] (seedable: run --seed N).\n"
-	"generator: gen.py\n";
-
-static const char new_gen[] =
-	"#!/usr/bin/env python3\n"
-	"\"\"\"Makes an instance of the task: DIR/files/data.csv and DIR/oracle/expected.csv.\n"
-	"\n"
-	"Usage: gen.py DIR [SEED]. Without SEED: the committed files. The same seed\n"
-	"must give the same bytes (no clock, no unseeded randomness).\n"
-	"\"\"\"\n"
-	"import csv\n"
-	"import os\n"
-	"import random\n"
-	"import sys\n"
-	"from decimal import ROUND_HALF_UP, Decimal\n"
-	"\n"
-	"\n"
-	"def main():\n"
-	"    out = sys.argv[1]\n"
-	"    seed = int(sys.argv[2]) if len(sys.argv) > 2 else 0\n"
-	"    rng = random.Random(\"%s:%%d\" %% seed)\n"
-	"    rows = []\n"
-	"    for i in range(10):\n"
-	"        qty = rng.randint(1, 50)\n"
-	"        price = Decimal(rng.randint(100, 99999)) / 100\n"
-	"        total = (qty * price).quantize(Decimal(\"0.01\"), ROUND_HALF_UP)\n"
-	"        rows.append([\"Item %%02d\" %% (i + 1), qty, price, total])\n"
-	"    for sub, name, cols in ((\"files\", \"data.csv\", 3), (\"oracle\", \"expected.csv\", "
-	"4)):\n"
-	"        os.makedirs(os.path.join(out, sub), exist_ok=True)\n"
-	"        with open(os.path.join(out, sub, name), \"w\", newline=\"\") as f:\n"
-	"            w = csv.writer(f, lineterminator=\"\\n\")\n"
-	"            w.writerow([\"Item\", \"Quantity\", \"Price\", \"Total\"][:cols])\n"
-	"            for r in rows:\n"
-	"                w.writerow(r[:cols])\n"
-	"\n"
-	"\n"
-	"if __name__ == \"__main__\":\n"
-	"    main()\n";
-
-static int write_new(const char *dir, const char *name, const char *text, mode_t mode,
-		     sbx_error *err)
-{
-	_cleanup_free_ char *p = NULL;
-	int r;
-
-	if (asprintf(&p, "%s/%s", dir, name) < 0)
-		return sbx_error_set(err, -ENOMEM, "out of memory");
-	r = sbx_path_write_beneath(dir, name, text, strlen(text), err);
-	if (r >= 0 && chmod(p, mode) < 0)
-		r = sbx_error_set(err, -errno, "'%s': %s", p, strerror(errno));
-	return r;
-}
-
-static int do_new(const char *name)
-{
-	_cleanup_free_ char *tdir = tasks_dir(), *dir = NULL, *yaml = NULL, *gen = NULL;
-	const char *id = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
-	sbx_error err = SBX_ERROR_INIT;
-	sbx_task *t = NULL;
-	int r;
-
-	if (!sbx_task_id_valid(id)) {
-		cli_error("tasks: new: '%s' is not a task id (1..64 of a-z 0-9 _ -)", id);
-		return EXIT_USAGE;
-	}
-	if (!tdir ||
-	    (strchr(name, '/') ? !(dir = strdup(name)) : asprintf(&dir, "%s/%s", tdir, name) < 0) ||
-	    asprintf(&yaml, new_yaml, id, id, id, id) < 0 || asprintf(&gen, new_gen, id) < 0)
-		return EXIT_ENGINE;
-	if (mkdir(dir, 0755) < 0) {
-		cli_error("tasks: new: '%s': %s", dir, strerror(errno));
-		return EXIT_USAGE;
-	}
-	r = write_new(dir, "task.yaml", yaml, 0644, &err);
-	if (r >= 0)
-		r = write_new(dir, "gen.py", gen, 0755, &err);
-	if (r >= 0)
-		r = load_unchecked(dir, &t, &err);
-	if (r >= 0)
-		r = sbx_task_generate(t, NULL, dir, &err);
-	t = sbx_task_free(t);
-	if (r >= 0)
-		r = sbx_task_load(dir, &t, &err);
-	if (r >= 0)
-		r = sbx_grade_task_check(t, &err);
-	sbx_task_free(t);
-	if (r < 0) {
-		cli_error("tasks: new: %s", err.msg);
-		return EXIT_ENGINE;
-	}
-	printf("%s: created (task.yaml, gen.py, files/, oracle/); it validates.\n"
-	       "Edit task.yaml and gen.py, then: sandboxctl tasks generate %s %s && "
-	       "sandboxctl tasks validate %s\n",
-	       dir, dir, dir, dir);
-	return EXIT_PASS;
-}
-
 static int do_generate(const char *name, const char *dir)
 {
 	sbx_error err = SBX_ERROR_INIT;
@@ -590,14 +521,21 @@ static int do_generate(const char *name, const char *dir)
 		sbx_task_free(t);
 		t = NULL;
 		sbx_error_clear(&err);
-		if (load_unchecked(name, &t, &err) < 0) {
+		if (cmd_tasks__load_unchecked(name, &t, &err) < 0) {
 			sbx_task_free(t);
 			cli_error("tasks: %s", err.msg);
 			return EXIT_USAGE;
 		}
 	}
-	r = sbx_task_generate(t, arg_seeded ? &arg_seed : NULL, dir, &err);
+	cli_on_stop_signals(on_stop);
+	r = sbx_task_generate_until(t, arg_seeded ? &arg_seed : NULL, dir, &arg_stop, &err);
 	sbx_task_free(t);
+	if (arg_stop) {
+		cli_error("tasks: generate: interrupted; the generator was stopped ('%s' may "
+			  "hold part of an instance)",
+			  dir);
+		return EXIT_INTERRUPTED;
+	}
 	if (r < 0) {
 		cli_error("tasks: %s", err.msg);
 		return r == -EINVAL ? EXIT_USAGE : EXIT_ENGINE;
@@ -627,6 +565,7 @@ int cmd_tasks(int argc, char **argv)
 		{"seed", .parse = parse_seed},
 		{"out", .value = &arg_out},
 		{"id", .value = &arg_id},
+		{"format", .value = &arg_format},
 		{"answer-ranges", .flag = &arg_answer_ranges},
 		{0},
 	};
@@ -637,14 +576,24 @@ int cmd_tasks(int argc, char **argv)
 	if (r <= 0)
 		return -r;
 	verb = optind < argc ? argv[optind++] : "list";
+	if (arg_format && strcmp(verb, "new") != 0) {
+		cli_error("tasks: --format is for 'tasks new' (the format of its files)");
+		return EXIT_USAGE;
+	}
 	if (strcmp(verb, "list") == 0 && optind == argc)
 		return do_list();
 	if (strcmp(verb, "show") == 0 && optind + 1 == argc)
 		return do_show(argv[optind]);
 	if (strcmp(verb, "validate") == 0)
 		return do_validate(argc - optind, argv + optind);
-	if (strcmp(verb, "new") == 0 && optind + 1 == argc)
-		return do_new(argv[optind]);
+	if (strcmp(verb, "new") == 0 && optind + 1 == argc) {
+		_cleanup_free_ char *tdir = tasks_dir();
+
+		if (!tdir)
+			return EXIT_ENGINE;
+		cli_on_stop_signals(on_stop);
+		return cmd_tasks__new(argv[optind], tdir, arg_format, &arg_stop);
+	}
 	if (strcmp(verb, "import") == 0 && optind + 1 == argc) {
 		if (!arg_out) {
 			cli_error("tasks: import: --out DIR is required (e.g. --out tasks/NAME)");
@@ -664,6 +613,6 @@ int cmd_tasks(int argc, char **argv)
 			cli_error("tasks: unknown verb '%s' (did you mean '%s'?)", verb, near);
 	}
 	cli_error("tasks: usage: tasks list | show NAME | validate [PATH...] | generate NAME DIR | "
-		  "new NAME | import PATH --out DIR (see --help)");
+		  "new NAME [--format F] | import PATH --out DIR (see --help)");
 	return EXIT_USAGE;
 }

@@ -20,59 +20,6 @@ static const char *arg_listen = "127.0.0.1";
 static unsigned arg_port;
 static const char *arg_output;
 
-static void view_help(void)
-{
-	printf("Usage: sandboxctl view [DIR ...] [--port N] [--listen ADDR]\n"
-	       "\n"
-	       "Serves the runs and sweeps found in each DIR (default: ./runs and ./sweeps,\n"
-	       "those that exist) as web pages, and prints the URL to open. A DIR may be a\n"
-	       "directory of runs or sweeps, or one run or sweep directory.\n"
-	       "\n"
-	       "  runs list   every run and sweep, newest first, filterable by task, agent and\n"
-	       "              status\n"
-	       "  run page    status and why it ended, the phase timeline, the grading grid\n"
-	       "              (each graded cell green or red, expected and got on hover), the\n"
-	       "              transcript as a conversation, limits, hardening, provenance,\n"
-	       "              the final screenshot, a GUI run's filmstrip (run --record),\n"
-	       "              the model's turns (--agent llm), the raw files\n"
-	       "  sweep page  pass rate with 95%% intervals, mean score, pass@k, errors and\n"
-	       "              times per task x agent, charts, every episode linked, and\n"
-	       "              compared with another sweep (paired, as 'sweep compare')\n"
-	       "\n"
-	       "A run or sweep still being written updates in the page as it grows.\n"
-	       "\n"
-	       "The server is read-only and listens on loopback only. The URL carries a\n"
-	       "random token: a request without it gets 401. Files are served only from\n"
-	       "beneath the DIRs: '..' and symlinks pointing out are refused (404), and\n"
-	       "connection.json (a live run's relay token) is never served.\n"
-	       "\n"
-	       "Options:\n"
-	       "  --port N       port to listen on (default: any free one)\n"
-	       "  --listen ADDR  loopback address (default 127.0.0.1; ::1 for IPv6)\n"
-	       "  -h, --help     show this help\n"
-	       "\n"
-	       "Runs until interrupted (Ctrl-C). Exit status: 0 after an interrupt,\n"
-	       "2 usage or a DIR that cannot be opened, 3 the port cannot be bound.\n");
-}
-
-static void report_help(void)
-{
-	printf("Usage: sandboxctl report DIR -o FILE\n"
-	       "\n"
-	       "Writes the page of DIR (a run directory, or a sweep directory followed by\n"
-	       "the pages of its episodes, at most 200) to FILE as one HTML document with\n"
-	       "everything inlined: styles, script, the screenshot as a data URI (up to\n"
-	       "4 MiB). It references nothing outside itself, and its Content-Security-\n"
-	       "Policy forbids any network request, so it can be attached to a paper or a\n"
-	       "pull request and opened offline.\n"
-	       "\n"
-	       "Options:\n"
-	       "  -o, --output FILE  where to write (required)\n"
-	       "  -h, --help         show this help\n"
-	       "\n"
-	       "Exit status: 0 written, 2 usage or DIR is neither a run nor a sweep.\n");
-}
-
 static int parse_port(const char *text)
 {
 	long v = cli_parse_long(text, 0, 65535);
@@ -85,13 +32,60 @@ static int parse_port(const char *text)
 	return 0;
 }
 
+static const cli_option view_options[] = {
+	{.text = "Usage: sandboxctl view [DIR ...] [--port N] [--listen ADDR]\n"
+		 "\n"
+		 "Serves the runs and sweeps found in each DIR (default: ./runs and ./sweeps,\n"
+		 "those that exist) as web pages, and prints the URL to open. A DIR may be a\n"
+		 "directory of runs or sweeps, or one run or sweep directory.\n"
+		 "\n"
+		 "  runs list   every run and sweep, newest first, filterable by task, agent and\n"
+		 "              status\n"
+		 "  run page    status and why it ended, the phase timeline, the grading grid\n"
+		 "              (each graded cell green or red, expected and got on hover), the\n"
+		 "              transcript as a conversation, limits, hardening, provenance,\n"
+		 "              the final screenshot, a GUI run's filmstrip (run --record),\n"
+		 "              the model's turns (--agent llm), the raw files\n"
+		 "  sweep page  pass rate with 95% intervals, mean score, pass@k, errors and\n"
+		 "              times per task x agent, charts, every episode linked, and\n"
+		 "              compared with another sweep (paired, as 'sweep compare')\n"
+		 "\n"
+		 "A run or sweep still being written updates in the page as it grows.\n"
+		 "\n"
+		 "The server is read-only and listens on loopback only. The URL carries a\n"
+		 "random token: a request without it gets 401. Files are served only from\n"
+		 "beneath the DIRs: '..' and symlinks pointing out are refused (404), and\n"
+		 "connection.json (a live run's relay token) is never served.\n"},
+	{.heading = "Options:", .column = 17},
+	{"port", .parse = parse_port, .usage = "--port N",
+	 .help = "port to listen on (default: any free one)"},
+	{"listen", .value = &arg_listen, .usage = "--listen ADDR",
+	 .help = "loopback address (default 127.0.0.1; ::1 for IPv6)"},
+	{.usage = "-h, --help", .help = "show this help"},
+	{.text = "\nRuns until interrupted (Ctrl-C). Exit status: 0 after an interrupt,\n"
+		 "2 usage or a DIR that cannot be opened, 3 the port cannot be bound.\n"},
+	{0},
+};
+
+static const cli_option report_options[] = {
+	{.text = "Usage: sandboxctl report DIR -o FILE\n"
+		 "\n"
+		 "Writes the page of DIR (a run directory, or a sweep directory followed by\n"
+		 "the pages of its episodes, at most 200) to FILE as one HTML document with\n"
+		 "everything inlined: styles, script, the screenshot as a data URI (up to\n"
+		 "4 MiB). It references nothing outside itself, and its Content-Security-\n"
+		 "Policy forbids any network request, so it can be attached to a paper or a\n"
+		 "pull request and opened offline.\n"},
+	{.heading = "Options:"},
+	{"output", 'o', .value = &arg_output, .usage = "-o, --output FILE",
+	 .help = "where to write (required)"},
+	{.usage = "-h, --help", .help = "show this help"},
+	{.text = "\nExit status: 0 written, 2 usage or DIR is neither a run nor a sweep.\n"},
+	{0},
+};
+
 int cmd_view(int argc, char **argv)
 {
-	static const cli_option opts[] = {
-		{"port", .parse = parse_port},
-		{"listen", .value = &arg_listen},
-		{0},
-	};
 	const char *defaults[] = {"runs", "sweeps"};
 	const char **roots;
 	size_t n_roots = 0;
@@ -100,7 +94,7 @@ int cmd_view(int argc, char **argv)
 	sigset_t stop_signals;
 	int r, sig;
 
-	r = cli_parse_options("view", argc, argv, opts, view_help);
+	r = cli_parse_options("view", argc, argv, view_options, NULL);
 	if (r <= 0)
 		return -r;
 	roots = calloc((size_t)(argc - optind) + 2, sizeof(*roots));
@@ -149,14 +143,10 @@ int cmd_view(int argc, char **argv)
 
 int cmd_report(int argc, char **argv)
 {
-	static const cli_option opts[] = {
-		{"output", 'o', .value = &arg_output},
-		{0},
-	};
 	sbx_error err = SBX_ERROR_INIT;
 	int r;
 
-	r = cli_parse_options("report", argc, argv, opts, report_help);
+	r = cli_parse_options("report", argc, argv, report_options, NULL);
 	if (r <= 0)
 		return -r;
 	if (optind != argc - 1 || !arg_output) {

@@ -35,7 +35,6 @@ int cli_parse_engine(const char *cmd, const char *arg, bool jobs, cli_engine_arg
 }
 
 bool cli_allow_no_seccomp;
-const char *const cli_engine_options[] = {"allow-no-seccomp", NULL};
 
 /*
  * runtime must be registered (the message lists the engine's runtimes) and,

@@ -27,8 +27,11 @@ int cli_parse_engine(const char *cmd, const char *arg, bool jobs, cli_engine_arg
  */
 extern bool cli_allow_no_seccomp;
 
-/* The options that set the above, for cli_longopts_add: "allow-no-seccomp". */
-extern const char *const cli_engine_options[];
+/* The row that sets it, for a command's option table. */
+#define CLI_ENGINE_OPT_ALLOW_NO_SECCOMP(...)                                                       \
+	{                                                                                          \
+		"allow-no-seccomp", .flag = &cli_allow_no_seccomp, __VA_ARGS__                     \
+	}
 
 /*
  * Each engine must answer, hold every image (images: NULL-terminated) and,

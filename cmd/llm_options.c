@@ -11,41 +11,38 @@
 
 #include "cli.h"
 
-const char *const cli_llm_options[] = {
-	"model=",
-	"base-url=",
-	"api=",
-	"api-key-env=",
-	"max-turns=",
-	"max-output-tokens=",
-	"max-total-tokens=",
-	"temperature=",
-	"model-seed=",
-	"system-prompt=",
-	NULL,
+char *cli_llm_extra;
+
+static const cli_option llm_limits[] = {
+	{"max-turns", .pass = &cli_llm_extra, .usage = "--max-turns N (50)"},
+	{"max-output-tokens", .pass = &cli_llm_extra, .usage = "--max-output-tokens N"},
+	{"max-total-tokens", .pass = &cli_llm_extra, .usage = "--max-total-tokens N"},
+	{"temperature", .pass = &cli_llm_extra, .usage = "--temperature T"},
+	{"model-seed", .pass = &cli_llm_extra, .usage = "--model-seed N"},
+	{"system-prompt", .pass = &cli_llm_extra, .usage = "--system-prompt FILE"},
+	{0},
 };
 
-bool cli_llm_is_option(const char *name)
-{
-	return cli_name_in(name, cli_llm_options);
-}
-
-int cli_llm_add_option(char **extra, const char *name, const char *value)
-{
-	char *n;
-
-	if (!*value || strpbrk(value, " \t\n'\"")) {
-		cli_error("--%s: '%s' must be one word (no spaces or quotes)", name, value);
-		return -1;
-	}
-	if (asprintf(&n, "%s --%s %s", *extra ? *extra : "", name, value) < 0) {
-		cli_error("out of memory");
-		return -1;
-	}
-	free(*extra);
-	*extra = n;
-	return 0;
-}
+const cli_option cli_llm_options[] = {
+	{.usage = "--agent llm",
+	 .help = "the built-in model agent: a tool loop with a model endpoint"},
+	{"model", .pass = &cli_llm_extra, .usage = "--model NAME", .indent = 2,
+	 .help = "the endpoint's model (required)"},
+	{"api", .pass = &cli_llm_extra, .usage = "--api openai|anthropic", .indent = 2,
+	 .help = "Chat Completions (default) or Messages"},
+	{"base-url", .pass = &cli_llm_extra, .usage = "--base-url URL", .indent = 2,
+	 .help = "default $OPENAI_BASE_URL / $ANTHROPIC_BASE_URL, else the\n"
+		 "provider's; --api-key-env VAR (default OPENAI_API_KEY /\n"
+		 "ANTHROPIC_API_KEY; never logged)"},
+	{"api-key-env", .pass = &cli_llm_extra},
+	{.include = llm_limits,
+	 .group = ", ",
+	 .indent = 2,
+	 .help = "each message once: runs/<run-id>/model.jsonl; a reply\n"
+		 "over 4 MiB is refused, the conversation kept within\n"
+		 "8 MiB (the oldest turns' tool output elided first)"},
+	{0},
+};
 
 int cli_llm_agent(const char *agent, const char *extra, char **out)
 {

@@ -85,7 +85,7 @@ static int cmd_help(int argc, char **argv)
 {
 	const cli_command *cmd;
 
-	if (argc < 2) {
+	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
 		usage(stdout);
 		return EXIT_PASS;
 	}

@@ -20,8 +20,9 @@ test_pkgs=(
 	chromium runsc
 )
 # The official MCP client SDKs, for protocol tests; openenv-core's clients for
-# serve's OpenEnv adapter.
-pip_pkgs=(mcp fastmcp openenv-core)
+# serve's OpenEnv adapter; inspect-ai (its self-check suite and `inspect eval`)
+# and pytest + pytest-asyncio (which run that suite) for python/'s provider.
+pip_pkgs=(mcp fastmcp openenv-core inspect-ai pytest pytest-asyncio)
 
 missing=()
 for p in "${build_pkgs[@]}" "${test_pkgs[@]}"; do
@@ -35,8 +36,18 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 py=${PYTHON:-python3}
-if ! "$py" -c 'import mcp, fastmcp, openenv' 2>/dev/null; then
+pip_install() {
+	"$py" -m pip install -q --disable-pip-version-check "$@" ||
+		"$py" -m pip install -q --disable-pip-version-check --break-system-packages "$@"
+}
+if ! "$py" -c 'import mcp, fastmcp, openenv, inspect_ai, pytest, pytest_asyncio' 2>/dev/null; then
 	echo "deps: pip installing ${pip_pkgs[*]}" >&2
-	"$py" -m pip install -q --disable-pip-version-check "${pip_pkgs[@]}" ||
-		"$py" -m pip install -q --break-system-packages "${pip_pkgs[@]}"
+	pip_install "${pip_pkgs[@]}"
+fi
+# This tree's Python package (the serve client and the Inspect provider),
+# editable: the tests run the code as it is in the tree.
+if ! "$py" -c 'import sandboxctl, os, sys; sys.exit(not os.path.samefile(os.path.dirname(sandboxctl.__file__), sys.argv[1]))' \
+	"$(dirname "$0")/../python/src/sandboxctl" 2>/dev/null; then
+	echo "deps: pip installing ./python (editable)" >&2
+	pip_install -e "$(dirname "$0")/../python"
 fi

@@ -384,8 +384,10 @@ int main(int argc, char **argv)
 	r = exec_limits_from_env();
 	if (r == 0)
 		r = parse_args(argc, argv, &hosts, &n_hosts);
-	if (r == 0)
+	if (r == 0) {
+		exec_limits_fit_memory();
 		r = take_http_token(&token);
+	}
 	if (r != 0) {
 		free(hosts);
 		return r > 0 ? 0 : 2;

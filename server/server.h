@@ -235,6 +235,8 @@ typedef struct exec_limits {
 	unsigned max_file_mb;	/* RLIMIT_FSIZE */
 } exec_limits;
 extern exec_limits exec_default_limits;
+/* Lowers exec_default_limits.memory_mb to 3/4 of /proc/meminfo's MemTotal. */
+void exec_limits_fit_memory(void);
 
 /*
  * Before a task completes: recalculates every modified .ods/.xlsx holding

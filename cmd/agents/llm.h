@@ -104,7 +104,8 @@ size_t llm_cut(char **text, size_t max, const char *why);
  * Once messages print to more than budget bytes, the big pieces (strings and
  * tool arguments over 1 KiB, images) of its messages from the second up to
  * keep_from (exclusive) become a marker naming their size, oldest first, until
- * it fits. Returns the printed size left (over budget only when what must be
- * kept is).
+ * it fits. When many small pieces still do not fit, the oldest turns go whole
+ * (an assistant message and the results after it). Returns the printed size
+ * left (over budget only when what must be kept is).
  */
 size_t llm_trim(cJSON *messages, size_t keep_from, size_t budget);

@@ -595,8 +595,8 @@ static void usage(FILE *to)
 		"stream, a body not ended 30 s after it began: refused (exit 3). A tool result\n"
 		"is kept to 1 MiB, a turn's to 4 MiB; past 8 MiB of conversation the oldest\n"
 		"turns' big pieces (tool output, text, arguments, images) become a note of\n"
-		"their size. Nothing listening at the base URL: 3 tries over 1.5 s. Peak RSS\n"
-		"stays under 128 MiB.\n"
+		"their size, then whole turns go. Nothing listening at the base URL: 3 tries\n"
+		"over 1.5 s. Peak RSS stays under 128 MiB.\n"
 		"Exit: 0 the attempt ran, 3 the provider failed it, 2 usage.\n");
 }
 

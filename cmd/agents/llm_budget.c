@@ -168,6 +168,39 @@ static void shrink(cJSON *node, size_t budget)
 	}
 }
 
+static bool is_assistant(const cJSON *m)
+{
+	const char *role = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "role"));
+
+	return role && strcmp(role, "assistant") == 0;
+}
+
+/*
+ * Thousands of pieces under ELIDE_MIN each escape shrink(): then the oldest
+ * turns go whole, from the second message on, each an assistant message with
+ * the results that follow it, so what is left is still an exchange both
+ * protocols accept (the prompt, then an assistant message).
+ */
+static size_t drop_turns(cJSON *messages, size_t keep_from, size_t budget, size_t total)
+{
+	while (total > budget && keep_from > 1 && messages && messages->child &&
+	       messages->child->next) {
+		cJSON *m = messages->child->next;
+		size_t n = 0;
+
+		do {
+			cJSON *next = m->next;
+
+			total -= printed_len(m);
+			cJSON_Delete(cJSON_DetachItemViaPointer(messages, m));
+			m = next;
+			n++;
+		} while (m && n + 1 < keep_from && !is_assistant(m));
+		keep_from -= n;
+	}
+	return total;
+}
+
 size_t llm_trim(cJSON *messages, size_t keep_from, size_t budget)
 {
 	size_t total = 0, i = 0;
@@ -182,5 +215,5 @@ size_t llm_trim(cJSON *messages, size_t keep_from, size_t budget)
 		shrink(m, budget);
 		total -= before - printed_len(m);
 	}
-	return total;
+	return drop_turns(messages, keep_from, budget, total);
 }

@@ -16,6 +16,7 @@
  *
  * Usage: sandbox-spawner FD [HOME]. Only libc; built static.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -60,6 +61,64 @@ static void kill_group(pid_t pgid)
 {
 	for (int i = 0; i < 3 && kill(-pgid, SIGKILL) == 0; i++)
 		;
+}
+
+/*
+ * Kills every child of this process (the ppid field of /proc/N/stat) and
+ * reaps them, all but main, whose status the guard waits for itself. False
+ * when no other is left.
+ */
+static bool kill_children(pid_t main_pid)
+{
+	char path[64], buf[512];
+	bool any = false;
+	pid_t self = getpid();
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+
+	while (d && (e = readdir(d))) {
+		char *close_paren;
+		int fd, ppid = 0;
+		ssize_t n;
+
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%.20s/stat", e->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		buf[n] = '\0';
+		/* "pid (comm) state ppid ...": comm may hold anything but ends at the last ')'. */
+		close_paren = strrchr(buf, ')');
+		if (close_paren && sscanf(close_paren + 1, " %*c %d", &ppid) == 1 && ppid == self) {
+			pid_t child_pid = (pid_t)atoi(e->d_name);
+
+			kill(child_pid, SIGKILL);
+			if (child_pid != main_pid) {
+				waitpid(child_pid, NULL, 0);
+				any = true;
+			}
+		}
+	}
+	if (d)
+		closedir(d);
+	return any;
+}
+
+/*
+ * The whole tree: the group, then whatever left it (setsid, a double fork
+ * into a new session), which, orphaned, became this subreaper's children.
+ * Bounded, so a fork bomb racing it cannot keep the guard here for ever.
+ */
+static void kill_tree(pid_t pgid)
+{
+	kill_group(pgid);
+	for (int i = 0; i < 200 && kill_children(pgid); i++)
+		kill_group(pgid);
 }
 
 /* Between fork and exec: async-signal-safe calls only. */
@@ -110,6 +169,8 @@ guard(const struct sbx_spawn_request *rq, char **argv, char **envp, const int *f
 
 	signal(SIGCHLD, SIG_DFL);
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	/* Orphans of the child's tree come here, so none outlives the execution. */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	pid = fork();
 	if (pid < 0) {
 		int e = errno;
@@ -133,17 +194,19 @@ guard(const struct sbx_spawn_request *rq, char **argv, char **envp, const int *f
 		if (p[0].revents) {
 			ssize_t n = recv(chan, &c, 1, 0);
 
-			/* A kill request, or the server is gone: either way the group goes. */
-			kill_group(pid);
+			/* A kill request, or the server is gone: either way the tree goes. */
+			kill_tree(pid);
 			if (n <= 0) {
 				waitpid(pid, &status, 0);
+				kill_tree(pid);
 				_exit(0);
 			}
 		}
 		if (pidfd < 0 || p[1].revents)
 			exited = waitpid(pid, &status, pidfd < 0 ? WNOHANG : 0) == pid;
 	}
-	kill_group(pid); /* background leftovers of the group */
+	if (!(rq->flags & SBX_SPAWN_KEEP_LEFTOVERS))
+		kill_tree(pid); /* background leftovers, in the group or not */
 	send_event(chan, SBX_SPAWN_EXITED, (int32_t)status);
 	_exit(0);
 }
@@ -224,14 +287,62 @@ static void reset(int ctl)
 	(void)!send(ctl, &rp, sizeof(rp), MSG_NOSIGNAL);
 }
 
+/*
+ * An SBX2 request (the header, its strings in fds[SBX_SPAWN_FD_STRINGS]) as
+ * the SBX1 message it stands for, in a buffer of its own: *msg and *len then
+ * point there. Returns why it is refused, or NULL. The strings fd is closed.
+ */
+static const char *inline_strings(char **msg, size_t *len, int *fds, int *nfds)
+{
+	static char big[sizeof(struct sbx_spawn_request) + SBX_SPAWN_MAX_FD_STRINGS];
+	struct sbx_spawn_request rq;
+	size_t got = 0;
+	int fd;
+
+	if (*nfds != SBX_SPAWN_NFDS_MAX || *len != sizeof(rq))
+		return "an SBX2 request without its strings";
+	fd = fds[SBX_SPAWN_FD_STRINGS];
+	*nfds = SBX_SPAWN_NFDS;
+	memcpy(&rq, *msg, sizeof(rq));
+	if (rq.strings_len == 0 || rq.strings_len > SBX_SPAWN_MAX_FD_STRINGS) {
+		close(fd);
+		return "an SBX2 request of an impossible size";
+	}
+	while (got < rq.strings_len) {
+		ssize_t n = pread(fd, big + sizeof(rq) + got, rq.strings_len - got, (off_t)got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	if (got != rq.strings_len)
+		return "an SBX2 request whose strings are short";
+	rq.magic = SBX_SPAWN_MAGIC;
+	memcpy(big, &rq, sizeof(rq));
+	*msg = big;
+	*len = sizeof(rq) + got;
+	return NULL;
+}
+
 /* Validates a request and runs it; closes the fds it was given. */
 static void handle(char *msg, size_t len, int *fds, int nfds)
 {
 	static char home_entry[4096];
 	static char *argv[SBX_SPAWN_MAX_STRINGS + 2];
 	struct sbx_spawn_request rq;
-	const char *why = parse_request(msg, len, nfds, &rq, argv);
+	uint32_t magic = 0;
+	const char *why = NULL;
 	pid_t pid;
+
+	if (len >= sizeof(magic))
+		memcpy(&magic, msg, sizeof(magic));
+	if (magic == SBX_SPAWN_MAGIC_FD)
+		why = inline_strings(&msg, &len, fds, &nfds);
+	if (!why)
+		why = parse_request(msg, len, nfds, &rq, argv);
 
 	if (why) {
 		fprintf(stderr, "sandbox-spawner: %s; ignored\n", why);
@@ -277,14 +388,14 @@ int main(int argc, char **argv)
 	for (;;) {
 		union {
 			struct cmsghdr h;
-			char buf[CMSG_SPACE(sizeof(int) * SBX_SPAWN_NFDS)];
+			char buf[CMSG_SPACE(sizeof(int) * SBX_SPAWN_NFDS_MAX)];
 		} cbuf;
 		struct iovec iov = {msg, sizeof(msg)};
 		struct msghdr mh = {.msg_iov = &iov,
 				    .msg_iovlen = 1,
 				    .msg_control = cbuf.buf,
 				    .msg_controllen = sizeof(cbuf.buf)};
-		int fds[SBX_SPAWN_NFDS], nfds = 0;
+		int fds[SBX_SPAWN_NFDS_MAX], nfds = 0;
 		ssize_t n = recvmsg((int)ctl, &mh, MSG_CMSG_CLOEXEC);
 
 		if (n < 0 && errno == EINTR)
@@ -298,7 +409,7 @@ int main(int argc, char **argv)
 				int fd;
 
 				memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-				if (nfds < SBX_SPAWN_NFDS)
+				if (nfds < SBX_SPAWN_NFDS_MAX)
 					fds[nfds++] = fd;
 				else
 					close(fd);

@@ -30,6 +30,20 @@
 #define SBX_SPAWN_MAX_MESSAGE (256u * 1024)
 #define SBX_SPAWN_MAX_STRINGS 4096
 
+/*
+ * "SBX2": the same request with its strings (strings_len bytes, at most
+ * SBX_SPAWN_MAX_FD_STRINGS) not in the message, which is the header alone,
+ * but in a seventh descriptor, SBX_SPAWN_FD_STRINGS, read from offset 0: a
+ * socket's message is bounded by its send buffer (about 208 KiB by default,
+ * raised only with CAP_NET_ADMIN), execve's argv and environment by 2 MiB.
+ * The server sends SBX1 when the strings fit SBX_SPAWN_INLINE_MAX.
+ */
+#define SBX_SPAWN_MAGIC_FD	 0x53425832u /* "SBX2" */
+#define SBX_SPAWN_FD_STRINGS	 6
+#define SBX_SPAWN_NFDS_MAX	 7
+#define SBX_SPAWN_MAX_FD_STRINGS (4u << 20)
+#define SBX_SPAWN_INLINE_MAX	 (160u * 1024)
+
 enum {
 	SBX_SPAWN_FD_CHANNEL,
 	SBX_SPAWN_FD_STDIN,
@@ -47,7 +61,17 @@ struct sbx_spawn_request {
 	uint32_t max_processes;	 /* RLIMIT_NPROC */
 	uint64_t address_space;	 /* RLIMIT_AS, bytes */
 	uint64_t max_file_bytes; /* RLIMIT_FSIZE */
+	uint32_t flags;		 /* SBX_SPAWN_KEEP_LEFTOVERS */
+	uint32_t reserved;	 /* 0 */
 };
+
+/*
+ * What the child left running when it exited (`server &`) is left alone:
+ * only a kill request or the server's going kill the tree. Without it the
+ * tree goes as soon as the child exits (tool code: nothing outlives a call).
+ * serve's /v1/sandboxes exec sets it, as docker exec leaves them running.
+ */
+#define SBX_SPAWN_KEEP_LEFTOVERS 1u
 
 enum { SBX_SPAWN_STARTED = 'P', SBX_SPAWN_EXITED = 'X' };
 #define SBX_SPAWN_KILL 'K'

@@ -12,6 +12,9 @@
 #include <unistd.h>
 
 #include "docker-internal.h"
+#include "sbx/base64.h"
+#include "sbx/cleanup.h"
+#include "sbx/json.h"
 
 #define ARCHIVE_TIMEOUT_MS (10L * 60 * 1000)
 #define CHUNK_PAUSE	   (256u << 10)
@@ -287,5 +290,43 @@ done:
 		curl_multi_cleanup(x.multi);
 	sbx_buf_free(&x.chunk);
 	sbx_buf_free(&x.errbody);
+	return r;
+}
+
+/* Go's os.FileMode bits in the engine's path stat. */
+#define GO_MODE_DIR	(1u << 31)
+#define GO_MODE_SYMLINK (1u << 27)
+
+int sbx_docker_archive_stat(sbx_docker *d, const char *id, const char *path, bool *is_dir,
+			    bool *is_link, sbx_error *err)
+{
+	_cleanup_free_ char *what = NULL;
+	_cleanup_json_ cJSON *j = NULL;
+	sbx_buf b = SBX_BUF_INIT(16384);
+	docker_req req = {.method = "HEAD"};
+	docker_resp resp;
+	ssize_t n;
+	uint32_t mode;
+	int r;
+
+	r = archive_prepare(id, path, false, &what, &b, err);
+	if (r < 0) {
+		sbx_buf_free(&b);
+		return r;
+	}
+	req.path = b.data;
+	r = sbx_docker__request(d, &req, &resp, what, err);
+	sbx_buf_free(&b);
+	if (r == 0)
+		r = sbx_docker__check(&resp, what, err);
+	if (r == 0 && (!resp.path_stat || (n = sbx_base64_decode(resp.path_stat)) < 0 ||
+		       sbx_json_parse(resp.path_stat, (size_t)n, &j, NULL) < 0))
+		r = sbx_error_set(err, -EPROTO, "%s: no path stat in the engine's answer", what);
+	if (r == 0) {
+		mode = (uint32_t)sbx_json_get_number(j, "mode", 0);
+		*is_dir = mode & GO_MODE_DIR;
+		*is_link = mode & GO_MODE_SYMLINK;
+	}
+	sbx_docker__resp_done(&resp);
 	return r;
 }

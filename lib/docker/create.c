@@ -268,6 +268,12 @@ int sbx_docker__container_create_body(const sbx_docker_container_opts *o, char *
 		r = sbx_json_add_bool(c, "StdinOnce", o->stdin_once);
 	if (r == 0 && o->network_disabled)
 		r = sbx_json_add_bool(c, "NetworkDisabled", true);
+	if (r == 0 && o->no_healthcheck) {
+		cJSON *h = cJSON_AddObjectToObject(c, "Healthcheck");
+
+		r = h ? sbx_docker__add_strv(h, "Test", (const char *const[]){"NONE", NULL})
+		      : -ENOMEM;
+	}
 	if (r == 0)
 		r = add_str_if(c, "StopSignal", o->stop_signal);
 	if (r == 0 && o->stop_timeout)

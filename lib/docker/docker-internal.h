@@ -29,6 +29,7 @@ struct sbx_docker {
 	bool tls_verify;
 	long connect_timeout_ms;
 	long request_timeout_ms;
+	char **tar_prefix; /* sbx_docker_set_tar; NULL: "tar" */
 	char curl_error[CURL_ERROR_SIZE];
 };
 

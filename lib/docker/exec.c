@@ -152,12 +152,47 @@ int sbx_docker_exec_run(sbx_docker *d, const char *container_id, const sbx_docke
 
 /* ------------------------------------------------------ copy via exec'd tar */
 
-static int open_tar_exec(sbx_docker *d, const char *id, const char *const *cmd, const char *user,
+#define TAR_PREFIX_MAX 7
+
+int sbx_docker_set_tar(sbx_docker *d, const char *const *prefix, sbx_error *err)
+{
+	size_t n = 0;
+	char **v;
+
+	while (prefix && prefix[n])
+		n++;
+	if (n > TAR_PREFIX_MAX)
+		return sbx_error_set(err, -E2BIG, "tar command: at most %d words before tar's own",
+				     TAR_PREFIX_MAX);
+	v = n ? calloc(n + 1, sizeof(*v)) : NULL;
+	if (n && !v)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++)
+		if (!(v[i] = strdup(prefix[i]))) {
+			sbx_strv_free(v);
+			return sbx_error_set(err, -ENOMEM, "out of memory");
+		}
+	sbx_strv_free(d->tar_prefix);
+	d->tar_prefix = v;
+	return 0;
+}
+
+/* args: tar's own arguments after "tar" (at most 6); the handle's prefix replaces "tar". */
+static int open_tar_exec(sbx_docker *d, const char *id, const char *const *args, const char *user,
 			 bool with_stdin, sbx_docker_stream **s, char **exec_id, sbx_error *err)
 {
 	sbx_docker_exec_opts o = SBX_DOCKER_EXEC_OPTS_INIT;
+	const char *cmd[TAR_PREFIX_MAX + 8];
+	size_t n = 0;
 	int r;
 
+	for (char **p = d->tar_prefix; p && *p; p++)
+		cmd[n++] = *p;
+	if (!n)
+		cmd[n++] = "tar";
+	for (size_t i = 0; args[i] && n < SBX_ELEMENTSOF(cmd) - 1; i++)
+		cmd[n++] = args[i];
+	cmd[n] = NULL;
 	o.cmd = cmd;
 	o.user = user;
 	o.attach_stdin = with_stdin;
@@ -212,7 +247,7 @@ void sbx_docker_copy_in_free(sbx_docker_copy_in *c)
 int sbx_docker_exec_copy_in_open(sbx_docker *d, const char *id, const char *dest_dir,
 				 const char *user, sbx_docker_copy_in **out, sbx_error *err)
 {
-	const char *cmd[] = {"tar", "-xpf", "-", "-C", dest_dir, NULL};
+	const char *cmd[] = {"-xpf", "-", "-C", dest_dir, NULL};
 	_cleanup_(sbx_docker_copy_in_freep) sbx_docker_copy_in *c = NULL;
 	int r;
 
@@ -334,7 +369,7 @@ int sbx_docker_exec_copy_out(sbx_docker *d, const char *id, const char *path, co
 	if (dirfd < 0)
 		return sbx_error_set(err, -errno, "%s: '%s': %s", what, dest_dir, strerror(errno));
 	{
-		const char *cmd[] = {"tar", "-cf", "-", "-C", dirname(dir), basename(base), NULL};
+		const char *cmd[] = {"-cf", "-", "-C", dirname(dir), basename(base), NULL};
 		r = open_tar_exec(d, id, cmd, user, false, &o->s, &exec_id, err);
 	}
 	if (r < 0)

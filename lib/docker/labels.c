@@ -29,7 +29,12 @@ static int start_ticks(int pid, unsigned long long *out, sbx_error *err)
 	p = strrchr(line, ')');
 	if (!p)
 		return sbx_error_set(err, -EIO, "'%s': unexpected format", path);
-	/* After ")" comes field 3 (state); skip to field 22. */
+	/* After ")" comes field 3 (state): a zombie has exited, only not been
+	 * reaped yet (a killed service whose parent died too waits for init),
+	 * so its sandboxes are as orphaned as those of a reaped one. */
+	if (p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X'))
+		return -ESRCH;
+	/* Skip to field 22. */
 	p++;
 	for (field = 2; field < 21 && p; field++)
 		p = strchr(p + 1, ' ');

@@ -97,7 +97,6 @@ void sbx_image_result_free(sbx_image_result *r)
 
 SBX_DEFINE_CLEANUP(sbx_image_result, sbx_image_result_free)
 SBX_DEFINE_CLEANUP(sbx_image_context, sbx_image_context_free)
-SBX_DEFINE_CLEANUP(sbx_docker_tar, sbx_docker_tar_free)
 
 static const char *default_mirror(const char *mirror)
 {

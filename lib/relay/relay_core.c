@@ -399,11 +399,12 @@ void sbx_relay_response_free(sbx_relay_response *resp)
 
 static int append_body(const char *data, size_t n, void *userdata)
 {
-	return sbx_buf_append(userdata, data, n);
+	return sbx_buf_append(userdata, data, n) < 0 ? -EFBIG : 0;
 }
 
-int sbx_relay_stream_request(sbx_stream *s, const char *method, const char *path, const char *body,
-			     size_t len, int timeout_ms, int *status, sbx_buf *out, sbx_error *err)
+int sbx_relay_stream_request(sbx_stream *s, const char *method, const char *path, const void *body,
+			     size_t len, int timeout_ms, int *status, sbx_buf *answer,
+			     sbx_error *err)
 {
 	_cleanup_(sbx_buf_free) sbx_buf head = SBX_BUF_INIT(HTTP_HEAD_MAX);
 	http_reader sr;
@@ -416,8 +417,7 @@ int sbx_relay_stream_request(sbx_stream *s, const char *method, const char *path
 			   "Connection: keep-alive\r\n",
 			   method, path);
 	if (k >= 0 && body)
-		k = sbx_buf_printf(
-			&head, "Content-Type: application/json\r\nContent-Length: %zu\r\n", len);
+		k = sbx_buf_printf(&head, "Content-Length: %zu\r\n", len);
 	if (k >= 0)
 		k = sbx_buf_puts(&head, "\r\n");
 	if (k < 0)
@@ -428,6 +428,7 @@ int sbx_relay_stream_request(sbx_stream *s, const char *method, const char *path
 	if (k < 0)
 		return sbx_error_set(err, k, "%s %s: %s", method, path, strerror(-k));
 	http_reader_init(&sr, s, timeout_ms);
+	sr.method = method;
 	sr.until = timeout_ms > 0 ? sbx_now_ms() + timeout_ms : 0;
 	k = http_read_head(&sr, &resp, false, err);
 	if (k < 0)
@@ -435,7 +436,11 @@ int sbx_relay_stream_request(sbx_stream *s, const char *method, const char *path
 	*status = resp.status;
 	k = http_response_bodyless(method, resp.status)
 		    ? 0
-		    : http_relay_body(&sr, &resp, true, NULL, out ? append_body : NULL, out, err);
+		    : http_relay_body(&sr, &resp, true, NULL, answer ? append_body : NULL, answer,
+				      err);
+	if (k == -EFBIG)
+		sbx_error_set(err, k, "%s %s: the answer is over %zu bytes", method, path,
+			      answer->max);
 	if (k >= 0)
 		k = stream_reusable(&sr, &resp, method);
 	http_head_free(&resp);

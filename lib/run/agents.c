@@ -271,12 +271,21 @@ bool sbx_run__is_oracle(const sbx_run *run)
 
 int sbx_run__oracle_agent(sbx_run *run, sbx_error *err)
 {
-	sbx_relay_response resp = {0};
 	/* Normally the copy-in already placed the oracle's files with the task's. */
-	int r = run->oracle_in ? 0 : sbx_run__copy_files_in(run, false, true, err);
+	int r = run->task->harbor ? sbx_run__harbor_oracle(run, err)
+		: run->oracle_in  ? 0
+				  : sbx_run__copy_files_in(run, false, true, err);
 
-	if (r < 0)
+	if (r < 0 || run->task->harbor)
 		return r;
+	return sbx_run__oracle_complete(run, err);
+}
+
+int sbx_run__oracle_complete(sbx_run *run, sbx_error *err)
+{
+	sbx_relay_response resp = {0};
+	int r;
+
 	/* The host's own path (the agent's POST /task/complete does the same); recorded,
 	 * as the oracle plays the agent. A 404 is an older image: the reference's path. */
 	r = sbx_relay_request(run->relay, "POST", "/control/complete", NULL, "{}", 2, true, 30000,

@@ -18,6 +18,7 @@
 #include "sbx/json.h"
 #include "sbx/labels.h"
 #include "sbx/log.h"
+#include "backend-docker-internal.h"
 #include "seccomp_profile.h"
 
 #define EXEC_TIMEOUT_MS (5 * 60 * 1000)
@@ -33,6 +34,7 @@ typedef struct docker_backend {
 	char *host;	/* NULL: $DOCKER_HOST; the stream connection goes to the same engine */
 	bool published; /* the server listens on a port bound on the host's loopback */
 	bool reuse;	/* reset in place: bridges reconnect across a server restart */
+	bool foreign;	/* any image: the bundle's programs, by absolute path */
 	/*
 	 * prewarm: bridge streams, each used once: the readiness check's (kept
 	 * by the relay, then carrying the task's files) and the relay's warm
@@ -42,8 +44,6 @@ typedef struct docker_backend {
 	sbx_stream *pending_streams[PREWARM_STREAMS];
 	size_t n_pending;
 } docker_backend;
-
-SBX_DEFINE_CLEANUP(sbx_docker_tar, sbx_docker_tar_free)
 
 /* The user every exec runs as: never the root a published sandbox starts as. */
 #define EXEC_USER "1000:1000"
@@ -165,7 +165,11 @@ static void read_applied(sbx_sandbox_applied *a, const char *raw)
 					 ? "sandbox"
 					 : "custom");
 	}
-	a->binds = (unsigned)cJSON_GetArraySize(sbx_json_get(hc, "Binds"));
+	/* Host paths only: the any-image bundle is a named volume, read-only, nothing of the host.
+	 */
+	a->binds = 0;
+	cJSON_ArrayForEach (it, sbx_json_get(hc, "Binds"))
+		a->binds += !cJSON_IsString(it) || it->valuestring[0] == '/';
 	a->known = true;
 }
 
@@ -178,8 +182,11 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 	sbx_docker_container_opts o = SBX_DOCKER_CONTAINER_OPTS_INIT;
 	char created[32], deadline[32], ws[96], tmp[96], run[96], grace[32], env_deadline[64],
 		env_task_deadline[64], env_grace[48], env_run_id[160], env_max_procs[64];
-	const char *env[33];
-	sbx_docker_kv labels[7], tmpfs[3];
+	const char *env[64], *binds[2] = {NULL, NULL};
+	char bind[160];
+	sbx_image_bundle bundle;
+	sbx_docker_kv labels[7], tmpfs[5 + SBX_BUNDLE_MAX_VOLUMES];
+	size_t nt = 3;
 	size_t nl = 0, ne = 0;
 	_cleanup_free_ char *id = NULL, *seccomp = NULL;
 	sbx_docker_container *c = NULL;
@@ -207,6 +214,13 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 	tmpfs[0] = (sbx_docker_kv){SBX_SANDBOX_WORKSPACE, ws};
 	tmpfs[1] = (sbx_docker_kv){"/tmp", tmp};
 	tmpfs[2] = (sbx_docker_kv){"/run", run};
+	if (spec->verifier) {
+		/* Harbor's paths: the tests go in as the server's uid, test.sh writes its logs. */
+		tmpfs[nt++] =
+			(sbx_docker_kv){"/tests", "rw,nosuid,nodev,size=64m,uid=1000,gid=1000,"
+						  "mode=2775"};
+		tmpfs[nt++] = (sbx_docker_kv){"/logs", "rw,nosuid,nodev,size=64m,mode=1777"};
+	}
 
 	snprintf(env_deadline, sizeof(env_deadline), "SANDBOX_DEADLINE=%" PRId64, spec->deadline);
 	/* The server's task session reads this one, so get_task_status shows the deadline. */
@@ -221,8 +235,6 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 	env[ne++] = "SANDBOX_RUN_DIR=/run/sandbox";
 	env[ne++] = "SANDBOX_SOCKET=" SBX_SANDBOX_SOCKET;
 	env[ne++] = spec->published ? "SANDBOX_NETWORK=published" : "SANDBOX_NETWORK=none";
-	if (spec->reuse)
-		env[ne++] = "SANDBOX_REUSE=1";
 	/* gVisor: the engine's pids limit counts the Sentry's host tasks (several per
 	 * guest process), so the sandbox's own process limit is what stops a fork bomb. */
 	if (runsc) {
@@ -232,6 +244,24 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 	}
 	for (size_t i = 0; spec->env && spec->env[i] && ne < SBX_ELEMENTSOF(env) - 1; i++)
 		env[ne++] = spec->env[i];
+	r = sbx_image_prepare_foreign(db->d, spec->image, &bundle, err);
+	if (r < 0)
+		return r;
+	if (bundle.volume[0]) {
+		r = sbx_backend_docker__foreign(db->d, spec, &bundle, &o, env, &ne,
+						SBX_ELEMENTSOF(env), tmpfs, &nt,
+						SBX_ELEMENTSOF(tmpfs), bind, sizeof(bind), err);
+		if (r < 0)
+			return r;
+		db->foreign = true;
+		binds[0] = bind;
+		o.binds = binds;
+		snprintf(b->applied.bundle, sizeof(b->applied.bundle), "%.12s", bundle.hash);
+	}
+	/* A foreign image stays single use: a reset wipes the writable places of
+	 * ours, not the VOLUMEs a foreign image may add (sbx_warm_new reads applied). */
+	if (spec->reuse && !db->foreign && ne < SBX_ELEMENTSOF(env) - 1)
+		env[ne++] = "SANDBOX_REUSE=1";
 	env[ne] = NULL;
 
 	o.image = spec->image;
@@ -251,7 +281,7 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 	o.security_opt = (const char *const[]){"no-new-privileges:true", seccomp, NULL};
 	o.readonly_rootfs = true;
 	o.tmpfs = tmpfs;
-	o.n_tmpfs = SBX_ELEMENTSOF(tmpfs);
+	o.n_tmpfs = nt;
 	o.memory = (int64_t)spec->memory;
 	o.memory_swap = (int64_t)spec->memory; /* no swap on top */
 	o.nano_cpus = (int64_t)(spec->cpus * 1e9);
@@ -263,6 +293,10 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 	o.log_opts = log_opts;
 	o.n_log_opts = SBX_ELEMENTSOF(log_opts);
 	o.stop_timeout = 2;
+	/* Whatever the image says: our PID 1 stops on SIGTERM, and an image's HEALTHCHECK
+	 * would run as the container's user (root, with PID 1's three capabilities). */
+	o.stop_signal = "SIGTERM";
+	o.no_healthcheck = true;
 	if (spec->published) {
 		/*
 		 * The server's port on the host's loopback only, an engine-picked
@@ -282,11 +316,16 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 		o.network_disabled = true;
 	}
 	db->published = spec->published;
-	db->reuse = spec->reuse;
+	db->reuse = spec->reuse && !db->foreign;
 
 	r = sbx_docker_container_create(db->d, &o, &id, err);
 	if (r < 0)
 		return r;
+	if (db->foreign &&
+	    (r = sbx_backend_docker__foreign_check(db->d, id, spec->image, err)) < 0) {
+		sbx_docker_container_remove(db->d, id, true, true, NULL);
+		return r;
+	}
 	b->id = TAKE_PTR(id);
 	/* The stream connection now, so the first bridge after start costs no extra round trip. */
 	pthread_mutex_lock(&db->lock);
@@ -404,8 +443,10 @@ static int open_bridge(docker_backend *db, sbx_stream **out, sbx_error *err)
 	int r;
 
 	o.user = EXEC_USER;
-	o.cmd = db->reuse ? (const char *const[]){"sandbox-bridge", "-r", SBX_SANDBOX_SOCKET, NULL}
-			  : (const char *const[]){"sandbox-bridge", SBX_SANDBOX_SOCKET, NULL};
+	o.cmd = db->foreign ? (const char *const[]){SBX_BUNDLE_BRIDGE, SBX_SANDBOX_SOCKET, NULL}
+		: db->reuse
+			? (const char *const[]){"sandbox-bridge", "-r", SBX_SANDBOX_SOCKET, NULL}
+			: (const char *const[]){"sandbox-bridge", SBX_SANDBOX_SOCKET, NULL};
 	o.attach_stdin = true;
 	pthread_mutex_lock(&db->lock);
 	r = open_locked_conn(db, err);
@@ -595,6 +636,45 @@ static void db_free(sbx_backend *b)
 	free(db);
 }
 
+static int db_exec(sbx_backend *b, const sbx_backend_exec *x, sbx_buf *out, sbx_buf *errout,
+		   int *exit_code, sbx_error *err)
+{
+	docker_backend *db = (docker_backend *)b;
+	sbx_docker_exec_opts o = SBX_DOCKER_EXEC_OPTS_INIT;
+	_cleanup_free_ char *id = NULL;
+	int r;
+
+	o.cmd = x->argv;
+	o.env = x->env;
+	o.user = x->user ? x->user : EXEC_USER;
+	o.working_dir = x->cwd;
+	r = sbx_docker_exec_create(db->d, b->id, &o, &id, err);
+	if (r >= 0)
+		r = sbx_docker_exec_start(db->d, id, false,
+					  x->timeout_ms ? x->timeout_ms : EXEC_TIMEOUT_MS,
+					  x->max_bytes, out, errout, err);
+	if (r >= 0)
+		r = sbx_docker_exec_inspect(db->d, id, NULL, exit_code, err);
+	return r;
+}
+
+static int db_copy_in_tar(sbx_backend *b, const char *dest, const void *tar, size_t len,
+			  sbx_error *err)
+{
+	docker_backend *db = (docker_backend *)b;
+
+	return sbx_docker_exec_copy_in(db->d, b->id, dest, EXEC_USER, tar, len, EXEC_TIMEOUT_MS,
+				       err);
+}
+
+static int db_image_tar(sbx_backend *b, const char *path, size_t max, void **tar, size_t *len,
+			sbx_error *err)
+{
+	docker_backend *db = (docker_backend *)b;
+
+	return sbx_docker_archive_get_raw(db->d, b->id, path, max, tar, len, err);
+}
+
 static const sbx_backend_ops docker_ops = {
 	.name = "docker",
 	.create = db_create,
@@ -608,6 +688,9 @@ static const sbx_backend_ops docker_ops = {
 	.free = db_free,
 	.prewarm = db_prewarm,
 	.keep_stream = db_keep_stream,
+	.exec = db_exec,
+	.copy_in_tar = db_copy_in_tar,
+	.image_tar = db_image_tar,
 };
 
 int sbx_backend_docker_new(sbx_backend **out, sbx_error *err)

@@ -22,8 +22,6 @@
 #define STREAM_TAR_MAX	  (16u << 20)
 #define STREAM_TIMEOUT_MS 60000
 
-SBX_DEFINE_CLEANUP(sbx_docker_tar, sbx_docker_tar_free)
-
 typedef struct input_set {
 	sbx_sandbox_file *files;
 	char **data; /* owned, one per file */

@@ -38,26 +38,6 @@
  * interrupt or a frame due are seen at most this late. */
 #define WAIT_SLICE_MS 250
 
-/*
- * A failure inside a sandbox that was ready: its memory, its processes, its
- * outputs are the agent's to spend, so this is the attempt's outcome
- * (sandbox_failed), not the infrastructure's; a sweep neither retries it
- * nor drops it. Before the server answered, the same failure is the image's
- * or the engine's (infra_error).
- */
-static void set_sandbox_failed(sbx_run *run, const char *kind, const sbx_error *err)
-{
-	if (!run->ready) {
-		sbx_run__set_infra(run, kind, err);
-		return;
-	}
-	if (run->res.error)
-		return;
-	run->res.status = SBX_RUN_SANDBOX_FAILED;
-	run->res.error = strdup(sbx_error_message(err));
-	run->res.error_kind = strdup(kind);
-}
-
 /* Out of memory on the host during launch: recorded like every other launch failure. */
 static int launch_oom(sbx_run *run, sbx_error *err)
 {
@@ -218,9 +198,7 @@ int sbx_run_prepare(sbx_run **out, const sbx_run_opts *opts, sbx_error *err)
 	if (l->pids < 8)
 		return sbx_error_set(err, -EINVAL, "pids limit below 8");
 
-	run->res.image = strdup(opts->image				   ? opts->image
-				: run->task->gui || run->task->libreoffice ? SBX_IMAGE_FULL
-									   : SBX_IMAGE_SLIM);
+	run->res.image = strdup(opts->image ? opts->image : sbx_run_task_image(run->task));
 	/*
 	 * A task that declares libreoffice: true needs it in the sandbox (formulas
 	 * the native evaluator does not compute): refuse the slim image up front
@@ -308,6 +286,15 @@ int sbx_run_prepare(sbx_run **out, const sbx_run_opts *opts, sbx_error *err)
 	return 0;
 }
 
+const char *sbx_run_task_image(const sbx_task *t)
+{
+	if (t->image)
+		return t->image;
+	if (t->harbor && t->harbor->docker_image)
+		return t->harbor->docker_image;
+	return t->gui || t->libreoffice ? SBX_IMAGE_FULL : SBX_IMAGE_SLIM;
+}
+
 /* ---- launch ----------------------------------------------------------------- */
 
 static int open_stream(sbx_stream **out, void *userdata, sbx_error *err)
@@ -355,12 +342,12 @@ static bool sandbox_dead(sbx_run *run, sbx_error *err)
 	if (st.oom_killed) {
 		sbx_error_replace(err, -ENOMEM, "sandbox '%s' was killed: out of memory",
 				  run->backend->id);
-		set_sandbox_failed(run, "oom", err);
+		sbx_run__set_sandbox_failed(run, "oom", err);
 	} else {
 		sbx_error_replace(err, -ECHILD, "sandbox '%s' exited with status %d%s%s",
 				  run->backend->id, st.exit_code, st.detail[0] ? ": " : "",
 				  st.detail);
-		set_sandbox_failed(run, "sandbox_died", err);
+		sbx_run__set_sandbox_failed(run, "sandbox_died", err);
 	}
 	return true;
 }
@@ -556,6 +543,7 @@ static int attach_task(sbx_run *run, sbx_error *err)
 		return run->copy_result;
 	}
 	sbx_relay_warm(run->relay);
+	sbx_run__start_task(run);
 	if (run->task->gui) {
 		t = sbx_now_msf();
 		r = sbx_run__wait_gui(run, err);
@@ -601,6 +589,17 @@ int sbx_run_launch(sbx_run *run, sbx_error *err)
 	}
 	run->res.backend = strdup(run->backend->ops->name);
 	sbx_run__trace(run, "engine connected");
+	if (run->task->harbor) {
+		r = sbx_run__harbor_image(run, err);
+		if (r < 0) {
+			sbx_run__set_infra(run,
+					   r == -ENOENT	  ? "image_missing"
+					   : r == -EINVAL ? "image_workdir"
+							  : "image_build",
+					   err);
+			return r;
+		}
+	}
 
 	spec.image = run->res.image;
 	spec.run_id = run->res.run_id;
@@ -695,6 +694,10 @@ int sbx_run_launch(sbx_run *run, sbx_error *err)
 			return r;
 		}
 	}
+	if (run->task->harbor && (r = sbx_run__harbor_seed(run, err)) < 0) {
+		sbx_run__set_infra(run, "copy_in", err);
+		return r;
+	}
 	return attach_task(run, err);
 }
 
@@ -704,9 +707,10 @@ bool sbx_run_warm_fits(const sbx_run *run, const sbx_warm *w)
 	const sbx_warm_info *i = sbx_warm_get_info(w);
 
 	/* A GUI task's PID 1 opens its file at start: it cannot be started ahead. */
-	return !run->task->gui && !l->published && strcmp(i->image, run->res.image) == 0 &&
-	       i->memory == l->memory && i->cpus == l->cpus && i->pids == l->pids &&
-	       strcmp(i->runtime, l->runtime) == 0 && i->engine_seccomp == l->engine_seccomp &&
+	return !run->task->gui && !run->task->harbor && !l->published &&
+	       strcmp(i->image, run->res.image) == 0 && i->memory == l->memory &&
+	       i->cpus == l->cpus && i->pids == l->pids && strcmp(i->runtime, l->runtime) == 0 &&
+	       i->engine_seccomp == l->engine_seccomp &&
 	       i->deadline >= real_ms() / 1000 + l->timeout_s;
 }
 
@@ -723,6 +727,7 @@ int sbx_run_launch_warm(sbx_run *run, sbx_warm *w, sbx_error *err)
 	}
 	run->warm_info = *sbx_warm_get_info(w);
 	run->res.reused = run->warm_info.reused;
+	run->res.reuse = run->warm_info.reuse;
 	run->res.reset_ms = run->warm_info.reset_ms;
 	run->res.reset_kill_ms = run->warm_info.reset_kill_ms;
 	run->res.reset_agent_ms = run->warm_info.reset_agent_ms;
@@ -743,8 +748,6 @@ int sbx_run_launch_warm(sbx_run *run, sbx_warm *w, sbx_error *err)
 		return r;
 	return attach_task(run, err);
 }
-
-/* ---- the agent -------------------------------------------------------------- */
 
 /* ---- waiting ---------------------------------------------------------------- */
 
@@ -816,6 +819,8 @@ sbx_run_end sbx_run_wait(sbx_run *run)
 	double t = sbx_now_msf();
 	sbx_run_end end;
 
+	/* The verifier's sandbox is made while the agent works, off the episode's path. */
+	sbx_run__verifier_prestart(run);
 	if (sbx_run__is_oracle(run)) {
 		if (sbx_run__oracle_agent(run, &err) < 0) {
 			sbx_run__set_infra(run, "agent", &err);
@@ -883,6 +888,10 @@ static void collect_and_grade(sbx_run *run, sbx_run_end end)
 	double t;
 	int r;
 
+	if (run->task->harbor) {
+		sbx_run__verify(run);
+		return;
+	}
 	/* PID 1 restarts Calc only while the sandbox is not stopping. */
 	if (run->task->gui)
 		sbx_run__save_screenshot(run,
@@ -912,7 +921,7 @@ static void collect_and_grade(sbx_run *run, sbx_run_end end)
 	sbx_run__phase_done(run, SBX_PHASE_COPY_OUT, t);
 	if (r == -EFBIG || r == -E2BIG) {
 		/* Outputs over the caps: what the agent left, not a fault of ours. */
-		set_sandbox_failed(run, "outputs_too_large", &e);
+		sbx_run__set_sandbox_failed(run, "outputs_too_large", &e);
 	} else if (r < 0 && r != -EPERM) {
 		/* A refused entry is the agent's doing (below); a dead sandbox is
 		 * the sandbox's, anything else ours. */
@@ -999,6 +1008,8 @@ int sbx_run_finish(sbx_run *run, sbx_run_end end, sbx_error *err)
 		}
 	}
 
+	/* The verifier's sandbox: its removal joined, or made ahead and not used. */
+	sbx_run__verifier_discard(run);
 	write_trajectory(run);
 	sbx_run__trace(run, "trajectory written");
 
@@ -1050,7 +1061,7 @@ static int launch_reused(sbx_run *run, const sbx_run_opts *opts, sbx_error *err)
 
 	if (w && !sbx_run_warm_fits(run, w))
 		sbx_warm_free(TAKE_PTR(w));
-	if (!w && !run->task->gui && !l->published && !l->engine_seccomp) {
+	if (!w && !run->task->gui && !run->task->harbor && !l->published && !l->engine_seccomp) {
 		sbx_warm_opts wo = SBX_WARM_OPTS_INIT;
 		sbx_error werr = SBX_ERROR_INIT;
 
@@ -1115,6 +1126,7 @@ void sbx_run_free(sbx_run *run)
 {
 	if (!run)
 		return;
+	sbx_run__verifier_discard(run);
 	if (run->agent_started && run->agent.pid > 0)
 		sbx_agent__stop(&run->agent, 500);
 	sbx_warm_free(run->kept_warm);
@@ -1130,7 +1142,9 @@ void sbx_run_free(sbx_run *run)
 		     run->res.reset_found, run->res.agent, run->res.agent_tail, run->res.image,
 		     run->res.image_id, run->res.sandbox_id, run->res.backend, run->res.published,
 		     run->res.endpoint, run->res.grade.report_text, run->res.grade.report_json,
-		     run->res.grade.error, run->res.trajectory_error);
+		     run->res.grade.error, run->res.trajectory_error,
+		     run->res.verifier.rewards_json, run->res.verifier.output_tail,
+		     run->res.verifier.error);
 	sbx_provenance_clear(&run->res.provenance);
 	free(run);
 }

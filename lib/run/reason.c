@@ -101,6 +101,12 @@ static char *grade_reason(const sbx_run_result *r)
 		out = NULL;
 	return out;
 cells:
+	if (r->verifier.harbor) {
+		if (asprintf(&out, "test.sh gave reward %g (%s, exit %d)", r->verifier.reward,
+			     r->verifier.reward_source, r->verifier.exit_code) < 0)
+			out = NULL;
+		return out;
+	}
 	if (asprintf(&out, "%llu of %llu graded cells matched",
 		     (unsigned long long)r->grade.cells_matched,
 		     (unsigned long long)r->grade.cells_graded) < 0)

@@ -187,6 +187,40 @@ static void add_llm_summary(cJSON *agent, const char *run_dir)
 	}
 }
 
+/* A Harbor task's verifier: the reward and what the verifier saw. */
+static void add_verifier(cJSON *o, const sbx_run_verifier *v)
+{
+	cJSON *h = cJSON_AddObjectToObject(o, "verifier"), *t;
+
+	if (v->rewarded)
+		cJSON_AddNumberToObject(h, "reward", v->reward);
+	else
+		cJSON_AddNullToObject(h, "reward");
+	if (v->rewards_json)
+		cJSON_AddItemToObject(h, "rewards", cJSON_Parse(v->rewards_json));
+	else
+		cJSON_AddNullToObject(h, "rewards");
+	add_str(h, "reward_file", v->reward_source[0] ? v->reward_source : NULL);
+	if (v->ran && !v->timed_out && v->exit_code >= 0)
+		cJSON_AddNumberToObject(h, "exit_code", v->exit_code);
+	else
+		cJSON_AddNullToObject(h, "exit_code");
+	cJSON_AddBoolToObject(h, "timed_out", v->timed_out);
+	add_str(h, "output_tail", v->output_tail);
+	add_str(h, "error", v->error);
+	add_str(h, "workdir_sha256", v->workdir_sha256[0] ? v->workdir_sha256 : NULL);
+	cJSON_AddNumberToObject(h, "workdir_bytes", (double)v->workdir_bytes);
+	cJSON_AddNumberToObject(h, "workdir_entries_refused", (double)v->workdir_refused);
+	cJSON_AddStringToObject(h, "sandbox", "fresh, same image");
+	cJSON_AddBoolToObject(h, "made_ahead", v->made_ahead);
+	t = cJSON_AddObjectToObject(h, "timings_ms");
+	cJSON_AddNumberToObject(t, "create_start", ms3(v->create_ms));
+	cJSON_AddNumberToObject(t, "copy_in", ms3(v->copy_ms));
+	cJSON_AddNumberToObject(t, "test_sh", ms3(v->test_ms));
+	cJSON_AddNumberToObject(t, "remove", ms3(v->remove_ms));
+	cJSON_AddNumberToObject(t, "total", ms3(v->total_ms));
+}
+
 char *sbx_run_result_json(const sbx_run_result *r)
 {
 	_cleanup_json_ cJSON *o = cJSON_CreateObject();
@@ -235,6 +269,8 @@ char *sbx_run_result_json(const sbx_run_result *r)
 	if (r->grade.graded) {
 		cJSON_AddStringToObject(g, "status", sbx_grade_status_name(r->grade.status));
 		cJSON_AddNumberToObject(g, "score", r->grade.score);
+		if (r->verifier.harbor)
+			goto graded;
 		cJSON_AddNumberToObject(g, "cells_graded", (double)r->grade.cells_graded);
 		cJSON_AddNumberToObject(g, "cells_matched", (double)r->grade.cells_matched);
 		if (r->grade.recalc[0]) {
@@ -265,6 +301,9 @@ char *sbx_run_result_json(const sbx_run_result *r)
 		cJSON_AddStringToObject(g, "report", "grade.txt");
 		cJSON_AddStringToObject(g, "report_json", "grade.json");
 	}
+graded:
+	if (r->verifier.harbor)
+		add_verifier(o, &r->verifier);
 
 	h = cJSON_AddObjectToObject(o, "agent");
 	add_str(h, "kind", r->agent);
@@ -393,6 +432,8 @@ char *sbx_run_result_json(const sbx_run_result *r)
 			cJSON_AddBoolToObject(hd, "privileged", a->privileged);
 			cJSON_AddStringToObject(hd, "network_mode", a->network_mode);
 			cJSON_AddNumberToObject(hd, "host_mounts", a->binds);
+			/* Any image: our programs came in the read-only bundle, not the image. */
+			add_str(hd, "bundle", a->bundle[0] ? a->bundle : NULL);
 			cJSON_AddBoolToObject(hd, "docker_init", a->init);
 			cJSON_AddNumberToObject(hd, "memory_bytes", (double)a->memory);
 			cJSON_AddNumberToObject(hd, "cpus", (double)a->nano_cpus / 1e9);

@@ -61,6 +61,12 @@ struct sbx_run {
 	sbx_warm *kept_warm;	 /* reset clean for its next episode (sbx_run_take_warm) */
 	bool files_by_backend;	 /* the server has no PUT /control/files (an older image) */
 	bool oracle_in;		 /* the copy-in also placed the oracle's files */
+	/* Harbor tasks: the verifier's sandbox, created and started while the agent works. */
+	pthread_t vthread; /* makes it ahead, or removes it after */
+	bool vstarting, vremoving;
+	sbx_backend *vbackend;
+	int vstart_result;
+	sbx_error vstart_err;
 	int copy_result;
 	sbx_error copy_err;
 };
@@ -80,6 +86,15 @@ void sbx_run__phase_done(sbx_run *run, sbx_run_phase p, double since);
 
 /* Records an infrastructure failure; the first one wins. */
 void sbx_run__set_infra(sbx_run *run, const char *kind, const sbx_error *err);
+
+/*
+ * A failure inside a sandbox that was ready: its memory, its processes, its
+ * outputs are the agent's to spend, so this is the attempt's outcome
+ * (sandbox_failed), not the infrastructure's; a sweep neither retries it
+ * nor drops it. Before the server answered, the same failure is the image's
+ * or the engine's (infra_error).
+ */
+void sbx_run__set_sandbox_failed(sbx_run *run, const char *kind, const sbx_error *err);
 
 /*
  * Readiness probes: the pause after each failed one grows by half from the
@@ -126,6 +141,38 @@ int sbx_run__start_agent(sbx_run *run, sbx_error *err);
 
 /* agents.c: the oracle agent: copies the oracles in as the outputs and completes the task. */
 int sbx_run__oracle_agent(sbx_run *run, sbx_error *err);
+/* agents.c: the oracle's POST /control/complete (the host's path, recorded). */
+int sbx_run__oracle_complete(sbx_run *run, sbx_error *err);
+
+/*
+ * harbor.c: a Harbor task's image: built from its environment/ unless
+ * --image or its docker_image names one; sets res.image.
+ */
+int sbx_run__harbor_image(sbx_run *run, sbx_error *err);
+/* harbor.c: after start, the image's own workspace content into the workspace tmpfs. */
+int sbx_run__harbor_seed(sbx_run *run, sbx_error *err);
+/* harbor.c: the oracle: solution/ into /tmp/solution, solve.sh run as the agent's uid. */
+int sbx_run__harbor_oracle(sbx_run *run, sbx_error *err);
+/* harbor.c: dir/rel as a tar under prefix, owned by uid 1000 (*out owns *data). */
+struct sbx_docker_tar;
+int sbx_run__tar_dir(const char *dir, const char *rel, const char *prefix,
+		     struct sbx_docker_tar **out, const void **data, size_t *len, sbx_error *err);
+/*
+ * verify.c: a Harbor task's verifier, in place of collecting and grading:
+ * kills the agent's processes, takes the workdir out (capped), runs
+ * tests/test.sh on it in a fresh sandbox of the same image, reads the reward
+ * into res.verifier and res.grade.
+ */
+void sbx_run__verify(sbx_run *run);
+/*
+ * reward.c: the verifier's framed answer (len bytes of out) into v: exit_code,
+ * test_ms, output_tail, and the reward (rewarded) or why not (error).
+ */
+void sbx_run__verifier_read(sbx_run_verifier *v, const char *out, size_t len);
+/* verify.c: creates and starts the verifier's sandbox on a thread, for verify to take. */
+void sbx_run__verifier_prestart(sbx_run *run);
+/* verify.c: joins that thread and removes its sandbox if verify did not take it. */
+void sbx_run__verifier_discard(sbx_run *run);
 
 /*
  * run_state.c: the server's view of the task: 1 completed, 2 timed out, 0
@@ -133,6 +180,9 @@ int sbx_run__oracle_agent(sbx_run *run, sbx_error *err);
  * task changes or after wait_ms (at once from an older image's server).
  */
 int sbx_run__task_state(sbx_run *run, int wait_ms);
+
+/* run_state.c: starts the server's task session (status "running") as the episode starts. */
+void sbx_run__start_task(sbx_run *run);
 
 /* gui.c: waits until LibreOffice shows the starting file (GUI tasks). */
 int sbx_run__wait_gui(sbx_run *run, sbx_error *err);

@@ -32,6 +32,19 @@ void sbx_run__set_infra(sbx_run *run, const char *kind, const sbx_error *err)
 	run->res.error_kind = strdup(kind);
 }
 
+void sbx_run__set_sandbox_failed(sbx_run *run, const char *kind, const sbx_error *err)
+{
+	if (!run->ready) {
+		sbx_run__set_infra(run, kind, err);
+		return;
+	}
+	if (run->res.error)
+		return;
+	run->res.status = SBX_RUN_SANDBOX_FAILED;
+	run->res.error = strdup(sbx_error_message(err));
+	run->res.error_kind = strdup(kind);
+}
+
 void sbx_run__ready_pause(long *pause_ms, int64_t waited_ms)
 {
 	struct timespec ts;
@@ -143,4 +156,32 @@ int sbx_run__task_state(sbx_run *run, int wait_ms)
 	if (strcmp(st, "timed_out") == 0)
 		return 2;
 	return 0;
+}
+
+/*
+ * POST /v1/task/start once the episode's files are in: a client polling the
+ * reference's /task/status (404 "No active task" while the task is pending)
+ * sees it running from the start of the episode, not from its first tool
+ * call. /v1/ keeps a task already running; not recorded (the transcript is
+ * the agent's). A failure costs only that: the first tool call starts it.
+ */
+void sbx_run__start_task(sbx_run *run)
+{
+	_cleanup_json_ cJSON *o = cJSON_CreateObject();
+	_cleanup_free_ char *body = NULL;
+	sbx_relay_response resp = {0};
+	sbx_error err = SBX_ERROR_INIT;
+	int r;
+
+	if (!o || !cJSON_AddStringToObject(o, "task_id", run->task->id) ||
+	    !(body = cJSON_PrintUnformatted(o)))
+		return;
+	r = sbx_relay_request(run->relay, "POST", "/v1/task/start",
+			      "Content-Type: application/json\r\n", body, strlen(body), false,
+			      STATUS_BUDGET_MS, &resp, &err);
+	/* 404: an older image without /v1 (its first tool call starts the task). */
+	if (r < 0 || (resp.status != 200 && resp.status != 404))
+		sbx_log_warning("run: starting the task's session: %s",
+				r < 0 ? sbx_error_message(&err) : "refused by the server");
+	sbx_relay_response_free(&resp);
 }

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,10 +25,14 @@
 #define READY_TRY_MS	 2000
 #define RESET_WAIT_MS	 10000 /* the whole reset, host side */
 #define RESET_ANSWER_MAX (64 * 1024)
+#define IDLE_STREAMS	 8 /* kept open between a sandbox's requests (sbx_warm_request) */
 
 struct sbx_warm {
 	sbx_backend *backend;
 	sbx_warm_info info;
+	pthread_mutex_t lock; /* guards idle */
+	sbx_stream *idle[IDLE_STREAMS];
+	size_t n_idle;
 };
 
 static int64_t real_s(void)
@@ -91,6 +96,7 @@ int sbx_warm_new(sbx_warm **out, const sbx_warm_opts *opts, sbx_error *err)
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return sbx_error_set(err, -ENOMEM, "out of memory");
+	pthread_mutex_init(&w->lock, NULL);
 	i = &w->info;
 	snprintf(i->image, sizeof(i->image), "%s", opts->image);
 	snprintf(i->id, sizeof(i->id), "%s", opts->id);
@@ -131,6 +137,9 @@ int sbx_warm_new(sbx_warm **out, const sbx_warm_opts *opts, sbx_error *err)
 	i->create_ms = sbx_now_msf() - t;
 	if (r < 0)
 		return r;
+	snprintf(i->container, sizeof(i->container), "%s", w->backend->id ? w->backend->id : "");
+	if (w->backend->applied.bundle[0])
+		i->reuse = 1; /* a foreign image: single use (backend_docker.c) */
 	t = sbx_now_msf();
 	r = w->backend->ops->start(w->backend, err);
 	i->start_ms = sbx_now_msf() - t;
@@ -152,10 +161,19 @@ const sbx_warm_info *sbx_warm_get_info(const sbx_warm *w)
 	return &w->info;
 }
 
+static void close_idle(sbx_warm *w)
+{
+	for (size_t k = 0; k < w->n_idle; k++)
+		sbx_stream_close(w->idle[k]);
+	w->n_idle = 0;
+	pthread_mutex_destroy(&w->lock);
+}
+
 sbx_backend *sbx_warm__take_backend(sbx_warm *w)
 {
 	sbx_backend *b = TAKE_PTR(w->backend);
 
+	close_idle(w);
 	free(w);
 	return b;
 }
@@ -164,6 +182,7 @@ void sbx_warm_free(sbx_warm *w)
 {
 	if (!w)
 		return;
+	close_idle(w);
 	if (w->backend) {
 		if (w->backend->id)
 			w->backend->ops->destroy(w->backend, NULL);
@@ -289,6 +308,7 @@ void sbx_run__reset_in_place(sbx_run *run)
 		sbx_run__phase_done(run, SBX_PHASE_REMOVE, t);
 		return;
 	}
+	pthread_mutex_init(&w->lock, NULL);
 	w->backend = TAKE_PTR(run->backend);
 	w->info = i;
 	run->kept_warm = w;
@@ -297,4 +317,83 @@ void sbx_run__reset_in_place(sbx_run *run)
 sbx_warm *sbx_run_take_warm(sbx_run *run)
 {
 	return run ? TAKE_PTR(run->kept_warm) : NULL;
+}
+
+void sbx_warm_destroy(sbx_warm *w)
+{
+	if (w && w->backend && w->backend->id)
+		w->backend->ops->destroy(w->backend, NULL);
+}
+
+bool sbx_warm_fits(const sbx_warm *w, const char *image, uint64_t memory, double cpus,
+		   uint32_t pids, const char *runtime, int64_t until_s)
+{
+	const sbx_warm_info *i = &w->info;
+
+	return strcmp(i->image, image) == 0 && i->memory == memory && i->cpus == cpus &&
+	       i->pids == pids && strcmp(i->runtime, runtime ? runtime : "") == 0 &&
+	       !i->engine_seccomp && i->deadline >= until_s;
+}
+
+/* An open stream: an idle one (reused: true), else a new bridge exec. */
+static int take_stream(sbx_warm *w, sbx_stream **out, bool *reused, sbx_error *err)
+{
+	pthread_mutex_lock(&w->lock);
+	while (w->n_idle > 0) {
+		sbx_stream *s = w->idle[--w->n_idle];
+
+		if (!sbx_stream_stale(s)) {
+			pthread_mutex_unlock(&w->lock);
+			*out = s;
+			*reused = true;
+			return 0;
+		}
+		sbx_stream_close(s);
+	}
+	pthread_mutex_unlock(&w->lock);
+	*reused = false;
+	return w->backend->ops->open_stream(w->backend, out, err);
+}
+
+static void give_stream(sbx_warm *w, sbx_stream *s, bool usable)
+{
+	pthread_mutex_lock(&w->lock);
+	if (usable && w->n_idle < IDLE_STREAMS) {
+		w->idle[w->n_idle++] = s;
+		s = NULL;
+	}
+	pthread_mutex_unlock(&w->lock);
+	sbx_stream_close(s);
+}
+
+int sbx_warm_request(sbx_warm *w, const char *method, const char *path, const void *body,
+		     size_t len, int timeout_ms, int *status, sbx_buf *answer, sbx_error *err)
+{
+	for (int attempt = 0;; attempt++) {
+		sbx_error e = SBX_ERROR_INIT;
+		sbx_stream *s = NULL;
+		bool reused;
+		int k;
+
+		k = take_stream(w, &s, &reused, err);
+		if (k < 0)
+			return k;
+		k = sbx_relay_stream_request(s, method, path, body, len, timeout_ms, status, answer,
+					     &e);
+		give_stream(w, s, k > 0);
+		/* A pooled stream the bridge closed meanwhile: once more on a fresh one. */
+		if (reused && attempt == 0 && *status == 0 &&
+		    (k == -ENODATA || k == -EPIPE || k == -ECONNRESET)) {
+			sbx_error_clear(&e);
+			continue;
+		}
+		if (k < 0) {
+			sbx_error_set(err, k, "%s %s: %s", method, path,
+				      e.msg[0] ? e.msg : strerror(-k));
+			sbx_error_clear(&e);
+			return k;
+		}
+		sbx_error_clear(&e);
+		return 0;
+	}
 }

@@ -65,9 +65,37 @@ static bool take_id(const char *s, size_t n, char id[SERVE_ID_MAX + 1])
 	return sbx_run_id_valid(id);
 }
 
+/* /v1/sandboxes[/{id}[/exec|/files]]: path without the prefix, len bytes of it. */
+static int sandbox_route(const char *method, const char *rest, size_t len,
+			 char id[SERVE_ID_MAX + 1])
+{
+	bool get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
+	bool post = strcmp(method, "POST") == 0, del = strcmp(method, "DELETE") == 0;
+	bool put = strcmp(method, "PUT") == 0;
+	const char *slash;
+
+	if (len == 0)
+		return post ? SERVE_ROUTE_SBX_CREATE : get ? SERVE_ROUTE_SBX_LIST : -405;
+	if (rest[0] != '/')
+		return -404;
+	rest++;
+	len--;
+	slash = memchr(rest, '/', len);
+	if (!take_id(rest, slash ? (size_t)(slash - rest) : len, id))
+		return -404;
+	if (!slash)
+		return get ? SERVE_ROUTE_SBX_GET : del ? SERVE_ROUTE_SBX_DELETE : -405;
+	len -= (size_t)(slash - rest);
+	if (len == 5 && strncmp(slash, "/exec", 5) == 0)
+		return post ? SERVE_ROUTE_SBX_EXEC : -405;
+	if (len == 6 && strncmp(slash, "/files", 6) == 0)
+		return get || put ? SERVE_ROUTE_SBX_FILES : -405;
+	return -404;
+}
+
 int sbx_serve__route(const char *method, const char *path, char id[SERVE_ID_MAX + 1])
 {
-	static const char eps[] = "/v1/episodes";
+	static const char eps[] = "/v1/episodes", sbs[] = "/v1/sandboxes";
 	size_t len = strcspn(path, "?");
 	bool get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
 	bool post = strcmp(method, "POST") == 0, del = strcmp(method, "DELETE") == 0;
@@ -79,6 +107,8 @@ int sbx_serve__route(const char *method, const char *path, char id[SERVE_ID_MAX 
 		return get ? SERVE_ROUTE_HEALTH : -405;
 	if (len == 8 && strncmp(path, "/metrics", 8) == 0)
 		return get ? SERVE_ROUTE_METRICS : -405;
+	if (len >= sizeof(sbs) - 1 && strncmp(path, sbs, sizeof(sbs) - 1) == 0)
+		return sandbox_route(method, path + sizeof(sbs) - 1, len - (sizeof(sbs) - 1), id);
 	if (len < sizeof(eps) - 1 || strncmp(path, eps, sizeof(eps) - 1) != 0)
 		return -404;
 	if (len == sizeof(eps) - 1)

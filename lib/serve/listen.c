@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "openenv.h"
+#include "sandboxes.h"
 #include "service.h"
 #include "sbx/buf.h"
 #include "sbx/cleanup.h"
@@ -30,7 +31,21 @@ typedef struct request {
 	const char *openenv_task; /* first: openenv.c's upgrade reads it */
 	sbx_buf body;
 	bool too_big;
+	bool answered; /* refused at the head */
+	bool transfer; /* holds a transfer slot (sbx_serve__transfer_busy) */
 } request;
+
+/* 413's answer: {"error": "too_large", "message": ...} (the sandbox API's shape; episodes read
+ * "error" as before). */
+static char *body_too_large(size_t max)
+{
+	char msg[96];
+	char *out = NULL;
+
+	snprintf(msg, sizeof(msg), "the body is over %zu bytes", max);
+	sbx_serve__sandbox_error(&out, 413, "too_large", msg);
+	return out;
+}
 
 enum MHD_Result sbx_serve__send_text(struct MHD_Connection *c, unsigned status, char *text,
 				     const char *type)
@@ -63,7 +78,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 {
 	sbx_serve *s = cls;
 	request *rq = *con_cls;
-	const char *auth, *path;
+	const char *auth, *path, *len;
 	char id[SERVE_ID_MAX + 1] = "";
 	char *out = NULL;
 	int route, status;
@@ -83,8 +98,22 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		rq = calloc(1, sizeof(*rq));
 		if (!rq)
 			return MHD_NO;
-		sbx_buf_init(&rq->body, SERVE_BODY_MAX);
+		sbx_buf_init(&rq->body, sbx_serve__body_max(path));
 		*con_cls = rq;
+		len = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+		/* Refused before a byte of it is read (MHD then closes the connection). */
+		if (len && strtoull(len, NULL, 10) > rq->body.max) {
+			rq->answered = true;
+			return sbx_serve__send_text(c, 413, body_too_large(rq->body.max),
+						    "application/json");
+		}
+		if (sbx_serve__transfer_busy(s, method, path, len ? strtoull(len, NULL, 10) : ~0ULL,
+					     &rq->transfer)) {
+			rq->answered = true;
+			sbx_serve__sandbox_error(&out, 503, "busy",
+						 "too many large transfers under way; try again");
+			return sbx_serve__send_text(c, 503, out, "application/json");
+		}
 		return MHD_YES;
 	}
 	if (*upload_size) {
@@ -93,6 +122,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		*upload_size = 0;
 		return MHD_YES;
 	}
+	if (rq->answered)
+		return MHD_YES;
 	if (!sbx_serve__authorized(s->token, url, auth, &path))
 		return MHD_NO; /* checked at the head */
 	if (strncmp(path, "/openenv/", 9) == 0)
@@ -104,8 +135,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 			sbx_serve__error_json(route == -405 ? "method not allowed" : "not found"),
 			"application/json");
 	if (rq->too_big)
-		return sbx_serve__send_text(c, 413, sbx_serve__error_json("body too large"),
+		return sbx_serve__send_text(c, 413, body_too_large(rq->body.max),
 					    "application/json");
+	if (route >= SERVE_ROUTE_SBX_CREATE)
+		return sbx_serve__sandbox_request(s, c, route, id, method, sbx_buf_str(&rq->body),
+						  rq->body.len);
 	status = sbx_serve__handle(s, route, id, sbx_buf_str(&rq->body), rq->body.len, &out);
 	return sbx_serve__send_text(c, (unsigned)status, out,
 				    route == SERVE_ROUTE_METRICS && status == 200
@@ -121,6 +155,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 
 	(void)toe;
 	sbx_connguard_idle(s->guard, c);
+	if (rq && rq->transfer)
+		sbx_serve__transfer_end(s);
 	if (rq) {
 		sbx_buf_free(&rq->body);
 		free((char *)rq->openenv_task);

@@ -73,6 +73,38 @@ static void engine_family(sbx_buf *b, const char *name, const char *help,
 	}
 }
 
+/* The sandboxes without a task (/v1/sandboxes). */
+static void sandbox_metrics(sbx_buf *b, const serve_metrics *m)
+{
+	static const char *const ends[] = {"deleted", "expired", "shutdown"};
+
+	family(b, "sandboxctl_serve_sandboxes", "gauge",
+	       "sandboxes without a task, being created or live");
+	sbx_buf_printf(b, "sandboxctl_serve_sandboxes %u\n", m->sandboxes);
+	family(b, "sandboxctl_serve_sandboxes_created_total", "counter",
+	       "sandboxes without a task created, by where they came from");
+	for (int k = 0; k < 2; k++)
+		sbx_buf_printf(b, "sandboxctl_serve_sandboxes_created_total{kind=\"%s\"} %llu\n",
+			       k ? "warm" : "cold", (unsigned long long)m->sandboxes_created[k]);
+	family(b, "sandboxctl_serve_sandboxes_removed_total", "counter",
+	       "sandboxes without a task removed, by why");
+	for (int k = 0; k < 3; k++)
+		sbx_buf_printf(b, "sandboxctl_serve_sandboxes_removed_total{reason=\"%s\"} %llu\n",
+			       ends[k], (unsigned long long)m->sandboxes_removed[k]);
+	counter(b, "sandboxctl_serve_sandboxes_refused_total",
+		"sandbox creates refused at --max-sandboxes", m->sandboxes_refused);
+	counter(b, "sandboxctl_serve_sandbox_execs_total", "sandbox execs answered",
+		m->sandbox_execs);
+	counter(b, "sandboxctl_serve_sandbox_exec_timeouts_total",
+		"sandbox execs killed at their timeout", m->sandbox_exec_timeouts);
+	family(b, "sandboxctl_serve_sandbox_files_total", "counter",
+	       "sandbox file reads and writes answered");
+	sbx_buf_printf(b, "sandboxctl_serve_sandbox_files_total{op=\"read\"} %llu\n",
+		       (unsigned long long)m->sandbox_reads);
+	sbx_buf_printf(b, "sandboxctl_serve_sandbox_files_total{op=\"write\"} %llu\n",
+		       (unsigned long long)m->sandbox_writes);
+}
+
 char *sbx_serve__metrics_text(const serve_metrics *m, const serve_pool_gauge *pools, size_t n_pools,
 			      const serve_engine_gauge *engines, size_t n_engines)
 {
@@ -145,6 +177,7 @@ char *sbx_serve__metrics_text(const serve_metrics *m, const serve_pool_gauge *po
 		m->reset_retired);
 	counter(&b, "sandboxctl_serve_unauthorized_total",
 		"requests refused for a missing or wrong token", m->unauthorized);
+	sandbox_metrics(&b, m);
 	counter(&b, "sandboxctl_serve_connections_evicted_total",
 		"connections without a request closed when the slots ran out", m->conn_evicted);
 	counter(&b, "sandboxctl_serve_connections_timed_out_total",

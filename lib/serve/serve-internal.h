@@ -28,6 +28,13 @@ typedef enum serve_route {
 	SERVE_ROUTE_GET,    /* GET /v1/episodes/{id} */
 	SERVE_ROUTE_FINISH, /* POST /v1/episodes/{id}/finish */
 	SERVE_ROUTE_ABORT,  /* DELETE /v1/episodes/{id} */
+	/* sandboxes.c: sandboxes without a task */
+	SERVE_ROUTE_SBX_CREATE, /* POST /v1/sandboxes */
+	SERVE_ROUTE_SBX_LIST,	/* GET /v1/sandboxes */
+	SERVE_ROUTE_SBX_GET,	/* GET /v1/sandboxes/{id} */
+	SERVE_ROUTE_SBX_DELETE, /* DELETE /v1/sandboxes/{id} */
+	SERVE_ROUTE_SBX_EXEC,	/* POST /v1/sandboxes/{id}/exec */
+	SERVE_ROUTE_SBX_FILES,	/* GET or PUT /v1/sandboxes/{id}/files?path= */
 } serve_route;
 
 #define SERVE_ID_MAX 128
@@ -72,6 +79,12 @@ int sbx_serve__parse_create(const char *body, size_t len, uint32_t max_timeout_s
 			    serve_create_req *out, sbx_error *err);
 void sbx_serve__create_req_clear(serve_create_req *r);
 
+/*
+ * The body cap for a request to path (after the token): SERVE_BODY_MAX, but
+ * 100 MiB for /v1/sandboxes/{id}/files and 144 MiB for .../exec (sandbox_io.c).
+ */
+size_t sbx_serve__body_max(const char *path);
+
 /* {"error": msg} as malloc'd text. */
 char *sbx_serve__error_json(const char *msg);
 
@@ -106,7 +119,17 @@ typedef struct serve_metrics {
 	uint64_t resets, reset_retired; /* --reuse: clean resets; sandboxes a reset retired */
 	uint64_t unauthorized;
 	uint64_t conn_evicted, conn_timed_out; /* the listener's guard (sbx/connguard.h) */
+	/* sandboxes.c: sandboxes without a task */
+	unsigned sandboxes;	       /* creating or live */
+	uint64_t sandboxes_created[2]; /* [0] cold, [1] warm */
+	uint64_t sandboxes_removed[3]; /* by enum serve_sbx_end */
+	uint64_t sandbox_execs, sandbox_exec_timeouts;
+	uint64_t sandbox_reads, sandbox_writes;
+	uint64_t sandboxes_refused; /* creates over --max-sandboxes (429) */
 } serve_metrics;
+
+/* Why a sandbox without a task was removed (serve_metrics.sandboxes_removed). */
+enum serve_sbx_end { SERVE_SBX_DELETED, SERVE_SBX_EXPIRED, SERVE_SBX_SHUTDOWN };
 
 void sbx_serve__metrics_observe_claim(serve_metrics *m, double seconds, bool warm);
 
@@ -144,6 +167,11 @@ int sbx_serve__pool_new(serve_pool **out, const serve_pool_opts *o, sbx_error *e
  * its engine, counted as running an episode until sbx_serve__pool_end.
  */
 sbx_warm *sbx_serve__pool_take(serve_pool *p, const sbx_run *run, size_t *engine);
+
+/* As sbx_serve__pool_take, for any test of fitness (a sandbox without a task). */
+typedef bool (*serve_fit_fn)(const sbx_warm *w, const void *arg);
+sbx_warm *sbx_serve__pool_take_fit(serve_pool *p, serve_fit_fn fits, const void *arg,
+				   size_t *engine);
 
 /* The engine for a cold start: the least busy not drained. */
 size_t sbx_serve__pool_cold_engine(serve_pool *p);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "serve-internal.h"
+#include "sandboxes.h"
 #include "service.h"
 #include "sbx/cleanup.h"
 #include "sbx/clock.h"
@@ -174,6 +175,7 @@ static int create(sbx_serve *s, const char *body, size_t len, char **out)
 	ro.grader = s->o.grader;
 	ro.test = s->o.test;
 	ro.runtime = s->o.runtime; /* as the pools', so a warm sandbox fits */
+	ro.image = s->o.image;
 	/* The engine a cold start would use; a warm sandbox brings its own. */
 	engine = sbx_serve__pool_cold_engine(s->pool);
 	ro.engine = sbx_serve__pool_engine_url(s->pool, engine);
@@ -399,7 +401,7 @@ static int health(sbx_serve *s, char **out)
 	_cleanup_free_ serve_engine_gauge *eg = NULL;
 	size_t n_eg = s->pool ? sbx_serve__pool_engine_gauges(s->pool, &eg) : 0;
 	cJSON *down = cJSON_CreateArray();
-	unsigned live;
+	unsigned live, sandboxes;
 	bool draining;
 
 	cJSON_AddItemToObject(o, "engines_down", down);
@@ -409,6 +411,7 @@ static int health(sbx_serve *s, char **out)
 					     cJSON_CreateString(eg[i].url ? eg[i].url : "default"));
 	pthread_mutex_lock(&s->lock);
 	live = s->m.live;
+	sandboxes = s->m.sandboxes;
 	draining = s->draining;
 	pthread_mutex_unlock(&s->lock);
 	cJSON_AddStringToObject(o, "status",
@@ -417,6 +420,8 @@ static int health(sbx_serve *s, char **out)
 							       : "ok");
 	cJSON_AddNumberToObject(o, "live_episodes", live);
 	cJSON_AddNumberToObject(o, "max_episodes", s->max_episodes);
+	cJSON_AddNumberToObject(o, "live_sandboxes", sandboxes);
+	cJSON_AddNumberToObject(o, "max_sandboxes", s->max_sandboxes);
 	cJSON_AddBoolToObject(o, "pools_full", !s->pool || sbx_serve__pool_full(s->pool));
 	*out = cJSON_PrintUnformatted(o);
 	return *out ? (draining ? 503 : 200) : reply(out, 500, "out of memory");
@@ -501,6 +506,7 @@ static void *reaper_main(void *arg)
 				due = s->eps[i];
 		if (!due) {
 			pthread_mutex_unlock(&s->lock);
+			sbx_serve__sandboxes_expire(s);
 			sbx_sleep_ms(REAPER_TICK_MS);
 			pthread_mutex_lock(&s->lock);
 			continue;
@@ -550,6 +556,9 @@ int sbx_serve_start(sbx_serve **out, const sbx_serve_opts *opts, sbx_error *err)
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->done, NULL);
 	pthread_cond_init(&s->ws_gone, NULL);
+	pthread_cond_init(&s->sbx_gone, NULL);
+	pthread_cond_init(&s->transfer_done, NULL);
+	s->max_sandboxes = sbx_serve__sandboxes_max(opts);
 	s->max_episodes = opts->max_episodes ? opts->max_episodes : DEFAULT_MAX_EPISODES;
 	s->max_timeout_s = opts->max_timeout_s ? opts->max_timeout_s : DEFAULT_MAX_TIMEOUT;
 	if (opts->token) {
@@ -655,6 +664,7 @@ unsigned sbx_serve_drain(sbx_serve *s, uint32_t grace_s)
 	}
 	s->drained = true;
 	pthread_mutex_unlock(&s->lock);
+	sbx_serve__sandboxes_stop(s);
 	sbx_serve__pool_free(s->pool);
 	s->pool = NULL;
 	return aborted;
@@ -681,5 +691,8 @@ void sbx_serve_free(sbx_serve *s)
 	pthread_mutex_destroy(&s->lock);
 	pthread_cond_destroy(&s->done);
 	pthread_cond_destroy(&s->ws_gone);
+	pthread_cond_destroy(&s->sbx_gone);
+	pthread_cond_destroy(&s->transfer_done);
+	free(s->sbs);
 	free(s);
 }

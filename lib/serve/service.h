@@ -29,6 +29,9 @@ typedef struct episode {
 	char *claim_json, *result_json, *tags_json;
 } episode;
 
+/* A sandbox without a task (sandboxes.c). */
+typedef struct serve_sandbox serve_sandbox;
+
 struct sbx_serve {
 	sbx_serve_opts o;
 	char id[32];	/* "serve-<8 hex>": the warm sandboxes' label prefix */
@@ -55,6 +58,14 @@ struct sbx_serve {
 	unsigned n_ws;
 	bool ws_stop;
 	pthread_cond_t ws_gone;
+	/* sandboxes.c's sandboxes without a task, under lock; sbx_gone signals a release */
+	serve_sandbox **sbs;
+	size_t n_sbs, cap_sbs;
+	unsigned max_sandboxes;
+	uint64_t sbx_seq;
+	pthread_cond_t sbx_gone;
+	unsigned transfers; /* large sandbox requests under way (sandbox_io.c) */
+	pthread_cond_t transfer_done;
 };
 
 /* answer.c: malloc'd JSON text, NULL on OOM. */
@@ -69,6 +80,30 @@ void sbx_serve__unlisten(sbx_serve *s);
 int sbx_serve__handle(sbx_serve *s, int route, const char *id, const char *body, size_t len,
 		      char **out);
 void sbx_serve__unauthorized(sbx_serve *s);
+
+/*
+ * sandboxes.c: one /v1/sandboxes request (route SERVE_ROUTE_SBX_*), its
+ * answer queued on c (files answer raw bytes).
+ */
+enum MHD_Result sbx_serve__sandbox_request(sbx_serve *s, struct MHD_Connection *c, int route,
+					   const char *id, const char *method, const char *body,
+					   size_t len);
+/*
+ * A large /v1/sandboxes request (any files request, an exec whose body is
+ * over 1 MiB) takes one of SERVE_TRANSFERS_MAX slots at its head, before its
+ * body is read, waiting up to 30 s for one: what the service buffers is
+ * bounded whatever the clients send. False for a request that needs none
+ * (*taken false) and when taken; true when none came free (answer 503).
+ */
+#define SERVE_TRANSFERS_MAX 4
+bool sbx_serve__transfer_busy(sbx_serve *s, const char *method, const char *path,
+			      unsigned long long declared, bool *taken);
+void sbx_serve__transfer_end(sbx_serve *s);
+
+/* Removes the sandboxes past their expiry (the reaper, every tick). */
+void sbx_serve__sandboxes_expire(sbx_serve *s);
+/* Removes every sandbox (drain), waiting for their requests to end. */
+void sbx_serve__sandboxes_stop(sbx_serve *s);
 
 /* True while episode id is claimed and not yet being finished. */
 bool sbx_serve__episode_running(sbx_serve *s, const char *id);

@@ -309,15 +309,26 @@ oom:
 }
 
 /* The first fitting slot of ip (the oldest first keeps the TTL from retiring ready ones), or -1. */
-static int first_fit(const image_pool *ip, const sbx_run *run)
+static int first_fit(const image_pool *ip, serve_fit_fn fits, const void *arg)
 {
 	for (unsigned k = 0; k < ip->n; k++)
-		if (sbx_run_warm_fits(run, ip->slots[k].w))
+		if (fits(ip->slots[k].w, arg))
 			return (int)k;
 	return -1;
 }
 
+static bool run_fits(const sbx_warm *w, const void *run)
+{
+	return sbx_run_warm_fits(run, w);
+}
+
 sbx_warm *sbx_serve__pool_take(serve_pool *p, const sbx_run *run, size_t *engine)
+{
+	return sbx_serve__pool_take_fit(p, run_fits, run, engine);
+}
+
+sbx_warm *sbx_serve__pool_take_fit(serve_pool *p, serve_fit_fn fits, const void *arg,
+				   size_t *engine)
 {
 	image_pool *best = NULL;
 	sbx_warm *w = NULL;
@@ -333,7 +344,7 @@ sbx_warm *sbx_serve__pool_take(serve_pool *p, const sbx_run *run, size_t *engine
 
 		if (p->engines[ip->engine].drained || (best && ip->n <= best->n))
 			continue;
-		k = first_fit(ip, run);
+		k = first_fit(ip, fits, arg);
 		if (k >= 0) {
 			best = ip;
 			best_k = k;
@@ -344,7 +355,9 @@ sbx_warm *sbx_serve__pool_take(serve_pool *p, const sbx_run *run, size_t *engine
 
 		w = best->slots[best_k].w;
 		i = sbx_warm_get_info(w);
-		if (i->reused + 1 < i->reuse)
+		/* Only an episode's run comes back (sbx_serve__pool_end's come_back);
+		 * a sandbox without a task (/v1/sandboxes) is single use. */
+		if (fits == run_fits && i->reused + 1 < i->reuse)
 			best->out++;
 		memmove(&best->slots[best_k], &best->slots[best_k + 1],
 			(best->n - (unsigned)best_k - 1) * sizeof(*best->slots));
@@ -407,7 +420,8 @@ static void come_back(serve_pool *p, size_t engine, sbx_run *run, sbx_warm **dro
 	image_pool *ip;
 	sbx_warm *w;
 
-	if (!r || !r->warm || p->o.reuse <= 1 || r->reused + 1 >= p->o.reuse)
+	/* The sandbox's own reuse, as its claim counted it (a foreign image's is 1). */
+	if (!r || !r->warm || r->reuse <= 1 || r->reused + 1 >= r->reuse)
 		return; /* it was not counted out */
 	ip = pool_of(p, engine, r->image);
 	w = sbx_run_take_warm(run);

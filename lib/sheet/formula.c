@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "sbx/buf.h"
-#include "formula-internal.h"
+#include "sbx/sheet_ref.h"
 #include "sheet-internal.h"
 
 static int finish(sbx_buf *b, int r, char **out, sbx_error *err)
@@ -242,11 +242,6 @@ int sbx_formula_from_ods(const char *ods, size_t max_len, char **out, sbx_error 
 
 /* ---- A1 scanning ---- */
 
-static bool word_char(char c)
-{
-	return isalnum((unsigned char)c) || c == '_' || c == '.' || c == '$' || (c & 0x80);
-}
-
 /* Parses a whole word as "[$]A[$]1"; false when it is anything else. */
 static bool word_is_cell(const char *w, size_t len, sbx_ref *ref)
 {
@@ -326,7 +321,7 @@ static const char *scan_sheet(const char *p, const char **sheet, size_t *len)
 		*len = (size_t)(q + 1 - p);
 		return q + 2;
 	}
-	while (word_char(*q) && *q != '$')
+	while (sbx_ref_word_char(*q) && *q != '$')
 		q++;
 	if (q > p && *q == '!') {
 		*sheet = p;
@@ -340,7 +335,7 @@ static const char *scan_sheet(const char *p, const char **sheet, size_t *len)
 static bool word_is_col(const char *w, size_t len, bool *abs, uint32_t *col)
 {
 	*abs = len > 0 && w[0] == '$';
-	return sbx_fx__parse_col_row(w, len, true, col);
+	return sbx_ref_parse_col_row_word(w, len, true, col);
 }
 
 /*
@@ -353,12 +348,12 @@ static const char *scan_col_range(const char *p, a1ref *ref)
 	const char *q = scan_sheet(p, &ref->sheet, &ref->sheet_len), *w = q;
 	bool abs1, abs2;
 
-	while (word_char(*q))
+	while (sbx_ref_word_char(*q))
 		q++;
 	if (*q != ':' || !word_is_col(w, (size_t)(q - w), &abs1, &ref->a.col))
 		return NULL;
 	const char *w2 = q + 1, *e2 = w2;
-	while (word_char(*e2))
+	while (sbx_ref_word_char(*e2))
 		e2++;
 	if (*e2 == '(' || !word_is_col(w2, (size_t)(e2 - w2), &abs2, &ref->b.col))
 		return NULL;
@@ -377,7 +372,7 @@ static const char *scan_ref(const char *p, a1ref *ref)
 	const char *q = scan_sheet(p, &ref->sheet, &ref->sheet_len);
 	const char *w = q;
 
-	while (word_char(*q))
+	while (sbx_ref_word_char(*q))
 		q++;
 	if (!word_is_cell(w, (size_t)(q - w), &ref->a) || *q == '(')
 		return NULL;
@@ -387,7 +382,7 @@ static const char *scan_ref(const char *p, a1ref *ref)
 		size_t l2;
 		const char *w2 = scan_sheet(q + 1, &s2, &l2);
 		const char *e2 = w2;
-		while (word_char(*e2))
+		while (sbx_ref_word_char(*e2))
 			e2++;
 		if (word_is_cell(w2, (size_t)(e2 - w2), &ref->b) && *e2 != '(') {
 			ref->range = true;
@@ -512,7 +507,7 @@ static int scan_a1(const char *in, scan_mode mode, int64_t drow, int64_t dcol, s
 			r = sbx_buf_putc(b, *p);
 		}
 		braces += *p == '{' ? 1 : (*p == '}' && braces > 0 ? -1 : 0);
-		prev_word = word_char(*p) || *p == '\'';
+		prev_word = sbx_ref_word_char(*p) || *p == '\'';
 		p++;
 	}
 	return r;

@@ -314,3 +314,57 @@ bad_ref:
 bad_range:
 	return sbx_error_set(err, -EINVAL, "Invalid range: %.*s", SHOW_MAX, text);
 }
+
+/* ---- reference words (formula text) ---- */
+
+/* "[$]A[$]1" exactly (at most 4 letters and 9 digits read). */
+bool sbx_ref_parse_cell_word(const char *w, size_t len, uint32_t *row, uint32_t *col)
+{
+	const char *p = w, *end = w + len, *letters, *digits;
+	uint32_t c = 0, r = 0;
+
+	if (p < end && *p == '$')
+		p++;
+	for (letters = p; p < end && p - letters < 4; p++) {
+		unsigned u = (unsigned)((unsigned char)(*p | 0x20) - 'a');
+		if (u >= 26)
+			break;
+		c = c * 26 + u + 1;
+	}
+	if (p == letters)
+		return false;
+	if (p < end && *p == '$')
+		p++;
+	for (digits = p; p < end && p - digits < 9; p++) {
+		unsigned d = (unsigned)((unsigned char)*p - '0');
+		if (d > 9)
+			break;
+		r = r * 10 + d;
+	}
+	if (p != end || p == digits || c > SBX_SHEET_MAX_COLS || r == 0 || r > SBX_SHEET_MAX_ROWS)
+		return false;
+	*row = r - 1;
+	*col = c - 1;
+	return true;
+}
+
+bool sbx_ref_parse_col_row_word(const char *w, size_t len, bool cols, uint32_t *out)
+{
+	size_t i = len > 0 && w[0] == '$';
+	uint64_t v = 0;
+
+	if (len - i < 1 || len - i > (cols ? 3 : 7))
+		return false;
+	for (; i < len; i++) {
+		unsigned char ch = (unsigned char)w[i];
+
+		if (cols ? !isalpha(ch) : !isdigit(ch))
+			return false;
+		v = cols ? v * 26 + (uint64_t)(toupper(ch) - 'A' + 1)
+			 : v * 10 + (uint64_t)(ch - '0');
+	}
+	if (v == 0 || v > (cols ? SBX_SHEET_MAX_COLS : SBX_SHEET_MAX_ROWS))
+		return false;
+	*out = (uint32_t)v - 1;
+	return true;
+}

@@ -102,9 +102,23 @@ int sbx_sweep_plan_new_id(sbx_sweep_plan *p, sbx_error *err)
 void sbx_sweep_plan_run_id(const sbx_sweep_plan *p, const sbx_sweep_episode *ep, unsigned attempt,
 			   char *out, size_t size)
 {
+	/* A task given as a path (--task-dir) is named by its folder, in run-id characters. */
+	const char *task = p->tasks[ep->task], *slash = strrchr(task, '/');
+	char name[SBX_TASK_MAX_ID + 1];
+	size_t n = 0;
+
+	if (slash && slash[1])
+		task = slash + 1;
+	for (; *task && n < SBX_TASK_MAX_ID; task++)
+		name[n++] =
+			strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-",
+			       *task)
+				? *task
+				: '-';
+	name[n] = '\0';
 	/* Unique across sweeps, so `sandboxctl ps` and labels never mix two of them. */
-	snprintf(out, size, "%s%s%s.a%zu.e%u.t%u", p->id ? p->id : "", p->id ? "." : "",
-		 p->tasks[ep->task], ep->agent, ep->epoch, attempt);
+	snprintf(out, size, "%s%s%s.a%zu.e%u.t%u", p->id ? p->id : "", p->id ? "." : "", name,
+		 ep->agent, ep->epoch, attempt);
 }
 
 /*

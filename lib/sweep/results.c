@@ -526,14 +526,12 @@ static int load_stream(sbx_sweep_results *r, int fd, off_t *good_len)
 		return -ENOMEM;
 	*good_len = 0;
 	for (;;) {
-		ssize_t n = read(fd, buf + have, cap - have);
+		ssize_t n = sbx_read_retry(fd, buf + have, cap - have);
 		size_t off = 0;
 		const char *nl;
 
-		if (n < 0 && errno == EINTR)
-			continue;
 		if (n < 0)
-			return -errno;
+			return (int)n;
 		if (n == 0)
 			break;
 		have += (size_t)n;

@@ -369,131 +369,162 @@ static void sched_free(sched *s)
 	pthread_cond_destroy(&s->cond);
 }
 
-int sbx_sweep_execute(const sbx_sweep_plan *plan, sbx_sweep_results *results,
-		      const sbx_sweep_opts *o, sbx_sweep_outcome *out, sbx_error *err)
+/*
+ * The scheduler's state for a run of plan: options, engines, and the queue
+ * of what is left (every episode without a result, in plan order), with
+ * done[] (allocated) saying which have one. Frees what it made on failure.
+ */
+static int sched_init(sched *s, const sbx_sweep_plan *plan, sbx_sweep_results *results,
+		      const sbx_sweep_opts *o, bool **done, size_t *n_workers, sbx_error *err)
 {
 	static const sbx_sweep_engine default_engine = {.url = NULL, .jobs = 1};
-	size_t size = sbx_sweep_plan_size(plan), n_workers = 0, n_recs;
+	size_t size = sbx_sweep_plan_size(plan), n_recs;
 	const sbx_sweep_record *recs;
-	_cleanup_free_ bool *done = NULL;
-	_cleanup_free_ worker *workers = NULL;
-	int64_t stop_at = -1;
-	sched s = {0};
 
-	if (!o || o->version != SBX_SWEEP_OPTS_VERSION || !o->dir)
-		return sbx_error_set(err, -EINVAL, "sweep: bad options");
-	*out = (sbx_sweep_outcome){0};
-	pthread_mutex_init(&s.lock, NULL);
-	pthread_cond_init(&s.cond, NULL);
-	s.plan = plan;
-	s.results = results;
-	s.provenance = sbx_provenance_cache_new();
-	s.o = o;
-	s.backoff_ms = o->backoff_ms ? o->backoff_ms : DEFAULT_BACKOFF_MS;
-	s.window_size = o->infra_window ? o->infra_window : DEFAULT_WINDOW;
-	s.threshold = o->infra_threshold > 0 ? o->infra_threshold : DEFAULT_THRESHOLD;
-	s.fail_after = o->engine_fail_after ? o->engine_fail_after : DEFAULT_FAIL_AFTER;
-	s.n_engines = o->n_engines ? o->n_engines : 1;
-	s.engines = calloc(s.n_engines, sizeof(*s.engines));
-	s.q_cap = size ? size : 1;
-	s.queue = calloc(s.q_cap, sizeof(*s.queue));
-	s.attempts = calloc(s.q_cap, sizeof(*s.attempts));
-	s.retries_used = calloc(s.q_cap, sizeof(*s.retries_used));
-	s.not_before = calloc(s.q_cap, sizeof(*s.not_before));
-	s.gave_up_on = calloc(s.q_cap, sizeof(*s.gave_up_on));
-	s.window = calloc(s.window_size, sizeof(*s.window));
-	done = calloc(s.q_cap, sizeof(*done));
-	if (!s.engines || !s.queue || !s.attempts || !s.retries_used || !s.not_before ||
-	    !s.gave_up_on || !s.window || !done) {
-		sched_free(&s);
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_cond_init(&s->cond, NULL);
+	s->plan = plan;
+	s->results = results;
+	s->provenance = sbx_provenance_cache_new();
+	s->o = o;
+	s->backoff_ms = o->backoff_ms ? o->backoff_ms : DEFAULT_BACKOFF_MS;
+	s->window_size = o->infra_window ? o->infra_window : DEFAULT_WINDOW;
+	s->threshold = o->infra_threshold > 0 ? o->infra_threshold : DEFAULT_THRESHOLD;
+	s->fail_after = o->engine_fail_after ? o->engine_fail_after : DEFAULT_FAIL_AFTER;
+	s->n_engines = o->n_engines ? o->n_engines : 1;
+	s->engines = calloc(s->n_engines, sizeof(*s->engines));
+	s->q_cap = size ? size : 1;
+	s->queue = calloc(s->q_cap, sizeof(*s->queue));
+	s->attempts = calloc(s->q_cap, sizeof(*s->attempts));
+	s->retries_used = calloc(s->q_cap, sizeof(*s->retries_used));
+	s->not_before = calloc(s->q_cap, sizeof(*s->not_before));
+	s->gave_up_on = calloc(s->q_cap, sizeof(*s->gave_up_on));
+	s->window = calloc(s->window_size, sizeof(*s->window));
+	*done = calloc(s->q_cap, sizeof(**done));
+	if (!s->engines || !s->queue || !s->attempts || !s->retries_used || !s->not_before ||
+	    !s->gave_up_on || !s->window || !*done) {
+		sched_free(s);
 		return sbx_error_set(err, -ENOMEM, "out of memory");
 	}
-	for (size_t i = 0; i < s.n_engines; i++) {
+	*n_workers = 0;
+	for (size_t i = 0; i < s->n_engines; i++) {
 		const sbx_sweep_engine *e = o->n_engines ? &o->engines[i] : &default_engine;
 
-		s.engines[i].url = e->url;
-		s.engines[i].jobs = e->jobs ? e->jobs : 1;
-		n_workers += s.engines[i].jobs;
+		s->engines[i].url = e->url;
+		s->engines[i].jobs = e->jobs ? e->jobs : 1;
+		*n_workers += s->engines[i].jobs;
 	}
-	if (n_workers > MAX_WORKERS) {
-		sched_free(&s);
-		return sbx_error_set(err, -EINVAL, "%zu job slots: at most %d", n_workers,
+	if (*n_workers > MAX_WORKERS) {
+		sched_free(s);
+		return sbx_error_set(err, -EINVAL, "%zu job slots: at most %d", *n_workers,
 				     MAX_WORKERS);
 	}
 
 	/* What is left: every episode without a result, in plan order. */
 	recs = sbx_sweep_results_records(results, &n_recs);
-	sbx_sweep_done_map(plan, recs, n_recs, done, s.attempts);
-	s.prog.planned = size;
+	sbx_sweep_done_map(plan, recs, n_recs, *done, s->attempts);
+	s->prog.planned = size;
 	for (size_t i = 0; i < size; i++) {
-		if (done[i])
-			s.prog.done++;
+		if ((*done)[i])
+			s->prog.done++;
 		else
-			q_push(&s, i);
+			q_push(s, i);
 	}
 	for (size_t i = 0; i < n_recs; i++)
 		if (sbx_sweep_record_done(&recs[i]) && recs[i].status == SBX_RUN_PASS &&
 		    recs[i].episode < size)
-			s.prog.passed++;
-	s.prog.eta_s = -1;
-	s.t0 = sbx_now_ms();
+			s->prog.passed++;
+	s->prog.eta_s = -1;
+	s->t0 = sbx_now_ms();
+	return 0;
+}
 
+/* Starts the workers, watches for signals and the end while they work, joins them. */
+static void run_workers(sched *s, worker *workers, size_t n_workers)
+{
+	const sbx_sweep_opts *o = s->o;
+	int64_t stop_at = -1;
+
+	pthread_mutex_lock(&s->lock);
+	for (size_t e = 0, k = 0; e < s->n_engines; e++)
+		for (unsigned j = 0; j < s->engines[e].jobs; j++, k++) {
+			workers[k] = (worker){.s = s, .engine = e};
+			/* Every slot, even with less work than slots: if one engine is
+			 * drained, the others' idle workers take its episodes. */
+			if (s->q_len == 0)
+				continue;
+			if (pthread_create(&workers[k].thread, NULL, worker_main, &workers[k]) != 0)
+				break;
+			workers[k].started = true;
+			s->live++;
+		}
+	while (s->live > 0) {
+		sig_atomic_t sigs = o->stop ? *o->stop : 0;
+
+		if (sigs >= 1 && !s->stopping)
+			stop_locked(s, SBX_SWEEP_INTERRUPTED, "interrupted");
+		if (sigs >= 1 && stop_at < 0)
+			stop_at = sbx_now_ms() + (int64_t)o->stop_grace_s * 1000;
+		/* A second signal, or the grace is over: interrupt what still runs. */
+		if ((sigs >= 2 || (stop_at >= 0 && sbx_now_ms() >= stop_at)) && !s->interrupt)
+			s->interrupt = 1;
+		sbx_cond_wait_ms(&s->cond, &s->lock, 50);
+	}
+	pthread_mutex_unlock(&s->lock);
+	for (size_t k = 0; k < n_workers; k++)
+		if (workers[k].started)
+			pthread_join(workers[k].thread, NULL);
+}
+
+/* How the run ended: what is still without a result, and why. */
+static void sched_outcome(sched *s, bool *done, sbx_sweep_outcome *out)
+{
+	size_t size = sbx_sweep_plan_size(s->plan), n_recs;
+	const sbx_sweep_record *recs = sbx_sweep_results_records(s->results, &n_recs);
+
+	sbx_sweep_done_map(s->plan, recs, n_recs, done, NULL);
+	for (size_t i = 0; i < size; i++)
+		out->remaining += !done[i];
+	out->ran = s->prog.finished;
+	out->elapsed_s = (double)(sbx_now_ms() - s->t0) / 1000.0;
+	if (s->stopping) {
+		out->stop = s->stop;
+	} else if (out->remaining) {
+		bool any_engine = false;
+
+		for (size_t i = 0; i < s->n_engines; i++)
+			any_engine = any_engine || !s->engines[i].drained;
+		out->stop = any_engine ? SBX_SWEEP_UNFINISHED : SBX_SWEEP_NO_ENGINE;
+		snprintf(s->reason, sizeof(s->reason),
+			 "%zu episodes still have no result (infrastructure errors after %u "
+			 "retries)",
+			 out->remaining, s->plan->retries);
+	}
+	snprintf(out->reason, sizeof(out->reason), "%s", s->reason);
+}
+
+int sbx_sweep_execute(const sbx_sweep_plan *plan, sbx_sweep_results *results,
+		      const sbx_sweep_opts *o, sbx_sweep_outcome *out, sbx_error *err)
+{
+	_cleanup_free_ bool *done = NULL;
+	_cleanup_free_ worker *workers = NULL;
+	size_t n_workers;
+	sched s = {0};
+	int r;
+
+	if (!o || o->version != SBX_SWEEP_OPTS_VERSION || !o->dir)
+		return sbx_error_set(err, -EINVAL, "sweep: bad options");
+	*out = (sbx_sweep_outcome){0};
+	r = sched_init(&s, plan, results, o, &done, &n_workers, err);
+	if (r < 0)
+		return r;
 	workers = calloc(n_workers ? n_workers : 1, sizeof(*workers));
 	if (!workers) {
 		sched_free(&s);
 		return sbx_error_set(err, -ENOMEM, "out of memory");
 	}
-	pthread_mutex_lock(&s.lock);
-	for (size_t e = 0, k = 0; e < s.n_engines; e++)
-		for (unsigned j = 0; j < s.engines[e].jobs; j++, k++) {
-			workers[k] = (worker){.s = &s, .engine = e};
-			/* Every slot, even with less work than slots: if one engine is
-			 * drained, the others' idle workers take its episodes. */
-			if (s.q_len == 0)
-				continue;
-			if (pthread_create(&workers[k].thread, NULL, worker_main, &workers[k]) != 0)
-				break;
-			workers[k].started = true;
-			s.live++;
-		}
-	/* Watch for signals and the end; the workers do the work. */
-	while (s.live > 0) {
-		sig_atomic_t sigs = o->stop ? *o->stop : 0;
-
-		if (sigs >= 1 && !s.stopping)
-			stop_locked(&s, SBX_SWEEP_INTERRUPTED, "interrupted");
-		if (sigs >= 1 && stop_at < 0)
-			stop_at = sbx_now_ms() + (int64_t)o->stop_grace_s * 1000;
-		/* A second signal, or the grace is over: interrupt what still runs. */
-		if ((sigs >= 2 || (stop_at >= 0 && sbx_now_ms() >= stop_at)) && !s.interrupt)
-			s.interrupt = 1;
-		sbx_cond_wait_ms(&s.cond, &s.lock, 50);
-	}
-	pthread_mutex_unlock(&s.lock);
-	for (size_t k = 0; k < n_workers; k++)
-		if (workers[k].started)
-			pthread_join(workers[k].thread, NULL);
-
-	recs = sbx_sweep_results_records(results, &n_recs);
-	sbx_sweep_done_map(plan, recs, n_recs, done, NULL);
-	for (size_t i = 0; i < size; i++)
-		out->remaining += !done[i];
-	out->ran = s.prog.finished;
-	out->elapsed_s = (double)(sbx_now_ms() - s.t0) / 1000.0;
-	if (s.stopping) {
-		out->stop = s.stop;
-	} else if (out->remaining) {
-		bool any_engine = false;
-
-		for (size_t i = 0; i < s.n_engines; i++)
-			any_engine = any_engine || !s.engines[i].drained;
-		out->stop = any_engine ? SBX_SWEEP_UNFINISHED : SBX_SWEEP_NO_ENGINE;
-		snprintf(s.reason, sizeof(s.reason),
-			 "%zu episodes still have no result (infrastructure errors after %u "
-			 "retries)",
-			 out->remaining, plan->retries);
-	}
-	snprintf(out->reason, sizeof(out->reason), "%s", s.reason);
+	run_workers(&s, workers, n_workers);
+	sched_outcome(&s, done, out);
 	sched_free(&s);
 	return 0;
 }

@@ -15,10 +15,12 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "gen.h" /* tasks/common: the built-in generators' interface */
 #include "sbx/cleanup.h"
+#include "sbx/clock.h"
 #include "sbx/path.h"
 #include "sbx/task.h"
 #include "task_schema.h"
@@ -80,8 +82,42 @@ bool sbx_task_seedable(const sbx_task *task)
 	return task && task->generator;
 }
 
+/*
+ * Waits for the generator; once *stop is set, ends its group: SIGTERM, then
+ * SIGKILL. Polled (20 ms) rather than a blocking waitpid, so a signal that
+ * lands just before the wait is not missed. Returns 0 or -EINTR when stopped.
+ */
+static int wait_generator(pid_t pid, const volatile sig_atomic_t *stop, int *status)
+{
+	const struct timespec tick = {0, 20 * 1000000L};
+	int64_t kill_at = 0;
+	pid_t w;
+
+	if (!stop) {
+		while ((w = waitpid(pid, status, 0)) < 0 && errno == EINTR)
+			;
+		return w < 0 ? -errno : 0;
+	}
+	while ((w = waitpid(pid, status, WNOHANG)) == 0 || (w < 0 && errno == EINTR)) {
+		if (*stop && !kill_at) {
+			(void)kill(-pid, SIGTERM);
+			kill_at = sbx_now_ms() + SBX_TASK_GENERATOR_STOP_MS;
+		} else if (kill_at && sbx_now_ms() >= kill_at) {
+			(void)kill(-pid, SIGKILL);
+		}
+		nanosleep(&tick, NULL);
+	}
+	if (w < 0)
+		return -errno;
+	/* What it left in its group (a child it started) goes with it. */
+	if (kill_at)
+		(void)kill(-pid, SIGKILL);
+	return kill_at ? -EINTR : 0;
+}
+
 /* PROGRAM DIR [SEED] in the task directory; its output goes to our stderr. */
-static int run_program(const sbx_task *task, const uint64_t *seed, const char *dir, sbx_error *err)
+static int run_program(const sbx_task *task, const uint64_t *seed, const char *dir,
+		       const volatile sig_atomic_t *stop, sbx_error *err)
 {
 	_cleanup_free_ char *prog = NULL, *abs_dir = NULL;
 	char seed_s[24];
@@ -104,6 +140,7 @@ static int run_program(const sbx_task *task, const uint64_t *seed, const char *d
 	 * foreground group, and sandboxctl, not the generator, decides what an
 	 * interrupt means (a sweep lets its episodes end as interrupted). The
 	 * generator runs to its end; a run interrupted meanwhile starts no sandbox.
+	 * With stop (tasks generate) it ends with sandboxctl instead.
 	 */
 	r = posix_spawnattr_init(&attr);
 	if (r == 0) {
@@ -116,10 +153,11 @@ static int run_program(const sbx_task *task, const uint64_t *seed, const char *d
 	}
 	if (r != 0)
 		return sbx_error_set(err, -r, "generator '%s': %s", prog, strerror(r));
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return sbx_error_set(err, -errno, "generator '%s': %s", prog,
-					     strerror(errno));
+	r = wait_generator(pid, stop, &status);
+	if (r == -EINTR)
+		return sbx_error_set(err, r, "generator '%s' stopped: interrupted", prog);
+	if (r < 0)
+		return sbx_error_set(err, r, "generator '%s': %s", prog, strerror(-r));
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		return sbx_error_set(err, -EIO, "generator '%s' failed (%s %d)", prog,
 				     WIFEXITED(status) ? "exit status" : "signal",
@@ -143,6 +181,12 @@ static int check_written(const char *dir, char **v, size_t n, sbx_error *err)
 
 int sbx_task_generate(const sbx_task *task, const uint64_t *seed, const char *dir, sbx_error *err)
 {
+	return sbx_task_generate_until(task, seed, dir, NULL, err);
+}
+
+int sbx_task_generate_until(const sbx_task *task, const uint64_t *seed, const char *dir,
+			    const volatile sig_atomic_t *stop, sbx_error *err)
+{
 	int r;
 
 	if (!task->generator)
@@ -161,7 +205,7 @@ int sbx_task_generate(const sbx_task *task, const uint64_t *seed, const char *di
 					     task->id);
 		r = gen_run(def, seed, dir, err);
 	} else {
-		r = run_program(task, seed, dir, err);
+		r = run_program(task, seed, dir, stop, err);
 	}
 	if (r >= 0)
 		r = check_written(dir, task->files, task->n_files, err);

@@ -45,18 +45,19 @@ char *sbx_task_dir_default(void)
 	return strdup("tasks");
 }
 
-/* dir/task.yaml, else the reference's dir/task.json; NULL on OOM. */
+/* dir/task.yaml, else the reference's dir/task.json, else Harbor's task.toml; NULL on OOM. */
 static char *task_file_in(const char *dir)
 {
+	static const char *const names[] = {"task.json", "task.toml"};
 	char *file;
 
 	if (asprintf(&file, "%s/task.yaml", dir) < 0)
 		return NULL;
-	if (!is_file(file)) {
+	for (size_t i = 0; i < 2 && !is_file(file); i++) {
 		free(file);
-		if (asprintf(&file, "%s/task.json", dir) < 0)
+		if (asprintf(&file, "%s/%s", dir, names[i]) < 0)
 			return NULL;
-		if (!is_file(file)) {
+		if (i == 1 && !is_file(file)) {
 			free(file);
 			/* For the message: the file we look for first. */
 			if (asprintf(&file, "%s/task.yaml", dir) < 0)

@@ -20,7 +20,7 @@
 
 static const char *const task_keys[] = {"id",	     "title",	    "difficulty", "prompt", "files",
 					"outputs",   "oracle",	    "grading",	  "limits", "gui",
-					"generator", "libreoffice", "tools",	  NULL};
+					"generator", "libreoffice", "tools",	  "image",  NULL};
 static const char *const limit_keys[] = {"deadline", "memory", "cpus", "pids", NULL};
 static const char *const difficulties[] = {"easy", "medium", "hard", NULL};
 
@@ -55,6 +55,8 @@ sbx_task *sbx_task_free(sbx_task *t)
 	sbx_strv_free(t->oracles);
 	sbx_grading_spec_clear(&t->grading);
 	free(t->generator);
+	free(t->image);
+	sbx_task__harbor_free(t->harbor);
 	free(t);
 	return NULL;
 }
@@ -323,6 +325,16 @@ int sbx_task_parse(const char *name, const char *dir, const char *text, size_t l
 		if (r < 0)
 			return r;
 	}
+	/* Any linux/amd64 image (ours or not: the any-image bundle), checked at launch. */
+	if ((v = sbx_ytree__get(root, "image"))) {
+		r = sbx_schema__string(&s, v, "image", 256, &t->image);
+		if (r < 0)
+			return r;
+		if (t->gui || t->libreoffice)
+			return sbx_schema__fail(&s, v,
+						"image: a task with gui or libreoffice runs on "
+						"sandboxctl's full image; drop one of them");
+	}
 	if ((v = sbx_ytree__get(root, "generator"))) {
 		r = sbx_task__parse_generator(&s, v, dir, t);
 		if (r < 0)
@@ -347,9 +359,16 @@ int sbx_task_load(const char *path, sbx_task **out, sbx_error *err)
 			free(file);
 			if (asprintf(&file, "%s/task.json", path) < 0)
 				return sbx_error_set(err, -ENOMEM, "out of memory");
+			if (access(file, F_OK) < 0) {
+				free(file);
+				if (asprintf(&file, "%s/task.toml", path) < 0)
+					return sbx_error_set(err, -ENOMEM, "out of memory");
+			}
 			if (access(file, F_OK) < 0)
 				return sbx_error_set(err, -ENOENT,
-						     "'%s': no task.yaml or task.json there", path);
+						     "'%s': no task.yaml, task.json or task.toml "
+						     "there",
+						     path);
 		}
 	} else if (!(file = strdup(path))) {
 		return sbx_error_set(err, -ENOMEM, "out of memory");
@@ -364,6 +383,8 @@ int sbx_task_load(const char *path, sbx_task **out, sbx_error *err)
 		slash[1] = '\0';
 	else
 		*slash = '\0';
+	if (sbx_task_is_harbor_file(file))
+		return sbx_task_harbor_load(file, out, err);
 	if (sbx_task_is_reference_file(file)) {
 		sbx_task *t = NULL;
 

@@ -74,3 +74,6 @@ int sbx_task__read_file(const char *path, char **out, size_t *len_out, sbx_error
 /* Parses task.yaml's generator: "builtin" (must exist for the id) or a program in dir. */
 int sbx_task__parse_generator(const sbx_schema *s, const sbx_ynode *node, const char *dir,
 			      sbx_task *t);
+
+/* harbor.c: frees a task's Harbor part. Accepts NULL. */
+void sbx_task__harbor_free(sbx_task_harbor *h);

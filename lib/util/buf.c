@@ -46,7 +46,7 @@ static int grow(sbx_buf *b, size_t need)
 	cap = b->cap ? b->cap : 64;
 	while (cap < need + 1)
 		cap = cap > SIZE_MAX / 2 ? need + 1 : cap * 2;
-	if (cap > b->max + 1)
+	if (b->max < SIZE_MAX && cap > b->max + 1) /* max SIZE_MAX: no cap (max + 1 wraps to 0) */
 		cap = b->max + 1;
 	p = realloc(b->data, cap);
 	if (!p) {
@@ -182,4 +182,19 @@ char *sbx_buf_steal(sbx_buf *b, size_t *len_out)
 const char *sbx_buf_str(const sbx_buf *b)
 {
 	return b->data ? b->data : "";
+}
+
+int sbx_url_escape(sbx_buf *out, const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	int r = 0;
+
+	for (const unsigned char *p = (const unsigned char *)s; *p && r >= 0; p++) {
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		    (*p >= '0' && *p <= '9') || strchr("/-._~", *p))
+			r = sbx_buf_putc(out, (char)*p);
+		else
+			r = sbx_buf_printf(out, "%%%c%c", hex[*p >> 4], hex[*p & 15]);
+	}
+	return r;
 }

@@ -11,6 +11,16 @@
 #include "sbx/clock.h"
 #include "sbx/file.h"
 
+ssize_t sbx_read_retry(int fd, void *p, size_t n)
+{
+	ssize_t r;
+
+	do
+		r = read(fd, p, n);
+	while (r < 0 && errno == EINTR);
+	return r < 0 ? -errno : r;
+}
+
 int sbx_file_read_fd(int fd, size_t size, char **out, size_t *len_out)
 {
 	_cleanup_free_ char *buf = NULL;
@@ -20,12 +30,10 @@ int sbx_file_read_fd(int fd, size_t size, char **out, size_t *len_out)
 	if (!buf)
 		return -ENOMEM;
 	while (got < size) {
-		ssize_t n = read(fd, buf + got, size - got);
+		ssize_t n = sbx_read_retry(fd, buf + got, size - got);
 
-		if (n < 0 && errno == EINTR)
-			continue;
 		if (n < 0)
-			return -errno;
+			return (int)n;
 		if (n == 0)
 			break;
 		got += (size_t)n;

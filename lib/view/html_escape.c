@@ -35,18 +35,3 @@ int sbx_html_escape(sbx_buf *out, const char *s)
 {
 	return sbx_html_escape_n(out, s ? s : "", s ? strlen(s) : 0);
 }
-
-int sbx_url_escape(sbx_buf *out, const char *s)
-{
-	static const char hex[] = "0123456789ABCDEF";
-	int r = 0;
-
-	for (const unsigned char *p = (const unsigned char *)s; *p && r >= 0; p++) {
-		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-		    (*p >= '0' && *p <= '9') || strchr("/-._~", *p))
-			r = sbx_buf_putc(out, (char)*p);
-		else
-			r = sbx_buf_printf(out, "%%%c%c", hex[*p >> 4], hex[*p & 15]);
-	}
-	return r;
-}

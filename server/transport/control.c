@@ -278,6 +278,8 @@ bool http_control_route(http_request *req, enum MHD_Result *result)
 		return true;
 	}
 	url += 8;
+	if (http_sandbox_route(req, url, result))
+		return true;
 	if (strcmp(url, "/status") == 0 && get)
 		*result = status(req);
 	else if (strncmp(url, "/file/", 6) == 0 && get)

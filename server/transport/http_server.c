@@ -242,6 +242,18 @@ static bool authorized(const http_server *hs, struct MHD_Connection *conn, const
 	return false;
 }
 
+/*
+ * The body cap: --max-body, except the host's requests for a sandbox without
+ * a task (on the host's socket only): a file, or an exec's stdin in base64.
+ */
+static size_t body_max(const http_server *hs, const char *url)
+{
+	if (!hs->token && strncmp(url, "/control/sandbox/", 17) == 0 &&
+	    hs->opt->max_body < SANDBOX_BODY_MAX)
+		return SANDBOX_BODY_MAX;
+	return hs->opt->max_body;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
 				  const char *method, const char *version, const char *upload_data,
 				  size_t *upload_data_size, void **con_cls)
@@ -256,7 +268,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		cs = calloc(1, sizeof(*cs));
 		if (!cs)
 			return MHD_NO;
-		sbx_buf_init(&cs->body, hs->opt->max_body);
+		sbx_buf_init(&cs->body, body_max(hs, url));
 		*con_cls = cs;
 		if (hs->guard)
 			sbx_connguard_busy(hs->guard, conn);
@@ -269,11 +281,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 				"Unauthorized: this port needs the run's token (the "
 				"URL sandboxctl gave, or Authorization: Bearer)");
 		}
-		if (len && strtoull(len, NULL, 10) > hs->opt->max_body) {
+		if (len && strtoull(len, NULL, 10) > cs->body.max) {
 			char msg[128];
 			/* Answer before reading: MHD then closes the connection. */
 			snprintf(msg, sizeof(msg), "Request body too large (limit %zu bytes)",
-				 hs->opt->max_body);
+				 cs->body.max);
 			cs->replied = true;
 			return http_reply_error(&req, 413, msg);
 		}
@@ -292,7 +304,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	if (cs->too_large) {
 		char msg[128];
 		snprintf(msg, sizeof(msg), "Request body too large (limit %zu bytes)",
-			 hs->opt->max_body);
+			 cs->body.max);
 		return http_reply_error(&req, 413, msg);
 	}
 	req.body = sbx_buf_str(&cs->body);

@@ -62,5 +62,15 @@ enum MHD_Result http_task_complete(http_request *req);
 /* The host's control API (/control/...): false when the path is not under /control. */
 bool http_control_route(http_request *req, enum MHD_Result *result);
 
+/*
+ * The host's API for a sandbox without a task (sandbox_api.c), under
+ * /control/sandbox/ (url: the path after /control): false when not there.
+ */
+#define SANDBOX_OUTPUT_MAX	(10u << 20)  /* bytes of stdout, and of stderr, per exec */
+#define SANDBOX_FILE_MAX	(100u << 20) /* bytes of one file, read or written */
+#define SANDBOX_EXEC_TIMEOUT_RC 124	     /* the returncode of an exec past its timeout */
+#define SANDBOX_BODY_MAX	(144u << 20) /* a request's body: 100 MiB of stdin in base64 */
+bool http_sandbox_route(http_request *req, const char *url, enum MHD_Result *result);
+
 /* REST: returns MHD_NO-equivalent false when the path is not a REST route. */
 bool http_rest_route(http_request *req, enum MHD_Result *result);

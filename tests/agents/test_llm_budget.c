@@ -105,7 +105,7 @@ START_TEST(old_turns_give_way_to_the_budget)
 	free(text);
 
 	/* A smaller budget: the image becomes a text part, the input an object. */
-	llm_trim(msgs, 5, 8 << 10);
+	llm_trim(msgs, 5, 14 << 10);
 	text = cJSON_PrintUnformatted(msgs);
 	ck_assert_ptr_nonnull(strstr(text, "{\"type\":\"text\",\"text\":\"["));
 	ck_assert_ptr_nonnull(strstr(text, "\"input\":{\"elided\":"));
@@ -117,10 +117,42 @@ START_TEST(old_turns_give_way_to_the_budget)
 }
 END_TEST
 
+/* Pieces too small to elide, by the thousand: the oldest turns go whole. */
+START_TEST(many_small_pieces_drop_whole_turns)
+{
+	char *small = repeat('s', 900), *text;
+	cJSON *msgs = cJSON_CreateArray(), *content;
+	size_t left;
+
+	llm_add_message(msgs, "user", cJSON_CreateString("the prompt"));
+	for (int turn = 0; turn < 2000; turn++) {
+		llm_add_message(msgs, "assistant", cJSON_CreateString(small));
+		for (int k = 0; k < 3; k++)
+			llm_add_message(msgs, "tool", cJSON_CreateString(small));
+	}
+	/* The latest turn (its four messages) is kept whole. */
+	left = llm_trim(msgs, (size_t)cJSON_GetArraySize(msgs) - 4, 64 << 10);
+	text = cJSON_PrintUnformatted(msgs);
+	ck_assert_uint_le(left, 64 << 10);
+	ck_assert_uint_eq(left, strlen(text) - (cJSON_GetArraySize(msgs) + 1));
+	ck_assert_int_eq(cJSON_GetArraySize(msgs) % 4, 1); /* whole turns went */
+	ck_assert_int_ge(cJSON_GetArraySize(msgs), 5);
+	content = cJSON_GetObjectItem(cJSON_GetArrayItem(msgs, 0), "content");
+	ck_assert_str_eq(cJSON_GetStringValue(content), "the prompt");
+	ck_assert_str_eq(
+		cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(msgs, 1), "role")),
+		"assistant");
+	free(text);
+	cJSON_Delete(msgs);
+	free(small);
+}
+END_TEST
+
 static void add_cases(Suite *s)
 {
 	SBX_TEST_CASE(s, "budget", NULL, NULL, 0, values_are_counted_unparsed,
-		      a_cut_says_so_and_stays_utf8, old_turns_give_way_to_the_budget);
+		      a_cut_says_so_and_stays_utf8, old_turns_give_way_to_the_budget,
+		      many_small_pieces_drop_whole_turns);
 }
 
 SBX_TEST_MAIN("llm-budget", add_cases)

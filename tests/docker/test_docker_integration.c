@@ -337,6 +337,65 @@ START_TEST(copy_through_exec_on_readonly_rootfs_and_tmpfs)
 }
 END_TEST
 
+/* The exec'd copies through a tar the handle names (the any-image bundle's), and named volumes. */
+START_TEST(a_tar_of_our_own_and_volumes)
+{
+	sbx_docker *d = connect_engine();
+	sbx_docker_tar *t = NULL;
+	sbx_error err = SBX_ERROR_INIT;
+	sbx_buf out = SBX_BUF_INIT(4096);
+	sbx_docker_kv label = {"sandboxctl.test", "volume"}, *labels = NULL;
+	char vol[64], **names = NULL;
+	const void *data;
+	size_t len, n = 0;
+	bool listed = false;
+	char *id = running_sleeper(d, true);
+
+	ck_assert_int_eq(sbx_docker_set_tar(d,
+					    (const char *const[]){"1", "2", "3", "4", "5", "6", "7",
+								  "8", NULL},
+					    &err),
+			 -E2BIG);
+	ck_assert_int_eq(sbx_docker_tar_new(&t, 0, &err), 0);
+	ck_assert_int_eq(sbx_docker_tar_add_file(t, "in.txt", "own\n", 4, 0644, 1000, 1000, &err),
+			 0);
+	ck_assert_int_eq(sbx_docker_tar_finish(t, &data, &len, &err), 0);
+	/* A tar that is not there: the copy fails, it does not fall back to the image's. */
+	ck_assert_int_eq(
+		sbx_docker_set_tar(d, (const char *const[]){"/nonexistent/tar", NULL}, &err), 0);
+	ck_assert_int_lt(sbx_docker_exec_copy_in(d, id, "/work", NULL, data, len, 20000, &err), 0);
+	sbx_error_clear(&err);
+	ck_assert_int_eq(
+		sbx_docker_set_tar(d, (const char *const[]){"/bin/busybox", "tar", NULL}, &err), 0);
+	ck_assert_msg(sbx_docker_exec_copy_in(d, id, "/work", NULL, data, len, 20000, &err) == 0,
+		      "%s", err.msg);
+	sbx_docker_tar_free(t);
+	run_in(d, id, "cat /work/in.txt", 0, &out);
+	ck_assert_str_eq(sbx_buf_str(&out), "own\n");
+	ck_assert_int_eq(sbx_docker_set_tar(d, NULL, &err), 0);
+
+	snprintf(vol, sizeof(vol), "sbx-itest-vol-%d", (int)getpid());
+	ck_assert_msg(sbx_docker_volume_create(d, vol, &label, 1, &err) == 0, "%s", err.msg);
+	ck_assert_msg(sbx_docker_volume_labels(d, vol, &labels, &n, &err) == 0, "%s", err.msg);
+	ck_assert_str_eq(sbx_docker_label_get(labels, n, "sandboxctl.test"), "volume");
+	sbx_docker_volume_labels_free(labels, n);
+	ck_assert_msg(sbx_docker_volume_names(d, "sbx-itest-vol-", &names, &err) == 0, "%s",
+		      err.msg);
+	for (char **v = names; *v; v++) {
+		ck_assert_int_eq(strncmp(*v, "sbx-itest-vol-", 14), 0);
+		listed |= strcmp(*v, vol) == 0;
+	}
+	sbx_strv_free(names);
+	ck_assert(listed);
+	ck_assert_msg(sbx_docker_volume_remove(d, vol, false, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(sbx_docker_volume_labels(d, vol, &labels, &n, NULL), -ENOENT);
+	ck_assert_int_lt(sbx_docker_volume_create(d, "../containers/x", NULL, 0, &err), 0);
+	sbx_buf_free(&out);
+	free(id);
+	sbx_docker_free(d);
+}
+END_TEST
+
 /* Reads s to its end, stdout into out and stderr into errs (timeout_ms a read). */
 static void read_to_end(sbx_docker_stream *s, sbx_buf *out, sbx_buf *errs, int timeout_ms)
 {
@@ -744,10 +803,10 @@ static void add_cases(Suite *s)
 	TCase *tc = SBX_TEST_CASE(
 		s, "engine", NULL, NULL, 120, engine_facts, create_start_wait_logs_remove,
 		wait_deadline_then_kill, exec_attached_output_and_exit_code, archive_put_and_get,
-		copy_through_exec_on_readonly_rootfs_and_tmpfs, hijacked_stream_both_ways,
-		attach_to_the_main_process, hostile_tar_from_a_container_is_refused,
-		crafted_tar_served_back_by_a_container, images_tag_list_remove_build,
-		build_progress_from_a_directory);
+		copy_through_exec_on_readonly_rootfs_and_tmpfs, a_tar_of_our_own_and_volumes,
+		hijacked_stream_both_ways, attach_to_the_main_process,
+		hostile_tar_from_a_container_is_refused, crafted_tar_served_back_by_a_container,
+		images_tag_list_remove_build, build_progress_from_a_directory);
 
 	tcase_add_unchecked_fixture(tc, global_setup, remove_run_containers);
 }

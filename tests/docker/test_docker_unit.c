@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "docker-internal.h"
@@ -151,8 +152,13 @@ START_TEST(create_body_carries_every_hardening_field)
 	o.log_driver = "local";
 	o.log_opts = log_opts;
 	o.n_log_opts = 2;
+	o.no_healthcheck = true;
 	ck_assert_int_eq(sbx_docker__container_create_body(&o, &body, NULL), 0);
 	j = parse(body);
+	/* The image's HEALTHCHECK would run as the container's user: none. */
+	ck_assert_str_eq(cJSON_GetArrayItem(sbx_json_get(sbx_json_get(j, "Healthcheck"), "Test"), 0)
+				 ->valuestring,
+			 "NONE");
 	ck_assert_str_eq(sbx_json_get_string(j, "Image", ""), SBX_IMAGE_FULL);
 	ck_assert_str_eq(sbx_json_get_string(j, "User", ""), "1000:1000");
 	ck_assert_str_eq(cJSON_GetArrayItem(sbx_json_get(j, "Cmd"), 1)->valuestring, "--stdio");
@@ -208,6 +214,7 @@ START_TEST(create_body_exact_int64_and_validation)
 	ck_assert_ptr_nonnull(strstr(body, "\"Memory\":9007199254740993"));
 	/* Zero means "engine default": absent from the body. */
 	ck_assert_ptr_null(strstr(body, "PidsLimit"));
+	ck_assert_ptr_null(strstr(body, "Healthcheck"));
 	ck_assert_ptr_null(strstr(body, "ReadonlyRootfs"));
 	free(body);
 	body = NULL;
@@ -514,6 +521,48 @@ START_TEST(owner_strings)
 }
 END_TEST
 
+/* A zombie owner (exited, not reaped: a killed service whose parent died
+ * too, before init reaps it) is gone, or gc would keep its sandboxes. */
+START_TEST(owner_zombie_is_gone)
+{
+	_cleanup_free_ char *owner = NULL;
+	int fds[2], status;
+	bool gone = false, zombie = false;
+	pid_t pid;
+	char c;
+
+	ck_assert_int_eq(pipe(fds), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		close(fds[1]);
+		_exit(read(fds[0], &c, 1) < 0);
+	}
+	close(fds[0]);
+	ck_assert_int_eq(sbx_label_owner_of_pid(pid, &owner, NULL), 0);
+	ck_assert_int_eq(sbx_label_owner_gone(owner, &gone, NULL), 0);
+	ck_assert(!gone);
+	close(fds[1]); /* the child exits; it stays a zombie until waitpid */
+	for (int i = 0; i < 500 && !zombie; i++) {
+		char path[64], line[512] = "";
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+		f = fopen(path, "re");
+		ck_assert_ptr_nonnull(f);
+		ck_assert_ptr_nonnull(fgets(line, sizeof(line), f));
+		fclose(f);
+		zombie = strstr(line, ") Z ") != NULL;
+		if (!zombie)
+			usleep(10000);
+	}
+	ck_assert(zombie);
+	ck_assert_int_eq(sbx_label_owner_gone(owner, &gone, NULL), 0);
+	ck_assert(gone);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+}
+END_TEST
+
 START_TEST(label_lookup_and_time)
 {
 	sbx_docker_kv kv[] = {{"a", "1"}, {SBX_LABEL_OWNER, "h:1:2"}};
@@ -536,7 +585,8 @@ static void add_cases(Suite *s)
 		      demux_pull_takes_a_little_at_a_time,
 		      demux_refuses_garbage_and_reports_partial, engine_errors_become_one_line,
 		      open_fails_fast_without_engine, progress_lines_split_and_errors,
-		      progress_callback_can_abort, owner_strings, label_lookup_and_time);
+		      progress_callback_can_abort, owner_strings, owner_zombie_is_gone,
+		      label_lookup_and_time);
 }
 
 SBX_TEST_MAIN("docker", add_cases)

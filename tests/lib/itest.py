@@ -83,3 +83,11 @@ def run_cases(names, cases, make_env):
     if failed:
         return 1
     return SKIP if skipped == len(names) else 0
+
+
+def main_cases(names, run_case):
+    """A test file of named cases: run_case(argv[1]) under run_main, then "ok"."""
+    if len(sys.argv) != 2 or sys.argv[1] not in names:
+        sys.exit("usage: %s {%s}" % (os.path.basename(sys.argv[0]), ",".join(names)))
+    run_main(lambda: run_case(sys.argv[1]))
+    print("ok")

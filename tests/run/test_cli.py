@@ -29,7 +29,7 @@ check(["gc", "stray"], 2, "gc: unexpected argument 'stray' (see 'sandboxctl gc -
 check(["build", "--slimm"], 2, "build: unknown option '--slimm'; did you mean '--slim'?")
 check(["rnu"], 2, "unknown command 'rnu'; did you mean 'run'?")
 check(["tasks", "lst"], 2, "tasks: unknown verb 'lst' (did you mean 'list'?)")
-check(["tasks", "lst"], 2, "generate NAME DIR | new NAME | import PATH")
+check(["tasks", "lst"], 2, "generate NAME DIR | new NAME [--format F] | import PATH")
 check(["run", "--verbos", "--task", "x"], 2, "unknown option '--verbos'; did you mean '--verbose'?")
 check(["--verbos", "run"], 2, "unknown option '--verbos'; did you mean '--verbose'?")
 check(["tasks", "import", os.path.join(SRC, "tests/compat/data/banking_reserve"), "--out",
@@ -61,8 +61,16 @@ check(["run", "--help"], 0, "SANDBOX_MCP_URL")
 check(["mcp"], 2, "--task NAME is required")
 check(["mcp", "--agent", "x"], 2, "mcp: unknown or ambiguous option '--agent'")
 check(["mcp", "--help"], 0, "claude_desktop_config.json")
+# The options mcp shares with run are listed from the same rows: all of them.
+check(["mcp", "--help"], 0, "  --seccomp sandbox|default --image REF --grace S")
+check(["run", "--help"], 0, "    --max-turns N (50), --max-output-tokens N, --max-total-tokens N,\n"
+      "    --temperature T, --model-seed N, --system-prompt FILE\n                       each")
+check(["run", "--help"], 0, "  --seccomp sandbox|default   sandbox (default): our profile\n")
+check(["run", "--agent", "llm", "--model", "a b", "--task", "x"], 2,
+      "--model: 'a b' must be one word")
+check(["run", "--agent", "demo", "--model", "x", "--task", "x"], 2, "go with --agent llm")
 if os.listdir(runs):
-    failed += 1
+    cli_check.failed += 1
     print("FAIL refused runs left run directories: %s" % os.listdir(runs))
 os.rmdir(runs)
 sys.exit(1 if cli_check.failed else 0)

@@ -286,6 +286,36 @@ START_TEST(agent_error_is_flagged_with_its_tail)
 }
 END_TEST
 
+/*
+ * The task is running when the agent starts, before any tool call: the
+ * reference's GET /task/status answered 404 "No active task" until then
+ * (issue 27). The agent reads it first thing, through the relay.
+ */
+START_TEST(task_is_active_before_the_first_tool_call)
+{
+	sbx_run_opts o = opts_for("curl -s --noproxy '*' -o \"$SANDBOX_RUN_DIR/status.json\" "
+				  "-w '%{http_code}' \"$SANDBOX_REST_URL/task/status\" "
+				  "> \"$SANDBOX_RUN_DIR/status.code\"");
+	_cleanup_(sbx_run_freep) sbx_run *run = execute(&o);
+	_cleanup_free_ char *path = NULL, *text = NULL, *code = NULL;
+	_cleanup_json_ cJSON *j = NULL;
+	size_t len;
+
+	check_result(run, "fail", "agent_exit");
+	ck_assert_int_ge(asprintf(&path, "%s/status.code", sbx_run_get_result(run)->run_dir), 0);
+	ck_assert_int_eq(sbx_file_read_capped(AT_FDCWD, path, 64, &code, &len, NULL), 0);
+	free(path);
+	ck_assert_int_ge(asprintf(&path, "%s/status.json", sbx_run_get_result(run)->run_dir), 0);
+	ck_assert_int_eq(sbx_file_read_capped(AT_FDCWD, path, 1 << 16, &text, &len, NULL), 0);
+	ck_assert_msg(strcmp(code, "200") == 0, "GET /task/status: %s %s", code, text);
+	ck_assert_int_eq(sbx_json_parse(text, len, &j, NULL), 0);
+	ck_assert_str_eq(sbx_json_get_string(j, "status", "?"), "running");
+	ck_assert_str_eq(sbx_json_get_string(j, "task_id", "?"), "answer");
+	/* It counts down to the host's deadline, as it did when a tool call started it. */
+	ck_assert(sbx_json_get_number(j, "remaining", 0) > 0);
+}
+END_TEST
+
 START_TEST(oracle_passes)
 {
 	sbx_run_opts o = opts_for("oracle");
@@ -409,7 +439,8 @@ static void add_cases(Suite *s)
 	SBX_TEST_CASE(s, "ends", setup, teardown, 30, complete_task_ends_graded,
 		      completion_is_seen_by_the_long_poll, readiness_backs_off,
 		      older_image_steps_down, agent_exit_ends_graded,
-		      agent_error_is_flagged_with_its_tail, oracle_passes,
+		      agent_error_is_flagged_with_its_tail,
+		      task_is_active_before_the_first_tool_call, oracle_passes,
 		      deadline_collects_without_the_server, interrupt_ends_ungraded,
 		      server_death_is_sandbox_failed);
 

@@ -114,7 +114,7 @@ def main():
     kept = []
     try:
         os.symlink(os.path.abspath(BUILD), os.path.join(tmp, "build"))
-        for d in ("tasks", "examples", "tests/compat/data"):
+        for d in ("tasks", "examples", "tests/compat/data", "tests/data/harbor"):
             shutil.copytree(os.path.join(SRC, d), os.path.join(tmp, d), symlinks=True)
         ran, skipped, t0 = 0, 0, time.time()
         for line in readme_lines():

@@ -70,6 +70,47 @@ START_TEST(routes_refused)
 }
 END_TEST
 
+START_TEST(sandbox_routes)
+{
+	char id[SERVE_ID_MAX + 1];
+
+	ck_assert_int_eq(route("POST", "/v1/sandboxes", NULL), SERVE_ROUTE_SBX_CREATE);
+	ck_assert_int_eq(route("GET", "/v1/sandboxes/", NULL), SERVE_ROUTE_SBX_LIST);
+	ck_assert_int_eq(route("GET", "/v1/sandboxes/sbx-0011", id), SERVE_ROUTE_SBX_GET);
+	ck_assert_str_eq(id, "sbx-0011");
+	ck_assert_int_eq(route("DELETE", "/v1/sandboxes/sbx-1", id), SERVE_ROUTE_SBX_DELETE);
+	ck_assert_int_eq(route("POST", "/v1/sandboxes/sbx-2/exec", id), SERVE_ROUTE_SBX_EXEC);
+	ck_assert_str_eq(id, "sbx-2");
+	ck_assert_int_eq(route("GET", "/v1/sandboxes/sbx-3/files?path=a/b", id),
+			 SERVE_ROUTE_SBX_FILES);
+	ck_assert_int_eq(route("PUT", "/v1/sandboxes/sbx-3/files", id), SERVE_ROUTE_SBX_FILES);
+	ck_assert_str_eq(id, "sbx-3");
+	/* Wrong methods, unknown paths, ids that are not ids. */
+	ck_assert_int_eq(route("PUT", "/v1/sandboxes", NULL), -405);
+	ck_assert_int_eq(route("GET", "/v1/sandboxes/sbx-2/exec", NULL), -405);
+	ck_assert_int_eq(route("DELETE", "/v1/sandboxes/sbx-3/files", NULL), -405);
+	ck_assert_int_eq(route("POST", "/v1/sandboxes/sbx-3", NULL), -405);
+	ck_assert_int_eq(route("GET", "/v1/sandboxesX", NULL), -404);
+	ck_assert_int_eq(route("GET", "/v1/sandboxes/../x/files", NULL), -404);
+	ck_assert_int_eq(route("GET", "/v1/sandboxes/.x/files", NULL), -404);
+	ck_assert_int_eq(route("GET", "/v1/sandboxes/sbx-1/filesx", NULL), -404);
+	ck_assert_int_eq(route("POST", "/v1/sandboxes/sbx-1/exec/x", NULL), -404);
+	ck_assert_int_eq(route("GET", "/v1/sandboxes//files", NULL), -404);
+}
+END_TEST
+
+START_TEST(sandbox_body_caps)
+{
+	ck_assert_uint_eq(sbx_serve__body_max("/v1/episodes"), SERVE_BODY_MAX);
+	ck_assert_uint_eq(sbx_serve__body_max("/v1/sandboxes"), SERVE_BODY_MAX);
+	ck_assert_uint_eq(sbx_serve__body_max("/v1/sandboxes/sbx-1/files?path=x"), 100u << 20);
+	ck_assert_uint_eq(sbx_serve__body_max("/v1/sandboxes/sbx-1/exec"), 144u << 20);
+	/* The suffix of a query does not open the larger cap. */
+	ck_assert_uint_eq(sbx_serve__body_max("/v1/episodes?x=/files"), SERVE_BODY_MAX);
+	ck_assert_uint_eq(sbx_serve__body_max("/v1/sandboxes?x=/exec"), SERVE_BODY_MAX);
+}
+END_TEST
+
 /* ---- the token ---- */
 
 START_TEST(token_in_path_or_bearer)
@@ -337,8 +378,9 @@ END_TEST
 
 static void add_cases(Suite *s)
 {
-	SBX_TEST_CASE(s, "api", NULL, NULL, 0, routes, routes_refused, token_in_path_or_bearer,
-		      token_refused, create_valid, create_invalid, create_limits, error_json);
+	SBX_TEST_CASE(s, "api", NULL, NULL, 0, routes, routes_refused, sandbox_routes,
+		      sandbox_body_caps, token_in_path_or_bearer, token_refused, create_valid,
+		      create_invalid, create_limits, error_json);
 
 	SBX_TEST_CASE(s, "metrics", NULL, NULL, 0, metrics_text, metrics_label_escaped);
 	SBX_TEST_CASE(s, "openenv", NULL, NULL, 0, openenv_frames, openenv_error_escaped);

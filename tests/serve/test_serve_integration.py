@@ -196,6 +196,15 @@ class Service:
             shutil.rmtree(self.dir, ignore_errors=True)
 
 
+def with_service(fn, args):
+    """fn(s) on a fresh Service(*args), cleaned up (nothing left running) whatever happens."""
+    s = Service(*args)
+    try:
+        fn(s)
+    finally:
+        s.cleanup()
+
+
 def rest_post(url, path, body):
     u = urllib.parse.urlsplit(url)
     c = http.client.HTTPConnection(u.hostname, u.port, timeout=60)
@@ -287,8 +296,11 @@ def case_api(s):
             fail("a warm claim took %s ms" % o["claim_ms"])
         # The agent is told its episode's deadline, warm or cold (a warm server was
         # started with only the pool's, about an hour away).
-        # (404 "No active task" until its first tool call, as the reference's.)
-        st_ = rest_get(o["rest_url"], "/task/status", ok=(200, 404))
+        # The task is running from the claim, before any tool call (issue 27: the
+        # reference's path said 404 "No active task" until the agent's first call).
+        st_ = rest_get(o["rest_url"], "/task/status", ok=(200,))
+        if st_.get("status") != "running":
+            fail("warm=%s: /task/status before any tool call: %s" % (o["warm"], st_))
         left = o["deadline"] - time.time()
         if not (st_.get("timeout_seconds") and left - 5 <= st_["timeout_seconds"] <= left + 2):
             fail("warm=%s: get_task_status says %s s, the episode's deadline is %.1f s away"

@@ -5,7 +5,8 @@ at the wait, at the deadline, at shutdown), /control/file's raw bytes and its
 confinement (.., absolute, encoded, symlink out, FIFO, directory, over the
 cap), /control/screenshot with a display (PNG bytes, its headers) and without,
 /control/complete, /control/deadline (a warm sandbox's episode deadline,
-before and while the task runs; refusals)."""
+before and while the task runs; refusals), /control/sandbox/exec and /file
+(serve's /v1/sandboxes; here sandbox-io is forked, not spawned)."""
 
 import http.client
 import json
@@ -240,6 +241,9 @@ def check_published_port(ws):
             assert st == 401 and b"token" in data, (method, path, hd, st, data)
         for method, path, hd in (("GET", "/" + token + "/control/status", {}),
                                  ("POST", "/" + token + "/control/deadline", {}),
+                                 ("POST", "/" + token + "/control/sandbox/exec", {}),
+                                 ("PUT", "/" + token + "/control/sandbox/file?path=x", {}),
+                                 ("GET", "/control/sandbox/file?path=x", bearer),
                                  ("GET", "/" + token + "/%63ontrol/file/x", {}),
                                  ("GET", "/control/status", bearer)):
             st, data = tcp(port, method, path, '{"deadline": 1}', hd)
@@ -286,8 +290,51 @@ def check_published_port(ws):
         assert p.returncode == 2 and want in p.stderr, (extra, p.returncode, p.stderr)
 
 
+def sandbox_call(base, cmd, **kw):
+    s, data, _, _ = get(base, "POST", "/control/sandbox/exec", json.dumps(dict(cmd=cmd, **kw)))
+    assert s == 200, (cmd, s, data)
+    return json.loads(data)
+
+
+def check_sandbox_api(base, ws):
+    """/control/sandbox/ (serve's /v1/sandboxes) run here by a forked sandbox-io: no spawner."""
+    d = sandbox_call(base, ["sh", "-c", "pwd; cat; printf %s \"$FOO\"; exit 4"], stdin="in\n",
+                     env={"FOO": "bar"}, cwd="sub", workdir=ws)
+    assert d["returncode"] == 4 and d["stdout"] == ws + "/sub\nin\nbar", d
+    d = sandbox_call(base, ["printf", "\\377\\000"], workdir=ws)
+    assert d["stdout"] == "" and d["stdout_b64"] == "/wA=", d
+    d = sandbox_call(base, ["no-such-program-xyz"], workdir=ws)
+    assert d["returncode"] == 127 and "not found" in d["stderr"], d
+    t = time.monotonic()
+    d = sandbox_call(base, ["sh", "-c", "(sleep 120 &); sleep 122"], timeout=0.5, workdir=ws)
+    assert d["timed_out"] and d["returncode"] == 124 and time.monotonic() - t < 5, d
+    for bad in ({}, {"cmd": []}, {"cmd": [1]}, {"cmd": ["ls"], "env": {"A=B": "x"}},
+                {"cmd": ["ls"], "timeout": 0}, {"cmd": ["ls"], "stdin_b64": "!!"}):
+        s, data, _, _ = get(base, "POST", "/control/sandbox/exec", json.dumps(bad))
+        assert s == 400 and json.loads(data)["error"] == "bad_request", (bad, s, data)
+    q = "/control/sandbox/file?workdir=%s&path=" % ws
+    s, data, _, _ = get(base, "PUT", q + "a/b/c.bin", b"\x00\xff" * 1000)
+    assert s == 204, (s, data)
+    s, data, _, _ = get(base, "GET", q + "a/b/c.bin")
+    assert s == 200 and data == b"\x00\xff" * 1000, (s, len(data))
+    for path, want, code in (("nope", 404, "not_found"), ("a/b", 409, "is_a_directory"),
+                             ("a/b/c.bin/x", 404, "not_found")):
+        s, data, _, _ = get(base, "GET", q + path)
+        assert s == want and json.loads(data)["error"] == code, (path, s, data)
+    s, data, _, _ = get(base, "GET", "/control/sandbox/file")
+    assert s == 400, (s, data)
+    s, data, _, _ = get(base, "DELETE", q + "x")
+    assert s == 405, (s, data)
+
+
 def main():
     with h.workspace() as ws:
+        with h.http_server(ws, unix=ws + ".sock") as (base, _):
+            os.mkdir(os.path.join(ws, "sub"))
+            check_sandbox_api(base, ws)
+            shutil.rmtree(os.path.join(ws, "sub"))
+            shutil.rmtree(os.path.join(ws, "a"))
+            print("sandbox exec and files: ok")
         check_published_port(ws)
         print("published port: token required, no /control, token not inherited: ok")
         sock = ws + ".sock"

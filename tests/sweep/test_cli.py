@@ -56,6 +56,14 @@ check(["sweep", "--resume", os.path.join(tmp, "nothing"), "--epochs", "3"], 2,
 check(["sweep", "--help"], 0, "Exit status: 0 every episode has a result")
 check(["sweep", "--help"], 0, "--seed-from N")
 check(["sweep", "--help"], 0, "URL#jobs=N")
+# --help is printed from the option table: defaults filled in, the limits listed together.
+check(["sweep", "--help"], 0, "(default 2); other statuses are results")
+check(["sweep", "--help"], 0, "(default 10; a second\n")
+check(["sweep", "--help"], 0, "--grace S,\n  --network none|published, --seccomp sandbox|default, "
+      "--allow-no-seccomp\n                     each episode's limits")
+check(["sweep", "show", "--help"], 0, "Usage: sandboxctl sweep show DIR [--json]")
+check(["sweep", "compare", "--help"], 0, "sandboxctl sweep compare DIR_A DIR_B [--json]")
+check(["sweep", "show", "--bogus"], 2, "sweep show: unknown or ambiguous option '--bogus'")
 check(["--help"], 0, "sweep")
 
 # A sweep directory written by hand: 1 task, 2 agents, 2 epochs.

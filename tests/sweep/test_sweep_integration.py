@@ -92,11 +92,15 @@ def pick_image():
 
 
 def import_tar(ref, files, host=None):
-    """Imports a one-layer image holding files {path: bytes} through the API."""
+    """Imports a one-layer image holding files {path: bytes, or str: a symlink} through the API."""
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w") as t:
         for path, data in files.items():
             info = tarfile.TarInfo(path)
+            if isinstance(data, str):  # a symlink to data
+                info.type, info.linkname = tarfile.SYMTYPE, data
+                t.addfile(info)
+                continue
             info.size = len(data)
             t.addfile(info, io.BytesIO(data))
     repo, tag = ref.rsplit(":", 1)
@@ -486,8 +490,9 @@ def case_agent_error(env):
 
 
 def case_infra(env):
-    # A real image without the sandbox's PID 1: every start fails in the engine.
-    import_tar(BROKEN_IMAGE, {"etc/broken": b"no sandbox here\n"})
+    # An image no sandbox can run on: any image gets our programs in a bundle
+    # mounted at /opt/sandboxctl, which here is a symlink: every create is refused.
+    import_tar(BROKEN_IMAGE, {"etc/broken": b"no sandbox here\n", "opt/sandboxctl": "/workspace"})
     d = env.sweep_dir("infra")
     try:
         p = env.run([SANDBOXCTL, "sweep", "--tasks-dir", TASKS, "--image", BROKEN_IMAGE,

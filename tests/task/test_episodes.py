@@ -13,6 +13,8 @@ Usage: test_episodes.py SANDBOXCTL CASE
                 against the instance (a real agent solves it)
   python-agent  examples/python_agent.py (official MCP Python SDK) solves
                 its tasks, a seeded instance included
+  new-formats   `tasks new --format csv|ods|xlsx`: each scaffold's oracle and a
+                solver through the REST tools pass on a seeded instance
 Skips (77) when the engine or the sandbox image is missing.
 """
 import json
@@ -236,6 +238,50 @@ def case_formulas(env):
           "libreoffice task on slim: %d %s" % (p.returncode, p.stderr))
 
 
+# tasks new's task solved through the REST tools, whatever the format: Total = Quantity x
+# Price, rounded half up to cents, written as numbers into D1:D11 of Sheet1.
+TOTALS_AGENT = r"""
+import json, os, urllib.request
+from decimal import ROUND_HALF_UP, Decimal
+base, f = os.environ["SANDBOX_REST_URL"], os.environ["SANDBOX_OUTPUTS"]
+def call(name, **args):
+    req = urllib.request.Request(base + "/tools/call", method="POST", headers={
+        "Content-Type": "application/json"}, data=json.dumps({"tool_name": name,
+        "arguments": dict(file_path=f, sheet_name="Sheet1", **args)}).encode())
+    body = json.load(urllib.request.urlopen(req, timeout=60))
+    assert body["success"], body
+    return body["result"]
+rows = call("read_range", start_cell="A2", end_cell="C11")["values"]
+totals = [[float((Decimal(str(q)) * Decimal(str(p))).quantize(Decimal("0.01"), ROUND_HALF_UP))]
+          for _, q, p in rows]
+call("write_range", start_cell="D1", values=[["Total"]] + totals)
+urllib.request.urlopen(urllib.request.Request(base + "/task/complete", data=b"{}"), timeout=60)
+print("wrote", len(totals), "totals into", f)
+"""
+
+
+def case_new_formats(env):
+    """`tasks new --format csv|ods|xlsx` makes a task that works in a real episode: on a
+    seeded instance its oracle passes, an agent that computes the totals through the
+    tools passes, one that only completes fails."""
+    agent = os.path.join(env.runs, "totals_agent.py")
+    with open(agent, "w") as f:
+        f.write(TOTALS_AGENT)
+    for fmt in ("csv", "ods", "xlsx"):
+        t = os.path.join(env.runs, "new_" + fmt)
+        p = subprocess.run([SANDBOXCTL, "tasks", "new", t, "--format", fmt],
+                           capture_output=True, text=True, timeout=60)
+        check(p.returncode == 0, "tasks new --format %s: %s" % (fmt, p.stderr))
+        for name, who, want in (("oracle", "oracle", 0), ("solver", "python3 " + agent, 0),
+                                ("null", NULL_AGENT, 1)):
+            code, res, rdir, dt = env.run(t, who, "--seed", "9")
+            log = open(os.path.join(rdir, "agent.log")).read() if name == "solver" else ""
+            check(code == want and res["status"] == ("pass" if want == 0 else "fail") and
+                  res["seed"] == 9, "%s task, %s: exit %d %s\n%s" % (fmt, name, code, res,
+                                                                      log[-1500:]))
+            print("tasks new --format %-4s %-6s %s in %.2f s" % (fmt, name, res["status"], dt))
+
+
 def case_python_agent(env):
     for task, extra in (("sales_revenue", []), ("banking_reserve", []), ("price_lookup", []),
                         ("price_lookup", ["--seed", "3"])):
@@ -252,7 +298,8 @@ def main():
     env = Env()
     try:
         {"oracle": case_oracle, "gui": case_gui, "seed": case_seed,
-         "python-agent": case_python_agent, "formulas": case_formulas}[CASE](env)
+         "python-agent": case_python_agent, "formulas": case_formulas,
+         "new-formats": case_new_formats}[CASE](env)
     finally:
         shutil.rmtree(env.runs, ignore_errors=True)
 

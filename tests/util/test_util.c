@@ -117,6 +117,13 @@ START_TEST(buf_grows_and_caps)
 	ck_assert_int_eq(sbx_buf_append(&b, "0123456789abcdef", 16), 0);
 	ck_assert_int_eq(sbx_buf_putc(&b, 'x'), -ENOBUFS);
 	sbx_buf_free(&b);
+	/* No cap at all: max + 1 must not wrap to a zero-byte realloc (it freed the data). */
+	sbx_buf_init(&b, SIZE_MAX);
+	for (int i = 0; i < 100; i++)
+		ck_assert_int_eq(sbx_buf_puts(&b, "0123456789"), 0);
+	ck_assert_uint_eq(b.len, 1000);
+	ck_assert_uint_eq(strlen(sbx_buf_str(&b)), 1000);
+	sbx_buf_free(&b);
 }
 END_TEST
 

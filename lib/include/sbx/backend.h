@@ -54,7 +54,19 @@ typedef struct sbx_sandbox_spec {
 	 * when the server restarts, sandbox-bridge -r). */
 	bool reuse;
 	const char *const *env; /* extra "KEY=value", NULL-terminated, may be NULL */
+	/* A Harbor verifier's sandbox: also size-capped tmpfs at /tests and /logs. */
+	bool verifier;
 } sbx_sandbox_spec;
+
+/* One command for the optional exec operation. */
+typedef struct sbx_backend_exec {
+	const char *const *argv; /* NULL-terminated */
+	const char *user;	 /* "1001:1000" (the agent's uid); NULL: the server's */
+	const char *cwd;	 /* NULL: the image's */
+	const char *const *env;	 /* "KEY=value", NULL-terminated, may be NULL */
+	long timeout_ms;	 /* 0: 5 minutes */
+	size_t max_bytes;	 /* stdout and stderr together; 0: 16 MiB */
+} sbx_backend_exec;
 
 typedef struct sbx_sandbox_status {
 	bool running;
@@ -82,6 +94,7 @@ typedef struct sbx_sandbox_applied {
 	char seccomp[16]; /* "sandbox" (ours), "default" (the engine's) or "unconfined" */
 	unsigned binds;	  /* host mounts */
 	bool init;	  /* the engine's own init */
+	char bundle[16];  /* any image: the bundle's content hash (12 hex), "" on our images */
 } sbx_sandbox_applied;
 
 /*
@@ -139,6 +152,24 @@ typedef struct sbx_backend_ops {
 	 * out on the next open_stream, so it is not opened again.
 	 */
 	void (*keep_stream)(sbx_backend *b, sbx_stream *s);
+	/*
+	 * Optional (NULL: not offered; Harbor tasks need it). Runs x->argv in the
+	 * started sandbox: stdout into out, stderr into errout (either may be
+	 * NULL); -ENOBUFS past x->max_bytes, -ETIME past x->timeout_ms (the
+	 * process is left to the sandbox's removal); else 0 and *exit_code.
+	 */
+	int (*exec)(sbx_backend *b, const sbx_backend_exec *x, sbx_buf *out, sbx_buf *errout,
+		    int *exit_code, sbx_error *err);
+	/* Optional: unpacks a tar (len bytes) beneath dest in the started sandbox, as copy_in. */
+	int (*copy_in_tar)(sbx_backend *b, const char *dest, const void *tar, size_t len,
+			   sbx_error *err);
+	/*
+	 * Optional: before start, the image's own content at path as a tar (what
+	 * the tmpfs mounted there hides), at most max bytes (-EFBIG beyond);
+	 * -ENOENT when the image has nothing there. *tar: free().
+	 */
+	int (*image_tar)(sbx_backend *b, const char *path, size_t max, void **tar, size_t *len,
+			 sbx_error *err);
 } sbx_backend_ops;
 
 struct sbx_backend {

@@ -40,6 +40,11 @@ const char *sbx_markup_entity(unsigned char c);
 /* Appends s (len bytes) rewritten by rep (flags passed on); kept bytes go in runs. */
 int sbx_buf_escape(sbx_buf *b, const char *s, size_t len, sbx_buf_escape_fn *rep, int flags);
 int sbx_buf_putc(sbx_buf *b, char c);
+/*
+ * Appends s percent-encoded for a URL path or query value ('/' and
+ * RFC 3986's unreserved characters kept, every other byte %XX).
+ */
+int sbx_url_escape(sbx_buf *out, const char *s);
 int sbx_buf_printf(sbx_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int sbx_buf_vprintf(sbx_buf *b, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 

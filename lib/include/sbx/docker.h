@@ -290,7 +290,8 @@ typedef struct sbx_docker_container_opts {
 	bool stdin_once;
 	bool network_disabled; /* Config.NetworkDisabled */
 	const char *stop_signal;
-	int stop_timeout; /* seconds; 0: engine default */
+	bool no_healthcheck; /* Healthcheck NONE: the image's would run as the container's user */
+	int stop_timeout;    /* seconds; 0: engine default */
 	/* HostConfig */
 	const char *const *cap_drop;	 /* {"ALL", NULL} */
 	const char *const *cap_add;	 /* NULL-terminated */
@@ -455,6 +456,14 @@ int sbx_docker_archive_get(sbx_docker *d, const char *id, const char *path, cons
 int sbx_docker_archive_get_raw(sbx_docker *d, const char *id, const char *path, size_t max_bytes,
 			       void **tar_out, size_t *len_out, sbx_error *err);
 
+/*
+ * HEAD /containers/{id}/archive?path=: what path is in the container's
+ * filesystem (volumes included), without following a final symlink.
+ * -ENOENT when it does not exist.
+ */
+int sbx_docker_archive_stat(sbx_docker *d, const char *id, const char *path, bool *is_dir,
+			    bool *is_link, sbx_error *err);
+
 /* ---------------------------------------------------------------- exec */
 
 typedef struct sbx_docker_exec_opts {
@@ -534,6 +543,29 @@ int sbx_docker_exec_copy_out(sbx_docker *d, const char *id, const char *path, co
 int sbx_docker_exec_run(sbx_docker *d, const char *container_id, const sbx_docker_exec_opts *opts,
 			long timeout_ms, sbx_buf *out, sbx_buf *errout, int *exit_code,
 			sbx_error *err);
+
+/*
+ * The tar the exec'd copies run: prefix (NULL-terminated, at most 7 words,
+ * copied) goes before tar's own arguments, e.g. {"/opt/sandboxctl/lib/ld.so",
+ * "--library-path", "/opt/sandboxctl/lib", "/opt/sandboxctl/libexec/tar"}
+ * for an image that has no tar of its own. NULL: `tar` from the image's PATH.
+ */
+int sbx_docker_set_tar(sbx_docker *d, const char *const *prefix, sbx_error *err);
+
+/* ---------------------------------------------------------------- volumes */
+
+/* POST /volumes/create (idempotent: an existing volume of that name is kept as it is). */
+int sbx_docker_volume_create(sbx_docker *d, const char *name, const sbx_docker_kv *labels,
+			     size_t n_labels, sbx_error *err);
+/* GET /volumes/{name}: its labels (free with sbx_docker_volume_labels_free). -ENOENT when absent.
+ */
+int sbx_docker_volume_labels(sbx_docker *d, const char *name, sbx_docker_kv **labels,
+			     size_t *n_labels, sbx_error *err);
+void sbx_docker_volume_labels_free(sbx_docker_kv *labels, size_t n);
+/* GET /volumes: the names that start with prefix (NULL: all), NULL-terminated (sbx_strv_free). */
+int sbx_docker_volume_names(sbx_docker *d, const char *prefix, char ***names, sbx_error *err);
+/* DELETE /volumes/{name}. -ENOENT when absent; -EBUSY-like errors while a container uses it. */
+int sbx_docker_volume_remove(sbx_docker *d, const char *name, bool force, sbx_error *err);
 
 /* ---------------------------------------------------------------- cleanup */
 

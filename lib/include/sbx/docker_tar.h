@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "sbx/cleanup.h"
 #include "sbx/error.h"
 
 /* ---------------------------------------------------------------- writing */
@@ -24,6 +25,7 @@ typedef struct sbx_docker_tar sbx_docker_tar;
  */
 int sbx_docker_tar_new(sbx_docker_tar **out, size_t max_bytes, sbx_error *err);
 void sbx_docker_tar_free(sbx_docker_tar *t);
+SBX_DEFINE_CLEANUP(sbx_docker_tar, sbx_docker_tar_free)
 
 /*
  * Entries. name is relative ("work/in.xlsx"); uid/gid are written as given

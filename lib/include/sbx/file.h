@@ -14,6 +14,9 @@
 
 #include "sbx/error.h"
 
+/* read(2), again when a signal interrupts it: the bytes read (0 at end of file) or -errno. */
+ssize_t sbx_read_retry(int fd, void *p, size_t n);
+
 /*
  * Reads up to size bytes from fd into a fresh buffer of size + 1 bytes,
  * retrying on EINTR and stopping early at end of file, and NUL-terminates

@@ -10,7 +10,7 @@
  * Operators with LibreOffice's precedence (":" > unary minus > "%" > "^"
  * (left-associative) > "* /" > "+ -" > "&" > comparisons), references,
  * ranges, whole columns, cross-sheet references; the functions listed in
- * lib/sheet/README.md. Errors are LibreOffice's: "#DIV/0!", "#VALUE!",
+ * lib/formula/README.md. Errors are LibreOffice's: "#DIV/0!", "#VALUE!",
  * "#REF!", "#NAME?", "#NUM!", "#N/A", "Err:502" (invalid argument) and
  * "Err:522" (circular reference).
  *

@@ -199,3 +199,81 @@ typedef struct sbx_image_result {
 int sbx_image_build(sbx_docker *d, const sbx_image_build_opts *opts, sbx_image_result **out,
 		    sbx_error *err);
 void sbx_image_result_free(sbx_image_result *r);
+
+/*
+ * Any image (issue 30): a sandbox on an image that has none of our files.
+ * The sandbox's own programs travel as one read-only bundle in a named
+ * volume, mounted at SBX_BUNDLE_MOUNT; in SBX_BUNDLE_DIR: bin/ the static sandbox-init,
+ * sandbox-bridge and sandbox-spawner; libexec/ sandbox-mcp and tar, run by
+ * the bundle's own loader (lib/ld.so) with lib/ as their only library path.
+ * The volume is made once per source image (our slim image, whose programs
+ * it copies) and found again by name; a second, empty volume
+ * "<volume>.ready" marks it complete and carries its content hash.
+ */
+#define SBX_BUNDLE_MOUNT       "/opt/sandboxctl"      /* the volume */
+#define SBX_BUNDLE_DIR	       SBX_BUNDLE_MOUNT "/v1" /* the bundle in it, renamed in when complete */
+#define SBX_BUNDLE_LOADER      SBX_BUNDLE_DIR "/lib/ld.so"
+#define SBX_BUNDLE_LIBS	       SBX_BUNDLE_DIR "/lib"
+#define SBX_BUNDLE_PREFIX      "sandboxctl-bundle-"
+#define SBX_LABEL_BUNDLE       "sandboxctl.bundle-hash"
+#define SBX_BUNDLE_MAX_VOLUMES 8
+
+typedef struct sbx_image_bundle {
+	char volume[64]; /* "sandboxctl-bundle-<12 hex>"; "" when ref is ours (none needed) */
+	char hash[SBX_IMAGE_HASH_LEN]; /* sha256 of the bundle's manifest */
+	char path_env[1024];	       /* "PATH=/opt/sandboxctl/bin:<the image's PATH>" */
+	bool made;		       /* made by this call (not found ready) */
+	/* The image's VOLUMEs: the engine would mount a writable volume at each (the
+	 * sandbox covers them with a tmpfs, or refuses). More are refused. */
+	char volumes[SBX_BUNDLE_MAX_VOLUMES][256];
+	size_t n_volumes;
+} sbx_image_bundle;
+
+/*
+ * What a sandbox on ref needs: nothing when ref is one of our images
+ * (SBX_LABEL_IMAGE on an image tagged sandboxctl/... or sandboxctl-test/...:
+ * the label alone is not trusted), else the bundle, made on first use from
+ * SBX_IMAGE_SLIM. Refuses a ref that is not linux/amd64 in one line, and
+ * one the engine does not have with -ENOENT and "not on the engine" (the
+ * caller names the image and what to do).
+ */
+int sbx_image_prepare_foreign(sbx_docker *d, const char *ref, sbx_image_bundle *out,
+			      sbx_error *err);
+
+/* ---------------------------------------------------------------- task images */
+
+/* SHA-256 of data as hex (64 characters and a NUL). */
+void sbx_image_sha256_hex(const void *data, size_t len, char out[SBX_IMAGE_HASH_LEN]);
+
+/* True when the engine has the image ref (name:tag or id). */
+bool sbx_image_present(sbx_docker *d, const char *ref);
+
+/*
+ * Checks that every image a Dockerfile's FROM lines name (not an earlier
+ * stage, not scratch) is on the engine, since nothing is pulled: -ENOENT
+ * with "path:line: FROM image 'x' is not on the engine ..." for the first
+ * missing one. Lines with a build ARG in the image are skipped.
+ */
+int sbx_image_check_bases(sbx_docker *d, const char *dockerfile, sbx_error *err);
+
+/* On a task's own image: its repo ("sandboxctl-task/<id>"), to find its older ones. */
+#define SBX_IMAGE_LABEL_TASK "sandboxctl.task-image"
+
+typedef struct sbx_image_task_opts {
+	const char *context_dir;     /* environment/: the Dockerfile and its context */
+	const char *repo;	     /* "sandboxctl-task/<id>": tagged :<hash12> of the context */
+	uint32_t timeout_s;	     /* the build's; 0: 600 */
+	const sbx_docker_kv *labels; /* at most 7 */
+	size_t n_labels;
+} sbx_image_task_opts;
+
+/*
+ * A task's own environment (a Harbor task's environment/Dockerfile), built
+ * through the Engine API with its context, offline (no pull; the bases
+ * checked first as above), tagged repo:<first 12 of a sha256 over the
+ * context's tar and the bases' image ids>; an image with that tag is used
+ * without a build (an edited file or a rebuilt base builds again), and
+ * the task's older images are removed. *image_id: "sha256:...".
+ */
+int sbx_image_build_task(sbx_docker *d, const sbx_image_task_opts *o, char **image_id,
+			 sbx_error *err);

@@ -116,11 +116,14 @@ int sbx_relay_stream_get(sbx_stream *s, const char *path, int timeout_ms, int *s
 			 sbx_error *err);
 
 /*
- * As sbx_relay_stream_get, any method, with a body (NULL: none) and the
- * answer's body appended to out (NULL: dropped; capped by out's own cap).
+ * As sbx_relay_stream_get, any method: body (len bytes, NULL: none) sent
+ * with its Content-Length, the answer's body appended to answer (NULL:
+ * dropped; past answer's max: -EFBIG). *status is the answer's. 1 when s
+ * is left usable for another request, 0 when not, <0 on error.
  */
-int sbx_relay_stream_request(sbx_stream *s, const char *method, const char *path, const char *body,
-			     size_t len, int timeout_ms, int *status, sbx_buf *out, sbx_error *err);
+int sbx_relay_stream_request(sbx_stream *s, const char *method, const char *path, const void *body,
+			     size_t len, int timeout_ms, int *status, sbx_buf *answer,
+			     sbx_error *err);
 
 /*
  * Sends one request from the host itself (readiness and status probes, the

@@ -24,6 +24,7 @@
 #include <sys/types.h>
 
 #include "sbx/backend.h"
+#include "sbx/buf.h"
 #include "sbx/error.h"
 #include "sbx/grade.h"
 #include "sbx/relay.h"
@@ -85,7 +86,7 @@ typedef enum sbx_run_end {
 /* "complete_task", "agent_exit", "deadline", "interrupted", "client_eof", "sandbox_died". */
 const char *sbx_run_end_name(sbx_run_end e);
 
-/* What grading produced, filled by the grade hook. */
+/* What grading produced: by sbx_run_grade_outputs, sbx_run_grade_isolated or the grade hook. */
 typedef struct sbx_run_grade {
 	bool graded;
 	sbx_grade_status status; /* the grader's own status, not its name */
@@ -155,7 +156,10 @@ int sbx_run_grader_main(int argc, char **argv);
 
 /*
  * Grades the outputs of task collected under outputs_dir into *out, in the
- * run's process: used when sbx_run_opts.grader is NULL (tests, `grade`).
+ * run's process: used when sbx_run_opts.grader is NULL (tests). The grader
+ * is below lib/run (lib/grade, docs/ARCHITECTURE.md): the commands point
+ * this at their cmd_run__grade, which only calls sbx_run_grade_outputs, and
+ * set grader, so their episodes grade in a child process.
  */
 typedef int (*sbx_run_grade_fn)(const sbx_task *task, const char *outputs_dir, sbx_run_grade *out,
 				void *userdata, sbx_error *err);
@@ -295,6 +299,39 @@ typedef struct sbx_provenance {
 	unsigned changed; /* number of differing files */
 } sbx_provenance;
 
+/*
+ * A Harbor task's verifier (lib/run/verify.c): after the agent's phase its
+ * processes are killed and only the workdir leaves, as a size-capped
+ * archive, into a fresh sandbox of the same image, where tests/test.sh runs.
+ */
+#define SBX_RUN_WORKDIR_MAX	 (64ULL << 20) /* the workdir archive's cap */
+#define SBX_RUN_VERIFIER_TAIL	 2048	       /* bytes of test.sh's output kept */
+#define SBX_RUN_REWARD_MAX_BYTES 65536	       /* reward.json / reward.txt read at most */
+#define SBX_RUN_REWARD_MAX_KEYS	 32
+
+typedef struct sbx_run_verifier {
+	bool harbor;	    /* the verifier phase began (a Harbor task); else the rest is unset */
+	bool ran;	    /* test.sh was started */
+	bool rewarded;	    /* a reward was read */
+	double reward;	    /* reward.json's "reward", else reward.txt's number */
+	char *rewards_json; /* reward.json's object as printed (numbers only), or NULL */
+	char reward_source[16]; /* "reward.json", "reward.txt", "" */
+	int exit_code;		/* test.sh's; -1 when unknown */
+	bool timed_out;
+	char *output_tail; /* the end of test-stdout.txt, or NULL */
+	char workdir_sha256[65];
+	uint64_t workdir_bytes;	  /* the archive the verifier got */
+	uint64_t workdir_refused; /* entries dropped: escaping symlinks, devices, fifos */
+	char *error;		  /* why there is no reward, one line, or NULL */
+	/*
+	 * total: on the episode's path, from the agent's end to the reward. Its
+	 * sandbox is made while the agent works (made_ahead: create_ms is then
+	 * off the path) and removed while the agent's is (remove_ms: off it too).
+	 */
+	bool made_ahead;
+	double create_ms, copy_ms, test_ms, remove_ms, total_ms;
+} sbx_run_verifier;
+
 /* The outcome; everything result.json says. Owned by the run. */
 typedef struct sbx_run_result {
 	char *run_id;
@@ -346,12 +383,14 @@ typedef struct sbx_run_result {
 	/* --reuse: episodes the sandbox served before this one (0: fresh), the reset
 	 * before this one (reused > 0), and what the reset after it did. */
 	uint32_t reused;
+	uint32_t reuse; /* the warm sandbox's episodes at most (1: single use, a foreign image) */
 	double reset_ms, reset_kill_ms, reset_agent_ms, reset_clean_ms, reset_verify_ms;
-	bool reset_after;	/* a reset was made after this episode */
-	bool retired;		/* it failed or found residue: the sandbox was removed */
-	char *reset_found;	/* what it found or why it failed, else NULL */
-	bool trajectory;	/* trajectory.json was written */
-	char *trajectory_error; /* why not, one line, else NULL */
+	bool reset_after;	   /* a reset was made after this episode */
+	bool retired;		   /* it failed or found residue: the sandbox was removed */
+	char *reset_found;	   /* what it found or why it failed, else NULL */
+	bool trajectory;	   /* trajectory.json was written */
+	char *trajectory_error;	   /* why not, one line, else NULL */
+	sbx_run_verifier verifier; /* Harbor tasks */
 } sbx_run_result;
 
 /*
@@ -372,6 +411,10 @@ char *sbx_run_result_reason(const sbx_run_result *r);
  * sbx_run_free. Errors here are configuration errors (exit 2).
  */
 int sbx_run_prepare(sbx_run **out, const sbx_run_opts *opts, sbx_error *err);
+
+/* The image a run of t uses without --image: the task's own, else the full image for
+ * gui/libreoffice tasks, else the slim one. */
+const char *sbx_run_task_image(const sbx_task *t);
 
 /*
  * Creates and starts the sandbox, copies the starting files in, waits for
@@ -459,6 +502,7 @@ typedef struct sbx_warm_opts {
 typedef struct sbx_warm_info {
 	char image[256];
 	char id[160];
+	char container[80]; /* the engine's id of the sandbox, once created */
 	uint64_t memory;
 	double cpus;
 	uint32_t pids;
@@ -482,6 +526,32 @@ const sbx_warm_info *sbx_warm_get_info(const sbx_warm *w);
 /* Removes the sandbox (unless claimed) and frees. Accepts NULL. */
 void sbx_warm_free(sbx_warm *w);
 SBX_DEFINE_CLEANUP(sbx_warm, sbx_warm_free)
+
+/*
+ * A warm sandbox used as it stands, with no task (`serve`'s /v1/sandboxes):
+ * true when w has this image and these limits (runtime NULL: the engine's
+ * default), the engine's seccomp profile not asked for, and PID 1's
+ * deadline at or after until_s (unix seconds).
+ */
+bool sbx_warm_fits(const sbx_warm *w, const char *image, uint64_t memory, double cpus,
+		   uint32_t pids, const char *runtime, int64_t until_s);
+
+/*
+ * Removes the sandbox now, while other threads may still be in
+ * sbx_warm_request on it (theirs then fail); sbx_warm_free frees it later.
+ */
+void sbx_warm_destroy(sbx_warm *w);
+
+/*
+ * One HTTP request to w's server (the sandbox's /control API) on one of its
+ * open bridge streams (kept between calls, at most 8 idle; a new one is a
+ * docker exec). body (len bytes, NULL: none) is sent as is; the answer's
+ * body is appended to answer (NULL: dropped; -EFBIG past its max);
+ * timeout_ms bounds the exchange. 0 with *status, or a negative errno.
+ * Thread-safe.
+ */
+int sbx_warm_request(sbx_warm *w, const char *method, const char *path, const void *body,
+		     size_t len, int timeout_ms, int *status, sbx_buf *answer, sbx_error *err);
 
 /* True when w can serve run: same image and limits, and its deadline covers the run's. */
 bool sbx_run_warm_fits(const sbx_run *run, const sbx_warm *w);

@@ -38,6 +38,7 @@ typedef struct sbx_serve_opts {
 	const sbx_serve_pool_spec *pools;
 	size_t n_pools;
 	unsigned max_episodes;	   /* live at once; 0: 64 */
+	unsigned max_sandboxes;	   /* sandboxes without a task (/v1/sandboxes) at once; 0: 64 */
 	uint32_t idle_ttl_s;	   /* a warm sandbox unclaimed this long is replaced; 0: 600 */
 	uint32_t max_timeout_s;	   /* the longest episode timeout accepted; 0: 3600 */
 	unsigned fill_concurrency; /* warm sandboxes started at once; 0: 2 */
@@ -58,7 +59,8 @@ typedef struct sbx_serve_opts {
 	const char *runtime;
 	/* --reuse N: episodes per warm sandbox, reset in place between them (0, 1: one). */
 	uint32_t reuse;
-	/* --image: every episode's image (sbx_run_opts.image); NULL: the task's default. */
+	/* Every episode's image (any linux/amd64 image: see sbx_image_prepare_foreign);
+	 * NULL: each task's (slim, or full for GUI tasks). */
 	const char *image;
 	/* Set (by a second signal) to cut sbx_serve_drain's grace short; may be NULL. */
 	const volatile sig_atomic_t *hurry;

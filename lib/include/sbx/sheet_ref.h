@@ -83,6 +83,21 @@ char *sbx_range_format(const char *sheet, const sbx_ref *first, const sbx_ref *l
 bool sbx_ref_sheet_needs_quotes(const char *sheet);
 
 /*
+ * Reference words inside formula text, for the scanners of lib/sheet's
+ * formula.c and lib/formula's parser. A character of a name or reference
+ * word (any byte of a UTF-8 sequence):
+ */
+static inline bool sbx_ref_word_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_' || c == '.' || c == '$' || (c & 0x80);
+}
+/* w[0..len) is exactly a cell reference ("[$]A[$]1"); 0-based row and column. */
+bool sbx_ref_parse_cell_word(const char *w, size_t len, uint32_t *row, uint32_t *col);
+/* w[0..len) is exactly a whole-column end "[$]A" (cols) or a whole-row end "[$]12"; 0-based. */
+bool sbx_ref_parse_col_row_word(const char *w, size_t len, bool cols, uint32_t *out);
+
+/*
  * Formula text conversion. In memory (and in the API) formulas are A1 style
  * with a leading '=' and ',' between arguments: "=SUM(A1:B3)*'Other'!C2".
  *

@@ -119,6 +119,66 @@ int sbx_sweep_plan_write(const sbx_sweep_plan *p, const char *dir, sbx_error *er
 /* Reads dir/sweep.json. -ENOENT when dir is not a sweep directory. */
 int sbx_sweep_plan_read(const char *dir, sbx_sweep_plan **out, sbx_error *err);
 
+/* ---- building a plan (what `sandboxctl sweep` is asked) ---- */
+
+#define SBX_SWEEP_DEFAULT_RETRIES 2
+
+/* A new plan, empty but for its defaults: 1 epoch, SBX_SWEEP_DEFAULT_RETRIES, pass@1. NULL: OOM. */
+sbx_sweep_plan *sbx_sweep_plan_new(void);
+
+/* Appends a copy of s to a list of the plan's (tasks, agents, tags): -E2BIG past max, -ENOMEM. */
+int sbx_sweep_plan_push(char ***list, size_t *n, const char *s, size_t max);
+
+/* Adds k to the pass@k values (once): -E2BIG past SBX_SWEEP_MAX_PASS_AT values. */
+int sbx_sweep_plan_add_pass_at(sbx_sweep_plan *p, unsigned k);
+
+/* Adds every task of the tasks directory (p->tasks_dir, else the default), as listed. */
+int sbx_sweep_plan_add_all_tasks(sbx_sweep_plan *p, sbx_error *err);
+
+/* Adds the tasks a file names: one per line, '#' starts a comment; at most 4 MiB. */
+int sbx_sweep_plan_add_task_file(sbx_sweep_plan *p, const char *path, sbx_error *err);
+/*
+ * --task-dir DIR: a task folder (task.toml, task.yaml or task.json in it),
+ * or a folder of them (each subdirectory that holds one), by absolute path.
+ */
+int sbx_sweep_plan_add_task_dir(sbx_sweep_plan *p, const char *dir, sbx_error *err);
+
+/*
+ * Completes a new plan: the episodes' deadline, image and limits from
+ * limits (as `run` takes them: 0/NULL leave each task's), the tasks directory made absolute (so
+ * --resume from anywhere finds the same tasks), a fresh id, this version
+ * and the time; then sbx_sweep_plan_check.
+ */
+int sbx_sweep_plan_finish(sbx_sweep_plan *p, const sbx_run_opts *limits, sbx_error *err);
+
+/* What running a plan needs of the engines (sbx_sweep_plan_load). */
+typedef struct sbx_sweep_needs {
+	char **images;	     /* the images its episodes run on, NULL-terminated, first seen first */
+	uint64_t max_memory; /* the largest memory limit a task sets; 0: none does */
+} sbx_sweep_needs;
+
+void sbx_sweep_needs_clear(sbx_sweep_needs *n);
+
+/*
+ * Loads every task once and checks every agent before anything runs, so a
+ * typo fails now, not after an hour ("task 'x': ..."). A new plan learns
+ * which tasks are seedable (a resumed one keeps what it recorded). A task
+ * without p->image runs on sbx_run_task_image's pick, as lib/run runs it.
+ */
+int sbx_sweep_plan_load(sbx_sweep_plan *p, sbx_sweep_needs *out, sbx_error *err);
+
+/* Records where a new plan's episodes come from: image_id (taken; may be NULL), the tasks' commit.
+ */
+void sbx_sweep_plan_stamp(sbx_sweep_plan *p, char *image_id);
+
+/*
+ * Job slots for an engine of ncpu CPUs and mem bytes (0: unknown): one per
+ * CPU, fewer when 80% of its memory holds fewer sandboxes of *per bytes (the
+ * plan's memory limit, else the largest task's, else 2 GiB). At least 1.
+ */
+unsigned sbx_sweep_jobs(const sbx_sweep_plan *p, const sbx_sweep_needs *needs, int ncpu,
+			int64_t mem, uint64_t *per);
+
 /* ---- results ---- */
 
 typedef struct sbx_sweep_usage {

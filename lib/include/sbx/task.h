@@ -17,6 +17,7 @@
  * the same parser (sbx_grading_spec_load).
  */
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -143,6 +144,24 @@ typedef enum sbx_task_toolset {
 /* "all" or "gui": the task.yaml value, also the sandbox's SANDBOX_TOOLSET. */
 const char *sbx_task_toolset_name(sbx_task_toolset t);
 
+/*
+ * A Harbor task directory (task.toml beside instruction.md, environment/,
+ * tests/test.sh, solution/solve.sh): what a run needs beyond the task model.
+ * Paths are relative to the task's dir.
+ */
+typedef struct sbx_task_harbor {
+	char *environment;  /* "environment": its Dockerfile and build context */
+	char *docker_image; /* [environment] docker_image: a ready image instead, or NULL */
+	char *solution;	    /* "solution/solve.sh" when present, else NULL */
+	char *name;	    /* [task] name ("org/name"), or NULL */
+	uint32_t verifier_timeout_s; /* [verifier] timeout_sec; default 600 */
+	uint32_t build_timeout_s;    /* [environment] build_timeout_sec; default 600 */
+} sbx_task_harbor;
+
+#define SBX_TASK_HARBOR_WORKDIR		"/workspace"
+#define SBX_TASK_HARBOR_TIMEOUT_S	600
+#define SBX_TASK_HARBOR_INSTRUCTION_MAX (1u << 20)
+
 typedef struct sbx_task {
 	char *dir;  /* the task's directory, as resolved (no trailing slash) */
 	char *path; /* its task.yaml */
@@ -166,10 +185,30 @@ typedef struct sbx_task {
 	/* libreoffice: the sandbox needs LibreOffice (e.g. recalculate, so formulas get values)
 	 * without the desktop: the full image. */
 	bool libreoffice;
+	/* image: the sandbox's image, any linux/amd64 reference (NULL: slim, or full for
+	 * gui/libreoffice); --image overrides it. */
+	char *image;
 	/* Read from the reference system's task.json (sbx_task_reference_to_yaml), not task.yaml.
 	 */
 	bool reference;
+	/* A Harbor task directory (task.toml): graded by its tests/test.sh; else NULL. */
+	sbx_task_harbor *harbor;
 } sbx_task;
+
+/*
+ * Loads a Harbor task directory's task.toml (path: the file) into the task
+ * model: the prompt is instruction.md; [agent] timeout_sec, [environment]
+ * cpus and memory_mb become limits; [verifier] timeout_sec and the
+ * environment's image go in task->harbor. Refused, one line each
+ * ("dir/task.toml:12:1: ..."): network (anything but network_mode
+ * "no-network"), [[steps]] (multi-step), GPUs, another os or workdir, a
+ * missing instruction.md, environment/Dockerfile (unless docker_image) or
+ * tests/test.sh, unknown keys in [environment], [agent], [verifier].
+ */
+int sbx_task_harbor_load(const char *path, sbx_task **out, sbx_error *err);
+
+/* True when path names a Harbor task.toml. */
+bool sbx_task_is_harbor_file(const char *path);
 
 /*
  * The reference system's task folders: task.json beside starting_files/ and
@@ -258,6 +297,17 @@ bool sbx_task_seedable(const sbx_task *task);
  * file and oracle was written.
  */
 int sbx_task_generate(const sbx_task *task, const uint64_t *seed, const char *dir, sbx_error *err);
+
+/*
+ * sbx_task_generate that a signal handler can end (tasks generate, tasks
+ * new): once *stop is non-zero (stop may be NULL: never), a task's own
+ * generator, in its process group, gets SIGTERM, then SIGKILL after
+ * SBX_TASK_GENERATOR_STOP_MS; -EINTR once it is gone. A built-in generator
+ * runs to its end (in-process, milliseconds).
+ */
+int sbx_task_generate_until(const sbx_task *task, const uint64_t *seed, const char *dir,
+			    const volatile sig_atomic_t *stop, sbx_error *err);
+#define SBX_TASK_GENERATOR_STOP_MS 2000
 
 /*
  * Makes the instance of task for seed in dir (which holds, or gets, a copy

@@ -28,9 +28,6 @@
 int sbx_html_escape_n(sbx_buf *out, const char *s, size_t len);
 int sbx_html_escape(sbx_buf *out, const char *s);
 
-/* Appends s percent-encoded for a URL path ('/' kept, everything unsafe encoded). */
-int sbx_url_escape(sbx_buf *out, const char *s);
-
 /* ---- confinement ---- */
 
 /*

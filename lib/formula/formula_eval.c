@@ -7,7 +7,6 @@
 #include <assert.h>
 #include <ctype.h>
 #include <errno.h>
-#include <pthread.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -72,16 +71,6 @@ void sbx_fx__arena_reset(fx_arena *a)
 	a->used = 0;
 	a->size = a->n ? ARENA_CHUNK : 0;
 	a->bytes = 0;
-}
-
-void sbx_fx__ctx_free(fx_ctx *c)
-{
-	sbx_fx__arena_free(&c->arena);
-	sbx_fx__indexes_free(c->indexes);
-	c->indexes = NULL;
-	free(c->used);
-	c->used = NULL;
-	c->n_used = 0;
 }
 
 void sbx_fx__arena_free(fx_arena *a)
@@ -843,68 +832,4 @@ bool sbx_fx__arg_ref(fx_ctx *c, uint32_t node, fx_rect *out, fx_val *res, fx_err
 bool sbx_fx__given(fx_ctx *c, const fx_node *call, const uint32_t *args, uint32_t i)
 {
 	return i < call->nargs && c->f->nodes[args[i]].op != N_MISSING;
-}
-
-/* ---- function table ---- */
-
-static const fx_func *const tables[] = {sbx_fx__math_funcs, sbx_fx__text_funcs,
-					sbx_fx__lookup_funcs};
-
-static const char *strip_prefix(const char *name, size_t *len)
-{
-	static const char *const prefixes[] = {"_xlfn.", "_xlws.", "COM.MICROSOFT.",
-					       "ORG.OPENOFFICE."};
-
-	for (size_t i = 0; i < SBX_ELEMENTSOF(prefixes); i++) {
-		size_t n = strlen(prefixes[i]);
-		if (*len > n && strncasecmp(name, prefixes[i], n) == 0) {
-			*len -= n;
-			return name + n;
-		}
-	}
-	return name;
-}
-
-/* The tables flattened once, so a call finds its function by index. */
-#define MAX_FUNCS 256
-static const fx_func *flat[MAX_FUNCS];
-static int n_flat;
-static pthread_once_t flat_once = PTHREAD_ONCE_INIT;
-
-static void flatten(void)
-{
-	for (size_t t = 0; t < SBX_ELEMENTSOF(tables); t++)
-		for (const fx_func *f = tables[t]; f->name && n_flat < MAX_FUNCS; f++)
-			flat[n_flat++] = f;
-}
-
-int sbx_fx__func_find(const char *name, size_t len)
-{
-	pthread_once(&flat_once, flatten);
-	name = strip_prefix(name, &len);
-	if (len == 0)
-		return -1;
-	for (int i = 0; i < n_flat; i++)
-		if (toupper((unsigned char)flat[i]->name[0]) == toupper((unsigned char)name[0]) &&
-		    strlen(flat[i]->name) == len && strncasecmp(flat[i]->name, name, len) == 0)
-			return i;
-	return -1;
-}
-
-const fx_func *sbx_fx__func(int index)
-{
-	pthread_once(&flat_once, flatten);
-	return index >= 0 && index < n_flat ? flat[index] : NULL;
-}
-
-int sbx_fx__variant(const fx_node *call)
-{
-	const fx_func *f = sbx_fx__func(call->fn);
-
-	return f ? f->variant : 0; /* a call node always names a known function */
-}
-
-bool sbx_formula_function_native(const char *name)
-{
-	return name && sbx_fx__func_find(name, strlen(name)) >= 0;
 }

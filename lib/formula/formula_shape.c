@@ -97,7 +97,7 @@ static const uint8_t *char_classes(void)
 
 	if (!ready) {
 		for (int c = 0; c < 256; c++)
-			cls[c] = sbx_fx__word_char((char)c) ? C_WORD : C_OTHER;
+			cls[c] = sbx_ref_word_char((char)c) ? C_WORD : C_OTHER;
 		for (const char *p = " \t\r\n,+-*/^&=<>()%"; *p; p++)
 			cls[(unsigned char)*p] = C_PLAIN;
 		cls['"'] = cls['\''] = C_QUOTE;
@@ -126,7 +126,7 @@ static uint8_t classify(const uint8_t *cls, const char *w, size_t len, char befo
 		return 0;
 	/* A cell starts with a letter or '$'; a number with a digit. */
 	if (!(w[0] >= '0' && w[0] <= '9'))
-		return sbx_fx__parse_cell(w, len, &p->row, &p->col) ? P_REF : 0;
+		return sbx_ref_parse_cell_word(w, len, &p->row, &p->col) ? P_REF : 0;
 	if (len > 15 || before == ':' || before == '!' || after == ':')
 		return 0;
 	for (i = 0; i < len && w[i] >= '0' && w[i] <= '9'; i++)

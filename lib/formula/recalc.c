@@ -20,6 +20,17 @@
 
 #include "formula-internal.h"
 
+/* Contexts are made here (recalculation, sbx_formula_eval), so freed here too. */
+void sbx_fx__ctx_free(fx_ctx *c)
+{
+	sbx_fx__arena_free(&c->arena);
+	sbx_fx__indexes_free(c->indexes);
+	c->indexes = NULL;
+	free(c->used);
+	c->used = NULL;
+	c->n_used = 0;
+}
+
 enum { ST_NEW, ST_STACK, ST_DONE };
 
 typedef struct fnode {

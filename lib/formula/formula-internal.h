@@ -2,22 +2,23 @@
 #pragma once
 
 /*
- * The formula evaluator's internals (formula_parse.c, formula_eval.c,
- * formula_fn_*.c, recalc.c). A formula is parsed once into a flat node
- * array; evaluation walks it with a per-cell scratch arena for strings.
+ * What the files of lib/formula share (README.md, "Files"): no other module
+ * sees it. A formula is parsed once into a flat node array; evaluation walks
+ * it with a per-cell scratch arena for strings.
  */
 
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "sbx/formula.h"
-#include "sheet-internal.h"
+#include "sbx/sheet_ref.h"
+#include "sbx/sheet_store.h"
 
 /*
  * Bounds on a formula, past which it is refused as unsupported (never a
  * crash): they bound the parser's and the evaluator's recursion, so the
- * worst formula admitted needs a known amount of stack (README.md, "Hostile
- * input"). Nesting counts parentheses, calls, unary and postfix operators:
+ * worst formula admitted needs a known amount of stack (README.md,
+ * "Bounded"). Nesting counts parentheses, calls, unary and postfix operators:
  * Excel allows 64 nested function levels. Text is Excel's 8,192 characters
  * (counted in bytes here). Arguments per call are Excel's and LibreOffice's
  * 255. A chain of binary operators (=1+1+...+1) does not nest: the parser
@@ -137,17 +138,6 @@ typedef struct fx_formula {
  */
 int sbx_fx__parse(const sbx_book *b, uint32_t self, const char *text, fx_formula *f);
 void sbx_fx__formula_free(fx_formula *f);
-
-/* A character of a name or reference word (any byte of a UTF-8 sequence). */
-static inline bool sbx_fx__word_char(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-	       c == '_' || c == '.' || c == '$' || (c & 0x80);
-}
-/* w[0..len) is exactly a cell reference ("[$]A[$]1"); 0-based row and column. */
-bool sbx_fx__parse_cell(const char *w, size_t len, uint32_t *row, uint32_t *col);
-/* w[0..len) is exactly a whole-column end "[$]A" (cols) or a whole-row end "[$]12"; 0-based. */
-bool sbx_fx__parse_col_row(const char *w, size_t len, bool cols, uint32_t *out);
 
 /* Where a node's tokens were in the formula text (a traced parse). */
 typedef struct fx_origin {

