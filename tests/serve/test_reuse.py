@@ -7,7 +7,8 @@ Usage: test_reuse.py CASE   (carryover, retire, leak)
 
   carryover  episode k's agent plants every residue its tool code can reach:
              background, double-forked, setsid, stopped and SIGTERM-ignoring
-             processes; hidden, deep (80 levels), huge, unreadable, FIFO,
+             processes (by a call still running at the finish: a call's tree
+             dies with it); hidden, deep (80 levels), huge, unreadable, FIFO,
              unix-socket and hard-linked files in /workspace, /tmp, /dev/shm,
              $HOME; SysV shared memory, semaphores and message queues; POSIX
              message queues; a try at the server's socket. Episode k+1, on the
@@ -32,6 +33,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -41,15 +43,30 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import test_serve_integration as T  # noqa: E402
 from itest import fail  # noqa: E402
 
-PLANT = r'''
-set -e
-# processes out of the tool's process group (which the spawner's guard kills
-# itself): background, double-forked, stopped, ignoring SIGTERM
+# Processes out of the tool's process group: background, double-forked,
+# stopped, ignoring SIGTERM, a daemon holding a socket. The spawner's guard
+# kills a call's whole tree when the call ends, so they are planted by a call
+# still running when the episode finishes: the reset is what must end them.
+HOLD = r'''
 q='>/dev/null 2>&1 </dev/null'
 eval "setsid sleep 1000 $q &"
 eval "setsid sh -c '(sleep 1001 &) ; (sleep 1002 &)' $q &"
 eval "setsid sh -c 'sleep 1003 & kill -STOP \$!; exec sleep 1006' $q &"
 eval "setsid sh -c 'trap \"\" TERM HUP INT; exec sleep 1004' $q &"
+python3 - <<'EOF'
+import os, socket
+if os.fork() == 0:  # a daemon holding a socket of its own
+    os.setsid()
+    srv = socket.socket(socket.AF_UNIX)
+    srv.bind("/tmp/daemon-sock")
+    srv.listen(1)
+    os.execvp("sleep", ["sleep", "1005"])
+EOF
+exec sleep 1010 >/dev/null 2>&1
+'''
+
+PLANT = r'''
+set -e
 python3 - <<'EOF'
 import ctypes, os, socket, sys
 libc = ctypes.CDLL(None, use_errno=True)
@@ -84,12 +101,6 @@ try:
     print("REACHED THE SERVER'S SOCKET")
 except OSError as e:
     print("server socket refused:", e.strerror)
-if os.fork() == 0:  # a daemon holding a socket of its own
-    os.setsid()
-    srv = socket.socket(socket.AF_UNIX)
-    srv.bind("/tmp/daemon-sock")
-    srv.listen(1)
-    os.execvp("sleep", ["sleep", "1005"])
 EOF
 echo planted
 '''
@@ -143,6 +154,13 @@ def shell(rest_url, script):
     return out
 
 
+def held(rest_url):
+    try:
+        tool(rest_url, "execute_shell", command=HOLD, timeout=600)
+    except Exception:  # noqa: BLE001 - the reset cuts it; what is left is what counts
+        pass
+
+
 def result_json(o):
     with open(os.path.join(o["run_dir"], "result.json")) as f:
         return json.load(f)
@@ -165,8 +183,14 @@ def case_carryover(s):
     out = shell(a["rest_url"], PLANT)
     if "planted" not in out or "REACHED" in out:
         fail("planting: %s" % out)
+    # A call that does not return: its answer is lost with the reset.
+    threading.Thread(target=held, args=(a["rest_url"],), daemon=True).start()
     # What episode k sees, so the check below is known to see what it looks for.
-    seen = json.loads(shell(a["rest_url"], LOOK))
+    for _ in range(100):
+        seen = json.loads(shell(a["rest_url"], LOOK))
+        if any("sleep 1005" in f for f in seen) and any("sleep 1004" in f for f in seen):
+            break
+        time.sleep(0.1)
     for want in ("process", "sysv shm", "sysv sem", "sysv msg", "/dev/mqueue/sbx-residue",
                  "/tmp/deep", "/dev/shm/fifo-residue", "/workspace/.hidden-residue",
                  "sleep 1000", "sleep 1001", "sleep 1003", "sleep 1004", "sleep 1005",
