@@ -1,6 +1,13 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""bench/serve.sh's body: figures, never a pass/fail. Needs the real images."""
+"""bench/serve.sh's body: figures, never a pass/fail. Needs the real images.
+
+Episodes per minute at concurrency 1, 2 and 4 for cold starts, the warm pool
+and --reuse (a sandbox reset in place between episodes), beside the engine's
+floor measured in the same run (create, start, wait, remove of a container
+that runs `true`, same image, same concurrency), and the reset's p50/p99
+(the host's whole round trip, from the episodes' answers). SBX_BENCH_LATENCY=1
+adds the claim latency table (warm vs cold)."""
 import http.client
 import json
 import os
@@ -15,6 +22,9 @@ import urllib.parse
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "lib"))
 from each_once import each_once  # noqa: E402
+from second_engine import engine  # noqa: E402
+
+SLIM = os.environ.get("SBX_BENCH_IMAGE", "sandboxctl/sandbox-slim:latest")
 
 build = sys.argv[1] if len(sys.argv) > 1 else "build"
 claims = int(sys.argv[2]) if len(sys.argv) > 2 else 40
@@ -43,10 +53,11 @@ INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
 
 
 class Serve:
-    def __init__(self, pool):
+    def __init__(self, pool, reuse=1):
         args = [sbx, "serve", "--tasks-dir", os.path.join(src, "tasks"), "--runs-dir",
                 os.path.join(tmp, "runs"), "--test-label", "--pool", str(pool),
-                "--max-episodes", "256", "--stop-grace", "0"]
+                "--max-episodes", "256", "--stop-grace", "0", "--reuse", str(reuse),
+                "--image", SLIM]
         self.p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         self.url = self.p.stdout.readline().strip()
 
@@ -114,16 +125,18 @@ def machine_cpu_s():
     return (sum(v) - v[3] - v[4]) / os.sysconf("SC_CLK_TCK")
 
 
-def throughput(pool, n, c):
-    s = Serve(pool)
-    errors = []
+def throughput(pool, n, c, reuse=1):
+    s = Serve(pool, reuse)
+    errors, resets = [], []
     if pool:
         s.wait_pool(pool)
 
     def episode(_):
         try:
             e, _ = s.claim()
-            s.finish(e)
+            r = s.finish(e)
+            if "reset" in r.get("timings_ms", {}):
+                resets.append(r["timings_ms"]["reset"])
         except Exception as ex:  # noqa: BLE001 - a figure, not a test
             errors.append(str(ex))
 
@@ -131,29 +144,58 @@ def throughput(pool, n, c):
     each_once(n, c, episode)
     el, cpu = time.monotonic() - t0, machine_cpu_s() - cpu0
     s.stop()
-    return n / el * 60, errors, cpu / n * 1000, cpu / el / os.cpu_count()
+    return n / el * 60, errors, cpu / n * 1000, cpu / el / os.cpu_count(), resets
+
+
+def floor(n, c):
+    """The engine's floor in episodes/min: create, start, wait, remove `true`."""
+    js = {"Content-Type": "application/json"}
+    body = json.dumps({"Image": SLIM, "Entrypoint": ["true"], "Cmd": [],
+                       "Labels": {"sandboxctl.test": "1"}, "HostConfig": {"NetworkMode": "none"}})
+
+    def one(_):
+        st, d = engine("POST", "/containers/create", body, headers=js)
+        if st != 201:
+            raise RuntimeError("create: %s %s" % (st, d))
+        engine("POST", "/containers/%s/start" % d["Id"])
+        engine("POST", "/containers/%s/wait" % d["Id"])
+        engine("DELETE", "/containers/%s?force=1" % d["Id"])
+
+    t0 = time.monotonic()
+    each_once(n, c, one)
+    return n / (time.monotonic() - t0) * 60
 
 
 try:
-    print("claim latency, POST /v1/episodes until initialize answers (%d claims each):" % claims)
-    for name, pool, quiet in (("warm, pool full", 2, True), ("warm, refilling", 4, False),
-                              ("cold", 0, False)):
-        lat, inside, warm = latency(pool, claims, quiet)
-        print("  %-16s p50 %6.1f ms  p99 %6.1f ms  mean %6.1f  min %6.1f  max %6.1f  "
-              "(service-side claim p50 %5.1f ms; %d warm)" %
-              (name, statistics.median(lat), pct(lat, 99), statistics.mean(lat), min(lat),
-               max(lat), statistics.median(inside), warm))
-    # The issue's concurrency, and 1 (one client: the engine has CPU to spare,
-    # so the pool's head start shows as throughput, not only as latency).
-    for c in (conc, 1) if conc != 1 else (1,):
+    if os.environ.get("SBX_BENCH_LATENCY") == "1":
+        print("claim latency, POST /v1/episodes until initialize answers (%d claims each):" %
+              claims)
+        for name, pool, quiet in (("warm, pool full", 2, True), ("warm, refilling", 4, False),
+                                  ("cold", 0, False)):
+            lat, inside, warm = latency(pool, claims, quiet)
+            print("  %-16s p50 %6.1f ms  p99 %6.1f ms  mean %6.1f  min %6.1f  max %6.1f  "
+                  "(service-side claim p50 %5.1f ms; %d warm)" %
+                  (name, statistics.median(lat), pct(lat, 99), statistics.mean(lat), min(lat),
+                   max(lat), statistics.median(inside), warm))
+    all_resets = []
+    for c in sorted({1, 2, conc}):
+        fl = floor(episodes, c)
         print("episodes per minute at concurrency %d (claim, complete_task, finish; %d episodes):" %
               (c, episodes))
-        for pool in (2 * c, 0):
-            epm, errs, cpu_ms, busy = throughput(pool, episodes, c)
+        print("  %-9s %7.1f episodes/min (create, start, wait, remove of `true`)" % ("floor", fl))
+        # Reuse: one sandbox per client, serving every episode it gets (reset in between).
+        for name, pool, reuse in (("cold", 0, 1), ("pool %d" % (2 * c), 2 * c, 1),
+                                  ("reuse", c, 1000000)):
+            epm, errs, cpu_ms, busy, resets = throughput(pool, episodes, c, reuse)
+            all_resets += resets
             # CPU per episode is the machine's (engine, runc, sandboxes, service, this
             # client): when busy is near 100% the loop is bound by it, pool or not.
-            print("  %-7s %6.1f episodes/min, machine CPU %5.0f ms per episode, %3.0f%% busy%s" %
-                  ("pool %d" % pool if pool else "cold", epm, cpu_ms, busy * 100,
-                   ", %d errors" % len(errs) if errs else ""))
+            print("  %-9s %7.1f episodes/min = %4.1fx floor, machine CPU %5.0f ms per episode, "
+                  "%3.0f%% busy%s" % (name, epm, epm / fl, cpu_ms, busy * 100,
+                                      ", %d errors" % len(errs) if errs else ""))
+    if all_resets:
+        print("reset in place (host round trip, %d resets): p50 %.1f ms, p99 %.1f ms, max %.1f ms" %
+              (len(all_resets), statistics.median(all_resets), pct(all_resets, 99),
+               max(all_resets)))
 finally:
     shutil.rmtree(tmp, ignore_errors=True)

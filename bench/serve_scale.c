@@ -92,7 +92,7 @@ static void *client_main(void *arg)
 		if (atomic_compare_exchange_strong(c->left, &left, left - 1))
 			atomic_fetch_add(&c->per_engine[engine], 1);
 		sbx_warm_free(w); /* the episode ends at once: the sandbox goes */
-		sbx_serve__pool_end(c->pool, engine, false);
+		sbx_serve__pool_end(c->pool, engine, false, NULL);
 	}
 	return NULL;
 }

@@ -58,15 +58,20 @@ static void help(void)
 	       "Options:\n"
 	       "  --listen ADDR       127.0.0.1:PORT (default 127.0.0.1:0, any free port)\n"
 	       "                      or unix:PATH (a socket of mode 0600)\n"
-	       "  --pool N            keep N slim sandboxes started and ready (default 0)\n"
+	       "  --pool N            keep N slim (or --image) sandboxes started and ready\n"
+	       "                      (default 0)\n"
 	       "  --pool-image IMG=N  keep N of IMG ready: slim, full or an image reference;\n"
 	       "                      may repeat. A claim whose task fits (same image and\n"
 	       "                      limits, not a GUI task) takes one; else it starts\n"
 	       "                      cold (counted in /metrics)\n"
 	       "  --image REF         every episode's image (default: each task's); any\n"
-	       "                      linux/amd64 image, ours or not (warm ones: --pool-image\n"
-	       "                      REF=N)\n"
+	       "                      linux/amd64 image, ours or not; --pool N keeps N of\n"
+	       "                      it (or --pool-image REF=N)\n"
 	       "  --fill-jobs N       warm sandboxes started at once (default 2)\n"
+	       "  --reuse N           a warm sandbox serves up to N episodes (default 1:\n"
+	       "                      single use), reset in place between two by PID 1\n"
+	       "                      and checked; one whose reset fails or finds\n"
+	       "                      anything is removed (docs/serve.md, \"Reuse\")\n"
 	       "  --idle-ttl S        a warm sandbox unclaimed S seconds is replaced\n"
 	       "                      (default 600); its PID 1 ends it by itself after\n"
 	       "                      S + --max-timeout + 60 s, so a killed service leaves\n"
@@ -104,6 +109,7 @@ static cli_engine_arg arg_eargs[CLI_MAX_ENGINES];
 static const char *arg_engines[CLI_MAX_ENGINES];
 static size_t arg_n_eargs;
 static long arg_stop_grace_s;
+static const char *arg_reuse;
 static const char *arg_pool, *arg_fill_jobs, *arg_idle_ttl, *arg_max_episodes, *arg_max_timeout,
 	*arg_stop_grace, *arg_max_sandboxes;
 
@@ -165,6 +171,7 @@ static int parse_args(int argc, char **argv)
 		{"pool", .value = &arg_pool},
 		{"pool-image", .parse = parse_pool_image},
 		{"fill-jobs", .value = &arg_fill_jobs},
+		{"reuse", .value = &arg_reuse},
 		{"idle-ttl", .value = &arg_idle_ttl},
 		{"max-episodes", .value = &arg_max_episodes},
 		{"max-sandboxes", .value = &arg_max_sandboxes},
@@ -181,7 +188,7 @@ static int parse_args(int argc, char **argv)
 		{0},
 	};
 	const long week = 86400 * 7;
-	long pool, fill, ttl, max_eps, max_sbs, max_timeout;
+	long pool, fill, ttl, max_eps, max_sbs, max_timeout, reuse;
 	int r = cli_parse_options_only("serve", argc, argv, opts, help);
 
 	if (r <= 0)
@@ -193,12 +200,15 @@ static int parse_args(int argc, char **argv)
 	max_sbs = number("max-sandboxes", arg_max_sandboxes, 1, 100000, 0);
 	max_timeout = number("max-timeout", arg_max_timeout, 1, week, 0);
 	arg_stop_grace_s = number("stop-grace", arg_stop_grace, 0, week, 10);
-	if (pool < 0 || fill < 0 || ttl < 0 || max_eps < 0 || max_sbs < 0 || max_timeout < 0 ||
-	    arg_stop_grace_s < 0)
+	reuse = number("reuse", arg_reuse, 1, 1000000, 1);
+	if (reuse < 0 || pool < 0 || fill < 0 || ttl < 0 || max_eps < 0 || max_sbs < 0 ||
+	    max_timeout < 0 || arg_stop_grace_s < 0)
 		return -EXIT_USAGE;
 	if (pool > 0)
-		arg_pools[arg_n_pools++] = (sbx_serve_pool_spec){SBX_IMAGE_SLIM, (unsigned)pool};
+		arg_pools[arg_n_pools++] = (sbx_serve_pool_spec){
+			arg_so.image ? arg_so.image : SBX_IMAGE_SLIM, (unsigned)pool};
 	arg_so.fill_concurrency = (unsigned)fill;
+	arg_so.reuse = (uint32_t)reuse;
 	arg_so.idle_ttl_s = (uint32_t)ttl;
 	arg_so.max_episodes = (unsigned)max_eps;
 	arg_so.max_sandboxes = (unsigned)max_sbs;

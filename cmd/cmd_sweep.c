@@ -115,8 +115,8 @@ static int resume_plan(sbx_sweep_plan **p, char **out_dir)
 
 	if (arg_sweep.plan_given)
 		return cli_error("sweep --resume: the plan is in %s/sweep.json; give only --jobs, "
-				 "--engine, --retries, --stop-grace, --require-pass, --quiet, "
-				 "--json",
+				 "--engine, --reuse, --retries, --stop-grace, --require-pass, "
+				 "--quiet, --json",
 				 arg_sweep.resume),
 		       -1;
 	if (sbx_sweep_plan_read(arg_sweep.resume, p, &err) < 0)
@@ -237,6 +237,7 @@ static int run_sweep(const sbx_sweep_plan *p, const char *out_dir, bool resumed,
 	so.progress = on_progress;
 	so.progress_userdata = &pc;
 	so.test_label = arg_run.test;
+	so.reuse = (uint32_t)arg_sweep.reuse;
 	if (sbx_sweep_execute(p, results, &so, outcome, &err) < 0)
 		return cli_error("sweep: %s", sbx_error_message(&err)), EXIT_ENGINE;
 	if (pc.tty && !arg_sweep.quiet)

@@ -24,6 +24,7 @@ typedef struct cmd_sweep_args {
 	bool plan_given;    /* an option of the plan: --resume takes sweep.json's, never flags */
 	bool retries_given; /* --retries: how to run it, so --resume may change it */
 	long jobs;	    /* 0: from the engine */
+	long reuse;	    /* episodes per job's sandbox, reset in place between (1: single use) */
 	long stop_grace;
 	double require_pass; /* < 0: not asked */
 } cmd_sweep_args;

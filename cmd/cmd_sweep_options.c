@@ -17,7 +17,8 @@
 #define STR(x)	#x
 #define XSTR(x) STR(x)
 
-cmd_sweep_args arg_sweep = {.stop_grace = CMD_SWEEP_DEFAULT_STOP_GRACE, .require_pass = -1};
+cmd_sweep_args arg_sweep = {
+	.stop_grace = CMD_SWEEP_DEFAULT_STOP_GRACE, .require_pass = -1, .reuse = 1};
 
 static int parse_task(const char *text)
 {
@@ -98,6 +99,13 @@ static int parse_jobs(const char *text)
 {
 	arg_sweep.jobs = cli_option_long("jobs", text, 1, 256, NULL);
 	return arg_sweep.jobs < 0 ? -1 : 0;
+}
+
+/* How to run it, not what: --resume may change it. */
+static int parse_reuse(const char *text)
+{
+	arg_sweep.reuse = cli_option_long("reuse", text, 1, 1000000, NULL);
+	return arg_sweep.reuse < 0 ? -1 : 0;
 }
 
 static int parse_retries(const char *text)
@@ -227,6 +235,11 @@ const cli_option cmd_sweep__options[] = {
 		 "DOCKER_CERT_PATH); URL#jobs=N gives it N slots (default\n"
 		 "--jobs). Each must have the image; one that fails 3\n"
 		 "times in a row is drained and its work re-queued"},
+	{"reuse", .parse = parse_reuse, .usage = "--reuse N",
+	 .help = "each job's sandbox serves up to N episodes, reset in\n"
+		 "place between two by PID 1 and checked (default 1:\n"
+		 "single use; GUI, Harbor and published runs stay single\n"
+		 "use; docs/serve.md, \"Reuse\")"},
 	{"retries", .parse = parse_retries, .seen = &arg_sweep.retries_given,
 	 .usage = "--retries N",
 	 .help = "extra attempts for an infra_error episode, with backoff\n"

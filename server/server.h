@@ -60,6 +60,7 @@ struct server {
 	struct sse_registry *streams;	/* open SSE streams (sse.h) */
 	struct http_sessions *sessions; /* Streamable HTTP and legacy SSE sessions */
 	atomic_int http_workers;	/* running HTTP tool-call threads (http_mcp.c) */
+	int init_fd; /* SANDBOX_INIT_FD: reset orders to PID 1 (a reused sandbox), else -1 */
 };
 
 /* Sets up the server on a workspace directory; returns 0 or a negative errno. */

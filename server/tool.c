@@ -83,6 +83,26 @@ static int add_tools(server *srv, const tool_def *defs, size_t n, bool unlisted,
 	return 0;
 }
 
+/*
+ * SANDBOX_INIT_FD: PID 1 gives it to the server of a reused sandbox alone
+ * (reset orders). Close-on-exec and out of the environment, so no child
+ * (tool code, LibreOffice) has it or learns of it.
+ */
+static int init_fd_from_env(void)
+{
+	const char *v = getenv("SANDBOX_INIT_FD");
+	char *end;
+	long n;
+
+	if (!v || !*v)
+		return -1;
+	n = strtol(v, &end, 10);
+	unsetenv("SANDBOX_INIT_FD");
+	if (*end || n < 3 || n > 65535 || fcntl((int)n, F_SETFD, FD_CLOEXEC) < 0)
+		return -1;
+	return (int)n;
+}
+
 int server_init(server *srv, const char *workspace, const char *display, double task_timeout,
 		const char *status_file, sbx_error *err)
 {
@@ -95,6 +115,7 @@ int server_init(server *srv, const char *workspace, const char *display, double 
 
 	*srv = (server){0};
 	srv->base.workspace_fd = -1;
+	srv->init_fd = init_fd_from_env();
 	srv->exec_timeout_default = 30;
 	pthread_mutex_init(&srv->inflight_lock, NULL);
 	fd = open(workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -149,6 +170,7 @@ void server_done(server *srv)
 	pthread_mutex_destroy(&srv->inflight_lock);
 	*srv = (server){0};
 	srv->base.workspace_fd = -1;
+	srv->init_fd = init_fd_from_env();
 }
 
 /* What a "gui" tool set keeps: the computer-use tools, the task tools and every tool that only

@@ -7,7 +7,10 @@
  * socket and bytes from the socket go to stdout, in both directions at once
  * (non-blocking, one bounded buffer per direction, so neither side can stall
  * the other). End of stdin half-closes the socket; the bridge exits when the
- * socket has no more to say and stdout has it all.
+ * socket has no more to say and stdout has it all. With -r (a sandbox reset
+ * in place restarts the server) the server closing the socket does not end
+ * the bridge: the next bytes from stdin go to a new connection, so the
+ * host's stream (a docker exec) outlives the server.
  *
  * Only libc; built static so it runs on any base.
  */
@@ -24,10 +27,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#define BUF_SIZE	 65536
-#define CONNECT_RETRY_MS 20
-#define EXIT_FAILURE_IO	 1
-#define EXIT_USAGE	 2
+#define BUF_SIZE	   65536
+#define CONNECT_RETRY_MS   20
+#define RECONNECT_RETRY_MS 1 /* -r: a new server binds within milliseconds of a reset */
+#define EXIT_FAILURE_IO	   1
+#define EXIT_USAGE	   2
 
 typedef struct pipe_dir {
 	int in, out;
@@ -37,11 +41,54 @@ typedef struct pipe_dir {
 	bool done; /* input ended and everything was written */
 } pipe_dir;
 
+/*
+ * -r: the bytes sent since the server last said anything. A server that
+ * closes the connection (restarted by a reset) after taking a request but
+ * before a byte of its answer never answers it: only the host's poll for the
+ * reset's verdict goes again to the next server (only_reset_poll); anything
+ * else ends the bridge. More than a buffer's worth is never replayed.
+ */
+static struct {
+	char buf[BUF_SIZE];
+	size_t len;
+	bool overflow;
+} unanswered;
+
+/*
+ * The one request that may go again to the next server: the host's poll for
+ * the reset's verdict (idempotent, sent while the old server may still be
+ * dying), whole and alone. Anything else unanswered when the server goes is
+ * an earlier episode's (a tool call the reset cut): it must never run in the
+ * next one, so the bridge ends instead (the host sees its stream end).
+ */
+static bool is_reset_poll(const char *p, size_t n)
+{
+	static const char line[] = "GET /control/reset HTTP/1.1\r\n";
+	const char *end;
+
+	if (n < sizeof(line) - 1 || memcmp(p, line, sizeof(line) - 1) != 0)
+		return false;
+	end = memmem(p, n, "\r\n\r\n", 4);
+	return end && (size_t)(end + 4 - p) == n;
+}
+
+/* What went unanswered, and what had not gone yet, is the verdict's poll alone. */
+static bool only_reset_poll(const pipe_dir *up)
+{
+	if (unanswered.overflow)
+		return false;
+	if (unanswered.len)
+		return up->len == 0 && is_reset_poll(unanswered.buf, unanswered.len);
+	return is_reset_poll(up->buf + up->off, up->len);
+}
+
 static void die_usage(void)
 {
-	fputs("Usage: sandbox-bridge [-w SECONDS] UNIX_SOCKET_PATH\n"
+	fputs("Usage: sandbox-bridge [-r] [-w SECONDS] UNIX_SOCKET_PATH\n"
 	      "Copies stdin to the socket and the socket to stdout. -w: keep retrying the\n"
-	      "connection this long while the socket is missing or refuses (default 10).\n",
+	      "connection this long while the socket is missing or refuses (default 10).\n"
+	      "-r: when the server closes the connection, connect again for the next bytes\n"
+	      "from stdin instead of exiting.\n",
 	      stderr);
 	exit(EXIT_USAGE);
 }
@@ -54,7 +101,7 @@ static long long mono_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static int connect_socket(const char *path, long long wait_ms)
+static int connect_socket(const char *path, long long wait_ms, long retry_ms)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	long long until = mono_ms() + wait_ms;
@@ -81,7 +128,7 @@ static int connect_socket(const char *path, long long wait_ms)
 				strerror(e));
 			return -1;
 		}
-		nanosleep(&(struct timespec){0, CONNECT_RETRY_MS * 1000000L}, NULL);
+		nanosleep(&(struct timespec){0, retry_ms * 1000000L}, NULL);
 	}
 }
 
@@ -105,8 +152,9 @@ static void set_nonblock(int fd)
 		fcntl(fd, F_SETFL, fl | O_NONBLOCK);
 }
 
-/* Moves what it can; returns -1 on a hard error. */
-static int pump(pipe_dir *d, short in_ev, short out_ev)
+/* Moves what it can; returns -1 on a hard error. up: stdin to the socket (recorded while
+ * unanswered). */
+static int pump(pipe_dir *d, short in_ev, short out_ev, bool up)
 {
 	if (d->len == 0 && !d->eof && (in_ev & (POLLIN | POLLHUP | POLLERR))) {
 		ssize_t n = read(d->in, d->buf, sizeof(d->buf));
@@ -114,6 +162,10 @@ static int pump(pipe_dir *d, short in_ev, short out_ev)
 		if (n > 0) {
 			d->len = (size_t)n;
 			d->off = 0;
+			if (!up) {
+				unanswered.len = 0; /* the server answered */
+				unanswered.overflow = false;
+			}
 		} else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
 			d->eof = true;
 		}
@@ -125,6 +177,12 @@ static int pump(pipe_dir *d, short in_ev, short out_ev)
 			if (errno == EAGAIN || errno == EINTR)
 				break;
 			return -1;
+		}
+		if (up && unanswered.len + (size_t)n <= sizeof(unanswered.buf)) {
+			memcpy(unanswered.buf + unanswered.len, d->buf + d->off, (size_t)n);
+			unanswered.len += (size_t)n;
+		} else if (up) {
+			unanswered.overflow = true;
 		}
 		d->off += (size_t)n;
 		d->len -= (size_t)n;
@@ -138,12 +196,16 @@ int main(int argc, char **argv)
 {
 	static pipe_dir up, down; /* up: stdin -> socket, down: socket -> stdout */
 	long long wait_s = 10;
+	bool again = false;
 	int opt, sock;
 
-	while ((opt = getopt(argc, argv, "hw:")) != -1) {
+	while ((opt = getopt(argc, argv, "hrw:")) != -1) {
 		char *end;
 
 		switch (opt) {
+		case 'r':
+			again = true;
+			break;
 		case 'w':
 			errno = 0;
 			wait_s = strtoll(optarg, &end, 10);
@@ -157,7 +219,7 @@ int main(int argc, char **argv)
 	if (optind != argc - 1)
 		die_usage();
 	signal(SIGPIPE, SIG_IGN);
-	sock = connect_socket(argv[optind], wait_s * 1000);
+	sock = connect_socket(argv[optind], wait_s * 1000, CONNECT_RETRY_MS);
 	if (sock < 0)
 		return EXIT_FAILURE_IO;
 	atexit(restore_flags);
@@ -171,7 +233,43 @@ int main(int argc, char **argv)
 
 	bool shut_wr = false;
 
-	while (!down.done) {
+	for (;;) {
+		if (down.done) {
+			struct pollfd in = {.fd = STDIN_FILENO, .events = POLLIN};
+
+			if (!again || up.eof)
+				break;
+			/* The server closed (restarted): connect again once there is more to send.
+			 */
+			close(sock);
+			bool pending = up.len > 0 || unanswered.len > 0 || unanswered.overflow;
+
+			if (pending && !only_reset_poll(&up))
+				break;
+
+			if (!pending && poll(&in, 1, -1) < 0 && errno != EINTR)
+				return EXIT_FAILURE_IO;
+			if (!pending && (in.revents & POLLIN) == 0 && in.revents)
+				break; /* stdin closed with nothing more to send */
+			sock = connect_socket(argv[optind], wait_s * 1000, RECONNECT_RETRY_MS);
+			if (sock < 0)
+				return EXIT_FAILURE_IO;
+			set_nonblock(sock);
+			up.out = down.in = sock;
+			down.eof = down.done = false;
+			down.len = down.off = 0;
+			/* Unanswered bytes first, then what had not gone yet. */
+			if (unanswered.len && !unanswered.overflow &&
+			    unanswered.len + up.len <= sizeof(up.buf)) {
+				memmove(up.buf + unanswered.len, up.buf + up.off, up.len);
+				memcpy(up.buf, unanswered.buf, unanswered.len);
+				up.len += unanswered.len;
+				up.off = 0;
+			}
+			unanswered.len = 0;
+			unanswered.overflow = false;
+			continue;
+		}
 		struct pollfd p[4] = {
 			{.fd = up.len == 0 && !up.eof ? up.in : -1, .events = POLLIN},
 			{.fd = up.len > 0 ? up.out : -1, .events = POLLOUT},
@@ -184,16 +282,21 @@ int main(int argc, char **argv)
 				continue;
 			return EXIT_FAILURE_IO;
 		}
-		if (pump(&up, p[0].revents, p[1].revents) < 0) {
-			/* The server closed its side for reading: nothing more to send. */
-			up.eof = up.done = true;
-			up.len = 0;
+		if (pump(&up, p[0].revents, p[1].revents, true) < 0) {
+			/* The server closed its side for reading: nothing more to send; with
+			 * -r, what it did not take goes to the next server, on a new connection. */
+			if (again) {
+				down.eof = true;
+			} else {
+				up.len = 0;
+				up.eof = up.done = true;
+			}
 		}
 		if (up.done && !shut_wr) {
 			shutdown(sock, SHUT_WR);
 			shut_wr = true;
 		}
-		if (pump(&down, p[2].revents, p[3].revents) < 0)
+		if (pump(&down, p[2].revents, p[3].revents, false) < 0)
 			return EXIT_FAILURE_IO; /* stdout is gone: nobody is listening */
 	}
 	return 0;

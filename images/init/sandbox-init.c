@@ -58,6 +58,8 @@
 #define MAX_DEADLINE_SECONDS (10LL * 365 * 24 * 3600)
 #define HTTP_PORT	     "8080" /* --network published: the server's port */
 
+#include "sandbox-reset-pid1.h"
+
 enum { XVFB, OFFICE, MAIN, SPAWNER, N_CHILDREN };
 static const char *const child_names[N_CHILDREN] = {"Xvfb", "LibreOffice", "main program",
 						    "sandbox-spawner"};
@@ -78,7 +80,14 @@ static struct {
 	const char *display;
 	const char *open_path;
 	const char *run_dir;
-} st = {.xvfb_fd = -1};
+	int64_t grace_ms;
+	/* SANDBOX_REUSE=1: resets between episodes (sandbox-reset-pid1.h) */
+	int ctl_fd;   /* our end of the server's SANDBOX_INIT_FD, -1 without reuse */
+	int spawn_fd; /* kept to ask the spawner for its half, -1 without reuse */
+	bool reset_due;
+	struct sbx_reset_order order;
+	char *const *server_argv;
+} st = {.xvfb_fd = -1, .ctl_fd = -1, .spawn_fd = -1};
 
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void say(const char *fmt, ...)
@@ -128,6 +137,8 @@ static int read_deadline(void)
 	const char *deadline = getenv("SANDBOX_DEADLINE"), *timeout = getenv("SANDBOX_TIMEOUT");
 	long long grace = DEFAULT_GRACE_S, v;
 
+	st.grace_ms = grace * 1000;
+
 	if (getenv("SANDBOX_GRACE")) {
 		grace = parse_seconds(getenv("SANDBOX_GRACE"), 24 * 3600);
 		if (grace < 0) {
@@ -135,6 +146,7 @@ static int read_deadline(void)
 			    getenv("SANDBOX_GRACE"));
 			return -EINVAL;
 		}
+		st.grace_ms = grace * 1000;
 	}
 	if (deadline && *deadline) {
 		v = parse_seconds(deadline, INT64_MAX / 1000 - MAX_DEADLINE_SECONDS);
@@ -187,7 +199,8 @@ static void begin_stop(int code, const char *why, int sig)
 }
 
 /* Starts child `which` in its own process group; returns its pid or -1. */
-static pid_t spawn(int which, char *const argv[], int keep_fd, const sigset_t *saved_mask)
+static pid_t spawn(int which, char *const argv[], int keep_fd, int keep_fd2,
+		   const sigset_t *saved_mask)
 {
 	pid_t pid = fork();
 
@@ -207,6 +220,8 @@ static pid_t spawn(int which, char *const argv[], int keep_fd, const sigset_t *s
 	setpgid(0, 0);
 	if (keep_fd >= 0)
 		fcntl(keep_fd, F_SETFD, 0);
+	if (keep_fd2 >= 0)
+		fcntl(keep_fd2, F_SETFD, 0);
 	execvp(argv[0], argv);
 	fprintf(stderr, "sandbox-init: cannot run '%s': %s\n", argv[0], strerror(errno));
 	_exit(EXIT_CANNOT_RUN);
@@ -235,7 +250,7 @@ static void start_xvfb(const sigset_t *mask)
 	char *argv[] = {
 		"Xvfb",	    (char *)st.display, "-screen", "0", (char *)screen, "-nolisten", "tcp",
 		"-noreset", "-displayfd",	fdarg,	   NULL};
-	spawn(XVFB, argv, p[1], mask);
+	spawn(XVFB, argv, p[1], -1, mask);
 	close(p[1]);
 	if (st.pid[XVFB] <= 0) {
 		close(p[0]);
@@ -277,7 +292,7 @@ static void start_office(const sigset_t *mask)
 			profile,
 			(char *)st.open_path,
 			NULL};
-	spawn(OFFICE, argv, -1, mask);
+	spawn(OFFICE, argv, -1, -1, mask);
 }
 
 static bool office_wanted(void)
@@ -296,7 +311,9 @@ static void child_exited(pid_t pid, int status)
 		st.pid[i] = 0;
 		if (!st.stopping || i == MAIN)
 			say("%s (pid %d) exited with %d", child_names[i], (int)pid, code);
-		if (i == MAIN) {
+		if (i == MAIN && st.order.magic && !st.stopping) {
+			st.reset_due = true; /* killed for a reset: started again after it */
+		} else if (i == MAIN) {
 			begin_stop(code, "the main program exited", SIGTERM);
 			if (!st.deadline_passed)
 				st.exit_code = code;
@@ -489,6 +506,80 @@ static int setup_network(bool *published)
 	return 0;
 }
 
+/*
+ * Starts the server (again, after a reset). With SANDBOX_REUSE its
+ * SANDBOX_INIT_FD is a fresh socketpair's end: the way it passes a reset
+ * order on to us.
+ */
+static void start_server(int spawn_fd, const sigset_t *mask)
+{
+	static char init_env[16];
+	int ctl[2] = {-1, -1};
+
+	if (st.spawn_fd >= 0) {
+		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ctl) < 0) {
+			say("socketpair: %s", strerror(errno));
+			return;
+		}
+		snprintf(init_env, sizeof(init_env), "%d", ctl[1]);
+		setenv("SANDBOX_INIT_FD", init_env, 1);
+		st.ctl_fd = ctl[0];
+	}
+	spawn(MAIN, st.server_argv, spawn_fd, ctl[1], mask);
+	unsetenv("SANDBOX_INIT_FD");
+	if (ctl[1] >= 0)
+		close(ctl[1]);
+}
+
+/* An order from the server: checked, then the server's group killed (fresh state). */
+static void read_order(void)
+{
+	struct sbx_reset_order o;
+	ssize_t n = recv(st.ctl_fd, &o, sizeof(o), MSG_DONTWAIT);
+	int64_t now = now_ms(CLOCK_REALTIME) / 1000;
+
+	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+		close(st.ctl_fd); /* the server is gone */
+		st.ctl_fd = -1;
+		return;
+	}
+	if (n != (ssize_t)sizeof(o) || o.magic != SBX_RESET_MAGIC || o.deadline <= now ||
+	    o.deadline > now + MAX_DEADLINE_SECONDS || st.stopping) {
+		say("a reset order that is not one: ignored");
+		return;
+	}
+	st.order = o;
+	signal_child(MAIN, SIGKILL);
+}
+
+/* The old server is gone: reset (sandbox-reset-pid1.h), say how it went, start a new one. */
+static void run_reset(const char *workspace, const sigset_t *mask)
+{
+	char path[PATH_MAX], home[PATH_MAX];
+	reset_result r;
+
+	if (st.ctl_fd >= 0)
+		close(st.ctl_fd);
+	st.ctl_fd = -1;
+	st.reset_due = false;
+	reset_run(&r, st.spawn_fd, st.pid[SPAWNER], workspace, st.run_dir, reap);
+	snprintf(home, sizeof(home), "%s/home", st.run_dir);
+	mkdir_private(home);
+	snprintf(path, sizeof(path), "%s/reset.json", st.run_dir);
+	if (reset_write(&r, st.order.id, path) < 0)
+		say("reset %llu: cannot write %s", (unsigned long long)st.order.id, path);
+	say("reset %llu: %s%s%s (%.1f ms)", (unsigned long long)st.order.id,
+	    r.clean ? "clean" : "dirty", r.clean ? "" : ": ", r.found,
+	    r.ms_kill + r.ms_agent + r.ms_clean + r.ms_verify);
+	st.deadline_ms = st.order.deadline * 1000 + st.grace_ms;
+	st.order.magic = 0;
+	if (st.pid[SPAWNER] <= 0) {
+		begin_stop(EXIT_CANNOT_RUN, "the spawner is gone", SIGTERM);
+		return;
+	}
+	start_server(st.spawn_fd, mask);
+}
+
 static void usage(void)
 {
 	puts("Usage: sandbox-init [--] [COMMAND [ARG...]]\n"
@@ -510,7 +601,9 @@ static void usage(void)
 	     "                     IPv6) with iptables, drop every capability, serve HTTP on\n"
 	     "                     0.0.0.0:" HTTP_PORT " besides the socket (the host's door)\n"
 	     "  SANDBOX_HTTP_TOKEN published: the token that port requires; given to the\n"
-	     "                     server alone (no other child inherits it)\n\n"
+	     "                     server alone (no other child inherits it)\n"
+	     "  SANDBOX_REUSE      1: serve several episodes, reset in between on the\n"
+	     "                     server's order (POST /control/reset; no display)\n\n"
 	     "Exit status: the main program's (128+N for signal N), 124 when the deadline\n"
 	     "passed, 125 for a bad setting, 126 when a program cannot start.");
 }
@@ -587,7 +680,7 @@ int main(int argc, char **argv)
 	}
 
 	if (argc > 1) {
-		spawn(MAIN, argv + 1, spawn_fd, &saved);
+		spawn(MAIN, argv + 1, spawn_fd, -1, &saved);
 	} else {
 		const char *ws = env_or("SANDBOX_WORKSPACE", "/workspace");
 		const char *sock = env_or("SANDBOX_SOCKET", NULL);
@@ -598,7 +691,7 @@ int main(int argc, char **argv)
 		}
 		snprintf(ready_path, sizeof(ready_path), "%s/ready", st.run_dir);
 		snprintf(status_path, sizeof(status_path), "%s/status.json", st.run_dir);
-		char *server[16];
+		static char *server[16];
 		int n = 0;
 
 		server[n++] = "sandbox-mcp";
@@ -628,18 +721,24 @@ int main(int argc, char **argv)
 		/* setgid: what either uid creates there stays in the shared group. */
 		if (spawn_fd >= 0 && chmod(ws, 02775) < 0)
 			say("cannot share '%s' with the agent's uid: %s", ws, strerror(errno));
-		spawn(MAIN, server, spawn_fd, &saved);
+		st.server_argv = server;
+		/* Reuse keeps the spawner's socket: the spawner then outlives a server. */
+		if (spawn_fd >= 0 && !st.display && strcmp(env_or("SANDBOX_REUSE", "0"), "1") == 0)
+			st.spawn_fd = spawn_fd;
+		start_server(spawn_fd, &saved);
 		unsetenv("SANDBOX_HTTP_TOKEN");
 		explicit_bzero(http_token, sizeof(http_token));
 	}
-	if (spawn_fd >= 0)
+	if (spawn_fd >= 0 && st.spawn_fd < 0)
 		close(spawn_fd); /* the server's now; the spawner exits when the server does */
 	if (st.pid[MAIN] <= 0)
 		return EXIT_CANNOT_RUN;
 
 	for (;;) {
 		int64_t mono = now_ms(CLOCK_MONOTONIC), timeout = -1;
-		struct pollfd fds[2] = {{.fd = sfd, .events = POLLIN}, {.fd = -1}};
+		struct pollfd fds[3] = {{.fd = sfd, .events = POLLIN},
+					{.fd = -1},
+					{.fd = st.ctl_fd, .events = POLLIN}};
 		struct signalfd_siginfo si;
 
 		/* A stop already under way (the main program ended, a signal) keeps its status. */
@@ -694,7 +793,7 @@ int main(int argc, char **argv)
 			if (st.xvfb_by_ms && (timeout < 0 || left < timeout))
 				timeout = left > 0 ? left : 0;
 		}
-		if (poll(fds, 2, (int)timeout) < 0 && errno != EINTR) {
+		if (poll(fds, 3, (int)timeout) < 0 && errno != EINTR) {
 			say("poll: %s", strerror(errno));
 			begin_stop(EXIT_CANNOT_RUN, "internal error", SIGTERM);
 		}
@@ -726,7 +825,11 @@ int main(int argc, char **argv)
 				}
 			}
 		}
+		if (fds[2].revents && st.ctl_fd >= 0)
+			read_order();
 		reap();
+		if (st.reset_due && !st.stopping)
+			run_reset(env_or("SANDBOX_WORKSPACE", "/workspace"), &saved);
 	}
 	return st.exit_code;
 }

@@ -11,7 +11,8 @@
  * guard process starts the child in its own process group under the
  * requested rlimits, reports its pid and exit status, and kills the group
  * when asked, when the server goes away, and after the child exits. The
- * spawner exits when the server closes its end.
+ * spawner exits when the server closes its end (with SANDBOX_REUSE, PID 1
+ * keeps one too, and asks it for its half of a reset: sandbox-reset.h).
  *
  * Usage: sandbox-spawner FD [HOME]. Only libc; built static.
  */
@@ -32,6 +33,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "sandbox-reset.h"
 #include "spawn-protocol.h"
 
 static const char *agent_home;
@@ -263,6 +265,29 @@ static const char *parse_request(char *msg, size_t len, int nfds, struct sbx_spa
 }
 
 /*
+ * PID 1's reset (sandbox-reset.h), our half as the agent's uid: every process
+ * of ours killed, our IPC objects and our files in every writable place
+ * removed, the agent's home made again, empty. Then the answer.
+ */
+static void reset(int ctl)
+{
+	struct sbx_reset_reply rp = {.magic = SBX_RESET_MAGIC};
+
+	reset_kill_uid(&rp, 0, true);
+	reset_ipc(&rp);
+	reset_empty_place(getenv("SANDBOX_WORKSPACE") ? getenv("SANDBOX_WORKSPACE") : "/workspace",
+			  &rp);
+	for (size_t i = 0; i < sizeof(reset_places) / sizeof(reset_places[0]); i++)
+		reset_empty_place(reset_places[i], &rp);
+	if (rp.procs_left)
+		reset_note(rp.detail, "%u process(es) of the agent's uid left", rp.procs_left);
+	/* Nothing of ours is left to have made it again: it must not exist. */
+	if (mkdir(agent_home, 0700) < 0)
+		reset_note(rp.detail, "the agent's home: %s", strerror(errno));
+	(void)!send(ctl, &rp, sizeof(rp), MSG_NOSIGNAL);
+}
+
+/*
  * An SBX2 request (the header, its strings in fds[SBX_SPAWN_FD_STRINGS]) as
  * the SBX1 message it stands for, in a buffer of its own: *msg and *len then
  * point there. Returns why it is refused, or NULL. The strings fd is closed.
@@ -395,6 +420,15 @@ int main(int argc, char **argv)
 			for (int i = 0; i < nfds; i++)
 				close(fds[i]);
 			continue;
+		}
+		if (n == (ssize_t)sizeof(struct sbx_reset_request) && nfds == 0) {
+			struct sbx_reset_request rq;
+
+			memcpy(&rq, msg, sizeof(rq));
+			if (rq.magic == SBX_RESET_MAGIC) {
+				reset((int)ctl);
+				continue;
+			}
 		}
 		handle(msg, (size_t)n, fds, nfds);
 	}

@@ -80,3 +80,36 @@ struct sbx_spawn_event {
 	uint32_t kind;
 	int32_t value;
 };
+
+/*
+ * A reset in place (SANDBOX_REUSE=1, images/init/sandbox-reset.h). The
+ * server passes the host's order to PID 1 on SANDBOX_INIT_FD (a
+ * SOCK_SEQPACKET end PID 1 gives it alone) as struct sbx_reset_order; PID 1
+ * asks the spawner for its half with struct sbx_reset_request on the spawn
+ * socket (no descriptors, told apart from a spawn request by its size and
+ * magic) and the spawner answers struct sbx_reset_reply.
+ */
+#define SBX_RESET_MAGIC	     0x52584253u /* "SBXR" */
+#define SBX_RESET_DETAIL_MAX 240
+
+struct sbx_reset_order {
+	uint32_t magic;
+	uint32_t flags;	  /* 0 */
+	uint64_t id;	  /* the host's, echoed in the verdict */
+	int64_t deadline; /* unix seconds: PID 1's deadline from now on */
+};
+
+struct sbx_reset_request {
+	uint32_t magic;
+	uint32_t flags; /* 0 */
+};
+
+struct sbx_reset_reply {
+	uint32_t magic;
+	uint32_t killed;		   /* kill(-1) rounds that reached a process */
+	uint32_t procs_left;		   /* processes of the uid still there at the end */
+	uint32_t ipc_removed;		   /* SysV objects */
+	uint32_t removed;		   /* directory entries */
+	uint32_t left;			   /* unused: 0 */
+	char detail[SBX_RESET_DETAIL_MAX]; /* what was found, empty when nothing */
+};

@@ -727,8 +727,14 @@ void sbx_relay_free(sbx_relay *r)
 	pthread_mutex_unlock(&r->lock);
 	if (r->warm_started)
 		pthread_join(r->warm_thread, NULL);
-	while (r->n_idle > 0)
-		sbx_stream_close(r->idle[--r->n_idle]);
+	while (r->n_idle > 0) {
+		sbx_stream *s = r->idle[--r->n_idle];
+
+		if (r->o.give_back && !sbx_stream_stale(s))
+			r->o.give_back(s, r->o.open_userdata);
+		else
+			sbx_stream_close(s);
+	}
 	if (r->n_threads > 0) {
 		/* A thread stuck in a write to a dead peer: leak rather than crash. */
 		sbx_log_warning("relay: %u connection(s) did not end in time", r->n_threads);

@@ -33,15 +33,14 @@ typedef struct docker_backend {
 	pthread_mutex_t lock;
 	char *host;	/* NULL: $DOCKER_HOST; the stream connection goes to the same engine */
 	bool published; /* the server listens on a port bound on the host's loopback */
+	bool reuse;	/* reset in place: bridges reconnect across a server restart */
 	bool foreign;	/* any image: the bundle's programs, by absolute path */
 	/*
-	 * prewarm: a tar waiting on stdin for dest, and bridge streams; each used
-	 * once. Two streams: the readiness check's (kept by the relay) and the
-	 * relay's second warm one, so neither the agent's first request nor the
-	 * host's status long-poll waits for an exec after a claim.
+	 * prewarm: bridge streams, each used once: the readiness check's (kept
+	 * by the relay, then carrying the task's files) and the relay's warm
+	 * ones, so neither the agent's first request nor the host's status
+	 * long-poll waits for an exec after a claim.
 	 */
-	sbx_docker_copy_in *pending_copy;
-	char *pending_dest;
 	sbx_stream *pending_streams[PREWARM_STREAMS];
 	size_t n_pending;
 } docker_backend;
@@ -269,6 +268,10 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 		o.binds = binds;
 		snprintf(b->applied.bundle, sizeof(b->applied.bundle), "%.12s", bundle.hash);
 	}
+	/* A foreign image stays single use: a reset wipes the writable places of
+	 * ours, not the VOLUMEs a foreign image may add (sbx_warm_new reads applied). */
+	if (spec->reuse && !db->foreign && ne < SBX_ELEMENTSOF(env) - 1)
+		env[ne++] = "SANDBOX_REUSE=1";
 	env[ne] = NULL;
 
 	o.image = spec->image;
@@ -323,6 +326,7 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 		o.network_disabled = true;
 	}
 	db->published = spec->published;
+	db->reuse = spec->reuse && !db->foreign;
 
 	r = sbx_docker_container_create(db->d, &o, &id, err);
 	if (r < 0)
@@ -381,9 +385,8 @@ static int db_start(sbx_backend *b, sbx_error *err)
 	return 0;
 }
 
-/* The files as a tar, owned by the agent's uid (1000), in the modes sbx_sandbox_file names. */
-static int pack(const sbx_sandbox_file *files, size_t n, sbx_docker_tar **out, const void **data,
-		size_t *len, sbx_error *err)
+int sbx_sandbox_files_pack(const sbx_sandbox_file *files, size_t n, sbx_docker_tar **out,
+			   const void **data, size_t *len, sbx_error *err)
 {
 	sbx_docker_tar *tar = NULL;
 	int r = sbx_docker_tar_new(&tar, 0, err);
@@ -418,19 +421,9 @@ static int db_copy_in(sbx_backend *b, const char *dest, const sbx_sandbox_file *
 	size_t len;
 	int r;
 
-	r = pack(files, n, &t, &tar, &len, err);
+	r = sbx_sandbox_files_pack(files, n, &t, &tar, &len, err);
 	if (r < 0)
 		return r;
-	if (db->pending_copy && strcmp(db->pending_dest, dest) == 0) {
-		sbx_docker_copy_in *c = TAKE_PTR(db->pending_copy);
-		sbx_error e = SBX_ERROR_INIT;
-
-		if (sbx_docker_exec_copy_in_finish(c, tar, len, EXEC_TIMEOUT_MS, &e) >= 0)
-			return 0;
-		/* A tar that sat idle may be gone (engine restart): a fresh one decides. */
-		sbx_log_debug("prewarmed copy-in: %s; again on a fresh exec",
-			      sbx_error_message(&e));
-	}
 	return sbx_docker_exec_copy_in(db->d, b->id, dest, EXEC_USER, tar, len, EXEC_TIMEOUT_MS,
 				       err);
 }
@@ -462,7 +455,9 @@ static int open_bridge(docker_backend *db, sbx_stream **out, sbx_error *err)
 
 	o.user = EXEC_USER;
 	o.cmd = db->foreign ? (const char *const[]){SBX_BUNDLE_BRIDGE, SBX_SANDBOX_SOCKET, NULL}
-			    : (const char *const[]){"sandbox-bridge", SBX_SANDBOX_SOCKET, NULL};
+		: db->reuse
+			? (const char *const[]){"sandbox-bridge", "-r", SBX_SANDBOX_SOCKET, NULL}
+			: (const char *const[]){"sandbox-bridge", SBX_SANDBOX_SOCKET, NULL};
 	o.attach_stdin = true;
 	pthread_mutex_lock(&db->lock);
 	r = open_locked_conn(db, err);
@@ -608,14 +603,9 @@ static int db_prewarm(sbx_backend *b, const char *dest, sbx_error *err)
 	docker_backend *db = (docker_backend *)b;
 	int r;
 
-	if (db->pending_copy)
-		return 0;
-	db->pending_dest = strdup(dest);
-	if (!db->pending_dest)
-		return sbx_error_set(err, -ENOMEM, "out of memory");
-	r = sbx_docker_exec_copy_in_open(db->d, b->id, dest, EXEC_USER, &db->pending_copy, err);
-	if (r < 0)
-		return r;
+	/* The files go over a stream now (PUT /control/files): only an older image's
+	 * server needs the exec'd tar, and then a fresh one is spawned. */
+	(void)dest;
 	while (db->n_pending < PREWARM_STREAMS) {
 		sbx_stream *s = NULL;
 
@@ -648,10 +638,8 @@ static void db_free(sbx_backend *b)
 
 	if (!b)
 		return;
-	sbx_docker_copy_in_free(db->pending_copy);
 	for (size_t i = 0; i < db->n_pending; i++)
 		sbx_stream_close(db->pending_streams[i]);
-	free(db->pending_dest);
 	sbx_docker_free(db->d);
 	sbx_docker_free(db->d_stream);
 	pthread_mutex_destroy(&db->lock);

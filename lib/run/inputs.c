@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What goes into the sandbox's workspace: the task's files, read on the
- * host. How they travel (a tar for Docker) is the backend's business.
+ * host. They travel as a tar over the relay's stream to the server
+ * (PUT /control/files), with no container operation; an older image's
+ * server (404, 405) or a tar over the server's body cap goes through the
+ * backend's copy_in (an exec'd tar for Docker).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -10,8 +13,14 @@
 #include "run-internal.h"
 #include "rundir.h"
 #include "sbx/cleanup.h"
+#include "sbx/docker_tar.h"
+#include "sbx/log.h"
+#include "sbx/relay.h"
 
 #define INPUT_MAX (256ULL * 1024 * 1024)
+/* sandbox-mcp's default --max-body: a larger tar goes by the backend. */
+#define STREAM_TAR_MAX	  (16u << 20)
+#define STREAM_TIMEOUT_MS 60000
 
 typedef struct input_set {
 	sbx_sandbox_file *files;
@@ -72,12 +81,55 @@ static int read_inputs(const sbx_task *t, bool starting, bool oracle, input_set 
 	return r;
 }
 
+/*
+ * PUT /control/files on the relay's stream. 0 done; 1 the server does not
+ * take it (an older image: 404/405; over its cap: 413), the caller copies
+ * by the backend; < 0 the server refused the tar or did not answer.
+ */
+static int put_files(sbx_run *run, const sbx_sandbox_file *files, size_t n, sbx_error *err)
+{
+	_cleanup_(sbx_docker_tar_freep) sbx_docker_tar *t = NULL;
+	sbx_relay_response resp = {0};
+	const void *tar;
+	size_t len;
+	int r, status;
+
+	if (!run->relay || run->files_by_backend)
+		return 1;
+	r = sbx_sandbox_files_pack(files, n, &t, &tar, &len, err);
+	if (r < 0)
+		return r;
+	if (len > STREAM_TAR_MAX)
+		return 1;
+	r = sbx_relay_request(run->relay, "PUT", "/control/files", NULL, tar, len, false,
+			      STREAM_TIMEOUT_MS, &resp, err);
+	status = resp.status;
+	if (r >= 0 && status != 200 && status != 404 && status != 405 && status != 413)
+		sbx_error_set(err, -EPROTO, "the server refused the files: HTTP %d: %.*s", status,
+			      resp.len > 300 ? 300 : (int)resp.len, resp.body ? resp.body : "");
+	sbx_relay_response_free(&resp);
+	if (r < 0)
+		return r;
+	if (status == 200)
+		return 0;
+	if (status == 404 || status == 405 || status == 413) {
+		/* An older image keeps answering so: ask it once per run. */
+		run->files_by_backend = status != 413;
+		sbx_log_debug("files by the backend: the server answered HTTP %d", status);
+		return 1;
+	}
+	return -EPROTO;
+}
+
 int sbx_run__copy_files_in(sbx_run *run, bool starting, bool oracle, sbx_error *err)
 {
 	_cleanup_(input_set_clear) input_set s = {0};
 	int r = read_inputs(run->task, starting, oracle, &s, err);
 
 	if (r < 0 || s.n == 0)
+		return r;
+	r = put_files(run, s.files, s.n, err);
+	if (r <= 0)
 		return r;
 	return run->backend->ops->copy_in(run->backend, SBX_SANDBOX_WORKSPACE, s.files, s.n, err);
 }

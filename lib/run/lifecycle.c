@@ -305,9 +305,18 @@ static int open_stream(sbx_stream **out, void *userdata, sbx_error *err)
 	return run->backend->ops->open_stream(run->backend, out, err);
 }
 
-static void *copy_in_main(void *arg)
+static void give_back_stream(sbx_stream *s, void *userdata)
 {
-	sbx_run *run = arg;
+	sbx_run *run = userdata;
+
+	if (run->backend)
+		run->backend->ops->keep_stream(run->backend, s);
+	else
+		sbx_stream_close(s);
+}
+
+static void copy_in(sbx_run *run)
+{
 	double t = sbx_now_msf();
 
 	/*
@@ -320,7 +329,6 @@ static void *copy_in_main(void *arg)
 	run->copy_result = sbx_run__copy_files_in(run, true, with_oracle, &run->copy_err);
 	run->oracle_in = run->copy_result >= 0 && with_oracle;
 	sbx_run__phase_done(run, SBX_PHASE_COPY_IN, t);
-	return NULL;
 }
 
 static bool sandbox_dead(sbx_run *run, sbx_error *err)
@@ -448,6 +456,10 @@ static int open_relay(sbx_run *run, sbx_error *err)
 	ro.port = run->o.port;
 	ro.open = open_stream;
 	ro.open_userdata = run;
+	/* A sandbox with episodes left keeps its bridges for the next one. */
+	if (run->res.warm && run->warm_info.reuse > run->res.reused + 1 &&
+	    run->backend->ops->keep_stream)
+		ro.give_back = give_back_stream;
 	ro.transcript_path = transcript;
 	/* Published mode made it before create: the server checks the same one. */
 	r = run->token[0] ? 0 : new_token(run->token, err);
@@ -503,19 +515,15 @@ static int send_deadline(sbx_run *run, sbx_error *err)
 }
 
 /*
- * The sandbox runs: copy the task's files in (exec'd tar) while waiting for
- * the server, then the GUI, then on_ready. Shared by a cold launch and a
- * warm claim, so both end in the same state.
+ * The sandbox runs: wait for the server, send the task's files over the
+ * stream that answered (PUT /control/files: no container operation), then
+ * the GUI, then on_ready. Shared by a cold launch and a warm claim, so both
+ * end in the same state.
  */
 static int attach_task(sbx_run *run, sbx_error *err)
 {
 	double t;
 	int r;
-
-	if (pthread_create(&run->copy_thread, NULL, copy_in_main, run) == 0)
-		run->copy_running = true;
-	else
-		copy_in_main(run);
 
 	t = sbx_now_msf();
 	r = wait_ready(run, err);
@@ -526,12 +534,9 @@ static int attach_task(sbx_run *run, sbx_error *err)
 	}
 	run->ready = r >= 0;
 	sbx_run__phase_done(run, SBX_PHASE_READY, t);
-	if (run->copy_running) {
-		pthread_join(run->copy_thread, NULL);
-		run->copy_running = false;
-	}
 	if (r < 0)
 		return r;
+	copy_in(run);
 	if (run->copy_result < 0) {
 		sbx_error_replace(err, run->copy_result, "copying the starting files in: %s",
 				  sbx_error_message(&run->copy_err));
@@ -724,6 +729,14 @@ int sbx_run_launch_warm(sbx_run *run, sbx_warm *w, sbx_error *err)
 		sbx_run__set_infra(run, "engine", err);
 		return r;
 	}
+	run->warm_info = *sbx_warm_get_info(w);
+	run->res.reused = run->warm_info.reused;
+	run->res.reuse = run->warm_info.reuse;
+	run->res.reset_ms = run->warm_info.reset_ms;
+	run->res.reset_kill_ms = run->warm_info.reset_kill_ms;
+	run->res.reset_agent_ms = run->warm_info.reset_agent_ms;
+	run->res.reset_clean_ms = run->warm_info.reset_clean_ms;
+	run->res.reset_verify_ms = run->warm_info.reset_verify_ms;
 	run->backend = sbx_warm__take_backend(w);
 	run->res.warm = true;
 	run->res.backend = strdup(run->backend->ops->name);
@@ -983,6 +996,11 @@ int sbx_run_finish(sbx_run *run, sbx_run_end end, sbx_error *err)
 	if (run->backend && run->backend->id) {
 		if (run->o.keep) {
 			run->res.kept = true;
+		} else if (alive && !run->res.error && end != SBX_END_INTERRUPTED &&
+			   end != SBX_END_SANDBOX_DIED && run->res.warm &&
+			   run->res.reused + 1 < run->warm_info.reuse &&
+			   !(run->o.interrupted && *run->o.interrupted)) {
+			sbx_run__reset_in_place(run);
 		} else {
 			sbx_error de = SBX_ERROR_INIT;
 
@@ -1035,6 +1053,45 @@ int sbx_run_finish(sbx_run *run, sbx_run_end end, sbx_error *err)
 	return sbx_rundir__write(run->res.run_dir, "result.json", json, strlen(json), err);
 }
 
+/*
+ * sweep --reuse: the slot's sandbox when it fits, else a new one made for
+ * reuse with this run's image and limits, else (GUI, published) a cold
+ * launch as always.
+ */
+static int launch_reused(sbx_run *run, const sbx_run_opts *opts, sbx_error *err)
+{
+	sbx_warm *w = TAKE_PTR(*opts->reuse_slot);
+	const sbx_run_limits *l = &run->res.limits;
+
+	if (w && !sbx_run_warm_fits(run, w))
+		sbx_warm_free(TAKE_PTR(w));
+	if (!w && !run->task->gui && !run->task->harbor && !l->published && !l->engine_seccomp) {
+		sbx_warm_opts wo = SBX_WARM_OPTS_INIT;
+		sbx_error werr = SBX_ERROR_INIT;
+
+		wo.image = run->res.image;
+		wo.id = run->res.run_id;
+		wo.engine = opts->engine;
+		wo.ttl_s = l->timeout_s + l->grace_s + 60;
+		wo.test = opts->test;
+		wo.memory = l->memory;
+		wo.cpus = l->cpus;
+		wo.pids = l->pids;
+		wo.runtime = l->runtime[0] ? l->runtime : NULL;
+		wo.backend = opts->backend;
+		wo.backend_userdata = opts->backend_userdata;
+		wo.reuse = opts->reuse;
+		if (sbx_warm_new(&w, &wo, &werr) < 0) {
+			sbx_log_warning("reuse: %s; a single-use sandbox instead",
+					sbx_error_message(&werr));
+			w = NULL;
+		} else if (!sbx_run_warm_fits(run, w)) {
+			sbx_warm_free(TAKE_PTR(w));
+		}
+	}
+	return w ? sbx_run_launch_warm(run, w, err) : sbx_run_launch(run, err);
+}
+
 int sbx_run_execute(const sbx_run_opts *opts, sbx_run **out, sbx_error *err)
 {
 	_cleanup_(sbx_run_freep) sbx_run *run = NULL;
@@ -1050,7 +1107,8 @@ int sbx_run_execute(const sbx_run_opts *opts, sbx_run **out, sbx_error *err)
 	if (opts->interrupted && *opts->interrupted) {
 		/* Interrupted while preparing (a task's generator): no sandbox for it. */
 		end = SBX_END_INTERRUPTED;
-	} else if (sbx_run_launch(run, &lerr) < 0) {
+	} else if ((opts->reuse > 1 && opts->reuse_slot ? launch_reused(run, opts, &lerr)
+							: sbx_run_launch(run, &lerr)) < 0) {
 		bool stopped = opts->interrupted && *opts->interrupted;
 
 		/* Every launch failure reaches result.json: a step that did not record
@@ -1062,6 +1120,8 @@ int sbx_run_execute(const sbx_run_opts *opts, sbx_run **out, sbx_error *err)
 		end = sbx_run_wait(run);
 	}
 	r = sbx_run_finish(run, end, err);
+	if (opts->reuse > 1 && opts->reuse_slot)
+		*opts->reuse_slot = sbx_run_take_warm(run);
 	*out = TAKE_PTR(run);
 	return r < 0 ? r : 0;
 }
@@ -1070,11 +1130,10 @@ void sbx_run_free(sbx_run *run)
 {
 	if (!run)
 		return;
-	if (run->copy_running)
-		pthread_join(run->copy_thread, NULL);
 	sbx_run__verifier_discard(run);
 	if (run->agent_started && run->agent.pid > 0)
 		sbx_agent__stop(&run->agent, 500);
+	sbx_warm_free(run->kept_warm);
 	sbx_relay_free(run->relay);
 	if (run->backend) {
 		if (run->backend->id && !run->o.keep)
@@ -1084,11 +1143,12 @@ void sbx_run_free(sbx_run *run)
 	sbx_task_free(run->task);
 	sbx_free_all(run->url, run->connection, run->owner, run->res.run_id, run->res.run_dir,
 		     run->unix_socket, run->res.task, run->res.error, run->res.error_kind,
-		     run->res.agent, run->res.agent_tail, run->res.image, run->res.image_id,
-		     run->res.sandbox_id, run->res.backend, run->res.published, run->res.endpoint,
-		     run->res.grade.report_text, run->res.grade.report_json, run->res.grade.error,
-		     run->res.trajectory_error, run->res.verifier.rewards_json,
-		     run->res.verifier.output_tail, run->res.verifier.error);
+		     run->res.reset_found, run->res.agent, run->res.agent_tail, run->res.image,
+		     run->res.image_id, run->res.sandbox_id, run->res.backend, run->res.published,
+		     run->res.endpoint, run->res.grade.report_text, run->res.grade.report_json,
+		     run->res.grade.error, run->res.trajectory_error,
+		     run->res.verifier.rewards_json, run->res.verifier.output_tail,
+		     run->res.verifier.error);
 	sbx_provenance_clear(&run->res.provenance);
 	free(run);
 }

@@ -364,6 +364,27 @@ graded:
 	cJSON_AddBoolToObject(h, "kept", r->kept);
 	if (r->warm)
 		cJSON_AddBoolToObject(h, "warm", true);
+	if (r->warm) {
+		/* --reuse: the episodes before this one on the same sandbox, the reset that
+		 * made it clean for this one, and what the reset after it did. */
+		cJSON_AddNumberToObject(h, "reused", r->reused);
+		if (r->reused) {
+			cJSON *rs = cJSON_AddObjectToObject(h, "reset_before_ms");
+
+			cJSON_AddNumberToObject(rs, "total", r->reset_ms);
+			cJSON_AddNumberToObject(rs, "kill", r->reset_kill_ms);
+			cJSON_AddNumberToObject(rs, "agent", r->reset_agent_ms);
+			cJSON_AddNumberToObject(rs, "clean", r->reset_clean_ms);
+			cJSON_AddNumberToObject(rs, "verify", r->reset_verify_ms);
+		}
+		if (r->reset_after) {
+			cJSON *ra = cJSON_AddObjectToObject(h, "reset_after");
+
+			cJSON_AddBoolToObject(ra, "clean", !r->retired);
+			cJSON_AddBoolToObject(ra, "retired", r->retired);
+			add_str(ra, "found", r->reset_found);
+		}
+	}
 	{
 		/* As the engine reports it after create, not as we asked. */
 		const sbx_sandbox_applied *a = &r->applied;

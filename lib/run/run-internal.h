@@ -55,11 +55,12 @@ struct sbx_run {
 	/* Which status API the image's server has: an older image answers 404
 	 * on /control/status (then /v1/task/status, then /task/status). */
 	sbx_status_api status_api;
-	long status_version;  /* /control/status's version last seen; -1 before */
-	double start_done_ms; /* monotonic, when start returned */
-	pthread_t copy_thread;
-	bool copy_running;
-	bool oracle_in; /* the copy-in also placed the oracle's files */
+	long status_version;	 /* /control/status's version last seen; -1 before */
+	double start_done_ms;	 /* monotonic, when start returned */
+	sbx_warm_info warm_info; /* sbx_run_launch_warm: the warm sandbox's, for a reset */
+	sbx_warm *kept_warm;	 /* reset clean for its next episode (sbx_run_take_warm) */
+	bool files_by_backend;	 /* the server has no PUT /control/files (an older image) */
+	bool oracle_in;		 /* the copy-in also placed the oracle's files */
 	/* The sandbox's workspace: SBX_SANDBOX_WORKSPACE, or a Harbor task's workdir
 	 * (sbx_run__harbor_image sets it; the verifier's sandbox gets the same). */
 	char workspace[SBX_TASK_HARBOR_WORKDIR_MAX + 1];
@@ -72,6 +73,12 @@ struct sbx_run {
 	int copy_result;
 	sbx_error copy_err;
 };
+
+/*
+ * warm.c: at finish, instead of removing the sandbox: a reset in place; clean,
+ * run->kept_warm holds it for the next episode, else it is removed (retired).
+ */
+void sbx_run__reset_in_place(sbx_run *run);
 
 /* --verbose shows where the time goes between the timed phases. */
 #define sbx_run__trace(run, what)                                                                  \

@@ -5,6 +5,7 @@
  * The hardening is the backend's, exactly as for a cold launch.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,14 +14,18 @@
 
 #include "run-internal.h"
 #include "sbx/cleanup.h"
+#include "sbx/json.h"
 #include "sbx/labels.h"
+#include "sbx/log.h"
 #include "sbx/relay.h"
 #include "sbx/run.h"
 #include "sbx/stream.h"
 
-#define WARM_TTL_S   600
-#define READY_TRY_MS 2000
-#define IDLE_STREAMS 8 /* kept open between a sandbox's requests (sbx_warm_request) */
+#define WARM_TTL_S	 600
+#define READY_TRY_MS	 2000
+#define RESET_WAIT_MS	 10000 /* the whole reset, host side */
+#define RESET_ANSWER_MAX (64 * 1024)
+#define IDLE_STREAMS	 8 /* kept open between a sandbox's requests (sbx_warm_request) */
 
 struct sbx_warm {
 	sbx_backend *backend;
@@ -101,6 +106,7 @@ int sbx_warm_new(sbx_warm **out, const sbx_warm_opts *opts, sbx_error *err)
 	i->pids = opts->pids ? opts->pids : SBX_RUN_DEFAULT_PIDS;
 	i->created = real_s();
 	i->deadline = i->created + (opts->ttl_s ? opts->ttl_s : WARM_TTL_S);
+	i->reuse = opts->reuse > 1 ? opts->reuse : 1;
 
 	r = sbx_label_owner_self(&owner, err);
 	if (r < 0)
@@ -124,6 +130,7 @@ int sbx_warm_new(sbx_warm **out, const sbx_warm_opts *opts, sbx_error *err)
 	spec.tmp_bytes = TMP_BYTES;
 	spec.run_bytes = RUN_BYTES;
 	spec.test = opts->test;
+	spec.reuse = i->reuse > 1;
 
 	t = sbx_now_msf();
 	r = w->backend->ops->create(w->backend, &spec, err);
@@ -131,6 +138,8 @@ int sbx_warm_new(sbx_warm **out, const sbx_warm_opts *opts, sbx_error *err)
 	if (r < 0)
 		return r;
 	snprintf(i->container, sizeof(i->container), "%s", w->backend->id ? w->backend->id : "");
+	if (w->backend->applied.bundle[0])
+		i->reuse = 1; /* a foreign image: single use (backend_docker.c) */
 	t = sbx_now_msf();
 	r = w->backend->ops->start(w->backend, err);
 	i->start_ms = sbx_now_msf() - t;
@@ -180,6 +189,134 @@ void sbx_warm_free(sbx_warm *w)
 		w->backend->ops->free(w->backend);
 	}
 	free(w);
+}
+
+/* ---- reuse: a reset in place between two episodes -------------------------- */
+
+static double json_ms(const cJSON *ms, const char *name)
+{
+	const cJSON *v = sbx_json_get(ms, name);
+
+	return cJSON_IsNumber(v) && v->valuedouble >= 0 ? v->valuedouble : 0;
+}
+
+/*
+ * PID 1's verdict for reset id (GET /control/reset on the new server): 1
+ * clean, 0 not this reset's yet, < 0 dirty (err says what was found).
+ */
+static int read_verdict(const char *body, size_t len, uint64_t id, sbx_warm_info *i, sbx_error *err)
+{
+	_cleanup_json_ cJSON *o = NULL;
+	const cJSON *rid, *clean, *found, *ms;
+
+	if (sbx_json_parse(body, len, &o, err) < 0)
+		return sbx_error_prefix(err, -EPROTO, "the reset's verdict");
+	rid = sbx_json_get(o, "reset");
+	clean = sbx_json_get(o, "clean");
+	found = sbx_json_get(o, "found");
+	ms = sbx_json_get(o, "ms");
+	if (!cJSON_IsNumber(rid) || rid->valuedouble != (double)id)
+		return 0;
+	i->reset_kill_ms = json_ms(ms, "kill");
+	i->reset_agent_ms = json_ms(ms, "agent");
+	i->reset_clean_ms = json_ms(ms, "clean");
+	i->reset_verify_ms = json_ms(ms, "verify");
+	if (cJSON_IsTrue(clean))
+		return 1;
+	return sbx_error_set(err, -EIO, "the reset found: %.300s",
+			     cJSON_IsString(found) ? found->valuestring : "(nothing said)");
+}
+
+/*
+ * Orders the reset (POST /control/reset: PID 1 kills the server once the 202
+ * is out) and reads the new server's verdict on the same stream: its bridge
+ * (sandbox-bridge -r) connects again to the new server. No container
+ * operation. 0 clean; < 0 failed or dirty.
+ */
+static int reset_backend(sbx_backend *b, sbx_warm_info *i, sbx_error *err)
+{
+	_cleanup_stream_ sbx_stream *s = NULL;
+	_cleanup_(sbx_buf_free) sbx_buf ans = SBX_BUF_INIT(RESET_ANSWER_MAX);
+	uint64_t id = (uint64_t)i->reused;
+	int64_t until = sbx_now_ms() + RESET_WAIT_MS, deadline;
+	char body[96];
+	int n, status, k;
+
+	i->deadline = real_s() + (i->deadline - i->created);
+	i->created = real_s();
+	deadline = i->deadline;
+	n = snprintf(body, sizeof(body), "{\"reset\":%" PRIu64 ",\"deadline\":%" PRId64 "}", id,
+		     deadline);
+	k = b->ops->open_stream(b, &s, err);
+	if (k >= 0)
+		k = sbx_relay_stream_request(s, "POST", "/control/reset", body, (size_t)n,
+					     RESET_WAIT_MS, &status, &ans, err);
+	if (k >= 0 && status != 202)
+		k = sbx_error_set(err, -EPROTO, "the reset was refused: HTTP %d: %.200s", status,
+				  sbx_buf_str(&ans));
+	while (k >= 0) {
+		sbx_buf_reset(&ans);
+		k = sbx_relay_stream_request(s, "GET", "/control/reset", NULL, 0,
+					     (int)(until - sbx_now_ms()), &status, &ans, err);
+		if (k < 0)
+			break;
+		if (status == 200) {
+			int v = read_verdict(ans.data, ans.len, id, i, err);
+
+			if (v != 0) {
+				k = v < 0 ? v : 0;
+				break;
+			}
+		}
+		if (sbx_now_ms() >= until) {
+			k = sbx_error_set(err, -ETIMEDOUT, "no verdict from the reset within %d ms",
+					  RESET_WAIT_MS);
+			break;
+		}
+		nanosleep(&(struct timespec){0, 1000000}, NULL);
+	}
+	if (k >= 0 && b->ops->keep_stream)
+		b->ops->keep_stream(b, TAKE_PTR(s));
+	return k < 0 ? k : 0;
+}
+
+void sbx_run__reset_in_place(sbx_run *run)
+{
+	sbx_error err = SBX_ERROR_INIT;
+	sbx_warm_info i = run->warm_info;
+	double t = sbx_now_msf();
+	sbx_warm *w;
+	int r;
+
+	run->res.reset_after = true;
+	i.reused = run->res.reused + 1;
+	r = reset_backend(run->backend, &i, &err);
+	i.reset_ms = sbx_now_msf() - t;
+	w = r >= 0 ? calloc(1, sizeof(*w)) : NULL;
+	if (!w) {
+		sbx_error de = SBX_ERROR_INIT;
+
+		if (r >= 0)
+			sbx_error_set(&err, -ENOMEM, "out of memory");
+		run->res.retired = true;
+		run->res.reset_found = strdup(sbx_error_message(&err));
+		sbx_log_warning("sandbox '%s' retired: %s", run->backend->id,
+				sbx_error_message(&err));
+		t = sbx_now_msf();
+		if (run->backend->ops->destroy(run->backend, &de) < 0)
+			sbx_run__set_infra(run, "remove", &de);
+		sbx_run__phase_done(run, SBX_PHASE_REMOVE, t);
+		return;
+	}
+	pthread_mutex_init(&w->lock, NULL);
+	w->backend = TAKE_PTR(run->backend);
+	w->info = i;
+	run->kept_warm = w;
+}
+
+sbx_warm *sbx_run_take_warm(sbx_run *run)
+{
+	return run ? TAKE_PTR(run->kept_warm) : NULL;
 }
 
 void sbx_warm_destroy(sbx_warm *w)

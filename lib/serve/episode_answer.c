@@ -57,9 +57,15 @@ char *sbx_serve__result_answer(const episode *e, const sbx_run_result *r)
 	}
 	cJSON_AddStringToObject(o, "run_dir", r->run_dir);
 	cJSON_AddBoolToObject(o, "warm", r->warm);
+	cJSON_AddNumberToObject(o, "reused", r->reused);
+	cJSON_AddStringToObject(o, "sandbox_id", r->sandbox_id ? r->sandbox_id : "");
+	if (r->reset_after)
+		cJSON_AddBoolToObject(o, "retired", r->retired);
 	if (r->seeded)
 		cJSON_AddNumberToObject(o, "seed", (double)r->seed);
 	t = cJSON_AddObjectToObject(o, "timings_ms");
+	if (r->reused)
+		cJSON_AddNumberToObject(t, "reset", r->reset_ms);
 	cJSON_AddNumberToObject(t, "claim", e->claim_ms);
 	for (int p = 0; p < SBX_PHASE_COUNT; p++)
 		if (r->phase_done[p])
@@ -90,6 +96,7 @@ char *sbx_serve__claim_answer(const episode *e, sbx_run *run)
 	cJSON_AddNumberToObject(o, "deadline", (double)r->deadline);
 	cJSON_AddNumberToObject(o, "timeout", r->limits.timeout_s);
 	cJSON_AddBoolToObject(o, "warm", r->warm);
+	cJSON_AddNumberToObject(o, "reused", r->reused);
 	cJSON_AddNumberToObject(o, "claim_ms", e->claim_ms);
 	cJSON_AddStringToObject(o, "run_dir", r->run_dir);
 	if (r->seeded)

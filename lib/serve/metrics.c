@@ -170,6 +170,11 @@ char *sbx_serve__metrics_text(const serve_metrics *m, const serve_pool_gauge *po
 		m->warm_started);
 	counter(&b, "sandboxctl_serve_warm_retired_total",
 		"warm sandboxes removed unclaimed (idle TTL)", m->warm_retired);
+	counter(&b, "sandboxctl_serve_resets_total",
+		"--reuse: sandboxes reset in place, checked clean, back in the pool", m->resets);
+	counter(&b, "sandboxctl_serve_reset_retired_total",
+		"--reuse: sandboxes removed because their reset failed or found residue",
+		m->reset_retired);
 	counter(&b, "sandboxctl_serve_unauthorized_total",
 		"requests refused for a missing or wrong token", m->unauthorized);
 	sandbox_metrics(&b, m);

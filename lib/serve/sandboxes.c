@@ -89,7 +89,7 @@ static void remove_sandbox(sbx_serve *s, serve_sandbox *sb, enum serve_sbx_end w
 		pthread_cond_wait(&s->sbx_gone, &s->lock);
 	pthread_mutex_unlock(&s->lock);
 	/* Before the count drops: drain frees the pool once it is 0. */
-	sbx_serve__pool_end(s->pool, sb->engine, false);
+	sbx_serve__pool_end(s->pool, sb->engine, false, NULL);
 	sandbox_free(sb);
 	pthread_mutex_lock(&s->lock);
 	s->m.sandboxes--;
@@ -249,7 +249,7 @@ static int start_sandbox(sbx_serve *s, const sbx_req *r, serve_sandbox *sb, sbx_
 		sbx_log_warning("serve: warm sandbox for %s did not answer (%s); starting cold",
 				sb->id, he.msg[0] ? he.msg : "HTTP status");
 		sbx_warm_free(TAKE_PTR(sb->w));
-		sbx_serve__pool_end(s->pool, sb->engine, true);
+		sbx_serve__pool_end(s->pool, sb->engine, true, NULL);
 		pthread_mutex_lock(&s->lock);
 		s->m.engine_errors++;
 		pthread_mutex_unlock(&s->lock);
@@ -271,7 +271,7 @@ static int start_sandbox(sbx_serve *s, const sbx_req *r, serve_sandbox *sb, sbx_
 	k = sbx_warm_new(&sb->w, &wo, err);
 	/* An image the engine does not have is the client's mistake, not the engine's. */
 	if (k < 0)
-		sbx_serve__pool_end(s->pool, sb->engine, err->http_status != 404);
+		sbx_serve__pool_end(s->pool, sb->engine, err->http_status != 404, NULL);
 	return k;
 }
 

@@ -116,6 +116,7 @@ typedef struct serve_metrics {
 	unsigned live;				       /* claiming or running */
 	uint64_t engine_errors;			       /* warm starts and launches that failed */
 	uint64_t warm_started, warm_retired;
+	uint64_t resets, reset_retired; /* --reuse: clean resets; sandboxes a reset retired */
 	uint64_t unauthorized;
 	uint64_t conn_evicted, conn_timed_out; /* the listener's guard (sbx/connguard.h) */
 	/* sandboxes.c: sandboxes without a task */
@@ -150,6 +151,7 @@ typedef struct serve_pool_opts {
 	const char *service_id;	    /* prefix of the sandboxes' run-id labels */
 	const char *runtime;	    /* NULL: the engine's default */
 	bool test;
+	uint32_t reuse;		/* episodes per warm sandbox (--reuse; 0, 1: one) */
 	serve_metrics *metrics; /* counters, updated under lock */
 	pthread_mutex_t *lock;	/* guards metrics */
 	/* Tests and benchmarks only: the warm sandboxes' backend (NULL: Docker). */
@@ -176,9 +178,14 @@ size_t sbx_serve__pool_cold_engine(serve_pool *p);
 /* Its URL (NULL: the default), owned by the pool. */
 const char *sbx_serve__pool_engine_url(serve_pool *p, size_t engine);
 
-/* An episode starts (cold) on engine / ended there; engine_failed counts toward draining it. */
+/*
+ * An episode starts (cold) on engine / ended there; engine_failed counts
+ * toward draining it. run (finished, or NULL): with --reuse, its sandbox,
+ * reset clean (sbx_run_take_warm), goes back to the pool for its next
+ * episode; a retired one is counted.
+ */
 void sbx_serve__pool_begin(serve_pool *p, size_t engine);
-void sbx_serve__pool_end(serve_pool *p, size_t engine, bool engine_failed);
+void sbx_serve__pool_end(serve_pool *p, size_t engine, bool engine_failed, sbx_run *run);
 
 /* Per-image gauges for /metrics, summed over the engines; *out is malloc'd, images owned by the
  * pool. */

@@ -132,7 +132,7 @@ static void fail_launch(sbx_serve *s, sbx_run *run, size_t engine)
 		s->m.engine_errors++;
 	s->m.finished[res->status]++;
 	pthread_mutex_unlock(&s->lock);
-	sbx_serve__pool_end(s->pool, engine, res->status == SBX_RUN_INFRA_ERROR && !s->stop);
+	sbx_serve__pool_end(s->pool, engine, res->status == SBX_RUN_INFRA_ERROR && !s->stop, run);
 }
 
 static int create(sbx_serve *s, const char *body, size_t len, char **out)
@@ -166,6 +166,7 @@ static int create(sbx_serve *s, const char *body, size_t len, char **out)
 	ro.task = req.task;
 	ro.tasks_dir = s->o.tasks_dir;
 	ro.runs_dir = s->o.runs_dir;
+	ro.image = s->o.image;
 	ro.timeout_s = req.timeout_s;
 	ro.seeded = req.seeded;
 	ro.seed = req.seed;
@@ -254,7 +255,7 @@ static int create(sbx_serve *s, const char *body, size_t len, char **out)
 oom:
 	if (run)
 		sbx_run_finish(run, SBX_END_INTERRUPTED, NULL);
-	sbx_serve__pool_end(s->pool, engine, false);
+	sbx_serve__pool_end(s->pool, engine, false, run);
 	pthread_mutex_lock(&s->lock);
 	s->m.live--;
 	pthread_mutex_unlock(&s->lock);
@@ -296,7 +297,7 @@ static void finish_episode(sbx_serve *s, episode *e, sbx_run_end end)
 	pthread_cond_broadcast(&s->done);
 	pthread_mutex_unlock(&s->lock);
 	sbx_serve__pool_end(s->pool, e->engine,
-			    r->status == SBX_RUN_INFRA_ERROR && end != SBX_END_INTERRUPTED);
+			    r->status == SBX_RUN_INFRA_ERROR && end != SBX_END_INTERRUPTED, run);
 	sbx_run_free(run); /* the sandbox is gone already; this frees the rest */
 	/*
 	 * An episode's buffers are allocated on the threads that claimed,
@@ -588,6 +589,7 @@ int sbx_serve_start(sbx_serve **out, const sbx_serve_opts *opts, sbx_error *err)
 	po.service_id = s->id;
 	po.runtime = opts->runtime;
 	po.test = opts->test;
+	po.reuse = opts->reuse;
 	po.metrics = &s->m;
 	po.lock = &s->lock;
 	r = sbx_serve__pool_new(&s->pool, &po, err);

@@ -2,10 +2,13 @@
 /*
  * The warm pool: per image, sandboxes created and started with no task,
  * their server answering. Each is single-use (the clean slate is the
- * point). Filler threads, `concurrency` of them, keep every image at its
- * target; one unclaimed for idle_ttl_s is removed and replaced, so none
- * runs into the PID 1 deadline it was created with (idle TTL + the longest
- * episode), which ends it on its own if the service is killed.
+ * point), unless --reuse N: then a sandbox serves up to N episodes, reset
+ * in place and checked between two (lib/run/warm.c); while out on an
+ * episode it counts toward its image's target, so the fillers do not
+ * replace it, and it comes back to its slot at the episode's end. Filler threads, `concurrency` of
+ * them, keep every image at its target; one unclaimed for idle_ttl_s is removed and replaced, so
+ * none runs into the PID 1 deadline it was created with (idle TTL + the longest episode), which
+ * ends it on its own if the service is killed.
  *
  * With several engines each keeps every image's target. An engine that
  * fails SBX_SERVE_ENGINE_FAILS times in a row (warm starts, episodes) is
@@ -45,7 +48,8 @@ typedef struct image_pool {
 	char *image;
 	size_t engine; /* index in serve_pool.engines */
 	unsigned target, filling, n;
-	slot *slots; /* target of them */
+	unsigned out; /* --reuse: on an episode, coming back after it */
+	slot *slots;  /* target of them */
 	int64_t retry_after_ms;
 } image_pool;
 
@@ -83,7 +87,7 @@ static image_pool *neediest(serve_pool *p)
 		image_pool *ip = &p->images[(p->fill_from + j) % p->n_images];
 		pool_engine *en = &p->engines[ip->engine];
 
-		if (ip->n + ip->filling >= ip->target || now < ip->retry_after_ms)
+		if (ip->n + ip->filling + ip->out >= ip->target || now < ip->retry_after_ms)
 			continue;
 		/* A drained engine gets one probe at a time. */
 		if (en->drained && (now < en->probe_after_ms || ip->filling > 0))
@@ -210,6 +214,7 @@ static void *filler_main(void *arg)
 			wo.runtime = p->o.runtime;
 			wo.backend = p->o.backend;
 			wo.backend_userdata = p->o.backend_userdata;
+			wo.reuse = p->o.reuse;
 			r = sbx_warm_new(&w, &wo, &err);
 			pthread_mutex_lock(p->o.lock);
 			if (r < 0)
@@ -346,7 +351,14 @@ sbx_warm *sbx_serve__pool_take_fit(serve_pool *p, serve_fit_fn fits, const void 
 		}
 	}
 	if (best) {
+		const sbx_warm_info *i;
+
 		w = best->slots[best_k].w;
+		i = sbx_warm_get_info(w);
+		/* Only an episode's run comes back (sbx_serve__pool_end's come_back);
+		 * a sandbox without a task (/v1/sandboxes) is single use. */
+		if (fits == run_fits && i->reused + 1 < i->reuse)
+			best->out++;
 		memmove(&best->slots[best_k], &best->slots[best_k + 1],
 			(best->n - (unsigned)best_k - 1) * sizeof(*best->slots));
 		best->n--;
@@ -388,18 +400,60 @@ void sbx_serve__pool_begin(serve_pool *p, size_t engine)
 	pthread_mutex_unlock(&p->lock);
 }
 
-void sbx_serve__pool_end(serve_pool *p, size_t engine, bool engine_failed)
+/* The pool of image on engine, or NULL. Under the lock. */
+static image_pool *pool_of(serve_pool *p, size_t engine, const char *image)
 {
-	sbx_warm *gone[64];
+	for (size_t i = 0; image && i < p->n_images; i++)
+		if (p->images[i].engine == engine && strcmp(p->images[i].image, image) == 0)
+			return &p->images[i];
+	return NULL;
+}
+
+/*
+ * --reuse: a finished run's sandbox back to its slot (reset clean), or its
+ * slot freed for a filler (retired, spent, failed). Under the lock; what is
+ * not kept goes to *drop for the caller to remove, unlocked.
+ */
+static void come_back(serve_pool *p, size_t engine, sbx_run *run, sbx_warm **drop)
+{
+	const sbx_run_result *r = run ? sbx_run_get_result(run) : NULL;
+	image_pool *ip;
+	sbx_warm *w;
+
+	/* The sandbox's own reuse, as its claim counted it (a foreign image's is 1). */
+	if (!r || !r->warm || r->reuse <= 1 || r->reused + 1 >= r->reuse)
+		return; /* it was not counted out */
+	ip = pool_of(p, engine, r->image);
+	w = sbx_run_take_warm(run);
+	if (ip && ip->out > 0)
+		ip->out--;
+	pthread_mutex_lock(p->o.lock);
+	if (r->retired)
+		p->o.metrics->reset_retired++;
+	if (w)
+		p->o.metrics->resets++;
+	pthread_mutex_unlock(p->o.lock);
+	if (w && ip && !p->stop && !p->engines[engine].drained && ip->n < ip->target) {
+		ip->slots[ip->n++] = (slot){w, (int64_t)time(NULL)};
+		w = NULL;
+	}
+	*drop = w;
+}
+
+void sbx_serve__pool_end(serve_pool *p, size_t engine, bool engine_failed, sbx_run *run)
+{
+	sbx_warm *gone[64], *drop = NULL;
 	size_t n;
 
 	pthread_mutex_lock(&p->lock);
 	assert(p->engines[engine].live > 0);
 	p->engines[engine].live--;
+	come_back(p, engine, run, &drop);
 	n = engine_result(p, engine, engine_failed, gone, SBX_ELEMENTSOF(gone));
 	pthread_cond_broadcast(&p->wake);
 	pthread_mutex_unlock(&p->lock);
 	free_warm(gone, n);
+	sbx_warm_free(drop);
 }
 
 size_t sbx_serve__pool_engine_gauges(serve_pool *p, serve_engine_gauge **out)

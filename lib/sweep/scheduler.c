@@ -42,6 +42,7 @@ typedef struct worker {
 	size_t engine;
 	pthread_t thread;
 	bool started;
+	sbx_warm *reused; /* --reuse: its sandbox between two episodes */
 } worker;
 
 struct sched {
@@ -178,6 +179,8 @@ static int lifecycle_attempt(sched *s, const sbx_sweep_attempt *a, sbx_sweep_rec
 	ro.seed = a->episode->seed;
 	ro.engine = a->engine;
 	ro.provenance_cache = s->provenance;
+	ro.reuse = s->o->reuse;
+	ro.reuse_slot = a->reuse_slot;
 
 	r = sbx_run_execute(&ro, &run, err);
 	if (r < 0)
@@ -193,9 +196,10 @@ static int lifecycle_attempt(sched *s, const sbx_sweep_attempt *a, sbx_sweep_rec
  * the run directory is wrong, and would be for every episode like it, so the
  * sweep stops and says why; -ENOMEM when out of memory.
  */
-static int run_attempt(sched *s, size_t e, size_t idx, unsigned attempt, sbx_sweep_record *rec,
+static int run_attempt(sched *s, worker *w, size_t idx, unsigned attempt, sbx_sweep_record *rec,
 		       char *cfg_error, size_t cfg_size)
 {
+	size_t e = w->engine;
 	const sbx_sweep_plan *p = s->plan;
 	sbx_error err = SBX_ERROR_INIT;
 	sbx_sweep_episode ep;
@@ -215,7 +219,8 @@ static int run_attempt(sched *s, size_t e, size_t idx, unsigned attempt, sbx_swe
 				.attempt = attempt,
 				.run_id = run_id,
 				.engine = s->engines[e].url,
-				.interrupted = &s->interrupt};
+				.interrupted = &s->interrupt,
+				.reuse_slot = &w->reused};
 	r = s->o->attempt ? s->o->attempt(&a, rec, s->o->attempt_userdata, &err)
 			  : lifecycle_attempt(s, &a, rec, &err);
 	if (r == -ENOMEM)
@@ -323,7 +328,7 @@ static void *worker_main(void *arg)
 		}
 		s->running++;
 		pthread_mutex_unlock(&s->lock);
-		r = run_attempt(s, w->engine, idx, s->attempts[idx] + 1, &rec, cfg_error,
+		r = run_attempt(s, w, idx, s->attempts[idx] + 1, &rec, cfg_error,
 				sizeof(cfg_error));
 		/*
 		 * The attempt's line is on disk before the episode is settled. It is
@@ -351,6 +356,7 @@ static void *worker_main(void *arg)
 	s->live--;
 	pthread_cond_broadcast(&s->cond);
 	pthread_mutex_unlock(&s->lock);
+	sbx_warm_free(TAKE_PTR(w->reused)); /* --reuse: its sandbox goes with the worker */
 	return NULL;
 }
 

@@ -192,6 +192,25 @@ static int summary(sbx_buf *out, const cJSON *res, const char *id)
 	return r;
 }
 
+/* serve --reuse: how many episodes the sandbox served before, the reset before, the one after. */
+static int reuse_tables(sbx_buf *out, const cJSON *sandbox)
+{
+	const cJSON *reused = sbx_json_get(sandbox, "reused");
+	int r;
+
+	if (!cJSON_IsNumber(reused))
+		return 0;
+	r = sbx_buf_printf(out,
+			   "<h2>Reuse</h2><table class=\"kv\"><tr><th>reused</th><td>%d</td></tr>",
+			   (int)reused->valuedouble);
+	/* "found" names paths inside the sandbox: kv_table escapes every value. */
+	if (r >= 0 && sbx_json_get(sandbox, "reset_before_ms"))
+		r = kv_table(out, sbx_json_get(sandbox, "reset_before_ms"), "reset_before_ms");
+	if (r >= 0 && sbx_json_get(sandbox, "reset_after"))
+		r = kv_table(out, sbx_json_get(sandbox, "reset_after"), "reset_after");
+	return r < 0 ? r : sbx_buf_puts(out, "</table>");
+}
+
 int sbx_view_page_run(const sbx_view_ctx *ctx, size_t root, const char *rel, sbx_buf *out,
 		      sbx_error *err)
 {
@@ -242,6 +261,7 @@ int sbx_view_page_run(const sbx_view_ctx *ctx, size_t root, const char *rel, sbx
 		r = r < 0 ? r : kv_table(out, sbx_json_get(res, "limits"), NULL);
 		r = r < 0 ? r : sbx_buf_puts(out, "</div><div><h2>Hardening</h2>");
 		r = r < 0 ? r : kv_table(out, sbx_json_get(sandbox, "hardening"), NULL);
+		r = r < 0 ? r : reuse_tables(out, sandbox);
 		r = r < 0 ? r : sbx_buf_puts(out, "</div><div><h2>Provenance</h2>");
 		r = r < 0 ? r : kv_table(out, sbx_json_get(res, "provenance"), NULL);
 		r = r < 0 ? r : sbx_buf_puts(out, "<table class=\"kv\"><tr><th>image</th><td>");

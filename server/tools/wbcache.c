@@ -210,60 +210,6 @@ sbx_sheet *wb_sheet(wb_handle *h, const cJSON *args, const char *key, tool_resul
 	return s;
 }
 
-/* Writes data to rel beneath the workspace: temp file + fsync + renameat. */
-static int write_confined(tool_context *ctx, const char *rel, const sbx_buf *data, struct stat *st,
-			  sbx_error *err)
-{
-	_cleanup_free_ char *dir = strdup(rel), *tmp = NULL;
-	_cleanup_close_ int dfd = -1, fd = -1;
-	const char *base;
-	char *slash;
-	int r;
-
-	if (!dir)
-		return sbx_error_set(err, -ENOMEM, "out of memory");
-	slash = strrchr(dir, '/');
-	if (slash) {
-		*slash = '\0';
-		base = slash + 1;
-		dfd = sbx_path_open_beneath(ctx->workspace_fd, dir, O_PATH | O_DIRECTORY, 0, false,
-					    err);
-		if (dfd < 0)
-			return dfd;
-	} else {
-		base = rel;
-		dfd = fcntl(ctx->workspace_fd, F_DUPFD_CLOEXEC, 3);
-		if (dfd < 0)
-			return sbx_error_set(err, -errno, "%s", strerror(errno));
-	}
-	for (int attempt = 0; attempt < 16 && fd < 0; attempt++) {
-		free(tmp);
-		if (asprintf(&tmp, ".%s.tmp.%d.%d", base, getpid(), rand()) < 0) {
-			tmp = NULL;
-			return sbx_error_set(err, -ENOMEM, "out of memory");
-		}
-		/* 0666 less the umask: in a sandbox (umask 002) the agent's uid may write it too.
-		 */
-		fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-		if (fd < 0 && errno != EEXIST)
-			return sbx_error_set(err, -errno, "cannot create a temp file: %s",
-					     strerror(errno));
-	}
-	if (fd < 0)
-		return sbx_error_set(err, -EEXIST, "cannot create a temp file");
-	r = sbx_write_all(fd, data->data, data->len);
-	if (r < 0) {
-		unlinkat(dfd, tmp, 0);
-		return sbx_error_set(err, r, "write failed: %s", strerror(-r));
-	}
-	if (fsync(fd) < 0 || fstat(fd, st) < 0 || renameat(dfd, tmp, dfd, base) < 0) {
-		r = -errno;
-		unlinkat(dfd, tmp, 0);
-		return sbx_error_set(err, r, "cannot replace the file: %s", strerror(-r));
-	}
-	return 0;
-}
-
 int wb_save(tool_context *ctx, wb_handle *h, tool_result *out)
 {
 	sbx_error err = SBX_ERROR_INIT;
@@ -273,7 +219,8 @@ int wb_save(tool_context *ctx, wb_handle *h, tool_result *out)
 
 	r = sbx_book_save_memory(h->book, SBX_FORMAT_AUTO, &data, &err);
 	if (r >= 0)
-		r = write_confined(ctx, h->rel, &data, &st, &err);
+		r = workspace_write_atomic(ctx->workspace_fd, h->rel, data.data, data.len, &st,
+					   &err);
 	sbx_buf_free(&data);
 	if (r < 0) {
 		/* The cached book now differs from the file: forget it. */
@@ -381,7 +328,7 @@ int wb_replace_file(tool_context *ctx, const char *rel, const void *data, size_t
 			close(fd);
 	}
 	if (r == 0)
-		r = write_confined(ctx, rel, &b, &st, err);
+		r = workspace_write_atomic(ctx->workspace_fd, rel, b.data, b.len, &st, err);
 	for (size_t i = 0; i < CACHE_SLOTS; i++)
 		if (c->slots[i].rel && strcmp(c->slots[i].rel, rel) == 0)
 			entry_drop(&c->slots[i]);

@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "sbx/cleanup.h"
+#include "sbx/file.h"
 #include "task_session.h"
 #include "workspace.h"
 
@@ -132,6 +134,58 @@ int workspace_walk(int workspace_fd, int (*fn)(const char *rel, const struct sta
 	if (fd < 0)
 		return -errno;
 	return walk(fd, prefix, sizeof(prefix), 0, fn, payload, &max);
+}
+
+int workspace_write_atomic(int workspace_fd, const char *rel, const void *data, size_t len,
+			   struct stat *st, sbx_error *err)
+{
+	_cleanup_free_ char *dir = strdup(rel), *tmp = NULL;
+	_cleanup_close_ int dfd = -1, fd = -1;
+	const char *base;
+	char *slash;
+	int r;
+
+	if (!dir)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	slash = strrchr(dir, '/');
+	if (slash) {
+		*slash = '\0';
+		base = slash + 1;
+		dfd = sbx_path_open_beneath(workspace_fd, dir, O_PATH | O_DIRECTORY, 0, false, err);
+		if (dfd < 0)
+			return dfd;
+	} else {
+		base = rel;
+		dfd = fcntl(workspace_fd, F_DUPFD_CLOEXEC, 3);
+		if (dfd < 0)
+			return sbx_error_set(err, -errno, "%s", strerror(errno));
+	}
+	for (int attempt = 0; attempt < 16 && fd < 0; attempt++) {
+		free(tmp);
+		if (asprintf(&tmp, ".%s.tmp.%d.%d", base, getpid(), rand()) < 0) {
+			tmp = NULL;
+			return sbx_error_set(err, -ENOMEM, "out of memory");
+		}
+		/* 0666 less the umask: in a sandbox (umask 002) the agent's uid may write it too.
+		 */
+		fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+		if (fd < 0 && errno != EEXIST)
+			return sbx_error_set(err, -errno, "cannot create a temp file: %s",
+					     strerror(errno));
+	}
+	if (fd < 0)
+		return sbx_error_set(err, -EEXIST, "cannot create a temp file");
+	r = sbx_write_all(fd, data, len);
+	if (r < 0) {
+		unlinkat(dfd, tmp, 0);
+		return sbx_error_set(err, r, "write failed: %s", strerror(-r));
+	}
+	if (fsync(fd) < 0 || (st && fstat(fd, st) < 0) || renameat(dfd, tmp, dfd, base) < 0) {
+		r = -errno;
+		unlinkat(dfd, tmp, 0);
+		return sbx_error_set(err, r, "cannot replace the file: %s", strerror(-r));
+	}
+	return 0;
 }
 
 const char *workspace_mime_type(const char *name)

@@ -38,5 +38,14 @@ int workspace_open_regular(const tool_context *ctx, const char *arg, struct stat
 int workspace_walk(int workspace_fd, int (*fn)(const char *rel, const struct stat *st, void *),
 		   void *payload, size_t max);
 
+/*
+ * Writes data to rel beneath the workspace (its directory must exist): a
+ * hidden temp file beside it, fsync, renameat over it, so a reader never sees
+ * half a file. Mode 0666 less the umask (in a sandbox the agent's uid may
+ * write it too); st (or NULL) gets the new file's stat.
+ */
+int workspace_write_atomic(int workspace_fd, const char *rel, const void *data, size_t len,
+			   struct stat *st, sbx_error *err);
+
 /* Guesses a MIME type from the file name. */
 const char *workspace_mime_type(const char *name);

@@ -3,13 +3,18 @@
  * The host's control API: GET /control/status (a long-poll on the task
  * state), GET /control/file/<path> (a workspace file's raw bytes),
  * GET /control/screenshot (PNG bytes), POST /control/complete,
- * POST /control/deadline (a warm sandbox learns its episode's). Plain HTTP
+ * POST /control/deadline (a warm sandbox learns its episode's),
+ * PUT /control/files (the task's files as a tar, unpack.c),
+ * POST and GET /control/reset (a reused sandbox: PID 1 resets it between
+ * episodes, images/init/sandbox-reset-pid1.h). Plain HTTP
  * with raw bodies, so the host needs neither an MCP session nor base64.
  * The relay never forwards /control from an agent (lib/relay), so only the
  * host that owns the sandbox reaches it.
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +22,10 @@
 #include "http_server.h"
 #include "resources.h"
 #include "sbx/base64.h"
+#include "sbx/file.h"
+#include "spawn-protocol.h"
 #include "task_session.h"
+#include "unpack.h"
 
 #define CONTROL_WAIT_MAX_MS 30000
 
@@ -178,6 +186,82 @@ static enum MHD_Result deadline(http_request *req)
 	return http_reply_json(req, 200, task_session_status(req->srv->base.task));
 }
 
+/*
+ * The task's files, a tar in the body, unpacked beneath the workspace: they
+ * travel on a stream the host already holds instead of an exec'd tar (a
+ * container operation of 50-120 ms). 422 names the entry refused.
+ */
+static enum MHD_Result files_in(http_request *req)
+{
+	sbx_error err = SBX_ERROR_INIT;
+	unpack_stats st;
+	cJSON *o;
+
+	if (workspace_unpack(req->srv->base.workspace_fd, req->body, req->body_len, &st, &err) < 0)
+		return http_reply_error(req, err.code == -ENOMEM ? 500 : 422,
+					sbx_error_message(&err));
+	o = cJSON_CreateObject();
+	if (!o)
+		return http_reply_error(req, 500, "out of memory");
+	cJSON_AddBoolToObject(o, "success", true);
+	cJSON_AddNumberToObject(o, "files", (double)st.files);
+	cJSON_AddNumberToObject(o, "bytes", (double)st.bytes);
+	return http_reply_json(req, 200, o);
+}
+
+/*
+ * {"reset": ID, "deadline": unix seconds}: PID 1 kills this server once the
+ * 202 is out, resets the sandbox and starts a new server, whose
+ * GET /control/reset then answers the verdict for ID. 404 when the sandbox
+ * was not started for reuse.
+ */
+static enum MHD_Result reset_order(http_request *req)
+{
+	_cleanup_json_ cJSON *body = NULL;
+	sbx_error err = SBX_ERROR_INIT;
+	struct sbx_reset_order o = {SBX_RESET_MAGIC, 0, 0, 0};
+	const cJSON *id, *d;
+	char *ans;
+
+	if (req->srv->init_fd < 0)
+		return http_reply_error(
+			req, 404, "Reset is not offered: the sandbox was not started for reuse");
+	if (sbx_json_parse(req->body, req->body_len, &body, &err) < 0)
+		return http_reply_error(req, 400, "Malformed request");
+	id = sbx_json_get(body, "reset");
+	d = sbx_json_get(body, "deadline");
+	if (!cJSON_IsNumber(id) || !(id->valuedouble >= 1) || id->valuedouble > 9e15 ||
+	    !cJSON_IsNumber(d) || !(d->valuedouble > 0) || d->valuedouble > 1e11)
+		return http_reply_error(req, 422,
+					"Invalid reset: expected {\"reset\": a positive id, "
+					"\"deadline\": unix seconds}");
+	o.id = (uint64_t)id->valuedouble;
+	o.deadline = (int64_t)d->valuedouble;
+	memcpy(req->after_reply, &o, sizeof(o));
+	req->after_reply_len = sizeof(o);
+	/* Connection: close: the next request on this stream reaches the next server
+	 * (the host's bridge connects again), never this one as it dies. */
+	if (asprintf(&ans, "{\"success\":true,\"resetting\":%llu}", (unsigned long long)o.id) < 0)
+		return http_reply_error(req, 500, "out of memory");
+	return http_reply_bytes(req, 202, "application/json", ans, strlen(ans),
+				(const char *const[]){"Connection", "close", NULL});
+}
+
+/* The last reset's verdict, as PID 1 wrote it before starting this server. */
+static enum MHD_Result reset_report(http_request *req)
+{
+	const char *dir = getenv("SANDBOX_RUN_DIR");
+	sbx_error err = SBX_ERROR_INIT;
+	char path[4096], *data = NULL;
+	size_t len = 0;
+
+	snprintf(path, sizeof(path), "%s/reset.json", dir && *dir ? dir : "/tmp/sandbox");
+	if (req->srv->init_fd < 0 ||
+	    sbx_file_read_capped(AT_FDCWD, path, 64 * 1024, &data, &len, &err) < 0)
+		return http_reply_error(req, 404, "No reset has been made");
+	return http_reply_bytes(req, 200, "application/json", data, len, NULL);
+}
+
 bool http_control_route(http_request *req, enum MHD_Result *result)
 {
 	bool get = strcmp(req->method, "GET") == 0, post = strcmp(req->method, "POST") == 0;
@@ -206,9 +290,16 @@ bool http_control_route(http_request *req, enum MHD_Result *result)
 		*result = http_task_complete(req);
 	else if (strcmp(url, "/deadline") == 0 && post)
 		*result = deadline(req);
+	else if (strcmp(url, "/files") == 0 && strcmp(req->method, "PUT") == 0)
+		*result = files_in(req);
+	else if (strcmp(url, "/reset") == 0 && post)
+		*result = reset_order(req);
+	else if (strcmp(url, "/reset") == 0 && get)
+		*result = reset_report(req);
 	else if (strcmp(url, "/status") == 0 || strncmp(url, "/file/", 6) == 0 ||
 		 strcmp(url, "/screenshot") == 0 || strcmp(url, "/complete") == 0 ||
-		 strcmp(url, "/deadline") == 0)
+		 strcmp(url, "/deadline") == 0 || strcmp(url, "/files") == 0 ||
+		 strcmp(url, "/reset") == 0)
 		*result = http_reply_error(req, 405, "Method not allowed");
 	else
 		*result = http_reply_error(req, 404, "Not found");

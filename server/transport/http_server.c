@@ -30,7 +30,9 @@ typedef struct conn_state {
 	sbx_buf body;
 	bool too_large;
 	bool replied;
-	size_t url_skip; /* the token's bytes at the front of the path ("/<token>") */
+	size_t url_skip;	       /* the token's bytes at the front of the path ("/<token>") */
+	unsigned char after_reply[64]; /* http_request.after_reply, for on_completed */
+	size_t after_reply_len;
 } conn_state;
 
 typedef struct http_server {
@@ -258,7 +260,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 {
 	http_server *hs = cls;
 	conn_state *cs = *con_cls;
-	http_request req = {hs->srv, conn, url, method, NULL, 0, hs->token != NULL, NULL};
+	http_request req = {hs->srv, conn, url, method, NULL, 0, hs->token != NULL, NULL, NULL, 0};
 
 	if (!cs) {
 		const char *len =
@@ -314,7 +316,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		/* Behind sandboxctl's relay, which strips the token and names it here. */
 		req.prefix = http_header(&req, "X-Forwarded-Prefix");
 	}
-	return route(&req);
+	req.after_reply = cs->after_reply;
+	enum MHD_Result ret = route(&req);
+
+	cs->after_reply_len =
+		req.after_reply_len <= sizeof(cs->after_reply) ? req.after_reply_len : 0;
+	return ret;
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
@@ -327,6 +334,10 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 		sbx_connguard_idle(hs->guard, conn);
 	if (!cs)
 		return;
+	/* The reply is out (in the socket's buffer, which outlives us): PID 1 may act. */
+	if (cs->after_reply_len && toe == MHD_REQUEST_TERMINATED_COMPLETED_OK &&
+	    hs->srv->init_fd >= 0)
+		(void)!send(hs->srv->init_fd, cs->after_reply, cs->after_reply_len, MSG_NOSIGNAL);
 	sbx_buf_free(&cs->body);
 	free(cs);
 	*con_cls = NULL;

@@ -19,6 +19,12 @@ typedef struct http_request {
 	bool published;
 	/* The path prefix the client's URLs carry (the token), for links the server makes. */
 	const char *prefix;
+	/*
+	 * A message for PID 1 (SANDBOX_INIT_FD), sent once the reply is out
+	 * (MHD's completion): a reset order kills this server, so not before.
+	 */
+	void *after_reply;
+	size_t after_reply_len;
 } http_request;
 
 /* Sends body (copied) with status and content type; session adds Mcp-Session-Id. */

@@ -232,13 +232,15 @@ def case_task_image(env):
 def case_serve(_env):
     """serve --image REF --pool-image REF=1 on a foreign image: a warm claim, solved over
     MCP with the official SDK (examples/python_agent.py's solver), passes; tool code is
-    uid 1001 there; nothing is left."""
+    uid 1001 there; nothing is left. Under --reuse 2 a foreign image's sandbox stays
+    single use (a reset knows only our images' writable places): the next claim gets
+    another sandbox, no reset is made, none is counted retired."""
     need_bundle_source()
     sys.path.insert(0, os.path.join(it.SRC, "tests", "serve"))
     import asyncio
     import test_serve_integration as tsi
     image = foreign_images.ensure("glibc")
-    s = tsi.Service("--image", image, "--pool-image", image + "=1")
+    s = tsi.Service("--image", image, "--pool-image", image + "=1", "--reuse", "2")
     try:
         size = 'sandboxctl_serve_pool_size{image="%s"}' % image
         if not tsi.wait_until(lambda: s.metrics().get(size, 0) >= 1, 60, poll=0.2):
@@ -254,6 +256,14 @@ def case_serve(_env):
         r = s.finish(o["id"])
         if r["status"] != "pass" or r["reward"] != 1:
             it.fail("serve: the episode on %s did not pass: %s" % (image, r))
+        o2 = s.claim()
+        r2 = s.finish(o2["id"])
+        m = s.metrics()
+        if (o2.get("reused") != 0 or r2.get("sandbox_id") == r.get("sandbox_id")
+                or m.get("sandboxctl_serve_resets_total", 0) != 0
+                or m.get("sandboxctl_serve_reset_retired_total", 0) != 0):
+            it.fail("serve --reuse: a foreign image's sandbox was reused: %s, %s, %s"
+                    % (o2, r2.get("sandbox_id"), m))
         s.stop_cleanly()
     finally:
         s.cleanup()

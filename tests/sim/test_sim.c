@@ -412,7 +412,7 @@ START_TEST(serve_pool_refills_every_engine)
 		per[e]++;
 		n++;
 		sbx_warm_free(w);
-		sbx_serve__pool_end(pool, e, false);
+		sbx_serve__pool_end(pool, e, false, NULL);
 	}
 	/* A fair share is 20 each; the lowest-index preference left most at 1. */
 	for (size_t i = 0; i < ENGINES; i++)

@@ -51,9 +51,12 @@ typedef struct sbx_sandbox_spec {
 	 * absolute path checked by the caller (sbx_task_harbor_workdir_refusal); NULL:
 	 * SBX_SANDBOX_WORKSPACE. A symlink there in the image is refused at create. */
 	const char *workspace;
-	bool gui;		/* the task needs the display */
-	bool published;		/* --network published: server port bound on host loopback */
-	bool test;		/* label the sandbox as a test object */
+	bool gui;	/* the task needs the display */
+	bool published; /* --network published: server port bound on host loopback */
+	bool test;	/* label the sandbox as a test object */
+	/* Several episodes, reset in place between them (SANDBOX_REUSE=1; bridges reconnect
+	 * when the server restarts, sandbox-bridge -r). */
+	bool reuse;
 	const char *const *env; /* extra "KEY=value", NULL-terminated, may be NULL */
 	/* A Harbor verifier's sandbox: also size-capped tmpfs at /tests and /logs. */
 	bool verifier;
@@ -111,6 +114,15 @@ typedef struct sbx_sandbox_file {
 } sbx_sandbox_file;
 
 typedef struct sbx_backend sbx_backend;
+struct sbx_docker_tar;
+
+/*
+ * The files as a tar (sbx/docker_tar.h), uid and gid 1000, files 0664 and
+ * their directories 02775: what the Docker backend's exec'd tar extracts and
+ * what the server's PUT /control/files unpacks. *out owns *data.
+ */
+int sbx_sandbox_files_pack(const sbx_sandbox_file *files, size_t n, struct sbx_docker_tar **out,
+			   const void **data, size_t *len, sbx_error *err);
 
 typedef struct sbx_backend_ops {
 	const char *name;
@@ -133,9 +145,9 @@ typedef struct sbx_backend_ops {
 	void (*free)(sbx_backend *b);
 	/*
 	 * Optional (NULL: not offered). On a started sandbox nobody uses yet (a
-	 * warm one): does now what the next copy_in into dest and the next
-	 * open_stream would otherwise start with (spawning tar, the bridge), so
-	 * a claim pays only for the bytes. Those two calls then use it.
+	 * warm one): does now what the next open_stream calls would otherwise
+	 * start with (the bridges), so a claim pays only for the bytes. dest is
+	 * kept for backends that still prepare a copy_in there.
 	 */
 	int (*prewarm)(sbx_backend *b, const char *dest, sbx_error *err);
 	/*

@@ -64,6 +64,12 @@ typedef struct sbx_relay_opts {
 	 * a unix socket); the token still is.
 	 */
 	const char *unix_path;
+	/*
+	 * When set, sbx_relay_free hands its idle pooled streams (usable, no
+	 * exchange in flight) to give_back instead of closing them: a sandbox
+	 * reused for another episode keeps its bridges (an exec each).
+	 */
+	void (*give_back)(sbx_stream *s, void *userdata);
 } sbx_relay_opts;
 
 #define SBX_RELAY_OPTS_INIT                                                                        \

@@ -219,6 +219,16 @@ typedef struct sbx_run_opts {
 	void *on_ready_userdata;
 	/* sbx_run_execute: called once prepared, before launch (with on_ready_userdata). */
 	sbx_run_ready_fn on_prepared;
+	/*
+	 * sbx_run_execute with reuse > 1 (sweep --reuse N): *reuse_slot is the
+	 * previous episode's sandbox, reset clean (or NULL). It runs this episode
+	 * when it fits, else a new one is started for reuse (a GUI or published
+	 * run starts as always, single use); after the finish *reuse_slot holds
+	 * it again when it was reset clean with episodes left. The caller frees
+	 * what is left there (sbx_warm_free) when done.
+	 */
+	uint32_t reuse;
+	struct sbx_warm **reuse_slot;
 	/* Set (by a signal handler) to stop the run: the result says interrupted. */
 	const volatile sig_atomic_t *interrupted;
 	/* Seedable tasks: generate a fresh instance from this seed (recorded in result.json). */
@@ -370,7 +380,15 @@ typedef struct sbx_run_result {
 	char sandbox_recalc[24]; /* "native", "libreoffice", "native+libreoffice", "none"; ""
 				    unknown */
 	uint64_t sandbox_recalc_native, sandbox_recalc_office; /* formula cells */
-	bool warm;		   /* the sandbox came from a warm pool (sbx_run_launch_warm) */
+	bool warm; /* the sandbox came from a warm pool (sbx_run_launch_warm) */
+	/* --reuse: episodes the sandbox served before this one (0: fresh), the reset
+	 * before this one (reused > 0), and what the reset after it did. */
+	uint32_t reused;
+	uint32_t reuse; /* the warm sandbox's episodes at most (1: single use, a foreign image) */
+	double reset_ms, reset_kill_ms, reset_agent_ms, reset_clean_ms, reset_verify_ms;
+	bool reset_after;	   /* a reset was made after this episode */
+	bool retired;		   /* it failed or found residue: the sandbox was removed */
+	char *reset_found;	   /* what it found or why it failed, else NULL */
 	bool trajectory;	   /* trajectory.json was written */
 	char *trajectory_error;	   /* why not, one line, else NULL */
 	sbx_run_verifier verifier; /* Harbor tasks */
@@ -469,6 +487,12 @@ typedef struct sbx_warm_opts {
 	/* As sbx_run_opts.backend: the Docker backend unless a test passes another. */
 	sbx_run_backend_fn backend;
 	void *backend_userdata;
+	/*
+	 * Episodes it may serve (0, 1: one, the default): past the first, each is
+	 * preceded by a reset in place (PID 1 and the spawner, checked), and a
+	 * sandbox whose reset fails or finds anything is removed, never served.
+	 */
+	uint32_t reuse;
 } sbx_warm_opts;
 
 #define SBX_WARM_OPTS_INIT                                                                         \
@@ -487,6 +511,10 @@ typedef struct sbx_warm_info {
 	bool engine_seccomp;
 	int64_t created, deadline; /* unix seconds */
 	double create_ms, start_ms, ready_ms;
+	uint32_t reuse;	 /* episodes it may serve (sbx_warm_opts.reuse, at least 1) */
+	uint32_t reused; /* episodes it has served */
+	/* The last reset (reused > 0): the host's whole round trip and PID 1's parts. */
+	double reset_ms, reset_kill_ms, reset_agent_ms, reset_clean_ms, reset_verify_ms;
 } sbx_warm_info;
 
 /*
@@ -537,6 +565,15 @@ bool sbx_run_warm_fits(const sbx_run *run, const sbx_warm *w);
  * one. Failures are recorded as in sbx_run_launch (call sbx_run_finish).
  */
 int sbx_run_launch_warm(sbx_run *run, sbx_warm *w, sbx_error *err);
+
+/*
+ * After sbx_run_finish: the sandbox, reset clean for its next episode, when
+ * it came from a warm sandbox with reuse left (sbx_warm_opts.reuse) and the
+ * episode ended normally; else NULL (it was removed: single use, reuse
+ * spent, or retired by a reset that failed or found residue). The caller
+ * owns it.
+ */
+sbx_warm *sbx_run_take_warm(sbx_run *run);
 
 /*
  * Everything at once: prepare, launch, wait, finish. Returns 0 when a result

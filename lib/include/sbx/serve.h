@@ -57,6 +57,8 @@ typedef struct sbx_serve_opts {
 	const char *token;  /* NULL: 128 random bits, hex */
 	/* The OCI runtime of every sandbox, warm or cold (e.g. "runsc"); NULL: the engine's. */
 	const char *runtime;
+	/* --reuse N: episodes per warm sandbox, reset in place between them (0, 1: one). */
+	uint32_t reuse;
 	/* Every episode's image (any linux/amd64 image: see sbx_image_prepare_foreign);
 	 * NULL: each task's (slim, or full for GUI tasks). */
 	const char *image;

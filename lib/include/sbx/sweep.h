@@ -426,6 +426,7 @@ typedef struct sbx_sweep_attempt {
 	const char *run_id; /* the attempt's run id */
 	const char *engine; /* the worker's engine URL, NULL for the default */
 	const volatile sig_atomic_t *interrupted; /* set when the sweep interrupts its runs */
+	struct sbx_warm **reuse_slot; /* --reuse: the worker's sandbox (sbx_run_opts.reuse_slot) */
 } sbx_sweep_attempt;
 
 /*
@@ -454,7 +455,10 @@ typedef struct sbx_sweep_opts {
 	/* Called after each recorded attempt (under the scheduler's lock; keep it short). */
 	sbx_sweep_progress_fn progress;
 	void *progress_userdata;
-	bool test_label;	     /* label sandboxes as test objects */
+	bool test_label; /* label sandboxes as test objects */
+	/* --reuse N: each worker's sandbox serves up to N episodes, reset in place between two
+	 * (sbx_run_opts.reuse); 0, 1: single use. */
+	uint32_t reuse;
 	unsigned backoff_ms;	     /* first retry's delay, doubling; 0: 1000 */
 	unsigned infra_window;	     /* 0: 20 */
 	double infra_threshold;	     /* fraction of the window; 0: 0.2 */
