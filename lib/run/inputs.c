@@ -13,14 +13,17 @@
 #include "run-internal.h"
 #include "rundir.h"
 #include "sbx/cleanup.h"
+#include "sbx/clock.h"
 #include "sbx/docker_tar.h"
 #include "sbx/log.h"
 #include "sbx/relay.h"
 
 #define INPUT_MAX (256ULL * 1024 * 1024)
 /* sandbox-mcp's default --max-body: a larger tar goes by the backend. */
-#define STREAM_TAR_MAX	  (16u << 20)
-#define STREAM_TIMEOUT_MS 60000
+#define STREAM_TAR_MAX (16u << 20)
+/* A healthy server unpacks 16 MiB in well under a second; past this (or the
+ * deadline) the exec'd tar copies instead. */
+#define STREAM_TIMEOUT_MS 3000
 
 typedef struct input_set {
 	sbx_sandbox_file *files;
@@ -82,16 +85,21 @@ static int read_inputs(const sbx_task *t, bool starting, bool oracle, input_set 
 }
 
 /*
- * PUT /control/files on the relay's stream. 0 done; 1 the server does not
- * take it (an older image: 404/405; over its cap: 413), the caller copies
- * by the backend; < 0 the server refused the tar or did not answer.
+ * PUT /control/files on the relay's stream. 0 done; 1 the caller copies by
+ * the backend: the server does not take it (an older image: 404/405; over its
+ * cap: 413), or it answered anything else, or not before the deadline (a
+ * server is not trusted with the copy-in: one that drips or garbles its
+ * answer gets the exec'd tar, which does not go through it, for the rest of
+ * the run, and the episode goes on to its own end); < 0 out of memory.
  */
 static int put_files(sbx_run *run, const sbx_sandbox_file *files, size_t n, sbx_error *err)
 {
 	_cleanup_(sbx_docker_tar_freep) sbx_docker_tar *t = NULL;
 	sbx_relay_response resp = {0};
+	sbx_error e = SBX_ERROR_INIT;
 	const void *tar;
 	size_t len;
+	int64_t left;
 	int r, status;
 
 	if (!run->relay || run->files_by_backend)
@@ -101,24 +109,26 @@ static int put_files(sbx_run *run, const sbx_sandbox_file *files, size_t n, sbx_
 		return r;
 	if (len > STREAM_TAR_MAX)
 		return 1;
+	/* Never past the episode's deadline: the server is not trusted to answer. */
+	left = run->deadline_ms > 0 ? run->deadline_ms - sbx_now_ms() : STREAM_TIMEOUT_MS;
+	if (left > STREAM_TIMEOUT_MS)
+		left = STREAM_TIMEOUT_MS;
 	r = sbx_relay_request(run->relay, "PUT", "/control/files", NULL, tar, len, false,
-			      STREAM_TIMEOUT_MS, &resp, err);
-	status = resp.status;
-	if (r >= 0 && status != 200 && status != 404 && status != 405 && status != 413)
-		sbx_error_set(err, -EPROTO, "the server refused the files: HTTP %d: %.*s", status,
-			      resp.len > 300 ? 300 : (int)resp.len, resp.body ? resp.body : "");
+			      (int)(left < 1 ? 1 : left), &resp, &e);
+	status = r < 0 ? 0 : resp.status;
 	sbx_relay_response_free(&resp);
-	if (r < 0)
-		return r;
 	if (status == 200)
 		return 0;
-	if (status == 404 || status == 405 || status == 413) {
-		/* An older image keeps answering so: ask it once per run. */
-		run->files_by_backend = status != 413;
+	if (r == -ENOMEM)
+		return sbx_error_set(err, r, "out of memory");
+	/* An older image keeps answering so, a hostile server anything: ask it once. */
+	run->files_by_backend = status != 413;
+	if (status == 404 || status == 405 || status == 413)
 		sbx_log_debug("files by the backend: the server answered HTTP %d", status);
-		return 1;
-	}
-	return -EPROTO;
+	else
+		sbx_log_warning("files by the backend: the server did not take them (%s)",
+				r < 0 ? sbx_error_message(&e) : "an answer other than 200");
+	return 1;
 }
 
 int sbx_run__copy_files_in(sbx_run *run, bool starting, bool oracle, sbx_error *err)
@@ -131,5 +141,5 @@ int sbx_run__copy_files_in(sbx_run *run, bool starting, bool oracle, sbx_error *
 	r = put_files(run, s.files, s.n, err);
 	if (r <= 0)
 		return r;
-	return run->backend->ops->copy_in(run->backend, SBX_SANDBOX_WORKSPACE, s.files, s.n, err);
+	return run->backend->ops->copy_in(run->backend, run->workspace, s.files, s.n, err);
 }

@@ -71,8 +71,8 @@ def check(env, case):
         # The deadline counts from the start; the host may take 5 s past it, no more.
         limit = TIMEOUT_S + 5 + (res["timings_ms"].get("create") or 0) / 1000 + ready / 1000
         if took > limit:
-            it.fail("the %s server kept the run for %.1f s (deadline %d s)" %
-                    (case, took, TIMEOUT_S))
+            it.fail("the %s server kept the run for %.1f s (deadline %d s); timings %s\n%s" %
+                    (case, took, TIMEOUT_S, res["timings_ms"], err))
         it.check_gone(res["run_id"])
         print("ok: a %s server; the run ended by its %d s deadline in %.1f s (exit %d)" %
               (case, TIMEOUT_S, took, code))
