@@ -463,6 +463,18 @@ def case_idle_ttl(s):
     s.stop_cleanly()
 
 
+def under_asan():
+    """True when this build's sandboxctl is AddressSanitizer's: its quarantine keeps freed
+    memory (up to 256 MiB by default), so RSS growth there says nothing about what the
+    service holds."""
+    exe = os.path.join(os.environ.get("SBX_BUILD_ROOT", "build"), "cmd", "sandboxctl")
+    try:
+        with open(exe, "rb") as f:
+            return b"__asan_init" in f.read()
+    except OSError:
+        return False
+
+
 def proc_stats(pid):
     fds = len(os.listdir("/proc/%d/fd" % pid))
     st = {}
