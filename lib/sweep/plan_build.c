@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "sbx-config.h"
 #include "sbx/cleanup.h"
@@ -110,19 +109,6 @@ int sbx_sweep_plan_add_task_file(sbx_sweep_plan *p, const char *path, sbx_error 
 	return 0;
 }
 
-static bool is_task_folder(const char *dir)
-{
-	static const char *const files[] = {"task.toml", "task.yaml", "task.json"};
-
-	for (size_t i = 0; i < SBX_ELEMENTSOF(files); i++) {
-		_cleanup_free_ char *f = NULL;
-
-		if (asprintf(&f, "%s/%s", dir, files[i]) >= 0 && access(f, F_OK) == 0)
-			return true;
-	}
-	return false;
-}
-
 int sbx_sweep_plan_add_task_dir(sbx_sweep_plan *p, const char *dir, sbx_error *err)
 {
 	_cleanup_free_ char *abs = realpath(dir, NULL);
@@ -132,7 +118,7 @@ int sbx_sweep_plan_add_task_dir(sbx_sweep_plan *p, const char *dir, sbx_error *e
 
 	if (!abs)
 		return sbx_error_set(err, -errno, "--task-dir '%s': %s", dir, strerror(errno));
-	if (is_task_folder(abs))
+	if (sbx_task_dir_is_task(abs))
 		return sbx_sweep_plan_push(&p->tasks, &p->n_tasks, abs, SBX_SWEEP_MAX_TASKS) < 0
 			       ? sbx_error_set(err, -E2BIG, "--task-dir: more than %d tasks",
 					       SBX_SWEEP_MAX_TASKS)

@@ -67,6 +67,13 @@ static char *task_file_in(const char *dir)
 	return file;
 }
 
+bool sbx_task_dir_is_task(const char *dir)
+{
+	_cleanup_free_ char *file = task_file_in(dir);
+
+	return file && is_file(file);
+}
+
 static int path_to_yaml(const char *path, char **out, sbx_error *err)
 {
 	char *file;

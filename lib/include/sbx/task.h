@@ -281,6 +281,9 @@ sbx_task *sbx_task_free(sbx_task *task);
  */
 char *sbx_task_dir_default(void);
 
+/* True when dir holds a task file: task.yaml, the reference's task.json or Harbor's task.toml. */
+bool sbx_task_dir_is_task(const char *dir);
+
 /*
  * Resolves a task name ("banking_reserve", looked up in tasks_dir, or the
  * default when NULL) or a path (contains '/', or names an existing file or
