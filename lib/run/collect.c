@@ -156,11 +156,8 @@ void sbx_run__grade(sbx_run *run)
 	} else {
 		r = run->o.grade(run->task, outdir, &run->res.grade, run->o.grade_userdata, &e);
 	}
-	sbx_run__phase_done(run, SBX_PHASE_GRADE, t);
-	if (r < 0) {
-		sbx_run__set_infra(run, "grader", &e);
+	if (sbx_run__phase_end(run, SBX_PHASE_GRADE, t, r, "grader", &e) < 0)
 		return;
-	}
 	if (run->res.grade.error) {
 		/* The commands print it with the result (run's summary, sweep's line). */
 		sbx_log_debug("run '%s': %s", run->res.run_id, run->res.grade.error);

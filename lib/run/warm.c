@@ -303,9 +303,8 @@ void sbx_run__reset_in_place(sbx_run *run)
 		sbx_log_warning("sandbox '%s' retired: %s", run->backend->id,
 				sbx_error_message(&err));
 		t = sbx_now_msf();
-		if (run->backend->ops->destroy(run->backend, &de) < 0)
-			sbx_run__set_infra(run, "remove", &de);
-		sbx_run__phase_done(run, SBX_PHASE_REMOVE, t);
+		sbx_run__phase_end(run, SBX_PHASE_REMOVE, t,
+				   run->backend->ops->destroy(run->backend, &de), "remove", &de);
 		return;
 	}
 	pthread_mutex_init(&w->lock, NULL);
