@@ -13,6 +13,7 @@
 #include "sbx/cleanup.h"
 #include "sbx/log.h"
 #include "sbx/run.h"
+#include "sbx/warm.h"
 
 const sbx_run_result *sbx_run_get_result(const sbx_run *run)
 {

@@ -11,7 +11,7 @@
 
 #include "sbx/cleanup.h"
 #include "sbx/json.h"
-#include "sbx/run.h"
+#include "sbx/result.h"
 
 /* Cell values come from the agent's outputs: short, and quoted as JSON would. */
 #define VALUE_MAX 40

@@ -12,7 +12,7 @@
 #include "sbx/cleanup.h"
 #include "sbx/file.h"
 #include "sbx/json.h"
-#include "sbx/run.h"
+#include "sbx/result.h"
 
 const char *sbx_run_status_name(sbx_run_status s)
 {

@@ -19,6 +19,7 @@
 #include "sbx/clock.h"
 #include "sbx/log.h"
 #include "sbx/run.h"
+#include "sbx/warm.h"
 
 /* The sandbox's tmpfs sizes. */
 #define WORKSPACE_BYTES (512ULL * 1024 * 1024)

@@ -19,6 +19,7 @@
 #include "sbx/log.h"
 #include "sbx/relay.h"
 #include "sbx/run.h"
+#include "sbx/warm.h"
 #include "sbx/stream.h"
 
 #define WARM_TTL_S	 600

@@ -21,6 +21,7 @@
 #include "sbx/clock.h"
 #include "sbx/log.h"
 #include "sbx/sweep.h"
+#include "sbx/warm.h"
 
 #define DEFAULT_BACKOFF_MS 1000
 #define DEFAULT_WINDOW	   20

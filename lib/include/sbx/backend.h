@@ -194,6 +194,14 @@ int sbx_backend_docker_new(sbx_backend **out, sbx_error *err);
 /* The same on the engine at host ("unix:///path", "tcp://host:port"; NULL as above). */
 int sbx_backend_docker_new_at(sbx_backend **out, const char *host, sbx_error *err);
 
+/*
+ * Makes the backend a launch runs on (engine: sbx_run_opts.engine,
+ * sbx_warm_opts.engine). The run
+ * owns *out from then on and frees it with b->ops->free.
+ */
+typedef int (*sbx_run_backend_fn)(sbx_backend **out, const char *engine, void *userdata,
+				  sbx_error *err);
+
 /* The socket the server listens on inside the sandbox, reached with sandbox-bridge. */
 #define SBX_SANDBOX_SOCKET    "/run/sandbox/mcp.sock"
 #define SBX_SANDBOX_WORKSPACE "/workspace"
