@@ -2,7 +2,7 @@
 /*
  * sandboxctl run --task NAME: one episode in a fresh sandbox, graded, cleaned
  * up, with runs/<run-id>/result.json. What mcp and sweep share with it (the
- * episode options, the grade hook, signals) is in run_options.c.
+ * episode options, the grader's path, signals) is in run_options.c.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -259,7 +259,6 @@ int cmd_run(int argc, char **argv)
 		return EXIT_ENGINE;
 	if (json)
 		o.quiet_agent = true; /* stdout carries exactly one line */
-	o.grade = cmd_run__grade;
 	o.grader = cmd_run__grader();
 	o.on_ready = on_ready;
 	o.on_prepared = on_prepared;

@@ -3,7 +3,7 @@
 
 /*
  * What the commands that run episodes share (cmd/run_options.c): the
- * options of an episode, one row each for run, mcp and sweep, the grade hook
+ * options of an episode, one row each for run, mcp and sweep, the grader's path
  * and stop signals (also serve's).
  */
 
@@ -65,10 +65,6 @@ int cmd_run__parse_seed(const char *text);
  * it must be this build's.
  */
 const char *cmd_run__grader(void);
-
-/* The grade hook of sbx_run_opts: grades outputs_dir against the task, in process. */
-int cmd_run__grade(const sbx_task *task, const char *outputs_dir, sbx_run_grade *out,
-		   void *userdata, sbx_error *err);
 
 /* Stop signals set cmd_run__interrupted (for sbx_run_opts.interrupted). */
 void cmd_run__install_signals(void);

@@ -230,7 +230,6 @@ static int run_sweep(const sbx_sweep_plan *p, const char *out_dir, bool resumed,
 	so.dir = out_dir;
 	so.engines = engines;
 	so.n_engines = arg_sweep.n_engines;
-	so.grade = cmd_run__grade;
 	so.grader = cmd_run__grader();
 	so.stop = &arg_signals;
 	so.stop_grace_s = (uint32_t)arg_sweep.stop_grace;

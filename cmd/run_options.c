@@ -2,8 +2,8 @@
 /*
  * The options of an episode, which run, mcp and sweep share (cmd_run.h's
  * rows): each parses into arg_run with one wording for its errors. Also the
- * grade hook, the grader's path and stop signals, which every command that
- * runs episodes (serve too) needs.
+ * grader's path and stop signals, which every command that runs episodes
+ * (serve too) needs.
  */
 #include <errno.h>
 #include <libgen.h>
@@ -29,13 +29,6 @@ static void on_signal(int sig)
 void cmd_run__install_signals(void)
 {
 	cli_on_stop_signals(on_signal);
-}
-
-int cmd_run__grade(const sbx_task *task, const char *outputs_dir, sbx_run_grade *out,
-		   void *userdata, sbx_error *err)
-{
-	(void)userdata;
-	return sbx_run_grade_outputs(task, outputs_dir, out, err);
 }
 
 const char *cmd_run__grader(void)

@@ -139,8 +139,7 @@ void sbx_run__grade(sbx_run *run)
 	double t = sbx_now_msf();
 	int r;
 
-	if ((!run->o.grader && !run->o.grade) ||
-	    asprintf(&outdir, "%s/outputs", run->res.run_dir) < 0)
+	if (asprintf(&outdir, "%s/outputs", run->res.run_dir) < 0)
 		return;
 	if (run->o.grader) {
 		/* Test-only faults, for runs labelled as tests (--test-label) only. */
@@ -154,7 +153,7 @@ void sbx_run__grade(sbx_run *run)
 		r = sbx_run_grade_isolated(run->o.grader, run->task, outdir, &go, &run->res.grade,
 					   &e);
 	} else {
-		r = run->o.grade(run->task, outdir, &run->res.grade, run->o.grade_userdata, &e);
+		r = sbx_run_grade_outputs(run->task, outdir, &run->res.grade, &e);
 	}
 	if (sbx_run__phase_end(run, SBX_PHASE_GRADE, t, r, "grader", &e) < 0)
 		return;

@@ -222,6 +222,11 @@ void sbx_run__save_logs(sbx_run *run);
  * complete_task). Sets res.screenshot and res.screenshot_reloaded.
  */
 void sbx_run__save_screenshot(sbx_run *run, bool show_saved);
+/*
+ * Grades the outputs into res.grade, grade.txt and grade.json: in a child
+ * process when opts.grader names the program (the commands), else in this
+ * process (sbx_run_grade_outputs). Failures are recorded in res.
+ */
 void sbx_run__grade(sbx_run *run);
 
 /* record.c: --record's filmstrip. True while frames are due (a GUI task, under the caps). */

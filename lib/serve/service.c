@@ -170,8 +170,6 @@ static int create(sbx_serve *s, const char *body, size_t len, char **out)
 	ro.timeout_s = req.timeout_s;
 	ro.seeded = req.seeded;
 	ro.seed = req.seed;
-	ro.grade = s->o.grade;
-	ro.grade_userdata = s->o.grade_userdata;
 	ro.grader = s->o.grader;
 	ro.test = s->o.test;
 	ro.runtime = s->o.runtime; /* as the pools', so a warm sandbox fits */
@@ -546,7 +544,7 @@ int sbx_serve_start(sbx_serve **out, const sbx_serve_opts *opts, sbx_error *err)
 	char hex[9];
 	int r;
 
-	if (!opts || opts->version != SBX_SERVE_OPTS_VERSION || !opts->grade)
+	if (!opts || opts->version != SBX_SERVE_OPTS_VERSION)
 		return sbx_error_set(err, -EINVAL, "serve: bad options");
 	s = calloc(1, sizeof(*s));
 	if (!s)

@@ -172,8 +172,6 @@ static int lifecycle_attempt(sched *s, const sbx_sweep_attempt *a, sbx_sweep_rec
 	ro.engine_seccomp = p->engine_seccomp;
 	ro.quiet_agent = true; /* episodes side by side: output only into each agent.log */
 	ro.test = s->o->test_label;
-	ro.grade = s->o->grade;
-	ro.grade_userdata = s->o->grade_userdata;
 	ro.grader = s->o->grader;
 	ro.interrupted = a->interrupted;
 	ro.seeded = a->episode->seeded;

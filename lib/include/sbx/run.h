@@ -78,16 +78,6 @@ int sbx_run_grader_main(int argc, char **argv);
 
 typedef struct sbx_run sbx_run;
 
-/*
- * Grades the outputs of task collected under outputs_dir into *out, in the
- * run's process: used when sbx_run_opts.grader is NULL (tests). The grader
- * is below lib/run (lib/grade, docs/ARCHITECTURE.md): the commands point
- * this at their cmd_run__grade, which only calls sbx_run_grade_outputs, and
- * set grader, so their episodes grade in a child process.
- */
-typedef int (*sbx_run_grade_fn)(const sbx_task *task, const char *outputs_dir, sbx_run_grade *out,
-				void *userdata, sbx_error *err);
-
 /* Called once the endpoint is up (to print it); may be NULL. */
 typedef void (*sbx_run_ready_fn)(sbx_run *run, void *userdata);
 
@@ -121,11 +111,10 @@ typedef struct sbx_run_opts {
 	bool keep;		  /* leave the sandbox behind */
 	bool test;		  /* label objects as test objects */
 	bool quiet_agent;	  /* agent stdout/stderr only into the run directory */
-	sbx_run_grade_fn grade;
-	void *grade_userdata;
 	/*
 	 * Grade in a child process (sbx_run_grade_isolated) with this program;
-	 * the commands pass sandbox-grader's path. NULL: the grade hook, in process.
+	 * the commands pass sandbox-grader's path. NULL: in the run's own process
+	 * (sbx_run_grade_outputs), as the tests do.
 	 */
 	const char *grader;
 	sbx_run_ready_fn on_ready;

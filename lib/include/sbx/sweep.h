@@ -441,9 +441,7 @@ typedef struct sbx_sweep_opts {
 	unsigned version;
 	const char *dir; /* the sweep directory (sweep.json written) */
 	const sbx_sweep_engine *engines;
-	size_t n_engines; /* 0: one default engine with 1 job */
-	sbx_run_grade_fn grade;
-	void *grade_userdata;
+	size_t n_engines;   /* 0: one default engine with 1 job */
 	const char *grader; /* sbx_run_opts.grader: grade each episode in a child */
 	/*
 	 * Set by a signal handler to the number of SIGINTs: 1 stops scheduling
