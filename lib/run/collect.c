@@ -165,7 +165,10 @@ void sbx_run__grade(sbx_run *run)
 	if (run->res.grade.report_text)
 		sbx_rundir__write(run->res.run_dir, "grade.txt", run->res.grade.report_text,
 				  strlen(run->res.grade.report_text), NULL);
-	if (run->res.grade.report_json)
-		sbx_rundir__write(run->res.run_dir, "grade.json", run->res.grade.report_json,
-				  strlen(run->res.grade.report_json), NULL);
+	if (run->res.grade.report) {
+		_cleanup_free_ char *json = sbx_json_print(run->res.grade.report);
+
+		if (json)
+			sbx_rundir__write(run->res.run_dir, "grade.json", json, strlen(json), NULL);
+	}
 }

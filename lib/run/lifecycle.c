@@ -127,10 +127,10 @@ void sbx_run_free(sbx_run *run)
 		     run->unix_socket, run->res.task, run->res.error, run->res.error_kind,
 		     run->res.reset_found, run->res.agent, run->res.agent_tail, run->res.image,
 		     run->res.image_id, run->res.sandbox_id, run->res.backend, run->res.published,
-		     run->res.endpoint, run->res.grade.report_text, run->res.grade.report_json,
-		     run->res.grade.error, run->res.trajectory_error,
+		     run->res.endpoint, run->res.trajectory_error,
 		     run->res.verifier.rewards_json, run->res.verifier.output_tail,
 		     run->res.verifier.error);
+	sbx_run_grade_clear(&run->res.grade);
 	sbx_provenance_clear(&run->res.provenance);
 	free(run);
 }

@@ -57,7 +57,7 @@ static const cJSON *first_failed_case(const cJSON *report, bool gate)
 /* "gate 'inputs unchanged' failed: Sheet1!A2 changed (...)", "case 'x': ...". */
 static char *grade_reason(const sbx_run_result *r)
 {
-	_cleanup_json_ cJSON *report = NULL;
+	const cJSON *report = r->grade.report;
 	const cJSON *c, *m;
 	const char *name, *failure, *cell;
 	char want[VALUE_MAX + 16], got[VALUE_MAX + 16], more[48] = "";
@@ -73,9 +73,6 @@ static char *grade_reason(const sbx_run_result *r)
 			out = NULL;
 		return why ? out : strdup("not graded");
 	}
-	if (r->grade.report_json &&
-	    sbx_json_parse(r->grade.report_json, strlen(r->grade.report_json), &report, NULL) < 0)
-		report = NULL;
 	gate = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(report, "gate_failed"));
 	c = first_failed_case(report, gate);
 	if (!c)

@@ -18,6 +18,8 @@
 #include "sbx/relay.h"
 #include "sbx/task.h"
 
+struct cJSON;
+
 typedef enum sbx_run_status {
 	SBX_RUN_PASS = 0,
 	SBX_RUN_PARTIAL,
@@ -85,7 +87,9 @@ typedef struct sbx_run_grade {
 	char recalc[16];
 	uint64_t recalc_formulas, recalc_native, recalc_unsupported;
 	char *report_text; /* malloc'd, may be NULL */
-	char *report_json; /* malloc'd JSON text, may be NULL */
+	/* lib/grade's full report (grade.json's content) as a tree, owned; may be NULL.
+	 * It travels as it is to the serve API's answer and the result's reason. */
+	struct cJSON *report;
 	/*
 	 * A grade error (graded is then false): why no grade could be made of
 	 * these outputs, one line, malloc'd: "grader crashed: signal 11 (SIGSEGV)",
@@ -214,6 +218,12 @@ typedef struct sbx_run_result {
  * values in it come from the agent's outputs: escape it where it is shown.
  */
 char *sbx_run_result_reason(const sbx_run_result *r);
+
+/*
+ * result.json's content as a tree, for a caller that reads it without
+ * printing it (a sweep's record). The caller owns it (cJSON_Delete); NULL on OOM.
+ */
+struct cJSON *sbx_run_result_tree(const sbx_run_result *r);
 
 /* result.json's text (pretty-printed), malloc'd, NULL on OOM. */
 char *sbx_run_result_json(const sbx_run_result *r);
