@@ -85,19 +85,24 @@ static int instantiate(sbx_run *run, sbx_error *err)
 /* Limits: a flag beats the task, the task beats the defaults. */
 static int resolve_limits(sbx_run *run, const sbx_run_opts *opts, sbx_error *err)
 {
-	const sbx_task_limits *tl = &run->task->limits;
+	static const sbx_limits defaults = SBX_RUN_DEFAULT_LIMITS;
 	sbx_run_limits *l = &run->res.limits;
+	sbx_limits flag = {.timeout_s = opts->timeout_s,
+			   .memory = opts->memory,
+			   .cpus = opts->cpus,
+			   .pids = opts->pids,
+			   .grace_s = opts->grace_s,
+			   .engine_seccomp = opts->engine_seccomp},
+		   r;
 
-	l->timeout_s = opts->timeout_s	? opts->timeout_s
-		       : tl->deadline_s ? tl->deadline_s
-					: SBX_RUN_DEFAULT_TIMEOUT_S;
-	l->memory = opts->memory       ? opts->memory
-		    : tl->memory_bytes ? tl->memory_bytes
-				       : SBX_RUN_DEFAULT_MEMORY;
-	l->cpus = opts->cpus > 0 ? opts->cpus : tl->cpus > 0 ? tl->cpus : SBX_RUN_DEFAULT_CPUS;
-	l->pids = opts->pids ? opts->pids : tl->pids ? tl->pids : SBX_RUN_DEFAULT_PIDS;
-	snprintf(l->runtime, sizeof(l->runtime), "%s", opts->runtime ? opts->runtime : "");
-	l->grace_s = opts->grace_s ? opts->grace_s : SBX_RUN_DEFAULT_GRACE_S;
+	sbx_limits_set_runtime(&flag, opts->runtime);
+	sbx_limits_resolve(&r, &flag, &run->task->limits, &defaults);
+	l->timeout_s = r.timeout_s;
+	l->memory = r.memory;
+	l->cpus = r.cpus;
+	l->pids = r.pids;
+	snprintf(l->runtime, sizeof(l->runtime), "%s", r.runtime);
+	l->grace_s = r.grace_s;
 	l->workspace_bytes = WORKSPACE_BYTES;
 	l->tmp_bytes = TMP_BYTES;
 	l->run_bytes = RUN_BYTES;

@@ -196,8 +196,8 @@ static int load_task(sbx_sweep_plan *p, size_t i, bool resumed, const char *dir,
 				     sbx_error_message(&e));
 	if (!resumed)
 		p->seedable[i] = sbx_task_seedable(t);
-	if (t->limits.memory_bytes > needs->max_memory)
-		needs->max_memory = t->limits.memory_bytes;
+	if (t->limits.memory > needs->max_memory)
+		needs->max_memory = t->limits.memory;
 	r = add_image(needs->images, p->image ? p->image : sbx_run_task_image(t));
 	sbx_task_free(t);
 	return r < 0 ? sbx_error_set(err, r, "out of memory") : 0;

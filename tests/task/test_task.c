@@ -56,7 +56,7 @@ START_TEST(test_minimal_defaults)
 	ck_assert_int_eq(o->missing_sheet, SBX_MISSING_SHEET_MISMATCH);
 	ck_assert_double_eq(o->pass_threshold, 1.0);
 	ck_assert_double_eq(o->fail_threshold, 0);
-	ck_assert_uint_eq(t->limits.deadline_s, 0);
+	ck_assert_uint_eq(t->limits.timeout_s, 0);
 	ck_assert(!t->gui);
 	sbx_task_free(t);
 }
@@ -76,8 +76,8 @@ START_TEST(test_full_file)
 	ck_assert_uint_eq(t->n_files, 1);
 	ck_assert_str_eq(t->files[0], "files/input.ods");
 	ck_assert_str_eq(t->oracles[0], "oracle/expected.ods");
-	ck_assert_uint_eq(t->limits.deadline_s, 300);
-	ck_assert_uint_eq(t->limits.memory_bytes, 512ull << 20);
+	ck_assert_uint_eq(t->limits.timeout_s, 300);
+	ck_assert_uint_eq(t->limits.memory, 512ull << 20);
 	ck_assert_double_eq(t->limits.cpus, 1.5);
 	ck_assert_uint_eq(t->limits.pids, 128);
 	ck_assert(t->gui);
@@ -364,12 +364,44 @@ START_TEST(test_resolve_and_list)
 }
 END_TEST
 
+/* One resolution for every source of limits: a flag beats the task, the task the default. */
+START_TEST(test_limits_resolve)
+{
+	const sbx_limits defaults = {
+		.timeout_s = 600, .memory = 2ULL << 30, .cpus = 2, .pids = 256, .grace_s = 30};
+	sbx_limits task = {.timeout_s = 300, .cpus = 1.5}, flag = {.cpus = 0.5}, l, w;
+
+	sbx_limits_set_runtime(&flag, "runsc");
+	sbx_limits_resolve(&l, &flag, &task, &defaults);
+	ck_assert_uint_eq(l.timeout_s, 300);
+	ck_assert_uint_eq(l.memory, 2ULL << 30);
+	ck_assert_double_eq(l.cpus, 0.5);
+	ck_assert_uint_eq(l.pids, 256);
+	ck_assert_str_eq(l.runtime, "runsc");
+	ck_assert_uint_eq(l.grace_s, 30);
+	ck_assert(!l.engine_seccomp);
+	sbx_limits_resolve(&l, NULL, NULL, &defaults);
+	ck_assert_uint_eq(l.timeout_s, 600);
+	ck_assert_str_eq(l.runtime, "");
+	/* The same sandbox: its shape, not the episode's deadline. */
+	w = l;
+	w.timeout_s = 5;
+	w.grace_s = 1;
+	ck_assert(sbx_limits_same_sandbox(&l, &w));
+	sbx_limits_set_runtime(&w, "runsc");
+	ck_assert(!sbx_limits_same_sandbox(&l, &w));
+	w = l;
+	w.engine_seccomp = true;
+	ck_assert(!sbx_limits_same_sandbox(&l, &w));
+}
+END_TEST
+
 static void add_cases(Suite *s)
 {
 	TCase *tc = SBX_TEST_CASE(s, "load", NULL, NULL, 0, test_minimal_defaults, test_full_file);
 	SBX_TEST_TABLE(tc, test_bad, bad);
 	SBX_TEST_ADD(tc, test_depth_and_size_caps, test_files_checked, test_grading_standalone,
-		     test_resolve_and_list);
+		     test_resolve_and_list, test_limits_resolve);
 }
 
 SBX_TEST_MAIN("task", add_cases)

@@ -170,6 +170,13 @@ typedef struct sbx_run_opts {
 #define SBX_RUN_DEFAULT_CPUS	  2.0
 #define SBX_RUN_DEFAULT_PIDS	  256
 #define SBX_RUN_DEFAULT_GRACE_S	  30
+/* The same as an initializer for sbx_limits_resolve's last source. */
+#define SBX_RUN_DEFAULT_LIMITS                                                                     \
+	{                                                                                          \
+		.timeout_s = SBX_RUN_DEFAULT_TIMEOUT_S, .memory = SBX_RUN_DEFAULT_MEMORY,          \
+		.cpus = SBX_RUN_DEFAULT_CPUS, .pids = SBX_RUN_DEFAULT_PIDS,                        \
+		.grace_s = SBX_RUN_DEFAULT_GRACE_S                                                 \
+	}
 
 #define SBX_RUN_RECORD_DEFAULT_S 2.0
 #define SBX_RUN_FRAMES_MAX	 600
