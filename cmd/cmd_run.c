@@ -156,7 +156,7 @@ static void on_ready(sbx_run *run, void *userdata)
 			"\nOr send 'Authorization: Bearer <token>' (runs/%s/connection.json)\n"
 			"Waiting for an agent to call complete_task (deadline in %u s; Ctrl-C "
 			"ends the run)\n",
-			r->run_id, r->limits.timeout_s);
+			r->run_id, r->limits.resolved.timeout_s);
 		fflush(f);
 	}
 }

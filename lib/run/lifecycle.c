@@ -47,19 +47,20 @@ static int launch_reused(sbx_run *run, const sbx_run_opts *opts, sbx_error *err)
 
 	if (w && !sbx_run_warm_fits(run, w))
 		sbx_warm_free(TAKE_PTR(w));
-	if (!w && !run->task->gui && !run->task->harbor && !l->published && !l->engine_seccomp) {
+	if (!w && !run->task->gui && !run->task->harbor && !l->published &&
+	    !l->resolved.engine_seccomp) {
 		sbx_warm_opts wo = SBX_WARM_OPTS_INIT;
 		sbx_error werr = SBX_ERROR_INIT;
 
 		wo.image = run->res.image;
 		wo.id = run->res.run_id;
 		wo.engine = opts->engine;
-		wo.ttl_s = l->timeout_s + l->grace_s + 60;
+		wo.ttl_s = l->resolved.timeout_s + l->resolved.grace_s + 60;
 		wo.test = opts->test;
-		wo.memory = l->memory;
-		wo.cpus = l->cpus;
-		wo.pids = l->pids;
-		wo.runtime = l->runtime[0] ? l->runtime : NULL;
+		wo.memory = l->resolved.memory;
+		wo.cpus = l->resolved.cpus;
+		wo.pids = l->resolved.pids;
+		wo.runtime = l->resolved.runtime[0] ? l->resolved.runtime : NULL;
 		wo.backend = opts->backend;
 		wo.backend_userdata = opts->backend_userdata;
 		wo.reuse = opts->reuse;
@@ -127,9 +128,8 @@ void sbx_run_free(sbx_run *run)
 		     run->unix_socket, run->res.task, run->res.error, run->res.error_kind,
 		     run->res.reset_found, run->res.agent, run->res.agent_tail, run->res.image,
 		     run->res.image_id, run->res.sandbox_id, run->res.backend, run->res.published,
-		     run->res.endpoint, run->res.trajectory_error,
-		     run->res.verifier.rewards_json, run->res.verifier.output_tail,
-		     run->res.verifier.error);
+		     run->res.endpoint, run->res.trajectory_error, run->res.verifier.rewards_json,
+		     run->res.verifier.output_tail, run->res.verifier.error);
 	sbx_run_grade_clear(&run->res.grade);
 	sbx_provenance_clear(&run->res.provenance);
 	free(run);

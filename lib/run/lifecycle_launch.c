@@ -261,8 +261,8 @@ static int attach_task(sbx_run *run, sbx_error *err)
 /* The deadline counts from now; PID 1 enforces it (plus grace) on its own. */
 static void set_deadline(sbx_run *run)
 {
-	run->res.deadline = sbx_run__real_ms() / 1000 + run->res.limits.timeout_s;
-	run->deadline_ms = sbx_now_ms() + (int64_t)run->res.limits.timeout_s * 1000;
+	run->res.deadline = sbx_run__real_ms() / 1000 + run->res.limits.resolved.timeout_s;
+	run->deadline_ms = sbx_now_ms() + (int64_t)run->res.limits.resolved.timeout_s * 1000;
 }
 
 /* The run's backend (the engine's, or opts.backend's), and a Harbor task's image. */
@@ -342,12 +342,12 @@ static void fill_spec(sbx_run *run, sbx_sandbox_spec *spec)
 	spec->task = run->task->id;
 	spec->owner = run->owner;
 	spec->created = sbx_run__real_ms() / 1000;
-	spec->grace_s = run->res.limits.grace_s;
-	spec->memory = run->res.limits.memory;
-	spec->cpus = run->res.limits.cpus;
-	spec->pids = run->res.limits.pids;
-	spec->runtime = run->res.limits.runtime;
-	spec->engine_seccomp = run->res.limits.engine_seccomp;
+	spec->grace_s = run->res.limits.resolved.grace_s;
+	spec->memory = run->res.limits.resolved.memory;
+	spec->cpus = run->res.limits.resolved.cpus;
+	spec->pids = run->res.limits.resolved.pids;
+	spec->runtime = run->res.limits.resolved.runtime;
+	spec->engine_seccomp = run->res.limits.resolved.engine_seccomp;
 	spec->workspace_bytes = run->res.limits.workspace_bytes;
 	/* Only a Harbor task's own workdir: every other sandbox is as before. */
 	if (strcmp(run->workspace, SBX_SANDBOX_WORKSPACE) != 0)
@@ -438,10 +438,11 @@ bool sbx_run_warm_fits(const sbx_run *run, const sbx_warm *w)
 
 	/* A GUI task's PID 1 opens its file at start: it cannot be started ahead. */
 	return !run->task->gui && !run->task->harbor && !l->published &&
-	       strcmp(i->image, run->res.image) == 0 && i->memory == l->memory &&
-	       i->cpus == l->cpus && i->pids == l->pids && strcmp(i->runtime, l->runtime) == 0 &&
-	       i->engine_seccomp == l->engine_seccomp &&
-	       i->deadline >= sbx_run__real_ms() / 1000 + l->timeout_s;
+	       strcmp(i->image, run->res.image) == 0 && i->memory == l->resolved.memory &&
+	       i->cpus == l->resolved.cpus && i->pids == l->resolved.pids &&
+	       strcmp(i->runtime, l->resolved.runtime) == 0 &&
+	       i->engine_seccomp == l->resolved.engine_seccomp &&
+	       i->deadline >= sbx_run__real_ms() / 1000 + l->resolved.timeout_s;
 }
 
 int sbx_run_launch_warm(sbx_run *run, sbx_warm *w, sbx_error *err)

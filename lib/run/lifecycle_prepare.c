@@ -92,25 +92,17 @@ static int resolve_limits(sbx_run *run, const sbx_run_opts *opts, sbx_error *err
 			   .cpus = opts->cpus,
 			   .pids = opts->pids,
 			   .grace_s = opts->grace_s,
-			   .engine_seccomp = opts->engine_seccomp},
-		   r;
+			   .engine_seccomp = opts->engine_seccomp};
 
 	sbx_limits_set_runtime(&flag, opts->runtime);
-	sbx_limits_resolve(&r, &flag, &run->task->limits, &defaults);
-	l->timeout_s = r.timeout_s;
-	l->memory = r.memory;
-	l->cpus = r.cpus;
-	l->pids = r.pids;
-	snprintf(l->runtime, sizeof(l->runtime), "%s", r.runtime);
-	l->grace_s = r.grace_s;
+	sbx_limits_resolve(&l->resolved, &flag, &run->task->limits, &defaults);
 	l->workspace_bytes = WORKSPACE_BYTES;
 	l->tmp_bytes = TMP_BYTES;
 	l->run_bytes = RUN_BYTES;
 	l->published = opts->published;
-	l->engine_seccomp = opts->engine_seccomp;
-	if (l->memory < 16ULL * 1024 * 1024)
+	if (l->resolved.memory < 16ULL * 1024 * 1024)
 		return sbx_error_set(err, -EINVAL, "memory limit below 16 MiB");
-	if (l->pids < 8)
+	if (l->resolved.pids < 8)
 		return sbx_error_set(err, -EINVAL, "pids limit below 8");
 	return 0;
 }

@@ -156,7 +156,7 @@ static char *reason(const sbx_run_result *r)
 		break;
 	case SBX_RUN_TIMEOUT:
 		n = asprintf(&out, "deadline %u s passed during the agent phase",
-			     r->limits.timeout_s);
+			     r->limits.resolved.timeout_s);
 		break;
 	case SBX_RUN_INTERRUPTED:
 		return strdup("interrupted before the episode ended (a signal or an abort)");

@@ -306,13 +306,14 @@ static void add_limits(cJSON *o, const sbx_run_result *r)
 {
 	cJSON *l = cJSON_AddObjectToObject(o, "limits");
 
-	cJSON_AddNumberToObject(l, "timeout_s", r->limits.timeout_s);
-	cJSON_AddNumberToObject(l, "grace_s", r->limits.grace_s);
-	cJSON_AddNumberToObject(l, "memory_bytes", (double)r->limits.memory);
-	cJSON_AddNumberToObject(l, "cpus", r->limits.cpus);
-	cJSON_AddNumberToObject(l, "pids", r->limits.pids);
-	add_str(l, "runtime", r->limits.runtime[0] ? r->limits.runtime : NULL);
-	cJSON_AddStringToObject(l, "seccomp", r->limits.engine_seccomp ? "default" : "sandbox");
+	cJSON_AddNumberToObject(l, "timeout_s", r->limits.resolved.timeout_s);
+	cJSON_AddNumberToObject(l, "grace_s", r->limits.resolved.grace_s);
+	cJSON_AddNumberToObject(l, "memory_bytes", (double)r->limits.resolved.memory);
+	cJSON_AddNumberToObject(l, "cpus", r->limits.resolved.cpus);
+	cJSON_AddNumberToObject(l, "pids", r->limits.resolved.pids);
+	add_str(l, "runtime", r->limits.resolved.runtime[0] ? r->limits.resolved.runtime : NULL);
+	cJSON_AddStringToObject(l, "seccomp",
+				r->limits.resolved.engine_seccomp ? "default" : "sandbox");
 	cJSON_AddNumberToObject(l, "workspace_bytes", (double)r->limits.workspace_bytes);
 	cJSON_AddNumberToObject(l, "tmp_bytes", (double)r->limits.tmp_bytes);
 	cJSON_AddNumberToObject(l, "run_bytes", (double)r->limits.run_bytes);
@@ -342,8 +343,7 @@ static void add_hardening(cJSON *h, const sbx_run_result *r)
 			cJSON_AddItemToArray(added, cJSON_CreateString(name));
 			names += n + (comma ? 1 : 0);
 		}
-		cJSON_AddBoolToObject(hd, "all_caps_dropped_by_pid1",
-				      r->privileges_dropped);
+		cJSON_AddBoolToObject(hd, "all_caps_dropped_by_pid1", r->privileges_dropped);
 		if (r->pid1_kernel[0]) {
 			/* Under runsc, gVisor's Sentry is the kernel PID 1 asked. */
 			cJSON *p1 = cJSON_AddObjectToObject(hd, "pid1");

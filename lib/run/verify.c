@@ -204,11 +204,11 @@ static void verifier_spec(const sbx_run *run, sbx_sandbox_spec *spec)
 	spec->deadline = (run->res.deadline > spec->created ? run->res.deadline : spec->created) +
 			 run->task->harbor->verifier_timeout_s + 60;
 	spec->grace_s = 5;
-	spec->memory = run->res.limits.memory;
-	spec->cpus = run->res.limits.cpus;
-	spec->pids = run->res.limits.pids;
-	spec->runtime = run->res.limits.runtime;
-	spec->engine_seccomp = run->res.limits.engine_seccomp;
+	spec->memory = run->res.limits.resolved.memory;
+	spec->cpus = run->res.limits.resolved.cpus;
+	spec->pids = run->res.limits.resolved.pids;
+	spec->runtime = run->res.limits.resolved.runtime;
+	spec->engine_seccomp = run->res.limits.resolved.engine_seccomp;
 	spec->workspace_bytes = run->res.limits.workspace_bytes;
 	/* The task's workdir, where its tests look (the agent's sandbox had the same). */
 	spec->workspace = strcmp(run->workspace, SBX_SANDBOX_WORKSPACE) ? run->workspace : NULL;

@@ -94,7 +94,7 @@ char *sbx_serve__claim_answer(const episode *e, sbx_run *run)
 	cJSON_AddStringToObject(o, "prompt",
 				sbx_run_get_task(run)->prompt ? sbx_run_get_task(run)->prompt : "");
 	cJSON_AddNumberToObject(o, "deadline", (double)r->deadline);
-	cJSON_AddNumberToObject(o, "timeout", r->limits.timeout_s);
+	cJSON_AddNumberToObject(o, "timeout", r->limits.resolved.timeout_s);
 	cJSON_AddBoolToObject(o, "warm", r->warm);
 	cJSON_AddNumberToObject(o, "reused", r->reused);
 	cJSON_AddNumberToObject(o, "claim_ms", e->claim_ms);

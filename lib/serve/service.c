@@ -229,7 +229,7 @@ static int create(sbx_serve *s, const char *body, size_t len, char **out)
 				       : "default");
 	e->tags_json = TAKE_PTR(req.tags_json);
 	e->claim_ms = claim_s * 1000.0;
-	e->deadline_ms = sbx_now_ms() + (int64_t)sbx_run_get_result(run)->limits.timeout_s * 1000;
+	e->deadline_ms = sbx_now_ms() + (int64_t)sbx_run_get_result(run)->limits.resolved.timeout_s * 1000;
 	e->state = EP_RUNNING;
 	e->claim_json = e->engine_url ? sbx_serve__claim_answer(e, run) : NULL;
 	if (!e->task || !e->engine_url || !e->claim_json) {

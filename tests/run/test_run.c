@@ -1158,7 +1158,7 @@ START_TEST(result_reason_says_why_in_one_line)
 	r.status = SBX_RUN_PASS;
 	check_reason(&r, NULL);
 	r.status = SBX_RUN_TIMEOUT;
-	r.limits.timeout_s = 8;
+	r.limits.resolved.timeout_s = 8;
 	check_reason(&r, "deadline 8 s passed during the agent phase");
 	r.status = SBX_RUN_SANDBOX_FAILED;
 	r.error_kind = "oom";
@@ -1217,8 +1217,8 @@ START_TEST(result_json_separates_infra_from_outcome)
 	r.error_kind = "image_missing";
 	r.phase_done[SBX_PHASE_CREATE] = true;
 	r.phase_ms[SBX_PHASE_CREATE] = 12.5;
-	r.limits.memory = 2ULL << 30;
-	r.limits.pids = 256;
+	r.limits.resolved.memory = 2ULL << 30;
+	r.limits.resolved.pids = 256;
 	r.applied.known = true;
 	r.applied.cap_drop_all = true;
 	r.applied.readonly_rootfs = true;

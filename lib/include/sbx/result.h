@@ -102,16 +102,11 @@ typedef struct sbx_run_grade {
 /* Frees what g holds and zeroes it; g may be NULL. */
 void sbx_run_grade_clear(sbx_run_grade *g);
 
+/* The run's limits as applied: resolved, and the sandbox's tmpfs sizes and network. */
 typedef struct sbx_run_limits {
-	uint32_t timeout_s;
-	uint64_t memory;
-	double cpus;
-	uint32_t pids;
-	char runtime[64]; /* "" for the engine default */
+	sbx_limits resolved; /* flag > task > default (sbx_limits_resolve) */
 	uint64_t workspace_bytes, tmp_bytes, run_bytes;
-	uint32_t grace_s;
 	bool published;
-	bool engine_seccomp;
 } sbx_run_limits;
 
 /*
