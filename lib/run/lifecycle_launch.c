@@ -438,10 +438,8 @@ bool sbx_run_warm_fits(const sbx_run *run, const sbx_warm *w)
 
 	/* A GUI task's PID 1 opens its file at start: it cannot be started ahead. */
 	return !run->task->gui && !run->task->harbor && !l->published &&
-	       strcmp(i->image, run->res.image) == 0 && i->memory == l->resolved.memory &&
-	       i->cpus == l->resolved.cpus && i->pids == l->resolved.pids &&
-	       strcmp(i->runtime, l->resolved.runtime) == 0 &&
-	       i->engine_seccomp == l->resolved.engine_seccomp &&
+	       strcmp(i->image, run->res.image) == 0 &&
+	       sbx_limits_same_sandbox(&i->limits, &l->resolved) &&
 	       i->deadline >= sbx_run__real_ms() / 1000 + l->resolved.timeout_s;
 }
 

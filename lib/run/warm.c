@@ -87,6 +87,13 @@ int sbx_warm_new(sbx_warm **out, const sbx_warm_opts *opts, sbx_error *err)
 {
 	_cleanup_(sbx_warm_freep) sbx_warm *w = NULL;
 	_cleanup_free_ char *owner = NULL;
+	/* The shape it is made in: the run's defaults where the options set none. */
+	static const sbx_limits shape = {.memory = SBX_RUN_DEFAULT_MEMORY,
+					 .cpus = SBX_RUN_DEFAULT_CPUS,
+					 .pids = SBX_RUN_DEFAULT_PIDS};
+	sbx_limits want = {.memory = opts ? opts->memory : 0,
+			   .cpus = opts ? opts->cpus : 0,
+			   .pids = opts ? opts->pids : 0};
 	sbx_sandbox_spec spec = {0};
 	sbx_warm_info *i;
 	double t;
@@ -101,10 +108,8 @@ int sbx_warm_new(sbx_warm **out, const sbx_warm_opts *opts, sbx_error *err)
 	i = &w->info;
 	snprintf(i->image, sizeof(i->image), "%s", opts->image);
 	snprintf(i->id, sizeof(i->id), "%s", opts->id);
-	snprintf(i->runtime, sizeof(i->runtime), "%s", opts->runtime ? opts->runtime : "");
-	i->memory = opts->memory ? opts->memory : SBX_RUN_DEFAULT_MEMORY;
-	i->cpus = opts->cpus > 0 ? opts->cpus : SBX_RUN_DEFAULT_CPUS;
-	i->pids = opts->pids ? opts->pids : SBX_RUN_DEFAULT_PIDS;
+	sbx_limits_set_runtime(&want, opts->runtime);
+	sbx_limits_resolve(&i->limits, &want, NULL, &shape);
 	i->created = real_s();
 	i->deadline = i->created + (opts->ttl_s ? opts->ttl_s : WARM_TTL_S);
 	i->reuse = opts->reuse > 1 ? opts->reuse : 1;
@@ -123,10 +128,10 @@ int sbx_warm_new(sbx_warm **out, const sbx_warm_opts *opts, sbx_error *err)
 	spec.created = i->created;
 	spec.deadline = i->deadline;
 	spec.grace_s = SBX_RUN_DEFAULT_GRACE_S;
-	spec.memory = i->memory;
-	spec.cpus = i->cpus;
-	spec.pids = i->pids;
-	spec.runtime = i->runtime;
+	spec.memory = i->limits.memory;
+	spec.cpus = i->limits.cpus;
+	spec.pids = i->limits.pids;
+	spec.runtime = i->limits.runtime;
 	spec.workspace_bytes = WORKSPACE_BYTES;
 	spec.tmp_bytes = TMP_BYTES;
 	spec.run_bytes = RUN_BYTES;
@@ -329,10 +334,11 @@ bool sbx_warm_fits(const sbx_warm *w, const char *image, uint64_t memory, double
 		   uint32_t pids, const char *runtime, int64_t until_s)
 {
 	const sbx_warm_info *i = &w->info;
+	sbx_limits want = {.memory = memory, .cpus = cpus, .pids = pids};
 
-	return strcmp(i->image, image) == 0 && i->memory == memory && i->cpus == cpus &&
-	       i->pids == pids && strcmp(i->runtime, runtime ? runtime : "") == 0 &&
-	       !i->engine_seccomp && i->deadline >= until_s;
+	sbx_limits_set_runtime(&want, runtime);
+	return strcmp(i->image, image) == 0 && sbx_limits_same_sandbox(&i->limits, &want) &&
+	       i->deadline >= until_s;
 }
 
 /* An open stream: an idle one (reused: true), else a new bridge exec. */

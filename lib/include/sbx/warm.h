@@ -15,6 +15,7 @@
 #include "sbx/buf.h"
 #include "sbx/cleanup.h"
 #include "sbx/error.h"
+#include "sbx/task.h"
 
 typedef struct sbx_run sbx_run;
 
@@ -60,11 +61,9 @@ typedef struct sbx_warm_info {
 	char image[256];
 	char id[160];
 	char container[80]; /* the engine's id of the sandbox, once created */
-	uint64_t memory;
-	double cpus;
-	uint32_t pids;
-	char runtime[64];
-	bool engine_seccomp;
+	/* Memory, CPUs, pids, runtime and seccomp profile it was created with (no
+	 * deadline: an episode brings its own). */
+	sbx_limits limits;
 	int64_t created, deadline; /* unix seconds */
 	double create_ms, start_ms, ready_ms;
 	uint32_t reuse;	 /* episodes it may serve (sbx_warm_opts.reuse, at least 1) */
