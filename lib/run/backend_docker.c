@@ -192,7 +192,7 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 	size_t nl = 0, ne = 0;
 	_cleanup_free_ char *id = NULL, *seccomp = NULL;
 	sbx_docker_container *c = NULL;
-	bool runsc = spec->runtime && strcmp(spec->runtime, "runsc") == 0;
+	bool runsc = strcmp(spec->limits.runtime, "runsc") == 0;
 	int r;
 
 	if (workspace[0] != '/' || strlen(workspace) > sizeof(env_ws) - 32 ||
@@ -203,7 +203,7 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 				     workspace);
 	snprintf(created, sizeof(created), "%" PRId64, spec->created);
 	snprintf(deadline, sizeof(deadline), "%" PRId64, spec->deadline);
-	snprintf(grace, sizeof(grace), "%u", spec->grace_s);
+	snprintf(grace, sizeof(grace), "%u", spec->limits.grace_s);
 	labels[nl++] = (sbx_docker_kv){SBX_LABEL_RUN_ID, spec->run_id};
 	labels[nl++] = (sbx_docker_kv){SBX_LABEL_TASK, spec->task};
 	labels[nl++] = (sbx_docker_kv){SBX_LABEL_OWNER, spec->owner ? spec->owner : ""};
@@ -234,7 +234,7 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 	/* The server's task session reads this one, so get_task_status shows the deadline. */
 	snprintf(env_task_deadline, sizeof(env_task_deadline), "SANDBOX_TASK_DEADLINE=%" PRId64,
 		 spec->deadline);
-	snprintf(env_grace, sizeof(env_grace), "SANDBOX_GRACE=%u", spec->grace_s);
+	snprintf(env_grace, sizeof(env_grace), "SANDBOX_GRACE=%u", spec->limits.grace_s);
 	snprintf(env_run_id, sizeof(env_run_id), "SANDBOX_RUN_ID=%s", spec->run_id);
 	env[ne++] = env_deadline;
 	env[ne++] = env_task_deadline;
@@ -249,7 +249,7 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 	 * guest process), so the sandbox's own process limit is what stops a fork bomb. */
 	if (runsc) {
 		snprintf(env_max_procs, sizeof(env_max_procs), "SANDBOX_EXEC_MAX_PROCESSES=%u",
-			 spec->pids);
+			 spec->limits.pids);
 		env[ne++] = env_max_procs;
 	}
 	for (size_t i = 0; spec->env && spec->env[i] && ne < SBX_ELEMENTSOF(env) - 1; i++)
@@ -284,7 +284,7 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 	o.cap_drop = (const char *const[]){"ALL", NULL};
 	/* Ours denies what Docker's allows and no sandbox needs: AF_VSOCK, io_uring, ptrace...
 	 * runsc applies it only with --oci-seccomp, and then needs its own (meson.build). */
-	if (!spec->engine_seccomp &&
+	if (!spec->limits.engine_seccomp &&
 	    asprintf(&seccomp, "seccomp=%s",
 		     runsc ? sbx_seccomp_profile_runsc : sbx_seccomp_profile) < 0)
 		return sbx_error_set(err, -ENOMEM, "out of memory");
@@ -292,11 +292,12 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 	o.readonly_rootfs = true;
 	o.tmpfs = tmpfs;
 	o.n_tmpfs = nt;
-	o.memory = (int64_t)spec->memory;
-	o.memory_swap = (int64_t)spec->memory; /* no swap on top */
-	o.nano_cpus = (int64_t)(spec->cpus * 1e9);
-	o.pids_limit = runsc ? (int64_t)spec->pids * SBX_BACKEND_RUNSC_PIDS_FACTOR : spec->pids;
-	o.runtime = spec->runtime && spec->runtime[0] ? spec->runtime : NULL;
+	o.memory = (int64_t)spec->limits.memory;
+	o.memory_swap = (int64_t)spec->limits.memory; /* no swap on top */
+	o.nano_cpus = (int64_t)(spec->limits.cpus * 1e9);
+	o.pids_limit = runsc ? (int64_t)spec->limits.pids * SBX_BACKEND_RUNSC_PIDS_FACTOR
+			     : spec->limits.pids;
+	o.runtime = spec->limits.runtime[0] ? spec->limits.runtime : NULL;
 	o.init = false; /* our own init is PID 1 */
 	/* Bounded by sandboxctl, not by whatever the host's daemon.json says (or not). */
 	o.log_driver = "local";

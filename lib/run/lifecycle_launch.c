@@ -342,12 +342,7 @@ static void fill_spec(sbx_run *run, sbx_sandbox_spec *spec)
 	spec->task = run->task->id;
 	spec->owner = run->owner;
 	spec->created = sbx_run__real_ms() / 1000;
-	spec->grace_s = run->res.limits.resolved.grace_s;
-	spec->memory = run->res.limits.resolved.memory;
-	spec->cpus = run->res.limits.resolved.cpus;
-	spec->pids = run->res.limits.resolved.pids;
-	spec->runtime = run->res.limits.resolved.runtime;
-	spec->engine_seccomp = run->res.limits.resolved.engine_seccomp;
+	spec->limits = run->res.limits.resolved;
 	spec->workspace_bytes = run->res.limits.workspace_bytes;
 	/* Only a Harbor task's own workdir: every other sandbox is as before. */
 	if (strcmp(run->workspace, SBX_SANDBOX_WORKSPACE) != 0)

@@ -203,12 +203,8 @@ static void verifier_spec(const sbx_run *run, sbx_sandbox_spec *spec)
 	/* Made while the agent works: PID 1 outlives the agent's deadline and the tests'. */
 	spec->deadline = (run->res.deadline > spec->created ? run->res.deadline : spec->created) +
 			 run->task->harbor->verifier_timeout_s + 60;
-	spec->grace_s = 5;
-	spec->memory = run->res.limits.resolved.memory;
-	spec->cpus = run->res.limits.resolved.cpus;
-	spec->pids = run->res.limits.resolved.pids;
-	spec->runtime = run->res.limits.resolved.runtime;
-	spec->engine_seccomp = run->res.limits.resolved.engine_seccomp;
+	spec->limits = run->res.limits.resolved;
+	spec->limits.grace_s = 5;
 	spec->workspace_bytes = run->res.limits.workspace_bytes;
 	/* The task's workdir, where its tests look (the agent's sandbox had the same). */
 	spec->workspace = strcmp(run->workspace, SBX_SANDBOX_WORKSPACE) ? run->workspace : NULL;

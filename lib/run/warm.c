@@ -127,11 +127,8 @@ int sbx_warm_new(sbx_warm **out, const sbx_warm_opts *opts, sbx_error *err)
 	spec.owner = owner;
 	spec.created = i->created;
 	spec.deadline = i->deadline;
-	spec.grace_s = SBX_RUN_DEFAULT_GRACE_S;
-	spec.memory = i->limits.memory;
-	spec.cpus = i->limits.cpus;
-	spec.pids = i->limits.pids;
-	spec.runtime = i->limits.runtime;
+	spec.limits = i->limits;
+	spec.limits.grace_s = SBX_RUN_DEFAULT_GRACE_S;
 	spec.workspace_bytes = WORKSPACE_BYTES;
 	spec.tmp_bytes = TMP_BYTES;
 	spec.run_bytes = RUN_BYTES;

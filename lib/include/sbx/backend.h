@@ -22,6 +22,7 @@
 #include "sbx/buf.h"
 #include "sbx/error.h"
 #include "sbx/stream.h"
+#include "sbx/task.h"
 
 /*
  * Under gVisor (runtime "runsc") the engine's pids limit counts the Sentry's
@@ -37,15 +38,15 @@ typedef struct sbx_sandbox_spec {
 	const char *image;
 	const char *run_id;
 	const char *task;
-	const char *owner;   /* label value, see sbx/labels.h */
-	int64_t created;     /* unix seconds */
-	int64_t deadline;    /* unix seconds: the agent's deadline (PID 1 adds the grace) */
-	uint32_t grace_s;    /* seconds PID 1 waits past the deadline before ending */
-	uint64_t memory;     /* bytes */
-	double cpus;	     /* CPUs (fractions allowed) */
-	uint32_t pids;	     /* max processes (under runsc: see above) */
-	const char *runtime; /* NULL: the engine's default */
-	bool engine_seccomp; /* the engine's default seccomp profile instead of ours */
+	const char *owner; /* label value, see sbx/labels.h */
+	int64_t created;   /* unix seconds */
+	int64_t deadline;  /* unix seconds: the agent's deadline (PID 1 adds the grace) */
+	/*
+	 * Memory, CPUs, pids (under runsc: see above), runtime ("": the engine's
+	 * default), seccomp profile, and grace_s: how long PID 1 waits past the
+	 * deadline before ending. timeout_s is not read: deadline says it.
+	 */
+	sbx_limits limits;
 	uint64_t workspace_bytes, tmp_bytes, run_bytes; /* tmpfs sizes */
 	/* Where the workspace tmpfs goes (SANDBOX_WORKSPACE for PID 1 and the server): an
 	 * absolute path checked by the caller (sbx_task_harbor_workdir_refusal); NULL:
