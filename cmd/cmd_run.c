@@ -253,9 +253,9 @@ int cmd_run(int argc, char **argv)
 	/* A runtime the engine lacks is refused before anything is made: the
 	 * engine would refuse the create anyway, but as an infra_error a sweep
 	 * retries. */
-	if (o.runtime && *o.runtime &&
-	    cli_check_engines("run", &(cli_engine_arg){.url = (char *)o.engine}, 1, NULL, o.runtime,
-			      NULL, NULL, NULL) < 0)
+	if (o.limits.runtime[0] &&
+	    cli_check_engines("run", &(cli_engine_arg){.url = (char *)o.engine}, 1, NULL,
+			      o.limits.runtime, NULL, NULL, NULL) < 0)
 		return EXIT_ENGINE;
 	if (json)
 		o.quiet_agent = true; /* stdout carries exactly one line */

@@ -107,14 +107,14 @@ int cmd_run__parse_timeout(const char *text)
 
 	if (v < 0)
 		return -1;
-	arg_run.timeout_s = (uint32_t)v;
+	arg_run.limits.timeout_s = (uint32_t)v;
 	return 0;
 }
 
 int cmd_run__parse_memory(const char *text)
 {
-	arg_run.memory = parse_size(text);
-	if (!arg_run.memory)
+	arg_run.limits.memory = parse_size(text);
+	if (!arg_run.limits.memory)
 		return cli_error("--memory: '%s' is not a size (e.g. 2g, 512m)", text), -1;
 	return 0;
 }
@@ -123,8 +123,8 @@ int cmd_run__parse_cpus(const char *text)
 {
 	char *end;
 
-	arg_run.cpus = strtod(text, &end);
-	if (end == text || *end || arg_run.cpus <= 0 || arg_run.cpus > 1024)
+	arg_run.limits.cpus = strtod(text, &end);
+	if (end == text || *end || arg_run.limits.cpus <= 0 || arg_run.limits.cpus > 1024)
 		return cli_error("--cpus: '%s' is not a positive number", text), -1;
 	return 0;
 }
@@ -135,13 +135,23 @@ int cmd_run__parse_pids(const char *text)
 
 	if (v < 0)
 		return -1;
-	arg_run.pids = (uint32_t)v;
+	arg_run.limits.pids = (uint32_t)v;
+	return 0;
+}
+
+int cmd_run__parse_runtime(const char *text)
+{
+	if (strlen(text) > SBX_LIMITS_RUNTIME_MAX)
+		return cli_error("--runtime: '%s' is longer than %d bytes", text,
+				 SBX_LIMITS_RUNTIME_MAX),
+		       -1;
+	sbx_limits_set_runtime(&arg_run.limits, text);
 	return 0;
 }
 
 int cmd_run__parse_seccomp(const char *text)
 {
-	return parse_either("seccomp", text, "sandbox", "default", &arg_run.engine_seccomp);
+	return parse_either("seccomp", text, "sandbox", "default", &arg_run.limits.engine_seccomp);
 }
 
 int cmd_run__parse_network(const char *text)
@@ -155,7 +165,7 @@ int cmd_run__parse_grace(const char *text)
 
 	if (v < 0)
 		return -1;
-	arg_run.grace_s = (uint32_t)v;
+	arg_run.limits.grace_s = (uint32_t)v;
 	return 0;
 }
 

@@ -87,15 +87,8 @@ static int resolve_limits(sbx_run *run, const sbx_run_opts *opts, sbx_error *err
 {
 	static const sbx_limits defaults = SBX_RUN_DEFAULT_LIMITS;
 	sbx_run_limits *l = &run->res.limits;
-	sbx_limits flag = {.timeout_s = opts->timeout_s,
-			   .memory = opts->memory,
-			   .cpus = opts->cpus,
-			   .pids = opts->pids,
-			   .grace_s = opts->grace_s,
-			   .engine_seccomp = opts->engine_seccomp};
 
-	sbx_limits_set_runtime(&flag, opts->runtime);
-	sbx_limits_resolve(&l->resolved, &flag, &run->task->limits, &defaults);
+	sbx_limits_resolve(&l->resolved, &opts->limits, &run->task->limits, &defaults);
 	l->workspace_bytes = WORKSPACE_BYTES;
 	l->tmp_bytes = TMP_BYTES;
 	l->run_bytes = RUN_BYTES;

@@ -167,12 +167,13 @@ static int create(sbx_serve *s, const char *body, size_t len, char **out)
 	ro.tasks_dir = s->o.tasks_dir;
 	ro.runs_dir = s->o.runs_dir;
 	ro.image = s->o.image;
-	ro.timeout_s = req.timeout_s;
+	ro.limits.timeout_s = req.timeout_s;
 	ro.seeded = req.seeded;
 	ro.seed = req.seed;
 	ro.grader = s->o.grader;
 	ro.test = s->o.test;
-	ro.runtime = s->o.runtime; /* as the pools', so a warm sandbox fits */
+	/* As the pools', so a warm sandbox fits. */
+	sbx_limits_set_runtime(&ro.limits, s->o.runtime);
 	ro.image = s->o.image;
 	/* The engine a cold start would use; a warm sandbox brings its own. */
 	engine = sbx_serve__pool_cold_engine(s->pool);
@@ -229,7 +230,8 @@ static int create(sbx_serve *s, const char *body, size_t len, char **out)
 				       : "default");
 	e->tags_json = TAKE_PTR(req.tags_json);
 	e->claim_ms = claim_s * 1000.0;
-	e->deadline_ms = sbx_now_ms() + (int64_t)sbx_run_get_result(run)->limits.resolved.timeout_s * 1000;
+	e->deadline_ms =
+		sbx_now_ms() + (int64_t)sbx_run_get_result(run)->limits.resolved.timeout_s * 1000;
 	e->state = EP_RUNNING;
 	e->claim_json = e->engine_url ? sbx_serve__claim_answer(e, run) : NULL;
 	if (!e->task || !e->engine_url || !e->claim_json) {

@@ -153,15 +153,15 @@ int sbx_sweep_plan_finish(sbx_sweep_plan *p, const sbx_run_opts *limits, sbx_err
 
 		p->tasks_dir = def ? realpath(def, NULL) : NULL;
 	}
-	p->timeout_s = limits->timeout_s;
+	p->timeout_s = limits->limits.timeout_s;
 	p->image = sbx_sweep__strdup0(limits->image);
-	p->memory = limits->memory;
-	p->cpus = limits->cpus;
-	p->pids = limits->pids;
-	p->runtime = sbx_sweep__strdup0(limits->runtime);
-	p->grace_s = limits->grace_s;
+	p->memory = limits->limits.memory;
+	p->cpus = limits->limits.cpus;
+	p->pids = limits->limits.pids;
+	p->runtime = sbx_sweep__strdup0(limits->limits.runtime[0] ? limits->limits.runtime : NULL);
+	p->grace_s = limits->limits.grace_s;
 	p->published = limits->published;
-	p->engine_seccomp = limits->engine_seccomp;
+	p->engine_seccomp = limits->limits.engine_seccomp;
 	r = sbx_sweep_plan_new_id(p, err);
 	if (r < 0)
 		return r;

@@ -97,14 +97,12 @@ typedef struct sbx_run_opts {
 	const char *demo_agent_path; /* NULL: looked up next to the program, then in PATH */
 	const char *runs_dir;	     /* NULL: "runs" */
 	const char *run_id;	     /* NULL: generated */
-	/* Limits: 0/NULL take the task's value, else the defaults (2 GiB, 2 CPUs, 256 pids, 600 s).
+	/*
+	 * Limits: 0 (or "") takes the task's value, else the defaults (2 GiB,
+	 * 2 CPUs, 256 pids, 600 s, grace 30 s); engine_seccomp: the engine's
+	 * default seccomp profile instead of ours (images/seccomp/sandbox.json).
 	 */
-	uint32_t timeout_s;
-	uint64_t memory;
-	double cpus;
-	uint32_t pids;
-	const char *runtime;
-	uint32_t grace_s;	  /* PID 1's grace past the deadline; 0: 30 */
+	sbx_limits limits;
 	uint32_t ready_timeout_s; /* 0: 30 (120 for GUI tasks) */
 	uint16_t port;		  /* relay port; 0: any free one */
 	bool published;		  /* --network published */
@@ -136,8 +134,6 @@ typedef struct sbx_run_opts {
 	/* Seedable tasks: generate a fresh instance from this seed (recorded in result.json). */
 	bool seeded;
 	uint64_t seed;
-	/* The engine's default seccomp profile instead of ours (images/seccomp/sandbox.json). */
-	bool engine_seccomp;
 	/* The engine: "unix:///path" or "tcp://host:port"; NULL: $DOCKER_HOST, else the default. */
 	const char *engine;
 	/*
