@@ -301,19 +301,20 @@ static void add_timings(cJSON *o, const sbx_run_result *r)
 	add_time(o, "deadline", r->deadline * 1000);
 }
 
+/* result.json's limits, in its order (a sweep's plan names and orders them its own way). */
+static const sbx_limits_key result_limits[] = {
+	{SBX_LIMITS_TIMEOUT, "timeout_s"},   {SBX_LIMITS_GRACE, "grace_s"},
+	{SBX_LIMITS_MEMORY, "memory_bytes"}, {SBX_LIMITS_CPUS, "cpus"},
+	{SBX_LIMITS_PIDS, "pids"},	     {SBX_LIMITS_RUNTIME, "runtime"},
+	{SBX_LIMITS_SECCOMP, "seccomp"},
+};
+
 /* "limits": as applied. */
 static void add_limits(cJSON *o, const sbx_run_result *r)
 {
 	cJSON *l = cJSON_AddObjectToObject(o, "limits");
 
-	cJSON_AddNumberToObject(l, "timeout_s", r->limits.resolved.timeout_s);
-	cJSON_AddNumberToObject(l, "grace_s", r->limits.resolved.grace_s);
-	cJSON_AddNumberToObject(l, "memory_bytes", (double)r->limits.resolved.memory);
-	cJSON_AddNumberToObject(l, "cpus", r->limits.resolved.cpus);
-	cJSON_AddNumberToObject(l, "pids", r->limits.resolved.pids);
-	add_str(l, "runtime", r->limits.resolved.runtime[0] ? r->limits.resolved.runtime : NULL);
-	cJSON_AddStringToObject(l, "seccomp",
-				r->limits.resolved.engine_seccomp ? "default" : "sandbox");
+	sbx_limits_json_write(l, &r->limits.resolved, result_limits, SBX_ELEMENTSOF(result_limits));
 	cJSON_AddNumberToObject(l, "workspace_bytes", (double)r->limits.workspace_bytes);
 	cJSON_AddNumberToObject(l, "tmp_bytes", (double)r->limits.tmp_bytes);
 	cJSON_AddNumberToObject(l, "run_bytes", (double)r->limits.run_bytes);

@@ -153,15 +153,9 @@ int sbx_sweep_plan_finish(sbx_sweep_plan *p, const sbx_run_opts *limits, sbx_err
 
 		p->tasks_dir = def ? realpath(def, NULL) : NULL;
 	}
-	p->timeout_s = limits->limits.timeout_s;
 	p->image = sbx_sweep__strdup0(limits->image);
-	p->memory = limits->limits.memory;
-	p->cpus = limits->limits.cpus;
-	p->pids = limits->limits.pids;
-	p->runtime = sbx_sweep__strdup0(limits->limits.runtime[0] ? limits->limits.runtime : NULL);
-	p->grace_s = limits->limits.grace_s;
+	p->limits = limits->limits;
 	p->published = limits->published;
-	p->engine_seccomp = limits->limits.engine_seccomp;
 	r = sbx_sweep_plan_new_id(p, err);
 	if (r < 0)
 		return r;
@@ -253,7 +247,9 @@ unsigned sbx_sweep_jobs(const sbx_sweep_plan *p, const sbx_sweep_needs *needs, i
 {
 	/* A sandbox's CPU limit is a cap, not a reservation: CPUs bound the
 	 * count, the memory limits bound it harder. */
-	uint64_t each = p->memory ? p->memory : needs->max_memory ? needs->max_memory : 2ULL << 30;
+	uint64_t each = p->limits.memory    ? p->limits.memory
+			: needs->max_memory ? needs->max_memory
+					    : 2ULL << 30;
 	long by_mem = mem > 0 ? (long)((uint64_t)mem * 8 / 10 / each) : 1;
 	long jobs = ncpu > 0 ? ncpu : 1;
 

@@ -162,14 +162,8 @@ static int lifecycle_attempt(sched *s, const sbx_sweep_attempt *a, sbx_sweep_rec
 	ro.demo_agent_path = s->o->demo_agent_path;
 	ro.runs_dir = runs_dir;
 	ro.run_id = a->run_id;
-	ro.limits.timeout_s = p->timeout_s;
-	ro.limits.memory = p->memory;
-	ro.limits.cpus = p->cpus;
-	ro.limits.pids = p->pids;
-	sbx_limits_set_runtime(&ro.limits, p->runtime);
-	ro.limits.grace_s = p->grace_s;
+	ro.limits = p->limits;
 	ro.published = p->published;
-	ro.limits.engine_seccomp = p->engine_seccomp;
 	ro.quiet_agent = true; /* episodes side by side: output only into each agent.log */
 	ro.test = s->o->test_label;
 	ro.grader = s->o->grader;

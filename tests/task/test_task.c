@@ -5,7 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sbx/cleanup.h"
+#include "sbx/json.h"
 #include "sbx/task.h"
+#include "sbx/util.h"
 
 #define BASE                                                                                       \
 	"id: t\n"                                                                                  \
@@ -396,12 +399,46 @@ START_TEST(test_limits_resolve)
 }
 END_TEST
 
+/* One writer and reader, each document with its own keys and order. */
+START_TEST(test_limits_json)
+{
+	static const sbx_limits_key keys[] = {
+		{SBX_LIMITS_TIMEOUT, "timeout_s"}, {SBX_LIMITS_MEMORY, "memory"},
+		{SBX_LIMITS_CPUS, "cpus"},	   {SBX_LIMITS_PIDS, "pids"},
+		{SBX_LIMITS_RUNTIME, "runtime"},   {SBX_LIMITS_GRACE, "grace_s"},
+		{SBX_LIMITS_SECCOMP, "seccomp"},
+	};
+	sbx_limits l = {.timeout_s = 90,
+			.memory = 1ULL << 30,
+			.cpus = 1.5,
+			.pids = 128,
+			.grace_s = 20,
+			.engine_seccomp = true},
+		   back = {0};
+	_cleanup_json_ cJSON *o = cJSON_CreateObject();
+	_cleanup_free_ char *text = NULL;
+
+	sbx_limits_json_write(o, &l, keys, SBX_ELEMENTSOF(keys));
+	text = cJSON_PrintUnformatted(o);
+	ck_assert_str_eq(text, "{\"timeout_s\":90,\"memory\":1073741824,\"cpus\":1.5,\"pids\":128,"
+			       "\"runtime\":null,\"grace_s\":20,\"seccomp\":\"default\"}");
+	ck_assert_uint_eq(sbx_limits_json_read(o, keys, SBX_ELEMENTSOF(keys), &back), 0);
+	ck_assert(back.timeout_s == 90 && back.memory == 1ULL << 30 && back.cpus == 1.5 &&
+		  back.pids == 128 && back.grace_s == 20 && back.engine_seccomp &&
+		  !back.runtime[0]);
+	cJSON_ReplaceItemInObject(o, "cpus", cJSON_CreateNumber(2000));
+	cJSON_ReplaceItemInObject(o, "pids", cJSON_CreateNumber(1.5));
+	ck_assert_uint_eq(sbx_limits_json_read(o, keys, SBX_ELEMENTSOF(keys), &back),
+			  (1u << SBX_LIMITS_CPUS) | (1u << SBX_LIMITS_PIDS));
+}
+END_TEST
+
 static void add_cases(Suite *s)
 {
 	TCase *tc = SBX_TEST_CASE(s, "load", NULL, NULL, 0, test_minimal_defaults, test_full_file);
 	SBX_TEST_TABLE(tc, test_bad, bad);
 	SBX_TEST_ADD(tc, test_depth_and_size_caps, test_files_checked, test_grading_standalone,
-		     test_resolve_and_list, test_limits_resolve);
+		     test_resolve_and_list, test_limits_resolve, test_limits_json);
 }
 
 SBX_TEST_MAIN("task", add_cases)

@@ -160,6 +160,43 @@ bool sbx_limits_same_sandbox(const sbx_limits *a, const sbx_limits *b);
 /* Sets the runtime (NULL: ""), cut at SBX_LIMITS_RUNTIME_MAX bytes. */
 void sbx_limits_set_runtime(sbx_limits *l, const char *runtime);
 
+/* A field of sbx_limits, and the JSON key it has in one document. */
+typedef enum sbx_limits_field {
+	SBX_LIMITS_TIMEOUT,
+	SBX_LIMITS_MEMORY,
+	SBX_LIMITS_CPUS,
+	SBX_LIMITS_PIDS,
+	SBX_LIMITS_RUNTIME,
+	SBX_LIMITS_GRACE,
+	SBX_LIMITS_SECCOMP,
+} sbx_limits_field;
+
+typedef struct sbx_limits_key {
+	sbx_limits_field field;
+	const char *key;
+} sbx_limits_key;
+
+struct cJSON;
+
+/*
+ * Adds the fields keys[0..n) name to the object o, in that order, under
+ * their keys: numbers; the runtime a string, or null when ""; the seccomp
+ * profile "default" (the engine's) or "sandbox". result.json's "limits" and
+ * a sweep's plan both write through it, each with its own keys.
+ */
+void sbx_limits_json_write(struct cJSON *o, const sbx_limits *l, const sbx_limits_key *keys,
+			   size_t n);
+
+/*
+ * Reads the fields keys[0..n) name from the object o into *l. An absent key
+ * leaves its field as it is; memory and CPUs that are not numbers, and a
+ * runtime that is not a string, read as unset. Returns 0, or a mask of
+ * (1u << field) for each field out of range: timeout 0..7 days, memory
+ * 0..1e15, CPUs 0..1024, pids 0..2^22 and grace 0..3600, counts whole.
+ */
+unsigned sbx_limits_json_read(const struct cJSON *o, const sbx_limits_key *keys, size_t n,
+			      sbx_limits *l);
+
 /* The tools the sandbox's server offers the agent (task.yaml `tools:`). */
 typedef enum sbx_task_toolset {
 	SBX_TASK_TOOLS_ALL = 0, /* every tool */
