@@ -176,6 +176,102 @@ static void read_applied(sbx_sandbox_applied *a, const char *raw)
 /* At most 3 files of 8 MiB on the engine's disk (local compresses the older two). */
 static const sbx_docker_kv log_opts[] = {{"max-size", "8m"}, {"max-file", "3"}};
 
+/*
+ * Once created: the stream connection opened now, so the first bridge after
+ * start costs no extra round trip, and what the engine applied read back.
+ */
+static void read_back(docker_backend *db, sbx_backend *b)
+{
+	sbx_docker_container *c = NULL;
+
+	/* The stream connection now, so the first bridge after start costs no extra round trip. */
+	pthread_mutex_lock(&db->lock);
+	if (!db->d_stream) {
+		sbx_docker_opts o2 = SBX_DOCKER_OPTS_INIT;
+
+		o2.api_version = sbx_docker_api_version(db->d);
+		o2.host = db->host;
+		if (sbx_docker_open(&db->d_stream, &o2, NULL) < 0)
+			db->d_stream = NULL; /* open_stream tries again */
+	}
+	pthread_mutex_unlock(&db->lock);
+	if (sbx_docker_container_inspect(db->d, b->id, &c, NULL) == 0) {
+		if (c->image_id)
+			b->image_id = strdup(c->image_id);
+		read_applied(&b->applied, c->raw_json);
+	}
+	sbx_docker_container_free(c);
+}
+
+/*
+ * The container's hardening and limits: root with PID 1's few capabilities,
+ * every other one dropped, our seccomp profile (*seccomp, malloc'd), a
+ * read-only root, the tmpfs, the limits, the network. security_opt has room
+ * for three entries and stays the caller's.
+ */
+static int fill_hardening(sbx_docker_container_opts *o, const sbx_sandbox_spec *spec,
+			  const char **env, sbx_docker_kv *labels, size_t nl, sbx_docker_kv *tmpfs,
+			  size_t nt, const char *security_opt[3], char **seccomp, sbx_error *err)
+{
+	static const char *const cap_drop_all[] = {"ALL", NULL};
+	bool runsc = strcmp(spec->limits.runtime, "runsc") == 0;
+
+	o->image = spec->image;
+	o->env = env;
+	o->user = "0:0";
+	o->cap_add = init_cap_add;
+	o->hostname = "sandbox";
+	o->labels = labels;
+	o->n_labels = nl;
+	o->cap_drop = cap_drop_all;
+	/* Ours denies what Docker's allows and no sandbox needs: AF_VSOCK, io_uring, ptrace...
+	 * runsc applies it only with --oci-seccomp, and then needs its own (meson.build). */
+	if (!spec->limits.engine_seccomp &&
+	    asprintf(seccomp, "seccomp=%s",
+		     runsc ? sbx_seccomp_profile_runsc : sbx_seccomp_profile) < 0)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
+	security_opt[1] = *seccomp;
+	o->security_opt = security_opt;
+	o->readonly_rootfs = true;
+	o->tmpfs = tmpfs;
+	o->n_tmpfs = nt;
+	o->memory = (int64_t)spec->limits.memory;
+	o->memory_swap = (int64_t)spec->limits.memory; /* no swap on top */
+	o->nano_cpus = (int64_t)(spec->limits.cpus * 1e9);
+	o->pids_limit = runsc ? (int64_t)spec->limits.pids * SBX_BACKEND_RUNSC_PIDS_FACTOR
+			      : spec->limits.pids;
+	o->runtime = spec->limits.runtime[0] ? spec->limits.runtime : NULL;
+	o->init = false; /* our own init is PID 1 */
+	/* Bounded by sandboxctl, not by whatever the host's daemon.json says (or not). */
+	o->log_driver = "local";
+	o->log_opts = log_opts;
+	o->n_log_opts = SBX_ELEMENTSOF(log_opts);
+	o->stop_timeout = 2;
+	/* Whatever the image says: our PID 1 stops on SIGTERM, and an image's HEALTHCHECK
+	 * would run as the container's user (root, with PID 1's three capabilities). */
+	o->stop_signal = "SIGTERM";
+	o->no_healthcheck = true;
+	if (spec->published) {
+		/*
+		 * The server's port on the host's loopback only, an engine-picked
+		 * port; no DNS. PID 1 starts as root with the four capabilities it
+		 * needs to drop egress (IPv4 and IPv6), then drops them all and
+		 * becomes uid 1000 before anything else runs; no-new-privileges stays.
+		 */
+		static const sbx_docker_port port = {SBX_SANDBOX_HTTP_PORT_SPEC, "127.0.0.1", "0"};
+
+		o->cap_add = published_cap_add;
+		o->network_mode = "bridge";
+		o->dns = published_dns;
+		o->ports = &port;
+		o->n_ports = 1;
+	} else {
+		o->network_mode = "none";
+		o->network_disabled = true;
+	}
+	return 0;
+}
+
 static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *err)
 {
 	docker_backend *db = (docker_backend *)b;
@@ -191,7 +287,7 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 	size_t nt = 3;
 	size_t nl = 0, ne = 0;
 	_cleanup_free_ char *id = NULL, *seccomp = NULL;
-	sbx_docker_container *c = NULL;
+	const char *security_opt[3] = {"no-new-privileges:true", NULL, NULL};
 	bool runsc = strcmp(spec->limits.runtime, "runsc") == 0;
 	int r;
 
@@ -274,58 +370,9 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 		env[ne++] = "SANDBOX_REUSE=1";
 	env[ne] = NULL;
 
-	o.image = spec->image;
-	o.env = env;
-	o.user = "0:0";
-	o.cap_add = init_cap_add;
-	o.hostname = "sandbox";
-	o.labels = labels;
-	o.n_labels = nl;
-	o.cap_drop = (const char *const[]){"ALL", NULL};
-	/* Ours denies what Docker's allows and no sandbox needs: AF_VSOCK, io_uring, ptrace...
-	 * runsc applies it only with --oci-seccomp, and then needs its own (meson.build). */
-	if (!spec->limits.engine_seccomp &&
-	    asprintf(&seccomp, "seccomp=%s",
-		     runsc ? sbx_seccomp_profile_runsc : sbx_seccomp_profile) < 0)
-		return sbx_error_set(err, -ENOMEM, "out of memory");
-	o.security_opt = (const char *const[]){"no-new-privileges:true", seccomp, NULL};
-	o.readonly_rootfs = true;
-	o.tmpfs = tmpfs;
-	o.n_tmpfs = nt;
-	o.memory = (int64_t)spec->limits.memory;
-	o.memory_swap = (int64_t)spec->limits.memory; /* no swap on top */
-	o.nano_cpus = (int64_t)(spec->limits.cpus * 1e9);
-	o.pids_limit = runsc ? (int64_t)spec->limits.pids * SBX_BACKEND_RUNSC_PIDS_FACTOR
-			     : spec->limits.pids;
-	o.runtime = spec->limits.runtime[0] ? spec->limits.runtime : NULL;
-	o.init = false; /* our own init is PID 1 */
-	/* Bounded by sandboxctl, not by whatever the host's daemon.json says (or not). */
-	o.log_driver = "local";
-	o.log_opts = log_opts;
-	o.n_log_opts = SBX_ELEMENTSOF(log_opts);
-	o.stop_timeout = 2;
-	/* Whatever the image says: our PID 1 stops on SIGTERM, and an image's HEALTHCHECK
-	 * would run as the container's user (root, with PID 1's three capabilities). */
-	o.stop_signal = "SIGTERM";
-	o.no_healthcheck = true;
-	if (spec->published) {
-		/*
-		 * The server's port on the host's loopback only, an engine-picked
-		 * port; no DNS. PID 1 starts as root with the four capabilities it
-		 * needs to drop egress (IPv4 and IPv6), then drops them all and
-		 * becomes uid 1000 before anything else runs; no-new-privileges stays.
-		 */
-		static const sbx_docker_port port = {SBX_SANDBOX_HTTP_PORT_SPEC, "127.0.0.1", "0"};
-
-		o.cap_add = published_cap_add;
-		o.network_mode = "bridge";
-		o.dns = published_dns;
-		o.ports = &port;
-		o.n_ports = 1;
-	} else {
-		o.network_mode = "none";
-		o.network_disabled = true;
-	}
+	r = fill_hardening(&o, spec, env, labels, nl, tmpfs, nt, security_opt, &seccomp, err);
+	if (r < 0)
+		return r;
 	db->published = spec->published;
 	db->reuse = spec->reuse && !db->foreign;
 
@@ -339,23 +386,7 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 		return r;
 	}
 	b->id = TAKE_PTR(id);
-	/* The stream connection now, so the first bridge after start costs no extra round trip. */
-	pthread_mutex_lock(&db->lock);
-	if (!db->d_stream) {
-		sbx_docker_opts o2 = SBX_DOCKER_OPTS_INIT;
-
-		o2.api_version = sbx_docker_api_version(db->d);
-		o2.host = db->host;
-		if (sbx_docker_open(&db->d_stream, &o2, NULL) < 0)
-			db->d_stream = NULL; /* open_stream tries again */
-	}
-	pthread_mutex_unlock(&db->lock);
-	if (sbx_docker_container_inspect(db->d, b->id, &c, NULL) == 0) {
-		if (c->image_id)
-			b->image_id = strdup(c->image_id);
-		read_applied(&b->applied, c->raw_json);
-	}
-	sbx_docker_container_free(c);
+	read_back(db, b);
 	return 0;
 }
 

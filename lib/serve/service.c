@@ -135,6 +135,24 @@ static void fail_launch(sbx_serve *s, sbx_run *run, size_t engine)
 	sbx_serve__pool_end(s->pool, engine, res->status == SBX_RUN_INFRA_ERROR && !s->stop, run);
 }
 
+/* Counts a new episode as live: 0, or the refusal's status (draining, full) with *out. */
+static int admit(sbx_serve *s, char **out)
+{
+	bool draining, full;
+
+	pthread_mutex_lock(&s->lock);
+	draining = s->draining;
+	full = !draining && s->m.live >= s->max_episodes;
+	if (!draining && !full)
+		s->m.live++;
+	pthread_mutex_unlock(&s->lock);
+	if (draining)
+		return reply(out, 503, "the service is shutting down");
+	if (full)
+		return reply(out, 429, "--max-episodes episodes are live; finish one first");
+	return 0;
+}
+
 static int create(sbx_serve *s, const char *body, size_t len, char **out)
 {
 	_cleanup_(sbx_serve__create_req_clear) serve_create_req req = {0};
@@ -151,17 +169,9 @@ static int create(sbx_serve *s, const char *body, size_t len, char **out)
 	r = sbx_serve__parse_create(body, len, s->max_timeout_s, &req, &err);
 	if (r < 0)
 		return reply(out, 400, sbx_error_message(&err));
-	pthread_mutex_lock(&s->lock);
-	if (s->draining) {
-		pthread_mutex_unlock(&s->lock);
-		return reply(out, 503, "the service is shutting down");
-	}
-	if (s->m.live >= s->max_episodes) {
-		pthread_mutex_unlock(&s->lock);
-		return reply(out, 429, "--max-episodes episodes are live; finish one first");
-	}
-	s->m.live++;
-	pthread_mutex_unlock(&s->lock);
+	r = admit(s, out);
+	if (r)
+		return r;
 
 	ro.task = req.task;
 	ro.tasks_dir = s->o.tasks_dir;
