@@ -8,7 +8,8 @@ and stdio, and the hardening probed from inside a running sandbox.
 Usage: test_integration.py CASE  (see CASES at the bottom)
 
 The image: $SBX_RUN_TEST_IMAGE when set ("real" means the images
-`sandboxctl build` makes), else sandboxctl-test/run-dev:latest, built here
+`sandboxctl build` makes, or those $SBX_TEST_SLIM_IMAGE and
+$SBX_TEST_FULL_IMAGE pin: tests/lib/itest.py), else sandboxctl-test/run-dev:latest, built here
 from this build's binaries (tests/run/dev-image.sh), so the tests work on an
 engine that has no images. Every container is labelled sandboxctl.test=1 and
 the test checks none of its runs leaves one behind.
@@ -29,8 +30,8 @@ import urllib.parse
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import second_engine  # noqa: E402
-from itest import (BUILD, SANDBOXCTL, SKIP, SRC, TASKS, Skip, fail, run_cases, run_main,  # noqa: E402,F401
-                   stop_process)
+from itest import (BUILD, FULL_IMAGE, SANDBOXCTL, SKIP, SLIM_IMAGE, SRC, TASKS, Skip, fail,  # noqa: E402,F401
+                   run_cases, run_main, stop_process)
 from unix_http import UnixHTTP  # noqa: E402,F401  (the suites that import this file use it)
 import atif_check  # noqa: E402
 DEV_IMAGE = "sandboxctl-test/run-dev:latest"
@@ -57,7 +58,7 @@ def image_exists(ref):
     return st == 200
 
 
-REAL_SLIM = "sandboxctl/sandbox-slim:latest"
+REAL_SLIM = SLIM_IMAGE
 _real_needed = None  # why the calling test cannot run on the dev image, or None
 
 
@@ -77,7 +78,7 @@ def need_real_image(why):
 def pick_image(gui=False):
     want = os.environ.get("SBX_RUN_TEST_IMAGE", "")
     if want == "real":
-        ref = "sandboxctl/sandbox:latest" if gui else REAL_SLIM
+        ref = FULL_IMAGE if gui else REAL_SLIM
         if not image_exists(ref):
             raise Skip("%s missing: run 'sandboxctl build' first" % ref)
         return ref
@@ -262,7 +263,7 @@ def case_demo(env):
         formulas = "formulas:" in read(os.path.join(TASKS, name, "task.yaml"))
         try:
             image = pick_image(gui or formulas) if not formulas else (
-                "sandboxctl/sandbox:latest" if image_exists("sandboxctl/sandbox:latest")
+                FULL_IMAGE if image_exists(FULL_IMAGE)
                 else pick_image(True))
         except Skip as e:
             print("  skip %s: %s" % (name, e))
@@ -764,7 +765,7 @@ def case_mcp_stdio(env):
 
 def case_gui(env):
     """A GUI task on the full image: Calc shows the file before the agent starts; a final screenshot is kept."""
-    if not image_exists("sandboxctl/sandbox:latest"):
+    if not image_exists(FULL_IMAGE):
         raise Skip("the full image is missing: run 'sandboxctl build' first")
     tdir = os.path.join(env.dir, "tasks")
     shutil.copytree(os.path.join(TASKS, "banking_reserve"), os.path.join(tdir, "banking_gui"))
@@ -776,7 +777,7 @@ def case_gui(env):
         f.write(text)
     rid = env.new_id("gui")
     p = subprocess.run([SANDBOXCTL, "run", "--task", os.path.join(tdir, "banking_gui"),
-                        "--image", "sandboxctl/sandbox:latest", "--runs-dir", env.runs,
+                        "--image", FULL_IMAGE, "--runs-dir", env.runs,
                         "--run-id", rid, "--test-label", "--agent", "oracle", "--json"],
                        capture_output=True, text=True, timeout=600)
     res = json.loads(p.stdout)
@@ -860,7 +861,7 @@ def case_published(env):
     passes; inside, no capability is left and nothing gets out (IPv4, IPv6, DNS)."""
     image = pick_image()
     if image == DEV_IMAGE:
-        image = "sandboxctl/sandbox-slim:latest"
+        image = SLIM_IMAGE
         if not image_exists(image):
             raise Skip("--network published needs iptables: the real image "
                        "(sandboxctl build --slim)")

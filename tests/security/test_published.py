@@ -79,7 +79,7 @@ print(json.dumps(out))
 def main():
     image = it.pick_image()
     if image == it.DEV_IMAGE:
-        image = "sandboxctl/sandbox-slim:latest"
+        image = it.SLIM_IMAGE
         if not it.image_exists(image):
             raise it.Skip("--network published needs iptables: the real image "
                           "(sandboxctl build --slim)")

@@ -362,7 +362,6 @@ CASES = {
 
 def main():
     # test_serve_integration.py's runner: the image check, one service per case, its cleanup.
-    T.SLIM = os.environ.get("SBX_TEST_SLIM_IMAGE") or T.SLIM
     T.CASES = {k: (fn, None if a is None else a + ["--image", T.SLIM], None)
                for k, (fn, a) in CASES.items()}
     T.main()
