@@ -3,7 +3,7 @@
 """`sandboxctl serve --reuse N` on the real engine: a sandbox reset in place
 between episodes must carry nothing over.
 
-Usage: test_reuse.py CASE   (carryover, retire, leak)
+Usage: test_reuse.py CASE   (carryover, retire, leak, sweep, oldbridge)
 
   carryover  episode k's agent plants every residue its tool code can reach:
              background, double-forked, setsid, stopped and SIGTERM-ignoring
@@ -352,11 +352,105 @@ def case_sweep(_s):
         shutil.rmtree(d, ignore_errors=True)
 
 
+# sandbox-bridge as it was before reset in place (getopt "hw:"): -r is a usage error.
+OLD_BRIDGE = b"""#!/bin/sh
+case "$1" in -r|-h) echo 'Usage: sandbox-bridge [-w SECONDS] UNIX_SOCKET_PATH' >&2; exit 2;; esac
+exec /usr/local/bin/sandbox-bridge.v1 "$@"
+"""
+OLD_IMAGE = "sandboxctl-test/reuse-oldbridge:latest"
+NO_RESET = "its sandbox-bridge has no -r"
+
+
+def make_old_image():
+    """The slim image with the bridge of an image built before --reuse (its labels
+    unchanged: nothing but the bridge tells the two apart)."""
+    import io
+    import tarfile
+    js = {"Content-Type": "application/json"}
+    st, c = T.engine("POST", "/containers/create",
+                     json.dumps({"Image": T.SLIM, "Labels": {"sandboxctl.test": "1"}}), headers=js)
+    if st != 201:
+        fail("create: %s %s" % (st, c))
+    try:
+        st, data = T.engine("GET", "/containers/%s/archive?path=/usr/local/bin/sandbox-bridge" % c["Id"])
+        if st != 200:
+            fail("get the bridge: %s" % st)
+        src = tarfile.open(fileobj=io.BytesIO(data))
+        member = src.getmembers()[0]
+        out = io.BytesIO()
+        with tarfile.open(fileobj=out, mode="w") as t:
+            real = src.extractfile(member).read()
+            member.name = "sandbox-bridge.v1"
+            t.addfile(member, io.BytesIO(real))
+            script = tarfile.TarInfo("sandbox-bridge")
+            script.size, script.mode = len(OLD_BRIDGE), 0o755
+            t.addfile(script, io.BytesIO(OLD_BRIDGE))
+        st, body = T.engine("PUT", "/containers/%s/archive?path=/usr/local/bin" % c["Id"],
+                            out.getvalue(), headers={"Content-Type": "application/x-tar"})
+        if st != 200:
+            fail("put the old bridge: %s %s" % (st, body))
+        repo, tag = OLD_IMAGE.split(":")
+        st, body = T.engine("POST", "/commit?container=%s&repo=%s&tag=%s" % (c["Id"], repo, tag))
+        if st != 201:
+            fail("commit: %s %s" % (st, body))
+    finally:
+        T.engine("DELETE", "/containers/%s?force=1" % c["Id"])
+
+
+def case_oldbridge(_s):
+    """--reuse on an image built before reset in place: serve says so once, fills
+    no pool and runs its claims cold (they pass); sweep says so once and its
+    episodes run single use, none waiting out the readiness timeout."""
+    import shutil
+    import tempfile
+    make_old_image()
+    try:
+        s = T.Service("--pool", "1", "--reuse", "3", "--image", OLD_IMAGE)
+        try:
+            if not T.wait_until(lambda: NO_RESET in open(s.err.name).read(), 30, poll=0.2):
+                fail("serve did not say the image lacks reset in place: %s" % open(s.err.name).read())
+            for _ in range(2):
+                o = s.claim()
+                r = finish_completed(s, o)
+                # Completed with no work: graded (a fail), not an infra error.
+                if r.get("ended_by") != "complete_task" or not r["grade"]["graded"] or \
+                        r.get("warm") or r.get("reused"):
+                    fail("a cold claim on the old image: %s" %
+                         {k: r.get(k) for k in ("status", "ended_by", "warm", "reused", "error")})
+            m = s.metrics()
+            if m.get("sandboxctl_serve_warm_started_total", 0) != 0 or \
+                    m.get("sandboxctl_serve_engine_errors_total", 0) != 0:
+                fail("the pool filled or counted engine errors: %s" % m)
+            s.stop_cleanly()
+            err = open(s.err.name).read()
+        finally:
+            s.cleanup()
+        if err.count(NO_RESET) != 1:
+            fail("serve said it %d times: %s" % (err.count(NO_RESET), err[-2000:]))
+        d = tempfile.mkdtemp(prefix="sbx-reuse-old-")
+        try:
+            t0 = time.monotonic()
+            p = subprocess.run([T.SANDBOXCTL, "sweep", "--tasks-dir", T.TASKS, "--agent", "oracle",
+                                "--task", "banking_reserve", "--epochs", "3", "--jobs", "1",
+                                "--image", OLD_IMAGE, "--reuse", "3", "--test-label", "--quiet",
+                                "--out", d], capture_output=True, text=True, timeout=240)
+            dt = time.monotonic() - t0
+            if p.returncode != 0 or p.stderr.count(NO_RESET) != 1 or dt > 25:
+                fail("sweep --reuse on the old image: exit %d in %.1f s, said %d times: %s" %
+                     (p.returncode, dt, p.stderr.count(NO_RESET), p.stderr[-2000:]))
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
+        print("oldbridge: serve and sweep said it once; sweep: 3 single-use episodes in %.1f s" % dt)
+    finally:
+        T.engine("DELETE", "/images/%s?force=1" % OLD_IMAGE.replace("/", "%2F"))
+
+
 CASES = {
     "carryover": (case_carryover, ["--pool", "1", "--reuse", "3"]),
     "retire": (case_retire, ["--pool", "1", "--reuse", "3"]),
     "leak": (case_leak, ["--pool", "1", "--reuse", "1000"]),
     "sweep": (case_sweep, None),
+    "oldbridge": (case_oldbridge, None),
 }
 
 
