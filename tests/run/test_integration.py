@@ -30,8 +30,8 @@ import urllib.parse
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import second_engine  # noqa: E402
-from itest import (BUILD, FULL_IMAGE, SANDBOXCTL, SKIP, SLIM_IMAGE, SRC, TASKS, Skip, fail,  # noqa: E402,F401
-                   run_cases, run_main, stop_process)
+from itest import (BUILD, DEFAULT_SLIM_IMAGE, FULL_IMAGE, SANDBOXCTL, SKIP, SLIM_IMAGE, SRC,  # noqa: E402,F401
+                   TASKS, Skip, fail, run_cases, run_main, stop_process)
 from unix_http import UnixHTTP  # noqa: E402,F401  (the suites that import this file use it)
 import atif_check  # noqa: E402
 DEV_IMAGE = "sandboxctl-test/run-dev:latest"
@@ -1101,6 +1101,89 @@ def case_prompt(env):
 
 
 
+def case_gc_images(env):
+    """gc's images and volumes: a task's superseded image and an old bundle volume (with
+    its marker) are shown by --dry-run and removed by gc; the task's newest image, the
+    current bundle, and an image or a volume that a container (not running) uses stay."""
+    js = {"Content-Type": "application/json"}
+    tag = "gc%d" % os.getpid()
+    repo = "sandboxctl-task/" + tag
+    old_vol, used_vol = "sandboxctl-bundle-%sold" % tag, "sandboxctl-bundle-%suse" % tag
+    made = []
+
+    def create(image, **host):
+        st, c = engine("POST", "/containers/create",
+                       json.dumps({"Image": image, "Labels": {"sandboxctl.test": "1"},
+                                   "Cmd": ["true"], "HostConfig": host}), headers=js)
+        if st != 201:
+            fail("create on %s: %s %s" % (image, st, c))
+        made.append(c["Id"])
+        return c["Id"]
+
+    def exists(kind, name):
+        return engine("GET", "/%s/%s" % (kind, urllib.parse.quote(name, safe="")) +
+                      ("/json" if kind == "images" else ""))[0] == 200
+
+    def gc(*extra):
+        p = subprocess.run([SANDBOXCTL, "gc", "--json"] + list(extra), capture_output=True,
+                           text=True, timeout=120)
+        if p.returncode != 0:
+            fail("gc %s: exit %d: %s" % (extra, p.returncode, p.stderr))
+        return {o["name"]: o for o in json.loads(p.stdout) if o.get("kind")}
+
+    base = pick_image()  # any image will do: the test's images are commits of it
+    src = create(base)
+    try:
+        changes = urllib.parse.quote("LABEL sandboxctl.task-image=" + repo)
+        for t in ("old", "older", "new"):
+            if t != "old":
+                time.sleep(1.1)  # Created is in seconds: the newest must be told apart
+            st, b = engine("POST", "/commit?container=%s&repo=%s&tag=%s&changes=%s" %
+                           (src, repo, t, changes))
+            if st != 201:
+                fail("commit %s: %s %s" % (t, st, b))
+        create(repo + ":old")  # in use (created, never started)
+        for v in (old_vol, old_vol + ".ready", used_vol, used_vol + ".ready"):
+            st, b = engine("POST", "/volumes/create", json.dumps({"Name": v}), headers=js)
+            if st != 201:
+                fail("volume %s: %s %s" % (v, st, b))
+        create(base, Binds=[used_vol + ":/mnt:ro"])
+        bundles = exists("images", DEFAULT_SLIM_IMAGE)  # the current bundle is told by it
+
+        dry = gc("--dry-run")
+        want = {repo + ":older": "superseded"}
+        if bundles:
+            want.update({old_vol: "old bundle"})
+        for name, why in want.items():
+            if name not in dry or dry[name]["reason"] != why or dry[name]["removed"]:
+                fail("--dry-run: %s not shown as %s: %s" % (name, why, dry.get(name)))
+        for name in (repo + ":old", repo + ":new", used_vol, old_vol + ".ready",
+                     used_vol + ".ready"):
+            if name in dry:
+                fail("--dry-run would remove %s: %s" % (name, dry[name]))
+        if not exists("images", repo + ":older") or not exists("volumes", old_vol):
+            fail("--dry-run removed something")
+
+        done = gc()
+        for name in want:
+            if not done.get(name, {}).get("removed"):
+                fail("gc did not remove %s: %s" % (name, done.get(name)))
+        gone = [repo + ":older"] + ([old_vol, old_vol + ".ready"] if bundles else [])
+        kept = [repo + ":old", repo + ":new", used_vol, used_vol + ".ready"]
+        for name in gone + kept:
+            there = exists("images" if name.startswith(repo) else "volumes", name)
+            if there != (name in kept):
+                fail("after gc, %s is %s" % (name, "there" if there else "gone"))
+        print("gc: removed %s; kept %s" % (", ".join(gone), ", ".join(kept)))
+    finally:
+        for c in made:
+            engine("DELETE", "/containers/%s?force=1" % c)
+        for t in ("old", "older", "new"):
+            engine("DELETE", "/images/%s?force=1" % urllib.parse.quote("%s:%s" % (repo, t), safe=""))
+        for v in (old_vol, old_vol + ".ready", used_vol, used_vol + ".ready"):
+            engine("DELETE", "/volumes/%s?force=1" % v)
+
+
 CASES = {
     "oracle": case_oracle, "demo": case_demo, "rest": case_rest, "wrong": case_wrong,
     "agent-error": case_agent_error, "agent-mistakes": case_agent_mistakes,
@@ -1108,7 +1191,7 @@ CASES = {
     "timeout": case_timeout, "sigint": case_sigint, "sigkill": case_sigkill,
     "sdk": case_sdk, "hardening": case_hardening, "mcp-stdio": case_mcp_stdio, "gui": case_gui,
     "published": case_published, "runtime": case_runtime, "prompt": case_prompt,
-    "trajectory": case_trajectory,
+    "trajectory": case_trajectory, "gc-images": case_gc_images,
 }
 
 
