@@ -42,6 +42,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import test_serve_integration as T  # noqa: E402
 from itest import fail  # noqa: E402
+import wrapped_image  # noqa: E402
 
 # Processes out of the tool's process group: background, double-forked,
 # stopped, ignoring SIGTERM, a daemon holding a socket. The spawner's guard
@@ -355,46 +356,10 @@ def case_sweep(_s):
 # sandbox-bridge as it was before reset in place (getopt "hw:"): -r is a usage error.
 OLD_BRIDGE = b"""#!/bin/sh
 case "$1" in -r|-h) echo 'Usage: sandbox-bridge [-w SECONDS] UNIX_SOCKET_PATH' >&2; exit 2;; esac
-exec /usr/local/bin/sandbox-bridge.v1 "$@"
+exec /usr/local/bin/sandbox-bridge.real "$@"
 """
 OLD_IMAGE = "sandboxctl-test/reuse-oldbridge:latest"
 NO_RESET = "its sandbox-bridge has no -r"
-
-
-def make_old_image():
-    """The slim image with the bridge of an image built before --reuse (its labels
-    unchanged: nothing but the bridge tells the two apart)."""
-    import io
-    import tarfile
-    js = {"Content-Type": "application/json"}
-    st, c = T.engine("POST", "/containers/create",
-                     json.dumps({"Image": T.SLIM, "Labels": {"sandboxctl.test": "1"}}), headers=js)
-    if st != 201:
-        fail("create: %s %s" % (st, c))
-    try:
-        st, data = T.engine("GET", "/containers/%s/archive?path=/usr/local/bin/sandbox-bridge" % c["Id"])
-        if st != 200:
-            fail("get the bridge: %s" % st)
-        src = tarfile.open(fileobj=io.BytesIO(data))
-        member = src.getmembers()[0]
-        out = io.BytesIO()
-        with tarfile.open(fileobj=out, mode="w") as t:
-            real = src.extractfile(member).read()
-            member.name = "sandbox-bridge.v1"
-            t.addfile(member, io.BytesIO(real))
-            script = tarfile.TarInfo("sandbox-bridge")
-            script.size, script.mode = len(OLD_BRIDGE), 0o755
-            t.addfile(script, io.BytesIO(OLD_BRIDGE))
-        st, body = T.engine("PUT", "/containers/%s/archive?path=/usr/local/bin" % c["Id"],
-                            out.getvalue(), headers={"Content-Type": "application/x-tar"})
-        if st != 200:
-            fail("put the old bridge: %s %s" % (st, body))
-        repo, tag = OLD_IMAGE.split(":")
-        st, body = T.engine("POST", "/commit?container=%s&repo=%s&tag=%s" % (c["Id"], repo, tag))
-        if st != 201:
-            fail("commit: %s %s" % (st, body))
-    finally:
-        T.engine("DELETE", "/containers/%s?force=1" % c["Id"])
 
 
 def case_oldbridge(_s):
@@ -403,7 +368,7 @@ def case_oldbridge(_s):
     episodes run single use, none waiting out the readiness timeout."""
     import shutil
     import tempfile
-    make_old_image()
+    wrapped_image.make(T.engine, T.SLIM, OLD_IMAGE, "/usr/local/bin/sandbox-bridge", OLD_BRIDGE)
     try:
         s = T.Service("--pool", "1", "--reuse", "3", "--image", OLD_IMAGE)
         try:
@@ -442,7 +407,7 @@ def case_oldbridge(_s):
             shutil.rmtree(d, ignore_errors=True)
         print("oldbridge: serve and sweep said it once; sweep: 3 single-use episodes in %.1f s" % dt)
     finally:
-        T.engine("DELETE", "/images/%s?force=1" % OLD_IMAGE.replace("/", "%2F"))
+        wrapped_image.remove(T.engine, OLD_IMAGE)
 
 
 CASES = {

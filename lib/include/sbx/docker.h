@@ -553,6 +553,14 @@ int sbx_docker_exec_run(sbx_docker *d, const char *container_id, const sbx_docke
  */
 int sbx_docker_set_tar(sbx_docker *d, const char *const *prefix, sbx_error *err);
 
+/*
+ * "KEY=value" entries (NULL-terminated, at most 8, copied) every exec this
+ * handle creates gets in its environment before its own: an exec inherits
+ * the container's Config.Env, and "KEY=" blanks a key there for it. NULL:
+ * none.
+ */
+int sbx_docker_set_exec_env(sbx_docker *d, const char *const *env, sbx_error *err);
+
 /* ---------------------------------------------------------------- volumes */
 
 /* POST /volumes/create (idempotent: an existing volume of that name is kept as it is). */
