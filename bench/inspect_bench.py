@@ -29,7 +29,9 @@ import sys
 import time
 
 SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-IMAGE = sys.argv[3] if len(sys.argv) > 3 else "sandboxctl/sandbox-slim:latest"
+sys.path.insert(0, os.path.join(SRC, "tests", "lib"))
+from itest import DEFAULT_SLIM_IMAGE, SLIM_IMAGE  # noqa: E402
+IMAGE = sys.argv[3] if len(sys.argv) > 3 else SLIM_IMAGE
 
 
 def pct(xs, p):
@@ -75,7 +77,7 @@ async def bench_sandboxctl(n):
     from sandboxctl.inspect_provider import SandboxctlConfig, SandboxctlSandboxEnvironment as P, _Service
     from sandboxctl import Client
 
-    slim = IMAGE == "sandboxctl/sandbox-slim:latest"
+    slim = IMAGE == DEFAULT_SLIM_IMAGE
     # the provider's defaults (a pool of 4)
     cfg = SandboxctlConfig(serve_args=["--test-label"], image=None if slim else IMAGE,
                            pool=int(os.environ.get("BENCH_POOL", "4")))
@@ -152,7 +154,7 @@ async def bench_docker(n):
 
 def self_check_wall(build):
     env = dict(os.environ, SBX_SOURCE_ROOT=SRC, SBX_BUILD_ROOT=os.path.abspath(build))
-    if IMAGE != "sandboxctl/sandbox-slim:latest":
+    if IMAGE != DEFAULT_SLIM_IMAGE:
         env["SBX_PY_TEST_IMAGE"] = IMAGE
     t0 = time.time()
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-c", os.path.join(SRC, "tests/python/pytest.ini"),

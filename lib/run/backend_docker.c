@@ -63,6 +63,8 @@ typedef struct docker_backend {
 static const char *const init_cap_add[] = {"SETPCAP", "SETUID", "SETGID", NULL};
 static const char *const published_cap_add[] = {"NET_ADMIN", "SETPCAP", "SETUID", "SETGID", NULL};
 static const char *const published_dns[] = {"0.0.0.0", NULL}; /* no resolver */
+/* What every exec in a published sandbox gets instead of Config.Env's token. */
+static const char *const published_exec_env[] = {"SANDBOX_HTTP_TOKEN=", NULL};
 
 /* --- the exec stream as an sbx_stream ------------------------------------- */
 
@@ -177,6 +179,29 @@ static void read_applied(sbx_sandbox_applied *a, const char *raw)
 static const sbx_docker_kv log_opts[] = {{"max-size", "8m"}, {"max-file", "3"}};
 
 /*
+ * d_stream, opened on first use (db->lock held): the connection of every
+ * call that may run while the copy-in thread uses db->d.
+ */
+static int open_locked_conn(docker_backend *db, sbx_error *err)
+{
+	/* Same engine, same API version: no second negotiation round trip. */
+	sbx_docker_opts o = SBX_DOCKER_OPTS_INIT;
+	int r;
+
+	if (db->d_stream)
+		return 0;
+	o.api_version = sbx_docker_api_version(db->d);
+	o.host = db->host;
+	r = sbx_docker_open(&db->d_stream, &o, err);
+	if (r >= 0 && db->published &&
+	    (r = sbx_docker_set_exec_env(db->d_stream, published_exec_env, err)) < 0) {
+		sbx_docker_free(db->d_stream);
+		db->d_stream = NULL;
+	}
+	return r;
+}
+
+/*
  * Once created: the stream connection opened now, so the first bridge after
  * start costs no extra round trip, and what the engine applied read back.
  */
@@ -186,14 +211,7 @@ static void read_back(docker_backend *db, sbx_backend *b)
 
 	/* The stream connection now, so the first bridge after start costs no extra round trip. */
 	pthread_mutex_lock(&db->lock);
-	if (!db->d_stream) {
-		sbx_docker_opts o2 = SBX_DOCKER_OPTS_INIT;
-
-		o2.api_version = sbx_docker_api_version(db->d);
-		o2.host = db->host;
-		if (sbx_docker_open(&db->d_stream, &o2, NULL) < 0)
-			db->d_stream = NULL; /* open_stream tries again */
-	}
+	open_locked_conn(db, NULL); /* on failure, open_stream tries again */
 	pthread_mutex_unlock(&db->lock);
 	if (sbx_docker_container_inspect(db->d, b->id, &c, NULL) == 0) {
 		if (c->image_id)
@@ -375,6 +393,10 @@ static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *er
 		return r;
 	db->published = spec->published;
 	db->reuse = spec->reuse && !db->foreign;
+	/* The published port's token is in Config.Env for PID 1 alone: every exec
+	 * (bridges, tar, a Harbor task's commands) would inherit it. */
+	if (spec->published && (r = sbx_docker_set_exec_env(db->d, published_exec_env, err)) < 0)
+		return r;
 
 	r = sbx_docker_container_create(db->d, &o, &id, err);
 	if (r < 0)
@@ -458,22 +480,6 @@ static int db_copy_in(sbx_backend *b, const char *dest, const sbx_sandbox_file *
 		return r;
 	return sbx_docker_exec_copy_in(db->d, b->id, dest, EXEC_USER, tar, len, EXEC_TIMEOUT_MS,
 				       err);
-}
-
-/*
- * d_stream, opened on first use (db->lock held): the connection of every
- * call that may run while the copy-in thread uses db->d.
- */
-static int open_locked_conn(docker_backend *db, sbx_error *err)
-{
-	/* Same engine, same API version: no second negotiation round trip. */
-	sbx_docker_opts o = SBX_DOCKER_OPTS_INIT;
-
-	if (db->d_stream)
-		return 0;
-	o.api_version = sbx_docker_api_version(db->d);
-	o.host = db->host;
-	return sbx_docker_open(&db->d_stream, &o, err);
 }
 
 /* A fresh exec of the bridge: one stream to the server's socket. */

@@ -6,6 +6,7 @@
  * the run object's accessors. Every failure after the sandbox exists still
  * reaches finish, which removes it.
  */
+#include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 
@@ -44,6 +45,7 @@ static int launch_reused(sbx_run *run, const sbx_run_opts *opts, sbx_error *err)
 {
 	sbx_warm *w = TAKE_PTR(*opts->reuse_slot);
 	const sbx_run_limits *l = &run->res.limits;
+	int r;
 
 	if (w && !sbx_run_warm_fits(run, w))
 		sbx_warm_free(TAKE_PTR(w));
@@ -64,9 +66,12 @@ static int launch_reused(sbx_run *run, const sbx_run_opts *opts, sbx_error *err)
 		wo.backend = opts->backend;
 		wo.backend_userdata = opts->backend_userdata;
 		wo.reuse = opts->reuse;
-		if (sbx_warm_new(&w, &wo, &werr) < 0) {
-			sbx_log_warning("reuse: %s; a single-use sandbox instead",
-					sbx_error_message(&werr));
+		r = sbx_warm_new(&w, &wo, &werr);
+		if (r < 0) {
+			/* -ENOTSUP (an image without reset in place) is said once, by warm.c. */
+			if (r != -ENOTSUP)
+				sbx_log_warning("reuse: %s; a single-use sandbox instead",
+						sbx_error_message(&werr));
 			w = NULL;
 		} else if (!sbx_run_warm_fits(run, w)) {
 			sbx_warm_free(TAKE_PTR(w));

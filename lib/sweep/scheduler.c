@@ -501,7 +501,7 @@ int sbx_sweep_execute(const sbx_sweep_plan *plan, sbx_sweep_results *results,
 {
 	_cleanup_free_ bool *done = NULL;
 	_cleanup_free_ worker *workers = NULL;
-	size_t n_workers;
+	size_t n_workers = 0;
 	sched s = {0};
 	int r;
 

@@ -18,9 +18,9 @@ Usage: test_sandboxes.py CASE
   gc       serve killed with SIGKILL: its sandbox carries the labels, and
            `sandboxctl gc` removes it.
 
-The image: $SBX_RUN_TEST_IMAGE=real uses sandboxctl/sandbox-slim:latest
-(what `sandboxctl build` made from this tree); $SBX_SANDBOXES_IMAGE names
-another build of it.
+The image: $SBX_RUN_TEST_IMAGE=real uses $SBX_TEST_SLIM_IMAGE (default
+sandboxctl/sandbox-slim:latest, what `sandboxctl build` made from this tree);
+$SBX_SANDBOXES_IMAGE names another build of it.
 """
 import base64
 import hashlib

@@ -75,7 +75,8 @@ typedef struct sbx_warm_info {
 /*
  * Creates and starts a hardened sandbox with no task and waits until its
  * server answers /health. Blocks (hundreds of ms). On failure nothing is
- * left behind. Free (and remove) with sbx_warm_free.
+ * left behind. Free (and remove) with sbx_warm_free. -ENOTSUP: reuse > 1 on
+ * an image built before reset in place (a warning says so once per image).
  */
 int sbx_warm_new(sbx_warm **out, const sbx_warm_opts *opts, sbx_error *err);
 const sbx_warm_info *sbx_warm_get_info(const sbx_warm *w);
