@@ -59,10 +59,7 @@ static int launch_reused(sbx_run *run, const sbx_run_opts *opts, sbx_error *err)
 		wo.engine = opts->engine;
 		wo.ttl_s = l->resolved.timeout_s + l->resolved.grace_s + 60;
 		wo.test = opts->test;
-		wo.memory = l->resolved.memory;
-		wo.cpus = l->resolved.cpus;
-		wo.pids = l->resolved.pids;
-		wo.runtime = l->resolved.runtime[0] ? l->resolved.runtime : NULL;
+		wo.limits = l->resolved;
 		wo.backend = opts->backend;
 		wo.backend_userdata = opts->backend_userdata;
 		wo.reuse = opts->reuse;

@@ -166,9 +166,6 @@ int sbx_warm_new(sbx_warm **out, const sbx_warm_opts *opts, sbx_error *err)
 	static const sbx_limits shape = {.memory = SBX_RUN_DEFAULT_MEMORY,
 					 .cpus = SBX_RUN_DEFAULT_CPUS,
 					 .pids = SBX_RUN_DEFAULT_PIDS};
-	sbx_limits want = {.memory = opts ? opts->memory : 0,
-			   .cpus = opts ? opts->cpus : 0,
-			   .pids = opts ? opts->pids : 0};
 	sbx_sandbox_spec spec = {0};
 	sbx_warm_info *i;
 	double t;
@@ -183,8 +180,9 @@ int sbx_warm_new(sbx_warm **out, const sbx_warm_opts *opts, sbx_error *err)
 	i = &w->info;
 	snprintf(i->image, sizeof(i->image), "%s", opts->image);
 	snprintf(i->id, sizeof(i->id), "%s", opts->id);
-	sbx_limits_set_runtime(&want, opts->runtime);
-	sbx_limits_resolve(&i->limits, &want, NULL, &shape);
+	sbx_limits_resolve(&i->limits, &opts->limits, NULL, &shape);
+	i->limits.timeout_s = 0; /* an episode brings its own deadline, and the pool its grace */
+	i->limits.grace_s = 0;
 	i->created = real_s();
 	i->deadline = i->created + (opts->ttl_s ? opts->ttl_s : WARM_TTL_S);
 	i->reuse = opts->reuse > 1 ? opts->reuse : 1;

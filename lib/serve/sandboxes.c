@@ -264,10 +264,10 @@ static int start_sandbox(sbx_serve *s, const sbx_req *r, serve_sandbox *sb, sbx_
 	wo.engine = sbx_serve__pool_engine_url(s->pool, sb->engine);
 	wo.ttl_s = r->life_s + PID1_GRACE_S;
 	wo.test = s->o.test;
-	wo.memory = r->memory;
-	wo.cpus = r->cpus;
-	wo.pids = r->pids;
-	wo.runtime = s->o.runtime;
+	wo.limits.memory = r->memory;
+	wo.limits.cpus = r->cpus;
+	wo.limits.pids = r->pids;
+	sbx_limits_set_runtime(&wo.limits, s->o.runtime);
 	k = sbx_warm_new(&sb->w, &wo, err);
 	/* An image the engine does not have is the client's mistake, not the engine's. */
 	if (k < 0)

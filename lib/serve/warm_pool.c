@@ -212,7 +212,7 @@ static void *filler_main(void *arg)
 			wo.engine = p->engines[ip->engine].url;
 			wo.ttl_s = p->o.idle_ttl_s + p->o.max_timeout_s + 60;
 			wo.test = p->o.test;
-			wo.runtime = p->o.runtime;
+			sbx_limits_set_runtime(&wo.limits, p->o.runtime);
 			wo.backend = p->o.backend;
 			wo.backend_userdata = p->o.backend_userdata;
 			wo.reuse = p->o.reuse;

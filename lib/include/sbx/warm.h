@@ -36,11 +36,9 @@ typedef struct sbx_warm_opts {
 	uint32_t ttl_s;	    /* PID 1's deadline, from now; 0: 600 */
 	uint32_t ready_timeout_s; /* 0: 30 */
 	bool test;
-	/* The limits it is created with; 0/NULL: the defaults (as sbx_run_prepare's). */
-	uint64_t memory;
-	double cpus;
-	uint32_t pids;
-	const char *runtime;
+	/* The limits it is created with (memory, CPUs, pids, runtime, seccomp); 0/"":
+	 * the defaults (as sbx_run_prepare's). Its deadline is ttl_s, not timeout_s. */
+	sbx_limits limits;
 	/* As sbx_run_opts.backend: the Docker backend unless a test passes another. */
 	sbx_run_backend_fn backend;
 	void *backend_userdata;
