@@ -49,6 +49,16 @@ int cmd_tasks__new(const char *name, const char *tasks_dir, const char *format,
 struct sbx_task;
 int cmd_tasks__load_unchecked(const char *name, struct sbx_task **out, sbx_error *err);
 
+/* tasks (cmd_tasks.c): loads task name (a name in --tasks-dir, or a path) into *out. */
+int cmd_tasks__load(const char *name, struct sbx_task **out, sbx_error *err);
+/* tasks (cmd_tasks.c): the tasks directory, --tasks-dir or the default (malloc'd; NULL: no memory).
+ */
+char *cmd_tasks__dir(void);
+/* tasks show (cmd_tasks_show.c): task name printed, as JSON when json; returns an exit code. */
+int cmd_tasks__show(const char *name, bool json);
+/* tasks validate (cmd_tasks_validate.c): the n tasks names (none: every task); an exit code. */
+int cmd_tasks__validate(int n, char **names);
+
 /* Prints "sandboxctl: <msg>" on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -34,73 +34,6 @@ static void on_signal(int sig)
 		arg_hurry = 1;
 }
 
-static void help(void)
-{
-	printf("Usage: sandboxctl serve [options]\n\n"
-	       "An episode service for RL training loops: a JSON API that hands out\n"
-	       "episodes (one sandbox each, through the same lifecycle as 'run') and\n"
-	       "grades them when the client finishes. Prints its URL, with the token, on\n"
-	       "stdout. Every request needs the token: in the path (URL/v1/...) or as\n"
-	       "'Authorization: Bearer TOKEN'; without it: 401.\n\n"
-	       "  POST   /v1/episodes {\"task\", \"seed\", \"timeout\", \"tags\"}  claim: answers\n"
-	       "         {id, mcp_url, sse_url, rest_url, prompt, deadline} once the\n"
-	       "         sandbox's server is ready\n"
-	       "  GET    /v1/episodes[/ID]        state (and the result once finished)\n"
-	       "  POST   /v1/episodes/ID/finish   collect, grade, remove: {reward, status,\n"
-	       "         passed, grade, run_dir, timings_ms}\n"
-	       "  DELETE /v1/episodes/ID          abort (status interrupted, not graded)\n"
-	       "  GET    /v1/health, /metrics (Prometheus text)\n"
-	       "  /openenv/TASK                  an OpenEnv environment (openenv-core's\n"
-	       "         clients: base_url URL/openenv/TASK, WebSocket /ws; at most 64\n"
-	       "         sessions)\n"
-	       "An episode past its deadline is finished by the service (status timeout,\n"
-	       "graded); a later finish answers that result. See docs/serve.md.\n\n"
-	       "Options:\n"
-	       "  --listen ADDR       127.0.0.1:PORT (default 127.0.0.1:0, any free port)\n"
-	       "                      or unix:PATH (a socket of mode 0600)\n"
-	       "  --pool N            keep N slim (or --image) sandboxes started and ready\n"
-	       "                      (default 0)\n"
-	       "  --pool-image IMG=N  keep N of IMG ready: slim, full or an image reference;\n"
-	       "                      may repeat. A claim whose task fits (same image and\n"
-	       "                      limits, not a GUI task) takes one; else it starts\n"
-	       "                      cold (counted in /metrics)\n"
-	       "  --image REF         every episode's image (default: each task's); any\n"
-	       "                      linux/amd64 image, ours or not; --pool N keeps N of\n"
-	       "                      it (or --pool-image REF=N)\n"
-	       "  --fill-jobs N       warm sandboxes started at once (default 2)\n"
-	       "  --reuse N           a warm sandbox serves up to N episodes (default 1:\n"
-	       "                      single use), reset in place between two by PID 1\n"
-	       "                      and checked; one whose reset fails or finds\n"
-	       "                      anything is removed (docs/serve.md, \"Reuse\")\n"
-	       "  --idle-ttl S        a warm sandbox unclaimed S seconds is replaced\n"
-	       "                      (default 600); its PID 1 ends it by itself after\n"
-	       "                      S + --max-timeout + 60 s, so a killed service leaves\n"
-	       "                      nothing running\n"
-	       "  --max-episodes N    episodes live at once; more get 429 (default 64)\n"
-	       "  --max-sandboxes N   sandboxes without a task (/v1/sandboxes) at once; more\n"
-	       "                      get 429 (default 64)\n"
-	       "  --max-timeout S     the longest \"timeout\" a claim may ask (default 3600)\n"
-	       "  --stop-grace S      on SIGINT/SIGTERM, seconds live episodes get to be\n"
-	       "                      finished by their clients before they are aborted\n"
-	       "                      (default 10; a second signal aborts them at once)\n"
-	       "  --engine URL        a Docker engine (unix:///path or tcp://host:port); repeat\n"
-	       "                      for several: each keeps the pools, a claim takes a\n"
-	       "                      warm sandbox from whichever has one (cold starts go\n"
-	       "                      to the least busy), and one that fails 3 times in a\n"
-	       "                      row is drained while another is left\n"
-	       "  --runtime NAME      OCI runtime of every sandbox, warm or cold, e.g. runsc\n"
-	       "                      (default: the engine's); an engine without it is\n"
-	       "                      refused at start (exit 3), as is runsc registered\n"
-	       "                      without --oci-seccomp unless --allow-no-seccomp\n"
-	       "  --tasks-dir DIR     where task names are looked up\n"
-	       "  --runs-dir DIR      where run directories go (default runs)\n"
-	       "  --token TOKEN       use this token (16..64 of A-Z a-z 0-9 _ -) instead of a\n"
-	       "                      random one ($SANDBOXCTL_SERVE_TOKEN works too)\n"
-	       "  --test-label        label sandboxes as test objects\n"
-	       "  -h, --help          show this help\n\n"
-	       "Exit status: 0 after a drain, 2 usage, 3 the service could not start.\n");
-}
-
 /* Options with state of their own; the plain ones land in arg_so. */
 static sbx_serve_opts arg_so = SBX_SERVE_OPTS_INIT;
 static sbx_serve_pool_spec arg_pools[MAX_POOLS + 1];
@@ -164,32 +97,96 @@ static long number(const char *name, const char *text, long min, long max, long 
 	return v;
 }
 
+static const cli_option serve_options[] = {
+	{.text = "Usage: sandboxctl serve [options]\n\n"
+		 "An episode service for RL training loops: a JSON API that hands out\n"
+		 "episodes (one sandbox each, through the same lifecycle as 'run') and\n"
+		 "grades them when the client finishes. Prints its URL, with the token, on\n"
+		 "stdout. Every request needs the token: in the path (URL/v1/...) or as\n"
+		 "'Authorization: Bearer TOKEN'; without it: 401.\n\n"
+		 "  POST   /v1/episodes {\"task\", \"seed\", \"timeout\", \"tags\"}  claim: "
+		 "answers\n"
+		 "         {id, mcp_url, sse_url, rest_url, prompt, deadline} once the\n"
+		 "         sandbox's server is ready\n"
+		 "  GET    /v1/episodes[/ID]        state (and the result once finished)\n"
+		 "  POST   /v1/episodes/ID/finish   collect, grade, remove: {reward, status,\n"
+		 "         passed, grade, run_dir, timings_ms}\n"
+		 "  DELETE /v1/episodes/ID          abort (status interrupted, not graded)\n"
+		 "  GET    /v1/health, /metrics (Prometheus text)\n"
+		 "  /openenv/TASK                  an OpenEnv environment (openenv-core's\n"
+		 "         clients: base_url URL/openenv/TASK, WebSocket /ws; at most 64\n"
+		 "         sessions)\n"
+		 "An episode past its deadline is finished by the service (status timeout,\n"
+		 "graded); a later finish answers that result. See docs/serve.md.\n"},
+	{.heading = "Options:", .column = 22},
+	{"listen", .value = &arg_so.listen, .usage = "--listen ADDR",
+	 .help = "127.0.0.1:PORT (default 127.0.0.1:0, any free port)\n"
+		 "or unix:PATH (a socket of mode 0600)"},
+	{"pool", .value = &arg_pool, .usage = "--pool N",
+	 .help = "keep N slim (or --image) sandboxes started and ready\n"
+		 "(default 0)"},
+	{"pool-image", .parse = parse_pool_image, .usage = "--pool-image IMG=N",
+	 .help = "keep N of IMG ready: slim, full or an image reference;\n"
+		 "may repeat. A claim whose task fits (same image and\n"
+		 "limits, not a GUI task) takes one; else it starts\n"
+		 "cold (counted in /metrics)"},
+	{"image", .value = &arg_so.image, .usage = "--image REF",
+	 .help = "every episode's image (default: each task's); any\n"
+		 "linux/amd64 image, ours or not; --pool N keeps N of\n"
+		 "it (or --pool-image REF=N)"},
+	{"fill-jobs", .value = &arg_fill_jobs, .usage = "--fill-jobs N",
+	 .help = "warm sandboxes started at once (default 2)"},
+	{"reuse", .value = &arg_reuse, .usage = "--reuse N",
+	 .help = "a warm sandbox serves up to N episodes (default 1:\n"
+		 "single use), reset in place between two by PID 1\n"
+		 "and checked; one whose reset fails or finds\n"
+		 "anything is removed (docs/serve.md, \"Reuse\")"},
+	{"idle-ttl", .value = &arg_idle_ttl, .usage = "--idle-ttl S",
+	 .help = "a warm sandbox unclaimed S seconds is replaced\n"
+		 "(default 600); its PID 1 ends it by itself after\n"
+		 "S + --max-timeout + 60 s, so a killed service leaves\n"
+		 "nothing running"},
+	{"max-episodes", .value = &arg_max_episodes, .usage = "--max-episodes N",
+	 .help = "episodes live at once; more get 429 (default 64)"},
+	{"max-sandboxes", .value = &arg_max_sandboxes, .usage = "--max-sandboxes N",
+	 .help = "sandboxes without a task (/v1/sandboxes) at once; more\n"
+		 "get 429 (default 64)"},
+	{"max-timeout", .value = &arg_max_timeout, .usage = "--max-timeout S",
+	 .help = "the longest \"timeout\" a claim may ask (default 3600)"},
+	{"stop-grace", .value = &arg_stop_grace, .usage = "--stop-grace S",
+	 .help = "on SIGINT/SIGTERM, seconds live episodes get to be\n"
+		 "finished by their clients before they are aborted\n"
+		 "(default 10; a second signal aborts them at once)"},
+	{"engine", .parse = parse_engine, .usage = "--engine URL",
+	 .help = "a Docker engine (unix:///path or tcp://host:port); repeat\n"
+		 "for several: each keeps the pools, a claim takes a\n"
+		 "warm sandbox from whichever has one (cold starts go\n"
+		 "to the least busy), and one that fails 3 times in a\n"
+		 "row is drained while another is left"},
+	{"runtime", .value = &arg_so.runtime, .usage = "--runtime NAME",
+	 .help = "OCI runtime of every sandbox, warm or cold, e.g. runsc\n"
+		 "(default: the engine's); an engine without it is\n"
+		 "refused at start (exit 3), as is runsc registered\n"
+		 "without --oci-seccomp unless --allow-no-seccomp"},
+	{"allow-no-seccomp", .flag = &cli_allow_no_seccomp},
+	{"tasks-dir", .value = &arg_so.tasks_dir, .usage = "--tasks-dir DIR",
+	 .help = "where task names are looked up"},
+	{"runs-dir", .value = &arg_so.runs_dir, .usage = "--runs-dir DIR",
+	 .help = "where run directories go (default runs)"},
+	{"token", .value = &arg_so.token, .usage = "--token TOKEN",
+	 .help = "use this token (16..64 of A-Z a-z 0-9 _ -) instead of a\n"
+		 "random one ($SANDBOXCTL_SERVE_TOKEN works too)"},
+	{"test-label", .flag = &arg_so.test, .help = "label sandboxes as test objects"},
+	{.usage = "-h, --help", .help = "show this help"},
+	{.text = "\nExit status: 0 after a drain, 2 usage, 3 the service could not start.\n"},
+	{0},
+};
+
 static int parse_args(int argc, char **argv)
 {
-	static const cli_option opts[] = {
-		{"listen", .value = &arg_so.listen},
-		{"pool", .value = &arg_pool},
-		{"pool-image", .parse = parse_pool_image},
-		{"fill-jobs", .value = &arg_fill_jobs},
-		{"reuse", .value = &arg_reuse},
-		{"idle-ttl", .value = &arg_idle_ttl},
-		{"max-episodes", .value = &arg_max_episodes},
-		{"max-sandboxes", .value = &arg_max_sandboxes},
-		{"max-timeout", .value = &arg_max_timeout},
-		{"stop-grace", .value = &arg_stop_grace},
-		{"engine", .parse = parse_engine},
-		{"runtime", .value = &arg_so.runtime},
-		{"image", .value = &arg_so.image},
-		{"tasks-dir", .value = &arg_so.tasks_dir},
-		{"runs-dir", .value = &arg_so.runs_dir},
-		{"token", .value = &arg_so.token},
-		{"test-label", .flag = &arg_so.test},
-		{"allow-no-seccomp", .flag = &cli_allow_no_seccomp},
-		{0},
-	};
 	const long week = 86400 * 7;
 	long pool, fill, ttl, max_eps, max_sbs, max_timeout, reuse;
-	int r = cli_parse_options_only("serve", argc, argv, opts, help);
+	int r = cli_parse_options_only("serve", argc, argv, serve_options, NULL);
 
 	if (r <= 0)
 		return r;
