@@ -206,155 +206,193 @@ static int by_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-int main(int argc, char **argv)
-{
+/* One benchmark: its settings, the simulated engines, the pool, the clients. */
+typedef struct bench {
 	config c;
 	sim_cluster *cl;
-	bool *failing;
-	char dir[64];
-	sbx_run *run = NULL;
-	serve_metrics m = {0};
-	pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-	serve_pool *pool = NULL;
-	serve_pool_opts po = {0};
-	sbx_serve_pool_spec spec;
-	sbx_error err = SBX_ERROR_INIT;
+	bool *failing; /* per engine: refuses everything partway */
 	const char **urls;
+	atomic_uint_fast64_t *per_engine; /* claims served */
 	client *clients;
-	atomic_size_t left;
-	atomic_uint_fast64_t *per_engine;
-	double t0, fill_s, cpu0, claim_s, cpu, *all, share[3] = {0};
-	size_t n_all = 0, misses = 0, drained = 0, drained_failing = 0, cap;
-	serve_engine_gauge *g = NULL;
-	size_t n_g;
+	char dir[64];
+	sbx_run *run;
+	serve_metrics m;
+	pthread_mutex_t lock;
+	sbx_serve_pool_spec spec;
+	serve_pool *pool;
+	double claim_s, cpu;
+} bench;
 
-	if (parse(argc, argv, &c) < 0)
-		return 2;
-	failing = calloc(c.engines, sizeof(*failing));
-	urls = calloc(c.engines, sizeof(*urls));
-	per_engine = calloc(c.engines, sizeof(*per_engine));
-	clients = calloc(c.clients, sizeof(*clients));
-	if (!failing || !urls || !per_engine || !clients || !(cl = make_cluster(&c, failing)))
-		return 1;
-	for (size_t i = 0; i < c.engines; i++) {
+/* The engines, their URLs, the run to fit; the plan printed. */
+static int setup(bench *b)
+{
+	const config *c = &b->c;
+
+	b->failing = calloc(c->engines, sizeof(*b->failing));
+	b->urls = calloc(c->engines, sizeof(*b->urls));
+	b->per_engine = calloc(c->engines, sizeof(*b->per_engine));
+	b->clients = calloc(c->clients, sizeof(*b->clients));
+	if (!b->failing || !b->urls || !b->per_engine || !b->clients ||
+	    !(b->cl = make_cluster(c, b->failing)))
+		return -1;
+	for (size_t i = 0; i < c->engines; i++) {
 		char *u;
 
 		if (asprintf(&u, "sim://%zu", i) < 0)
-			return 1;
-		urls[i] = u;
+			return -1;
+		b->urls[i] = u;
 	}
-	if (fit_run(&run, dir, sizeof(dir)) < 0)
-		return 1;
+	if (fit_run(&b->run, b->dir, sizeof(b->dir)) < 0)
+		return -1;
 	printf("bench-serve-scale: %zu simulated engines x %u warm sandboxes, %u fillers, %u "
 	       "clients, %zu claims, time scale %.3g, %.0f%% of engines failing\n",
-	       c.engines, c.target, c.fillers, c.clients, c.claims, c.scale, c.fail_frac * 100);
+	       c->engines, c->target, c->fillers, c->clients, c->claims, c->scale,
+	       c->fail_frac * 100);
 	fflush(stdout);
+	return 0;
+}
 
-	spec = (sbx_serve_pool_spec){.image = "sim-image", .target = c.target};
-	po.pools = &spec;
+/* The pool started and waited for until every healthy engine's is full. */
+static int fill(bench *b)
+{
+	serve_pool_opts po = {0};
+	sbx_error err = SBX_ERROR_INIT;
+	double t0, fill_s;
+
+	b->spec = (sbx_serve_pool_spec){.image = "sim-image", .target = b->c.target};
+	po.pools = &b->spec;
 	po.n_pools = 1;
-	po.concurrency = c.fillers;
+	po.concurrency = b->c.fillers;
 	po.idle_ttl_s = 3600;
 	po.max_timeout_s = 600;
-	po.engines = urls;
-	po.n_engines = c.engines;
+	po.engines = b->urls;
+	po.n_engines = b->c.engines;
 	po.service_id = "serve-scale";
-	po.metrics = &m;
-	po.lock = &lock;
+	po.metrics = &b->m;
+	po.lock = &b->lock;
 	po.backend = sim_backend_new;
-	po.backend_userdata = cl;
+	po.backend_userdata = b->cl;
 	t0 = sbx_now_msf();
-	if (sbx_serve__pool_new(&pool, &po, &err) < 0) {
+	if (sbx_serve__pool_new(&b->pool, &po, &err) < 0) {
 		fprintf(stderr, "bench-serve-scale: %s\n", err.msg);
-		return 1;
+		return -1;
 	}
-	while (!sbx_serve__pool_full(pool) && sbx_now_msf() - t0 < 300000)
+	while (!sbx_serve__pool_full(b->pool) && sbx_now_msf() - t0 < 300000)
 		usleep(20000);
 	fill_s = (sbx_now_msf() - t0) / 1000;
 	printf("fill: every healthy engine's pool full in %.2f s (%llu warm starts, %llu "
 	       "failed)\n",
-	       fill_s, (unsigned long long)m.warm_started, (unsigned long long)m.engine_errors);
+	       fill_s, (unsigned long long)b->m.warm_started,
+	       (unsigned long long)b->m.engine_errors);
+	return 0;
+}
 
-	atomic_store(&left, c.claims);
-	cap = c.claims / c.clients + 1;
+/* The clients' threads claim until c.claims are taken: b->claim_s, b->cpu. */
+static void claim(bench *b)
+{
+	atomic_size_t left;
+	size_t cap = b->c.claims / b->c.clients + 1;
+	double cpu0, t0;
+
+	atomic_store(&left, b->c.claims);
 	cpu0 = cpu_s();
 	t0 = sbx_now_msf();
-	for (unsigned i = 0; i < c.clients; i++) {
-		clients[i] = (client){.pool = pool,
-				      .run = run,
-				      .left = &left,
-				      .per_engine = per_engine,
-				      .take_us = calloc(cap, sizeof(double)),
-				      .cap = cap};
-		pthread_create(&clients[i].t, NULL, client_main, &clients[i]);
+	for (unsigned i = 0; i < b->c.clients; i++) {
+		b->clients[i] = (client){.pool = b->pool,
+					 .run = b->run,
+					 .left = &left,
+					 .per_engine = b->per_engine,
+					 .take_us = calloc(cap, sizeof(double)),
+					 .cap = cap};
+		pthread_create(&b->clients[i].t, NULL, client_main, &b->clients[i]);
 	}
-	for (unsigned i = 0; i < c.clients; i++)
-		pthread_join(clients[i].t, NULL);
-	claim_s = (sbx_now_msf() - t0) / 1000;
-	cpu = cpu_s() - cpu0;
+	for (unsigned i = 0; i < b->c.clients; i++)
+		pthread_join(b->clients[i].t, NULL);
+	b->claim_s = (sbx_now_msf() - t0) / 1000;
+	b->cpu = cpu_s() - cpu0;
+}
 
-	all = calloc(c.claims + c.clients, sizeof(double));
-	for (unsigned i = 0; i < c.clients && all; i++) {
-		memcpy(all + n_all, clients[i].take_us, clients[i].n * sizeof(double));
-		n_all += clients[i].n;
-		misses += clients[i].misses;
-		free(clients[i].take_us);
+/* Claims per second, the take's latency, CPU per claim, peak RSS. */
+static void report_claims(bench *b)
+{
+	const config *c = &b->c;
+	double *all = calloc(c->claims + c->clients, sizeof(double));
+	size_t n_all = 0, misses = 0;
+
+	for (unsigned i = 0; i < c->clients && all; i++) {
+		memcpy(all + n_all, b->clients[i].take_us, b->clients[i].n * sizeof(double));
+		n_all += b->clients[i].n;
+		misses += b->clients[i].misses;
+		free(b->clients[i].take_us);
 	}
 	if (all && n_all)
 		qsort(all, n_all, sizeof(double), by_double);
-	printf("claims: %zu in %.2f s, %.0f per second; %zu tries found the pool empty\n", c.claims,
-	       claim_s, (double)c.claims / claim_s, misses);
+	printf("claims: %zu in %.2f s, %.0f per second; %zu tries found the pool empty\n",
+	       c->claims, b->claim_s, (double)c->claims / b->claim_s, misses);
 	if (all && n_all)
 		printf("claim (the pool's take: lock and scan over %zu engines): p50 %.1f us, p99 "
 		       "%.1f us, max %.1f us\n",
-		       c.engines, all[n_all / 2], all[n_all * 99 / 100], all[n_all - 1]);
+		       c->engines, all[n_all / 2], all[n_all * 99 / 100], all[n_all - 1]);
 	printf("CPU: %.1f us per claim, everything in the process (fillers' readiness checks, "
 	       "the simulated engines' bookkeeping, clients); peak RSS %.1f MB\n",
-	       cpu / (double)c.claims * 1e6, (double)peak_rss_kb() / 1024);
+	       b->cpu / (double)c->claims * 1e6, (double)peak_rss_kb() / 1024);
+	free(all);
+}
 
-	n_g = sbx_serve__pool_engine_gauges(pool, &g);
+/* How claims spread over engines (by speed, per healthy engine), and which were drained. */
+static void report_engines(bench *b)
+{
+	serve_engine_gauge *g = NULL;
+	size_t n_g = sbx_serve__pool_engine_gauges(b->pool, &g);
+	size_t drained = 0, drained_failing = 0, n_failing = 0, n_per = 0;
+	double share[3] = {0}, *per = calloc(b->c.engines, sizeof(double));
+
 	for (size_t i = 0; i < n_g; i++) {
-		double sp = sim_cluster_speed(cl, i);
+		double sp = sim_cluster_speed(b->cl, i);
 
 		drained += g[i].drained;
-		drained_failing += g[i].drained && failing[i];
-		if (!failing[i])
+		drained_failing += g[i].drained && b->failing[i];
+		if (!b->failing[i])
 			share[sp == 0.5 ? 0
 			      : sp == 1 ? 1
 					: 2] +=
-				(double)atomic_load(&per_engine[i]) / (double)c.claims;
+				(double)atomic_load(&b->per_engine[i]) / (double)b->c.claims;
 	}
-	{
-		size_t n_failing = 0;
-
-		double *per = calloc(c.engines, sizeof(double));
-		size_t n_per = 0;
-
-		for (size_t i = 0; i < c.engines; i++) {
-			n_failing += failing[i];
-			if (per && !failing[i])
-				per[n_per++] = (double)atomic_load(&per_engine[i]);
-		}
-		if (per && n_per)
-			printf("claims per healthy engine: min %.0f, p50 %.0f, max %.0f\n",
-			       sbx_sweep_quantile(per, n_per, 0),
-			       sbx_sweep_quantile(per, n_per, 0.5),
-			       sbx_sweep_quantile(per, n_per, 1));
-		free(per);
-		printf("engines: %zu of the %zu failing ones drained, %zu healthy ones drained; "
-		       "%llu "
-		       "warm starts failed; claims by speed: x0.5 %.1f%%, x1 %.1f%%, x2 %.1f%%\n",
-		       drained_failing, n_failing, drained - drained_failing,
-		       (unsigned long long)m.engine_errors, share[0] * 100, share[1] * 100,
-		       share[2] * 100);
+	for (size_t i = 0; i < b->c.engines; i++) {
+		n_failing += b->failing[i];
+		if (per && !b->failing[i])
+			per[n_per++] = (double)atomic_load(&b->per_engine[i]);
 	}
+	if (per && n_per)
+		printf("claims per healthy engine: min %.0f, p50 %.0f, max %.0f\n",
+		       sbx_sweep_quantile(per, n_per, 0), sbx_sweep_quantile(per, n_per, 0.5),
+		       sbx_sweep_quantile(per, n_per, 1));
+	free(per);
+	printf("engines: %zu of the %zu failing ones drained, %zu healthy ones drained; "
+	       "%llu "
+	       "warm starts failed; claims by speed: x0.5 %.1f%%, x1 %.1f%%, x2 %.1f%%\n",
+	       drained_failing, n_failing, drained - drained_failing,
+	       (unsigned long long)b->m.engine_errors, share[0] * 100, share[1] * 100,
+	       share[2] * 100);
 	free(g);
-	free(all);
-	sbx_serve__pool_free(pool);
-	sbx_run_free(run);
-	(void)sbx_path_remove_tree_at(AT_FDCWD, dir);
-	for (size_t i = 0; i < c.engines; i++)
-		free((char *)urls[i]);
-	sim_cluster_free(cl);
+}
+
+int main(int argc, char **argv)
+{
+	static bench b = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+	if (parse(argc, argv, &b.c) < 0)
+		return 2;
+	if (setup(&b) < 0 || fill(&b) < 0)
+		return 1;
+	claim(&b);
+	report_claims(&b);
+	report_engines(&b);
+	sbx_serve__pool_free(b.pool);
+	sbx_run_free(b.run);
+	(void)sbx_path_remove_tree_at(AT_FDCWD, b.dir);
+	for (size_t i = 0; i < b.c.engines; i++)
+		free((char *)b.urls[i]);
+	sim_cluster_free(b.cl);
 	return 0;
 }

@@ -219,6 +219,113 @@ static int check_cases(const sbx_schema *s, const sbx_ynode *root, sbx_task *t)
 	return 0;
 }
 
+/* id, title, difficulty, prompt. */
+static int parse_header(sbx_schema *s, const sbx_ynode *root, sbx_task *t)
+{
+	const sbx_ynode *v = sbx_ytree__get(root, "id");
+	int r, d;
+
+	r = sbx_schema__string(s, v, "id", SBX_TASK_MAX_ID + 1, &t->id);
+	if (r < 0)
+		return r;
+	if (!sbx_task_id_valid(t->id))
+		return sbx_schema__fail(s, v,
+					"id must be 1..64 characters of a-z, 0-9, '_' and '-', "
+					"starting with a letter or digit");
+	r = sbx_schema__string(s, sbx_ytree__get(root, "title"), "title", TITLE_MAX, &t->title);
+	if (r < 0)
+		return r;
+	r = sbx_schema__enum(s, sbx_ytree__get(root, "difficulty"), "difficulty", difficulties, &d);
+	if (r < 0)
+		return r;
+	t->difficulty = (sbx_task_difficulty)d;
+	return sbx_schema__string(s, sbx_ytree__get(root, "prompt"), "prompt", PROMPT_MAX,
+				  &t->prompt);
+}
+
+/* files, outputs, oracle: paths in the task folder dir (the files and oracles there when dir is
+ * set). */
+static int parse_paths(sbx_schema *s, const sbx_ynode *root, const char *dir, sbx_task *t)
+{
+	const sbx_ynode *v;
+	int r;
+
+	if ((v = sbx_ytree__get(root, "files"))) {
+		r = sbx_schema__paths(s, v, "files", SBX_TASK_MAX_FILES, &t->files, &t->n_files);
+		if (r >= 0)
+			r = unique_basenames(s, v, "files", t->files);
+		if (r >= 0)
+			r = check_files(s, v, "files", dir, t->files);
+		if (r < 0)
+			return r;
+	}
+	v = sbx_ytree__get(root, "outputs");
+	r = sbx_schema__paths(s, v, "outputs", SBX_TASK_MAX_FILES, &t->outputs, &t->n_outputs);
+	if (r < 0)
+		return r;
+	v = sbx_ytree__get(root, "oracle");
+	r = sbx_schema__paths(s, v, "oracle", SBX_TASK_MAX_FILES, &t->oracles, &t->n_oracles);
+	if (r >= 0)
+		r = check_files(s, v, "oracle", dir, t->oracles);
+	return r;
+}
+
+/* grading (or its defaults), its cases checked against the outputs and oracles. */
+static int parse_grading(sbx_schema *s, const sbx_ynode *root, sbx_task *t)
+{
+	const sbx_ynode *v = sbx_ytree__get(root, "grading");
+	int r;
+
+	if (v) {
+		r = sbx_grading__parse_node(s, v, "grading", &t->grading);
+	} else {
+		/* No grading section: the defaults, as a one-node empty mapping would give. */
+		sbx_ynode empty = {.kind = SBX_YNODE_MAP, .line = root->line, .col = root->col};
+
+		r = sbx_grading__parse_node(s, &empty, "grading", &t->grading);
+	}
+	if (r >= 0)
+		r = check_cases(s, root, t);
+	return r;
+}
+
+/* gui, tools, libreoffice, image: how the task runs. */
+static int parse_environment(sbx_schema *s, const sbx_ynode *root, sbx_task *t)
+{
+	const sbx_ynode *v;
+	int r, d;
+
+	if ((v = sbx_ytree__get(root, "gui"))) {
+		r = sbx_schema__bool(s, v, "gui", &t->gui);
+		if (r < 0)
+			return r;
+	}
+	if ((v = sbx_ytree__get(root, "tools"))) {
+		r = sbx_schema__enum(s, v, "tools", toolsets, &d);
+		if (r < 0)
+			return r;
+		t->tools = (sbx_task_toolset)d;
+		if (t->tools == SBX_TASK_TOOLS_GUI && !t->gui)
+			return sbx_schema__fail(s, v, "tools: gui needs gui: true (the desktop)");
+	}
+	if ((v = sbx_ytree__get(root, "libreoffice"))) {
+		r = sbx_schema__bool(s, v, "libreoffice", &t->libreoffice);
+		if (r < 0)
+			return r;
+	}
+	/* Any linux/amd64 image (ours or not: the any-image bundle), checked at launch. */
+	if ((v = sbx_ytree__get(root, "image"))) {
+		r = sbx_schema__string(s, v, "image", 256, &t->image);
+		if (r < 0)
+			return r;
+		if (t->gui || t->libreoffice)
+			return sbx_schema__fail(s, v,
+						"image: a task with gui or libreoffice runs on "
+						"sandboxctl's full image; drop one of them");
+	}
+	return 0;
+}
+
 int sbx_task_parse(const char *name, const char *dir, const char *text, size_t len, sbx_task **out,
 		   sbx_error *err)
 {
@@ -228,7 +335,7 @@ int sbx_task_parse(const char *name, const char *dir, const char *text, size_t l
 	static const char *const required[] = {"id",	  "title",  "difficulty", "prompt",
 					       "outputs", "oracle", NULL};
 	const sbx_ynode *v;
-	int r, d;
+	int r;
 
 	r = sbx_ytree__parse(name, text, len, &root, err);
 	if (r < 0)
@@ -246,100 +353,19 @@ int sbx_task_parse(const char *name, const char *dir, const char *text, size_t l
 		return sbx_error_set(err, -ENOMEM, "out of memory");
 	if (!(t->path = strdup(name)))
 		return sbx_error_set(err, -ENOMEM, "out of memory");
-
-	v = sbx_ytree__get(root, "id");
-	r = sbx_schema__string(&s, v, "id", SBX_TASK_MAX_ID + 1, &t->id);
-	if (r < 0)
-		return r;
-	if (!sbx_task_id_valid(t->id))
-		return sbx_schema__fail(&s, v,
-					"id must be 1..64 characters of a-z, 0-9, '_' and '-', "
-					"starting with a letter or digit");
-	r = sbx_schema__string(&s, sbx_ytree__get(root, "title"), "title", TITLE_MAX, &t->title);
-	if (r < 0)
-		return r;
-	r = sbx_schema__enum(&s, sbx_ytree__get(root, "difficulty"), "difficulty", difficulties,
-			     &d);
-	if (r < 0)
-		return r;
-	t->difficulty = (sbx_task_difficulty)d;
-	r = sbx_schema__string(&s, sbx_ytree__get(root, "prompt"), "prompt", PROMPT_MAX,
-			       &t->prompt);
-	if (r < 0)
-		return r;
-
-	if ((v = sbx_ytree__get(root, "files"))) {
-		r = sbx_schema__paths(&s, v, "files", SBX_TASK_MAX_FILES, &t->files, &t->n_files);
-		if (r >= 0)
-			r = unique_basenames(&s, v, "files", t->files);
-		if (r >= 0)
-			r = check_files(&s, v, "files", dir, t->files);
-		if (r < 0)
-			return r;
-	}
-	v = sbx_ytree__get(root, "outputs");
-	r = sbx_schema__paths(&s, v, "outputs", SBX_TASK_MAX_FILES, &t->outputs, &t->n_outputs);
-	if (r < 0)
-		return r;
-	v = sbx_ytree__get(root, "oracle");
-	r = sbx_schema__paths(&s, v, "oracle", SBX_TASK_MAX_FILES, &t->oracles, &t->n_oracles);
+	r = parse_header(&s, root, t);
 	if (r >= 0)
-		r = check_files(&s, v, "oracle", dir, t->oracles);
-	if (r < 0)
-		return r;
-
-	v = sbx_ytree__get(root, "grading");
-	if (v) {
-		r = sbx_grading__parse_node(&s, v, "grading", &t->grading);
-	} else {
-		/* No grading section: the defaults, as a one-node empty mapping would give. */
-		sbx_ynode empty = {.kind = SBX_YNODE_MAP, .line = root->line, .col = root->col};
-
-		r = sbx_grading__parse_node(&s, &empty, "grading", &t->grading);
-	}
+		r = parse_paths(&s, root, dir, t);
 	if (r >= 0)
-		r = check_cases(&s, root, t);
-	if (r < 0)
-		return r;
-
-	if ((v = sbx_ytree__get(root, "limits"))) {
+		r = parse_grading(&s, root, t);
+	if (r >= 0 && (v = sbx_ytree__get(root, "limits")))
 		r = parse_limits(&s, v, &t->limits);
-		if (r < 0)
-			return r;
-	}
-	if ((v = sbx_ytree__get(root, "gui"))) {
-		r = sbx_schema__bool(&s, v, "gui", &t->gui);
-		if (r < 0)
-			return r;
-	}
-	if ((v = sbx_ytree__get(root, "tools"))) {
-		r = sbx_schema__enum(&s, v, "tools", toolsets, &d);
-		if (r < 0)
-			return r;
-		t->tools = (sbx_task_toolset)d;
-		if (t->tools == SBX_TASK_TOOLS_GUI && !t->gui)
-			return sbx_schema__fail(&s, v, "tools: gui needs gui: true (the desktop)");
-	}
-	if ((v = sbx_ytree__get(root, "libreoffice"))) {
-		r = sbx_schema__bool(&s, v, "libreoffice", &t->libreoffice);
-		if (r < 0)
-			return r;
-	}
-	/* Any linux/amd64 image (ours or not: the any-image bundle), checked at launch. */
-	if ((v = sbx_ytree__get(root, "image"))) {
-		r = sbx_schema__string(&s, v, "image", 256, &t->image);
-		if (r < 0)
-			return r;
-		if (t->gui || t->libreoffice)
-			return sbx_schema__fail(&s, v,
-						"image: a task with gui or libreoffice runs on "
-						"sandboxctl's full image; drop one of them");
-	}
-	if ((v = sbx_ytree__get(root, "generator"))) {
+	if (r >= 0)
+		r = parse_environment(&s, root, t);
+	if (r >= 0 && (v = sbx_ytree__get(root, "generator")))
 		r = sbx_task__parse_generator(&s, v, dir, t);
-		if (r < 0)
-			return r;
-	}
+	if (r < 0)
+		return r;
 	*out = TAKE_PTR(t);
 	return 0;
 }
