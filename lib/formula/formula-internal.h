@@ -303,6 +303,8 @@ typedef struct fx_func {
 } fx_func;
 
 extern const fx_func sbx_fx__math_funcs[];
+extern const fx_func sbx_fx__logic_funcs[];
+extern const fx_func sbx_fx__finance_funcs[];
 extern const fx_func sbx_fx__text_funcs[];
 extern const fx_func sbx_fx__lookup_funcs[];
 

@@ -12,7 +12,8 @@
 #include "formula-internal.h"
 #include "sbx/cleanup.h"
 
-static const fx_func *const tables[] = {sbx_fx__math_funcs, sbx_fx__text_funcs,
+static const fx_func *const tables[] = {sbx_fx__math_funcs, sbx_fx__logic_funcs,
+					sbx_fx__finance_funcs, sbx_fx__text_funcs,
 					sbx_fx__lookup_funcs};
 
 static const char *strip_prefix(const char *name, size_t *len)
