@@ -4,7 +4,8 @@
 /*
  * What the relay's files share. relay_core.c: the stream pool, one
  * exchange with the server, bodies into the transcript, the host's own
- * requests. relay.c: the listener, agent connections, start and stop.
+ * requests. relay.c: the listener, agent connections' threads, start and
+ * stop. relay_client.c: an agent connection's requests.
  * relay_route.c: the paths an agent may not ask for.
  */
 
@@ -89,6 +90,17 @@ void sbx_relay__agent_exchange(sbx_relay *r, bool begins);
 
 /* Keeps opts.warm idle streams open; the relay's warmer thread. */
 void *sbx_relay__warm_main(void *arg);
+
+/* An agent connection: its fd and the slot it holds (conn: the slot's generation). */
+typedef struct client {
+	sbx_relay *r;
+	int fd;
+	int slot;
+	unsigned conn;
+} client;
+
+/* relay_client.c: serves c's requests on cs until it closes, is evicted or the relay stops. */
+void sbx_relay__serve_client(client *c, sbx_stream *cs);
 
 /* A body on its way: recorded to the transcript (SSE event by event) and/or kept. */
 typedef struct capture {
