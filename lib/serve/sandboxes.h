@@ -21,6 +21,7 @@ struct serve_sandbox {
 	size_t engine;	    /* index in the pool's engines */
 	char *engine_url;   /* NULL: the default */
 	bool warm;	    /* taken from the warm pool */
+	bool held;	    /* --reuse: its pool slot waits for it (sbx_serve__pool_holds) */
 	int64_t expires_at; /* unix seconds: removed then */
 	double create_ms;
 	unsigned refs;	     /* requests using w now (sbx_serve__sandbox_get) */
@@ -31,7 +32,11 @@ struct serve_sandbox {
 serve_sandbox *sbx_serve__sandbox_get(sbx_serve *s, const char *id);
 void sbx_serve__sandbox_put(sbx_serve *s, serve_sandbox *sb);
 
-/* The routes that answer JSON; *out the malloc'd answer (NULL with 204). */
+/*
+ * The routes that answer JSON; *out the malloc'd answer (NULL with 204).
+ * Delete answers 202 at once (the id is unknown from then on) and ends the
+ * sandbox in the background: reset back to the pool (--reuse) or removed.
+ */
 int sbx_serve__sandbox_create(sbx_serve *s, const char *body, size_t len, char **out);
 int sbx_serve__sandbox_delete(sbx_serve *s, const char *id, char **out);
 int sbx_serve__sandbox_list(sbx_serve *s, char **out);

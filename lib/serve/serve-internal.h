@@ -173,6 +173,36 @@ typedef bool (*serve_fit_fn)(const sbx_warm *w, const void *arg);
 sbx_warm *sbx_serve__pool_take_fit(serve_pool *p, serve_fit_fn fits, const void *arg,
 				   size_t *engine);
 
+/*
+ * /v1/sandboxes with --reuse: whether a claim of w holds its slot (reuse
+ * left), so it must come back through sbx_serve__pool_end_sandbox.
+ */
+bool sbx_serve__pool_holds(const sbx_warm *w);
+
+/*
+ * After a sandbox's DELETE: whether the pool takes w back once reset
+ * (reuse left, its image pooled on engine, not stopping or drained, and
+ * its slot held (*held, from the claim) or, for a cold one, a free slot,
+ * which it then holds: *held set). True: reset it, then end with
+ * resetting true; creates meanwhile wait for it (sbx_serve__pool_wait_back).
+ */
+bool sbx_serve__pool_reset_begin(serve_pool *p, size_t engine, const sbx_warm *w, bool *held);
+
+/*
+ * A /v1/sandboxes sandbox on engine ended: w (reset clean) back to its
+ * image's slot, or NULL when it was removed (taken here either way);
+ * held and resetting as the claim and sbx_serve__pool_reset_begin said.
+ */
+void sbx_serve__pool_end_sandbox(serve_pool *p, size_t engine, bool engine_failed,
+				 const char *image, bool held, bool resetting, sbx_warm *w);
+
+/*
+ * Waits (until until_ms, monotonic) for a change while a sandbox of image
+ * is being reset to come back: true when one was (take again), false when
+ * none is or the time is up (start cold).
+ */
+bool sbx_serve__pool_wait_back(serve_pool *p, const char *image, int64_t until_ms);
+
 /* The engine for a cold start: the least busy not drained. */
 size_t sbx_serve__pool_cold_engine(serve_pool *p);
 /* Its URL (NULL: the default), owned by the pool. */

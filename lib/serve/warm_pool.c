@@ -2,10 +2,12 @@
 /*
  * The warm pool: per image, sandboxes created and started with no task,
  * their server answering. Each is single-use (the clean slate is the
- * point), unless --reuse N: then a sandbox serves up to N episodes, reset
- * in place and checked between two (lib/run/warm.c); while out on an
- * episode it counts toward its image's target, so the fillers do not
- * replace it, and it comes back to its slot at the episode's end. Filler threads, `concurrency` of
+ * point), unless --reuse N: then a sandbox serves up to N episodes or
+ * /v1/sandboxes sandboxes, reset in place and checked between two
+ * (lib/run/warm.c); while out it counts toward its image's target, so the
+ * fillers do not replace it, and it comes back to its slot at the
+ * episode's end or after its sandbox's DELETE (a create that finds none
+ * ready waits for one whose reset is under way rather than start cold). Filler threads, `concurrency` of
  * them, keep every image at its target; one unclaimed for idle_ttl_s is removed and replaced, so
  * none runs into the PID 1 deadline it was created with (idle TTL + the longest episode), which
  * ends it on its own if the service is killed.
@@ -48,7 +50,8 @@ typedef struct image_pool {
 	char *image;
 	size_t engine; /* index in serve_pool.engines */
 	unsigned target, filling, n;
-	unsigned out; /* --reuse: on an episode, coming back after it */
+	unsigned out;	    /* --reuse: on an episode or a sandbox, coming back after it */
+	unsigned resetting; /* of those, /v1/sandboxes ones being reset to come back now */
 	slot *slots;  /* target of them */
 	int64_t retry_after_ms;
 } image_pool;
@@ -308,6 +311,17 @@ oom:
 	return sbx_error_set(err, -ENOMEM, "out of memory");
 }
 
+/* Whether a claim of this sandbox holds its slot: with reuse left it comes back. */
+static bool holds(const sbx_warm_info *i)
+{
+	return i->reuse > 1 && i->reused + 1 < i->reuse;
+}
+
+bool sbx_serve__pool_holds(const sbx_warm *w)
+{
+	return holds(sbx_warm_get_info(w));
+}
+
 /* The first fitting slot of ip (the oldest first keeps the TTL from retiring ready ones), or -1. */
 static int first_fit(const image_pool *ip, serve_fit_fn fits, const void *arg)
 {
@@ -355,9 +369,9 @@ sbx_warm *sbx_serve__pool_take_fit(serve_pool *p, serve_fit_fn fits, const void 
 
 		w = best->slots[best_k].w;
 		i = sbx_warm_get_info(w);
-		/* Only an episode's run comes back (sbx_serve__pool_end's come_back);
-		 * a sandbox without a task (/v1/sandboxes) is single use. */
-		if (fits == run_fits && i->reused + 1 < i->reuse)
+		/* It comes back: an episode's run at sbx_serve__pool_end (come_back), a
+		 * /v1/sandboxes one at sbx_serve__pool_end_sandbox. */
+		if (holds(i))
 			best->out++;
 		memmove(&best->slots[best_k], &best->slots[best_k + 1],
 			(best->n - (unsigned)best_k - 1) * sizeof(*best->slots));
@@ -454,6 +468,73 @@ void sbx_serve__pool_end(serve_pool *p, size_t engine, bool engine_failed, sbx_r
 	pthread_mutex_unlock(&p->lock);
 	free_warm(gone, n);
 	sbx_warm_free(drop);
+}
+
+bool sbx_serve__pool_reset_begin(serve_pool *p, size_t engine, const sbx_warm *w, bool *held)
+{
+	const sbx_warm_info *i = sbx_warm_get_info(w);
+	image_pool *ip;
+	bool ok = false;
+
+	pthread_mutex_lock(&p->lock);
+	ip = pool_of(p, engine, i->image);
+	if (ip && !p->stop && !p->engines[engine].drained && holds(i)) {
+		/* A cold one takes a free slot, if there is one. */
+		if (!*held && ip->n + ip->out < ip->target) {
+			ip->out++;
+			*held = true;
+		}
+		if (*held) {
+			ip->resetting++;
+			ok = true;
+		}
+	}
+	pthread_mutex_unlock(&p->lock);
+	return ok;
+}
+
+void sbx_serve__pool_end_sandbox(serve_pool *p, size_t engine, bool engine_failed,
+				 const char *image, bool held, bool resetting, sbx_warm *w)
+{
+	sbx_warm *gone[64], *drop = w;
+	image_pool *ip;
+	size_t n;
+
+	pthread_mutex_lock(&p->lock);
+	assert(p->engines[engine].live > 0);
+	p->engines[engine].live--;
+	ip = pool_of(p, engine, image);
+	if (ip && held && ip->out > 0)
+		ip->out--;
+	if (ip && resetting && ip->resetting > 0)
+		ip->resetting--;
+	if (w && ip && !p->stop && !p->engines[engine].drained && ip->n < ip->target) {
+		ip->slots[ip->n++] = (slot){w, (int64_t)time(NULL)};
+		drop = NULL;
+	}
+	n = engine_result(p, engine, engine_failed, gone, SBX_ELEMENTSOF(gone));
+	pthread_cond_broadcast(&p->wake);
+	pthread_mutex_unlock(&p->lock);
+	free_warm(gone, n);
+	sbx_warm_free(drop);
+}
+
+bool sbx_serve__pool_wait_back(serve_pool *p, const char *image, int64_t until_ms)
+{
+	unsigned resetting = 0;
+	int64_t left = until_ms - sbx_now_ms();
+
+	if (left <= 0)
+		return false;
+	pthread_mutex_lock(&p->lock);
+	for (size_t i = 0; i < p->n_images; i++)
+		if (!p->engines[p->images[i].engine].drained &&
+		    strcmp(p->images[i].image, image) == 0)
+			resetting += p->images[i].resetting;
+	if (resetting > 0)
+		sbx_cond_wait_ms(&p->wake, &p->lock, left);
+	pthread_mutex_unlock(&p->lock);
+	return resetting > 0;
 }
 
 size_t sbx_serve__pool_engine_gauges(serve_pool *p, serve_engine_gauge **out)
