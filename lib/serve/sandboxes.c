@@ -146,7 +146,8 @@ static void *end_main(void *arg)
 	return NULL;
 }
 
-/* end_sandbox in a thread of its own (DELETE answers before it ends); in this one when none starts. */
+/* end_sandbox in a thread of its own (DELETE answers before it ends); in this one when none starts.
+ */
 static void end_in_background(sbx_serve *s, serve_sandbox *sb)
 {
 	end_job *j = malloc(sizeof(*j));

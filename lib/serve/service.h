@@ -65,7 +65,7 @@ struct sbx_serve {
 	uint64_t sbx_seq;
 	unsigned sbx_ending;	 /* deleted, expired or shut down, not yet reset or removed */
 	pthread_cond_t sbx_gone; /* a request let go of a sandbox, or one ended */
-	unsigned transfers; /* large sandbox requests under way (sandbox_io.c) */
+	unsigned transfers;	 /* large sandbox requests under way (sandbox_io.c) */
 	pthread_cond_t transfer_done;
 };
 

@@ -7,10 +7,11 @@
  * (lib/run/warm.c); while out it counts toward its image's target, so the
  * fillers do not replace it, and it comes back to its slot at the
  * episode's end or after its sandbox's DELETE (a create that finds none
- * ready waits for one whose reset is under way rather than start cold). Filler threads, `concurrency` of
- * them, keep every image at its target; one unclaimed for idle_ttl_s is removed and replaced, so
- * none runs into the PID 1 deadline it was created with (idle TTL + the longest episode), which
- * ends it on its own if the service is killed.
+ * ready waits for one whose reset is under way rather than start cold).
+ * Filler threads, `concurrency` of them, keep every image at its target;
+ * one unclaimed for idle_ttl_s is removed and replaced, so none runs into
+ * the PID 1 deadline it was created with (idle TTL + the longest episode),
+ * which ends it on its own if the service is killed.
  *
  * With several engines each keeps every image's target. An engine that
  * fails SBX_SERVE_ENGINE_FAILS times in a row (warm starts, episodes) is
@@ -52,7 +53,7 @@ typedef struct image_pool {
 	unsigned target, filling, n;
 	unsigned out;	    /* --reuse: on an episode or a sandbox, coming back after it */
 	unsigned resetting; /* of those, /v1/sandboxes ones being reset to come back now */
-	slot *slots;  /* target of them */
+	slot *slots;	    /* target of them */
 	int64_t retry_after_ms;
 } image_pool;
 
