@@ -322,10 +322,18 @@ int sbx_warm_reset(sbx_warm *w, sbx_error *err)
 
 	if (i.reused + 1 >= i.reuse)
 		return sbx_error_set(err, -ESTALE, "warm sandbox '%s': its reuse is spent", i.id);
-	/* The streams of the old server's requests go: the next ones open afresh. */
+	/*
+	 * The idle streams go back to the backend: the reset's order takes one
+	 * (no exec), and their bridges (-r) connect again to the new server
+	 * (none has a request under way, so none is replayed to it).
+	 */
 	pthread_mutex_lock(&w->lock);
-	for (size_t k = 0; k < w->n_idle; k++)
-		sbx_stream_close(w->idle[k]);
+	for (size_t k = 0; k < w->n_idle; k++) {
+		if (w->backend->ops->keep_stream && !sbx_stream_stale(w->idle[k]))
+			w->backend->ops->keep_stream(w->backend, w->idle[k]);
+		else
+			sbx_stream_close(w->idle[k]);
+	}
 	w->n_idle = 0;
 	pthread_mutex_unlock(&w->lock);
 	i.reused++;

@@ -89,23 +89,33 @@ static void unlinked(sbx_serve *s, serve_sandbox *sb)
 }
 
 /*
- * Ends sb, already unlinked. After a DELETE with --reuse, when no request
- * is under way on it (one could reach the next user's server) and the pool
- * takes it back, it is reset in place and returns to the pool; a reset that
- * fails or finds anything retires it. Otherwise the container goes at once
- * (requests still running on it fail), then the object once the last of
- * them let go.
+ * Whether sb, just unlinked by its DELETE, is to be reset back into the
+ * pool: --reuse left, no request under way on it (one could reach the next
+ * user's server), not draining, and the pool takes it (which from now on
+ * counts it as coming back, so a create waits for it: decided before the
+ * DELETE answers).
  */
-static void end_sandbox(sbx_serve *s, serve_sandbox *sb, enum serve_sbx_end why)
+static bool reset_begin(sbx_serve *s, serve_sandbox *sb)
 {
-	sbx_error err = SBX_ERROR_INIT;
-	bool held = sb->held, resetting = false, clean = false, idle;
+	bool idle;
 
 	pthread_mutex_lock(&s->lock);
 	idle = sb->refs == 0 && !s->draining;
 	pthread_mutex_unlock(&s->lock);
-	if (why == SERVE_SBX_DELETED && idle)
-		resetting = sbx_serve__pool_reset_begin(s->pool, sb->engine, sb->w, &held);
+	return idle && sbx_serve__pool_reset_begin(s->pool, sb->engine, sb->w, &sb->held);
+}
+
+/*
+ * Ends sb, already unlinked: with resetting (reset_begin), reset in place
+ * and back to the pool; a reset that fails or finds anything retires it.
+ * Otherwise the container goes at once (requests still running on it
+ * fail), then the object once the last of them let go.
+ */
+static void end_sandbox(sbx_serve *s, serve_sandbox *sb, enum serve_sbx_end why, bool resetting)
+{
+	sbx_error err = SBX_ERROR_INIT;
+	bool held = sb->held, clean = false;
+
 	if (resetting) {
 		clean = sbx_warm_reset(sb->w, &err) == 0;
 		if (!clean)
@@ -135,6 +145,7 @@ static void end_sandbox(sbx_serve *s, serve_sandbox *sb, enum serve_sbx_end why)
 typedef struct end_job {
 	sbx_serve *s;
 	serve_sandbox *sb;
+	bool resetting;
 } end_job;
 
 static void *end_main(void *arg)
@@ -142,13 +153,15 @@ static void *end_main(void *arg)
 	end_job j = *(end_job *)arg;
 
 	free(arg);
-	end_sandbox(j.s, j.sb, SERVE_SBX_DELETED);
+	end_sandbox(j.s, j.sb, SERVE_SBX_DELETED, j.resetting);
 	return NULL;
 }
 
-/* end_sandbox in a thread of its own (DELETE answers before it ends); in this one when none starts.
+/*
+ * end_sandbox in a thread of its own (DELETE answers before it ends); in
+ * this one when none starts.
  */
-static void end_in_background(sbx_serve *s, serve_sandbox *sb)
+static void end_in_background(sbx_serve *s, serve_sandbox *sb, bool resetting)
 {
 	end_job *j = malloc(sizeof(*j));
 	pthread_attr_t attr;
@@ -156,14 +169,14 @@ static void end_in_background(sbx_serve *s, serve_sandbox *sb)
 	int k = -1;
 
 	if (j && pthread_attr_init(&attr) == 0) {
-		*j = (end_job){s, sb};
+		*j = (end_job){s, sb, resetting};
 		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 		k = pthread_create(&t, &attr, end_main, j);
 		pthread_attr_destroy(&attr);
 	}
 	if (k != 0) {
 		free(j);
-		end_sandbox(s, sb, SERVE_SBX_DELETED);
+		end_sandbox(s, sb, SERVE_SBX_DELETED, resetting);
 	}
 }
 
@@ -403,6 +416,8 @@ static cJSON *sandbox_obj(const serve_sandbox *sb)
 	cJSON_AddNumberToObject(o, "expires_at_unix", (double)sb->expires_at);
 	cJSON_AddBoolToObject(o, "warm", sb->warm);
 	cJSON_AddNumberToObject(o, "create_ms", sb->create_ms);
+	/* Sandboxes its container served before (--reuse: 0 for a fresh one). */
+	cJSON_AddNumberToObject(o, "reused", sbx_warm_get_info(sb->w)->reused);
 	cJSON_AddStringToObject(o, "engine", sb->engine_url ? sb->engine_url : "default");
 	cJSON_AddStringToObject(o, "container", sbx_warm_get_info(sb->w)->container);
 	return o;
@@ -490,7 +505,7 @@ int sbx_serve__sandbox_create(sbx_serve *s, const char *body, size_t len, char *
 		unlinked(s, sb);
 		pthread_mutex_unlock(&s->lock);
 		free(*out);
-		end_sandbox(s, sb, SERVE_SBX_SHUTDOWN);
+		end_sandbox(s, sb, SERVE_SBX_SHUTDOWN, false);
 		return draining ? sbx_serve__sandbox_error(out, 503, "shutting_down",
 							   "the service is shutting down")
 				: sbx_serve__sandbox_error(out, 500, "internal", "out of memory");
@@ -529,7 +544,7 @@ int sbx_serve__sandbox_delete(sbx_serve *s, const char *id, char **out)
 		cJSON_AddStringToObject(o, "id", sb->id);
 		cJSON_AddStringToObject(o, "state", "ending");
 	}
-	end_in_background(s, sb);
+	end_in_background(s, sb, reset_begin(s, sb));
 	*out = o ? cJSON_PrintUnformatted(o) : NULL;
 	return *out ? 202 : 204;
 }
@@ -568,7 +583,7 @@ void sbx_serve__sandboxes_expire(sbx_serve *s)
 		if (!sb)
 			return;
 		sbx_log_info("serve: sandbox %s expired; removed", sb->id);
-		end_sandbox(s, sb, SERVE_SBX_EXPIRED);
+		end_sandbox(s, sb, SERVE_SBX_EXPIRED, false);
 	}
 }
 
@@ -585,7 +600,7 @@ void sbx_serve__sandboxes_stop(sbx_serve *s)
 		pthread_mutex_unlock(&s->lock);
 		if (!sb)
 			break;
-		end_sandbox(s, sb, SERVE_SBX_SHUTDOWN);
+		end_sandbox(s, sb, SERVE_SBX_SHUTDOWN, false);
 	}
 	/* Creates under way see draining and remove what they started; DELETEs
 	 * end theirs (draining: removed, not reset). */

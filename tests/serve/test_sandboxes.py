@@ -21,7 +21,8 @@ Usage: test_sandboxes.py CASE
            writable place, setsid, double-forked, SIGTERM-ignoring and stopped
            processes, an environment variable), deletes it (202 at once); B
            gets the same container and sees what a fresh sandbox does; A's id
-           is refused; a dirty reset, a DELETE under a request, other limits,
+           is refused; ten uses on one container (--reuse 10), then it is
+           removed; a dirty reset, a DELETE under a request, other limits,
            and a DELETE as serve stops remove the container instead.
 
 The image: $SBX_RUN_TEST_IMAGE=real uses sandboxctl/sandbox-slim:latest
@@ -439,7 +440,12 @@ def plant(s, sid):
                  "os.fork() and os._exit(0); time.sleep(1003)' >/dev/null 2>&1 &)"],
                 ["sh", "-c", "sleep 1004 >/dev/null 2>&1 & kill -STOP $!"]):
         ex(s, sid, cmd, env={"PLANTED": "1"})
-    time.sleep(0.5)
+    # Several streams open at once: each goes on to the next server after the reset.
+    ths = [threading.Thread(target=ex, args=(s, sid, ["sleep", "0.3"])) for _ in range(4)]
+    for t in ths:
+        t.start()
+    for t in ths:
+        t.join()
     seen = look(s, sid)
     for want in ("secret.txt", "planted", "sleep 1001", "sleep 1002", "1003", "sleep 1004"):
         if want not in seen:
@@ -485,6 +491,25 @@ def case_reuse(s):
     if m.get('sandboxctl_serve_sandboxes_removed_total{reason="deleted"}') != 1 or \
             m.get('sandboxctl_serve_sandboxes_created_total{kind="warm"}') != 2:
         fail("metrics after a reset: %s" % m)
+    # Round after round on the one container, each create straight after the
+    # last DELETE (it waits for the reset rather than start cold), until its
+    # --reuse 10 is spent: then it is removed.
+    for i in range(8):
+        st, _ = s.call("DELETE", "/v1/sandboxes/" + b["id"])
+        b = create(s)
+        if b["container"] != a["container"] or not b["warm"] or b.get("reused") != i + 2:
+            fail("round %d: %s" % (i, b))
+        if ex(s, b["id"], ["sh", "-c", "ls -A /workspace; echo $$ > /workspace/r"])["stdout"]:
+            fail("round %d: the last round's file is there" % i)
+    st, _ = s.call("DELETE", "/v1/sandboxes/" + b["id"])
+    if st != 202 or not wait_until(lambda: gone(b), 30):
+        fail("a sandbox whose reuse is spent was not removed")
+    if s.metrics().get("sandboxctl_serve_resets_total") != 9:
+        fail("resets after 10 uses: %s" % s.metrics())
+    wait_warm(s)
+    b = create(s)
+    if b["container"] == a["container"] or b.get("reused") != 0:
+        fail("after the reuse was spent: %s" % b)
 
     # A dirty reset: root's file in a sticky directory, which no uid of the
     # sandbox may remove, retires the container.
@@ -503,7 +528,7 @@ def case_reuse(s):
         fail("the dirty reset was not counted as retired")
     if not wait_until(lambda: gone(b), 30):
         fail("the retired sandbox's container is still there")
-    if s.metrics().get("sandboxctl_serve_resets_total") != 1:
+    if s.metrics().get("sandboxctl_serve_resets_total") != 9:
         fail("a dirty reset counted clean")
     wait_warm(s)
     c = create(s)
@@ -533,7 +558,7 @@ def case_reuse(s):
     if st != 202 or not wait_until(lambda: gone(o), 30):
         fail("a sandbox of other limits was not removed")
     m = s.metrics()
-    if m.get("sandboxctl_serve_resets_total") != 1 or m.get("sandboxctl_serve_reset_retired_total") != 1:
+    if m.get("sandboxctl_serve_resets_total") != 9 or m.get("sandboxctl_serve_reset_retired_total") != 1:
         fail("resets after removals: %s" % m)
 
     # Deleted while the service stops: nothing is left behind.
