@@ -559,9 +559,9 @@ int sbx_warm_request(sbx_warm *w, const char *method, const char *path, const vo
  * sandboxes have no run): as between two episodes (sbx_warm_opts.reuse),
  * PID 1 kills every process of the sandbox's users, empties the writable
  * places, starts a fresh server and verifies; its idle streams carry the
- * order and then reach the new server. No request may be under way on w. 0 clean (info.reused counted);
- * < 0 the reset failed, found residue or w's reuse is spent (-ESTALE): the
- * caller removes w (sbx_warm_free).
+ * order and then reach the new server. No request may be under way on w.
+ * 0 clean (info.reused counted); < 0 the reset failed, found residue or
+ * w's reuse is spent (-ESTALE): the caller removes w (sbx_warm_free).
  */
 int sbx_warm_reset(sbx_warm *w, sbx_error *err);
 
