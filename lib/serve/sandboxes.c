@@ -102,7 +102,8 @@ static bool reset_begin(sbx_serve *s, serve_sandbox *sb)
 	pthread_mutex_lock(&s->lock);
 	idle = sb->refs == 0 && !s->draining;
 	pthread_mutex_unlock(&s->lock);
-	return idle && sbx_serve__pool_reset_begin(s->pool, sb->engine, sb->w, &sb->held);
+	/* As many back in the pool as sandboxes may live: what its clients use at once. */
+	return idle && sbx_serve__pool_reset_begin(s->pool, sb->engine, sb->w, s->max_sandboxes);
 }
 
 /*
@@ -114,7 +115,7 @@ static bool reset_begin(sbx_serve *s, serve_sandbox *sb)
 static void end_sandbox(sbx_serve *s, serve_sandbox *sb, enum serve_sbx_end why, bool resetting)
 {
 	sbx_error err = SBX_ERROR_INIT;
-	bool held = sb->held, clean = false;
+	bool clean = false;
 
 	if (resetting) {
 		clean = sbx_warm_reset(sb->w, &err) == 0;
@@ -130,7 +131,7 @@ static void end_sandbox(sbx_serve *s, serve_sandbox *sb, enum serve_sbx_end why,
 		pthread_mutex_unlock(&s->lock);
 	}
 	/* Before the count drops: drain frees the pool once it is 0. */
-	sbx_serve__pool_end_sandbox(s->pool, sb->engine, false, sb->image, held, resetting,
+	sbx_serve__pool_end_sandbox(s->pool, sb->engine, false, sb->image, resetting,
 				    clean ? TAKE_PTR(sb->w) : NULL);
 	sandbox_free(sb);
 	pthread_mutex_lock(&s->lock);
@@ -339,7 +340,6 @@ static int start_sandbox(sbx_serve *s, const sbx_req *r, serve_sandbox *sb, sbx_
 
 		/* One round trip on its kept stream: a sandbox that died while it waited
 		 * (its engine restarted, the host ran out of memory) is not handed out. */
-		sb->held = sbx_serve__pool_holds(sb->w);
 		if (sbx_warm_request(sb->w, "GET", "/health", NULL, 0, WARM_CHECK_MS, &status, NULL,
 				     &he) == 0 &&
 		    status == 200) {
@@ -349,9 +349,7 @@ static int start_sandbox(sbx_serve *s, const sbx_req *r, serve_sandbox *sb, sbx_
 		sbx_log_warning("serve: warm sandbox for %s did not answer (%s); starting cold",
 				sb->id, he.msg[0] ? he.msg : "HTTP status");
 		sbx_warm_free(TAKE_PTR(sb->w));
-		sbx_serve__pool_end_sandbox(s->pool, sb->engine, true, r->image, sb->held, false,
-					    NULL);
-		sb->held = false;
+		sbx_serve__pool_end_sandbox(s->pool, sb->engine, true, r->image, false, NULL);
 		pthread_mutex_lock(&s->lock);
 		s->m.engine_errors++;
 		pthread_mutex_unlock(&s->lock);
@@ -376,7 +374,7 @@ static int start_sandbox(sbx_serve *s, const sbx_req *r, serve_sandbox *sb, sbx_
 	/* An image the engine does not have is the client's mistake, not the engine's. */
 	if (k < 0)
 		sbx_serve__pool_end_sandbox(s->pool, sb->engine, err->http_status != 404, r->image,
-					    false, false, NULL);
+					    false, NULL);
 	return k;
 }
 

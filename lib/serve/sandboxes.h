@@ -21,7 +21,6 @@ struct serve_sandbox {
 	size_t engine;	    /* index in the pool's engines */
 	char *engine_url;   /* NULL: the default */
 	bool warm;	    /* taken from the warm pool */
-	bool held;	    /* --reuse: its pool slot waits for it (sbx_serve__pool_holds) */
 	int64_t expires_at; /* unix seconds: removed then */
 	double create_ms;
 	unsigned refs;	     /* requests using w now (sbx_serve__sandbox_get) */

@@ -174,27 +174,21 @@ sbx_warm *sbx_serve__pool_take_fit(serve_pool *p, serve_fit_fn fits, const void 
 				   size_t *engine);
 
 /*
- * /v1/sandboxes with --reuse: whether a claim of w holds its slot (reuse
- * left), so it must come back through sbx_serve__pool_end_sandbox.
+ * After a /v1/sandboxes sandbox's DELETE: whether the pool takes w back
+ * once reset (reuse left, its image pooled on engine, not stopping or
+ * drained, fewer than max (at least the target) of its image ready or
+ * coming back). True: reset it, then end with resetting true; creates
+ * meanwhile wait for it (sbx_serve__pool_wait_back).
  */
-bool sbx_serve__pool_holds(const sbx_warm *w);
+bool sbx_serve__pool_reset_begin(serve_pool *p, size_t engine, const sbx_warm *w, unsigned max);
 
 /*
- * After a sandbox's DELETE: whether the pool takes w back once reset
- * (reuse left, its image pooled on engine, not stopping or drained, and
- * its slot held (*held, from the claim) or, for a cold one, a free slot,
- * which it then holds: *held set). True: reset it, then end with
- * resetting true; creates meanwhile wait for it (sbx_serve__pool_wait_back).
- */
-bool sbx_serve__pool_reset_begin(serve_pool *p, size_t engine, const sbx_warm *w, bool *held);
-
-/*
- * A /v1/sandboxes sandbox on engine ended: w (reset clean) back to its
- * image's slot, or NULL when it was removed (taken here either way);
- * held and resetting as the claim and sbx_serve__pool_reset_begin said.
+ * A /v1/sandboxes sandbox on engine ended: w (reset clean) into its
+ * image's pool, past the target too, or NULL when it was removed (taken
+ * here either way); resetting as sbx_serve__pool_reset_begin said.
  */
 void sbx_serve__pool_end_sandbox(serve_pool *p, size_t engine, bool engine_failed,
-				 const char *image, bool held, bool resetting, sbx_warm *w);
+				 const char *image, bool resetting, sbx_warm *w);
 
 /*
  * Waits (until until_ms, monotonic) for a change while a sandbox of image

@@ -4,10 +4,14 @@
  * their server answering. Each is single-use (the clean slate is the
  * point), unless --reuse N: then a sandbox serves up to N episodes or
  * /v1/sandboxes sandboxes, reset in place and checked between two
- * (lib/run/warm.c); while out it counts toward its image's target, so the
- * fillers do not replace it, and it comes back to its slot at the
- * episode's end or after its sandbox's DELETE (a create that finds none
- * ready waits for one whose reset is under way rather than start cold).
+ * (lib/run/warm.c). While out on an episode it counts toward its image's
+ * target, so the fillers do not replace it, and it comes back to its slot
+ * at the episode's end. A /v1/sandboxes one is replaced as a single-use
+ * one is (its client may keep it for an hour), and after its DELETE's reset
+ * it joins its image's pool even past the target, up to the caller's
+ * bound: the pool grows to what its clients use at once, and the idle TTL
+ * trims it back (a create that finds none ready waits for one whose reset
+ * is under way rather than start cold).
  * Filler threads, `concurrency` of them, keep every image at its target;
  * one unclaimed for idle_ttl_s is removed and replaced, so none runs into
  * the PID 1 deadline it was created with (idle TTL + the longest episode),
@@ -51,9 +55,10 @@ typedef struct image_pool {
 	char *image;
 	size_t engine; /* index in serve_pool.engines */
 	unsigned target, filling, n;
-	unsigned out;	    /* --reuse: on an episode or a sandbox, coming back after it */
-	unsigned resetting; /* of those, /v1/sandboxes ones being reset to come back now */
-	slot *slots;	    /* target of them */
+	unsigned out;	    /* --reuse: on an episode, coming back after it */
+	unsigned resetting; /* --reuse: /v1/sandboxes ones being reset to come back now */
+	unsigned cap;	    /* of slots: the target, more once reset ones come back */
+	slot *slots;
 	int64_t retry_after_ms;
 } image_pool;
 
@@ -284,7 +289,8 @@ int sbx_serve__pool_new(serve_pool **out, const serve_pool_opts *o, sbx_error *e
 			ip->image = strdup(o->pools[i].image);
 			ip->engine = e;
 			ip->target = o->pools[i].target;
-			ip->slots = calloc(ip->target ? ip->target : 1, sizeof(*ip->slots));
+			ip->cap = ip->target ? ip->target : 1;
+			ip->slots = calloc(ip->cap, sizeof(*ip->slots));
 			p->n_images++;
 			if (!ip->image || !ip->slots)
 				goto oom;
@@ -312,15 +318,10 @@ oom:
 	return sbx_error_set(err, -ENOMEM, "out of memory");
 }
 
-/* Whether a claim of this sandbox holds its slot: with reuse left it comes back. */
-static bool holds(const sbx_warm_info *i)
+/* Whether this sandbox may come back after its use: reuse left. */
+static bool reusable(const sbx_warm_info *i)
 {
 	return i->reuse > 1 && i->reused + 1 < i->reuse;
-}
-
-bool sbx_serve__pool_holds(const sbx_warm *w)
-{
-	return holds(sbx_warm_get_info(w));
 }
 
 /* The first fitting slot of ip (the oldest first keeps the TTL from retiring ready ones), or -1. */
@@ -370,9 +371,9 @@ sbx_warm *sbx_serve__pool_take_fit(serve_pool *p, serve_fit_fn fits, const void 
 
 		w = best->slots[best_k].w;
 		i = sbx_warm_get_info(w);
-		/* It comes back: an episode's run at sbx_serve__pool_end (come_back), a
-		 * /v1/sandboxes one at sbx_serve__pool_end_sandbox. */
-		if (holds(i))
+		/* An episode's run comes back to its slot (sbx_serve__pool_end's
+		 * come_back); a /v1/sandboxes one is replaced (pool_end_sandbox). */
+		if (fits == run_fits && reusable(i))
 			best->out++;
 		memmove(&best->slots[best_k], &best->slots[best_k + 1],
 			(best->n - (unsigned)best_k - 1) * sizeof(*best->slots));
@@ -471,7 +472,7 @@ void sbx_serve__pool_end(serve_pool *p, size_t engine, bool engine_failed, sbx_r
 	sbx_warm_free(drop);
 }
 
-bool sbx_serve__pool_reset_begin(serve_pool *p, size_t engine, const sbx_warm *w, bool *held)
+bool sbx_serve__pool_reset_begin(serve_pool *p, size_t engine, const sbx_warm *w, unsigned max)
 {
 	const sbx_warm_info *i = sbx_warm_get_info(w);
 	image_pool *ip;
@@ -479,23 +480,34 @@ bool sbx_serve__pool_reset_begin(serve_pool *p, size_t engine, const sbx_warm *w
 
 	pthread_mutex_lock(&p->lock);
 	ip = pool_of(p, engine, i->image);
-	if (ip && !p->stop && !p->engines[engine].drained && holds(i)) {
-		/* A cold one takes a free slot, if there is one. */
-		if (!*held && ip->n + ip->out < ip->target) {
-			ip->out++;
-			*held = true;
-		}
-		if (*held) {
-			ip->resetting++;
-			ok = true;
-		}
+	if (ip && !p->stop && !p->engines[engine].drained && reusable(i) &&
+	    ip->n + ip->resetting < (ip->target > max ? ip->target : max)) {
+		ip->resetting++;
+		ok = true;
 	}
 	pthread_mutex_unlock(&p->lock);
 	return ok;
 }
 
+/* Room for one more slot in ip (past the target). Under the lock. */
+static bool slot_room(image_pool *ip)
+{
+	slot *n;
+	unsigned cap;
+
+	if (ip->n < ip->cap)
+		return true;
+	cap = ip->cap ? ip->cap * 2 : 4;
+	n = realloc(ip->slots, cap * sizeof(*n));
+	if (!n)
+		return false;
+	ip->slots = n;
+	ip->cap = cap;
+	return true;
+}
+
 void sbx_serve__pool_end_sandbox(serve_pool *p, size_t engine, bool engine_failed,
-				 const char *image, bool held, bool resetting, sbx_warm *w)
+				 const char *image, bool resetting, sbx_warm *w)
 {
 	sbx_warm *gone[64], *drop = w;
 	image_pool *ip;
@@ -505,11 +517,9 @@ void sbx_serve__pool_end_sandbox(serve_pool *p, size_t engine, bool engine_faile
 	assert(p->engines[engine].live > 0);
 	p->engines[engine].live--;
 	ip = pool_of(p, engine, image);
-	if (ip && held && ip->out > 0)
-		ip->out--;
 	if (ip && resetting && ip->resetting > 0)
 		ip->resetting--;
-	if (w && ip && !p->stop && !p->engines[engine].drained && ip->n < ip->target) {
+	if (w && ip && !p->stop && !p->engines[engine].drained && slot_room(ip)) {
 		ip->slots[ip->n++] = (slot){w, (int64_t)time(NULL)};
 		drop = NULL;
 	}

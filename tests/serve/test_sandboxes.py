@@ -21,7 +21,7 @@ Usage: test_sandboxes.py CASE
            writable place, setsid, double-forked, SIGTERM-ignoring and stopped
            processes, an environment variable), deletes it (202 at once); B
            gets the same container and sees what a fresh sandbox does; A's id
-           is refused; ten uses on one container (--reuse 10), then it is
+           is refused; four uses of a container (--reuse 4), then it is
            removed; a dirty reset, a DELETE under a request, other limits,
            and a DELETE as serve stops remove the container instead.
 
@@ -469,9 +469,13 @@ def case_reuse(s):
     print("DELETE answered in %.1f ms" % (took * 1000))
     if not wait_until(lambda: s.metrics().get("sandboxctl_serve_resets_total") == 1, 30, poll=0.05):
         fail("no reset counted: %s" % s.metrics())
-    b = create(s)
-    if not b["warm"] or b["container"] != a["container"] or b["id"] == a["id"]:
-        fail("the reset sandbox was not handed out again: %s after %s" % (b, a))
+    # The pool now holds A's container, reset, and the filler's replacement of it.
+    wait_warm(s, 2)
+    b1, b2 = create(s), create(s)
+    b, other = (b1, b2) if b1["container"] == a["container"] else (b2, b1)
+    if not b["warm"] or b["container"] != a["container"] or b["id"] == a["id"] or \
+            b.get("reused") != 1:
+        fail("the reset sandbox was not handed out again: %s, %s after %s" % (b1, b2, a))
     seen = look(s, b["id"])
     print("B sees:\n" + seen)
     if seen != fresh:
@@ -489,30 +493,48 @@ def case_reuse(s):
     get(s, b["id"], "pwned", 404)
     m = s.metrics()
     if m.get('sandboxctl_serve_sandboxes_removed_total{reason="deleted"}') != 1 or \
-            m.get('sandboxctl_serve_sandboxes_created_total{kind="warm"}') != 2:
+            m.get('sandboxctl_serve_sandboxes_created_total{kind="warm"}') != 3:
         fail("metrics after a reset: %s" % m)
-    # Round after round on the one container, each create straight after the
-    # last DELETE (it waits for the reset rather than start cold), until its
-    # --reuse 10 is spent: then it is removed.
-    for i in range(8):
-        st, _ = s.call("DELETE", "/v1/sandboxes/" + b["id"])
-        b = create(s)
-        if b["container"] != a["container"] or not b["warm"] or b.get("reused") != i + 2:
-            fail("round %d: %s" % (i, b))
-        if ex(s, b["id"], ["sh", "-c", "ls -A /workspace; echo $$ > /workspace/r"])["stdout"]:
+    # Round after round, each create straight after the last DELETE (it takes
+    # a ready one or waits for the reset rather than start cold), until A's
+    # container's --reuse 4 is spent: then it is removed.
+    resets, uses = 1, {a["container"]: 2, other["container"]: 1}
+    live = [b, other]
+    for i in range(12):
+        d = live.pop(0)
+        st, _ = s.call("DELETE", "/v1/sandboxes/" + d["id"])
+        if uses[d["container"]] < 4:
+            resets += 1
+        elif not wait_until(lambda: gone(d), 30):
+            fail("round %d: a sandbox whose reuse is spent was not removed" % i)
+        n = create(s)
+        if n["reused"] != uses.get(n["container"], 0) or not n["warm"]:
+            fail("round %d: %s (uses %s)" % (i, n, uses))
+        uses[n["container"]] = n["reused"] + 1
+        if ex(s, n["id"], ["sh", "-c", "ls -A /workspace; echo $$ > /workspace/r"])["stdout"]:
             fail("round %d: the last round's file is there" % i)
-    st, _ = s.call("DELETE", "/v1/sandboxes/" + b["id"])
-    if st != 202 or not wait_until(lambda: gone(b), 30):
-        fail("a sandbox whose reuse is spent was not removed")
-    if s.metrics().get("sandboxctl_serve_resets_total") != 9:
-        fail("resets after 10 uses: %s" % s.metrics())
-    wait_warm(s)
-    b = create(s)
-    if b["container"] == a["container"] or b.get("reused") != 0:
-        fail("after the reuse was spent: %s" % b)
+        live.append(n)
+    if a["container"] in [x["container"] for x in live] or not gone(a):
+        fail("A's container outlived its --reuse 4")
+    if not wait_until(lambda: s.metrics().get("sandboxctl_serve_resets_total") == resets, 30):
+        fail("resets: %s, wanted %d" % (s.metrics().get("sandboxctl_serve_resets_total"), resets))
+    for d in live:
+        s.call("DELETE", "/v1/sandboxes/" + d["id"])
+        resets += uses[d["container"]] < 4
+    if not wait_until(lambda: s.metrics().get("sandboxctl_serve_resets_total") == resets, 30):
+        fail("resets: %s, wanted %d" % (s.metrics().get("sandboxctl_serve_resets_total"), resets))
+    print("uses per container: %s" % sorted(uses.values()))
 
     # A dirty reset: root's file in a sticky directory, which no uid of the
-    # sandbox may remove, retires the container.
+    # sandbox may remove, retires the container (one with a use left after this).
+    for _ in range(6):
+        b = create(s)
+        if b["reused"] < 3:
+            break
+        s.call("DELETE", "/v1/sandboxes/" + b["id"])
+        wait_until(lambda: gone(b), 30)
+    else:
+        fail("no sandbox with a use left")
     js = {"Content-Type": "application/json"}
     st, e = engine("POST", "/containers/%s/exec" % b["container"],
                    json.dumps({"User": "0:0", "Cmd": ["sh", "-c", "echo x > /dev/shm/rootfile"]}),
@@ -528,7 +550,7 @@ def case_reuse(s):
         fail("the dirty reset was not counted as retired")
     if not wait_until(lambda: gone(b), 30):
         fail("the retired sandbox's container is still there")
-    if s.metrics().get("sandboxctl_serve_resets_total") != 9:
+    if s.metrics().get("sandboxctl_serve_resets_total") != resets:
         fail("a dirty reset counted clean")
     wait_warm(s)
     c = create(s)
@@ -558,7 +580,8 @@ def case_reuse(s):
     if st != 202 or not wait_until(lambda: gone(o), 30):
         fail("a sandbox of other limits was not removed")
     m = s.metrics()
-    if m.get("sandboxctl_serve_resets_total") != 9 or m.get("sandboxctl_serve_reset_retired_total") != 1:
+    if m.get("sandboxctl_serve_resets_total") != resets or \
+            m.get("sandboxctl_serve_reset_retired_total") != 1:
         fail("resets after removals: %s" % m)
 
     # Deleted while the service stops: nothing is left behind.
@@ -589,7 +612,7 @@ CASES = {
     "attacks": (case_attacks, ["--pool", "0", "--pool-image", IMAGE + "=1",
                                "--max-sandboxes", "3"]),
     "gc": (case_gc, ["--pool", "0"]),
-    "reuse": (case_reuse, ["--pool", "0", "--pool-image", IMAGE + "=1", "--reuse", "10"]),
+    "reuse": (case_reuse, ["--pool", "0", "--pool-image", IMAGE + "=1", "--reuse", "4"]),
 }
 
 
