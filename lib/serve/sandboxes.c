@@ -368,8 +368,10 @@ static int start_sandbox(sbx_serve *s, const sbx_req *r, serve_sandbox *sb, sbx_
 	wo.cpus = r->cpus;
 	wo.pids = r->pids;
 	wo.runtime = s->o.runtime;
-	/* One that fits the pool may take a free slot there after its DELETE. */
+	/* One that fits the pool may join it after its DELETE, with a pool's life. */
 	wo.reuse = pool_like(r) ? s->o.reuse : 0;
+	if (wo.reuse > 1 && wo.ttl_s < sbx_serve__pool_ttl_s(s->pool))
+		wo.ttl_s = sbx_serve__pool_ttl_s(s->pool);
 	k = sbx_warm_new(&sb->w, &wo, err);
 	/* An image the engine does not have is the client's mistake, not the engine's. */
 	if (k < 0)

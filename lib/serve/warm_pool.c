@@ -218,7 +218,7 @@ static void *filler_main(void *arg)
 			wo.image = ip->image;
 			wo.id = id;
 			wo.engine = p->engines[ip->engine].url;
-			wo.ttl_s = p->o.idle_ttl_s + p->o.max_timeout_s + 60;
+			wo.ttl_s = sbx_serve__pool_ttl_s(p);
 			wo.test = p->o.test;
 			wo.runtime = p->o.runtime;
 			wo.backend = p->o.backend;
@@ -316,6 +316,11 @@ int sbx_serve__pool_new(serve_pool **out, const serve_pool_opts *o, sbx_error *e
 oom:
 	sbx_serve__pool_free(p);
 	return sbx_error_set(err, -ENOMEM, "out of memory");
+}
+
+uint32_t sbx_serve__pool_ttl_s(const serve_pool *p)
+{
+	return p->o.idle_ttl_s + p->o.max_timeout_s + 60;
 }
 
 /* Whether this sandbox may come back after its use: reuse left. */
@@ -480,7 +485,11 @@ bool sbx_serve__pool_reset_begin(serve_pool *p, size_t engine, const sbx_warm *w
 
 	pthread_mutex_lock(&p->lock);
 	ip = pool_of(p, engine, i->image);
+	/* Its PID 1's deadline, moved on by the reset, must outlast an idle TTL and
+	 * the longest use after it, as a filler's does: else it could sit there
+	 * fitting no create. */
 	if (ip && !p->stop && !p->engines[engine].drained && reusable(i) &&
+	    i->deadline - i->created >= (int64_t)sbx_serve__pool_ttl_s(p) &&
 	    ip->n + ip->resetting < (ip->target > max ? ip->target : max)) {
 		ip->resetting++;
 		ok = true;
