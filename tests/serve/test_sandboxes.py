@@ -508,7 +508,9 @@ def case_reuse(s):
         elif not wait_until(lambda: gone(d), 30):
             fail("round %d: a sandbox whose reuse is spent was not removed" % i)
         n = create(s)
-        if n["reused"] != uses.get(n["container"], 0) or not n["warm"]:
+        # warm: a ready one, or the one being reset (a spent one gives none to wait for)
+        if n["reused"] != uses.get(n["container"], 0) or \
+                (not n["warm"] and uses[d["container"]] < 4):
             fail("round %d: %s (uses %s)" % (i, n, uses))
         uses[n["container"]] = n["reused"] + 1
         if ex(s, n["id"], ["sh", "-c", "ls -A /workspace; echo $$ > /workspace/r"])["stdout"]:
@@ -583,6 +585,23 @@ def case_reuse(s):
     if m.get("sandboxctl_serve_resets_total") != resets or \
             m.get("sandboxctl_serve_reset_retired_total") != 1:
         fail("resets after removals: %s" % m)
+
+    # A cold one with the pool's limits joins the pool after its reset, with a
+    # pool sandbox's life.
+    wait_warm(s)
+    w1, w2 = create(s), create(s)
+    cold = w2 if not w2["warm"] else w1 if not w1["warm"] else None
+    if cold:
+        before = s.metrics().get("sandboxctl_serve_resets_total")
+        s.call("DELETE", "/v1/sandboxes/" + cold["id"])
+        if not wait_until(lambda: s.metrics().get("sandboxctl_serve_resets_total") == before + 1,
+                          30):
+            fail("a cold sandbox of the pool's limits was not reset")
+        got = [create(s) for _ in range(2)]
+        if not any(g["container"] == cold["container"] and g["reused"] == 1 for g in got):
+            fail("the reset cold sandbox did not come from the pool: %s" % got)
+    else:
+        print("both creates were warm: the cold one's return not checked")
 
     # Deleted while the service stops: nothing is left behind.
     f = create(s)
