@@ -25,6 +25,7 @@ import time
 SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(SRC, "tests", "lib"))
 import foreign_images  # noqa: E402
+from itest import SLIM_IMAGE  # noqa: E402
 
 BUILD = sys.argv[1] if len(sys.argv) > 1 else os.path.join(SRC, "build")
 N = int(sys.argv[2]) if len(sys.argv) > 2 else 5
@@ -78,7 +79,7 @@ def main():
            first_wall, first_t["create"]))
 
     # 1. episodes, cached bundle.
-    rows = [("sandboxctl/sandbox-slim:latest (ours)", "sandboxctl/sandbox-slim:latest"),
+    rows = [("%s (ours)" % SLIM_IMAGE, SLIM_IMAGE),
             ("busybox-static + bundle volume", busybox),
             ("glibc, no python + bundle volume", glibc)]
     base = None

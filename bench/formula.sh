@@ -84,8 +84,11 @@ episode() { # LABEL AGENT [IMAGE]
 		echo
 	done
 }
-episode "oracle   slim" oracle
+# $SBX_TEST_SLIM_IMAGE / $SBX_TEST_FULL_IMAGE pin the images, as in the tests (tests/lib/itest.py).
+slim=${SBX_TEST_SLIM_IMAGE:-sandboxctl/sandbox-slim:latest}
+full=${SBX_TEST_FULL_IMAGE:-sandboxctl/sandbox:latest}
+episode "oracle   slim" oracle --image "$slim"
 echo "(the task asks for formulas: the values episode grades partial; it is the timing baseline)"
-episode "values   slim" "$work/values.sh"
-episode "formulas slim" "$work/formulas.sh"
-episode "formulas full" "$work/formulas.sh" --image sandboxctl/sandbox:latest
+episode "values   slim" "$work/values.sh" --image "$slim"
+episode "formulas slim" "$work/formulas.sh" --image "$slim"
+episode "formulas full" "$work/formulas.sh" --image "$full"

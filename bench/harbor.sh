@@ -6,7 +6,9 @@
 # Also the same episode's total next to a native task's (banking_reserve,
 # oracle, same slim image) for scale. Target: extra < 300 ms p50.
 #   bench/harbor.sh [BUILD_DIR] [N] [TASK]
-# Needs the engine and sandboxctl/sandbox-slim:latest (sandboxctl build --slim).
+# Needs the engine and sandboxctl/sandbox-slim:latest (sandboxctl build --slim),
+# which the tasks' Dockerfiles are FROM; the native baseline runs on
+# $SBX_TEST_SLIM_IMAGE if set, as the tests do.
 set -eu
 build=${1:-build}
 n=${2:-10}
@@ -20,7 +22,7 @@ while [ "$i" -lt "$n" ]; do
 	"$sbx" run --task-dir "$src/tests/data/harbor/$task" --agent oracle --runs-dir "$out/h" \
 		--test-label >/dev/null 2>&1 || true
 	"$sbx" run --task banking_reserve --tasks-dir "$src/tasks" --agent oracle \
-		--image sandboxctl/sandbox-slim:latest --runs-dir "$out/n" --test-label \
+		--image "${SBX_TEST_SLIM_IMAGE:-sandboxctl/sandbox-slim:latest}" --runs-dir "$out/n" --test-label \
 		>/dev/null 2>&1 || true
 	i=$((i + 1))
 done

@@ -33,7 +33,9 @@ import time
 SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # this tree's package (pip's editable install may be another checkout's)
 sys.path.insert(0, os.path.join(SRC, "python", "src"))
-IMAGE = sys.argv[3] if len(sys.argv) > 3 else "sandboxctl/sandbox-slim:latest"
+sys.path.insert(0, os.path.join(SRC, "tests", "lib"))
+from itest import DEFAULT_SLIM_IMAGE, SLIM_IMAGE  # noqa: E402
+IMAGE = sys.argv[3] if len(sys.argv) > 3 else SLIM_IMAGE
 
 
 def pct(xs, p):
@@ -79,7 +81,7 @@ async def bench_sandboxctl(n):
     from sandboxctl.inspect_provider import SandboxctlConfig, SandboxctlSandboxEnvironment as P, _Service
     from sandboxctl import Client
 
-    slim = IMAGE == "sandboxctl/sandbox-slim:latest"
+    slim = IMAGE == DEFAULT_SLIM_IMAGE
     # the provider's defaults (a pool of 4)
     reuse = {"reuse": int(os.environ["BENCH_REUSE"])} if os.environ.get("BENCH_REUSE") else {}
     cfg = SandboxctlConfig(serve_args=["--test-label"], image=None if slim else IMAGE,
@@ -159,7 +161,7 @@ def self_check_wall(build):
     env = dict(os.environ, SBX_SOURCE_ROOT=SRC, SBX_BUILD_ROOT=os.path.abspath(build),
                PYTHONPATH=os.pathsep.join([os.path.join(SRC, "python", "src")] +
                                           ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])))
-    if IMAGE != "sandboxctl/sandbox-slim:latest":
+    if IMAGE != DEFAULT_SLIM_IMAGE:
         env["SBX_PY_TEST_IMAGE"] = IMAGE
     t0 = time.time()
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-c", os.path.join(SRC, "tests/python/pytest.ini"),

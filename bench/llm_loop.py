@@ -21,8 +21,10 @@ import time
 
 build = sys.argv[1] if len(sys.argv) > 1 else "build"
 turns = int(sys.argv[2]) if len(sys.argv) > 2 else 200
-image = sys.argv[3] if len(sys.argv) > 3 else "sandboxctl/sandbox-slim:latest"
 src = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(src, "tests", "lib"))
+from itest import SLIM_IMAGE  # noqa: E402
+image = sys.argv[3] if len(sys.argv) > 3 else SLIM_IMAGE
 key = "sk-bench"
 d = tempfile.mkdtemp(prefix="sbx-bench-llm-")
 state = os.path.join(d, "state.json")

@@ -6,7 +6,7 @@
 # ping over Streamable HTTP. Figures, not pass/fail.
 set -eu
 build=${1:?usage: run_relay.sh BUILD_DIR [IMAGE]}
-image=${2:-sandboxctl/sandbox-slim:latest}
+image=${2:-${SBX_TEST_SLIM_IMAGE:-sandboxctl/sandbox-slim:latest}}
 src=$(cd "$(dirname "$0")/.." && pwd)
 runs=$(mktemp -d /tmp/sbx-relay-bench.XXXXXX)
 out=$runs/out.txt

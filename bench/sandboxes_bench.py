@@ -20,7 +20,9 @@ import urllib.parse
 
 from openenv_bench import pct
 
-IMAGE_DEFAULT = "sandboxctl/sandbox-slim:latest"
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "lib"))
+from itest import SLIM_IMAGE  # noqa: E402
+IMAGE_DEFAULT = SLIM_IMAGE
 
 
 class Serve:

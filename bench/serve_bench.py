@@ -22,9 +22,10 @@ import urllib.parse
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "lib"))
 from each_once import each_once  # noqa: E402
+from itest import SLIM_IMAGE  # noqa: E402
 from second_engine import engine  # noqa: E402
 
-SLIM = os.environ.get("SBX_BENCH_IMAGE", "sandboxctl/sandbox-slim:latest")
+SLIM = os.environ.get("SBX_BENCH_IMAGE", SLIM_IMAGE)
 
 build = sys.argv[1] if len(sys.argv) > 1 else "build"
 claims = int(sys.argv[2]) if len(sys.argv) > 2 else 40

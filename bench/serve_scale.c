@@ -30,6 +30,7 @@
 #include "sbx/clock.h"
 #include "sbx/path.h"
 #include "sbx/run.h"
+#include "sbx/warm.h"
 #include "sbx/sweep.h"
 #include "serve-internal.h"
 #include "sim_backend.h"

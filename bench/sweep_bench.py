@@ -26,7 +26,9 @@ import threading
 import time
 
 SRC = os.path.dirname(os.path.abspath(__file__)) + "/.."
-IMAGE = os.environ.get("SBX_BENCH_IMAGE", "sandboxctl/sandbox-slim:latest")
+sys.path.insert(0, os.path.join(SRC, "tests", "lib"))
+from itest import SLIM_IMAGE  # noqa: E402
+IMAGE = os.environ.get("SBX_BENCH_IMAGE", SLIM_IMAGE)
 SOCK = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")[len("unix://"):]
 TASKS = ["banking_reserve", "sales_revenue"]
 

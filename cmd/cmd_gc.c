@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* sandboxctl gc: remove sandboxes whose owner is gone, or older than a limit. */
+/*
+ * sandboxctl gc: remove sandboxes whose owner is gone, or older than a limit;
+ * then the task images and bundle volumes the build no longer uses.
+ */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -10,6 +13,7 @@
 #include "cli.h"
 #include "sandboxes.h"
 #include "sbx/docker.h"
+#include "sbx/image.h"
 #include "sbx/json.h"
 #include "sbx/labels.h"
 
@@ -88,7 +92,13 @@ static const cli_option gc_options[] = {
 		 "    whether its owner is alive or not.\n"
 		 "Sandboxes owned by another host are removed only by --older-than.\n"
 		 "Removal is forced (a running sandbox is killed) and takes its anonymous\n"
-		 "volumes. Running gc again is harmless: what is already gone is not an error.\n"},
+		 "volumes. Then, unless --run-id is given, what the build no longer uses:\n"
+		 "  - task images (sandboxctl-task/<task>:<hash>, Harbor tasks' own) of a\n"
+		 "    task that has a newer one; with --older-than also any older than DURATION;\n"
+		 "  - any-image bundle volumes (" SBX_BUNDLE_PREFIX "<hash>) of an earlier\n"
+		 "    " SBX_IMAGE_SLIM " build.\n"
+		 "Never an image or volume that a container uses, running or not.\n"
+		 "Running gc again is harmless: what is already gone is not an error.\n"},
 	{.heading = "Options:", .column = 25},
 	{"older-than", .parse = parse_older_than, .usage = "--older-than DURATION",
 	 .help = "e.g. 90s, 30m, 2h, 1d, 1h30m (a bare number is seconds)"},
@@ -96,10 +106,10 @@ static const cli_option gc_options[] = {
 	 .help = "only the sandbox of that run"},
 	{"dry-run", .flag = &arg_dry_run, .help = "print what would be removed, remove nothing"},
 	{"json", .flag = &arg_json,
-	 .help = "one JSON array on stdout, one object per sandbox acted on"},
+	 .help = "one JSON array on stdout, one object per sandbox, image or volume acted on"},
 	{.usage = "-h, --help", .help = "show this help"},
 	{.text = "\nExit status: 0 success (also when nothing was left), 2 usage, 3 engine error\n"
-		 "or a sandbox that could not be removed.\n"},
+		 "or a sandbox, image or volume that could not be removed.\n"},
 	{0},
 };
 
@@ -114,6 +124,51 @@ static const char *reason_to_remove(const sbx_docker_container *c, long long now
 	if (arg_older_than >= 0 && now - cli_sandbox_created(c) >= arg_older_than)
 		return "older than the limit";
 	return NULL;
+}
+
+/* Task images and bundle volumes (sbx_image_gc_list); how many could not be removed. */
+static int gc_images(sbx_docker *d, long long now, cJSON *arr)
+{
+	_cleanup_free_ sbx_image_gc_item *items = NULL;
+	sbx_error err = SBX_ERROR_INIT;
+	size_t n = 0;
+	int failed = 0;
+
+	if (sbx_image_gc_list(d, now, arg_older_than, &items, &n, &err) < 0) {
+		cli_error("gc: images and volumes: %s", err.msg);
+		return 1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const sbx_image_gc_item *it = &items[i];
+		const char *kind = it->kind == SBX_IMAGE_GC_TASK_IMAGE ? "image" : "volume";
+		bool removed = false;
+
+		sbx_error_clear(&err);
+		if (!arg_dry_run) {
+			int r = sbx_image_gc_remove(d, it, &err);
+
+			removed = r == 0 || r == -ENOENT;
+			if (!removed) {
+				failed++;
+				cli_error("gc: %s '%s': %s", kind, it->name, err.msg);
+			}
+		}
+		if (arr) {
+			cJSON *o = cJSON_CreateObject();
+			if (o && cJSON_AddItemToArray(arr, o)) {
+				sbx_json_add_string(o, "kind", kind);
+				sbx_json_add_string(o, "name", it->name);
+				sbx_json_add_string(o, "reason", it->reason);
+				sbx_json_add_bool(o, "removed", removed);
+				if (!arg_dry_run && !removed)
+					sbx_json_add_string(o, "error", err.msg);
+			}
+		} else if (arg_dry_run || removed) {
+			printf("%s %s %s  (%s)\n", arg_dry_run ? "would remove" : "removed", kind,
+			       it->name, it->reason);
+		}
+	}
+	return failed;
 }
 
 int cmd_gc(int argc, char **argv)
@@ -167,6 +222,8 @@ int cmd_gc(int argc, char **argv)
 			       task ? task : "-", c->state, why);
 		}
 	}
+	if (!arg_run_id)
+		failed += gc_images(sb.engine, now, arr);
 	if (arr) {
 		_cleanup_free_ char *text = sbx_json_print(arr);
 		if (text)

@@ -57,7 +57,6 @@ int cmd_mcp(int argc, char **argv)
 	o = arg_run;
 	if (!o.task)
 		return cli_error("mcp: --task NAME is required"), EXIT_USAGE;
-	o.grade = cmd_run__grade;
 	o.grader = cmd_run__grader();
 	o.interrupted = &cmd_run__interrupted;
 	o.quiet_agent = true;

@@ -2,7 +2,7 @@
 /*
  * sandboxctl run --task NAME: one episode in a fresh sandbox, graded, cleaned
  * up, with runs/<run-id>/result.json. What mcp and sweep share with it (the
- * episode options, the grade hook, signals) is in run_options.c.
+ * episode options, the grader's path, signals) is in run_options.c.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -156,7 +156,7 @@ static void on_ready(sbx_run *run, void *userdata)
 			"\nOr send 'Authorization: Bearer <token>' (runs/%s/connection.json)\n"
 			"Waiting for an agent to call complete_task (deadline in %u s; Ctrl-C "
 			"ends the run)\n",
-			r->run_id, r->limits.timeout_s);
+			r->run_id, r->limits.resolved.timeout_s);
 		fflush(f);
 	}
 }
@@ -253,13 +253,12 @@ int cmd_run(int argc, char **argv)
 	/* A runtime the engine lacks is refused before anything is made: the
 	 * engine would refuse the create anyway, but as an infra_error a sweep
 	 * retries. */
-	if (o.runtime && *o.runtime &&
-	    cli_check_engines("run", &(cli_engine_arg){.url = (char *)o.engine}, 1, NULL, o.runtime,
-			      NULL, NULL, NULL) < 0)
+	if (o.limits.runtime[0] &&
+	    cli_check_engines("run", &(cli_engine_arg){.url = (char *)o.engine}, 1, NULL,
+			      o.limits.runtime, NULL, NULL, NULL) < 0)
 		return EXIT_ENGINE;
 	if (json)
 		o.quiet_agent = true; /* stdout carries exactly one line */
-	o.grade = cmd_run__grade;
 	o.grader = cmd_run__grader();
 	o.on_ready = on_ready;
 	o.on_prepared = on_prepared;

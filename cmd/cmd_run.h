@@ -3,7 +3,7 @@
 
 /*
  * What the commands that run episodes share (cmd/run_options.c): the
- * options of an episode, one row each for run, mcp and sweep, the grade hook
+ * options of an episode, one row each for run, mcp and sweep, the grader's path
  * and stop signals (also serve's).
  */
 
@@ -22,6 +22,7 @@ int cmd_run__parse_timeout(const char *text);
 int cmd_run__parse_memory(const char *text);
 int cmd_run__parse_cpus(const char *text);
 int cmd_run__parse_pids(const char *text);
+int cmd_run__parse_runtime(const char *text);
 int cmd_run__parse_seccomp(const char *text);
 int cmd_run__parse_network(const char *text);
 int cmd_run__parse_grace(const char *text);
@@ -45,7 +46,7 @@ int cmd_run__parse_seed(const char *text);
 #define CMD_RUN_OPT_MEMORY(...) CMD_RUN_ROW("memory", .parse = cmd_run__parse_memory, "--memory SIZE", NULL, __VA_ARGS__)
 #define CMD_RUN_OPT_CPUS(...) CMD_RUN_ROW("cpus", .parse = cmd_run__parse_cpus, "--cpus N", NULL, __VA_ARGS__)
 #define CMD_RUN_OPT_PIDS(...) CMD_RUN_ROW("pids", .parse = cmd_run__parse_pids, "--pids N", NULL, __VA_ARGS__)
-#define CMD_RUN_OPT_RUNTIME(...) CMD_RUN_ROW("runtime", .value = &arg_run.runtime, "--runtime NAME", NULL, __VA_ARGS__)
+#define CMD_RUN_OPT_RUNTIME(...) CMD_RUN_ROW("runtime", .parse = cmd_run__parse_runtime, "--runtime NAME", NULL, __VA_ARGS__)
 #define CMD_RUN_OPT_SECCOMP(...) CMD_RUN_ROW("seccomp", .parse = cmd_run__parse_seccomp, "--seccomp sandbox|default", NULL, __VA_ARGS__)
 #define CMD_RUN_OPT_NETWORK(...) CMD_RUN_ROW("network", .parse = cmd_run__parse_network, "--network MODE", "--network none|published", __VA_ARGS__)
 #define CMD_RUN_OPT_GRACE(...) CMD_RUN_ROW("grace", .parse = cmd_run__parse_grace, "--grace SECONDS", "--grace S", __VA_ARGS__)
@@ -65,10 +66,6 @@ int cmd_run__parse_seed(const char *text);
  * it must be this build's.
  */
 const char *cmd_run__grader(void);
-
-/* The grade hook of sbx_run_opts: grades outputs_dir against the task, in process. */
-int cmd_run__grade(const sbx_task *task, const char *outputs_dir, sbx_run_grade *out,
-		   void *userdata, sbx_error *err);
 
 /* Stop signals set cmd_run__interrupted (for sbx_run_opts.interrupted). */
 void cmd_run__install_signals(void);

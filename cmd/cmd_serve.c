@@ -255,7 +255,6 @@ static int serve(void)
 	arg_so.n_engines = arg_n_eargs;
 	if (check_engines() < 0)
 		return EXIT_ENGINE;
-	arg_so.grade = cmd_run__grade;
 	arg_so.grader = cmd_run__grader();
 	arg_so.hurry = &arg_hurry;
 	cli_on_stop_signals(on_signal);

@@ -169,7 +169,8 @@ static int prepare(sbx_sweep_plan *p, bool resumed, sbx_sweep_engine **engines, 
 	if (arg_sweep.n_engines == 0)
 		arg_sweep.engines[arg_sweep.n_engines++] = (cli_engine_arg){0};
 	if (cli_check_engines("sweep", arg_sweep.engines, arg_sweep.n_engines, needs.images,
-			      arg_run.runtime, &image_id, &ncpu, &mem) < 0)
+			      arg_run.limits.runtime[0] ? arg_run.limits.runtime : NULL, &image_id,
+			      &ncpu, &mem) < 0)
 		return EXIT_ENGINE;
 	if (resumed && p->image_id && image_id && strcmp(p->image_id, image_id) != 0)
 		cli_error("sweep: warning: image '%s' is %.19s now, %.19s when the sweep "
@@ -230,7 +231,6 @@ static int run_sweep(const sbx_sweep_plan *p, const char *out_dir, bool resumed,
 	so.dir = out_dir;
 	so.engines = engines;
 	so.n_engines = arg_sweep.n_engines;
-	so.grade = cmd_run__grade;
 	so.grader = cmd_run__grader();
 	so.stop = &arg_signals;
 	so.stop_grace_s = (uint32_t)arg_sweep.stop_grace;

@@ -244,20 +244,19 @@ typedef struct shown_limit {
 
 enum { LIMIT_DEADLINE, LIMIT_MEMORY, LIMIT_CPUS, LIMIT_PIDS, N_LIMITS };
 
-static void effective_limits(const sbx_task_limits *l, shown_limit out[N_LIMITS])
+static void effective_limits(const sbx_limits *l, shown_limit out[N_LIMITS])
 {
-	out[LIMIT_DEADLINE] =
-		(shown_limit){"deadline", l->deadline_s ? l->deadline_s : SBX_RUN_DEFAULT_TIMEOUT_S,
-			      !l->deadline_s};
-	out[LIMIT_MEMORY] = (shown_limit){
-		"memory", (double)(l->memory_bytes ? l->memory_bytes : SBX_RUN_DEFAULT_MEMORY),
-		!l->memory_bytes};
-	out[LIMIT_CPUS] =
-		(shown_limit){"cpus", l->cpus > 0 ? l->cpus : SBX_RUN_DEFAULT_CPUS, !(l->cpus > 0)};
-	out[LIMIT_PIDS] = (shown_limit){"pids", l->pids ? l->pids : SBX_RUN_DEFAULT_PIDS, !l->pids};
+	static const sbx_limits defaults = SBX_RUN_DEFAULT_LIMITS;
+	sbx_limits e;
+
+	sbx_limits_resolve(&e, NULL, l, &defaults);
+	out[LIMIT_DEADLINE] = (shown_limit){"deadline", e.timeout_s, !l->timeout_s};
+	out[LIMIT_MEMORY] = (shown_limit){"memory", (double)e.memory, !l->memory};
+	out[LIMIT_CPUS] = (shown_limit){"cpus", e.cpus, !(l->cpus > 0)};
+	out[LIMIT_PIDS] = (shown_limit){"pids", e.pids, !l->pids};
 }
 
-static void print_limits(const sbx_task_limits *l)
+static void print_limits(const sbx_limits *l)
 {
 	shown_limit e[N_LIMITS];
 	char text[N_LIMITS][48];
@@ -282,7 +281,7 @@ static void print_limits(const sbx_task_limits *l)
 }
 
 /* limits: the effective numbers; limits_default: the keys that are the run's defaults. */
-static void add_limits_json(cJSON *o, const sbx_task_limits *l)
+static void add_limits_json(cJSON *o, const sbx_limits *l)
 {
 	cJSON *limits = cJSON_AddObjectToObject(o, "limits");
 	cJSON *defaults = cJSON_AddArrayToObject(o, "limits_default");

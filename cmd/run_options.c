@@ -2,8 +2,8 @@
 /*
  * The options of an episode, which run, mcp and sweep share (cmd_run.h's
  * rows): each parses into arg_run with one wording for its errors. Also the
- * grade hook, the grader's path and stop signals, which every command that
- * runs episodes (serve too) needs.
+ * grader's path and stop signals, which every command that runs episodes
+ * (serve too) needs.
  */
 #include <errno.h>
 #include <libgen.h>
@@ -29,13 +29,6 @@ static void on_signal(int sig)
 void cmd_run__install_signals(void)
 {
 	cli_on_stop_signals(on_signal);
-}
-
-int cmd_run__grade(const sbx_task *task, const char *outputs_dir, sbx_run_grade *out,
-		   void *userdata, sbx_error *err)
-{
-	(void)userdata;
-	return sbx_run_grade_outputs(task, outputs_dir, out, err);
 }
 
 const char *cmd_run__grader(void)
@@ -114,14 +107,14 @@ int cmd_run__parse_timeout(const char *text)
 
 	if (v < 0)
 		return -1;
-	arg_run.timeout_s = (uint32_t)v;
+	arg_run.limits.timeout_s = (uint32_t)v;
 	return 0;
 }
 
 int cmd_run__parse_memory(const char *text)
 {
-	arg_run.memory = parse_size(text);
-	if (!arg_run.memory)
+	arg_run.limits.memory = parse_size(text);
+	if (!arg_run.limits.memory)
 		return cli_error("--memory: '%s' is not a size (e.g. 2g, 512m)", text), -1;
 	return 0;
 }
@@ -130,8 +123,8 @@ int cmd_run__parse_cpus(const char *text)
 {
 	char *end;
 
-	arg_run.cpus = strtod(text, &end);
-	if (end == text || *end || arg_run.cpus <= 0 || arg_run.cpus > 1024)
+	arg_run.limits.cpus = strtod(text, &end);
+	if (end == text || *end || arg_run.limits.cpus <= 0 || arg_run.limits.cpus > 1024)
 		return cli_error("--cpus: '%s' is not a positive number", text), -1;
 	return 0;
 }
@@ -142,13 +135,23 @@ int cmd_run__parse_pids(const char *text)
 
 	if (v < 0)
 		return -1;
-	arg_run.pids = (uint32_t)v;
+	arg_run.limits.pids = (uint32_t)v;
+	return 0;
+}
+
+int cmd_run__parse_runtime(const char *text)
+{
+	if (strlen(text) > SBX_LIMITS_RUNTIME_MAX)
+		return cli_error("--runtime: '%s' is longer than %d bytes", text,
+				 SBX_LIMITS_RUNTIME_MAX),
+		       -1;
+	sbx_limits_set_runtime(&arg_run.limits, text);
 	return 0;
 }
 
 int cmd_run__parse_seccomp(const char *text)
 {
-	return parse_either("seccomp", text, "sandbox", "default", &arg_run.engine_seccomp);
+	return parse_either("seccomp", text, "sandbox", "default", &arg_run.limits.engine_seccomp);
 }
 
 int cmd_run__parse_network(const char *text)
@@ -162,7 +165,7 @@ int cmd_run__parse_grace(const char *text)
 
 	if (v < 0)
 		return -1;
-	arg_run.grace_s = (uint32_t)v;
+	arg_run.limits.grace_s = (uint32_t)v;
 	return 0;
 }
 

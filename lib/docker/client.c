@@ -93,6 +93,7 @@ void sbx_docker_free(sbx_docker *d)
 		return;
 	curl_easy_cleanup(d->curl);
 	sbx_strv_free(d->tar_prefix);
+	sbx_strv_free(d->exec_env);
 	sbx_free_all(d->host, d->socket_path, d->base_url, d->api_version, d->cert_path);
 	free(d);
 }

@@ -156,6 +156,7 @@ static void container_clear(sbx_docker_container *c)
 		     c->finished_at, c->error);
 	sbx_docker__free_labels(c->labels, c->n_labels);
 	free(c->raw_json);
+	sbx_strv_free(c->volumes);
 }
 
 void sbx_docker_container_free(sbx_docker_container *c)
@@ -207,9 +208,37 @@ static int from_inspect(const cJSON *j, sbx_docker_container *c)
 	return 0;
 }
 
+/* The names of the volumes among a summary's Mounts (gc keeps what a container mounts). */
+static int summary_volumes(const cJSON *mounts, char ***out)
+{
+	const cJSON *m;
+	size_t n = 0;
+	char **v;
+
+	*out = NULL;
+	if (!cJSON_IsArray(mounts) || cJSON_GetArraySize(mounts) == 0)
+		return 0;
+	v = calloc((size_t)cJSON_GetArraySize(mounts) + 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	cJSON_ArrayForEach (m, mounts) {
+		const char *name = sbx_json_get_string(m, "Name", "");
+
+		if (strcmp(sbx_json_get_string(m, "Type", ""), "volume") != 0 || !name[0])
+			continue;
+		if (!(v[n++] = strdup(name))) {
+			sbx_strv_free(v);
+			return -ENOMEM;
+		}
+	}
+	*out = v;
+	return 0;
+}
+
 static int from_summary(const cJSON *j, sbx_docker_container *c)
 {
 	const cJSON *names = sbx_json_get(j, "Names");
+	const char *image_id = sbx_json_get_string(j, "ImageID", NULL);
 
 	c->id = sbx_docker__strdup_json(j, "Id");
 	c->name = strip_slash(cJSON_IsArray(names) && cJSON_IsString(cJSON_GetArrayItem(names, 0))
@@ -220,8 +249,10 @@ static int from_summary(const cJSON *j, sbx_docker_container *c)
 	c->status = sbx_docker__strdup_json(j, "Status");
 	c->running = c->state && strcmp(c->state, "running") == 0;
 	c->created = (int64_t)sbx_json_get_number(j, "Created", 0);
+	c->image_id = image_id ? strdup(image_id) : NULL;
 	if (sbx_docker__parse_labels(sbx_json_get(j, "Labels"), &c->labels, &c->n_labels) < 0 ||
-	    !c->id || !c->name || !c->image || !c->state || !c->status)
+	    summary_volumes(sbx_json_get(j, "Mounts"), &c->volumes) < 0 || !c->id || !c->name ||
+	    !c->image || !c->state || !c->status || (image_id && !c->image_id))
 		return -ENOMEM;
 	return 0;
 }

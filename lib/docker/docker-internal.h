@@ -30,6 +30,7 @@ struct sbx_docker {
 	long connect_timeout_ms;
 	long request_timeout_ms;
 	char **tar_prefix; /* sbx_docker_set_tar; NULL: "tar" */
+	char **exec_env;   /* sbx_docker_set_exec_env; NULL: none */
 	char curl_error[CURL_ERROR_SIZE];
 };
 

@@ -16,16 +16,71 @@
 #define TAR_STDERR_MAX	   4096
 #define TAR_DRAIN_MAX	   (1u << 20)
 
+#define EXEC_ENV_MAX 8
+
+/* Copies a NULL-terminated list of at most max strings into *out (NULL when empty). */
+static int strv_copy(const char *const *v, size_t max, char ***out)
+{
+	size_t n = 0;
+	char **c;
+
+	while (v && v[n])
+		n++;
+	if (n > max)
+		return -E2BIG;
+	c = n ? calloc(n + 1, sizeof(*c)) : NULL;
+	if (n && !c)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		if (!(c[i] = strdup(v[i]))) {
+			sbx_strv_free(c);
+			return -ENOMEM;
+		}
+	*out = c;
+	return 0;
+}
+
+int sbx_docker_set_exec_env(sbx_docker *d, const char *const *env, sbx_error *err)
+{
+	char **v = NULL;
+	int r = strv_copy(env, EXEC_ENV_MAX, &v);
+
+	if (r == -E2BIG)
+		return sbx_error_set(err, r, "exec environment: at most %d entries", EXEC_ENV_MAX);
+	if (r < 0)
+		return sbx_error_set(err, r, "out of memory");
+	sbx_strv_free(d->exec_env);
+	d->exec_env = v;
+	return 0;
+}
+
 int sbx_docker_exec_create(sbx_docker *d, const char *container_id,
 			   const sbx_docker_exec_opts *opts, char **exec_id_out, sbx_error *err)
 {
 	_cleanup_free_ char *body = NULL, *what = NULL, *verb = NULL;
+	_cleanup_free_ const char **env = NULL;
+	sbx_docker_exec_opts o = *opts;
 	sbx_buf path = SBX_BUF_INIT(4096);
+	size_t n = 0, ne = 0;
 	int r;
 
+	/* The handle's entries first: the exec's own (later) win where both set a key. */
+	if (d->exec_env) {
+		while (d->exec_env[n])
+			n++;
+		while (opts->env && opts->env[ne])
+			ne++;
+		env = calloc(n + ne + 1, sizeof(*env));
+		if (!env)
+			return sbx_error_set(err, -ENOMEM, "out of memory");
+		memcpy(env, d->exec_env, n * sizeof(*env));
+		if (ne)
+			memcpy(env + n, opts->env, ne * sizeof(*env));
+		o.env = env;
+	}
 	r = sbx_docker__check_name("container", container_id, err);
 	if (r == 0)
-		r = sbx_docker__exec_create_body(opts, &body, err);
+		r = sbx_docker__exec_create_body(&o, &body, err);
 	if (r < 0)
 		return r;
 	if (asprintf(&verb, "exec '%s'", opts->cmd[0]) < 0) {
@@ -156,22 +211,14 @@ int sbx_docker_exec_run(sbx_docker *d, const char *container_id, const sbx_docke
 
 int sbx_docker_set_tar(sbx_docker *d, const char *const *prefix, sbx_error *err)
 {
-	size_t n = 0;
-	char **v;
+	char **v = NULL;
+	int r = strv_copy(prefix, TAR_PREFIX_MAX, &v);
 
-	while (prefix && prefix[n])
-		n++;
-	if (n > TAR_PREFIX_MAX)
-		return sbx_error_set(err, -E2BIG, "tar command: at most %d words before tar's own",
+	if (r == -E2BIG)
+		return sbx_error_set(err, r, "tar command: at most %d words before tar's own",
 				     TAR_PREFIX_MAX);
-	v = n ? calloc(n + 1, sizeof(*v)) : NULL;
-	if (n && !v)
-		return sbx_error_set(err, -ENOMEM, "out of memory");
-	for (size_t i = 0; i < n; i++)
-		if (!(v[i] = strdup(prefix[i]))) {
-			sbx_strv_free(v);
-			return sbx_error_set(err, -ENOMEM, "out of memory");
-		}
+	if (r < 0)
+		return sbx_error_set(err, r, "out of memory");
 	sbx_strv_free(d->tar_prefix);
 	d->tar_prefix = v;
 	return 0;

@@ -306,7 +306,7 @@ static cJSON *case_json(const sbx_grade_case_result *c)
 	return o;
 }
 
-char *sbx_grade_report_json(const sbx_grade_result *res)
+cJSON *sbx_grade_report_tree(const sbx_grade_result *res)
 {
 	_cleanup_json_ cJSON *o = cJSON_CreateObject();
 	cJSON *arr;
@@ -338,5 +338,12 @@ char *sbx_grade_report_json(const sbx_grade_result *res)
 			return NULL;
 		}
 	}
-	return arr ? sbx_json_print(o) : NULL;
+	return arr ? TAKE_PTR(o) : NULL;
+}
+
+char *sbx_grade_report_json(const sbx_grade_result *res)
+{
+	_cleanup_json_ cJSON *o = sbx_grade_report_tree(res);
+
+	return o ? sbx_json_print(o) : NULL;
 }

@@ -216,6 +216,21 @@ static int make_bundle(sbx_docker *d, const char *source, const char *volume, co
 	return r < 0 ? sbx_error_prefix(err, r, "making the any-image bundle") : r;
 }
 
+/* Named by its inputs: the source image and the recipe (a new layout, a new volume). */
+int sbx_image__bundle_volume(const char *source_id, char *out, size_t size)
+{
+	_cleanup_free_ char *in = NULL;
+	char h[SBX_IMAGE_HASH_LEN];
+
+	if (asprintf(&in, "%s\n%s", source_id, bundle_script) < 0) {
+		in = NULL;
+		return -ENOMEM;
+	}
+	sbx_image__sha256(in, strlen(in), h);
+	snprintf(out, size, SBX_BUNDLE_PREFIX "%.12s", h);
+	return 0;
+}
+
 int sbx_image_prepare_foreign(sbx_docker *d, const char *ref, sbx_image_bundle *out, sbx_error *err)
 {
 	_cleanup_(sbx_docker_image_freep) sbx_docker_image *img = NULL, *src = NULL;
@@ -250,18 +265,8 @@ int sbx_image_prepare_foreign(sbx_docker *d, const char *ref, sbx_image_bundle *
 				     "image '%s' has none of sandboxctl's files, and the bundle "
 				     "they come from needs %s: run 'sandboxctl build --slim'",
 				     ref, SBX_IMAGE_SLIM);
-	/* Named by its inputs: the source image and the recipe (a new layout, a new volume). */
-	{
-		_cleanup_free_ char *in = NULL;
-		char h[SBX_IMAGE_HASH_LEN];
-
-		if (asprintf(&in, "%s\n%s", src->id, bundle_script) < 0) {
-			in = NULL;
-			return sbx_error_set(err, -ENOMEM, "out of memory");
-		}
-		sbx_image__sha256(in, strlen(in), h);
-		snprintf(out->volume, sizeof(out->volume), SBX_BUNDLE_PREFIX "%.12s", h);
-	}
+	if (sbx_image__bundle_volume(src->id, out->volume, sizeof(out->volume)) < 0)
+		return sbx_error_set(err, -ENOMEM, "out of memory");
 	snprintf(marker, sizeof(marker), "%s.ready", out->volume);
 	/* Both: a volume removed by hand (its marker left) is made again, not mounted empty. */
 	if (bundle_ready(d, marker, out->hash, sizeof(out->hash)) == 0) {

@@ -15,6 +15,8 @@ int sbx_image__read_file_at(int at, const char *name, const char *display, size_
 /* Hex SHA-256 of data. */
 void sbx_image__sha256(const void *data, size_t len, char out[SBX_IMAGE_HASH_LEN]);
 void sbx_image__hash_hex(const unsigned char digest[32], char out[SBX_IMAGE_HASH_LEN]);
+/* The any-image bundle's volume for the slim image source_id: "sandboxctl-bundle-<12 hex>". */
+int sbx_image__bundle_volume(const char *source_id, char *out, size_t size);
 
 /* Reports an event to opts->progress, if any. */
 typedef struct sbx_image__progress {

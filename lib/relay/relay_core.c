@@ -438,7 +438,7 @@ int sbx_relay_stream_request(sbx_stream *s, const char *method, const char *path
 		    ? 0
 		    : http_relay_body(&sr, &resp, true, NULL, answer ? append_body : NULL, answer,
 				      err);
-	if (k == -EFBIG)
+	if (k == -EFBIG && answer) /* only append_body says EFBIG */
 		sbx_error_set(err, k, "%s %s: the answer is over %zu bytes", method, path,
 			      answer->max);
 	if (k >= 0)

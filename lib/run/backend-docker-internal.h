@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include <pthread.h>
 #include <stdbool.h>
 
 #include "sbx/backend.h"
@@ -8,6 +9,40 @@
 #include "sbx/image.h"
 
 #define SBX_BUNDLE_BRIDGE SBX_BUNDLE_DIR "/bin/sandbox-bridge"
+
+#define PREWARM_STREAMS 3
+
+/* The Docker backend: backend_docker.c, and its create in backend_docker_create.c. */
+typedef struct docker_backend {
+	sbx_backend base;
+	sbx_docker *d;	      /* the lifecycle's thread */
+	sbx_docker *d_stream; /* open_stream, under lock */
+	pthread_mutex_t lock;
+	char *host;	/* NULL: $DOCKER_HOST; the stream connection goes to the same engine */
+	bool published; /* the server listens on a port bound on the host's loopback */
+	bool reuse;	/* reset in place: bridges reconnect across a server restart */
+	bool foreign;	/* any image: the bundle's programs, by absolute path */
+	/*
+	 * prewarm: bridge streams, each used once: the readiness check's (kept
+	 * by the relay, then carrying the task's files) and the relay's warm
+	 * ones, so neither the agent's first request nor the host's status
+	 * long-poll waits for an exec after a claim.
+	 */
+	sbx_stream *pending_streams[PREWARM_STREAMS];
+	size_t n_pending;
+} docker_backend;
+
+/* The container's log options: at most 3 files of 8 MiB (backend_docker.c). */
+extern const sbx_docker_kv sbx_backend_docker__log_opts[2];
+
+/* What every exec in a published sandbox gets instead of Config.Env's token. */
+extern const char *const sbx_backend_docker__published_exec_env[];
+
+/* backend_docker.c: db->d_stream, opened on first use (db->lock held). */
+int sbx_backend_docker__open_locked_conn(docker_backend *db, sbx_error *err);
+
+/* backend_docker_create.c: the backend's create operation (sbx_backend_ops.create). */
+int sbx_backend_docker__create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *err);
 
 /*
  * A sandbox on a foreign image (bundle->volume set): the bundle volume

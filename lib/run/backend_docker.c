@@ -22,47 +22,14 @@
 #include "seccomp_profile.h"
 
 #define EXEC_TIMEOUT_MS (5 * 60 * 1000)
-#define PREWARM_STREAMS 3
 #define LOG_MAX		(8 * 1024 * 1024)
 #define LOG_HEAD_MAX	(64 * 1024)
-
-typedef struct docker_backend {
-	sbx_backend base;
-	sbx_docker *d;	      /* the lifecycle's thread */
-	sbx_docker *d_stream; /* open_stream, under lock */
-	pthread_mutex_t lock;
-	char *host;	/* NULL: $DOCKER_HOST; the stream connection goes to the same engine */
-	bool published; /* the server listens on a port bound on the host's loopback */
-	bool reuse;	/* reset in place: bridges reconnect across a server restart */
-	bool foreign;	/* any image: the bundle's programs, by absolute path */
-	/*
-	 * prewarm: bridge streams, each used once: the readiness check's (kept
-	 * by the relay, then carrying the task's files) and the relay's warm
-	 * ones, so neither the agent's first request nor the host's status
-	 * long-poll waits for an exec after a claim.
-	 */
-	sbx_stream *pending_streams[PREWARM_STREAMS];
-	size_t n_pending;
-} docker_backend;
 
 /* The user every exec runs as: never the root a published sandbox starts as. */
 #define EXEC_USER "1000:1000"
 
-/*
- * --network published: what PID 1 needs to set the firewall before it drops
- * everything (CAP_SETPCAP: the kernel's condition for emptying the bounding set).
- */
-/*
- * PID 1 starts as root with these only, to start the agent's spawner as uid
- * 1001 (SETUID, SETGID) and empty the bounding set (SETPCAP); it drops them
- * all and becomes uid 1000 before anything runs. Published mode adds
- * NET_ADMIN for the firewall. (Not SYS_RESOURCE, which would pin the
- * spawner's OOM score: engines in containers often lack it in their own
- * bounding set, and then no container starts at all.)
- */
-static const char *const init_cap_add[] = {"SETPCAP", "SETUID", "SETGID", NULL};
-static const char *const published_cap_add[] = {"NET_ADMIN", "SETPCAP", "SETUID", "SETGID", NULL};
-static const char *const published_dns[] = {"0.0.0.0", NULL}; /* no resolver */
+/* What every exec in a published sandbox gets instead of Config.Env's token. */
+const char *const sbx_backend_docker__published_exec_env[] = {"SANDBOX_HTTP_TOKEN=", NULL};
 
 /* --- the exec stream as an sbx_stream ------------------------------------- */
 
@@ -117,245 +84,31 @@ static const sbx_stream_ops exec_stream_ops = {es_read, es_write, es_stale, es_c
 
 /* --- operations ------------------------------------------------------------ */
 
-/* Reads back what the engine applied from its inspect answer. */
-static void read_applied(sbx_sandbox_applied *a, const char *raw)
-{
-	_cleanup_json_ cJSON *j = NULL;
-	const cJSON *hc, *cfg, *it;
-
-	if (!raw || sbx_json_parse(raw, strlen(raw), &j, NULL) < 0)
-		return;
-	hc = sbx_json_get(j, "HostConfig");
-	cfg = sbx_json_get(j, "Config");
-	a->memory = (int64_t)sbx_json_get_number(hc, "Memory", 0);
-	a->nano_cpus = (int64_t)sbx_json_get_number(hc, "NanoCpus", 0);
-	a->pids = (int64_t)sbx_json_get_number(hc, "PidsLimit", 0);
-	snprintf(a->runtime, sizeof(a->runtime), "%s", sbx_json_get_string(hc, "Runtime", ""));
-	snprintf(a->network_mode, sizeof(a->network_mode), "%s",
-		 sbx_json_get_string(hc, "NetworkMode", ""));
-	snprintf(a->user, sizeof(a->user), "%s", sbx_json_get_string(cfg, "User", ""));
-	a->readonly_rootfs = sbx_json_get_bool(hc, "ReadonlyRootfs", false);
-	a->privileged = sbx_json_get_bool(hc, "Privileged", false);
-	a->init = sbx_json_get_bool(hc, "Init", false);
-	cJSON_ArrayForEach (it, sbx_json_get(hc, "CapDrop"))
-		a->cap_drop_all |= cJSON_IsString(it) && strcasecmp(it->valuestring, "ALL") == 0;
-	a->cap_add = (unsigned)cJSON_GetArraySize(sbx_json_get(hc, "CapAdd"));
-	cJSON_ArrayForEach (it, sbx_json_get(hc, "CapAdd"))
-		if (cJSON_IsString(it) && strlen(a->cap_add_names) + strlen(it->valuestring) + 2 <
-						  sizeof(a->cap_add_names))
-			snprintf(a->cap_add_names + strlen(a->cap_add_names),
-				 sizeof(a->cap_add_names) - strlen(a->cap_add_names), "%s%s",
-				 a->cap_add_names[0] ? "," : "", it->valuestring);
-	it = sbx_json_get(hc, "Dns");
-	a->dns_off = cJSON_GetArraySize(it) == 1 && cJSON_IsString(cJSON_GetArrayItem(it, 0)) &&
-		     strcmp(cJSON_GetArrayItem(it, 0)->valuestring, "0.0.0.0") == 0;
-	snprintf(a->seccomp, sizeof(a->seccomp), "default");
-	cJSON_ArrayForEach (it, sbx_json_get(hc, "SecurityOpt")) {
-		if (!cJSON_IsString(it))
-			continue;
-		a->no_new_privileges |= strncmp(it->valuestring, "no-new-privileges", 17) == 0 &&
-					!strstr(it->valuestring, "false");
-		/* The engine keeps the profile's text; ours is known by its content. */
-		if (strncmp(it->valuestring, "seccomp=", 8) == 0)
-			snprintf(a->seccomp, sizeof(a->seccomp), "%s",
-				 strcmp(it->valuestring + 8, "unconfined") == 0 ? "unconfined"
-				 : strcmp(it->valuestring + 8, sbx_seccomp_profile) == 0 ||
-						 strcmp(it->valuestring + 8,
-							sbx_seccomp_profile_runsc) == 0
-					 ? "sandbox"
-					 : "custom");
-	}
-	/* Host paths only: the any-image bundle is a named volume, read-only, nothing of the host.
-	 */
-	a->binds = 0;
-	cJSON_ArrayForEach (it, sbx_json_get(hc, "Binds"))
-		a->binds += !cJSON_IsString(it) || it->valuestring[0] == '/';
-	a->known = true;
-}
-
 /* At most 3 files of 8 MiB on the engine's disk (local compresses the older two). */
-static const sbx_docker_kv log_opts[] = {{"max-size", "8m"}, {"max-file", "3"}};
+const sbx_docker_kv sbx_backend_docker__log_opts[] = {{"max-size", "8m"}, {"max-file", "3"}};
 
-static int db_create(sbx_backend *b, const sbx_sandbox_spec *spec, sbx_error *err)
+/*
+ * d_stream, opened on first use (db->lock held): the connection of every
+ * call that may run while the copy-in thread uses db->d.
+ */
+int sbx_backend_docker__open_locked_conn(docker_backend *db, sbx_error *err)
 {
-	docker_backend *db = (docker_backend *)b;
-	sbx_docker_container_opts o = SBX_DOCKER_CONTAINER_OPTS_INIT;
-	char created[32], deadline[32], ws[96], tmp[96], run[96], grace[32], env_deadline[64],
-		env_task_deadline[64], env_grace[48], env_run_id[160], env_max_procs[64],
-		env_ws[256];
-	const char *env[64], *binds[2] = {NULL, NULL}, *cmd[24];
-	const char *workspace = spec->workspace ? spec->workspace : SBX_SANDBOX_WORKSPACE;
-	char bind[160];
-	sbx_image_bundle bundle;
-	sbx_docker_kv labels[7], tmpfs[5 + SBX_BUNDLE_MAX_VOLUMES];
-	size_t nt = 3;
-	size_t nl = 0, ne = 0;
-	_cleanup_free_ char *id = NULL, *seccomp = NULL;
-	sbx_docker_container *c = NULL;
-	bool runsc = spec->runtime && strcmp(spec->runtime, "runsc") == 0;
+	/* Same engine, same API version: no second negotiation round trip. */
+	sbx_docker_opts o = SBX_DOCKER_OPTS_INIT;
 	int r;
 
-	if (workspace[0] != '/' || strlen(workspace) > sizeof(env_ws) - 32 ||
-	    strchr(workspace, ','))
-		return sbx_error_set(err, -EINVAL,
-				     "workspace '%.200s': not an absolute path (at most 200 bytes, "
-				     "no ',')",
-				     workspace);
-	snprintf(created, sizeof(created), "%" PRId64, spec->created);
-	snprintf(deadline, sizeof(deadline), "%" PRId64, spec->deadline);
-	snprintf(grace, sizeof(grace), "%u", spec->grace_s);
-	labels[nl++] = (sbx_docker_kv){SBX_LABEL_RUN_ID, spec->run_id};
-	labels[nl++] = (sbx_docker_kv){SBX_LABEL_TASK, spec->task};
-	labels[nl++] = (sbx_docker_kv){SBX_LABEL_OWNER, spec->owner ? spec->owner : ""};
-	labels[nl++] = (sbx_docker_kv){SBX_LABEL_CREATED, created};
-	labels[nl++] = (sbx_docker_kv){SBX_LABEL_DEADLINE, deadline};
-	if (spec->test)
-		labels[nl++] = (sbx_docker_kv){SBX_LABEL_TEST, "1"};
-
-	/* Size-capped scratch; nothing of the host is mounted. */
-	snprintf(ws, sizeof(ws), "rw,nosuid,nodev,size=%" PRIu64 ",uid=1000,gid=1000,mode=2775",
-		 spec->workspace_bytes);
-	snprintf(tmp, sizeof(tmp), "rw,nosuid,nodev,size=%" PRIu64 ",mode=1777", spec->tmp_bytes);
-	snprintf(run, sizeof(run),
-		 "rw,nosuid,nodev,noexec,size=%" PRIu64 ",uid=1000,gid=1000,mode=0755",
-		 spec->run_bytes);
-	tmpfs[0] = (sbx_docker_kv){workspace, ws};
-	tmpfs[1] = (sbx_docker_kv){"/tmp", tmp};
-	tmpfs[2] = (sbx_docker_kv){"/run", run};
-	if (spec->verifier) {
-		/* Harbor's paths: the tests go in as the server's uid, test.sh writes its logs. */
-		tmpfs[nt++] =
-			(sbx_docker_kv){"/tests", "rw,nosuid,nodev,size=64m,uid=1000,gid=1000,"
-						  "mode=2775"};
-		tmpfs[nt++] = (sbx_docker_kv){"/logs", "rw,nosuid,nodev,size=64m,mode=1777"};
+	if (db->d_stream)
+		return 0;
+	o.api_version = sbx_docker_api_version(db->d);
+	o.host = db->host;
+	r = sbx_docker_open(&db->d_stream, &o, err);
+	if (r >= 0 && db->published &&
+	    (r = sbx_docker_set_exec_env(db->d_stream, sbx_backend_docker__published_exec_env,
+					 err)) < 0) {
+		sbx_docker_free(db->d_stream);
+		db->d_stream = NULL;
 	}
-
-	snprintf(env_deadline, sizeof(env_deadline), "SANDBOX_DEADLINE=%" PRId64, spec->deadline);
-	/* The server's task session reads this one, so get_task_status shows the deadline. */
-	snprintf(env_task_deadline, sizeof(env_task_deadline), "SANDBOX_TASK_DEADLINE=%" PRId64,
-		 spec->deadline);
-	snprintf(env_grace, sizeof(env_grace), "SANDBOX_GRACE=%u", spec->grace_s);
-	snprintf(env_run_id, sizeof(env_run_id), "SANDBOX_RUN_ID=%s", spec->run_id);
-	env[ne++] = env_deadline;
-	env[ne++] = env_task_deadline;
-	env[ne++] = env_grace;
-	env[ne++] = env_run_id;
-	env[ne++] = "SANDBOX_RUN_DIR=/run/sandbox";
-	env[ne++] = "SANDBOX_SOCKET=" SBX_SANDBOX_SOCKET;
-	snprintf(env_ws, sizeof(env_ws), "SANDBOX_WORKSPACE=%s", workspace);
-	env[ne++] = env_ws;
-	env[ne++] = spec->published ? "SANDBOX_NETWORK=published" : "SANDBOX_NETWORK=none";
-	/* gVisor: the engine's pids limit counts the Sentry's host tasks (several per
-	 * guest process), so the sandbox's own process limit is what stops a fork bomb. */
-	if (runsc) {
-		snprintf(env_max_procs, sizeof(env_max_procs), "SANDBOX_EXEC_MAX_PROCESSES=%u",
-			 spec->pids);
-		env[ne++] = env_max_procs;
-	}
-	for (size_t i = 0; spec->env && spec->env[i] && ne < SBX_ELEMENTSOF(env) - 1; i++)
-		env[ne++] = spec->env[i];
-	r = sbx_image_prepare_foreign(db->d, spec->image, &bundle, err);
-	if (r < 0)
-		return r;
-	if (bundle.volume[0]) {
-		r = sbx_backend_docker__foreign(
-			db->d, spec, &bundle, &o, env, &ne, SBX_ELEMENTSOF(env), tmpfs, &nt,
-			SBX_ELEMENTSOF(tmpfs), bind, sizeof(bind), cmd, SBX_ELEMENTSOF(cmd), err);
-		if (r < 0)
-			return r;
-		db->foreign = true;
-		binds[0] = bind;
-		o.binds = binds;
-		snprintf(b->applied.bundle, sizeof(b->applied.bundle), "%.12s", bundle.hash);
-	}
-	/* A foreign image stays single use: a reset wipes the writable places of
-	 * ours, not the VOLUMEs a foreign image may add (sbx_warm_new reads applied). */
-	if (spec->reuse && !db->foreign && ne < SBX_ELEMENTSOF(env) - 1)
-		env[ne++] = "SANDBOX_REUSE=1";
-	env[ne] = NULL;
-
-	o.image = spec->image;
-	o.env = env;
-	o.user = "0:0";
-	o.cap_add = init_cap_add;
-	o.hostname = "sandbox";
-	o.labels = labels;
-	o.n_labels = nl;
-	o.cap_drop = (const char *const[]){"ALL", NULL};
-	/* Ours denies what Docker's allows and no sandbox needs: AF_VSOCK, io_uring, ptrace...
-	 * runsc applies it only with --oci-seccomp, and then needs its own (meson.build). */
-	if (!spec->engine_seccomp &&
-	    asprintf(&seccomp, "seccomp=%s",
-		     runsc ? sbx_seccomp_profile_runsc : sbx_seccomp_profile) < 0)
-		return sbx_error_set(err, -ENOMEM, "out of memory");
-	o.security_opt = (const char *const[]){"no-new-privileges:true", seccomp, NULL};
-	o.readonly_rootfs = true;
-	o.tmpfs = tmpfs;
-	o.n_tmpfs = nt;
-	o.memory = (int64_t)spec->memory;
-	o.memory_swap = (int64_t)spec->memory; /* no swap on top */
-	o.nano_cpus = (int64_t)(spec->cpus * 1e9);
-	o.pids_limit = runsc ? (int64_t)spec->pids * SBX_BACKEND_RUNSC_PIDS_FACTOR : spec->pids;
-	o.runtime = spec->runtime && spec->runtime[0] ? spec->runtime : NULL;
-	o.init = false; /* our own init is PID 1 */
-	/* Bounded by sandboxctl, not by whatever the host's daemon.json says (or not). */
-	o.log_driver = "local";
-	o.log_opts = log_opts;
-	o.n_log_opts = SBX_ELEMENTSOF(log_opts);
-	o.stop_timeout = 2;
-	/* Whatever the image says: our PID 1 stops on SIGTERM, and an image's HEALTHCHECK
-	 * would run as the container's user (root, with PID 1's three capabilities). */
-	o.stop_signal = "SIGTERM";
-	o.no_healthcheck = true;
-	if (spec->published) {
-		/*
-		 * The server's port on the host's loopback only, an engine-picked
-		 * port; no DNS. PID 1 starts as root with the four capabilities it
-		 * needs to drop egress (IPv4 and IPv6), then drops them all and
-		 * becomes uid 1000 before anything else runs; no-new-privileges stays.
-		 */
-		static const sbx_docker_port port = {SBX_SANDBOX_HTTP_PORT_SPEC, "127.0.0.1", "0"};
-
-		o.cap_add = published_cap_add;
-		o.network_mode = "bridge";
-		o.dns = published_dns;
-		o.ports = &port;
-		o.n_ports = 1;
-	} else {
-		o.network_mode = "none";
-		o.network_disabled = true;
-	}
-	db->published = spec->published;
-	db->reuse = spec->reuse && !db->foreign;
-
-	r = sbx_docker_container_create(db->d, &o, &id, err);
-	if (r < 0)
-		return r;
-	if ((db->foreign || spec->workspace) &&
-	    (r = sbx_backend_docker__foreign_check(db->d, id, spec->image, workspace, db->foreign,
-						   err)) < 0) {
-		sbx_docker_container_remove(db->d, id, true, true, NULL);
-		return r;
-	}
-	b->id = TAKE_PTR(id);
-	/* The stream connection now, so the first bridge after start costs no extra round trip. */
-	pthread_mutex_lock(&db->lock);
-	if (!db->d_stream) {
-		sbx_docker_opts o2 = SBX_DOCKER_OPTS_INIT;
-
-		o2.api_version = sbx_docker_api_version(db->d);
-		o2.host = db->host;
-		if (sbx_docker_open(&db->d_stream, &o2, NULL) < 0)
-			db->d_stream = NULL; /* open_stream tries again */
-	}
-	pthread_mutex_unlock(&db->lock);
-	if (sbx_docker_container_inspect(db->d, b->id, &c, NULL) == 0) {
-		if (c->image_id)
-			b->image_id = strdup(c->image_id);
-		read_applied(&b->applied, c->raw_json);
-	}
-	sbx_docker_container_free(c);
-	return 0;
+	return r;
 }
 
 static int db_start(sbx_backend *b, sbx_error *err)
@@ -428,22 +181,6 @@ static int db_copy_in(sbx_backend *b, const char *dest, const sbx_sandbox_file *
 				       err);
 }
 
-/*
- * d_stream, opened on first use (db->lock held): the connection of every
- * call that may run while the copy-in thread uses db->d.
- */
-static int open_locked_conn(docker_backend *db, sbx_error *err)
-{
-	/* Same engine, same API version: no second negotiation round trip. */
-	sbx_docker_opts o = SBX_DOCKER_OPTS_INIT;
-
-	if (db->d_stream)
-		return 0;
-	o.api_version = sbx_docker_api_version(db->d);
-	o.host = db->host;
-	return sbx_docker_open(&db->d_stream, &o, err);
-}
-
 /* A fresh exec of the bridge: one stream to the server's socket. */
 static int open_bridge(docker_backend *db, sbx_stream **out, sbx_error *err)
 {
@@ -460,7 +197,7 @@ static int open_bridge(docker_backend *db, sbx_stream **out, sbx_error *err)
 			: (const char *const[]){"sandbox-bridge", SBX_SANDBOX_SOCKET, NULL};
 	o.attach_stdin = true;
 	pthread_mutex_lock(&db->lock);
-	r = open_locked_conn(db, err);
+	r = sbx_backend_docker__open_locked_conn(db, err);
 	if (r >= 0)
 		r = sbx_docker_exec_create(db->d_stream, db->base.id, &o, &exec_id, err);
 	if (r >= 0)
@@ -522,7 +259,7 @@ static int db_status(sbx_backend *b, sbx_sandbox_status *out, sbx_error *err)
 	 * never db->d (a CURL handle is not to be shared between threads).
 	 */
 	pthread_mutex_lock(&db->lock);
-	r = open_locked_conn(db, err);
+	r = sbx_backend_docker__open_locked_conn(db, err);
 	if (r >= 0)
 		r = sbx_docker_container_inspect(db->d_stream, b->id, &c, err);
 	pthread_mutex_unlock(&db->lock);
@@ -574,7 +311,8 @@ static int db_logs(sbx_backend *b, sbx_buf *out, sbx_error *err)
 			   "last %d MiB follow. The engine keeps at most %s x %s of a "
 			   "container's output: older lines may be gone too]\n",
 			   cut, (double)cut / (1024 * 1024), LOG_MAX / (1024 * 1024),
-			   log_opts[1].value, log_opts[0].value) < 0)
+			   sbx_backend_docker__log_opts[1].value,
+			   sbx_backend_docker__log_opts[0].value) < 0)
 		return sbx_error_set(err, -ENOMEM, "out of memory");
 	if (tail.len > skip && sbx_buf_append(out, tail.data + skip, tail.len - skip) < 0)
 		return sbx_error_set(err, -ENOMEM, "out of memory");
@@ -688,7 +426,7 @@ static int db_image_tar(sbx_backend *b, const char *path, size_t max, void **tar
 
 static const sbx_backend_ops docker_ops = {
 	.name = "docker",
-	.create = db_create,
+	.create = sbx_backend_docker__create,
 	.start = db_start,
 	.copy_in = db_copy_in,
 	.open_stream = db_open_stream,

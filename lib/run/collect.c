@@ -139,8 +139,7 @@ void sbx_run__grade(sbx_run *run)
 	double t = sbx_now_msf();
 	int r;
 
-	if ((!run->o.grader && !run->o.grade) ||
-	    asprintf(&outdir, "%s/outputs", run->res.run_dir) < 0)
+	if (asprintf(&outdir, "%s/outputs", run->res.run_dir) < 0)
 		return;
 	if (run->o.grader) {
 		/* Test-only faults, for runs labelled as tests (--test-label) only. */
@@ -154,13 +153,10 @@ void sbx_run__grade(sbx_run *run)
 		r = sbx_run_grade_isolated(run->o.grader, run->task, outdir, &go, &run->res.grade,
 					   &e);
 	} else {
-		r = run->o.grade(run->task, outdir, &run->res.grade, run->o.grade_userdata, &e);
+		r = sbx_run_grade_outputs(run->task, outdir, &run->res.grade, &e);
 	}
-	sbx_run__phase_done(run, SBX_PHASE_GRADE, t);
-	if (r < 0) {
-		sbx_run__set_infra(run, "grader", &e);
+	if (sbx_run__phase_end(run, SBX_PHASE_GRADE, t, r, "grader", &e) < 0)
 		return;
-	}
 	if (run->res.grade.error) {
 		/* The commands print it with the result (run's summary, sweep's line). */
 		sbx_log_debug("run '%s': %s", run->res.run_id, run->res.grade.error);
@@ -169,7 +165,10 @@ void sbx_run__grade(sbx_run *run)
 	if (run->res.grade.report_text)
 		sbx_rundir__write(run->res.run_dir, "grade.txt", run->res.grade.report_text,
 				  strlen(run->res.grade.report_text), NULL);
-	if (run->res.grade.report_json)
-		sbx_rundir__write(run->res.run_dir, "grade.json", run->res.grade.report_json,
-				  strlen(run->res.grade.report_json), NULL);
+	if (run->res.grade.report) {
+		_cleanup_free_ char *json = sbx_json_print(run->res.grade.report);
+
+		if (json)
+			sbx_rundir__write(run->res.run_dir, "grade.json", json, strlen(json), NULL);
+	}
 }

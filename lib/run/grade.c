@@ -62,7 +62,8 @@ void sbx_run_grade_clear(sbx_run_grade *g)
 {
 	if (!g)
 		return;
-	sbx_free_all(g->report_text, g->report_json, g->error);
+	sbx_free_all(g->report_text, g->error);
+	cJSON_Delete(g->report);
 	*g = (sbx_run_grade){0};
 }
 
@@ -90,7 +91,7 @@ int sbx_run_grade_outputs(const sbx_task *task, const char *outputs_dir, sbx_run
 	out->recalc_unsupported = g->recalc.unsupported;
 	if (sbx_grade_report_text(g, 50, &text) >= 0)
 		out->report_text = sbx_buf_steal(&text, NULL);
-	out->report_json = sbx_grade_report_json(g);
+	out->report = sbx_grade_report_tree(g);
 	return 0;
 }
 
@@ -119,8 +120,8 @@ static char *answer_json(int r, const sbx_run_grade *g, const sbx_error *e)
 		cJSON_AddNumberToObject(o, "recalc_unsupported", (double)g->recalc_unsupported);
 		if (g->report_text)
 			cJSON_AddStringToObject(o, "report_text", g->report_text);
-		if (g->report_json)
-			cJSON_AddStringToObject(o, "report_json", g->report_json);
+		if (g->report)
+			cJSON_AddItemReferenceToObject(o, "report", g->report);
 	}
 	return cJSON_PrintUnformatted(o);
 }
@@ -247,6 +248,19 @@ static bool opt_string(const cJSON *o, const char *key, char **out)
 	return true;
 }
 
+/* The tree at key, taken out of o (absent: none); false when it is not an object. */
+static bool opt_object(cJSON *o, const char *key, cJSON **out)
+{
+	cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	if (!v)
+		return true;
+	if (!cJSON_IsObject(v))
+		return false;
+	*out = cJSON_DetachItemViaPointer(o, v);
+	return true;
+}
+
 /*
  * The child's answer into *out: 0 graded, 1 a grade error (out->error set),
  * or the grader's own error (negative, in err), as sbx_run_grade_outputs
@@ -299,8 +313,7 @@ static int parse_answer(const char *text, size_t len, sbx_run_grade *out, sbx_er
 	g.recalc_formulas = (uint64_t)sbx_json_get_number(o, "recalc_formulas", 0);
 	g.recalc_native = (uint64_t)sbx_json_get_number(o, "recalc_native", 0);
 	g.recalc_unsupported = (uint64_t)sbx_json_get_number(o, "recalc_unsupported", 0);
-	if (!opt_string(o, "report_text", &g.report_text) ||
-	    !opt_string(o, "report_json", &g.report_json)) {
+	if (!opt_string(o, "report_text", &g.report_text) || !opt_object(o, "report", &g.report)) {
 		sbx_run_grade_clear(&g);
 		if (asprintf(&out->error, "grader answered garbage (bad report)") < 0)
 			return sbx_error_set(err, -ENOMEM, "out of memory");

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "sbx/cleanup.h"
-#include "sbx/run.h"
+#include "sbx/provenance.h"
 
 void sbx_provenance_clear(sbx_provenance *p)
 {

@@ -11,7 +11,7 @@
 
 #include "sbx/cleanup.h"
 #include "sbx/json.h"
-#include "sbx/run.h"
+#include "sbx/result.h"
 
 /* Cell values come from the agent's outputs: short, and quoted as JSON would. */
 #define VALUE_MAX 40
@@ -57,7 +57,7 @@ static const cJSON *first_failed_case(const cJSON *report, bool gate)
 /* "gate 'inputs unchanged' failed: Sheet1!A2 changed (...)", "case 'x': ...". */
 static char *grade_reason(const sbx_run_result *r)
 {
-	_cleanup_json_ cJSON *report = NULL;
+	const cJSON *report = r->grade.report;
 	const cJSON *c, *m;
 	const char *name, *failure, *cell;
 	char want[VALUE_MAX + 16], got[VALUE_MAX + 16], more[48] = "";
@@ -73,9 +73,6 @@ static char *grade_reason(const sbx_run_result *r)
 			out = NULL;
 		return why ? out : strdup("not graded");
 	}
-	if (r->grade.report_json &&
-	    sbx_json_parse(r->grade.report_json, strlen(r->grade.report_json), &report, NULL) < 0)
-		report = NULL;
 	gate = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(report, "gate_failed"));
 	c = first_failed_case(report, gate);
 	if (!c)
@@ -159,7 +156,7 @@ static char *reason(const sbx_run_result *r)
 		break;
 	case SBX_RUN_TIMEOUT:
 		n = asprintf(&out, "deadline %u s passed during the agent phase",
-			     r->limits.timeout_s);
+			     r->limits.resolved.timeout_s);
 		break;
 	case SBX_RUN_INTERRUPTED:
 		return strdup("interrupted before the episode ended (a signal or an abort)");

@@ -12,7 +12,7 @@
 #include "sbx/cleanup.h"
 #include "sbx/file.h"
 #include "sbx/json.h"
-#include "sbx/run.h"
+#include "sbx/result.h"
 
 const char *sbx_run_status_name(sbx_run_status s)
 {
@@ -222,56 +222,17 @@ static void add_verifier(cJSON *o, const sbx_run_verifier *v)
 	cJSON_AddNumberToObject(t, "total", ms3(v->total_ms));
 }
 
-char *sbx_run_result_json(const sbx_run_result *r)
+/* result.json's "grade": a Harbor task's reward, or the grader's counts and recalc. */
+static void add_grade(cJSON *o, const sbx_run_result *r)
 {
-	_cleanup_json_ cJSON *o = cJSON_CreateObject();
-	cJSON *t, *l, *h, *g, *p, *rel;
+	cJSON *g = cJSON_AddObjectToObject(o, "grade");
 
-	if (!o)
-		return NULL;
-	cJSON_AddNumberToObject(o, "schema_version", 1);
-	add_str(o, "run_id", r->run_id);
-	add_str(o, "task", r->task);
-	if (r->seeded)
-		cJSON_AddNumberToObject(o, "seed", (double)r->seed);
-	else
-		cJSON_AddNullToObject(o, "seed");
-	cJSON_AddStringToObject(o, "status", sbx_run_status_name(r->status));
-	/*
-	 * Task outcome, the agent's own failure, or infrastructure: a sweep must
-	 * never count one as another (only infrastructure is retried).
-	 */
-	cJSON_AddStringToObject(o, "outcome", sbx_run_outcome_name(r->status));
-	cJSON_AddBoolToObject(o, "passed", r->status == SBX_RUN_PASS);
-	if (r->grade.graded)
-		cJSON_AddNumberToObject(o, "score", r->grade.score);
-	else
-		cJSON_AddNullToObject(o, "score");
-	cJSON_AddStringToObject(o, "ended_by", sbx_run_end_name(r->end));
-	{
-		_cleanup_free_ char *why = sbx_run_result_reason(r);
-
-		if (why)
-			cJSON_AddStringToObject(o, "reason", why);
-		else
-			cJSON_AddNullToObject(o, "reason");
-	}
-	if (r->error) {
-		cJSON *e = cJSON_AddObjectToObject(o, "error");
-		add_str(e, "kind", r->error_kind ? r->error_kind : "engine");
-		add_str(e, "message", r->error);
-	} else {
-		cJSON_AddNullToObject(o, "error");
-	}
-	cJSON_AddNumberToObject(o, "exit_code", sbx_run_status_exit_code(r->status));
-
-	g = cJSON_AddObjectToObject(o, "grade");
 	cJSON_AddBoolToObject(g, "graded", r->grade.graded);
 	if (r->grade.graded) {
 		cJSON_AddStringToObject(g, "status", sbx_grade_status_name(r->grade.status));
 		cJSON_AddNumberToObject(g, "score", r->grade.score);
 		if (r->verifier.harbor)
-			goto graded;
+			return;
 		cJSON_AddNumberToObject(g, "cells_graded", (double)r->grade.cells_graded);
 		cJSON_AddNumberToObject(g, "cells_matched", (double)r->grade.cells_matched);
 		if (r->grade.recalc[0]) {
@@ -302,11 +263,13 @@ char *sbx_run_result_json(const sbx_run_result *r)
 		cJSON_AddStringToObject(g, "report", "grade.txt");
 		cJSON_AddStringToObject(g, "report_json", "grade.json");
 	}
-graded:
-	if (r->verifier.harbor)
-		add_verifier(o, &r->verifier);
+}
 
-	h = cJSON_AddObjectToObject(o, "agent");
+/* "agent": how it ended, its endpoint, the model agent's usage. */
+static void add_agent(cJSON *o, const sbx_run_result *r)
+{
+	cJSON *h = cJSON_AddObjectToObject(o, "agent");
+
 	add_str(h, "kind", r->agent);
 	if (r->agent_exit >= 0)
 		cJSON_AddNumberToObject(h, "exit_code", r->agent_exit);
@@ -317,8 +280,13 @@ graded:
 		add_str(h, "log_tail", r->agent_tail);
 	add_str(h, "endpoint", r->endpoint);
 	add_llm_summary(h, r->run_dir);
+}
 
-	t = cJSON_AddObjectToObject(o, "timings_ms");
+/* "timings_ms" per phase (null: not reached), and the times. */
+static void add_timings(cJSON *o, const sbx_run_result *r)
+{
+	cJSON *t = cJSON_AddObjectToObject(o, "timings_ms");
+
 	for (int i = 0; i < SBX_PHASE_COUNT; i++) {
 		if (r->phase_done[i])
 			cJSON_AddNumberToObject(t, sbx_run_phase_name(i), ms3(r->phase_ms[i]));
@@ -331,20 +299,90 @@ graded:
 	add_time(o, "started_at", r->started_at);
 	add_time(o, "finished_at", r->finished_at);
 	add_time(o, "deadline", r->deadline * 1000);
+}
 
-	l = cJSON_AddObjectToObject(o, "limits");
-	cJSON_AddNumberToObject(l, "timeout_s", r->limits.timeout_s);
-	cJSON_AddNumberToObject(l, "grace_s", r->limits.grace_s);
-	cJSON_AddNumberToObject(l, "memory_bytes", (double)r->limits.memory);
-	cJSON_AddNumberToObject(l, "cpus", r->limits.cpus);
-	cJSON_AddNumberToObject(l, "pids", r->limits.pids);
-	add_str(l, "runtime", r->limits.runtime[0] ? r->limits.runtime : NULL);
-	cJSON_AddStringToObject(l, "seccomp", r->limits.engine_seccomp ? "default" : "sandbox");
+/* result.json's limits, in its order (a sweep's plan names and orders them its own way). */
+static const sbx_limits_key result_limits[] = {
+	{SBX_LIMITS_TIMEOUT, "timeout_s"},   {SBX_LIMITS_GRACE, "grace_s"},
+	{SBX_LIMITS_MEMORY, "memory_bytes"}, {SBX_LIMITS_CPUS, "cpus"},
+	{SBX_LIMITS_PIDS, "pids"},	     {SBX_LIMITS_RUNTIME, "runtime"},
+	{SBX_LIMITS_SECCOMP, "seccomp"},
+};
+
+/* "limits": as applied. */
+static void add_limits(cJSON *o, const sbx_run_result *r)
+{
+	cJSON *l = cJSON_AddObjectToObject(o, "limits");
+
+	sbx_limits_json_write(l, &r->limits.resolved, result_limits, SBX_ELEMENTSOF(result_limits));
 	cJSON_AddNumberToObject(l, "workspace_bytes", (double)r->limits.workspace_bytes);
 	cJSON_AddNumberToObject(l, "tmp_bytes", (double)r->limits.tmp_bytes);
 	cJSON_AddNumberToObject(l, "run_bytes", (double)r->limits.run_bytes);
+}
 
-	h = cJSON_AddObjectToObject(o, "sandbox");
+/* "sandbox"."hardening": as the engine reports it after create, not as we asked. */
+static void add_hardening(cJSON *h, const sbx_run_result *r)
+{
+	const sbx_sandbox_applied *a = &r->applied;
+	cJSON *hd = cJSON_AddObjectToObject(h, "hardening");
+
+	cJSON_AddBoolToObject(hd, "reported_by_engine", a->known);
+	if (a->known) {
+		cJSON *caps = cJSON_AddArrayToObject(hd, "cap_drop");
+		cJSON *added = cJSON_AddArrayToObject(hd, "caps_added_at_start");
+		const char *names = a->cap_add_names, *comma;
+
+		/* PID 1's, for starting the two uids; it drops them before anything runs.
+		 */
+		while (*names) {
+			char name[32];
+			size_t n;
+
+			comma = strchr(names, ',');
+			n = comma ? (size_t)(comma - names) : strlen(names);
+			snprintf(name, sizeof(name), "%.*s", (int)n, names);
+			cJSON_AddItemToArray(added, cJSON_CreateString(name));
+			names += n + (comma ? 1 : 0);
+		}
+		cJSON_AddBoolToObject(hd, "all_caps_dropped_by_pid1", r->privileges_dropped);
+		if (r->pid1_kernel[0]) {
+			/* Under runsc, gVisor's Sentry is the kernel PID 1 asked. */
+			cJSON *p1 = cJSON_AddObjectToObject(hd, "pid1");
+
+			add_str(p1, "kernel", r->pid1_kernel);
+			add_str(p1, "verified", r->pid1_verified);
+			/* runsc applies the OCI profile only with --oci-seccomp. */
+			cJSON_AddBoolToObject(p1, "seccomp_filter", r->pid1_seccomp == 2);
+		}
+		cJSON_AddNumberToObject(hd, "server_uid", 1000);
+		if (r->privileges_dropped)
+			cJSON_AddNumberToObject(hd, "tool_code_uid", 1001);
+
+		if (a->cap_drop_all)
+			cJSON_AddItemToArray(caps, cJSON_CreateString("ALL"));
+		cJSON_AddNumberToObject(hd, "cap_add", a->cap_add);
+		cJSON_AddBoolToObject(hd, "no_new_privileges", a->no_new_privileges);
+		cJSON_AddStringToObject(hd, "seccomp", a->seccomp);
+		cJSON_AddStringToObject(hd, "user", a->user);
+		cJSON_AddBoolToObject(hd, "readonly_rootfs", a->readonly_rootfs);
+		cJSON_AddBoolToObject(hd, "privileged", a->privileged);
+		cJSON_AddStringToObject(hd, "network_mode", a->network_mode);
+		cJSON_AddNumberToObject(hd, "host_mounts", a->binds);
+		/* Any image: our programs came in the read-only bundle, not the image. */
+		add_str(hd, "bundle", a->bundle[0] ? a->bundle : NULL);
+		cJSON_AddBoolToObject(hd, "docker_init", a->init);
+		cJSON_AddNumberToObject(hd, "memory_bytes", (double)a->memory);
+		cJSON_AddNumberToObject(hd, "cpus", (double)a->nano_cpus / 1e9);
+		cJSON_AddNumberToObject(hd, "pids", (double)a->pids);
+		add_str(hd, "runtime", a->runtime[0] ? a->runtime : NULL);
+	}
+}
+
+/* "sandbox": which, its network, its reuse, its hardening. */
+static void add_sandbox(cJSON *o, const sbx_run_result *r)
+{
+	cJSON *h = cJSON_AddObjectToObject(o, "sandbox");
+
 	add_str(h, "backend", r->backend);
 	add_str(h, "id", r->sandbox_id);
 	add_str(h, "image", r->image);
@@ -385,65 +423,14 @@ graded:
 			add_str(ra, "found", r->reset_found);
 		}
 	}
-	{
-		/* As the engine reports it after create, not as we asked. */
-		const sbx_sandbox_applied *a = &r->applied;
-		cJSON *hd = cJSON_AddObjectToObject(h, "hardening");
+	add_hardening(h, r);
+}
 
-		cJSON_AddBoolToObject(hd, "reported_by_engine", a->known);
-		if (a->known) {
-			cJSON *caps = cJSON_AddArrayToObject(hd, "cap_drop");
-			cJSON *added = cJSON_AddArrayToObject(hd, "caps_added_at_start");
-			const char *names = a->cap_add_names, *comma;
+/* "provenance": the version, and the task folder's git state. */
+static void add_provenance(cJSON *o, const sbx_run_result *r)
+{
+	cJSON *p = cJSON_AddObjectToObject(o, "provenance");
 
-			/* PID 1's, for starting the two uids; it drops them before anything runs.
-			 */
-			while (*names) {
-				char name[32];
-				size_t n;
-
-				comma = strchr(names, ',');
-				n = comma ? (size_t)(comma - names) : strlen(names);
-				snprintf(name, sizeof(name), "%.*s", (int)n, names);
-				cJSON_AddItemToArray(added, cJSON_CreateString(name));
-				names += n + (comma ? 1 : 0);
-			}
-			cJSON_AddBoolToObject(hd, "all_caps_dropped_by_pid1",
-					      r->privileges_dropped);
-			if (r->pid1_kernel[0]) {
-				/* Under runsc, gVisor's Sentry is the kernel PID 1 asked. */
-				cJSON *p1 = cJSON_AddObjectToObject(hd, "pid1");
-
-				add_str(p1, "kernel", r->pid1_kernel);
-				add_str(p1, "verified", r->pid1_verified);
-				/* runsc applies the OCI profile only with --oci-seccomp. */
-				cJSON_AddBoolToObject(p1, "seccomp_filter", r->pid1_seccomp == 2);
-			}
-			cJSON_AddNumberToObject(hd, "server_uid", 1000);
-			if (r->privileges_dropped)
-				cJSON_AddNumberToObject(hd, "tool_code_uid", 1001);
-
-			if (a->cap_drop_all)
-				cJSON_AddItemToArray(caps, cJSON_CreateString("ALL"));
-			cJSON_AddNumberToObject(hd, "cap_add", a->cap_add);
-			cJSON_AddBoolToObject(hd, "no_new_privileges", a->no_new_privileges);
-			cJSON_AddStringToObject(hd, "seccomp", a->seccomp);
-			cJSON_AddStringToObject(hd, "user", a->user);
-			cJSON_AddBoolToObject(hd, "readonly_rootfs", a->readonly_rootfs);
-			cJSON_AddBoolToObject(hd, "privileged", a->privileged);
-			cJSON_AddStringToObject(hd, "network_mode", a->network_mode);
-			cJSON_AddNumberToObject(hd, "host_mounts", a->binds);
-			/* Any image: our programs came in the read-only bundle, not the image. */
-			add_str(hd, "bundle", a->bundle[0] ? a->bundle : NULL);
-			cJSON_AddBoolToObject(hd, "docker_init", a->init);
-			cJSON_AddNumberToObject(hd, "memory_bytes", (double)a->memory);
-			cJSON_AddNumberToObject(hd, "cpus", (double)a->nano_cpus / 1e9);
-			cJSON_AddNumberToObject(hd, "pids", (double)a->pids);
-			add_str(hd, "runtime", a->runtime[0] ? a->runtime : NULL);
-		}
-	}
-
-	p = cJSON_AddObjectToObject(o, "provenance");
 	cJSON_AddStringToObject(p, "sandboxctl_version", SBX_VERSION);
 	cJSON_AddBoolToObject(p, "in_git", r->provenance.known);
 	if (r->provenance.known) {
@@ -453,8 +440,13 @@ graded:
 		cJSON_AddBoolToObject(p, "dirty", r->provenance.dirty);
 		cJSON_AddNumberToObject(p, "changed_files", r->provenance.changed);
 	}
+}
 
-	rel = cJSON_AddObjectToObject(o, "relay");
+/* "relay": its counters. */
+static void add_relay(cJSON *o, const sbx_run_result *r)
+{
+	cJSON *rel = cJSON_AddObjectToObject(o, "relay");
+
 	cJSON_AddNumberToObject(rel, "requests", (double)r->relay.requests);
 	cJSON_AddNumberToObject(rel, "streams_opened", (double)r->relay.streams_opened);
 	cJSON_AddNumberToObject(rel, "reused", (double)r->relay.reused);
@@ -465,8 +457,13 @@ graded:
 	cJSON_AddNumberToObject(rel, "timed_out", (double)r->relay.timed_out);
 	cJSON_AddNumberToObject(rel, "over_budget", (double)r->relay.over_budget);
 	cJSON_AddNumberToObject(rel, "buffered_peak", (double)r->relay.buffered_peak);
+}
 
-	h = cJSON_AddObjectToObject(o, "files");
+/* "files": what the run directory holds. */
+static void add_files(cJSON *o, const sbx_run_result *r)
+{
+	cJSON *h = cJSON_AddObjectToObject(o, "files");
+
 	cJSON_AddStringToObject(h, "transcript", "transcript.jsonl");
 	if (r->trajectory)
 		cJSON_AddStringToObject(h, "trajectory", "trajectory.json");
@@ -485,5 +482,65 @@ graded:
 		cJSON_AddStringToObject(h, "frames", "frames/");
 		cJSON_AddNumberToObject(h, "frame_count", r->frames);
 	}
-	return cJSON_Print(o);
+}
+
+cJSON *sbx_run_result_tree(const sbx_run_result *r)
+{
+	_cleanup_json_ cJSON *o = cJSON_CreateObject();
+
+	if (!o)
+		return NULL;
+	cJSON_AddNumberToObject(o, "schema_version", 1);
+	add_str(o, "run_id", r->run_id);
+	add_str(o, "task", r->task);
+	if (r->seeded)
+		cJSON_AddNumberToObject(o, "seed", (double)r->seed);
+	else
+		cJSON_AddNullToObject(o, "seed");
+	cJSON_AddStringToObject(o, "status", sbx_run_status_name(r->status));
+	/*
+	 * Task outcome, the agent's own failure, or infrastructure: a sweep must
+	 * never count one as another (only infrastructure is retried).
+	 */
+	cJSON_AddStringToObject(o, "outcome", sbx_run_outcome_name(r->status));
+	cJSON_AddBoolToObject(o, "passed", r->status == SBX_RUN_PASS);
+	if (r->grade.graded)
+		cJSON_AddNumberToObject(o, "score", r->grade.score);
+	else
+		cJSON_AddNullToObject(o, "score");
+	cJSON_AddStringToObject(o, "ended_by", sbx_run_end_name(r->end));
+	{
+		_cleanup_free_ char *why = sbx_run_result_reason(r);
+
+		if (why)
+			cJSON_AddStringToObject(o, "reason", why);
+		else
+			cJSON_AddNullToObject(o, "reason");
+	}
+	if (r->error) {
+		cJSON *e = cJSON_AddObjectToObject(o, "error");
+		add_str(e, "kind", r->error_kind ? r->error_kind : "engine");
+		add_str(e, "message", r->error);
+	} else {
+		cJSON_AddNullToObject(o, "error");
+	}
+	cJSON_AddNumberToObject(o, "exit_code", sbx_run_status_exit_code(r->status));
+	add_grade(o, r);
+	if (r->verifier.harbor)
+		add_verifier(o, &r->verifier);
+	add_agent(o, r);
+	add_timings(o, r);
+	add_limits(o, r);
+	add_sandbox(o, r);
+	add_provenance(o, r);
+	add_relay(o, r);
+	add_files(o, r);
+	return TAKE_PTR(o);
+}
+
+char *sbx_run_result_json(const sbx_run_result *r)
+{
+	_cleanup_json_ cJSON *o = sbx_run_result_tree(r);
+
+	return o ? cJSON_Print(o) : NULL;
 }

@@ -3,11 +3,12 @@
 
 /*
  * What the lifecycle's files share: the run object and small helpers.
- * lifecycle.c drives the steps and calls inputs.c (the starting files),
- * agents.c (the agents), collect.c (results back), gui.c, record.c and
- * warm.c; those call only run_state.c (phases, failures, the server's view
- * of the task), never lifecycle.c, so the graph is one-way. Internal to
- * lib/run.
+ * lifecycle.c runs the phases in turn, one file each (lifecycle_prepare.c,
+ * lifecycle_launch.c, lifecycle_wait.c, lifecycle_finish.c); they call
+ * inputs.c (the starting files), agents.c (the agents), collect.c (results
+ * back), gui.c, record.c and warm.c; those call only run_state.c (phases,
+ * failures, the server's view of the task), never the lifecycle's files, so
+ * the graph is one-way. Internal to lib/run.
  */
 
 #include <pthread.h>
@@ -18,6 +19,7 @@
 #include "sbx/clock.h"
 #include "sbx/log.h"
 #include "sbx/run.h"
+#include "sbx/warm.h"
 
 /* The sandbox's tmpfs sizes. */
 #define WORKSPACE_BYTES (512ULL * 1024 * 1024)
@@ -84,11 +86,31 @@ void sbx_run__reset_in_place(sbx_run *run);
 #define sbx_run__trace(run, what)                                                                  \
 	sbx_log_debug("run: %s at %lld ms", what, (long long)(sbx_now_ms() - (run)->t0))
 
-/* run_state.c: adds the time since `since` (sbx_now_msf) to phase p. */
-void sbx_run__phase_done(sbx_run *run, sbx_run_phase p, double since);
+/* run_state.c: the wall clock in ms since the epoch (result.json's times, deadlines). */
+int64_t sbx_run__real_ms(void);
 
-/* Records an infrastructure failure; the first one wins. */
-void sbx_run__set_infra(sbx_run *run, const char *kind, const sbx_error *err);
+/*
+ * lifecycle_wait.c: whether the sandbox has stopped; if so records why (out of
+ * memory, or its exit status) in err and as the attempt's failure.
+ */
+bool sbx_run__sandbox_dead(sbx_run *run, sbx_error *err);
+
+/* No phase: sbx_run__phase_end records the failure and times nothing. */
+#define SBX_RUN__UNTIMED SBX_PHASE_COUNT
+
+/*
+ * run_state.c: ends one step of the lifecycle. Adds the time since `since`
+ * (sbx_now_msf at the step's start) to phase p unless p is SBX_RUN__UNTIMED;
+ * when r < 0 and kind is set, records err as the run's infrastructure failure
+ * of that kind (the first one wins). Returns r, so a step can end in
+ * `return sbx_run__phase_end(...)`.
+ */
+int sbx_run__phase_end(sbx_run *run, sbx_run_phase p, double since, int r, const char *kind,
+		       const sbx_error *err);
+
+/* A step that is not timed: records its failure (r < 0) as kind, returns r. */
+#define sbx_run__fail(run, r, kind, err)                                                           \
+	sbx_run__phase_end((run), SBX_RUN__UNTIMED, 0, (r), (kind), (err))
 
 /*
  * A failure inside a sandbox that was ready: its memory, its processes, its
@@ -200,6 +222,11 @@ void sbx_run__save_logs(sbx_run *run);
  * complete_task). Sets res.screenshot and res.screenshot_reloaded.
  */
 void sbx_run__save_screenshot(sbx_run *run, bool show_saved);
+/*
+ * Grades the outputs into res.grade, grade.txt and grade.json: in a child
+ * process when opts.grader names the program (the commands), else in this
+ * process (sbx_run_grade_outputs). Failures are recorded in res.
+ */
 void sbx_run__grade(sbx_run *run);
 
 /* record.c: --record's filmstrip. True while frames are due (a GUI task, under the caps). */

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What every file of the lifecycle shares about a run: its phases, its
- * failures, the server's view of its task. lifecycle.c drives the steps and
- * calls the others (inputs, agents, collect, gui, record, warm); they call
+ * failures, the server's view of its task. lifecycle*.c drive the steps and
+ * call the others (inputs, agents, collect, gui, record, warm); they call
  * only this, so lib/run's files form a one-way graph.
  */
 #include <stdio.h>
@@ -17,13 +17,16 @@
 #define STATUS_BUDGET_MS	5000 /* one status read, whole */
 #define STATUS_PAST_DEADLINE_MS 1000
 
-void sbx_run__phase_done(sbx_run *run, sbx_run_phase p, double since)
+int64_t sbx_run__real_ms(void)
 {
-	run->res.phase_ms[p] += sbx_now_msf() - since;
-	run->res.phase_done[p] = true;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-void sbx_run__set_infra(sbx_run *run, const char *kind, const sbx_error *err)
+/* Records an infrastructure failure; the first one wins. */
+static void set_infra(sbx_run *run, const char *kind, const sbx_error *err)
 {
 	if (run->res.error)
 		return; /* the first failure is the one that matters */
@@ -32,10 +35,22 @@ void sbx_run__set_infra(sbx_run *run, const char *kind, const sbx_error *err)
 	run->res.error_kind = strdup(kind);
 }
 
+int sbx_run__phase_end(sbx_run *run, sbx_run_phase p, double since, int r, const char *kind,
+		       const sbx_error *err)
+{
+	if (p != SBX_RUN__UNTIMED) {
+		run->res.phase_ms[p] += sbx_now_msf() - since;
+		run->res.phase_done[p] = true;
+	}
+	if (r < 0 && kind)
+		set_infra(run, kind, err);
+	return r;
+}
+
 void sbx_run__set_sandbox_failed(sbx_run *run, const char *kind, const sbx_error *err)
 {
 	if (!run->ready) {
-		sbx_run__set_infra(run, kind, err);
+		set_infra(run, kind, err);
 		return;
 	}
 	if (run->res.error)

@@ -5,7 +5,7 @@
 #include <stddef.h>
 
 #include "sbx/json.h"
-#include "sbx/run.h"
+#include "sbx/result.h"
 
 typedef struct call {
 	unsigned conn;

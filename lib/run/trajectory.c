@@ -27,7 +27,7 @@
 #include "sbx/cleanup.h"
 #include "sbx/file.h"
 #include "sbx/json.h"
-#include "sbx/run.h"
+#include "sbx/result.h"
 #include "sbx/utf8.h"
 #include "trajectory-internal.h"
 

@@ -124,7 +124,7 @@ static int take_workdir(sbx_run *run, sbx_docker_tar **out, const void **data, s
 	snprintf(ws, sizeof(ws), "SANDBOX_WORKSPACE=%s", run->workspace);
 
 	r = run->backend->ops->exec(run->backend, &x, &tar, NULL, &code, &e);
-	sbx_run__phase_done(run, SBX_PHASE_COPY_OUT, t0);
+	sbx_run__phase_end(run, SBX_PHASE_COPY_OUT, t0, 0, NULL, NULL);
 	if (r == -ENOBUFS) {
 		sbx_error_replace(&e, -EFBIG, "the workdir is over the %llu MiB archive cap",
 				  SBX_RUN_WORKDIR_MAX >> 20);
@@ -139,15 +139,17 @@ static int take_workdir(sbx_run *run, sbx_docker_tar **out, const void **data, s
 			sbx_run__set_sandbox_failed(run, ss.oom_killed ? "oom" : "sandbox_died",
 						    &e);
 		else
-			sbx_run__set_infra(run, "copy_out", &e);
+			sbx_run__fail(run, r, "copy_out", &e);
 		return r;
 	}
 	if (code != 0) /* an unreadable file the agent left: the rest still goes */
 		sbx_log_warning("tar of the workdir exited %d; the readable files go on", code);
 	if (asprintf(&dir, "%s/workdir", run->res.run_dir) < 0 || mkdir(dir, 0755) < 0 ||
 	    (fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
-		sbx_error_set(&e, -errno, "'%s/workdir': %s", run->res.run_dir, strerror(errno));
-		sbx_run__set_infra(run, "host", &e);
+		sbx_run__fail(run,
+			      sbx_error_set(&e, -errno, "'%s/workdir': %s", run->res.run_dir,
+					    strerror(errno)),
+			      "host", &e);
 		return -EIO;
 	}
 	eo.max_total_bytes = SBX_RUN_WORKDIR_MAX;
@@ -170,10 +172,8 @@ static int take_workdir(sbx_run *run, sbx_docker_tar **out, const void **data, s
 		r = sbx_error_set(&e, -EIO, "'%s': cannot make it group-writable", dir);
 	if (r >= 0)
 		r = sbx_run__tar_dir(run->res.run_dir, "workdir", "", &t, data, len, &e);
-	if (r < 0) {
-		sbx_run__set_infra(run, "host", &e);
-		return r;
-	}
+	if (r < 0)
+		return sbx_run__fail(run, r, "host", &e);
 	run->res.verifier.workdir_bytes = *len;
 	sbx_image_sha256_hex(*data, *len, run->res.verifier.workdir_sha256);
 	*out = TAKE_PTR(t);
@@ -203,12 +203,8 @@ static void verifier_spec(const sbx_run *run, sbx_sandbox_spec *spec)
 	/* Made while the agent works: PID 1 outlives the agent's deadline and the tests'. */
 	spec->deadline = (run->res.deadline > spec->created ? run->res.deadline : spec->created) +
 			 run->task->harbor->verifier_timeout_s + 60;
-	spec->grace_s = 5;
-	spec->memory = run->res.limits.memory;
-	spec->cpus = run->res.limits.cpus;
-	spec->pids = run->res.limits.pids;
-	spec->runtime = run->res.limits.runtime;
-	spec->engine_seccomp = run->res.limits.engine_seccomp;
+	spec->limits = run->res.limits.resolved;
+	spec->limits.grace_s = 5;
 	spec->workspace_bytes = run->res.limits.workspace_bytes;
 	/* The task's workdir, where its tests look (the agent's sandbox had the same). */
 	spec->workspace = strcmp(run->workspace, SBX_SANDBOX_WORKSPACE) ? run->workspace : NULL;
@@ -409,12 +405,10 @@ void sbx_run__verify(sbx_run *run)
 		v->remove_ms = sbx_now_msf() - t;
 	}
 	v->total_ms = sbx_now_msf() - t0;
-	sbx_run__phase_done(run, SBX_PHASE_GRADE, t0);
-	if (r < 0) {
+	if (r < 0)
 		sbx_error_prefix(&e, r, "verifier");
-		sbx_run__set_infra(run, "verifier", &e);
+	if (sbx_run__phase_end(run, SBX_PHASE_GRADE, t0, r, "verifier", &e) < 0)
 		return;
-	}
 	if (v->ran && !v->timed_out && !v->error)
 		sbx_run__verifier_read(v, out.data, out.len);
 	grade_from_reward(run);

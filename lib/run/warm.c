@@ -19,6 +19,7 @@
 #include "sbx/log.h"
 #include "sbx/relay.h"
 #include "sbx/run.h"
+#include "sbx/warm.h"
 #include "sbx/stream.h"
 
 #define WARM_TTL_S	 600
@@ -59,16 +60,91 @@ static int health_once(sbx_backend *b)
 	return 1;
 }
 
+/*
+ * --reuse on an image built before reset in place: its sandbox-bridge has no
+ * -r, exits at once with its usage, and the server is never reached. Such an
+ * image is remembered by its id (a rebuilt tag is tried afresh) and said once
+ * per process; sbx_warm_new then refuses it before starting anything.
+ */
+#define NO_RESET_MAX 16
+static pthread_mutex_t no_reset_lock = PTHREAD_MUTEX_INITIALIZER;
+static char no_reset_ids[NO_RESET_MAX][256];
+static size_t n_no_reset;
+
+static int no_reset_error(const sbx_warm *w, sbx_error *err)
+{
+	return sbx_error_set(err, -ENOTSUP,
+			     "image '%s': its sandbox-bridge has no -r (reset in place): built "
+			     "before --reuse, so its episodes run single use; rebuild it "
+			     "(sandboxctl build) to reuse sandboxes",
+			     w->info.image);
+}
+
+static bool no_reset_known(const char *image_id)
+{
+	bool known = false;
+
+	pthread_mutex_lock(&no_reset_lock);
+	for (size_t i = 0; i < n_no_reset && !known; i++)
+		known = strcmp(no_reset_ids[i], image_id) == 0;
+	pthread_mutex_unlock(&no_reset_lock);
+	return known;
+}
+
+/* Remembers image_id; true the first time (the caller says so then). */
+static bool no_reset_add(const char *image_id)
+{
+	bool first;
+
+	if (no_reset_known(image_id))
+		return false;
+	pthread_mutex_lock(&no_reset_lock);
+	first = n_no_reset < NO_RESET_MAX;
+	if (first)
+		snprintf(no_reset_ids[n_no_reset++], sizeof(no_reset_ids[0]), "%s", image_id);
+	pthread_mutex_unlock(&no_reset_lock);
+	return first;
+}
+
+/*
+ * Whether the sandbox's bridge knows -r, from its usage (`sandbox-bridge -h`):
+ * 1 yes or cannot tell (no exec, no usage), 0 no.
+ */
+static int bridge_has_reset(sbx_backend *b)
+{
+	static const char *const argv[] = {"sandbox-bridge", "-h", NULL};
+	sbx_backend_exec x = {.argv = argv, .timeout_ms = 5000, .max_bytes = 4096};
+	_cleanup_(sbx_buf_free) sbx_buf errout = SBX_BUF_INIT(4096);
+	int code = 0;
+
+	if (!b->ops->exec || b->ops->exec(b, &x, NULL, &errout, &code, NULL) < 0 ||
+	    !strstr(sbx_buf_str(&errout), "Usage: sandbox-bridge"))
+		return 1;
+	return strstr(sbx_buf_str(&errout), "[-r]") != NULL;
+}
+
 static int wait_health(sbx_warm *w, uint32_t limit_s, sbx_error *err)
 {
 	int64_t t0 = sbx_now_ms(), until = t0 + (int64_t)limit_s * 1000;
 	long pause_ms = 0;
+	bool probed = w->info.reuse <= 1;
 
 	for (;;) {
 		sbx_sandbox_status st;
 
 		if (health_once(w->backend))
 			return 0;
+		if (!probed) {
+			probed = true;
+			if (!bridge_has_reset(w->backend)) {
+				if (no_reset_add(w->backend->image_id ? w->backend->image_id
+								      : w->info.image)) {
+					no_reset_error(w, err);
+					sbx_log_warning("%s", sbx_error_message(err));
+				}
+				return no_reset_error(w, err);
+			}
+		}
 		if (w->backend->ops->status(w->backend, &st, NULL) >= 0 && !st.running)
 			return sbx_error_set(err, -ECHILD,
 					     "warm sandbox '%s' exited with status %d", w->info.id,
@@ -86,6 +162,10 @@ int sbx_warm_new(sbx_warm **out, const sbx_warm_opts *opts, sbx_error *err)
 {
 	_cleanup_(sbx_warm_freep) sbx_warm *w = NULL;
 	_cleanup_free_ char *owner = NULL;
+	/* The shape it is made in: the run's defaults where the options set none. */
+	static const sbx_limits shape = {.memory = SBX_RUN_DEFAULT_MEMORY,
+					 .cpus = SBX_RUN_DEFAULT_CPUS,
+					 .pids = SBX_RUN_DEFAULT_PIDS};
 	sbx_sandbox_spec spec = {0};
 	sbx_warm_info *i;
 	double t;
@@ -100,10 +180,9 @@ int sbx_warm_new(sbx_warm **out, const sbx_warm_opts *opts, sbx_error *err)
 	i = &w->info;
 	snprintf(i->image, sizeof(i->image), "%s", opts->image);
 	snprintf(i->id, sizeof(i->id), "%s", opts->id);
-	snprintf(i->runtime, sizeof(i->runtime), "%s", opts->runtime ? opts->runtime : "");
-	i->memory = opts->memory ? opts->memory : SBX_RUN_DEFAULT_MEMORY;
-	i->cpus = opts->cpus > 0 ? opts->cpus : SBX_RUN_DEFAULT_CPUS;
-	i->pids = opts->pids ? opts->pids : SBX_RUN_DEFAULT_PIDS;
+	sbx_limits_resolve(&i->limits, &opts->limits, NULL, &shape);
+	i->limits.timeout_s = 0; /* an episode brings its own deadline, and the pool its grace */
+	i->limits.grace_s = 0;
 	i->created = real_s();
 	i->deadline = i->created + (opts->ttl_s ? opts->ttl_s : WARM_TTL_S);
 	i->reuse = opts->reuse > 1 ? opts->reuse : 1;
@@ -121,11 +200,8 @@ int sbx_warm_new(sbx_warm **out, const sbx_warm_opts *opts, sbx_error *err)
 	spec.owner = owner;
 	spec.created = i->created;
 	spec.deadline = i->deadline;
-	spec.grace_s = SBX_RUN_DEFAULT_GRACE_S;
-	spec.memory = i->memory;
-	spec.cpus = i->cpus;
-	spec.pids = i->pids;
-	spec.runtime = i->runtime;
+	spec.limits = i->limits;
+	spec.limits.grace_s = SBX_RUN_DEFAULT_GRACE_S;
 	spec.workspace_bytes = WORKSPACE_BYTES;
 	spec.tmp_bytes = TMP_BYTES;
 	spec.run_bytes = RUN_BYTES;
@@ -140,6 +216,8 @@ int sbx_warm_new(sbx_warm **out, const sbx_warm_opts *opts, sbx_error *err)
 	snprintf(i->container, sizeof(i->container), "%s", w->backend->id ? w->backend->id : "");
 	if (w->backend->applied.bundle[0])
 		i->reuse = 1; /* a foreign image: single use (backend_docker.c) */
+	if (i->reuse > 1 && w->backend->image_id && no_reset_known(w->backend->image_id))
+		return no_reset_error(w, err);
 	t = sbx_now_msf();
 	r = w->backend->ops->start(w->backend, err);
 	i->start_ms = sbx_now_msf() - t;
@@ -303,9 +381,8 @@ void sbx_run__reset_in_place(sbx_run *run)
 		sbx_log_warning("sandbox '%s' retired: %s", run->backend->id,
 				sbx_error_message(&err));
 		t = sbx_now_msf();
-		if (run->backend->ops->destroy(run->backend, &de) < 0)
-			sbx_run__set_infra(run, "remove", &de);
-		sbx_run__phase_done(run, SBX_PHASE_REMOVE, t);
+		sbx_run__phase_end(run, SBX_PHASE_REMOVE, t,
+				   run->backend->ops->destroy(run->backend, &de), "remove", &de);
 		return;
 	}
 	pthread_mutex_init(&w->lock, NULL);
@@ -360,10 +437,11 @@ bool sbx_warm_fits(const sbx_warm *w, const char *image, uint64_t memory, double
 		   uint32_t pids, const char *runtime, int64_t until_s)
 {
 	const sbx_warm_info *i = &w->info;
+	sbx_limits want = {.memory = memory, .cpus = cpus, .pids = pids};
 
-	return strcmp(i->image, image) == 0 && i->memory == memory && i->cpus == cpus &&
-	       i->pids == pids && strcmp(i->runtime, runtime ? runtime : "") == 0 &&
-	       !i->engine_seccomp && i->deadline >= until_s;
+	sbx_limits_set_runtime(&want, runtime);
+	return strcmp(i->image, image) == 0 && sbx_limits_same_sandbox(&i->limits, &want) &&
+	       i->deadline >= until_s;
 }
 
 /* An open stream: an idle one (reused: true), else a new bridge exec. */

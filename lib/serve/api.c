@@ -12,7 +12,7 @@
 #include "serve-internal.h"
 #include "sbx/cleanup.h"
 #include "sbx/json.h"
-#include "sbx/run.h"
+#include "sbx/provenance.h"
 #include "sbx/task.h"
 
 bool sbx_serve__token_equal(const char *a, const char *b)

@@ -46,7 +46,7 @@ char *sbx_serve__result_answer(const episode *e, const sbx_run_result *r)
 	g = cJSON_AddObjectToObject(o, "grade");
 	cJSON_AddBoolToObject(g, "graded", r->grade.graded);
 	if (r->grade.graded) {
-		cJSON *rep = r->grade.report_json ? cJSON_Parse(r->grade.report_json) : NULL;
+		cJSON *rep = r->grade.report ? cJSON_Duplicate(r->grade.report, true) : NULL;
 
 		cJSON_AddStringToObject(g, "status", sbx_grade_status_name(r->grade.status));
 		cJSON_AddNumberToObject(g, "score", r->grade.score);
@@ -94,7 +94,7 @@ char *sbx_serve__claim_answer(const episode *e, sbx_run *run)
 	cJSON_AddStringToObject(o, "prompt",
 				sbx_run_get_task(run)->prompt ? sbx_run_get_task(run)->prompt : "");
 	cJSON_AddNumberToObject(o, "deadline", (double)r->deadline);
-	cJSON_AddNumberToObject(o, "timeout", r->limits.timeout_s);
+	cJSON_AddNumberToObject(o, "timeout", r->limits.resolved.timeout_s);
 	cJSON_AddBoolToObject(o, "warm", r->warm);
 	cJSON_AddNumberToObject(o, "reused", r->reused);
 	cJSON_AddNumberToObject(o, "claim_ms", e->claim_ms);

@@ -81,7 +81,8 @@ static enum MHD_Result send_bytes(struct MHD_Connection *c, unsigned status, cha
 	enum MHD_Result r;
 
 	if (!resp) {
-		free(data);
+		if (data)
+			free(data);
 		return MHD_NO;
 	}
 	if (type)

@@ -364,10 +364,10 @@ static int start_sandbox(sbx_serve *s, const sbx_req *r, serve_sandbox *sb, sbx_
 	wo.engine = sbx_serve__pool_engine_url(s->pool, sb->engine);
 	wo.ttl_s = r->life_s + PID1_GRACE_S;
 	wo.test = s->o.test;
-	wo.memory = r->memory;
-	wo.cpus = r->cpus;
-	wo.pids = r->pids;
-	wo.runtime = s->o.runtime;
+	wo.limits.memory = r->memory;
+	wo.limits.cpus = r->cpus;
+	wo.limits.pids = r->pids;
+	sbx_limits_set_runtime(&wo.limits, s->o.runtime);
 	/* One that fits the pool may join it after its DELETE, with a pool's life. */
 	wo.reuse = pool_like(r) ? s->o.reuse : 0;
 	if (wo.reuse > 1 && wo.ttl_s < sbx_serve__pool_ttl_s(s->pool))

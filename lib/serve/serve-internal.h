@@ -16,6 +16,7 @@
 
 #include "sbx/error.h"
 #include "sbx/run.h"
+#include "sbx/warm.h"
 #include "sbx/serve.h"
 
 /* ---- api.c: routing, the token, request validation ---- */

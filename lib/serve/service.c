@@ -135,6 +135,24 @@ static void fail_launch(sbx_serve *s, sbx_run *run, size_t engine)
 	sbx_serve__pool_end(s->pool, engine, res->status == SBX_RUN_INFRA_ERROR && !s->stop, run);
 }
 
+/* Counts a new episode as live: 0, or the refusal's status (draining, full) with *out. */
+static int admit(sbx_serve *s, char **out)
+{
+	bool draining, full;
+
+	pthread_mutex_lock(&s->lock);
+	draining = s->draining;
+	full = !draining && s->m.live >= s->max_episodes;
+	if (!draining && !full)
+		s->m.live++;
+	pthread_mutex_unlock(&s->lock);
+	if (draining)
+		return reply(out, 503, "the service is shutting down");
+	if (full)
+		return reply(out, 429, "--max-episodes episodes are live; finish one first");
+	return 0;
+}
+
 static int create(sbx_serve *s, const char *body, size_t len, char **out)
 {
 	_cleanup_(sbx_serve__create_req_clear) serve_create_req req = {0};
@@ -151,30 +169,21 @@ static int create(sbx_serve *s, const char *body, size_t len, char **out)
 	r = sbx_serve__parse_create(body, len, s->max_timeout_s, &req, &err);
 	if (r < 0)
 		return reply(out, 400, sbx_error_message(&err));
-	pthread_mutex_lock(&s->lock);
-	if (s->draining) {
-		pthread_mutex_unlock(&s->lock);
-		return reply(out, 503, "the service is shutting down");
-	}
-	if (s->m.live >= s->max_episodes) {
-		pthread_mutex_unlock(&s->lock);
-		return reply(out, 429, "--max-episodes episodes are live; finish one first");
-	}
-	s->m.live++;
-	pthread_mutex_unlock(&s->lock);
+	r = admit(s, out);
+	if (r)
+		return r;
 
 	ro.task = req.task;
 	ro.tasks_dir = s->o.tasks_dir;
 	ro.runs_dir = s->o.runs_dir;
 	ro.image = s->o.image;
-	ro.timeout_s = req.timeout_s;
+	ro.limits.timeout_s = req.timeout_s;
 	ro.seeded = req.seeded;
 	ro.seed = req.seed;
-	ro.grade = s->o.grade;
-	ro.grade_userdata = s->o.grade_userdata;
 	ro.grader = s->o.grader;
 	ro.test = s->o.test;
-	ro.runtime = s->o.runtime; /* as the pools', so a warm sandbox fits */
+	/* As the pools', so a warm sandbox fits. */
+	sbx_limits_set_runtime(&ro.limits, s->o.runtime);
 	ro.image = s->o.image;
 	/* The engine a cold start would use; a warm sandbox brings its own. */
 	engine = sbx_serve__pool_cold_engine(s->pool);
@@ -231,7 +240,8 @@ static int create(sbx_serve *s, const char *body, size_t len, char **out)
 				       : "default");
 	e->tags_json = TAKE_PTR(req.tags_json);
 	e->claim_ms = claim_s * 1000.0;
-	e->deadline_ms = sbx_now_ms() + (int64_t)sbx_run_get_result(run)->limits.timeout_s * 1000;
+	e->deadline_ms =
+		sbx_now_ms() + (int64_t)sbx_run_get_result(run)->limits.resolved.timeout_s * 1000;
 	e->state = EP_RUNNING;
 	e->claim_json = e->engine_url ? sbx_serve__claim_answer(e, run) : NULL;
 	if (!e->task || !e->engine_url || !e->claim_json) {
@@ -546,7 +556,7 @@ int sbx_serve_start(sbx_serve **out, const sbx_serve_opts *opts, sbx_error *err)
 	char hex[9];
 	int r;
 
-	if (!opts || opts->version != SBX_SERVE_OPTS_VERSION || !opts->grade)
+	if (!opts || opts->version != SBX_SERVE_OPTS_VERSION)
 		return sbx_error_set(err, -EINVAL, "serve: bad options");
 	s = calloc(1, sizeof(*s));
 	if (!s)

@@ -208,6 +208,7 @@ static void *filler_main(void *arg)
 			sbx_warm *w = NULL, *gone[64];
 			size_t n_gone;
 			char id[160];
+			bool no_reset;
 			int r;
 
 			ip->filling++;
@@ -220,30 +221,37 @@ static void *filler_main(void *arg)
 			wo.engine = p->engines[ip->engine].url;
 			wo.ttl_s = sbx_serve__pool_ttl_s(p);
 			wo.test = p->o.test;
-			wo.runtime = p->o.runtime;
+			sbx_limits_set_runtime(&wo.limits, p->o.runtime);
 			wo.backend = p->o.backend;
 			wo.backend_userdata = p->o.backend_userdata;
 			wo.reuse = p->o.reuse;
 			r = sbx_warm_new(&w, &wo, &err);
+			/* -ENOTSUP: --reuse on an image built before reset in place (lib/run
+			 * said so, once): not the engine's fault, and no pool for it. */
+			no_reset = r == -ENOTSUP;
 			pthread_mutex_lock(p->o.lock);
-			if (r < 0)
+			if (r < 0 && !no_reset)
 				p->o.metrics->engine_errors++;
-			else
+			else if (r >= 0)
 				p->o.metrics->warm_started++;
 			pthread_mutex_unlock(p->o.lock);
-			if (r < 0)
+			if (r < 0 && !no_reset)
 				sbx_log_warning("serve: warm sandbox for '%s': %s", ip->image,
 						sbx_error_message(&err));
 
 			pthread_mutex_lock(&p->lock);
 			ip->filling--;
-			n_gone = engine_result(p, ip->engine, r < 0, gone, SBX_ELEMENTSOF(gone));
+			n_gone = no_reset ? 0
+					  : engine_result(p, ip->engine, r < 0, gone,
+							  SBX_ELEMENTSOF(gone));
 			if (n_gone > 0) {
 				pthread_mutex_unlock(&p->lock);
 				free_warm(gone, n_gone);
 				pthread_mutex_lock(&p->lock);
 			}
-			if (r < 0) {
+			if (no_reset) {
+				ip->retry_after_ms = INT64_MAX; /* its claims start cold */
+			} else if (r < 0) {
 				ip->retry_after_ms = sbx_now_ms() + FAIL_BACKOFF_MS;
 			} else if (p->stop || ip->n >= ip->target ||
 				   p->engines[ip->engine].drained) {

@@ -60,8 +60,7 @@ void sbx_sweep_plan_free(sbx_sweep_plan *p)
 	free(p->seedable);
 	sbx_strv_free_n(p->agents, p->n_agents);
 	sbx_strv_free_n(p->tags, p->n_tags);
-	sbx_free_all(p->id, p->image, p->runtime, p->tasks_dir, p->image_id, p->tasks_commit,
-		     p->version);
+	sbx_free_all(p->id, p->image, p->tasks_dir, p->image_id, p->tasks_commit, p->version);
 	free(p);
 }
 
@@ -178,6 +177,14 @@ int sbx_sweep_plan_check(const sbx_sweep_plan *p, sbx_error *err)
 	return 0;
 }
 
+/* The plan's limits: the deadline at the top, the rest in "limits" around "network". */
+static const sbx_limits_key plan_timeout[] = {{SBX_LIMITS_TIMEOUT, "timeout_s"}};
+static const sbx_limits_key plan_limits[] = {
+	{SBX_LIMITS_MEMORY, "memory"},	 {SBX_LIMITS_CPUS, "cpus"},	{SBX_LIMITS_PIDS, "pids"},
+	{SBX_LIMITS_RUNTIME, "runtime"}, {SBX_LIMITS_GRACE, "grace_s"},
+};
+static const sbx_limits_key plan_seccomp[] = {{SBX_LIMITS_SECCOMP, "seccomp"}};
+
 static void add_str0(cJSON *o, const char *k, const char *v)
 {
 	if (v)
@@ -212,17 +219,13 @@ char *sbx_sweep_plan_json(const sbx_sweep_plan *p)
 		cJSON_AddNumberToObject(o, "seed_from", (double)p->seed_from);
 	else
 		cJSON_AddNullToObject(o, "seed_from");
-	cJSON_AddNumberToObject(o, "timeout_s", p->timeout_s);
+	sbx_limits_json_write(o, &p->limits, plan_timeout, SBX_ELEMENTSOF(plan_timeout));
 	cJSON_AddNumberToObject(o, "retries", p->retries);
 	add_str0(o, "image", p->image);
 	l = cJSON_AddObjectToObject(o, "limits");
-	cJSON_AddNumberToObject(l, "memory", (double)p->memory);
-	cJSON_AddNumberToObject(l, "cpus", p->cpus);
-	cJSON_AddNumberToObject(l, "pids", p->pids);
-	add_str0(l, "runtime", p->runtime);
-	cJSON_AddNumberToObject(l, "grace_s", p->grace_s);
+	sbx_limits_json_write(l, &p->limits, plan_limits, SBX_ELEMENTSOF(plan_limits));
 	cJSON_AddStringToObject(l, "network", p->published ? "published" : "none");
-	cJSON_AddStringToObject(l, "seccomp", p->engine_seccomp ? "default" : "sandbox");
+	sbx_limits_json_write(l, &p->limits, plan_seccomp, SBX_ELEMENTSOF(plan_seccomp));
 	add_str0(o, "tasks_dir", p->tasks_dir);
 	a = cJSON_AddArrayToObject(o, "pass_at");
 	for (size_t i = 0; a && i < p->n_pass_at; i++)
@@ -322,8 +325,8 @@ int sbx_sweep_plan_parse(const char *text, size_t len, sbx_sweep_plan **out, sbx
 			return sbx_error_set(err, -ENOMEM, "out of memory");
 	}
 	if (get_count(j, "epochs", SBX_SWEEP_MAX_EPOCHS, &p->epochs) < 0 ||
-	    get_count(j, "retries", 1000, &p->retries) < 0 ||
-	    get_count(j, "timeout_s", 7 * 24 * 3600, &p->timeout_s) < 0)
+	    get_count(j, "retries", 1000, &p->retries) < 0 || !sbx_json_get(j, "timeout_s") ||
+	    sbx_limits_json_read(j, plan_timeout, SBX_ELEMENTSOF(plan_timeout), &p->limits))
 		return sbx_error_set(err, -EINVAL, "\"epochs\", \"retries\", \"timeout_s\": bad");
 	v = sbx_json_get(j, "seed_from");
 	if (cJSON_IsNumber(v)) {
@@ -362,22 +365,19 @@ int sbx_sweep_plan_parse(const char *text, size_t len, sbx_sweep_plan **out, sbx
 	p->image = get_str0(j, "image");
 	v = sbx_json_get(j, "limits");
 	if (v) {
-		double mem = sbx_json_get_number(v, "memory", 0);
-		unsigned pids = 0, grace = 0;
+		unsigned bad =
+			cJSON_IsObject(v)
+				? sbx_limits_json_read(v, plan_limits, SBX_ELEMENTSOF(plan_limits),
+						       &p->limits) |
+					  sbx_limits_json_read(v, plan_seccomp,
+							       SBX_ELEMENTSOF(plan_seccomp),
+							       &p->limits)
+				: ~0u;
 
-		if (!cJSON_IsObject(v) || mem < 0 || mem > 1e15 ||
-		    (sbx_json_get(v, "pids") && get_count(v, "pids", 1 << 22, &pids) < 0) ||
-		    (sbx_json_get(v, "grace_s") && get_count(v, "grace_s", 3600, &grace) < 0))
+		if (bad & ~(1u << SBX_LIMITS_CPUS))
 			return sbx_error_set(err, -EINVAL, "\"limits\": bad");
-		p->memory = (uint64_t)mem;
-		p->cpus = sbx_json_get_number(v, "cpus", 0);
-		p->pids = pids;
-		p->grace_s = grace;
-		p->runtime = get_str0(v, "runtime");
 		p->published = strcmp(sbx_json_get_string(v, "network", "none"), "published") == 0;
-		p->engine_seccomp =
-			strcmp(sbx_json_get_string(v, "seccomp", "sandbox"), "default") == 0;
-		if (p->cpus < 0 || p->cpus > 1024)
+		if (bad)
 			return sbx_error_set(err, -EINVAL, "\"limits\": bad cpus");
 	}
 	p->tasks_dir = get_str0(j, "tasks_dir");

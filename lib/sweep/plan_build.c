@@ -153,15 +153,9 @@ int sbx_sweep_plan_finish(sbx_sweep_plan *p, const sbx_run_opts *limits, sbx_err
 
 		p->tasks_dir = def ? realpath(def, NULL) : NULL;
 	}
-	p->timeout_s = limits->timeout_s;
 	p->image = sbx_sweep__strdup0(limits->image);
-	p->memory = limits->memory;
-	p->cpus = limits->cpus;
-	p->pids = limits->pids;
-	p->runtime = sbx_sweep__strdup0(limits->runtime);
-	p->grace_s = limits->grace_s;
+	p->limits = limits->limits;
 	p->published = limits->published;
-	p->engine_seccomp = limits->engine_seccomp;
 	r = sbx_sweep_plan_new_id(p, err);
 	if (r < 0)
 		return r;
@@ -196,8 +190,8 @@ static int load_task(sbx_sweep_plan *p, size_t i, bool resumed, const char *dir,
 				     sbx_error_message(&e));
 	if (!resumed)
 		p->seedable[i] = sbx_task_seedable(t);
-	if (t->limits.memory_bytes > needs->max_memory)
-		needs->max_memory = t->limits.memory_bytes;
+	if (t->limits.memory > needs->max_memory)
+		needs->max_memory = t->limits.memory;
 	r = add_image(needs->images, p->image ? p->image : sbx_run_task_image(t));
 	sbx_task_free(t);
 	return r < 0 ? sbx_error_set(err, r, "out of memory") : 0;
@@ -253,7 +247,9 @@ unsigned sbx_sweep_jobs(const sbx_sweep_plan *p, const sbx_sweep_needs *needs, i
 {
 	/* A sandbox's CPU limit is a cap, not a reservation: CPUs bound the
 	 * count, the memory limits bound it harder. */
-	uint64_t each = p->memory ? p->memory : needs->max_memory ? needs->max_memory : 2ULL << 30;
+	uint64_t each = p->limits.memory    ? p->limits.memory
+			: needs->max_memory ? needs->max_memory
+					    : 2ULL << 30;
 	long by_mem = mem > 0 ? (long)((uint64_t)mem * 8 / 10 / each) : 1;
 	long jobs = ncpu > 0 ? ncpu : 1;
 

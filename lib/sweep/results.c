@@ -274,13 +274,10 @@ int sbx_sweep_record_from_run(const sbx_run_result *res, const sbx_sweep_plan *p
 			      const sbx_sweep_episode *ep, unsigned attempt, const char *engine,
 			      sbx_sweep_record *out)
 {
-	_cleanup_free_ char *text = sbx_run_result_json(res);
-	_cleanup_json_ cJSON *j = NULL;
+	/* result.json's own view (usage, tool calls) is the one other tools read too. */
+	_cleanup_json_ cJSON *j = sbx_run_result_tree(res);
 	sbx_sweep_record r = {0};
 
-	/* result.json's own view (usage, tool calls) is the one other tools read too. */
-	if (text)
-		(void)sbx_json_parse(text, strlen(text), &j, NULL);
 	r.episode = ep->index;
 	r.attempt = attempt;
 	r.epoch = ep->epoch;

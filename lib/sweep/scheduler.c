@@ -21,6 +21,7 @@
 #include "sbx/clock.h"
 #include "sbx/log.h"
 #include "sbx/sweep.h"
+#include "sbx/warm.h"
 
 #define DEFAULT_BACKOFF_MS 1000
 #define DEFAULT_WINDOW	   20
@@ -161,18 +162,10 @@ static int lifecycle_attempt(sched *s, const sbx_sweep_attempt *a, sbx_sweep_rec
 	ro.demo_agent_path = s->o->demo_agent_path;
 	ro.runs_dir = runs_dir;
 	ro.run_id = a->run_id;
-	ro.timeout_s = p->timeout_s;
-	ro.memory = p->memory;
-	ro.cpus = p->cpus;
-	ro.pids = p->pids;
-	ro.runtime = p->runtime;
-	ro.grace_s = p->grace_s;
+	ro.limits = p->limits;
 	ro.published = p->published;
-	ro.engine_seccomp = p->engine_seccomp;
 	ro.quiet_agent = true; /* episodes side by side: output only into each agent.log */
 	ro.test = s->o->test_label;
-	ro.grade = s->o->grade;
-	ro.grade_userdata = s->o->grade_userdata;
 	ro.grader = s->o->grader;
 	ro.interrupted = a->interrupted;
 	ro.seeded = a->episode->seeded;
@@ -508,7 +501,7 @@ int sbx_sweep_execute(const sbx_sweep_plan *plan, sbx_sweep_results *results,
 {
 	_cleanup_free_ bool *done = NULL;
 	_cleanup_free_ worker *workers = NULL;
-	size_t n_workers;
+	size_t n_workers = 0;
 	sched s = {0};
 	int r;
 

@@ -169,7 +169,7 @@ static int parse_environment(const sbx_schema *s, const sbx_ynode *m, sbx_task *
 		else if (strcmp(k, "memory_mb") == 0 &&
 			 (r = sbx_schema__number(s, v, "environment.memory_mb", 16, 1 << 20, &d)) >=
 				 0)
-			t->limits.memory_bytes = (uint64_t)d << 20;
+			t->limits.memory = (uint64_t)d << 20;
 		else if (strcmp(k, "storage_mb") == 0)
 			r = sbx_schema__number(s, v, "environment.storage_mb", 0, 1 << 24, &d);
 		else if (strcmp(k, "network_mode") == 0)
@@ -196,7 +196,7 @@ static int parse_agent(const sbx_schema *s, const sbx_ynode *m, sbx_task *t)
 		const char *k = m->keys[i]->value;
 
 		if (strcmp(k, "timeout_sec") == 0)
-			r = seconds(s, m->items[i], "agent.timeout_sec", &t->limits.deadline_s);
+			r = seconds(s, m->items[i], "agent.timeout_sec", &t->limits.timeout_s);
 		else if (strcmp(k, "network_mode") == 0)
 			r = no_network(s, m->items[i], "agent.network_mode");
 		/* user: the agent always runs as the sandbox's agent uid. */

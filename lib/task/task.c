@@ -105,7 +105,7 @@ static int parse_memory(const sbx_schema *s, const sbx_ynode *node, uint64_t *ou
 	return 0;
 }
 
-static int parse_limits(const sbx_schema *s, const sbx_ynode *node, sbx_task_limits *l)
+static int parse_limits(const sbx_schema *s, const sbx_ynode *node, sbx_limits *l)
 {
 	const sbx_ynode *v;
 	int64_t i64;
@@ -118,10 +118,10 @@ static int parse_limits(const sbx_schema *s, const sbx_ynode *node, sbx_task_lim
 		r = sbx_schema__int(s, v, "limits.deadline", 1, 7 * 24 * 3600, &i64);
 		if (r < 0)
 			return r;
-		l->deadline_s = (uint32_t)i64;
+		l->timeout_s = (uint32_t)i64;
 	}
 	if ((v = sbx_ytree__get(node, "memory"))) {
-		r = parse_memory(s, v, &l->memory_bytes);
+		r = parse_memory(s, v, &l->memory);
 		if (r < 0)
 			return r;
 	}

@@ -69,6 +69,8 @@ int sbx_buf_append(sbx_buf *b, const void *p, size_t n)
 	r = grow(b, b->len + n);
 	if (r < 0)
 		return r;
+	if (!b->data) /* grow set it; gcc 12's analyser loses r across grow's free */
+		return -ENOMEM;
 	if (n)
 		memcpy(b->data + b->len, p, n);
 	b->len += n;

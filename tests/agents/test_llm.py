@@ -379,7 +379,7 @@ def case_screenshot(api, model="screenshot"):
     action (full image, a GUI task); the fake checks the image's shape and that it is a PNG."""
     def case(env, prov):
         import shutil
-        if not it.image_exists("sandboxctl/sandbox:latest"):
+        if not it.image_exists(it.FULL_IMAGE):
             raise it.Skip("the full image is missing: run 'sandboxctl build' first")
         tdir = os.path.join(env.dir, "tasks")
         shutil.copytree(os.path.join(it.TASKS, "sales_revenue"), os.path.join(tdir, "sales_gui"))
@@ -390,7 +390,7 @@ def case_screenshot(api, model="screenshot"):
         with open(y, "w") as f:
             f.write(text)
         rc, res, s, log, err, _ = episode(env, prov, model, "--tasks-dir", tdir,
-                                          "--image", "sandboxctl/sandbox:latest", api=api,
+                                          "--image", it.FULL_IMAGE, api=api,
                                           task="sales_gui")
         if not prov.read()["saw_image"] or s.get("stop_reason") != "complete_task":
             it.fail("%s: the screenshot did not reach the model: %s\n%s" % (api, s, err))

@@ -5,7 +5,7 @@ it is on the real engine: `sandboxctl run --task-dir` with the oracle agent
 PASSes, and the reference's scripted agent (ref_agent.py, through the REST
 relay) scores 315/315 against the reference's own oracle.
 
-The image: $SBX_RUN_TEST_IMAGE when set ("real": sandboxctl/sandbox-slim, what
+The image: $SBX_RUN_TEST_IMAGE when set ("real": $SBX_TEST_SLIM_IMAGE, default sandboxctl/sandbox-slim, what
 `sandboxctl build` makes), else sandboxctl-test/compat-dev:latest, made here
 from this build's sandbox-mcp by tests/run/dev-image.sh, so the test checks
 this tree's server. Skips (77) without an engine.
@@ -25,6 +25,8 @@ TASK = os.path.join(HERE, "data", "banking_reserve")
 SRC = os.environ.get("SBX_SOURCE_ROOT", os.path.join(HERE, "..", ".."))
 BUILD = os.environ.get("SBX_BUILD_ROOT", os.path.join(SRC, "build"))
 DEV_IMAGE = "sandboxctl-test/compat-dev:latest"
+sys.path.insert(0, os.path.join(HERE, "..", "lib"))
+from itest import SLIM_IMAGE  # noqa: E402
 
 
 def image():
@@ -33,7 +35,7 @@ def image():
         sys.exit(77)
     want = os.environ.get("SBX_RUN_TEST_IMAGE", "")
     if want == "real":
-        return "sandboxctl/sandbox-slim:latest"
+        return SLIM_IMAGE
     if want:
         return want
     subprocess.run(["sh", os.path.join(SRC, "tests", "run", "dev-image.sh"), SRC, BUILD, DEV_IMAGE],

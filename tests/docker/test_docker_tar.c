@@ -68,6 +68,10 @@ static void raw_end(sbx_buf *b)
 
 static char tmp[64];
 static char target[96];
+/* Absolute paths the hostile entries aim at: inside tmp, so whatever else is
+ * in /tmp cannot fail a test, and a write there is caught by assert_nothing_outside. */
+static char abs_x[96];
+static char abs_nowhere[96];
 static int tdir = -1;
 static sbx_buf ar; /* the archive a test builds */
 
@@ -76,6 +80,8 @@ static void setup(void)
 	strcpy(tmp, "/tmp/sbx-tar-test.XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(tmp));
 	snprintf(target, sizeof(target), "%s/target", tmp);
+	snprintf(abs_x, sizeof(abs_x), "%s/x", tmp);
+	snprintf(abs_nowhere, sizeof(abs_nowhere), "%s/nowhere", tmp);
 	ck_assert_int_eq(mkdir(target, 0755), 0);
 	tdir = open(target, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	ck_assert_int_ge(tdir, 0);
@@ -95,7 +101,7 @@ static void teardown(void)
 static void assert_nothing_outside(void)
 {
 	sbx_test_assert_only(tmp, "target");
-	ck_assert_int_ne(access("/tmp/x", F_OK), 0);
+	ck_assert_int_ne(access(abs_x, F_OK), 0);
 }
 
 static char *slurp(const char *rel)
@@ -181,7 +187,7 @@ START_TEST(hostile_entries_are_refused_one_by_one)
 	refusals rf = {0};
 
 	raw_entry(&ar, "../../x", '0', NULL, "escape", 0, 0644);
-	raw_entry(&ar, "/tmp/x", '0', NULL, "absolute", 0, 0644);
+	raw_entry(&ar, abs_x, '0', NULL, "absolute", 0, 0644);
 	raw_entry(&ar, "abs", '2', "/etc/passwd", NULL, 0, 0777);
 	raw_entry(&ar, "abs/x", '0', NULL, "under a refused link", 0, 0644);
 	raw_entry(&ar, "up", '2', "../../../etc", NULL, 0, 0777);
@@ -201,7 +207,7 @@ START_TEST(hostile_entries_are_refused_one_by_one)
 	ck_assert_str_eq(err.msg, "11 of 14 entries refused, first '../../x': '..' in the path");
 	ck_assert_int_eq(rf.n, 11);
 	ck_assert_str_eq(reason_for(&rf, "abs/x"), "inside the refused entry 'abs'");
-	ck_assert_str_eq(reason_for(&rf, "/tmp/x"), "absolute path");
+	ck_assert_str_eq(reason_for(&rf, abs_x), "absolute path");
 	ck_assert_str_eq(reason_for(&rf, "abs"), "symlink to an absolute path '/etc/passwd'");
 	ck_assert_str_eq(reason_for(&rf, "up"),
 			 "symlink target '../../../etc' leaves the directory");
@@ -262,13 +268,13 @@ START_TEST(existing_symlinks_in_the_target_are_not_followed)
 	snprintf(outside, sizeof(outside), "%s/outside", tmp);
 	ck_assert_int_eq(mkdir(outside, 0755), 0);
 	ck_assert_int_eq(symlinkat(outside, tdir, "evil"), 0);
-	ck_assert_int_eq(symlinkat("/tmp/sbx-nowhere", tdir, "evilfile"), 0);
+	ck_assert_int_eq(symlinkat(abs_nowhere, tdir, "evilfile"), 0);
 	raw_entry(&ar, "evil/x", '0', NULL, "through", 0, 0644);
 	raw_entry(&ar, "evilfile", '0', NULL, "onto", 0, 0644);
 	raw_end(&ar);
 	ck_assert_int_eq(sbx_docker_tar_extract(ar.data, ar.len, tdir, NULL, NULL, &err), -EPERM);
 	ck_assert_int_eq(rmdir(outside), 0); /* still empty */
-	ck_assert_int_ne(access("/tmp/sbx-nowhere", F_OK), 0);
+	ck_assert_int_ne(access(abs_nowhere, F_OK), 0);
 	unlinkat(tdir, "evil", 0);
 }
 END_TEST

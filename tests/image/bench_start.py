@@ -4,7 +4,7 @@ sandbox images, with the hardening the lifecycle uses. Talks to the Engine
 API directly (no docker CLI). Prints one line per image.
 
   tests/image/bench_start.py [IMAGE...] [-n RUNS]
-  default images: sandboxctl/sandbox-slim:latest sandboxctl/sandbox:latest
+  default images: $SBX_TEST_SLIM_IMAGE $SBX_TEST_FULL_IMAGE (sandboxctl/sandbox-slim:latest sandboxctl/sandbox:latest)
 """
 import json
 import os
@@ -14,6 +14,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from itest import FULL_IMAGE, SLIM_IMAGE  # noqa: E402
 from unix_http import read_to_eof  # noqa: E402
 
 SOCK = os.environ.get("DOCKER_SOCK", "/var/run/docker.sock")
@@ -90,7 +91,7 @@ def main():
         i = args.index("-n")
         runs = int(args[i + 1])
         del args[i:i + 2]
-    images = args or ["sandboxctl/sandbox-slim:latest", "sandboxctl/sandbox:latest"]
+    images = args or [SLIM_IMAGE, FULL_IMAGE]
     for image in images:
         one_run(image)  # warm the page cache
         res = [one_run(image) for _ in range(runs)]

@@ -15,6 +15,15 @@ BUILD = os.environ.get("SBX_BUILD_ROOT", os.path.join(SRC, "build"))
 SANDBOXCTL = os.path.join(BUILD, "cmd", "sandboxctl")
 TASKS = os.path.join(SRC, "tasks")
 SKIP = 77
+# The images `sandboxctl build` makes, as every test and bench names them:
+# $SBX_TEST_SLIM_IMAGE and $SBX_TEST_FULL_IMAGE pin others (a build under a
+# tag of one's own, an older image) without moving the :latest tags.
+# DEFAULT_SLIM_IMAGE is what sandboxctl itself takes without --image (a test of
+# that default, or of a script that passes none, needs that one).
+DEFAULT_SLIM_IMAGE = "sandboxctl/sandbox-slim:latest"
+DEFAULT_FULL_IMAGE = "sandboxctl/sandbox:latest"
+SLIM_IMAGE = os.environ.get("SBX_TEST_SLIM_IMAGE") or DEFAULT_SLIM_IMAGE
+FULL_IMAGE = os.environ.get("SBX_TEST_FULL_IMAGE") or DEFAULT_FULL_IMAGE
 
 
 class Skip(Exception):

@@ -16,7 +16,7 @@ import engine_state
 
 _SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 EXE = os.path.join(os.environ.get("SBX_BUILD_ROOT", os.path.join(_SRC, "build")), "cmd", "sandboxctl")
-IMAGE = os.environ.get("SBX_PY_TEST_IMAGE")  # as in test_self_check.py
+IMAGE = os.environ.get("SBX_PY_TEST_IMAGE") or os.environ.get("SBX_TEST_SLIM_IMAGE")  # as in test_self_check.py
 
 
 @pytest.fixture(scope="module")

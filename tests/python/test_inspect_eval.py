@@ -44,7 +44,7 @@ def env():
 @pytest.fixture
 def config(tmp_path):
     p = tmp_path / "sandboxctl.yaml"
-    image = os.environ.get("SBX_PY_TEST_IMAGE")  # as in test_self_check.py
+    image = os.environ.get("SBX_PY_TEST_IMAGE") or os.environ.get("SBX_TEST_SLIM_IMAGE")  # as in test_self_check.py
     p.write_text("pool: 1\nserve_args: [--test-label]\n" + ("image: %s\n" % image if image else ""))
     return str(p)
 

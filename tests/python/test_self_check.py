@@ -34,9 +34,10 @@ XFAIL = {
 
 @pytest.fixture(scope="module")
 def service():
-    # $SBX_PY_TEST_IMAGE: another image than the slim one (e.g. a hash tag, while
-    # other builds move :latest)
-    cfg = SandboxctlConfig(pool=2, serve_args=["--test-label"], image=os.environ.get("SBX_PY_TEST_IMAGE"))
+    # $SBX_PY_TEST_IMAGE (else $SBX_TEST_SLIM_IMAGE): another image than the slim
+    # one (e.g. a hash tag, while other builds move :latest)
+    image = os.environ.get("SBX_PY_TEST_IMAGE") or os.environ.get("SBX_TEST_SLIM_IMAGE")
+    cfg = SandboxctlConfig(pool=2, serve_args=["--test-label"], image=image)
     asyncio.run(Provider.task_init("self_check", cfg))
     pid = _Service.proc.pid if _Service.proc else None  # None: $SANDBOXCTL_SERVE_URL's
     yield cfg

@@ -17,11 +17,14 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_integration import (Env, SANDBOXCTL, SRC, Skip, check_gone, fail, image_exists,  # noqa: E402
                               read, run_case)
+from itest import DEFAULT_SLIM_IMAGE  # noqa: E402
 
 HARBOR = os.path.join(SRC, "tests", "data", "harbor")
 INVALID = os.path.join(SRC, "tests", "data", "harbor-invalid")
 HOSTILE = os.path.join(SRC, "tests", "data", "harbor-hostile")
-BASE = "sandboxctl/sandbox-slim:latest"
+# What the tasks' Dockerfiles are FROM (fixed in tests/data, so not
+# $SBX_TEST_SLIM_IMAGE: the base of a task image is the Dockerfile's).
+BASE = DEFAULT_SLIM_IMAGE
 
 
 def need_base():

@@ -8,7 +8,8 @@ and stdio, and the hardening probed from inside a running sandbox.
 Usage: test_integration.py CASE  (see CASES at the bottom)
 
 The image: $SBX_RUN_TEST_IMAGE when set ("real" means the images
-`sandboxctl build` makes), else sandboxctl-test/run-dev:latest, built here
+`sandboxctl build` makes, or those $SBX_TEST_SLIM_IMAGE and
+$SBX_TEST_FULL_IMAGE pin: tests/lib/itest.py), else sandboxctl-test/run-dev:latest, built here
 from this build's binaries (tests/run/dev-image.sh), so the tests work on an
 engine that has no images. Every container is labelled sandboxctl.test=1 and
 the test checks none of its runs leaves one behind.
@@ -29,8 +30,8 @@ import urllib.parse
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import second_engine  # noqa: E402
-from itest import (BUILD, SANDBOXCTL, SKIP, SRC, TASKS, Skip, fail, run_cases, run_main,  # noqa: E402,F401
-                   stop_process)
+from itest import (BUILD, DEFAULT_SLIM_IMAGE, FULL_IMAGE, SANDBOXCTL, SKIP, SLIM_IMAGE, SRC,  # noqa: E402,F401
+                   TASKS, Skip, fail, run_cases, run_main, stop_process)
 from unix_http import UnixHTTP  # noqa: E402,F401  (the suites that import this file use it)
 import atif_check  # noqa: E402
 DEV_IMAGE = "sandboxctl-test/run-dev:latest"
@@ -57,7 +58,7 @@ def image_exists(ref):
     return st == 200
 
 
-REAL_SLIM = "sandboxctl/sandbox-slim:latest"
+REAL_SLIM = SLIM_IMAGE
 _real_needed = None  # why the calling test cannot run on the dev image, or None
 
 
@@ -77,7 +78,7 @@ def need_real_image(why):
 def pick_image(gui=False):
     want = os.environ.get("SBX_RUN_TEST_IMAGE", "")
     if want == "real":
-        ref = "sandboxctl/sandbox:latest" if gui else REAL_SLIM
+        ref = FULL_IMAGE if gui else REAL_SLIM
         if not image_exists(ref):
             raise Skip("%s missing: run 'sandboxctl build' first" % ref)
         return ref
@@ -262,7 +263,7 @@ def case_demo(env):
         formulas = "formulas:" in read(os.path.join(TASKS, name, "task.yaml"))
         try:
             image = pick_image(gui or formulas) if not formulas else (
-                "sandboxctl/sandbox:latest" if image_exists("sandboxctl/sandbox:latest")
+                FULL_IMAGE if image_exists(FULL_IMAGE)
                 else pick_image(True))
         except Skip as e:
             print("  skip %s: %s" % (name, e))
@@ -764,7 +765,7 @@ def case_mcp_stdio(env):
 
 def case_gui(env):
     """A GUI task on the full image: Calc shows the file before the agent starts; a final screenshot is kept."""
-    if not image_exists("sandboxctl/sandbox:latest"):
+    if not image_exists(FULL_IMAGE):
         raise Skip("the full image is missing: run 'sandboxctl build' first")
     tdir = os.path.join(env.dir, "tasks")
     shutil.copytree(os.path.join(TASKS, "banking_reserve"), os.path.join(tdir, "banking_gui"))
@@ -776,7 +777,7 @@ def case_gui(env):
         f.write(text)
     rid = env.new_id("gui")
     p = subprocess.run([SANDBOXCTL, "run", "--task", os.path.join(tdir, "banking_gui"),
-                        "--image", "sandboxctl/sandbox:latest", "--runs-dir", env.runs,
+                        "--image", FULL_IMAGE, "--runs-dir", env.runs,
                         "--run-id", rid, "--test-label", "--agent", "oracle", "--json"],
                        capture_output=True, text=True, timeout=600)
     res = json.loads(p.stdout)
@@ -860,7 +861,7 @@ def case_published(env):
     passes; inside, no capability is left and nothing gets out (IPv4, IPv6, DNS)."""
     image = pick_image()
     if image == DEV_IMAGE:
-        image = "sandboxctl/sandbox-slim:latest"
+        image = SLIM_IMAGE
         if not image_exists(image):
             raise Skip("--network published needs iptables: the real image "
                        "(sandboxctl build --slim)")
@@ -1100,6 +1101,89 @@ def case_prompt(env):
 
 
 
+def case_gc_images(env):
+    """gc's images and volumes: a task's superseded image and an old bundle volume (with
+    its marker) are shown by --dry-run and removed by gc; the task's newest image, the
+    current bundle, and an image or a volume that a container (not running) uses stay."""
+    js = {"Content-Type": "application/json"}
+    tag = "gc%d" % os.getpid()
+    repo = "sandboxctl-task/" + tag
+    old_vol, used_vol = "sandboxctl-bundle-%sold" % tag, "sandboxctl-bundle-%suse" % tag
+    made = []
+
+    def create(image, **host):
+        st, c = engine("POST", "/containers/create",
+                       json.dumps({"Image": image, "Labels": {"sandboxctl.test": "1"},
+                                   "Cmd": ["true"], "HostConfig": host}), headers=js)
+        if st != 201:
+            fail("create on %s: %s %s" % (image, st, c))
+        made.append(c["Id"])
+        return c["Id"]
+
+    def exists(kind, name):
+        return engine("GET", "/%s/%s" % (kind, urllib.parse.quote(name, safe="")) +
+                      ("/json" if kind == "images" else ""))[0] == 200
+
+    def gc(*extra):
+        p = subprocess.run([SANDBOXCTL, "gc", "--json"] + list(extra), capture_output=True,
+                           text=True, timeout=120)
+        if p.returncode != 0:
+            fail("gc %s: exit %d: %s" % (extra, p.returncode, p.stderr))
+        return {o["name"]: o for o in json.loads(p.stdout) if o.get("kind")}
+
+    base = pick_image()  # any image will do: the test's images are commits of it
+    src = create(base)
+    try:
+        changes = urllib.parse.quote("LABEL sandboxctl.task-image=" + repo)
+        for t in ("old", "older", "new"):
+            if t != "old":
+                time.sleep(1.1)  # Created is in seconds: the newest must be told apart
+            st, b = engine("POST", "/commit?container=%s&repo=%s&tag=%s&changes=%s" %
+                           (src, repo, t, changes))
+            if st != 201:
+                fail("commit %s: %s %s" % (t, st, b))
+        create(repo + ":old")  # in use (created, never started)
+        for v in (old_vol, old_vol + ".ready", used_vol, used_vol + ".ready"):
+            st, b = engine("POST", "/volumes/create", json.dumps({"Name": v}), headers=js)
+            if st != 201:
+                fail("volume %s: %s %s" % (v, st, b))
+        create(base, Binds=[used_vol + ":/mnt:ro"])
+        bundles = exists("images", DEFAULT_SLIM_IMAGE)  # the current bundle is told by it
+
+        dry = gc("--dry-run")
+        want = {repo + ":older": "superseded"}
+        if bundles:
+            want.update({old_vol: "old bundle"})
+        for name, why in want.items():
+            if name not in dry or dry[name]["reason"] != why or dry[name]["removed"]:
+                fail("--dry-run: %s not shown as %s: %s" % (name, why, dry.get(name)))
+        for name in (repo + ":old", repo + ":new", used_vol, old_vol + ".ready",
+                     used_vol + ".ready"):
+            if name in dry:
+                fail("--dry-run would remove %s: %s" % (name, dry[name]))
+        if not exists("images", repo + ":older") or not exists("volumes", old_vol):
+            fail("--dry-run removed something")
+
+        done = gc()
+        for name in want:
+            if not done.get(name, {}).get("removed"):
+                fail("gc did not remove %s: %s" % (name, done.get(name)))
+        gone = [repo + ":older"] + ([old_vol, old_vol + ".ready"] if bundles else [])
+        kept = [repo + ":old", repo + ":new", used_vol, used_vol + ".ready"]
+        for name in gone + kept:
+            there = exists("images" if name.startswith(repo) else "volumes", name)
+            if there != (name in kept):
+                fail("after gc, %s is %s" % (name, "there" if there else "gone"))
+        print("gc: removed %s; kept %s" % (", ".join(gone), ", ".join(kept)))
+    finally:
+        for c in made:
+            engine("DELETE", "/containers/%s?force=1" % c)
+        for t in ("old", "older", "new"):
+            engine("DELETE", "/images/%s?force=1" % urllib.parse.quote("%s:%s" % (repo, t), safe=""))
+        for v in (old_vol, old_vol + ".ready", used_vol, used_vol + ".ready"):
+            engine("DELETE", "/volumes/%s?force=1" % v)
+
+
 CASES = {
     "oracle": case_oracle, "demo": case_demo, "rest": case_rest, "wrong": case_wrong,
     "agent-error": case_agent_error, "agent-mistakes": case_agent_mistakes,
@@ -1107,7 +1191,7 @@ CASES = {
     "timeout": case_timeout, "sigint": case_sigint, "sigkill": case_sigkill,
     "sdk": case_sdk, "hardening": case_hardening, "mcp-stdio": case_mcp_stdio, "gui": case_gui,
     "published": case_published, "runtime": case_runtime, "prompt": case_prompt,
-    "trajectory": case_trajectory,
+    "trajectory": case_trajectory, "gc-images": case_gc_images,
 }
 
 

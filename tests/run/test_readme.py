@@ -29,7 +29,7 @@ import urllib.parse
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import second_engine  # noqa: E402
-from itest import BUILD, SKIP, SRC, fail  # noqa: E402
+from itest import BUILD, DEFAULT_SLIM_IMAGE, SKIP, SRC, fail  # noqa: E402
 
 LINE_TIMEOUT = 240
 SKIPS = [
@@ -105,9 +105,10 @@ def main():
     if not os.path.exists("/var/run/docker.sock") and not os.environ.get("DOCKER_HOST"):
         print("skip: no Docker engine")
         return SKIP
-    st, _ = second_engine.engine("GET", "/images/sandboxctl%2Fsandbox-slim:latest/json")
+    # The README's commands pass no --image: sandboxctl's default.
+    st, _ = second_engine.engine("GET", "/images/%s/json" % urllib.parse.quote(DEFAULT_SLIM_IMAGE, safe=""))
     if st != 200:
-        print("skip: sandboxctl/sandbox-slim:latest missing (sandboxctl build)")
+        print("skip: %s missing (sandboxctl build)" % DEFAULT_SLIM_IMAGE)
         return SKIP
     tmp = tempfile.mkdtemp(prefix="sbx-readme-")
     env = {k: v for k, v in os.environ.items() if k != "SBX_TASKS_DIR"}

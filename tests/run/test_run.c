@@ -1152,12 +1152,13 @@ START_TEST(result_reason_says_why_in_one_line)
 		"\"status\":\"PARTIAL\",\"failure\":null,\"mismatches_total\":3,\"mismatches\":"
 		"[{\"cell\":\"Sheet1!A2\",\"expected\":\"Item 01\",\"got\":"
 		"\"ééééééééééééééééééééééééééééééééééééééééééé\"}]}]}";
+	_cleanup_json_ cJSON *tree = cJSON_Parse(report);
 	sbx_run_result r = {0};
 
 	r.status = SBX_RUN_PASS;
 	check_reason(&r, NULL);
 	r.status = SBX_RUN_TIMEOUT;
-	r.limits.timeout_s = 8;
+	r.limits.resolved.timeout_s = 8;
 	check_reason(&r, "deadline 8 s passed during the agent phase");
 	r.status = SBX_RUN_SANDBOX_FAILED;
 	r.error_kind = "oom";
@@ -1185,7 +1186,8 @@ START_TEST(result_reason_says_why_in_one_line)
 	check_reason(&r, "agent exited 127 (command not found) before complete_task");
 	r.status = SBX_RUN_FAIL;
 	r.grade.graded = true;
-	r.grade.report_json = (char *)report;
+	ck_assert_ptr_nonnull(tree);
+	r.grade.report = tree;
 	check_reason(&r, "gate 'inputs unchanged' failed: Sheet1!A2 changed (expected \"Item 01\", "
 			 "got \"éééééééééééééééééééé…\"); 2 more cell(s)");
 	r.grade.graded = false;
@@ -1193,7 +1195,7 @@ START_TEST(result_reason_says_why_in_one_line)
 	check_reason(&r, "grading failed: grader crashed: signal 11 (SIGSEGV)");
 	r.grade.error = NULL;
 	r.grade.graded = true;
-	r.grade.report_json = (char *)"not json";
+	r.grade.report = NULL; /* none, or none readable: the cell counts say it */
 	r.grade.cells_graded = 5;
 	r.grade.cells_matched = 2;
 	check_reason(&r, "2 of 5 graded cells matched");
@@ -1215,8 +1217,8 @@ START_TEST(result_json_separates_infra_from_outcome)
 	r.error_kind = "image_missing";
 	r.phase_done[SBX_PHASE_CREATE] = true;
 	r.phase_ms[SBX_PHASE_CREATE] = 12.5;
-	r.limits.memory = 2ULL << 30;
-	r.limits.pids = 256;
+	r.limits.resolved.memory = 2ULL << 30;
+	r.limits.resolved.pids = 256;
 	r.applied.known = true;
 	r.applied.cap_drop_all = true;
 	r.applied.readonly_rootfs = true;
@@ -1564,7 +1566,7 @@ END_TEST
 #define GOOD_ANSWER                                                                                \
 	"{\"status\":1,\"score\":0.5,\"cells_graded\":4,\"cells_matched\":2,\"recalc\":"           \
 	"\"none\",\"recalc_formulas\":0,\"recalc_native\":0,\"recalc_unsupported\":0,"             \
-	"\"report_text\":\"t\",\"report_json\":\"{}\"}"
+	"\"report_text\":\"t\",\"report\":{}}"
 static const struct {
 	const char *script; /* sh, after the #! line */
 	int r;		    /* what sbx_run_grade_isolated returns */
@@ -1627,6 +1629,7 @@ START_TEST(grade_child_answers_are_untrusted)
 		ck_assert(g.score == 0.5 && g.cells_graded == 4 && g.cells_matched == 2);
 		ck_assert_str_eq(g.recalc, "none");
 		ck_assert_str_eq(g.report_text, "t");
+		ck_assert(cJSON_IsObject(g.report));
 		ck_assert_ptr_null(g.error);
 	} else if (r < 0) {
 		ck_assert_str_eq(sbx_error_message(&err), grader_rows[_i].why);

@@ -19,7 +19,7 @@
 #include "sbx/clock.h"
 #include "sbx/file.h"
 #include "sbx/json.h"
-#include "sbx/run.h"
+#include "sbx/result.h"
 
 #define T0    "2020-01-01T00:00:00"
 #define T0_MS 1577836800000LL /* T0 in unix ms */

@@ -10,7 +10,9 @@ one, a wrong Bearer, user nobody); /control gets 403 even with the token,
 however it is spelt; tool code posting {"deadline": 1} to
 127.0.0.1:8080/control/deadline, with or without the token, is refused and the
 run is not shortened; tool code cannot find the token in its environment or in
-any /proc file it can read, nor reach the server's unix socket. Then the
+any /proc file it can read, nor reach the server's unix socket; no process
+sandboxctl exec'd (its bridges, spied on in a wrapped image) has it in its
+environment, though the container's Config.Env carries it for PID 1. Then the
 legitimate agent (examples/rest_agent.sh, with the URL sandboxctl gave) passes.
 Usage: test_published.py
 """
@@ -76,17 +78,60 @@ print(json.dumps(out))
 """
 
 
+# sandboxctl's bridge, wrapped: each exec of it leaves its environment in /tmp
+# (0600, uid 1000) for the check below, then runs the real one.
+SPY_BRIDGE = b"""#!/bin/sh
+umask 077
+env > /tmp/.exec-env-$$
+exec /usr/local/bin/sandbox-bridge.real "$@"
+"""
+SPY_IMAGE = "sandboxctl-test/published-spy:latest"
+# As uid 1000, by an exec of the test's own (not through sandboxctl): which of those
+# environments hold the token.
+EXEC_PROBE = r"""
+import glob, sys
+files = glob.glob("/tmp/.exec-env-*")
+seen = [f for f in files if sys.argv[1] in open(f).read()]
+print(len(files), ",".join(seen) or "-")
+"""
+
+
+def execs_with_token(rid, token):
+    """(how many bridges sandboxctl exec'd, [the env files of those holding the token])."""
+    cid = it.containers(rid)[0]["Id"]
+    st, ex = it.engine("POST", "/containers/%s/exec" % cid, json.dumps(
+        {"User": "1000:1000", "Cmd": ["python3", "-c", EXEC_PROBE, token], "AttachStdout": True,
+         "AttachStderr": True}), headers=JSON)
+    if st != 201:
+        it.fail("probe exec: %s %s" % (st, ex))
+    st, raw = it.engine("POST", "/exec/%s/start" % ex["Id"],
+                        json.dumps({"Detach": False, "Tty": False}), headers=JSON)
+    out, i = b"", 0
+    while i + 8 <= len(raw):  # the multiplexed stream: 8-byte frame headers
+        n = int.from_bytes(raw[i + 4:i + 8], "big")
+        if raw[i] == 1:
+            out += raw[i + 8:i + 8 + n]
+        i += 8 + n
+    words = out.decode().split()
+    if len(words) != 2:
+        it.fail("probe exec: %r" % raw[:500])
+    return int(words[0]), [] if words[1] == "-" else words[1].split(",")
+
+
 def main():
     image = it.pick_image()
     if image == it.DEV_IMAGE:
-        image = "sandboxctl/sandbox-slim:latest"
+        image = it.SLIM_IMAGE
         if not it.image_exists(image):
             raise it.Skip("--network published needs iptables: the real image "
                           "(sandboxctl build --slim)")
+    sys.path.insert(0, os.path.join(it.SRC, "tests", "lib"))
+    import wrapped_image
+    wrapped_image.make(it.engine, image, SPY_IMAGE, "/usr/local/bin/sandbox-bridge", SPY_BRIDGE)
     env = it.Env()
     try:
         rid = env.new_id("pubauth")
-        p = subprocess.Popen(env.args(rid, "banking_reserve", image, "--network", "published",
+        p = subprocess.Popen(env.args(rid, "banking_reserve", SPY_IMAGE, "--network", "published",
                                       "--json", "--timeout", "60"),
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         env.procs.append(p)
@@ -156,6 +201,12 @@ def main():
                 "unix": "PermissionError", "token_seen": []}
         if got != want:
             it.fail("tool code inside the sandbox got %s, want %s" % (got, want))
+        # sandboxctl's own execs (its bridges): Config.Env carries the token for PID 1,
+        # and an exec inherits Config.Env unless sandboxctl blanks it there.
+        bridges, exec_seen = execs_with_token(rid, token)
+        if exec_seen or not bridges:
+            it.fail("bridges sandboxctl exec'd with the token in their environment: %s "
+                    "(of %d)" % (exec_seen, bridges))
         # Not shortened: the task still has its minute, the run is still going.
         time.sleep(2)
         st, body = http("GET", rest + "/v1/task/status")
@@ -186,6 +237,7 @@ def main():
               % (len(attempts) + 3, len(control), time.time() - t0))
     finally:
         env.cleanup()
+        wrapped_image.remove(it.engine, SPY_IMAGE)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 """`sandboxctl serve --reuse N` on the real engine: a sandbox reset in place
 between episodes must carry nothing over.
 
-Usage: test_reuse.py CASE   (carryover, retire, leak)
+Usage: test_reuse.py CASE   (carryover, retire, leak, sweep, oldbridge)
 
   carryover  episode k's agent plants every residue its tool code can reach:
              background, double-forked, setsid, stopped and SIGTERM-ignoring
@@ -42,6 +42,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import test_serve_integration as T  # noqa: E402
 from itest import fail  # noqa: E402
+import wrapped_image  # noqa: E402
 
 # Processes out of the tool's process group: background, double-forked,
 # stopped, ignoring SIGTERM, a daemon holding a socket. The spawner's guard
@@ -352,17 +353,74 @@ def case_sweep(_s):
         shutil.rmtree(d, ignore_errors=True)
 
 
+# sandbox-bridge as it was before reset in place (getopt "hw:"): -r is a usage error.
+OLD_BRIDGE = b"""#!/bin/sh
+case "$1" in -r|-h) echo 'Usage: sandbox-bridge [-w SECONDS] UNIX_SOCKET_PATH' >&2; exit 2;; esac
+exec /usr/local/bin/sandbox-bridge.real "$@"
+"""
+OLD_IMAGE = "sandboxctl-test/reuse-oldbridge:latest"
+NO_RESET = "its sandbox-bridge has no -r"
+
+
+def case_oldbridge(_s):
+    """--reuse on an image built before reset in place: serve says so once, fills
+    no pool and runs its claims cold (they pass); sweep says so once and its
+    episodes run single use, none waiting out the readiness timeout."""
+    import shutil
+    import tempfile
+    wrapped_image.make(T.engine, T.SLIM, OLD_IMAGE, "/usr/local/bin/sandbox-bridge", OLD_BRIDGE)
+    try:
+        s = T.Service("--pool", "1", "--reuse", "3", "--image", OLD_IMAGE)
+        try:
+            if not T.wait_until(lambda: NO_RESET in open(s.err.name).read(), 30, poll=0.2):
+                fail("serve did not say the image lacks reset in place: %s" % open(s.err.name).read())
+            for _ in range(2):
+                o = s.claim()
+                r = finish_completed(s, o)
+                # Completed with no work: graded (a fail), not an infra error.
+                if r.get("ended_by") != "complete_task" or not r["grade"]["graded"] or \
+                        r.get("warm") or r.get("reused"):
+                    fail("a cold claim on the old image: %s" %
+                         {k: r.get(k) for k in ("status", "ended_by", "warm", "reused", "error")})
+            m = s.metrics()
+            if m.get("sandboxctl_serve_warm_started_total", 0) != 0 or \
+                    m.get("sandboxctl_serve_engine_errors_total", 0) != 0:
+                fail("the pool filled or counted engine errors: %s" % m)
+            s.stop_cleanly()
+            err = open(s.err.name).read()
+        finally:
+            s.cleanup()
+        if err.count(NO_RESET) != 1:
+            fail("serve said it %d times: %s" % (err.count(NO_RESET), err[-2000:]))
+        d = tempfile.mkdtemp(prefix="sbx-reuse-old-")
+        try:
+            t0 = time.monotonic()
+            p = subprocess.run([T.SANDBOXCTL, "sweep", "--tasks-dir", T.TASKS, "--agent", "oracle",
+                                "--task", "banking_reserve", "--epochs", "3", "--jobs", "1",
+                                "--image", OLD_IMAGE, "--reuse", "3", "--test-label", "--quiet",
+                                "--out", d], capture_output=True, text=True, timeout=240)
+            dt = time.monotonic() - t0
+            if p.returncode != 0 or p.stderr.count(NO_RESET) != 1 or dt > 25:
+                fail("sweep --reuse on the old image: exit %d in %.1f s, said %d times: %s" %
+                     (p.returncode, dt, p.stderr.count(NO_RESET), p.stderr[-2000:]))
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
+        print("oldbridge: serve and sweep said it once; sweep: 3 single-use episodes in %.1f s" % dt)
+    finally:
+        wrapped_image.remove(T.engine, OLD_IMAGE)
+
+
 CASES = {
     "carryover": (case_carryover, ["--pool", "1", "--reuse", "3"]),
     "retire": (case_retire, ["--pool", "1", "--reuse", "3"]),
     "leak": (case_leak, ["--pool", "1", "--reuse", "1000"]),
     "sweep": (case_sweep, None),
+    "oldbridge": (case_oldbridge, None),
 }
 
 
 def main():
     # test_serve_integration.py's runner: the image check, one service per case, its cleanup.
-    T.SLIM = os.environ.get("SBX_TEST_SLIM_IMAGE") or T.SLIM
     T.CASES = {k: (fn, None if a is None else a + ["--image", T.SLIM], None)
                for k, (fn, a) in CASES.items()}
     T.main()

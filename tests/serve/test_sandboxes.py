@@ -25,9 +25,9 @@ Usage: test_sandboxes.py CASE
            removed; a dirty reset, a DELETE under a request, other limits,
            and a DELETE as serve stops remove the container instead.
 
-The image: $SBX_RUN_TEST_IMAGE=real uses sandboxctl/sandbox-slim:latest
-(what `sandboxctl build` made from this tree); $SBX_SANDBOXES_IMAGE names
-another build of it.
+The image: $SBX_RUN_TEST_IMAGE=real uses $SBX_TEST_SLIM_IMAGE (default
+sandboxctl/sandbox-slim:latest, what `sandboxctl build` made from this tree);
+$SBX_SANDBOXES_IMAGE names another build of it.
 """
 import base64
 import hashlib

@@ -47,8 +47,8 @@ import urllib.parse
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import second_engine  # noqa: E402
 from each_once import each_once  # noqa: E402
-from itest import SANDBOXCTL, SRC, TASKS, Skip, fail, run_main, wait_until  # noqa: E402
-SLIM = "sandboxctl/sandbox-slim:latest"
+from itest import SANDBOXCTL, SLIM_IMAGE, SRC, TASKS, Skip, fail, run_main, wait_until  # noqa: E402
+SLIM = SLIM_IMAGE
 
 UnixHTTP = second_engine.UnixHTTP
 engine = second_engine.engine

@@ -143,6 +143,6 @@ int sim_fit_run(sbx_run **out, const char *runs_dir, const char *run_id, sbx_err
 	ro.image = "sim-image";
 	ro.runs_dir = runs_dir;
 	ro.run_id = run_id;
-	ro.timeout_s = 60;
+	ro.limits.timeout_s = 60;
 	return sbx_run_prepare(out, &ro, err);
 }

@@ -17,6 +17,7 @@
 #include "sbx/relay.h"
 #include "sbx/path.h"
 #include "sbx/sweep.h"
+#include "sbx/warm.h"
 #include "serve-internal.h"
 #include "sim_backend.h"
 #include "sim_episode.h"

@@ -32,8 +32,8 @@ Usage: test_sweep_integration.py CASE  (see CASES at the bottom)
                  then it is stopped midway through a sweep: drained, its episodes
                  re-queued on the first, every episode done once
 
-The image: $SBX_RUN_TEST_IMAGE ("real": sandboxctl/sandbox-slim:latest), else
-the dev image tests/run/dev-image.sh builds from this build's binaries.
+The image: $SBX_RUN_TEST_IMAGE ("real": $SBX_TEST_SLIM_IMAGE, default
+sandboxctl/sandbox-slim:latest), else the dev image tests/run/dev-image.sh builds from this build's binaries.
 Sandboxes are labelled as test objects; each case checks none is left.
 """
 import http.client
@@ -52,7 +52,8 @@ import urllib.parse
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import second_engine  # noqa: E402
-from itest import BUILD, SANDBOXCTL, SKIP, SRC, TASKS, Skip, fail, run_cases, wait_until  # noqa: E402
+from itest import (BUILD, DEFAULT_SLIM_IMAGE, SANDBOXCTL, SKIP, SLIM_IMAGE, SRC, TASKS, Skip,  # noqa: E402
+                   fail, run_cases, wait_until)
 DEV_IMAGE = "sandboxctl-test/run-dev:latest"
 BROKEN_IMAGE = "sandboxctl-test/sweep-broken:latest"
 
@@ -80,7 +81,7 @@ def containers_of(run_ids, host=None):
 def pick_image():
     want = os.environ.get("SBX_RUN_TEST_IMAGE", "")
     if want == "real":
-        ref = "sandboxctl/sandbox-slim:latest"
+        ref = SLIM_IMAGE
         if not image_exists(ref):
             raise Skip("%s missing: run 'sandboxctl build' first" % ref)
         return ref
@@ -253,7 +254,7 @@ def case_example(env):
     """examples/sweep.sh as the README runs it (1 epoch of one task, the oracle), against
     this build's sandboxctl: one sweeps/oracle-<time> directory below the working
     directory, its one result a PASS, its summary on stdout and in summary.json."""
-    slim = "sandboxctl/sandbox-slim:latest"
+    slim = DEFAULT_SLIM_IMAGE
     if not image_exists(slim):
         raise Skip("sweep.sh runs each task's default image; %s is missing" % slim)
     cwd = env.sweep_dir("example")

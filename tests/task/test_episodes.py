@@ -32,16 +32,23 @@ TASKS = os.path.join(SRC, "tasks")
 AGENT = "python3 " + os.path.join(SRC, "examples", "python_agent.py")
 NULL_AGENT = "curl -sf -X POST \"$SANDBOX_REST_URL/task/complete\" -d '{}' >/dev/null"
 IMAGE = os.environ.get("SBX_RUN_TEST_IMAGE", "")
+sys.path.insert(0, os.path.join(SRC, "tests", "lib"))
+from itest import DEFAULT_SLIM_IMAGE, FULL_IMAGE, SLIM_IMAGE  # noqa: E402
+# An image pinned by $SBX_TEST_{SLIM,FULL}_IMAGE is passed as --image; without
+# a pin the runs take sandboxctl's own default (what case_formulas checks).
+PINNED = {False: os.environ.get("SBX_TEST_SLIM_IMAGE"), True: os.environ.get("SBX_TEST_FULL_IMAGE")}
 
 
 def image_for(gui):
     if IMAGE and IMAGE != "real":
         return ["--image", IMAGE]
+    if PINNED[gui]:
+        return ["--image", PINNED[gui]]
     return []
 
 
 def skip_unless_ready(gui=False):
-    ref = "sandboxctl/sandbox:latest" if gui else "sandboxctl/sandbox-slim:latest"
+    ref = FULL_IMAGE if gui else SLIM_IMAGE
     if IMAGE and IMAGE != "real":
         ref = IMAGE
     if not os.path.exists("/var/run/docker.sock"):
@@ -220,7 +227,7 @@ def case_formulas(env):
         f.write("#!/bin/sh\n" + FORMULA_AGENT)
     os.chmod(agent, 0o755)
     code, res, _, dt = env.run("fix_formulas", agent)
-    check(code == 0 and res["status"] == "pass" and res["sandbox"]["image"].startswith("sandboxctl/sandbox-slim:")
+    check(code == 0 and res["status"] == "pass" and res["sandbox"]["image"].startswith(SLIM_IMAGE.rsplit(":", 1)[0] + ":")
           and res["grade"]["recalc"]["method"] in ("native", "sandbox"),
           "fix_formulas by formulas: exit %d %s" % (code, res))
     print("fix_formulas       formulas only: PASS on %s in %.2f s" % (res["sandbox"]["image"], dt))
@@ -231,8 +238,9 @@ def case_formulas(env):
         (shutil.copytree if os.path.isdir(src) else shutil.copy)(src, os.path.join(d, f))
     with open(os.path.join(d, "task.yaml"), "a") as f:
         f.write("libreoffice: true\n")
+    # (sandboxctl knows the slim image by its name: the refusal comes before any sandbox)
     p = subprocess.run([SANDBOXCTL, "run", "--task", d, "--agent", "oracle", "--image",
-                        "sandboxctl/sandbox-slim:latest", "--runs-dir", env.runs, "--test-label"],
+                        DEFAULT_SLIM_IMAGE, "--runs-dir", env.runs, "--test-label"],
                        capture_output=True, text=True)
     check(p.returncode == 2 and "needs LibreOffice" in p.stderr and p.stderr.count("\n") == 1,
           "libreoffice task on slim: %d %s" % (p.returncode, p.stderr))

@@ -56,7 +56,7 @@ START_TEST(full_mapping)
 	ck_assert_str_eq(t->files[0], "starting_files/cash_flows.ods");
 	ck_assert_str_eq(t->outputs[0], "cash_flows.ods"); /* overwritten in place */
 	ck_assert_str_eq(t->oracles[0], "oracle/expected.ods");
-	ck_assert_uint_eq(t->limits.deadline_s, 120);
+	ck_assert_uint_eq(t->limits.timeout_s, 120);
 	ck_assert_ptr_nonnull(strstr(t->path, "task.json"));
 	o = &t->grading.cases[0].opts;
 	ck_assert_double_eq_tol(o->abs_tol, 0.5, 1e-12);
@@ -86,7 +86,7 @@ START_TEST(defaults_from_folders)
 	o = &t->grading.cases[0].opts;
 	ck_assert_double_eq_tol(o->abs_tol, 0.01, 1e-12);
 	ck_assert(o->skip_empty);
-	ck_assert_uint_eq(t->limits.deadline_s, 0);
+	ck_assert_uint_eq(t->limits.timeout_s, 0);
 	sbx_task_free(t);
 }
 END_TEST
@@ -193,7 +193,7 @@ START_TEST(parse_in_memory_awkward)
 	ck_assert_str_eq(t->grading.cases[1].output, "b.ods");
 	ck_assert_str_eq(t->grading.cases[1].oracle, "oracle/p.ods");
 	ck_assert_str_eq(t->grading.cases[1].opts.sheets[1].name, "\xc3\xa9");
-	ck_assert_uint_eq(t->limits.deadline_s, 1);
+	ck_assert_uint_eq(t->limits.timeout_s, 1);
 	sbx_task_free(t);
 	free(yaml);
 }

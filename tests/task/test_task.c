@@ -5,7 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sbx/cleanup.h"
+#include "sbx/json.h"
 #include "sbx/task.h"
+#include "sbx/util.h"
 
 #define BASE                                                                                       \
 	"id: t\n"                                                                                  \
@@ -56,7 +59,7 @@ START_TEST(test_minimal_defaults)
 	ck_assert_int_eq(o->missing_sheet, SBX_MISSING_SHEET_MISMATCH);
 	ck_assert_double_eq(o->pass_threshold, 1.0);
 	ck_assert_double_eq(o->fail_threshold, 0);
-	ck_assert_uint_eq(t->limits.deadline_s, 0);
+	ck_assert_uint_eq(t->limits.timeout_s, 0);
 	ck_assert(!t->gui);
 	sbx_task_free(t);
 }
@@ -76,8 +79,8 @@ START_TEST(test_full_file)
 	ck_assert_uint_eq(t->n_files, 1);
 	ck_assert_str_eq(t->files[0], "files/input.ods");
 	ck_assert_str_eq(t->oracles[0], "oracle/expected.ods");
-	ck_assert_uint_eq(t->limits.deadline_s, 300);
-	ck_assert_uint_eq(t->limits.memory_bytes, 512ull << 20);
+	ck_assert_uint_eq(t->limits.timeout_s, 300);
+	ck_assert_uint_eq(t->limits.memory, 512ull << 20);
 	ck_assert_double_eq(t->limits.cpus, 1.5);
 	ck_assert_uint_eq(t->limits.pids, 128);
 	ck_assert(t->gui);
@@ -364,12 +367,78 @@ START_TEST(test_resolve_and_list)
 }
 END_TEST
 
+/* One resolution for every source of limits: a flag beats the task, the task the default. */
+START_TEST(test_limits_resolve)
+{
+	const sbx_limits defaults = {
+		.timeout_s = 600, .memory = 2ULL << 30, .cpus = 2, .pids = 256, .grace_s = 30};
+	sbx_limits task = {.timeout_s = 300, .cpus = 1.5}, flag = {.cpus = 0.5}, l, w;
+
+	sbx_limits_set_runtime(&flag, "runsc");
+	sbx_limits_resolve(&l, &flag, &task, &defaults);
+	ck_assert_uint_eq(l.timeout_s, 300);
+	ck_assert_uint_eq(l.memory, 2ULL << 30);
+	ck_assert_double_eq(l.cpus, 0.5);
+	ck_assert_uint_eq(l.pids, 256);
+	ck_assert_str_eq(l.runtime, "runsc");
+	ck_assert_uint_eq(l.grace_s, 30);
+	ck_assert(!l.engine_seccomp);
+	sbx_limits_resolve(&l, NULL, NULL, &defaults);
+	ck_assert_uint_eq(l.timeout_s, 600);
+	ck_assert_str_eq(l.runtime, "");
+	/* The same sandbox: its shape, not the episode's deadline. */
+	w = l;
+	w.timeout_s = 5;
+	w.grace_s = 1;
+	ck_assert(sbx_limits_same_sandbox(&l, &w));
+	sbx_limits_set_runtime(&w, "runsc");
+	ck_assert(!sbx_limits_same_sandbox(&l, &w));
+	w = l;
+	w.engine_seccomp = true;
+	ck_assert(!sbx_limits_same_sandbox(&l, &w));
+}
+END_TEST
+
+/* One writer and reader, each document with its own keys and order. */
+START_TEST(test_limits_json)
+{
+	static const sbx_limits_key keys[] = {
+		{SBX_LIMITS_TIMEOUT, "timeout_s"}, {SBX_LIMITS_MEMORY, "memory"},
+		{SBX_LIMITS_CPUS, "cpus"},	   {SBX_LIMITS_PIDS, "pids"},
+		{SBX_LIMITS_RUNTIME, "runtime"},   {SBX_LIMITS_GRACE, "grace_s"},
+		{SBX_LIMITS_SECCOMP, "seccomp"},
+	};
+	sbx_limits l = {.timeout_s = 90,
+			.memory = 1ULL << 30,
+			.cpus = 1.5,
+			.pids = 128,
+			.grace_s = 20,
+			.engine_seccomp = true},
+		   back = {0};
+	_cleanup_json_ cJSON *o = cJSON_CreateObject();
+	_cleanup_free_ char *text = NULL;
+
+	sbx_limits_json_write(o, &l, keys, SBX_ELEMENTSOF(keys));
+	text = cJSON_PrintUnformatted(o);
+	ck_assert_str_eq(text, "{\"timeout_s\":90,\"memory\":1073741824,\"cpus\":1.5,\"pids\":128,"
+			       "\"runtime\":null,\"grace_s\":20,\"seccomp\":\"default\"}");
+	ck_assert_uint_eq(sbx_limits_json_read(o, keys, SBX_ELEMENTSOF(keys), &back), 0);
+	ck_assert(back.timeout_s == 90 && back.memory == 1ULL << 30 && back.cpus == 1.5 &&
+		  back.pids == 128 && back.grace_s == 20 && back.engine_seccomp &&
+		  !back.runtime[0]);
+	cJSON_ReplaceItemInObject(o, "cpus", cJSON_CreateNumber(2000));
+	cJSON_ReplaceItemInObject(o, "pids", cJSON_CreateNumber(1.5));
+	ck_assert_uint_eq(sbx_limits_json_read(o, keys, SBX_ELEMENTSOF(keys), &back),
+			  (1u << SBX_LIMITS_CPUS) | (1u << SBX_LIMITS_PIDS));
+}
+END_TEST
+
 static void add_cases(Suite *s)
 {
 	TCase *tc = SBX_TEST_CASE(s, "load", NULL, NULL, 0, test_minimal_defaults, test_full_file);
 	SBX_TEST_TABLE(tc, test_bad, bad);
 	SBX_TEST_ADD(tc, test_depth_and_size_caps, test_files_checked, test_grading_standalone,
-		     test_resolve_and_list);
+		     test_resolve_and_list, test_limits_resolve, test_limits_json);
 }
 
 SBX_TEST_MAIN("task", add_cases)

@@ -157,8 +157,8 @@ START_TEST(test_harbor_load)
 	ck_assert_str_eq(t->prompt, "Do it.\n");
 	ck_assert_str_eq(t->title, "org/thing");
 	ck_assert_uint_eq(t->harbor->verifier_timeout_s, 90);
-	ck_assert_uint_eq(t->limits.deadline_s, 120);
-	ck_assert_uint_eq(t->limits.memory_bytes, 512ull << 20);
+	ck_assert_uint_eq(t->limits.timeout_s, 120);
+	ck_assert_uint_eq(t->limits.memory, 512ull << 20);
 	ck_assert_double_eq(t->limits.cpus, 1.5);
 	ck_assert_ptr_null(t->harbor->solution);
 	ck_assert_ptr_null(t->harbor->docker_image);

@@ -8,7 +8,7 @@ Two real runs on the machine's engine: an agent that crashes ("echo boom; exit 1
 and one that changes a given cell of sales_revenue (its gate 'inputs unchanged'),
 writing markup there, so the page must show it escaped.
 
-The image: $SBX_RUN_TEST_IMAGE if it names one, else sandboxctl/sandbox-slim:latest.
+The image: $SBX_RUN_TEST_IMAGE if it names one, else $SBX_TEST_SLIM_IMAGE (default sandboxctl/sandbox-slim:latest).
 """
 import html
 import json

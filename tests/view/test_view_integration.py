@@ -26,7 +26,7 @@ a 2-episode sweep on the machine's Docker engine, serves them with `sandboxctl v
     by the hostile text), a screenshot that is not blank, the report opened
     with every host name mapped to nothing
 
-The image: $SBX_RUN_TEST_IMAGE if it names one, else sandboxctl/sandbox-slim:latest.
+The image: $SBX_RUN_TEST_IMAGE if it names one, else $SBX_TEST_SLIM_IMAGE (default sandboxctl/sandbox-slim:latest).
 """
 import http.client
 import json
@@ -47,9 +47,11 @@ BUILD = os.environ.get("SBX_BUILD_ROOT", SRC + "/build")
 SANDBOXCTL = os.path.join(BUILD, "cmd", "sandboxctl")
 TASKS = os.path.join(SRC, "tasks")
 AGENT = os.path.join(SRC, "tests", "view", "hostile_agent.sh")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from itest import SLIM_IMAGE  # noqa: E402
 IMAGE = os.environ.get("SBX_RUN_TEST_IMAGE", "real")
 if IMAGE in ("", "real"):
-    IMAGE = "sandboxctl/sandbox-slim:latest"
+    IMAGE = SLIM_IMAGE
 SKIP = 77
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 

@@ -22,6 +22,7 @@
 #include "sbx/buf.h"
 #include "sbx/error.h"
 #include "sbx/stream.h"
+#include "sbx/task.h"
 
 /*
  * Under gVisor (runtime "runsc") the engine's pids limit counts the Sentry's
@@ -37,15 +38,15 @@ typedef struct sbx_sandbox_spec {
 	const char *image;
 	const char *run_id;
 	const char *task;
-	const char *owner;   /* label value, see sbx/labels.h */
-	int64_t created;     /* unix seconds */
-	int64_t deadline;    /* unix seconds: the agent's deadline (PID 1 adds the grace) */
-	uint32_t grace_s;    /* seconds PID 1 waits past the deadline before ending */
-	uint64_t memory;     /* bytes */
-	double cpus;	     /* CPUs (fractions allowed) */
-	uint32_t pids;	     /* max processes (under runsc: see above) */
-	const char *runtime; /* NULL: the engine's default */
-	bool engine_seccomp; /* the engine's default seccomp profile instead of ours */
+	const char *owner; /* label value, see sbx/labels.h */
+	int64_t created;   /* unix seconds */
+	int64_t deadline;  /* unix seconds: the agent's deadline (PID 1 adds the grace) */
+	/*
+	 * Memory, CPUs, pids (under runsc: see above), runtime ("": the engine's
+	 * default), seccomp profile, and grace_s: how long PID 1 waits past the
+	 * deadline before ending. timeout_s is not read: deadline says it.
+	 */
+	sbx_limits limits;
 	uint64_t workspace_bytes, tmp_bytes, run_bytes; /* tmpfs sizes */
 	/* Where the workspace tmpfs goes (SANDBOX_WORKSPACE for PID 1 and the server): an
 	 * absolute path checked by the caller (sbx_task_harbor_workdir_refusal); NULL:
@@ -193,6 +194,14 @@ int sbx_backend_docker_new(sbx_backend **out, sbx_error *err);
 
 /* The same on the engine at host ("unix:///path", "tcp://host:port"; NULL as above). */
 int sbx_backend_docker_new_at(sbx_backend **out, const char *host, sbx_error *err);
+
+/*
+ * Makes the backend a launch runs on (engine: sbx_run_opts.engine,
+ * sbx_warm_opts.engine). The run
+ * owns *out from then on and frees it with b->ops->free.
+ */
+typedef int (*sbx_run_backend_fn)(sbx_backend **out, const char *engine, void *userdata,
+				  sbx_error *err);
 
 /* The socket the server listens on inside the sandbox, reached with sandbox-bridge. */
 #define SBX_SANDBOX_SOCKET    "/run/sandbox/mcp.sock"

@@ -360,7 +360,7 @@ typedef struct sbx_docker_container {
 	char *id;
 	char *name;	/* without the leading '/' */
 	char *image;	/* as requested ("sandboxctl/sandbox:latest") */
-	char *image_id; /* inspect only */
+	char *image_id; /* "sha256:..." (list: NULL when the engine did not say) */
 	char *state;	/* "created", "running", "exited", "dead", "paused", ... */
 	char *status;	/* list only: "Up 3 minutes" */
 	bool running;
@@ -375,6 +375,7 @@ typedef struct sbx_docker_container {
 	sbx_docker_kv *labels; /* owned */
 	size_t n_labels;
 	char *raw_json; /* inspect only: the engine's whole answer (HostConfig etc.) */
+	char **volumes; /* list only: the named volumes it mounts, NULL-terminated (or NULL) */
 } sbx_docker_container;
 
 /* GET /containers/{id}/json. -ENOENT when absent. */
@@ -551,6 +552,14 @@ int sbx_docker_exec_run(sbx_docker *d, const char *container_id, const sbx_docke
  * for an image that has no tar of its own. NULL: `tar` from the image's PATH.
  */
 int sbx_docker_set_tar(sbx_docker *d, const char *const *prefix, sbx_error *err);
+
+/*
+ * "KEY=value" entries (NULL-terminated, at most 8, copied) every exec this
+ * handle creates gets in its environment before its own: an exec inherits
+ * the container's Config.Env, and "KEY=" blanks a key there for it. NULL:
+ * none.
+ */
+int sbx_docker_set_exec_env(sbx_docker *d, const char *const *env, sbx_error *err);
 
 /* ---------------------------------------------------------------- volumes */
 

@@ -191,7 +191,16 @@ void sbx_grade_result_summarise(sbx_grade_result *r);
  */
 int sbx_grade_report_text(const sbx_grade_result *r, size_t max_lines, sbx_buf *out);
 
-/* The full report as JSON (every kept mismatch). Returns malloc'd text or NULL on OOM. */
+struct cJSON;
+
+/*
+ * The full report as a JSON tree (every kept mismatch), for a caller that
+ * passes it on without printing it (lib/run's grade). The caller owns it
+ * (cJSON_Delete); NULL on OOM.
+ */
+struct cJSON *sbx_grade_report_tree(const sbx_grade_result *r);
+
+/* The same report as JSON text, unformatted. Returns malloc'd text or NULL on OOM. */
 char *sbx_grade_report_json(const sbx_grade_result *r);
 
 /* One mismatch as a report line (without newline), appended to out. */

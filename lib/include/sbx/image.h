@@ -277,3 +277,37 @@ typedef struct sbx_image_task_opts {
  */
 int sbx_image_build_task(sbx_docker *d, const sbx_image_task_opts *o, char **image_id,
 			 sbx_error *err);
+
+/* ---------------------------------------------------------------- gc */
+
+typedef enum sbx_image_gc_kind {
+	SBX_IMAGE_GC_TASK_IMAGE, /* a task's own image (SBX_IMAGE_LABEL_TASK): name is its tag */
+	SBX_IMAGE_GC_BUNDLE,	 /* an any-image bundle volume (or a marker left alone) */
+} sbx_image_gc_kind;
+
+typedef struct sbx_image_gc_item {
+	sbx_image_gc_kind kind;
+	char name[256];	    /* "sandboxctl-task/<id>:<hash12>", or the volume's name */
+	char marker[272];   /* a bundle's "<name>.ready" when it has one, else "" */
+	const char *reason; /* "superseded", "older than the limit", "old bundle" (static) */
+} sbx_image_gc_item;
+
+/*
+ * What `sandboxctl gc` removes besides sandboxes, for the build in hand:
+ *   - task images of a task that has a newer one (superseded; building a task
+ *     removes its older images, except one in use then), and with
+ *     older_than_s >= 0 any created that long before now (unix seconds);
+ *   - bundle volumes (SBX_BUNDLE_PREFIX) other than the one of the current
+ *     SBX_IMAGE_SLIM, and their markers (none when that image is absent:
+ *     nothing then tells the current bundle).
+ * Never one that a container uses, running or not (read from the engine's
+ * containers now). *out: an array of *n_out items, free().
+ */
+int sbx_image_gc_list(sbx_docker *d, int64_t now, int64_t older_than_s, sbx_image_gc_item **out,
+		      size_t *n_out, sbx_error *err);
+
+/*
+ * Removes item (a bundle with its marker), never forced: the engine refuses
+ * one that a container took since the list (err says so). -ENOENT: gone already.
+ */
+int sbx_image_gc_remove(sbx_docker *d, const sbx_image_gc_item *item, sbx_error *err);

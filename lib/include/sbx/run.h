@@ -14,7 +14,9 @@
  *            write result.json atomically
  *
  * sbx_run_execute does all of it; `sandboxctl mcp` drives the steps itself.
- * The sandbox is reached only through a backend (sbx/backend.h).
+ * The sandbox is reached only through a backend (sbx/backend.h). What an
+ * episode leaves is in sbx/result.h, where its task came from in
+ * sbx/provenance.h, sandboxes started ahead in sbx/warm.h.
  */
 
 #include <signal.h>
@@ -24,91 +26,11 @@
 #include <sys/types.h>
 
 #include "sbx/backend.h"
-#include "sbx/buf.h"
+#include "sbx/cleanup.h"
 #include "sbx/error.h"
-#include "sbx/grade.h"
 #include "sbx/relay.h"
+#include "sbx/result.h"
 #include "sbx/task.h"
-
-typedef enum sbx_run_status {
-	SBX_RUN_PASS = 0,
-	SBX_RUN_PARTIAL,
-	SBX_RUN_FAIL,
-	SBX_RUN_TIMEOUT,     /* the deadline passed; graded anyway */
-	SBX_RUN_INTERRUPTED, /* SIGINT/SIGTERM; not graded */
-	SBX_RUN_INFRA_ERROR, /* the engine, the image or the host failed: the only retryable class
-			      */
-	SBX_RUN_AGENT_ERROR, /* the agent exited non-zero or never started before complete_task;
-				graded, flagged */
-	SBX_RUN_SANDBOX_FAILED, /* the sandbox's own processes died or misbehaved (the agent's
-				   side); graded where outputs can still be read */
-} sbx_run_status;
-
-/*
- * "pass", "partial", "fail", "timeout", "interrupted", "infra_error",
- * "agent_error", "sandbox_failed".
- */
-const char *sbx_run_status_name(sbx_run_status s);
-
-/*
- * The class a status belongs to: "task" (pass, partial, fail, timeout: a
- * real attempt), "agent" (agent_error, sandbox_failed: the attempt failed on
- * the agent's side, a result all the same), "interrupted", or
- * "infrastructure" (infra_error: the only class worth retrying).
- */
-const char *sbx_run_outcome_name(sbx_run_status s);
-
-typedef enum sbx_run_phase {
-	SBX_PHASE_CREATE = 0,
-	SBX_PHASE_START,
-	SBX_PHASE_COPY_IN,
-	SBX_PHASE_READY,
-	SBX_PHASE_AGENT,
-	SBX_PHASE_COPY_OUT,
-	SBX_PHASE_GRADE,
-	SBX_PHASE_REMOVE,
-	SBX_PHASE_COUNT,
-} sbx_run_phase;
-
-/* "create", "start", "copy_in", "ready", "agent", "copy_out", "grade", "remove". */
-const char *sbx_run_phase_name(sbx_run_phase p);
-
-typedef enum sbx_run_end {
-	SBX_END_NONE = 0,
-	SBX_END_COMPLETE_TASK, /* the agent called complete_task or POST /task/complete */
-	SBX_END_AGENT_EXIT,    /* the agent process exited */
-	SBX_END_DEADLINE,
-	SBX_END_INTERRUPTED,
-	SBX_END_CLIENT_EOF, /* `sandboxctl mcp`: the client closed stdin */
-	SBX_END_SANDBOX_DIED,
-} sbx_run_end;
-
-/* "complete_task", "agent_exit", "deadline", "interrupted", "client_eof", "sandbox_died". */
-const char *sbx_run_end_name(sbx_run_end e);
-
-/* What grading produced: by sbx_run_grade_outputs, sbx_run_grade_isolated or the grade hook. */
-typedef struct sbx_run_grade {
-	bool graded;
-	sbx_grade_status status; /* the grader's own status, not its name */
-	double score;		 /* 0..1 */
-	uint64_t cells_graded, cells_matched;
-	/* How the graded formula values were computed: "sandbox" (the output held them),
-	 * "native" (the grader computed some), "none" (no formulas). */
-	char recalc[16];
-	uint64_t recalc_formulas, recalc_native, recalc_unsupported;
-	char *report_text; /* malloc'd, may be NULL */
-	char *report_json; /* malloc'd JSON text, may be NULL */
-	/*
-	 * A grade error (graded is then false): why no grade could be made of
-	 * these outputs, one line, malloc'd: "grader crashed: signal 11 (SIGSEGV)",
-	 * "grader exceeded its 2 GiB memory limit". result.json: status fail (or
-	 * timeout, agent_error), error.kind "grade_error"; never retried.
-	 */
-	char *error;
-} sbx_run_grade;
-
-/* Frees what g holds and zeroes it; g may be NULL. */
-void sbx_run_grade_clear(sbx_run_grade *g);
 
 /*
  * Grades the outputs of task collected under outputs_dir into *out, in this
@@ -154,31 +76,12 @@ int sbx_run_grade_isolated(const char *program, const sbx_task *task, const char
  */
 int sbx_run_grader_main(int argc, char **argv);
 
-/*
- * Grades the outputs of task collected under outputs_dir into *out, in the
- * run's process: used when sbx_run_opts.grader is NULL (tests). The grader
- * is below lib/run (lib/grade, docs/ARCHITECTURE.md): the commands point
- * this at their cmd_run__grade, which only calls sbx_run_grade_outputs, and
- * set grader, so their episodes grade in a child process.
- */
-typedef int (*sbx_run_grade_fn)(const sbx_task *task, const char *outputs_dir, sbx_run_grade *out,
-				void *userdata, sbx_error *err);
-
 typedef struct sbx_run sbx_run;
-
-/*
- * Makes the backend a launch runs on (engine: sbx_run_opts.engine). The run
- * owns *out from then on and frees it with b->ops->free.
- */
-typedef int (*sbx_run_backend_fn)(sbx_backend **out, const char *engine, void *userdata,
-				  sbx_error *err);
 
 /* Called once the endpoint is up (to print it); may be NULL. */
 typedef void (*sbx_run_ready_fn)(sbx_run *run, void *userdata);
 
 #define SBX_RUN_OPTS_VERSION 1
-
-typedef struct sbx_provenance_cache sbx_provenance_cache;
 
 typedef struct sbx_run_opts {
 	unsigned version;
@@ -194,25 +97,22 @@ typedef struct sbx_run_opts {
 	const char *demo_agent_path; /* NULL: looked up next to the program, then in PATH */
 	const char *runs_dir;	     /* NULL: "runs" */
 	const char *run_id;	     /* NULL: generated */
-	/* Limits: 0/NULL take the task's value, else the defaults (2 GiB, 2 CPUs, 256 pids, 600 s).
+	/*
+	 * Limits: 0 (or "") takes the task's value, else the defaults (2 GiB,
+	 * 2 CPUs, 256 pids, 600 s, grace 30 s); engine_seccomp: the engine's
+	 * default seccomp profile instead of ours (images/seccomp/sandbox.json).
 	 */
-	uint32_t timeout_s;
-	uint64_t memory;
-	double cpus;
-	uint32_t pids;
-	const char *runtime;
-	uint32_t grace_s;	  /* PID 1's grace past the deadline; 0: 30 */
+	sbx_limits limits;
 	uint32_t ready_timeout_s; /* 0: 30 (120 for GUI tasks) */
 	uint16_t port;		  /* relay port; 0: any free one */
 	bool published;		  /* --network published */
 	bool keep;		  /* leave the sandbox behind */
 	bool test;		  /* label objects as test objects */
 	bool quiet_agent;	  /* agent stdout/stderr only into the run directory */
-	sbx_run_grade_fn grade;
-	void *grade_userdata;
 	/*
 	 * Grade in a child process (sbx_run_grade_isolated) with this program;
-	 * the commands pass sandbox-grader's path. NULL: the grade hook, in process.
+	 * the commands pass sandbox-grader's path. NULL: in the run's own process
+	 * (sbx_run_grade_outputs), as the tests do.
 	 */
 	const char *grader;
 	sbx_run_ready_fn on_ready;
@@ -234,8 +134,6 @@ typedef struct sbx_run_opts {
 	/* Seedable tasks: generate a fresh instance from this seed (recorded in result.json). */
 	bool seeded;
 	uint64_t seed;
-	/* The engine's default seccomp profile instead of ours (images/seccomp/sandbox.json). */
-	bool engine_seccomp;
 	/* The engine: "unix:///path" or "tcp://host:port"; NULL: $DOCKER_HOST, else the default. */
 	const char *engine;
 	/*
@@ -268,6 +166,13 @@ typedef struct sbx_run_opts {
 #define SBX_RUN_DEFAULT_CPUS	  2.0
 #define SBX_RUN_DEFAULT_PIDS	  256
 #define SBX_RUN_DEFAULT_GRACE_S	  30
+/* The same as an initializer for sbx_limits_resolve's last source. */
+#define SBX_RUN_DEFAULT_LIMITS                                                                     \
+	{                                                                                          \
+		.timeout_s = SBX_RUN_DEFAULT_TIMEOUT_S, .memory = SBX_RUN_DEFAULT_MEMORY,          \
+		.cpus = SBX_RUN_DEFAULT_CPUS, .pids = SBX_RUN_DEFAULT_PIDS,                        \
+		.grace_s = SBX_RUN_DEFAULT_GRACE_S                                                 \
+	}
 
 #define SBX_RUN_RECORD_DEFAULT_S 2.0
 #define SBX_RUN_FRAMES_MAX	 600
@@ -277,132 +182,6 @@ typedef struct sbx_run_opts {
 	{                                                                                          \
 		.version = SBX_RUN_OPTS_VERSION                                                    \
 	}
-
-typedef struct sbx_run_limits {
-	uint32_t timeout_s;
-	uint64_t memory;
-	double cpus;
-	uint32_t pids;
-	char runtime[64]; /* "" for the engine default */
-	uint64_t workspace_bytes, tmp_bytes, run_bytes;
-	uint32_t grace_s;
-	bool published;
-	bool engine_seccomp;
-} sbx_run_limits;
-
-typedef struct sbx_provenance {
-	bool known;	  /* the task folder is inside a git repository */
-	char commit[48];  /* HEAD, hex */
-	bool dirty;	  /* the task's files differ from HEAD (or are untracked) */
-	char *repo;	  /* the repository's work directory (malloc'd) */
-	char *task_path;  /* the task folder relative to it (malloc'd) */
-	unsigned changed; /* number of differing files */
-} sbx_provenance;
-
-/*
- * A Harbor task's verifier (lib/run/verify.c): after the agent's phase its
- * processes are killed and only the workdir leaves, as a size-capped
- * archive, into a fresh sandbox of the same image, where tests/test.sh runs.
- */
-#define SBX_RUN_WORKDIR_MAX	 (64ULL << 20) /* the workdir archive's cap */
-#define SBX_RUN_VERIFIER_TAIL	 2048	       /* bytes of test.sh's output kept */
-#define SBX_RUN_REWARD_MAX_BYTES 65536	       /* reward.json / reward.txt read at most */
-#define SBX_RUN_REWARD_MAX_KEYS	 32
-
-typedef struct sbx_run_verifier {
-	bool harbor;	    /* the verifier phase began (a Harbor task); else the rest is unset */
-	bool ran;	    /* test.sh was started */
-	bool rewarded;	    /* a reward was read */
-	double reward;	    /* reward.json's "reward", else reward.txt's number */
-	char *rewards_json; /* reward.json's object as printed (numbers only), or NULL */
-	char reward_source[16]; /* "reward.json", "reward.txt", "" */
-	int exit_code;		/* test.sh's; -1 when unknown */
-	bool timed_out;
-	char *output_tail;			       /* the end of test-stdout.txt, or NULL */
-	char workdir[SBX_TASK_HARBOR_WORKDIR_MAX + 1]; /* the task's workdir, e.g. "/app" */
-	char workdir_sha256[65];
-	uint64_t workdir_bytes;	  /* the archive the verifier got */
-	uint64_t workdir_refused; /* entries dropped: escaping symlinks, devices, fifos */
-	char *error;		  /* why there is no reward, one line, or NULL */
-	/*
-	 * total: on the episode's path, from the agent's end to the reward. Its
-	 * sandbox is made while the agent works (made_ahead: create_ms is then
-	 * off the path) and removed while the agent's is (remove_ms: off it too).
-	 */
-	bool made_ahead;
-	double create_ms, copy_ms, test_ms, remove_ms, total_ms;
-} sbx_run_verifier;
-
-/* The outcome; everything result.json says. Owned by the run. */
-typedef struct sbx_run_result {
-	char *run_id;
-	char *run_dir;
-	char *task;
-	sbx_run_status status;
-	sbx_run_end end;
-	char *error;	  /* infrastructure failure: one line, else NULL */
-	char *error_kind; /* "engine", "image_missing", "sandbox_died", "oom", "relay", "agent", ...
-			   */
-	char *agent;	  /* "external", "oracle", "demo", or the command */
-	int agent_exit;	  /* -1 when none or not exited */
-	double phase_ms[SBX_PHASE_COUNT];
-	bool phase_done[SBX_PHASE_COUNT];
-	double total_ms;
-	double gui_ready_ms;		 /* GUI tasks: from start to Calc showing the file; 0 */
-	int64_t started_at, finished_at; /* unix ms */
-	int64_t deadline;		 /* unix seconds */
-	sbx_run_limits limits;
-	char *image;
-	char *image_id;
-	char *sandbox_id;
-	char *backend;
-	sbx_sandbox_applied applied; /* as the engine reports it */
-	char *endpoint;		     /* the agent's base URL: the relay's, or the published port */
-	char *published;	 /* --network published: "127.0.0.1:port" on the host, else NULL */
-	bool privileges_dropped; /* published: PID 1 reported dropping every capability */
-	/* What PID 1 says it verified after the drop, and under which kernel
-	 * ("Linux" under runc, "gVisor" under runsc); "" when it did not say. */
-	char pid1_kernel[16];
-	char pid1_verified[256];
-	int pid1_seccomp; /* its seccomp mode as the kernel reports it: 0 none, 2 filter */
-	bool kept;
-	bool screenshot;	  /* screenshot.png was saved (GUI tasks) */
-	bool screenshot_reloaded; /* Calc was restarted on the saved file for it */
-	unsigned frames; /* --record: screenshots saved in frames/ during the agent phase */
-	sbx_run_grade grade;
-	sbx_provenance provenance;
-	sbx_relay_stats relay;
-	bool seeded;	    /* a fresh instance made from seed (run --seed) */
-	uint64_t seed;	    /* <= SBX_TASK_SEED_MAX, exact in JSON */
-	bool agent_stopped; /* the agent was still running at the end and was signalled */
-	char *agent_tail;   /* agent_error: the last lines of agent.log, joined by " | " */
-	/* How complete_task computed formulas in the sandbox, from its final status. */
-	char sandbox_recalc[24]; /* "native", "libreoffice", "native+libreoffice", "none"; ""
-				    unknown */
-	uint64_t sandbox_recalc_native, sandbox_recalc_office; /* formula cells */
-	bool warm; /* the sandbox came from a warm pool (sbx_run_launch_warm) */
-	/* --reuse: episodes the sandbox served before this one (0: fresh), the reset
-	 * before this one (reused > 0), and what the reset after it did. */
-	uint32_t reused;
-	uint32_t reuse; /* the warm sandbox's episodes at most (1: single use, a foreign image) */
-	double reset_ms, reset_kill_ms, reset_agent_ms, reset_clean_ms, reset_verify_ms;
-	bool reset_after;	   /* a reset was made after this episode */
-	bool retired;		   /* it failed or found residue: the sandbox was removed */
-	char *reset_found;	   /* what it found or why it failed, else NULL */
-	bool trajectory;	   /* trajectory.json was written */
-	char *trajectory_error;	   /* why not, one line, else NULL */
-	sbx_run_verifier verifier; /* Harbor tasks */
-} sbx_run_result;
-
-/*
- * Why the episode did not pass, in one line (result.json's "reason"): "agent
- * exited 1: boom" (the log's last line), "gate 'inputs unchanged' failed:
- * Sheet1!A2 changed (expected …, got …)", "case 'x' failed: …", "deadline 8 s
- * passed during the agent phase", "sandbox failed: oom: …", "infrastructure
- * failed: …". NULL for a pass (or out of memory); else malloc'd, free it. Cell
- * values in it come from the agent's outputs: escape it where it is shown.
- */
-char *sbx_run_result_reason(const sbx_run_result *r);
 
 /* ---- the steps ---- */
 
@@ -460,132 +239,6 @@ int sbx_run_finish(sbx_run *run, sbx_run_end end, sbx_error *err);
  */
 sbx_run_end sbx_run_serve_stdio(sbx_run *run, int in_fd, int out_fd);
 
-/* ---- warm sandboxes (`sandboxctl serve`'s pool) ---- */
-
-/*
- * A sandbox created and started ahead of any task, its server answering,
- * waiting to be claimed by one episode (never reused). Its PID 1 ends it at
- * its deadline on its own, so a killed service leaves nothing running.
- */
-typedef struct sbx_warm sbx_warm;
-
-#define SBX_WARM_OPTS_VERSION 1
-
-typedef struct sbx_warm_opts {
-	unsigned version;
-	const char *image;  /* required */
-	const char *id;	    /* its sandboxctl.run-id label, required (e.g. "<service>-pool-3") */
-	const char *engine; /* as sbx_run_opts.engine */
-	uint32_t ttl_s;	    /* PID 1's deadline, from now; 0: 600 */
-	uint32_t ready_timeout_s; /* 0: 30 */
-	bool test;
-	/* The limits it is created with; 0/NULL: the defaults (as sbx_run_prepare's). */
-	uint64_t memory;
-	double cpus;
-	uint32_t pids;
-	const char *runtime;
-	/* As sbx_run_opts.backend: the Docker backend unless a test passes another. */
-	sbx_run_backend_fn backend;
-	void *backend_userdata;
-	/*
-	 * Episodes it may serve (0, 1: one, the default): past the first, each is
-	 * preceded by a reset in place (PID 1 and the spawner, checked), and a
-	 * sandbox whose reset fails or finds anything is removed, never served.
-	 */
-	uint32_t reuse;
-} sbx_warm_opts;
-
-#define SBX_WARM_OPTS_INIT                                                                         \
-	{                                                                                          \
-		.version = SBX_WARM_OPTS_VERSION                                                   \
-	}
-
-typedef struct sbx_warm_info {
-	char image[256];
-	char id[160];
-	char container[80]; /* the engine's id of the sandbox, once created */
-	uint64_t memory;
-	double cpus;
-	uint32_t pids;
-	char runtime[64];
-	bool engine_seccomp;
-	int64_t created, deadline; /* unix seconds */
-	double create_ms, start_ms, ready_ms;
-	uint32_t reuse;	 /* episodes it may serve (sbx_warm_opts.reuse, at least 1) */
-	uint32_t reused; /* episodes it has served */
-	/* The last reset (reused > 0): the host's whole round trip and PID 1's parts. */
-	double reset_ms, reset_kill_ms, reset_agent_ms, reset_clean_ms, reset_verify_ms;
-} sbx_warm_info;
-
-/*
- * Creates and starts a hardened sandbox with no task and waits until its
- * server answers /health. Blocks (hundreds of ms). On failure nothing is
- * left behind. Free (and remove) with sbx_warm_free.
- */
-int sbx_warm_new(sbx_warm **out, const sbx_warm_opts *opts, sbx_error *err);
-const sbx_warm_info *sbx_warm_get_info(const sbx_warm *w);
-/* Removes the sandbox (unless claimed) and frees. Accepts NULL. */
-void sbx_warm_free(sbx_warm *w);
-SBX_DEFINE_CLEANUP(sbx_warm, sbx_warm_free)
-
-/*
- * A warm sandbox used as it stands, with no task (`serve`'s /v1/sandboxes):
- * true when w has this image and these limits (runtime NULL: the engine's
- * default), the engine's seccomp profile not asked for, and PID 1's
- * deadline at or after until_s (unix seconds).
- */
-bool sbx_warm_fits(const sbx_warm *w, const char *image, uint64_t memory, double cpus,
-		   uint32_t pids, const char *runtime, int64_t until_s);
-
-/*
- * Removes the sandbox now, while other threads may still be in
- * sbx_warm_request on it (theirs then fail); sbx_warm_free frees it later.
- */
-void sbx_warm_destroy(sbx_warm *w);
-
-/*
- * One HTTP request to w's server (the sandbox's /control API) on one of its
- * open bridge streams (kept between calls, at most 8 idle; a new one is a
- * docker exec). body (len bytes, NULL: none) is sent as is; the answer's
- * body is appended to answer (NULL: dropped; -EFBIG past its max);
- * timeout_ms bounds the exchange. 0 with *status, or a negative errno.
- * Thread-safe.
- */
-int sbx_warm_request(sbx_warm *w, const char *method, const char *path, const void *body,
-		     size_t len, int timeout_ms, int *status, sbx_buf *answer, sbx_error *err);
-
-/*
- * Resets w in place for its next user (`serve`'s /v1/sandboxes, whose
- * sandboxes have no run): as between two episodes (sbx_warm_opts.reuse),
- * PID 1 kills every process of the sandbox's users, empties the writable
- * places, starts a fresh server and verifies; its idle streams carry the
- * order and then reach the new server. No request may be under way on w.
- * 0 clean (info.reused counted); < 0 the reset failed, found residue or
- * w's reuse is spent (-ESTALE): the caller removes w (sbx_warm_free).
- */
-int sbx_warm_reset(sbx_warm *w, sbx_error *err);
-
-/* True when w can serve run: same image and limits, and its deadline covers the run's. */
-bool sbx_run_warm_fits(const sbx_run *run, const sbx_warm *w);
-
-/*
- * launch for a prepared run on a warm sandbox that fits (sbx_run_warm_fits):
- * takes w (freed here, whatever happens), opens the relay, copies the files
- * in and waits for the server, ending where sbx_run_launch ends. The run's
- * deadline counts from now; the sandbox's PID 1 keeps the pool's (later)
- * one. Failures are recorded as in sbx_run_launch (call sbx_run_finish).
- */
-int sbx_run_launch_warm(sbx_run *run, sbx_warm *w, sbx_error *err);
-
-/*
- * After sbx_run_finish: the sandbox, reset clean for its next episode, when
- * it came from a warm sandbox with reuse left (sbx_warm_opts.reuse) and the
- * episode ended normally; else NULL (it was removed: single use, reuse
- * spent, or retired by a reset that failed or found residue). The caller
- * owns it.
- */
-sbx_warm *sbx_run_take_warm(sbx_run *run);
-
 /*
  * Everything at once: prepare, launch, wait, finish. Returns 0 when a result
  * was written (read its status). A prepare failure (a configuration error)
@@ -624,67 +277,3 @@ const char *sbx_run_get_connection(const sbx_run *run);
 /* Removes the sandbox if it still exists (unless keep) and frees. Accepts NULL. */
 void sbx_run_free(sbx_run *run);
 SBX_DEFINE_CLEANUP(sbx_run, sbx_run_free)
-
-/* ---- pieces, public for tests and `sandboxctl mcp` ---- */
-
-/*
- * A new run id: "<UTC yyyymmdd-HHMMSS>-<task>-<6 hex>" (at most 96 bytes;
- * task trimmed). Returns malloc'd text or NULL on OOM.
- */
-char *sbx_run_id_new(const char *task);
-
-/* True when s is a safe run id: 1..128 of [A-Za-z0-9._-], not starting with '.' */
-bool sbx_run_id_valid(const char *s);
-
-/*
- * Records where the task came from: the git repository holding task_dir, its
- * HEAD commit and whether any file under task_dir differs from HEAD
- * (modified, staged, untracked). Not in a repository: known = false, 0.
- * Free with sbx_provenance_clear.
- */
-int sbx_provenance_get(const char *task_dir, sbx_provenance *out, sbx_error *err);
-void sbx_provenance_clear(sbx_provenance *p);
-
-/*
- * sbx_provenance_get once per task folder for the cache's life (a sweep's:
- * its episodes record the provenance the sweep began with). Thread-safe;
- * a NULL cache reads the folder each time.
- */
-sbx_provenance_cache *sbx_provenance_cache_new(void);
-void sbx_provenance_cache_free(sbx_provenance_cache *c);
-int sbx_provenance_cache_get(sbx_provenance_cache *c, const char *task_dir, sbx_provenance *out,
-			     sbx_error *err);
-
-/* result.json's text (pretty-printed), malloc'd, NULL on OOM. */
-char *sbx_run_result_json(const sbx_run_result *r);
-
-/*
- * trajectory.json: the run in the Agent Trajectory Interchange Format
- * (schema SBX_TRAJECTORY_SCHEMA), derived from the run directory's
- * transcript.jsonl (tool calls paired with their results by JSON-RPC id) and,
- * for the model agent, model.jsonl (its turns and token usage). Those files are
- * the agent's to write into, so they are read as hostile input: each content
- * is cut at content_max bytes with a marker and the document at about
- * max_bytes, the cuts counted in the root's extra.truncated.
- */
-#define SBX_TRAJECTORY_SCHEMA	   "ATIF-v1.4"
-#define SBX_TRAJECTORY_MAX	   (4u << 20)  /* bytes, about: later calls are omitted */
-#define SBX_TRAJECTORY_CONTENT_MAX (16u << 10) /* one message, result or arguments */
-
-typedef struct sbx_trajectory_info {
-	const char *run_dir;	/* read from, and trajectory.json written into (atomically) */
-	const char *session_id; /* the run id */
-	const char *prompt;	/* the task's prompt: step 1 */
-	const char *agent;	/* result.json's agent: the name when the agent sent none */
-	const char *model;	/* the model agent's model, else NULL */
-	int64_t started_at;	/* unix ms: step 1's timestamp */
-	size_t max_bytes;	/* 0: SBX_TRAJECTORY_MAX */
-	size_t content_max;	/* 0: SBX_TRAJECTORY_CONTENT_MAX */
-} sbx_trajectory_info;
-
-/* Writes run_dir/trajectory.json. 0, or a negative errno with err filled. */
-int sbx_run_trajectory_write(const sbx_trajectory_info *info, sbx_error *err);
-
-/* Maps a status to the CLI's exit code: 0 pass, 1 not passed, 3 infra, 4 deadline, 130 interrupted.
- */
-int sbx_run_status_exit_code(sbx_run_status s);

@@ -15,8 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sbx/cleanup.h"
 #include "sbx/error.h"
-#include "sbx/run.h"
 
 typedef struct sbx_serve sbx_serve;
 
@@ -51,10 +51,8 @@ typedef struct sbx_serve_opts {
 	const char *runs_dir;  /* NULL: "runs" */
 	const char *tasks_dir; /* NULL: the default */
 	bool test;	       /* label every sandbox as a test object */
-	sbx_run_grade_fn grade;
-	void *grade_userdata;
-	const char *grader; /* sbx_run_opts.grader: grade each episode in a child */
-	const char *token;  /* NULL: 128 random bits, hex */
+	const char *grader;    /* sbx_run_opts.grader: grade each episode in a child */
+	const char *token;     /* NULL: 128 random bits, hex */
 	/* The OCI runtime of every sandbox, warm or cold (e.g. "runsc"); NULL: the engine's. */
 	const char *runtime;
 	/* --reuse N: episodes per warm sandbox, reset in place between them (0, 1: one). */

@@ -48,19 +48,14 @@ typedef struct sbx_sweep_plan {
 	unsigned epochs;
 	bool seeded; /* --seed-from: epoch e of a seedable task gets seed_from + e */
 	uint64_t seed_from;
-	uint32_t timeout_s; /* 0: each task's own */
-	unsigned retries;   /* extra attempts for an infra_error episode */
-	char *image;	    /* NULL: each task's default */
-	/* Each episode's limits, as `run` takes them; 0/NULL/false: the task's, else run's. */
-	uint64_t memory;
-	double cpus;
-	uint32_t pids;
-	char *runtime;
-	uint32_t grace_s;
-	bool published;	     /* --network published */
-	bool engine_seccomp; /* --seccomp default */
-	char *tasks_dir;     /* NULL: the default */
-	char **tags;	     /* "key=value" */
+	unsigned retries; /* extra attempts for an infra_error episode */
+	char *image;	  /* NULL: each task's default */
+	/* Each episode's limits, as `run` takes them; 0/"": the task's, else run's
+	 * (timeout_s 0: each task's own deadline). */
+	sbx_limits limits;
+	bool published;	 /* --network published */
+	char *tasks_dir; /* NULL: the default */
+	char **tags;	 /* "key=value" */
 	size_t n_tags;
 	unsigned pass_at[SBX_SWEEP_MAX_PASS_AT]; /* k values of pass@k; always holds 1 */
 	size_t n_pass_at;
@@ -441,9 +436,7 @@ typedef struct sbx_sweep_opts {
 	unsigned version;
 	const char *dir; /* the sweep directory (sweep.json written) */
 	const sbx_sweep_engine *engines;
-	size_t n_engines; /* 0: one default engine with 1 job */
-	sbx_run_grade_fn grade;
-	void *grade_userdata;
+	size_t n_engines;   /* 0: one default engine with 1 job */
 	const char *grader; /* sbx_run_opts.grader: grade each episode in a child */
 	/*
 	 * Set by a signal handler to the number of SIGINTs: 1 stops scheduling

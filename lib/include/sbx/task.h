@@ -125,13 +125,77 @@ typedef enum sbx_task_difficulty {
 
 const char *sbx_task_difficulty_name(sbx_task_difficulty d);
 
-/* 0 in a limit means "not set by the task": the run configuration decides. */
-typedef struct sbx_task_limits {
-	uint32_t deadline_s;
-	uint64_t memory_bytes;
-	double cpus;
-	uint32_t pids;
-} sbx_task_limits;
+/*
+ * An episode's limits, one type wherever they travel: a task's (task.yaml
+ * `limits:`), the command line's, a sweep's plan, the run's as applied, a
+ * warm sandbox's, the sandbox's spec. 0 (or "") in a field means "not set
+ * here": sbx_limits_resolve takes it from the next source.
+ */
+#define SBX_LIMITS_RUNTIME_MAX 63
+
+typedef struct sbx_limits {
+	uint32_t timeout_s; /* the agent's deadline, in seconds from the episode's start */
+	uint64_t memory;    /* bytes */
+	double cpus;	    /* CPUs, fractions allowed */
+	uint32_t pids;	    /* processes */
+	char runtime[SBX_LIMITS_RUNTIME_MAX + 1]; /* the OCI runtime; "": the engine's default */
+	uint32_t grace_s;    /* PID 1's grace past the deadline before it ends the sandbox */
+	bool engine_seccomp; /* the engine's default seccomp profile instead of ours */
+} sbx_limits;
+
+/*
+ * Each field of *out from the first source that sets it: flag (the command
+ * line), then task, then defaults (which should set them all). Sources may
+ * be NULL.
+ */
+void sbx_limits_resolve(sbx_limits *out, const sbx_limits *flag, const sbx_limits *task,
+			const sbx_limits *defaults);
+
+/*
+ * True when a and b make the same sandbox: memory, CPUs, pids, runtime and
+ * seccomp profile (not the deadline or grace, which are the episode's).
+ */
+bool sbx_limits_same_sandbox(const sbx_limits *a, const sbx_limits *b);
+
+/* Sets the runtime (NULL: ""), cut at SBX_LIMITS_RUNTIME_MAX bytes. */
+void sbx_limits_set_runtime(sbx_limits *l, const char *runtime);
+
+/* A field of sbx_limits, and the JSON key it has in one document. */
+typedef enum sbx_limits_field {
+	SBX_LIMITS_TIMEOUT,
+	SBX_LIMITS_MEMORY,
+	SBX_LIMITS_CPUS,
+	SBX_LIMITS_PIDS,
+	SBX_LIMITS_RUNTIME,
+	SBX_LIMITS_GRACE,
+	SBX_LIMITS_SECCOMP,
+} sbx_limits_field;
+
+typedef struct sbx_limits_key {
+	sbx_limits_field field;
+	const char *key;
+} sbx_limits_key;
+
+struct cJSON;
+
+/*
+ * Adds the fields keys[0..n) name to the object o, in that order, under
+ * their keys: numbers; the runtime a string, or null when ""; the seccomp
+ * profile "default" (the engine's) or "sandbox". result.json's "limits" and
+ * a sweep's plan both write through it, each with its own keys.
+ */
+void sbx_limits_json_write(struct cJSON *o, const sbx_limits *l, const sbx_limits_key *keys,
+			   size_t n);
+
+/*
+ * Reads the fields keys[0..n) name from the object o into *l. An absent key
+ * leaves its field as it is; memory and CPUs that are not numbers, and a
+ * runtime that is not a string, read as unset. Returns 0, or a mask of
+ * (1u << field) for each field out of range: timeout 0..7 days, memory
+ * 0..1e15, CPUs 0..1024, pids 0..2^22 and grace 0..3600, counts whole.
+ */
+unsigned sbx_limits_json_read(const struct cJSON *o, const sbx_limits_key *keys, size_t n,
+			      sbx_limits *l);
 
 /* The tools the sandbox's server offers the agent (task.yaml `tools:`). */
 typedef enum sbx_task_toolset {
@@ -180,7 +244,7 @@ typedef struct sbx_task {
 	char **oracles; /* relative to dir */
 	size_t n_oracles;
 	sbx_grading_spec grading;
-	sbx_task_limits limits;
+	sbx_limits limits; /* what task.yaml sets; 0: not set */
 	bool gui;
 	sbx_task_toolset tools;
 	/* generator: NULL (not seedable), "builtin" (compiled into sandboxctl under the
