@@ -19,7 +19,9 @@ provider's container_working_dir), sample_cleanup = `docker rm -f`, exec =
     bench/inspect.sh [BUILD_DIR] [N] [IMAGE]
 
 IMAGE (default the slim one) for both, e.g. a hash tag while builds move :latest;
-$BENCH_POOL the provider's pool (default 4, the provider's default).
+$BENCH_POOL the provider's pool (default 4, the provider's default); $BENCH_REUSE
+its reuse (default the provider's, 100: a deleted sandbox is reset in place and
+goes back to the pool; 1: a new container per sample).
 """
 import asyncio
 import os
@@ -29,6 +31,8 @@ import sys
 import time
 
 SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# this tree's package (pip's editable install may be another checkout's)
+sys.path.insert(0, os.path.join(SRC, "python", "src"))
 sys.path.insert(0, os.path.join(SRC, "tests", "lib"))
 from itest import DEFAULT_SLIM_IMAGE, SLIM_IMAGE  # noqa: E402
 IMAGE = sys.argv[3] if len(sys.argv) > 3 else SLIM_IMAGE
@@ -79,8 +83,9 @@ async def bench_sandboxctl(n):
 
     slim = IMAGE == DEFAULT_SLIM_IMAGE
     # the provider's defaults (a pool of 4)
+    reuse = {"reuse": int(os.environ["BENCH_REUSE"])} if os.environ.get("BENCH_REUSE") else {}
     cfg = SandboxctlConfig(serve_args=["--test-label"], image=None if slim else IMAGE,
-                           pool=int(os.environ.get("BENCH_POOL", "4")))
+                           pool=int(os.environ.get("BENCH_POOL", "4")), **reuse)
     await P.task_init("bench", cfg)
     client = Client(_Service.proc.url)
 
@@ -153,7 +158,9 @@ async def bench_docker(n):
 
 
 def self_check_wall(build):
-    env = dict(os.environ, SBX_SOURCE_ROOT=SRC, SBX_BUILD_ROOT=os.path.abspath(build))
+    env = dict(os.environ, SBX_SOURCE_ROOT=SRC, SBX_BUILD_ROOT=os.path.abspath(build),
+               PYTHONPATH=os.pathsep.join([os.path.join(SRC, "python", "src")] +
+                                          ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])))
     if IMAGE != DEFAULT_SLIM_IMAGE:
         env["SBX_PY_TEST_IMAGE"] = IMAGE
     t0 = time.time()
@@ -169,8 +176,9 @@ def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
     n = int(sys.argv[2]) if len(sys.argv) > 2 else 40
     os.environ["SANDBOXCTL_BIN"] = os.path.abspath(os.path.join(build, "cmd", "sandboxctl"))
-    print("image %s, %d samples, pool %s; load average before: %s" % (
-        IMAGE, n, os.environ.get("BENCH_POOL", "4"), open("/proc/loadavg").read().split()[:3]))
+    print("image %s, %d samples, pool %s, reuse %s; load average before: %s" % (
+        IMAGE, n, os.environ.get("BENCH_POOL", "4"), os.environ.get("BENCH_REUSE", "the provider's"),
+        open("/proc/loadavg").read().split()[:3]))
     ours, ours_exec = asyncio.run(bench_sandboxctl(n))
     theirs, theirs_exec = asyncio.run(bench_docker(n))
     for conc in (1, 4):

@@ -137,8 +137,9 @@ static const cli_option serve_options[] = {
 	{"fill-jobs", .value = &arg_fill_jobs, .usage = "--fill-jobs N",
 	 .help = "warm sandboxes started at once (default 2)"},
 	{"reuse", .value = &arg_reuse, .usage = "--reuse N",
-	 .help = "a warm sandbox serves up to N episodes (default 1:\n"
-		 "single use), reset in place between two by PID 1\n"
+	 .help = "a warm sandbox serves up to N episodes or deleted\n"
+		 "/v1/sandboxes sandboxes (default 1: single use),\n"
+		 "reset in place between two by PID 1\n"
 		 "and checked; one whose reset fails or finds\n"
 		 "anything is removed (docs/serve.md, \"Reuse\")"},
 	{"idle-ttl", .value = &arg_idle_ttl, .usage = "--idle-ttl S",

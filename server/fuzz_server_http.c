@@ -38,6 +38,19 @@ static void *serve(void *arg)
 	return NULL;
 }
 
+static bool accepts(const char *path)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	bool ok;
+
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
+	ok = fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
 static void init_once(void)
 {
 	pthread_t t;
@@ -48,7 +61,8 @@ static void init_once(void)
 	opt.max_connections = 64;
 	if (pthread_create(&t, NULL, serve, NULL) != 0)
 		abort();
-	for (int i = 0; i < 500 && access(sock_path, F_OK) != 0; i++)
+	/* Until it accepts: the socket's file exists from bind(), before listen(). */
+	for (int i = 0; i < 500 && !accepts(sock_path); i++)
 		nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
 }
 

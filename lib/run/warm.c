@@ -391,6 +391,37 @@ void sbx_run__reset_in_place(sbx_run *run)
 	run->kept_warm = w;
 }
 
+int sbx_warm_reset(sbx_warm *w, sbx_error *err)
+{
+	sbx_warm_info i = w->info;
+	double t = sbx_now_msf();
+	int r;
+
+	if (i.reused + 1 >= i.reuse)
+		return sbx_error_set(err, -ESTALE, "warm sandbox '%s': its reuse is spent", i.id);
+	/*
+	 * The idle streams go back to the backend: the reset's order takes one
+	 * (no exec), and their bridges (-r) connect again to the new server
+	 * (none has a request under way, so none is replayed to it).
+	 */
+	pthread_mutex_lock(&w->lock);
+	for (size_t k = 0; k < w->n_idle; k++) {
+		if (w->backend->ops->keep_stream && !sbx_stream_stale(w->idle[k]))
+			w->backend->ops->keep_stream(w->backend, w->idle[k]);
+		else
+			sbx_stream_close(w->idle[k]);
+	}
+	w->n_idle = 0;
+	pthread_mutex_unlock(&w->lock);
+	i.reused++;
+	r = reset_backend(w->backend, &i, err);
+	if (r < 0)
+		return r;
+	i.reset_ms = sbx_now_msf() - t;
+	w->info = i;
+	return 0;
+}
+
 sbx_warm *sbx_run_take_warm(sbx_run *run)
 {
 	return run ? TAKE_PTR(run->kept_warm) : NULL;

@@ -115,16 +115,38 @@ static enum MHD_Result send_unreachable(struct MHD_Connection *c, serve_sandbox 
 					const sbx_error *err)
 {
 	if (atomic_load(&sb->removed))
-		return send_error(c, 404, "not_found",
+		return send_error(c, 404, "sandbox_not_found",
 				  "the sandbox was removed (deleted, expired or the service "
 				  "stopping) while the request ran");
 	return send_error(c, 502, "sandbox_unreachable", sbx_error_message(err));
 }
 
+/*
+ * The sandbox's "no such file" (file_not_found; not_found from an image
+ * older than the distinct codes), as opposed to a 404 of its server's own.
+ */
+static bool file_not_found(int status, const sbx_buf *answer)
+{
+	return status == 404 && (strstr(sbx_buf_str(answer), "\"error\":\"file_not_found\"") ||
+				 strstr(sbx_buf_str(answer), "\"error\":\"not_found\""));
+}
+
 /* A server that has no /control/sandbox/ (an image older than this API) answers its own 404. */
 static bool old_image(int status, const sbx_buf *answer)
 {
-	return status == 404 && !strstr(sbx_buf_str(answer), "\"error\":\"not_found\"");
+	return status == 404 && !file_not_found(status, answer);
+}
+
+/* The sandbox's 404 for a file, with the code that says it is the file (not the sandbox). */
+static enum MHD_Result send_file_not_found(struct MHD_Connection *c, const sbx_buf *answer)
+{
+	_cleanup_json_ cJSON *j = NULL;
+	const char *msg;
+
+	if (sbx_json_parse(answer->data, answer->len, &j, NULL) < 0)
+		j = NULL;
+	msg = sbx_json_get_string(j, "message", "no such file or directory");
+	return send_error(c, 404, "file_not_found", msg);
 }
 
 static enum MHD_Result send_old_image(struct MHD_Connection *c)
@@ -254,6 +276,8 @@ static enum MHD_Result files(sbx_serve *s, struct MHD_Connection *c, serve_sandb
 	pthread_mutex_unlock(&s->lock);
 	if (old_image(status, &answer))
 		return send_old_image(c);
+	if (file_not_found(status, &answer))
+		return send_file_not_found(c, &answer);
 	if (status == 204)
 		return send_json(c, 204, NULL);
 	{
@@ -289,7 +313,7 @@ enum MHD_Result sbx_serve__sandbox_request(sbx_serve *s, struct MHD_Connection *
 	}
 	sb = sbx_serve__sandbox_get(s, id);
 	if (!sb)
-		return send_error(c, 404, "not_found", "no such sandbox");
+		return send_error(c, 404, "sandbox_not_found", "no such sandbox");
 	if (route == SERVE_ROUTE_SBX_EXEC)
 		r = exec(s, c, sb, body, len);
 	else if (route == SERVE_ROUTE_SBX_FILES)

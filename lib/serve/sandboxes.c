@@ -3,8 +3,11 @@
  * Sandboxes without a task (/v1/sandboxes, for Inspect and any client that
  * wants a hardened sandbox to exec in): each is an sbx_warm, taken from the
  * warm pool when image and limits fit, else started cold, and used as it
- * stands. The service removes it on DELETE, at its expiry (the reaper) and
- * on shutdown; its PID 1 ends it at that expiry (plus a grace) by itself, so
+ * stands. DELETE answers at once and ends it in the background: with
+ * --reuse it is reset in place (sbx_warm_reset: a fresh server, PID 1's
+ * clean slate verified) and goes back to the pool when it came from there or
+ * fits it, else it is removed; the service removes it at its expiry (the
+ * reaper) and on shutdown too. Its PID 1 ends it at that expiry (plus a grace) by itself, so
  * a killed service leaves nothing for long, and `gc` knows it by its labels
  * (run-id `serve-<id>-sbx-<n>`, task `warm`). Exec and files go through
  * sandbox_io.c to the sandbox's own server on its open bridge streams.
@@ -28,6 +31,7 @@
 #define DEFAULT_LIFE_S	      3600
 #define PID1_GRACE_S	      60
 #define WARM_CHECK_MS	      2000
+#define BACK_WAIT_MS	      1500 /* a create waits this long for a sandbox being reset */
 
 /* ---- the table (under s->lock) ---- */
 
@@ -76,25 +80,105 @@ void sbx_serve__sandbox_put(sbx_serve *s, serve_sandbox *sb)
 	pthread_mutex_unlock(&s->lock);
 }
 
-/*
- * Removes sb, already out of the table: the container goes at once (requests
- * still running on it fail), then the object once the last of them let go.
- */
-static void remove_sandbox(sbx_serve *s, serve_sandbox *sb, enum serve_sbx_end why)
+/* sb has left the table (its id answers 404 from now on): it is ending. Under s->lock. */
+static void unlinked(sbx_serve *s, serve_sandbox *sb)
 {
 	atomic_store(&sb->removed, true);
-	sbx_warm_destroy(sb->w);
+	s->m.sandboxes--;
+	s->sbx_ending++;
+}
+
+/*
+ * Whether sb, just unlinked by its DELETE, is to be reset back into the
+ * pool: --reuse left, no request under way on it (one could reach the next
+ * user's server), not draining, and the pool takes it (which from now on
+ * counts it as coming back, so a create waits for it: decided before the
+ * DELETE answers).
+ */
+static bool reset_begin(sbx_serve *s, serve_sandbox *sb)
+{
+	bool idle;
+
 	pthread_mutex_lock(&s->lock);
-	while (sb->refs > 0)
-		pthread_cond_wait(&s->sbx_gone, &s->lock);
+	idle = sb->refs == 0 && !s->draining;
 	pthread_mutex_unlock(&s->lock);
+	/* As many back in the pool as sandboxes may live: what its clients use at once. */
+	return idle && sbx_serve__pool_reset_begin(s->pool, sb->engine, sb->w, s->max_sandboxes);
+}
+
+/*
+ * Ends sb, already unlinked: with resetting (reset_begin), reset in place
+ * and back to the pool; a reset that fails or finds anything retires it.
+ * Otherwise the container goes at once (requests still running on it
+ * fail), then the object once the last of them let go.
+ */
+static void end_sandbox(sbx_serve *s, serve_sandbox *sb, enum serve_sbx_end why, bool resetting)
+{
+	sbx_error err = SBX_ERROR_INIT;
+	bool clean = false;
+
+	if (resetting) {
+		clean = sbx_warm_reset(sb->w, &err) == 0;
+		if (!clean)
+			sbx_log_warning("serve: sandbox %s: its reset retired the container: %s",
+					sb->id, sbx_error_message(&err));
+	}
+	if (!clean) {
+		sbx_warm_destroy(sb->w);
+		pthread_mutex_lock(&s->lock);
+		while (sb->refs > 0)
+			pthread_cond_wait(&s->sbx_gone, &s->lock);
+		pthread_mutex_unlock(&s->lock);
+	}
 	/* Before the count drops: drain frees the pool once it is 0. */
-	sbx_serve__pool_end(s->pool, sb->engine, false, NULL);
+	sbx_serve__pool_end_sandbox(s->pool, sb->engine, false, sb->image, resetting,
+				    clean ? TAKE_PTR(sb->w) : NULL);
 	sandbox_free(sb);
 	pthread_mutex_lock(&s->lock);
-	s->m.sandboxes--;
 	s->m.sandboxes_removed[why]++;
+	s->m.resets += clean;
+	s->m.reset_retired += resetting && !clean;
+	s->sbx_ending--;
+	pthread_cond_broadcast(&s->sbx_gone);
 	pthread_mutex_unlock(&s->lock);
+}
+
+typedef struct end_job {
+	sbx_serve *s;
+	serve_sandbox *sb;
+	bool resetting;
+} end_job;
+
+static void *end_main(void *arg)
+{
+	end_job j = *(end_job *)arg;
+
+	free(arg);
+	end_sandbox(j.s, j.sb, SERVE_SBX_DELETED, j.resetting);
+	return NULL;
+}
+
+/*
+ * end_sandbox in a thread of its own (DELETE answers before it ends); in
+ * this one when none starts.
+ */
+static void end_in_background(sbx_serve *s, serve_sandbox *sb, bool resetting)
+{
+	end_job *j = malloc(sizeof(*j));
+	pthread_attr_t attr;
+	pthread_t t;
+	int k = -1;
+
+	if (j && pthread_attr_init(&attr) == 0) {
+		*j = (end_job){s, sb, resetting};
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		k = pthread_create(&t, &attr, end_main, j);
+		pthread_attr_destroy(&attr);
+	}
+	if (k != 0) {
+		free(j);
+		end_sandbox(s, sb, SERVE_SBX_DELETED, resetting);
+	}
 }
 
 /* ---- create ---- */
@@ -225,15 +309,31 @@ static bool fits(const sbx_warm *w, const void *arg)
 			     a->until_s);
 }
 
-/* A sandbox for r: a warm one that fits, else a cold start. */
+/* Whether a pool's sandbox can fit r: the default limits (the pool's). */
+static bool pool_like(const sbx_req *r)
+{
+	return r->memory == SBX_RUN_DEFAULT_MEMORY && r->cpus == SBX_RUN_DEFAULT_CPUS &&
+	       r->pids == SBX_RUN_DEFAULT_PIDS;
+}
+
+/*
+ * A sandbox for r: a warm one that fits, else (with --reuse) one coming
+ * back from its reset within BACK_WAIT_MS, else a cold start.
+ */
 static int start_sandbox(sbx_serve *s, const sbx_req *r, serve_sandbox *sb, sbx_error *err)
 {
 	fit_arg fa = {r, s->o.runtime, (int64_t)time(NULL) + r->life_s};
 	sbx_warm_opts wo = SBX_WARM_OPTS_INIT;
+	int64_t back_until = sbx_now_ms() + BACK_WAIT_MS;
 	char label[160];
 	int k;
 
-	sb->w = sbx_serve__pool_take_fit(s->pool, fits, &fa, &sb->engine);
+	for (;;) {
+		sb->w = sbx_serve__pool_take_fit(s->pool, fits, &fa, &sb->engine);
+		if (sb->w || s->o.reuse <= 1 || !pool_like(r) ||
+		    !sbx_serve__pool_wait_back(s->pool, r->image, back_until))
+			break;
+	}
 	if (sb->w) {
 		sbx_error he = SBX_ERROR_INIT;
 		int status = 0;
@@ -249,7 +349,7 @@ static int start_sandbox(sbx_serve *s, const sbx_req *r, serve_sandbox *sb, sbx_
 		sbx_log_warning("serve: warm sandbox for %s did not answer (%s); starting cold",
 				sb->id, he.msg[0] ? he.msg : "HTTP status");
 		sbx_warm_free(TAKE_PTR(sb->w));
-		sbx_serve__pool_end(s->pool, sb->engine, true, NULL);
+		sbx_serve__pool_end_sandbox(s->pool, sb->engine, true, r->image, false, NULL);
 		pthread_mutex_lock(&s->lock);
 		s->m.engine_errors++;
 		pthread_mutex_unlock(&s->lock);
@@ -268,10 +368,15 @@ static int start_sandbox(sbx_serve *s, const sbx_req *r, serve_sandbox *sb, sbx_
 	wo.limits.cpus = r->cpus;
 	wo.limits.pids = r->pids;
 	sbx_limits_set_runtime(&wo.limits, s->o.runtime);
+	/* One that fits the pool may join it after its DELETE, with a pool's life. */
+	wo.reuse = pool_like(r) ? s->o.reuse : 0;
+	if (wo.reuse > 1 && wo.ttl_s < sbx_serve__pool_ttl_s(s->pool))
+		wo.ttl_s = sbx_serve__pool_ttl_s(s->pool);
 	k = sbx_warm_new(&sb->w, &wo, err);
 	/* An image the engine does not have is the client's mistake, not the engine's. */
 	if (k < 0)
-		sbx_serve__pool_end(s->pool, sb->engine, err->http_status != 404, NULL);
+		sbx_serve__pool_end_sandbox(s->pool, sb->engine, err->http_status != 404, r->image,
+					    false, NULL);
 	return k;
 }
 
@@ -311,6 +416,8 @@ static cJSON *sandbox_obj(const serve_sandbox *sb)
 	cJSON_AddNumberToObject(o, "expires_at_unix", (double)sb->expires_at);
 	cJSON_AddBoolToObject(o, "warm", sb->warm);
 	cJSON_AddNumberToObject(o, "create_ms", sb->create_ms);
+	/* Sandboxes its container served before (--reuse: 0 for a fresh one). */
+	cJSON_AddNumberToObject(o, "reused", sbx_warm_get_info(sb->w)->reused);
 	cJSON_AddStringToObject(o, "engine", sb->engine_url ? sb->engine_url : "default");
 	cJSON_AddStringToObject(o, "container", sbx_warm_get_info(sb->w)->container);
 	return o;
@@ -395,9 +502,10 @@ int sbx_serve__sandbox_create(sbx_serve *s, const char *body, size_t len, char *
 	if (!*out || (url && !sb->engine_url) || s->draining || grow(s) < 0) {
 		bool draining = s->draining;
 
+		unlinked(s, sb);
 		pthread_mutex_unlock(&s->lock);
 		free(*out);
-		remove_sandbox(s, sb, SERVE_SBX_SHUTDOWN);
+		end_sandbox(s, sb, SERVE_SBX_SHUTDOWN, false);
 		return draining ? sbx_serve__sandbox_error(out, 503, "shutting_down",
 							   "the service is shutting down")
 				: sbx_serve__sandbox_error(out, 500, "internal", "out of memory");
@@ -421,16 +529,24 @@ int sbx_serve__sandbox_delete(sbx_serve *s, const char *id, char **out)
 {
 	serve_sandbox *sb;
 
+	_cleanup_json_ cJSON *o = cJSON_CreateObject();
+
 	pthread_mutex_lock(&s->lock);
 	sb = find(s, id);
-	if (sb)
+	if (sb) {
 		unlink_sandbox(s, sb);
+		unlinked(s, sb);
+	}
 	pthread_mutex_unlock(&s->lock);
 	if (!sb)
-		return sbx_serve__sandbox_error(out, 404, "not_found", "no such sandbox");
-	remove_sandbox(s, sb, SERVE_SBX_DELETED);
-	*out = NULL;
-	return 204;
+		return sbx_serve__sandbox_error(out, 404, "sandbox_not_found", "no such sandbox");
+	if (o) {
+		cJSON_AddStringToObject(o, "id", sb->id);
+		cJSON_AddStringToObject(o, "state", "ending");
+	}
+	end_in_background(s, sb, reset_begin(s, sb));
+	*out = o ? cJSON_PrintUnformatted(o) : NULL;
+	return *out ? 202 : 204;
 }
 
 int sbx_serve__sandbox_list(sbx_serve *s, char **out)
@@ -459,13 +575,15 @@ void sbx_serve__sandboxes_expire(sbx_serve *s)
 		for (size_t i = 0; i < s->n_sbs && !sb; i++)
 			if (s->sbs[i]->expires_at <= now)
 				sb = s->sbs[i];
-		if (sb)
+		if (sb) {
 			unlink_sandbox(s, sb);
+			unlinked(s, sb);
+		}
 		pthread_mutex_unlock(&s->lock);
 		if (!sb)
 			return;
 		sbx_log_info("serve: sandbox %s expired; removed", sb->id);
-		remove_sandbox(s, sb, SERVE_SBX_EXPIRED);
+		end_sandbox(s, sb, SERVE_SBX_EXPIRED, false);
 	}
 }
 
@@ -475,16 +593,19 @@ void sbx_serve__sandboxes_stop(sbx_serve *s)
 		serve_sandbox *sb = NULL;
 
 		pthread_mutex_lock(&s->lock);
-		if (s->n_sbs)
+		if (s->n_sbs) {
 			sb = s->sbs[--s->n_sbs];
+			unlinked(s, sb);
+		}
 		pthread_mutex_unlock(&s->lock);
 		if (!sb)
 			break;
-		remove_sandbox(s, sb, SERVE_SBX_SHUTDOWN);
+		end_sandbox(s, sb, SERVE_SBX_SHUTDOWN, false);
 	}
-	/* Creates under way see draining and remove what they started. */
+	/* Creates under way see draining and remove what they started; DELETEs
+	 * end theirs (draining: removed, not reset). */
 	pthread_mutex_lock(&s->lock);
-	while (s->m.sandboxes > 0) {
+	while (s->m.sandboxes > 0 || s->sbx_ending > 0) {
 		pthread_mutex_unlock(&s->lock);
 		sbx_sleep_ms(50);
 		pthread_mutex_lock(&s->lock);

@@ -31,7 +31,11 @@ struct serve_sandbox {
 serve_sandbox *sbx_serve__sandbox_get(sbx_serve *s, const char *id);
 void sbx_serve__sandbox_put(sbx_serve *s, serve_sandbox *sb);
 
-/* The routes that answer JSON; *out the malloc'd answer (NULL with 204). */
+/*
+ * The routes that answer JSON; *out the malloc'd answer (NULL with 204).
+ * Delete answers 202 at once (the id is unknown from then on) and ends the
+ * sandbox in the background: reset back to the pool (--reuse) or removed.
+ */
 int sbx_serve__sandbox_create(sbx_serve *s, const char *body, size_t len, char **out);
 int sbx_serve__sandbox_delete(sbx_serve *s, const char *id, char **out);
 int sbx_serve__sandbox_list(sbx_serve *s, char **out);

@@ -174,6 +174,33 @@ typedef bool (*serve_fit_fn)(const sbx_warm *w, const void *arg);
 sbx_warm *sbx_serve__pool_take_fit(serve_pool *p, serve_fit_fn fits, const void *arg,
 				   size_t *engine);
 
+/*
+ * After a /v1/sandboxes sandbox's DELETE: whether the pool takes w back
+ * once reset (reuse left, its image pooled on engine, not stopping or
+ * drained, a PID 1 deadline as long as a filler's, fewer than max (at
+ * least the target) of its image ready or coming back). True: reset it, then end with resetting
+ * true; creates meanwhile wait for it (sbx_serve__pool_wait_back).
+ */
+bool sbx_serve__pool_reset_begin(serve_pool *p, size_t engine, const sbx_warm *w, unsigned max);
+
+/*
+ * A /v1/sandboxes sandbox on engine ended: w (reset clean) into its
+ * image's pool, past the target too, or NULL when it was removed (taken
+ * here either way); resetting as sbx_serve__pool_reset_begin said.
+ */
+void sbx_serve__pool_end_sandbox(serve_pool *p, size_t engine, bool engine_failed,
+				 const char *image, bool resetting, sbx_warm *w);
+
+/*
+ * Waits (until until_ms, monotonic) for a change while a sandbox of image
+ * is being reset to come back: true when one was (take again), false when
+ * none is or the time is up (start cold).
+ */
+bool sbx_serve__pool_wait_back(serve_pool *p, const char *image, int64_t until_ms);
+
+/* The life a warm sandbox's PID 1 is given (idle TTL + the longest use + a grace), seconds. */
+uint32_t sbx_serve__pool_ttl_s(const serve_pool *p);
+
 /* The engine for a cold start: the least busy not drained. */
 size_t sbx_serve__pool_cold_engine(serve_pool *p);
 /* Its URL (NULL: the default), owned by the pool. */

@@ -63,8 +63,9 @@ struct sbx_serve {
 	size_t n_sbs, cap_sbs;
 	unsigned max_sandboxes;
 	uint64_t sbx_seq;
-	pthread_cond_t sbx_gone;
-	unsigned transfers; /* large sandbox requests under way (sandbox_io.c) */
+	unsigned sbx_ending;	 /* deleted, expired or shut down, not yet reset or removed */
+	pthread_cond_t sbx_gone; /* a request let go of a sandbox, or one ended */
+	unsigned transfers;	 /* large sandbox requests under way (sandbox_io.c) */
 	pthread_cond_t transfer_done;
 };
 

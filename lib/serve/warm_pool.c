@@ -2,13 +2,20 @@
 /*
  * The warm pool: per image, sandboxes created and started with no task,
  * their server answering. Each is single-use (the clean slate is the
- * point), unless --reuse N: then a sandbox serves up to N episodes, reset
- * in place and checked between two (lib/run/warm.c); while out on an
- * episode it counts toward its image's target, so the fillers do not
- * replace it, and it comes back to its slot at the episode's end. Filler threads, `concurrency` of
- * them, keep every image at its target; one unclaimed for idle_ttl_s is removed and replaced, so
- * none runs into the PID 1 deadline it was created with (idle TTL + the longest episode), which
- * ends it on its own if the service is killed.
+ * point), unless --reuse N: then a sandbox serves up to N episodes or
+ * /v1/sandboxes sandboxes, reset in place and checked between two
+ * (lib/run/warm.c). While out on an episode it counts toward its image's
+ * target, so the fillers do not replace it, and it comes back to its slot
+ * at the episode's end. A /v1/sandboxes one is replaced as a single-use
+ * one is (its client may keep it for an hour), and after its DELETE's reset
+ * it joins its image's pool even past the target, up to the caller's
+ * bound: the pool grows to what its clients use at once, and the idle TTL
+ * trims it back (a create that finds none ready waits for one whose reset
+ * is under way rather than start cold).
+ * Filler threads, `concurrency` of them, keep every image at its target;
+ * one unclaimed for idle_ttl_s is removed and replaced, so none runs into
+ * the PID 1 deadline it was created with (idle TTL + the longest episode),
+ * which ends it on its own if the service is killed.
  *
  * With several engines each keeps every image's target. An engine that
  * fails SBX_SERVE_ENGINE_FAILS times in a row (warm starts, episodes) is
@@ -48,8 +55,10 @@ typedef struct image_pool {
 	char *image;
 	size_t engine; /* index in serve_pool.engines */
 	unsigned target, filling, n;
-	unsigned out; /* --reuse: on an episode, coming back after it */
-	slot *slots;  /* target of them */
+	unsigned out;	    /* --reuse: on an episode, coming back after it */
+	unsigned resetting; /* --reuse: /v1/sandboxes ones being reset to come back now */
+	unsigned cap;	    /* of slots: the target, more once reset ones come back */
+	slot *slots;
 	int64_t retry_after_ms;
 } image_pool;
 
@@ -210,7 +219,7 @@ static void *filler_main(void *arg)
 			wo.image = ip->image;
 			wo.id = id;
 			wo.engine = p->engines[ip->engine].url;
-			wo.ttl_s = p->o.idle_ttl_s + p->o.max_timeout_s + 60;
+			wo.ttl_s = sbx_serve__pool_ttl_s(p);
 			wo.test = p->o.test;
 			sbx_limits_set_runtime(&wo.limits, p->o.runtime);
 			wo.backend = p->o.backend;
@@ -288,7 +297,8 @@ int sbx_serve__pool_new(serve_pool **out, const serve_pool_opts *o, sbx_error *e
 			ip->image = strdup(o->pools[i].image);
 			ip->engine = e;
 			ip->target = o->pools[i].target;
-			ip->slots = calloc(ip->target ? ip->target : 1, sizeof(*ip->slots));
+			ip->cap = ip->target ? ip->target : 1;
+			ip->slots = calloc(ip->cap, sizeof(*ip->slots));
 			p->n_images++;
 			if (!ip->image || !ip->slots)
 				goto oom;
@@ -314,6 +324,17 @@ int sbx_serve__pool_new(serve_pool **out, const serve_pool_opts *o, sbx_error *e
 oom:
 	sbx_serve__pool_free(p);
 	return sbx_error_set(err, -ENOMEM, "out of memory");
+}
+
+uint32_t sbx_serve__pool_ttl_s(const serve_pool *p)
+{
+	return p->o.idle_ttl_s + p->o.max_timeout_s + 60;
+}
+
+/* Whether this sandbox may come back after its use: reuse left. */
+static bool reusable(const sbx_warm_info *i)
+{
+	return i->reuse > 1 && i->reused + 1 < i->reuse;
 }
 
 /* The first fitting slot of ip (the oldest first keeps the TTL from retiring ready ones), or -1. */
@@ -363,9 +384,9 @@ sbx_warm *sbx_serve__pool_take_fit(serve_pool *p, serve_fit_fn fits, const void 
 
 		w = best->slots[best_k].w;
 		i = sbx_warm_get_info(w);
-		/* Only an episode's run comes back (sbx_serve__pool_end's come_back);
-		 * a sandbox without a task (/v1/sandboxes) is single use. */
-		if (fits == run_fits && i->reused + 1 < i->reuse)
+		/* An episode's run comes back to its slot (sbx_serve__pool_end's
+		 * come_back); a /v1/sandboxes one is replaced (pool_end_sandbox). */
+		if (fits == run_fits && reusable(i))
 			best->out++;
 		memmove(&best->slots[best_k], &best->slots[best_k + 1],
 			(best->n - (unsigned)best_k - 1) * sizeof(*best->slots));
@@ -462,6 +483,86 @@ void sbx_serve__pool_end(serve_pool *p, size_t engine, bool engine_failed, sbx_r
 	pthread_mutex_unlock(&p->lock);
 	free_warm(gone, n);
 	sbx_warm_free(drop);
+}
+
+bool sbx_serve__pool_reset_begin(serve_pool *p, size_t engine, const sbx_warm *w, unsigned max)
+{
+	const sbx_warm_info *i = sbx_warm_get_info(w);
+	image_pool *ip;
+	bool ok = false;
+
+	pthread_mutex_lock(&p->lock);
+	ip = pool_of(p, engine, i->image);
+	/* Its PID 1's deadline, moved on by the reset, must outlast an idle TTL and
+	 * the longest use after it, as a filler's does: else it could sit there
+	 * fitting no create. */
+	if (ip && !p->stop && !p->engines[engine].drained && reusable(i) &&
+	    i->deadline - i->created >= (int64_t)sbx_serve__pool_ttl_s(p) &&
+	    ip->n + ip->resetting < (ip->target > max ? ip->target : max)) {
+		ip->resetting++;
+		ok = true;
+	}
+	pthread_mutex_unlock(&p->lock);
+	return ok;
+}
+
+/* Room for one more slot in ip (past the target). Under the lock. */
+static bool slot_room(image_pool *ip)
+{
+	slot *n;
+	unsigned cap;
+
+	if (ip->n < ip->cap)
+		return true;
+	cap = ip->cap ? ip->cap * 2 : 4;
+	n = realloc(ip->slots, cap * sizeof(*n));
+	if (!n)
+		return false;
+	ip->slots = n;
+	ip->cap = cap;
+	return true;
+}
+
+void sbx_serve__pool_end_sandbox(serve_pool *p, size_t engine, bool engine_failed,
+				 const char *image, bool resetting, sbx_warm *w)
+{
+	sbx_warm *gone[64], *drop = w;
+	image_pool *ip;
+	size_t n;
+
+	pthread_mutex_lock(&p->lock);
+	assert(p->engines[engine].live > 0);
+	p->engines[engine].live--;
+	ip = pool_of(p, engine, image);
+	if (ip && resetting && ip->resetting > 0)
+		ip->resetting--;
+	if (w && ip && !p->stop && !p->engines[engine].drained && slot_room(ip)) {
+		ip->slots[ip->n++] = (slot){w, (int64_t)time(NULL)};
+		drop = NULL;
+	}
+	n = engine_result(p, engine, engine_failed, gone, SBX_ELEMENTSOF(gone));
+	pthread_cond_broadcast(&p->wake);
+	pthread_mutex_unlock(&p->lock);
+	free_warm(gone, n);
+	sbx_warm_free(drop);
+}
+
+bool sbx_serve__pool_wait_back(serve_pool *p, const char *image, int64_t until_ms)
+{
+	unsigned resetting = 0;
+	int64_t left = until_ms - sbx_now_ms();
+
+	if (left <= 0)
+		return false;
+	pthread_mutex_lock(&p->lock);
+	for (size_t i = 0; i < p->n_images; i++)
+		if (!p->engines[p->images[i].engine].drained &&
+		    strcmp(p->images[i].image, image) == 0)
+			resetting += p->images[i].resetting;
+	if (resetting > 0)
+		sbx_cond_wait_ms(&p->wake, &p->lock, left);
+	pthread_mutex_unlock(&p->lock);
+	return resetting > 0;
 }
 
 size_t sbx_serve__pool_engine_gauges(serve_pool *p, serve_engine_gauge **out)

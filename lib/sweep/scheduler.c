@@ -51,7 +51,8 @@ struct sched {
 	sbx_sweep_results *results;
 	const sbx_sweep_opts *o;
 	_Alignas(64) pthread_mutex_t lock;
-	pthread_cond_t cond;
+	pthread_cond_t cond; /* the main thread's: a worker ended, or stop */
+	pthread_cond_t work; /* idle workers': something was queued, or the end */
 	engine_state *engines;
 	size_t n_engines;
 	size_t *queue; /* episode indices, a ring */
@@ -78,6 +79,26 @@ static void q_push(sched *s, size_t ep)
 {
 	s->queue[(s->q_head + s->q_len) % s->q_cap] = ep;
 	s->q_len++;
+}
+
+/*
+ * How long an idle worker sleeps: until the first queued episode's backoff is
+ * over, at most a second (pushes and the end wake it sooner). A fixed short
+ * poll was most of the scheduler's CPU at a thousand engines: in a sweep's
+ * tail every idle worker woke ten times a second and fought for the lock.
+ */
+static long q_idle_ms(const sched *s, int64_t now)
+{
+	int64_t next = INT64_MAX;
+
+	for (size_t i = 0; i < s->q_len; i++) {
+		int64_t nb = s->not_before[s->queue[(s->q_head + i) % s->q_cap]];
+
+		next = nb < next ? nb : next;
+	}
+	if (next == INT64_MAX || next - now >= 1000)
+		return 1000;
+	return next > now ? (long)(next - now) : 1;
 }
 
 /* The first queued episode whose backoff is over, taken out; false when none is ready. */
@@ -115,6 +136,7 @@ static void stop_locked(sched *s, sbx_sweep_stop why, const char *fmt, ...)
 	vsnprintf(s->reason, sizeof(s->reason), fmt, ap);
 	va_end(ap);
 	pthread_cond_broadcast(&s->cond);
+	pthread_cond_broadcast(&s->work);
 }
 
 /* Counts an attempt into the window; stops the sweep when infra errors pass the threshold. */
@@ -313,10 +335,14 @@ static void *worker_main(void *arg)
 
 		if (s->stopping || s->engines[w->engine].drained)
 			break;
-		if (!q_take(s, sbx_now_ms(), &idx)) {
+		int64_t now = sbx_now_ms();
+		size_t queued;
+		bool drained;
+
+		if (!q_take(s, now, &idx)) {
 			if (s->q_len == 0 && s->running == 0)
 				break; /* nothing left and nothing that could come back */
-			sbx_cond_wait_ms(&s->cond, &s->lock, 100);
+			sbx_cond_wait_ms(&s->work, &s->lock, q_idle_ms(s, now));
 			continue;
 		}
 		s->running++;
@@ -333,6 +359,8 @@ static void *worker_main(void *arg)
 			appended = sbx_sweep_results_append(s->results, &rec, &append_err);
 		pthread_mutex_lock(&s->lock);
 		s->running--;
+		queued = s->q_len;
+		drained = s->engines[w->engine].drained;
 		if (r == -EINVAL) {
 			stop_locked(s, SBX_SWEEP_CONFIG, "%s", cfg_error);
 		} else if (r < 0) {
@@ -344,7 +372,16 @@ static void *worker_main(void *arg)
 			update_progress(s, &rec);
 		}
 		sbx_sweep_record_clear(&rec);
-		pthread_cond_broadcast(&s->cond);
+		/*
+		 * Wake idle workers only for what concerns them: one per episode
+		 * queued (it may be this worker's own next), all when an engine was
+		 * drained (its workers leave) or nothing is left (they all do).
+		 */
+		if (drained != s->engines[w->engine].drained || (s->q_len == 0 && s->running == 0))
+			pthread_cond_broadcast(&s->work);
+		else
+			for (size_t k = queued; k < s->q_len; k++)
+				pthread_cond_signal(&s->work);
 	}
 	s->live--;
 	pthread_cond_broadcast(&s->cond);
@@ -360,6 +397,7 @@ static void sched_free(sched *s)
 	sbx_provenance_cache_free(s->provenance);
 	pthread_mutex_destroy(&s->lock);
 	pthread_cond_destroy(&s->cond);
+	pthread_cond_destroy(&s->work);
 }
 
 /*
@@ -376,6 +414,7 @@ static int sched_init(sched *s, const sbx_sweep_plan *plan, sbx_sweep_results *r
 
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->cond, NULL);
+	pthread_cond_init(&s->work, NULL);
 	s->plan = plan;
 	s->results = results;
 	s->provenance = sbx_provenance_cache_new();

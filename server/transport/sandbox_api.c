@@ -341,7 +341,7 @@ static enum MHD_Result file_error(http_request *req, io_run *r)
 	case ENOTDIR:
 	case ELOOP:
 	case ENAMETOOLONG:
-		return fail(req, 404, "not_found", note);
+		return fail(req, 404, "file_not_found", note);
 	case EISDIR:
 		return fail(req, 409, "is_a_directory", note);
 	case EACCES:

@@ -6,10 +6,13 @@ by examples/rl_client.py in serve-clients (tests/serve)."""
 import os
 import tempfile
 
+import httpx
 import pytest
+from sandboxctl import (Client, SandboxNotFoundError, ServeError, ServeProcess, TooLargeError,
+                        UserUnsupportedError)
+from sandboxctl._wire import error_of, file_error
 
 import engine_state
-from sandboxctl import Client, ServeError, ServeProcess, TooLargeError, UserUnsupportedError
 
 _SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 EXE = os.path.join(os.environ.get("SBX_BUILD_ROOT", os.path.join(_SRC, "build")), "cmd", "sandboxctl")
@@ -52,11 +55,31 @@ def test_sandbox_roundtrip(serve):
             c.read_file(sb, sb.path("d/e/f.bin"), limit=1)
         with pytest.raises(UserUnsupportedError):
             c.exec(sb, ["id"], user="root")
-        c.delete(sb)
-        with pytest.raises(ServeError) as e:
+        c.delete(sb)  # answered at once; the id is gone from then on
+        with pytest.raises(SandboxNotFoundError) as e:
             c.exec(sb, ["true"])
-        assert e.value.status == 404
+        assert (e.value.status, e.value.code) == (404, "sandbox_not_found")
+        # a file of a sandbox that is not there: the sandbox is missing, not the file
+        with pytest.raises(SandboxNotFoundError):
+            c.read_file(sb, "/nope")
+        with pytest.raises(SandboxNotFoundError):
+            c.delete(sb)
         assert sb.id not in [s["id"] for s in c.sandboxes()]
+
+
+@pytest.mark.parametrize("body, want", [
+    ({"error": "file_not_found", "message": "x"}, FileNotFoundError),
+    ({"error": "sandbox_not_found", "message": "no such sandbox"}, SandboxNotFoundError),
+    # a serve before the distinct codes
+    ({"error": "not_found", "message": "'/nope': No such file or directory"}, FileNotFoundError),
+    ({"error": "not_found", "message": "no such sandbox"}, SandboxNotFoundError),
+    ({"error": "is_a_directory", "message": "x"}, IsADirectoryError),
+])
+def test_not_found_codes(body, want):
+    """serve's two 404s: a missing file is FileNotFoundError (Inspect's
+    providers must raise it), a missing sandbox is not."""
+    e = error_of(httpx.Response(404 if "found" in body["error"] else 409, json=body), "GET x")
+    assert isinstance(file_error(e, "/nope"), want)
 
 
 def test_wrong_token(serve):

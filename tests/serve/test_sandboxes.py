@@ -17,6 +17,13 @@ Usage: test_sandboxes.py CASE
            --max-sandboxes (429); an expired sandbox is removed.
   gc       serve killed with SIGKILL: its sandbox carries the labels, and
            `sandboxctl gc` removes it.
+  reuse    --reuse: a client plants residue in sandbox A (files in each
+           writable place, setsid, double-forked, SIGTERM-ignoring and stopped
+           processes, an environment variable), deletes it (202 at once); B
+           gets the same container and sees what a fresh sandbox does; A's id
+           is refused; four uses of a container (--reuse 4), then it is
+           removed; a dirty reset, a DELETE under a request, other limits,
+           and a DELETE as serve stops remove the container instead.
 
 The image: $SBX_RUN_TEST_IMAGE=real uses $SBX_TEST_SLIM_IMAGE (default
 sandboxctl/sandbox-slim:latest, what `sandboxctl build` made from this tree);
@@ -94,6 +101,11 @@ def get(s, sid, path, want=200):
 
 def error_code(body):
     return json.loads(body)["error"]
+
+
+def gone(sb):
+    """Whether sb's container is no longer on the engine."""
+    return engine("GET", "/containers/%s/json" % sb["container"])[0] == 404
 
 
 def wait_warm(s, n=1, timeout=60):
@@ -193,7 +205,7 @@ def check_files(s, sid):
     d = ex(s, sid, ["sh", "-c", "stat -c '%u %s' big.bin; ls -ld a/b/c | cut -c1-10"])
     if not d["stdout"].startswith("1001 %d\n" % (50 * MiB)):
         fail("the written file's owner and size: %s" % d)
-    for path, want, code in (("no/such/file", 404, "not_found"), ("a/b", 409, "is_a_directory"),
+    for path, want, code in (("no/such/file", 404, "file_not_found"), ("a/b", 409, "is_a_directory"),
                              ("/etc/shadow", 403, "permission_denied"),
                              ("/dev/zero", 413, "too_large")):
         body = get(s, sid, path, want)
@@ -254,16 +266,22 @@ def case_api(s):
             fail("metrics %s = %s, wanted %s" % (k, m.get(k), want))
     if m.get("sandboxctl_serve_sandbox_execs_total", 0) < 10:
         fail("metrics: execs %s" % m.get("sandboxctl_serve_sandbox_execs_total"))
-    st, _ = s.call("DELETE", "/v1/sandboxes/" + a["id"])
-    if st != 204:
-        fail("delete: %d" % st)
-    for method, path in (("DELETE", ""), ("POST", "/exec"), ("GET", "/files?path=x")):
+    # DELETE answers at once (202); the removal runs on, the id is gone from then on.
+    st, d = s.call("DELETE", "/v1/sandboxes/" + a["id"])
+    if st != 202 or d.get("id") != a["id"]:
+        fail("delete: %d %s" % (st, d))
+    for method, path in (("DELETE", ""), ("POST", "/exec"), ("GET", "/files?path=x"), ("GET", "")):
         st, d = s.call(method, "/v1/sandboxes/" + a["id"] + path,
                        {"cmd": ["true"]} if method == "POST" else None)
-        if st != 404 or d.get("error") != "not_found":
+        if st != 404 or d.get("error") != "sandbox_not_found":
             fail("%s on a deleted sandbox: %d %s" % (method, st, d))
-    if s.metrics().get('sandboxctl_serve_sandboxes_removed_total{reason="deleted"}') != 1:
+    if not wait_until(lambda: s.metrics().get(
+            'sandboxctl_serve_sandboxes_removed_total{reason="deleted"}') == 1, 30):
         fail("metrics: removed")
+    if not wait_until(lambda: gone(a), 30):
+        fail("the deleted sandbox's container is still there (no --reuse: removed)")
+    if s.metrics().get("sandboxctl_serve_resets_total"):
+        fail("a reset without --reuse")
     # b is live, the pool refilled: SIGTERM removes them all (checked by stop_cleanly).
     s.stop_cleanly()
 
@@ -365,13 +383,229 @@ def case_attacks(s):
     e = create(s, timeout=2)
     st, d = s.call("POST", "/v1/sandboxes/%s/exec" % e["id"], {"cmd": ["sleep", "30"]})
     # Cut at the sandbox's end: its own timeout, or the removal that came first.
-    if not (st == 200 and d["timed_out"]) and not (st == 404 and d["error"] == "not_found"):
+    if not (st == 200 and d["timed_out"]) and not (st == 404 and d["error"] == "sandbox_not_found"):
         fail("an exec past the sandbox's life: %d %s" % (st, d))
     if not wait_until(lambda: s.call("GET", "/v1/sandboxes/" + e["id"])[0] == 404, 10):
         fail("an expired sandbox is still listed")
     if not wait_until(lambda: s.metrics().get(
             'sandboxctl_serve_sandboxes_removed_total{reason="expired"}') == 1, 10):
         fail("metrics: expired")
+    s.stop_cleanly()
+
+
+# What a client can see of what came before: the writable places, the
+# processes of its uid (but this look's own) and their environment.
+LOOK = r"""
+import os, pwd
+me = {os.getpid(), os.getppid()}
+out = []
+for d in ("/tmp", "/dev/shm", "/dev/mqueue", "/workspace", pwd.getpwuid(os.getuid()).pw_dir):
+    try:
+        out.append(d + ": " + " ".join(sorted(os.listdir(d))))
+    except OSError as e:
+        out.append(d + ": " + str(e))
+procs, planted = [], 0
+for p in os.listdir("/proc"):
+    if not p.isdigit() or int(p) in me:
+        continue
+    try:
+        if os.stat("/proc/" + p).st_uid != os.getuid():
+            continue
+        cmd = open("/proc/%s/cmdline" % p, "rb").read().replace(b"\0", b" ").decode()
+        planted += b"PLANTED=" in open("/proc/%s/environ" % p, "rb").read()
+    except OSError:
+        continue
+    procs.append(cmd)
+print("\n".join(out + sorted(procs) + ["processes with PLANTED: %d" % planted]))
+"""
+
+
+def look(s, sid):
+    return ex(s, sid, ["python3", "-c", LOOK])["stdout"]
+
+
+def plant(s, sid):
+    """Residue of every kind a client can leave: files in each writable place,
+    background processes (setsid, double-forked, ignoring SIGTERM and SIGHUP,
+    stopped), an environment variable held by a live process."""
+    put(s, sid, "/workspace/secret.txt", b"A's secret")
+    put(s, sid, "/tmp/.hidden/deep/x", b"x")
+    put(s, sid, "/dev/shm/planted", b"x" * 4096)
+    ex(s, sid, ["sh", "-c", "echo 'export PLANTED=1' >> ~/.profile; touch ~/planted; "
+                "mkfifo /tmp/fifo; chmod 000 /tmp/.hidden"])
+    for cmd in (["sh", "-c", "nohup sleep 1001 >/dev/null 2>&1 &"],
+                ["sh", "-c", "setsid sh -c 'trap \"\" TERM HUP INT; sleep 1002' >/dev/null 2>&1 &"],
+                ["sh", "-c", "(setsid python3 -c 'import os,signal,time; "
+                 "[signal.signal(x, signal.SIG_IGN) for x in (1, 2, 15)]; "
+                 "os.fork() and os._exit(0); time.sleep(1003)' >/dev/null 2>&1 &)"],
+                ["sh", "-c", "sleep 1004 >/dev/null 2>&1 & kill -STOP $!"]):
+        ex(s, sid, cmd, env={"PLANTED": "1"})
+    # Several streams open at once: each goes on to the next server after the reset.
+    ths = [threading.Thread(target=ex, args=(s, sid, ["sleep", "0.3"])) for _ in range(4)]
+    for t in ths:
+        t.start()
+    for t in ths:
+        t.join()
+    seen = look(s, sid)
+    for want in ("secret.txt", "planted", "sleep 1001", "sleep 1002", "1003", "sleep 1004"):
+        if want not in seen:
+            fail("the residue did not take (%s):\n%s" % (want, seen))
+
+
+def case_reuse(s):
+    """--reuse: a deleted sandbox is reset in place and back in the pool; its
+    next user sees nothing of it; the old id is refused; a dirty reset, one
+    with a request under way, one of other limits, and one deleted while serve
+    stops are removed instead."""
+    wait_warm(s)
+    a = create(s)
+    fresh = look(s, a["id"])
+    plant(s, a["id"])
+    t0 = time.time()
+    st, d = s.call("DELETE", "/v1/sandboxes/" + a["id"])
+    took = time.time() - t0
+    if st != 202:
+        fail("delete: %d %s" % (st, d))
+    print("DELETE answered in %.1f ms" % (took * 1000))
+    if not wait_until(lambda: s.metrics().get("sandboxctl_serve_resets_total") == 1, 30, poll=0.05):
+        fail("no reset counted: %s" % s.metrics())
+    # The pool now holds A's container, reset, and the filler's replacement of it.
+    wait_warm(s, 2)
+    b1, b2 = create(s), create(s)
+    b, other = (b1, b2) if b1["container"] == a["container"] else (b2, b1)
+    if not b["warm"] or b["container"] != a["container"] or b["id"] == a["id"] or \
+            b.get("reused") != 1:
+        fail("the reset sandbox was not handed out again: %s, %s after %s" % (b1, b2, a))
+    seen = look(s, b["id"])
+    print("B sees:\n" + seen)
+    if seen != fresh:
+        fail("B sees what A left:\n%s\nwhere a fresh sandbox shows:\n%s" % (seen, fresh))
+    body = get(s, b["id"], "/workspace/secret.txt", 404)
+    if error_code(body) != "file_not_found":
+        fail("A's file in B: %s" % body)
+    # A's id is refused everywhere, also now that its container serves B.
+    for method, path in (("DELETE", ""), ("POST", "/exec"), ("GET", "/files?path=secret.txt"),
+                         ("PUT", "/files?path=x"), ("GET", "")):
+        st, d = s.call(method, "/v1/sandboxes/" + a["id"] + path,
+                       {"cmd": ["touch", "/workspace/pwned"]} if method == "POST" else None)
+        if st != 404 or d.get("error") != "sandbox_not_found":
+            fail("%s with A's id: %d %s" % (method, st, d))
+    get(s, b["id"], "pwned", 404)
+    m = s.metrics()
+    if m.get('sandboxctl_serve_sandboxes_removed_total{reason="deleted"}') != 1 or \
+            m.get('sandboxctl_serve_sandboxes_created_total{kind="warm"}') != 3:
+        fail("metrics after a reset: %s" % m)
+    # Round after round, each create straight after the last DELETE (it takes
+    # a ready one or waits for the reset rather than start cold), until A's
+    # container's --reuse 4 is spent: then it is removed.
+    resets, uses = 1, {a["container"]: 2, other["container"]: 1}
+    live = [b, other]
+    for i in range(12):
+        d = live.pop(0)
+        st, _ = s.call("DELETE", "/v1/sandboxes/" + d["id"])
+        if uses[d["container"]] < 4:
+            resets += 1
+        elif not wait_until(lambda: gone(d), 30):
+            fail("round %d: a sandbox whose reuse is spent was not removed" % i)
+        n = create(s)
+        # warm: a ready one, or the one being reset (a spent one gives none to wait for)
+        if n["reused"] != uses.get(n["container"], 0) or \
+                (not n["warm"] and uses[d["container"]] < 4):
+            fail("round %d: %s (uses %s)" % (i, n, uses))
+        uses[n["container"]] = n["reused"] + 1
+        if ex(s, n["id"], ["sh", "-c", "ls -A /workspace; echo $$ > /workspace/r"])["stdout"]:
+            fail("round %d: the last round's file is there" % i)
+        live.append(n)
+    if a["container"] in [x["container"] for x in live] or not gone(a):
+        fail("A's container outlived its --reuse 4")
+    if not wait_until(lambda: s.metrics().get("sandboxctl_serve_resets_total") == resets, 30):
+        fail("resets: %s, wanted %d" % (s.metrics().get("sandboxctl_serve_resets_total"), resets))
+    for d in live:
+        s.call("DELETE", "/v1/sandboxes/" + d["id"])
+        resets += uses[d["container"]] < 4
+    if not wait_until(lambda: s.metrics().get("sandboxctl_serve_resets_total") == resets, 30):
+        fail("resets: %s, wanted %d" % (s.metrics().get("sandboxctl_serve_resets_total"), resets))
+    print("uses per container: %s" % sorted(uses.values()))
+
+    # A dirty reset: root's file in a sticky directory, which no uid of the
+    # sandbox may remove, retires the container (one with a use left after this).
+    for _ in range(6):
+        b = create(s)
+        if b["reused"] < 3:
+            break
+        s.call("DELETE", "/v1/sandboxes/" + b["id"])
+        wait_until(lambda: gone(b), 30)
+    else:
+        fail("no sandbox with a use left")
+    js = {"Content-Type": "application/json"}
+    st, e = engine("POST", "/containers/%s/exec" % b["container"],
+                   json.dumps({"User": "0:0", "Cmd": ["sh", "-c", "echo x > /dev/shm/rootfile"]}),
+                   headers=js)
+    if st != 201:
+        fail("exec create: %s %s" % (st, e))
+    engine("POST", "/exec/%s/start" % e["Id"], json.dumps({"Detach": False, "Tty": False}),
+           headers=js)
+    st, _ = s.call("DELETE", "/v1/sandboxes/" + b["id"])
+    if st != 202:
+        fail("delete B: %d" % st)
+    if not wait_until(lambda: s.metrics().get("sandboxctl_serve_reset_retired_total") == 1, 30):
+        fail("the dirty reset was not counted as retired")
+    if not wait_until(lambda: gone(b), 30):
+        fail("the retired sandbox's container is still there")
+    if s.metrics().get("sandboxctl_serve_resets_total") != resets:
+        fail("a dirty reset counted clean")
+    wait_warm(s)
+    c = create(s)
+    if c["container"] == b["container"] or not c["warm"]:
+        fail("after a retire: %s" % c)
+
+    # A request under way at the DELETE: the sandbox is removed, not reset (the
+    # request could otherwise reach the next user's server).
+    res = {}
+    th = threading.Thread(target=lambda: res.update(r=s.call(
+        "POST", "/v1/sandboxes/%s/exec" % c["id"], {"cmd": ["sh", "-c", "sleep 20"]})))
+    th.start()
+    time.sleep(1)
+    st, _ = s.call("DELETE", "/v1/sandboxes/" + c["id"])
+    th.join(60)
+    if st != 202 or res.get("r", (0,))[0] != 404 or res["r"][1].get("error") != "sandbox_not_found":
+        fail("an exec cut by DELETE: %d %s" % (st, res))
+    if not wait_until(lambda: gone(c), 30):
+        fail("a sandbox deleted under a request was not removed")
+
+    # Other limits than the pool's: removed, not pooled.
+    wait_warm(s)
+    o = create(s, memory="1g")
+    if o["warm"]:
+        fail("1g came from the pool")
+    st, _ = s.call("DELETE", "/v1/sandboxes/" + o["id"])
+    if st != 202 or not wait_until(lambda: gone(o), 30):
+        fail("a sandbox of other limits was not removed")
+    m = s.metrics()
+    if m.get("sandboxctl_serve_resets_total") != resets or \
+            m.get("sandboxctl_serve_reset_retired_total") != 1:
+        fail("resets after removals: %s" % m)
+
+    # A cold one with the pool's limits joins the pool after its reset, with a
+    # pool sandbox's life.
+    wait_warm(s)
+    w1, w2 = create(s), create(s)
+    cold = w2 if not w2["warm"] else w1 if not w1["warm"] else None
+    if cold:
+        before = s.metrics().get("sandboxctl_serve_resets_total")
+        s.call("DELETE", "/v1/sandboxes/" + cold["id"])
+        if not wait_until(lambda: s.metrics().get("sandboxctl_serve_resets_total") == before + 1,
+                          30):
+            fail("a cold sandbox of the pool's limits was not reset")
+        got = [create(s) for _ in range(2)]
+        if not any(g["container"] == cold["container"] and g["reused"] == 1 for g in got):
+            fail("the reset cold sandbox did not come from the pool: %s" % got)
+    else:
+        print("both creates were warm: the cold one's return not checked")
+
+    # Deleted while the service stops: nothing is left behind.
+    f = create(s)
+    s.call("DELETE", "/v1/sandboxes/" + f["id"])
     s.stop_cleanly()
 
 
@@ -397,6 +631,7 @@ CASES = {
     "attacks": (case_attacks, ["--pool", "0", "--pool-image", IMAGE + "=1",
                                "--max-sandboxes", "3"]),
     "gc": (case_gc, ["--pool", "0"]),
+    "reuse": (case_reuse, ["--pool", "0", "--pool-image", IMAGE + "=1", "--reuse", "4"]),
 }
 
 

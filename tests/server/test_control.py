@@ -317,8 +317,8 @@ def check_sandbox_api(base, ws):
     assert s == 204, (s, data)
     s, data, _, _ = get(base, "GET", q + "a/b/c.bin")
     assert s == 200 and data == b"\x00\xff" * 1000, (s, len(data))
-    for path, want, code in (("nope", 404, "not_found"), ("a/b", 409, "is_a_directory"),
-                             ("a/b/c.bin/x", 404, "not_found")):
+    for path, want, code in (("nope", 404, "file_not_found"), ("a/b", 409, "is_a_directory"),
+                             ("a/b/c.bin/x", 404, "file_not_found")):
         s, data, _, _ = get(base, "GET", q + path)
         assert s == want and json.loads(data)["error"] == code, (path, s, data)
     s, data, _, _ = get(base, "GET", "/control/sandbox/file")

@@ -424,6 +424,92 @@ START_TEST(serve_pool_refills_every_engine)
 }
 END_TEST
 
+static bool any_fits(const sbx_warm *w, const void *arg)
+{
+	(void)w;
+	(void)arg;
+	return true;
+}
+
+static unsigned pool_size(serve_pool *pool)
+{
+	serve_pool_gauge *g = NULL;
+	size_t n = sbx_serve__pool_gauges(pool, &g);
+	unsigned size = n ? g[0].size + g[0].filling : 0;
+
+	free(g);
+	return size;
+}
+
+static void wait_full(serve_pool *pool)
+{
+	int64_t until = sbx_now_ms() + 10000;
+
+	while (!sbx_serve__pool_full(pool) && sbx_now_ms() < until)
+		usleep(2000);
+	ck_assert(sbx_serve__pool_full(pool));
+}
+
+/*
+ * --reuse for /v1/sandboxes: a sandbox taken from the pool is replaced by a
+ * filler; its reset brings it back past the target, up to the caller's
+ * bound (a create meanwhile is told to wait for it), so the pool grows to
+ * what its clients use at once.
+ */
+START_TEST(serve_pool_sandbox_comes_back)
+{
+	sim_engine_spec spec = SIM_ENGINE_SPEC_INIT;
+	sim_cluster *c = cluster(&spec, 1, 0.002);
+	const char *urls[1] = {"sim://0"};
+	sbx_serve_pool_spec ps = {.image = "sim-image", .target = 1};
+	serve_metrics m = {0};
+	pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	serve_pool_opts po = {0};
+	serve_pool *pool = NULL;
+	sbx_error err = SBX_ERROR_INIT;
+	sbx_warm *w, *x, *y;
+	size_t e = 9;
+
+	po.pools = &ps;
+	po.n_pools = 1;
+	po.concurrency = 1;
+	po.idle_ttl_s = 3600;
+	po.max_timeout_s = 600;
+	po.engines = urls;
+	po.n_engines = 1;
+	po.service_id = "t";
+	po.metrics = &m;
+	po.lock = &lock;
+	po.backend = sim_backend_new;
+	po.backend_userdata = c;
+	po.reuse = 2;
+	ck_assert_msg(sbx_serve__pool_new(&pool, &po, &err) == 0, "%s", err.msg);
+	wait_full(pool);
+	w = sbx_serve__pool_take_fit(pool, any_fits, NULL, &e);
+	ck_assert_ptr_nonnull(w);
+	ck_assert_uint_eq(e, 0);
+	wait_full(pool); /* a filler replaced it */
+	/* Bound 1: the pool already holds one. */
+	ck_assert(!sbx_serve__pool_reset_begin(pool, 0, w, 1));
+	ck_assert(sbx_serve__pool_reset_begin(pool, 0, w, 4));
+	ck_assert(sbx_serve__pool_wait_back(pool, "sim-image", sbx_now_ms() + 20));
+	ck_assert(!sbx_serve__pool_wait_back(pool, "other-image", sbx_now_ms() + 1000));
+	sbx_serve__pool_end_sandbox(pool, 0, false, "sim-image", true, w);
+	ck_assert_uint_eq(pool_size(pool), 2); /* past the target */
+	ck_assert(!sbx_serve__pool_wait_back(pool, "sim-image", sbx_now_ms() + 1000));
+	x = sbx_serve__pool_take_fit(pool, any_fits, NULL, &e);
+	y = sbx_serve__pool_take_fit(pool, any_fits, NULL, &e);
+	ck_assert(x && y && (x == w || y == w));
+	sbx_warm_free(x);
+	sbx_warm_free(y);
+	sbx_serve__pool_end_sandbox(pool, 0, false, "sim-image", false, NULL);
+	sbx_serve__pool_end_sandbox(pool, 0, false, "sim-image", false, NULL);
+	wait_full(pool);
+	sbx_serve__pool_free(pool);
+	sim_cluster_free(c);
+}
+END_TEST
+
 static void add_cases(Suite *s)
 {
 	SBX_TEST_CASE(s, "backend", NULL, NULL, 0, engine_urls, a_sandbox_lives_and_goes,
@@ -432,7 +518,7 @@ static void add_cases(Suite *s)
 		      draws_repeat_and_follow_the_median);
 	SBX_TEST_CASE(s, "sweep", sbx_test_scratch_setup, sbx_test_scratch_teardown, 60,
 		      scheduler_over_simulated_engines, scheduler_resumes_a_simulated_sweep,
-		      serve_pool_refills_every_engine);
+		      serve_pool_refills_every_engine, serve_pool_sandbox_comes_back);
 }
 
 SBX_TEST_MAIN("sim", add_cases)

@@ -108,6 +108,17 @@ void sbx_warm_destroy(sbx_warm *w);
 int sbx_warm_request(sbx_warm *w, const char *method, const char *path, const void *body,
 		     size_t len, int timeout_ms, int *status, sbx_buf *answer, sbx_error *err);
 
+/*
+ * Resets w in place for its next user (`serve`'s /v1/sandboxes, whose
+ * sandboxes have no run): as between two episodes (sbx_warm_opts.reuse),
+ * PID 1 kills every process of the sandbox's users, empties the writable
+ * places, starts a fresh server and verifies; its idle streams carry the
+ * order and then reach the new server. No request may be under way on w.
+ * 0 clean (info.reused counted); < 0 the reset failed, found residue or
+ * w's reuse is spent (-ESTALE): the caller removes w (sbx_warm_free).
+ */
+int sbx_warm_reset(sbx_warm *w, sbx_error *err);
+
 /* True when w can serve run: same image and limits, and its deadline covers the run's. */
 bool sbx_run_warm_fits(const sbx_run *run, const sbx_warm *w);
 

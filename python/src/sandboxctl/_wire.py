@@ -33,6 +33,12 @@ class UserUnsupportedError(ServeError):
     """exec's `user` is not one of the sandbox's users (400 user_unsupported)."""
 
 
+class SandboxNotFoundError(ServeError):
+    """The sandbox is not there (404 sandbox_not_found): deleted, expired, or
+    of a service that restarted; distinct from a file that is not there
+    (FileNotFoundError, 404 file_not_found)."""
+
+
 class TooLargeError(ServeError):
     """A file past serve's cap (413 too_large)."""
 
@@ -166,16 +172,21 @@ def error_of(r: httpx.Response, what: str) -> ServeError:
     code = body.get("error", "") if isinstance(body, dict) else ""
     detail = body.get("message") or body.get("detail") if isinstance(body, dict) else None
     msg = f"{what}: HTTP {r.status_code} {code or body}" + (f" ({detail})" if detail else "")
-    cls = {"user_unsupported": UserUnsupportedError, "too_large": TooLargeError}.get(code, ServeError)
+    # serve before its distinct 404 codes said "not_found" with this message for a sandbox
+    if code == "not_found" and isinstance(body, dict) and body.get("message") == "no such sandbox":
+        code = "sandbox_not_found"
+    cls = {"user_unsupported": UserUnsupportedError, "too_large": TooLargeError,
+           "sandbox_not_found": SandboxNotFoundError}.get(code, ServeError)
     return cls(r.status_code, code, msg, body)
 
 
 def file_error(e: ServeError, path: str) -> Exception:
     """A file request's error as Python's own exception for it, naming path
-    (a sandbox that is not there stays a ServeError)."""
-    if isinstance(e.body, dict) and e.body.get("message") == "no such sandbox":
+    (a sandbox that is not there stays a SandboxNotFoundError)."""
+    if isinstance(e, SandboxNotFoundError):
         return e
-    if e.code == "not_found" or (e.status == 404 and not e.code):
+    # file_not_found; not_found from a serve older than the distinct codes
+    if e.code in ("file_not_found", "not_found") or (e.status == 404 and not e.code):
         return FileNotFoundError(errno.ENOENT, "No such file or directory", path)
     if e.code == "is_a_directory":
         return IsADirectoryError(errno.EISDIR, "Is a directory", path)
@@ -194,7 +205,7 @@ def too_large(path: str, limit: int) -> TooLargeError:
 
 
 def answer_object(r: httpx.Response) -> dict[str, Any]:
-    """A success answer's JSON object ({} for an empty body, e.g. DELETE's 204)."""
+    """A success answer's JSON object ({} for an empty body, e.g. a 204)."""
     if not r.content:
         return {}
     d = r.json()

@@ -56,6 +56,7 @@ class AsyncClient:
         return Sandbox.from_json(await self._json("POST", "/v1/sandboxes", body, timeout=_SLOW))
 
     async def delete(self, sandbox_id: str) -> None:
+        """As Client.delete: answered at once, the reset or removal runs in serve."""
         await self._json("DELETE", f"/v1/sandboxes/{sandbox_id}", timeout=_SLOW)
 
     async def sandboxes(self) -> list[dict[str, Any]]:

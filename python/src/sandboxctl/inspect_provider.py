@@ -30,7 +30,7 @@ from inspect_ai.util import (ExecResult, OutputLimitExceededError, SandboxEnviro
 from inspect_ai.util._sandbox.environment import SandboxConnection, SandboxUnavailableError
 from pydantic import BaseModel, ConfigDict
 
-from ._wire import Sandbox, ServeError, TooLargeError, UserUnsupportedError
+from ._wire import Sandbox, SandboxNotFoundError, ServeError, TooLargeError, UserUnsupportedError
 from .aio import AsyncClient
 from .service import ServeProcess, binary
 
@@ -54,6 +54,13 @@ class SandboxctlConfig(BaseModel):
     workdir: str | None = None
     pool: int = 4
     """warm sandboxes the provider's own serve keeps ready."""
+    reuse: int = 100
+    """samples one warm sandbox serves in turn (serve's --reuse): after a
+    sample's cleanup it is reset in place (every process killed, every
+    writable place emptied, a fresh server; PID 1 verifies the clean slate,
+    else the sandbox is removed) and goes back to the pool, so a sample_init
+    rarely waits for a container to start. 1: a new container per sample
+    (docs/serve.md, "Reuse", says what a reset does not restore)."""
     serve_url: str | None = None
     """use this serve instead of starting one ($SANDBOXCTL_SERVE_URL too)."""
     serve_args: list[str] = []
@@ -103,7 +110,8 @@ class _Service:
             if cls.proc is None:
                 pool = (["--pool", str(cfg.pool)] if cfg.image in (None, "slim")
                         else ["--pool", "0", "--pool-image", f"{cfg.image}={cfg.pool}"])
-                p = ServeProcess(pool + list(cfg.serve_args))
+                reuse = ["--reuse", str(cfg.reuse)] if cfg.reuse > 1 else []
+                p = ServeProcess(pool + reuse + list(cfg.serve_args))
                 p.start()
                 cls.proc = p
             return cls.proc.url
@@ -138,10 +146,9 @@ def _unavailable(e: Exception) -> SandboxUnavailableError:
 
 def _sandbox_gone(e: BaseException) -> bool:
     """serve's answer for a sandbox it no longer has (deleted, expired, or a
-    service restarted): 404 with the message "no such sandbox"; a file that
-    is not there is 404 too, with another message."""
-    body = getattr(e, "body", None)
-    return isinstance(body, dict) and body.get("message") == "no such sandbox"
+    service restarted): 404 sandbox_not_found (a file that is not there is
+    404 file_not_found: FileNotFoundError)."""
+    return isinstance(e, SandboxNotFoundError)
 
 
 @sandboxenv(name="sandboxctl")
