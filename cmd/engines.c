@@ -60,6 +60,15 @@ static int check_runtime(const char *cmd, sbx_docker *d, const char *name, const
 			cmd, shown, name);
 		return -1;
 	}
+	/* The sandbox's seccomp profile has a gVisor variant, picked by the name. */
+	if (sbx_docker_system_runtime_is_gvisor(sys, runtime) && strcmp(runtime, "runsc") != 0) {
+		cli_error("%s: --runtime '%s': engine '%s' runs gVisor under that name, and "
+			  "sandboxctl gives gVisor its own seccomp profile only under the name "
+			  "runsc; refused: register it as \"runsc\" in /etc/docker/daemon.json "
+			  "and restart dockerd (see 'sandboxctl doctor')",
+			  cmd, shown, name);
+		return -1;
+	}
 	if (sbx_docker_system_has_runtime(sys, runtime))
 		return 0;
 	for (char **r = sys->runtimes; r && *r; r++)

@@ -68,17 +68,24 @@ static int bool_flag(const char *arg, const char *name)
 	return -1;
 }
 
-bool sbx_docker_system_runsc_ignores_seccomp(const sbx_docker_system *s, const char *runtime)
+bool sbx_docker_system_runtime_is_gvisor(const sbx_docker_system *s, const char *runtime)
 {
 	const sbx_docker_runtime *rt = runtime_info(s, runtime);
 	const char *base;
-	int on = 0;
 
 	if (!rt)
 		return false;
 	base = strrchr(rt->path, '/');
 	base = base ? base + 1 : rt->path;
-	if (strcmp(rt->name, "runsc") != 0 && strcmp(base, "runsc") != 0)
+	return strcmp(rt->name, "runsc") == 0 || strcmp(base, "runsc") == 0;
+}
+
+bool sbx_docker_system_runsc_ignores_seccomp(const sbx_docker_system *s, const char *runtime)
+{
+	const sbx_docker_runtime *rt = runtime_info(s, runtime);
+	int on = 0;
+
+	if (!rt || !sbx_docker_system_runtime_is_gvisor(s, runtime))
 		return false;
 	for (char **a = rt->args; a && *a; a++) {
 		int v = bool_flag(*a, "oci-seccomp");

@@ -38,9 +38,10 @@ def runsc_path():
 
 
 class RunscEngine:
-    def __init__(self, images=(), runtime_args=None):
+    def __init__(self, images=(), runtime_args=None, name="runsc"):
         self.images = list(images)
         self.runtime_args = runtime_args
+        self.name = name  # what daemon.json registers runsc as
         self.proc = self.host = self.tmp = None
         self.copied = {}
 
@@ -52,6 +53,7 @@ class RunscEngine:
         cfg["runtimes"]["runsc"]["path"] = path
         if self.runtime_args is not None:
             cfg["runtimes"]["runsc"]["runtimeArgs"] = list(self.runtime_args)
+        cfg["runtimes"] = {self.name: cfg["runtimes"]["runsc"]}
         # A short path: unix socket paths hold 108 bytes.
         self.tmp = tempfile.mkdtemp(prefix="sbx-gv-", dir="/tmp")
         try:

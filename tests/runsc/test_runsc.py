@@ -459,6 +459,15 @@ def case_noseccomp(env):
                     fail("--allow-no-seccomp: exit %d, %r" % (p.returncode, p.stderr))
                 if eng.containers():
                     fail("a refused run left a container: %s" % eng.containers())
+        # gVisor registered under another name would get runc's seccomp profile (the
+        # variant is picked by the name): refused in one line, nothing made.
+        with runsc_engine.RunscEngine(name="gvisor") as eng:
+            os.environ["DOCKER_HOST"] = eng.host
+            other = refused(["run", "--task", "banking_reserve", "--tasks-dir", TASKS, "--agent",
+                             "true", "--runs-dir", env.runs, "--test-label", "--runtime",
+                             "gvisor"], "runs gVisor under that name")
+            if '"runsc"' not in other or eng.containers():
+                fail("gVisor named gvisor: %r, containers %s" % (other, eng.containers()))
     finally:
         if first is None:
             os.environ.pop("DOCKER_HOST", None)
@@ -466,6 +475,7 @@ def case_noseccomp(env):
             os.environ["DOCKER_HOST"] = first
     print("  without --oci-seccomp (%d spellings): doctor warns, run/sweep/serve refused: %s" %
           (len(BARE_ARGS), line))
+    print("  gVisor under another name: %s" % other)
 
 
 CASES = {"doctor": case_doctor, "runc": case_runc, "tasks": case_tasks, "hardening": case_hardening, "attacks": case_attacks,

@@ -128,6 +128,9 @@ void sbx_docker_system_free(sbx_docker_system *s);
 /* True when runtime (e.g. "runsc") is registered with the engine. */
 bool sbx_docker_system_has_runtime(const sbx_docker_system *s, const char *runtime);
 
+/* True when runtime is registered as gVisor: named "runsc", or its binary is runsc. */
+bool sbx_docker_system_runtime_is_gvisor(const sbx_docker_system *s, const char *runtime);
+
 /*
  * True when runtime is registered as gVisor (named "runsc", or its binary is
  * runsc) and its runtimeArgs do not turn --oci-seccomp on: then runsc ignores
