@@ -211,6 +211,34 @@ static int reuse_tables(sbx_buf *out, const cJSON *sandbox)
 	return r < 0 ? r : sbx_buf_puts(out, "</table>");
 }
 
+/*
+ * A Harbor task's verifier (result.json's "verifier"): its reward, exit, the
+ * workdir it was given and its timings, then the tail of what test.sh printed.
+ * All of it comes from the task's tests and the agent's workdir: every value
+ * is escaped, as kv_table does.
+ */
+static int verifier(sbx_buf *out, const cJSON *v)
+{
+	const char *tail = sbx_json_get_string(v, "output_tail", NULL);
+	_cleanup_json_ cJSON *rest = NULL;
+	int r;
+
+	if (!cJSON_IsObject(v))
+		return 0;
+	rest = cJSON_Duplicate(v, 1);
+	if (!rest)
+		return -ENOMEM;
+	cJSON_DeleteItemFromObject(rest, "output_tail");
+	r = sbx_buf_puts(out, "<h2>Verifier</h2>");
+	r = r < 0 ? r : kv_table(out, rest, NULL);
+	if (r >= 0 && tail && *tail) {
+		r = sbx_buf_puts(out, "<h3>test.sh's output (tail)</h3><pre class=\"verifier\">");
+		r = r < 0 ? r : sbx_html_escape(out, tail);
+		r = r < 0 ? r : sbx_buf_puts(out, "</pre>");
+	}
+	return r;
+}
+
 int sbx_view_page_run(const sbx_view_ctx *ctx, size_t root, const char *rel, sbx_buf *out,
 		      sbx_error *err)
 {
@@ -242,6 +270,7 @@ int sbx_view_page_run(const sbx_view_ctx *ctx, size_t root, const char *rel, sbx
 		r = sbx_buf_puts(out, "<h2>Grading</h2>");
 		r = r < 0 ? r : sbx_view__grid(ctx, rootfd, rel, grade, out);
 	}
+	r = r < 0 ? r : verifier(out, sbx_json_get(res, "verifier"));
 	shot = sbx_view__join(rel, "screenshot.png");
 	if (r >= 0 && shot && sbx_view__exists(rootfd, shot)) {
 		r = sbx_buf_puts(out, "<h2>Final screen</h2>");

@@ -343,6 +343,31 @@ START_TEST(run_page_model_turns)
 }
 END_TEST
 
+START_TEST(run_page_shows_the_verifier)
+{
+	_cleanup_free_ char *page = NULL;
+
+	/* A Harbor run: what its verifier said comes from the task's tests, hostile or not. */
+	mkdir_in("h");
+	sbx_test_put(sbx_test_scratch, "h/result.json",
+		     "{\"run_id\":\"h\",\"task\":\"hb\",\"status\":\"pass\",\"score\":1,"
+		     "\"verifier\":{\"reward\":1,\"rewards\":{\"<img src=x>\":1},"
+		     "\"reward_file\":\"reward.json\",\"exit_code\":0,\"timed_out\":false,"
+		     "\"output_tail\":\"1 passed\\n<script>alert(2)</script>\","
+		     "\"workdir\":\"/app\",\"timings_ms\":{\"test_sh\":69.5}}}");
+	page = page_of('r', "h", NULL);
+	check_text(page,
+		   TEXTS("<h2>Verifier</h2>", "reward_file</th><td>reward.json",
+			 "timings_ms.test_sh</th><td>69.5", "&lt;img src=x&gt;",
+			 "1 passed\n&lt;script&gt;alert(2)&lt;/script&gt;</pre>"),
+		   TEXTS("<script>alert(2)", "<img src=x>"));
+	free(page);
+	make_run("n", "pass", 1, "2026-01-01T00:00:00Z");
+	page = page_of('r', "n", NULL);
+	check_text(page, NO_TEXTS, TEXTS("<h2>Verifier</h2>"));
+}
+END_TEST
+
 START_TEST(run_page_grid_from_grade_json)
 {
 	_cleanup_free_ char *page = NULL;
@@ -439,8 +464,8 @@ static void add_cases(Suite *s)
 		      scan_finds_runs_and_sweeps_newest_first);
 
 	SBX_TEST_CASE(s, "pages", sbx_test_scratch_path_setup, sbx_test_scratch_open_teardown, 0,
-		      run_page_escapes_the_transcript, run_page_grid_from_grade_json,
-		      run_page_model_turns, run_page_mcp_transcript,
+		      run_page_escapes_the_transcript, run_page_shows_the_verifier,
+		      run_page_grid_from_grade_json, run_page_model_turns, run_page_mcp_transcript,
 		      compare_page_pairs_and_sign_test);
 }
 
