@@ -423,7 +423,12 @@ int sbx_run_launch(sbx_run *run, sbx_error *err)
 		return r;
 	if (run->task->harbor && (r = sbx_run__harbor_seed(run, err)) < 0)
 		return sbx_run__fail(run, r, "copy_in", err);
-	return attach_task(run, err);
+	r = attach_task(run, err);
+	/* The verifier's sandbox is made while the agent works, off the episode's path,
+	 * whoever drives the episode: run and sweep, or a client of serve or mcp. */
+	if (r >= 0)
+		sbx_run__verifier_prestart(run);
+	return r;
 }
 
 bool sbx_run_warm_fits(const sbx_run *run, const sbx_warm *w)

@@ -106,8 +106,6 @@ sbx_run_end sbx_run_wait(sbx_run *run)
 	sbx_run_end end;
 	int r;
 
-	/* The verifier's sandbox is made while the agent works, off the episode's path. */
-	sbx_run__verifier_prestart(run);
 	r = sbx_run__is_oracle(run) ? sbx_run__oracle_agent(run, &err)
 	    : run->o.agent	    ? sbx_run__start_agent(run, &err)
 				    : 0;

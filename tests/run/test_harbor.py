@@ -11,8 +11,11 @@ are FROM sandboxctl/sandbox-slim:latest (built offline here): skipped without it
 """
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
+import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_integration import (Env, SANDBOXCTL, SRC, Skip, check_gone, fail, image_exists,  # noqa: E402
@@ -343,10 +346,45 @@ def case_sweep(env):
         fail("sweep: %s" % [(r["task"], r["status"]) for r in results])
 
 
+def case_serve(env):
+    """A Harbor task claimed from `serve`: its verifier's sandbox is made while the
+    client works (made_ahead), as under `run`; the client that does nothing gets 0,
+    and nothing is left once the service ends."""
+    need_base()
+    runs = os.path.join(env.dir, "serve-runs")
+    p = subprocess.Popen([SANDBOXCTL, "serve", "--tasks-dir", HARBOR, "--runs-dir", runs,
+                          "--listen", "127.0.0.1:0", "--test-label"],
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        url = p.stdout.readline().strip().rstrip("/")
+        if not url:
+            fail("serve did not start")
+
+        def post(path, body=None):
+            req = urllib.request.Request(url + path, data=json.dumps(body or {}).encode(),
+                                         headers={"Content-Type": "application/json"})
+            with urllib.request.urlopen(req, timeout=120) as r:
+                return json.load(r)
+        claim = post("/v1/episodes", {"task": "pybugfix"})
+        env.run_ids.append(claim["id"])
+        time.sleep(1.5)  # the client's turn: the verifier's sandbox is made meanwhile
+        done = post("/v1/episodes/%s/finish" % claim["id"])
+        with open(os.path.join(runs, claim["id"], "result.json")) as f:
+            v = json.load(f)["verifier"]
+        if done["reward"] != 0 or v["reward"] != 0 or not v["made_ahead"]:
+            fail("serve: reward %r, verifier %s" % (done["reward"], v))
+    finally:
+        p.send_signal(signal.SIGTERM)
+        p.wait(timeout=120)
+    check_gone(claim["id"])
+    print("  serve: reward 0, verifier made ahead (create %.0f ms off the path)" %
+          v["timings_ms"]["create_start"])
+
+
 CASES = {"oracle": case_oracle, "null": case_null, "forgery": case_forgery, "cap": case_cap,
          "app": case_app,
          "hostile": case_hostile,
-         "validate": case_validate, "sweep": case_sweep}
+         "validate": case_validate, "sweep": case_sweep, "serve": case_serve}
 
 if __name__ == "__main__":
     run_case(CASES, alarm_s=400)
