@@ -50,8 +50,11 @@ char *sbx_serve__result_answer(const episode *e, const sbx_run_result *r)
 
 		cJSON_AddStringToObject(g, "status", sbx_grade_status_name(r->grade.status));
 		cJSON_AddNumberToObject(g, "score", r->grade.score);
-		cJSON_AddNumberToObject(g, "cells_graded", (double)r->grade.cells_graded);
-		cJSON_AddNumberToObject(g, "cells_matched", (double)r->grade.cells_matched);
+		/* A Harbor task's reward is its verifier's: no cells (as in result.json). */
+		if (!r->verifier.harbor) {
+			cJSON_AddNumberToObject(g, "cells_graded", (double)r->grade.cells_graded);
+			cJSON_AddNumberToObject(g, "cells_matched", (double)r->grade.cells_matched);
+		}
 		if (rep)
 			cJSON_AddItemToObject(g, "report", rep);
 	}

@@ -373,6 +373,8 @@ def case_serve(env):
             v = json.load(f)["verifier"]
         if done["reward"] != 0 or v["reward"] != 0 or not v["made_ahead"]:
             fail("serve: reward %r, verifier %s" % (done["reward"], v))
+        if "cells_graded" in done["grade"]:  # a spreadsheet grader's counts: not Harbor's
+            fail("serve: finish answer's grade %s" % done["grade"])
     finally:
         p.send_signal(signal.SIGTERM)
         p.wait(timeout=120)
