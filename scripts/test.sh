@@ -51,7 +51,12 @@ run_suite build-ci
 
 echo "== build with clang (warnings are errors; compile only)"
 [ -d build-clang ] || CC=clang meson setup build-clang --werror >/dev/null
-meson compile -C build-clang >/dev/null
+# Quiet when it builds; what clang said when it does not (else set -e ends the run unexplained).
+if ! meson compile -C build-clang >build-clang/compile.log 2>&1; then
+	grep -E 'error|warning' build-clang/compile.log | head -20 >&2
+	echo "clang build failed: the whole output is in build-clang/compile.log" >&2
+	exit 1
+fi
 
 if [ -z "${SBX_SKIP_ANALYZE:-}" ]; then
 	echo "== static analysis (gcc -fanalyzer over lib/ and server/; a finding fails)"
