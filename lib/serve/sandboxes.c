@@ -528,6 +528,7 @@ oom:
 int sbx_serve__sandbox_delete(sbx_serve *s, const char *id, char **out)
 {
 	serve_sandbox *sb;
+	bool resetting;
 
 	_cleanup_json_ cJSON *o = cJSON_CreateObject();
 
@@ -540,13 +541,25 @@ int sbx_serve__sandbox_delete(sbx_serve *s, const char *id, char **out)
 	pthread_mutex_unlock(&s->lock);
 	if (!sb)
 		return sbx_serve__sandbox_error(out, 404, "sandbox_not_found", "no such sandbox");
+	resetting = reset_begin(s, sb);
 	if (o) {
 		cJSON_AddStringToObject(o, "id", sb->id);
-		cJSON_AddStringToObject(o, "state", "ending");
+		cJSON_AddStringToObject(o, "state", resetting ? "resetting" : "removed");
 	}
-	end_in_background(s, sb, reset_begin(s, sb));
+	/*
+	 * A reset answers at once: the next create waits for the sandbox to come
+	 * back. A removal is done before the answer, as the client's back-pressure:
+	 * answered at once, a client's next create (Inspect's next sample) found
+	 * the pool still refilling and started cold beside the removal, 602 ms
+	 * p50 at concurrency 4 back to back against 61 ms (bench/inspect.sh
+	 * with BENCH_REUSE=1).
+	 */
+	if (resetting)
+		end_in_background(s, sb, true);
+	else
+		end_sandbox(s, sb, SERVE_SBX_DELETED, false);
 	*out = o ? cJSON_PrintUnformatted(o) : NULL;
-	return *out ? 202 : 204;
+	return !*out ? 204 : resetting ? 202 : 200;
 }
 
 int sbx_serve__sandbox_list(sbx_serve *s, char **out)

@@ -119,9 +119,9 @@ class Client:
         return Sandbox.from_json(self._json("POST", "/v1/sandboxes", body, timeout=_SLOW))
 
     def delete(self, sandbox: Sandbox | str) -> None:
-        """Deletes: serve answers at once (202) and, in the background, resets
-        the sandbox back into its pool (`--reuse`) or removes it; the id is
-        unknown from then on (SandboxNotFoundError)."""
+        """Deletes: serve removes the sandbox and answers (200), or, under
+        `--reuse`, answers at once (202) and resets it back into its pool in
+        the background; the id is unknown from then on (SandboxNotFoundError)."""
         sid = sandbox if isinstance(sandbox, str) else sandbox.id
         self._json("DELETE", f"/v1/sandboxes/{sid}", timeout=_SLOW)
 
