@@ -95,19 +95,23 @@ def case_null(env):
         check_verifier(res, 0, task)
 
 
+# The start of each forger: sh(cmd) runs cmd through the sandbox's execute_shell tool.
+SHELL_TOOL = r"""
+import json, os, sys, threading, urllib.request
+base = os.environ["SANDBOX_REST_URL"]
+def sh(cmd, shown=300):
+    req = urllib.request.Request(base + "/tools/call", method="POST",
+        data=json.dumps({"tool_name": "execute_shell", "arguments": {"command": cmd}}).encode(),
+        headers={"Content-Type": "application/json"})
+    print(cmd.splitlines()[0], "->", urllib.request.urlopen(req, timeout=60).read()[:shown])
+"""
+
 # A host agent that forges through the sandbox's execute_shell tool, one way per run
 # (argv[1]): a reward file where Harbor's verifier reads it (and in the workdir); its own
 # copy of the tests; a double-forked process rewriting the workdir with the solution during
 # the verification; PATH shims for python3 and pytest in writable directories; symlinks
 # from the workdir to /tests and /logs. In Harbor's one container each could make it 1.
-FORGER = r"""
-import json, os, sys, threading, urllib.request
-base = os.environ["SANDBOX_REST_URL"]
-def sh(cmd):
-    req = urllib.request.Request(base + "/tools/call", method="POST",
-        data=json.dumps({"tool_name": "execute_shell", "arguments": {"command": cmd}}).encode(),
-        headers={"Content-Type": "application/json"})
-    print(cmd.splitlines()[0], "->", urllib.request.urlopen(req, timeout=60).read()[:300])
+FORGER = SHELL_TOOL + r"""
 good = "def mean(values):\n    if not values:\n        raise ValueError()\n    return sum(values) / len(values)\n"
 mode = sys.argv[1]
 if mode == "reward-files":
@@ -175,14 +179,7 @@ def case_forgery(env):
 # On a task whose workdir is /app: where the tools run and what is mounted (one tmpfs at
 # /app, none at /workspace, the root read-only), then reward files in the verifier's and
 # in the workdir's paths, an edited copy of the tests, a symlink to /logs.
-APP_FORGER = r"""
-import json, os, urllib.request
-base = os.environ["SANDBOX_REST_URL"]
-def sh(cmd):
-    req = urllib.request.Request(base + "/tools/call", method="POST",
-        data=json.dumps({"tool_name": "execute_shell", "arguments": {"command": cmd}}).encode(),
-        headers={"Content-Type": "application/json"})
-    print(cmd.splitlines()[0], "->", urllib.request.urlopen(req, timeout=60).read()[:2000])
+APP_FORGER = SHELL_TOOL.replace("shown=300", "shown=2000") + r"""
 sh("echo PWD=$(pwd); touch /app-x 2>/dev/null || echo ro-root; "
    "awk '$3 == \"tmpfs\" { print \"M=\" $2 }' /proc/mounts")
 sh("echo 1 > /logs/verifier/reward.txt; mkdir -p /app/logs/verifier /app/tests; "
