@@ -366,6 +366,23 @@ END_TEST
  * fillers, every engine is refilled in turn, not the first few only (ties
  * used to go to the lowest index, so the other engines sat idle).
  */
+/* A pool of ps over the simulated engines urls (sim://i of cluster c). */
+static void pool_opts(serve_pool_opts *po, sbx_serve_pool_spec *ps, const char **urls,
+		      size_t n_engines, serve_metrics *m, pthread_mutex_t *lock, sim_cluster *c)
+{
+	*po = (serve_pool_opts){.pools = ps,
+				.n_pools = 1,
+				.idle_ttl_s = 3600,
+				.max_timeout_s = 600,
+				.engines = urls,
+				.n_engines = n_engines,
+				.service_id = "t",
+				.metrics = m,
+				.lock = lock,
+				.backend = sim_backend_new,
+				.backend_userdata = c};
+}
+
 START_TEST(serve_pool_refills_every_engine)
 {
 	enum { ENGINES = 20, CLAIMS = 400 };
@@ -388,18 +405,8 @@ START_TEST(serve_pool_refills_every_engine)
 		urls[i] = names[i];
 	}
 	ck_assert_msg(sim_fit_run(&run, sbx_test_scratch, "fit", &err) == 0, "%s", err.msg);
-	po.pools = &ps;
-	po.n_pools = 1;
+	pool_opts(&po, &ps, urls, ENGINES, &m, &lock, c);
 	po.concurrency = 2;
-	po.idle_ttl_s = 3600;
-	po.max_timeout_s = 600;
-	po.engines = urls;
-	po.n_engines = ENGINES;
-	po.service_id = "t";
-	po.metrics = &m;
-	po.lock = &lock;
-	po.backend = sim_backend_new;
-	po.backend_userdata = c;
 	ck_assert_msg(sbx_serve__pool_new(&pool, &po, &err) == 0, "%s", err.msg);
 	until = sbx_now_ms() + 20000;
 	for (unsigned n = 0; n < CLAIMS && sbx_now_ms() < until;) {
@@ -470,18 +477,8 @@ START_TEST(serve_pool_sandbox_comes_back)
 	sbx_warm *w, *x, *y;
 	size_t e = 9;
 
-	po.pools = &ps;
-	po.n_pools = 1;
+	pool_opts(&po, &ps, urls, 1, &m, &lock, c);
 	po.concurrency = 1;
-	po.idle_ttl_s = 3600;
-	po.max_timeout_s = 600;
-	po.engines = urls;
-	po.n_engines = 1;
-	po.service_id = "t";
-	po.metrics = &m;
-	po.lock = &lock;
-	po.backend = sim_backend_new;
-	po.backend_userdata = c;
 	po.reuse = 2;
 	ck_assert_msg(sbx_serve__pool_new(&pool, &po, &err) == 0, "%s", err.msg);
 	wait_full(pool);
