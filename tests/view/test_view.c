@@ -18,6 +18,7 @@
 #include "check_main.h"
 #include "test_files.h"
 #include "sbx/cleanup.h"
+#include "sbx/json.h"
 #include "sbx/view.h"
 
 static void mkdir_in(const char *rel)
@@ -343,6 +344,47 @@ START_TEST(run_page_model_turns)
 }
 END_TEST
 
+/*
+ * A verifier's reward.json nested as deep as result.json may be (the reader
+ * refuses past SBX_JSON_MAX_DEPTH) and a 2 MiB output tail of markup: the page
+ * is still made, everything escaped.
+ */
+static void hostile_verifier(const char *dir, int depth)
+{
+	enum { TAIL = 2 << 20 };
+	size_t cap = 6 * (size_t)depth + TAIL + 512, n = 0;
+	_cleanup_free_ char *text = malloc(cap);
+	char rel[64];
+
+	ck_assert_ptr_nonnull(text);
+	mkdir_in(dir);
+	n += (size_t)snprintf(text, cap, "{\"run_id\":\"%s\",\"verifier\":{\"rewards\":", dir);
+	for (int i = 0; i < depth; i++)
+		n += (size_t)snprintf(text + n, cap - n, "{\"a\":");
+	n += (size_t)snprintf(text + n, cap - n, "1");
+	for (int i = 0; i < depth; i++)
+		text[n++] = '}';
+	n += (size_t)snprintf(text + n, cap - n, ",\"output_tail\":\"");
+	for (int i = 0; i < TAIL / 8; i++, n += 8)
+		memcpy(text + n, "<script>", 8);
+	snprintf(text + n, cap - n, "\"}}");
+	snprintf(rel, sizeof(rel), "%s/result.json", dir);
+	sbx_test_put(sbx_test_scratch, rel, text);
+}
+
+/* The error sbx_view_page_run gives for rel (it must fail). */
+static char *page_error(const char *rel)
+{
+	static const char *names[] = {"root"};
+	sbx_view_ctx ctx = {.rootfds = &sbx_test_scratch_fd, .root_names = names, .n_roots = 1};
+	sbx_buf b = SBX_BUF_INIT(1 << 20);
+	sbx_error err = SBX_ERROR_INIT;
+
+	ck_assert_int_lt(sbx_view_page_run(&ctx, 0, rel, &b, &err), 0);
+	sbx_buf_free(&b);
+	return strdup(err.msg);
+}
+
 START_TEST(run_page_shows_the_verifier)
 {
 	_cleanup_free_ char *page = NULL;
@@ -365,6 +407,16 @@ START_TEST(run_page_shows_the_verifier)
 	make_run("n", "pass", 1, "2026-01-01T00:00:00Z");
 	page = page_of('r', "n", NULL);
 	check_text(page, NO_TEXTS, TEXTS("<h2>Verifier</h2>"));
+	free(page);
+	page = NULL;
+	hostile_verifier("d", SBX_JSON_MAX_DEPTH - 2); /* the result and the verifier objects */
+	page = page_of('r', "d", NULL);
+	check_text(page, TEXTS("<h2>Verifier</h2>", "rewards.a</th><td>{"), TEXTS("<script>"));
+	free(page);
+	/* Deeper than that: result.json is not read, the page is refused in one error. */
+	hostile_verifier("e", 900);
+	page = page_error("e");
+	ck_assert_msg(strstr(page, "not a run directory"), "%s", page);
 }
 END_TEST
 
