@@ -124,7 +124,7 @@ def main():
             kind = "warm (from the pool)" if warm else "cold"
             cr, de, both = create_delete(s, n_create, warm)
             show("create, " + kind, cr)
-            show("delete (answered; the removal runs on), " + kind, de)
+            show("delete (answered once removed; serve without --reuse), " + kind, de)
             show("create+delete, " + kind, both)
     finally:
         s.stop()
